@@ -1,0 +1,47 @@
+# gomr: a Hadoop-style MapReduce runtime in Go.
+
+GO        ?= go
+BIN       := bin/mr
+SIZE      ?= 1g
+# Packages with goroutines of their own: run under the race detector.
+RACE_PKGS := ./spill/... ./shuffle/... ./jobtracker/... ./tasktracker/... ./conf/... ./mr/...
+
+.PHONY: all build test unit race e2e lint fuzz bench proto clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/mr
+
+# make test: what CI runs. Lint, unit and end-to-end tests, then the race
+# detector on the concurrent packages.
+test: lint
+	$(GO) test -count=1 -timeout 20m ./...
+	$(GO) test -count=1 -race -timeout 20m $(RACE_PKGS)
+
+e2e:
+	$(GO) test -count=1 -v -run 'E2E' ./cmd/mr/
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+# Short fuzzing runs of the file-format and parser fuzz targets.
+FUZZTIME ?= 20s
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeIndex$$' -fuzztime $(FUZZTIME) ./spill/
+	$(GO) test -run '^$$' -fuzz '^FuzzSegmentReader$$' -fuzztime $(FUZZTIME) ./spill/
+	$(GO) test -run '^$$' -fuzz '^FuzzLineRecordReader$$' -fuzztime $(FUZZTIME) ./mr/
+	$(GO) test -run '^$$' -fuzz '^FuzzSequenceReader$$' -fuzztime $(FUZZTIME) ./mr/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseDefine$$' -fuzztime $(FUZZTIME) ./conf/
+
+bench: build
+	$(GO) run ./cmd/mrbench -size $(SIZE) -bin $(BIN)
+
+proto:
+	cd mrpb && protoc --go_out=. --go_opt=paths=source_relative \
+	  --go-grpc_out=. --go-grpc_opt=paths=source_relative mr.proto
+
+clean:
+	rm -rf bin

@@ -1,0 +1,106 @@
+package apps
+
+import (
+	"context"
+	"strconv"
+
+	"gomr/mr"
+)
+
+const wordCountJob = "wordcount"
+
+func init() {
+	mr.RegisterJob(&mr.JobDef{
+		Name:   wordCountJob,
+		Input:  mr.TextInput{},
+		Output: mr.TextOutput{},
+		Mapper: func(mr.TaskContext) (mr.Mapper, error) {
+			return newWordCountMapper(), nil
+		},
+		Combiner: func(mr.TaskContext) (mr.Reducer, error) {
+			return &uvarintSum{what: wordCountJob}, nil
+		},
+		Reducer: func(mr.TaskContext) (mr.Reducer, error) {
+			return &decimalSum{what: wordCountJob}, nil
+		},
+	})
+	mr.RegisterApp(&mr.App{
+		Name:        wordCountAppName,
+		Usage:       wordCountAppUsage,
+		Description: "A map/reduce program that counts the words in the input files.",
+		Run:         runWordCount,
+	})
+}
+
+const (
+	wordCountAppName  = "wordcount"
+	wordCountAppUsage = "<in> [<in>...] <out>"
+)
+
+func runWordCount(ctx context.Context, jc mr.JobClient, args []string) error {
+	if len(args) < 2 {
+		return usage(wordCountAppName, wordCountAppUsage, "need at least one input and an output, got %d argument(s)", len(args))
+	}
+	_, err := runJob(ctx, jc, &mr.JobSpec{
+		Name:       wordCountJob,
+		Def:        wordCountJob,
+		Inputs:     append([]string(nil), args[:len(args)-1]...),
+		Output:     args[len(args)-1],
+		NumReduces: -1,
+	})
+	return err
+}
+
+// isTokenDelim tells whether b is one of the default delimiters of Java's
+// StringTokenizer: space, tab, newline, carriage return and form feed.
+func isTokenDelim(b byte) bool {
+	return b <= ' ' && (b == ' ' || b == '\t' || b == '\n' || b == '\r' || b == '\f')
+}
+
+// wordCountMapper emits (word, uvarint 1) for each token of a line, split
+// as Java's StringTokenizer splits with its default delimiters. Those are
+// ASCII, so splitting UTF-8 bytes gives the same tokens as splitting UTF-16
+// chars. It allocates nothing per record.
+type wordCountMapper struct {
+	one [1]byte
+}
+
+func newWordCountMapper() *wordCountMapper { return &wordCountMapper{one: [1]byte{1}} }
+
+// Map tokenizes the line in value.
+func (m *wordCountMapper) Map(_ mr.TaskContext, _, value []byte, out mr.Emitter) error {
+	one := m.one[:]
+	i, n := 0, len(value)
+	for i < n {
+		for i < n && isTokenDelim(value[i]) {
+			i++
+		}
+		start := i
+		for i < n && !isTokenDelim(value[i]) {
+			i++
+		}
+		if i > start {
+			if err := out.Emit(value[start:i], one); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// decimalSum is a reducer that adds the uvarint counts of each key and
+// emits the total in decimal text.
+type decimalSum struct {
+	what string
+	buf  []byte
+}
+
+// Reduce emits (key, decimal sum of the values).
+func (s *decimalSum) Reduce(_ mr.TaskContext, key []byte, values mr.ValueIterator, out mr.Emitter) error {
+	sum, err := sumUvarints(s.what, key, values)
+	if err != nil {
+		return err
+	}
+	s.buf = strconv.AppendUint(s.buf[:0], sum, 10)
+	return out.Emit(key, s.buf)
+}

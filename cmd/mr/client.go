@@ -1,0 +1,220 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"gomr/jobtracker"
+	"gomr/mr"
+	"gomr/mrpb"
+)
+
+func newSubmitCmd() *cobra.Command {
+	var cf confFlags
+	var jtAddr string
+	cmd := &cobra.Command{
+		Use:   "submit [--jobtracker HOST:PORT] [--conf FILE] [-D key=value]... <app> <args...>",
+		Short: "Run an app against a running JobTracker",
+		Args:  cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				printApps(os.Stderr)
+				return &mr.UsageError{App: "mr submit", Usage: "<app> <args...>", Problem: "no app given"}
+			}
+			app, err := mr.LookupApp(args[0])
+			if err != nil {
+				return err
+			}
+			cfg, err := cf.load(nil)
+			if err != nil {
+				return err
+			}
+			if jtAddr == "" {
+				jtAddr = cfg.String("mapreduce.jobtracker.address")
+			}
+			client, err := jobtracker.Dial(jtAddr, cfg)
+			if err != nil {
+				return err
+			}
+			defer client.Close()
+			client.Out = os.Stdout
+			ctx, cancel := signalContext()
+			defer cancel()
+			return app.Run(ctx, client, args[1:])
+		},
+	}
+	cf.add(cmd)
+	cmd.Flags().StringVar(&jtAddr, "jobtracker", "", "JobTracker address (default mapreduce.jobtracker.address)")
+	cmd.Flags().SetInterspersed(false)
+	return cmd
+}
+
+const jobUsage = `mr job [--jobtracker HOST:PORT] <command>
+  -list [all]                  running jobs (or all jobs)
+  -status <job-id>             a job's state, progress and counters
+  -kill <job-id>               kill a job
+  -counter <job-id> <group> <name>  one counter's value
+  -history <job-id>            a finished job's history (JSON lines)`
+
+// newJobCmd parses Hadoop's single-dash options itself.
+func newJobCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:                "job",
+		Short:              "Query and control jobs: -list, -status, -kill, -counter, -history",
+		Long:               jobUsage,
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var cf confFlags
+			jtAddr := ""
+			var rest []string
+			for i := 0; i < len(args); i++ {
+				a := args[i]
+				switch {
+				case a == "--jobtracker" && i+1 < len(args):
+					jtAddr = args[i+1]
+					i++
+				case strings.HasPrefix(a, "--jobtracker="):
+					jtAddr = strings.TrimPrefix(a, "--jobtracker=")
+				case a == "--conf" && i+1 < len(args):
+					cf.file = args[i+1]
+					i++
+				case a == "-D" && i+1 < len(args):
+					cf.defines = append(cf.defines, args[i+1])
+					i++
+				case a == "-h" || a == "--help":
+					fmt.Println(jobUsage)
+					return nil
+				default:
+					rest = append(rest, a)
+				}
+			}
+			if len(rest) == 0 {
+				return &mr.UsageError{App: "mr job", Usage: "-list | -status ID | -kill ID | -counter ID GROUP NAME | -history ID", Problem: "no command given"}
+			}
+			cfg, err := cf.load(nil)
+			if err != nil {
+				return err
+			}
+			if jtAddr == "" {
+				jtAddr = cfg.String("mapreduce.jobtracker.address")
+			}
+			client, err := jobtracker.Dial(jtAddr, cfg)
+			if err != nil {
+				return err
+			}
+			defer client.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			return runJobCommand(ctx, client, rest)
+		},
+	}
+}
+
+func needArgs(cmd string, got []string, n int, what string) error {
+	if len(got) != n {
+		return &mr.UsageError{App: "mr job", Usage: cmd + " " + what, Problem: fmt.Sprintf("%s takes %d argument(s)", cmd, n)}
+	}
+	return nil
+}
+
+func runJobCommand(ctx context.Context, c *jobtracker.Client, args []string) error {
+	cmd, rest := args[0], args[1:]
+	out := os.Stdout
+	switch cmd {
+	case "-list":
+		all := len(rest) == 1 && rest[0] == "all"
+		jobs, err := c.List(ctx, all)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "Total jobs:%d\n", len(jobs))
+		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "JobId\tName\tState\tStartTime\tUser\tPool\tMaps\tReduces\tSchedulingInfo")
+		for _, j := range jobs {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d%%\t%d%%\t%s\n", j.JobId, j.Name, j.State,
+				time.UnixMilli(j.StartMs).Format(time.RFC3339), j.User, j.Pool,
+				int(j.MapProgress*100), int(j.ReduceProgress*100), j.SchedulingInfo)
+		}
+		return tw.Flush()
+	case "-status":
+		if err := needArgs(cmd, rest, 1, "<job-id>"); err != nil {
+			return err
+		}
+		st, err := c.Status(ctx, rest[0])
+		if err != nil {
+			return err
+		}
+		printStatus(st)
+		return nil
+	case "-kill":
+		if err := needArgs(cmd, rest, 1, "<job-id>"); err != nil {
+			return err
+		}
+		resp, err := c.Kill(ctx, rest[0])
+		if err != nil {
+			return err
+		}
+		if !resp.Killed {
+			return fmt.Errorf("job %s not killed: it is already %s", rest[0], resp.State)
+		}
+		fmt.Fprintf(out, "Killed job %s\n", rest[0])
+		return nil
+	case "-counter":
+		if err := needArgs(cmd, rest, 3, "<job-id> <group> <name>"); err != nil {
+			return err
+		}
+		st, err := c.Status(ctx, rest[0])
+		if err != nil {
+			return err
+		}
+		cs := jobtracker.CountersOf(st)
+		g, ok := cs[rest[1]]
+		if !ok {
+			return fmt.Errorf("job %s has no counter group %q (groups: %s)", rest[0], rest[1], strings.Join(cs.Groups(), ", "))
+		}
+		v, ok := g[rest[2]]
+		if !ok {
+			return fmt.Errorf("job %s has no counter %q in group %q", rest[0], rest[2], rest[1])
+		}
+		fmt.Fprintln(out, v)
+		return nil
+	case "-history":
+		if err := needArgs(cmd, rest, 1, "<job-id>"); err != nil {
+			return err
+		}
+		data, err := c.History(ctx, rest[0])
+		if err != nil {
+			return err
+		}
+		_, err = out.Write(data)
+		return err
+	}
+	return &mr.UsageError{App: "mr job", Usage: "-list | -status ID | -kill ID | -counter ID GROUP NAME | -history ID", Problem: "unknown command " + cmd}
+}
+
+func printStatus(st *mrpb.JobStatus) {
+	out := os.Stdout
+	fmt.Fprintf(out, "Job: %s\nName: %s\nState: %s\n", st.JobId, st.Name, st.State)
+	if st.Error != "" {
+		fmt.Fprintf(out, "Error: %s\n", st.Error)
+	}
+	fmt.Fprintf(out, "Output: %s\n", st.Output)
+	fmt.Fprintf(out, "map %d%% reduce %d%%\n", int(st.MapProgress*100), int(st.ReduceProgress*100))
+	for _, x := range []struct {
+		name string
+		s    *mrpb.TaskSummary
+	}{{"Maps", st.Maps}, {"Reduces", st.Reduces}} {
+		fmt.Fprintf(out, "%s: total %d, pending %d, running %d, succeeded %d, failed %d, killed %d\n",
+			x.name, x.s.Total, x.s.Pending, x.s.Running, x.s.Succeeded, x.s.Failed, x.s.Killed)
+	}
+	if st.SchedulingInfo != "" {
+		fmt.Fprintf(out, "Scheduling: %s\n", st.SchedulingInfo)
+	}
+	jobtracker.PrintCounters(out, jobtracker.CountersOf(st))
+}

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"gomr/jobtracker"
+	"gomr/tasktracker"
+)
+
+func signalContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+func newJobTrackerCmd() *cobra.Command {
+	var cf confFlags
+	cmd := &cobra.Command{
+		Use:   "jobtracker",
+		Short: "Run the JobTracker daemon (the master)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := cf.load(nil)
+			if err != nil {
+				return err
+			}
+			ctx, cancel := signalContext()
+			defer cancel()
+			jt, err := jobtracker.New(cfg, jobtracker.Options{Logger: newLogger(cfg, os.Stderr)})
+			if err != nil {
+				return err
+			}
+			if _, err := jt.Listen(""); err != nil {
+				return err
+			}
+			return jt.Serve(ctx)
+		},
+	}
+	cf.add(cmd)
+	return cmd
+}
+
+func newTaskTrackerCmd() *cobra.Command {
+	var cf confFlags
+	var name string
+	cmd := &cobra.Command{
+		Use:   "tasktracker",
+		Short: "Run a TaskTracker daemon (a worker with map and reduce slots)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := cf.load(nil)
+			if err != nil {
+				return err
+			}
+			ctx, cancel := signalContext()
+			defer cancel()
+			tt, err := tasktracker.New(cfg, tasktracker.Options{Logger: newLogger(cfg, os.Stderr), Name: name})
+			if err != nil {
+				return err
+			}
+			return tt.Run(ctx)
+		},
+	}
+	cf.add(cmd)
+	cmd.Flags().StringVar(&name, "name", "", "tracker name (default tracker_<host>:<port>)")
+	return cmd
+}

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/spf13/cobra"
+
+	"gomr/conf"
+	"gomr/jobtracker"
+	"gomr/mr"
+	"gomr/tasktracker"
+)
+
+func mrApps() []*mr.App { return mr.Apps() }
+
+func newLocalCmd() *cobra.Command {
+	var cf confFlags
+	var trackers int
+	var keep bool
+	cmd := &cobra.Command{
+		Use:   "local [--trackers N] [--conf FILE] [-D key=value]... <app> <args...>",
+		Short: "Start a JobTracker and N TaskTrackers on loopback, run an app on them, and clean up",
+		Long: "local runs a real cluster in one command: a JobTracker and N TaskTrackers on 127.0.0.1,\n" +
+			"each task attempt a child process, in a temporary work directory that is removed afterwards.",
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				printApps(os.Stderr)
+				return &mr.UsageError{App: "mr local", Usage: "[--trackers N] <app> <args...>", Problem: "no app given"}
+			}
+			app, err := mr.LookupApp(args[0])
+			if err != nil {
+				return err
+			}
+			if trackers < 1 {
+				return fmt.Errorf("--trackers must be at least 1, got %d", trackers)
+			}
+			cfg, err := cf.load(nil)
+			if err != nil {
+				return err
+			}
+			ctx, cancel := signalContext()
+			defer cancel()
+			return runLocal(ctx, cfg, trackers, keep, app, args[1:], os.Stdout, os.Stderr)
+		},
+	}
+	cf.add(cmd)
+	cmd.Flags().IntVar(&trackers, "trackers", 2, "number of TaskTrackers")
+	cmd.Flags().BoolVar(&keep, "keep", false, "keep the work directory (logs, local dirs, history) after the run")
+	cmd.Flags().SetInterspersed(false)
+	return cmd
+}
+
+// runLocal runs app on an embedded cluster.
+func runLocal(ctx context.Context, cfg *conf.Config, trackers int, keep bool, app *mr.App, args []string, stdout, stderr io.Writer) error {
+	work, err := os.MkdirTemp("", "gomr-local-")
+	if err != nil {
+		return err
+	}
+	if keep {
+		fmt.Fprintln(stderr, "work directory:", work)
+	} else {
+		defer os.RemoveAll(work)
+	}
+	// Loopback addresses on free ports, and private directories, unless the
+	// user chose them.
+	set := map[string]string{
+		"mapreduce.jobtracker.address":             "127.0.0.1:0",
+		"mapreduce.tasktracker.http.address":       "127.0.0.1:0",
+		"mapreduce.tasktracker.report.address":     "127.0.0.1:0",
+		"mapreduce.jobtracker.jobhistory.location": filepath.Join(work, "history"),
+		"mapreduce.cluster.local.dir":              filepath.Join(work, "local"),
+		"mapreduce.tasktracker.host.name":          "localhost",
+		"log.level":                                "warn",
+	}
+	sources := map[string]string{}
+	for _, e := range cfg.Entries() {
+		sources[e.Key] = e.Source
+	}
+	over := map[string]string{}
+	for k, v := range set {
+		if sources[k] == "default" || k == "mapreduce.jobtracker.address" {
+			over[k] = v
+		}
+	}
+	cfg, err = cfg.With(over, "local")
+	if err != nil {
+		return err
+	}
+	log := newLogger(cfg, stderr)
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	jt, err := jobtracker.New(cfg, jobtracker.Options{Logger: log})
+	if err != nil {
+		return err
+	}
+	addr, err := jt.Listen("")
+	if err != nil {
+		return err
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := jt.Serve(ctx); err != nil {
+			log.Error("jobtracker", "error", err)
+		}
+	}()
+	for i := 0; i < trackers; i++ {
+		tt, err := tasktracker.New(cfg, tasktracker.Options{Logger: log, Name: fmt.Sprintf("tracker_local_%d", i), JobTracker: addr})
+		if err != nil {
+			cancel()
+			wg.Wait()
+			return err
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := tt.Run(ctx); err != nil {
+				log.Error("tasktracker", "error", err)
+			}
+		}()
+	}
+	client, err := jobtracker.Dial(addr, cfg)
+	if err != nil {
+		cancel()
+		wg.Wait()
+		return err
+	}
+	client.Out = stdout
+	runErr := app.Run(ctx, client, args)
+	client.Close()
+	cancel()
+	wg.Wait()
+	return runErr
+}

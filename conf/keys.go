@@ -1,0 +1,78 @@
+package conf
+
+// registry is the package's key table, built and checked once at start-up
+// from keyTable. A mistake in keyTable (bad default, duplicate name) panics
+// at init and fails every test of this package.
+var registry = mustTable(keyTable)
+
+// Policies are the scheduler.policy names the configuration accepts. The
+// JobTracker separately refuses those it does not implement yet.
+var policies = []string{"fifo", "fair", "tyrex-static", "tyrex-dynamic", "fbq", "sita", "comp", "edf", "minedf", "minedf-wc"}
+
+// Policies returns the scheduler.policy names the configuration accepts.
+func Policies() []string { return append([]string(nil), policies...) }
+
+// keyTable lists every configuration key. Adding a key is adding one line:
+// name, type, default (as text), description, optional Check (see
+// checks.go), Job (may a job override it with -D), optional Unit ("ms" and
+// "s" make Config.Duration convert the value).
+var keyTable = []Key{
+	// Map-side sort and spill.
+	{Name: "mapreduce.task.io.sort.mb", Type: Int, Default: "100", Description: "map-side sort buffer size", Check: between(1, 2047), Job: true, Unit: "MiB"},
+	{Name: "mapreduce.map.sort.spill.percent", Type: Float, Default: "0.80", Description: "sort buffer fill fraction that starts a spill", Check: aboveUpTo(0.0, 1.0), Job: true},
+	{Name: "mapreduce.task.io.sort.factor", Type: Int, Default: "10", Description: "number of streams merged at once", Check: atLeast(2), Job: true},
+
+	// Task counts, attempts and input splits.
+	{Name: "mapreduce.job.maps", Type: Int, Default: "2", Description: "number of map tasks for jobs that generate their input (teragen, sleep)", Check: atLeast(1), Job: true},
+	{Name: "mapreduce.job.reduces", Type: Int, Default: "1", Description: "number of reduce tasks; 0 makes a map-only job", Check: atLeast(0), Job: true},
+	{Name: "mapreduce.map.maxattempts", Type: Int, Default: "4", Description: "attempts of a map task before the job fails", Check: atLeast(1), Job: true},
+	{Name: "mapreduce.reduce.maxattempts", Type: Int, Default: "4", Description: "attempts of a reduce task before the job fails", Check: atLeast(1), Job: true},
+	{Name: "mapreduce.input.fileinputformat.split.maxsize", Type: Int64, Default: "134217728", Description: "largest input split", Check: atLeast(int64(1)), Job: true, Unit: "bytes"},
+	{Name: "mapreduce.input.fileinputformat.split.minsize", Type: Int64, Default: "1", Description: "smallest input split", Check: atLeast(int64(1)), Job: true, Unit: "bytes"},
+
+	// Reduce-side shuffle and merge.
+	{Name: "mapreduce.job.reduce.slowstart.completedmaps", Type: Float, Default: "0.05", Description: "fraction of maps done before reduces are scheduled", Check: between(0.0, 1.0), Job: true},
+	{Name: "mapreduce.reduce.shuffle.parallelcopies", Type: Int, Default: "5", Description: "map outputs a reduce fetches at once", Check: atLeast(1), Job: true},
+	{Name: "mapreduce.reduce.shuffle.fetch.retries", Type: Int, Default: "3", Description: "retries of one segment fetch before it is reported as failed", Check: atLeast(0), Job: true},
+	{Name: "mapreduce.reduce.shuffle.retry.delay.ms", Type: Int, Default: "200", Description: "first back-off between fetch retries (doubles each retry)", Check: atLeast(0), Job: true, Unit: "ms"},
+	{Name: "mapreduce.job.maxfetchfailures.per.map", Type: Int, Default: "3", Description: "fetch-failure reports from reducers after which a completed map is re-run", Check: atLeast(1), Job: true},
+	{Name: "mapreduce.reduce.memory.mb", Type: Int, Default: "1024", Description: "reduce task memory budget", Check: atLeast(16), Job: true, Unit: "MiB"},
+	{Name: "mapreduce.reduce.shuffle.input.buffer.percent", Type: Float, Default: "0.70", Description: "share of reduce memory for fetched segments", Check: between(0.0, 1.0), Job: true},
+	{Name: "mapreduce.reduce.shuffle.memory.limit.percent", Type: Float, Default: "0.25", Description: "largest single segment kept in memory, as a share of the shuffle buffer", Check: between(0.0, 1.0), Job: true},
+	{Name: "mapreduce.reduce.shuffle.merge.percent", Type: Float, Default: "0.66", Description: "shuffle buffer fill that starts an in-memory merge to disk", Check: between(0.0, 1.0), Job: true},
+
+	// Task liveness.
+	{Name: "mapreduce.task.timeout", Type: Int, Default: "600000", Description: "an attempt reporting no progress for this long is failed; 0 disables", Check: atLeast(0), Job: true, Unit: "ms"},
+	{Name: "mapreduce.task.progress.report.interval", Type: Int, Default: "500", Description: "how often a task child reports progress", Check: atLeast(10), Job: true, Unit: "ms"},
+
+	// Job identity and scheduling.
+	{Name: "mapreduce.job.name", Type: String, Default: "", Description: "job name override; empty keeps the app's name", Job: true},
+	{Name: "mapreduce.job.priority", Type: String, Default: "NORMAL", Description: "job priority", Check: oneOf("VERY_HIGH", "HIGH", "NORMAL", "LOW", "VERY_LOW"), Job: true},
+	{Name: "mapreduce.job.queuename", Type: String, Default: "default", Description: "pool/queue of the job", Check: nonEmpty, Job: true},
+	{Name: "mapreduce.job.deadline.seconds", Type: Float, Default: "0", Description: "relative deadline for deadline policies; 0 means none", Check: atLeast(0.0), Job: true, Unit: "s"},
+
+	// Built-in apps (Hadoop's TeraSort keys).
+	{Name: "mapreduce.terasort.partitions.sample", Type: Int, Default: "100000", Description: "keys terasort samples to choose its reduce split points", Check: atLeast(1), Job: true},
+	{Name: "mapreduce.terasort.num.partitions", Type: Int, Default: "10", Description: "input splits terasort samples from", Check: atLeast(1), Job: true},
+
+	// JobTracker (cluster).
+	{Name: "mapreduce.jobtracker.address", Type: String, Default: "127.0.0.1:8021", Description: "JobTracker RPC address (host:port)", Check: hostPort},
+	{Name: "mapreduce.jobtracker.http.address", Type: String, Default: "127.0.0.1:50030", Description: "JobTracker status pages, JSON API and metrics (host:port)", Check: hostPort},
+	{Name: "mapreduce.jobtracker.expire.trackers.interval", Type: Int, Default: "600000", Description: "a TaskTracker silent this long is declared lost", Check: atLeast(100), Unit: "ms"},
+	{Name: "mapreduce.jobtracker.jobhistory.location", Type: String, Default: "/tmp/gomr/history", Description: "directory of job history files", Check: nonEmpty},
+	{Name: "mapreduce.jobtracker.staging.dir", Type: String, Default: "/tmp/gomr/staging", Description: "JobTracker scratch directory for job files it writes", Check: nonEmpty},
+	{Name: "scheduler.policy", Type: String, Default: "fifo", Description: "task scheduling policy", Check: oneOf(policies...)},
+
+	// TaskTracker (cluster).
+	{Name: "mapreduce.tasktracker.map.tasks.maximum", Type: Int, Default: "2", Description: "map slots per TaskTracker", Check: atLeast(0)},
+	{Name: "mapreduce.tasktracker.reduce.tasks.maximum", Type: Int, Default: "2", Description: "reduce slots per TaskTracker", Check: atLeast(0)},
+	{Name: "mapreduce.tasktracker.heartbeat.interval", Type: Int, Default: "300", Description: "TaskTracker heartbeat period", Check: atLeast(10), Unit: "ms"},
+	{Name: "mapreduce.tasktracker.outofband.heartbeat", Type: Bool, Default: "true", Description: "heartbeat at once when a task ends"},
+	{Name: "mapreduce.tasktracker.http.address", Type: String, Default: "127.0.0.1:0", Description: "shuffle server address (host:port; port 0 = any)", Check: hostPort},
+	{Name: "mapreduce.tasktracker.report.address", Type: String, Default: "127.0.0.1:0", Description: "umbilical address for task children (host:port; port 0 = any)", Check: hostPort},
+	{Name: "mapreduce.tasktracker.host.name", Type: String, Default: "", Description: "host name the TaskTracker reports; empty uses os.Hostname"},
+	{Name: "mapreduce.cluster.local.dir", Type: String, Default: "/tmp/gomr/local", Description: "TaskTracker-local work directory: spills, attempt dirs, logs", Check: nonEmpty},
+
+	// Logging (cluster).
+	{Name: "log.level", Type: String, Default: "info", Description: "log level", Check: oneOf("debug", "info", "warn", "error")},
+}

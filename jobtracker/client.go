@@ -1,0 +1,243 @@
+package jobtracker
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+
+	"gomr/conf"
+	"gomr/mr"
+	"gomr/mrpb"
+)
+
+// Client talks to a JobTracker: it submits jobs (computing their input
+// splits on the client side, as Hadoop's JobClient does), waits for them
+// while printing progress, and queries, kills and lists jobs. It implements
+// mr.JobClient for app drivers.
+type Client struct {
+	cfg  *conf.Config
+	conn *grpc.ClientConn
+	jt   mrpb.JobTrackerClient
+	// Out receives progress lines and counters; nil prints nothing.
+	Out io.Writer
+	// Poll is how often Wait asks for the job's status.
+	Poll time.Duration
+}
+
+// Dial connects to the JobTracker at addr (host:port).
+func Dial(addr string, cfg *conf.Config) (*Client, error) {
+	conn, err := grpc.NewClient(addr,
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20), grpc.MaxCallSendMsgSize(64<<20)))
+	if err != nil {
+		return nil, fmt.Errorf("connecting to jobtracker %s: %w", addr, err)
+	}
+	return &Client{cfg: cfg, conn: conn, jt: mrpb.NewJobTrackerClient(conn), Poll: 100 * time.Millisecond}, nil
+}
+
+// Close closes the connection.
+func (c *Client) Close() error { return c.conn.Close() }
+
+// Conf returns the client's configuration value for key, or "" for a key
+// the configuration does not define.
+func (c *Client) Conf(key string) string {
+	if _, ok := conf.Lookup(key); !ok {
+		return ""
+	}
+	return c.cfg.String(key)
+}
+
+// RPC returns the raw JobTracker client.
+func (c *Client) RPC() mrpb.JobTrackerClient { return c.jt }
+
+// Submit computes the job's splits and submits it. Job-scoped configuration
+// the client was given (file, environment, -D) travels with the job.
+func (c *Client) Submit(ctx context.Context, spec *mr.JobSpec) (string, error) {
+	def, err := mr.LookupJob(spec.Def)
+	if err != nil {
+		return "", err
+	}
+	s := *spec
+	s.Conf = map[string]string{}
+	for _, e := range c.cfg.Entries() {
+		if k, ok := conf.Lookup(e.Key); ok && k.Job && e.Source != "default" {
+			s.Conf[e.Key] = e.Value
+		}
+	}
+	for k, v := range spec.Conf {
+		s.Conf[k] = v
+	}
+	jcfg, err := c.cfg.JobOverrides(s.Conf)
+	if err != nil {
+		return "", fmt.Errorf("job %s: %w", spec.Name, err)
+	}
+	if s.Name == "" {
+		s.Name = jcfg.String("mapreduce.job.name")
+	}
+	if s.Pool == "" {
+		s.Pool = jcfg.String("mapreduce.job.queuename")
+	}
+	if s.DeadlineSeconds == 0 {
+		s.DeadlineSeconds = jcfg.Float("mapreduce.job.deadline.seconds")
+	}
+	splits, err := def.Input.Splits(mr.SplitContext{
+		Ctx:          ctx,
+		Inputs:       s.Inputs,
+		Params:       s.Params,
+		MaxSplitSize: jcfg.Int64("mapreduce.input.fileinputformat.split.maxsize"),
+		MinSplitSize: jcfg.Int64("mapreduce.input.fileinputformat.split.minsize"),
+	})
+	if err != nil {
+		return "", fmt.Errorf("computing input splits: %w", err)
+	}
+	specJSON, err := json.Marshal(&s)
+	if err != nil {
+		return "", err
+	}
+	splitsJSON, err := json.Marshal(splits)
+	if err != nil {
+		return "", err
+	}
+	resp, err := c.jt.SubmitJob(ctx, &mrpb.SubmitJobRequest{SpecJson: specJSON, SplitsJson: splitsJSON})
+	if err != nil {
+		return "", rpcError("submitting job", err)
+	}
+	return resp.JobId, nil
+}
+
+// rpcError turns a gRPC status into a plain error with its message.
+func rpcError(what string, err error) error {
+	if st, ok := status.FromError(err); ok {
+		return fmt.Errorf("%s: %s", what, st.Message())
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// Status returns a job's status.
+func (c *Client) Status(ctx context.Context, jobID string) (*mrpb.JobStatus, error) {
+	st, err := c.jt.GetJobStatus(ctx, &mrpb.JobStatusRequest{JobId: jobID})
+	if err != nil {
+		return nil, rpcError("job status", err)
+	}
+	return st, nil
+}
+
+// Wait polls the job until it ends, printing Hadoop-style progress lines
+// (" map x% reduce y%") when they change, then the counters.
+func (c *Client) Wait(ctx context.Context, jobID string) (*mr.JobResult, error) {
+	last := ""
+	tick := time.NewTicker(c.Poll)
+	defer tick.Stop()
+	for {
+		st, err := c.Status(ctx, jobID)
+		if err != nil {
+			return nil, err
+		}
+		line := fmt.Sprintf(" map %d%% reduce %d%%", pct(st.MapProgress), pct(st.ReduceProgress))
+		if line != last && c.Out != nil && st.State == StateRunning {
+			fmt.Fprintln(c.Out, line)
+			last = line
+		}
+		switch st.State {
+		case StateSucceeded, StateFailed, StateKilled:
+			if c.Out != nil {
+				if st.State == StateSucceeded && last != " map 100% reduce 100%" {
+					fmt.Fprintln(c.Out, " map 100% reduce 100%")
+				}
+				PrintFinal(c.Out, st)
+			}
+			res := &mr.JobResult{ID: st.JobId, State: st.State, Error: st.Error, Counters: countersFromProto(st.Counters)}
+			if st.State != StateSucceeded {
+				return res, fmt.Errorf("job %s %s: %s", st.JobId, st.State, st.Error)
+			}
+			return res, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+func pct(p float32) int { return int(math.Floor(float64(p) * 100)) }
+
+// PrintFinal prints the job's outcome and counters as Hadoop's client does.
+func PrintFinal(w io.Writer, st *mrpb.JobStatus) {
+	switch st.State {
+	case StateSucceeded:
+		fmt.Fprintf(w, "Job %s completed successfully\n", st.JobId)
+	default:
+		fmt.Fprintf(w, "Job %s %s: %s\n", st.JobId, st.State, st.Error)
+	}
+	PrintCounters(w, countersFromProto(st.Counters))
+}
+
+// PrintCounters prints counters grouped, as "Counters: N" then one line per
+// counter.
+func PrintCounters(w io.Writer, cs mr.CounterSet) {
+	n := 0
+	for _, g := range cs {
+		n += len(g)
+	}
+	fmt.Fprintf(w, "Counters: %d\n", n)
+	for _, g := range cs.Groups() {
+		fmt.Fprintf(w, "\t%s\n", mr.GroupDisplayName(g))
+		for _, name := range cs.Names(g) {
+			fmt.Fprintf(w, "\t\t%s=%d\n", name, cs[g][name])
+		}
+	}
+}
+
+// RunJob submits a job and waits for it; it implements mr.JobClient.
+func (c *Client) RunJob(ctx context.Context, spec *mr.JobSpec) (*mr.JobResult, error) {
+	id, err := c.Submit(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	if c.Out != nil {
+		name := spec.Name
+		if name == "" {
+			name = spec.Def
+		}
+		fmt.Fprintf(c.Out, "Running job: %s (%s)\n", id, name)
+	}
+	return c.Wait(ctx, id)
+}
+
+// Kill kills a job.
+func (c *Client) Kill(ctx context.Context, jobID string) (*mrpb.KillJobResponse, error) {
+	resp, err := c.jt.KillJob(ctx, &mrpb.KillJobRequest{JobId: jobID})
+	if err != nil {
+		return nil, rpcError("killing job", err)
+	}
+	return resp, nil
+}
+
+// List lists running jobs, or all.
+func (c *Client) List(ctx context.Context, all bool) ([]*mrpb.JobStatus, error) {
+	resp, err := c.jt.ListJobs(ctx, &mrpb.ListJobsRequest{All: all})
+	if err != nil {
+		return nil, rpcError("listing jobs", err)
+	}
+	return resp.Jobs, nil
+}
+
+// History returns a finished job's history file.
+func (c *Client) History(ctx context.Context, jobID string) ([]byte, error) {
+	resp, err := c.jt.GetJobHistory(ctx, &mrpb.JobHistoryRequest{JobId: jobID})
+	if err != nil {
+		return nil, rpcError("job history", err)
+	}
+	return resp.JsonLines, nil
+}
+
+// CountersOf converts a status's counters.
+func CountersOf(st *mrpb.JobStatus) mr.CounterSet { return countersFromProto(st.Counters) }

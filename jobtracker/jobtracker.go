@@ -1,0 +1,1120 @@
+// Package jobtracker is the master of the runtime: it accepts jobs, keeps
+// the job, task and attempt state machines, hands tasks to TaskTrackers in
+// their heartbeat replies (asking the configured policy in package
+// partitions which job gets a free slot), tracks spill announcements for
+// the per-spill shuffle, detects lost trackers and re-runs the maps whose
+// output was lost, commits job output, and writes job history.
+package jobtracker
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"net"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"gomr/conf"
+	"gomr/mr"
+	"gomr/mrpb"
+	"gomr/partitions"
+)
+
+// JobTracker is the master. Create it with New, then Serve.
+type JobTracker struct {
+	mrpb.UnimplementedJobTrackerServer
+
+	cfg     *conf.Config
+	log     *slog.Logger
+	policy  partitions.Policy
+	history *History
+	now     func() time.Time
+	ident   string
+
+	mu       sync.Mutex
+	jobs     map[string]*job
+	order    []*job
+	nextJob  int
+	trackers map[string]*trackerState
+
+	grpc     *grpc.Server
+	listener net.Listener
+	stop     chan struct{}
+	stopOnce sync.Once
+	wg       sync.WaitGroup
+}
+
+// Options are the optional parts of a JobTracker.
+type Options struct {
+	Logger *slog.Logger
+	// Now replaces time.Now (tests).
+	Now func() time.Time
+}
+
+// New builds a JobTracker from the cluster configuration.
+func New(cfg *conf.Config, opts Options) (*JobTracker, error) {
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	policyName := cfg.String("scheduler.policy")
+	policy, err := partitions.New(policyName, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("configuration key scheduler.policy: %w", err)
+	}
+	hist, err := OpenHistory(cfg.String("mapreduce.jobtracker.jobhistory.location"))
+	if err != nil {
+		return nil, err
+	}
+	return &JobTracker{
+		cfg:      cfg,
+		log:      log.With("component", "jobtracker"),
+		policy:   policy,
+		history:  hist,
+		now:      now,
+		ident:    now().Format("200601021504"),
+		jobs:     map[string]*job{},
+		trackers: map[string]*trackerState{},
+		stop:     make(chan struct{}),
+	}, nil
+}
+
+// Listen binds the RPC address (mapreduce.jobtracker.address, or addr if
+// not empty) and returns the bound address.
+func (jt *JobTracker) Listen(addr string) (string, error) {
+	if addr == "" {
+		addr = jt.cfg.String("mapreduce.jobtracker.address")
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", fmt.Errorf("jobtracker listen on %s: %w", addr, err)
+	}
+	jt.listener = l
+	return l.Addr().String(), nil
+}
+
+// Serve runs the RPC server and the tracker-expiry loop until ctx ends or
+// Stop is called. Listen must have been called.
+func (jt *JobTracker) Serve(ctx context.Context) error {
+	if jt.listener == nil {
+		return errors.New("jobtracker: Serve before Listen")
+	}
+	jt.grpc = grpc.NewServer(grpc.MaxRecvMsgSize(64<<20), grpc.MaxSendMsgSize(64<<20))
+	mrpb.RegisterJobTrackerServer(jt.grpc, jt)
+	jt.wg.Add(1)
+	go func() {
+		defer jt.wg.Done()
+		jt.expiryLoop(ctx)
+	}()
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-jt.stop:
+		}
+		jt.grpc.Stop()
+	}()
+	jt.log.Info("jobtracker serving", "address", jt.listener.Addr().String(), "policy", jt.policy.Name())
+	err := jt.grpc.Serve(jt.listener)
+	jt.Stop()
+	jt.wg.Wait()
+	if errors.Is(err, grpc.ErrServerStopped) {
+		return nil
+	}
+	return err
+}
+
+// Stop ends Serve.
+func (jt *JobTracker) Stop() { jt.stopOnce.Do(func() { close(jt.stop) }) }
+
+func (jt *JobTracker) expiryLoop(ctx context.Context) {
+	expiry := jt.cfg.Duration("mapreduce.jobtracker.expire.trackers.interval")
+	tick := time.NewTicker(max(expiry/4, 20*time.Millisecond))
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-jt.stop:
+			return
+		case <-tick.C:
+		}
+		jt.mu.Lock()
+		now := jt.now()
+		for name, t := range jt.trackers {
+			if now.Sub(t.lastSeen) > expiry {
+				jt.log.Warn("lost tracker", "tracker", name, "silent", now.Sub(t.lastSeen).Round(time.Millisecond))
+				jt.lostTrackerLocked(t, "Lost task tracker: "+name)
+			}
+		}
+		jt.mu.Unlock()
+	}
+}
+
+// ---- client RPCs ----
+
+// SubmitJob accepts a job with its splits.
+func (jt *JobTracker) SubmitJob(ctx context.Context, req *mrpb.SubmitJobRequest) (*mrpb.SubmitJobResponse, error) {
+	var spec mr.JobSpec
+	if err := json.Unmarshal(req.SpecJson, &spec); err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "bad job spec: %v", err)
+	}
+	var splits []mr.Split
+	if len(req.SplitsJson) > 0 {
+		if err := json.Unmarshal(req.SplitsJson, &splits); err != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "bad splits: %v", err)
+		}
+	}
+	if _, err := mr.LookupJob(spec.Def); err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	jcfg, err := jt.cfg.JobOverrides(spec.Conf)
+	if err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "job configuration: %v", err)
+	}
+	if spec.NumReduces < 0 {
+		spec.NumReduces = jcfg.Int("mapreduce.job.reduces")
+	}
+	if spec.Name == "" {
+		spec.Name = spec.Def
+	}
+	committer, err := mr.NewCommitter(spec.Output)
+	if err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	if err := committer.CheckOutput(); err != nil {
+		return nil, status.Error(codes.AlreadyExists, err.Error())
+	}
+	if err := committer.SetupJob(); err != nil {
+		return nil, status.Error(codes.Internal, err.Error())
+	}
+	secret := make([]byte, 32)
+	if _, err := rand.Read(secret); err != nil {
+		return nil, status.Errorf(codes.Internal, "job secret: %v", err)
+	}
+
+	jt.mu.Lock()
+	defer jt.mu.Unlock()
+	jt.nextJob++
+	now := jt.now()
+	j := &job{
+		id:            fmt.Sprintf("job_%s_%04d", jt.ident, jt.nextJob),
+		spec:          spec,
+		conf:          jcfg,
+		confMap:       jcfg.Map(),
+		secret:        secret,
+		splits:        splits,
+		priority:      priorityOf(spec.Priority, jcfg.String("mapreduce.job.priority")),
+		state:         StateRunning,
+		submit:        now,
+		start:         now,
+		counters:      mr.CounterSet{},
+		winners:       map[spillKey]*attempt{},
+		notify:        make(chan struct{}),
+		fetchFailures: map[string]int{},
+		trackers:      map[string]bool{},
+	}
+	for i := range splits {
+		j.maps = append(j.maps, &task{job: j, typ: partitions.Map, index: i, state: StatePending, failedOn: map[string]bool{}})
+	}
+	for i := 0; i < spec.NumReduces; i++ {
+		j.reduces = append(j.reduces, &task{job: j, typ: partitions.Reduce, index: i, state: StatePending, failedOn: map[string]bool{}})
+	}
+	jt.jobs[j.id] = j
+	jt.order = append(jt.order, j)
+	view := jt.jobViewLocked(j)
+	jt.policy.Observe(partitions.Event{Time: now, Kind: partitions.JobSubmitted, JobID: j.id, Job: &view})
+	jt.log.Info("job submitted", "job", j.id, "name", spec.Name, "maps", len(j.maps), "reduces", len(j.reduces), "output", spec.Output)
+	jt.checkJobDoneLocked(j) // a job with no tasks at all is done at once
+	return &mrpb.SubmitJobResponse{JobId: j.id}, nil
+}
+
+func priorityOf(explicit int, named string) int {
+	if explicit != 0 {
+		return explicit
+	}
+	switch named {
+	case "VERY_HIGH":
+		return 2
+	case "HIGH":
+		return 1
+	case "LOW":
+		return -1
+	case "VERY_LOW":
+		return -2
+	}
+	return 0
+}
+
+// GetJobStatus reports a job's state, progress and counters.
+func (jt *JobTracker) GetJobStatus(ctx context.Context, req *mrpb.JobStatusRequest) (*mrpb.JobStatus, error) {
+	jt.mu.Lock()
+	defer jt.mu.Unlock()
+	j, ok := jt.jobs[req.JobId]
+	if !ok {
+		return nil, status.Errorf(codes.NotFound, "unknown job %s", req.JobId)
+	}
+	return jt.jobStatusLocked(j), nil
+}
+
+// ListJobs lists running jobs, or all jobs.
+func (jt *JobTracker) ListJobs(ctx context.Context, req *mrpb.ListJobsRequest) (*mrpb.ListJobsResponse, error) {
+	jt.mu.Lock()
+	defer jt.mu.Unlock()
+	resp := &mrpb.ListJobsResponse{}
+	for _, j := range jt.order {
+		if req.All || !j.done() {
+			resp.Jobs = append(resp.Jobs, jt.jobStatusLocked(j))
+		}
+	}
+	return resp, nil
+}
+
+// KillJob kills a running job.
+func (jt *JobTracker) KillJob(ctx context.Context, req *mrpb.KillJobRequest) (*mrpb.KillJobResponse, error) {
+	jt.mu.Lock()
+	defer jt.mu.Unlock()
+	j, ok := jt.jobs[req.JobId]
+	if !ok {
+		return nil, status.Errorf(codes.NotFound, "unknown job %s", req.JobId)
+	}
+	if j.done() || j.committing {
+		return &mrpb.KillJobResponse{Killed: false, State: j.state}, nil
+	}
+	jt.endJobLocked(j, StateKilled, "killed by user")
+	return &mrpb.KillJobResponse{Killed: true, State: j.state}, nil
+}
+
+// GetJobHistory returns a finished job's history record.
+func (jt *JobTracker) GetJobHistory(ctx context.Context, req *mrpb.JobHistoryRequest) (*mrpb.JobHistoryResponse, error) {
+	data, err := jt.history.Read(req.JobId)
+	if err != nil {
+		return nil, status.Error(codes.NotFound, err.Error())
+	}
+	return &mrpb.JobHistoryResponse{JsonLines: data}, nil
+}
+
+func (jt *JobTracker) jobStatusLocked(j *job) *mrpb.JobStatus {
+	st := &mrpb.JobStatus{
+		JobId:    j.id,
+		Name:     j.spec.Name,
+		State:    j.state,
+		SubmitMs: j.submit.UnixMilli(),
+		StartMs:  j.start.UnixMilli(),
+		Error:    j.err,
+		User:     j.spec.User,
+		Pool:     j.spec.Pool,
+		Output:   j.spec.Output,
+		Maps:     summarize(j.maps),
+		Reduces:  summarize(j.reduces),
+	}
+	if !j.finish.IsZero() {
+		st.FinishMs = j.finish.UnixMilli()
+	}
+	st.MapProgress = float32(avgProgress(j.maps))
+	st.ReduceProgress = float32(avgProgress(j.reduces))
+	st.Counters = countersToProto(jt.jobCountersLocked(j))
+	if d, ok := jt.policy.(interface{ Describe(jobID string) string }); ok {
+		st.SchedulingInfo = d.Describe(j.id)
+	}
+	return st
+}
+
+func avgProgress(ts []*task) float64 {
+	if len(ts) == 0 {
+		return 1
+	}
+	sum := 0.0
+	for _, t := range ts {
+		sum += t.progress()
+	}
+	return sum / float64(len(ts))
+}
+
+func summarize(ts []*task) *mrpb.TaskSummary {
+	s := &mrpb.TaskSummary{Total: int32(len(ts))}
+	for _, t := range ts {
+		switch {
+		case t.state == StateSucceeded:
+			s.Succeeded++
+		case t.state == StateFailed:
+			s.Failed++
+		case t.state == StateKilled:
+			s.Killed++
+		case len(t.running()) > 0:
+			s.Running++
+		default:
+			s.Pending++
+		}
+	}
+	return s
+}
+
+// jobCountersLocked sums the counters of each task's successful attempt
+// (or, while it runs, its most advanced live attempt) with the job
+// counters, as Hadoop's job counters are.
+func (jt *JobTracker) jobCountersLocked(j *job) mr.CounterSet {
+	out := mr.CounterSet{}
+	out.Merge(j.counters)
+	for _, ts := range [][]*task{j.maps, j.reduces} {
+		for _, t := range ts {
+			if t.successful != nil {
+				out.Merge(t.successful.counters)
+				continue
+			}
+			var best *attempt
+			for _, a := range t.running() {
+				if best == nil || a.progress > best.progress {
+					best = a
+				}
+			}
+			if best != nil {
+				out.Merge(best.counters)
+			}
+		}
+	}
+	return out
+}
+
+// ---- tracker RPCs ----
+
+// Heartbeat is the TaskTracker's periodic report; the reply carries task
+// launches and kill orders.
+func (jt *JobTracker) Heartbeat(ctx context.Context, req *mrpb.HeartbeatRequest) (*mrpb.HeartbeatResponse, error) {
+	jt.mu.Lock()
+	defer jt.mu.Unlock()
+	now := jt.now()
+	resp := &mrpb.HeartbeatResponse{HeartbeatIntervalMs: int32(jt.cfg.Int("mapreduce.tasktracker.heartbeat.interval"))}
+	t, known := jt.trackers[req.Tracker]
+	if req.InitialContact {
+		if known {
+			jt.lostTrackerLocked(t, "task tracker restarted: "+req.Tracker)
+		}
+		t = &trackerState{name: req.Tracker, attempts: map[string]*attempt{}}
+		jt.trackers[req.Tracker] = t
+		jt.log.Info("tracker joined", "tracker", req.Tracker, "host", req.Host, "shuffle", req.ShuffleAddress,
+			"map_slots", req.MapSlots, "reduce_slots", req.ReduceSlots, "criu", req.CriuAvailable)
+	} else if !known {
+		resp.Reinit = true
+		return resp, nil
+	}
+	t.host, t.shuffleAddr = req.Host, req.ShuffleAddress
+	t.mapSlots, t.reduceSlots = int(req.MapSlots), int(req.ReduceSlots)
+	t.lastSeen = now
+	t.criu = req.CriuAvailable
+
+	for _, sp := range req.Spills {
+		jt.spillAnnouncedLocked(t, sp)
+	}
+	for _, st := range req.Attempts {
+		jt.attemptStatusLocked(t, st, now)
+	}
+	if req.AcceptNewTasks {
+		jt.assignLocked(t, int(req.FreeMapSlots), int(req.FreeReduceSlots), now)
+	}
+	resp.Actions, t.actions = t.actions, nil
+	return resp, nil
+}
+
+func (jt *JobTracker) findAttempt(id string) (*job, *attempt) {
+	// attempt_<ident>_<n>_<m|r>_<task>_<k>
+	parts := strings.Split(id, "_")
+	if len(parts) != 6 || parts[0] != "attempt" {
+		return nil, nil
+	}
+	j := jt.jobs["job_"+parts[1]+"_"+parts[2]]
+	if j == nil {
+		return nil, nil
+	}
+	var idx int
+	if _, err := fmt.Sscanf(parts[4], "%d", &idx); err != nil {
+		return j, nil
+	}
+	ts := j.maps
+	if parts[3] == "r" {
+		ts = j.reduces
+	}
+	if idx < 0 || idx >= len(ts) {
+		return j, nil
+	}
+	for _, a := range ts[idx].attempts {
+		if a.id == id {
+			return j, a
+		}
+	}
+	return j, nil
+}
+
+func (jt *JobTracker) attemptStatusLocked(t *trackerState, st *mrpb.AttemptStatus, now time.Time) {
+	j, a := jt.findAttempt(st.AttemptId)
+	if a == nil || a.tracker != t.name {
+		// An attempt we do not know (purged job, or from before a reinit).
+		t.actions = append(t.actions, &mrpb.TaskAction{Action: &mrpb.TaskAction_KillAttempt{KillAttempt: st.AttemptId}})
+		return
+	}
+	if !a.live() {
+		return // already final here (killed by us, or lost)
+	}
+	a.progress = st.Progress
+	a.phase = st.Phase
+	a.counters = countersFromProto(st.Counters)
+	if st.ShuffleFinishMs > 0 {
+		a.shuffleFinish = time.UnixMilli(st.ShuffleFinishMs)
+	}
+	if st.SortFinishMs > 0 {
+		a.sortFinish = time.UnixMilli(st.SortFinishMs)
+	}
+	switch st.State {
+	case StateRunning:
+	case StateCommitPending:
+		a.state = StateCommitPending
+	case StateSucceeded:
+		if j.done() {
+			a.state, a.finish = StateKilled, now
+			return
+		}
+		jt.attemptSucceededLocked(a, now)
+	case StateFailed:
+		jt.attemptFailedLocked(a, st.Diagnostic, now, true)
+	case StateKilled:
+		jt.attemptFailedLocked(a, st.Diagnostic, now, false)
+	}
+}
+
+// spillAnnouncedLocked records spill k of a map attempt. The first
+// announcement of each (map, spill) is the one reducers are told of; a later
+// one from another attempt must agree with it (same records, lengths and
+// checksums in every partition), or that attempt is failed: mixing spills of
+// attempts is only correct when they are identical.
+func (jt *JobTracker) spillAnnouncedLocked(t *trackerState, sp *mrpb.SpillAnnouncement) {
+	j, a := jt.findAttempt(sp.AttemptId)
+	if a == nil || a.task.typ != partitions.Map || j.done() || !a.live() {
+		return
+	}
+	k := int(sp.Spill)
+	if len(sp.Segments) != len(j.reduces) {
+		jt.failAttemptLocked(a, fmt.Sprintf("spill %d has %d partitions, job has %d reduces", k, len(sp.Segments), len(j.reduces)))
+		return
+	}
+	a.spills[k] = sp.Segments
+	a.shuffleAddr = t.shuffleAddr
+	if sp.Final {
+		a.final = k
+	}
+	key := spillKey{a.task.index, k}
+	if w, ok := j.winners[key]; ok {
+		if w != a && !sameSegments(w.spills[k], sp.Segments) {
+			jt.failAttemptLocked(a, fmt.Sprintf("non-deterministic map output: spill %d differs from the one %s announced", k, w.id))
+		}
+		return
+	}
+	jt.publishSpillLocked(j, a, k)
+}
+
+func (jt *JobTracker) publishSpillLocked(j *job, a *attempt, k int) {
+	j.winners[spillKey{a.task.index, k}] = a
+	j.appendEvent(&mrpb.MapEvent{
+		Kind:           "SPILL_READY",
+		MapTask:        int32(a.task.index),
+		Spill:          int32(k),
+		Final:          a.final == k,
+		AttemptId:      a.id,
+		ShuffleAddress: a.shuffleAddr,
+	}, a.spills[k])
+}
+
+// obsoleteMapOutputLocked withdraws a map attempt's spills: reducers are
+// told, and any other attempt that announced the same spills takes over.
+func (jt *JobTracker) obsoleteMapOutputLocked(a *attempt) {
+	if a.obsolete || len(a.spills) == 0 {
+		a.obsolete = true
+		return
+	}
+	a.obsolete = true
+	j := a.task.job
+	j.appendEvent(&mrpb.MapEvent{Kind: "MAP_OBSOLETE", MapTask: int32(a.task.index), AttemptId: a.id}, nil)
+	ks := make([]int, 0, len(a.spills))
+	for k := range a.spills {
+		ks = append(ks, k)
+	}
+	sort.Ints(ks)
+	for _, k := range ks {
+		key := spillKey{a.task.index, k}
+		if j.winners[key] != a {
+			continue
+		}
+		delete(j.winners, key)
+		for _, other := range a.task.attempts {
+			if other != a && !other.obsolete && other.spills[k] != nil && jt.trackers[other.tracker] != nil {
+				jt.publishSpillLocked(j, other, k)
+				break
+			}
+		}
+	}
+}
+
+func (jt *JobTracker) attemptSucceededLocked(a *attempt, now time.Time) {
+	t := a.task
+	j := t.job
+	a.state, a.finish, a.progress = StateSucceeded, now, 1
+	jt.addMillisLocked(a)
+	if t.state == StateSucceeded {
+		return
+	}
+	if t.typ == partitions.Map && len(j.reduces) > 0 && a.final < 0 {
+		jt.attemptFailedLocked(a, "map attempt finished without announcing its final spill", now, true)
+		return
+	}
+	t.state = StateSucceeded
+	t.successful = a
+	if t.typ == partitions.Map {
+		j.finishedMaps++
+	} else {
+		j.finishedReduces++
+	}
+	jt.policy.Observe(partitions.Event{Time: now, Kind: partitions.TaskFinished, JobID: j.id, Type: t.typ, Task: t.index, Duration: a.finish.Sub(a.start)})
+	for _, other := range t.running() {
+		jt.killAttemptLocked(other, "another attempt of the task succeeded")
+	}
+	jt.checkJobDoneLocked(j)
+}
+
+func (jt *JobTracker) addMillisLocked(a *attempt) {
+	name := mr.MillisMaps
+	if a.task.typ == partitions.Reduce {
+		name = mr.MillisReduces
+	}
+	a.task.job.counters.Add(mr.JobCounterGroup, name, a.finish.Sub(a.start).Milliseconds())
+}
+
+// attemptFailedLocked ends a live attempt as FAILED (counted against the
+// task's attempt limit) or KILLED (not counted), and reschedules or fails
+// the task.
+func (jt *JobTracker) attemptFailedLocked(a *attempt, diag string, now time.Time, counts bool) {
+	t := a.task
+	j := t.job
+	if tr := jt.trackers[a.tracker]; tr != nil {
+		delete(tr.attempts, a.id)
+	}
+	a.finish = now
+	a.diag = diag
+	if t.commitGrant == a {
+		t.commitGrant = nil
+	}
+	if counts {
+		a.state = StateFailed
+		t.failures++
+		t.failedOn[a.tracker] = true
+		t.lastError = diag
+		name := mr.NumFailedMaps
+		if t.typ == partitions.Reduce {
+			name = mr.NumFailedReduces
+		}
+		j.counters.Add(mr.JobCounterGroup, name, 1)
+		jt.log.Warn("attempt failed", "attempt", a.id, "tracker", a.tracker, "error", firstLine(diag))
+	} else {
+		a.state = StateKilled
+		name := mr.NumKilledMaps
+		if t.typ == partitions.Reduce {
+			name = mr.NumKilledReduces
+		}
+		j.counters.Add(mr.JobCounterGroup, name, 1)
+	}
+	jt.addMillisLocked(a)
+	if j.done() || t.state == StateSucceeded {
+		return
+	}
+	jt.policy.Observe(partitions.Event{Time: now, Kind: partitions.TaskFailed, JobID: j.id, Type: t.typ, Task: t.index})
+	if len(t.running()) > 0 {
+		return
+	}
+	maxAttempts := j.conf.Int("mapreduce.map.maxattempts")
+	if t.typ == partitions.Reduce {
+		maxAttempts = j.conf.Int("mapreduce.reduce.maxattempts")
+	}
+	if t.failures >= maxAttempts {
+		t.state = StateFailed
+		jt.endJobLocked(j, StateFailed, fmt.Sprintf("Task %s failed %d times; last error: %s", t.id(), t.failures, t.lastError))
+		return
+	}
+	t.state = StatePending
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// failAttemptLocked fails a live attempt on the JobTracker's own decision
+// and tells its tracker to kill it.
+func (jt *JobTracker) failAttemptLocked(a *attempt, diag string) {
+	if !a.live() {
+		return
+	}
+	if tr := jt.trackers[a.tracker]; tr != nil {
+		tr.actions = append(tr.actions, &mrpb.TaskAction{Action: &mrpb.TaskAction_KillAttempt{KillAttempt: a.id}})
+	}
+	jt.attemptFailedLocked(a, diag, jt.now(), true)
+}
+
+func (jt *JobTracker) killAttemptLocked(a *attempt, why string) {
+	if !a.live() {
+		return
+	}
+	if tr := jt.trackers[a.tracker]; tr != nil {
+		tr.actions = append(tr.actions, &mrpb.TaskAction{Action: &mrpb.TaskAction_KillAttempt{KillAttempt: a.id}})
+	}
+	jt.attemptFailedLocked(a, why, jt.now(), false)
+}
+
+// lostTrackerLocked handles a tracker that stopped heartbeating: its live
+// attempts are killed (not counted as failures, as in Hadoop), and the map
+// outputs it held are withdrawn; completed maps whose output lived only
+// there are re-run while a reduce of their job still needs them.
+func (jt *JobTracker) lostTrackerLocked(t *trackerState, why string) {
+	delete(jt.trackers, t.name)
+	now := jt.now()
+	for _, j := range jt.order {
+		if j.done() {
+			continue
+		}
+		needMaps := j.finishedReduces < len(j.reduces)
+		for _, m := range j.maps {
+			for _, a := range m.attempts {
+				if a.tracker != t.name {
+					continue
+				}
+				if a.live() {
+					jt.attemptFailedLocked(a, why, now, false)
+				}
+				if needMaps {
+					jt.obsoleteMapOutputLocked(a)
+					if m.successful == a {
+						jt.rerunMapLocked(m, now)
+					}
+				}
+			}
+		}
+		for _, r := range j.reduces {
+			for _, a := range r.running() {
+				if a.tracker == t.name {
+					jt.attemptFailedLocked(a, why, now, false)
+				}
+			}
+		}
+	}
+}
+
+// rerunMapLocked puts a completed map back to pending because its output
+// is lost.
+func (jt *JobTracker) rerunMapLocked(m *task, now time.Time) {
+	j := m.job
+	if m.state != StateSucceeded {
+		return
+	}
+	m.state = StatePending
+	m.successful = nil
+	m.commitGrant = nil
+	j.finishedMaps--
+	j.counters.Add(mr.JobCounterGroup, mr.NumKilledMaps, 1)
+	jt.policy.Observe(partitions.Event{Time: now, Kind: partitions.TaskFailed, JobID: j.id, Type: partitions.Map, Task: m.index})
+	jt.log.Info("re-running map whose output was lost", "task", m.id())
+}
+
+// GetMapEvents gives a reduce the spill events of its job from index From,
+// waiting up to WaitMs for new ones.
+func (jt *JobTracker) GetMapEvents(ctx context.Context, req *mrpb.MapEventsRequest) (*mrpb.MapEventsResponse, error) {
+	wait := time.Duration(req.WaitMs) * time.Millisecond
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
+	for {
+		jt.mu.Lock()
+		j, ok := jt.jobs[req.JobId]
+		if !ok {
+			jt.mu.Unlock()
+			return nil, status.Errorf(codes.NotFound, "unknown job %s", req.JobId)
+		}
+		if req.AttemptId != "" {
+			if _, a := jt.findAttempt(req.AttemptId); a == nil || !a.live() {
+				jt.mu.Unlock()
+				return nil, status.Errorf(codes.FailedPrecondition, "attempt %s is not running", req.AttemptId)
+			}
+		}
+		if int(req.Reduce) < 0 || int(req.Reduce) >= len(j.reduces) {
+			jt.mu.Unlock()
+			return nil, status.Errorf(codes.InvalidArgument, "job %s has no reduce %d", req.JobId, req.Reduce)
+		}
+		from := int(req.From)
+		if from < 0 || from > len(j.events) {
+			jt.mu.Unlock()
+			return nil, status.Errorf(codes.InvalidArgument, "event index %d out of range", from)
+		}
+		if from < len(j.events) || j.done() {
+			resp := &mrpb.MapEventsResponse{}
+			for i := from; i < len(j.events); i++ {
+				ev := j.events[i]
+				out := &mrpb.MapEvent{Kind: ev.Kind, MapTask: ev.MapTask, Spill: ev.Spill, Final: ev.Final, AttemptId: ev.AttemptId, ShuffleAddress: ev.ShuffleAddress}
+				if segs := j.evSegs[i]; segs != nil {
+					out.Segment = segs[req.Reduce]
+				}
+				resp.Events = append(resp.Events, out)
+			}
+			jt.mu.Unlock()
+			return resp, nil
+		}
+		ch := j.notify
+		jt.mu.Unlock()
+		select {
+		case <-ch:
+		case <-deadline.C:
+			return &mrpb.MapEventsResponse{}, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// ReportFetchFailure counts a reducer's failure to fetch a map's output;
+// after mapreduce.job.maxfetchfailures.per.map reports the map attempt's
+// output is declared lost and the map re-run.
+func (jt *JobTracker) ReportFetchFailure(ctx context.Context, req *mrpb.FetchFailureRequest) (*mrpb.Empty, error) {
+	jt.mu.Lock()
+	defer jt.mu.Unlock()
+	j, a := jt.findAttempt(req.MapAttemptId)
+	if a == nil || j.done() || a.obsolete {
+		return &mrpb.Empty{}, nil
+	}
+	j.fetchFailures[a.id]++
+	n := j.fetchFailures[a.id]
+	jt.log.Warn("fetch failure reported", "map_attempt", a.id, "spill", req.Spill, "by", req.ReduceAttemptId, "reports", n, "cause", req.Cause)
+	if n < j.conf.Int("mapreduce.job.maxfetchfailures.per.map") {
+		return &mrpb.Empty{}, nil
+	}
+	now := jt.now()
+	m := a.task
+	jt.obsoleteMapOutputLocked(a)
+	if a.live() {
+		jt.failAttemptLocked(a, "Too many fetch-failures")
+	} else if m.successful == a {
+		a.state = StateFailed
+		a.diag = "Too many fetch-failures"
+		m.failures++
+		j.counters.Add(mr.JobCounterGroup, mr.NumFailedMaps, 1)
+		jt.rerunMapLocked(m, now)
+		if m.failures >= j.conf.Int("mapreduce.map.maxattempts") {
+			m.state = StateFailed
+			jt.endJobLocked(j, StateFailed, fmt.Sprintf("Task %s failed %d times; last error: Too many fetch-failures", m.id(), m.failures))
+		}
+	}
+	return &mrpb.Empty{}, nil
+}
+
+// CanCommit grants the output commit of a task to exactly one attempt.
+func (jt *JobTracker) CanCommit(ctx context.Context, req *mrpb.CanCommitRequest) (*mrpb.CanCommitResponse, error) {
+	jt.mu.Lock()
+	defer jt.mu.Unlock()
+	j, a := jt.findAttempt(req.AttemptId)
+	if a == nil || j.done() || !a.live() {
+		return &mrpb.CanCommitResponse{CanCommit: false}, nil
+	}
+	t := a.task
+	if t.state == StateSucceeded {
+		return &mrpb.CanCommitResponse{CanCommit: false}, nil
+	}
+	if t.commitGrant == nil || !t.commitGrant.live() {
+		t.commitGrant = a
+	}
+	a.state = StateCommitPending
+	return &mrpb.CanCommitResponse{CanCommit: t.commitGrant == a}, nil
+}
+
+// ---- scheduling ----
+
+func (jt *JobTracker) jobViewLocked(j *job) partitions.JobView {
+	v := partitions.JobView{
+		ID:              j.id,
+		Name:            j.spec.Name,
+		Pool:            j.spec.Pool,
+		Priority:        j.priority,
+		Submitted:       j.submit,
+		Maps:            len(j.maps),
+		Reduces:         len(j.reduces),
+		FinishedMaps:    j.finishedMaps,
+		FinishedReduces: j.finishedReduces,
+		ReducesReady:    j.reducesReady(),
+	}
+	if v.Pool == "" {
+		v.Pool = j.conf.String("mapreduce.job.queuename")
+	}
+	if d := j.spec.DeadlineSeconds; d > 0 {
+		v.Deadline = j.submit.Add(time.Duration(d * float64(time.Second)))
+	} else if d := j.conf.Float("mapreduce.job.deadline.seconds"); d > 0 {
+		v.Deadline = j.submit.Add(time.Duration(d * float64(time.Second)))
+	}
+	for _, m := range j.maps {
+		switch {
+		case m.state == StatePending:
+			v.PendingMaps++
+			for _, h := range j.splits[m.index].Hosts {
+				if v.LocalPendingMaps == nil {
+					v.LocalPendingMaps = map[string]int{}
+				}
+				v.LocalPendingMaps[h]++
+			}
+		case m.state != StateSucceeded && len(m.running()) > 0:
+			v.RunningMaps++
+		}
+	}
+	for _, r := range j.reduces {
+		switch {
+		case r.state == StatePending:
+			v.PendingReduces++
+		case r.state != StateSucceeded && len(r.running()) > 0:
+			v.RunningReduces++
+		}
+	}
+	return v
+}
+
+func (jt *JobTracker) clusterViewLocked(now time.Time) *partitions.ClusterView {
+	view := &partitions.ClusterView{Now: now, Trackers: len(jt.trackers)}
+	for _, t := range jt.trackers {
+		view.MapSlots += t.mapSlots
+		view.ReduceSlots += t.reduceSlots
+	}
+	for _, j := range jt.order {
+		if j.done() || j.committing {
+			continue
+		}
+		view.Jobs = append(view.Jobs, jt.jobViewLocked(j))
+	}
+	return view
+}
+
+func (jt *JobTracker) assignLocked(t *trackerState, freeMaps, freeReduces int, now time.Time) {
+	if freeMaps <= 0 && freeReduces <= 0 {
+		return
+	}
+	view := jt.clusterViewLocked(now)
+	if len(view.Jobs) == 0 {
+		return
+	}
+	d := jt.policy.Offer(view, partitions.SlotOffer{Tracker: t.name, Host: t.host, FreeMaps: freeMaps, FreeReduces: freeReduces})
+	for _, as := range d.Assign {
+		j := jt.jobs[as.JobID]
+		if j == nil || j.done() {
+			continue
+		}
+		if as.Type == partitions.Map {
+			if freeMaps <= 0 {
+				continue
+			}
+			freeMaps--
+		} else {
+			if freeReduces <= 0 {
+				continue
+			}
+			freeReduces--
+		}
+		tk := jt.pickTaskLocked(j, as.Type, t)
+		if tk == nil {
+			continue
+		}
+		jt.launchLocked(j, tk, t, now)
+	}
+	for _, p := range d.Preempt {
+		j := jt.jobs[p.JobID]
+		if j == nil {
+			continue
+		}
+		jt.preemptLocked(j, p.Type, p.Count)
+	}
+}
+
+// pickTaskLocked chooses a pending task of the job for the tracker:
+// data-local maps first, tasks that have not failed on this tracker before
+// others, then the lowest index.
+func (jt *JobTracker) pickTaskLocked(j *job, typ partitions.TaskType, t *trackerState) *task {
+	var best *task
+	bestScore := math.MaxInt
+	for _, tk := range j.tasks(typ) {
+		if tk.state != StatePending {
+			continue
+		}
+		score := 0
+		if tk.failedOn[t.name] {
+			if jt.otherTrackerCanRunLocked(tk) {
+				continue // another tracker can take it
+			}
+			score += 2
+		}
+		if typ == partitions.Map && !contains(j.splits[tk.index].Hosts, t.host) {
+			score++
+		}
+		if score < bestScore {
+			best, bestScore = tk, score
+		}
+	}
+	return best
+}
+
+// otherTrackerCanRunLocked tells whether a live tracker with slots of the
+// task's type exists on which no attempt of the task has failed.
+func (jt *JobTracker) otherTrackerCanRunLocked(tk *task) bool {
+	for name, tr := range jt.trackers {
+		slots := tr.mapSlots
+		if tk.typ == partitions.Reduce {
+			slots = tr.reduceSlots
+		}
+		if slots > 0 && !tk.failedOn[name] {
+			return true
+		}
+	}
+	return false
+}
+
+func contains(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func (jt *JobTracker) launchLocked(j *job, tk *task, t *trackerState, now time.Time) {
+	a := &attempt{
+		id:      attemptID(tk, len(tk.attempts)),
+		task:    tk,
+		tracker: t.name,
+		state:   StateRunning,
+		phase:   "MAP",
+		start:   now,
+		spills:  map[int][]*mrpb.Segment{},
+		final:   -1,
+	}
+	if tk.typ == partitions.Reduce {
+		a.phase = "SHUFFLE"
+	}
+	tk.attempts = append(tk.attempts, a)
+	tk.state = StateRunning
+	t.attempts[a.id] = a
+	j.trackers[t.name] = true
+	launch := &mrpb.LaunchTask{
+		AttemptId:  a.id,
+		JobId:      j.id,
+		Type:       typeLetter(tk.typ),
+		Index:      int32(tk.index),
+		Conf:       j.confMap,
+		NumMaps:    int32(len(j.maps)),
+		NumReduces: int32(len(j.reduces)),
+		JobSecret:  j.secret,
+	}
+	launch.SpecJson, _ = json.Marshal(j.spec)
+	if tk.typ == partitions.Map {
+		launch.SplitJson, _ = json.Marshal(j.splits[tk.index])
+		j.counters.Add(mr.JobCounterGroup, mr.TotalLaunchedMaps, 1)
+		if contains(j.splits[tk.index].Hosts, t.host) {
+			j.counters.Add(mr.JobCounterGroup, mr.DataLocalMaps, 1)
+		}
+	} else {
+		j.counters.Add(mr.JobCounterGroup, mr.TotalLaunchedReduces, 1)
+	}
+	t.actions = append(t.actions, &mrpb.TaskAction{Action: &mrpb.TaskAction_Launch{Launch: launch}})
+	jt.policy.Observe(partitions.Event{Time: now, Kind: partitions.TaskStarted, JobID: j.id, Type: tk.typ, Task: tk.index})
+	jt.log.Debug("launch", "attempt", a.id, "tracker", t.name)
+}
+
+// preemptLocked kills the count most recently started live attempts of a
+// type of the job, as a policy asked.
+func (jt *JobTracker) preemptLocked(j *job, typ partitions.TaskType, count int) {
+	var live []*attempt
+	for _, tk := range j.tasks(typ) {
+		live = append(live, tk.running()...)
+	}
+	sort.Slice(live, func(a, b int) bool { return live[a].start.After(live[b].start) })
+	for i := 0; i < count && i < len(live); i++ {
+		jt.killAttemptLocked(live[i], "preempted by the scheduler")
+	}
+}
+
+// ---- job end ----
+
+func (jt *JobTracker) checkJobDoneLocked(j *job) {
+	if j.done() || j.committing {
+		return
+	}
+	if j.finishedMaps < len(j.maps) || j.finishedReduces < len(j.reduces) {
+		return
+	}
+	j.committing = true
+	go func() {
+		c, err := mr.NewCommitter(j.spec.Output)
+		if err == nil {
+			err = c.CommitJob()
+		}
+		jt.mu.Lock()
+		defer jt.mu.Unlock()
+		j.committing = false
+		if err != nil {
+			jt.endJobLocked(j, StateFailed, "job commit: "+err.Error())
+			return
+		}
+		jt.endJobLocked(j, StateSucceeded, "")
+	}()
+}
+
+// endJobLocked moves a job to a final state: live attempts are killed, the
+// trackers told to purge the job, history written.
+func (jt *JobTracker) endJobLocked(j *job, state, why string) {
+	if j.done() {
+		return
+	}
+	for _, ts := range [][]*task{j.maps, j.reduces} {
+		for _, t := range ts {
+			for _, a := range t.running() {
+				jt.killAttemptLocked(a, "job "+strings.ToLower(state))
+			}
+			if t.state != StateSucceeded && t.state != StateFailed {
+				t.state = StateKilled
+			}
+		}
+	}
+	j.state, j.err, j.finish = state, why, jt.now()
+	close(j.notify)
+	j.notify = make(chan struct{})
+	for name := range j.trackers {
+		if tr := jt.trackers[name]; tr != nil {
+			tr.actions = append(tr.actions, &mrpb.TaskAction{Action: &mrpb.TaskAction_PurgeJob{PurgeJob: j.id}})
+		}
+	}
+	if state != StateSucceeded {
+		if c, err := mr.NewCommitter(j.spec.Output); err == nil {
+			go func() {
+				if err := c.AbortJob(); err != nil {
+					jt.log.Warn("abort job output", "job", j.id, "error", err)
+				}
+			}()
+		}
+	}
+	jt.policy.Observe(partitions.Event{Time: j.finish, Kind: partitions.JobFinished, JobID: j.id})
+	if err := jt.history.Write(jt.historyRecordLocked(j)); err != nil {
+		jt.log.Error("writing job history", "job", j.id, "error", err)
+	}
+	jt.log.Info("job ended", "job", j.id, "state", state, "error", why, "seconds", j.finish.Sub(j.submit).Seconds())
+}

@@ -1,0 +1,212 @@
+package jobtracker
+
+import (
+	"fmt"
+	"time"
+
+	"gomr/conf"
+	"gomr/mr"
+	"gomr/mrpb"
+	"gomr/partitions"
+)
+
+// Job, task and attempt states, as Hadoop names them.
+const (
+	StatePrep          = "PREP"
+	StateRunning       = "RUNNING"
+	StateSucceeded     = "SUCCEEDED"
+	StateFailed        = "FAILED"
+	StateKilled        = "KILLED"
+	StatePending       = "PENDING"
+	StateCommitPending = "COMMIT_PENDING"
+)
+
+// job is one submitted job and everything the JobTracker knows of it.
+type job struct {
+	id       string
+	spec     mr.JobSpec
+	conf     *conf.Config
+	confMap  map[string]string
+	secret   []byte
+	splits   []mr.Split
+	priority int
+
+	state   string
+	err     string
+	submit  time.Time
+	start   time.Time
+	finish  time.Time
+	maps    []*task
+	reduces []*task
+
+	finishedMaps, finishedReduces int
+	// committing is set while the job's output is being committed.
+	committing bool
+
+	// counters holds the job counters (launched, failed, killed, millis).
+	counters mr.CounterSet
+
+	// Per-spill shuffle bookkeeping: the event log reducers read, the
+	// attempt whose announcement of (map, spill) is the one reducers use,
+	// and a channel closed whenever events are appended.
+	events  []*mrpb.MapEvent
+	evSegs  [][]*mrpb.Segment // evSegs[i] = all partitions' segments of events[i]
+	winners map[spillKey]*attempt
+	notify  chan struct{}
+
+	// fetchFailures counts reducers' fetch-failure reports per map attempt.
+	fetchFailures map[string]int
+	// trackers that ran any of the job's attempts: they get a purge order.
+	trackers map[string]bool
+}
+
+type spillKey struct{ mapTask, spill int }
+
+func (j *job) done() bool {
+	return j.state == StateSucceeded || j.state == StateFailed || j.state == StateKilled
+}
+
+func (j *job) tasks(t partitions.TaskType) []*task {
+	if t == partitions.Map {
+		return j.maps
+	}
+	return j.reduces
+}
+
+// reducesReady applies mapreduce.job.reduce.slowstart.completedmaps.
+func (j *job) reducesReady() bool {
+	if len(j.maps) == 0 {
+		return true
+	}
+	need := j.conf.Float("mapreduce.job.reduce.slowstart.completedmaps") * float64(len(j.maps))
+	return float64(j.finishedMaps) >= need
+}
+
+func (j *job) appendEvent(ev *mrpb.MapEvent, segs []*mrpb.Segment) {
+	j.events = append(j.events, ev)
+	j.evSegs = append(j.evSegs, segs)
+	close(j.notify)
+	j.notify = make(chan struct{})
+}
+
+// task is one map or reduce task.
+type task struct {
+	job      *job
+	typ      partitions.TaskType
+	index    int
+	state    string
+	attempts []*attempt
+	failures int
+	// failedOn lists trackers an attempt of this task failed on.
+	failedOn   map[string]bool
+	successful *attempt
+	// commitGrant is the attempt allowed to commit its output.
+	commitGrant *attempt
+	lastError   string
+}
+
+func (t *task) id() string {
+	return fmt.Sprintf("task_%s_%s_%06d", trimJob(t.job.id), typeLetter(t.typ), t.index)
+}
+
+func (t *task) running() []*attempt {
+	var out []*attempt
+	for _, a := range t.attempts {
+		if a.live() {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// progress is the task's progress: 1 when done, else its best attempt's.
+func (t *task) progress() float64 {
+	if t.state == StateSucceeded {
+		return 1
+	}
+	best := 0.0
+	for _, a := range t.attempts {
+		if a.live() && float64(a.progress) > best {
+			best = float64(a.progress)
+		}
+	}
+	return best
+}
+
+// attempt is one run of a task on a tracker.
+type attempt struct {
+	id                        string
+	task                      *task
+	tracker                   string
+	state                     string
+	progress                  float32
+	phase                     string
+	counters                  mr.CounterSet
+	diag                      string
+	start                     time.Time
+	finish                    time.Time
+	shuffleFinish, sortFinish time.Time
+	// spills holds the map attempt's announced spills by index.
+	spills map[int][]*mrpb.Segment
+	final  int // index of the final spill, -1 until announced
+	// obsolete is set when the attempt's map output can no longer be
+	// fetched (lost tracker, too many fetch failures).
+	obsolete    bool
+	shuffleAddr string
+}
+
+func (a *attempt) live() bool { return a.state == StateRunning || a.state == StateCommitPending }
+
+func typeLetter(t partitions.TaskType) string {
+	if t == partitions.Map {
+		return "m"
+	}
+	return "r"
+}
+
+func trimJob(jobID string) string { return jobID[len("job_"):] }
+
+func attemptID(t *task, n int) string {
+	return fmt.Sprintf("attempt_%s_%s_%06d_%d", trimJob(t.job.id), typeLetter(t.typ), t.index, n)
+}
+
+// trackerState is what the JobTracker knows of a live TaskTracker.
+type trackerState struct {
+	name, host, shuffleAddr string
+	mapSlots, reduceSlots   int
+	lastSeen                time.Time
+	actions                 []*mrpb.TaskAction
+	attempts                map[string]*attempt
+	criu                    bool
+}
+
+func countersToProto(cs mr.CounterSet) []*mrpb.Counter {
+	var out []*mrpb.Counter
+	for _, g := range cs.Groups() {
+		for _, n := range cs.Names(g) {
+			out = append(out, &mrpb.Counter{Group: g, Name: n, Value: cs[g][n]})
+		}
+	}
+	return out
+}
+
+func countersFromProto(cs []*mrpb.Counter) mr.CounterSet {
+	out := mr.CounterSet{}
+	for _, c := range cs {
+		out.Add(c.Group, c.Name, c.Value)
+	}
+	return out
+}
+
+func sameSegments(a, b []*mrpb.Segment) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := a[i], b[i]
+		if x.Length != y.Length || x.RawLength != y.RawLength || x.Records != y.Records || x.Crc != y.Crc {
+			return false
+		}
+	}
+	return true
+}

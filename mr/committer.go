@@ -1,0 +1,115 @@
+package mr
+
+import (
+	"errors"
+	"fmt"
+	iofs "io/fs"
+	"path"
+	"strings"
+
+	"gomr/mr/fs"
+)
+
+// Committer is the output committer of a job, in the manner of Hadoop's
+// FileOutputCommitter: each task attempt writes under
+// <output>/_temporary/<attempt>/, exactly one attempt per task is committed
+// by moving its files into <output>, and _SUCCESS is written when the job
+// succeeds.
+type Committer struct {
+	FS     fs.FS
+	Output string
+}
+
+// NewCommitter resolves the output URI.
+func NewCommitter(output string) (*Committer, error) {
+	fsys, err := fs.Resolve(output)
+	if err != nil {
+		return nil, fmt.Errorf("output %s: %w", output, err)
+	}
+	return &Committer{FS: fsys, Output: output}, nil
+}
+
+// TempDir is the directory that holds every attempt's uncommitted output.
+func (c *Committer) TempDir() string { return fs.Join(c.Output, "_temporary") }
+
+// AttemptDir is where an attempt writes its output files.
+func (c *Committer) AttemptDir(attemptID string) string { return fs.Join(c.TempDir(), attemptID) }
+
+// CheckOutput refuses an output directory that already exists, as Hadoop's
+// FileOutputFormat.checkOutputSpecs does.
+func (c *Committer) CheckOutput() error {
+	if c.Output == "" {
+		return errors.New("no output directory given")
+	}
+	if _, err := c.FS.Stat(c.Output); err == nil {
+		return fmt.Errorf("output directory %s already exists", c.Output)
+	} else if !errors.Is(err, iofs.ErrNotExist) {
+		return fmt.Errorf("checking output directory %s: %w", c.Output, err)
+	}
+	return nil
+}
+
+// SetupJob creates the output directory and its _temporary folder.
+func (c *Committer) SetupJob() error {
+	if err := c.FS.MkdirAll(c.TempDir()); err != nil {
+		return fmt.Errorf("creating %s: %w", c.TempDir(), err)
+	}
+	return nil
+}
+
+// CommitTask moves the attempt's files into the output directory. A file of
+// the same name left by an earlier, interrupted commit of the same task is
+// replaced (only one attempt per task is ever allowed to commit).
+func (c *Committer) CommitTask(attemptID string) error {
+	dir := c.AttemptDir(attemptID)
+	entries, err := c.FS.List(dir)
+	if err != nil {
+		if errors.Is(err, iofs.ErrNotExist) {
+			return nil // the attempt wrote nothing
+		}
+		return fmt.Errorf("listing %s: %w", dir, err)
+	}
+	for _, e := range entries {
+		name := path.Base(strings.TrimSuffix(e.Path, "/"))
+		dst := fs.Join(c.Output, name)
+		if _, err := c.FS.Stat(dst); err == nil {
+			if err := c.FS.RemoveAll(dst); err != nil {
+				return fmt.Errorf("replacing %s: %w", dst, err)
+			}
+		}
+		if err := c.FS.Rename(e.Path, dst); err != nil {
+			return fmt.Errorf("committing %s: %w", e.Path, err)
+		}
+	}
+	return c.FS.RemoveAll(dir)
+}
+
+// AbortTask removes the attempt's uncommitted output.
+func (c *Committer) AbortTask(attemptID string) error {
+	return c.FS.RemoveAll(c.AttemptDir(attemptID))
+}
+
+// CommitJob removes _temporary and writes the _SUCCESS marker.
+func (c *Committer) CommitJob() error {
+	if err := c.FS.RemoveAll(c.TempDir()); err != nil {
+		return fmt.Errorf("removing %s: %w", c.TempDir(), err)
+	}
+	w, err := c.FS.Create(fs.Join(c.Output, "_SUCCESS"))
+	if err != nil {
+		return fmt.Errorf("writing _SUCCESS: %w", err)
+	}
+	return w.Close()
+}
+
+// AbortJob removes _temporary; committed part files stay, without _SUCCESS.
+func (c *Committer) AbortJob() error {
+	return c.FS.RemoveAll(c.TempDir())
+}
+
+// PartName is the output file name of a task: part-r-00003 or part-m-00003.
+func PartName(isMap bool, index int) string {
+	if isMap {
+		return fmt.Sprintf("part-m-%05d", index)
+	}
+	return fmt.Sprintf("part-r-%05d", index)
+}

@@ -1,0 +1,181 @@
+package mr
+
+import (
+	"sort"
+	"sync"
+	"sync/atomic"
+)
+
+// Counter groups, named as Hadoop names them so that users find the
+// counters they know.
+const (
+	TaskCounterGroup       = "org.apache.hadoop.mapreduce.TaskCounter"
+	JobCounterGroup        = "org.apache.hadoop.mapreduce.JobCounter"
+	FileSystemCounterGroup = "org.apache.hadoop.mapreduce.FileSystemCounter"
+	ShuffleErrorsGroup     = "Shuffle Errors"
+)
+
+// Task counter names (group TaskCounterGroup).
+const (
+	MapInputRecords            = "MAP_INPUT_RECORDS"
+	MapOutputRecords           = "MAP_OUTPUT_RECORDS"
+	MapOutputBytes             = "MAP_OUTPUT_BYTES"
+	MapOutputMaterializedBytes = "MAP_OUTPUT_MATERIALIZED_BYTES"
+	CombineInputRecords        = "COMBINE_INPUT_RECORDS"
+	CombineOutputRecords       = "COMBINE_OUTPUT_RECORDS"
+	SpilledRecords             = "SPILLED_RECORDS"
+	ReduceInputGroups          = "REDUCE_INPUT_GROUPS"
+	ReduceInputRecords         = "REDUCE_INPUT_RECORDS"
+	ReduceOutputRecords        = "REDUCE_OUTPUT_RECORDS"
+	ReduceShuffleBytes         = "REDUCE_SHUFFLE_BYTES"
+	ShuffledMaps               = "SHUFFLED_MAPS"
+	FailedShuffle              = "FAILED_SHUFFLE"
+	CPUMilliseconds            = "CPU_MILLISECONDS"
+	MergedMapOutputs           = "MERGED_MAP_OUTPUTS"
+)
+
+// Job counter names (group JobCounterGroup).
+const (
+	TotalLaunchedMaps    = "TOTAL_LAUNCHED_MAPS"
+	TotalLaunchedReduces = "TOTAL_LAUNCHED_REDUCES"
+	NumFailedMaps        = "NUM_FAILED_MAPS"
+	NumFailedReduces     = "NUM_FAILED_REDUCES"
+	NumKilledMaps        = "NUM_KILLED_MAPS"
+	NumKilledReduces     = "NUM_KILLED_REDUCES"
+	MillisMaps           = "MILLIS_MAPS"
+	MillisReduces        = "MILLIS_REDUCES"
+	DataLocalMaps        = "DATA_LOCAL_MAPS"
+)
+
+// File system counter names (group FileSystemCounterGroup); Hadoop prefixes
+// them with the scheme: FILE_BYTES_READ, HDFS_BYTES_WRITTEN.
+const (
+	FileBytesRead    = "FILE_BYTES_READ"
+	FileBytesWritten = "FILE_BYTES_WRITTEN"
+	HDFSBytesRead    = "HDFS_BYTES_READ"
+	HDFSBytesWritten = "HDFS_BYTES_WRITTEN"
+)
+
+// GroupDisplayName returns the name Hadoop's client prints for a group.
+func GroupDisplayName(group string) string {
+	switch group {
+	case TaskCounterGroup:
+		return "Map-Reduce Framework"
+	case JobCounterGroup:
+		return "Job Counters"
+	case FileSystemCounterGroup:
+		return "File System Counters"
+	}
+	return group
+}
+
+// Counter is a named 64-bit count, safe for concurrent use.
+type Counter struct{ v atomic.Int64 }
+
+// Add adds n to the counter.
+func (c *Counter) Add(n int64) { c.v.Add(n) }
+
+// Increment adds one.
+func (c *Counter) Increment() { c.v.Add(1) }
+
+// Value returns the current count.
+func (c *Counter) Value() int64 { return c.v.Load() }
+
+// Set replaces the count (used for gauges such as CPU time).
+func (c *Counter) Set(n int64) { c.v.Store(n) }
+
+// Counters is a live set of counters, grouped, safe for concurrent use.
+type Counters struct {
+	mu     sync.Mutex
+	groups map[string]map[string]*Counter
+}
+
+// NewCounters returns an empty set.
+func NewCounters() *Counters { return &Counters{groups: map[string]map[string]*Counter{}} }
+
+// Get returns the counter (group, name), creating it at zero.
+func (cs *Counters) Get(group, name string) *Counter {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	g, ok := cs.groups[group]
+	if !ok {
+		g = map[string]*Counter{}
+		cs.groups[group] = g
+	}
+	c, ok := g[name]
+	if !ok {
+		c = &Counter{}
+		g[name] = c
+	}
+	return c
+}
+
+// Snapshot returns the current values.
+func (cs *Counters) Snapshot() CounterSet {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	out := CounterSet{}
+	for g, m := range cs.groups {
+		for n, c := range m {
+			out.Add(g, n, c.Value())
+		}
+	}
+	return out
+}
+
+// CounterSet is a plain snapshot of counter values: group -> name -> value.
+type CounterSet map[string]map[string]int64
+
+// Add adds v to (group, name).
+func (s CounterSet) Add(group, name string, v int64) {
+	g, ok := s[group]
+	if !ok {
+		g = map[string]int64{}
+		s[group] = g
+	}
+	g[name] += v
+}
+
+// Get returns the value of (group, name), zero if absent.
+func (s CounterSet) Get(group, name string) int64 { return s[group][name] }
+
+// Merge adds every value of o into s.
+func (s CounterSet) Merge(o CounterSet) {
+	for g, m := range o {
+		for n, v := range m {
+			s.Add(g, n, v)
+		}
+	}
+}
+
+// Groups returns the group names in a stable order: Hadoop's own groups
+// first, then the rest alphabetically.
+func (s CounterSet) Groups() []string {
+	rank := map[string]int{FileSystemCounterGroup: 0, JobCounterGroup: 1, TaskCounterGroup: 2, ShuffleErrorsGroup: 3}
+	out := make([]string, 0, len(s))
+	for g := range s {
+		out = append(out, g)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		ri, iok := rank[out[i]]
+		rj, jok := rank[out[j]]
+		switch {
+		case iok && jok:
+			return ri < rj
+		case iok != jok:
+			return iok
+		}
+		return out[i] < out[j]
+	})
+	return out
+}
+
+// Names returns the counter names of a group, sorted.
+func (s CounterSet) Names(group string) []string {
+	out := make([]string, 0, len(s[group]))
+	for n := range s[group] {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}

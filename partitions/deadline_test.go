@@ -1,0 +1,208 @@
+package partitions
+
+import (
+	"testing"
+	"time"
+)
+
+func prof(mapS, redS float64) *Profile {
+	return &Profile{Runs: 1, MapAvg: secs(mapS), MapMax: secs(mapS), ReduceAvg: secs(redS), ReduceMax: secs(redS)}
+}
+
+func TestEDFNoPreemption(t *testing.T) {
+	h := newHarness(t, "edf", nil, 4, 2)
+	h.submit(JobView{ID: "A", Maps: 10, Deadline: at(1000)})
+	if got := h.offer(4, 0); got != "A:m A:m A:m A:m" {
+		t.Fatalf("offer %q", got)
+	}
+	h.advance(10)
+	h.submit(JobView{ID: "B", Maps: 4, Deadline: at(100)})
+	if got := h.offer(0, 0); got != "" {
+		t.Fatalf("EDF preempted: %q", got)
+	}
+	h.finish("A", Map, secs(10))
+	if got := h.offer(1, 0); got != "B:m" {
+		t.Fatalf("offer %q, want the earlier deadline", got)
+	}
+	// reduces wait for the map stage
+	h.submit(JobView{ID: "C", Maps: 1, Reduces: 2, Deadline: at(50)})
+	h.start("C", Map)
+	if got := h.offer(0, 2); got != "" {
+		t.Fatalf("reduce before the map stage ended: %q", got)
+	}
+	h.finish("C", Map, secs(5))
+	if got := h.offer(0, 2); got != "C:r C:r" {
+		t.Fatalf("offer %q", got)
+	}
+}
+
+func TestMinEDFQuota(t *testing.T) {
+	h := newHarness(t, "minedf", nil, 10, 2)
+	// 20 maps of 10 s, 100 s: avg bound a = 195, c = 5: ceil(195/95) = 3
+	h.submit(JobView{ID: "A", Maps: 20, Deadline: at(100), Profile: prof(10, 0)})
+	h.submit(JobView{ID: "N", Maps: 5}) // no deadline: leftovers only
+	if got := h.offer(10, 0); got != "A:m A:m A:m N:m* N:m* N:m* N:m* N:m*" {
+		t.Fatalf("offer %q", got)
+	}
+	if got := h.offer(2, 0); got != "" {
+		t.Fatalf("MinEDF lent a slot beyond the quota: %q", got)
+	}
+	// at 80 s one map is done, 19 left in 20 s: infeasible, quota = max
+	h.advance(80)
+	h.finish("A", Map, secs(10))
+	if got := h.offer(3, 0); got != "A:m A:m A:m" {
+		t.Fatalf("late job: offer %q", got)
+	}
+	st := h.p.(*Deadline).Describe(h.now)
+	if st.Jobs[0].ID != "A" || st.Jobs[0].MinMaps != 10 || st.Jobs[0].Feasible {
+		t.Errorf("status %+v", st.Jobs[0])
+	}
+}
+
+func TestMinEDFNoProfileGetsMax(t *testing.T) {
+	h := newHarness(t, "minedf", nil, 4, 2)
+	h.submit(JobView{ID: "A", Maps: 10, Deadline: at(1000)})
+	if got := h.offer(4, 0); got != "A:m A:m A:m A:m" {
+		t.Fatalf("offer %q", got)
+	}
+}
+
+// wcSetup: A (far deadline, quota 1) runs 10 maps on a 10-map cluster.
+func wcSetup(t *testing.T, conf map[string]string) *harness {
+	h := newHarness(t, "minedf-wc", conf, 10, 2)
+	h.submit(JobView{ID: "A", Maps: 100, Deadline: at(10000), Profile: prof(10, 0)})
+	if got := h.offer(10, 0); got != "A:m A:m* A:m* A:m* A:m* A:m* A:m* A:m* A:m* A:m*" {
+		t.Fatalf("setup offer %q", got)
+	}
+	return h
+}
+
+func TestMinEDFWCArrival(t *testing.T) {
+	tests := []struct {
+		name     string
+		conf     map[string]string
+		deadline float64
+		want     string
+	}{
+		// quota 8 for 30 s; waiting 10 s leaves 20 s: infeasible; kill A's 9 spare
+		{"kill", nil, 30, "kill:A:map:9"},
+		{"kill only needed", map[string]string{"scheduler.minedfwc.kill-only-needed": "true"}, 30, "kill:A:map:8"},
+		// quota 4 for 60 s; after 10 s of waiting 5 <= 9 spare: wait
+		{"waiting suffices", nil, 60, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := wcSetup(t, tt.conf)
+			h.advance(1)
+			h.submit(JobView{ID: "J", Maps: 20, Deadline: h.now.Add(secs(tt.deadline)), Profile: prof(10, 0)})
+			if got := h.offer(0, 0); got != tt.want {
+				t.Fatalf("arrival offer %q, want %q", got, tt.want)
+			}
+			if tt.want == "" {
+				return
+			}
+			// the killed slots go to J first (below quota), then spare to J
+			if got := h.offer(2, 0); got != "J:m J:m" {
+				t.Fatalf("after kill %q", got)
+			}
+		})
+	}
+}
+
+func TestMinEDFWCEnoughFreeSlots(t *testing.T) {
+	h := newHarness(t, "minedf-wc", nil, 10, 2)
+	h.submit(JobView{ID: "A", Maps: 100, Deadline: at(10000), Profile: prof(10, 0)})
+	if got := h.offer(5, 0); got != "A:m A:m* A:m* A:m* A:m*" {
+		t.Fatalf("setup %q", got)
+	}
+	h.submit(JobView{ID: "J", Maps: 20, Deadline: at(60), Profile: prof(10, 0)}) // quota 4 <= 5 free
+	if got := h.offer(0, 0); got != "" {
+		t.Fatalf("killed with enough free slots: %q", got)
+	}
+}
+
+// reduceSetup: A in its map stage with 4 spare maps, B in its reduce stage
+// holding both reduce slots (quota 1).
+func reduceSetup(t *testing.T, conf map[string]string) *harness {
+	h := newHarness(t, "minedf-wc", conf, 10, 2)
+	h.submit(JobView{ID: "A", Maps: 100, Deadline: at(10000), Profile: prof(10, 0)})
+	for i := 0; i < 5; i++ {
+		h.start("A", Map)
+	}
+	h.submit(JobView{ID: "B", Maps: 1, Reduces: 2, Deadline: at(10000), Profile: prof(10, 1000)})
+	h.start("B", Map)
+	h.finish("B", Map, secs(10))
+	h.start("B", Reduce)
+	h.start("B", Reduce)
+	return h
+}
+
+func TestMinEDFWCPrintedDefects(t *testing.T) {
+	tests := []struct {
+		name    string
+		printed bool
+		job     JobView
+		want    string
+	}{
+		// (e) only reduce slots are short: killing maps would not help
+		{"reduce-only shortage fixed", false, JobView{ID: "J", Maps: 4, Reduces: 4, Deadline: at(100), Profile: prof(10, 10)}, ""},
+		{"reduce-only shortage printed", true, JobView{ID: "J", Maps: 4, Reduces: 4, Deadline: at(100), Profile: prof(10, 10)}, "kill:A:map:4"},
+		// (d) a map-only job needs no reduce slot: no kill (A2)
+		{"map-only fixed", false, JobView{ID: "J", Maps: 4, Deadline: at(100), Profile: prof(10, 0)}, ""},
+		{"map-only printed", true, JobView{ID: "J", Maps: 4, Deadline: at(100), Profile: prof(10, 0)}, "kill:A:map:4"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			conf := map[string]string{}
+			if tt.printed {
+				conf["scheduler.minedfwc.algorithm"] = "printed"
+			}
+			h := reduceSetup(t, conf)
+			h.submit(tt.job)
+			if got := h.offer(0, 0); got != tt.want {
+				t.Fatalf("offer %q, want %q", got, tt.want)
+			}
+			// reduces are never killed
+			if b := h.job("B"); b.RunningReduces != 2 {
+				t.Fatalf("B's reduces were killed")
+			}
+		})
+	}
+}
+
+func TestDeadlineConfigErrors(t *testing.T) {
+	cfg, _ := NewMapConfig(nil)
+	cfg["scheduler.deadline.bound"] = "middle"
+	if _, err := New("minedf", cfg); err == nil {
+		t.Error("bad bound accepted")
+	}
+	cfg, _ = NewMapConfig(nil)
+	cfg["scheduler.deadline.refresh-all-on-arrival"] = "perhaps"
+	if _, err := New("minedf-wc", cfg); err == nil {
+		t.Error("bad bool accepted")
+	}
+}
+
+func TestAllPoliciesRegistered(t *testing.T) {
+	want := []string{"comp", "edf", "fair", "fbq", "fifo", "minedf", "minedf-wc", "sita", "tyrex-dynamic", "tyrex-static"}
+	got := Names()
+	if len(got) != len(want) {
+		t.Fatalf("Names() = %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("Names() = %v, want %v", got, want)
+		}
+	}
+	cfg, _ := NewMapConfig(nil)
+	for _, n := range want {
+		p, err := New(n, cfg)
+		if err != nil || p.Name() != n {
+			t.Errorf("New(%s) = %v, %v", n, p, err)
+		}
+	}
+	if _, err := New("nope", cfg); err == nil {
+		t.Error("unknown policy accepted")
+	}
+	_ = time.Second
+}

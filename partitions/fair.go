@@ -1,0 +1,452 @@
+package partitions
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+func init() {
+	Register("fair", func(cfg Config) (Policy, error) { return NewFair(cfg) })
+}
+
+// Pool is a fair-scheduler pool's configuration.
+type Pool struct {
+	Name       string
+	Weight     float64
+	MinMaps    int
+	MinReduces int
+}
+
+// Fair is Hadoop's Fair Scheduler as users know it (Hadoop 1.x): jobs
+// belong to pools; each slot type's capacity is shared between pools by
+// weighted max-min fairness with minimum shares (water-filling, each pool
+// capped at its demand), and inside a pool between its jobs the same way
+// with job weights (equal, log or linear in the job's task count, times a
+// priority factor 2^priority). A free slot goes first to the pool furthest
+// below its minimum share, otherwise to the pool with the lowest
+// running/fair-share ratio, and inside the pool to the job with the lowest
+// running/fair-share ratio; ties by submission time, then ID.
+//
+// Left out: preemption after a timeout (Hadoop's
+// mapred.fairscheduler.preemption, off by default there too), delay
+// scheduling for locality (the JobTracker still picks a data-local task of
+// the chosen job), and per-pool FIFO mode.
+type Fair struct {
+	pools       map[string]Pool
+	defaultPool string
+	weightMode  string
+	seq         int
+	jobs        map[string]*fairJob
+	buf         offerBuf
+	// the latest computed shares, for Describe
+	lastIDs       []string
+	lastJobShare  [2][]float64
+	lastPoolNames []string
+	lastPoolShare [2][]float64
+}
+
+type fairJob struct {
+	id        string
+	seq       int
+	pool      string
+	submitted time.Time
+	priority  int
+	tasks     int
+}
+
+// NewFair builds the fair scheduler from its configuration keys.
+func NewFair(cfg Config) (*Fair, error) {
+	r := newReader(cfg)
+	f := &Fair{pools: map[string]Pool{}, jobs: map[string]*fairJob{}}
+	f.defaultPool = r.str("scheduler.fair.default-pool")
+	f.weightMode = r.str("scheduler.fair.weight", "equal", "log", "linear")
+	spec := r.raw("scheduler.fair.pools")
+	if r.err != nil {
+		return nil, fmt.Errorf("policy fair: %w", r.err)
+	}
+	pools, err := ParsePools(spec)
+	if err != nil {
+		return nil, fmt.Errorf("policy fair: scheduler.fair.pools=%q: %w", spec, err)
+	}
+	for _, p := range pools {
+		f.pools[p.Name] = p
+	}
+	if f.defaultPool == "" {
+		f.defaultPool = "default"
+	}
+	return f, nil
+}
+
+// ParsePools parses "name:weight:minMaps:minReduces,..." (weight and the
+// minimums may be left out: "etl:2,adhoc").
+func ParsePools(s string) ([]Pool, error) {
+	var out []Pool
+	seen := map[string]bool{}
+	for _, item := range strings.Split(s, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		f := strings.Split(item, ":")
+		if len(f) > 4 || f[0] == "" {
+			return nil, fmt.Errorf("pool %q: want name[:weight[:minMaps[:minReduces]]]", item)
+		}
+		p := Pool{Name: f[0], Weight: 1}
+		if seen[p.Name] {
+			return nil, fmt.Errorf("pool %q named twice", p.Name)
+		}
+		seen[p.Name] = true
+		if len(f) > 1 {
+			w, err := strconv.ParseFloat(f[1], 64)
+			if err != nil || w <= 0 || math.IsInf(w, 0) {
+				return nil, fmt.Errorf("pool %q: weight %q must be a positive number", p.Name, f[1])
+			}
+			p.Weight = w
+		}
+		for i, dst := range []*int{&p.MinMaps, &p.MinReduces} {
+			if len(f) > 2+i {
+				n, err := strconv.Atoi(f[2+i])
+				if err != nil || n < 0 {
+					return nil, fmt.Errorf("pool %q: minimum share %q must be a non-negative integer", p.Name, f[2+i])
+				}
+				*dst = n
+			}
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// Name returns "fair".
+func (*Fair) Name() string { return "fair" }
+
+// Observe records arrivals and departures.
+func (f *Fair) Observe(ev Event) {
+	switch ev.Kind {
+	case JobSubmitted:
+		if ev.Job != nil {
+			f.admit(ev.Job)
+		}
+	case JobFinished:
+		delete(f.jobs, ev.JobID)
+	}
+}
+
+func (f *Fair) admit(v *JobView) *fairJob {
+	if j := f.jobs[v.ID]; j != nil {
+		return j
+	}
+	f.seq++
+	pool := v.Pool
+	if pool == "" {
+		pool = f.defaultPool
+	}
+	j := &fairJob{id: v.ID, seq: f.seq, pool: pool, submitted: v.Submitted, priority: v.Priority, tasks: v.Maps + v.Reduces}
+	f.jobs[v.ID] = j
+	return j
+}
+
+func (f *Fair) pool(name string) Pool {
+	if p, ok := f.pools[name]; ok {
+		return p
+	}
+	return Pool{Name: name, Weight: 1}
+}
+
+func (f *Fair) jobWeight(j *fairJob) float64 {
+	w := 1.0
+	switch f.weightMode {
+	case "log":
+		w = math.Log2(1 + float64(j.tasks))
+	case "linear":
+		w = float64(max(j.tasks, 1))
+	}
+	pr := min(max(j.priority, -2), 2)
+	return w * math.Pow(2, float64(pr))
+}
+
+// entity is a pool or a job in a fair-share computation.
+type entity struct {
+	weight, minShare, demand float64
+	share                    float64
+}
+
+// waterFill gives each entity min(demand, max(minShare, r·weight)) with r
+// chosen so that the shares sum to total (or every demand is met), as
+// Hadoop's fair scheduler computes fair shares. The result is exact: the
+// sum is piecewise linear in r, and r is found between its breakpoints.
+func waterFill(es []entity, total float64) {
+	demand := 0.0
+	for i := range es {
+		es[i].minShare = math.Min(es[i].minShare, es[i].demand)
+		demand += es[i].demand
+	}
+	if demand <= total {
+		for i := range es {
+			es[i].share = es[i].demand
+		}
+		return
+	}
+	at := func(e *entity, r float64) float64 { return math.Min(e.demand, math.Max(e.minShare, r*e.weight)) }
+	used := func(r float64) float64 {
+		s := 0.0
+		for i := range es {
+			s += at(&es[i], r)
+		}
+		return s
+	}
+	bps := make([]float64, 0, 2*len(es)+1)
+	bps = append(bps, 0)
+	for _, e := range es {
+		if e.weight > 0 {
+			bps = append(bps, e.minShare/e.weight, e.demand/e.weight)
+		}
+	}
+	sort.Float64s(bps)
+	// first breakpoint where used >= total
+	i := sort.Search(len(bps), func(i int) bool { return used(bps[i]) >= total })
+	var r float64
+	switch {
+	case i == 0:
+		r = 0
+	case i == len(bps):
+		r = bps[len(bps)-1]
+	default:
+		lo, hi := bps[i-1], bps[i]
+		mid := (lo + hi) / 2
+		var a, b float64 // used(r) = a + b·r on [lo, hi]
+		for _, e := range es {
+			v := mid * e.weight
+			switch {
+			case v <= e.minShare:
+				a += e.minShare
+			case v >= e.demand:
+				a += e.demand
+			default:
+				b += e.weight
+			}
+		}
+		if b > 0 {
+			r = (total - a) / b
+		} else {
+			r = hi
+		}
+	}
+	for i := range es {
+		es[i].share = at(&es[i], r)
+	}
+}
+
+type fairCand struct {
+	job  *fairJob
+	w    *work
+	pool int
+}
+
+// Offer gives each free slot to the neediest pool's neediest job.
+func (f *Fair) Offer(view *ClusterView, offer SlotOffer) Decision {
+	for i := range view.Jobs {
+		if f.jobs[view.Jobs[i].ID] == nil {
+			f.admit(&view.Jobs[i])
+		}
+	}
+	f.buf.load(view, offer.Host, false)
+	// jobs and pools in a deterministic order
+	var cands []fairCand
+	var poolNames []string
+	poolIdx := map[string]int{}
+	for i := range view.Jobs {
+		w := f.buf.at(i)
+		j := f.jobs[w.view.ID]
+		pi, ok := poolIdx[j.pool]
+		if !ok {
+			pi = len(poolNames)
+			poolIdx[j.pool] = pi
+			poolNames = append(poolNames, j.pool)
+		}
+		cands = append(cands, fairCand{job: j, w: w, pool: pi})
+	}
+	var d Decision
+	f.lastIDs = f.lastIDs[:0]
+	for _, c := range cands {
+		f.lastIDs = append(f.lastIDs, c.job.id)
+	}
+	f.lastPoolNames = poolNames
+	for _, t := range []TaskType{Map, Reduce} {
+		n := free(offer, t)
+		jobShare, poolShare := f.shares(cands, poolNames, t, float64(slots(view, t)))
+		f.lastJobShare[t], f.lastPoolShare[t] = jobShare, poolShare
+		for ; n > 0; n-- {
+			best := f.pick(cands, poolNames, jobShare, poolShare, t)
+			if best < 0 {
+				break
+			}
+			f.buf.take(t, cands[best].w, &d, false, 0)
+		}
+	}
+	return d
+}
+
+func demandOf(w *work, t TaskType) float64 {
+	if t == Map {
+		return float64(w.runMaps + w.pendMaps)
+	}
+	d := w.runReds
+	if w.ready {
+		d += w.pendReds
+	}
+	return float64(d)
+}
+
+// shares computes the fair share of each candidate job and each pool.
+func (f *Fair) shares(cands []fairCand, poolNames []string, t TaskType, total float64) (jobShare, poolShare []float64) {
+	pools := make([]entity, len(poolNames))
+	for i, name := range poolNames {
+		p := f.pool(name)
+		pools[i].weight = p.Weight
+		if t == Map {
+			pools[i].minShare = float64(p.MinMaps)
+		} else {
+			pools[i].minShare = float64(p.MinReduces)
+		}
+	}
+	for _, c := range cands {
+		pools[c.pool].demand += demandOf(c.w, t)
+	}
+	waterFill(pools, total)
+	poolShare = make([]float64, len(pools))
+	for i := range pools {
+		poolShare[i] = pools[i].share
+	}
+	jobShare = make([]float64, len(cands))
+	for pi := range pools {
+		var es []entity
+		var idx []int
+		for i, c := range cands {
+			if c.pool == pi {
+				es = append(es, entity{weight: f.jobWeight(c.job), demand: demandOf(c.w, t)})
+				idx = append(idx, i)
+			}
+		}
+		waterFill(es, pools[pi].share)
+		for k, i := range idx {
+			jobShare[i] = es[k].share
+		}
+	}
+	return jobShare, poolShare
+}
+
+func ratio(running int, share float64) float64 {
+	if share <= 0 {
+		return math.Inf(1)
+	}
+	return float64(running) / share
+}
+
+// pick returns the index of the candidate that gets the next slot of type
+// t, or -1.
+func (f *Fair) pick(cands []fairCand, poolNames []string, jobShare, poolShare []float64, t TaskType) int {
+	// pool state
+	type pst struct {
+		running  int
+		eligible bool
+	}
+	ps := make([]pst, len(poolNames))
+	for _, c := range cands {
+		ps[c.pool].running += c.w.running(t)
+		if c.w.eligible(t) {
+			ps[c.pool].eligible = true
+		}
+	}
+	bestPool := -1
+	var bestNeedy bool
+	var bestKey float64
+	for i, name := range poolNames {
+		if !ps[i].eligible {
+			continue
+		}
+		p := f.pool(name)
+		minShare := float64(p.MinMaps)
+		if t == Reduce {
+			minShare = float64(p.MinReduces)
+		}
+		needy := float64(ps[i].running) < minShare
+		key := ratio(ps[i].running, poolShare[i])
+		if needy {
+			key = float64(ps[i].running) / minShare
+		}
+		better := bestPool < 0 ||
+			(needy && !bestNeedy) ||
+			(needy == bestNeedy && (key < bestKey || (key == bestKey && name < poolNames[bestPool])))
+		if better {
+			bestPool, bestNeedy, bestKey = i, needy, key
+		}
+	}
+	if bestPool < 0 {
+		return -1
+	}
+	best := -1
+	var bk float64
+	for i, c := range cands {
+		if c.pool != bestPool || !c.w.eligible(t) {
+			continue
+		}
+		key := ratio(c.w.running(t), jobShare[i])
+		if best < 0 || key < bk || (key == bk && earlier(c.job, cands[best].job)) {
+			best, bk = i, key
+		}
+	}
+	return best
+}
+
+func earlier(a, b *fairJob) bool {
+	if !a.submitted.Equal(b.submitted) {
+		return a.submitted.Before(b.submitted)
+	}
+	return a.seq < b.seq
+}
+
+// Describe returns the pools and the jobs with their latest fair shares.
+func (f *Fair) Describe(now time.Time) PolicyStatus {
+	st := PolicyStatus{Policy: "fair"}
+	names := map[string]bool{f.defaultPool: true}
+	for n := range f.pools {
+		names[n] = true
+	}
+	for _, j := range f.jobs {
+		names[j.pool] = true
+	}
+	sorted := make([]string, 0, len(names))
+	for n := range names {
+		sorted = append(sorted, n)
+	}
+	sort.Strings(sorted)
+	poolShare := map[string][2]float64{}
+	for i, n := range f.lastPoolNames {
+		poolShare[n] = [2]float64{f.lastPoolShare[Map][i], f.lastPoolShare[Reduce][i]}
+	}
+	jobShare := map[string][2]float64{}
+	for i, id := range f.lastIDs {
+		jobShare[id] = [2]float64{f.lastJobShare[Map][i], f.lastJobShare[Reduce][i]}
+	}
+	for _, n := range sorted {
+		p := f.pool(n)
+		s := poolShare[n]
+		st.Pools = append(st.Pools, PoolStatus{Name: n, Weight: p.Weight, MinMaps: p.MinMaps, MinReduces: p.MinReduces,
+			FairShareMaps: s[Map], FairShareReduces: s[Reduce]})
+	}
+	jobs := make([]*fairJob, 0, len(f.jobs))
+	for _, j := range f.jobs {
+		jobs = append(jobs, j)
+	}
+	sort.Slice(jobs, func(a, b int) bool { return earlier(jobs[a], jobs[b]) })
+	for _, j := range jobs {
+		s := jobShare[j.id]
+		st.Jobs = append(st.Jobs, JobStatus{ID: j.id, Pool: j.pool, FairShareMaps: s[Map], FairShareReduces: s[Reduce], Feasible: true})
+	}
+	return st
+}

@@ -1,0 +1,487 @@
+package partitions
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"time"
+)
+
+func init() {
+	Register("tyrex-static", func(cfg Config) (Policy, error) { return newMultiQueue("tyrex-static", cfg) })
+	Register("tyrex-dynamic", func(cfg Config) (Policy, error) { return newMultiQueue("tyrex-dynamic", cfg) })
+	Register("fbq", func(cfg Config) (Policy, error) { return newMultiQueue("fbq", cfg) })
+	Register("sita", func(cfg Config) (Policy, error) { return newMultiQueue("sita", cfg) })
+	Register("comp", func(cfg Config) (Policy, error) { return newMultiQueue("comp", cfg) })
+}
+
+// dispatch says how a job reaches its queue.
+type dispatch int
+
+const (
+	feedback  dispatch = iota // enter queue 1, move on after a service limit
+	bySize                    // SITA: predicted size against cutoffs
+	byCompare                 // COMP: predicted size against recent completions
+)
+
+// MultiQueue implements the multi-queue policies of Ghiț's thesis (chapters
+// 4 and 5): K FIFO queues, either owning partitions of the map and reduce
+// slots (tyrex-static, tyrex-dynamic, sita) or sharing the whole cluster
+// with strict priority between queues (fbq, comp), and jobs reaching a
+// queue by feedback (service limits: StaticTAGS, DynamicTAGS, FBQ) or by
+// dispatch on arrival (SITA, COMP). Moving a job keeps its completed work;
+// running tasks are never killed and finish under the queue they started
+// in. Build it with New.
+type MultiQueue struct {
+	name string
+	k    int
+	// caps are the capacity fractions; nil when queues share the cluster.
+	caps             []float64
+	partitionReduces bool
+	dispatch         dispatch
+	// limits are per-queue service budgets (len k-1) for static feedback.
+	limits       []time.Duration
+	dynamic      bool
+	cv2Threshold float64
+	minSample    int
+	fallback     time.Duration
+	sampleAll    bool
+	arrivalOrder bool
+	// cutoffs are SITA's cumulative size cutoffs (len k-1).
+	cutoffs   []time.Duration
+	predictor string
+	minFit    int
+
+	queues   [][]*mqJob
+	jobs     map[string]*mqJob
+	seq      int
+	attempts map[attemptKey]int
+	running  [2][]int
+	mapSlots int
+	redSlots int
+
+	timers     []time.Duration
+	checks     int
+	migrations int64
+	history    []time.Duration // COMP: sizes of the latest completed jobs
+	fit        logFit
+	buf        offerBuf
+	xs         []float64
+	js         []*mqJob
+	scratch    cutoffScratch
+	move       []*mqJob
+}
+
+type mqJob struct {
+	id        string
+	seq       int
+	arrival   time.Time
+	entered   time.Time
+	queue     int
+	partial   []time.Duration
+	service   time.Duration
+	input     int64
+	estimate  time.Duration
+	predicted time.Duration
+	hint      int
+}
+
+// logFit is a least-squares fit of ln(size) on ln(input bytes).
+type logFit struct {
+	n, sx, sy, sxx, sxy float64
+}
+
+func (f *logFit) add(input int64, size time.Duration) {
+	if input <= 0 || size <= 0 {
+		return
+	}
+	x, y := math.Log(float64(input)), math.Log(size.Seconds())
+	f.n++
+	f.sx += x
+	f.sy += y
+	f.sxx += x * x
+	f.sxy += x * y
+}
+
+func (f *logFit) predict(input int64) (time.Duration, bool) {
+	den := f.n*f.sxx - f.sx*f.sx
+	if f.n < 2 || input <= 0 || math.Abs(den) < 1e-12 {
+		return 0, false
+	}
+	beta := (f.n*f.sxy - f.sx*f.sy) / den
+	alpha := (f.sy - beta*f.sx) / f.n
+	s := math.Exp(alpha + beta*math.Log(float64(input)))
+	if math.IsInf(s, 0) || math.IsNaN(s) || s > 1e12 {
+		return 0, false
+	}
+	return time.Duration(s * float64(time.Second)), true
+}
+
+func newMultiQueue(name string, cfg Config) (*MultiQueue, error) {
+	r := newReader(cfg)
+	p := &MultiQueue{name: name, jobs: map[string]*mqJob{}, attempts: map[attemptKey]int{}}
+	switch name {
+	case "tyrex-static", "tyrex-dynamic":
+		p.caps = r.capacities("scheduler.tyrex.capacities")
+		p.k = len(p.caps)
+		p.partitionReduces = r.boolean("scheduler.tyrex.partition-reduces")
+		p.arrivalOrder = r.str("scheduler.tyrex.migrated-order", "tail", "arrival") == "arrival"
+		if name == "tyrex-static" {
+			cum := r.str("scheduler.tyrex.limits-mode", "cumulative", "per-queue") == "cumulative"
+			p.limits = budgets(r.limits("scheduler.tyrex.timers", p.k-1, cum), cum)
+		} else {
+			p.dynamic = true
+			p.cv2Threshold = r.float("scheduler.tyrex.cv2-threshold", 0)
+			p.minSample = r.integer("scheduler.tyrex.min-sample", 2)
+			p.fallback = r.duration("scheduler.tyrex.fallback-timer")
+			p.sampleAll = r.str("scheduler.tyrex.dynamic-sample", "positive", "all") == "all"
+		}
+	case "fbq":
+		cum := r.str("scheduler.fbq.limits-mode", "cumulative", "per-queue") == "cumulative"
+		ls := r.limits("scheduler.fbq.limits", -1, cum)
+		if r.err == nil && len(ls) == 0 {
+			r.fail("scheduler.fbq.limits", r.raw("scheduler.fbq.limits"), "needs at least one limit", nil)
+		}
+		p.limits = budgets(ls, cum)
+		p.k = len(ls) + 1
+	case "sita":
+		p.caps = r.capacities("scheduler.sita.capacities")
+		p.k = len(p.caps)
+		p.partitionReduces = true
+		p.dispatch = bySize
+		p.cutoffs = r.limits("scheduler.sita.cutoffs", p.k-1, true)
+		p.predictor = r.str("scheduler.sita.predictor", "regression", "oracle")
+		p.minFit = r.integer("scheduler.sita.min-fit", 2)
+	case "comp":
+		p.k = r.integer("scheduler.comp.queues", 2)
+		p.dispatch = byCompare
+		p.predictor = r.str("scheduler.comp.predictor", "regression", "oracle")
+		p.minFit = 2
+	default:
+		return nil, fmt.Errorf("multi-queue policy %q does not exist", name)
+	}
+	if r.err != nil {
+		return nil, fmt.Errorf("policy %s: %w", name, r.err)
+	}
+	p.queues = make([][]*mqJob, p.k)
+	p.running[Map] = make([]int, p.k)
+	p.running[Reduce] = make([]int, p.k)
+	p.timers = make([]time.Duration, max(p.k-1, 0))
+	for i := range p.timers {
+		if p.dynamic {
+			p.timers[i] = -1
+		} else if i < len(p.limits) {
+			p.timers[i] = p.limits[i]
+		}
+	}
+	return p, nil
+}
+
+// budgets turns configured limits into per-queue budgets.
+func budgets(ls []time.Duration, cumulative bool) []time.Duration {
+	out := make([]time.Duration, len(ls))
+	for i, l := range ls {
+		out[i] = l
+		if cumulative && i > 0 {
+			out[i] = l - ls[i-1]
+		}
+	}
+	return out
+}
+
+// Name returns the policy's configuration name.
+func (p *MultiQueue) Name() string { return p.name }
+
+// Queues returns the number of queues K.
+func (p *MultiQueue) Queues() int { return p.k }
+
+// Observe updates the queues: arrivals, task accounting, migrations.
+func (p *MultiQueue) Observe(ev Event) {
+	switch ev.Kind {
+	case JobSubmitted:
+		if ev.Job != nil {
+			p.admit(ev.Job, ev.Time)
+		}
+	case JobFinished:
+		j := p.jobs[ev.JobID]
+		if j == nil {
+			return
+		}
+		if p.dispatch != feedback {
+			p.fit.add(j.input, j.service)
+			if p.k > 1 {
+				p.history = append(p.history, j.service)
+				if len(p.history) > p.k-1 {
+					p.history = p.history[len(p.history)-(p.k-1):]
+				}
+			}
+		}
+		p.removeFromQueue(j)
+		delete(p.jobs, ev.JobID)
+		for key, q := range p.attempts {
+			if key.job == ev.JobID {
+				p.running[key.typ][q]--
+				delete(p.attempts, key)
+			}
+		}
+	case TaskStarted:
+		j := p.jobs[ev.JobID]
+		if j == nil {
+			return
+		}
+		key := keyOf(ev)
+		if _, dup := p.attempts[key]; dup {
+			return
+		}
+		p.attempts[key] = j.queue
+		p.running[ev.Type][j.queue]++
+	case TaskFinished, TaskFailed:
+		key := keyOf(ev)
+		q, ok := p.attempts[key]
+		if ok {
+			delete(p.attempts, key)
+			p.running[ev.Type][q]--
+		}
+		if ev.Kind == TaskFailed {
+			return
+		}
+		j := p.jobs[ev.JobID]
+		if j == nil {
+			return
+		}
+		if !ok {
+			q = j.queue
+		}
+		j.partial[q] += ev.Duration
+		j.service += ev.Duration
+		switch {
+		case p.dynamic:
+			for k := 0; k < p.k-1; k++ {
+				p.dynamicMigrate(k, ev.Time)
+			}
+		case p.dispatch == feedback:
+			if k := j.queue; k < p.k-1 && j.partial[k] > p.limits[k] {
+				p.migrate(j, ev.Time)
+			}
+		}
+	}
+}
+
+func (p *MultiQueue) admit(v *JobView, now time.Time) *mqJob {
+	if j := p.jobs[v.ID]; j != nil {
+		return j
+	}
+	p.seq++
+	j := &mqJob{id: v.ID, seq: p.seq, arrival: v.Submitted, entered: now, partial: make([]time.Duration, p.k),
+		input: v.InputBytes, estimate: v.EstimatedSize}
+	if j.arrival.IsZero() {
+		j.arrival = now
+	}
+	switch p.dispatch {
+	case bySize:
+		j.predicted = p.predict(j)
+		for j.queue < p.k-1 && j.predicted > p.cutoffs[j.queue] {
+			j.queue++
+		}
+	case byCompare:
+		j.predicted = p.predict(j)
+		for _, h := range p.history {
+			if j.predicted > h {
+				j.queue++
+			}
+		}
+	}
+	p.jobs[v.ID] = j
+	p.enqueue(j)
+	return j
+}
+
+func (p *MultiQueue) predict(j *mqJob) time.Duration {
+	if p.predictor == "regression" && p.fit.n >= float64(p.minFit) {
+		if s, ok := p.fit.predict(j.input); ok {
+			return s
+		}
+	}
+	return j.estimate
+}
+
+// enqueue puts j at its place in its queue: the tail, or by arrival.
+func (p *MultiQueue) enqueue(j *mqJob) {
+	q := p.queues[j.queue]
+	if !p.arrivalOrder {
+		p.queues[j.queue] = append(q, j)
+		return
+	}
+	i := sort.Search(len(q), func(i int) bool {
+		return q[i].arrival.After(j.arrival) || (q[i].arrival.Equal(j.arrival) && q[i].seq > j.seq)
+	})
+	p.queues[j.queue] = slices.Insert(q, i, j)
+}
+
+func (p *MultiQueue) removeFromQueue(j *mqJob) {
+	q := p.queues[j.queue]
+	for i, x := range q {
+		if x == j {
+			p.queues[j.queue] = slices.Delete(q, i, i+1)
+			return
+		}
+	}
+}
+
+func (p *MultiQueue) migrate(j *mqJob, now time.Time) {
+	p.removeFromQueue(j)
+	j.queue++
+	j.entered = now
+	p.enqueue(j)
+	p.migrations++
+}
+
+// dynamicMigrate applies the DynamicTAGS rule to queue k.
+func (p *MultiQueue) dynamicMigrate(k int, now time.Time) {
+	p.xs, p.js = p.xs[:0], p.js[:0]
+	for _, j := range p.queues[k] {
+		if j.partial[k] > 0 || p.sampleAll {
+			p.xs = append(p.xs, j.partial[k].Seconds())
+			p.js = append(p.js, j)
+		}
+	}
+	cut := math.Inf(1)
+	p.timers[k] = -1
+	if len(p.xs) >= p.minSample && CV2(p.xs) > p.cv2Threshold {
+		if c, ok := p.scratch.optimalCutoff(p.xs); ok {
+			cut = c
+			p.timers[k] = max(time.Duration(c*float64(time.Second)), 0)
+			p.checks++
+		}
+	}
+	if math.IsInf(cut, 1) && p.fallback <= 0 {
+		return
+	}
+	p.move = p.move[:0]
+	for _, j := range p.queues[k] {
+		if (j.partial[k] > 0 && j.partial[k].Seconds() > cut) || (p.fallback > 0 && j.partial[k] > p.fallback) {
+			p.move = append(p.move, j)
+		}
+	}
+	for _, j := range p.move {
+		p.migrate(j, now)
+	}
+}
+
+// capsFor returns the slot cap of each queue for a type, nil when queues
+// share the cluster.
+func (p *MultiQueue) capsFor(t TaskType, total int, out []int) []int {
+	if p.caps == nil || (t == Reduce && !p.partitionReduces) {
+		return nil
+	}
+	return partitionCaps(p.caps, total, out)
+}
+
+// partitionCaps splits total slots by the fractions cs: round(C_k·S) but at
+// least 1 for every partition but the last, which gets the rest.
+func partitionCaps(cs []float64, total int, out []int) []int {
+	out = out[:0]
+	sum := 0
+	for k, c := range cs {
+		if k == len(cs)-1 {
+			out = append(out, max(total-sum, 0))
+			break
+		}
+		n := max(int(math.Round(c*float64(total))), 1)
+		n = min(n, max(total-sum, 0))
+		out = append(out, n)
+		sum += n
+	}
+	return out
+}
+
+// Offer fills the free slots: queues in order, FIFO inside each, within
+// each partition's cap where queues own partitions.
+func (p *MultiQueue) Offer(view *ClusterView, offer SlotOffer) Decision {
+	p.mapSlots, p.redSlots = view.MapSlots, view.ReduceSlots
+	if len(view.Jobs) > len(p.jobs) {
+		// jobs the policy was not told of (for example after a restart)
+		for i := range view.Jobs {
+			if p.jobs[view.Jobs[i].ID] == nil {
+				p.admit(&view.Jobs[i], view.Now)
+			}
+		}
+	}
+	p.buf.load(view, offer.Host, false)
+	var d Decision
+	var capBuf [8]int
+	for _, t := range []TaskType{Map, Reduce} {
+		n := free(offer, t)
+		if n <= 0 {
+			continue
+		}
+		caps := p.capsFor(t, slots(view, t), capBuf[:0])
+		used := make([]int, p.k)
+		for n > 0 {
+			assigned := false
+			for k := 0; k < p.k && !assigned; k++ {
+				if caps != nil && p.running[t][k]+used[k] >= caps[k] {
+					continue
+				}
+				for _, j := range p.queues[k] {
+					w := p.buf.getHinted(j.id, &j.hint)
+					if w == nil || !w.eligible(t) {
+						continue
+					}
+					p.buf.take(t, w, &d, false, k)
+					used[k]++
+					assigned = true
+					break
+				}
+			}
+			if !assigned {
+				break
+			}
+			n--
+		}
+	}
+	return d
+}
+
+// Timers returns the timer of each queue but the last (see TimerSource).
+func (p *MultiQueue) Timers() []time.Duration { return p.timers }
+
+// TimerChecks counts the dynamic timers computed so far.
+func (p *MultiQueue) TimerChecks() int { return p.checks }
+
+// QueueOf returns the queue (0-based) of a job, and whether it is known.
+func (p *MultiQueue) QueueOf(jobID string) (int, bool) {
+	j := p.jobs[jobID]
+	if j == nil {
+		return 0, false
+	}
+	return j.queue, true
+}
+
+// Describe returns the queues, their caps, timers and jobs.
+func (p *MultiQueue) Describe(now time.Time) PolicyStatus {
+	st := PolicyStatus{Policy: p.name, Counters: map[string]int64{"migrations": p.migrations}}
+	mc := p.capsFor(Map, p.mapSlots, nil)
+	rc := p.capsFor(Reduce, p.redSlots, nil)
+	for k := 0; k < p.k; k++ {
+		ps := PartitionStatus{Index: k, RunningMaps: p.running[Map][k], RunningReduces: p.running[Reduce][k], Jobs: len(p.queues[k])}
+		if p.caps != nil {
+			ps.Capacity = p.caps[k]
+		}
+		if mc != nil {
+			ps.MapSlots = mc[k]
+		}
+		if rc != nil {
+			ps.ReduceSlots = rc[k]
+		}
+		if k < len(p.timers) && p.timers[k] > 0 {
+			ps.Timer = p.timers[k]
+		}
+		st.Partitions = append(st.Partitions, ps)
+		for _, j := range p.queues[k] {
+			st.Jobs = append(st.Jobs, JobStatus{ID: j.id, Queue: k, PartialSize: j.partial[k], Service: j.service, Feasible: true})
+		}
+	}
+	return st
+}

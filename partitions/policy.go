@@ -1,0 +1,203 @@
+// Package partitions holds every scheduling policy of the runtime as pure
+// code: a policy is fed with events and asked for decisions, and is given
+// the time as an argument. It never reads a clock, starts a goroutine or
+// does I/O, so the JobTracker and the simulator in package sim drive the
+// very same code.
+package partitions
+
+import (
+	"fmt"
+	"sort"
+	"time"
+)
+
+// TaskType is a map or a reduce.
+type TaskType int
+
+// Task types.
+const (
+	Map TaskType = iota
+	Reduce
+)
+
+// String returns "map" or "reduce".
+func (t TaskType) String() string {
+	if t == Map {
+		return "map"
+	}
+	return "reduce"
+}
+
+// JobView is the scheduler's view of one running job.
+type JobView struct {
+	ID        string
+	Name      string
+	Pool      string
+	Priority  int
+	Submitted time.Time
+	// Deadline is the absolute deadline; zero means none.
+	Deadline time.Time
+
+	Maps, Reduces                                   int
+	PendingMaps, RunningMaps, FinishedMaps          int
+	PendingReduces, RunningReduces, FinishedReduces int
+	// ReducesReady is true once enough maps have finished for reduces to
+	// start (mapreduce.job.reduce.slowstart.completedmaps).
+	ReducesReady bool
+	// LocalPendingMaps counts, per host, pending maps whose input has a
+	// replica on that host.
+	LocalPendingMaps map[string]int
+
+	// InputBytes is the job's total input size; SITA and COMP predict a
+	// job's size from it. Zero means unknown.
+	InputBytes int64
+	// EstimatedSize is a prediction of the job's total task time (the sum
+	// of its task runtimes, in slot-time), for example from its profile;
+	// zero means unknown. The "oracle" size predictor of SITA and COMP
+	// uses it.
+	EstimatedSize time.Duration
+	// Profile holds the task durations of earlier completed runs of a job
+	// with the same Name; nil when there is none. Deadline policies use it.
+	Profile *Profile
+}
+
+// ClusterView is the whole cluster as a policy sees it at one instant.
+type ClusterView struct {
+	Now time.Time
+	// Jobs are the running jobs in submission order.
+	Jobs []JobView
+	// Trackers, MapSlots and ReduceSlots describe the live cluster.
+	Trackers, MapSlots, ReduceSlots int
+}
+
+// SlotOffer is a tracker with free slots asking for work.
+type SlotOffer struct {
+	Tracker     string
+	Host        string
+	FreeMaps    int
+	FreeReduces int
+}
+
+// Assignment gives one free slot of the offering tracker to a job.
+type Assignment struct {
+	JobID string
+	Type  TaskType
+	// Local is set when the policy chose the job for a data-local map.
+	Local bool
+	// Spare is set when the slot is lent beyond the job's minimum quota
+	// (MinEDF-WC); such tasks may later be preempted. For accounting.
+	Spare bool
+	// Queue is the partition or queue index (0-based) the task is launched
+	// under, for policies that have them; 0 otherwise. For accounting.
+	Queue int
+}
+
+// Preemption asks the JobTracker to kill Count running tasks of a type of a
+// job (the most recently started first) to free slots for others.
+type Preemption struct {
+	JobID string
+	Type  TaskType
+	Count int
+}
+
+// Decision is a policy's answer to a slot offer.
+type Decision struct {
+	Assign  []Assignment
+	Preempt []Preemption
+}
+
+// EventKind names what happened.
+type EventKind int
+
+// Events a policy is told about.
+const (
+	JobSubmitted EventKind = iota
+	JobFinished            // succeeded, failed or killed
+	TaskStarted
+	TaskFinished // succeeded
+	TaskFailed   // failed or killed; the task is pending again
+	SpillReported
+)
+
+// Event is something that happened in the cluster, at Time.
+type Event struct {
+	Time  time.Time
+	Kind  EventKind
+	JobID string
+	Type  TaskType
+	Task  int
+	// Attempt tells concurrent attempts of the same task apart (0 for the
+	// first). Policies key their per-attempt records by (JobID, Type, Task,
+	// Attempt).
+	Attempt int
+	// Duration is a finished task's running time.
+	Duration time.Duration
+	// Job is set on JobSubmitted.
+	Job *JobView
+}
+
+// Policy is a scheduling policy.
+//
+// Driving contract (the JobTracker and package sim both follow it):
+//   - every event is passed to Observe in time order, JobSubmitted before
+//     any other event of the job and JobFinished last;
+//   - for each Assignment of a Decision that the driver carries out, it
+//     reports TaskStarted (with the same JobID and Type) before it calls
+//     Offer again; assignments it does not carry out are simply dropped;
+//   - for each Preemption it kills the newest running attempts of that type
+//     of the job and reports them as TaskFailed;
+//   - after a JobSubmitted it calls Offer at least once, even with no free
+//     slot (a heartbeat of a full tracker does), so that a policy can
+//     answer an arrival with preemptions;
+//   - the view passed to Offer is read-only for the policy and is not
+//     retained after Offer returns.
+type Policy interface {
+	// Name is the policy's configuration name, e.g. "fifo".
+	Name() string
+	// Observe is told of every event, in time order.
+	Observe(ev Event)
+	// Offer asks which jobs get the free slots of a tracker. The policy
+	// must not assign more slots than offered, nor more tasks of a job
+	// than it has pending.
+	Offer(view *ClusterView, offer SlotOffer) Decision
+}
+
+// Factory builds a policy from its configuration.
+type Factory func(cfg Config) (Policy, error)
+
+// Config gives a policy its parameters by configuration key.
+type Config interface {
+	String(key string) string
+	Int(key string) int
+	Float(key string) float64
+	Duration(key string) time.Duration
+}
+
+var factories = map[string]Factory{}
+
+// Register adds a policy factory under name; it panics on a duplicate.
+func Register(name string, f Factory) {
+	if _, dup := factories[name]; dup {
+		panic("partitions: policy registered twice: " + name)
+	}
+	factories[name] = f
+}
+
+// New builds the policy called name.
+func New(name string, cfg Config) (Policy, error) {
+	f, ok := factories[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown scheduler policy %q (known: %v)", name, Names())
+	}
+	return f(cfg)
+}
+
+// Names lists the registered policies.
+func Names() []string {
+	out := make([]string, 0, len(factories))
+	for n := range factories {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}

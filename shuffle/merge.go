@@ -1,0 +1,533 @@
+package shuffle
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"slices"
+	"sync"
+
+	"gomr/mr"
+	"gomr/spill"
+)
+
+// MergeOptions configure a MergeManager.
+type MergeOptions struct {
+	// Dir is the scratch directory for on-disk runs; it must exist.
+	Dir string
+	// MemoryBytes is the shuffle buffer: reduce memory times
+	// mapreduce.reduce.shuffle.input.buffer.percent. Required > 0.
+	MemoryBytes int64
+	// SegmentLimit is the largest segment kept in memory: MemoryBytes times
+	// mapreduce.reduce.shuffle.memory.limit.percent; in (0, MemoryBytes].
+	SegmentLimit int64
+	// MergePercent is the share of MemoryBytes whose use (by segments not
+	// already being merged) starts merging memory into one disk run
+	// (mapreduce.reduce.shuffle.merge.percent); in (0, 1].
+	MergePercent float64
+	// Factor is the most runs merged at once (mapreduce.task.io.sort.factor);
+	// at least 2.
+	Factor int
+	// Compare orders keys; nil means bytes.Compare.
+	Compare mr.Comparator
+	// BlockSize is the target uncompressed block size of disk runs; 0 means
+	// the spill package's default.
+	BlockSize int
+	// Counters receives SPILLED_RECORDS (records written to disk runs by
+	// merges) and MERGED_MAP_OUTPUTS (segments added) in group
+	// mr.TaskCounterGroup. May be nil.
+	Counters *mr.Counters
+}
+
+// MergeManager is the reduce side's merge of fetched segments. Memory is
+// accounted by segment Length, the compressed bytes it holds (segments are
+// kept compressed and decompressed block by block while merging). Merges run
+// in background goroutines; Add blocks while the memory budget is full.
+type MergeManager struct {
+	opts      MergeOptions
+	cmp       mr.Comparator
+	threshold int64
+	ctx       context.Context // cancelled by Close
+	cancel    context.CancelFunc
+
+	spilled, merged *mr.Counter
+
+	mu         sync.Mutex
+	cond       *sync.Cond
+	mem        []memSegment // in memory, not being merged
+	memUsed    int64        // bytes of all in-memory segments, incl. those being merged
+	memMerging int64        // bytes of in-memory segments being merged
+	runs       []diskRun    // on disk, not being merged
+	active     int          // merges and disk writes in progress
+	err        error        // first failure; every later call returns it
+	finished   bool
+	closed     bool
+	files      map[string]struct{} // scratch files that exist
+	open       []func()            // closes the readers of the final merge
+	finalRuns  int                 // disk runs read by the final merge (for tests)
+}
+
+type memSegment struct {
+	data []byte
+	info spill.SegmentInfo
+}
+
+type diskRun struct {
+	path string
+	info spill.SegmentInfo
+}
+
+// NewMergeManager checks opts and returns an empty merge manager.
+func NewMergeManager(opts MergeOptions) (*MergeManager, error) {
+	st, err := os.Stat(opts.Dir)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("merge manager: scratch directory: %w", err)
+	case !st.IsDir():
+		return nil, fmt.Errorf("merge manager: scratch directory %s is not a directory", opts.Dir)
+	case opts.MemoryBytes <= 0:
+		return nil, fmt.Errorf("merge manager: MemoryBytes=%d, must be positive", opts.MemoryBytes)
+	case opts.SegmentLimit <= 0 || opts.SegmentLimit > opts.MemoryBytes:
+		return nil, fmt.Errorf("merge manager: SegmentLimit=%d, must be in (0, MemoryBytes=%d]", opts.SegmentLimit, opts.MemoryBytes)
+	case !(opts.MergePercent > 0 && opts.MergePercent <= 1):
+		return nil, fmt.Errorf("merge manager: MergePercent=%v, must be in (0, 1]", opts.MergePercent)
+	case opts.Factor < 2:
+		return nil, fmt.Errorf("merge manager: Factor=%d, must be at least 2", opts.Factor)
+	case opts.BlockSize < 0:
+		return nil, fmt.Errorf("merge manager: BlockSize=%d is negative", opts.BlockSize)
+	}
+	counters := opts.Counters
+	if counters == nil {
+		counters = mr.NewCounters()
+	}
+	m := &MergeManager{
+		opts:      opts,
+		cmp:       opts.Compare,
+		threshold: max(int64(float64(opts.MemoryBytes)*opts.MergePercent), 1),
+		spilled:   counters.Get(mr.TaskCounterGroup, mr.SpilledRecords),
+		merged:    counters.Get(mr.TaskCounterGroup, mr.MergedMapOutputs),
+		files:     map[string]struct{}{},
+	}
+	if m.cmp == nil {
+		m.cmp = bytes.Compare
+	}
+	m.cond = sync.NewCond(&m.mu)
+	m.ctx, m.cancel = context.WithCancel(context.Background())
+	return m, nil
+}
+
+// usableLocked returns why the manager takes no more segments, if so.
+func (m *MergeManager) usableLocked() error {
+	switch {
+	case m.err != nil:
+		return m.err
+	case m.closed:
+		return errors.New("merge manager is closed")
+	case m.finished:
+		return errors.New("merge manager: segment added after Finish")
+	}
+	return nil
+}
+
+func (m *MergeManager) failLocked(err error) {
+	if m.err == nil {
+		m.err = err
+	}
+	m.cond.Broadcast()
+}
+
+// Add takes one verified segment: its on-disk (framed, compressed) bytes
+// and its description. The manager keeps data, so the caller must not
+// change it afterwards. Segments with no records are counted and dropped;
+// segments over SegmentLimit are written straight to a disk run; the rest
+// are kept in memory, waiting while the memory budget is full. When the
+// in-memory segments not yet being merged reach MergePercent of
+// MemoryBytes, they are merged into one disk run in the background; when
+// 2*Factor-1 disk runs wait, the Factor smallest are merged into one in the
+// background. Add is safe for concurrent use; it returns the error of a
+// failed background merge, if any.
+func (m *MergeManager) Add(data []byte, seg spill.SegmentInfo) error {
+	if int64(len(data)) != seg.Length {
+		return fmt.Errorf("merge manager: segment of %d bytes described as %d bytes", len(data), seg.Length)
+	}
+	seg.Offset = 0
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.usableLocked(); err != nil {
+		return err
+	}
+	m.merged.Increment()
+	if seg.Records == 0 {
+		return nil
+	}
+	if seg.Length > m.opts.SegmentLimit {
+		m.active++
+		m.mu.Unlock()
+		run, err := m.writeRun(data, seg)
+		m.mu.Lock()
+		m.active--
+		if err != nil {
+			m.failLocked(err)
+			return err
+		}
+		m.runs = append(m.runs, run)
+		m.maybeMergeRunsLocked()
+		m.cond.Broadcast()
+		return nil
+	}
+	for m.memUsed+seg.Length > m.opts.MemoryBytes {
+		if err := m.usableLocked(); err != nil {
+			return err
+		}
+		if m.memMerging == 0 && len(m.mem) > 0 {
+			m.mergeMemoryLocked()
+			continue
+		}
+		m.cond.Wait()
+	}
+	m.mem = append(m.mem, memSegment{data: data, info: seg})
+	m.memUsed += seg.Length
+	if m.memUsed-m.memMerging >= m.threshold {
+		m.mergeMemoryLocked()
+	}
+	return nil
+}
+
+// mergeMemoryLocked starts merging every in-memory segment not already
+// being merged into one disk run.
+func (m *MergeManager) mergeMemoryLocked() {
+	batch := m.mem
+	m.mem = nil
+	var size, records int64
+	for _, s := range batch {
+		size += s.info.Length
+		records += s.info.Records
+	}
+	m.memMerging += size
+	m.active++
+	go func() {
+		its := make([]spill.Iterator, len(batch))
+		for i, s := range batch {
+			its[i] = spill.NewSegmentReader(bytes.NewReader(s.data), s.info)
+		}
+		run, err := m.mergeToRun(m.ctx, its, records)
+		for _, it := range its {
+			closeIterator(it)
+		}
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		m.active--
+		m.memMerging -= size
+		m.memUsed -= size
+		if err != nil {
+			m.failLocked(fmt.Errorf("merge %d in-memory segments to disk: %w", len(batch), err))
+			return
+		}
+		m.runs = append(m.runs, run)
+		m.maybeMergeRunsLocked()
+		m.cond.Broadcast()
+	}()
+}
+
+// maybeMergeRunsLocked starts merging the Factor smallest disk runs into
+// one for as long as 2*Factor-1 runs wait.
+func (m *MergeManager) maybeMergeRunsLocked() {
+	f := m.opts.Factor
+	for m.err == nil && !m.closed && len(m.runs) >= 2*f-1 {
+		sortRuns(m.runs)
+		pick := slices.Clone(m.runs[:f])
+		m.runs = slices.Delete(m.runs, 0, f)
+		m.active++
+		go func() {
+			run, err := m.mergeRuns(m.ctx, pick)
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			m.active--
+			if err != nil {
+				m.failLocked(err)
+				return
+			}
+			m.runs = append(m.runs, run)
+			m.maybeMergeRunsLocked()
+			m.cond.Broadcast()
+		}()
+	}
+}
+
+// sortRuns orders runs by size, smallest first (by path on ties, so that
+// the order is the same every time).
+func sortRuns(runs []diskRun) {
+	slices.SortFunc(runs, func(a, b diskRun) int {
+		if a.info.Length != b.info.Length {
+			if a.info.Length < b.info.Length {
+				return -1
+			}
+			return 1
+		}
+		if a.path < b.path {
+			return -1
+		}
+		if a.path > b.path {
+			return 1
+		}
+		return 0
+	})
+}
+
+// createRun creates a scratch file and remembers it for Close.
+func (m *MergeManager) createRun() (*os.File, error) {
+	f, err := os.CreateTemp(m.opts.Dir, "merge-*.run")
+	if err != nil {
+		return nil, fmt.Errorf("create merge run in %s: %w", m.opts.Dir, err)
+	}
+	m.mu.Lock()
+	m.files[f.Name()] = struct{}{}
+	m.mu.Unlock()
+	return f, nil
+}
+
+// removeRun deletes a scratch file.
+func (m *MergeManager) removeRun(path string) error {
+	m.mu.Lock()
+	delete(m.files, path)
+	m.mu.Unlock()
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove merge run: %w", err)
+	}
+	return nil
+}
+
+// writeRun stores a segment's bytes as they are in a disk run.
+func (m *MergeManager) writeRun(data []byte, seg spill.SegmentInfo) (diskRun, error) {
+	f, err := m.createRun()
+	if err != nil {
+		return diskRun{}, err
+	}
+	_, werr := f.Write(data)
+	cerr := f.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		_ = m.removeRun(f.Name())
+		return diskRun{}, fmt.Errorf("write segment of %d bytes to %s: %w", len(data), f.Name(), err)
+	}
+	return diskRun{path: f.Name(), info: seg}, nil
+}
+
+// mergeToRun merges its into a new disk run, which must hold wantRecords
+// records.
+func (m *MergeManager) mergeToRun(ctx context.Context, its []spill.Iterator, wantRecords int64) (diskRun, error) {
+	f, err := m.createRun()
+	if err != nil {
+		return diskRun{}, err
+	}
+	path := f.Name()
+	fail := func(err error) (diskRun, error) {
+		f.Close()
+		_ = m.removeRun(path)
+		return diskRun{}, err
+	}
+	bw := bufio.NewWriterSize(f, 256<<10)
+	sw := spill.NewSegmentWriter(bw, m.opts.BlockSize)
+	it := spill.Merge(m.cmp, its)
+	for n := 0; it.Next(); n++ {
+		if n&1023 == 0 && ctx.Err() != nil {
+			return fail(fmt.Errorf("merge into %s: %w", path, ctx.Err()))
+		}
+		if err := sw.Write(it.Key(), it.Value()); err != nil {
+			return fail(fmt.Errorf("write merge run %s: %w", path, err))
+		}
+	}
+	if err := it.Err(); err != nil {
+		return fail(fmt.Errorf("merge into %s: %w", path, err))
+	}
+	info, err := sw.Close()
+	if err != nil {
+		return fail(fmt.Errorf("write merge run %s: %w", path, err))
+	}
+	if err := bw.Flush(); err != nil {
+		return fail(fmt.Errorf("write merge run %s: %w", path, err))
+	}
+	if err := f.Close(); err != nil {
+		_ = m.removeRun(path)
+		return diskRun{}, fmt.Errorf("write merge run %s: %w", path, err)
+	}
+	if info.Records != wantRecords {
+		_ = m.removeRun(path)
+		return diskRun{}, fmt.Errorf("merge run %s has %d records, its inputs %d", path, info.Records, wantRecords)
+	}
+	m.spilled.Add(info.Records)
+	return diskRun{path: path, info: info}, nil
+}
+
+// openRun returns an iterator over a disk run and a function closing it.
+func openRun(run diskRun) (spill.Iterator, func(), error) {
+	f, err := os.Open(run.path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open merge run: %w", err)
+	}
+	it := spill.NewSegmentReader(bufio.NewReaderSize(f, 64<<10), run.info)
+	return it, func() { closeIterator(it); f.Close() }, nil
+}
+
+// mergeRuns merges disk runs into one and removes them.
+func (m *MergeManager) mergeRuns(ctx context.Context, runs []diskRun) (diskRun, error) {
+	its := make([]spill.Iterator, 0, len(runs))
+	closers := make([]func(), 0, len(runs))
+	defer func() {
+		for _, c := range closers {
+			c()
+		}
+	}()
+	var records int64
+	for _, r := range runs {
+		it, c, err := openRun(r)
+		if err != nil {
+			return diskRun{}, fmt.Errorf("merge %d disk runs: %w", len(runs), err)
+		}
+		its = append(its, it)
+		closers = append(closers, c)
+		records += r.info.Records
+	}
+	out, err := m.mergeToRun(ctx, its, records)
+	if err != nil {
+		return diskRun{}, fmt.Errorf("merge %d disk runs: %w", len(runs), err)
+	}
+	for _, c := range closers {
+		c()
+	}
+	closers = nil
+	for _, r := range runs {
+		if err := m.removeRun(r.path); err != nil {
+			return diskRun{}, err
+		}
+	}
+	return out, nil
+}
+
+// closeIterator releases an iterator's buffers if it can.
+func closeIterator(it spill.Iterator) {
+	switch c := it.(type) {
+	case interface{ Close() error }:
+		_ = c.Close()
+	case interface{ Close() }:
+		c.Close()
+	}
+}
+
+// Finish waits for background merges and returns one sorted stream over
+// every record added. If more than Factor disk runs are left, it first
+// merges the smallest of them, in passes of at most Factor, until Factor
+// remain, so that the final merge reads at most Factor disk runs plus the
+// in-memory segments. Equal keys come from disk runs before in-memory
+// segments. The stream's files stay open until Close. No segment can be
+// added after Finish.
+func (m *MergeManager) Finish(ctx context.Context) (spill.Iterator, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stopOnClose := context.AfterFunc(m.ctx, cancel)
+	defer stopOnClose()
+
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil, errors.New("merge manager: Finish after Close")
+	}
+	if m.finished {
+		m.mu.Unlock()
+		return nil, errors.New("merge manager: Finish called twice")
+	}
+	m.finished = true
+	wake := context.AfterFunc(ctx, func() {
+		m.mu.Lock()
+		m.cond.Broadcast()
+		m.mu.Unlock()
+	})
+	for m.active > 0 && m.err == nil && ctx.Err() == nil {
+		m.cond.Wait()
+	}
+	wake()
+	if m.err != nil {
+		defer m.mu.Unlock()
+		return nil, m.err
+	}
+	if err := ctx.Err(); err != nil {
+		m.mu.Unlock()
+		return nil, fmt.Errorf("merge manager: finish: %w", err)
+	}
+	runs, mem := m.runs, m.mem
+	m.runs, m.mem = nil, nil
+	m.active++ // so that Close waits for the passes below
+	m.mu.Unlock()
+	defer func() {
+		m.mu.Lock()
+		m.active--
+		m.cond.Broadcast()
+		m.mu.Unlock()
+	}()
+
+	for f := m.opts.Factor; len(runs) > f; {
+		sortRuns(runs)
+		n := min(f, len(runs)-f+1)
+		run, err := m.mergeRuns(ctx, runs[:n])
+		if err != nil {
+			return nil, fmt.Errorf("merge manager: finish: %w", err)
+		}
+		runs = append(slices.Clone(runs[n:]), run)
+	}
+	its := make([]spill.Iterator, 0, len(runs)+len(mem))
+	var closers []func()
+	for _, r := range runs {
+		it, c, err := openRun(r)
+		if err != nil {
+			for _, c := range closers {
+				c()
+			}
+			return nil, fmt.Errorf("merge manager: finish: %w", err)
+		}
+		its = append(its, it)
+		closers = append(closers, c)
+	}
+	for _, s := range mem {
+		it := spill.NewSegmentReader(bytes.NewReader(s.data), s.info)
+		its = append(its, it)
+		closers = append(closers, func() { closeIterator(it) })
+	}
+	m.mu.Lock()
+	m.open = append(m.open, closers...)
+	m.finalRuns = len(runs)
+	m.mu.Unlock()
+	return spill.Merge(m.cmp, its), nil
+}
+
+// Close stops background merges, closes the final stream's files and
+// removes every scratch file the manager made. It may be called at any
+// time, also without Finish, and more than once.
+func (m *MergeManager) Close() error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil
+	}
+	m.closed = true
+	m.cancel()
+	m.cond.Broadcast()
+	for m.active > 0 {
+		m.cond.Wait()
+	}
+	open, files := m.open, m.files
+	m.open, m.files, m.mem, m.runs = nil, map[string]struct{}{}, nil, nil
+	m.mu.Unlock()
+	for _, c := range open {
+		c()
+	}
+	var errs []error
+	for path := range files {
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("remove merge run: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}

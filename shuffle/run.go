@@ -1,0 +1,579 @@
+package shuffle
+
+import (
+	"container/heap"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"gomr/mr"
+)
+
+// EventKind says what an Event announces.
+type EventKind int
+
+// Event kinds. They start at 1 so that a zero Event is refused rather than
+// taken for an announcement.
+const (
+	// SpillReady: the spill in Event.Location can be fetched from now on.
+	SpillReady EventKind = iota + 1
+	// MapObsolete: the outputs of attempt Event.AttemptID of map
+	// Event.MapTask are gone (its tracker was lost or the map is re-run).
+	MapObsolete
+)
+
+// String returns the kind's name.
+func (k EventKind) String() string {
+	switch k {
+	case SpillReady:
+		return "SpillReady"
+	case MapObsolete:
+		return "MapObsolete"
+	}
+	return fmt.Sprintf("EventKind(%d)", int(k))
+}
+
+// Event is one map-output event from the JobTracker.
+type Event struct {
+	Kind EventKind
+	// Location (SpillReady) is where (MapTask, Spill) can be fetched from
+	// now on.
+	Location SpillLocation
+	// MapTask and AttemptID (MapObsolete) name the attempt whose outputs are
+	// gone; an empty AttemptID means every attempt of MapTask.
+	MapTask   int
+	AttemptID string
+}
+
+// EventSource is the reducer's view of the JobTracker.
+type EventSource interface {
+	// MapEvents returns the events numbered from `from` on (possibly none),
+	// waiting up to about a second for new ones; the caller passes
+	// from+len(previous) next time. It must return when ctx is done.
+	MapEvents(ctx context.Context, from int) ([]Event, error)
+	// ReportFetchFailure tells the JobTracker a segment could not be
+	// fetched.
+	ReportFetchFailure(ctx context.Context, loc SpillLocation, cause error) error
+}
+
+// Options configure Run.
+type Options struct {
+	// Reduce is this reduce task's partition.
+	Reduce int
+	// NumMaps is the job's number of map tasks.
+	NumMaps int
+	// Parallel is the most fetches in flight
+	// (mapreduce.reduce.shuffle.parallelcopies); at least 1.
+	Parallel int
+	// Fetcher fetches and verifies segments; required.
+	Fetcher *Fetcher
+	// Merger receives every fetched segment; required.
+	Merger *MergeManager
+	// Counters receives REDUCE_SHUFFLE_BYTES (segment bytes fetched),
+	// SHUFFLED_MAPS (map tasks all of whose spills were fetched) and
+	// FAILED_SHUFFLE (fetches that failed after the Fetcher's own retries)
+	// in group mr.TaskCounterGroup, and one count per failure by cause in
+	// group mr.ShuffleErrorsGroup (CONNECTION, IO_ERROR, CHECKSUM,
+	// WRONG_LENGTH, NOT_FOUND, AUTHENTICATION). May be nil.
+	Counters *mr.Counters
+	// Progress, if set, is called with the number of map tasks fully
+	// fetched each time it grows (and once at the start).
+	Progress func(fetchedMaps, totalMaps int)
+	// Log may be nil.
+	Log *slog.Logger
+	// MaxFetchFailures, if positive, makes Run give up when one segment
+	// has failed that many times in a row from the same attempt (a new
+	// announcement from another attempt starts the count again). Zero
+	// means keep retrying until the JobTracker announces a new location or
+	// ctx ends.
+	MaxFetchFailures int
+}
+
+// ErrNondeterministic: two attempts of a map task announced different
+// segments for the same spill, so their outputs cannot be mixed.
+var ErrNondeterministic = errors.New("shuffle: map output is not deterministic")
+
+// Names of the counters in group mr.ShuffleErrorsGroup.
+const (
+	ShuffleErrConnection = "CONNECTION"
+	ShuffleErrIO         = "IO_ERROR"
+	ShuffleErrChecksum   = "CHECKSUM"
+	ShuffleErrWrongLen   = "WRONG_LENGTH"
+	ShuffleErrNotFound   = "NOT_FOUND"
+	ShuffleErrAuth       = "AUTHENTICATION"
+)
+
+// Back-off of Run's own retries: RetryDelay * 2^(failures-1), with this
+// floor and at most maxBackoffShift doublings.
+const (
+	minRunBackoff   = 10 * time.Millisecond
+	maxBackoffShift = 6
+	// pollRetries is how many consecutive MapEvents failures Run tolerates.
+	pollRetries   = 5
+	pollBackoff   = 50 * time.Millisecond
+	minPollPeriod = 10 * time.Millisecond
+)
+
+// Run fetches, for every map task m in [0, NumMaps), every spill 0..final
+// of m (the final index is known once the spill with Final=true has been
+// seen), exactly once each, with at most Parallel fetches in flight, and
+// hands each to Merger.Add. Segments announced with no records and no bytes
+// are handed over without a request.
+//
+// It returns nil when all are fetched, ctx's error when ctx ends, or an
+// error on anything it cannot recover from: a Merger.Add failure, events
+// that contradict each other (two announcements of the same (m, k) with
+// different segments after one was fetched, or different final spills:
+// ErrNondeterministic), events out of range, MapEvents failing repeatedly,
+// or MaxFetchFailures reached.
+//
+// A failed fetch is counted, reported with ReportFetchFailure, and retried
+// later with back-off from the newest location announced for that (m, k);
+// a MapObsolete event for attempt A makes pending fetches from A wait for a
+// new announcement. Run waits for the goroutines it started before it
+// returns.
+func Run(ctx context.Context, src EventSource, opts Options) error {
+	switch {
+	case src == nil:
+		return errors.New("shuffle run: no event source")
+	case opts.Fetcher == nil:
+		return errors.New("shuffle run: Options.Fetcher is nil")
+	case opts.Merger == nil:
+		return errors.New("shuffle run: Options.Merger is nil")
+	case opts.Parallel < 1:
+		return fmt.Errorf("shuffle run: Options.Parallel=%d, must be at least 1", opts.Parallel)
+	case opts.NumMaps < 0:
+		return fmt.Errorf("shuffle run: Options.NumMaps=%d is negative", opts.NumMaps)
+	case opts.Reduce < 0:
+		return fmt.Errorf("shuffle run: Options.Reduce=%d is negative", opts.Reduce)
+	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	if opts.Counters == nil {
+		opts.Counters = mr.NewCounters()
+	}
+	r := &runner{
+		src:  src,
+		opts: opts,
+		log:  opts.Log.With("reduce", opts.Reduce),
+		segs: map[segKey]*segState{},
+		maps: make([]mapState, opts.NumMaps),
+	}
+	for i := range r.maps {
+		r.maps[i] = mapState{final: -1, maxSeen: -1}
+	}
+	return r.run(ctx)
+}
+
+type segKey struct{ m, k int }
+
+type segState struct {
+	loc       *SpillLocation // newest usable location; nil while waiting for one
+	fetched   *SpillLocation // where it was fetched from, once it was
+	inFlight  bool
+	queued    bool
+	failures  int
+	notBefore time.Time
+}
+
+type mapState struct {
+	final   int // index of the final spill; -1 while unknown
+	maxSeen int // highest spill index announced
+	fetched int // spills fetched
+	done    bool
+}
+
+type fetchResult struct {
+	key   segKey
+	loc   SpillLocation
+	bytes int64
+	err   error
+	fatal bool // a Merger failure: stop
+}
+
+type pollResult struct {
+	events []Event
+	err    error
+}
+
+type runner struct {
+	src  EventSource
+	opts Options
+	log  *slog.Logger
+
+	segs     map[segKey]*segState
+	maps     []mapState
+	ready    []segKey
+	delayed  retryHeap
+	inFlight int
+	doneMaps int
+}
+
+func (r *runner) run(parent context.Context) (err error) {
+	if r.opts.Progress != nil {
+		r.opts.Progress(0, r.opts.NumMaps)
+	}
+	if r.opts.NumMaps == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithCancel(parent)
+	var wg sync.WaitGroup
+	defer func() {
+		cancel()
+		wg.Wait()
+	}()
+	evCh := make(chan pollResult)
+	resCh := make(chan fetchResult, r.opts.Parallel)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		r.poll(ctx, evCh)
+	}()
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	for r.doneMaps < r.opts.NumMaps {
+		now := time.Now()
+		r.promote(now)
+		r.dispatch(ctx, &wg, resCh, now)
+		var timerC <-chan time.Time
+		if at, ok := r.delayed.next(); ok {
+			timer.Reset(time.Until(at))
+			timerC = timer.C
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("shuffle of reduce %d: %d of %d maps fetched: %w", r.opts.Reduce, r.doneMaps, r.opts.NumMaps, parent.Err())
+		case p := <-evCh:
+			if p.err != nil {
+				return fmt.Errorf("shuffle of reduce %d: %w", r.opts.Reduce, p.err)
+			}
+			for _, ev := range p.events {
+				if err := r.apply(ev); err != nil {
+					return fmt.Errorf("shuffle of reduce %d: %w", r.opts.Reduce, err)
+				}
+			}
+		case res := <-resCh:
+			r.inFlight--
+			if err := r.complete(ctx, res); err != nil {
+				return fmt.Errorf("shuffle of reduce %d: %w", r.opts.Reduce, err)
+			}
+		case <-timerC:
+		}
+		timer.Stop() // since Go 1.23 no stale tick is left in timer.C
+	}
+	return nil
+}
+
+// poll reads events from the source and passes them on until ctx ends or
+// the source fails pollRetries+1 times in a row.
+func (r *runner) poll(ctx context.Context, out chan<- pollResult) {
+	from, fails, delay := 0, 0, pollBackoff
+	for {
+		start := time.Now()
+		evs, err := r.src.MapEvents(ctx, from)
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			fails++
+			if fails > pollRetries {
+				select {
+				case out <- pollResult{err: fmt.Errorf("map events from %d: failed %d times, last: %w", from, fails, err)}:
+				case <-ctx.Done():
+				}
+				return
+			}
+			r.log.Warn("shuffle: cannot get map events, retrying", "from", from, "delay", delay, "err", err)
+			if !sleep(ctx, delay) {
+				return
+			}
+			delay *= 2
+			continue
+		}
+		fails, delay = 0, pollBackoff
+		if len(evs) == 0 {
+			// The source should wait for events itself; do not spin if it
+			// does not.
+			if d := minPollPeriod - time.Since(start); d > 0 && !sleep(ctx, d) {
+				return
+			}
+			continue
+		}
+		from += len(evs)
+		select {
+		case out <- pollResult{events: evs}:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+func sameSegment(a, b SpillLocation) bool {
+	x, y := a.Segment, b.Segment
+	return a.Final == b.Final && x.Length == y.Length && x.RawLength == y.RawLength && x.Records == y.Records && x.CRC == y.CRC
+}
+
+func describe(l SpillLocation) string {
+	return fmt.Sprintf("attempt %s (final=%t, length %d, raw length %d, records %d, crc %08x)",
+		l.AttemptID, l.Final, l.Segment.Length, l.Segment.RawLength, l.Segment.Records, l.Segment.CRC)
+}
+
+// apply updates the state with one event.
+func (r *runner) apply(ev Event) error {
+	switch ev.Kind {
+	case SpillReady:
+		return r.announce(ev.Location)
+	case MapObsolete:
+		m := ev.MapTask
+		if m < 0 || m >= len(r.maps) {
+			return fmt.Errorf("MapObsolete event for map %d, but the job has %d maps", m, len(r.maps))
+		}
+		for k := 0; k <= r.maps[m].maxSeen; k++ {
+			st := r.segs[segKey{m, k}]
+			if st == nil || st.fetched != nil || st.loc == nil {
+				continue
+			}
+			if ev.AttemptID == "" || st.loc.AttemptID == ev.AttemptID {
+				st.loc = nil
+			}
+		}
+		r.log.Info("shuffle: map output obsolete", "map", m, "attempt", ev.AttemptID)
+		return nil
+	}
+	return fmt.Errorf("unknown map event kind %v", ev.Kind)
+}
+
+func (r *runner) announce(loc SpillLocation) error {
+	m, k := loc.MapTask, loc.Spill
+	if m < 0 || m >= len(r.maps) {
+		return fmt.Errorf("spill %d announced for map %d, but the job has %d maps", k, m, len(r.maps))
+	}
+	if k < 0 {
+		return fmt.Errorf("map %d: spill index %d announced by attempt %s is negative", m, k, loc.AttemptID)
+	}
+	mp := &r.maps[m]
+	if loc.Final {
+		if mp.final >= 0 && mp.final != k {
+			return fmt.Errorf("map %d: attempt %s announced spill %d as final, but spill %d was announced final before: %w", m, loc.AttemptID, k, mp.final, ErrNondeterministic)
+		}
+		if mp.maxSeen > k {
+			return fmt.Errorf("map %d: attempt %s announced spill %d as final, but spill %d was announced before: %w", m, loc.AttemptID, k, mp.maxSeen, ErrNondeterministic)
+		}
+		mp.final = k
+	} else if mp.final >= 0 && k >= mp.final {
+		return fmt.Errorf("map %d: attempt %s announced spill %d as not final, but spill %d was announced final: %w", m, loc.AttemptID, k, mp.final, ErrNondeterministic)
+	}
+	mp.maxSeen = max(mp.maxSeen, k)
+	key := segKey{m, k}
+	st := r.segs[key]
+	if st == nil {
+		st = &segState{}
+		r.segs[key] = st
+	}
+	if st.fetched != nil {
+		if !sameSegment(*st.fetched, loc) {
+			return fmt.Errorf("map %d spill %d: fetched from %s, now announced by %s: %w", m, k, describe(*st.fetched), describe(loc), ErrNondeterministic)
+		}
+		return nil
+	}
+	if st.loc != nil && !sameSegment(*st.loc, loc) {
+		r.log.Warn("shuffle: spill re-announced with a different segment before it was fetched; using the newest",
+			"map", m, "spill", k, "old", describe(*st.loc), "new", describe(loc))
+	}
+	if st.loc == nil || st.loc.AttemptID != loc.AttemptID {
+		st.failures = 0
+		st.notBefore = time.Time{}
+	}
+	st.loc = &loc
+	r.enqueue(key, st)
+	return r.checkMap(m)
+}
+
+func (r *runner) enqueue(key segKey, st *segState) {
+	if !st.queued && !st.inFlight && st.fetched == nil && st.loc != nil {
+		st.queued = true
+		r.ready = append(r.ready, key)
+	}
+}
+
+// promote moves retries that are due to the ready queue.
+func (r *runner) promote(now time.Time) {
+	for {
+		at, ok := r.delayed.next()
+		if !ok || at.After(now) {
+			return
+		}
+		it := heap.Pop(&r.delayed).(retryItem)
+		if st := r.segs[it.key]; st != nil && !now.Before(st.notBefore) {
+			r.enqueue(it.key, st)
+		}
+	}
+}
+
+func (r *runner) dispatch(ctx context.Context, wg *sync.WaitGroup, out chan<- fetchResult, now time.Time) {
+	for r.inFlight < r.opts.Parallel && len(r.ready) > 0 {
+		key := r.ready[0]
+		r.ready = r.ready[1:]
+		st := r.segs[key]
+		st.queued = false
+		if st.fetched != nil || st.inFlight || st.loc == nil {
+			continue
+		}
+		if now.Before(st.notBefore) {
+			heap.Push(&r.delayed, retryItem{at: st.notBefore, key: key})
+			continue
+		}
+		st.inFlight = true
+		r.inFlight++
+		loc := *st.loc
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out <- r.fetch(ctx, key, loc)
+		}()
+	}
+}
+
+// fetch runs in its own goroutine: it fetches one segment, hands it to the
+// merger, or reports the failure to the JobTracker.
+func (r *runner) fetch(ctx context.Context, key segKey, loc SpillLocation) fetchResult {
+	res := fetchResult{key: key, loc: loc}
+	var data []byte
+	if loc.Segment.Records != 0 || loc.Segment.Length != 0 {
+		data, res.err = r.opts.Fetcher.Fetch(ctx, loc, r.opts.Reduce)
+		if res.err != nil {
+			if ctx.Err() == nil {
+				if err := r.src.ReportFetchFailure(ctx, loc, res.err); err != nil && ctx.Err() == nil {
+					r.log.Warn("shuffle: cannot report fetch failure", "map", key.m, "spill", key.k, "err", err)
+				}
+			}
+			return res
+		}
+	}
+	if err := r.opts.Merger.Add(data, loc.Segment); err != nil {
+		res.err, res.fatal = fmt.Errorf("merge map %d spill %d: %w", key.m, key.k, err), true
+		return res
+	}
+	res.bytes = int64(len(data))
+	return res
+}
+
+func (r *runner) complete(ctx context.Context, res fetchResult) error {
+	st := r.segs[res.key]
+	st.inFlight = false
+	m, k := res.key.m, res.key.k
+	if res.fatal {
+		return res.err
+	}
+	if res.err != nil {
+		if ctx.Err() != nil {
+			return nil // the loop sees ctx next
+		}
+		r.opts.Counters.Get(mr.TaskCounterGroup, mr.FailedShuffle).Increment()
+		r.opts.Counters.Get(mr.ShuffleErrorsGroup, classify(res.err)).Increment()
+		r.log.Warn("shuffle: fetch failed", "map", m, "spill", k, "attempt", res.loc.AttemptID, "host", res.loc.Host, "err", res.err)
+		if st.loc == nil {
+			return nil // obsolete: wait for a new announcement
+		}
+		if st.loc.AttemptID != res.loc.AttemptID {
+			r.enqueue(res.key, st) // a newer location came while this one failed
+			return nil
+		}
+		st.failures++
+		if n := r.opts.MaxFetchFailures; n > 0 && st.failures >= n {
+			return fmt.Errorf("map %d spill %d: giving up after %d failed fetches from attempt %s: %w", m, k, st.failures, res.loc.AttemptID, res.err)
+		}
+		base := max(r.opts.Fetcher.RetryDelay, minRunBackoff)
+		st.notBefore = time.Now().Add(base << min(st.failures-1, maxBackoffShift))
+		heap.Push(&r.delayed, retryItem{at: st.notBefore, key: res.key})
+		return nil
+	}
+	loc := res.loc
+	st.fetched = &loc
+	r.opts.Counters.Get(mr.TaskCounterGroup, mr.ReduceShuffleBytes).Add(res.bytes)
+	r.log.Debug("shuffle: fetched", "map", m, "spill", k, "attempt", loc.AttemptID, "bytes", res.bytes)
+	if st.loc != nil && !sameSegment(*st.loc, loc) {
+		return fmt.Errorf("map %d spill %d: fetched from %s, but announced since by %s: %w", m, k, describe(loc), describe(*st.loc), ErrNondeterministic)
+	}
+	r.maps[m].fetched++
+	return r.checkMap(m)
+}
+
+// checkMap counts map m as shuffled once all its spills are fetched.
+func (r *runner) checkMap(m int) error {
+	mp := &r.maps[m]
+	if mp.done || mp.final < 0 || mp.fetched < mp.final+1 {
+		return nil
+	}
+	if mp.fetched > mp.final+1 {
+		return fmt.Errorf("map %d: fetched %d spills but its final spill is %d (internal error)", m, mp.fetched, mp.final)
+	}
+	mp.done = true
+	r.doneMaps++
+	r.opts.Counters.Get(mr.TaskCounterGroup, mr.ShuffledMaps).Increment()
+	if r.opts.Progress != nil {
+		r.opts.Progress(r.doneMaps, r.opts.NumMaps)
+	}
+	return nil
+}
+
+// classify names the Shuffle Errors counter for a failed fetch.
+func classify(err error) string {
+	var netErr net.Error
+	switch {
+	case errors.Is(err, ErrChecksum):
+		return ShuffleErrChecksum
+	case errors.Is(err, ErrSegmentMismatch):
+		return ShuffleErrWrongLen
+	case errors.Is(err, ErrNotFound):
+		return ShuffleErrNotFound
+	case errors.Is(err, ErrUnauthorized):
+		return ShuffleErrAuth
+	case errors.As(err, &netErr):
+		return ShuffleErrConnection
+	}
+	return ShuffleErrIO
+}
+
+type retryItem struct {
+	at  time.Time
+	key segKey
+}
+
+// retryHeap orders delayed retries by time.
+type retryHeap []retryItem
+
+func (h retryHeap) Len() int           { return len(h) }
+func (h retryHeap) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
+func (h retryHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *retryHeap) Push(x any)        { *h = append(*h, x.(retryItem)) }
+func (h *retryHeap) Pop() any {
+	old := *h
+	it := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return it
+}
+
+func (h retryHeap) next() (time.Time, bool) {
+	if len(h) == 0 {
+		return time.Time{}, false
+	}
+	return h[0].at, true
+}

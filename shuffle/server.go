@@ -1,0 +1,223 @@
+package shuffle
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"gomr/spill"
+)
+
+// SecretSource gives the job secret known to this worker.
+type SecretSource interface {
+	// JobSecret returns the secret of job jobID, or false if this worker
+	// does not know the job.
+	JobSecret(jobID string) ([]byte, bool)
+}
+
+// Locator maps an attempt to the directory holding its spill files.
+type Locator interface {
+	// SpillDir returns the directory holding the spill files of attempt
+	// attemptID of job jobID, or an error if this worker has none.
+	SpillDir(jobID, attemptID string) (string, error)
+}
+
+// HandlerOption adjusts the shuffle server.
+type HandlerOption func(*handler)
+
+// WithServedBytes registers a metrics callback called after each response
+// with the job and the number of segment bytes written to the client (also
+// when the copy was cut short).
+func WithServedBytes(fn func(jobID string, n int64)) HandlerOption {
+	return func(h *handler) { h.served = fn }
+}
+
+type handler struct {
+	secrets SecretSource
+	loc     Locator
+	log     *slog.Logger
+	served  func(jobID string, n int64)
+}
+
+// NewHandler returns the shuffle server: it serves
+// GET /mapOutput?job=J&attempt=A&spill=K&reduce=R.
+//
+// A missing or wrong HashHeader, or a job this worker does not know, is
+// refused with 401 and nothing about the data; malformed parameters or a
+// reduce out of range get 400; an unknown attempt or spill gets 404; a path
+// other than Path gets 404 and a method other than GET 405. A good request
+// is answered with 200, ReplyHashHeader, the segment's spill.SegmentInfo as
+// JSON in SegmentHeader, Content-Length, and the segment's bytes as they
+// are in the data file. log may be nil.
+func NewHandler(secrets SecretSource, loc Locator, log *slog.Logger, opts ...HandlerOption) http.Handler {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	h := &handler{secrets: secrets, loc: loc, log: log}
+	for _, o := range opts {
+		o(h)
+	}
+	return h
+}
+
+// request is a parsed shuffle request.
+type request struct {
+	job, attempt  string
+	spill, reduce int
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != Path {
+		http.NotFound(w, r)
+		return
+	}
+	if r.Method != http.MethodGet {
+		w.Header().Set("Allow", http.MethodGet)
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	hash := r.Header.Get(HashHeader)
+	if hash == "" {
+		h.log.Warn("shuffle request without hash refused", "remote", r.RemoteAddr, "query", r.URL.RawQuery)
+		http.Error(w, "unauthorized", http.StatusUnauthorized)
+		return
+	}
+	req, err := parseRequest(r)
+	if err != nil {
+		http.Error(w, "bad request: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	secret, ok := h.secrets.JobSecret(req.job)
+	if !ok {
+		h.log.Warn("shuffle request for unknown job refused", "remote", r.RemoteAddr, "job", req.job)
+		http.Error(w, "unauthorized", http.StatusUnauthorized)
+		return
+	}
+	if !hashEqual(hash, RequestHash(secret, req.job, req.attempt, req.spill, req.reduce)) {
+		h.log.Warn("shuffle request with wrong hash refused", "remote", r.RemoteAddr, "job", req.job, "attempt", req.attempt)
+		http.Error(w, "unauthorized", http.StatusUnauthorized)
+		return
+	}
+	h.serve(w, r, req, hash, secret)
+}
+
+func parseRequest(r *http.Request) (request, error) {
+	q := r.URL.Query()
+	req := request{job: q.Get("job"), attempt: q.Get("attempt")}
+	if err := checkID("job", req.job); err != nil {
+		return req, err
+	}
+	if err := checkID("attempt", req.attempt); err != nil {
+		return req, err
+	}
+	var err error
+	if req.spill, err = nonNegative(q, "spill"); err != nil {
+		return req, err
+	}
+	if req.reduce, err = nonNegative(q, "reduce"); err != nil {
+		return req, err
+	}
+	return req, nil
+}
+
+// checkID refuses identifiers that are empty or could name another
+// directory once joined into a path.
+func checkID(name, v string) error {
+	if v == "" {
+		return fmt.Errorf("missing parameter %s", name)
+	}
+	if strings.ContainsAny(v, "/\\\x00") || v == "." || v == ".." {
+		return fmt.Errorf("parameter %s=%q is not a valid identifier", name, v)
+	}
+	return nil
+}
+
+func nonNegative(q map[string][]string, name string) (int, error) {
+	vs := q[name]
+	if len(vs) == 0 || vs[0] == "" {
+		return 0, fmt.Errorf("missing parameter %s", name)
+	}
+	n, err := strconv.Atoi(vs[0])
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("parameter %s=%q is not a non-negative integer", name, vs[0])
+	}
+	return n, nil
+}
+
+func (h *handler) serve(w http.ResponseWriter, r *http.Request, req request, hash string, secret []byte) {
+	log := h.log.With("job", req.job, "attempt", req.attempt, "spill", req.spill, "reduce", req.reduce)
+	dir, err := h.loc.SpillDir(req.job, req.attempt)
+	if err != nil {
+		log.Info("shuffle request for unknown attempt", "err", err)
+		http.Error(w, "unknown attempt", http.StatusNotFound)
+		return
+	}
+	segs, err := spill.ReadIndex(filepath.Join(dir, spill.IndexFileName(req.spill)))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			http.Error(w, "unknown spill", http.StatusNotFound)
+			return
+		}
+		log.Error("shuffle: cannot read spill index", "err", err)
+		http.Error(w, "cannot read spill index", http.StatusInternalServerError)
+		return
+	}
+	if req.reduce >= len(segs) {
+		http.Error(w, fmt.Sprintf("reduce %d out of range: the spill has %d partitions", req.reduce, len(segs)), http.StatusBadRequest)
+		return
+	}
+	seg := segs[req.reduce]
+	dataPath := filepath.Join(dir, spill.DataFileName(req.spill))
+	f, err := os.Open(dataPath)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			log.Error("shuffle: spill index without data file", "path", dataPath)
+			http.Error(w, "unknown spill", http.StatusNotFound)
+			return
+		}
+		log.Error("shuffle: cannot open spill data", "err", err)
+		http.Error(w, "cannot open spill data", http.StatusInternalServerError)
+		return
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		log.Error("shuffle: cannot stat spill data", "err", err)
+		http.Error(w, "cannot read spill data", http.StatusInternalServerError)
+		return
+	}
+	if seg.Offset < 0 || seg.Length < 0 || seg.Offset+seg.Length > st.Size() {
+		log.Error("shuffle: segment outside the data file", "path", dataPath, "offset", seg.Offset, "length", seg.Length, "size", st.Size())
+		http.Error(w, "spill data file is truncated", http.StatusInternalServerError)
+		return
+	}
+	info, err := json.Marshal(seg)
+	if err != nil {
+		log.Error("shuffle: cannot encode segment info", "err", err)
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	hd := w.Header()
+	hd.Set(ReplyHashHeader, ReplyHash(secret, hash))
+	hd.Set(SegmentHeader, string(info))
+	hd.Set("Content-Type", "application/octet-stream")
+	hd.Set("Content-Length", strconv.FormatInt(seg.Length, 10))
+	w.WriteHeader(http.StatusOK)
+	n, err := io.Copy(w, io.NewSectionReader(f, seg.Offset, seg.Length))
+	if h.served != nil {
+		h.served(req.job, n)
+	}
+	if err != nil {
+		log.Warn("shuffle: segment copy cut short", "bytes", n, "of", seg.Length, "remote", r.RemoteAddr, "err", err)
+		return
+	}
+	log.Debug("shuffle: segment served", "bytes", n, "remote", r.RemoteAddr)
+}

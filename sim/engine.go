@@ -1,0 +1,600 @@
+package sim
+
+import (
+	"container/heap"
+	"container/list"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"time"
+
+	"gomr/partitions"
+)
+
+// Options say how to simulate a workload.
+type Options struct {
+	// Policy is the partitions policy name.
+	Policy string
+	// Conf overrides policy configuration keys (on top of the workload's).
+	Conf map[string]string
+	// Trackers, MapSlots and ReduceSlots (per tracker) override the
+	// workload's cluster when > 0.
+	Trackers, MapSlots, ReduceSlots int
+	// Heartbeat is the trackers' heartbeat interval; 0 means a tracker asks
+	// for work as soon as a slot frees (after every event).
+	Heartbeat time.Duration
+	// Slowstart overrides the workload's when >= 0; set it to -1 to keep
+	// the workload's.
+	Slowstart float64
+	// NoProfiles hides the oracle profiles from the policy.
+	NoProfiles bool
+}
+
+// epoch is the virtual clock's zero.
+var epoch = time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+
+type evKind int
+
+const (
+	evFinish evKind = iota // completions first
+	evArrival
+	evHeartbeat
+)
+
+type event struct {
+	at      time.Duration
+	kind    evKind
+	seq     int64
+	att     *attempt
+	job     *simJob
+	tracker int
+}
+
+type eventQueue []*event
+
+func (q eventQueue) Len() int { return len(q) }
+func (q eventQueue) Less(i, j int) bool {
+	if q[i].at != q[j].at {
+		return q[i].at < q[j].at
+	}
+	if q[i].kind != q[j].kind {
+		return q[i].kind < q[j].kind
+	}
+	return q[i].seq < q[j].seq
+}
+func (q eventQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *eventQueue) Push(x any)   { *q = append(*q, x.(*event)) }
+func (q *eventQueue) Pop() any {
+	o := *q
+	x := o[len(o)-1]
+	*q = o[:len(o)-1]
+	return x
+}
+
+type attempt struct {
+	job     *simJob
+	typ     partitions.TaskType
+	task    int
+	num     int
+	tracker int
+	start   time.Duration
+	end     time.Duration
+	killed  bool
+	waiting bool // reduce waiting for the map stage to end
+	queue   int
+	elem    *list.Element
+}
+
+type simJob struct {
+	spec     *Job
+	view     partitions.JobView
+	viewIdx  int
+	pendMaps []int
+	pendReds []int
+	running  [2]*list.List
+	waiting  []*attempt
+	tries    [2][]int
+	doneMaps int
+	doneReds int
+	ready    int // maps needed for reduces
+	mapsEnd  time.Duration
+	started  bool
+	first    time.Duration
+	finish   time.Duration
+	queue    int
+	rec      *JobRecord
+}
+
+type tracker struct {
+	name     string
+	freeMaps int
+	freeReds int
+}
+
+type engine struct {
+	w        *Workload
+	opt      Options
+	pol      partitions.Policy
+	timers   partitions.TimerSource
+	now      time.Duration
+	q        eventQueue
+	seq      int64
+	trackers []tracker
+	mapSlots int
+	redSlots int
+	active   []*simJob
+	views    []partitions.JobView
+	needOff  bool
+	left     int // jobs not finished
+	res      *Result
+	checks   int
+	byID     map[string]*simJob
+	// lastKills is set by offer when the decision preempted tasks.
+	lastKills bool
+	// viewsDirty is set when the set of active jobs changed.
+	viewsDirty bool
+}
+
+// Run simulates the workload under one policy.
+func Run(w *Workload, opt Options) (*Result, error) {
+	conf := map[string]string{}
+	for k, v := range w.Conf {
+		conf[k] = v
+	}
+	for k, v := range opt.Conf {
+		conf[k] = v
+	}
+	cfg, err := partitions.NewMapConfig(conf)
+	if err != nil {
+		return nil, fmt.Errorf("simulate %s: %w", opt.Policy, err)
+	}
+	pol, err := partitions.New(opt.Policy, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("simulate: %w", err)
+	}
+	n, ms, rs := w.Trackers, w.MapSlots, w.ReduceSlots
+	if opt.Trackers > 0 {
+		n = opt.Trackers
+	}
+	if opt.MapSlots > 0 {
+		ms = opt.MapSlots
+	}
+	if opt.ReduceSlots > 0 {
+		rs = opt.ReduceSlots
+	}
+	if n <= 0 || ms <= 0 || rs < 0 {
+		return nil, fmt.Errorf("simulate: cluster of %d trackers with %d map and %d reduce slots each is not usable", n, ms, rs)
+	}
+	if opt.Slowstart < 0 {
+		opt.Slowstart = w.Slowstart
+	}
+	if opt.Slowstart > 1 {
+		return nil, fmt.Errorf("simulate: slowstart %v must be in [0, 1]", opt.Slowstart)
+	}
+	if opt.Heartbeat < 0 {
+		return nil, fmt.Errorf("simulate: heartbeat %v must not be negative", opt.Heartbeat)
+	}
+	e := &engine{w: w, opt: opt, pol: pol, mapSlots: n * ms, redSlots: n * rs, byID: map[string]*simJob{}}
+	e.timers, _ = pol.(partitions.TimerSource)
+	e.res = &Result{Policy: opt.Policy, Workload: w.Name, Trackers: n, MapSlots: n * ms, ReduceSlots: n * rs}
+	for i := 0; i < n; i++ {
+		e.trackers = append(e.trackers, tracker{name: "tracker_" + strconv.Itoa(i), freeMaps: ms, freeReds: rs})
+	}
+	for i := range w.Jobs {
+		j := &w.Jobs[i]
+		if len(j.Maps) == 0 {
+			return nil, fmt.Errorf("simulate: job %s has no map task", j.ID)
+		}
+		sj := &simJob{spec: j}
+		e.push(&event{at: j.Submit, kind: evArrival, job: sj})
+	}
+	e.left = len(w.Jobs)
+	if opt.Heartbeat > 0 {
+		for i := range e.trackers {
+			phase := time.Duration(int64(opt.Heartbeat) * int64(i) / int64(n))
+			e.push(&event{at: phase, kind: evHeartbeat, tracker: i})
+		}
+	}
+	if err := e.loop(); err != nil {
+		return nil, err
+	}
+	e.res.finish(e)
+	return e.res, nil
+}
+
+func (e *engine) push(ev *event) {
+	e.seq++
+	ev.seq = e.seq
+	heap.Push(&e.q, ev)
+}
+
+func (e *engine) loop() error {
+	for e.q.Len() > 0 {
+		ev := heap.Pop(&e.q).(*event)
+		e.now = ev.at
+		switch ev.kind {
+		case evFinish:
+			if !ev.att.killed {
+				e.finishAttempt(ev.att)
+			}
+		case evArrival:
+			e.arrive(ev.job)
+		case evHeartbeat:
+			if e.left == 0 {
+				continue
+			}
+			t := &e.trackers[ev.tracker]
+			if t.freeMaps > 0 || t.freeReds > 0 || e.needOff {
+				e.buildViews()
+				if _, _, err := e.offer(ev.tracker, t.freeMaps, t.freeReds); err != nil {
+					return err
+				}
+				e.needOff = false
+			}
+			e.push(&event{at: e.now + e.opt.Heartbeat, kind: evHeartbeat, tracker: ev.tracker})
+		}
+		if e.opt.Heartbeat == 0 && (e.q.Len() == 0 || e.q[0].at != e.now) {
+			if err := e.pass(); err != nil {
+				return err
+			}
+		}
+	}
+	if e.left > 0 {
+		return fmt.Errorf("simulate %s: %d job(s) never finished: the policy left their tasks unscheduled with the cluster idle", e.opt.Policy, e.left)
+	}
+	return nil
+}
+
+func (e *engine) at() time.Time { return epoch.Add(e.now) }
+
+func (e *engine) observe(ev partitions.Event) {
+	ev.Time = e.at()
+	e.pol.Observe(ev)
+	if e.timers != nil && ev.Kind == partitions.TaskFinished {
+		if c := e.timers.TimerChecks(); c != e.checks {
+			e.checks = c
+			for _, t := range e.timers.Timers() {
+				if t > 0 {
+					e.res.timerTrace = append(e.res.timerTrace, t.Seconds())
+				}
+			}
+		}
+	}
+}
+
+func (e *engine) arrive(sj *simJob) {
+	j := sj.spec
+	sj.running = [2]*list.List{list.New(), list.New()}
+	sj.pendMaps = make([]int, len(j.Maps))
+	for i := range sj.pendMaps {
+		sj.pendMaps[i] = i
+	}
+	sj.pendReds = make([]int, len(j.Reduces))
+	for i := range sj.pendReds {
+		sj.pendReds[i] = i
+	}
+	sj.tries = [2][]int{make([]int, len(j.Maps)), make([]int, len(j.Reduces))}
+	sj.ready = int(math.Ceil(e.opt.Slowstart*float64(len(j.Maps)) - 1e-9))
+	v := partitions.JobView{ID: j.ID, Name: j.Name, Pool: j.Pool, Priority: j.Priority, Submitted: e.at(),
+		Maps: len(j.Maps), Reduces: len(j.Reduces), PendingMaps: len(j.Maps), PendingReduces: len(j.Reduces),
+		InputBytes: j.InputBytes, EstimatedSize: j.Size()}
+	v.ReducesReady = sj.ready <= 0
+	if j.Deadline > 0 {
+		v.Deadline = e.at().Add(j.Deadline)
+	}
+	if !e.opt.NoProfiles {
+		p := j.Profile()
+		v.Profile = &p
+	}
+	sj.view = v
+	sj.rec = &JobRecord{ID: j.ID, Name: j.Name, Submit: j.Submit.Seconds(), Maps: len(j.Maps), Reduces: len(j.Reduces),
+		Size: j.Size().Seconds(), Deadline: j.Deadline.Seconds()}
+	e.active = append(e.active, sj)
+	e.byID[j.ID] = sj
+	e.viewsDirty = true
+	cp := v
+	e.observe(partitions.Event{Kind: partitions.JobSubmitted, JobID: j.ID, Job: &cp})
+	e.needOff = true
+}
+
+// buildViews rebuilds the view slice when the active jobs changed; in
+// between, syncView keeps it current.
+func (e *engine) buildViews() {
+	if !e.viewsDirty {
+		return
+	}
+	e.viewsDirty = false
+	e.views = e.views[:0]
+	for i, sj := range e.active {
+		sj.viewIdx = i
+		e.views = append(e.views, sj.view)
+	}
+}
+
+// pass offers the free slots of every tracker, as heartbeats on idle would,
+// until the policy stops assigning; kills free slots and cause another
+// round.
+func (e *engine) pass() error {
+	for {
+		e.buildViews()
+		mapsBlocked, redsBlocked := false, false
+		offered, killed := false, false
+		for i := range e.trackers {
+			t := &e.trackers[i]
+			fm, fr := t.freeMaps, t.freeReds
+			if mapsBlocked {
+				fm = 0
+			}
+			if redsBlocked {
+				fr = 0
+			}
+			if fm == 0 && fr == 0 {
+				continue
+			}
+			gm, gr, err := e.offer(i, fm, fr)
+			if err != nil {
+				return err
+			}
+			offered = true
+			killed = killed || e.lastKills
+			if gm < fm {
+				mapsBlocked = true
+			}
+			if gr < fr {
+				redsBlocked = true
+			}
+			if mapsBlocked && redsBlocked {
+				break
+			}
+		}
+		if !offered && e.needOff && len(e.active) > 0 {
+			if _, _, err := e.offer(0, 0, 0); err != nil {
+				return err
+			}
+			killed = killed || e.lastKills
+		}
+		e.needOff = false
+		if !killed {
+			return nil
+		}
+	}
+}
+
+// offer asks the policy for tracker i's free slots and carries out the
+// decision; it returns how many maps and reduces were assigned.
+func (e *engine) offer(i, fm, fr int) (int, int, error) {
+	e.lastKills = false
+	view := &partitions.ClusterView{Now: e.at(), Jobs: e.views, Trackers: len(e.trackers), MapSlots: e.mapSlots, ReduceSlots: e.redSlots}
+	t := &e.trackers[i]
+	d := e.pol.Offer(view, partitions.SlotOffer{Tracker: t.name, Host: t.name, FreeMaps: fm, FreeReduces: fr})
+	e.res.Offers++
+	for _, p := range d.Preempt {
+		if err := e.preempt(p); err != nil {
+			return 0, 0, err
+		}
+	}
+	gm, gr := 0, 0
+	for _, a := range d.Assign {
+		if a.Type == partitions.Map {
+			gm++
+		} else {
+			gr++
+		}
+	}
+	if gm > fm || gr > fr {
+		return 0, 0, fmt.Errorf("simulate: policy %s assigned %d maps and %d reduces to %s with %d and %d free", e.opt.Policy, gm, gr, t.name, fm, fr)
+	}
+	for _, a := range d.Assign {
+		if err := e.launch(i, a); err != nil {
+			return 0, 0, err
+		}
+	}
+	return gm, gr, nil
+}
+
+func (e *engine) find(id string) *simJob { return e.byID[id] }
+
+func (e *engine) syncView(sj *simJob) {
+	v := &sj.view
+	v.PendingMaps, v.PendingReduces = len(sj.pendMaps), len(sj.pendReds)
+	v.RunningMaps, v.RunningReduces = sj.running[0].Len(), sj.running[1].Len()
+	v.FinishedMaps, v.FinishedReduces = sj.doneMaps, sj.doneReds
+	v.ReducesReady = sj.doneMaps >= sj.ready
+	if sj.viewIdx < len(e.views) && e.views[sj.viewIdx].ID == v.ID {
+		e.views[sj.viewIdx] = *v
+	}
+}
+
+func (e *engine) launch(ti int, a partitions.Assignment) error {
+	sj := e.find(a.JobID)
+	if sj == nil {
+		return fmt.Errorf("simulate: policy %s assigned a slot to job %s, which is not running", e.opt.Policy, a.JobID)
+	}
+	t := &e.trackers[ti]
+	at := &attempt{job: sj, typ: a.Type, tracker: ti, start: e.now, queue: a.Queue}
+	switch a.Type {
+	case partitions.Map:
+		if len(sj.pendMaps) == 0 {
+			return fmt.Errorf("simulate: policy %s assigned a map of job %s, which has none pending", e.opt.Policy, a.JobID)
+		}
+		at.task, sj.pendMaps = sj.pendMaps[0], sj.pendMaps[1:]
+		t.freeMaps--
+		at.end = e.now + sj.spec.Maps[at.task]
+		if a.Spare {
+			e.res.ExtraMapTasks++
+		}
+	default:
+		if len(sj.pendReds) == 0 || sj.doneMaps < sj.ready {
+			return fmt.Errorf("simulate: policy %s assigned a reduce of job %s, which has none ready", e.opt.Policy, a.JobID)
+		}
+		at.task, sj.pendReds = sj.pendReds[0], sj.pendReds[1:]
+		t.freeReds--
+		if a.Spare {
+			e.res.ExtraReduceTasks++
+		}
+		shuffleEnd := e.now + sj.spec.shuffle(at.task)
+		if sj.doneMaps >= len(sj.spec.Maps) {
+			at.end = max(shuffleEnd, sj.mapsEnd) + sj.spec.Reduces[at.task]
+		} else {
+			at.waiting = true
+			sj.waiting = append(sj.waiting, at)
+		}
+	}
+	at.num = sj.tries[a.Type][at.task]
+	sj.tries[a.Type][at.task]++
+	at.elem = sj.running[a.Type].PushBack(at)
+	if !sj.started {
+		sj.started, sj.first = true, e.now
+	}
+	sj.queue = a.Queue
+	e.syncView(sj)
+	e.observe(partitions.Event{Kind: partitions.TaskStarted, JobID: sj.spec.ID, Type: a.Type, Task: at.task, Attempt: at.num})
+	if !at.waiting {
+		e.push(&event{at: at.end, kind: evFinish, att: at})
+	}
+	return nil
+}
+
+func (e *engine) preempt(p partitions.Preemption) error {
+	sj := e.find(p.JobID)
+	if sj == nil {
+		return fmt.Errorf("simulate: policy %s preempted job %s, which is not running", e.opt.Policy, p.JobID)
+	}
+	l := sj.running[p.Type]
+	if p.Count <= 0 || p.Count > l.Len() {
+		return fmt.Errorf("simulate: policy %s preempted %d %v tasks of job %s, which runs %d", e.opt.Policy, p.Count, p.Type, p.JobID, l.Len())
+	}
+	for k := 0; k < p.Count; k++ {
+		at := l.Back().Value.(*attempt)
+		l.Remove(at.elem)
+		at.killed = true
+		t := &e.trackers[at.tracker]
+		if at.typ == partitions.Map {
+			t.freeMaps++
+			sj.pendMaps = append([]int{at.task}, sj.pendMaps...)
+			e.res.KilledMapTasks++
+		} else {
+			t.freeReds++
+			sj.pendReds = append([]int{at.task}, sj.pendReds...)
+			e.res.KilledReduceTasks++
+			if at.waiting {
+				for i, w := range sj.waiting {
+					if w == at {
+						sj.waiting = append(sj.waiting[:i], sj.waiting[i+1:]...)
+						break
+					}
+				}
+			}
+		}
+		el := e.now - at.start
+		e.res.WastedSlotSeconds += el.Seconds()
+		e.res.busy[at.typ] += el.Seconds()
+		e.syncView(sj)
+		e.observe(partitions.Event{Kind: partitions.TaskFailed, JobID: sj.spec.ID, Type: at.typ, Task: at.task, Attempt: at.num, Duration: el})
+	}
+	e.lastKills = true
+	return nil
+}
+
+func (e *engine) finishAttempt(at *attempt) {
+	sj := at.job
+	sj.running[at.typ].Remove(at.elem)
+	t := &e.trackers[at.tracker]
+	d := at.end - at.start
+	e.res.busy[at.typ] += d.Seconds()
+	e.res.addQueueBusy(at.queue, d.Seconds())
+	if at.typ == partitions.Map {
+		t.freeMaps++
+		sj.doneMaps++
+		if sj.doneMaps == len(sj.spec.Maps) {
+			sj.mapsEnd = e.now
+			for _, w := range sj.waiting {
+				w.waiting = false
+				w.end = max(w.start+sj.spec.shuffle(w.task), e.now) + sj.spec.Reduces[w.task]
+				e.push(&event{at: w.end, kind: evFinish, att: w})
+			}
+			sj.waiting = nil
+		}
+	} else {
+		t.freeReds++
+		sj.doneReds++
+	}
+	e.syncView(sj)
+	e.observe(partitions.Event{Kind: partitions.TaskFinished, JobID: sj.spec.ID, Type: at.typ, Task: at.task, Attempt: at.num, Duration: d})
+	if sj.doneMaps == len(sj.spec.Maps) && sj.doneReds == len(sj.spec.Reduces) {
+		e.complete(sj)
+	}
+}
+
+func (e *engine) complete(sj *simJob) {
+	sj.finish = e.now
+	for i, x := range e.active {
+		if x == sj {
+			e.active = append(e.active[:i], e.active[i+1:]...)
+			break
+		}
+	}
+	e.left--
+	e.viewsDirty = true
+	delete(e.byID, sj.spec.ID)
+	r := sj.rec
+	r.Start = sj.first.Seconds()
+	r.Finish = sj.finish.Seconds()
+	r.Response = r.Finish - r.Submit
+	r.Queue = sj.queue
+	e.res.Jobs = append(e.res.Jobs, *r)
+	e.observe(partitions.Event{Kind: partitions.JobFinished, JobID: sj.spec.ID})
+}
+
+// AloneRuntime is the job's runtime alone in an empty cluster of mapSlots
+// and reduceSlots, from its first task's start to its last task's end,
+// with greedy assignment in task order (the slowdown reference, and the
+// T_J of the deadline paper with slowstart 1).
+func AloneRuntime(j *Job, mapSlots, reduceSlots int, slowstart float64) time.Duration {
+	k := max(min(len(j.Maps), mapSlots), 1)
+	free := make(durHeap, k)
+	ends := make([]time.Duration, 0, len(j.Maps))
+	var mapsEnd time.Duration
+	for _, d := range j.Maps {
+		s := heap.Pop(&free).(time.Duration)
+		heap.Push(&free, s+d)
+		ends = append(ends, s+d)
+		mapsEnd = max(mapsEnd, s+d)
+	}
+	if len(j.Reduces) == 0 || reduceSlots <= 0 {
+		return mapsEnd
+	}
+	sort.Slice(ends, func(a, b int) bool { return ends[a] < ends[b] })
+	need := int(math.Ceil(slowstart*float64(len(j.Maps)) - 1e-9))
+	var readyAt time.Duration
+	if need > 0 {
+		readyAt = ends[min(need, len(ends))-1]
+	}
+	kr := min(len(j.Reduces), reduceSlots)
+	rf := make(durHeap, kr)
+	for i := range rf {
+		rf[i] = readyAt
+	}
+	end := mapsEnd
+	for i, d := range j.Reduces {
+		s := heap.Pop(&rf).(time.Duration)
+		f := max(s+j.shuffle(i), mapsEnd) + d
+		heap.Push(&rf, f)
+		end = max(end, f)
+	}
+	return end
+}
+
+type durHeap []time.Duration
+
+func (h durHeap) Len() int           { return len(h) }
+func (h durHeap) Less(i, j int) bool { return h[i] < h[j] }
+func (h durHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *durHeap) Push(x any)        { *h = append(*h, x.(time.Duration)) }
+func (h *durHeap) Pop() any {
+	o := *h
+	x := o[len(o)-1]
+	*h = o[:len(o)-1]
+	return x
+}

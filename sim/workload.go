@@ -1,0 +1,407 @@
+// Package sim is a discrete-event simulator of the MapReduce cluster: a
+// virtual clock, N trackers with map and reduce slots, jobs whose tasks
+// last what a trace or a generator says, and the real scheduling policies
+// of package partitions driven through the same interface the JobTracker
+// uses. It is deterministic for a given workload, seed and options.
+//
+// Workloads come from generators for the sources' workloads (Generate),
+// from a JSON-lines trace (ReadTrace, docs/trace-format.md) or from the
+// JobTracker's job history (ReadHistory). Run simulates one policy and
+// returns per-job records and summary metrics; Command is the `mr sim`
+// subcommand.
+package sim
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"gomr/partitions"
+)
+
+// Job is one job of a workload: when it arrives and how long each of its
+// tasks runs.
+type Job struct {
+	ID       string
+	Name     string
+	Pool     string
+	Priority int
+	// Submit is the arrival time, from the start of the workload.
+	Submit time.Duration
+	// Maps are the map task durations.
+	Maps []time.Duration
+	// Reduces are the reduce-phase durations of the reduce tasks, and
+	// Shuffles (empty, or one per reduce) their shuffle durations. A reduce
+	// launched at s finishes at max(s+shuffle, end of the job's map stage)
+	// + reduce: it holds its slot until the maps are done.
+	Reduces  []time.Duration
+	Shuffles []time.Duration
+	// InputBytes is the job's input size (SITA and COMP predict from it).
+	InputBytes int64
+	// Deadline is relative to Submit; 0 means none.
+	Deadline time.Duration
+}
+
+// Size is the job's total task time (slot-time), map and reduce tasks.
+func (j *Job) Size() time.Duration {
+	var s time.Duration
+	for _, d := range j.Maps {
+		s += d
+	}
+	for i, d := range j.Reduces {
+		s += d + j.shuffle(i)
+	}
+	return s
+}
+
+func (j *Job) shuffle(i int) time.Duration {
+	if i < len(j.Shuffles) {
+		return j.Shuffles[i]
+	}
+	return 0
+}
+
+// Profile returns the oracle profile of the job: the statistics of the
+// very durations the simulator replays. Reduces are launched after the
+// map stage under the deadline policies, so first-wave and typical
+// shuffles are the same figures.
+func (j *Job) Profile() partitions.Profile {
+	var rs []partitions.ReduceSample
+	for i, d := range j.Reduces {
+		rs = append(rs, partitions.ReduceSample{Shuffle: j.shuffle(i), Reduce: d, FirstWave: true})
+	}
+	p := partitions.NewProfile(j.Maps, rs)
+	return p
+}
+
+// Workload is a list of jobs and the cluster and settings of its source.
+type Workload struct {
+	Name        string
+	Description string
+	Jobs        []Job
+	// Trackers, MapSlots and ReduceSlots (per tracker) describe the
+	// source's cluster.
+	Trackers, MapSlots, ReduceSlots int
+	// Slowstart is the fraction of a job's maps that must finish before its
+	// reduces may start.
+	Slowstart float64
+	// Conf holds policy configuration the source used (for example TAGS'
+	// limit on the Facebook workload); options override it.
+	Conf map[string]string
+	// Deadlines says how the deadlines were drawn, for reports.
+	Deadlines string
+}
+
+// TraceRecord is one line of a trace file (docs/trace-format.md).
+type TraceRecord struct {
+	ID         string    `json:"id"`
+	Name       string    `json:"name,omitempty"`
+	Pool       string    `json:"pool,omitempty"`
+	Priority   int       `json:"priority,omitempty"`
+	SubmitS    float64   `json:"submit_s"`
+	MapsS      []float64 `json:"maps_s"`
+	ReducesS   []float64 `json:"reduces_s,omitempty"`
+	ShufflesS  []float64 `json:"shuffles_s,omitempty"`
+	InputBytes int64     `json:"input_bytes,omitempty"`
+	DeadlineS  float64   `json:"deadline_s,omitempty"`
+}
+
+func dur(s float64) time.Duration { return time.Duration(math.Round(s * float64(time.Second))) }
+
+func durs(xs []float64) []time.Duration {
+	if len(xs) == 0 {
+		return nil
+	}
+	out := make([]time.Duration, len(xs))
+	for i, x := range xs {
+		out[i] = dur(x)
+	}
+	return out
+}
+
+func secsOf(ds []time.Duration) []float64 {
+	if len(ds) == 0 {
+		return nil
+	}
+	out := make([]float64, len(ds))
+	for i, d := range ds {
+		out[i] = d.Seconds()
+	}
+	return out
+}
+
+// Record returns the trace record of a job.
+func (j *Job) Record() TraceRecord {
+	return TraceRecord{ID: j.ID, Name: j.Name, Pool: j.Pool, Priority: j.Priority, SubmitS: j.Submit.Seconds(),
+		MapsS: secsOf(j.Maps), ReducesS: secsOf(j.Reduces), ShufflesS: secsOf(j.Shuffles),
+		InputBytes: j.InputBytes, DeadlineS: j.Deadline.Seconds()}
+}
+
+// job validates a record and converts it.
+func (r *TraceRecord) job() (Job, error) {
+	if r.ID == "" {
+		return Job{}, errors.New("missing id")
+	}
+	if r.SubmitS < 0 || math.IsNaN(r.SubmitS) || math.IsInf(r.SubmitS, 0) {
+		return Job{}, fmt.Errorf("job %s: submit_s %v must be a finite time >= 0", r.ID, r.SubmitS)
+	}
+	if len(r.MapsS) == 0 {
+		return Job{}, fmt.Errorf("job %s: needs at least one map duration in maps_s", r.ID)
+	}
+	if len(r.ShufflesS) != 0 && len(r.ShufflesS) != len(r.ReducesS) {
+		return Job{}, fmt.Errorf("job %s: %d shuffles_s for %d reduces_s", r.ID, len(r.ShufflesS), len(r.ReducesS))
+	}
+	for _, xs := range [][]float64{r.MapsS, r.ReducesS, r.ShufflesS} {
+		for _, x := range xs {
+			if x < 0 || math.IsNaN(x) || math.IsInf(x, 0) {
+				return Job{}, fmt.Errorf("job %s: task duration %v must be finite and >= 0", r.ID, x)
+			}
+		}
+	}
+	if r.DeadlineS < 0 {
+		return Job{}, fmt.Errorf("job %s: deadline_s %v must be >= 0", r.ID, r.DeadlineS)
+	}
+	name := r.Name
+	if name == "" {
+		name = r.ID
+	}
+	return Job{ID: r.ID, Name: name, Pool: r.Pool, Priority: r.Priority, Submit: dur(r.SubmitS), Maps: durs(r.MapsS),
+		Reduces: durs(r.ReducesS), Shuffles: durs(r.ShufflesS), InputBytes: r.InputBytes, Deadline: dur(r.DeadlineS)}, nil
+}
+
+// HistoryJob is one completed job as the JobTracker's job history records
+// it, one JSON object a line. The simulator replays it: arrival at Submit,
+// each task lasting what its successful attempt took.
+type HistoryJob struct {
+	ID       string `json:"id"`
+	Name     string `json:"name"`
+	User     string `json:"user,omitempty"`
+	Pool     string `json:"pool,omitempty"`
+	Priority int    `json:"priority,omitempty"`
+	// State is SUCCEEDED, FAILED or KILLED.
+	State  string    `json:"state"`
+	Submit time.Time `json:"submit"`
+	Start  time.Time `json:"start"`
+	Finish time.Time `json:"finish"`
+	// DeadlineSeconds is the relative deadline the job was submitted with;
+	// 0 means none.
+	DeadlineSeconds float64 `json:"deadline_s,omitempty"`
+	InputBytes      int64   `json:"input_bytes,omitempty"`
+	Maps            int     `json:"maps"`
+	Reduces         int     `json:"reduces"`
+	// Tasks are all attempts of the job's tasks.
+	Tasks []HistoryTask `json:"tasks"`
+}
+
+// HistoryTask is one task attempt in a HistoryJob.
+type HistoryTask struct {
+	// Type is "map" or "reduce".
+	Type    string `json:"type"`
+	Index   int    `json:"index"`
+	Attempt int    `json:"attempt"`
+	// State is SUCCEEDED, FAILED or KILLED.
+	State   string    `json:"state"`
+	Tracker string    `json:"tracker,omitempty"`
+	Start   time.Time `json:"start"`
+	Finish  time.Time `json:"finish"`
+	// ShuffleFinish is when a reduce attempt's shuffle and sort ended (its
+	// reduce phase began); zero for maps or when unknown.
+	ShuffleFinish time.Time `json:"shuffle_finish,omitzero"`
+}
+
+// successful returns the successful attempt of each task of a type, in
+// task order.
+func (h *HistoryJob) successful(typ string) []HistoryTask {
+	byIndex := map[int]HistoryTask{}
+	for _, t := range h.Tasks {
+		if t.Type == typ && strings.EqualFold(t.State, "SUCCEEDED") {
+			if _, dup := byIndex[t.Index]; !dup {
+				byIndex[t.Index] = t
+			}
+		}
+	}
+	idx := make([]int, 0, len(byIndex))
+	for i := range byIndex {
+		idx = append(idx, i)
+	}
+	sort.Ints(idx)
+	out := make([]HistoryTask, 0, len(idx))
+	for _, i := range idx {
+		out = append(out, byIndex[i])
+	}
+	return out
+}
+
+// job converts a history record into a workload job, with Submit relative
+// to origin.
+func (h *HistoryJob) job(origin time.Time) (Job, error) {
+	if h.ID == "" {
+		return Job{}, errors.New("history record without id")
+	}
+	maps := h.successful("map")
+	if len(maps) == 0 {
+		return Job{}, fmt.Errorf("history job %s: no successful map attempt", h.ID)
+	}
+	j := Job{ID: h.ID, Name: h.Name, Pool: h.Pool, Priority: h.Priority, Submit: h.Submit.Sub(origin),
+		InputBytes: h.InputBytes, Deadline: dur(h.DeadlineSeconds)}
+	if j.Name == "" {
+		j.Name = h.ID
+	}
+	for _, t := range maps {
+		j.Maps = append(j.Maps, max(t.Finish.Sub(t.Start), 0))
+	}
+	for _, t := range h.successful("reduce") {
+		sh := time.Duration(0)
+		red := max(t.Finish.Sub(t.Start), 0)
+		if !t.ShuffleFinish.IsZero() {
+			sh = max(t.ShuffleFinish.Sub(t.Start), 0)
+			red = max(t.Finish.Sub(t.ShuffleFinish), 0)
+		}
+		j.Shuffles = append(j.Shuffles, sh)
+		j.Reduces = append(j.Reduces, red)
+	}
+	return j, nil
+}
+
+// ProfileFromHistory computes the ARIA profile of a completed job from its
+// history: map durations; for reduces, a first-wave attempt (launched
+// before any reduce of the job completed) counts only the shuffle after the
+// last map finished. The JobTracker can keep these per job name and merge
+// them with partitions.MergeProfiles.
+func ProfileFromHistory(h *HistoryJob) partitions.Profile {
+	var maps []time.Duration
+	var lastMap time.Time
+	for _, t := range h.successful("map") {
+		maps = append(maps, max(t.Finish.Sub(t.Start), 0))
+		if t.Finish.After(lastMap) {
+			lastMap = t.Finish
+		}
+	}
+	reds := h.successful("reduce")
+	var firstDone time.Time
+	for _, t := range reds {
+		if firstDone.IsZero() || t.Finish.Before(firstDone) {
+			firstDone = t.Finish
+		}
+	}
+	var rs []partitions.ReduceSample
+	for _, t := range reds {
+		sf := t.ShuffleFinish
+		if sf.IsZero() {
+			sf = t.Start
+		}
+		first := t.Start.Before(firstDone)
+		from := t.Start
+		if first && lastMap.After(from) {
+			from = lastMap
+		}
+		rs = append(rs, partitions.ReduceSample{Shuffle: max(sf.Sub(from), 0), Reduce: max(t.Finish.Sub(sf), 0), FirstWave: first})
+	}
+	return partitions.NewProfile(maps, rs)
+}
+
+// ReadTrace reads a workload from JSON lines: trace records
+// (docs/trace-format.md) or JobTracker history records (HistoryJob, told
+// apart by their "tasks" field). Blank lines and lines starting with # are
+// skipped. Only SUCCEEDED history jobs are replayed.
+func ReadTrace(r io.Reader, name string) (*Workload, error) {
+	w := &Workload{Name: name, Trackers: 64, MapSlots: 1, ReduceSlots: 1, Slowstart: 0.05,
+		Description: "trace " + name}
+	var hist []HistoryJob
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<30)
+	line := 0
+	seen := map[string]bool{}
+	for sc.Scan() {
+		line++
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 || b[0] == '#' {
+			continue
+		}
+		var probe map[string]json.RawMessage
+		if err := json.Unmarshal(b, &probe); err != nil {
+			return nil, fmt.Errorf("trace %s line %d: %w", name, line, err)
+		}
+		if _, ok := probe["tasks"]; ok {
+			var h HistoryJob
+			if err := json.Unmarshal(b, &h); err != nil {
+				return nil, fmt.Errorf("trace %s line %d: history record: %w", name, line, err)
+			}
+			if h.State == "" || strings.EqualFold(h.State, "SUCCEEDED") {
+				hist = append(hist, h)
+			}
+			continue
+		}
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		var rec TraceRecord
+		if err := dec.Decode(&rec); err != nil {
+			return nil, fmt.Errorf("trace %s line %d: %w", name, line, err)
+		}
+		j, err := rec.job()
+		if err != nil {
+			return nil, fmt.Errorf("trace %s line %d: %w", name, line, err)
+		}
+		if seen[j.ID] {
+			return nil, fmt.Errorf("trace %s line %d: job id %s appears twice", name, line, j.ID)
+		}
+		seen[j.ID] = true
+		w.Jobs = append(w.Jobs, j)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("trace %s: %w", name, err)
+	}
+	if len(hist) > 0 {
+		origin := hist[0].Submit
+		for _, h := range hist {
+			if h.Submit.Before(origin) {
+				origin = h.Submit
+			}
+		}
+		for i := range hist {
+			j, err := hist[i].job(origin)
+			if err != nil {
+				return nil, fmt.Errorf("trace %s: %w", name, err)
+			}
+			if seen[j.ID] {
+				return nil, fmt.Errorf("trace %s: job id %s appears twice", name, j.ID)
+			}
+			seen[j.ID] = true
+			w.Jobs = append(w.Jobs, j)
+		}
+	}
+	if len(w.Jobs) == 0 {
+		return nil, fmt.Errorf("trace %s: no jobs", name)
+	}
+	sort.SliceStable(w.Jobs, func(a, b int) bool { return w.Jobs[a].Submit < w.Jobs[b].Submit })
+	return w, nil
+}
+
+// ReadTraceFile reads a trace or history file.
+func ReadTraceFile(path string) (*Workload, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open trace: %w", err)
+	}
+	defer f.Close()
+	return ReadTrace(f, path)
+}
+
+// WriteTrace writes the workload's jobs as trace records, one a line.
+func WriteTrace(out io.Writer, w *Workload) error {
+	enc := json.NewEncoder(out)
+	for i := range w.Jobs {
+		if err := enc.Encode(w.Jobs[i].Record()); err != nil {
+			return fmt.Errorf("write trace record %s: %w", w.Jobs[i].ID, err)
+		}
+	}
+	return nil
+}

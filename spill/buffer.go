@@ -1,0 +1,735 @@
+package spill
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"gomr/mr"
+)
+
+// recordOverhead is the accounted metadata cost of one buffered record, as
+// in Hadoop's map output buffer.
+const recordOverhead = 16
+
+// maxBufferBytes bounds Options.BufferBytes and maxRecordBytes bounds
+// len(key)+len(value) of one record, so that arena offsets fit in 32 bits
+// (Hadoop likewise caps mapreduce.task.io.sort.mb at 2047).
+const (
+	maxBufferBytes = 1 << 31
+	maxRecordBytes = 1<<31 - 1
+)
+
+// counterFlushEvery is how many emitted records the buffer counts locally
+// before adding them to the shared MAP_OUTPUT_* counters.
+const counterFlushEvery = 4096
+
+// SpillInfo describes one durable spill: both files are complete and
+// renamed into place.
+type SpillInfo struct {
+	Index      int           // spill number k, from 0
+	Final      bool          // the map's last spill: the map is done once it is announced
+	DataPath   string        // Dir/DataFileName(k)
+	IndexPath  string        // Dir/IndexFileName(k)
+	Partitions []SegmentInfo // one per reduce partition, in partition order
+}
+
+var (
+	_ mr.Emitter = (*Buffer)(nil)
+	_ Iterator   = (*SegmentReader)(nil)
+)
+
+// Options configure a Buffer.
+type Options struct {
+	BufferBytes   int64          // mapreduce.task.io.sort.mb * 2^20 (required > 0)
+	SpillPercent  float64        // mapreduce.map.sort.spill.percent, in (0,1]
+	NumPartitions int            // >= 1
+	Partitioner   mr.Partitioner // nil => mr.HashPartitioner{}
+	Compare       mr.Comparator  // nil => bytes.Compare
+	Combiner      mr.Reducer     // nil => no combiner
+	TaskContext   mr.TaskContext // passed to the Combiner (may be nil if no combiner)
+	Dir           string         // directory for spill files (exists)
+	BlockSize     int            // target uncompressed bytes per snappy block; 0 => 64 KiB
+	Counters      *mr.Counters   // may be nil
+	// OnSpill is called, in spill order, from the goroutine that called Emit or Close,
+	// after spill k is durable. An error from it fails the Emit/Close.
+	OnSpill func(SpillInfo) error
+}
+
+// DataFileName is the name, inside Options.Dir, of spill k's data file.
+func DataFileName(k int) string { return fmt.Sprintf("spill%05d.out", k) }
+
+// IndexFileName is the name, inside Options.Dir, of spill k's index file.
+func IndexFileName(k int) string { return fmt.Sprintf("spill%05d.index", k) }
+
+// rec is the metadata of one buffered record; key and value are stored back
+// to back in the batch's arena at off.
+type rec struct {
+	prefix uint64 // first 8 key bytes, big-endian, zero-padded (default order only)
+	off    uint32
+	klen   uint32
+	vlen   uint32
+	part   uint32
+}
+
+// batch is the set of records between two spill boundaries.
+type batch struct {
+	data   []byte // keys and values, appended
+	recs   []rec  // in emit order
+	sorted []rec  // scratch: recs grouped by partition, then sorted
+	counts []int  // records per partition
+	starts []int  // partition p is sorted[starts[p]:starts[p+1]]
+	bytes  int64  // accounted bytes: key + value + recordOverhead per record
+}
+
+func newBatch(partitions int) *batch {
+	return &batch{counts: make([]int, partitions), starts: make([]int, partitions+1)}
+}
+
+func (bt *batch) reset() {
+	bt.data = bt.data[:0]
+	bt.recs = bt.recs[:0]
+	clear(bt.counts)
+	bt.bytes = 0
+}
+
+// spillJob is a batch being spilled in the background.
+type spillJob struct {
+	index int
+	batch *batch
+	done  chan spillResult // buffered, receives exactly one result
+}
+
+type spillResult struct {
+	info SpillInfo
+	err  error
+}
+
+// Buffer is the map output buffer. Emit collects records into the current
+// batch; once the batch's accounted bytes (len(key)+len(value)+16 per
+// record) reach BufferBytes*SpillPercent the batch is cut and spilled in a
+// background goroutine while Emit goes on collecting the next batch. A
+// record whose own cost reaches that threshold is a batch of its own: the
+// records before it are cut first. These rules alone decide the spill
+// boundaries, so they depend on nothing but the record sequence and the
+// options.
+//
+// Emit blocks while the spilling batch plus the current batch plus the new
+// record would exceed BufferBytes. Finished spills are reported through
+// OnSpill, in order, from the goroutine calling Emit, Poll or Close (at the
+// first Emit or Poll after the spill completes, or when Emit or Close has to
+// wait for it). A Buffer is used by one goroutine; after an error every later call
+// returns that error.
+type Buffer struct {
+	opts       Options
+	limit      int64 // spill threshold: ceil(BufferBytes*SpillPercent)
+	part       mr.Partitioner
+	cmp        mr.Comparator
+	defaultCmp bool
+
+	cur      *batch
+	spare    *batch
+	inflight *spillJob
+	next     int // index of the next spill
+	err      error
+	closed   bool
+	aborted  atomic.Bool
+	wg       sync.WaitGroup
+
+	// Spill-writing state, used by one spill at a time.
+	sw      *SegmentWriter
+	bw      *bufio.Writer
+	grouper *Grouper
+	rit     recIterator
+	cemit   combineEmitter
+
+	cOutRecs, cOutBytes, cCombIn, cCombOut, cSpilled, cMaterialized *mr.Counter
+	pendRecs, pendBytes                                             int64
+
+	// spillHook, when set by tests, runs at the start of every background
+	// spill, in the spilling goroutine.
+	spillHook func(index int)
+}
+
+// NewBuffer checks the options and returns an empty Buffer.
+func NewBuffer(opts Options) (*Buffer, error) {
+	switch {
+	case opts.BufferBytes <= 0 || opts.BufferBytes > maxBufferBytes:
+		return nil, fmt.Errorf("spill: buffer size %d bytes is out of range (1 .. %d)", opts.BufferBytes, int64(maxBufferBytes))
+	case !(opts.SpillPercent > 0 && opts.SpillPercent <= 1):
+		return nil, fmt.Errorf("spill: spill percent %v is out of range (0, 1]", opts.SpillPercent)
+	case opts.NumPartitions < 1 || opts.NumPartitions > math.MaxInt32:
+		return nil, fmt.Errorf("spill: number of partitions %d is out of range (1 .. %d)", opts.NumPartitions, math.MaxInt32)
+	case opts.BlockSize < 0:
+		return nil, fmt.Errorf("spill: block size %d is negative", opts.BlockSize)
+	case opts.Dir == "":
+		return nil, errors.New("spill: no spill directory given")
+	}
+	st, err := os.Stat(opts.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("spill: spill directory: %w", err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("spill: spill directory %s is not a directory", opts.Dir)
+	}
+	if opts.BlockSize == 0 {
+		opts.BlockSize = DefaultBlockSize
+	}
+	if opts.Counters == nil {
+		opts.Counters = mr.NewCounters()
+	}
+	b := &Buffer{
+		opts:  opts,
+		limit: int64(math.Ceil(float64(opts.BufferBytes) * opts.SpillPercent)),
+		part:  opts.Partitioner,
+		cmp:   opts.Compare,
+		cur:   newBatch(opts.NumPartitions),
+		sw:    NewSegmentWriter(nil, opts.BlockSize),
+	}
+	if b.limit < 1 {
+		b.limit = 1
+	}
+	if b.part == nil {
+		b.part = mr.HashPartitioner{}
+	}
+	if b.cmp == nil {
+		b.cmp = bytes.Compare
+		b.defaultCmp = true
+	}
+	g := mr.TaskCounterGroup
+	cs := opts.Counters
+	b.cOutRecs = cs.Get(g, mr.MapOutputRecords)
+	b.cOutBytes = cs.Get(g, mr.MapOutputBytes)
+	b.cCombIn = cs.Get(g, mr.CombineInputRecords)
+	b.cCombOut = cs.Get(g, mr.CombineOutputRecords)
+	b.cSpilled = cs.Get(g, mr.SpilledRecords)
+	b.cMaterialized = cs.Get(g, mr.MapOutputMaterializedBytes)
+	if opts.Combiner != nil {
+		b.grouper = NewGrouper(&b.rit, b.cmp)
+		b.cemit.cmp = b.cmp
+		b.cemit.sw = b.sw
+	}
+	return b, nil
+}
+
+// Emit adds a record to the buffer, copying key and value. It may block
+// while a spill is in progress (see Buffer), and it reports completed
+// spills through OnSpill.
+func (b *Buffer) Emit(key, value []byte) error {
+	if b.err != nil {
+		return b.err
+	}
+	if b.closed {
+		return errors.New("spill: emit on a closed buffer")
+	}
+	if b.aborted.Load() {
+		return b.fail(errors.New("spill: emit on an aborted buffer"))
+	}
+	if b.inflight != nil && len(b.inflight.done) > 0 {
+		if err := b.finishInflight(); err != nil {
+			return err
+		}
+	}
+	if int64(len(key))+int64(len(value)) > maxRecordBytes {
+		return b.fail(fmt.Errorf("spill: record with key of %d bytes and value of %d bytes is too large (limit %d bytes together)", len(key), len(value), maxRecordBytes))
+	}
+	p := b.part.Partition(key, b.opts.NumPartitions)
+	if p < 0 || p >= b.opts.NumPartitions {
+		return b.fail(fmt.Errorf("spill: partitioner put key %q in partition %d, outside [0, %d)", keyForError(key), p, b.opts.NumPartitions))
+	}
+	cost := int64(len(key)) + int64(len(value)) + recordOverhead
+	if cost >= b.limit && len(b.cur.recs) > 0 {
+		// A record that fills a batch on its own gets a batch of its own.
+		if err := b.startSpill(); err != nil {
+			return err
+		}
+	}
+	if b.inflight != nil && b.inflight.batch.bytes+b.cur.bytes+cost > b.opts.BufferBytes {
+		if err := b.finishInflight(); err != nil {
+			return err
+		}
+	}
+	bt := b.cur
+	if need := len(bt.data) + len(key) + len(value); need > cap(bt.data) {
+		bt.data = growArena(bt.data, need, b.limit)
+	}
+	if len(bt.recs) == cap(bt.recs) {
+		bt.recs = slices.Grow(bt.recs, max(len(bt.recs), 1024))
+	}
+	r := rec{off: uint32(len(bt.data)), klen: uint32(len(key)), vlen: uint32(len(value)), part: uint32(p)}
+	if b.defaultCmp {
+		r.prefix = keyPrefix(key)
+	}
+	bt.data = append(bt.data, key...)
+	bt.data = append(bt.data, value...)
+	bt.recs = append(bt.recs, r)
+	bt.counts[p]++
+	bt.bytes += cost
+	b.pendRecs++
+	b.pendBytes += int64(len(key)) + int64(len(value))
+	if b.pendRecs >= counterFlushEvery {
+		b.flushCounters()
+	}
+	if bt.bytes >= b.limit {
+		return b.startSpill()
+	}
+	return nil
+}
+
+// Poll reports, through OnSpill, a background spill that has completed,
+// without emitting anything. A map runner may call it between input records
+// so that spills are announced promptly even when the map emits rarely. It
+// never blocks on a spill in progress.
+func (b *Buffer) Poll() error {
+	if b.err != nil {
+		return b.err
+	}
+	if b.inflight != nil && len(b.inflight.done) > 0 {
+		return b.finishInflight()
+	}
+	return nil
+}
+
+// Close spills what is left as the final spill (an empty one if nothing is
+// left) after waiting for the spill in progress, and reports both through
+// OnSpill. It returns the first error met.
+func (b *Buffer) Close() error {
+	if b.err != nil {
+		return b.err
+	}
+	if b.closed {
+		return errors.New("spill: buffer closed twice")
+	}
+	b.closed = true
+	if b.aborted.Load() {
+		return b.fail(errors.New("spill: close on an aborted buffer"))
+	}
+	if b.inflight != nil {
+		if err := b.finishInflight(); err != nil {
+			return err
+		}
+	}
+	b.flushCounters()
+	index := b.next
+	b.next++
+	info, err := b.writeSpill(index, true, b.cur)
+	if err != nil {
+		return b.fail(err)
+	}
+	b.cur.reset()
+	if err := b.deliver(info); err != nil {
+		return err
+	}
+	b.cur, b.spare = nil, nil
+	return nil
+}
+
+// Abort stops any background work: the spill in progress stops at its next
+// check and Abort waits for it. It removes no completed spill file. Abort
+// must not be called concurrently with Emit or Close; every later call
+// returns an error.
+func (b *Buffer) Abort() {
+	b.aborted.Store(true)
+	b.wg.Wait()
+	if b.err == nil {
+		b.err = errors.New("spill: buffer aborted")
+	}
+}
+
+func (b *Buffer) fail(err error) error {
+	if b.err == nil {
+		b.err = err
+	}
+	return b.err
+}
+
+func (b *Buffer) flushCounters() {
+	if b.pendRecs != 0 {
+		b.cOutRecs.Add(b.pendRecs)
+		b.cOutBytes.Add(b.pendBytes)
+		b.pendRecs, b.pendBytes = 0, 0
+	}
+}
+
+// startSpill cuts the current batch and spills it in the background, after
+// waiting for (and reporting) the spill already in progress.
+func (b *Buffer) startSpill() error {
+	if b.inflight != nil {
+		if err := b.finishInflight(); err != nil {
+			return err
+		}
+	}
+	b.flushCounters()
+	job := &spillJob{index: b.next, batch: b.cur, done: make(chan spillResult, 1)}
+	b.next++
+	if b.spare != nil {
+		b.cur, b.spare = b.spare, nil
+	} else {
+		b.cur = newBatch(b.opts.NumPartitions)
+	}
+	b.inflight = job
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		if b.spillHook != nil {
+			b.spillHook(job.index)
+		}
+		info, err := b.writeSpill(job.index, false, job.batch)
+		job.done <- spillResult{info: info, err: err}
+	}()
+	return nil
+}
+
+// finishInflight waits for the spill in progress and reports it.
+func (b *Buffer) finishInflight() error {
+	job := b.inflight
+	res := <-job.done
+	b.inflight = nil
+	job.batch.reset()
+	b.spare = job.batch
+	if res.err != nil {
+		return b.fail(res.err)
+	}
+	return b.deliver(res.info)
+}
+
+func (b *Buffer) deliver(info SpillInfo) error {
+	if b.opts.OnSpill == nil {
+		return nil
+	}
+	if err := b.opts.OnSpill(info); err != nil {
+		return b.fail(fmt.Errorf("spill: reporting spill %d: %w", info.Index, err))
+	}
+	return nil
+}
+
+// sortBatch groups the batch's records by partition (a stable counting
+// sort) and sorts each partition by key, ties in emit order.
+func (b *Buffer) sortBatch(bt *batch) {
+	n := b.opts.NumPartitions
+	if cap(bt.sorted) < len(bt.recs) {
+		bt.sorted = make([]rec, len(bt.recs))
+	}
+	bt.sorted = bt.sorted[:len(bt.recs)]
+	if n == 1 {
+		copy(bt.sorted, bt.recs)
+		bt.starts[0], bt.starts[1] = 0, len(bt.recs)
+	} else {
+		sum := 0
+		for p, c := range bt.counts {
+			bt.starts[p] = sum
+			sum += c
+		}
+		bt.starts[n] = sum
+		next := bt.counts // reuse as write cursors; counts are rebuilt by reset
+		copy(next, bt.starts[:n])
+		for _, r := range bt.recs {
+			bt.sorted[next[r.part]] = r
+			next[r.part]++
+		}
+	}
+	data := bt.data
+	for p := 0; p < n; p++ {
+		lo, hi := bt.starts[p], bt.starts[p+1]
+		s := bt.sorted[lo:hi]
+		if len(s) < 2 {
+			continue
+		}
+		if b.defaultCmp {
+			// bt.recs is free once scattered: it is the radix sort's scratch.
+			sortByKeyPrefix(data, s, bt.recs[lo:hi])
+			continue
+		}
+		compare := b.cmp
+		slices.SortFunc(s, func(x, y rec) int {
+			if c := compare(data[x.off:x.off+x.klen:x.off+x.klen], data[y.off:y.off+y.klen:y.off+y.klen]); c != 0 {
+				return c
+			}
+			return cmp.Compare(x.off, y.off)
+		})
+	}
+}
+
+// radixMin is the smallest run sorted by radix rather than by comparison.
+const radixMin = 256
+
+// sortByKeyPrefix sorts s (in emit order) by key under bytes.Compare, ties
+// in emit order, using tmp (as long as s) as scratch. It radix-sorts on the
+// 8-byte key prefix (a stable LSD sort, so equal prefixes stay in emit
+// order) and then sorts each run of equal prefixes by the full key.
+func sortByKeyPrefix(data []byte, s, tmp []rec) {
+	full := func(x, y rec) int {
+		if c := bytes.Compare(data[x.off:x.off+x.klen], data[y.off:y.off+y.klen]); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.off, y.off)
+	}
+	if len(s) < radixMin {
+		slices.SortFunc(s, func(x, y rec) int {
+			if x.prefix != y.prefix {
+				return cmp.Compare(x.prefix, y.prefix)
+			}
+			return full(x, y)
+		})
+		return
+	}
+	var counts [8][256]int
+	for _, r := range s {
+		p := r.prefix
+		for d := 0; d < 8; d++ {
+			counts[d][byte(p>>(8*d))]++
+		}
+	}
+	src, dst := s, tmp
+	for d := 0; d < 8; d++ {
+		c := &counts[d]
+		if c[byte(src[0].prefix>>(8*d))] == len(src) {
+			continue // every record has the same byte here
+		}
+		sum := 0
+		for i, n := range c {
+			c[i] = sum
+			sum += n
+		}
+		shift := 8 * d
+		for _, r := range src {
+			k := byte(r.prefix >> shift)
+			dst[c[k]] = r
+			c[k]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &s[0] {
+		copy(s, src)
+	}
+	// Equal prefixes: order by the whole key (keys may differ after 8 bytes
+	// or in length).
+	for i := 0; i < len(s); {
+		j := i + 1
+		for j < len(s) && s[j].prefix == s[i].prefix {
+			j++
+		}
+		if run := s[i:j]; len(run) > 1 && !slices.IsSortedFunc(run, full) {
+			slices.SortFunc(run, full)
+		}
+		i = j
+	}
+}
+
+// writeSpill sorts a batch, runs the combiner and writes spill index's
+// data and index files, renaming both into place.
+func (b *Buffer) writeSpill(index int, final bool, bt *batch) (SpillInfo, error) {
+	b.sortBatch(bt)
+	dataPath := filepath.Join(b.opts.Dir, DataFileName(index))
+	indexPath := filepath.Join(b.opts.Dir, IndexFileName(index))
+	f, err := os.CreateTemp(b.opts.Dir, DataFileName(index)+".tmp*")
+	if err != nil {
+		return SpillInfo{}, fmt.Errorf("spill: create data file for spill %d: %w", index, err)
+	}
+	tmp := f.Name()
+	failed := func(err error) (SpillInfo, error) {
+		f.Close()
+		os.Remove(tmp)
+		return SpillInfo{}, err
+	}
+	if err := f.Chmod(0o644); err != nil {
+		return failed(fmt.Errorf("spill: chmod %s: %w", tmp, err))
+	}
+	if b.bw == nil {
+		b.bw = bufio.NewWriterSize(f, 256<<10)
+	} else {
+		b.bw.Reset(f)
+	}
+	segs := make([]SegmentInfo, b.opts.NumPartitions)
+	var off, combIn, combOut, spilled int64
+	for p := range segs {
+		if b.aborted.Load() {
+			return failed(fmt.Errorf("spill: spill %d aborted", index))
+		}
+		recs := bt.sorted[bt.starts[p]:bt.starts[p+1]]
+		b.sw.reset(b.bw, b.opts.BlockSize)
+		if b.opts.Combiner != nil && len(recs) > 0 {
+			out, err := b.combine(bt.data, recs)
+			if err != nil {
+				return failed(fmt.Errorf("spill: combiner on spill %d, partition %d: %w", index, p, err))
+			}
+			combIn += int64(len(recs))
+			combOut += out
+		} else {
+			for _, r := range recs {
+				k := r.off + r.klen
+				e := k + r.vlen
+				if err := b.sw.Write(bt.data[r.off:k], bt.data[k:e]); err != nil {
+					return failed(fmt.Errorf("spill: write spill %d to %s: %w", index, tmp, err))
+				}
+			}
+		}
+		seg, err := b.sw.Close()
+		if err != nil {
+			return failed(fmt.Errorf("spill: write spill %d to %s: %w", index, tmp, err))
+		}
+		seg.Offset = off
+		off += seg.Length
+		spilled += seg.Records
+		segs[p] = seg
+	}
+	if err := b.bw.Flush(); err != nil {
+		return failed(fmt.Errorf("spill: write spill %d to %s: %w", index, tmp, err))
+	}
+	b.bw.Reset(nil)
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return SpillInfo{}, fmt.Errorf("spill: close %s: %w", tmp, err)
+	}
+	if err := os.Rename(tmp, dataPath); err != nil {
+		os.Remove(tmp)
+		return SpillInfo{}, fmt.Errorf("spill: rename %s to %s: %w", tmp, dataPath, err)
+	}
+	if err := WriteIndex(indexPath, segs); err != nil {
+		return SpillInfo{}, fmt.Errorf("spill: spill %d: %w", index, err)
+	}
+	b.cCombIn.Add(combIn)
+	b.cCombOut.Add(combOut)
+	b.cSpilled.Add(spilled)
+	b.cMaterialized.Add(off)
+	return SpillInfo{Index: index, Final: final, DataPath: dataPath, IndexPath: indexPath, Partitions: segs}, nil
+}
+
+// combine runs the combiner over the key groups of one partition's sorted
+// records, writing its output to b.sw; it returns the records written.
+func (b *Buffer) combine(data []byte, recs []rec) (int64, error) {
+	b.rit.data, b.rit.recs, b.rit.i = data, recs, -1
+	g := b.grouper
+	*g = Grouper{it: &b.rit, cmp: b.cmp, key: g.key}
+	g.vals.g = g
+	g.vals.done = true
+	ce := &b.cemit
+	ce.n = 0
+	for g.NextKey() {
+		if b.aborted.Load() {
+			return 0, errors.New("aborted")
+		}
+		ce.key = g.Key()
+		if err := b.callCombiner(ce.key, g.Values(), ce); err != nil {
+			return 0, err
+		}
+	}
+	return ce.n, nil
+}
+
+// callCombiner runs the combiner on one key group, turning a panic in user
+// code into an error so that the task fails with a message instead of
+// crashing from the spill goroutine.
+func (b *Buffer) callCombiner(key []byte, values mr.ValueIterator, out mr.Emitter) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("combiner panicked on key %q: %v\n%s", keyForError(key), r, debug.Stack())
+		}
+	}()
+	return b.opts.Combiner.Reduce(b.opts.TaskContext, key, values, out)
+}
+
+// combineEmitter writes a combiner's output to the segment, checking that
+// each key sorts like the group's key so that the segment stays sorted.
+type combineEmitter struct {
+	sw  *SegmentWriter
+	cmp mr.Comparator
+	key []byte
+	n   int64
+}
+
+func (ce *combineEmitter) Emit(key, value []byte) error {
+	if ce.cmp(key, ce.key) != 0 {
+		return fmt.Errorf("combiner emitted key %q for the group of key %q; a combiner must emit keys that sort like its input key",
+			keyForError(key), keyForError(ce.key))
+	}
+	if err := ce.sw.Write(key, value); err != nil {
+		return err
+	}
+	ce.n++
+	return nil
+}
+
+// recIterator walks buffered records in the order of a rec slice.
+type recIterator struct {
+	data []byte
+	recs []rec
+	i    int
+}
+
+func (it *recIterator) Next() bool {
+	if it.i < len(it.recs) {
+		it.i++
+	}
+	return it.i < len(it.recs)
+}
+
+func (it *recIterator) Key() []byte {
+	if it.i < 0 || it.i >= len(it.recs) {
+		return nil
+	}
+	r := it.recs[it.i]
+	e := r.off + r.klen
+	return it.data[r.off:e:e]
+}
+
+func (it *recIterator) Value() []byte {
+	if it.i < 0 || it.i >= len(it.recs) {
+		return nil
+	}
+	r := it.recs[it.i]
+	s := r.off + r.klen
+	e := s + r.vlen
+	return it.data[s:e:e]
+}
+
+func (it *recIterator) Err() error { return nil }
+
+// growArena returns data with capacity for need bytes. It doubles the
+// capacity up to 1 MiB and then jumps to the spill threshold, which no
+// batch passes except by its last record: a small map output stays small,
+// and a large one is not copied over and over (append grows large slices
+// by only 1.25x). Fresh pages of a large allocation cost nothing until
+// they are written.
+func growArena(data []byte, need int, limit int64) []byte {
+	newCap := max(2*cap(data), 64<<10)
+	if newCap > 1<<20 || int64(newCap) > limit {
+		newCap = int(limit)
+	}
+	newCap = max(newCap, need)
+	grown := make([]byte, len(data), newCap)
+	copy(grown, data)
+	return grown
+}
+
+// keyPrefix returns the first 8 bytes of key as a big-endian integer,
+// zero-padded: comparing prefixes orders keys as bytes.Compare does whenever
+// the prefixes differ.
+func keyPrefix(key []byte) uint64 {
+	if len(key) >= 8 {
+		return binary.BigEndian.Uint64(key)
+	}
+	var p uint64
+	for i, c := range key {
+		p |= uint64(c) << (56 - 8*uint(i))
+	}
+	return p
+}
+
+// keyForError shortens a key for an error message.
+func keyForError(key []byte) []byte {
+	if len(key) > 64 {
+		return key[:64]
+	}
+	return key
+}

@@ -1,0 +1,268 @@
+package tasktracker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"gomr/conf"
+	"gomr/mrpb"
+)
+
+// childEnv is what every task child runs with: no MPTCP sockets (CRIU
+// cannot dump them) and no container-aware GOMAXPROCS files held open.
+const childEnv = "GODEBUG=multipathtcp=0,containermaxprocs=0,updatemaxprocs=0"
+
+// ChildArg is the hidden subcommand that runs a task attempt.
+const ChildArg = "child"
+
+// taskAttempt is one attempt running as a child process of this tracker.
+type taskAttempt struct {
+	tt      *TaskTracker
+	launch  *mrpb.LaunchTask
+	dir     string
+	timeout time.Duration
+
+	mu           sync.Mutex
+	cmd          *exec.Cmd
+	state        string // RUNNING, COMMIT_PENDING, SUCCEEDED, FAILED, KILLED
+	progress     float32
+	phase        string
+	counters     []*mrpb.Counter
+	diag         string
+	start        time.Time
+	finish       time.Time
+	lastProgress time.Time
+	shuffleDone  time.Time
+	sortDone     time.Time
+	doneReported bool
+	failReported string
+	killReason   string
+	exited       chan struct{}
+}
+
+func (a *taskAttempt) status() *mrpb.AttemptStatus {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	st := &mrpb.AttemptStatus{
+		AttemptId:  a.launch.AttemptId,
+		State:      a.state,
+		Progress:   a.progress,
+		Phase:      a.phase,
+		Counters:   a.counters,
+		Diagnostic: a.diag,
+		StartMs:    a.start.UnixMilli(),
+	}
+	if !a.finish.IsZero() {
+		st.FinishMs = a.finish.UnixMilli()
+	}
+	if !a.shuffleDone.IsZero() {
+		st.ShuffleFinishMs = a.shuffleDone.UnixMilli()
+	}
+	if !a.sortDone.IsZero() {
+		st.SortFinishMs = a.sortDone.UnixMilli()
+	}
+	return st
+}
+
+func (a *taskAttempt) finished() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.state == "SUCCEEDED" || a.state == "FAILED" || a.state == "KILLED"
+}
+
+// launch starts a task attempt as a child process.
+func (tt *TaskTracker) launch(ctx context.Context, l *mrpb.LaunchTask) error {
+	if !validID(l.AttemptId) || !validID(l.JobId) {
+		return fmt.Errorf("bad attempt id %q", l.AttemptId)
+	}
+	jcfg, err := conf.FromMap(l.Conf)
+	if err != nil {
+		return fmt.Errorf("job configuration of %s: %w", l.AttemptId, err)
+	}
+	dir := filepath.Join(tt.jobDir(l.JobId), l.AttemptId)
+	a := &taskAttempt{
+		tt:           tt,
+		launch:       l,
+		dir:          dir,
+		timeout:      jcfg.Duration("mapreduce.task.timeout"),
+		state:        "RUNNING",
+		phase:        "MAP",
+		start:        time.Now(),
+		lastProgress: time.Now(),
+		exited:       make(chan struct{}),
+	}
+	if l.Type == "r" {
+		a.phase = "SHUFFLE"
+	}
+	tt.mu.Lock()
+	if _, dup := tt.attempts[l.AttemptId]; dup {
+		tt.mu.Unlock()
+		return fmt.Errorf("attempt %s already running here", l.AttemptId)
+	}
+	tt.attempts[l.AttemptId] = a
+	if _, ok := tt.jobs[l.JobId]; !ok {
+		tt.jobs[l.JobId] = &localJob{secret: l.JobSecret, dir: tt.jobDir(l.JobId)}
+	}
+	tt.mu.Unlock()
+
+	if err := a.start1(); err != nil {
+		a.mu.Lock()
+		a.state, a.diag, a.finish = "FAILED", "launching the task child: "+err.Error(), time.Now()
+		a.mu.Unlock()
+		close(a.exited)
+		tt.poke()
+		return err
+	}
+	return nil
+}
+
+func (a *taskAttempt) start1() error {
+	tt := a.tt
+	if err := os.MkdirAll(filepath.Join(a.dir, "spills"), 0o755); err != nil {
+		return err
+	}
+	open := func(name string) (*os.File, error) {
+		return os.OpenFile(filepath.Join(a.dir, name), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	}
+	stdout, err := open("stdout")
+	if err != nil {
+		return err
+	}
+	defer stdout.Close()
+	stderr, err := open("stderr")
+	if err != nil {
+		return err
+	}
+	defer stderr.Close()
+
+	newCmd := func(pidns bool) *exec.Cmd {
+		cmd := exec.Command(tt.exe, ChildArg, "--attempt", a.launch.AttemptId, "--umbilical", tt.umbAddr)
+		cmd.Dir = a.dir
+		cmd.Stdout, cmd.Stderr = stdout, stderr
+		cmd.Env = append(os.Environ(), childEnv)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+		if pidns {
+			cmd.SysProcAttr.Cloneflags = syscall.CLONE_NEWPID
+		}
+		return cmd
+	}
+	tt.mu.Lock()
+	pidns := tt.pidNamespaces
+	tt.mu.Unlock()
+	cmd := newCmd(pidns)
+	err = cmd.Start()
+	if err != nil && pidns && (errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EINVAL)) {
+		tt.log.Warn("cannot start task children in their own PID namespace; running them in their own session only", "error", err)
+		tt.mu.Lock()
+		tt.pidNamespaces = false
+		tt.mu.Unlock()
+		cmd = newCmd(false)
+		err = cmd.Start()
+	}
+	if err != nil {
+		return err
+	}
+	a.mu.Lock()
+	a.cmd = cmd
+	a.mu.Unlock()
+	go a.wait()
+	return nil
+}
+
+// wait reaps the child and settles the attempt's final state.
+func (a *taskAttempt) wait() {
+	err := a.cmd.Wait()
+	a.mu.Lock()
+	a.finish = time.Now()
+	switch {
+	case a.killReason != "":
+		a.state, a.diag = "KILLED", a.killReason
+	case a.failReported != "":
+		a.state, a.diag = "FAILED", a.failReported
+	case a.doneReported && err == nil:
+		a.state, a.progress = "SUCCEEDED", 1
+	default:
+		msg := "task child exited before reporting completion"
+		if err != nil {
+			msg = "task child " + err.Error()
+		}
+		if tail := tailFile(filepath.Join(a.dir, "stderr"), 2048); tail != "" {
+			msg += "\n" + tail
+		}
+		a.state, a.diag = "FAILED", msg
+	}
+	a.mu.Unlock()
+	close(a.exited)
+	a.tt.log.Info("attempt ended", "attempt", a.launch.AttemptId, "state", a.state, "diagnostic", firstLine(a.diag))
+	a.tt.poke()
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func tailFile(path string, n int64) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return ""
+	}
+	off := max(0, st.Size()-n)
+	buf := make([]byte, st.Size()-off)
+	if _, err := f.ReadAt(buf, off); err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(buf))
+}
+
+// kill kills the child (the whole PID namespace when it has one).
+func (a *taskAttempt) kill(why string) {
+	a.mu.Lock()
+	if a.killReason == "" && a.state != "SUCCEEDED" && a.state != "FAILED" {
+		a.killReason = why
+	}
+	cmd := a.cmd
+	a.mu.Unlock()
+	if cmd != nil && cmd.Process != nil {
+		_ = cmd.Process.Kill()
+	}
+}
+
+func (a *taskAttempt) waitExit(d time.Duration) {
+	select {
+	case <-a.exited:
+	case <-time.After(d):
+	}
+}
+
+func (a *taskAttempt) timedOut(now time.Time) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.timeout > 0 && a.cmd != nil && a.killReason == "" && a.failReported == "" &&
+		(a.state == "RUNNING" || a.state == "COMMIT_PENDING") && now.Sub(a.lastProgress) > a.timeout
+}
+
+func (a *taskAttempt) failTimeout() {
+	a.mu.Lock()
+	a.failReported = fmt.Sprintf("Task %s failed to report status for %d seconds. Killing!", a.launch.AttemptId, int(a.timeout.Seconds()))
+	cmd := a.cmd
+	a.mu.Unlock()
+	if cmd != nil && cmd.Process != nil {
+		_ = cmd.Process.Kill()
+	}
+}

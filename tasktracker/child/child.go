@@ -1,0 +1,253 @@
+// Package child is the task child: the process a TaskTracker starts for
+// each task attempt (the same binary in its hidden child mode). It fetches
+// its task over the umbilical, runs the map or the reduce, reports
+// progress, counters and spills, commits its output when the JobTracker
+// allows, and exits.
+package child
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"runtime/debug"
+	"sync"
+	"syscall"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"gomr/conf"
+	"gomr/mr"
+	"gomr/mrpb"
+)
+
+// umbilicalLostAfter is how long a child goes on without reaching its
+// tracker before it gives up and exits.
+const umbilicalLostAfter = 30 * time.Second
+
+// Main runs one task attempt and returns the process exit code.
+func Main(attemptID, umbilicalAddr string) int {
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("attempt", attemptID)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	conn, err := grpc.NewClient(umbilicalAddr,
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20), grpc.MaxCallSendMsgSize(64<<20)))
+	if err != nil {
+		log.Error("umbilical", "error", err)
+		return 2
+	}
+	defer conn.Close()
+	umb := mrpb.NewUmbilicalClient(conn)
+	var launch *mrpb.LaunchTask
+	for i := 0; ; i++ {
+		launch, err = umb.GetTask(ctx, &mrpb.GetTaskRequest{AttemptId: attemptID})
+		if err == nil {
+			break
+		}
+		if i == 20 {
+			log.Error("cannot get the task from the tracker", "error", err)
+			return 2
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t, err := newTask(ctx, cancel, launch, umb, log)
+	if err != nil {
+		report(umb, attemptID, err, nil)
+		log.Error("task setup failed", "error", err)
+		return 1
+	}
+	go t.reportLoop()
+	err = t.run()
+	t.stopReporting()
+	if err != nil {
+		report(umb, attemptID, err, t.counterProto())
+		log.Error("task failed", "error", err)
+		return 1
+	}
+	if _, err := umb.Done(context.Background(), &mrpb.DoneRequest{AttemptId: attemptID, Counters: t.counterProto()}); err != nil {
+		log.Error("reporting done", "error", err)
+		return 1
+	}
+	return 0
+}
+
+func report(umb mrpb.UmbilicalClient, id string, err error, cs []*mrpb.Counter) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, _ = umb.Failed(ctx, &mrpb.FailedRequest{AttemptId: id, Error: err.Error(), Counters: cs})
+}
+
+// task is the running attempt's state.
+type task struct {
+	ctx      context.Context
+	cancel   context.CancelFunc
+	log      *slog.Logger
+	umb      mrpb.UmbilicalClient
+	launch   *mrpb.LaunchTask
+	spec     mr.JobSpec
+	def      *mr.JobDef
+	conf     *conf.Config
+	counters *mr.Counters
+	isMap    bool
+
+	mu       sync.Mutex
+	progress float32
+	phase    string
+
+	stop     chan struct{}
+	stopped  chan struct{}
+	stopOnce sync.Once
+}
+
+func newTask(ctx context.Context, cancel context.CancelFunc, l *mrpb.LaunchTask, umb mrpb.UmbilicalClient, log *slog.Logger) (*task, error) {
+	t := &task{ctx: ctx, cancel: cancel, log: log, umb: umb, launch: l, counters: mr.NewCounters(),
+		isMap: l.Type == "m", stop: make(chan struct{}), stopped: make(chan struct{})}
+	if err := json.Unmarshal(l.SpecJson, &t.spec); err != nil {
+		return nil, fmt.Errorf("decoding the job spec: %w", err)
+	}
+	def, err := mr.LookupJob(t.spec.Def)
+	if err != nil {
+		return nil, err
+	}
+	t.def = def
+	cfg, err := conf.FromMap(l.Conf)
+	if err != nil {
+		return nil, fmt.Errorf("job configuration: %w", err)
+	}
+	t.conf = cfg
+	t.phase = "MAP"
+	if !t.isMap {
+		t.phase = "SHUFFLE"
+	}
+	return t, nil
+}
+
+func (t *task) setProgress(p float64) {
+	t.mu.Lock()
+	t.progress = float32(max(0, min(1, p)))
+	t.mu.Unlock()
+}
+
+func (t *task) setPhase(ph string) {
+	t.mu.Lock()
+	t.phase = ph
+	t.mu.Unlock()
+	t.sendStatus() // phase changes carry phase times: report at once
+}
+
+func (t *task) counterProto() []*mrpb.Counter {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+		ms := (ru.Utime.Nano() + ru.Stime.Nano()) / 1e6
+		t.counters.Get(mr.TaskCounterGroup, mr.CPUMilliseconds).Set(ms)
+	}
+	snap := t.counters.Snapshot()
+	var out []*mrpb.Counter
+	for _, g := range snap.Groups() {
+		for _, n := range snap.Names(g) {
+			out = append(out, &mrpb.Counter{Group: g, Name: n, Value: snap[g][n]})
+		}
+	}
+	return out
+}
+
+func (t *task) sendStatus() bool {
+	t.mu.Lock()
+	req := &mrpb.StatusUpdateRequest{AttemptId: t.launch.AttemptId, Progress: t.progress, Phase: t.phase}
+	t.mu.Unlock()
+	req.Counters = t.counterProto()
+	ctx, cancel := context.WithTimeout(t.ctx, 5*time.Second)
+	defer cancel()
+	resp, err := t.umb.StatusUpdate(ctx, req)
+	if err != nil {
+		return false
+	}
+	if !resp.Known {
+		t.log.Warn("the tracker no longer knows this attempt: exiting")
+		os.Exit(3)
+	}
+	return true
+}
+
+// reportLoop sends status every mapreduce.task.progress.report.interval;
+// a child that cannot reach its tracker for long exits.
+func (t *task) reportLoop() {
+	defer close(t.stopped)
+	tick := time.NewTicker(t.conf.Duration("mapreduce.task.progress.report.interval"))
+	defer tick.Stop()
+	lastOK := time.Now()
+	for {
+		select {
+		case <-t.stop:
+			return
+		case <-tick.C:
+		}
+		if t.sendStatus() {
+			lastOK = time.Now()
+		} else if time.Since(lastOK) > umbilicalLostAfter {
+			t.log.Error("lost the umbilical to the tracker: exiting")
+			os.Exit(4)
+		}
+	}
+}
+
+func (t *task) stopReporting() {
+	t.stopOnce.Do(func() { close(t.stop) })
+	<-t.stopped
+}
+
+// run runs the map or reduce, turning a panic in user code into an error.
+func (t *task) run() (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v\n%s", r, debug.Stack())
+		}
+	}()
+	if t.isMap {
+		return t.runMap()
+	}
+	return t.runReduce()
+}
+
+// commit asks the JobTracker for permission and moves the attempt's output
+// into place.
+func (t *task) commit(c *mr.Committer) error {
+	for {
+		resp, err := t.umb.CanCommit(t.ctx, &mrpb.CanCommitRequest{AttemptId: t.launch.AttemptId})
+		if err != nil {
+			return fmt.Errorf("asking to commit: %w", err)
+		}
+		if resp.CanCommit {
+			break
+		}
+		select {
+		case <-t.ctx.Done():
+			return t.ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+		if !t.sendStatus() {
+			return errors.New("lost the tracker while waiting to commit")
+		}
+	}
+	if err := c.CommitTask(t.launch.AttemptId); err != nil {
+		return fmt.Errorf("committing output: %w", err)
+	}
+	return nil
+}
+
+// taskContext is what user code sees.
+type taskContext struct{ t *task }
+
+func (c taskContext) Context() context.Context { return c.t.ctx }
+func (c taskContext) Param(name string) string { return c.t.spec.Params[name] }
+func (c taskContext) Conf(key string) string   { return c.t.conf.String(key) }
+func (c taskContext) Counter(group, name string) *mr.Counter {
+	return c.t.counters.Get(group, name)
+}
+func (c taskContext) TaskIndex() int  { return int(c.t.launch.Index) }
+func (c taskContext) NumReduces() int { return int(c.t.launch.NumReduces) }

@@ -1,0 +1,156 @@
+package child
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"gomr/mr"
+	"gomr/mr/fs"
+	"gomr/mrpb"
+	"gomr/spill"
+)
+
+// fsCounterPrefix names the filesystem counters of a path: FILE or HDFS.
+func fsCounterPrefix(path string) string {
+	if strings.HasPrefix(path, "hdfs://") {
+		return "HDFS"
+	}
+	return "FILE"
+}
+
+func (t *task) runMap() error {
+	var split mr.Split
+	if err := json.Unmarshal(t.launch.SplitJson, &split); err != nil {
+		return fmt.Errorf("decoding the input split: %w", err)
+	}
+	tc := taskContext{t}
+	mapper, err := t.def.Mapper(tc)
+	if err != nil {
+		return fmt.Errorf("creating the mapper: %w", err)
+	}
+	rr, err := t.def.Input.Open(t.ctx, split, t.spec.Params)
+	if err != nil {
+		return fmt.Errorf("opening input split %s@%d+%d: %w", split.Path, split.Start, split.Length, err)
+	}
+	defer rr.Close()
+
+	var out mr.Emitter
+	var finish func() error
+	if t.launch.NumReduces == 0 {
+		out, finish, err = t.mapOnlyOutput()
+	} else {
+		out, finish, err = t.spillOutput(tc)
+	}
+	if err != nil {
+		return err
+	}
+	inputRecords := t.counters.Get(mr.TaskCounterGroup, mr.MapInputRecords)
+	bytesRead := t.counters.Get(mr.FileSystemCounterGroup, fsCounterPrefix(split.Path)+"_BYTES_READ")
+	n := 0
+	for rr.Next() {
+		inputRecords.Increment()
+		if err := mapper.Map(tc, rr.Key(), rr.Value(), out); err != nil {
+			return fmt.Errorf("map: %w", err)
+		}
+		if n++; n&1023 == 0 {
+			t.setProgress(rr.Progress())
+			bytesRead.Set(rr.BytesRead())
+			if err := t.ctx.Err(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := rr.Err(); err != nil {
+		return fmt.Errorf("reading input %s: %w", split.Path, err)
+	}
+	bytesRead.Set(rr.BytesRead())
+	if err := finish(); err != nil {
+		return err
+	}
+	t.setProgress(1)
+	return nil
+}
+
+// spillOutput sends map output through the sort buffer; each durable spill
+// is announced to the tracker at once.
+func (t *task) spillOutput(tc taskContext) (mr.Emitter, func() error, error) {
+	opts := spill.Options{
+		BufferBytes:   int64(t.conf.Int("mapreduce.task.io.sort.mb")) << 20,
+		SpillPercent:  t.conf.Float("mapreduce.map.sort.spill.percent"),
+		NumPartitions: int(t.launch.NumReduces),
+		Compare:       t.def.Compare,
+		TaskContext:   tc,
+		Dir:           "spills",
+		Counters:      t.counters,
+		OnSpill:       t.announceSpill,
+	}
+	if abs, err := filepath.Abs(opts.Dir); err == nil {
+		opts.Dir = abs
+	}
+	if t.def.Partitioner != nil {
+		p, err := t.def.Partitioner(tc)
+		if err != nil {
+			return nil, nil, fmt.Errorf("creating the partitioner: %w", err)
+		}
+		opts.Partitioner = p
+	}
+	if t.def.Combiner != nil {
+		c, err := t.def.Combiner(tc)
+		if err != nil {
+			return nil, nil, fmt.Errorf("creating the combiner: %w", err)
+		}
+		opts.Combiner = c
+	}
+	buf, err := spill.NewBuffer(opts)
+	if err != nil {
+		return nil, nil, fmt.Errorf("creating the sort buffer: %w", err)
+	}
+	return buf, func() error {
+		if err := buf.Close(); err != nil {
+			return fmt.Errorf("final spill: %w", err)
+		}
+		return nil
+	}, nil
+}
+
+func (t *task) announceSpill(info spill.SpillInfo) error {
+	ann := &mrpb.SpillAnnouncement{AttemptId: t.launch.AttemptId, Spill: int32(info.Index), Final: info.Final}
+	for _, s := range info.Partitions {
+		ann.Segments = append(ann.Segments, &mrpb.Segment{Offset: s.Offset, Length: s.Length, RawLength: s.RawLength, Records: s.Records, Crc: s.CRC})
+	}
+	if _, err := t.umb.SpillReady(t.ctx, &mrpb.SpillReadyRequest{Spill: ann}); err != nil {
+		return fmt.Errorf("announcing spill %d: %w", info.Index, err)
+	}
+	return nil
+}
+
+// mapOnlyOutput writes map output straight to the job's output format, as
+// part-m-NNNNN, committed like a reduce's.
+func (t *task) mapOnlyOutput() (mr.Emitter, func() error, error) {
+	c, err := mr.NewCommitter(t.spec.Output)
+	if err != nil {
+		return nil, nil, err
+	}
+	path := fs.Join(c.AttemptDir(t.launch.AttemptId), mr.PartName(true, int(t.launch.Index)))
+	w, err := t.def.Output.Create(c.FS, path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("creating output %s: %w", path, err)
+	}
+	records := t.counters.Get(mr.TaskCounterGroup, mr.MapOutputRecords)
+	bytes := t.counters.Get(mr.TaskCounterGroup, mr.MapOutputBytes)
+	written := t.counters.Get(mr.FileSystemCounterGroup, fsCounterPrefix(t.spec.Output)+"_BYTES_WRITTEN")
+	emit := mr.EmitFunc(func(k, v []byte) error {
+		records.Increment()
+		bytes.Add(int64(len(k) + len(v)))
+		return w.Write(k, v)
+	})
+	return emit, func() error {
+		if err := w.Close(); err != nil {
+			return fmt.Errorf("closing output %s: %w", path, err)
+		}
+		written.Set(w.BytesWritten())
+		return t.commit(c)
+	}, nil
+}

@@ -1,0 +1,201 @@
+package child
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"gomr/mr"
+	"gomr/mr/fs"
+	"gomr/mrpb"
+	"gomr/shuffle"
+	"gomr/spill"
+)
+
+func (t *task) runReduce() error {
+	tc := taskContext{t}
+	c, err := mr.NewCommitter(t.spec.Output)
+	if err != nil {
+		return err
+	}
+	scratch, err := filepath.Abs("shuffle")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(scratch, 0o755); err != nil {
+		return fmt.Errorf("shuffle scratch dir: %w", err)
+	}
+	mem := int64(float64(int64(t.conf.Int("mapreduce.reduce.memory.mb"))<<20) * t.conf.Float("mapreduce.reduce.shuffle.input.buffer.percent"))
+	mm, err := shuffle.NewMergeManager(shuffle.MergeOptions{
+		Dir:          scratch,
+		MemoryBytes:  mem,
+		SegmentLimit: int64(float64(mem) * t.conf.Float("mapreduce.reduce.shuffle.memory.limit.percent")),
+		MergePercent: t.conf.Float("mapreduce.reduce.shuffle.merge.percent"),
+		Factor:       t.conf.Int("mapreduce.task.io.sort.factor"),
+		Compare:      t.def.Compare,
+		Counters:     t.counters,
+	})
+	if err != nil {
+		return fmt.Errorf("merge manager: %w", err)
+	}
+	defer mm.Close()
+
+	// Shuffle: fetch every spill of every map, as they are announced.
+	fetcher := &shuffle.Fetcher{
+		Client: &http.Client{Transport: &http.Transport{
+			DialContext:         (&net.Dialer{Timeout: 10 * time.Second}).DialContext,
+			MaxIdleConnsPerHost: t.conf.Int("mapreduce.reduce.shuffle.parallelcopies"),
+		}, Timeout: 5 * time.Minute},
+		Secret:     t.launch.JobSecret,
+		Retries:    t.conf.Int("mapreduce.reduce.shuffle.fetch.retries"),
+		RetryDelay: t.conf.Duration("mapreduce.reduce.shuffle.retry.delay.ms"),
+	}
+	numMaps := int(t.launch.NumMaps)
+	err = shuffle.Run(t.ctx, &eventSource{t: t}, shuffle.Options{
+		Reduce:   int(t.launch.Index),
+		NumMaps:  numMaps,
+		Parallel: t.conf.Int("mapreduce.reduce.shuffle.parallelcopies"),
+		Fetcher:  fetcher,
+		Merger:   mm,
+		Counters: t.counters,
+		Log:      t.log,
+		Progress: func(done, total int) {
+			if total > 0 {
+				t.setProgress(float64(done) / float64(total) / 3)
+			}
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("shuffle: %w", err)
+	}
+	t.setProgress(1.0 / 3)
+	t.setPhase("SORT")
+	it, err := mm.Finish(t.ctx)
+	if err != nil {
+		return fmt.Errorf("merge: %w", err)
+	}
+	t.setProgress(2.0 / 3)
+	t.setPhase("REDUCE")
+
+	reducer := mr.Reducer(identityReducer{})
+	if t.def.Reducer != nil {
+		if reducer, err = t.def.Reducer(tc); err != nil {
+			return fmt.Errorf("creating the reducer: %w", err)
+		}
+	}
+	path := fs.Join(c.AttemptDir(t.launch.AttemptId), mr.PartName(false, int(t.launch.Index)))
+	w, err := t.def.Output.Create(c.FS, path)
+	if err != nil {
+		return fmt.Errorf("creating output %s: %w", path, err)
+	}
+	counted := &countingIterator{it: it}
+	groups := spill.NewGrouper(counted, t.def.Compare)
+	inGroups := t.counters.Get(mr.TaskCounterGroup, mr.ReduceInputGroups)
+	inRecords := t.counters.Get(mr.TaskCounterGroup, mr.ReduceInputRecords)
+	outRecords := t.counters.Get(mr.TaskCounterGroup, mr.ReduceOutputRecords)
+	written := t.counters.Get(mr.FileSystemCounterGroup, fsCounterPrefix(t.spec.Output)+"_BYTES_WRITTEN")
+	emit := mr.EmitFunc(func(k, v []byte) error {
+		outRecords.Increment()
+		return w.Write(k, v)
+	})
+	n := 0
+	for groups.NextKey() {
+		inGroups.Increment()
+		if err := reducer.Reduce(tc, groups.Key(), groups.Values(), emit); err != nil {
+			w.Close()
+			return fmt.Errorf("reduce: %w", err)
+		}
+		if n++; n&1023 == 0 {
+			inRecords.Set(counted.n.Load())
+			if err := t.ctx.Err(); err != nil {
+				w.Close()
+				return err
+			}
+		}
+	}
+	if err := groups.Err(); err != nil {
+		w.Close()
+		return fmt.Errorf("reading merged map output: %w", err)
+	}
+	inRecords.Set(counted.n.Load())
+	if err := w.Close(); err != nil {
+		return fmt.Errorf("closing output %s: %w", path, err)
+	}
+	written.Set(w.BytesWritten())
+	t.setProgress(1)
+	return t.commit(c)
+}
+
+// countingIterator counts the records read from the merge: every record,
+// whether or not the reducer walks its group's values, as Hadoop counts
+// REDUCE_INPUT_RECORDS.
+type countingIterator struct {
+	it spill.Iterator
+	n  atomic.Int64
+}
+
+func (c *countingIterator) Next() bool {
+	if c.it.Next() {
+		c.n.Add(1)
+		return true
+	}
+	return false
+}
+func (c *countingIterator) Key() []byte   { return c.it.Key() }
+func (c *countingIterator) Value() []byte { return c.it.Value() }
+func (c *countingIterator) Err() error    { return c.it.Err() }
+
+// identityReducer writes every value under its key.
+type identityReducer struct{}
+
+func (identityReducer) Reduce(_ mr.TaskContext, key []byte, values mr.ValueIterator, out mr.Emitter) error {
+	for values.Next() {
+		if err := out.Emit(key, values.Value()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// eventSource reads spill events through the umbilical.
+type eventSource struct{ t *task }
+
+func (e *eventSource) MapEvents(ctx context.Context, from int) ([]shuffle.Event, error) {
+	l := e.t.launch
+	resp, err := e.t.umb.GetMapEvents(ctx, &mrpb.MapEventsRequest{
+		JobId: l.JobId, Reduce: l.Index, From: int32(from), WaitMs: 1000, AttemptId: l.AttemptId,
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]shuffle.Event, 0, len(resp.Events))
+	for _, ev := range resp.Events {
+		switch ev.Kind {
+		case "SPILL_READY":
+			seg := ev.Segment
+			out = append(out, shuffle.Event{Kind: shuffle.SpillReady, Location: shuffle.SpillLocation{
+				JobID: l.JobId, MapTask: int(ev.MapTask), Spill: int(ev.Spill), Final: ev.Final,
+				AttemptID: ev.AttemptId, Host: ev.ShuffleAddress,
+				Segment: spill.SegmentInfo{Offset: seg.GetOffset(), Length: seg.GetLength(), RawLength: seg.GetRawLength(), Records: seg.GetRecords(), CRC: seg.GetCrc()},
+			}})
+		case "MAP_OBSOLETE":
+			out = append(out, shuffle.Event{Kind: shuffle.MapObsolete, MapTask: int(ev.MapTask), AttemptID: ev.AttemptId})
+		default:
+			return nil, fmt.Errorf("unknown map event kind %q", ev.Kind)
+		}
+	}
+	return out, nil
+}
+
+func (e *eventSource) ReportFetchFailure(ctx context.Context, loc shuffle.SpillLocation, cause error) error {
+	_, err := e.t.umb.ReportFetchFailure(ctx, &mrpb.FetchFailureRequest{
+		JobId: loc.JobID, ReduceAttemptId: e.t.launch.AttemptId, MapAttemptId: loc.AttemptID,
+		MapTask: int32(loc.MapTask), Spill: int32(loc.Spill), Cause: cause.Error(),
+	})
+	return err
+}

@@ -1,0 +1,458 @@
+// Package tasktracker is the worker of the runtime: it offers map and
+// reduce slots, heartbeats to the JobTracker, launches each task attempt as
+// a child process (the same binary in its hidden child mode) and watches
+// it, serves the umbilical the children report on, and serves spill
+// segments to reducers through the shuffle server.
+package tasktracker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"gomr/conf"
+	"gomr/mrpb"
+	"gomr/shuffle"
+)
+
+// Options are the optional parts of a TaskTracker.
+type Options struct {
+	Logger *slog.Logger
+	// Name overrides the tracker name (default tracker_<host>:<port>).
+	Name string
+	// LocalDir overrides mapreduce.cluster.local.dir.
+	LocalDir string
+	// Executable is the binary run as the task child (default: this one).
+	Executable string
+	// JobTracker overrides mapreduce.jobtracker.address.
+	JobTracker string
+}
+
+// TaskTracker is a worker. Create it with New, then Run.
+type TaskTracker struct {
+	cfg      *conf.Config
+	log      *slog.Logger
+	name     string
+	host     string
+	localDir string
+	exe      string
+	jtAddr   string
+
+	mapSlots, reduceSlots int
+
+	umbListener     net.Listener
+	shuffleListener net.Listener
+	umbAddr         string
+	shuffleAddr     string
+	jt              mrpb.JobTrackerClient
+	jtConn          *grpc.ClientConn
+
+	mu       sync.Mutex
+	attempts map[string]*taskAttempt
+	jobs     map[string]*localJob
+	spills   []*mrpb.SpillAnnouncement
+	wake     chan struct{}
+	// pidNamespaces is false once starting a child in its own PID
+	// namespace failed (not root, or no permission): children then run in
+	// their own session only.
+	pidNamespaces bool
+}
+
+type localJob struct {
+	secret []byte
+	dir    string
+}
+
+// New prepares a TaskTracker: it binds the umbilical and shuffle ports.
+func New(cfg *conf.Config, opts Options) (*TaskTracker, error) {
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	host := cfg.String("mapreduce.tasktracker.host.name")
+	if host == "" {
+		h, err := os.Hostname()
+		if err != nil {
+			return nil, fmt.Errorf("tracker host name: %w", err)
+		}
+		host = h
+	}
+	exe := opts.Executable
+	if exe == "" {
+		e, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("finding the task child binary: %w", err)
+		}
+		exe = e
+	}
+	local := opts.LocalDir
+	if local == "" {
+		local = cfg.String("mapreduce.cluster.local.dir")
+	}
+	jtAddr := opts.JobTracker
+	if jtAddr == "" {
+		jtAddr = cfg.String("mapreduce.jobtracker.address")
+	}
+	umb, err := net.Listen("tcp", cfg.String("mapreduce.tasktracker.report.address"))
+	if err != nil {
+		return nil, fmt.Errorf("umbilical listen (mapreduce.tasktracker.report.address): %w", err)
+	}
+	sh, err := net.Listen("tcp", cfg.String("mapreduce.tasktracker.http.address"))
+	if err != nil {
+		umb.Close()
+		return nil, fmt.Errorf("shuffle listen (mapreduce.tasktracker.http.address): %w", err)
+	}
+	tt := &TaskTracker{
+		cfg:             cfg,
+		host:            host,
+		localDir:        local,
+		exe:             exe,
+		jtAddr:          jtAddr,
+		mapSlots:        cfg.Int("mapreduce.tasktracker.map.tasks.maximum"),
+		reduceSlots:     cfg.Int("mapreduce.tasktracker.reduce.tasks.maximum"),
+		umbListener:     umb,
+		shuffleListener: sh,
+		umbAddr:         umb.Addr().String(),
+		shuffleAddr:     advertise(sh.Addr(), host),
+		attempts:        map[string]*taskAttempt{},
+		jobs:            map[string]*localJob{},
+		wake:            make(chan struct{}, 1),
+		pidNamespaces:   os.Geteuid() == 0,
+	}
+	tt.name = opts.Name
+	if tt.name == "" {
+		tt.name = fmt.Sprintf("tracker_%s:%d", host, umb.Addr().(*net.TCPAddr).Port)
+	}
+	tt.log = log.With("component", "tasktracker", "tracker", tt.name)
+	tt.localDir = filepath.Join(tt.localDir, sanitize(tt.name))
+	if err := os.MkdirAll(tt.localDir, 0o755); err != nil {
+		return nil, fmt.Errorf("local dir (mapreduce.cluster.local.dir): %w", err)
+	}
+	return tt, nil
+}
+
+// advertise turns a bound address into one others can dial: a wildcard
+// host is replaced by the tracker's host name.
+func advertise(a net.Addr, host string) string {
+	ta := a.(*net.TCPAddr)
+	if ta.IP.IsUnspecified() {
+		return net.JoinHostPort(host, fmt.Sprint(ta.Port))
+	}
+	return ta.String()
+}
+
+func sanitize(s string) string {
+	out := []byte(s)
+	for i, c := range out {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-' || c == '_') {
+			out[i] = '_'
+		}
+	}
+	return string(out)
+}
+
+// Name is the tracker's name as the JobTracker knows it.
+func (tt *TaskTracker) Name() string { return tt.name }
+
+// ShuffleAddress is the host:port of the shuffle server.
+func (tt *TaskTracker) ShuffleAddress() string { return tt.shuffleAddr }
+
+// Run serves the umbilical and the shuffle and heartbeats until ctx ends;
+// then it kills its children.
+func (tt *TaskTracker) Run(ctx context.Context) error {
+	conn, err := grpc.NewClient(tt.jtAddr,
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20), grpc.MaxCallSendMsgSize(64<<20)))
+	if err != nil {
+		return fmt.Errorf("jobtracker %s: %w", tt.jtAddr, err)
+	}
+	tt.jtConn = conn
+	tt.jt = mrpb.NewJobTrackerClient(conn)
+	defer conn.Close()
+
+	umbSrv := grpc.NewServer(grpc.MaxRecvMsgSize(64<<20), grpc.MaxSendMsgSize(64<<20))
+	mrpb.RegisterUmbilicalServer(umbSrv, &umbilical{tt: tt})
+	go umbSrv.Serve(tt.umbListener)
+	defer umbSrv.Stop()
+
+	httpSrv := &http.Server{Handler: tt.shuffleMux(), ReadHeaderTimeout: 10 * time.Second}
+	go httpSrv.Serve(tt.shuffleListener)
+	defer httpSrv.Close()
+
+	tt.log.Info("tasktracker started", "jobtracker", tt.jtAddr, "umbilical", tt.umbAddr, "shuffle", tt.shuffleAddr,
+		"map_slots", tt.mapSlots, "reduce_slots", tt.reduceSlots, "local_dir", tt.localDir, "pid_namespaces", tt.pidNamespaces)
+
+	go tt.watchTimeouts(ctx)
+	err = tt.heartbeatLoop(ctx)
+	tt.killAll("tasktracker shutting down")
+	return err
+}
+
+func (tt *TaskTracker) shuffleMux() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/mapOutput", shuffle.NewHandler(secretSource{tt}, locator{tt}, tt.log))
+	return mux
+}
+
+type secretSource struct{ tt *TaskTracker }
+
+func (s secretSource) JobSecret(jobID string) ([]byte, bool) {
+	s.tt.mu.Lock()
+	defer s.tt.mu.Unlock()
+	j, ok := s.tt.jobs[jobID]
+	if !ok {
+		return nil, false
+	}
+	return j.secret, true
+}
+
+type locator struct{ tt *TaskTracker }
+
+func (l locator) SpillDir(jobID, attemptID string) (string, error) {
+	if !validID(jobID) || !validID(attemptID) {
+		return "", fmt.Errorf("bad id")
+	}
+	dir := filepath.Join(l.tt.jobDir(jobID), attemptID, "spills")
+	if _, err := os.Stat(dir); err != nil {
+		return "", fmt.Errorf("no spills for attempt %s: %w", attemptID, err)
+	}
+	return dir, nil
+}
+
+func validID(s string) bool {
+	if s == "" || len(s) > 128 {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+func (tt *TaskTracker) jobDir(jobID string) string { return filepath.Join(tt.localDir, "jobs", jobID) }
+
+// heartbeatLoop reports to the JobTracker every interval, or at once when
+// a task ends (out-of-band heartbeat), and carries out its orders.
+func (tt *TaskTracker) heartbeatLoop(ctx context.Context) error {
+	interval := tt.cfg.Duration("mapreduce.tasktracker.heartbeat.interval")
+	oob := tt.cfg.Bool("mapreduce.tasktracker.outofband.heartbeat")
+	initial := true
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	failures := 0
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-timer.C:
+		case <-tt.wake:
+			if !oob {
+				continue
+			}
+		}
+		req, sent := tt.buildHeartbeat(initial)
+		hctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		resp, err := tt.jt.Heartbeat(hctx, req)
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			failures++
+			if failures == 1 || failures%20 == 0 {
+				tt.log.Warn("heartbeat failed", "error", err, "failures", failures)
+			}
+			tt.requeue(sent)
+			timer.Reset(interval)
+			continue
+		}
+		failures = 0
+		initial = false
+		tt.heartbeatDone(sent)
+		if resp.Reinit {
+			tt.log.Warn("jobtracker does not know this tracker: reinitializing")
+			tt.killAll("tasktracker reinitialized")
+			tt.mu.Lock()
+			tt.attempts = map[string]*taskAttempt{}
+			tt.spills = nil
+			tt.mu.Unlock()
+			initial = true
+			timer.Reset(0)
+			continue
+		}
+		for _, a := range resp.Actions {
+			tt.act(ctx, a)
+		}
+		if resp.HeartbeatIntervalMs > 0 {
+			interval = time.Duration(resp.HeartbeatIntervalMs) * time.Millisecond
+		}
+		if len(resp.Actions) > 0 {
+			// Just launched: report soon so the scheduler sees the slots used.
+			timer.Reset(min(interval, 50*time.Millisecond))
+		} else {
+			timer.Reset(interval)
+		}
+	}
+}
+
+// sentState is what one heartbeat carried, so that it can be requeued on
+// failure or forgotten on success.
+type sentState struct {
+	spills   []*mrpb.SpillAnnouncement
+	finished []string
+}
+
+func (tt *TaskTracker) buildHeartbeat(initial bool) (*mrpb.HeartbeatRequest, sentState) {
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
+	req := &mrpb.HeartbeatRequest{
+		Tracker:        tt.name,
+		Host:           tt.host,
+		ShuffleAddress: tt.shuffleAddr,
+		MapSlots:       int32(tt.mapSlots),
+		ReduceSlots:    int32(tt.reduceSlots),
+		InitialContact: initial,
+		AcceptNewTasks: true,
+	}
+	usedMaps, usedReduces := 0, 0
+	var sent sentState
+	for id, a := range tt.attempts {
+		st := a.status()
+		req.Attempts = append(req.Attempts, st)
+		if a.finished() {
+			sent.finished = append(sent.finished, id)
+			continue
+		}
+		if a.launch.Type == "m" {
+			usedMaps++
+		} else {
+			usedReduces++
+		}
+	}
+	req.FreeMapSlots = int32(max(0, tt.mapSlots-usedMaps))
+	req.FreeReduceSlots = int32(max(0, tt.reduceSlots-usedReduces))
+	req.Spills = tt.spills
+	sent.spills = tt.spills
+	tt.spills = nil
+	return req, sent
+}
+
+func (tt *TaskTracker) requeue(s sentState) {
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
+	tt.spills = append(s.spills, tt.spills...)
+}
+
+func (tt *TaskTracker) heartbeatDone(s sentState) {
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
+	for _, id := range s.finished {
+		delete(tt.attempts, id)
+	}
+}
+
+func (tt *TaskTracker) poke() {
+	select {
+	case tt.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (tt *TaskTracker) act(ctx context.Context, a *mrpb.TaskAction) {
+	switch x := a.Action.(type) {
+	case *mrpb.TaskAction_Launch:
+		if err := tt.launch(ctx, x.Launch); err != nil {
+			tt.log.Error("launch failed", "attempt", x.Launch.AttemptId, "error", err)
+		}
+	case *mrpb.TaskAction_KillAttempt:
+		tt.kill(x.KillAttempt, "killed by the jobtracker")
+	case *mrpb.TaskAction_PurgeJob:
+		tt.purge(x.PurgeJob)
+	}
+}
+
+func (tt *TaskTracker) kill(attemptID, why string) {
+	tt.mu.Lock()
+	a := tt.attempts[attemptID]
+	tt.mu.Unlock()
+	if a != nil {
+		a.kill(why)
+	}
+}
+
+func (tt *TaskTracker) killAll(why string) {
+	tt.mu.Lock()
+	as := make([]*taskAttempt, 0, len(tt.attempts))
+	for _, a := range tt.attempts {
+		as = append(as, a)
+	}
+	tt.mu.Unlock()
+	for _, a := range as {
+		a.kill(why)
+	}
+	for _, a := range as {
+		a.waitExit(5 * time.Second)
+	}
+}
+
+// purge kills what is left of a finished job and removes its local files.
+func (tt *TaskTracker) purge(jobID string) {
+	tt.mu.Lock()
+	var as []*taskAttempt
+	for _, a := range tt.attempts {
+		if a.launch.JobId == jobID {
+			as = append(as, a)
+		}
+	}
+	delete(tt.jobs, jobID)
+	tt.mu.Unlock()
+	for _, a := range as {
+		a.kill("job is over")
+	}
+	go func() {
+		for _, a := range as {
+			a.waitExit(10 * time.Second)
+		}
+		if err := os.RemoveAll(tt.jobDir(jobID)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			tt.log.Warn("removing job files", "job", jobID, "error", err)
+		}
+	}()
+}
+
+// watchTimeouts fails attempts that report no progress for
+// mapreduce.task.timeout.
+func (tt *TaskTracker) watchTimeouts(ctx context.Context) {
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		now := time.Now()
+		tt.mu.Lock()
+		var late []*taskAttempt
+		for _, a := range tt.attempts {
+			if a.timedOut(now) {
+				late = append(late, a)
+			}
+		}
+		tt.mu.Unlock()
+		for _, a := range late {
+			a.failTimeout()
+		}
+	}
+}

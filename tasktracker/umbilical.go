@@ -1,0 +1,150 @@
+package tasktracker
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"gomr/mrpb"
+)
+
+// umbilical is the service task children call on their tracker.
+type umbilical struct {
+	mrpb.UnimplementedUmbilicalServer
+	tt *TaskTracker
+}
+
+func (u *umbilical) attempt(id string) (*taskAttempt, error) {
+	u.tt.mu.Lock()
+	defer u.tt.mu.Unlock()
+	a, ok := u.tt.attempts[id]
+	if !ok {
+		return nil, status.Errorf(codes.NotFound, "unknown attempt %s", id)
+	}
+	return a, nil
+}
+
+// GetTask gives a child its task.
+func (u *umbilical) GetTask(ctx context.Context, req *mrpb.GetTaskRequest) (*mrpb.LaunchTask, error) {
+	a, err := u.attempt(req.AttemptId)
+	if err != nil {
+		return nil, err
+	}
+	return a.launch, nil
+}
+
+// StatusUpdate records progress; it tells a killed attempt to stop.
+func (u *umbilical) StatusUpdate(ctx context.Context, req *mrpb.StatusUpdateRequest) (*mrpb.StatusUpdateResponse, error) {
+	a, err := u.attempt(req.AttemptId)
+	if err != nil {
+		return &mrpb.StatusUpdateResponse{Known: false}, nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.killReason != "" || a.failReported != "" {
+		return &mrpb.StatusUpdateResponse{Known: false}, nil
+	}
+	now := time.Now()
+	if req.Progress != a.progress || req.Phase != a.phase || !sameCounters(req.Counters, a.counters) {
+		a.lastProgress = now
+	}
+	if req.Phase != a.phase {
+		switch {
+		case a.phase == "SHUFFLE":
+			a.shuffleDone = now
+			if req.Phase == "REDUCE" {
+				a.sortDone = now
+			}
+		case a.phase == "SORT":
+			a.sortDone = now
+		}
+	}
+	a.progress, a.phase, a.counters = req.Progress, req.Phase, req.Counters
+	return &mrpb.StatusUpdateResponse{Known: true}, nil
+}
+
+func sameCounters(x, y []*mrpb.Counter) bool {
+	return slices.EqualFunc(x, y, func(a, b *mrpb.Counter) bool {
+		return a.Group == b.Group && a.Name == b.Name && a.Value == b.Value
+	})
+}
+
+// SpillReady queues a spill announcement for the next heartbeat.
+func (u *umbilical) SpillReady(ctx context.Context, req *mrpb.SpillReadyRequest) (*mrpb.Empty, error) {
+	a, err := u.attempt(req.Spill.GetAttemptId())
+	if err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	a.lastProgress = time.Now()
+	a.mu.Unlock()
+	u.tt.mu.Lock()
+	u.tt.spills = append(u.tt.spills, req.Spill)
+	u.tt.mu.Unlock()
+	u.tt.poke()
+	return &mrpb.Empty{}, nil
+}
+
+// GetMapEvents forwards a reduce's request for spill events.
+func (u *umbilical) GetMapEvents(ctx context.Context, req *mrpb.MapEventsRequest) (*mrpb.MapEventsResponse, error) {
+	if _, err := u.attempt(req.AttemptId); err != nil {
+		return nil, err
+	}
+	return u.tt.jt.GetMapEvents(ctx, req)
+}
+
+// ReportFetchFailure forwards a reduce's fetch failure.
+func (u *umbilical) ReportFetchFailure(ctx context.Context, req *mrpb.FetchFailureRequest) (*mrpb.Empty, error) {
+	return u.tt.jt.ReportFetchFailure(ctx, req)
+}
+
+// CanCommit forwards a commit request to the JobTracker.
+func (u *umbilical) CanCommit(ctx context.Context, req *mrpb.CanCommitRequest) (*mrpb.CanCommitResponse, error) {
+	a, err := u.attempt(req.AttemptId)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := u.tt.jt.CanCommit(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	a.state = "COMMIT_PENDING"
+	a.lastProgress = time.Now()
+	a.mu.Unlock()
+	return resp, nil
+}
+
+// Done records that the child finished its work.
+func (u *umbilical) Done(ctx context.Context, req *mrpb.DoneRequest) (*mrpb.Empty, error) {
+	a, err := u.attempt(req.AttemptId)
+	if err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	a.doneReported = true
+	a.counters = req.Counters
+	a.progress = 1
+	a.mu.Unlock()
+	return &mrpb.Empty{}, nil
+}
+
+// Failed records the child's own error report.
+func (u *umbilical) Failed(ctx context.Context, req *mrpb.FailedRequest) (*mrpb.Empty, error) {
+	a, err := u.attempt(req.AttemptId)
+	if err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	if a.failReported == "" {
+		a.failReported = req.Error
+	}
+	if len(req.Counters) > 0 {
+		a.counters = req.Counters
+	}
+	a.mu.Unlock()
+	return &mrpb.Empty{}, nil
+}

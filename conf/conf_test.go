@@ -2,6 +2,7 @@ package conf
 
 import (
 	"bytes"
+	"gomr/partitions"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -35,10 +36,27 @@ func fakeEnv(env map[string]string) (func(string) (string, bool), func() []strin
 	return lookup, environ
 }
 
+func TestPolicyKeysRegistered(t *testing.T) {
+	c := Default()
+	for _, pk := range partitions.Keys() {
+		k, ok := Lookup(pk.Name)
+		if !ok {
+			t.Errorf("policy key %s is not a configuration key", pk.Name)
+			continue
+		}
+		if got := c.Map()[pk.Name]; got != pk.Default {
+			t.Errorf("%s: default %q, want %q", pk.Name, got, pk.Default)
+		}
+		if len(pk.Allowed) > 0 && k.Check(pk.Allowed[0]+"-not-allowed") == nil {
+			t.Errorf("%s accepts a value outside %v", pk.Name, pk.Allowed)
+		}
+	}
+}
+
 func TestRegistry(t *testing.T) {
 	keys := Keys()
-	if len(keys) != len(keyTable) {
-		t.Fatalf("Keys() has %d keys, table has %d", len(keys), len(keyTable))
+	if want := len(keyTable) + len(policyKeys()); len(keys) != want {
+		t.Fatalf("Keys() has %d keys, want %d (table plus policy keys)", len(keys), want)
 	}
 	if !sort.SliceIsSorted(keys, func(i, j int) bool { return keys[i].Name < keys[j].Name }) {
 		t.Error("Keys() is not sorted by name")
@@ -56,8 +74,9 @@ func TestRegistry(t *testing.T) {
 		"mapreduce.cluster.local.dir": true, "scheduler.policy": true, "log.level": true,
 	}
 	for _, k := range keys {
-		if k.Job == cluster[k.Name] {
-			t.Errorf("key %s: Job = %v, want %v", k.Name, k.Job, !cluster[k.Name])
+		isCluster := cluster[k.Name] || strings.HasPrefix(k.Name, "scheduler.")
+		if k.Job == isCluster {
+			t.Errorf("key %s: Job = %v, want %v", k.Name, k.Job, !isCluster)
 		}
 		if got, ok := Lookup(k.Name); !ok || got.Name != k.Name {
 			t.Errorf("Lookup(%q) = %v, %v", k.Name, got.Name, ok)
@@ -121,8 +140,8 @@ func TestDefaults(t *testing.T) {
 		{"scheduler.policy", "fifo"},
 		{"log.level", "info"},
 	}
-	if len(tests) != len(Keys()) {
-		t.Errorf("test lists %d keys, registry has %d", len(tests), len(Keys()))
+	if len(tests) != len(keyTable) {
+		t.Errorf("test lists %d keys, the table has %d", len(tests), len(keyTable))
 	}
 	for _, tt := range tests {
 		var got any

@@ -907,9 +907,8 @@ func (jt *JobTracker) clusterViewLocked(now time.Time) *partitions.ClusterView {
 }
 
 func (jt *JobTracker) assignLocked(t *trackerState, freeMaps, freeReduces int, now time.Time) {
-	if freeMaps <= 0 && freeReduces <= 0 {
-		return
-	}
+	// Offer even with no free slot: a policy may answer an arrival with
+	// preemptions (MinEDF-WC).
 	view := jt.clusterViewLocked(now)
 	if len(view.Jobs) == 0 {
 		return

@@ -532,3 +532,29 @@ func TestE2EJobCommands(t *testing.T) {
 		t.Fatalf("history record: %s", js)
 	}
 }
+
+func TestE2EAttemptsExhausted(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	for _, c := range []struct {
+		flag, task, failed string
+		attempts            int
+	}{
+		{"-failMappers", "_m_000000", mr.NumFailedMaps, 3},
+		{"-failReducers", "_r_000000", mr.NumFailedReduces, 2},
+	} {
+		text, err := runMR(t, "local", "-D", "mapreduce.map.maxattempts=3", "-D", "mapreduce.reduce.maxattempts=2",
+			"fail", c.flag, "-o", out+c.task)
+		if err == nil {
+			t.Fatalf("fail %s succeeded:\n%s", c.flag, text)
+		}
+		want := fmt.Sprintf("failed %d times; last error: ", c.attempts)
+		for _, s := range []string{"FAILED", c.task, want, "intentional failure (fail job)", fmt.Sprintf("%s=%d", c.failed, c.attempts)} {
+			if !strings.Contains(text, s) {
+				t.Errorf("fail %s: output lacks %q:\n%s", c.flag, s, text)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(out+c.task, "_SUCCESS")); err == nil {
+			t.Errorf("a failed job wrote _SUCCESS")
+		}
+	}
+}

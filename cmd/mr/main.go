@@ -74,6 +74,7 @@ func newRoot() *cobra.Command {
 		newJobCmd(),
 		newConfCmd(),
 		newAppsCmd(),
+		newSimCmd(),
 	)
 	return root
 }

@@ -537,7 +537,7 @@ func TestE2EAttemptsExhausted(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
 	for _, c := range []struct {
 		flag, task, failed string
-		attempts            int
+		attempts           int
 	}{
 		{"-failMappers", "_m_000000", mr.NumFailedMaps, 3},
 		{"-failReducers", "_r_000000", mr.NumFailedReduces, 2},

@@ -67,7 +67,7 @@ func TestRegistry(t *testing.T) {
 	cluster := map[string]bool{
 		"mapreduce.jobtracker.address": true, "mapreduce.jobtracker.http.address": true,
 		"mapreduce.jobtracker.expire.trackers.interval": true, "mapreduce.jobtracker.jobhistory.location": true,
-		"mapreduce.jobtracker.staging.dir": true, "mapreduce.tasktracker.map.tasks.maximum": true,
+		"mapreduce.tasktracker.map.tasks.maximum":    true,
 		"mapreduce.tasktracker.reduce.tasks.maximum": true, "mapreduce.tasktracker.heartbeat.interval": true,
 		"mapreduce.tasktracker.outofband.heartbeat": true, "mapreduce.tasktracker.http.address": true,
 		"mapreduce.tasktracker.report.address": true, "mapreduce.tasktracker.host.name": true,
@@ -128,7 +128,6 @@ func TestDefaults(t *testing.T) {
 		{"mapreduce.jobtracker.http.address", "127.0.0.1:50030"},
 		{"mapreduce.jobtracker.expire.trackers.interval", 600000},
 		{"mapreduce.jobtracker.jobhistory.location", "/tmp/gomr/history"},
-		{"mapreduce.jobtracker.staging.dir", "/tmp/gomr/staging"},
 		{"mapreduce.tasktracker.map.tasks.maximum", 2},
 		{"mapreduce.tasktracker.reduce.tasks.maximum", 2},
 		{"mapreduce.tasktracker.heartbeat.interval", 300},

@@ -60,7 +60,6 @@ var keyTable = []Key{
 	{Name: "mapreduce.jobtracker.http.address", Type: String, Default: "127.0.0.1:50030", Description: "JobTracker status pages, JSON API and metrics (host:port)", Check: hostPort},
 	{Name: "mapreduce.jobtracker.expire.trackers.interval", Type: Int, Default: "600000", Description: "a TaskTracker silent this long is declared lost", Check: atLeast(100), Unit: "ms"},
 	{Name: "mapreduce.jobtracker.jobhistory.location", Type: String, Default: "/tmp/gomr/history", Description: "directory of job history files", Check: nonEmpty},
-	{Name: "mapreduce.jobtracker.staging.dir", Type: String, Default: "/tmp/gomr/staging", Description: "JobTracker scratch directory for job files it writes", Check: nonEmpty},
 	{Name: "scheduler.policy", Type: String, Default: "fifo", Description: "task scheduling policy", Check: oneOf(policies...)},
 
 	// TaskTracker (cluster).

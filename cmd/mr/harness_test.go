@@ -51,6 +51,9 @@ func runMR(t *testing.T, args ...string) (string, error) {
 	cmd = exec.CommandContext(ctx, cmd.Path, cmd.Args[1:]...)
 	cmd.Env = append(os.Environ(), "GOMR_AS_MR=1")
 	out, err := cmd.CombinedOutput()
+	if strings.Contains(string(out), "DATA RACE") {
+		t.Errorf("the race detector fired in mr %v:\n%s", args, out)
+	}
 	return string(out), err
 }
 
@@ -167,8 +170,11 @@ func (c *cluster) stop() {
 			_ = cmd.Process.Kill()
 			<-done
 		}
+		data, _ := os.ReadFile(filepath.Join(c.dir, name+".log"))
+		if strings.Contains(string(data), "DATA RACE") {
+			c.t.Errorf("the race detector fired in %s:\n%s", name, data)
+		}
 		if c.t.Failed() {
-			data, _ := os.ReadFile(filepath.Join(c.dir, name+".log"))
 			c.t.Logf("---- %s log (tail) ----\n%s", name, tail(string(data), 4000))
 		}
 	}

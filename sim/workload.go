@@ -21,6 +21,7 @@ import (
 	"math"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -330,6 +331,14 @@ func ReadTrace(r io.Reader, name string) (*Workload, error) {
 		if err := json.Unmarshal(b, &probe); err != nil {
 			return nil, fmt.Errorf("trace %s line %d: %w", name, line, err)
 		}
+		if typ, ok := probe["type"]; ok {
+			// The JobTracker's history files: a "job" line, then one
+			// "attempt" line per task attempt.
+			if err := readHistoryLine(b, string(typ), &hist); err != nil {
+				return nil, fmt.Errorf("trace %s line %d: %w", name, line, err)
+			}
+			continue
+		}
 		if _, ok := probe["tasks"]; ok {
 			var h HistoryJob
 			if err := json.Unmarshal(b, &h); err != nil {
@@ -359,6 +368,13 @@ func ReadTrace(r io.Reader, name string) (*Workload, error) {
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("trace %s: %w", name, err)
 	}
+	kept := hist[:0]
+	for _, h := range hist {
+		if h.State == "" || strings.EqualFold(h.State, "SUCCEEDED") {
+			kept = append(kept, h)
+		}
+	}
+	hist = kept
 	if len(hist) > 0 {
 		origin := hist[0].Submit
 		for _, h := range hist {
@@ -402,6 +418,88 @@ func WriteTrace(out io.Writer, w *Workload) error {
 		if err := enc.Encode(w.Jobs[i].Record()); err != nil {
 			return fmt.Errorf("write trace record %s: %w", w.Jobs[i].ID, err)
 		}
+	}
+	return nil
+}
+
+// jtHistoryJob and jtHistoryAttempt mirror the lines of the JobTracker's
+// history files (package jobtracker, HistoryJob and HistoryAttempt); they
+// are decoded here by field name so that the simulator does not depend on
+// the JobTracker.
+type jtHistoryJob struct {
+	JobID      string    `json:"job_id"`
+	Name       string    `json:"name"`
+	User       string    `json:"user"`
+	Pool       string    `json:"pool"`
+	State      string    `json:"state"`
+	Submit     time.Time `json:"submit"`
+	Start      time.Time `json:"start"`
+	Finish     time.Time `json:"finish"`
+	Maps       int       `json:"maps"`
+	Reduces    int       `json:"reduces"`
+	Deadline   float64   `json:"deadline_seconds"`
+	InputBytes int64     `json:"input_bytes"`
+}
+
+type jtHistoryAttempt struct {
+	AttemptID     string     `json:"attempt_id"`
+	TaskType      string     `json:"task_type"`
+	Task          int        `json:"task"`
+	Tracker       string     `json:"tracker"`
+	State         string     `json:"state"`
+	Start         time.Time  `json:"start"`
+	Finish        time.Time  `json:"finish"`
+	ShuffleFinish *time.Time `json:"shuffle_finish"`
+	SortFinish    *time.Time `json:"sort_finish"`
+}
+
+// readHistoryLine adds one line of a JobTracker history file to hist: a
+// "job" line starts a job, an "attempt" line adds a task attempt to the
+// last job.
+func readHistoryLine(b []byte, typ string, hist *[]HistoryJob) error {
+	switch typ {
+	case `"job"`:
+		var j jtHistoryJob
+		if err := json.Unmarshal(b, &j); err != nil {
+			return fmt.Errorf("history job line: %w", err)
+		}
+		*hist = append(*hist, HistoryJob{ID: j.JobID, Name: j.Name, User: j.User, Pool: j.Pool, State: j.State,
+			Submit: j.Submit, Start: j.Start, Finish: j.Finish, DeadlineSeconds: j.Deadline,
+			InputBytes: j.InputBytes, Maps: j.Maps, Reduces: j.Reduces})
+	case `"attempt"`:
+		if len(*hist) == 0 {
+			return fmt.Errorf("history attempt line before any job line")
+		}
+		var a jtHistoryAttempt
+		if err := json.Unmarshal(b, &a); err != nil {
+			return fmt.Errorf("history attempt line: %w", err)
+		}
+		t := HistoryTask{Index: a.Task, State: a.State, Tracker: a.Tracker, Start: a.Start, Finish: a.Finish}
+		switch a.TaskType {
+		case "m":
+			t.Type = "map"
+		case "r":
+			t.Type = "reduce"
+		default:
+			return fmt.Errorf("history attempt %s: unknown task type %q", a.AttemptID, a.TaskType)
+		}
+		if i := strings.LastIndexByte(a.AttemptID, '_'); i >= 0 {
+			n, err := strconv.Atoi(a.AttemptID[i+1:])
+			if err != nil {
+				return fmt.Errorf("history attempt id %q: %w", a.AttemptID, err)
+			}
+			t.Attempt = n
+		}
+		// The reduce phase starts when the merge (sort) ends.
+		if a.SortFinish != nil {
+			t.ShuffleFinish = *a.SortFinish
+		} else if a.ShuffleFinish != nil {
+			t.ShuffleFinish = *a.ShuffleFinish
+		}
+		j := &(*hist)[len(*hist)-1]
+		j.Tasks = append(j.Tasks, t)
+	default:
+		return fmt.Errorf("unknown history line type %s", typ)
 	}
 	return nil
 }

@@ -366,6 +366,33 @@ func TestE2ECountersExact(t *testing.T) {
 		t.Errorf("FILE_BYTES_WRITTEN = %d, want %d", got, outBytes)
 	}
 	checkWordCount(t, out, map[string]int{"the": 3, "cat": 2, "hat": 1, "end": 1, "a": 2, "dog": 1})
+
+	// The job's history has every attempt, and the simulator replays it.
+	hist := filepath.Join(c.dir, "history", res.ID+".jsonl")
+	data, err := os.ReadFile(hist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := jobtracker.ParseHistory(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Job.State != "SUCCEEDED" || len(rec.Attempts) != 3 || rec.Job.Counters.Get(mr.TaskCounterGroup, mr.MapInputRecords) != 4 {
+		t.Fatalf("history: job %+v, %d attempts", rec.Job, len(rec.Attempts))
+	}
+	text, err := runMR(t, "sim", "--policy", "fifo", "--workload", hist, "--json")
+	if err != nil {
+		t.Fatalf("mr sim on the job history: %v\n%s", err, text)
+	}
+	var simOut struct {
+		Policies []struct {
+			Policy string `json:"policy"`
+			Jobs   int    `json:"jobs"`
+		} `json:"policies"`
+	}
+	if err := json.Unmarshal([]byte(text[strings.Index(text, "{"):]), &simOut); err != nil || len(simOut.Policies) != 1 || simOut.Policies[0].Jobs != 1 {
+		t.Fatalf("mr sim --json on the history: %v\n%s", err, text)
+	}
 }
 
 // spillsOf lists the spill index files of a job's attempts on a tracker.

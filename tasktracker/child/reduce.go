@@ -56,7 +56,8 @@ func (t *task) runReduce() error {
 		RetryDelay: t.conf.Duration("mapreduce.reduce.shuffle.retry.delay.ms"),
 	}
 	numMaps := int(t.launch.NumMaps)
-	err = shuffle.Run(t.ctx, &eventSource{t: t}, shuffle.Options{
+	events := &eventSource{t: t, records: map[[2]int]int64{}}
+	err = shuffle.Run(t.ctx, events, shuffle.Options{
 		Reduce:   int(t.launch.Index),
 		NumMaps:  numMaps,
 		Parallel: t.conf.Int("mapreduce.reduce.shuffle.parallelcopies"),
@@ -93,6 +94,7 @@ func (t *task) runReduce() error {
 	if err != nil {
 		return fmt.Errorf("creating output %s: %w", path, err)
 	}
+	total := events.totalRecords()
 	counted := &countingIterator{it: it}
 	groups := spill.NewGrouper(counted, t.def.Compare)
 	inGroups := t.counters.Get(mr.TaskCounterGroup, mr.ReduceInputGroups)
@@ -112,6 +114,9 @@ func (t *task) runReduce() error {
 		}
 		if n++; n&1023 == 0 {
 			inRecords.Set(counted.n.Load())
+			if total > 0 {
+				t.setProgress(2.0/3 + float64(counted.n.Load())/float64(total)/3)
+			}
 			if err := t.ctx.Err(); err != nil {
 				w.Close()
 				return err
@@ -162,8 +167,21 @@ func (identityReducer) Reduce(_ mr.TaskContext, key []byte, values mr.ValueItera
 	return nil
 }
 
-// eventSource reads spill events through the umbilical.
-type eventSource struct{ t *task }
+// eventSource reads spill events through the umbilical. It remembers the
+// record count of every spill segment announced to this reduce, which is
+// what the reduce phase will read (its progress is measured against it).
+type eventSource struct {
+	t       *task
+	records map[[2]int]int64
+}
+
+func (e *eventSource) totalRecords() int64 {
+	var n int64
+	for _, r := range e.records {
+		n += r
+	}
+	return n
+}
 
 func (e *eventSource) MapEvents(ctx context.Context, from int) ([]shuffle.Event, error) {
 	l := e.t.launch
@@ -178,6 +196,7 @@ func (e *eventSource) MapEvents(ctx context.Context, from int) ([]shuffle.Event,
 		switch ev.Kind {
 		case "SPILL_READY":
 			seg := ev.Segment
+			e.records[[2]int{int(ev.MapTask), int(ev.Spill)}] = seg.GetRecords()
 			out = append(out, shuffle.Event{Kind: shuffle.SpillReady, Location: shuffle.SpillLocation{
 				JobID: l.JobId, MapTask: int(ev.MapTask), Spill: int(ev.Spill), Final: ev.Final,
 				AttemptID: ev.AttemptId, Host: ev.ShuffleAddress,

@@ -1,0 +1,710 @@
+package jobtracker
+
+// The JobTracker's HTTP server (mapreduce.jobtracker.http.address): status
+// pages for people, a JSON API for programs and Prometheus metrics.
+//
+//	GET /              cluster page (HTML): trackers, running and finished
+//	                   jobs, the scheduling policy and its view
+//	GET /job?id=J      job page (HTML): state, progress, counters, tasks and
+//	                   their attempts
+//	GET /api/cluster   ClusterInfo as JSON
+//	GET /api/jobs      JobList as JSON
+//	GET /api/job?id=J  JobDetail as JSON
+//	GET /metrics       Prometheus text exposition format, version 0.0.4
+//
+// JSON field names are snake_case and stable; every field is always present
+// except those marked "omitted while zero". Times are RFC 3339 in UTC,
+// progress is a fraction from 0 to 1 rounded to 4 decimals. The fields:
+//
+//	/api/cluster  {time, policy, trackers: [TrackerInfo], map_slots,
+//	              reduce_slots, running_maps, running_reduces,
+//	              jobs: {RUNNING, SUCCEEDED, FAILED, KILLED: count},
+//	              policy_status (partitions.PolicyStatus; omitted when the
+//	              policy does not implement partitions.Describer)}
+//	TrackerInfo   {name, host, shuffle_address, map_slots, reduce_slots,
+//	              running_maps, running_reduces, running_attempts: [id],
+//	              last_heartbeat, last_heartbeat_age_seconds, criu}
+//	/api/jobs     {jobs: [JobInfo]}, in submission order
+//	JobInfo       {id, name, user, pool, priority, state, error, output,
+//	              submit, start, finish (omitted while zero), deadline
+//	              (omitted while zero), map_progress, reduce_progress,
+//	              maps: TaskCounts, reduces: TaskCounts}
+//	TaskCounts    {total, pending, running, succeeded, failed, killed}
+//	/api/job      JobInfo's fields and {counters: {group: {name: value}},
+//	              tasks: [TaskInfo]}, maps then reduces by index
+//	TaskInfo      {id, type ("map" or "reduce"), index, state, progress,
+//	              failures, error, attempts: [AttemptInfo]}
+//	AttemptInfo   {id, tracker, state, progress, phase, start, finish,
+//	              shuffle_finish, sort_finish (the last three omitted while
+//	              zero), error}
+//
+// An unknown job is a 404, a missing id a 400, both with {"error": text}.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"log/slog"
+	"math"
+	"net"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"gomr/mr"
+	"gomr/partitions"
+)
+
+// ClusterInfo is the body of GET /api/cluster.
+type ClusterInfo struct {
+	Time           time.Time     `json:"time"`
+	Policy         string        `json:"policy"`
+	Trackers       []TrackerInfo `json:"trackers"`
+	MapSlots       int           `json:"map_slots"`
+	ReduceSlots    int           `json:"reduce_slots"`
+	RunningMaps    int           `json:"running_maps"`
+	RunningReduces int           `json:"running_reduces"`
+	// Jobs counts the jobs by state; the four job states are always present.
+	Jobs map[string]int `json:"jobs"`
+	// PolicyStatus is the policy's own view, when it has one.
+	PolicyStatus *partitions.PolicyStatus `json:"policy_status,omitempty"`
+}
+
+// TrackerInfo is one live TaskTracker, sorted by name in ClusterInfo.
+type TrackerInfo struct {
+	Name           string `json:"name"`
+	Host           string `json:"host"`
+	ShuffleAddress string `json:"shuffle_address"`
+	MapSlots       int    `json:"map_slots"`
+	ReduceSlots    int    `json:"reduce_slots"`
+	RunningMaps    int    `json:"running_maps"`
+	RunningReduces int    `json:"running_reduces"`
+	// RunningAttempts are the ids of its live attempts, sorted.
+	RunningAttempts         []string  `json:"running_attempts"`
+	LastHeartbeat           time.Time `json:"last_heartbeat"`
+	LastHeartbeatAgeSeconds float64   `json:"last_heartbeat_age_seconds"`
+	CRIU                    bool      `json:"criu"`
+}
+
+// JobList is the body of GET /api/jobs.
+type JobList struct {
+	Jobs []JobInfo `json:"jobs"`
+}
+
+// JobInfo is the summary of one job.
+type JobInfo struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	User string `json:"user"`
+	// Pool is the job's pool or queue (mapreduce.job.queuename when the
+	// job names none), as the policy sees it.
+	Pool     string `json:"pool"`
+	Priority int    `json:"priority"`
+	State    string `json:"state"`
+	// Error says why a job failed or was killed.
+	Error  string    `json:"error"`
+	Output string    `json:"output"`
+	Submit time.Time `json:"submit"`
+	Start  time.Time `json:"start"`
+	Finish time.Time `json:"finish,omitzero"`
+	// Deadline is the absolute deadline of a job that has one.
+	Deadline       time.Time  `json:"deadline,omitzero"`
+	MapProgress    float64    `json:"map_progress"`
+	ReduceProgress float64    `json:"reduce_progress"`
+	Maps           TaskCounts `json:"maps"`
+	Reduces        TaskCounts `json:"reduces"`
+}
+
+// TaskCounts counts a job's tasks of one type by state; a task is running
+// while it has a live attempt.
+type TaskCounts struct {
+	Total     int `json:"total"`
+	Pending   int `json:"pending"`
+	Running   int `json:"running"`
+	Succeeded int `json:"succeeded"`
+	Failed    int `json:"failed"`
+	Killed    int `json:"killed"`
+}
+
+// JobDetail is the body of GET /api/job?id=J.
+type JobDetail struct {
+	JobInfo
+	// Counters are the job's counters (as `mr job -status` shows them).
+	Counters mr.CounterSet `json:"counters"`
+	Tasks    []TaskInfo    `json:"tasks"`
+}
+
+// TaskInfo is one map or reduce task.
+type TaskInfo struct {
+	ID       string  `json:"id"`
+	Type     string  `json:"type"`
+	Index    int     `json:"index"`
+	State    string  `json:"state"`
+	Progress float64 `json:"progress"`
+	// Failures counts its failed attempts; Error is the last one's error.
+	Failures int           `json:"failures"`
+	Error    string        `json:"error"`
+	Attempts []AttemptInfo `json:"attempts"`
+}
+
+// AttemptInfo is one attempt of a task.
+type AttemptInfo struct {
+	ID            string    `json:"id"`
+	Tracker       string    `json:"tracker"`
+	State         string    `json:"state"`
+	Progress      float64   `json:"progress"`
+	Phase         string    `json:"phase"`
+	Start         time.Time `json:"start"`
+	Finish        time.Time `json:"finish,omitzero"`
+	ShuffleFinish time.Time `json:"shuffle_finish,omitzero"`
+	SortFinish    time.Time `json:"sort_finish,omitzero"`
+	Error         string    `json:"error"`
+}
+
+// ServeHTTP binds addr (mapreduce.jobtracker.http.address when addr is
+// empty), serves HTTPHandler on it in the background until ctx ends or the
+// JobTracker is stopped, and returns the bound address. The server is
+// shut down before Serve returns when ServeHTTP was called before or
+// during Serve (it is counted in the JobTracker's wait group).
+func (jt *JobTracker) ServeHTTP(ctx context.Context, addr string) (string, error) {
+	if addr == "" {
+		addr = jt.cfg.String("mapreduce.jobtracker.http.address")
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", fmt.Errorf("jobtracker http listen on %s (mapreduce.jobtracker.http.address): %w", addr, err)
+	}
+	srv := &http.Server{
+		Handler:           jt.HTTPHandler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(jt.log.Handler(), slog.LevelWarn),
+	}
+	bound := l.Addr().String()
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(l) }()
+	jt.wg.Add(1)
+	go func() {
+		defer jt.wg.Done()
+		select {
+		case <-ctx.Done():
+		case <-jt.stop:
+		case err := <-served:
+			jt.log.Error("jobtracker http server stopped", "address", bound, "error", err)
+			return
+		}
+		shutCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(shutCtx); err != nil {
+			srv.Close()
+		}
+		if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+			jt.log.Warn("jobtracker http server", "address", bound, "error", err)
+		}
+	}()
+	jt.log.Info("jobtracker http serving", "address", bound)
+	return bound, nil
+}
+
+// HTTPHandler returns the handler of the status pages, the JSON API and
+// the metrics (see the list at the top of http.go). Only GET and HEAD are
+// allowed.
+func (jt *JobTracker) HTTPHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", jt.handleClusterPage)
+	mux.HandleFunc("GET /job", jt.handleJobPage)
+	mux.HandleFunc("GET /api/cluster", jt.handleAPICluster)
+	mux.HandleFunc("GET /api/jobs", jt.handleAPIJobs)
+	mux.HandleFunc("GET /api/job", jt.handleAPIJob)
+	mux.HandleFunc("GET /metrics", jt.handleMetrics)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Header().Set("Cache-Control", "no-store")
+		mux.ServeHTTP(w, r)
+	})
+}
+
+// ---- snapshots, taken under jt.mu ----
+
+// round4 keeps progress readable in JSON (float32 progress widened to
+// float64 shows noise digits).
+func round4(p float64) float64 { return math.Round(p*1e4) / 1e4 }
+
+// utc returns t in UTC, the zero time unchanged.
+func utc(t time.Time) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return t.UTC()
+}
+
+func taskCounts(ts []*task) TaskCounts {
+	s := summarize(ts)
+	return TaskCounts{Total: int(s.Total), Pending: int(s.Pending), Running: int(s.Running),
+		Succeeded: int(s.Succeeded), Failed: int(s.Failed), Killed: int(s.Killed)}
+}
+
+func (jt *JobTracker) jobInfoLocked(j *job) JobInfo {
+	info := JobInfo{
+		ID: j.id, Name: j.spec.Name, User: j.spec.User, Pool: j.spec.Pool, Priority: j.priority,
+		State: j.state, Error: j.err, Output: j.spec.Output,
+		Submit: utc(j.submit), Start: utc(j.start), Finish: utc(j.finish),
+		MapProgress:    round4(avgProgress(j.maps)),
+		ReduceProgress: round4(avgProgress(j.reduces)),
+		Maps:           taskCounts(j.maps),
+		Reduces:        taskCounts(j.reduces),
+	}
+	if j.conf != nil {
+		if info.Pool == "" {
+			info.Pool = j.conf.String("mapreduce.job.queuename")
+		}
+		if d := j.spec.DeadlineSeconds; d > 0 {
+			info.Deadline = utc(j.submit.Add(time.Duration(d * float64(time.Second))))
+		} else if d := j.conf.Float("mapreduce.job.deadline.seconds"); d > 0 {
+			info.Deadline = utc(j.submit.Add(time.Duration(d * float64(time.Second))))
+		}
+	}
+	return info
+}
+
+// clusterInfo copies the cluster's state; with jobs it also returns every
+// job's summary in submission order.
+func (jt *JobTracker) clusterInfo(withJobs bool) (ClusterInfo, []JobInfo) {
+	jt.mu.Lock()
+	defer jt.mu.Unlock()
+	now := jt.now()
+	ci := ClusterInfo{
+		Time:     utc(now),
+		Policy:   jt.policy.Name(),
+		Trackers: make([]TrackerInfo, 0, len(jt.trackers)),
+		Jobs:     map[string]int{StateRunning: 0, StateSucceeded: 0, StateFailed: 0, StateKilled: 0},
+	}
+	for _, t := range jt.trackers {
+		ti := TrackerInfo{
+			Name: t.name, Host: t.host, ShuffleAddress: t.shuffleAddr,
+			MapSlots: t.mapSlots, ReduceSlots: t.reduceSlots,
+			RunningAttempts:         []string{},
+			LastHeartbeat:           utc(t.lastSeen),
+			LastHeartbeatAgeSeconds: math.Round(now.Sub(t.lastSeen).Seconds()*1e3) / 1e3,
+			CRIU:                    t.criu,
+		}
+		for id, a := range t.attempts {
+			if !a.live() {
+				continue
+			}
+			ti.RunningAttempts = append(ti.RunningAttempts, id)
+			if a.task.typ == partitions.Map {
+				ti.RunningMaps++
+			} else {
+				ti.RunningReduces++
+			}
+		}
+		sort.Strings(ti.RunningAttempts)
+		ci.MapSlots += ti.MapSlots
+		ci.ReduceSlots += ti.ReduceSlots
+		ci.RunningMaps += ti.RunningMaps
+		ci.RunningReduces += ti.RunningReduces
+		ci.Trackers = append(ci.Trackers, ti)
+	}
+	sort.Slice(ci.Trackers, func(a, b int) bool { return ci.Trackers[a].Name < ci.Trackers[b].Name })
+	var jobs []JobInfo
+	if withJobs {
+		jobs = make([]JobInfo, 0, len(jt.order))
+	}
+	for _, j := range jt.order {
+		ci.Jobs[j.state]++
+		if withJobs {
+			jobs = append(jobs, jt.jobInfoLocked(j))
+		}
+	}
+	// Policies are pure code driven under jt.mu, so they are asked here
+	// too; Describe returns a copy.
+	if d, ok := jt.policy.(partitions.Describer); ok {
+		st := d.Describe(now)
+		ci.PolicyStatus = &st
+	}
+	return ci, jobs
+}
+
+// jobDetail copies one job's state; false if there is no such job.
+func (jt *JobTracker) jobDetail(id string) (JobDetail, bool) {
+	jt.mu.Lock()
+	defer jt.mu.Unlock()
+	j, ok := jt.jobs[id]
+	if !ok {
+		return JobDetail{}, false
+	}
+	d := JobDetail{
+		JobInfo:  jt.jobInfoLocked(j),
+		Counters: jt.jobCountersLocked(j),
+		Tasks:    make([]TaskInfo, 0, len(j.maps)+len(j.reduces)),
+	}
+	for _, ts := range [][]*task{j.maps, j.reduces} {
+		for _, t := range ts {
+			ti := TaskInfo{
+				ID: t.id(), Type: t.typ.String(), Index: t.index, State: t.state,
+				Progress: round4(t.progress()), Failures: t.failures, Error: t.lastError,
+				Attempts: make([]AttemptInfo, 0, len(t.attempts)),
+			}
+			for _, a := range t.attempts {
+				ti.Attempts = append(ti.Attempts, AttemptInfo{
+					ID: a.id, Tracker: a.tracker, State: a.state, Progress: round4(float64(a.progress)),
+					Phase: a.phase, Start: utc(a.start), Finish: utc(a.finish),
+					ShuffleFinish: utc(a.shuffleFinish), SortFinish: utc(a.sortFinish), Error: a.diag,
+				})
+			}
+			d.Tasks = append(d.Tasks, ti)
+		}
+	}
+	return d, true
+}
+
+// metricsSnapshot is what /metrics reports; index 0 is map, 1 reduce.
+type metricsSnapshot struct {
+	jobs                    map[string]int
+	trackers                int
+	slots, running          [2]int
+	launched, failed, kills [2]int64
+}
+
+func (jt *JobTracker) metrics() metricsSnapshot {
+	jt.mu.Lock()
+	defer jt.mu.Unlock()
+	m := metricsSnapshot{
+		jobs:     map[string]int{StateRunning: 0, StateSucceeded: 0, StateFailed: 0, StateKilled: 0},
+		trackers: len(jt.trackers),
+	}
+	for _, t := range jt.trackers {
+		m.slots[0] += t.mapSlots
+		m.slots[1] += t.reduceSlots
+		for _, a := range t.attempts {
+			if a.live() {
+				m.running[a.task.typ]++
+			}
+		}
+	}
+	// The totals are sums over every job the JobTracker keeps (it keeps
+	// them all, so they only grow), taken from the job counters.
+	for _, j := range jt.order {
+		m.jobs[j.state]++
+		c := j.counters[mr.JobCounterGroup]
+		m.launched[0] += c[mr.TotalLaunchedMaps]
+		m.launched[1] += c[mr.TotalLaunchedReduces]
+		m.failed[0] += c[mr.NumFailedMaps]
+		m.failed[1] += c[mr.NumFailedReduces]
+		m.kills[0] += c[mr.NumKilledMaps]
+		m.kills[1] += c[mr.NumKilledReduces]
+	}
+	return m
+}
+
+// ---- handlers ----
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	body, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		http.Error(w, "encoding JSON: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(code)
+	w.Write(append(body, '\n'))
+}
+
+func jsonError(w http.ResponseWriter, code int, msg string) {
+	writeJSON(w, code, map[string]string{"error": msg})
+}
+
+// jobParam returns the id query parameter, or an error status and text.
+func jobParam(r *http.Request) (string, int, string) {
+	id := r.URL.Query().Get("id")
+	if id == "" {
+		return "", http.StatusBadRequest, "missing query parameter id (a job id)"
+	}
+	return id, 0, ""
+}
+
+func (jt *JobTracker) handleAPICluster(w http.ResponseWriter, r *http.Request) {
+	ci, _ := jt.clusterInfo(false)
+	writeJSON(w, http.StatusOK, ci)
+}
+
+func (jt *JobTracker) handleAPIJobs(w http.ResponseWriter, r *http.Request) {
+	_, jobs := jt.clusterInfo(true)
+	writeJSON(w, http.StatusOK, JobList{Jobs: jobs})
+}
+
+func (jt *JobTracker) handleAPIJob(w http.ResponseWriter, r *http.Request) {
+	id, code, msg := jobParam(r)
+	if code != 0 {
+		jsonError(w, code, msg)
+		return
+	}
+	d, ok := jt.jobDetail(id)
+	if !ok {
+		jsonError(w, http.StatusNotFound, fmt.Sprintf("unknown job %s", id))
+		return
+	}
+	writeJSON(w, http.StatusOK, d)
+}
+
+// handleMetrics writes the Prometheus text exposition format by hand:
+// github.com/prometheus/client_golang is not a dependency of the module
+// and adding one is not ours to decide, and the format for a handful of
+// gauges and counters is a few lines (# HELP, # TYPE, name{labels} value).
+// Heartbeat totals are not exported: the JobTracker keeps no count of them.
+func (jt *JobTracker) handleMetrics(w http.ResponseWriter, r *http.Request) {
+	m := jt.metrics()
+	var b bytes.Buffer
+	family := func(name, typ, help string) {
+		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, typ)
+	}
+	byType := func(name string, v [2]int64) {
+		fmt.Fprintf(&b, "%s{type=\"map\"} %d\n%s{type=\"reduce\"} %d\n", name, v[0], name, v[1])
+	}
+	widen := func(v [2]int) [2]int64 { return [2]int64{int64(v[0]), int64(v[1])} }
+
+	family("gomr_jobs", "gauge", "Jobs the JobTracker knows, by state.")
+	states := make([]string, 0, len(m.jobs))
+	for s := range m.jobs {
+		states = append(states, s)
+	}
+	sort.Strings(states)
+	for _, s := range states {
+		fmt.Fprintf(&b, "gomr_jobs{state=%q} %d\n", strings.ToLower(s), m.jobs[s])
+	}
+	family("gomr_trackers", "gauge", "Live TaskTrackers.")
+	fmt.Fprintf(&b, "gomr_trackers %d\n", m.trackers)
+	family("gomr_slots", "gauge", "Task slots of the live TaskTrackers, by task type.")
+	byType("gomr_slots", widen(m.slots))
+	family("gomr_running_attempts", "gauge", "Live task attempts, by task type.")
+	byType("gomr_running_attempts", widen(m.running))
+	family("gomr_tasks_launched_total", "counter", "Task attempts launched, by task type.")
+	byType("gomr_tasks_launched_total", m.launched)
+	family("gomr_attempts_failed_total", "counter", "Task attempts failed, by task type.")
+	byType("gomr_attempts_failed_total", m.failed)
+	family("gomr_attempts_killed_total", "counter", "Task attempts killed (preempted, lost, superseded), by task type.")
+	byType("gomr_attempts_killed_total", m.kills)
+
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	w.Write(b.Bytes())
+}
+
+// ---- HTML ----
+
+// counterGroup is one group of counters as the job page shows it.
+type counterGroup struct {
+	Name     string
+	Counters []counterValue
+}
+
+type counterValue struct {
+	Name  string
+	Value int64
+}
+
+type clusterPage struct {
+	ClusterInfo
+	Running, Finished []JobInfo
+}
+
+type jobPage struct {
+	JobDetail
+	Now      time.Time
+	Counters []counterGroup
+}
+
+func (jt *JobTracker) handleClusterPage(w http.ResponseWriter, r *http.Request) {
+	ci, jobs := jt.clusterInfo(true)
+	p := clusterPage{ClusterInfo: ci}
+	for _, j := range jobs {
+		if j.State == StateRunning || j.State == StatePrep {
+			p.Running = append(p.Running, j)
+		} else {
+			p.Finished = append(p.Finished, j)
+		}
+	}
+	// Newest finished job first, as Hadoop's page lists them.
+	sort.SliceStable(p.Finished, func(a, b int) bool { return p.Finished[a].Finish.After(p.Finished[b].Finish) })
+	renderHTML(w, "cluster", p)
+}
+
+func (jt *JobTracker) handleJobPage(w http.ResponseWriter, r *http.Request) {
+	id, code, msg := jobParam(r)
+	if code != 0 {
+		http.Error(w, msg, code)
+		return
+	}
+	d, ok := jt.jobDetail(id)
+	if !ok {
+		http.Error(w, fmt.Sprintf("unknown job %s", id), http.StatusNotFound)
+		return
+	}
+	p := jobPage{JobDetail: d, Now: utc(jt.now())}
+	for _, g := range d.Counters.Groups() {
+		cg := counterGroup{Name: mr.GroupDisplayName(g)}
+		for _, n := range d.Counters.Names(g) {
+			cg.Counters = append(cg.Counters, counterValue{n, d.Counters[g][n]})
+		}
+		p.Counters = append(p.Counters, cg)
+	}
+	renderHTML(w, "job", p)
+}
+
+// renderHTML executes a page into a buffer first, so that a template error
+// is a clean 500 rather than half a page.
+func renderHTML(w http.ResponseWriter, name string, data any) {
+	var b bytes.Buffer
+	if err := pages.ExecuteTemplate(&b, name, data); err != nil {
+		http.Error(w, fmt.Sprintf("rendering page %s: %v", name, err), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Write(b.Bytes())
+}
+
+var pageFuncs = template.FuncMap{
+	"pct": func(p float64) string { return fmt.Sprintf("%.1f%%", p*100) },
+	"when": func(t time.Time) string {
+		if t.IsZero() {
+			return "-"
+		}
+		return t.Format("2006-01-02 15:04:05")
+	},
+	"secs":      func(s float64) string { return fmt.Sprintf("%.1fs", s) },
+	"dur":       func(d time.Duration) string { return d.Round(time.Millisecond).String() },
+	"firstLine": firstLine,
+	"elapsed": func(from, to, now time.Time) string {
+		if from.IsZero() {
+			return "-"
+		}
+		if to.IsZero() {
+			to = now
+		}
+		return to.Sub(from).Round(time.Second).String()
+	},
+}
+
+// pages holds the parsed, immutable page templates.
+var pages = template.Must(template.New("pages").Funcs(pageFuncs).Parse(pageTemplates))
+
+const pageTemplates = `
+{{define "head"}}<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{{.}}</title>
+<style>
+body { font-family: sans-serif; margin: 1em 2em; }
+table { border-collapse: collapse; margin-bottom: 1em; }
+th, td { border: 1px solid #bbb; padding: 2px 8px; text-align: left; }
+th { background: #eee; }
+td.n { text-align: right; }
+tr.attempt td:first-child { padding-left: 2em; }
+pre { background: #f6f6f6; padding: 4px; }
+</style></head><body>
+{{end}}
+
+{{define "jobs"}}<table>
+<tr><th>Job</th><th>Name</th><th>User</th><th>Pool</th><th>Priority</th><th>State</th><th>Submitted</th><th>Finished</th>
+<th>Map %</th><th>Maps (done/total)</th><th>Reduce %</th><th>Reduces (done/total)</th><th>Error</th></tr>
+{{range .}}<tr><td><a href="/job?id={{.ID}}">{{.ID}}</a></td><td>{{.Name}}</td><td>{{.User}}</td><td>{{.Pool}}</td>
+<td class="n">{{.Priority}}</td><td>{{.State}}</td><td>{{when .Submit}}</td><td>{{when .Finish}}</td>
+<td class="n">{{pct .MapProgress}}</td><td class="n">{{.Maps.Succeeded}}/{{.Maps.Total}}</td>
+<td class="n">{{pct .ReduceProgress}}</td><td class="n">{{.Reduces.Succeeded}}/{{.Reduces.Total}}</td>
+<td title="{{.Error}}">{{firstLine .Error}}</td></tr>
+{{end}}</table>
+{{end}}
+
+{{define "cluster"}}{{template "head" "gomr JobTracker"}}
+<h1>gomr JobTracker</h1>
+<p>At {{when .Time}} UTC. Scheduling policy: <b>{{.Policy}}</b>.
+Map slots: {{.MapSlots}} ({{.RunningMaps}} running). Reduce slots: {{.ReduceSlots}} ({{.RunningReduces}} running).
+Jobs: {{index .Jobs "RUNNING"}} running, {{index .Jobs "SUCCEEDED"}} succeeded, {{index .Jobs "FAILED"}} failed, {{index .Jobs "KILLED"}} killed.
+<a href="/api/cluster">JSON</a> <a href="/api/jobs">jobs JSON</a> <a href="/metrics">metrics</a></p>
+
+<h2>TaskTrackers ({{len .Trackers}})</h2>
+{{if .Trackers}}<table>
+<tr><th>Tracker</th><th>Host</th><th>Shuffle</th><th>Map slots</th><th>Reduce slots</th><th>Running maps</th><th>Running reduces</th>
+<th>Last heartbeat</th><th>CRIU</th><th>Running attempts</th></tr>
+{{range .Trackers}}<tr><td>{{.Name}}</td><td>{{.Host}}</td><td>{{.ShuffleAddress}}</td><td class="n">{{.MapSlots}}</td><td class="n">{{.ReduceSlots}}</td>
+<td class="n">{{.RunningMaps}}</td><td class="n">{{.RunningReduces}}</td><td>{{secs .LastHeartbeatAgeSeconds}} ago</td>
+<td>{{if .CRIU}}yes{{else}}no{{end}}</td><td>{{range $i, $a := .RunningAttempts}}{{if $i}}, {{end}}{{$a}}{{end}}</td></tr>
+{{end}}</table>
+{{else}}<p>No live TaskTracker.</p>
+{{end}}
+<h2>Running jobs ({{len .Running}})</h2>
+{{if .Running}}{{template "jobs" .Running}}{{else}}<p>None.</p>
+{{end}}
+<h2>Finished jobs ({{len .Finished}})</h2>
+{{if .Finished}}{{template "jobs" .Finished}}{{else}}<p>None.</p>
+{{end}}
+<h2>Policy {{.Policy}}</h2>
+{{with .PolicyStatus}}{{if .Partitions}}<h3>Partitions</h3>
+<table>
+<tr><th>Partition</th><th>Capacity</th><th>Map slots</th><th>Reduce slots</th><th>Running maps</th><th>Running reduces</th><th>Timer</th><th>Jobs</th></tr>
+{{range .Partitions}}<tr><td class="n">{{.Index}}</td><td class="n">{{pct .Capacity}}</td><td class="n">{{.MapSlots}}</td><td class="n">{{.ReduceSlots}}</td>
+<td class="n">{{.RunningMaps}}</td><td class="n">{{.RunningReduces}}</td><td>{{if .Timer}}{{dur .Timer}}{{else}}none{{end}}</td><td class="n">{{.Jobs}}</td></tr>
+{{end}}</table>
+{{end}}{{if .Pools}}<h3>Pools</h3>
+<table>
+<tr><th>Pool</th><th>Weight</th><th>Min maps</th><th>Min reduces</th><th>Fair share maps</th><th>Fair share reduces</th></tr>
+{{range .Pools}}<tr><td>{{.Name}}</td><td class="n">{{printf "%.2f" .Weight}}</td><td class="n">{{.MinMaps}}</td><td class="n">{{.MinReduces}}</td>
+<td class="n">{{printf "%.2f" .FairShareMaps}}</td><td class="n">{{printf "%.2f" .FairShareReduces}}</td></tr>
+{{end}}</table>
+{{end}}<h3>Jobs in the policy's order ({{len .Jobs}})</h3>
+{{if .Jobs}}<table>
+<tr><th>Job</th><th>Queue</th><th>Pool</th><th>Service in queue</th><th>Service</th><th>Fair share maps</th><th>Fair share reduces</th>
+<th>Deadline</th><th>Min maps</th><th>Min reduces</th><th>Feasible</th></tr>
+{{range .Jobs}}<tr><td><a href="/job?id={{.ID}}">{{.ID}}</a></td><td class="n">{{.Queue}}</td><td>{{.Pool}}</td><td>{{dur .PartialSize}}</td><td>{{dur .Service}}</td>
+<td class="n">{{printf "%.2f" .FairShareMaps}}</td><td class="n">{{printf "%.2f" .FairShareReduces}}</td><td>{{when .Deadline}}</td>
+<td class="n">{{.MinMaps}}</td><td class="n">{{.MinReduces}}</td><td>{{if .Feasible}}yes{{else}}no{{end}}</td></tr>
+{{end}}</table>
+{{end}}{{if .Counters}}<h3>Policy counters</h3>
+<table>
+{{range $name, $v := .Counters}}<tr><td>{{$name}}</td><td class="n">{{$v}}</td></tr>
+{{end}}</table>
+{{end}}{{else}}<p>Policy {{.Policy}} does not describe its state.</p>
+{{end}}</body></html>
+{{end}}
+
+{{define "job"}}{{template "head" .ID}}
+<p><a href="/">cluster</a> <a href="/api/job?id={{.ID}}">JSON</a></p>
+<h1>Job {{.ID}}</h1>
+<table>
+<tr><th>Name</th><td>{{.Name}}</td></tr>
+<tr><th>User</th><td>{{.User}}</td></tr>
+<tr><th>Pool</th><td>{{.Pool}}</td></tr>
+<tr><th>Priority</th><td>{{.Priority}}</td></tr>
+<tr><th>State</th><td>{{.State}}</td></tr>
+<tr><th>Output</th><td>{{.Output}}</td></tr>
+<tr><th>Submitted</th><td>{{when .Submit}}</td></tr>
+<tr><th>Started</th><td>{{when .Start}}</td></tr>
+<tr><th>Finished</th><td>{{when .Finish}}</td></tr>
+<tr><th>Elapsed</th><td>{{elapsed .Start .Finish .Now}}</td></tr>
+{{if not .Deadline.IsZero}}<tr><th>Deadline</th><td>{{when .Deadline}}</td></tr>
+{{end}}<tr><th>Map progress</th><td>{{pct .MapProgress}} ({{.Maps.Succeeded}}/{{.Maps.Total}} done, {{.Maps.Running}} running, {{.Maps.Pending}} pending, {{.Maps.Failed}} failed, {{.Maps.Killed}} killed)</td></tr>
+<tr><th>Reduce progress</th><td>{{pct .ReduceProgress}} ({{.Reduces.Succeeded}}/{{.Reduces.Total}} done, {{.Reduces.Running}} running, {{.Reduces.Pending}} pending, {{.Reduces.Failed}} failed, {{.Reduces.Killed}} killed)</td></tr>
+</table>
+{{if .Error}}<h2>Error</h2>
+<pre>{{.Error}}</pre>
+{{end}}
+<h2>Counters</h2>
+{{if .Counters}}<table>
+<tr><th>Group</th><th>Counter</th><th>Value</th></tr>
+{{range .Counters}}{{$g := .Name}}{{range .Counters}}<tr><td>{{$g}}</td><td>{{.Name}}</td><td class="n">{{.Value}}</td></tr>
+{{end}}{{end}}</table>
+{{else}}<p>None.</p>
+{{end}}
+<h2>Tasks ({{len .Tasks}})</h2>
+{{if .Tasks}}<table>
+<tr><th>Task / attempt</th><th>Tracker</th><th>State</th><th>Progress</th><th>Phase</th><th>Started</th><th>Finished</th><th>Error</th></tr>
+{{range .Tasks}}<tr class="task"><td><b>{{.ID}}</b></td><td></td><td>{{.State}}</td><td class="n">{{pct .Progress}}</td><td></td><td></td><td></td>
+<td title="{{.Error}}">{{if .Failures}}{{.Failures}} failed: {{firstLine .Error}}{{end}}</td></tr>
+{{range .Attempts}}<tr class="attempt"><td>{{.ID}}</td><td>{{.Tracker}}</td><td>{{.State}}</td><td class="n">{{pct .Progress}}</td><td>{{.Phase}}</td>
+<td>{{when .Start}}</td><td>{{when .Finish}}</td><td title="{{.Error}}">{{firstLine .Error}}</td></tr>
+{{end}}{{end}}</table>
+{{else}}<p>The job has no tasks.</p>
+{{end}}</body></html>
+{{end}}
+`

@@ -1,0 +1,171 @@
+package jobtracker
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	_ "gomr/apps"
+	"gomr/conf"
+	"gomr/mr"
+	"gomr/mrpb"
+)
+
+// newTestJT builds a JobTracker (not serving: the tests call its RPC
+// methods directly) and submits a wordcount job with the given number of
+// single-file maps and one reduce.
+func newTestJT(t *testing.T, maps int) (*JobTracker, string) {
+	t.Helper()
+	dir := t.TempDir()
+	cfg, err := conf.Default().With(map[string]string{
+		"mapreduce.jobtracker.jobhistory.location":     filepath.Join(dir, "history"),
+		"mapreduce.job.reduce.slowstart.completedmaps": "1",
+	}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	jt, err := New(cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := filepath.Join(dir, "in.txt")
+	if err := os.WriteFile(in, []byte("a b c\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var splits []mr.Split
+	for i := 0; i < maps; i++ {
+		splits = append(splits, mr.Split{Path: in, Start: 0, Length: 6})
+	}
+	spec, _ := json.Marshal(&mr.JobSpec{Def: "wordcount", Inputs: []string{in}, Output: filepath.Join(dir, "out"), NumReduces: 1})
+	sj, _ := json.Marshal(splits)
+	resp, err := jt.SubmitJob(context.Background(), &mrpb.SubmitJobRequest{SpecJson: spec, SplitsJson: sj})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return jt, resp.JobId
+}
+
+func heartbeat(t *testing.T, jt *JobTracker, req *mrpb.HeartbeatRequest) *mrpb.HeartbeatResponse {
+	t.Helper()
+	if req.Tracker == "" {
+		req.Tracker = "t1"
+	}
+	req.Host, req.MapSlots, req.ReduceSlots, req.AcceptNewTasks = "h1", 2, 1, true
+	resp, err := jt.Heartbeat(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+func launches(resp *mrpb.HeartbeatResponse) []*mrpb.LaunchTask {
+	var out []*mrpb.LaunchTask
+	for _, a := range resp.Actions {
+		if l := a.GetLaunch(); l != nil {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func kills(resp *mrpb.HeartbeatResponse) []string {
+	var out []string
+	for _, a := range resp.Actions {
+		if k := a.GetKillAttempt(); k != "" {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func seg(crc uint32) []*mrpb.Segment {
+	return []*mrpb.Segment{{Length: 10, RawLength: 20, Records: 3, Crc: crc}}
+}
+
+func TestUnknownTrackerIsToldToReinit(t *testing.T) {
+	jt, _ := newTestJT(t, 1)
+	resp := heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "stranger"})
+	if !resp.Reinit || len(resp.Actions) != 0 {
+		t.Fatalf("heartbeat from an unknown tracker: reinit=%v actions=%d", resp.Reinit, len(resp.Actions))
+	}
+}
+
+func TestCommitIsGrantedToOneAttempt(t *testing.T) {
+	jt, _ := newTestJT(t, 2)
+	ls := launches(heartbeat(t, jt, &mrpb.HeartbeatRequest{InitialContact: true, FreeMapSlots: 2}))
+	if len(ls) != 2 {
+		t.Fatalf("launched %d maps, want 2", len(ls))
+	}
+	// Two attempts of different tasks may both commit; a second attempt of
+	// the same task may not while the first holds the grant.
+	for _, l := range ls {
+		r, _ := jt.CanCommit(context.Background(), &mrpb.CanCommitRequest{AttemptId: l.AttemptId})
+		if !r.CanCommit {
+			t.Fatalf("first commit request of %s refused", l.AttemptId)
+		}
+	}
+	// Fail the first attempt of map 0: the grant is released, and the
+	// retry (launched on the next heartbeat) gets it.
+	heartbeat(t, jt, &mrpb.HeartbeatRequest{Attempts: []*mrpb.AttemptStatus{{AttemptId: ls[0].AttemptId, State: StateFailed, Diagnostic: "boom"}}})
+	retry := launches(heartbeat(t, jt, &mrpb.HeartbeatRequest{FreeMapSlots: 1}))
+	if len(retry) != 1 || !strings.HasSuffix(retry[0].AttemptId, "_m_000000_1") {
+		t.Fatalf("retry launches: %v", retry)
+	}
+	r, _ := jt.CanCommit(context.Background(), &mrpb.CanCommitRequest{AttemptId: ls[0].AttemptId})
+	if r.CanCommit {
+		t.Fatal("a failed attempt was allowed to commit")
+	}
+	r, _ = jt.CanCommit(context.Background(), &mrpb.CanCommitRequest{AttemptId: retry[0].AttemptId})
+	if !r.CanCommit {
+		t.Fatal("the retry was refused the commit")
+	}
+}
+
+func TestNonDeterministicSpillFailsTheAttempt(t *testing.T) {
+	jt, id := newTestJT(t, 1)
+	ls := launches(heartbeat(t, jt, &mrpb.HeartbeatRequest{InitialContact: true, FreeMapSlots: 2}))
+	first := ls[0].AttemptId
+	// The first attempt announces spill 0, then dies.
+	heartbeat(t, jt, &mrpb.HeartbeatRequest{
+		Spills:   []*mrpb.SpillAnnouncement{{AttemptId: first, Spill: 0, Segments: seg(111)}},
+		Attempts: []*mrpb.AttemptStatus{{AttemptId: first, State: StateFailed, Diagnostic: "killed"}},
+	})
+	second := launches(heartbeat(t, jt, &mrpb.HeartbeatRequest{FreeMapSlots: 2}))[0].AttemptId
+	// Its retry announces a different spill 0: it must be failed and killed.
+	resp := heartbeat(t, jt, &mrpb.HeartbeatRequest{
+		Spills:   []*mrpb.SpillAnnouncement{{AttemptId: second, Spill: 0, Segments: seg(222)}},
+		Attempts: []*mrpb.AttemptStatus{{AttemptId: second, State: StateRunning}},
+	})
+	if k := kills(resp); len(k) != 1 || k[0] != second {
+		t.Fatalf("kill orders %v, want [%s]", k, second)
+	}
+	st, _ := jt.GetJobStatus(context.Background(), &mrpb.JobStatusRequest{JobId: id})
+	if got := countersFromProto(st.Counters).Get(mr.JobCounterGroup, mr.NumFailedMaps); got != 2 {
+		t.Fatalf("NUM_FAILED_MAPS = %d, want 2", got)
+	}
+	// Reducers were told of spill 0 once, from the first attempt.
+	ev, _ := jt.GetMapEvents(context.Background(), &mrpb.MapEventsRequest{JobId: id, Reduce: 0})
+	if len(ev.Events) != 1 || ev.Events[0].AttemptId != first || ev.Events[0].Segment.Crc != 111 {
+		t.Fatalf("map events: %v", ev.Events)
+	}
+	// A third attempt announcing the same spill as the first is accepted.
+	third := launches(heartbeat(t, jt, &mrpb.HeartbeatRequest{FreeMapSlots: 2}))[0].AttemptId
+	resp = heartbeat(t, jt, &mrpb.HeartbeatRequest{
+		Spills:   []*mrpb.SpillAnnouncement{{AttemptId: third, Spill: 0, Segments: seg(111)}, {AttemptId: third, Spill: 1, Final: true, Segments: seg(333)}},
+		Attempts: []*mrpb.AttemptStatus{{AttemptId: third, State: StateSucceeded}},
+	})
+	if k := kills(resp); len(k) != 0 {
+		t.Fatalf("an agreeing attempt was killed: %v", k)
+	}
+	st, _ = jt.GetJobStatus(context.Background(), &mrpb.JobStatusRequest{JobId: id})
+	if st.Maps.Succeeded != 1 {
+		t.Fatalf("map not succeeded: %+v", st.Maps)
+	}
+	ev, _ = jt.GetMapEvents(context.Background(), &mrpb.MapEventsRequest{JobId: id, Reduce: 0})
+	if len(ev.Events) != 2 || ev.Events[1].AttemptId != third || !ev.Events[1].Final {
+		t.Fatalf("map events after the final spill: %v", ev.Events)
+	}
+}

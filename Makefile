@@ -4,7 +4,7 @@ GO        ?= go
 BIN       := bin/mr
 SIZE      ?= 1g
 # Packages with goroutines of their own: run under the race detector.
-RACE_PKGS := ./spill/... ./shuffle/... ./conf/... ./mr/... ./cmd/mr/...
+RACE_PKGS := ./spill/... ./shuffle/... ./conf/... ./mr/... ./jobtracker/... ./cmd/mr/...
 # cmd/mr holds the end-to-end tests: under -race the daemons and task
 # children they start are this race-built test binary, so the JobTracker,
 # TaskTracker and child code run under the detector too.

@@ -46,6 +46,8 @@ type JobTracker struct {
 	order    []*job
 	nextJob  int
 	trackers map[string]*trackerState
+	// profiles are the job profiles by job name (see profiles.go).
+	profiles map[string]partitions.Profile
 
 	grpc     *grpc.Server
 	listener net.Listener
@@ -80,7 +82,12 @@ func New(cfg *conf.Config, opts Options) (*JobTracker, error) {
 	if err != nil {
 		return nil, err
 	}
+	profiles, err := loadProfiles(cfg.String("mapreduce.jobtracker.jobhistory.location"))
+	if err != nil {
+		return nil, fmt.Errorf("reading job profiles from the history: %w", err)
+	}
 	return &JobTracker{
+		profiles: profiles,
 		cfg:      cfg,
 		log:      log.With("component", "jobtracker"),
 		policy:   policy,
@@ -861,6 +868,14 @@ func (jt *JobTracker) jobViewLocked(j *job) partitions.JobView {
 	if v.Pool == "" {
 		v.Pool = j.conf.String("mapreduce.job.queuename")
 	}
+	if p, ok := jt.profiles[j.spec.Name]; ok {
+		v.Profile = &p
+	}
+	for _, s := range j.splits {
+		if s.Path != "" {
+			v.InputBytes += s.Length
+		}
+	}
 	if d := j.spec.DeadlineSeconds; d > 0 {
 		v.Deadline = j.submit.Add(time.Duration(d * float64(time.Second)))
 	} else if d := j.conf.Float("mapreduce.job.deadline.seconds"); d > 0 {
@@ -1112,8 +1127,13 @@ func (jt *JobTracker) endJobLocked(j *job, state, why string) {
 		}
 	}
 	jt.policy.Observe(partitions.Event{Time: j.finish, Kind: partitions.JobFinished, JobID: j.id})
-	if err := jt.history.Write(jt.historyRecordLocked(j)); err != nil {
+	rec := jt.historyRecordLocked(j)
+	if err := jt.history.Write(rec); err != nil {
 		jt.log.Error("writing job history", "job", j.id, "error", err)
+	} else if state == StateSucceeded {
+		if data, err := jt.history.Read(j.id); err == nil {
+			addProfiles(jt.profiles, data)
+		}
 	}
 	jt.log.Info("job ended", "job", j.id, "state", state, "error", why, "seconds", j.finish.Sub(j.submit).Seconds())
 }

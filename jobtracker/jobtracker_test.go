@@ -3,10 +3,12 @@ package jobtracker
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	_ "gomr/apps"
 	"gomr/conf"
@@ -18,8 +20,11 @@ import (
 // methods directly) and submits a wordcount job with the given number of
 // single-file maps and one reduce.
 func newTestJT(t *testing.T, maps int) (*JobTracker, string) {
+	return newTestJTAt(t, t.TempDir(), maps, nil)
+}
+
+func newTestJTAt(t *testing.T, dir string, maps int, now func() time.Time) (*JobTracker, string) {
 	t.Helper()
-	dir := t.TempDir()
 	cfg, err := conf.Default().With(map[string]string{
 		"mapreduce.jobtracker.jobhistory.location":     filepath.Join(dir, "history"),
 		"mapreduce.job.reduce.slowstart.completedmaps": "1",
@@ -27,7 +32,7 @@ func newTestJT(t *testing.T, maps int) (*JobTracker, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	jt, err := New(cfg, Options{})
+	jt, err := New(cfg, Options{Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +44,7 @@ func newTestJT(t *testing.T, maps int) (*JobTracker, string) {
 	for i := 0; i < maps; i++ {
 		splits = append(splits, mr.Split{Path: in, Start: 0, Length: 6})
 	}
-	spec, _ := json.Marshal(&mr.JobSpec{Def: "wordcount", Inputs: []string{in}, Output: filepath.Join(dir, "out"), NumReduces: 1})
+	spec, _ := json.Marshal(&mr.JobSpec{Def: "wordcount", Inputs: []string{in}, Output: filepath.Join(dir, fmt.Sprintf("out%d", time.Now().UnixNano())), NumReduces: 1})
 	sj, _ := json.Marshal(splits)
 	resp, err := jt.SubmitJob(context.Background(), &mrpb.SubmitJobRequest{SpecJson: spec, SplitsJson: sj})
 	if err != nil {
@@ -168,4 +173,51 @@ func TestNonDeterministicSpillFailsTheAttempt(t *testing.T) {
 	if len(ev.Events) != 2 || ev.Events[1].AttemptId != third || !ev.Events[1].Final {
 		t.Fatalf("map events after the final spill: %v", ev.Events)
 	}
+}
+
+func TestProfilesSurviveRestart(t *testing.T) {
+	dir := t.TempDir()
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	now := func() time.Time { return clock }
+	jt, id := newTestJTAt(t, dir, 1, now)
+	m := launches(heartbeat(t, jt, &mrpb.HeartbeatRequest{InitialContact: true, FreeMapSlots: 1}))[0].AttemptId
+	clock = clock.Add(4 * time.Second)
+	r := launches(heartbeat(t, jt, &mrpb.HeartbeatRequest{
+		FreeReduceSlots: 1,
+		Spills:          []*mrpb.SpillAnnouncement{{AttemptId: m, Spill: 0, Final: true, Segments: seg(1)}},
+		Attempts:        []*mrpb.AttemptStatus{{AttemptId: m, State: StateSucceeded}},
+	}))[0].AttemptId
+	sortDone := clock.Add(time.Second)
+	clock = clock.Add(3 * time.Second)
+	heartbeat(t, jt, &mrpb.HeartbeatRequest{Attempts: []*mrpb.AttemptStatus{{AttemptId: r, State: StateSucceeded,
+		ShuffleFinishMs: sortDone.UnixMilli(), SortFinishMs: sortDone.UnixMilli()}}})
+	waitJob(t, jt, id, StateSucceeded)
+	p := jt.profiles["wordcount"]
+	if p.Runs != 1 || p.MapAvg != 4*time.Second {
+		t.Fatalf("profile after the run: %+v", p)
+	}
+	// A new JobTracker on the same history directory has the profile, and
+	// shows it to the policy for a job of the same name.
+	jt2, id2 := newTestJTAt(t, dir, 1, now)
+	if got := jt2.profiles["wordcount"]; got != p {
+		t.Fatalf("profile after a restart: %+v, want %+v", got, p)
+	}
+	jt2.mu.Lock()
+	v := jt2.jobViewLocked(jt2.jobs[id2])
+	jt2.mu.Unlock()
+	if v.Profile == nil || *v.Profile != p {
+		t.Fatalf("job view profile %+v", v.Profile)
+	}
+}
+
+func waitJob(t *testing.T, jt *JobTracker, id, state string) {
+	t.Helper()
+	for i := 0; i < 500; i++ {
+		st, _ := jt.GetJobStatus(context.Background(), &mrpb.JobStatusRequest{JobId: id})
+		if st.State == state {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("job %s never reached %s", id, state)
 }

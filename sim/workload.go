@@ -503,3 +503,30 @@ func readHistoryLine(b []byte, typ string, hist *[]HistoryJob) error {
 	}
 	return nil
 }
+
+// ParseJobTrackerHistory decodes JobTracker history files (one or more
+// concatenated: a "job" line, then its "attempt" lines) into HistoryJobs,
+// failed and killed jobs included.
+func ParseJobTrackerHistory(data []byte) ([]HistoryJob, error) {
+	var hist []HistoryJob
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 1<<20), 1<<30)
+	line := 0
+	for sc.Scan() {
+		line++
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		var probe struct {
+			Type json.RawMessage `json:"type"`
+		}
+		if err := json.Unmarshal(b, &probe); err != nil || probe.Type == nil {
+			return nil, fmt.Errorf("history line %d: not a job or attempt record", line)
+		}
+		if err := readHistoryLine(b, string(probe.Type), &hist); err != nil {
+			return nil, fmt.Errorf("history line %d: %w", line, err)
+		}
+	}
+	return hist, sc.Err()
+}

@@ -165,12 +165,12 @@ type AttemptInfo struct {
 	Error         string    `json:"error"`
 }
 
-// ServeHTTP binds addr (mapreduce.jobtracker.http.address when addr is
+// StartHTTP binds addr (mapreduce.jobtracker.http.address when addr is
 // empty), serves HTTPHandler on it in the background until ctx ends or the
 // JobTracker is stopped, and returns the bound address. The server is
 // shut down before Serve returns when ServeHTTP was called before or
 // during Serve (it is counted in the JobTracker's wait group).
-func (jt *JobTracker) ServeHTTP(ctx context.Context, addr string) (string, error) {
+func (jt *JobTracker) StartHTTP(ctx context.Context, addr string) (string, error) {
 	if addr == "" {
 		addr = jt.cfg.String("mapreduce.jobtracker.http.address")
 	}
@@ -403,15 +403,20 @@ func (jt *JobTracker) metrics() metricsSnapshot {
 
 // ---- handlers ----
 
+// writeJSON writes v indented, without escaping <, > and & (the body is
+// served as application/json with nosniff, never as HTML).
 func writeJSON(w http.ResponseWriter, code int, v any) {
-	body, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		http.Error(w, "encoding JSON: "+err.Error(), http.StatusInternalServerError)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(code)
-	w.Write(append(body, '\n'))
+	w.Write(b.Bytes())
 }
 
 func jsonError(w http.ResponseWriter, code int, msg string) {

@@ -120,6 +120,10 @@ func (jt *JobTracker) Serve(ctx context.Context) error {
 	if jt.listener == nil {
 		return errors.New("jobtracker: Serve before Listen")
 	}
+	if _, err := jt.StartHTTP(ctx, ""); err != nil {
+		jt.listener.Close()
+		return err
+	}
 	jt.grpc = grpc.NewServer(grpc.MaxRecvMsgSize(64<<20), grpc.MaxSendMsgSize(64<<20))
 	mrpb.RegisterJobTrackerServer(jt.grpc, jt)
 	jt.wg.Add(1)
@@ -334,9 +338,7 @@ func (jt *JobTracker) jobStatusLocked(j *job) *mrpb.JobStatus {
 	st.MapProgress = float32(avgProgress(j.maps))
 	st.ReduceProgress = float32(avgProgress(j.reduces))
 	st.Counters = countersToProto(jt.jobCountersLocked(j))
-	if d, ok := jt.policy.(interface{ Describe(jobID string) string }); ok {
-		st.SchedulingInfo = d.Describe(j.id)
-	}
+	st.SchedulingInfo = jt.schedulingInfoLocked(j.id)
 	return st
 }
 
@@ -1136,4 +1138,41 @@ func (jt *JobTracker) endJobLocked(j *job, state, why string) {
 		}
 	}
 	jt.log.Info("job ended", "job", j.id, "state", state, "error", why, "seconds", j.finish.Sub(j.submit).Seconds())
+}
+
+// schedulingInfoLocked describes, in one line, how the policy sees a job:
+// its partition and timer (multi-queue policies), pool and fair share
+// (fair), deadline and slot quota (deadline policies).
+func (jt *JobTracker) schedulingInfoLocked(jobID string) string {
+	d, ok := jt.policy.(partitions.Describer)
+	if !ok {
+		return ""
+	}
+	ps := d.Describe(jt.now())
+	for _, js := range ps.Jobs {
+		if js.ID != jobID {
+			continue
+		}
+		var parts []string
+		if len(ps.Partitions) > 0 && js.Queue >= 0 && js.Queue < len(ps.Partitions) {
+			p := ps.Partitions[js.Queue]
+			s := fmt.Sprintf("partition %d of %d, partial size %s", js.Queue+1, len(ps.Partitions), js.PartialSize.Round(time.Millisecond))
+			if p.Timer > 0 {
+				s += ", timer " + p.Timer.Round(time.Millisecond).String()
+			}
+			parts = append(parts, s)
+		}
+		if js.Pool != "" {
+			parts = append(parts, fmt.Sprintf("pool %s, fair share %.1f maps %.1f reduces", js.Pool, js.FairShareMaps, js.FairShareReduces))
+		}
+		if !js.Deadline.IsZero() {
+			s := fmt.Sprintf("deadline %s, quota %d maps %d reduces", js.Deadline.Format(time.RFC3339), js.MinMaps, js.MinReduces)
+			if !js.Feasible {
+				s += " (no allocation meets it, or no profile)"
+			}
+			parts = append(parts, s)
+		}
+		return strings.Join(parts, "; ")
+	}
+	return ""
 }

@@ -507,7 +507,7 @@ func TestE2EShuffleAuthAndCorruptSpill(t *testing.T) {
 }
 
 func TestE2EJobCommands(t *testing.T) {
-	c := startCluster(t, []trackerSpec{{"t1", 1, 1}})
+	c := startCluster(t, []trackerSpec{{"t1", 1, 1}}, "scheduler.policy=fair")
 	jt := []string{"--jobtracker", c.jtAddr}
 	// A long job to look at and kill.
 	sub := mrCmd(append([]string{"submit"}, append(jt, "sleep", "-m", "1", "-r", "1", "-mt", "60000")...)...)
@@ -527,7 +527,8 @@ func TestE2EJobCommands(t *testing.T) {
 		return false
 	})
 	text, err := runMR(t, append([]string{"job"}, append(jt, "-status", id)...)...)
-	if err != nil || !strings.Contains(text, "State: RUNNING") || !strings.Contains(text, "Maps: total 1") {
+	if err != nil || !strings.Contains(text, "State: RUNNING") || !strings.Contains(text, "Maps: total 1") ||
+		!strings.Contains(text, "Scheduling: pool default, fair share") {
 		t.Fatalf("job -status: %v\n%s", err, text)
 	}
 	waitFor(t, "the map to launch", 20*time.Second, func() bool {

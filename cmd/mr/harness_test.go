@@ -89,6 +89,7 @@ func startCluster(t *testing.T, trackers []trackerSpec, defines ...string) *clus
 	c.jtAddr = fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	c.defines = append([]string{
 		"mapreduce.jobtracker.address=" + c.jtAddr,
+		"mapreduce.jobtracker.http.address=127.0.0.1:0",
 		"mapreduce.jobtracker.jobhistory.location=" + filepath.Join(dir, "history"),
 		"mapreduce.cluster.local.dir=" + filepath.Join(dir, "local"),
 		"mapreduce.tasktracker.heartbeat.interval=100",

@@ -84,7 +84,7 @@ func runLocal(ctx context.Context, cfg *conf.Config, trackers int, keep bool, ap
 	}
 	over := map[string]string{}
 	for k, v := range set {
-		if sources[k] == "default" || k == "mapreduce.jobtracker.address" {
+		if sources[k] == "default" || k == "mapreduce.jobtracker.address" || k == "mapreduce.jobtracker.http.address" {
 			over[k] = v
 		}
 	}

@@ -1,0 +1,514 @@
+package jobtracker
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	_ "gomr/apps" // registers the "wordcount" job definition SubmitJob checks
+	"gomr/conf"
+	"gomr/mr"
+	"gomr/mrpb"
+)
+
+// httpT0 is the test clock's origin; the JobTracker's ident is 202601020304.
+var httpT0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+type httpClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *httpClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+// at sets the clock to httpT0+d.
+func (c *httpClock) at(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = httpT0.Add(d)
+}
+
+func newHTTPTestJT(t *testing.T, overrides map[string]string) (*JobTracker, *httpClock) {
+	t.Helper()
+	m := map[string]string{"mapreduce.jobtracker.jobhistory.location": t.TempDir()}
+	for k, v := range overrides {
+		m[k] = v
+	}
+	cfg, err := conf.Default().With(m, conf.SourceFlag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := &httpClock{t: httpT0}
+	jt, err := New(cfg, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return jt, clk
+}
+
+func httpSubmit(t *testing.T, jt *JobTracker, spec mr.JobSpec, splits []mr.Split) string {
+	t.Helper()
+	specJSON, err := json.Marshal(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	splitsJSON, err := json.Marshal(splits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := jt.SubmitJob(context.Background(), &mrpb.SubmitJobRequest{SpecJson: specJSON, SplitsJson: splitsJSON})
+	if err != nil {
+		t.Fatalf("submit %s: %v", spec.Name, err)
+	}
+	return resp.JobId
+}
+
+func httpHeartbeat(t *testing.T, jt *JobTracker, req *mrpb.HeartbeatRequest) []string {
+	t.Helper()
+	resp, err := jt.Heartbeat(context.Background(), req)
+	if err != nil {
+		t.Fatalf("heartbeat of %s: %v", req.Tracker, err)
+	}
+	var launched []string
+	for _, a := range resp.Actions {
+		if l := a.GetLaunch(); l != nil {
+			launched = append(launched, l.AttemptId)
+		}
+	}
+	return launched
+}
+
+func httpWaitDone(t *testing.T, jt *JobTracker, id string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		jt.mu.Lock()
+		done := jt.jobs[id].done()
+		jt.mu.Unlock()
+		if done {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job %s did not finish", id)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func httpSameStrings(a, b []string) bool {
+	return strings.Join(a, "|") == strings.Join(b, "|")
+}
+
+const (
+	httpJobEmpty = "job_202601020304_0001"
+	httpJobAlpha = "job_202601020304_0002"
+	httpM0A0     = "attempt_202601020304_0002_m_000000_0"
+	httpM1A0     = "attempt_202601020304_0002_m_000001_0"
+	httpM1A1     = "attempt_202601020304_0002_m_000001_1"
+	httpR0A0     = "attempt_202601020304_0002_r_000000_0"
+)
+
+// scenario builds a cluster at httpT0+16s: a finished empty job, and a running
+// job "alpha <b>" with map 0 done on tt1, map 1 failed once on tt1 and
+// running again on tt2, and its reduce running on tt1.
+func httpScenario(t *testing.T) *JobTracker {
+	t.Helper()
+	jt, clk := newHTTPTestJT(t, nil)
+	dir := t.TempDir()
+	httpSubmit(t, jt, mr.JobSpec{Name: "empty", Def: "wordcount", Output: filepath.Join(dir, "empty")}, nil)
+	httpWaitDone(t, jt, httpJobEmpty)
+	splits := []mr.Split{
+		{Path: "/in/a", Length: 100, Hosts: []string{"h1"}},
+		{Path: "/in/b", Length: 50, Hosts: []string{"h1"}},
+	}
+	if id := httpSubmit(t, jt, mr.JobSpec{Name: "alpha <b>", Def: "wordcount", User: "ann", NumReduces: 1,
+		Output: filepath.Join(dir, "alpha")}, splits); id != httpJobAlpha {
+		t.Fatalf("job id %s, want %s", id, httpJobAlpha)
+	}
+
+	got := httpHeartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "tt1", Host: "h1", ShuffleAddress: "h1:7000",
+		MapSlots: 2, ReduceSlots: 1, FreeMapSlots: 2, FreeReduceSlots: 1, InitialContact: true, AcceptNewTasks: true})
+	if want := []string{httpM0A0, httpM1A0}; !httpSameStrings(got, want) {
+		t.Fatalf("first heartbeat launched %v, want %v", got, want)
+	}
+
+	clk.at(10 * time.Second)
+	got = httpHeartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "tt1", Host: "h1", ShuffleAddress: "h1:7000",
+		MapSlots: 2, ReduceSlots: 1, FreeMapSlots: 1, FreeReduceSlots: 1, AcceptNewTasks: true,
+		Spills: []*mrpb.SpillAnnouncement{{AttemptId: httpM0A0, Spill: 0, Final: true,
+			Segments: []*mrpb.Segment{{Length: 10, RawLength: 20, Records: 5, Crc: 1}}}},
+		Attempts: []*mrpb.AttemptStatus{
+			{AttemptId: httpM0A0, State: StateSucceeded, Progress: 1, Phase: "MAP",
+				Counters: []*mrpb.Counter{{Group: mr.TaskCounterGroup, Name: mr.MapInputRecords, Value: 100}}},
+			{AttemptId: httpM1A0, State: StateRunning, Progress: 0.5, Phase: "MAP",
+				Counters: []*mrpb.Counter{{Group: mr.TaskCounterGroup, Name: mr.MapInputRecords, Value: 40}}},
+		}})
+	if want := []string{httpR0A0}; !httpSameStrings(got, want) {
+		t.Fatalf("second heartbeat launched %v, want %v", got, want)
+	}
+
+	clk.at(12 * time.Second)
+	httpHeartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "tt1", Host: "h1", ShuffleAddress: "h1:7000",
+		MapSlots: 2, ReduceSlots: 1, FreeMapSlots: 2,
+		Attempts: []*mrpb.AttemptStatus{
+			{AttemptId: httpM1A0, State: StateFailed, Progress: 0.5, Phase: "MAP", Diagnostic: "boom\nat line 3"},
+			{AttemptId: httpR0A0, State: StateRunning, Progress: 0.1, Phase: "SHUFFLE",
+				Counters: []*mrpb.Counter{{Group: mr.TaskCounterGroup, Name: mr.ReduceShuffleBytes, Value: 10}}},
+		}})
+
+	clk.at(13 * time.Second)
+	got = httpHeartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "tt2", Host: "h2", ShuffleAddress: "h2:7000",
+		MapSlots: 1, FreeMapSlots: 1, InitialContact: true, AcceptNewTasks: true, CriuAvailable: true})
+	if want := []string{httpM1A1}; !httpSameStrings(got, want) {
+		t.Fatalf("tt2's heartbeat launched %v, want %v", got, want)
+	}
+
+	clk.at(15 * time.Second)
+	httpHeartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "tt2", Host: "h2", ShuffleAddress: "h2:7000",
+		MapSlots: 1, CriuAvailable: true,
+		Attempts: []*mrpb.AttemptStatus{{AttemptId: httpM1A1, State: StateRunning, Progress: 0.25, Phase: "MAP",
+			Counters: []*mrpb.Counter{{Group: mr.TaskCounterGroup, Name: mr.MapInputRecords, Value: 10}}}}})
+	clk.at(16 * time.Second)
+	return jt
+}
+
+func httpGet(t *testing.T, h http.Handler, method, path string) *httptest.ResponseRecorder {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(method, path, nil))
+	return rec
+}
+
+// sameJSON compares bodies modulo indentation.
+func httpSameJSON(t *testing.T, what string, got []byte, want string) {
+	t.Helper()
+	var g, w bytes.Buffer
+	if err := json.Compact(&g, got); err != nil {
+		t.Fatalf("%s: body is not JSON: %v\n%s", what, err, got)
+	}
+	if err := json.Compact(&w, []byte(want)); err != nil {
+		t.Fatalf("%s: expected text is not JSON: %v", what, err)
+	}
+	if g.String() != w.String() {
+		t.Errorf("%s:\n got %s\nwant %s", what, g.String(), w.String())
+	}
+}
+
+func TestHTTPJSON(t *testing.T) {
+	jt := httpScenario(t)
+	h := jt.HTTPHandler()
+	outDir := func(job string) string {
+		jt.mu.Lock()
+		defer jt.mu.Unlock()
+		b, _ := json.Marshal(jt.jobs[job].spec.Output)
+		return string(b)
+	}
+	emptyJob := `{"id":"job_202601020304_0001","name":"empty","user":"","pool":"default","priority":0,
+		"state":"SUCCEEDED","error":"","output":` + outDir(httpJobEmpty) + `,
+		"submit":"2026-01-02T03:04:05Z","start":"2026-01-02T03:04:05Z","finish":"2026-01-02T03:04:05Z",
+		"map_progress":1,"reduce_progress":1,
+		"maps":{"total":0,"pending":0,"running":0,"succeeded":0,"failed":0,"killed":0},
+		"reduces":{"total":0,"pending":0,"running":0,"succeeded":0,"failed":0,"killed":0}}`
+	alphaInfo := `"id":"job_202601020304_0002","name":"alpha <b>","user":"ann","pool":"default","priority":0,
+		"state":"RUNNING","error":"","output":` + outDir(httpJobAlpha) + `,
+		"submit":"2026-01-02T03:04:05Z","start":"2026-01-02T03:04:05Z",
+		"map_progress":0.625,"reduce_progress":0.1,
+		"maps":{"total":2,"pending":0,"running":1,"succeeded":1,"failed":0,"killed":0},
+		"reduces":{"total":1,"pending":0,"running":1,"succeeded":0,"failed":0,"killed":0}`
+
+	tests := []struct {
+		path string
+		code int
+		want string
+	}{
+		{"/api/cluster", 200, `{"time":"2026-01-02T03:04:21Z","policy":"fifo","trackers":[
+			{"name":"tt1","host":"h1","shuffle_address":"h1:7000","map_slots":2,"reduce_slots":1,
+			 "running_maps":0,"running_reduces":1,"running_attempts":["` + httpR0A0 + `"],
+			 "last_heartbeat":"2026-01-02T03:04:17Z","last_heartbeat_age_seconds":4,"criu":false},
+			{"name":"tt2","host":"h2","shuffle_address":"h2:7000","map_slots":1,"reduce_slots":0,
+			 "running_maps":1,"running_reduces":0,"running_attempts":["` + httpM1A1 + `"],
+			 "last_heartbeat":"2026-01-02T03:04:20Z","last_heartbeat_age_seconds":1,"criu":true}],
+			"map_slots":3,"reduce_slots":1,"running_maps":1,"running_reduces":1,
+			"jobs":{"FAILED":0,"KILLED":0,"RUNNING":1,"SUCCEEDED":1}}`},
+		{"/api/jobs", 200, `{"jobs":[` + emptyJob + `,{` + alphaInfo + `}]}`},
+		{"/api/job?id=" + httpJobEmpty, 200, strings.TrimSuffix(emptyJob, "}") + `,"counters":{},"tasks":[]}`},
+		{"/api/job?id=" + httpJobAlpha, 200, `{` + alphaInfo + `,
+			"counters":{
+				"org.apache.hadoop.mapreduce.JobCounter":{"DATA_LOCAL_MAPS":2,"MILLIS_MAPS":22000,"NUM_FAILED_MAPS":1,
+					"TOTAL_LAUNCHED_MAPS":3,"TOTAL_LAUNCHED_REDUCES":1},
+				"org.apache.hadoop.mapreduce.TaskCounter":{"MAP_INPUT_RECORDS":110,"REDUCE_SHUFFLE_BYTES":10}},
+			"tasks":[
+			{"id":"task_202601020304_0002_m_000000","type":"map","index":0,"state":"SUCCEEDED","progress":1,
+			 "failures":0,"error":"","attempts":[
+				{"id":"` + httpM0A0 + `","tracker":"tt1","state":"SUCCEEDED","progress":1,"phase":"MAP",
+				 "start":"2026-01-02T03:04:05Z","finish":"2026-01-02T03:04:15Z","error":""}]},
+			{"id":"task_202601020304_0002_m_000001","type":"map","index":1,"state":"RUNNING","progress":0.25,
+			 "failures":1,"error":"boom\nat line 3","attempts":[
+				{"id":"` + httpM1A0 + `","tracker":"tt1","state":"FAILED","progress":0.5,"phase":"MAP",
+				 "start":"2026-01-02T03:04:05Z","finish":"2026-01-02T03:04:17Z","error":"boom\nat line 3"},
+				{"id":"` + httpM1A1 + `","tracker":"tt2","state":"RUNNING","progress":0.25,"phase":"MAP",
+				 "start":"2026-01-02T03:04:18Z","error":""}]},
+			{"id":"task_202601020304_0002_r_000000","type":"reduce","index":0,"state":"RUNNING","progress":0.1,
+			 "failures":0,"error":"","attempts":[
+				{"id":"` + httpR0A0 + `","tracker":"tt1","state":"RUNNING","progress":0.1,"phase":"SHUFFLE",
+				 "start":"2026-01-02T03:04:15Z","error":""}]}]}`},
+		{"/api/job?id=job_202601020304_0099", 404, `{"error":"unknown job job_202601020304_0099"}`},
+		{"/api/job", 400, `{"error":"missing query parameter id (a job id)"}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.path, func(t *testing.T) {
+			rec := httpGet(t, h, "GET", tc.path)
+			if rec.Code != tc.code {
+				t.Fatalf("status %d, want %d: %s", rec.Code, tc.code, rec.Body)
+			}
+			if ct := rec.Header().Get("Content-Type"); ct != "application/json; charset=utf-8" {
+				t.Errorf("Content-Type %q", ct)
+			}
+			httpSameJSON(t, tc.path, rec.Body.Bytes(), tc.want)
+		})
+	}
+}
+
+func TestHTTPMetrics(t *testing.T) {
+	jt := httpScenario(t)
+	rec := httpGet(t, jt.HTTPHandler(), "GET", "/metrics")
+	if rec.Code != 200 {
+		t.Fatalf("status %d: %s", rec.Code, rec.Body)
+	}
+	if ct := rec.Header().Get("Content-Type"); ct != "text/plain; version=0.0.4; charset=utf-8" {
+		t.Errorf("Content-Type %q", ct)
+	}
+	want := `# HELP gomr_jobs Jobs the JobTracker knows, by state.
+# TYPE gomr_jobs gauge
+gomr_jobs{state="failed"} 0
+gomr_jobs{state="killed"} 0
+gomr_jobs{state="running"} 1
+gomr_jobs{state="succeeded"} 1
+# HELP gomr_trackers Live TaskTrackers.
+# TYPE gomr_trackers gauge
+gomr_trackers 2
+# HELP gomr_slots Task slots of the live TaskTrackers, by task type.
+# TYPE gomr_slots gauge
+gomr_slots{type="map"} 3
+gomr_slots{type="reduce"} 1
+# HELP gomr_running_attempts Live task attempts, by task type.
+# TYPE gomr_running_attempts gauge
+gomr_running_attempts{type="map"} 1
+gomr_running_attempts{type="reduce"} 1
+# HELP gomr_tasks_launched_total Task attempts launched, by task type.
+# TYPE gomr_tasks_launched_total counter
+gomr_tasks_launched_total{type="map"} 3
+gomr_tasks_launched_total{type="reduce"} 1
+# HELP gomr_attempts_failed_total Task attempts failed, by task type.
+# TYPE gomr_attempts_failed_total counter
+gomr_attempts_failed_total{type="map"} 1
+gomr_attempts_failed_total{type="reduce"} 0
+# HELP gomr_attempts_killed_total Task attempts killed (preempted, lost, superseded), by task type.
+# TYPE gomr_attempts_killed_total counter
+gomr_attempts_killed_total{type="map"} 0
+gomr_attempts_killed_total{type="reduce"} 0
+`
+	if got := rec.Body.String(); got != want {
+		t.Errorf("metrics:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestHTTPPages(t *testing.T) {
+	jt := httpScenario(t)
+	h := jt.HTTPHandler()
+	tests := []struct {
+		path string
+		code int
+		want []string
+	}{
+		{"/", 200, []string{
+			"<title>gomr JobTracker</title>",
+			"Scheduling policy: <b>fifo</b>",
+			"Map slots: 3 (1 running). Reduce slots: 1 (1 running).",
+			"Jobs: 1 running, 1 succeeded, 0 failed, 0 killed.",
+			"<h2>TaskTrackers (2)</h2>",
+			`<tr><td>tt1</td><td>h1</td><td>h1:7000</td><td class="n">2</td><td class="n">1</td>
+<td class="n">0</td><td class="n">1</td><td>4.0s ago</td>
+<td>no</td><td>` + httpR0A0 + `</td></tr>`,
+			`<tr><td>tt2</td><td>h2</td><td>h2:7000</td><td class="n">1</td><td class="n">0</td>
+<td class="n">1</td><td class="n">0</td><td>1.0s ago</td>
+<td>yes</td><td>` + httpM1A1 + `</td></tr>`,
+			"<h2>Running jobs (1)</h2>",
+			`<tr><td><a href="/job?id=job_202601020304_0002">job_202601020304_0002</a></td><td>alpha &lt;b&gt;</td><td>ann</td><td>default</td>
+<td class="n">0</td><td>RUNNING</td><td>2026-01-02 03:04:05</td><td>-</td>
+<td class="n">62.5%</td><td class="n">1/2</td>
+<td class="n">10.0%</td><td class="n">0/1</td>`,
+			"<h2>Finished jobs (1)</h2>",
+			`<a href="/job?id=job_202601020304_0001">job_202601020304_0001</a></td><td>empty</td>`,
+			"<p>Policy fifo does not describe its state.</p>",
+		}},
+		{"/job?id=" + httpJobAlpha, 200, []string{
+			"<title>job_202601020304_0002</title>",
+			"<h1>Job job_202601020304_0002</h1>",
+			"<tr><th>Name</th><td>alpha &lt;b&gt;</td></tr>",
+			"<tr><th>State</th><td>RUNNING</td></tr>",
+			"<tr><th>Elapsed</th><td>16s</td></tr>",
+			"<tr><th>Map progress</th><td>62.5% (1/2 done, 1 running, 0 pending, 0 failed, 0 killed)</td></tr>",
+			`<tr><td>Job Counters</td><td>NUM_FAILED_MAPS</td><td class="n">1</td></tr>`,
+			`<tr><td>Map-Reduce Framework</td><td>MAP_INPUT_RECORDS</td><td class="n">110</td></tr>`,
+			"<h2>Tasks (3)</h2>",
+			`<tr class="task"><td><b>task_202601020304_0002_m_000001</b></td><td></td><td>RUNNING</td><td class="n">25.0%</td><td></td><td></td><td></td>
+<td title="boom
+at line 3">1 failed: boom</td></tr>`,
+			`<tr class="attempt"><td>` + httpM1A0 + `</td><td>tt1</td><td>FAILED</td><td class="n">50.0%</td><td>MAP</td>
+<td>2026-01-02 03:04:05</td><td>2026-01-02 03:04:17</td><td title="boom
+at line 3">boom</td></tr>`,
+			`<tr class="attempt"><td>` + httpR0A0 + `</td><td>tt1</td><td>RUNNING</td><td class="n">10.0%</td><td>SHUFFLE</td>
+<td>2026-01-02 03:04:15</td><td>-</td><td title=""></td></tr>`,
+		}},
+		{"/job?id=" + httpJobEmpty, 200, []string{
+			"<tr><th>State</th><td>SUCCEEDED</td></tr>",
+			"<h2>Counters</h2>\n<p>None.</p>",
+			"<p>The job has no tasks.</p>",
+		}},
+		{"/job?id=job_202601020304_0099", 404, []string{"unknown job job_202601020304_0099"}},
+		{"/job", 400, []string{"missing query parameter id"}},
+		{"/nope", 404, []string{"404 page not found"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.path, func(t *testing.T) {
+			rec := httpGet(t, h, "GET", tc.path)
+			if rec.Code != tc.code {
+				t.Fatalf("status %d, want %d: %s", rec.Code, tc.code, rec.Body)
+			}
+			if tc.code == 200 {
+				if ct := rec.Header().Get("Content-Type"); ct != "text/html; charset=utf-8" {
+					t.Errorf("Content-Type %q", ct)
+				}
+			}
+			body := rec.Body.String()
+			for _, w := range tc.want {
+				if !strings.Contains(body, w) {
+					t.Errorf("body lacks %q:\n%s", w, body)
+				}
+			}
+		})
+	}
+}
+
+func TestHTTPMethods(t *testing.T) {
+	jt, _ := newHTTPTestJT(t, nil)
+	h := jt.HTTPHandler()
+	for _, path := range []string{"/", "/api/cluster", "/api/jobs", "/metrics"} {
+		if rec := httpGet(t, h, "POST", path); rec.Code != http.StatusMethodNotAllowed {
+			t.Errorf("POST %s: status %d, want 405", path, rec.Code)
+		}
+		rec := httpGet(t, h, "HEAD", path)
+		if rec.Code != 200 {
+			t.Errorf("HEAD %s: status %d, want 200", path, rec.Code)
+		}
+		if got := rec.Header().Get("X-Content-Type-Options"); got != "nosniff" {
+			t.Errorf("HEAD %s: X-Content-Type-Options %q", path, got)
+		}
+	}
+	// An empty cluster still lists every job state and an empty tracker list.
+	rec := httpGet(t, h, "GET", "/api/cluster")
+	httpSameJSON(t, "empty cluster", rec.Body.Bytes(), `{"time":"2026-01-02T03:04:05Z","policy":"fifo","trackers":[],
+		"map_slots":0,"reduce_slots":0,"running_maps":0,"running_reduces":0,
+		"jobs":{"FAILED":0,"KILLED":0,"RUNNING":0,"SUCCEEDED":0}}`)
+	httpSameJSON(t, "no jobs", httpGet(t, h, "GET", "/api/jobs").Body.Bytes(), `{"jobs":[]}`)
+}
+
+// TestHTTPPolicyStatus checks that a policy implementing
+// partitions.Describer has its view in /api/cluster and on the page.
+func TestHTTPPolicyStatus(t *testing.T) {
+	jt, _ := newHTTPTestJT(t, map[string]string{"scheduler.policy": "fair"})
+	id := httpSubmit(t, jt, mr.JobSpec{Name: "f", Def: "wordcount", Pool: "etl", Output: filepath.Join(t.TempDir(), "out")},
+		[]mr.Split{{Path: "/in/a", Length: 10}})
+	httpHeartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "tt1", Host: "h1", MapSlots: 2, ReduceSlots: 1,
+		FreeMapSlots: 2, FreeReduceSlots: 1, InitialContact: true, AcceptNewTasks: true})
+	h := jt.HTTPHandler()
+	var ci ClusterInfo
+	if err := json.Unmarshal(httpGet(t, h, "GET", "/api/cluster").Body.Bytes(), &ci); err != nil {
+		t.Fatal(err)
+	}
+	ps := ci.PolicyStatus
+	if ps == nil {
+		t.Fatal("no policy_status for policy fair")
+	}
+	if ci.Policy != "fair" || ps.Policy != "fair" {
+		t.Errorf("policy %q, policy_status.policy %q, want fair", ci.Policy, ps.Policy)
+	}
+	var pools []string
+	for _, p := range ps.Pools {
+		pools = append(pools, p.Name)
+	}
+	if want := []string{"default", "etl"}; !httpSameStrings(pools, want) {
+		t.Errorf("pools %v, want %v", pools, want)
+	}
+	if len(ps.Jobs) != 1 || ps.Jobs[0].ID != id || ps.Jobs[0].Pool != "etl" {
+		t.Errorf("policy jobs %+v, want one job %s in pool etl", ps.Jobs, id)
+	}
+	page := httpGet(t, h, "GET", "/").Body.String()
+	for _, w := range []string{"<h3>Pools</h3>", "<tr><td>etl</td>", "<h3>Jobs in the policy's order (1)</h3>",
+		`<tr><td><a href="/job?id=` + id + `">` + id + `</a></td><td class="n">0</td><td>etl</td>`} {
+		if !strings.Contains(page, w) {
+			t.Errorf("page lacks %q:\n%s", w, page)
+		}
+	}
+}
+
+func TestStartHTTP(t *testing.T) {
+	jt, _ := newHTTPTestJT(t, map[string]string{"mapreduce.jobtracker.http.address": "127.0.0.1:0"})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	addr, err := jt.StartHTTP(ctx, "") // the configuration key
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, port, _ := net.SplitHostPort(addr); port == "0" || port == "" {
+		t.Fatalf("bound address %q has no port", addr)
+	}
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "gomr_trackers 0\n") {
+		t.Fatalf("GET /metrics: %d\n%s", resp.StatusCode, body)
+	}
+
+	// A second server on the same address fails, naming it.
+	if _, err := jt.StartHTTP(ctx, addr); err == nil || !strings.Contains(err.Error(), addr) {
+		t.Errorf("second bind on %s: error %v, want one naming the address", addr, err)
+	}
+
+	cancel()
+	jt.wg.Wait()
+	if resp, err := http.Get("http://" + addr + "/metrics"); err == nil {
+		resp.Body.Close()
+		t.Errorf("server still answers after its context ended")
+	}
+
+	// Stop ends it too.
+	addr, err = jt.StartHTTP(context.Background(), "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	jt.Stop()
+	jt.wg.Wait()
+	if resp, err := http.Get("http://" + addr + "/"); err == nil {
+		resp.Body.Close()
+		t.Errorf("server still answers after Stop")
+	}
+}

@@ -38,6 +38,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzLineRecordReader$$' -fuzztime $(FUZZTIME) ./mr/
 	$(GO) test -run '^$$' -fuzz '^FuzzSequenceReader$$' -fuzztime $(FUZZTIME) ./mr/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseDefine$$' -fuzztime $(FUZZTIME) ./conf/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseAll$$' -fuzztime $(FUZZTIME) ./jobtracker/jobhistory/
 
 bench: build
 	$(GO) run ./cmd/mrbench -size $(SIZE) -bin $(BIN)

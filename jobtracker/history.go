@@ -1,58 +1,15 @@
 package jobtracker
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
-	"time"
 
-	"gomr/mr"
+	"gomr/jobtracker/jobhistory"
 )
-
-// HistoryJob is the first line of a job's history file.
-type HistoryJob struct {
-	Type       string        `json:"type"` // "job"
-	JobID      string        `json:"job_id"`
-	Name       string        `json:"name"`
-	User       string        `json:"user,omitempty"`
-	Pool       string        `json:"pool,omitempty"`
-	State      string        `json:"state"`
-	Error      string        `json:"error,omitempty"`
-	Submit     time.Time     `json:"submit"`
-	Start      time.Time     `json:"start"`
-	Finish     time.Time     `json:"finish"`
-	Maps       int           `json:"maps"`
-	Reduces    int           `json:"reduces"`
-	Deadline   float64       `json:"deadline_seconds,omitempty"`
-	InputBytes int64         `json:"input_bytes"`
-	Counters   mr.CounterSet `json:"counters"`
-}
-
-// HistoryAttempt is one line per task attempt, after the job line.
-type HistoryAttempt struct {
-	Type          string        `json:"type"` // "attempt"
-	AttemptID     string        `json:"attempt_id"`
-	TaskType      string        `json:"task_type"` // "m" or "r"
-	Task          int           `json:"task"`
-	Tracker       string        `json:"tracker"`
-	State         string        `json:"state"`
-	Error         string        `json:"error,omitempty"`
-	Start         time.Time     `json:"start"`
-	Finish        time.Time     `json:"finish"`
-	ShuffleFinish *time.Time    `json:"shuffle_finish,omitempty"`
-	SortFinish    *time.Time    `json:"sort_finish,omitempty"`
-	Counters      mr.CounterSet `json:"counters,omitempty"`
-}
-
-// HistoryRecord is a whole job's history.
-type HistoryRecord struct {
-	Job      HistoryJob
-	Attempts []HistoryAttempt
-}
 
 // History is the JobTracker's job history directory: one JSON-lines file
 // per finished job, named <job id>.jsonl.
@@ -76,7 +33,7 @@ func (h *History) path(jobID string) (string, error) {
 }
 
 // Write stores a record, atomically.
-func (h *History) Write(rec HistoryRecord) error {
+func (h *History) Write(rec jobhistory.Record) error {
 	p, err := h.path(rec.Job.JobID)
 	if err != nil {
 		return err
@@ -111,34 +68,8 @@ func (h *History) Read(jobID string) ([]byte, error) {
 	return data, nil
 }
 
-// ParseHistory decodes a history file.
-func ParseHistory(data []byte) (*HistoryRecord, error) {
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	rec := &HistoryRecord{}
-	line := 0
-	for sc.Scan() {
-		line++
-		if line == 1 {
-			if err := json.Unmarshal(sc.Bytes(), &rec.Job); err != nil || rec.Job.Type != "job" {
-				return nil, fmt.Errorf("history line 1: not a job record: %v", err)
-			}
-			continue
-		}
-		var a HistoryAttempt
-		if err := json.Unmarshal(sc.Bytes(), &a); err != nil {
-			return nil, fmt.Errorf("history line %d: %w", line, err)
-		}
-		rec.Attempts = append(rec.Attempts, a)
-	}
-	if line == 0 {
-		return nil, fmt.Errorf("empty history")
-	}
-	return rec, sc.Err()
-}
-
-func (jt *JobTracker) historyRecordLocked(j *job) HistoryRecord {
-	rec := HistoryRecord{Job: HistoryJob{
+func (jt *JobTracker) historyRecordLocked(j *job) jobhistory.Record {
+	rec := jobhistory.Record{Job: jobhistory.Job{
 		Type: "job", JobID: j.id, Name: j.spec.Name, User: j.spec.User, Pool: j.spec.Pool,
 		State: j.state, Error: j.err, Submit: j.submit, Start: j.start, Finish: j.finish,
 		Maps: len(j.maps), Reduces: len(j.reduces), Deadline: j.spec.DeadlineSeconds,
@@ -152,7 +83,7 @@ func (jt *JobTracker) historyRecordLocked(j *job) HistoryRecord {
 	for _, ts := range [][]*task{j.maps, j.reduces} {
 		for _, t := range ts {
 			for _, a := range t.attempts {
-				ha := HistoryAttempt{
+				ha := jobhistory.Attempt{
 					Type: "attempt", AttemptID: a.id, TaskType: typeLetter(t.typ), Task: t.index,
 					Tracker: a.tracker, State: a.state, Error: a.diag, Start: a.start, Finish: a.finish,
 					Counters: a.counters,

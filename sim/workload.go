@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"gomr/jobtracker/jobhistory"
 	"io"
 	"math"
 	"os"
@@ -317,6 +318,7 @@ func ReadTrace(r io.Reader, name string) (*Workload, error) {
 	w := &Workload{Name: name, Trackers: 64, MapSlots: 1, ReduceSlots: 1, Slowstart: 0.05,
 		Description: "trace " + name}
 	var hist []HistoryJob
+	var jtLines []byte
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<30)
 	line := 0
@@ -331,12 +333,10 @@ func ReadTrace(r io.Reader, name string) (*Workload, error) {
 		if err := json.Unmarshal(b, &probe); err != nil {
 			return nil, fmt.Errorf("trace %s line %d: %w", name, line, err)
 		}
-		if typ, ok := probe["type"]; ok {
+		if _, ok := probe["type"]; ok {
 			// The JobTracker's history files: a "job" line, then one
-			// "attempt" line per task attempt.
-			if err := readHistoryLine(b, string(typ), &hist); err != nil {
-				return nil, fmt.Errorf("trace %s line %d: %w", name, line, err)
-			}
+			// "attempt" line per task attempt; decoded together below.
+			jtLines = append(append(jtLines, b...), '\n')
 			continue
 		}
 		if _, ok := probe["tasks"]; ok {
@@ -367,6 +367,13 @@ func ReadTrace(r io.Reader, name string) (*Workload, error) {
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("trace %s: %w", name, err)
+	}
+	if len(jtLines) > 0 {
+		jobs, err := ParseJobTrackerHistory(jtLines)
+		if err != nil {
+			return nil, fmt.Errorf("trace %s: %w", name, err)
+		}
+		hist = append(hist, jobs...)
 	}
 	kept := hist[:0]
 	for _, h := range hist {
@@ -422,58 +429,14 @@ func WriteTrace(out io.Writer, w *Workload) error {
 	return nil
 }
 
-// jtHistoryJob and jtHistoryAttempt mirror the lines of the JobTracker's
-// history files (package jobtracker, HistoryJob and HistoryAttempt); they
-// are decoded here by field name so that the simulator does not depend on
-// the JobTracker.
-type jtHistoryJob struct {
-	JobID      string    `json:"job_id"`
-	Name       string    `json:"name"`
-	User       string    `json:"user"`
-	Pool       string    `json:"pool"`
-	State      string    `json:"state"`
-	Submit     time.Time `json:"submit"`
-	Start      time.Time `json:"start"`
-	Finish     time.Time `json:"finish"`
-	Maps       int       `json:"maps"`
-	Reduces    int       `json:"reduces"`
-	Deadline   float64   `json:"deadline_seconds"`
-	InputBytes int64     `json:"input_bytes"`
-}
-
-type jtHistoryAttempt struct {
-	AttemptID     string     `json:"attempt_id"`
-	TaskType      string     `json:"task_type"`
-	Task          int        `json:"task"`
-	Tracker       string     `json:"tracker"`
-	State         string     `json:"state"`
-	Start         time.Time  `json:"start"`
-	Finish        time.Time  `json:"finish"`
-	ShuffleFinish *time.Time `json:"shuffle_finish"`
-	SortFinish    *time.Time `json:"sort_finish"`
-}
-
-// readHistoryLine adds one line of a JobTracker history file to hist: a
-// "job" line starts a job, an "attempt" line adds a task attempt to the
-// last job.
-func readHistoryLine(b []byte, typ string, hist *[]HistoryJob) error {
-	switch typ {
-	case `"job"`:
-		var j jtHistoryJob
-		if err := json.Unmarshal(b, &j); err != nil {
-			return fmt.Errorf("history job line: %w", err)
-		}
-		*hist = append(*hist, HistoryJob{ID: j.JobID, Name: j.Name, User: j.User, Pool: j.Pool, State: j.State,
-			Submit: j.Submit, Start: j.Start, Finish: j.Finish, DeadlineSeconds: j.Deadline,
-			InputBytes: j.InputBytes, Maps: j.Maps, Reduces: j.Reduces})
-	case `"attempt"`:
-		if len(*hist) == 0 {
-			return fmt.Errorf("history attempt line before any job line")
-		}
-		var a jtHistoryAttempt
-		if err := json.Unmarshal(b, &a); err != nil {
-			return fmt.Errorf("history attempt line: %w", err)
-		}
+// fromJobHistory converts a JobTracker history record (package
+// jobhistory) into the simulator's HistoryJob.
+func fromJobHistory(r *jobhistory.Record) (HistoryJob, error) {
+	j := r.Job
+	h := HistoryJob{ID: j.JobID, Name: j.Name, User: j.User, Pool: j.Pool, State: j.State,
+		Submit: j.Submit, Start: j.Start, Finish: j.Finish, DeadlineSeconds: j.Deadline,
+		InputBytes: j.InputBytes, Maps: j.Maps, Reduces: j.Reduces}
+	for _, a := range r.Attempts {
 		t := HistoryTask{Index: a.Task, State: a.State, Tracker: a.Tracker, Start: a.Start, Finish: a.Finish}
 		switch a.TaskType {
 		case "m":
@@ -481,12 +444,12 @@ func readHistoryLine(b []byte, typ string, hist *[]HistoryJob) error {
 		case "r":
 			t.Type = "reduce"
 		default:
-			return fmt.Errorf("history attempt %s: unknown task type %q", a.AttemptID, a.TaskType)
+			return h, fmt.Errorf("history attempt %s: unknown task type %q", a.AttemptID, a.TaskType)
 		}
 		if i := strings.LastIndexByte(a.AttemptID, '_'); i >= 0 {
 			n, err := strconv.Atoi(a.AttemptID[i+1:])
 			if err != nil {
-				return fmt.Errorf("history attempt id %q: %w", a.AttemptID, err)
+				return h, fmt.Errorf("history attempt id %q: %w", a.AttemptID, err)
 			}
 			t.Attempt = n
 		}
@@ -496,37 +459,25 @@ func readHistoryLine(b []byte, typ string, hist *[]HistoryJob) error {
 		} else if a.ShuffleFinish != nil {
 			t.ShuffleFinish = *a.ShuffleFinish
 		}
-		j := &(*hist)[len(*hist)-1]
-		j.Tasks = append(j.Tasks, t)
-	default:
-		return fmt.Errorf("unknown history line type %s", typ)
+		h.Tasks = append(h.Tasks, t)
 	}
-	return nil
+	return h, nil
 }
 
 // ParseJobTrackerHistory decodes JobTracker history files (one or more
-// concatenated: a "job" line, then its "attempt" lines) into HistoryJobs,
-// failed and killed jobs included.
+// concatenated) into HistoryJobs, failed and killed jobs included.
 func ParseJobTrackerHistory(data []byte) ([]HistoryJob, error) {
-	var hist []HistoryJob
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 1<<20), 1<<30)
-	line := 0
-	for sc.Scan() {
-		line++
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 {
-			continue
-		}
-		var probe struct {
-			Type json.RawMessage `json:"type"`
-		}
-		if err := json.Unmarshal(b, &probe); err != nil || probe.Type == nil {
-			return nil, fmt.Errorf("history line %d: not a job or attempt record", line)
-		}
-		if err := readHistoryLine(b, string(probe.Type), &hist); err != nil {
-			return nil, fmt.Errorf("history line %d: %w", line, err)
-		}
+	recs, err := jobhistory.ParseAll(data)
+	if err != nil {
+		return nil, err
 	}
-	return hist, sc.Err()
+	out := make([]HistoryJob, 0, len(recs))
+	for i := range recs {
+		h, err := fromJobHistory(&recs[i])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, h)
+	}
+	return out, nil
 }

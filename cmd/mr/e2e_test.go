@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"gomr/jobtracker"
+	"gomr/jobtracker/jobhistory"
 	"gomr/mr"
 )
 
@@ -373,7 +373,7 @@ func TestE2ECountersExact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := jobtracker.ParseHistory(data)
+	rec, err := jobhistory.Parse(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -551,7 +551,7 @@ func TestE2EJobCommands(t *testing.T) {
 	if err != nil {
 		t.Fatalf("job -history: %v\n%s", err, text)
 	}
-	rec, err := jobtracker.ParseHistory([]byte(text))
+	rec, err := jobhistory.Parse([]byte(text))
 	if err != nil {
 		t.Fatalf("history does not parse: %v\n%s", err, text)
 	}

@@ -1,0 +1,117 @@
+// Package jobhistory is the format of the JobTracker's job history: one
+// JSON-lines file per finished job, a "job" line followed by one "attempt"
+// line per task attempt. The JobTracker writes it, `mr job -history`
+// prints it, the JobTracker rebuilds job profiles from it, and the
+// simulator replays it.
+package jobhistory
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"gomr/mr"
+)
+
+// Job is the first line of a job's history file.
+type Job struct {
+	Type       string        `json:"type"` // "job"
+	JobID      string        `json:"job_id"`
+	Name       string        `json:"name"`
+	User       string        `json:"user,omitempty"`
+	Pool       string        `json:"pool,omitempty"`
+	State      string        `json:"state"`
+	Error      string        `json:"error,omitempty"`
+	Submit     time.Time     `json:"submit"`
+	Start      time.Time     `json:"start"`
+	Finish     time.Time     `json:"finish"`
+	Maps       int           `json:"maps"`
+	Reduces    int           `json:"reduces"`
+	Deadline   float64       `json:"deadline_seconds,omitempty"`
+	InputBytes int64         `json:"input_bytes"`
+	Counters   mr.CounterSet `json:"counters"`
+}
+
+// Attempt is one line per task attempt, after the job line.
+type Attempt struct {
+	Type          string        `json:"type"` // "attempt"
+	AttemptID     string        `json:"attempt_id"`
+	TaskType      string        `json:"task_type"` // "m" or "r"
+	Task          int           `json:"task"`
+	Tracker       string        `json:"tracker"`
+	State         string        `json:"state"`
+	Error         string        `json:"error,omitempty"`
+	Start         time.Time     `json:"start"`
+	Finish        time.Time     `json:"finish"`
+	ShuffleFinish *time.Time    `json:"shuffle_finish,omitempty"`
+	SortFinish    *time.Time    `json:"sort_finish,omitempty"`
+	Counters      mr.CounterSet `json:"counters,omitempty"`
+}
+
+// Record is a whole job's history.
+type Record struct {
+	Job      Job
+	Attempts []Attempt
+}
+
+// Parse decodes one job's history file.
+func Parse(data []byte) (*Record, error) {
+	recs, err := ParseAll(data)
+	if err != nil {
+		return nil, err
+	}
+	if len(recs) != 1 {
+		return nil, fmt.Errorf("history holds %d jobs, want 1", len(recs))
+	}
+	return &recs[0], nil
+}
+
+// ParseAll decodes history files, one or several concatenated: each job
+// line is followed by the lines of its attempts.
+func ParseAll(data []byte) ([]Record, error) {
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	var recs []Record
+	line := 0
+	for sc.Scan() {
+		line++
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		var probe struct {
+			Type string `json:"type"`
+		}
+		if err := json.Unmarshal(b, &probe); err != nil {
+			return nil, fmt.Errorf("history line %d: %w", line, err)
+		}
+		switch probe.Type {
+		case "job":
+			var j Job
+			if err := json.Unmarshal(b, &j); err != nil {
+				return nil, fmt.Errorf("history line %d: %w", line, err)
+			}
+			recs = append(recs, Record{Job: j})
+		case "attempt":
+			if len(recs) == 0 {
+				return nil, fmt.Errorf("history line %d: attempt before any job line", line)
+			}
+			var a Attempt
+			if err := json.Unmarshal(b, &a); err != nil {
+				return nil, fmt.Errorf("history line %d: %w", line, err)
+			}
+			recs[len(recs)-1].Attempts = append(recs[len(recs)-1].Attempts, a)
+		default:
+			return nil, fmt.Errorf("history line %d: unknown record type %q", line, probe.Type)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if len(recs) == 0 {
+		return nil, fmt.Errorf("empty history")
+	}
+	return recs, nil
+}

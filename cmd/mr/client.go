@@ -50,6 +50,7 @@ func newSubmitCmd() *cobra.Command {
 		},
 	}
 	cf.add(cmd)
+	cf.addJobFlags(cmd)
 	cmd.Flags().StringVar(&jtAddr, "jobtracker", "", "JobTracker address (default mapreduce.jobtracker.address)")
 	cmd.Flags().SetInterspersed(false)
 	return cmd

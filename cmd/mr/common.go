@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -17,6 +18,9 @@ import (
 type confFlags struct {
 	file    string
 	defines []string
+	// Job submission shortcuts (submit and local only).
+	deadline float64
+	pool     string
 }
 
 func (f *confFlags) add(cmd *cobra.Command) {
@@ -24,8 +28,24 @@ func (f *confFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringArrayVarP(&f.defines, "define", "D", nil, "configuration override key=value (repeatable)")
 }
 
+// addJobFlags adds --deadline and --pool, shortcuts for
+// mapreduce.job.deadline.seconds and mapreduce.job.queuename.
+func (f *confFlags) addJobFlags(cmd *cobra.Command) {
+	cmd.Flags().Float64Var(&f.deadline, "deadline", 0, "relative deadline of the app's jobs in seconds (deadline policies)")
+	cmd.Flags().StringVar(&f.pool, "pool", "", "pool (queue) of the app's jobs")
+}
+
 func (f *confFlags) overrides() (map[string]string, error) {
 	m := map[string]string{}
+	if f.deadline < 0 {
+		return nil, fmt.Errorf("--deadline %g: must not be negative", f.deadline)
+	}
+	if f.deadline > 0 {
+		m["mapreduce.job.deadline.seconds"] = strconv.FormatFloat(f.deadline, 'g', -1, 64)
+	}
+	if f.pool != "" {
+		m["mapreduce.job.queuename"] = f.pool
+	}
 	for _, d := range f.defines {
 		k, v, err := conf.ParseDefine(d)
 		if err != nil {

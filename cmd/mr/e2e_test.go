@@ -510,7 +510,7 @@ func TestE2EJobCommands(t *testing.T) {
 	c := startCluster(t, []trackerSpec{{"t1", 1, 1}}, "scheduler.policy=fair")
 	jt := []string{"--jobtracker", c.jtAddr}
 	// A long job to look at and kill.
-	sub := mrCmd(append([]string{"submit"}, append(jt, "sleep", "-m", "1", "-r", "1", "-mt", "60000")...)...)
+	sub := mrCmd(append([]string{"submit", "--pool", "research"}, append(jt, "sleep", "-m", "1", "-r", "1", "-mt", "60000")...)...)
 	var subOut strings.Builder
 	sub.Stdout, sub.Stderr = &subOut, &subOut
 	if err := sub.Start(); err != nil {
@@ -520,7 +520,7 @@ func TestE2EJobCommands(t *testing.T) {
 	var id string
 	waitFor(t, "the job to be listed", 20*time.Second, func() bool {
 		text, _ := runMR(t, append([]string{"job"}, append(jt, "-list")...)...)
-		if m := regexp.MustCompile(`job_\d+_\d+`).FindString(text); m != "" && strings.Contains(text, "RUNNING") {
+		if m := regexp.MustCompile(`job_\d+_\d+`).FindString(text); m != "" && strings.Contains(text, "RUNNING") && strings.Contains(text, "research") {
 			id = m
 			return true
 		}
@@ -528,7 +528,7 @@ func TestE2EJobCommands(t *testing.T) {
 	})
 	text, err := runMR(t, append([]string{"job"}, append(jt, "-status", id)...)...)
 	if err != nil || !strings.Contains(text, "State: RUNNING") || !strings.Contains(text, "Maps: total 1") ||
-		!strings.Contains(text, "Scheduling: pool default, fair share") {
+		!strings.Contains(text, "Scheduling: pool research, fair share") {
 		t.Fatalf("job -status: %v\n%s", err, text)
 	}
 	waitFor(t, "the map to launch", 20*time.Second, func() bool {

@@ -50,6 +50,7 @@ func newLocalCmd() *cobra.Command {
 		},
 	}
 	cf.add(cmd)
+	cf.addJobFlags(cmd)
 	cmd.Flags().IntVar(&trackers, "trackers", 2, "number of TaskTrackers")
 	cmd.Flags().BoolVar(&keep, "keep", false, "keep the work directory (logs, local dirs, history) after the run")
 	cmd.Flags().SetInterspersed(false)

@@ -1,0 +1,250 @@
+package speculator
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// KeyType is the type of a configuration value.
+type KeyType string
+
+// Key types.
+const (
+	KeyInt      KeyType = "int"
+	KeyFloat    KeyType = "float"
+	KeyDuration KeyType = "duration"
+	KeyBool     KeyType = "bool"
+)
+
+// Key describes one configuration key the speculator reads.
+type Key struct {
+	Name        string
+	Type        KeyType
+	Default     string
+	Description string
+}
+
+// Configuration key names.
+const (
+	KeyMapSpeculative    = "mapreduce.map.speculative"
+	KeyReduceSpeculative = "mapreduce.reduce.speculative"
+	KeyCapRunning        = "mapreduce.job.speculative.speculative-cap-running-tasks"
+	KeyCapTotal          = "mapreduce.job.speculative.speculative-cap-total-tasks"
+	KeyMinAllowed        = "mapreduce.job.speculative.minimum-allowed-tasks"
+	KeyRetryNoSpec       = "mapreduce.job.speculative.retry-after-no-speculate"
+	KeyRetryAfterSpec    = "mapreduce.job.speculative.retry-after-speculate"
+	KeySlowTaskThreshold = "mapreduce.job.speculative.slowtaskthreshold"
+	KeyApplyThreshold    = "speculation.apply-slowtask-threshold"
+	KeyMinDoneCount      = "speculation.min-done-count"
+	KeyMinDoneFraction   = "speculation.min-done-fraction"
+	KeyStagnation        = "speculation.stagnation"
+	KeyCloneEnabled      = "speculation.clone.enabled"
+	KeyBeta              = "speculation.clone.beta"
+	KeyTVM               = "speculation.clone.tvm"
+	KeyImageBandwidth    = "speculation.clone.image-bandwidth"
+	KeyCopyBandwidth     = "speculation.clone.copy-bandwidth"
+	KeySmoothing         = "speculation.clone.smoothing"
+	KeyMinSampleBytes    = "speculation.clone.min-sample-bytes"
+)
+
+// Keys lists every configuration key the speculator reads, with its
+// default, for the conf package to register.
+func Keys() []Key {
+	return []Key{
+		{KeyMapSpeculative, KeyBool, "true", "speculate map tasks"},
+		{KeyReduceSpeculative, KeyBool, "true", "speculate reduce tasks"},
+		{KeyCapRunning, KeyFloat, "0.1", "speculative attempts allowed at once, as a fraction of the running tasks of a type"},
+		{KeyCapTotal, KeyFloat, "0.01", "speculative attempts allowed at once, as a fraction of all tasks of a type (the thesis used 1.0)"},
+		{KeyMinAllowed, KeyInt, "10", "speculative attempts of a type always allowed at once, whatever the fractions give"},
+		{KeyRetryNoSpec, KeyDuration, "1s", "wait before the next scan after a scan that speculated nothing"},
+		{KeyRetryAfterSpec, KeyDuration, "15s", "wait before the next scan after a scan that speculated"},
+		{KeySlowTaskThreshold, KeyFloat, "1.0", "a task is a straggler only if its estimated runtime exceeds mean + this many standard deviations (only with " + KeyApplyThreshold + ")"},
+		{KeyApplyThreshold, KeyBool, "false", "apply the slow-task threshold; false is Hadoop's behaviour, where it only gates on finished tasks"},
+		{KeyMinDoneCount, KeyInt, "1", "finished tasks of a type needed before any task of the type is speculated"},
+		{KeyMinDoneFraction, KeyFloat, "0.05", "fraction of the tasks of a type that must have finished before any is speculated"},
+		{KeyStagnation, KeyDuration, "9s", "an attempt whose progress has not changed for this long is estimated as if it reported its progress now"},
+		{KeyCloneEnabled, KeyBool, "false", "let the speculator choose a CRIU clone instead of a fresh attempt when the clone is expected to end first"},
+		{KeyBeta, KeyFloat, "1.2", "damping factor beta: the estimated clone cost is multiplied by it (> 1 overestimates, suppressing doubtful clones)"},
+		{KeyTVM, KeyDuration, "140ms", "prior of the fixed cost of one clone (quiesce, dump, restore), t_vm"},
+		{KeyImageBandwidth, KeyFloat, "950000000", "prior of the image throughput of dump plus restore, B, in bytes/s"},
+		{KeyCopyBandwidth, KeyFloat, "40000000", "prior of the copy throughput of the clone's file set to the target tracker, B_copy, in bytes/s"},
+		{KeySmoothing, KeyFloat, "0.25", "weight of a new clone measurement in the exponentially smoothed clone-cost inputs, in (0, 1]"},
+		{KeyMinSampleBytes, KeyInt, "1048576", "a clone's copy throughput is learnt only from transfers of at least this many bytes"},
+	}
+}
+
+// Getter gives configuration values by key as strings; an empty string
+// means the key's default. partitions.MapConfig satisfies it.
+type Getter interface {
+	String(key string) string
+}
+
+// Params are the speculator's parameters.
+type Params struct {
+	MapSpeculative, ReduceSpeculative bool
+	CapRunning, CapTotal              float64
+	MinAllowed                        int
+	RetryNoSpec, RetryAfterSpec       time.Duration
+	SlowTaskThreshold                 float64
+	ApplyThreshold                    bool
+	MinDoneCount                      int
+	MinDoneFraction                   float64
+	Stagnation                        time.Duration
+	CloneEnabled                      bool
+	Estimator                         EstimatorParams
+}
+
+// EstimatorParams are the clone-cost estimator's parameters.
+type EstimatorParams struct {
+	// Beta is the damping factor on the clone cost.
+	Beta float64
+	// TVM is the prior fixed cost of one clone.
+	TVM time.Duration
+	// ImageBps is the prior image throughput B of dump plus restore.
+	ImageBps float64
+	// CopyBps is the prior file-set copy throughput B_copy.
+	CopyBps float64
+	// Smoothing is the weight of a new measurement, in (0, 1].
+	Smoothing float64
+	// MinSampleBytes is the smallest transfer a copy throughput is learnt from.
+	MinSampleBytes int64
+}
+
+// DefaultParams returns the parameters with every key at its default.
+func DefaultParams() Params {
+	p, err := FromConfig(nil)
+	if err != nil {
+		panic("speculator: bad defaults: " + err.Error())
+	}
+	return p
+}
+
+// FromConfig reads the parameters from cfg (nil means all defaults) and
+// checks them. The error names the first bad key, its value and what is
+// allowed.
+func FromConfig(cfg Getter) (Params, error) {
+	r := &reader{cfg: cfg, defs: map[string]string{}}
+	for _, k := range Keys() {
+		r.defs[k.Name] = k.Default
+	}
+	p := Params{
+		MapSpeculative:    r.boolean(KeyMapSpeculative),
+		ReduceSpeculative: r.boolean(KeyReduceSpeculative),
+		CapRunning:        r.float(KeyCapRunning, 0, 1),
+		CapTotal:          r.float(KeyCapTotal, 0, 1),
+		MinAllowed:        r.integer(KeyMinAllowed, 0),
+		RetryNoSpec:       r.duration(KeyRetryNoSpec),
+		RetryAfterSpec:    r.duration(KeyRetryAfterSpec),
+		SlowTaskThreshold: r.float(KeySlowTaskThreshold, 0, math.Inf(1)),
+		ApplyThreshold:    r.boolean(KeyApplyThreshold),
+		MinDoneCount:      r.integer(KeyMinDoneCount, 1),
+		MinDoneFraction:   r.float(KeyMinDoneFraction, 0, 1),
+		Stagnation:        r.duration(KeyStagnation),
+		CloneEnabled:      r.boolean(KeyCloneEnabled),
+		Estimator: EstimatorParams{
+			Beta:           r.float(KeyBeta, 0, math.Inf(1)),
+			TVM:            r.duration(KeyTVM),
+			ImageBps:       r.positive(KeyImageBandwidth),
+			CopyBps:        r.positive(KeyCopyBandwidth),
+			Smoothing:      r.float(KeySmoothing, 0, 1),
+			MinSampleBytes: int64(r.integer(KeyMinSampleBytes, 0)),
+		},
+	}
+	if r.err == nil && p.Estimator.Smoothing == 0 {
+		r.fail(KeySmoothing, r.raw(KeySmoothing), "must be in (0, 1]")
+	}
+	if r.err != nil {
+		return Params{}, r.err
+	}
+	return p, nil
+}
+
+type reader struct {
+	cfg  Getter
+	defs map[string]string
+	err  error
+}
+
+func (r *reader) raw(key string) string {
+	v := ""
+	if r.cfg != nil {
+		v = strings.TrimSpace(r.cfg.String(key))
+	}
+	if v == "" {
+		v = r.defs[key]
+	}
+	return v
+}
+
+func (r *reader) fail(key, v, what string) {
+	if r.err == nil {
+		r.err = fmt.Errorf("speculator configuration %s=%q: %s", key, v, what)
+	}
+}
+
+func (r *reader) boolean(key string) bool {
+	v := r.raw(key)
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		r.fail(key, v, "want true or false")
+	}
+	return b
+}
+
+func (r *reader) integer(key string, min int) int {
+	v := r.raw(key)
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		r.fail(key, v, "want an integer")
+		return min
+	}
+	if n < min {
+		r.fail(key, v, fmt.Sprintf("must be at least %d", min))
+		return min
+	}
+	return n
+}
+
+func (r *reader) float(key string, min, max float64) float64 {
+	v := r.raw(key)
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(f) {
+		r.fail(key, v, "want a number")
+		return min
+	}
+	if f < min || f > max {
+		r.fail(key, v, fmt.Sprintf("must be in [%g, %g]", min, max))
+		return min
+	}
+	return f
+}
+
+func (r *reader) positive(key string) float64 {
+	v := r.raw(key)
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f <= 0 {
+		r.fail(key, v, "want a positive finite number")
+		return 1
+	}
+	return f
+}
+
+// duration accepts Go durations ("90s") and plain numbers of seconds.
+func (r *reader) duration(key string) time.Duration {
+	v := r.raw(key)
+	var d time.Duration
+	if f, err := strconv.ParseFloat(v, 64); err == nil {
+		d = time.Duration(f * float64(time.Second))
+	} else if d, err = time.ParseDuration(v); err != nil {
+		r.fail(key, v, "want a duration such as 9s")
+		return 0
+	}
+	if d < 0 {
+		r.fail(key, v, "must not be negative")
+		return 0
+	}
+	return d
+}

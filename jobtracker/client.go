@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc"
@@ -65,6 +67,17 @@ func (c *Client) Submit(ctx context.Context, spec *mr.JobSpec) (string, error) {
 		return "", err
 	}
 	s := *spec
+	// Plain relative paths are taken against the client's working
+	// directory, as Hadoop qualifies them: tasks run elsewhere.
+	s.Inputs = make([]string, len(spec.Inputs))
+	for i, in := range spec.Inputs {
+		if s.Inputs[i], err = qualify(in); err != nil {
+			return "", err
+		}
+	}
+	if s.Output, err = qualify(spec.Output); err != nil {
+		return "", err
+	}
 	s.Conf = map[string]string{}
 	for _, e := range c.cfg.Entries() {
 		if k, ok := conf.Lookup(e.Key); ok && k.Job && e.Source != "default" {
@@ -241,3 +254,16 @@ func (c *Client) History(ctx context.Context, jobID string) ([]byte, error) {
 
 // CountersOf converts a status's counters.
 func CountersOf(st *mrpb.JobStatus) mr.CounterSet { return countersFromProto(st.Counters) }
+
+// qualify makes a plain relative path absolute; URIs and absolute paths
+// are left as they are.
+func qualify(p string) (string, error) {
+	if p == "" || filepath.IsAbs(p) || strings.Contains(p, "://") || strings.HasPrefix(p, "file:") {
+		return p, nil
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", fmt.Errorf("path %s: %w", p, err)
+	}
+	return abs, nil
+}

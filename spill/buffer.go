@@ -14,13 +14,22 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"gomr/mr"
 )
 
-// recordOverhead is the accounted metadata cost of one buffered record, as
-// in Hadoop's map output buffer.
-const recordOverhead = 16
+// recordOverhead is the accounted metadata cost of one buffered record:
+// what it really takes here, its rec in the emit-order slice and again in
+// the sorted scratch slice (Hadoop's buffer charges its 16-byte kvmeta the
+// same way). Charging the real cost keeps a map's memory near
+// mapreduce.task.io.sort.mb; charging Hadoop's 16 bytes let a buffer of
+// small records grow to several times that.
+const recordOverhead = 2 * int64(unsafe.Sizeof(rec{}))
+
+// DefaultRecordOverhead is the per-record metadata charge used when
+// Options.RecordOverhead is zero.
+const DefaultRecordOverhead = recordOverhead
 
 // maxBufferBytes bounds Options.BufferBytes and maxRecordBytes bounds
 // len(key)+len(value) of one record, so that arena offsets fit in 32 bits
@@ -61,6 +70,10 @@ type Options struct {
 	Dir           string         // directory for spill files (exists)
 	BlockSize     int            // target uncompressed bytes per snappy block; 0 => 64 KiB
 	Counters      *mr.Counters   // may be nil
+	// RecordOverhead is the bytes charged per record on top of its key and
+	// value; 0 means DefaultRecordOverhead. Boundaries depend on it, so
+	// every attempt of a task must use the same value.
+	RecordOverhead int64
 	// OnSpill is called, in spill order, from the goroutine that called Emit or Close,
 	// after spill k is durable. An error from it fails the Emit/Close.
 	OnSpill func(SpillInfo) error
@@ -116,7 +129,7 @@ type spillResult struct {
 }
 
 // Buffer is the map output buffer. Emit collects records into the current
-// batch; once the batch's accounted bytes (len(key)+len(value)+16 per
+// batch; once the batch's accounted bytes (len(key)+len(value)+recordOverhead per
 // record) reach BufferBytes*SpillPercent the batch is cut and spilled in a
 // background goroutine while Emit goes on collecting the next batch. A
 // record whose own cost reaches that threshold is a batch of its own: the
@@ -174,6 +187,11 @@ func NewBuffer(opts Options) (*Buffer, error) {
 		return nil, fmt.Errorf("spill: block size %d is negative", opts.BlockSize)
 	case opts.Dir == "":
 		return nil, errors.New("spill: no spill directory given")
+	case opts.RecordOverhead < 0:
+		return nil, fmt.Errorf("spill: record overhead %d is negative", opts.RecordOverhead)
+	}
+	if opts.RecordOverhead == 0 {
+		opts.RecordOverhead = DefaultRecordOverhead
 	}
 	st, err := os.Stat(opts.Dir)
 	if err != nil {
@@ -247,7 +265,7 @@ func (b *Buffer) Emit(key, value []byte) error {
 	if p < 0 || p >= b.opts.NumPartitions {
 		return b.fail(fmt.Errorf("spill: partitioner put key %q in partition %d, outside [0, %d)", keyForError(key), p, b.opts.NumPartitions))
 	}
-	cost := int64(len(key)) + int64(len(value)) + recordOverhead
+	cost := int64(len(key)) + int64(len(value)) + b.opts.RecordOverhead
 	if cost >= b.limit && len(b.cur.recs) > 0 {
 		// A record that fills a batch on its own gets a batch of its own.
 		if err := b.startSpill(); err != nil {

@@ -98,6 +98,9 @@ func checkSpillLayout(t testing.TB, spills []SpillInfo, partitions int) {
 func newTestBuffer(t testing.TB, opts Options) (*Buffer, *collector) {
 	t.Helper()
 	c := &collector{}
+	if opts.RecordOverhead == 0 {
+		opts.RecordOverhead = 16 // the figures in these tests use Hadoop's charge
+	}
 	if opts.Dir == "" {
 		opts.Dir = t.TempDir()
 	}
@@ -822,4 +825,29 @@ func BenchmarkBufferEmitTeraSort(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/record")
+}
+
+func TestBufferDefaultOverheadIsTheRealCost(t *testing.T) {
+	if DefaultRecordOverhead != 48 {
+		t.Fatalf("DefaultRecordOverhead = %d, want 48 (two 24-byte recs)", DefaultRecordOverhead)
+	}
+	// With the default charge, records of 2 bytes cost 50: a 100-byte
+	// threshold cuts after every second record.
+	var got []int
+	b, err := NewBuffer(Options{BufferBytes: 100, SpillPercent: 1, NumPartitions: 1, Dir: t.TempDir(),
+		OnSpill: func(s SpillInfo) error { got = append(got, int(s.Partitions[0].Records)); return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 5; i++ {
+		if err := b.Emit([]byte{'k'}, []byte{'v'}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, []int{2, 2, 1}) {
+		t.Fatalf("records per spill %v, want [2 2 1]", got)
+	}
 }

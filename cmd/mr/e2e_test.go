@@ -586,3 +586,17 @@ func TestE2EAttemptsExhausted(t *testing.T) {
 		}
 	}
 }
+
+func TestE2ERelativePaths(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "in.txt"), []byte("x y x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := mrCmd("local", "wordcount", "in.txt", "out")
+	cmd.Dir = dir
+	text, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("mr local with relative paths: %v\n%s", err, text)
+	}
+	checkWordCount(t, filepath.Join(dir, "out"), map[string]int{"x": 2, "y": 1})
+}

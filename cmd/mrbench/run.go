@@ -3,7 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -14,22 +14,22 @@ import (
 	"time"
 )
 
-// procStats are the measurements of one command run.
+// procStats are the measurements of one command run (see measure.go for
+// how they are taken).
 type procStats struct {
 	// Wall is the time from starting the command to its exit.
 	Wall time.Duration
 	// CPU is the user+system time of the command and of every descendant
-	// that was waited for (the rusage wait4 returns).
+	// that was waited for.
 	CPU time.Duration
-	// MaxRSSKB is ru_maxrss as wait4 returned it for the command. Linux
-	// fills it from the child's own peak and its cmaxrss, the largest peak
-	// of any descendant that was waited for (task children are reaped by
-	// their TaskTracker, i.e. by mr local): the peak RSS of the largest
-	// single process in the tree, in KiB.
+	// MaxRSSKB is the largest peak RSS of the command and of every
+	// descendant that was waited for (task children are reaped by their
+	// TaskTracker, so they count), in KiB: the peak of the largest single
+	// process, not a sum.
 	MaxRSSKB int64
 	// TreePeakKB is the largest sum of the resident sets of the command and
 	// all its live descendants, sampled every sampleEvery from /proc, in
-	// KiB: what the tree held at once.
+	// KiB: what the tree held at once (to within the sampling).
 	TreePeakKB int64
 	// RootHWMKB is the command's own process's peak RSS (VmHWM), as last
 	// sampled before it exited, in KiB. For mr local it is the process of
@@ -43,8 +43,12 @@ const sampleEvery = 50 * time.Millisecond
 // command is a process to run and measure.
 type command struct {
 	path string
-	args []string
-	dir  string
+	// display, if set, stands for path when the command is printed.
+	display string
+	args    []string
+	dir     string
+	// env, if set, is added to the bench's environment.
+	env []string
 	// log receives stdout and stderr.
 	log string
 	// onLine, if set, is called with each stdout line and the time it was
@@ -52,19 +56,31 @@ type command struct {
 	onLine func(at time.Time, line string)
 }
 
-func (c command) String() string { return c.path + " " + strings.Join(c.args, " ") }
+// String renders the command as a shell line (arguments with characters
+// a shell would interpret are single-quoted).
+func (c command) String() string {
+	parts := append([]string(nil), c.env...)
+	parts = append(parts, cmp.Or(c.display, c.path))
+	for _, a := range c.args {
+		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$*?[]{}()|&;<>`!#~") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		parts = append(parts, a)
+	}
+	return strings.Join(parts, " ")
+}
 
-// run starts the command, samples its process tree until it exits and
-// returns its measurements. A non-zero exit is an error quoting the end of
-// the log.
-func run(ctx context.Context, c command) (*procStats, error) {
+// run starts the command under the measuring wrapper, samples its process
+// tree until it exits and returns its measurements. A non-zero exit is an
+// error quoting the end of the log.
+func (b *bench) run(c command) (*procStats, error) {
 	logf, err := os.Create(c.log)
 	if err != nil {
 		return nil, fmt.Errorf("creating log %s: %w", c.log, err)
 	}
 	defer logf.Close()
-	cmd := exec.CommandContext(ctx, c.path, c.args...)
-	cmd.Dir = c.dir
+	resFile := c.log + ".measured.json"
+	cmd := b.wrapped(resFile, c)
 	cmd.Stderr = logf
 	var stdout io.ReadCloser
 	if c.onLine == nil {
@@ -72,11 +88,10 @@ func run(ctx context.Context, c command) (*procStats, error) {
 	} else if stdout, err = cmd.StdoutPipe(); err != nil {
 		return nil, fmt.Errorf("%s: %w", c, err)
 	}
-	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", c, err)
 	}
-	s := startSampler(cmd.Process.Pid)
+	s := startSampler(cmd.Process.Pid, true)
 	if stdout != nil {
 		// Read to EOF before Wait, as StdoutPipe requires.
 		br := bufio.NewReader(stdout)
@@ -92,16 +107,29 @@ func run(ctx context.Context, c command) (*procStats, error) {
 		}
 	}
 	werr := cmd.Wait()
-	st := &procStats{Wall: time.Since(start)}
+	st := &procStats{}
 	st.TreePeakKB, st.RootHWMKB = s.finish()
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		st.MaxRSSKB = ru.Maxrss
-		st.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	}
 	if werr != nil {
 		return st, fmt.Errorf("%s: %w; end of its log %s:\n%s", c, werr, c.log, logTail(c.log, 20))
 	}
+	if err := readMeasured(resFile, st); err != nil {
+		return st, fmt.Errorf("%s: %w", c, err)
+	}
 	return st, nil
+}
+
+// wrapped builds the command that runs c under the measuring wrapper,
+// writing the measurements to resFile. Cancelling the bench's context sends
+// the wrapper SIGTERM, which it passes on.
+func (b *bench) wrapped(resFile string, c command) *exec.Cmd {
+	cmd := exec.CommandContext(b.ctx, b.self, append([]string{measureArg, resFile, c.path}, c.args...)...)
+	cmd.Dir = c.dir
+	if len(c.env) > 0 {
+		cmd.Env = append(os.Environ(), c.env...)
+	}
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 15 * time.Second
+	return cmd
 }
 
 // logTail returns the last n lines of a file.
@@ -119,7 +147,10 @@ func logTail(path string, n int) string {
 
 // sampler polls /proc for the resident set of a process tree.
 type sampler struct {
-	root     int
+	root int
+	// wrapped: root is the measuring wrapper; the tree measured is that
+	// of its (first) child.
+	wrapped  bool
 	stop     chan struct{}
 	done     chan struct{}
 	peak     int64 // KiB
@@ -128,8 +159,8 @@ type sampler struct {
 	children map[int][]int
 }
 
-func startSampler(root int) *sampler {
-	s := &sampler{root: root, stop: make(chan struct{}), done: make(chan struct{}),
+func startSampler(root int, wrapped bool) *sampler {
+	s := &sampler{root: root, wrapped: wrapped, stop: make(chan struct{}), done: make(chan struct{}),
 		pageKB: int64(os.Getpagesize() / 1024), children: map[int][]int{}}
 	go func() {
 		defer close(s.done)
@@ -157,9 +188,6 @@ func (s *sampler) finish() (peakKB, hwmKB int64) {
 
 // sample adds up the RSS of the root and its descendants once.
 func (s *sampler) sample() {
-	if hwm := readHWM(s.root); hwm > 0 {
-		s.hwm = hwm
-	}
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return
@@ -178,8 +206,19 @@ func (s *sampler) sample() {
 		s.children[ppid] = append(s.children[ppid], pid)
 		rss[pid] = pages * s.pageKB
 	}
+	top := s.root
+	if s.wrapped {
+		kids := s.children[s.root]
+		if len(kids) == 0 {
+			return
+		}
+		top = kids[0]
+	}
+	if hwm := readHWM(top); hwm > 0 {
+		s.hwm = hwm
+	}
 	var sum int64
-	queue := []int{s.root}
+	queue := []int{top}
 	for len(queue) > 0 {
 		p := queue[0]
 		queue = queue[1:]

@@ -1132,11 +1132,8 @@ func (jt *JobTracker) endJobLocked(j *job, state, why string) {
 	rec := jt.historyRecordLocked(j)
 	if err := jt.history.Write(rec); err != nil {
 		jt.log.Error("writing job history", "job", j.id, "error", err)
-	} else if state == StateSucceeded {
-		if data, err := jt.history.Read(j.id); err == nil {
-			addProfiles(jt.profiles, data)
-		}
 	}
+	addProfile(jt.profiles, &rec)
 	jt.log.Info("job ended", "job", j.id, "state", state, "error", why, "seconds", j.finish.Sub(j.submit).Seconds())
 }
 

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"sort"
 
+	"gomr/jobtracker/jobhistory"
 	"gomr/partitions"
 	"gomr/sim"
 )
@@ -39,14 +40,23 @@ func loadProfiles(dir string) (map[string]partitions.Profile, error) {
 // addProfiles merges the profiles of the successful jobs of a history file
 // into profiles; unreadable files are skipped (a history file is advisory).
 func addProfiles(profiles map[string]partitions.Profile, data []byte) {
-	jobs, err := sim.ParseJobTrackerHistory(data)
+	recs, err := jobhistory.ParseAll(data)
 	if err != nil {
 		return
 	}
-	for i := range jobs {
-		if jobs[i].State != StateSucceeded {
-			continue
-		}
-		profiles[jobs[i].Name] = partitions.MergeProfiles(profiles[jobs[i].Name], sim.ProfileFromHistory(&jobs[i]))
+	for i := range recs {
+		addProfile(profiles, &recs[i])
 	}
+}
+
+// addProfile merges one job's profile into profiles if the job succeeded.
+func addProfile(profiles map[string]partitions.Profile, rec *jobhistory.Record) {
+	if rec.Job.State != StateSucceeded {
+		return
+	}
+	h, err := sim.FromJobHistory(rec)
+	if err != nil {
+		return
+	}
+	profiles[h.Name] = partitions.MergeProfiles(profiles[h.Name], sim.ProfileFromHistory(&h))
 }

@@ -429,9 +429,9 @@ func WriteTrace(out io.Writer, w *Workload) error {
 	return nil
 }
 
-// fromJobHistory converts a JobTracker history record (package
+// FromJobHistory converts a JobTracker history record (package
 // jobhistory) into the simulator's HistoryJob.
-func fromJobHistory(r *jobhistory.Record) (HistoryJob, error) {
+func FromJobHistory(r *jobhistory.Record) (HistoryJob, error) {
 	j := r.Job
 	h := HistoryJob{ID: j.JobID, Name: j.Name, User: j.User, Pool: j.Pool, State: j.State,
 		Submit: j.Submit, Start: j.Start, Finish: j.Finish, DeadlineSeconds: j.Deadline,
@@ -473,7 +473,7 @@ func ParseJobTrackerHistory(data []byte) ([]HistoryJob, error) {
 	}
 	out := make([]HistoryJob, 0, len(recs))
 	for i := range recs {
-		h, err := fromJobHistory(&recs[i])
+		h, err := FromJobHistory(&recs[i])
 		if err != nil {
 			return nil, err
 		}

@@ -19,24 +19,20 @@
 // start from configured priors and are updated from measured clones.
 package speculator
 
-import "time"
+import (
+	"time"
 
-// TaskType is a map or a reduce.
-type TaskType int
+	"gomr/partitions"
+)
+
+// TaskType is a map or a reduce: the scheduler's type, shared.
+type TaskType = partitions.TaskType
 
 // Task types.
 const (
-	Map TaskType = iota
-	Reduce
+	Map    = partitions.Map
+	Reduce = partitions.Reduce
 )
-
-// String returns "map" or "reduce".
-func (t TaskType) String() string {
-	if t == Map {
-		return "map"
-	}
-	return "reduce"
-}
 
 // AttemptView is the speculator's view of one live (running or starting)
 // attempt.

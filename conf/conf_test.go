@@ -55,7 +55,7 @@ func TestPolicyKeysRegistered(t *testing.T) {
 
 func TestRegistry(t *testing.T) {
 	keys := Keys()
-	if want := len(keyTable) + len(policyKeys()); len(keys) != want {
+	if want := len(keyTable) + len(policyKeys()) + len(speculatorKeys()); len(keys) != want {
 		t.Fatalf("Keys() has %d keys, want %d (table plus policy keys)", len(keys), want)
 	}
 	if !sort.SliceIsSorted(keys, func(i, j int) bool { return keys[i].Name < keys[j].Name }) {
@@ -74,7 +74,7 @@ func TestRegistry(t *testing.T) {
 		"mapreduce.cluster.local.dir": true, "scheduler.policy": true, "log.level": true,
 	}
 	for _, k := range keys {
-		isCluster := cluster[k.Name] || strings.HasPrefix(k.Name, "scheduler.")
+		isCluster := cluster[k.Name] || strings.HasPrefix(k.Name, "scheduler.") || clusterSpeculatorKeys[k.Name]
 		if k.Job == isCluster {
 			t.Errorf("key %s: Job = %v, want %v", k.Name, k.Job, !isCluster)
 		}

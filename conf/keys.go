@@ -3,7 +3,7 @@ package conf
 // registry is the package's key table, built and checked once at start-up
 // from keyTable. A mistake in keyTable (bad default, duplicate name) panics
 // at init and fails every test of this package.
-var registry = mustTable(append(keyTable, policyKeys()...))
+var registry = mustTable(append(append(keyTable, policyKeys()...), speculatorKeys()...))
 
 // Policies are the scheduler.policy names the configuration accepts. The
 // JobTracker separately refuses those it does not implement yet.

@@ -28,6 +28,7 @@ import (
 	"gomr/mr"
 	"gomr/mrpb"
 	"gomr/partitions"
+	"gomr/speculator"
 )
 
 // JobTracker is the master. Create it with New, then Serve.
@@ -48,6 +49,15 @@ type JobTracker struct {
 	trackers map[string]*trackerState
 	// profiles are the job profiles by job name (see profiles.go).
 	profiles map[string]partitions.Profile
+
+	// specParams are the cluster's speculation parameters (the scan
+	// period); each job's speculator reads its own from the job's
+	// configuration. cloneCost is the clone-cost estimator all jobs share.
+	specParams speculator.Params
+	cloneCost  *speculator.Estimator
+	// cloning is true when the JobTracker can have attempts cloned; while
+	// false the speculator never chooses a clone.
+	cloning bool
 
 	grpc     *grpc.Server
 	listener net.Listener
@@ -86,17 +96,23 @@ func New(cfg *conf.Config, opts Options) (*JobTracker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading job profiles from the history: %w", err)
 	}
+	specParams, err := speculator.FromConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
 	return &JobTracker{
-		profiles: profiles,
-		cfg:      cfg,
-		log:      log.With("component", "jobtracker"),
-		policy:   policy,
-		history:  hist,
-		now:      now,
-		ident:    now().Format("200601021504"),
-		jobs:     map[string]*job{},
-		trackers: map[string]*trackerState{},
-		stop:     make(chan struct{}),
+		specParams: specParams,
+		cloneCost:  speculator.NewEstimator(specParams.Estimator),
+		profiles:   profiles,
+		cfg:        cfg,
+		log:        log.With("component", "jobtracker"),
+		policy:     policy,
+		history:    hist,
+		now:        now,
+		ident:      now().Format("200601021504"),
+		jobs:       map[string]*job{},
+		trackers:   map[string]*trackerState{},
+		stop:       make(chan struct{}),
 	}, nil
 }
 
@@ -130,6 +146,11 @@ func (jt *JobTracker) Serve(ctx context.Context) error {
 	go func() {
 		defer jt.wg.Done()
 		jt.expiryLoop(ctx)
+	}()
+	jt.wg.Add(1)
+	go func() {
+		defer jt.wg.Done()
+		jt.speculationLoop(ctx)
 	}()
 	go func() {
 		select {
@@ -212,6 +233,10 @@ func (jt *JobTracker) SubmitJob(ctx context.Context, req *mrpb.SubmitJobRequest)
 	if err := committer.SetupJob(); err != nil {
 		return nil, status.Error(codes.Internal, err.Error())
 	}
+	spec8r, err := jt.newJobSpeculator(jcfg)
+	if err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "job configuration: %v", err)
+	}
 	secret := make([]byte, 32)
 	if _, err := rand.Read(secret); err != nil {
 		return nil, status.Errorf(codes.Internal, "job secret: %v", err)
@@ -237,6 +262,7 @@ func (jt *JobTracker) SubmitJob(ctx context.Context, req *mrpb.SubmitJobRequest)
 		notify:        make(chan struct{}),
 		fetchFailures: map[string]int{},
 		trackers:      map[string]bool{},
+		speculator:    spec8r,
 	}
 	for i := range splits {
 		j.maps = append(j.maps, &task{job: j, typ: partitions.Map, index: i, state: StatePending, failedOn: map[string]bool{}})
@@ -339,6 +365,9 @@ func (jt *JobTracker) jobStatusLocked(j *job) *mrpb.JobStatus {
 	st.ReduceProgress = float32(avgProgress(j.reduces))
 	st.Counters = countersToProto(jt.jobCountersLocked(j))
 	st.SchedulingInfo = jt.schedulingInfoLocked(j.id)
+	for _, s := range j.speculations {
+		st.Speculations = append(st.Speculations, s.proto())
+	}
 	return st
 }
 
@@ -477,6 +506,11 @@ func (jt *JobTracker) attemptStatusLocked(t *trackerState, st *mrpb.AttemptStatu
 	if !a.live() {
 		return // already final here (killed by us, or lost)
 	}
+	if st.Progress != a.progress || a.progressChanged.IsZero() {
+		a.progressChanged = now
+	}
+	a.reportAt = now
+	a.rssBytes, a.fileSetBytes = st.RssBytes, st.FileSetBytes
 	a.progress = st.Progress
 	a.phase = st.Phase
 	a.counters = countersFromProto(st.Counters)
@@ -589,6 +623,10 @@ func (jt *JobTracker) attemptSucceededLocked(a *attempt, now time.Time) {
 	}
 	t.state = StateSucceeded
 	t.successful = a
+	if a.speculative {
+		j.counters.Add(mr.SpeculationGroup, mr.SpeculativeWins, 1)
+	}
+	endSpeculationLocked(t, "the task finished first")
 	if t.typ == partitions.Map {
 		j.finishedMaps++
 	} else {
@@ -622,6 +660,9 @@ func (jt *JobTracker) attemptFailedLocked(a *attempt, diag string, now time.Time
 	a.diag = diag
 	if t.commitGrant == a {
 		t.commitGrant = nil
+	}
+	if sp := t.specPending; sp != nil && (sp.source == a || sp.attempt == a) {
+		endSpeculationLocked(t, "attempt "+a.id+" ended first")
 	}
 	if counts {
 		a.state = StateFailed
@@ -893,16 +934,22 @@ func (jt *JobTracker) jobViewLocked(j *job) partitions.JobView {
 				}
 				v.LocalPendingMaps[h]++
 			}
-		case m.state != StateSucceeded && len(m.running()) > 0:
-			v.RunningMaps++
+		case m.state != StateSucceeded:
+			v.RunningMaps += len(m.running())
+			if m.specPending != nil && m.specPending.attempt == nil {
+				v.PendingMaps++ // a speculative attempt waits for a slot
+			}
 		}
 	}
 	for _, r := range j.reduces {
 		switch {
 		case r.state == StatePending:
 			v.PendingReduces++
-		case r.state != StateSucceeded && len(r.running()) > 0:
-			v.RunningReduces++
+		case r.state != StateSucceeded:
+			v.RunningReduces += len(r.running())
+			if r.specPending != nil && r.specPending.attempt == nil {
+				v.PendingReduces++
+			}
 		}
 	}
 	return v
@@ -947,11 +994,11 @@ func (jt *JobTracker) assignLocked(t *trackerState, freeMaps, freeReduces int, n
 			}
 			freeReduces--
 		}
-		tk := jt.pickTaskLocked(j, as.Type, t)
-		if tk == nil {
-			continue
+		if tk := jt.pickTaskLocked(j, as.Type, t); tk != nil {
+			jt.launchLocked(j, tk, t, now, false)
+		} else if tk := speculativeTaskLocked(j, as.Type, t); tk != nil {
+			jt.launchSpeculativeLocked(j, tk, t, now)
 		}
-		jt.launchLocked(j, tk, t, now)
 	}
 	for _, p := range d.Preempt {
 		j := jt.jobs[p.JobID]
@@ -1013,16 +1060,17 @@ func contains(xs []string, s string) bool {
 	return false
 }
 
-func (jt *JobTracker) launchLocked(j *job, tk *task, t *trackerState, now time.Time) {
+func (jt *JobTracker) launchLocked(j *job, tk *task, t *trackerState, now time.Time, speculative bool) *attempt {
 	a := &attempt{
-		id:      attemptID(tk, len(tk.attempts)),
-		task:    tk,
-		tracker: t.name,
-		state:   StateRunning,
-		phase:   "MAP",
-		start:   now,
-		spills:  map[int][]*mrpb.Segment{},
-		final:   -1,
+		speculative: speculative,
+		id:          attemptID(tk, len(tk.attempts)),
+		task:        tk,
+		tracker:     t.name,
+		state:       StateRunning,
+		phase:       "MAP",
+		start:       now,
+		spills:      map[int][]*mrpb.Segment{},
+		final:       -1,
 	}
 	if tk.typ == partitions.Reduce {
 		a.phase = "SHUFFLE"
@@ -1032,14 +1080,16 @@ func (jt *JobTracker) launchLocked(j *job, tk *task, t *trackerState, now time.T
 	t.attempts[a.id] = a
 	j.trackers[t.name] = true
 	launch := &mrpb.LaunchTask{
-		AttemptId:  a.id,
-		JobId:      j.id,
-		Type:       typeLetter(tk.typ),
-		Index:      int32(tk.index),
-		Conf:       j.confMap,
-		NumMaps:    int32(len(j.maps)),
-		NumReduces: int32(len(j.reduces)),
-		JobSecret:  j.secret,
+		AttemptId:   a.id,
+		JobId:       j.id,
+		Type:        typeLetter(tk.typ),
+		Index:       int32(tk.index),
+		Conf:        j.confMap,
+		NumMaps:     int32(len(j.maps)),
+		NumReduces:  int32(len(j.reduces)),
+		JobSecret:   j.secret,
+		Speculative: speculative,
+		Tracker:     t.name,
 	}
 	launch.SpecJson, _ = json.Marshal(j.spec)
 	if tk.typ == partitions.Map {
@@ -1054,6 +1104,7 @@ func (jt *JobTracker) launchLocked(j *job, tk *task, t *trackerState, now time.T
 	t.actions = append(t.actions, &mrpb.TaskAction{Action: &mrpb.TaskAction_Launch{Launch: launch}})
 	jt.policy.Observe(partitions.Event{Time: now, Kind: partitions.TaskStarted, JobID: j.id, Type: tk.typ, Task: tk.index})
 	jt.log.Debug("launch", "attempt", a.id, "tracker", t.name)
+	return a
 }
 
 // preemptLocked kills the count most recently started live attempts of a

@@ -8,6 +8,7 @@ import (
 	"gomr/mr"
 	"gomr/mrpb"
 	"gomr/partitions"
+	"gomr/speculator"
 )
 
 // Job, task and attempt states, as Hadoop names them.
@@ -58,6 +59,11 @@ type job struct {
 	fetchFailures map[string]int
 	// trackers that ran any of the job's attempts: they get a purge order.
 	trackers map[string]bool
+
+	// speculator judges the job's stragglers (its parameters come from the
+	// job's configuration); speculations are its decisions, in order.
+	speculator   *speculator.Speculator
+	speculations []*speculation
 }
 
 type spillKey struct{ mapTask, spill int }
@@ -103,6 +109,11 @@ type task struct {
 	// commitGrant is the attempt allowed to commit its output.
 	commitGrant *attempt
 	lastError   string
+	// specPending is the task's speculative attempt, from the speculator's
+	// decision until the task or either attempt ends; speculated is set
+	// once the task has had one (Hadoop's mayHaveSpeculated).
+	specPending *speculation
+	speculated  bool
 }
 
 func (t *task) id() string {
@@ -153,6 +164,16 @@ type attempt struct {
 	// fetched (lost tracker, too many fetch failures).
 	obsolete    bool
 	shuffleAddr string
+
+	// Speculation inputs: whether this is a speculative attempt, when its
+	// last status arrived and when its progress last changed, the progress
+	// it started from (a clone's), and the sizes a clone of it would move.
+	speculative     bool
+	reportAt        time.Time
+	progressChanged time.Time
+	startProgress   float64
+	rssBytes        int64
+	fileSetBytes    int64
 }
 
 func (a *attempt) live() bool { return a.state == StateRunning || a.state == StateCommitPending }

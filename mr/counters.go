@@ -13,6 +13,22 @@ const (
 	JobCounterGroup        = "org.apache.hadoop.mapreduce.JobCounter"
 	FileSystemCounterGroup = "org.apache.hadoop.mapreduce.FileSystemCounter"
 	ShuffleErrorsGroup     = "Shuffle Errors"
+	// SpeculationGroup holds the speculation and cloning counters, which
+	// Hadoop has no group for.
+	SpeculationGroup = "gomr.Speculation"
+)
+
+// Speculation counter names (group SpeculationGroup).
+const (
+	SpeculativeMaps     = "SPECULATIVE_MAPS"      // speculative map attempts launched (fresh or cloned)
+	SpeculativeReduces  = "SPECULATIVE_REDUCES"   // speculative reduce attempts launched
+	SpeculativeWins     = "SPECULATIVE_WINS"      // speculative attempts that finished before the original
+	ClonesLaunched      = "CLONES_LAUNCHED"       // speculative attempts made by cloning the running process
+	CloneFallbacks      = "CLONE_FALLBACKS"       // clones that could not be made and became fresh attempts
+	CloneBytes          = "CLONE_BYTES"           // image plus file-set bytes of the clones made
+	CloneDumpMillis     = "CLONE_DUMP_MILLIS"     // time to quiesce and dump the originals
+	CloneTransferMillis = "CLONE_TRANSFER_MILLIS" // time to copy images and file sets to the target tracker
+	CloneRestoreMillis  = "CLONE_RESTORE_MILLIS"
 )
 
 // Task counter names (group TaskCounterGroup).
@@ -65,6 +81,8 @@ func GroupDisplayName(group string) string {
 		return "Job Counters"
 	case FileSystemCounterGroup:
 		return "File System Counters"
+	case SpeculationGroup:
+		return "Speculation"
 	}
 	return group
 }

@@ -246,8 +246,14 @@ type AttemptStatus struct {
 	FinishMs        int64      `protobuf:"varint,8,opt,name=finish_ms,json=finishMs,proto3" json:"finish_ms,omitempty"`
 	ShuffleFinishMs int64      `protobuf:"varint,9,opt,name=shuffle_finish_ms,json=shuffleFinishMs,proto3" json:"shuffle_finish_ms,omitempty"`
 	SortFinishMs    int64      `protobuf:"varint,10,opt,name=sort_finish_ms,json=sortFinishMs,proto3" json:"sort_finish_ms,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Resident set size of the attempt's process (the size of a CRIU image
+	// of it), read by the tracker; 0 when unknown.
+	RssBytes int64 `protobuf:"varint,11,opt,name=rss_bytes,json=rssBytes,proto3" json:"rss_bytes,omitempty"`
+	// Bytes a clone of the attempt would need copied beside its image: the
+	// attempt's working files (spill in progress, fetched map output).
+	FileSetBytes  int64 `protobuf:"varint,12,opt,name=file_set_bytes,json=fileSetBytes,proto3" json:"file_set_bytes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AttemptStatus) Reset() {
@@ -346,6 +352,20 @@ func (x *AttemptStatus) GetShuffleFinishMs() int64 {
 func (x *AttemptStatus) GetSortFinishMs() int64 {
 	if x != nil {
 		return x.SortFinishMs
+	}
+	return 0
+}
+
+func (x *AttemptStatus) GetRssBytes() int64 {
+	if x != nil {
+		return x.RssBytes
+	}
+	return 0
+}
+
+func (x *AttemptStatus) GetFileSetBytes() int64 {
+	if x != nil {
+		return x.FileSetBytes
 	}
 	return 0
 }
@@ -596,8 +616,10 @@ type JobStatus struct {
 	// The scheduling policy's view of the job, as text (partition, timer, deadline...).
 	SchedulingInfo string `protobuf:"bytes,15,opt,name=scheduling_info,json=schedulingInfo,proto3" json:"scheduling_info,omitempty"`
 	Output         string `protobuf:"bytes,16,opt,name=output,proto3" json:"output,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Speculative attempts of the job, in the order they were decided.
+	Speculations  []*Speculation `protobuf:"bytes,17,rep,name=speculations,proto3" json:"speculations,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *JobStatus) Reset() {
@@ -742,6 +764,121 @@ func (x *JobStatus) GetOutput() string {
 	return ""
 }
 
+func (x *JobStatus) GetSpeculations() []*Speculation {
+	if x != nil {
+		return x.Speculations
+	}
+	return nil
+}
+
+// Speculation is one speculative attempt the speculator asked for.
+type Speculation struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	TaskId string                 `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// "fresh" or "clone".
+	Kind string `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
+	// The running attempt that was judged a straggler.
+	SourceAttempt string `protobuf:"bytes,3,opt,name=source_attempt,json=sourceAttempt,proto3" json:"source_attempt,omitempty"`
+	// The speculative attempt (empty until it is launched).
+	AttemptId string `protobuf:"bytes,4,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"`
+	DecidedMs int64  `protobuf:"varint,5,opt,name=decided_ms,json=decidedMs,proto3" json:"decided_ms,omitempty"`
+	// The estimates behind the choice, one line.
+	Explanation string `protobuf:"bytes,6,opt,name=explanation,proto3" json:"explanation,omitempty"`
+	// What became of it: PENDING, RUNNING, WON (it finished first), LOST
+	// (the original finished first), FAILED, KILLED.
+	Outcome string `protobuf:"bytes,7,opt,name=outcome,proto3" json:"outcome,omitempty"`
+	// For a clone that could not be made, why (it fell back to a fresh attempt).
+	Note          string `protobuf:"bytes,8,opt,name=note,proto3" json:"note,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Speculation) Reset() {
+	*x = Speculation{}
+	mi := &file_mr_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Speculation) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Speculation) ProtoMessage() {}
+
+func (x *Speculation) ProtoReflect() protoreflect.Message {
+	mi := &file_mr_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Speculation.ProtoReflect.Descriptor instead.
+func (*Speculation) Descriptor() ([]byte, []int) {
+	return file_mr_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *Speculation) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *Speculation) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *Speculation) GetSourceAttempt() string {
+	if x != nil {
+		return x.SourceAttempt
+	}
+	return ""
+}
+
+func (x *Speculation) GetAttemptId() string {
+	if x != nil {
+		return x.AttemptId
+	}
+	return ""
+}
+
+func (x *Speculation) GetDecidedMs() int64 {
+	if x != nil {
+		return x.DecidedMs
+	}
+	return 0
+}
+
+func (x *Speculation) GetExplanation() string {
+	if x != nil {
+		return x.Explanation
+	}
+	return ""
+}
+
+func (x *Speculation) GetOutcome() string {
+	if x != nil {
+		return x.Outcome
+	}
+	return ""
+}
+
+func (x *Speculation) GetNote() string {
+	if x != nil {
+		return x.Note
+	}
+	return ""
+}
+
 type ListJobsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	All           bool                   `protobuf:"varint,1,opt,name=all,proto3" json:"all,omitempty"`
@@ -751,7 +888,7 @@ type ListJobsRequest struct {
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_mr_proto_msgTypes[9]
+	mi := &file_mr_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -763,7 +900,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[9]
+	mi := &file_mr_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -776,7 +913,7 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{9}
+	return file_mr_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ListJobsRequest) GetAll() bool {
@@ -795,7 +932,7 @@ type ListJobsResponse struct {
 
 func (x *ListJobsResponse) Reset() {
 	*x = ListJobsResponse{}
-	mi := &file_mr_proto_msgTypes[10]
+	mi := &file_mr_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -807,7 +944,7 @@ func (x *ListJobsResponse) String() string {
 func (*ListJobsResponse) ProtoMessage() {}
 
 func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[10]
+	mi := &file_mr_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -820,7 +957,7 @@ func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
 func (*ListJobsResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{10}
+	return file_mr_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ListJobsResponse) GetJobs() []*JobStatus {
@@ -839,7 +976,7 @@ type KillJobRequest struct {
 
 func (x *KillJobRequest) Reset() {
 	*x = KillJobRequest{}
-	mi := &file_mr_proto_msgTypes[11]
+	mi := &file_mr_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -851,7 +988,7 @@ func (x *KillJobRequest) String() string {
 func (*KillJobRequest) ProtoMessage() {}
 
 func (x *KillJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[11]
+	mi := &file_mr_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -864,7 +1001,7 @@ func (x *KillJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KillJobRequest.ProtoReflect.Descriptor instead.
 func (*KillJobRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{11}
+	return file_mr_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *KillJobRequest) GetJobId() string {
@@ -884,7 +1021,7 @@ type KillJobResponse struct {
 
 func (x *KillJobResponse) Reset() {
 	*x = KillJobResponse{}
-	mi := &file_mr_proto_msgTypes[12]
+	mi := &file_mr_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -896,7 +1033,7 @@ func (x *KillJobResponse) String() string {
 func (*KillJobResponse) ProtoMessage() {}
 
 func (x *KillJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[12]
+	mi := &file_mr_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -909,7 +1046,7 @@ func (x *KillJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KillJobResponse.ProtoReflect.Descriptor instead.
 func (*KillJobResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{12}
+	return file_mr_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *KillJobResponse) GetKilled() bool {
@@ -935,7 +1072,7 @@ type JobHistoryRequest struct {
 
 func (x *JobHistoryRequest) Reset() {
 	*x = JobHistoryRequest{}
-	mi := &file_mr_proto_msgTypes[13]
+	mi := &file_mr_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -947,7 +1084,7 @@ func (x *JobHistoryRequest) String() string {
 func (*JobHistoryRequest) ProtoMessage() {}
 
 func (x *JobHistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[13]
+	mi := &file_mr_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -960,7 +1097,7 @@ func (x *JobHistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobHistoryRequest.ProtoReflect.Descriptor instead.
 func (*JobHistoryRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{13}
+	return file_mr_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *JobHistoryRequest) GetJobId() string {
@@ -979,7 +1116,7 @@ type JobHistoryResponse struct {
 
 func (x *JobHistoryResponse) Reset() {
 	*x = JobHistoryResponse{}
-	mi := &file_mr_proto_msgTypes[14]
+	mi := &file_mr_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -991,7 +1128,7 @@ func (x *JobHistoryResponse) String() string {
 func (*JobHistoryResponse) ProtoMessage() {}
 
 func (x *JobHistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[14]
+	mi := &file_mr_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1004,7 +1141,7 @@ func (x *JobHistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobHistoryResponse.ProtoReflect.Descriptor instead.
 func (*JobHistoryResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{14}
+	return file_mr_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *JobHistoryResponse) GetJsonLines() []byte {
@@ -1036,7 +1173,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_mr_proto_msgTypes[15]
+	mi := &file_mr_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1048,7 +1185,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[15]
+	mi := &file_mr_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1061,7 +1198,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{15}
+	return file_mr_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *HeartbeatRequest) GetTracker() string {
@@ -1159,17 +1296,21 @@ type LaunchTask struct {
 	// The job's effective configuration.
 	Conf map[string]string `protobuf:"bytes,6,rep,name=conf,proto3" json:"conf,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// mr.Split as JSON (maps only).
-	SplitJson     []byte `protobuf:"bytes,7,opt,name=split_json,json=splitJson,proto3" json:"split_json,omitempty"`
-	NumMaps       int32  `protobuf:"varint,8,opt,name=num_maps,json=numMaps,proto3" json:"num_maps,omitempty"`
-	NumReduces    int32  `protobuf:"varint,9,opt,name=num_reduces,json=numReduces,proto3" json:"num_reduces,omitempty"`
-	JobSecret     []byte `protobuf:"bytes,10,opt,name=job_secret,json=jobSecret,proto3" json:"job_secret,omitempty"`
+	SplitJson  []byte `protobuf:"bytes,7,opt,name=split_json,json=splitJson,proto3" json:"split_json,omitempty"`
+	NumMaps    int32  `protobuf:"varint,8,opt,name=num_maps,json=numMaps,proto3" json:"num_maps,omitempty"`
+	NumReduces int32  `protobuf:"varint,9,opt,name=num_reduces,json=numReduces,proto3" json:"num_reduces,omitempty"`
+	JobSecret  []byte `protobuf:"bytes,10,opt,name=job_secret,json=jobSecret,proto3" json:"job_secret,omitempty"`
+	// A speculative attempt (the straggler injector leaves these alone).
+	Speculative bool `protobuf:"varint,11,opt,name=speculative,proto3" json:"speculative,omitempty"`
+	// The tracker the attempt runs on.
+	Tracker       string `protobuf:"bytes,12,opt,name=tracker,proto3" json:"tracker,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *LaunchTask) Reset() {
 	*x = LaunchTask{}
-	mi := &file_mr_proto_msgTypes[16]
+	mi := &file_mr_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1181,7 +1322,7 @@ func (x *LaunchTask) String() string {
 func (*LaunchTask) ProtoMessage() {}
 
 func (x *LaunchTask) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[16]
+	mi := &file_mr_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1194,7 +1335,7 @@ func (x *LaunchTask) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaunchTask.ProtoReflect.Descriptor instead.
 func (*LaunchTask) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{16}
+	return file_mr_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *LaunchTask) GetAttemptId() string {
@@ -1267,6 +1408,20 @@ func (x *LaunchTask) GetJobSecret() []byte {
 	return nil
 }
 
+func (x *LaunchTask) GetSpeculative() bool {
+	if x != nil {
+		return x.Speculative
+	}
+	return false
+}
+
+func (x *LaunchTask) GetTracker() string {
+	if x != nil {
+		return x.Tracker
+	}
+	return ""
+}
+
 type TaskAction struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Types that are valid to be assigned to Action:
@@ -1281,7 +1436,7 @@ type TaskAction struct {
 
 func (x *TaskAction) Reset() {
 	*x = TaskAction{}
-	mi := &file_mr_proto_msgTypes[17]
+	mi := &file_mr_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1293,7 +1448,7 @@ func (x *TaskAction) String() string {
 func (*TaskAction) ProtoMessage() {}
 
 func (x *TaskAction) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[17]
+	mi := &file_mr_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1306,7 +1461,7 @@ func (x *TaskAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskAction.ProtoReflect.Descriptor instead.
 func (*TaskAction) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{17}
+	return file_mr_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *TaskAction) GetAction() isTaskAction_Action {
@@ -1380,7 +1535,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_mr_proto_msgTypes[18]
+	mi := &file_mr_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1392,7 +1547,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[18]
+	mi := &file_mr_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1405,7 +1560,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{18}
+	return file_mr_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *HeartbeatResponse) GetActions() []*TaskAction {
@@ -1446,7 +1601,7 @@ type MapEvent struct {
 
 func (x *MapEvent) Reset() {
 	*x = MapEvent{}
-	mi := &file_mr_proto_msgTypes[19]
+	mi := &file_mr_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1458,7 +1613,7 @@ func (x *MapEvent) String() string {
 func (*MapEvent) ProtoMessage() {}
 
 func (x *MapEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[19]
+	mi := &file_mr_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1471,7 +1626,7 @@ func (x *MapEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MapEvent.ProtoReflect.Descriptor instead.
 func (*MapEvent) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{19}
+	return file_mr_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *MapEvent) GetKind() string {
@@ -1538,7 +1693,7 @@ type MapEventsRequest struct {
 
 func (x *MapEventsRequest) Reset() {
 	*x = MapEventsRequest{}
-	mi := &file_mr_proto_msgTypes[20]
+	mi := &file_mr_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1550,7 +1705,7 @@ func (x *MapEventsRequest) String() string {
 func (*MapEventsRequest) ProtoMessage() {}
 
 func (x *MapEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[20]
+	mi := &file_mr_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1563,7 +1718,7 @@ func (x *MapEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MapEventsRequest.ProtoReflect.Descriptor instead.
 func (*MapEventsRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{20}
+	return file_mr_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *MapEventsRequest) GetJobId() string {
@@ -1610,7 +1765,7 @@ type MapEventsResponse struct {
 
 func (x *MapEventsResponse) Reset() {
 	*x = MapEventsResponse{}
-	mi := &file_mr_proto_msgTypes[21]
+	mi := &file_mr_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1622,7 +1777,7 @@ func (x *MapEventsResponse) String() string {
 func (*MapEventsResponse) ProtoMessage() {}
 
 func (x *MapEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[21]
+	mi := &file_mr_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1635,7 +1790,7 @@ func (x *MapEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MapEventsResponse.ProtoReflect.Descriptor instead.
 func (*MapEventsResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{21}
+	return file_mr_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *MapEventsResponse) GetEvents() []*MapEvent {
@@ -1659,7 +1814,7 @@ type FetchFailureRequest struct {
 
 func (x *FetchFailureRequest) Reset() {
 	*x = FetchFailureRequest{}
-	mi := &file_mr_proto_msgTypes[22]
+	mi := &file_mr_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1671,7 +1826,7 @@ func (x *FetchFailureRequest) String() string {
 func (*FetchFailureRequest) ProtoMessage() {}
 
 func (x *FetchFailureRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[22]
+	mi := &file_mr_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1684,7 +1839,7 @@ func (x *FetchFailureRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchFailureRequest.ProtoReflect.Descriptor instead.
 func (*FetchFailureRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{22}
+	return file_mr_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *FetchFailureRequest) GetJobId() string {
@@ -1738,7 +1893,7 @@ type CanCommitRequest struct {
 
 func (x *CanCommitRequest) Reset() {
 	*x = CanCommitRequest{}
-	mi := &file_mr_proto_msgTypes[23]
+	mi := &file_mr_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1750,7 +1905,7 @@ func (x *CanCommitRequest) String() string {
 func (*CanCommitRequest) ProtoMessage() {}
 
 func (x *CanCommitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[23]
+	mi := &file_mr_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1763,7 +1918,7 @@ func (x *CanCommitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CanCommitRequest.ProtoReflect.Descriptor instead.
 func (*CanCommitRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{23}
+	return file_mr_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *CanCommitRequest) GetAttemptId() string {
@@ -1782,7 +1937,7 @@ type CanCommitResponse struct {
 
 func (x *CanCommitResponse) Reset() {
 	*x = CanCommitResponse{}
-	mi := &file_mr_proto_msgTypes[24]
+	mi := &file_mr_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1794,7 +1949,7 @@ func (x *CanCommitResponse) String() string {
 func (*CanCommitResponse) ProtoMessage() {}
 
 func (x *CanCommitResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[24]
+	mi := &file_mr_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1807,7 +1962,7 @@ func (x *CanCommitResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CanCommitResponse.ProtoReflect.Descriptor instead.
 func (*CanCommitResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{24}
+	return file_mr_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *CanCommitResponse) GetCanCommit() bool {
@@ -1825,7 +1980,7 @@ type Empty struct {
 
 func (x *Empty) Reset() {
 	*x = Empty{}
-	mi := &file_mr_proto_msgTypes[25]
+	mi := &file_mr_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1837,7 +1992,7 @@ func (x *Empty) String() string {
 func (*Empty) ProtoMessage() {}
 
 func (x *Empty) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[25]
+	mi := &file_mr_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1850,7 +2005,7 @@ func (x *Empty) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Empty.ProtoReflect.Descriptor instead.
 func (*Empty) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{25}
+	return file_mr_proto_rawDescGZIP(), []int{26}
 }
 
 type GetTaskRequest struct {
@@ -1862,7 +2017,7 @@ type GetTaskRequest struct {
 
 func (x *GetTaskRequest) Reset() {
 	*x = GetTaskRequest{}
-	mi := &file_mr_proto_msgTypes[26]
+	mi := &file_mr_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1874,7 +2029,7 @@ func (x *GetTaskRequest) String() string {
 func (*GetTaskRequest) ProtoMessage() {}
 
 func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[26]
+	mi := &file_mr_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1887,7 +2042,7 @@ func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskRequest.ProtoReflect.Descriptor instead.
 func (*GetTaskRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{26}
+	return file_mr_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *GetTaskRequest) GetAttemptId() string {
@@ -1910,7 +2065,7 @@ type StatusUpdateRequest struct {
 
 func (x *StatusUpdateRequest) Reset() {
 	*x = StatusUpdateRequest{}
-	mi := &file_mr_proto_msgTypes[27]
+	mi := &file_mr_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1922,7 +2077,7 @@ func (x *StatusUpdateRequest) String() string {
 func (*StatusUpdateRequest) ProtoMessage() {}
 
 func (x *StatusUpdateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[27]
+	mi := &file_mr_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1935,7 +2090,7 @@ func (x *StatusUpdateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusUpdateRequest.ProtoReflect.Descriptor instead.
 func (*StatusUpdateRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{27}
+	return file_mr_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *StatusUpdateRequest) GetAttemptId() string {
@@ -1983,7 +2138,7 @@ type StatusUpdateResponse struct {
 
 func (x *StatusUpdateResponse) Reset() {
 	*x = StatusUpdateResponse{}
-	mi := &file_mr_proto_msgTypes[28]
+	mi := &file_mr_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1995,7 +2150,7 @@ func (x *StatusUpdateResponse) String() string {
 func (*StatusUpdateResponse) ProtoMessage() {}
 
 func (x *StatusUpdateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[28]
+	mi := &file_mr_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2008,7 +2163,7 @@ func (x *StatusUpdateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusUpdateResponse.ProtoReflect.Descriptor instead.
 func (*StatusUpdateResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{28}
+	return file_mr_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *StatusUpdateResponse) GetKnown() bool {
@@ -2027,7 +2182,7 @@ type SpillReadyRequest struct {
 
 func (x *SpillReadyRequest) Reset() {
 	*x = SpillReadyRequest{}
-	mi := &file_mr_proto_msgTypes[29]
+	mi := &file_mr_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2039,7 +2194,7 @@ func (x *SpillReadyRequest) String() string {
 func (*SpillReadyRequest) ProtoMessage() {}
 
 func (x *SpillReadyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[29]
+	mi := &file_mr_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2052,7 +2207,7 @@ func (x *SpillReadyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpillReadyRequest.ProtoReflect.Descriptor instead.
 func (*SpillReadyRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{29}
+	return file_mr_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *SpillReadyRequest) GetSpill() *SpillAnnouncement {
@@ -2072,7 +2227,7 @@ type DoneRequest struct {
 
 func (x *DoneRequest) Reset() {
 	*x = DoneRequest{}
-	mi := &file_mr_proto_msgTypes[30]
+	mi := &file_mr_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2084,7 +2239,7 @@ func (x *DoneRequest) String() string {
 func (*DoneRequest) ProtoMessage() {}
 
 func (x *DoneRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[30]
+	mi := &file_mr_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2097,7 +2252,7 @@ func (x *DoneRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DoneRequest.ProtoReflect.Descriptor instead.
 func (*DoneRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{30}
+	return file_mr_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *DoneRequest) GetAttemptId() string {
@@ -2125,7 +2280,7 @@ type FailedRequest struct {
 
 func (x *FailedRequest) Reset() {
 	*x = FailedRequest{}
-	mi := &file_mr_proto_msgTypes[31]
+	mi := &file_mr_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2137,7 +2292,7 @@ func (x *FailedRequest) String() string {
 func (*FailedRequest) ProtoMessage() {}
 
 func (x *FailedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[31]
+	mi := &file_mr_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2150,7 +2305,7 @@ func (x *FailedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailedRequest.ProtoReflect.Descriptor instead.
 func (*FailedRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{31}
+	return file_mr_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *FailedRequest) GetAttemptId() string {
@@ -2195,7 +2350,7 @@ const file_mr_proto_rawDesc = "" +
 	"attempt_id\x18\x01 \x01(\tR\tattemptId\x12\x14\n" +
 	"\x05spill\x18\x02 \x01(\x05R\x05spill\x12\x14\n" +
 	"\x05final\x18\x03 \x01(\bR\x05final\x12)\n" +
-	"\bsegments\x18\x04 \x03(\v2\r.gomr.SegmentR\bsegments\"\xcb\x02\n" +
+	"\bsegments\x18\x04 \x03(\v2\r.gomr.SegmentR\bsegments\"\x8e\x03\n" +
 	"\rAttemptStatus\x12\x1d\n" +
 	"\n" +
 	"attempt_id\x18\x01 \x01(\tR\tattemptId\x12\x14\n" +
@@ -2210,7 +2365,9 @@ const file_mr_proto_rawDesc = "" +
 	"\tfinish_ms\x18\b \x01(\x03R\bfinishMs\x12*\n" +
 	"\x11shuffle_finish_ms\x18\t \x01(\x03R\x0fshuffleFinishMs\x12$\n" +
 	"\x0esort_finish_ms\x18\n" +
-	" \x01(\x03R\fsortFinishMs\"P\n" +
+	" \x01(\x03R\fsortFinishMs\x12\x1b\n" +
+	"\trss_bytes\x18\v \x01(\x03R\brssBytes\x12$\n" +
+	"\x0efile_set_bytes\x18\f \x01(\x03R\ffileSetBytes\"P\n" +
 	"\x10SubmitJobRequest\x12\x1b\n" +
 	"\tspec_json\x18\x01 \x01(\fR\bspecJson\x12\x1f\n" +
 	"\vsplits_json\x18\x02 \x01(\fR\n" +
@@ -2225,7 +2382,7 @@ const file_mr_proto_rawDesc = "" +
 	"\arunning\x18\x03 \x01(\x05R\arunning\x12\x1c\n" +
 	"\tsucceeded\x18\x04 \x01(\x05R\tsucceeded\x12\x16\n" +
 	"\x06failed\x18\x05 \x01(\x05R\x06failed\x12\x16\n" +
-	"\x06killed\x18\x06 \x01(\x05R\x06killed\"\xeb\x03\n" +
+	"\x06killed\x18\x06 \x01(\x05R\x06killed\"\xa2\x04\n" +
 	"\tJobStatus\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
@@ -2243,7 +2400,19 @@ const file_mr_proto_rawDesc = "" +
 	"\x04user\x18\r \x01(\tR\x04user\x12\x12\n" +
 	"\x04pool\x18\x0e \x01(\tR\x04pool\x12'\n" +
 	"\x0fscheduling_info\x18\x0f \x01(\tR\x0eschedulingInfo\x12\x16\n" +
-	"\x06output\x18\x10 \x01(\tR\x06output\"#\n" +
+	"\x06output\x18\x10 \x01(\tR\x06output\x125\n" +
+	"\fspeculations\x18\x11 \x03(\v2\x11.gomr.SpeculationR\fspeculations\"\xef\x01\n" +
+	"\vSpeculation\x12\x17\n" +
+	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x12\n" +
+	"\x04kind\x18\x02 \x01(\tR\x04kind\x12%\n" +
+	"\x0esource_attempt\x18\x03 \x01(\tR\rsourceAttempt\x12\x1d\n" +
+	"\n" +
+	"attempt_id\x18\x04 \x01(\tR\tattemptId\x12\x1d\n" +
+	"\n" +
+	"decided_ms\x18\x05 \x01(\x03R\tdecidedMs\x12 \n" +
+	"\vexplanation\x18\x06 \x01(\tR\vexplanation\x12\x18\n" +
+	"\aoutcome\x18\a \x01(\tR\aoutcome\x12\x12\n" +
+	"\x04note\x18\b \x01(\tR\x04note\"#\n" +
 	"\x0fListJobsRequest\x12\x10\n" +
 	"\x03all\x18\x01 \x01(\bR\x03all\"7\n" +
 	"\x10ListJobsResponse\x12#\n" +
@@ -2271,7 +2440,7 @@ const file_mr_proto_rawDesc = "" +
 	"\x0finitial_contact\x18\n" +
 	" \x01(\bR\x0einitialContact\x12(\n" +
 	"\x10accept_new_tasks\x18\v \x01(\bR\x0eacceptNewTasks\x12%\n" +
-	"\x0ecriu_available\x18\f \x01(\bR\rcriuAvailable\"\xec\x02\n" +
+	"\x0ecriu_available\x18\f \x01(\bR\rcriuAvailable\"\xa8\x03\n" +
 	"\n" +
 	"LaunchTask\x12\x1d\n" +
 	"\n" +
@@ -2288,7 +2457,9 @@ const file_mr_proto_rawDesc = "" +
 	"numReduces\x12\x1d\n" +
 	"\n" +
 	"job_secret\x18\n" +
-	" \x01(\fR\tjobSecret\x1a7\n" +
+	" \x01(\fR\tjobSecret\x12 \n" +
+	"\vspeculative\x18\v \x01(\bR\vspeculative\x12\x18\n" +
+	"\atracker\x18\f \x01(\tR\atracker\x1a7\n" +
 	"\tConfEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x86\x01\n" +
@@ -2391,7 +2562,7 @@ func file_mr_proto_rawDescGZIP() []byte {
 	return file_mr_proto_rawDescData
 }
 
-var file_mr_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
+var file_mr_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
 var file_mr_proto_goTypes = []any{
 	(*Counter)(nil),              // 0: gomr.Counter
 	(*Segment)(nil),              // 1: gomr.Segment
@@ -2402,30 +2573,31 @@ var file_mr_proto_goTypes = []any{
 	(*JobStatusRequest)(nil),     // 6: gomr.JobStatusRequest
 	(*TaskSummary)(nil),          // 7: gomr.TaskSummary
 	(*JobStatus)(nil),            // 8: gomr.JobStatus
-	(*ListJobsRequest)(nil),      // 9: gomr.ListJobsRequest
-	(*ListJobsResponse)(nil),     // 10: gomr.ListJobsResponse
-	(*KillJobRequest)(nil),       // 11: gomr.KillJobRequest
-	(*KillJobResponse)(nil),      // 12: gomr.KillJobResponse
-	(*JobHistoryRequest)(nil),    // 13: gomr.JobHistoryRequest
-	(*JobHistoryResponse)(nil),   // 14: gomr.JobHistoryResponse
-	(*HeartbeatRequest)(nil),     // 15: gomr.HeartbeatRequest
-	(*LaunchTask)(nil),           // 16: gomr.LaunchTask
-	(*TaskAction)(nil),           // 17: gomr.TaskAction
-	(*HeartbeatResponse)(nil),    // 18: gomr.HeartbeatResponse
-	(*MapEvent)(nil),             // 19: gomr.MapEvent
-	(*MapEventsRequest)(nil),     // 20: gomr.MapEventsRequest
-	(*MapEventsResponse)(nil),    // 21: gomr.MapEventsResponse
-	(*FetchFailureRequest)(nil),  // 22: gomr.FetchFailureRequest
-	(*CanCommitRequest)(nil),     // 23: gomr.CanCommitRequest
-	(*CanCommitResponse)(nil),    // 24: gomr.CanCommitResponse
-	(*Empty)(nil),                // 25: gomr.Empty
-	(*GetTaskRequest)(nil),       // 26: gomr.GetTaskRequest
-	(*StatusUpdateRequest)(nil),  // 27: gomr.StatusUpdateRequest
-	(*StatusUpdateResponse)(nil), // 28: gomr.StatusUpdateResponse
-	(*SpillReadyRequest)(nil),    // 29: gomr.SpillReadyRequest
-	(*DoneRequest)(nil),          // 30: gomr.DoneRequest
-	(*FailedRequest)(nil),        // 31: gomr.FailedRequest
-	nil,                          // 32: gomr.LaunchTask.ConfEntry
+	(*Speculation)(nil),          // 9: gomr.Speculation
+	(*ListJobsRequest)(nil),      // 10: gomr.ListJobsRequest
+	(*ListJobsResponse)(nil),     // 11: gomr.ListJobsResponse
+	(*KillJobRequest)(nil),       // 12: gomr.KillJobRequest
+	(*KillJobResponse)(nil),      // 13: gomr.KillJobResponse
+	(*JobHistoryRequest)(nil),    // 14: gomr.JobHistoryRequest
+	(*JobHistoryResponse)(nil),   // 15: gomr.JobHistoryResponse
+	(*HeartbeatRequest)(nil),     // 16: gomr.HeartbeatRequest
+	(*LaunchTask)(nil),           // 17: gomr.LaunchTask
+	(*TaskAction)(nil),           // 18: gomr.TaskAction
+	(*HeartbeatResponse)(nil),    // 19: gomr.HeartbeatResponse
+	(*MapEvent)(nil),             // 20: gomr.MapEvent
+	(*MapEventsRequest)(nil),     // 21: gomr.MapEventsRequest
+	(*MapEventsResponse)(nil),    // 22: gomr.MapEventsResponse
+	(*FetchFailureRequest)(nil),  // 23: gomr.FetchFailureRequest
+	(*CanCommitRequest)(nil),     // 24: gomr.CanCommitRequest
+	(*CanCommitResponse)(nil),    // 25: gomr.CanCommitResponse
+	(*Empty)(nil),                // 26: gomr.Empty
+	(*GetTaskRequest)(nil),       // 27: gomr.GetTaskRequest
+	(*StatusUpdateRequest)(nil),  // 28: gomr.StatusUpdateRequest
+	(*StatusUpdateResponse)(nil), // 29: gomr.StatusUpdateResponse
+	(*SpillReadyRequest)(nil),    // 30: gomr.SpillReadyRequest
+	(*DoneRequest)(nil),          // 31: gomr.DoneRequest
+	(*FailedRequest)(nil),        // 32: gomr.FailedRequest
+	nil,                          // 33: gomr.LaunchTask.ConfEntry
 }
 var file_mr_proto_depIdxs = []int32{
 	1,  // 0: gomr.SpillAnnouncement.segments:type_name -> gomr.Segment
@@ -2433,57 +2605,58 @@ var file_mr_proto_depIdxs = []int32{
 	0,  // 2: gomr.JobStatus.counters:type_name -> gomr.Counter
 	7,  // 3: gomr.JobStatus.maps:type_name -> gomr.TaskSummary
 	7,  // 4: gomr.JobStatus.reduces:type_name -> gomr.TaskSummary
-	8,  // 5: gomr.ListJobsResponse.jobs:type_name -> gomr.JobStatus
-	3,  // 6: gomr.HeartbeatRequest.attempts:type_name -> gomr.AttemptStatus
-	2,  // 7: gomr.HeartbeatRequest.spills:type_name -> gomr.SpillAnnouncement
-	32, // 8: gomr.LaunchTask.conf:type_name -> gomr.LaunchTask.ConfEntry
-	16, // 9: gomr.TaskAction.launch:type_name -> gomr.LaunchTask
-	17, // 10: gomr.HeartbeatResponse.actions:type_name -> gomr.TaskAction
-	1,  // 11: gomr.MapEvent.segment:type_name -> gomr.Segment
-	19, // 12: gomr.MapEventsResponse.events:type_name -> gomr.MapEvent
-	0,  // 13: gomr.StatusUpdateRequest.counters:type_name -> gomr.Counter
-	2,  // 14: gomr.SpillReadyRequest.spill:type_name -> gomr.SpillAnnouncement
-	0,  // 15: gomr.DoneRequest.counters:type_name -> gomr.Counter
-	0,  // 16: gomr.FailedRequest.counters:type_name -> gomr.Counter
-	4,  // 17: gomr.JobTracker.SubmitJob:input_type -> gomr.SubmitJobRequest
-	6,  // 18: gomr.JobTracker.GetJobStatus:input_type -> gomr.JobStatusRequest
-	9,  // 19: gomr.JobTracker.ListJobs:input_type -> gomr.ListJobsRequest
-	11, // 20: gomr.JobTracker.KillJob:input_type -> gomr.KillJobRequest
-	13, // 21: gomr.JobTracker.GetJobHistory:input_type -> gomr.JobHistoryRequest
-	15, // 22: gomr.JobTracker.Heartbeat:input_type -> gomr.HeartbeatRequest
-	20, // 23: gomr.JobTracker.GetMapEvents:input_type -> gomr.MapEventsRequest
-	22, // 24: gomr.JobTracker.ReportFetchFailure:input_type -> gomr.FetchFailureRequest
-	23, // 25: gomr.JobTracker.CanCommit:input_type -> gomr.CanCommitRequest
-	26, // 26: gomr.Umbilical.GetTask:input_type -> gomr.GetTaskRequest
-	27, // 27: gomr.Umbilical.StatusUpdate:input_type -> gomr.StatusUpdateRequest
-	29, // 28: gomr.Umbilical.SpillReady:input_type -> gomr.SpillReadyRequest
-	20, // 29: gomr.Umbilical.GetMapEvents:input_type -> gomr.MapEventsRequest
-	22, // 30: gomr.Umbilical.ReportFetchFailure:input_type -> gomr.FetchFailureRequest
-	23, // 31: gomr.Umbilical.CanCommit:input_type -> gomr.CanCommitRequest
-	30, // 32: gomr.Umbilical.Done:input_type -> gomr.DoneRequest
-	31, // 33: gomr.Umbilical.Failed:input_type -> gomr.FailedRequest
-	5,  // 34: gomr.JobTracker.SubmitJob:output_type -> gomr.SubmitJobResponse
-	8,  // 35: gomr.JobTracker.GetJobStatus:output_type -> gomr.JobStatus
-	10, // 36: gomr.JobTracker.ListJobs:output_type -> gomr.ListJobsResponse
-	12, // 37: gomr.JobTracker.KillJob:output_type -> gomr.KillJobResponse
-	14, // 38: gomr.JobTracker.GetJobHistory:output_type -> gomr.JobHistoryResponse
-	18, // 39: gomr.JobTracker.Heartbeat:output_type -> gomr.HeartbeatResponse
-	21, // 40: gomr.JobTracker.GetMapEvents:output_type -> gomr.MapEventsResponse
-	25, // 41: gomr.JobTracker.ReportFetchFailure:output_type -> gomr.Empty
-	24, // 42: gomr.JobTracker.CanCommit:output_type -> gomr.CanCommitResponse
-	16, // 43: gomr.Umbilical.GetTask:output_type -> gomr.LaunchTask
-	28, // 44: gomr.Umbilical.StatusUpdate:output_type -> gomr.StatusUpdateResponse
-	25, // 45: gomr.Umbilical.SpillReady:output_type -> gomr.Empty
-	21, // 46: gomr.Umbilical.GetMapEvents:output_type -> gomr.MapEventsResponse
-	25, // 47: gomr.Umbilical.ReportFetchFailure:output_type -> gomr.Empty
-	24, // 48: gomr.Umbilical.CanCommit:output_type -> gomr.CanCommitResponse
-	25, // 49: gomr.Umbilical.Done:output_type -> gomr.Empty
-	25, // 50: gomr.Umbilical.Failed:output_type -> gomr.Empty
-	34, // [34:51] is the sub-list for method output_type
-	17, // [17:34] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	9,  // 5: gomr.JobStatus.speculations:type_name -> gomr.Speculation
+	8,  // 6: gomr.ListJobsResponse.jobs:type_name -> gomr.JobStatus
+	3,  // 7: gomr.HeartbeatRequest.attempts:type_name -> gomr.AttemptStatus
+	2,  // 8: gomr.HeartbeatRequest.spills:type_name -> gomr.SpillAnnouncement
+	33, // 9: gomr.LaunchTask.conf:type_name -> gomr.LaunchTask.ConfEntry
+	17, // 10: gomr.TaskAction.launch:type_name -> gomr.LaunchTask
+	18, // 11: gomr.HeartbeatResponse.actions:type_name -> gomr.TaskAction
+	1,  // 12: gomr.MapEvent.segment:type_name -> gomr.Segment
+	20, // 13: gomr.MapEventsResponse.events:type_name -> gomr.MapEvent
+	0,  // 14: gomr.StatusUpdateRequest.counters:type_name -> gomr.Counter
+	2,  // 15: gomr.SpillReadyRequest.spill:type_name -> gomr.SpillAnnouncement
+	0,  // 16: gomr.DoneRequest.counters:type_name -> gomr.Counter
+	0,  // 17: gomr.FailedRequest.counters:type_name -> gomr.Counter
+	4,  // 18: gomr.JobTracker.SubmitJob:input_type -> gomr.SubmitJobRequest
+	6,  // 19: gomr.JobTracker.GetJobStatus:input_type -> gomr.JobStatusRequest
+	10, // 20: gomr.JobTracker.ListJobs:input_type -> gomr.ListJobsRequest
+	12, // 21: gomr.JobTracker.KillJob:input_type -> gomr.KillJobRequest
+	14, // 22: gomr.JobTracker.GetJobHistory:input_type -> gomr.JobHistoryRequest
+	16, // 23: gomr.JobTracker.Heartbeat:input_type -> gomr.HeartbeatRequest
+	21, // 24: gomr.JobTracker.GetMapEvents:input_type -> gomr.MapEventsRequest
+	23, // 25: gomr.JobTracker.ReportFetchFailure:input_type -> gomr.FetchFailureRequest
+	24, // 26: gomr.JobTracker.CanCommit:input_type -> gomr.CanCommitRequest
+	27, // 27: gomr.Umbilical.GetTask:input_type -> gomr.GetTaskRequest
+	28, // 28: gomr.Umbilical.StatusUpdate:input_type -> gomr.StatusUpdateRequest
+	30, // 29: gomr.Umbilical.SpillReady:input_type -> gomr.SpillReadyRequest
+	21, // 30: gomr.Umbilical.GetMapEvents:input_type -> gomr.MapEventsRequest
+	23, // 31: gomr.Umbilical.ReportFetchFailure:input_type -> gomr.FetchFailureRequest
+	24, // 32: gomr.Umbilical.CanCommit:input_type -> gomr.CanCommitRequest
+	31, // 33: gomr.Umbilical.Done:input_type -> gomr.DoneRequest
+	32, // 34: gomr.Umbilical.Failed:input_type -> gomr.FailedRequest
+	5,  // 35: gomr.JobTracker.SubmitJob:output_type -> gomr.SubmitJobResponse
+	8,  // 36: gomr.JobTracker.GetJobStatus:output_type -> gomr.JobStatus
+	11, // 37: gomr.JobTracker.ListJobs:output_type -> gomr.ListJobsResponse
+	13, // 38: gomr.JobTracker.KillJob:output_type -> gomr.KillJobResponse
+	15, // 39: gomr.JobTracker.GetJobHistory:output_type -> gomr.JobHistoryResponse
+	19, // 40: gomr.JobTracker.Heartbeat:output_type -> gomr.HeartbeatResponse
+	22, // 41: gomr.JobTracker.GetMapEvents:output_type -> gomr.MapEventsResponse
+	26, // 42: gomr.JobTracker.ReportFetchFailure:output_type -> gomr.Empty
+	25, // 43: gomr.JobTracker.CanCommit:output_type -> gomr.CanCommitResponse
+	17, // 44: gomr.Umbilical.GetTask:output_type -> gomr.LaunchTask
+	29, // 45: gomr.Umbilical.StatusUpdate:output_type -> gomr.StatusUpdateResponse
+	26, // 46: gomr.Umbilical.SpillReady:output_type -> gomr.Empty
+	22, // 47: gomr.Umbilical.GetMapEvents:output_type -> gomr.MapEventsResponse
+	26, // 48: gomr.Umbilical.ReportFetchFailure:output_type -> gomr.Empty
+	25, // 49: gomr.Umbilical.CanCommit:output_type -> gomr.CanCommitResponse
+	26, // 50: gomr.Umbilical.Done:output_type -> gomr.Empty
+	26, // 51: gomr.Umbilical.Failed:output_type -> gomr.Empty
+	35, // [35:52] is the sub-list for method output_type
+	18, // [18:35] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_mr_proto_init() }
@@ -2491,7 +2664,7 @@ func file_mr_proto_init() {
 	if File_mr_proto != nil {
 		return
 	}
-	file_mr_proto_msgTypes[17].OneofWrappers = []any{
+	file_mr_proto_msgTypes[18].OneofWrappers = []any{
 		(*TaskAction_Launch)(nil),
 		(*TaskAction_KillAttempt)(nil),
 		(*TaskAction_PurgeJob)(nil),
@@ -2502,7 +2675,7 @@ func file_mr_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_mr_proto_rawDesc), len(file_mr_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   33,
+			NumMessages:   34,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -17,6 +17,7 @@ const (
 	KeyFloat    KeyType = "float"
 	KeyDuration KeyType = "duration"
 	KeyBool     KeyType = "bool"
+	KeyString   KeyType = "string"
 )
 
 // Key describes one configuration key the speculator reads.
@@ -25,6 +26,8 @@ type Key struct {
 	Type        KeyType
 	Default     string
 	Description string
+	// Allowed lists the values a string key may take (nil: any).
+	Allowed []string
 }
 
 // Configuration key names.
@@ -48,31 +51,46 @@ const (
 	KeyCopyBandwidth     = "speculation.clone.copy-bandwidth"
 	KeySmoothing         = "speculation.clone.smoothing"
 	KeyMinSampleBytes    = "speculation.clone.min-sample-bytes"
+
+	KeyStragglerFraction    = "straggler.fraction"
+	KeyStragglerScope       = "straggler.scope"
+	KeyStragglerShape       = "straggler.shape"
+	KeyStragglerLocation    = "straggler.location"
+	KeyStragglerMaxFactor   = "straggler.max-factor"
+	KeyStragglerSeed        = "straggler.seed"
+	KeyStragglerSpeculative = "straggler.speculative"
 )
 
 // Keys lists every configuration key the speculator reads, with its
 // default, for the conf package to register.
 func Keys() []Key {
 	return []Key{
-		{KeyMapSpeculative, KeyBool, "true", "speculate map tasks"},
-		{KeyReduceSpeculative, KeyBool, "true", "speculate reduce tasks"},
-		{KeyCapRunning, KeyFloat, "0.1", "speculative attempts allowed at once, as a fraction of the running tasks of a type"},
-		{KeyCapTotal, KeyFloat, "0.01", "speculative attempts allowed at once, as a fraction of all tasks of a type (the thesis used 1.0)"},
-		{KeyMinAllowed, KeyInt, "10", "speculative attempts of a type always allowed at once, whatever the fractions give"},
-		{KeyRetryNoSpec, KeyDuration, "1s", "wait before the next scan after a scan that speculated nothing"},
-		{KeyRetryAfterSpec, KeyDuration, "15s", "wait before the next scan after a scan that speculated"},
-		{KeySlowTaskThreshold, KeyFloat, "1.0", "a task is a straggler only if its estimated runtime exceeds mean + this many standard deviations (only with " + KeyApplyThreshold + ")"},
-		{KeyApplyThreshold, KeyBool, "false", "apply the slow-task threshold; false is Hadoop's behaviour, where it only gates on finished tasks"},
-		{KeyMinDoneCount, KeyInt, "1", "finished tasks of a type needed before any task of the type is speculated"},
-		{KeyMinDoneFraction, KeyFloat, "0.05", "fraction of the tasks of a type that must have finished before any is speculated"},
-		{KeyStagnation, KeyDuration, "9s", "an attempt whose progress has not changed for this long is estimated as if it reported its progress now"},
-		{KeyCloneEnabled, KeyBool, "false", "let the speculator choose a CRIU clone instead of a fresh attempt when the clone is expected to end first"},
-		{KeyBeta, KeyFloat, "1.2", "damping factor beta: the estimated clone cost is multiplied by it (> 1 overestimates, suppressing doubtful clones)"},
-		{KeyTVM, KeyDuration, "140ms", "prior of the fixed cost of one clone (quiesce, dump, restore), t_vm"},
-		{KeyImageBandwidth, KeyFloat, "950000000", "prior of the image throughput of dump plus restore, B, in bytes/s"},
-		{KeyCopyBandwidth, KeyFloat, "40000000", "prior of the copy throughput of the clone's file set to the target tracker, B_copy, in bytes/s"},
-		{KeySmoothing, KeyFloat, "0.25", "weight of a new clone measurement in the exponentially smoothed clone-cost inputs, in (0, 1]"},
-		{KeyMinSampleBytes, KeyInt, "1048576", "a clone's copy throughput is learnt only from transfers of at least this many bytes"},
+		{KeyMapSpeculative, KeyBool, "true", "speculate map tasks", nil},
+		{KeyReduceSpeculative, KeyBool, "true", "speculate reduce tasks", nil},
+		{KeyCapRunning, KeyFloat, "0.1", "speculative attempts allowed at once, as a fraction of the running tasks of a type", nil},
+		{KeyCapTotal, KeyFloat, "0.01", "speculative attempts allowed at once, as a fraction of all tasks of a type (the thesis used 1.0)", nil},
+		{KeyMinAllowed, KeyInt, "10", "speculative attempts of a type always allowed at once, whatever the fractions give", nil},
+		{KeyRetryNoSpec, KeyDuration, "1s", "wait before the next scan after a scan that speculated nothing", nil},
+		{KeyRetryAfterSpec, KeyDuration, "15s", "wait before the next scan after a scan that speculated", nil},
+		{KeySlowTaskThreshold, KeyFloat, "1.0", "a task is a straggler only if its estimated runtime exceeds mean + this many standard deviations (only with " + KeyApplyThreshold + ")", nil},
+		{KeyApplyThreshold, KeyBool, "false", "apply the slow-task threshold; false is Hadoop's behaviour, where it only gates on finished tasks", nil},
+		{KeyMinDoneCount, KeyInt, "1", "finished tasks of a type needed before any task of the type is speculated", nil},
+		{KeyMinDoneFraction, KeyFloat, "0.05", "fraction of the tasks of a type that must have finished before any is speculated", nil},
+		{KeyStagnation, KeyDuration, "9s", "an attempt whose progress has not changed for this long is estimated as if it reported its progress now", nil},
+		{KeyCloneEnabled, KeyBool, "false", "let the speculator choose a CRIU clone instead of a fresh attempt when the clone is expected to end first", nil},
+		{KeyBeta, KeyFloat, "1.2", "damping factor beta: the estimated clone cost is multiplied by it (> 1 overestimates, suppressing doubtful clones)", nil},
+		{KeyTVM, KeyDuration, "140ms", "prior of the fixed cost of one clone (quiesce, dump, restore), t_vm", nil},
+		{KeyImageBandwidth, KeyFloat, "950000000", "prior of the image throughput of dump plus restore, B, in bytes/s", nil},
+		{KeyCopyBandwidth, KeyFloat, "40000000", "prior of the copy throughput of the clone's file set to the target tracker, B_copy, in bytes/s", nil},
+		{KeySmoothing, KeyFloat, "0.25", "weight of a new clone measurement in the exponentially smoothed clone-cost inputs, in (0, 1]", nil},
+		{KeyMinSampleBytes, KeyInt, "1048576", "a clone's copy throughput is learnt only from transfers of at least this many bytes", nil},
+		{KeyStragglerFraction, KeyFloat, "0", "straggler injector (experiments): fraction of attempts (or trackers, see " + KeyStragglerScope + ") slowed down; 0 turns it off", nil},
+		{KeyStragglerScope, KeyString, "attempt", "straggler injector: draw the slowdown per attempt or per tracker", []string{"attempt", "tracker"}},
+		{KeyStragglerShape, KeyFloat, "2", "straggler injector: shape (sigma) of the log-normal slowdown factor k; the source uses 1, 2 and 10", nil},
+		{KeyStragglerLocation, KeyFloat, "0", "straggler injector: location (mu) of the log-normal slowdown factor k (0: median k is 1, a slowed task takes twice as long)", nil},
+		{KeyStragglerMaxFactor, KeyFloat, "50", "straggler injector: upper bound on k (a long tail of shape 10 would otherwise stall a task for ever)", nil},
+		{KeyStragglerSeed, KeyInt, "1", "straggler injector: seed of the draws (the same seed slows the same attempts)", nil},
+		{KeyStragglerSpeculative, KeyBool, "false", "straggler injector: slow speculative attempts (fresh or cloned) too", nil},
 	}
 }
 

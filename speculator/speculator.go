@@ -124,6 +124,13 @@ func New(p Params) *Speculator {
 	return &Speculator{p: p, est: NewEstimator(p.Estimator)}
 }
 
+// NewShared returns a speculator with parameters p that uses est as its
+// clone-cost estimator, so that speculators of several jobs learn from the
+// same measured clones. p.Estimator is not used.
+func NewShared(p Params, est *Estimator) *Speculator {
+	return &Speculator{p: p, est: est}
+}
+
 // Params returns the speculator's parameters.
 func (s *Speculator) Params() Params { return s.p }
 

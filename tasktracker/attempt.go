@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -49,9 +50,12 @@ type taskAttempt struct {
 }
 
 func (a *taskAttempt) status() *mrpb.AttemptStatus {
+	rss, fileSet := a.sizes()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	st := &mrpb.AttemptStatus{
+		RssBytes:     rss,
+		FileSetBytes: fileSet,
 		AttemptId:  a.launch.AttemptId,
 		State:      a.state,
 		Progress:   a.progress,
@@ -70,6 +74,50 @@ func (a *taskAttempt) status() *mrpb.AttemptStatus {
 		st.SortFinishMs = a.sortDone.UnixMilli()
 	}
 	return st
+}
+
+// sizes reads what a clone of the running attempt would move: the
+// resident set of its process (the image) and the bytes of its working
+// files (spills, fetched map output; not its logs). Zero when it is not
+// running.
+func (a *taskAttempt) sizes() (rss, fileSet int64) {
+	a.mu.Lock()
+	cmd, running := a.cmd, a.state == "RUNNING"
+	a.mu.Unlock()
+	if !running || cmd == nil || cmd.Process == nil {
+		return 0, 0
+	}
+	rss = residentBytes(cmd.Process.Pid)
+	_ = filepath.WalkDir(a.dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		if name := d.Name(); path == filepath.Join(a.dir, name) && (name == "stdout" || name == "stderr") {
+			return nil
+		}
+		if info, err := d.Info(); err == nil {
+			fileSet += info.Size()
+		}
+		return nil
+	})
+	return rss, fileSet
+}
+
+// residentBytes is VmRSS of process pid, 0 if it cannot be read.
+func residentBytes(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			var kb int64
+			if _, err := fmt.Sscanf(strings.TrimSpace(rest), "%d kB", &kb); err == nil {
+				return kb << 10
+			}
+		}
+	}
+	return 0
 }
 
 func (a *taskAttempt) finished() bool {

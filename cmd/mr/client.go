@@ -217,5 +217,18 @@ func printStatus(st *mrpb.JobStatus) {
 	if st.SchedulingInfo != "" {
 		fmt.Fprintf(out, "Scheduling: %s\n", st.SchedulingInfo)
 	}
+	if len(st.Speculations) > 0 {
+		fmt.Fprintf(out, "Speculative attempts: %d\n", len(st.Speculations))
+		for _, s := range st.Speculations {
+			att := s.AttemptId
+			if att == "" {
+				att = "(not launched)"
+			}
+			fmt.Fprintf(out, "  %s %s %s -> %s %s\n    %s\n", s.TaskId, s.Kind, s.SourceAttempt, att, s.Outcome, s.Explanation)
+			if s.Note != "" {
+				fmt.Fprintf(out, "    note: %s\n", s.Note)
+			}
+		}
+	}
 	jobtracker.PrintCounters(out, jobtracker.CountersOf(st))
 }

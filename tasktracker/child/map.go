@@ -48,6 +48,11 @@ func (t *task) runMap() error {
 	}
 	inputRecords := t.counters.Get(mr.TaskCounterGroup, mr.MapInputRecords)
 	bytesRead := t.counters.Get(mr.FileSystemCounterGroup, fsCounterPrefix(split.Path)+"_BYTES_READ")
+	slow, err := t.newSlowdown()
+	if err != nil {
+		return err
+	}
+	slow.start()
 	n := 0
 	for rr.Next() {
 		inputRecords.Increment()
@@ -56,6 +61,7 @@ func (t *task) runMap() error {
 		}
 		if n++; n&1023 == 0 {
 			t.setProgress(rr.Progress())
+			slow.tick(t.ctx)
 			bytesRead.Set(rr.BytesRead())
 			if err := t.ctx.Err(); err != nil {
 				return err
@@ -65,6 +71,7 @@ func (t *task) runMap() error {
 	if err := rr.Err(); err != nil {
 		return fmt.Errorf("reading input %s: %w", split.Path, err)
 	}
+	slow.tick(t.ctx)
 	bytesRead.Set(rr.BytesRead())
 	if err := finish(); err != nil {
 		return err

@@ -105,6 +105,12 @@ func (t *task) runReduce() error {
 		outRecords.Increment()
 		return w.Write(k, v)
 	})
+	slow, err := t.newSlowdown()
+	if err != nil {
+		w.Close()
+		return err
+	}
+	slow.start()
 	n := 0
 	for groups.NextKey() {
 		inGroups.Increment()
@@ -112,7 +118,10 @@ func (t *task) runReduce() error {
 			w.Close()
 			return fmt.Errorf("reduce: %w", err)
 		}
-		if n++; n&1023 == 0 {
+		if n++; n&63 == 0 {
+			slow.tick(t.ctx)
+		}
+		if n&1023 == 0 {
 			inRecords.Set(counted.n.Load())
 			if total > 0 {
 				t.setProgress(2.0/3 + float64(counted.n.Load())/float64(total)/3)
@@ -127,6 +136,7 @@ func (t *task) runReduce() error {
 		w.Close()
 		return fmt.Errorf("reading merged map output: %w", err)
 	}
+	slow.tick(t.ctx)
 	inRecords.Set(counted.n.Load())
 	if err := w.Close(); err != nil {
 		return fmt.Errorf("closing output %s: %w", path, err)

@@ -56,13 +56,13 @@ func (a *taskAttempt) status() *mrpb.AttemptStatus {
 	st := &mrpb.AttemptStatus{
 		RssBytes:     rss,
 		FileSetBytes: fileSet,
-		AttemptId:  a.launch.AttemptId,
-		State:      a.state,
-		Progress:   a.progress,
-		Phase:      a.phase,
-		Counters:   a.counters,
-		Diagnostic: a.diag,
-		StartMs:    a.start.UnixMilli(),
+		AttemptId:    a.launch.AttemptId,
+		State:        a.state,
+		Progress:     a.progress,
+		Phase:        a.phase,
+		Counters:     a.counters,
+		Diagnostic:   a.diag,
+		StartMs:      a.start.UnixMilli(),
 	}
 	if !a.finish.IsZero() {
 		st.FinishMs = a.finish.UnixMilli()

@@ -4,21 +4,32 @@ GO        ?= go
 BIN       := bin/mr
 SIZE      ?= 1g
 # Packages with goroutines of their own: run under the race detector.
-RACE_PKGS := ./spill/... ./shuffle/... ./conf/... ./mr/... ./jobtracker/... ./cmd/mr/...
+RACE_PKGS := ./spill/... ./shuffle/... ./conf/... ./mr/... ./jobtracker/... ./cmd/mr/... \
+	./tasktracker/criu/...
 # cmd/mr holds the end-to-end tests: under -race the daemons and task
 # children they start are this race-built test binary, so the JobTracker,
 # TaskTracker and child code run under the detector too.
 
-.PHONY: all build test unit race e2e lint fuzz bench proto clean
+# CRIU (attempt cloning, docs/criu.md): make criu installs it under CRIU_DIR;
+# tests find the wrapper through GOMR_CRIU. As root CRIU is required (the
+# CRIU tests fail rather than skip); otherwise they skip with a message.
+CRIU_DIR  ?= /opt/gomr/criu
+GOMR_CRIU ?= $(CRIU_DIR)/criu.sh
+ifeq ($(shell id -u),0)
+GOMR_REQUIRE_CRIU ?= 1
+endif
+export GOMR_CRIU GOMR_REQUIRE_CRIU
+
+.PHONY: all build test unit race e2e lint fuzz bench bench-speculation proto clean criu
 
 all: build
 
 build:
 	$(GO) build -o $(BIN) ./cmd/mr
 
-# make test: what CI runs. Lint, unit and end-to-end tests, then the race
-# detector on the concurrent packages.
-test: lint
+# make test: what CI runs. Lint, CRIU install, unit and end-to-end tests,
+# then the race detector on the concurrent packages.
+test: lint criu
 	$(GO) test -count=1 -timeout 20m ./...
 	$(GO) test -count=1 -race -timeout 20m $(RACE_PKGS)
 
@@ -40,8 +51,21 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseDefine$$' -fuzztime $(FUZZTIME) ./conf/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseAll$$' -fuzztime $(FUZZTIME) ./jobtracker/jobhistory/
 
+# Install CRIU 4.2.x (Debian sid's .debs with Debian 13's glibc, unpacked under
+# CRIU_DIR; needs root and deb.debian.org). Quick when already installed; as a
+# non-root user it only says that cloning is unavailable.
+criu:
+	bash tasktracker/criu/install.sh $(CRIU_DIR)
+
 bench: build
 	$(GO) run ./cmd/mrbench -size $(SIZE) -bin $(BIN)
+
+# Speculation: no speculation, fresh attempts only, fresh or CRIU clone,
+# under injected stragglers of shapes 1, 2 and 10 (needs root and
+# `make criu` for the clones).
+SPEC_SIZE ?= 512m
+bench-speculation: build
+	$(GO) run ./cmd/mrbench speculation -size $(SPEC_SIZE) -bin $(BIN)
 
 proto:
 	cd mrpb && protoc --go_out=. --go_opt=paths=source_relative \

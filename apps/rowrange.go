@@ -120,3 +120,4 @@ type nullWriter struct{}
 func (nullWriter) Write(_, _ []byte) error { return nil }
 func (nullWriter) BytesWritten() int64     { return 0 }
 func (nullWriter) Close() error            { return nil }
+func (nullWriter) Flush() error            { return nil }

@@ -70,7 +70,7 @@ func TestRegistry(t *testing.T) {
 		"mapreduce.tasktracker.map.tasks.maximum":    true,
 		"mapreduce.tasktracker.reduce.tasks.maximum": true, "mapreduce.tasktracker.heartbeat.interval": true,
 		"mapreduce.tasktracker.outofband.heartbeat": true, "mapreduce.tasktracker.http.address": true,
-		"mapreduce.tasktracker.report.address": true, "mapreduce.tasktracker.host.name": true,
+		"mapreduce.tasktracker.report.address": true, "mapreduce.tasktracker.host.name": true, "mapreduce.tasktracker.criu.path": true,
 		"mapreduce.cluster.local.dir": true, "scheduler.policy": true, "log.level": true,
 	}
 	for _, k := range keys {
@@ -135,6 +135,7 @@ func TestDefaults(t *testing.T) {
 		{"mapreduce.tasktracker.http.address", "127.0.0.1:0"},
 		{"mapreduce.tasktracker.report.address", "127.0.0.1:0"},
 		{"mapreduce.tasktracker.host.name", ""},
+		{"mapreduce.tasktracker.criu.path", "/opt/gomr/criu/criu.sh"},
 		{"mapreduce.cluster.local.dir", "/tmp/gomr/local"},
 		{"scheduler.policy", "fifo"},
 		{"log.level", "info"},

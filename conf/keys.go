@@ -70,6 +70,7 @@ var keyTable = []Key{
 	{Name: "mapreduce.tasktracker.http.address", Type: String, Default: "127.0.0.1:0", Description: "shuffle server address (host:port; port 0 = any)", Check: hostPort},
 	{Name: "mapreduce.tasktracker.report.address", Type: String, Default: "127.0.0.1:0", Description: "umbilical address for task children (host:port; port 0 = any)", Check: hostPort},
 	{Name: "mapreduce.tasktracker.host.name", Type: String, Default: "", Description: "host name the TaskTracker reports; empty uses os.Hostname"},
+	{Name: "mapreduce.tasktracker.criu.path", Type: String, Default: "/opt/gomr/criu/criu.sh", Description: "CRIU binary (or the wrapper `make criu` installs) used to clone running attempts; empty disables cloning on this TaskTracker"},
 	{Name: "mapreduce.cluster.local.dir", Type: String, Default: "/tmp/gomr/local", Description: "TaskTracker-local work directory: spills, attempt dirs, logs", Check: nonEmpty},
 
 	// Logging (cluster).

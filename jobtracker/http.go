@@ -31,7 +31,12 @@ package jobtracker
 //	              maps: TaskCounts, reduces: TaskCounts}
 //	TaskCounts    {total, pending, running, succeeded, failed, killed}
 //	/api/job      JobInfo's fields and {counters: {group: {name: value}},
-//	              tasks: [TaskInfo]}, maps then reduces by index
+//	              tasks: [TaskInfo]}, maps then reduces by index, and
+//	              speculations: [SpeculationInfo] (omitted when none)
+//	SpeculationInfo {task, kind ("fresh" or "clone"), source_attempt,
+//	              attempt (omitted until launched), decided, outcome
+//	              (PENDING, RUNNING, WON, LOST, FAILED, KILLED, DROPPED),
+//	              explanation (the estimates behind the choice), note}
 //	TaskInfo      {id, type ("map" or "reduce"), index, state, progress,
 //	              failures, error, attempts: [AttemptInfo]}
 //	AttemptInfo   {id, tracker, state, progress, phase, start, finish,
@@ -136,6 +141,21 @@ type JobDetail struct {
 	// Counters are the job's counters (as `mr job -status` shows them).
 	Counters mr.CounterSet `json:"counters"`
 	Tasks    []TaskInfo    `json:"tasks"`
+	// Speculations are the speculative attempts the speculator asked for,
+	// with the estimates behind each choice.
+	Speculations []SpeculationInfo `json:"speculations,omitempty"`
+}
+
+// SpeculationInfo is one speculative attempt of a job.
+type SpeculationInfo struct {
+	Task          string    `json:"task"`
+	Kind          string    `json:"kind"`
+	SourceAttempt string    `json:"source_attempt"`
+	Attempt       string    `json:"attempt,omitempty"`
+	Decided       time.Time `json:"decided"`
+	Outcome       string    `json:"outcome"`
+	Explanation   string    `json:"explanation"`
+	Note          string    `json:"note,omitempty"`
 }
 
 // TaskInfo is one map or reduce task.
@@ -358,6 +378,13 @@ func (jt *JobTracker) jobDetail(id string) (JobDetail, bool) {
 			}
 			d.Tasks = append(d.Tasks, ti)
 		}
+	}
+	for _, s := range j.speculations {
+		p := s.proto()
+		d.Speculations = append(d.Speculations, SpeculationInfo{
+			Task: p.TaskId, Kind: p.Kind, SourceAttempt: p.SourceAttempt, Attempt: p.AttemptId,
+			Decided: utc(s.decided), Outcome: p.Outcome, Explanation: p.Explanation, Note: p.Note,
+		})
 	}
 	return d, true
 }
@@ -701,7 +728,12 @@ Jobs: {{index .Jobs "RUNNING"}} running, {{index .Jobs "SUCCEEDED"}} succeeded, 
 {{end}}{{end}}</table>
 {{else}}<p>None.</p>
 {{end}}
-<h2>Tasks ({{len .Tasks}})</h2>
+{{if .Speculations}}<h2>Speculative attempts ({{len .Speculations}})</h2>
+<table>
+<tr><th>Task</th><th>Kind</th><th>Of</th><th>Attempt</th><th>Decided</th><th>Outcome</th><th>Estimates</th></tr>
+{{range .Speculations}}<tr><td>{{.Task}}</td><td>{{.Kind}}</td><td>{{.SourceAttempt}}</td><td>{{.Attempt}}</td><td>{{when .Decided}}</td><td>{{.Outcome}}</td><td>{{.Explanation}}{{if .Note}}<br><i>{{.Note}}</i>{{end}}</td></tr>
+{{end}}</table>
+{{end}}<h2>Tasks ({{len .Tasks}})</h2>
 {{if .Tasks}}<table>
 <tr><th>Task / attempt</th><th>Tracker</th><th>State</th><th>Progress</th><th>Phase</th><th>Started</th><th>Finished</th><th>Error</th></tr>
 {{range .Tasks}}<tr class="task"><td><b>{{.ID}}</b></td><td></td><td>{{.State}}</td><td class="n">{{pct .Progress}}</td><td></td><td></td><td></td>

@@ -55,9 +55,6 @@ type JobTracker struct {
 	// configuration. cloneCost is the clone-cost estimator all jobs share.
 	specParams speculator.Params
 	cloneCost  *speculator.Estimator
-	// cloning is true when the JobTracker can have attempts cloned; while
-	// false the speculator never chooses a clone.
-	cloning bool
 
 	grpc     *grpc.Server
 	listener net.Listener
@@ -506,11 +503,16 @@ func (jt *JobTracker) attemptStatusLocked(t *trackerState, st *mrpb.AttemptStatu
 	if !a.live() {
 		return // already final here (killed by us, or lost)
 	}
-	if st.Progress != a.progress || a.progressChanged.IsZero() {
-		a.progressChanged = now
+	// A report counts for the runtime estimate once the attempt has made
+	// progress: before that it has nothing to extrapolate from (an
+	// attempt still at 0 is judged by the stagnation rule instead).
+	if st.Progress > 0 {
+		if st.Progress != a.progress || a.progressChanged.IsZero() {
+			a.progressChanged = now
+		}
+		a.reportAt = now
 	}
-	a.reportAt = now
-	a.rssBytes, a.fileSetBytes = st.RssBytes, st.FileSetBytes
+	a.rssBytes, a.fileSetBytes, a.cloneable = st.RssBytes, st.FileSetBytes, st.Cloneable
 	a.progress = st.Progress
 	a.phase = st.Phase
 	a.counters = countersFromProto(st.Counters)
@@ -519,6 +521,11 @@ func (jt *JobTracker) attemptStatusLocked(t *trackerState, st *mrpb.AttemptStatu
 	}
 	if st.SortFinishMs > 0 {
 		a.sortFinish = time.UnixMilli(st.SortFinishMs)
+	}
+	if st.Clone != nil {
+		if jt.cloneStatusLocked(a, st.Clone, now) {
+			return
+		}
 	}
 	switch st.State {
 	case StateRunning:
@@ -1061,6 +1068,12 @@ func contains(xs []string, s string) bool {
 }
 
 func (jt *JobTracker) launchLocked(j *job, tk *task, t *trackerState, now time.Time, speculative bool) *attempt {
+	return jt.startAttemptLocked(j, tk, t, now, speculative, "")
+}
+
+// startAttemptLocked creates an attempt of tk on tracker t and orders its
+// start: a launch, or with cloneOf set, a clone of that running attempt.
+func (jt *JobTracker) startAttemptLocked(j *job, tk *task, t *trackerState, now time.Time, speculative bool, cloneOf string) *attempt {
 	a := &attempt{
 		speculative: speculative,
 		id:          attemptID(tk, len(tk.attempts)),
@@ -1101,7 +1114,11 @@ func (jt *JobTracker) launchLocked(j *job, tk *task, t *trackerState, now time.T
 	} else {
 		j.counters.Add(mr.JobCounterGroup, mr.TotalLaunchedReduces, 1)
 	}
-	t.actions = append(t.actions, &mrpb.TaskAction{Action: &mrpb.TaskAction_Launch{Launch: launch}})
+	if cloneOf != "" {
+		t.actions = append(t.actions, &mrpb.TaskAction{Action: &mrpb.TaskAction_Clone{Clone: &mrpb.CloneAttempt{SourceAttempt: cloneOf, Launch: launch}}})
+	} else {
+		t.actions = append(t.actions, &mrpb.TaskAction{Action: &mrpb.TaskAction_Launch{Launch: launch}})
+	}
 	jt.policy.Observe(partitions.Event{Time: now, Kind: partitions.TaskStarted, JobID: j.id, Type: tk.typ, Task: tk.index})
 	jt.log.Debug("launch", "attempt", a.id, "tracker", t.name)
 	return a

@@ -172,8 +172,15 @@ func (jt *JobTracker) attemptViewLocked(a *attempt) speculator.AttemptView {
 		FileSetBytes: a.fileSetBytes, RSSBytes: a.rssBytes,
 		CommitPending: a.state == StateCommitPending,
 	}
+	// The tracker says whether the attempt can be cloned now: it has CRIU
+	// and the child can reach a quiet point (a map's output is spills or a
+	// flushable local file; a reduce is in its reduce phase, writing a
+	// flushable local file).
 	if t := jt.trackers[a.tracker]; t != nil {
-		v.CRIU = t.criu && jt.cloning
+		v.CRIU = t.criu && a.cloneable
+	}
+	if sp := a.task.specPending; sp != nil && sp.kind == speculator.Clone && sp.source == a && sp.attempt != nil && sp.attempt.live() && !sp.attempt.cloned {
+		v.BeingCloned = true
 	}
 	return v
 }
@@ -186,7 +193,14 @@ func speculativeTaskLocked(j *job, typ partitions.TaskType, t *trackerState) *ta
 		if s == nil || s.attempt != nil || tk.state != StateRunning {
 			continue
 		}
-		if s.source.tracker == t.name || tk.failedOn[t.name] {
+		// A fresh attempt never runs beside its source; a clone is made
+		// by the source's tracker, beside it (images and file sets are not
+		// sent between trackers).
+		if s.kind == speculator.Clone {
+			if s.source.tracker != t.name {
+				continue
+			}
+		} else if s.source.tracker == t.name || tk.failedOn[t.name] {
 			continue
 		}
 		return tk
@@ -198,14 +212,11 @@ func speculativeTaskLocked(j *job, typ partitions.TaskType, t *trackerState) *ta
 // tracker t.
 func (jt *JobTracker) launchSpeculativeLocked(j *job, tk *task, t *trackerState, now time.Time) {
 	s := tk.specPending
+	cloneOf := ""
 	if s.kind == speculator.Clone {
-		// The clone path is not wired into the trackers yet; see
-		// attemptViewLocked, which offers no clone until it is.
-		s.note = "cloning is not available on this cluster; started a fresh attempt"
-		s.kind = speculator.Fresh
-		j.counters.Add(mr.SpeculationGroup, mr.CloneFallbacks, 1)
+		cloneOf = s.source.id
 	}
-	a := jt.launchLocked(j, tk, t, now, true)
+	a := jt.startAttemptLocked(j, tk, t, now, true, cloneOf)
 	s.attempt = a
 	name := mr.SpeculativeMaps
 	if tk.typ == partitions.Reduce {
@@ -230,4 +241,56 @@ func endSpeculationLocked(tk *task, why string) {
 
 func (s *speculation) String() string {
 	return fmt.Sprintf("%s %s of %s", s.kind, s.task.id(), s.source.id)
+}
+
+// cloneStatusLocked takes in what a tracker reports of an attempt made by
+// cloning: once the clone runs, its measured cost goes to the clone-cost
+// estimator and the job's counters, and its progress starts where its
+// original was. A clone that could not be made is ended (KILLED, not
+// counted against the task) and replaced by a fresh speculative attempt; it
+// reports true then, the status being fully handled.
+func (jt *JobTracker) cloneStatusLocked(a *attempt, cs *mrpb.CloneStats, now time.Time) bool {
+	tk := a.task
+	j := tk.job
+	if cs.Error != "" {
+		sp := tk.specPending
+		jt.attemptFailedLocked(a, "clone failed: "+cs.Error, now, false)
+		j.counters.Add(mr.SpeculationGroup, mr.CloneFallbacks, 1)
+		if sp == nil || sp.attempt != a || j.done() || tk.state == StateSucceeded || !sp.source.live() {
+			return true
+		}
+		sp.note = "clone failed: " + cs.Error
+		fresh := &speculation{task: tk, kind: speculator.Fresh, source: sp.source, decided: now,
+			explain: sp.explain, note: "instead of a clone that failed: " + cs.Error}
+		tk.specPending = fresh
+		j.speculations = append(j.speculations, fresh)
+		jt.log.Warn("clone failed; speculating with a fresh attempt", "attempt", a.id, "source", sp.source.id, "error", cs.Error)
+		return true
+	}
+	if a.cloned || cs.ImageBytes <= 0 {
+		return false // being made, or already counted
+	}
+	a.cloned = true
+	a.startProgress = float64(cs.StartProgress)
+	m := speculator.CloneMeasurement{
+		ImageBytes:    cs.ImageBytes,
+		Dump:          time.Duration(cs.DumpMs) * time.Millisecond,
+		Restore:       time.Duration(cs.RestoreMs) * time.Millisecond,
+		TransferBytes: cs.FileSetBytes,
+		Transfer:      time.Duration(cs.CopyMs) * time.Millisecond,
+	}
+	if err := jt.cloneCost.Observe(m); err != nil {
+		jt.log.Warn("clone measurement not used", "attempt", a.id, "error", err)
+	}
+	g := mr.SpeculationGroup
+	j.counters.Add(g, mr.ClonesLaunched, 1)
+	j.counters.Add(g, mr.CloneBytes, cs.ImageBytes+cs.FileSetBytes)
+	j.counters.Add(g, mr.CloneDumpMillis, cs.DumpMs)
+	j.counters.Add(g, mr.CloneTransferMillis, cs.CopyMs)
+	j.counters.Add(g, mr.CloneRestoreMillis, cs.RestoreMs)
+	tvm, imgBps, copyBps, n := jt.cloneCost.Inputs()
+	jt.log.Info("clone running", "attempt", a.id, "source", cs.SourceAttempt, "dump_ms", cs.DumpMs, "copy_ms", cs.CopyMs,
+		"restore_ms", cs.RestoreMs, "image_bytes", cs.ImageBytes, "file_set_bytes", cs.FileSetBytes,
+		"t_vm", tvm, "image_Bps", imgBps, "copy_Bps", copyBps, "samples", n)
+	return false
 }

@@ -174,6 +174,12 @@ type attempt struct {
 	startProgress   float64
 	rssBytes        int64
 	fileSetBytes    int64
+	// cloned is set once an attempt made by cloning is running and its
+	// cost was counted.
+	cloned bool
+	// cloneable is the tracker's last word on whether it can clone the
+	// attempt now.
+	cloneable bool
 }
 
 func (a *attempt) live() bool { return a.state == StateRunning || a.state == StateCommitPending }

@@ -71,3 +71,12 @@ type RecordWriter interface {
 	BytesWritten() int64
 	Close() error
 }
+
+// Flusher is implemented by record writers that can push their buffered
+// records to storage without closing. A task being cloned flushes its
+// output at its quiet point, so that the file on disk holds exactly what
+// the process has written; a task whose writer is not a Flusher cannot be
+// cloned while its output is open.
+type Flusher interface {
+	Flush() error
+}

@@ -105,6 +105,14 @@ func (w *bufWriter) check(err error) error {
 // bytes count once they are flushed).
 func (w *bufWriter) BytesWritten() int64 { return w.cw.n }
 
+// Flush writes the buffered bytes to the file.
+func (w *bufWriter) Flush() error {
+	if err := w.usable(); err != nil {
+		return err
+	}
+	return w.check(w.bw.Flush())
+}
+
 // Close flushes the buffer and closes the file; closing twice is a no-op.
 func (w *bufWriter) Close() error {
 	if w.closed {

@@ -251,7 +251,14 @@ type AttemptStatus struct {
 	RssBytes int64 `protobuf:"varint,11,opt,name=rss_bytes,json=rssBytes,proto3" json:"rss_bytes,omitempty"`
 	// Bytes a clone of the attempt would need copied beside its image: the
 	// attempt's working files (spill in progress, fetched map output).
-	FileSetBytes  int64 `protobuf:"varint,12,opt,name=file_set_bytes,json=fileSetBytes,proto3" json:"file_set_bytes,omitempty"`
+	FileSetBytes int64 `protobuf:"varint,12,opt,name=file_set_bytes,json=fileSetBytes,proto3" json:"file_set_bytes,omitempty"`
+	// Set on an attempt made by cloning another: how the clone went.
+	Clone *CloneStats `protobuf:"bytes,13,opt,name=clone,proto3" json:"clone,omitempty"`
+	// The attempt can be cloned now: the child says it can reach a quiet
+	// point (a map whose output is spills or a flushable local file, a
+	// reduce in its reduce phase writing a flushable local file) and the
+	// tracker has CRIU.
+	Cloneable     bool `protobuf:"varint,14,opt,name=cloneable,proto3" json:"cloneable,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -370,6 +377,124 @@ func (x *AttemptStatus) GetFileSetBytes() int64 {
 	return 0
 }
 
+func (x *AttemptStatus) GetClone() *CloneStats {
+	if x != nil {
+		return x.Clone
+	}
+	return nil
+}
+
+func (x *AttemptStatus) GetCloneable() bool {
+	if x != nil {
+		return x.Cloneable
+	}
+	return false
+}
+
+// CloneStats is what cloning an attempt cost, measured by the tracker.
+type CloneStats struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SourceAttempt string                 `protobuf:"bytes,1,opt,name=source_attempt,json=sourceAttempt,proto3" json:"source_attempt,omitempty"`
+	// Quiesce plus dump of the original, copy of its file set, restore.
+	DumpMs       int64 `protobuf:"varint,2,opt,name=dump_ms,json=dumpMs,proto3" json:"dump_ms,omitempty"`
+	CopyMs       int64 `protobuf:"varint,3,opt,name=copy_ms,json=copyMs,proto3" json:"copy_ms,omitempty"`
+	RestoreMs    int64 `protobuf:"varint,4,opt,name=restore_ms,json=restoreMs,proto3" json:"restore_ms,omitempty"`
+	ImageBytes   int64 `protobuf:"varint,5,opt,name=image_bytes,json=imageBytes,proto3" json:"image_bytes,omitempty"`
+	FileSetBytes int64 `protobuf:"varint,6,opt,name=file_set_bytes,json=fileSetBytes,proto3" json:"file_set_bytes,omitempty"`
+	// The original's progress at the dump: where the clone starts.
+	StartProgress float32 `protobuf:"fixed32,7,opt,name=start_progress,json=startProgress,proto3" json:"start_progress,omitempty"`
+	// Why the clone could not be made (the attempt is then FAILED with it).
+	Error         string `protobuf:"bytes,8,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CloneStats) Reset() {
+	*x = CloneStats{}
+	mi := &file_mr_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CloneStats) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CloneStats) ProtoMessage() {}
+
+func (x *CloneStats) ProtoReflect() protoreflect.Message {
+	mi := &file_mr_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CloneStats.ProtoReflect.Descriptor instead.
+func (*CloneStats) Descriptor() ([]byte, []int) {
+	return file_mr_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *CloneStats) GetSourceAttempt() string {
+	if x != nil {
+		return x.SourceAttempt
+	}
+	return ""
+}
+
+func (x *CloneStats) GetDumpMs() int64 {
+	if x != nil {
+		return x.DumpMs
+	}
+	return 0
+}
+
+func (x *CloneStats) GetCopyMs() int64 {
+	if x != nil {
+		return x.CopyMs
+	}
+	return 0
+}
+
+func (x *CloneStats) GetRestoreMs() int64 {
+	if x != nil {
+		return x.RestoreMs
+	}
+	return 0
+}
+
+func (x *CloneStats) GetImageBytes() int64 {
+	if x != nil {
+		return x.ImageBytes
+	}
+	return 0
+}
+
+func (x *CloneStats) GetFileSetBytes() int64 {
+	if x != nil {
+		return x.FileSetBytes
+	}
+	return 0
+}
+
+func (x *CloneStats) GetStartProgress() float32 {
+	if x != nil {
+		return x.StartProgress
+	}
+	return 0
+}
+
+func (x *CloneStats) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
 type SubmitJobRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The mr.JobSpec as JSON.
@@ -382,7 +507,7 @@ type SubmitJobRequest struct {
 
 func (x *SubmitJobRequest) Reset() {
 	*x = SubmitJobRequest{}
-	mi := &file_mr_proto_msgTypes[4]
+	mi := &file_mr_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -394,7 +519,7 @@ func (x *SubmitJobRequest) String() string {
 func (*SubmitJobRequest) ProtoMessage() {}
 
 func (x *SubmitJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[4]
+	mi := &file_mr_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -407,7 +532,7 @@ func (x *SubmitJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitJobRequest.ProtoReflect.Descriptor instead.
 func (*SubmitJobRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{4}
+	return file_mr_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *SubmitJobRequest) GetSpecJson() []byte {
@@ -433,7 +558,7 @@ type SubmitJobResponse struct {
 
 func (x *SubmitJobResponse) Reset() {
 	*x = SubmitJobResponse{}
-	mi := &file_mr_proto_msgTypes[5]
+	mi := &file_mr_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -445,7 +570,7 @@ func (x *SubmitJobResponse) String() string {
 func (*SubmitJobResponse) ProtoMessage() {}
 
 func (x *SubmitJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[5]
+	mi := &file_mr_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -458,7 +583,7 @@ func (x *SubmitJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitJobResponse.ProtoReflect.Descriptor instead.
 func (*SubmitJobResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{5}
+	return file_mr_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *SubmitJobResponse) GetJobId() string {
@@ -477,7 +602,7 @@ type JobStatusRequest struct {
 
 func (x *JobStatusRequest) Reset() {
 	*x = JobStatusRequest{}
-	mi := &file_mr_proto_msgTypes[6]
+	mi := &file_mr_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -489,7 +614,7 @@ func (x *JobStatusRequest) String() string {
 func (*JobStatusRequest) ProtoMessage() {}
 
 func (x *JobStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[6]
+	mi := &file_mr_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -502,7 +627,7 @@ func (x *JobStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobStatusRequest.ProtoReflect.Descriptor instead.
 func (*JobStatusRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{6}
+	return file_mr_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *JobStatusRequest) GetJobId() string {
@@ -526,7 +651,7 @@ type TaskSummary struct {
 
 func (x *TaskSummary) Reset() {
 	*x = TaskSummary{}
-	mi := &file_mr_proto_msgTypes[7]
+	mi := &file_mr_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -538,7 +663,7 @@ func (x *TaskSummary) String() string {
 func (*TaskSummary) ProtoMessage() {}
 
 func (x *TaskSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[7]
+	mi := &file_mr_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -551,7 +676,7 @@ func (x *TaskSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskSummary.ProtoReflect.Descriptor instead.
 func (*TaskSummary) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{7}
+	return file_mr_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *TaskSummary) GetTotal() int32 {
@@ -624,7 +749,7 @@ type JobStatus struct {
 
 func (x *JobStatus) Reset() {
 	*x = JobStatus{}
-	mi := &file_mr_proto_msgTypes[8]
+	mi := &file_mr_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -636,7 +761,7 @@ func (x *JobStatus) String() string {
 func (*JobStatus) ProtoMessage() {}
 
 func (x *JobStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[8]
+	mi := &file_mr_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -649,7 +774,7 @@ func (x *JobStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobStatus.ProtoReflect.Descriptor instead.
 func (*JobStatus) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{8}
+	return file_mr_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *JobStatus) GetJobId() string {
@@ -795,7 +920,7 @@ type Speculation struct {
 
 func (x *Speculation) Reset() {
 	*x = Speculation{}
-	mi := &file_mr_proto_msgTypes[9]
+	mi := &file_mr_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -807,7 +932,7 @@ func (x *Speculation) String() string {
 func (*Speculation) ProtoMessage() {}
 
 func (x *Speculation) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[9]
+	mi := &file_mr_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -820,7 +945,7 @@ func (x *Speculation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Speculation.ProtoReflect.Descriptor instead.
 func (*Speculation) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{9}
+	return file_mr_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Speculation) GetTaskId() string {
@@ -888,7 +1013,7 @@ type ListJobsRequest struct {
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_mr_proto_msgTypes[10]
+	mi := &file_mr_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -900,7 +1025,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[10]
+	mi := &file_mr_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -913,7 +1038,7 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{10}
+	return file_mr_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ListJobsRequest) GetAll() bool {
@@ -932,7 +1057,7 @@ type ListJobsResponse struct {
 
 func (x *ListJobsResponse) Reset() {
 	*x = ListJobsResponse{}
-	mi := &file_mr_proto_msgTypes[11]
+	mi := &file_mr_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -944,7 +1069,7 @@ func (x *ListJobsResponse) String() string {
 func (*ListJobsResponse) ProtoMessage() {}
 
 func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[11]
+	mi := &file_mr_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -957,7 +1082,7 @@ func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
 func (*ListJobsResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{11}
+	return file_mr_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ListJobsResponse) GetJobs() []*JobStatus {
@@ -976,7 +1101,7 @@ type KillJobRequest struct {
 
 func (x *KillJobRequest) Reset() {
 	*x = KillJobRequest{}
-	mi := &file_mr_proto_msgTypes[12]
+	mi := &file_mr_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -988,7 +1113,7 @@ func (x *KillJobRequest) String() string {
 func (*KillJobRequest) ProtoMessage() {}
 
 func (x *KillJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[12]
+	mi := &file_mr_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1001,7 +1126,7 @@ func (x *KillJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KillJobRequest.ProtoReflect.Descriptor instead.
 func (*KillJobRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{12}
+	return file_mr_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *KillJobRequest) GetJobId() string {
@@ -1021,7 +1146,7 @@ type KillJobResponse struct {
 
 func (x *KillJobResponse) Reset() {
 	*x = KillJobResponse{}
-	mi := &file_mr_proto_msgTypes[13]
+	mi := &file_mr_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1033,7 +1158,7 @@ func (x *KillJobResponse) String() string {
 func (*KillJobResponse) ProtoMessage() {}
 
 func (x *KillJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[13]
+	mi := &file_mr_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1046,7 +1171,7 @@ func (x *KillJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KillJobResponse.ProtoReflect.Descriptor instead.
 func (*KillJobResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{13}
+	return file_mr_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *KillJobResponse) GetKilled() bool {
@@ -1072,7 +1197,7 @@ type JobHistoryRequest struct {
 
 func (x *JobHistoryRequest) Reset() {
 	*x = JobHistoryRequest{}
-	mi := &file_mr_proto_msgTypes[14]
+	mi := &file_mr_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1084,7 +1209,7 @@ func (x *JobHistoryRequest) String() string {
 func (*JobHistoryRequest) ProtoMessage() {}
 
 func (x *JobHistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[14]
+	mi := &file_mr_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1097,7 +1222,7 @@ func (x *JobHistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobHistoryRequest.ProtoReflect.Descriptor instead.
 func (*JobHistoryRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{14}
+	return file_mr_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *JobHistoryRequest) GetJobId() string {
@@ -1116,7 +1241,7 @@ type JobHistoryResponse struct {
 
 func (x *JobHistoryResponse) Reset() {
 	*x = JobHistoryResponse{}
-	mi := &file_mr_proto_msgTypes[15]
+	mi := &file_mr_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1128,7 +1253,7 @@ func (x *JobHistoryResponse) String() string {
 func (*JobHistoryResponse) ProtoMessage() {}
 
 func (x *JobHistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[15]
+	mi := &file_mr_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1141,7 +1266,7 @@ func (x *JobHistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobHistoryResponse.ProtoReflect.Descriptor instead.
 func (*JobHistoryResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{15}
+	return file_mr_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *JobHistoryResponse) GetJsonLines() []byte {
@@ -1173,7 +1298,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_mr_proto_msgTypes[16]
+	mi := &file_mr_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1185,7 +1310,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[16]
+	mi := &file_mr_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1198,7 +1323,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{16}
+	return file_mr_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *HeartbeatRequest) GetTracker() string {
@@ -1310,7 +1435,7 @@ type LaunchTask struct {
 
 func (x *LaunchTask) Reset() {
 	*x = LaunchTask{}
-	mi := &file_mr_proto_msgTypes[17]
+	mi := &file_mr_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1322,7 +1447,7 @@ func (x *LaunchTask) String() string {
 func (*LaunchTask) ProtoMessage() {}
 
 func (x *LaunchTask) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[17]
+	mi := &file_mr_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1335,7 +1460,7 @@ func (x *LaunchTask) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaunchTask.ProtoReflect.Descriptor instead.
 func (*LaunchTask) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{17}
+	return file_mr_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *LaunchTask) GetAttemptId() string {
@@ -1429,6 +1554,7 @@ type TaskAction struct {
 	//	*TaskAction_Launch
 	//	*TaskAction_KillAttempt
 	//	*TaskAction_PurgeJob
+	//	*TaskAction_Clone
 	Action        isTaskAction_Action `protobuf_oneof:"action"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1436,7 +1562,7 @@ type TaskAction struct {
 
 func (x *TaskAction) Reset() {
 	*x = TaskAction{}
-	mi := &file_mr_proto_msgTypes[18]
+	mi := &file_mr_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1448,7 +1574,7 @@ func (x *TaskAction) String() string {
 func (*TaskAction) ProtoMessage() {}
 
 func (x *TaskAction) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[18]
+	mi := &file_mr_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1461,7 +1587,7 @@ func (x *TaskAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskAction.ProtoReflect.Descriptor instead.
 func (*TaskAction) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{18}
+	return file_mr_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *TaskAction) GetAction() isTaskAction_Action {
@@ -1498,6 +1624,15 @@ func (x *TaskAction) GetPurgeJob() string {
 	return ""
 }
 
+func (x *TaskAction) GetClone() *CloneAttempt {
+	if x != nil {
+		if x, ok := x.Action.(*TaskAction_Clone); ok {
+			return x.Clone
+		}
+	}
+	return nil
+}
+
 type isTaskAction_Action interface {
 	isTaskAction_Action()
 }
@@ -1516,11 +1651,72 @@ type TaskAction_PurgeJob struct {
 	PurgeJob string `protobuf:"bytes,3,opt,name=purge_job,json=purgeJob,proto3,oneof"`
 }
 
+type TaskAction_Clone struct {
+	// Clone a running attempt on this tracker into a new attempt.
+	Clone *CloneAttempt `protobuf:"bytes,4,opt,name=clone,proto3,oneof"`
+}
+
 func (*TaskAction_Launch) isTaskAction_Action() {}
 
 func (*TaskAction_KillAttempt) isTaskAction_Action() {}
 
 func (*TaskAction_PurgeJob) isTaskAction_Action() {}
+
+func (*TaskAction_Clone) isTaskAction_Action() {}
+
+// CloneAttempt asks a tracker to clone one of its running attempts with
+// CRIU; launch describes the new attempt (its id, speculative flag).
+type CloneAttempt struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SourceAttempt string                 `protobuf:"bytes,1,opt,name=source_attempt,json=sourceAttempt,proto3" json:"source_attempt,omitempty"`
+	Launch        *LaunchTask            `protobuf:"bytes,2,opt,name=launch,proto3" json:"launch,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CloneAttempt) Reset() {
+	*x = CloneAttempt{}
+	mi := &file_mr_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CloneAttempt) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CloneAttempt) ProtoMessage() {}
+
+func (x *CloneAttempt) ProtoReflect() protoreflect.Message {
+	mi := &file_mr_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CloneAttempt.ProtoReflect.Descriptor instead.
+func (*CloneAttempt) Descriptor() ([]byte, []int) {
+	return file_mr_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *CloneAttempt) GetSourceAttempt() string {
+	if x != nil {
+		return x.SourceAttempt
+	}
+	return ""
+}
+
+func (x *CloneAttempt) GetLaunch() *LaunchTask {
+	if x != nil {
+		return x.Launch
+	}
+	return nil
+}
 
 type HeartbeatResponse struct {
 	state               protoimpl.MessageState `protogen:"open.v1"`
@@ -1535,7 +1731,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_mr_proto_msgTypes[19]
+	mi := &file_mr_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1547,7 +1743,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[19]
+	mi := &file_mr_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1560,7 +1756,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{19}
+	return file_mr_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *HeartbeatResponse) GetActions() []*TaskAction {
@@ -1601,7 +1797,7 @@ type MapEvent struct {
 
 func (x *MapEvent) Reset() {
 	*x = MapEvent{}
-	mi := &file_mr_proto_msgTypes[20]
+	mi := &file_mr_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1613,7 +1809,7 @@ func (x *MapEvent) String() string {
 func (*MapEvent) ProtoMessage() {}
 
 func (x *MapEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[20]
+	mi := &file_mr_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1626,7 +1822,7 @@ func (x *MapEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MapEvent.ProtoReflect.Descriptor instead.
 func (*MapEvent) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{20}
+	return file_mr_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *MapEvent) GetKind() string {
@@ -1693,7 +1889,7 @@ type MapEventsRequest struct {
 
 func (x *MapEventsRequest) Reset() {
 	*x = MapEventsRequest{}
-	mi := &file_mr_proto_msgTypes[21]
+	mi := &file_mr_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1705,7 +1901,7 @@ func (x *MapEventsRequest) String() string {
 func (*MapEventsRequest) ProtoMessage() {}
 
 func (x *MapEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[21]
+	mi := &file_mr_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1718,7 +1914,7 @@ func (x *MapEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MapEventsRequest.ProtoReflect.Descriptor instead.
 func (*MapEventsRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{21}
+	return file_mr_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *MapEventsRequest) GetJobId() string {
@@ -1765,7 +1961,7 @@ type MapEventsResponse struct {
 
 func (x *MapEventsResponse) Reset() {
 	*x = MapEventsResponse{}
-	mi := &file_mr_proto_msgTypes[22]
+	mi := &file_mr_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1777,7 +1973,7 @@ func (x *MapEventsResponse) String() string {
 func (*MapEventsResponse) ProtoMessage() {}
 
 func (x *MapEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[22]
+	mi := &file_mr_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1790,7 +1986,7 @@ func (x *MapEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MapEventsResponse.ProtoReflect.Descriptor instead.
 func (*MapEventsResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{22}
+	return file_mr_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *MapEventsResponse) GetEvents() []*MapEvent {
@@ -1814,7 +2010,7 @@ type FetchFailureRequest struct {
 
 func (x *FetchFailureRequest) Reset() {
 	*x = FetchFailureRequest{}
-	mi := &file_mr_proto_msgTypes[23]
+	mi := &file_mr_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1826,7 +2022,7 @@ func (x *FetchFailureRequest) String() string {
 func (*FetchFailureRequest) ProtoMessage() {}
 
 func (x *FetchFailureRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[23]
+	mi := &file_mr_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1839,7 +2035,7 @@ func (x *FetchFailureRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchFailureRequest.ProtoReflect.Descriptor instead.
 func (*FetchFailureRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{23}
+	return file_mr_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *FetchFailureRequest) GetJobId() string {
@@ -1893,7 +2089,7 @@ type CanCommitRequest struct {
 
 func (x *CanCommitRequest) Reset() {
 	*x = CanCommitRequest{}
-	mi := &file_mr_proto_msgTypes[24]
+	mi := &file_mr_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1905,7 +2101,7 @@ func (x *CanCommitRequest) String() string {
 func (*CanCommitRequest) ProtoMessage() {}
 
 func (x *CanCommitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[24]
+	mi := &file_mr_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1918,7 +2114,7 @@ func (x *CanCommitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CanCommitRequest.ProtoReflect.Descriptor instead.
 func (*CanCommitRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{24}
+	return file_mr_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *CanCommitRequest) GetAttemptId() string {
@@ -1937,7 +2133,7 @@ type CanCommitResponse struct {
 
 func (x *CanCommitResponse) Reset() {
 	*x = CanCommitResponse{}
-	mi := &file_mr_proto_msgTypes[25]
+	mi := &file_mr_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1949,7 +2145,7 @@ func (x *CanCommitResponse) String() string {
 func (*CanCommitResponse) ProtoMessage() {}
 
 func (x *CanCommitResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[25]
+	mi := &file_mr_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1962,7 +2158,7 @@ func (x *CanCommitResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CanCommitResponse.ProtoReflect.Descriptor instead.
 func (*CanCommitResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{25}
+	return file_mr_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *CanCommitResponse) GetCanCommit() bool {
@@ -1980,7 +2176,7 @@ type Empty struct {
 
 func (x *Empty) Reset() {
 	*x = Empty{}
-	mi := &file_mr_proto_msgTypes[26]
+	mi := &file_mr_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1992,7 +2188,7 @@ func (x *Empty) String() string {
 func (*Empty) ProtoMessage() {}
 
 func (x *Empty) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[26]
+	mi := &file_mr_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2005,7 +2201,7 @@ func (x *Empty) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Empty.ProtoReflect.Descriptor instead.
 func (*Empty) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{26}
+	return file_mr_proto_rawDescGZIP(), []int{28}
 }
 
 type GetTaskRequest struct {
@@ -2017,7 +2213,7 @@ type GetTaskRequest struct {
 
 func (x *GetTaskRequest) Reset() {
 	*x = GetTaskRequest{}
-	mi := &file_mr_proto_msgTypes[27]
+	mi := &file_mr_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2029,7 +2225,7 @@ func (x *GetTaskRequest) String() string {
 func (*GetTaskRequest) ProtoMessage() {}
 
 func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[27]
+	mi := &file_mr_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2042,7 +2238,7 @@ func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskRequest.ProtoReflect.Descriptor instead.
 func (*GetTaskRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{27}
+	return file_mr_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *GetTaskRequest) GetAttemptId() string {
@@ -2053,19 +2249,21 @@ func (x *GetTaskRequest) GetAttemptId() string {
 }
 
 type StatusUpdateRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	AttemptId     string                 `protobuf:"bytes,1,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"`
-	Progress      float32                `protobuf:"fixed32,2,opt,name=progress,proto3" json:"progress,omitempty"`
-	Phase         string                 `protobuf:"bytes,3,opt,name=phase,proto3" json:"phase,omitempty"`
-	Counters      []*Counter             `protobuf:"bytes,4,rep,name=counters,proto3" json:"counters,omitempty"`
-	StateString   string                 `protobuf:"bytes,5,opt,name=state_string,json=stateString,proto3" json:"state_string,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	AttemptId   string                 `protobuf:"bytes,1,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"`
+	Progress    float32                `protobuf:"fixed32,2,opt,name=progress,proto3" json:"progress,omitempty"`
+	Phase       string                 `protobuf:"bytes,3,opt,name=phase,proto3" json:"phase,omitempty"`
+	Counters    []*Counter             `protobuf:"bytes,4,rep,name=counters,proto3" json:"counters,omitempty"`
+	StateString string                 `protobuf:"bytes,5,opt,name=state_string,json=stateString,proto3" json:"state_string,omitempty"`
+	// The child can reach a quiet point now, to be cloned (see AttemptStatus).
+	Cloneable     bool `protobuf:"varint,6,opt,name=cloneable,proto3" json:"cloneable,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *StatusUpdateRequest) Reset() {
 	*x = StatusUpdateRequest{}
-	mi := &file_mr_proto_msgTypes[28]
+	mi := &file_mr_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2077,7 +2275,7 @@ func (x *StatusUpdateRequest) String() string {
 func (*StatusUpdateRequest) ProtoMessage() {}
 
 func (x *StatusUpdateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[28]
+	mi := &file_mr_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2090,7 +2288,7 @@ func (x *StatusUpdateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusUpdateRequest.ProtoReflect.Descriptor instead.
 func (*StatusUpdateRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{28}
+	return file_mr_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *StatusUpdateRequest) GetAttemptId() string {
@@ -2128,6 +2326,13 @@ func (x *StatusUpdateRequest) GetStateString() string {
 	return ""
 }
 
+func (x *StatusUpdateRequest) GetCloneable() bool {
+	if x != nil {
+		return x.Cloneable
+	}
+	return false
+}
+
 type StatusUpdateResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// False when the tracker no longer knows the attempt (killed): the child exits.
@@ -2138,7 +2343,7 @@ type StatusUpdateResponse struct {
 
 func (x *StatusUpdateResponse) Reset() {
 	*x = StatusUpdateResponse{}
-	mi := &file_mr_proto_msgTypes[29]
+	mi := &file_mr_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2150,7 +2355,7 @@ func (x *StatusUpdateResponse) String() string {
 func (*StatusUpdateResponse) ProtoMessage() {}
 
 func (x *StatusUpdateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[29]
+	mi := &file_mr_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2163,7 +2368,7 @@ func (x *StatusUpdateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusUpdateResponse.ProtoReflect.Descriptor instead.
 func (*StatusUpdateResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{29}
+	return file_mr_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *StatusUpdateResponse) GetKnown() bool {
@@ -2182,7 +2387,7 @@ type SpillReadyRequest struct {
 
 func (x *SpillReadyRequest) Reset() {
 	*x = SpillReadyRequest{}
-	mi := &file_mr_proto_msgTypes[30]
+	mi := &file_mr_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2194,7 +2399,7 @@ func (x *SpillReadyRequest) String() string {
 func (*SpillReadyRequest) ProtoMessage() {}
 
 func (x *SpillReadyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[30]
+	mi := &file_mr_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2207,7 +2412,7 @@ func (x *SpillReadyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpillReadyRequest.ProtoReflect.Descriptor instead.
 func (*SpillReadyRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{30}
+	return file_mr_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *SpillReadyRequest) GetSpill() *SpillAnnouncement {
@@ -2227,7 +2432,7 @@ type DoneRequest struct {
 
 func (x *DoneRequest) Reset() {
 	*x = DoneRequest{}
-	mi := &file_mr_proto_msgTypes[31]
+	mi := &file_mr_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2239,7 +2444,7 @@ func (x *DoneRequest) String() string {
 func (*DoneRequest) ProtoMessage() {}
 
 func (x *DoneRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[31]
+	mi := &file_mr_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2252,7 +2457,7 @@ func (x *DoneRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DoneRequest.ProtoReflect.Descriptor instead.
 func (*DoneRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{31}
+	return file_mr_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *DoneRequest) GetAttemptId() string {
@@ -2280,7 +2485,7 @@ type FailedRequest struct {
 
 func (x *FailedRequest) Reset() {
 	*x = FailedRequest{}
-	mi := &file_mr_proto_msgTypes[32]
+	mi := &file_mr_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2292,7 +2497,7 @@ func (x *FailedRequest) String() string {
 func (*FailedRequest) ProtoMessage() {}
 
 func (x *FailedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[32]
+	mi := &file_mr_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2305,7 +2510,7 @@ func (x *FailedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailedRequest.ProtoReflect.Descriptor instead.
 func (*FailedRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{32}
+	return file_mr_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *FailedRequest) GetAttemptId() string {
@@ -2329,6 +2534,69 @@ func (x *FailedRequest) GetCounters() []*Counter {
 	return nil
 }
 
+type QuietRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	AttemptId string                 `protobuf:"bytes,1,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"`
+	Progress  float32                `protobuf:"fixed32,2,opt,name=progress,proto3" json:"progress,omitempty"`
+	// Set when the child cannot reach a quiet point any more (it is past
+	// its last one, e.g. in a map's final spill): why. The tracker gives up
+	// the clone at once.
+	Refused       string `protobuf:"bytes,3,opt,name=refused,proto3" json:"refused,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *QuietRequest) Reset() {
+	*x = QuietRequest{}
+	mi := &file_mr_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QuietRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QuietRequest) ProtoMessage() {}
+
+func (x *QuietRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_mr_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QuietRequest.ProtoReflect.Descriptor instead.
+func (*QuietRequest) Descriptor() ([]byte, []int) {
+	return file_mr_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *QuietRequest) GetAttemptId() string {
+	if x != nil {
+		return x.AttemptId
+	}
+	return ""
+}
+
+func (x *QuietRequest) GetProgress() float32 {
+	if x != nil {
+		return x.Progress
+	}
+	return 0
+}
+
+func (x *QuietRequest) GetRefused() string {
+	if x != nil {
+		return x.Refused
+	}
+	return ""
+}
+
 var File_mr_proto protoreflect.FileDescriptor
 
 const file_mr_proto_rawDesc = "" +
@@ -2350,7 +2618,7 @@ const file_mr_proto_rawDesc = "" +
 	"attempt_id\x18\x01 \x01(\tR\tattemptId\x12\x14\n" +
 	"\x05spill\x18\x02 \x01(\x05R\x05spill\x12\x14\n" +
 	"\x05final\x18\x03 \x01(\bR\x05final\x12)\n" +
-	"\bsegments\x18\x04 \x03(\v2\r.gomr.SegmentR\bsegments\"\x8e\x03\n" +
+	"\bsegments\x18\x04 \x03(\v2\r.gomr.SegmentR\bsegments\"\xd4\x03\n" +
 	"\rAttemptStatus\x12\x1d\n" +
 	"\n" +
 	"attempt_id\x18\x01 \x01(\tR\tattemptId\x12\x14\n" +
@@ -2367,7 +2635,21 @@ const file_mr_proto_rawDesc = "" +
 	"\x0esort_finish_ms\x18\n" +
 	" \x01(\x03R\fsortFinishMs\x12\x1b\n" +
 	"\trss_bytes\x18\v \x01(\x03R\brssBytes\x12$\n" +
-	"\x0efile_set_bytes\x18\f \x01(\x03R\ffileSetBytes\"P\n" +
+	"\x0efile_set_bytes\x18\f \x01(\x03R\ffileSetBytes\x12&\n" +
+	"\x05clone\x18\r \x01(\v2\x10.gomr.CloneStatsR\x05clone\x12\x1c\n" +
+	"\tcloneable\x18\x0e \x01(\bR\tcloneable\"\x88\x02\n" +
+	"\n" +
+	"CloneStats\x12%\n" +
+	"\x0esource_attempt\x18\x01 \x01(\tR\rsourceAttempt\x12\x17\n" +
+	"\adump_ms\x18\x02 \x01(\x03R\x06dumpMs\x12\x17\n" +
+	"\acopy_ms\x18\x03 \x01(\x03R\x06copyMs\x12\x1d\n" +
+	"\n" +
+	"restore_ms\x18\x04 \x01(\x03R\trestoreMs\x12\x1f\n" +
+	"\vimage_bytes\x18\x05 \x01(\x03R\n" +
+	"imageBytes\x12$\n" +
+	"\x0efile_set_bytes\x18\x06 \x01(\x03R\ffileSetBytes\x12%\n" +
+	"\x0estart_progress\x18\a \x01(\x02R\rstartProgress\x12\x14\n" +
+	"\x05error\x18\b \x01(\tR\x05error\"P\n" +
 	"\x10SubmitJobRequest\x12\x1b\n" +
 	"\tspec_json\x18\x01 \x01(\fR\bspecJson\x12\x1f\n" +
 	"\vsplits_json\x18\x02 \x01(\fR\n" +
@@ -2462,13 +2744,17 @@ const file_mr_proto_rawDesc = "" +
 	"\atracker\x18\f \x01(\tR\atracker\x1a7\n" +
 	"\tConfEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x86\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xb2\x01\n" +
 	"\n" +
 	"TaskAction\x12*\n" +
 	"\x06launch\x18\x01 \x01(\v2\x10.gomr.LaunchTaskH\x00R\x06launch\x12#\n" +
 	"\fkill_attempt\x18\x02 \x01(\tH\x00R\vkillAttempt\x12\x1d\n" +
-	"\tpurge_job\x18\x03 \x01(\tH\x00R\bpurgeJobB\b\n" +
-	"\x06action\"\x8b\x01\n" +
+	"\tpurge_job\x18\x03 \x01(\tH\x00R\bpurgeJob\x12*\n" +
+	"\x05clone\x18\x04 \x01(\v2\x12.gomr.CloneAttemptH\x00R\x05cloneB\b\n" +
+	"\x06action\"_\n" +
+	"\fCloneAttempt\x12%\n" +
+	"\x0esource_attempt\x18\x01 \x01(\tR\rsourceAttempt\x12(\n" +
+	"\x06launch\x18\x02 \x01(\v2\x10.gomr.LaunchTaskR\x06launch\"\x8b\x01\n" +
 	"\x11HeartbeatResponse\x12*\n" +
 	"\aactions\x18\x01 \x03(\v2\x10.gomr.TaskActionR\aactions\x122\n" +
 	"\x15heartbeat_interval_ms\x18\x02 \x01(\x05R\x13heartbeatIntervalMs\x12\x16\n" +
@@ -2507,14 +2793,15 @@ const file_mr_proto_rawDesc = "" +
 	"\x05Empty\"/\n" +
 	"\x0eGetTaskRequest\x12\x1d\n" +
 	"\n" +
-	"attempt_id\x18\x01 \x01(\tR\tattemptId\"\xb4\x01\n" +
+	"attempt_id\x18\x01 \x01(\tR\tattemptId\"\xd2\x01\n" +
 	"\x13StatusUpdateRequest\x12\x1d\n" +
 	"\n" +
 	"attempt_id\x18\x01 \x01(\tR\tattemptId\x12\x1a\n" +
 	"\bprogress\x18\x02 \x01(\x02R\bprogress\x12\x14\n" +
 	"\x05phase\x18\x03 \x01(\tR\x05phase\x12)\n" +
 	"\bcounters\x18\x04 \x03(\v2\r.gomr.CounterR\bcounters\x12!\n" +
-	"\fstate_string\x18\x05 \x01(\tR\vstateString\",\n" +
+	"\fstate_string\x18\x05 \x01(\tR\vstateString\x12\x1c\n" +
+	"\tcloneable\x18\x06 \x01(\bR\tcloneable\",\n" +
 	"\x14StatusUpdateResponse\x12\x14\n" +
 	"\x05known\x18\x01 \x01(\bR\x05known\"B\n" +
 	"\x11SpillReadyRequest\x12-\n" +
@@ -2527,7 +2814,12 @@ const file_mr_proto_rawDesc = "" +
 	"\n" +
 	"attempt_id\x18\x01 \x01(\tR\tattemptId\x12\x14\n" +
 	"\x05error\x18\x02 \x01(\tR\x05error\x12)\n" +
-	"\bcounters\x18\x03 \x03(\v2\r.gomr.CounterR\bcounters2\xb5\x04\n" +
+	"\bcounters\x18\x03 \x03(\v2\r.gomr.CounterR\bcounters\"c\n" +
+	"\fQuietRequest\x12\x1d\n" +
+	"\n" +
+	"attempt_id\x18\x01 \x01(\tR\tattemptId\x12\x1a\n" +
+	"\bprogress\x18\x02 \x01(\x02R\bprogress\x12\x18\n" +
+	"\arefused\x18\x03 \x01(\tR\arefused2\xb5\x04\n" +
 	"\n" +
 	"JobTracker\x12<\n" +
 	"\tSubmitJob\x12\x16.gomr.SubmitJobRequest\x1a\x17.gomr.SubmitJobResponse\x127\n" +
@@ -2538,7 +2830,7 @@ const file_mr_proto_rawDesc = "" +
 	"\tHeartbeat\x12\x16.gomr.HeartbeatRequest\x1a\x17.gomr.HeartbeatResponse\x12?\n" +
 	"\fGetMapEvents\x12\x16.gomr.MapEventsRequest\x1a\x17.gomr.MapEventsResponse\x12<\n" +
 	"\x12ReportFetchFailure\x12\x19.gomr.FetchFailureRequest\x1a\v.gomr.Empty\x12<\n" +
-	"\tCanCommit\x12\x16.gomr.CanCommitRequest\x1a\x17.gomr.CanCommitResponse2\xca\x03\n" +
+	"\tCanCommit\x12\x16.gomr.CanCommitRequest\x1a\x17.gomr.CanCommitResponse2\xf4\x03\n" +
 	"\tUmbilical\x121\n" +
 	"\aGetTask\x12\x14.gomr.GetTaskRequest\x1a\x10.gomr.LaunchTask\x12E\n" +
 	"\fStatusUpdate\x12\x19.gomr.StatusUpdateRequest\x1a\x1a.gomr.StatusUpdateResponse\x122\n" +
@@ -2548,7 +2840,8 @@ const file_mr_proto_rawDesc = "" +
 	"\x12ReportFetchFailure\x12\x19.gomr.FetchFailureRequest\x1a\v.gomr.Empty\x12<\n" +
 	"\tCanCommit\x12\x16.gomr.CanCommitRequest\x1a\x17.gomr.CanCommitResponse\x12&\n" +
 	"\x04Done\x12\x11.gomr.DoneRequest\x1a\v.gomr.Empty\x12*\n" +
-	"\x06Failed\x12\x13.gomr.FailedRequest\x1a\v.gomr.EmptyB\vZ\tgomr/mrpbb\x06proto3"
+	"\x06Failed\x12\x13.gomr.FailedRequest\x1a\v.gomr.Empty\x12(\n" +
+	"\x05Quiet\x12\x12.gomr.QuietRequest\x1a\v.gomr.EmptyB\vZ\tgomr/mrpbb\x06proto3"
 
 var (
 	file_mr_proto_rawDescOnce sync.Once
@@ -2562,101 +2855,109 @@ func file_mr_proto_rawDescGZIP() []byte {
 	return file_mr_proto_rawDescData
 }
 
-var file_mr_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
+var file_mr_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
 var file_mr_proto_goTypes = []any{
 	(*Counter)(nil),              // 0: gomr.Counter
 	(*Segment)(nil),              // 1: gomr.Segment
 	(*SpillAnnouncement)(nil),    // 2: gomr.SpillAnnouncement
 	(*AttemptStatus)(nil),        // 3: gomr.AttemptStatus
-	(*SubmitJobRequest)(nil),     // 4: gomr.SubmitJobRequest
-	(*SubmitJobResponse)(nil),    // 5: gomr.SubmitJobResponse
-	(*JobStatusRequest)(nil),     // 6: gomr.JobStatusRequest
-	(*TaskSummary)(nil),          // 7: gomr.TaskSummary
-	(*JobStatus)(nil),            // 8: gomr.JobStatus
-	(*Speculation)(nil),          // 9: gomr.Speculation
-	(*ListJobsRequest)(nil),      // 10: gomr.ListJobsRequest
-	(*ListJobsResponse)(nil),     // 11: gomr.ListJobsResponse
-	(*KillJobRequest)(nil),       // 12: gomr.KillJobRequest
-	(*KillJobResponse)(nil),      // 13: gomr.KillJobResponse
-	(*JobHistoryRequest)(nil),    // 14: gomr.JobHistoryRequest
-	(*JobHistoryResponse)(nil),   // 15: gomr.JobHistoryResponse
-	(*HeartbeatRequest)(nil),     // 16: gomr.HeartbeatRequest
-	(*LaunchTask)(nil),           // 17: gomr.LaunchTask
-	(*TaskAction)(nil),           // 18: gomr.TaskAction
-	(*HeartbeatResponse)(nil),    // 19: gomr.HeartbeatResponse
-	(*MapEvent)(nil),             // 20: gomr.MapEvent
-	(*MapEventsRequest)(nil),     // 21: gomr.MapEventsRequest
-	(*MapEventsResponse)(nil),    // 22: gomr.MapEventsResponse
-	(*FetchFailureRequest)(nil),  // 23: gomr.FetchFailureRequest
-	(*CanCommitRequest)(nil),     // 24: gomr.CanCommitRequest
-	(*CanCommitResponse)(nil),    // 25: gomr.CanCommitResponse
-	(*Empty)(nil),                // 26: gomr.Empty
-	(*GetTaskRequest)(nil),       // 27: gomr.GetTaskRequest
-	(*StatusUpdateRequest)(nil),  // 28: gomr.StatusUpdateRequest
-	(*StatusUpdateResponse)(nil), // 29: gomr.StatusUpdateResponse
-	(*SpillReadyRequest)(nil),    // 30: gomr.SpillReadyRequest
-	(*DoneRequest)(nil),          // 31: gomr.DoneRequest
-	(*FailedRequest)(nil),        // 32: gomr.FailedRequest
-	nil,                          // 33: gomr.LaunchTask.ConfEntry
+	(*CloneStats)(nil),           // 4: gomr.CloneStats
+	(*SubmitJobRequest)(nil),     // 5: gomr.SubmitJobRequest
+	(*SubmitJobResponse)(nil),    // 6: gomr.SubmitJobResponse
+	(*JobStatusRequest)(nil),     // 7: gomr.JobStatusRequest
+	(*TaskSummary)(nil),          // 8: gomr.TaskSummary
+	(*JobStatus)(nil),            // 9: gomr.JobStatus
+	(*Speculation)(nil),          // 10: gomr.Speculation
+	(*ListJobsRequest)(nil),      // 11: gomr.ListJobsRequest
+	(*ListJobsResponse)(nil),     // 12: gomr.ListJobsResponse
+	(*KillJobRequest)(nil),       // 13: gomr.KillJobRequest
+	(*KillJobResponse)(nil),      // 14: gomr.KillJobResponse
+	(*JobHistoryRequest)(nil),    // 15: gomr.JobHistoryRequest
+	(*JobHistoryResponse)(nil),   // 16: gomr.JobHistoryResponse
+	(*HeartbeatRequest)(nil),     // 17: gomr.HeartbeatRequest
+	(*LaunchTask)(nil),           // 18: gomr.LaunchTask
+	(*TaskAction)(nil),           // 19: gomr.TaskAction
+	(*CloneAttempt)(nil),         // 20: gomr.CloneAttempt
+	(*HeartbeatResponse)(nil),    // 21: gomr.HeartbeatResponse
+	(*MapEvent)(nil),             // 22: gomr.MapEvent
+	(*MapEventsRequest)(nil),     // 23: gomr.MapEventsRequest
+	(*MapEventsResponse)(nil),    // 24: gomr.MapEventsResponse
+	(*FetchFailureRequest)(nil),  // 25: gomr.FetchFailureRequest
+	(*CanCommitRequest)(nil),     // 26: gomr.CanCommitRequest
+	(*CanCommitResponse)(nil),    // 27: gomr.CanCommitResponse
+	(*Empty)(nil),                // 28: gomr.Empty
+	(*GetTaskRequest)(nil),       // 29: gomr.GetTaskRequest
+	(*StatusUpdateRequest)(nil),  // 30: gomr.StatusUpdateRequest
+	(*StatusUpdateResponse)(nil), // 31: gomr.StatusUpdateResponse
+	(*SpillReadyRequest)(nil),    // 32: gomr.SpillReadyRequest
+	(*DoneRequest)(nil),          // 33: gomr.DoneRequest
+	(*FailedRequest)(nil),        // 34: gomr.FailedRequest
+	(*QuietRequest)(nil),         // 35: gomr.QuietRequest
+	nil,                          // 36: gomr.LaunchTask.ConfEntry
 }
 var file_mr_proto_depIdxs = []int32{
 	1,  // 0: gomr.SpillAnnouncement.segments:type_name -> gomr.Segment
 	0,  // 1: gomr.AttemptStatus.counters:type_name -> gomr.Counter
-	0,  // 2: gomr.JobStatus.counters:type_name -> gomr.Counter
-	7,  // 3: gomr.JobStatus.maps:type_name -> gomr.TaskSummary
-	7,  // 4: gomr.JobStatus.reduces:type_name -> gomr.TaskSummary
-	9,  // 5: gomr.JobStatus.speculations:type_name -> gomr.Speculation
-	8,  // 6: gomr.ListJobsResponse.jobs:type_name -> gomr.JobStatus
-	3,  // 7: gomr.HeartbeatRequest.attempts:type_name -> gomr.AttemptStatus
-	2,  // 8: gomr.HeartbeatRequest.spills:type_name -> gomr.SpillAnnouncement
-	33, // 9: gomr.LaunchTask.conf:type_name -> gomr.LaunchTask.ConfEntry
-	17, // 10: gomr.TaskAction.launch:type_name -> gomr.LaunchTask
-	18, // 11: gomr.HeartbeatResponse.actions:type_name -> gomr.TaskAction
-	1,  // 12: gomr.MapEvent.segment:type_name -> gomr.Segment
-	20, // 13: gomr.MapEventsResponse.events:type_name -> gomr.MapEvent
-	0,  // 14: gomr.StatusUpdateRequest.counters:type_name -> gomr.Counter
-	2,  // 15: gomr.SpillReadyRequest.spill:type_name -> gomr.SpillAnnouncement
-	0,  // 16: gomr.DoneRequest.counters:type_name -> gomr.Counter
-	0,  // 17: gomr.FailedRequest.counters:type_name -> gomr.Counter
-	4,  // 18: gomr.JobTracker.SubmitJob:input_type -> gomr.SubmitJobRequest
-	6,  // 19: gomr.JobTracker.GetJobStatus:input_type -> gomr.JobStatusRequest
-	10, // 20: gomr.JobTracker.ListJobs:input_type -> gomr.ListJobsRequest
-	12, // 21: gomr.JobTracker.KillJob:input_type -> gomr.KillJobRequest
-	14, // 22: gomr.JobTracker.GetJobHistory:input_type -> gomr.JobHistoryRequest
-	16, // 23: gomr.JobTracker.Heartbeat:input_type -> gomr.HeartbeatRequest
-	21, // 24: gomr.JobTracker.GetMapEvents:input_type -> gomr.MapEventsRequest
-	23, // 25: gomr.JobTracker.ReportFetchFailure:input_type -> gomr.FetchFailureRequest
-	24, // 26: gomr.JobTracker.CanCommit:input_type -> gomr.CanCommitRequest
-	27, // 27: gomr.Umbilical.GetTask:input_type -> gomr.GetTaskRequest
-	28, // 28: gomr.Umbilical.StatusUpdate:input_type -> gomr.StatusUpdateRequest
-	30, // 29: gomr.Umbilical.SpillReady:input_type -> gomr.SpillReadyRequest
-	21, // 30: gomr.Umbilical.GetMapEvents:input_type -> gomr.MapEventsRequest
-	23, // 31: gomr.Umbilical.ReportFetchFailure:input_type -> gomr.FetchFailureRequest
-	24, // 32: gomr.Umbilical.CanCommit:input_type -> gomr.CanCommitRequest
-	31, // 33: gomr.Umbilical.Done:input_type -> gomr.DoneRequest
-	32, // 34: gomr.Umbilical.Failed:input_type -> gomr.FailedRequest
-	5,  // 35: gomr.JobTracker.SubmitJob:output_type -> gomr.SubmitJobResponse
-	8,  // 36: gomr.JobTracker.GetJobStatus:output_type -> gomr.JobStatus
-	11, // 37: gomr.JobTracker.ListJobs:output_type -> gomr.ListJobsResponse
-	13, // 38: gomr.JobTracker.KillJob:output_type -> gomr.KillJobResponse
-	15, // 39: gomr.JobTracker.GetJobHistory:output_type -> gomr.JobHistoryResponse
-	19, // 40: gomr.JobTracker.Heartbeat:output_type -> gomr.HeartbeatResponse
-	22, // 41: gomr.JobTracker.GetMapEvents:output_type -> gomr.MapEventsResponse
-	26, // 42: gomr.JobTracker.ReportFetchFailure:output_type -> gomr.Empty
-	25, // 43: gomr.JobTracker.CanCommit:output_type -> gomr.CanCommitResponse
-	17, // 44: gomr.Umbilical.GetTask:output_type -> gomr.LaunchTask
-	29, // 45: gomr.Umbilical.StatusUpdate:output_type -> gomr.StatusUpdateResponse
-	26, // 46: gomr.Umbilical.SpillReady:output_type -> gomr.Empty
-	22, // 47: gomr.Umbilical.GetMapEvents:output_type -> gomr.MapEventsResponse
-	26, // 48: gomr.Umbilical.ReportFetchFailure:output_type -> gomr.Empty
-	25, // 49: gomr.Umbilical.CanCommit:output_type -> gomr.CanCommitResponse
-	26, // 50: gomr.Umbilical.Done:output_type -> gomr.Empty
-	26, // 51: gomr.Umbilical.Failed:output_type -> gomr.Empty
-	35, // [35:52] is the sub-list for method output_type
-	18, // [18:35] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	4,  // 2: gomr.AttemptStatus.clone:type_name -> gomr.CloneStats
+	0,  // 3: gomr.JobStatus.counters:type_name -> gomr.Counter
+	8,  // 4: gomr.JobStatus.maps:type_name -> gomr.TaskSummary
+	8,  // 5: gomr.JobStatus.reduces:type_name -> gomr.TaskSummary
+	10, // 6: gomr.JobStatus.speculations:type_name -> gomr.Speculation
+	9,  // 7: gomr.ListJobsResponse.jobs:type_name -> gomr.JobStatus
+	3,  // 8: gomr.HeartbeatRequest.attempts:type_name -> gomr.AttemptStatus
+	2,  // 9: gomr.HeartbeatRequest.spills:type_name -> gomr.SpillAnnouncement
+	36, // 10: gomr.LaunchTask.conf:type_name -> gomr.LaunchTask.ConfEntry
+	18, // 11: gomr.TaskAction.launch:type_name -> gomr.LaunchTask
+	20, // 12: gomr.TaskAction.clone:type_name -> gomr.CloneAttempt
+	18, // 13: gomr.CloneAttempt.launch:type_name -> gomr.LaunchTask
+	19, // 14: gomr.HeartbeatResponse.actions:type_name -> gomr.TaskAction
+	1,  // 15: gomr.MapEvent.segment:type_name -> gomr.Segment
+	22, // 16: gomr.MapEventsResponse.events:type_name -> gomr.MapEvent
+	0,  // 17: gomr.StatusUpdateRequest.counters:type_name -> gomr.Counter
+	2,  // 18: gomr.SpillReadyRequest.spill:type_name -> gomr.SpillAnnouncement
+	0,  // 19: gomr.DoneRequest.counters:type_name -> gomr.Counter
+	0,  // 20: gomr.FailedRequest.counters:type_name -> gomr.Counter
+	5,  // 21: gomr.JobTracker.SubmitJob:input_type -> gomr.SubmitJobRequest
+	7,  // 22: gomr.JobTracker.GetJobStatus:input_type -> gomr.JobStatusRequest
+	11, // 23: gomr.JobTracker.ListJobs:input_type -> gomr.ListJobsRequest
+	13, // 24: gomr.JobTracker.KillJob:input_type -> gomr.KillJobRequest
+	15, // 25: gomr.JobTracker.GetJobHistory:input_type -> gomr.JobHistoryRequest
+	17, // 26: gomr.JobTracker.Heartbeat:input_type -> gomr.HeartbeatRequest
+	23, // 27: gomr.JobTracker.GetMapEvents:input_type -> gomr.MapEventsRequest
+	25, // 28: gomr.JobTracker.ReportFetchFailure:input_type -> gomr.FetchFailureRequest
+	26, // 29: gomr.JobTracker.CanCommit:input_type -> gomr.CanCommitRequest
+	29, // 30: gomr.Umbilical.GetTask:input_type -> gomr.GetTaskRequest
+	30, // 31: gomr.Umbilical.StatusUpdate:input_type -> gomr.StatusUpdateRequest
+	32, // 32: gomr.Umbilical.SpillReady:input_type -> gomr.SpillReadyRequest
+	23, // 33: gomr.Umbilical.GetMapEvents:input_type -> gomr.MapEventsRequest
+	25, // 34: gomr.Umbilical.ReportFetchFailure:input_type -> gomr.FetchFailureRequest
+	26, // 35: gomr.Umbilical.CanCommit:input_type -> gomr.CanCommitRequest
+	33, // 36: gomr.Umbilical.Done:input_type -> gomr.DoneRequest
+	34, // 37: gomr.Umbilical.Failed:input_type -> gomr.FailedRequest
+	35, // 38: gomr.Umbilical.Quiet:input_type -> gomr.QuietRequest
+	6,  // 39: gomr.JobTracker.SubmitJob:output_type -> gomr.SubmitJobResponse
+	9,  // 40: gomr.JobTracker.GetJobStatus:output_type -> gomr.JobStatus
+	12, // 41: gomr.JobTracker.ListJobs:output_type -> gomr.ListJobsResponse
+	14, // 42: gomr.JobTracker.KillJob:output_type -> gomr.KillJobResponse
+	16, // 43: gomr.JobTracker.GetJobHistory:output_type -> gomr.JobHistoryResponse
+	21, // 44: gomr.JobTracker.Heartbeat:output_type -> gomr.HeartbeatResponse
+	24, // 45: gomr.JobTracker.GetMapEvents:output_type -> gomr.MapEventsResponse
+	28, // 46: gomr.JobTracker.ReportFetchFailure:output_type -> gomr.Empty
+	27, // 47: gomr.JobTracker.CanCommit:output_type -> gomr.CanCommitResponse
+	18, // 48: gomr.Umbilical.GetTask:output_type -> gomr.LaunchTask
+	31, // 49: gomr.Umbilical.StatusUpdate:output_type -> gomr.StatusUpdateResponse
+	28, // 50: gomr.Umbilical.SpillReady:output_type -> gomr.Empty
+	24, // 51: gomr.Umbilical.GetMapEvents:output_type -> gomr.MapEventsResponse
+	28, // 52: gomr.Umbilical.ReportFetchFailure:output_type -> gomr.Empty
+	27, // 53: gomr.Umbilical.CanCommit:output_type -> gomr.CanCommitResponse
+	28, // 54: gomr.Umbilical.Done:output_type -> gomr.Empty
+	28, // 55: gomr.Umbilical.Failed:output_type -> gomr.Empty
+	28, // 56: gomr.Umbilical.Quiet:output_type -> gomr.Empty
+	39, // [39:57] is the sub-list for method output_type
+	21, // [21:39] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_mr_proto_init() }
@@ -2664,10 +2965,11 @@ func file_mr_proto_init() {
 	if File_mr_proto != nil {
 		return
 	}
-	file_mr_proto_msgTypes[18].OneofWrappers = []any{
+	file_mr_proto_msgTypes[19].OneofWrappers = []any{
 		(*TaskAction_Launch)(nil),
 		(*TaskAction_KillAttempt)(nil),
 		(*TaskAction_PurgeJob)(nil),
+		(*TaskAction_Clone)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -2675,7 +2977,7 @@ func file_mr_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_mr_proto_rawDesc), len(file_mr_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   34,
+			NumMessages:   37,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -437,6 +437,7 @@ const (
 	Umbilical_CanCommit_FullMethodName          = "/gomr.Umbilical/CanCommit"
 	Umbilical_Done_FullMethodName               = "/gomr.Umbilical/Done"
 	Umbilical_Failed_FullMethodName             = "/gomr.Umbilical/Failed"
+	Umbilical_Quiet_FullMethodName              = "/gomr.Umbilical/Quiet"
 )
 
 // UmbilicalClient is the client API for Umbilical service.
@@ -451,6 +452,9 @@ type UmbilicalClient interface {
 	CanCommit(ctx context.Context, in *CanCommitRequest, opts ...grpc.CallOption) (*CanCommitResponse, error)
 	Done(ctx context.Context, in *DoneRequest, opts ...grpc.CallOption) (*Empty, error)
 	Failed(ctx context.Context, in *FailedRequest, opts ...grpc.CallOption) (*Empty, error)
+	// The child reached the quiet point its tracker asked for (on its control
+	// pipe) and waits there to be dumped and resumed.
+	Quiet(ctx context.Context, in *QuietRequest, opts ...grpc.CallOption) (*Empty, error)
 }
 
 type umbilicalClient struct {
@@ -541,6 +545,16 @@ func (c *umbilicalClient) Failed(ctx context.Context, in *FailedRequest, opts ..
 	return out, nil
 }
 
+func (c *umbilicalClient) Quiet(ctx context.Context, in *QuietRequest, opts ...grpc.CallOption) (*Empty, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Empty)
+	err := c.cc.Invoke(ctx, Umbilical_Quiet_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // UmbilicalServer is the server API for Umbilical service.
 // All implementations must embed UnimplementedUmbilicalServer
 // for forward compatibility.
@@ -553,6 +567,9 @@ type UmbilicalServer interface {
 	CanCommit(context.Context, *CanCommitRequest) (*CanCommitResponse, error)
 	Done(context.Context, *DoneRequest) (*Empty, error)
 	Failed(context.Context, *FailedRequest) (*Empty, error)
+	// The child reached the quiet point its tracker asked for (on its control
+	// pipe) and waits there to be dumped and resumed.
+	Quiet(context.Context, *QuietRequest) (*Empty, error)
 	mustEmbedUnimplementedUmbilicalServer()
 }
 
@@ -586,6 +603,9 @@ func (UnimplementedUmbilicalServer) Done(context.Context, *DoneRequest) (*Empty,
 }
 func (UnimplementedUmbilicalServer) Failed(context.Context, *FailedRequest) (*Empty, error) {
 	return nil, status.Error(codes.Unimplemented, "method Failed not implemented")
+}
+func (UnimplementedUmbilicalServer) Quiet(context.Context, *QuietRequest) (*Empty, error) {
+	return nil, status.Error(codes.Unimplemented, "method Quiet not implemented")
 }
 func (UnimplementedUmbilicalServer) mustEmbedUnimplementedUmbilicalServer() {}
 func (UnimplementedUmbilicalServer) testEmbeddedByValue()                   {}
@@ -752,6 +772,24 @@ func _Umbilical_Failed_Handler(srv interface{}, ctx context.Context, dec func(in
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Umbilical_Quiet_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(QuietRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(UmbilicalServer).Quiet(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Umbilical_Quiet_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(UmbilicalServer).Quiet(ctx, req.(*QuietRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Umbilical_ServiceDesc is the grpc.ServiceDesc for Umbilical service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -790,6 +828,10 @@ var Umbilical_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Failed",
 			Handler:    _Umbilical_Failed_Handler,
+		},
+		{
+			MethodName: "Quiet",
+			Handler:    _Umbilical_Quiet_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

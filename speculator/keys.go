@@ -85,7 +85,7 @@ func Keys() []Key {
 		{KeySmoothing, KeyFloat, "0.25", "weight of a new clone measurement in the exponentially smoothed clone-cost inputs, in (0, 1]", nil},
 		{KeyMinSampleBytes, KeyInt, "1048576", "a clone's copy throughput is learnt only from transfers of at least this many bytes", nil},
 		{KeyStragglerFraction, KeyFloat, "0", "straggler injector (experiments): fraction of attempts (or trackers, see " + KeyStragglerScope + ") slowed down; 0 turns it off", nil},
-		{KeyStragglerScope, KeyString, "attempt", "straggler injector: draw the slowdown per attempt or per tracker", []string{"attempt", "tracker"}},
+		{KeyStragglerScope, KeyString, "attempt", "straggler injector: draw the slowdown per attempt, per task (all its non-speculative attempts alike) or per tracker", []string{"attempt", "task", "tracker"}},
 		{KeyStragglerShape, KeyFloat, "2", "straggler injector: shape (sigma) of the log-normal slowdown factor k; the source uses 1, 2 and 10", nil},
 		{KeyStragglerLocation, KeyFloat, "0", "straggler injector: location (mu) of the log-normal slowdown factor k (0: median k is 1, a slowed task takes twice as long)", nil},
 		{KeyStragglerMaxFactor, KeyFloat, "50", "straggler injector: upper bound on k (a long tail of shape 10 would otherwise stall a task for ever)", nil},

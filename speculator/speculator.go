@@ -284,7 +284,7 @@ func (s *Speculator) cloneObstacle(a *AttemptView) string {
 	case !s.p.CloneEnabled:
 		return "clone speculation disabled (" + KeyCloneEnabled + ")"
 	case !a.CRIU:
-		return "CRIU unavailable on tracker " + a.Tracker
+		return "cannot be cloned on tracker " + a.Tracker + " (no CRIU there, or no quiet point in the attempt's phase)"
 	case a.BeingCloned:
 		return "attempt is being cloned"
 	case a.CommitPending:

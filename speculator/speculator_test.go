@@ -123,7 +123,7 @@ func TestWorkedCases(t *testing.T) {
 				}
 			}
 			if !c.criu {
-				if x.CloneConsidered || !strings.Contains(x.CloneNote, "CRIU unavailable on tracker tt1") {
+				if x.CloneConsidered || !strings.Contains(x.CloneNote, "cannot be cloned on tracker tt1") {
 					t.Errorf("clone considered without CRIU: %+v", x)
 				}
 			}
@@ -407,7 +407,7 @@ func TestCloneObstacles(t *testing.T) {
 		note   string
 	}{
 		{"disabled", func(p *Params, a *AttemptView) { p.CloneEnabled = false }, "clone speculation disabled"},
-		{"no CRIU", func(p *Params, a *AttemptView) { a.CRIU = false }, "CRIU unavailable on tracker tt1"},
+		{"no CRIU", func(p *Params, a *AttemptView) { a.CRIU = false }, "cannot be cloned on tracker tt1"},
 		{"committing", func(p *Params, a *AttemptView) { a.CommitPending = true }, "committing"},
 		{"unknown image", func(p *Params, a *AttemptView) { a.RSSBytes = 0 }, "image size is unknown"},
 	}

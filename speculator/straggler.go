@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"hash/fnv"
 	"math"
+	"strings"
 )
 
 // Stragglers is the straggler injector's model (spec §5.3): a chosen
@@ -20,6 +21,10 @@ type Stragglers struct {
 	// ByTracker draws per tracker instead of per attempt: every attempt on
 	// a slowed tracker is slowed by that tracker's k.
 	ByTracker bool
+	// ByTask draws per task (its type and index, from the attempt id): every
+	// non-speculative attempt of a slowed task is slowed alike, as when the
+	// task's input is slow to read.
+	ByTask bool
 	// Shape (sigma) and Location (mu) of the log-normal factor k.
 	Shape, Location float64
 	// MaxFactor bounds k.
@@ -50,8 +55,10 @@ func StragglersFromConfig(cfg Getter) (Stragglers, error) {
 	case "attempt":
 	case "tracker":
 		s.ByTracker = true
+	case "task":
+		s.ByTask = true
 	default:
-		r.fail(KeyStragglerScope, scope, "want attempt or tracker")
+		r.fail(KeyStragglerScope, scope, "want attempt, task or tracker")
 	}
 	if r.err != nil {
 		return Stragglers{}, r.err
@@ -66,8 +73,11 @@ func (s Stragglers) Factor(attemptID, tracker string, speculative bool) float64 
 		return 0
 	}
 	who := attemptID
-	if s.ByTracker {
+	switch {
+	case s.ByTracker:
 		who = tracker
+	case s.ByTask:
+		who = taskOf(attemptID)
 	}
 	if s.uniform(who, "chosen") >= s.Fraction {
 		return 0
@@ -96,4 +106,15 @@ func (s Stragglers) uniform(who, salt string) float64 {
 	x *= 0x94d049bb133111eb
 	x ^= x >> 31
 	return (float64(x>>11) + 0.5) / (1 << 53)
+}
+
+// taskOf is the task part of an attempt id, "<m|r>_<index>" of
+// attempt_<cluster>_<job>_<m|r>_<index>_<n>; the whole id when it has
+// another shape.
+func taskOf(attemptID string) string {
+	parts := strings.Split(attemptID, "_")
+	if len(parts) != 6 {
+		return attemptID
+	}
+	return parts[3] + "_" + parts[4]
 }

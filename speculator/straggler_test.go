@@ -16,7 +16,7 @@ func TestStragglersConfig(t *testing.T) {
 	}{
 		{"defaults", mapGetter{}, ""},
 		{"tracker scope", mapGetter{KeyStragglerScope: "tracker", KeyStragglerFraction: "0.5"}, ""},
-		{"bad scope", mapGetter{KeyStragglerScope: "node"}, `straggler.scope="node": want attempt or tracker`},
+		{"bad scope", mapGetter{KeyStragglerScope: "node"}, `straggler.scope="node": want attempt, task or tracker`},
 		{"fraction above 1", mapGetter{KeyStragglerFraction: "1.5"}, `straggler.fraction="1.5": must be in [0, 1]`},
 		{"negative shape", mapGetter{KeyStragglerShape: "-1"}, `straggler.shape="-1"`},
 	}
@@ -94,5 +94,22 @@ func TestStragglerFactors(t *testing.T) {
 	}
 	if slowed == 0 || slowed == 40 {
 		t.Fatalf("%d of 40 trackers slowed with fraction 0.5", slowed)
+	}
+	// Task scope: the attempts of a task are drawn alike, whatever their
+	// cluster, job and attempt number.
+	bk := Stragglers{Fraction: 0.5, ByTask: true, Shape: 1, MaxFactor: 100, Seed: 3}
+	differ := false
+	for i := range 40 {
+		k0 := bk.Factor(fmt.Sprintf("attempt_202611220830_0001_r_%06d_0", i), "tt0", false)
+		k1 := bk.Factor(fmt.Sprintf("attempt_202701010000_0042_r_%06d_3", i), "tt1", false)
+		if k0 != k1 {
+			t.Fatalf("task r_%06d: attempts slowed by %v and %v", i, k0, k1)
+		}
+		if k0 != bk.Factor(fmt.Sprintf("attempt_202611220830_0001_m_%06d_0", i), "tt0", false) {
+			differ = true
+		}
+	}
+	if !differ {
+		t.Fatal("map and reduce tasks of the same index are drawn alike")
 	}
 }

@@ -63,8 +63,9 @@ type AttemptView struct {
 	// RSSBytes is the resident set size of the attempt's process, the
 	// size of the CRIU image; 0 means unknown, and then it is not cloned.
 	RSSBytes int64
-	// CRIU is true when the attempt's tracker has a working CRIU (probed
-	// at TaskTracker start). Without it the attempt is never cloned.
+	// CRIU is true when the attempt can be cloned now: its tracker has a
+	// working CRIU (probed at TaskTracker start) and the attempt can reach
+	// a quiet point in its current phase. Otherwise it is never cloned.
 	CRIU bool
 	// BeingCloned is true while a clone of this attempt is in progress;
 	// the stagnation rule is suspended for it and it is not cloned again.

@@ -15,6 +15,8 @@ import (
 
 	"gomr/conf"
 	"gomr/mrpb"
+	"gomr/tasktracker/child"
+	"gomr/tasktracker/criu"
 )
 
 // childEnv is what every task child runs with: no MPTCP sockets (CRIU
@@ -32,8 +34,9 @@ type taskAttempt struct {
 	timeout time.Duration
 
 	mu           sync.Mutex
-	cmd          *exec.Cmd
-	state        string // RUNNING, COMMIT_PENDING, SUCCEEDED, FAILED, KILLED
+	cmd          *exec.Cmd   // the child as started (nil for a clone)
+	proc         *os.Process // the child's process (a clone's is restored by CRIU)
+	state        string      // RUNNING, COMMIT_PENDING, SUCCEEDED, FAILED, KILLED
 	progress     float32
 	phase        string
 	counters     []*mrpb.Counter
@@ -47,6 +50,16 @@ type taskAttempt struct {
 	failReported string
 	killReason   string
 	exited       chan struct{}
+
+	// Cloning: the tracker's end of the child's control pipe (nil when
+	// the tracker cannot clone), whether a clone of it is being made and
+	// the channel its quiet point is reported on, and for an attempt made
+	// by cloning, how that went.
+	ctrl           *criu.Ctrl
+	childCloneable bool // the child's last status said it can reach a quiet point
+	cloning        bool
+	quiet          chan quietReport
+	cloneStats     *mrpb.CloneStats
 }
 
 func (a *taskAttempt) status() *mrpb.AttemptStatus {
@@ -63,6 +76,8 @@ func (a *taskAttempt) status() *mrpb.AttemptStatus {
 		Counters:     a.counters,
 		Diagnostic:   a.diag,
 		StartMs:      a.start.UnixMilli(),
+		Clone:        a.cloneStats,
+		Cloneable:    a.ctrl != nil && a.childCloneable && !a.cloning && a.state == "RUNNING",
 	}
 	if !a.finish.IsZero() {
 		st.FinishMs = a.finish.UnixMilli()
@@ -78,18 +93,25 @@ func (a *taskAttempt) status() *mrpb.AttemptStatus {
 
 // sizes reads what a clone of the running attempt would move: the
 // resident set of its process (the image) and the bytes of its working
-// files (spills, fetched map output; not its logs). Zero when it is not
-// running.
+// files (a reduce's fetched map output; not a map's announced spills, nor
+// the logs). Zero when it is not running.
 func (a *taskAttempt) sizes() (rss, fileSet int64) {
 	a.mu.Lock()
-	cmd, running := a.cmd, a.state == "RUNNING"
+	proc, running := a.proc, a.state == "RUNNING"
 	a.mu.Unlock()
-	if !running || cmd == nil || cmd.Process == nil {
+	if !running || proc == nil {
 		return 0, 0
 	}
-	rss = residentBytes(cmd.Process.Pid)
+	rss = residentBytes(proc.Pid)
+	isMap := a.launch.Type == "m"
 	_ = filepath.WalkDir(a.dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() {
+			if isMap && path == filepath.Join(a.dir, "spills") {
+				return filepath.SkipDir // announced spills stay with the original
+			}
 			return nil
 		}
 		if name := d.Name(); path == filepath.Join(a.dir, name) && (name == "stdout" || name == "stderr") {
@@ -128,12 +150,29 @@ func (a *taskAttempt) finished() bool {
 
 // launch starts a task attempt as a child process.
 func (tt *TaskTracker) launch(ctx context.Context, l *mrpb.LaunchTask) error {
+	a, err := tt.register(l)
+	if err != nil {
+		return err
+	}
+	if err := a.start1(); err != nil {
+		a.mu.Lock()
+		a.state, a.diag, a.finish = "FAILED", "launching the task child: "+err.Error(), time.Now()
+		a.mu.Unlock()
+		close(a.exited)
+		tt.poke()
+		return err
+	}
+	return nil
+}
+
+// register records a new attempt of this tracker, not started yet.
+func (tt *TaskTracker) register(l *mrpb.LaunchTask) (*taskAttempt, error) {
 	if !validID(l.AttemptId) || !validID(l.JobId) {
-		return fmt.Errorf("bad attempt id %q", l.AttemptId)
+		return nil, fmt.Errorf("bad attempt id %q", l.AttemptId)
 	}
 	jcfg, err := conf.FromMap(l.Conf)
 	if err != nil {
-		return fmt.Errorf("job configuration of %s: %w", l.AttemptId, err)
+		return nil, fmt.Errorf("job configuration of %s: %w", l.AttemptId, err)
 	}
 	dir := filepath.Join(tt.jobDir(l.JobId), l.AttemptId)
 	a := &taskAttempt{
@@ -153,23 +192,14 @@ func (tt *TaskTracker) launch(ctx context.Context, l *mrpb.LaunchTask) error {
 	tt.mu.Lock()
 	if _, dup := tt.attempts[l.AttemptId]; dup {
 		tt.mu.Unlock()
-		return fmt.Errorf("attempt %s already running here", l.AttemptId)
+		return nil, fmt.Errorf("attempt %s already running here", l.AttemptId)
 	}
 	tt.attempts[l.AttemptId] = a
 	if _, ok := tt.jobs[l.JobId]; !ok {
 		tt.jobs[l.JobId] = &localJob{secret: l.JobSecret, dir: tt.jobDir(l.JobId)}
 	}
 	tt.mu.Unlock()
-
-	if err := a.start1(); err != nil {
-		a.mu.Lock()
-		a.state, a.diag, a.finish = "FAILED", "launching the task child: "+err.Error(), time.Now()
-		a.mu.Unlock()
-		close(a.exited)
-		tt.poke()
-		return err
-	}
-	return nil
+	return a, nil
 }
 
 func (a *taskAttempt) start1() error {
@@ -191,11 +221,22 @@ func (a *taskAttempt) start1() error {
 	}
 	defer stderr.Close()
 
+	// A tracker that can clone gives every child a control pipe on fd 3.
+	var ctrl *criu.Ctrl
+	if tt.cloneable() {
+		if ctrl, err = criu.NewCtrl(); err != nil {
+			return err
+		}
+	}
 	newCmd := func(pidns bool) *exec.Cmd {
 		cmd := exec.Command(tt.exe, ChildArg, "--attempt", a.launch.AttemptId, "--umbilical", tt.umbAddr)
 		cmd.Dir = a.dir
 		cmd.Stdout, cmd.Stderr = stdout, stderr
 		cmd.Env = append(os.Environ(), childEnv)
+		if ctrl != nil {
+			cmd.ExtraFiles = []*os.File{ctrl.R}
+			cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%d", child.CtrlFDEnv, criu.CtrlFD))
+		}
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 		if pidns {
 			cmd.SysProcAttr.Cloneflags = syscall.CLONE_NEWPID
@@ -205,6 +246,8 @@ func (a *taskAttempt) start1() error {
 	tt.mu.Lock()
 	pidns := tt.pidNamespaces
 	tt.mu.Unlock()
+	tt.forkMu.RLock()
+	defer tt.forkMu.RUnlock()
 	cmd := newCmd(pidns)
 	err = cmd.Start()
 	if err != nil && pidns && (errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EINVAL)) {
@@ -215,11 +258,18 @@ func (a *taskAttempt) start1() error {
 		cmd = newCmd(false)
 		err = cmd.Start()
 	}
+	if ctrl != nil {
+		ctrl.R.Close()
+		ctrl.R = nil
+	}
 	if err != nil {
+		if ctrl != nil {
+			ctrl.Close()
+		}
 		return err
 	}
 	a.mu.Lock()
-	a.cmd = cmd
+	a.cmd, a.proc, a.ctrl = cmd, cmd.Process, ctrl
 	a.mu.Unlock()
 	go a.wait()
 	return nil
@@ -227,8 +277,21 @@ func (a *taskAttempt) start1() error {
 
 // wait reaps the child and settles the attempt's final state.
 func (a *taskAttempt) wait() {
-	err := a.cmd.Wait()
+	var err error
+	if a.cmd != nil {
+		err = a.cmd.Wait()
+	} else {
+		// A restored clone: a child of this process (CRIU restores it as
+		// a sibling of its own helper), reaped through its pid.
+		var st *os.ProcessState
+		if st, err = a.proc.Wait(); err == nil && !st.Success() {
+			err = errors.New(st.String())
+		}
+	}
 	a.mu.Lock()
+	if a.ctrl != nil {
+		a.ctrl.Close()
+	}
 	a.finish = time.Now()
 	switch {
 	case a.killReason != "":
@@ -284,10 +347,10 @@ func (a *taskAttempt) kill(why string) {
 	if a.killReason == "" && a.state != "SUCCEEDED" && a.state != "FAILED" {
 		a.killReason = why
 	}
-	cmd := a.cmd
+	proc := a.proc
 	a.mu.Unlock()
-	if cmd != nil && cmd.Process != nil {
-		_ = cmd.Process.Kill()
+	if proc != nil {
+		_ = proc.Kill()
 	}
 }
 
@@ -301,16 +364,16 @@ func (a *taskAttempt) waitExit(d time.Duration) {
 func (a *taskAttempt) timedOut(now time.Time) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.timeout > 0 && a.cmd != nil && a.killReason == "" && a.failReported == "" &&
+	return a.timeout > 0 && a.proc != nil && !a.cloning && a.killReason == "" && a.failReported == "" &&
 		(a.state == "RUNNING" || a.state == "COMMIT_PENDING") && now.Sub(a.lastProgress) > a.timeout
 }
 
 func (a *taskAttempt) failTimeout() {
 	a.mu.Lock()
 	a.failReported = fmt.Sprintf("Task %s failed to report status for %d seconds. Killing!", a.launch.AttemptId, int(a.timeout.Seconds()))
-	cmd := a.cmd
+	proc := a.proc
 	a.mu.Unlock()
-	if cmd != nil && cmd.Process != nil {
-		_ = cmd.Process.Kill()
+	if proc != nil {
+		_ = proc.Kill()
 	}
 }

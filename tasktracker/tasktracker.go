@@ -66,6 +66,12 @@ type TaskTracker struct {
 	// namespace failed (not root, or no permission): children then run in
 	// their own session only.
 	pidNamespaces bool
+	// criuPath is the probed CRIU binary; empty when attempts cannot be
+	// cloned here.
+	criuPath string
+	// forkMu is held for reading while a child starts and for writing
+	// while CRIU restores a clone (see criu.Restore).
+	forkMu sync.RWMutex
 }
 
 type localJob struct {
@@ -192,6 +198,7 @@ func (tt *TaskTracker) Run(ctx context.Context) error {
 	tt.log.Info("tasktracker started", "jobtracker", tt.jtAddr, "umbilical", tt.umbAddr, "shuffle", tt.shuffleAddr,
 		"map_slots", tt.mapSlots, "reduce_slots", tt.reduceSlots, "local_dir", tt.localDir, "pid_namespaces", tt.pidNamespaces)
 
+	tt.probeCRIU(ctx)
 	go tt.watchTimeouts(ctx)
 	err = tt.heartbeatLoop(ctx)
 	tt.killAll("tasktracker shutting down")
@@ -325,6 +332,7 @@ func (tt *TaskTracker) buildHeartbeat(initial bool) (*mrpb.HeartbeatRequest, sen
 		ReduceSlots:    int32(tt.reduceSlots),
 		InitialContact: initial,
 		AcceptNewTasks: true,
+		CriuAvailable:  tt.cloneable(),
 	}
 	usedMaps, usedReduces := 0, 0
 	var sent sentState
@@ -380,6 +388,8 @@ func (tt *TaskTracker) act(ctx context.Context, a *mrpb.TaskAction) {
 		tt.kill(x.KillAttempt, "killed by the jobtracker")
 	case *mrpb.TaskAction_PurgeJob:
 		tt.purge(x.PurgeJob)
+	case *mrpb.TaskAction_Clone:
+		tt.clone(ctx, x.Clone)
 	}
 }
 

@@ -63,6 +63,7 @@ func (u *umbilical) StatusUpdate(ctx context.Context, req *mrpb.StatusUpdateRequ
 		}
 	}
 	a.progress, a.phase, a.counters = req.Progress, req.Phase, req.Counters
+	a.childCloneable = req.Cloneable
 	return &mrpb.StatusUpdateResponse{Known: true}, nil
 }
 
@@ -147,4 +148,33 @@ func (u *umbilical) Failed(ctx context.Context, req *mrpb.FailedRequest) (*mrpb.
 	}
 	a.mu.Unlock()
 	return &mrpb.Empty{}, nil
+}
+
+// Quiet is a child's report that it reached the quiet point its tracker
+// asked for: the tracker dumps it now.
+func (u *umbilical) Quiet(ctx context.Context, req *mrpb.QuietRequest) (*mrpb.Empty, error) {
+	a, err := u.attempt(req.AttemptId)
+	if err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	ch := a.quiet
+	if req.Refused == "" {
+		a.progress = req.Progress
+	}
+	a.mu.Unlock()
+	if ch == nil {
+		return nil, status.Errorf(codes.FailedPrecondition, "attempt %s was not asked to quiesce", req.AttemptId)
+	}
+	select {
+	case ch <- quietReport{progress: req.Progress, refused: req.Refused}:
+	default:
+	}
+	return &mrpb.Empty{}, nil
+}
+
+// quietReport is a child's answer to a quiesce request.
+type quietReport struct {
+	progress float32
+	refused  string
 }

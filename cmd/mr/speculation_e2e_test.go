@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	"gomr/mr"
 	"gomr/speculator"
+	"gomr/tasktracker"
 )
 
 // stragglerDefines slow every attempt on the tracker named "slow" by a
@@ -48,8 +50,14 @@ func (m mapGetter) String(k string) string { return m[k] }
 // speculative attempts win, the originals are killed, the output (where
 // spills of several attempts of a map may be mixed) is exact, and `mr job
 // -status` shows the decisions and their estimates.
+//
+// The trackers have no CRIU, while the job asks for clones and the clone
+// cost is damped to nothing: the speculator must still choose fresh
+// attempts, saying why.
 func TestE2ESpeculativeMaps(t *testing.T) {
 	c := startCluster(t, []trackerSpec{{"slow", 1, 0}, {"fast", 1, 1}},
+		"mapreduce.tasktracker.criu.path=",
+		"speculation.clone.beta=0.0001",
 		"mapreduce.job.speculative.retry-after-no-speculate=100ms",
 		"mapreduce.job.speculative.retry-after-speculate=100ms")
 	in := t.TempDir()
@@ -58,8 +66,12 @@ func TestE2ESpeculativeMaps(t *testing.T) {
 	spec := wordCountSpec(in, out, 1)
 	spec.Conf = map[string]string{
 		"mapreduce.map.speculative":                     "true",
-		"mapreduce.reduce.speculative":                  "true",
+		"speculation.clone.enabled":                     "true",
+		"mapreduce.task.progress.report.interval":       "100",
 		"mapreduce.input.fileinputformat.split.maxsize": "524288",
+		// Judge only once three maps are done: by then the slowed ones
+		// have reported progress, and a clone has something to save.
+		speculator.KeyMinDoneCount: "3",
 	}
 	for k, v := range stragglerDefines {
 		spec.Conf[k] = v
@@ -90,7 +102,8 @@ func TestE2ESpeculativeMaps(t *testing.T) {
 	st := c.status(id)
 	won := 0
 	for _, s := range st.Speculations {
-		if s.Kind != "fresh" || s.SourceAttempt == "" || !strings.Contains(s.Explanation, "mean runtime") {
+		if s.Kind != "fresh" || s.SourceAttempt == "" || !strings.Contains(s.Explanation, "mean runtime") ||
+			!(strings.Contains(s.Explanation, "no clone: cannot be cloned on tracker slow") || strings.Contains(s.Explanation, "no clone: attempt has no progress")) {
 			t.Errorf("speculation %+v", s)
 		}
 		if s.Outcome == "WON" {
@@ -166,5 +179,215 @@ func TestE2ESpeculativeReduce(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(out, "_temporary")); err == nil {
 		t.Errorf("_temporary left in the output")
+	}
+}
+
+// criuPath is the CRIU the clone tests use: $GOMR_CRIU, else the default
+// `make criu` install. Without it the tests skip, unless
+// GOMR_REQUIRE_CRIU=1 (make test as root sets it), where they fail.
+func criuPath(t *testing.T) string {
+	t.Helper()
+	p := os.Getenv("GOMR_CRIU")
+	if p == "" {
+		p = "/opt/gomr/criu/criu.sh"
+	}
+	if _, err := os.Stat(p); err != nil || os.Geteuid() != 0 {
+		msg := "CRIU not installed at " + p + " (run make criu as root)"
+		if os.Geteuid() != 0 {
+			msg = "cloning needs root"
+		}
+		if os.Getenv("GOMR_REQUIRE_CRIU") == "1" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return p
+}
+
+// A straggling map is cloned with CRIU on its own tracker (the clone cost
+// is damped to almost nothing, so that a clone always beats a fresh
+// attempt): the clone takes over from the original's progress, wins, the
+// original is killed, and the output, made of spills of both, is exact.
+func TestE2ECloneMap(t *testing.T) {
+	path := criuPath(t)
+	c := startCluster(t, []trackerSpec{{"slow", 2, 0}, {"fast", 1, 1}},
+		"mapreduce.tasktracker.criu.path="+path,
+		"mapreduce.job.speculative.retry-after-no-speculate=100ms",
+		"mapreduce.job.speculative.retry-after-speculate=100ms",
+		"speculation.clone.beta=0.0001")
+	in := t.TempDir()
+	genText(t, filepath.Join(in, "a.txt"), 3<<20, 7)
+	out := filepath.Join(t.TempDir(), "out")
+	spec := wordCountSpec(in, out, 1)
+	spec.Conf = map[string]string{
+		"mapreduce.map.speculative":                     "true",
+		"speculation.clone.enabled":                     "true",
+		"mapreduce.task.progress.report.interval":       "100",
+		"mapreduce.input.fileinputformat.split.maxsize": "524288",
+		// Judge only once three maps are done: by then the slowed ones
+		// have reported progress, and a clone has something to save.
+		speculator.KeyMinDoneCount: "3",
+		// Small spills, so that the clone starts with some spills behind it.
+		"mapreduce.task.io.sort.mb": "1",
+	}
+	for k, v := range stragglerDefines {
+		spec.Conf[k] = v
+	}
+	id := c.submit(spec)
+	res := c.wait(id)
+	checkWordCount(t, out, countWords(t, in))
+	clones := res.Counters.Get(mr.SpeculationGroup, mr.ClonesLaunched)
+	wins := res.Counters.Get(mr.SpeculationGroup, mr.SpeculativeWins)
+	if clones < 1 || wins < 1 {
+		t.Fatalf("CLONES_LAUNCHED = %d, SPECULATIVE_WINS = %d; want both >= 1", clones, wins)
+	}
+	for _, n := range []string{mr.CloneBytes, mr.CloneDumpMillis, mr.CloneRestoreMillis} {
+		if res.Counters.Get(mr.SpeculationGroup, n) <= 0 {
+			t.Errorf("%s = %d, want > 0", n, res.Counters.Get(mr.SpeculationGroup, n))
+		}
+	}
+	if f := res.Counters.Get(mr.SpeculationGroup, mr.CloneFallbacks); f != 0 {
+		t.Errorf("CLONE_FALLBACKS = %d, want 0", f)
+	}
+	st := c.status(id)
+	wonClone := 0
+	for _, s := range st.Speculations {
+		t.Logf("speculation %s %s -> %s %s: %s", s.Kind, s.SourceAttempt, s.AttemptId, s.Outcome, s.Explanation)
+		if s.Kind == "clone" && s.Outcome == "WON" {
+			wonClone++
+		}
+	}
+	if wonClone == 0 {
+		t.Errorf("no clone won")
+	}
+	data, _ := os.ReadFile(filepath.Join(c.dir, "slow.log"))
+	for _, l := range strings.Split(string(data), "\n") {
+		if strings.Contains(l, "attempt cloned") {
+			t.Log(l)
+		}
+	}
+}
+
+// A clone whose restore fails (the tracker's fault injection damages the
+// image) is reported, and the speculator's choice falls back to a fresh
+// attempt on the other tracker: the job succeeds with exact output.
+func TestE2ECloneFallsBackToFresh(t *testing.T) {
+	path := criuPath(t)
+	t.Setenv(tasktracker.CloneFaultEnv, "restore")
+	c := startCluster(t, []trackerSpec{{"slow", 2, 0}, {"fast", 1, 1}},
+		"mapreduce.tasktracker.criu.path="+path,
+		"mapreduce.job.speculative.retry-after-no-speculate=100ms",
+		"mapreduce.job.speculative.retry-after-speculate=100ms",
+		"speculation.clone.beta=0.0001")
+	in := t.TempDir()
+	genText(t, filepath.Join(in, "a.txt"), 3<<20, 7)
+	out := filepath.Join(t.TempDir(), "out")
+	spec := wordCountSpec(in, out, 1)
+	spec.Conf = map[string]string{
+		"mapreduce.map.speculative":                     "true",
+		"speculation.clone.enabled":                     "true",
+		"mapreduce.task.progress.report.interval":       "100",
+		"mapreduce.input.fileinputformat.split.maxsize": "524288",
+		// Judge only once three maps are done: by then the slowed ones
+		// have reported progress, and a clone has something to save.
+		speculator.KeyMinDoneCount: "3",
+	}
+	for k, v := range stragglerDefines {
+		spec.Conf[k] = v
+	}
+	id := c.submit(spec)
+	res := c.wait(id)
+	checkWordCount(t, out, countWords(t, in))
+	fallbacks := res.Counters.Get(mr.SpeculationGroup, mr.CloneFallbacks)
+	if fallbacks < 1 {
+		t.Fatalf("CLONE_FALLBACKS = %d, want >= 1", fallbacks)
+	}
+	if n := res.Counters.Get(mr.SpeculationGroup, mr.ClonesLaunched); n != 0 {
+		t.Errorf("CLONES_LAUNCHED = %d, want 0 (every restore fails)", n)
+	}
+	if n := res.Counters.Get(mr.JobCounterGroup, mr.NumFailedMaps); n != 0 {
+		t.Errorf("NUM_FAILED_MAPS = %d, want 0 (a failed clone does not count against the task)", n)
+	}
+	st := c.status(id)
+	failedClones, freshAfter := 0, 0
+	for _, s := range st.Speculations {
+		t.Logf("speculation %s %s -> %s %s: %s", s.Kind, s.SourceAttempt, s.AttemptId, s.Outcome, s.Note)
+		if s.Kind == "clone" && strings.Contains(s.Note, "clone failed") && strings.Contains(s.Note, "restor") {
+			failedClones++
+		}
+		if s.Kind == "fresh" && strings.HasPrefix(s.Note, "instead of a clone that failed") {
+			freshAfter++
+		}
+	}
+	if failedClones == 0 || freshAfter == 0 {
+		t.Errorf("status shows %d failed clones and %d fresh attempts replacing them, want both > 0", failedClones, freshAfter)
+	}
+}
+
+// A reduce slowed in its reduce phase is cloned there: the clone takes
+// over the original's partial output file (flushed at the quiet point and
+// copied to the clone's own attempt directory), wins, and commits; the
+// output is exact. The injector slows reduce 0 only (task scope, seed 264
+// draws k = 48.7 for r_000000 and nothing for r_000001 or any map).
+func TestE2ECloneReduce(t *testing.T) {
+	path := criuPath(t)
+	c := startCluster(t, []trackerSpec{{"tt", 2, 3}},
+		"mapreduce.tasktracker.criu.path="+path,
+		"mapreduce.job.speculative.retry-after-no-speculate=100ms",
+		"mapreduce.job.speculative.retry-after-speculate=100ms",
+		"speculation.clone.beta=0.0001")
+	in := t.TempDir()
+	// Many distinct words, so that the reduce phase (one group per word)
+	// is long enough for a straggler to show.
+	var text strings.Builder
+	for i := range 300000 {
+		fmt.Fprintf(&text, "u%d", i*7919%300000)
+		if i%10 == 9 {
+			text.WriteByte('\n')
+		} else {
+			text.WriteByte(' ')
+		}
+	}
+	if err := os.WriteFile(filepath.Join(in, "a.txt"), []byte(text.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	spec := wordCountSpec(in, out, 2)
+	spec.Conf = map[string]string{
+		"mapreduce.reduce.speculative":                  "true",
+		"speculation.clone.enabled":                     "true",
+		"mapreduce.task.progress.report.interval":       "100",
+		"mapreduce.input.fileinputformat.split.maxsize": "524288",
+		"mapreduce.job.reduce.slowstart.completedmaps":  "1",
+		speculator.KeyStragglerFraction:                 "0.3",
+		speculator.KeyStragglerScope:                    "task",
+		speculator.KeyStragglerShape:                    "0.5",
+		speculator.KeyStragglerLocation:                 "3.4",
+		speculator.KeyStragglerMaxFactor:                "50",
+		speculator.KeyStragglerSeed:                     "264",
+	}
+	id := c.submit(spec)
+	res := c.wait(id)
+	checkWordCount(t, out, countWords(t, in))
+	if n := res.Counters.Get(mr.SpeculationGroup, mr.ClonesLaunched); n != 1 {
+		t.Errorf("CLONES_LAUNCHED = %d, want 1", n)
+	}
+	if n := res.Counters.Get(mr.SpeculationGroup, mr.SpeculativeReduces); n != 1 {
+		t.Errorf("SPECULATIVE_REDUCES = %d, want 1", n)
+	}
+	st := c.status(id)
+	won := false
+	for _, s := range st.Speculations {
+		t.Logf("speculation %s %s -> %s %s: %s", s.Kind, s.SourceAttempt, s.AttemptId, s.Outcome, s.Explanation)
+		if s.Kind == "clone" && strings.Contains(s.TaskId, "_r_000000") && s.Outcome == "WON" {
+			won = true
+		}
+	}
+	if !won {
+		t.Fatal("the clone of reduce 0 did not win")
+	}
+	parts, _ := filepath.Glob(filepath.Join(out, "part-r-*"))
+	if len(parts) != 2 {
+		t.Errorf("output parts %v, want part-r-00000 and part-r-00001", parts)
 	}
 }

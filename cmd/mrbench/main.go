@@ -48,6 +48,8 @@ func main() {
 			os.Exit(baselineMain(os.Args[2:]))
 		case measureArg:
 			os.Exit(measureMain(os.Args[2:]))
+		case speculationArg:
+			os.Exit(speculationMain(os.Args[2:]))
 		}
 	}
 	os.Exit(benchMain(os.Args[1:]))

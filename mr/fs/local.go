@@ -32,7 +32,11 @@ func (Local) Open(p string) (File, error) {
 }
 
 // Create creates or truncates a file, creating its missing parent
-// directories.
+// directories. The file is opened for appending: writes go to its end, as
+// they would anyway, and CRIU, which checks on restore that a file open
+// for writing still has the size it had at the dump, exempts append-only
+// files, so that a clone of a task can restore beside its original after
+// both wrote on.
 func (Local) Create(p string) (io.WriteCloser, error) {
 	lp, err := localPath(p)
 	if err != nil {
@@ -41,7 +45,7 @@ func (Local) Create(p string) (io.WriteCloser, error) {
 	if err := os.MkdirAll(filepath.Dir(lp), 0o755); err != nil {
 		return nil, fmt.Errorf("create %s: making parent directory: %w", p, err)
 	}
-	f, err := os.Create(lp)
+	f, err := os.OpenFile(lp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("create %s: %w", p, err)
 	}

@@ -144,3 +144,7 @@ func localPath(p string) (string, error) {
 		return "", fmt.Errorf("path %q is not a local path (scheme %q)", p, loc.scheme)
 	}
 }
+
+// LocalPath turns a plain path or a file:// URI into an OS path; any
+// other scheme is an error.
+func LocalPath(p string) (string, error) { return localPath(p) }

@@ -14,6 +14,7 @@ import (
 	"os"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -34,6 +35,7 @@ func Main(attemptID, umbilicalAddr string) int {
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("attempt", attemptID)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	ctl := startCtrl(log)
 	conn, err := grpc.NewClient(umbilicalAddr,
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20), grpc.MaxCallSendMsgSize(64<<20)))
@@ -41,7 +43,6 @@ func Main(attemptID, umbilicalAddr string) int {
 		log.Error("umbilical", "error", err)
 		return 2
 	}
-	defer conn.Close()
 	umb := mrpb.NewUmbilicalClient(conn)
 	var launch *mrpb.LaunchTask
 	for i := 0; ; i++ {
@@ -57,20 +58,26 @@ func Main(attemptID, umbilicalAddr string) int {
 	}
 	t, err := newTask(ctx, cancel, launch, umb, log)
 	if err != nil {
+		conn.Close()
 		report(umb, attemptID, err, nil)
 		log.Error("task setup failed", "error", err)
 		return 1
 	}
-	go t.reportLoop()
+	t.conn, t.ctrl, t.umbAddr = conn, ctl, umbilicalAddr
+	t.watchQuiesce()
+	defer func() { t.conn.Close() }()
+	t.startReporting()
 	err = t.run()
 	t.stopReporting()
+	// A clone runs under another attempt id and umbilical than it started
+	// with: report under the current ones.
 	if err != nil {
-		report(umb, attemptID, err, t.counterProto())
-		log.Error("task failed", "error", err)
+		report(t.umb, t.launch.AttemptId, err, t.counterProto())
+		t.log.Error("task failed", "error", err)
 		return 1
 	}
-	if _, err := umb.Done(context.Background(), &mrpb.DoneRequest{AttemptId: attemptID, Counters: t.counterProto()}); err != nil {
-		log.Error("reporting done", "error", err)
+	if _, err := t.umb.Done(context.Background(), &mrpb.DoneRequest{AttemptId: t.launch.AttemptId, Counters: t.counterProto()}); err != nil {
+		t.log.Error("reporting done", "error", err)
 		return 1
 	}
 	return 0
@@ -84,16 +91,23 @@ func report(umb mrpb.UmbilicalClient, id string, err error, cs []*mrpb.Counter) 
 
 // task is the running attempt's state.
 type task struct {
-	ctx      context.Context
-	cancel   context.CancelFunc
-	log      *slog.Logger
-	umb      mrpb.UmbilicalClient
-	launch   *mrpb.LaunchTask
-	spec     mr.JobSpec
-	def      *mr.JobDef
-	conf     *conf.Config
-	counters *mr.Counters
-	isMap    bool
+	ctx     context.Context
+	cancel  context.CancelFunc
+	log     *slog.Logger
+	umb     mrpb.UmbilicalClient
+	conn    *grpc.ClientConn
+	umbAddr string
+	launch  *mrpb.LaunchTask
+	// ctrl is the control pipe the tracker clones through (nil: none);
+	// slow is the straggler injector of the running work loop.
+	ctrl      *ctrl
+	slow      *slowdown
+	cloneable atomic.Bool
+	spec      mr.JobSpec
+	def       *mr.JobDef
+	conf      *conf.Config
+	counters  *mr.Counters
+	isMap     bool
 
 	mu       sync.Mutex
 	progress float32
@@ -101,12 +115,12 @@ type task struct {
 
 	stop     chan struct{}
 	stopped  chan struct{}
-	stopOnce sync.Once
+	stopOnce *sync.Once
 }
 
 func newTask(ctx context.Context, cancel context.CancelFunc, l *mrpb.LaunchTask, umb mrpb.UmbilicalClient, log *slog.Logger) (*task, error) {
 	t := &task{ctx: ctx, cancel: cancel, log: log, umb: umb, launch: l, counters: mr.NewCounters(),
-		isMap: l.Type == "m", stop: make(chan struct{}), stopped: make(chan struct{})}
+		isMap: l.Type == "m"}
 	if err := json.Unmarshal(l.SpecJson, &t.spec); err != nil {
 		return nil, fmt.Errorf("decoding the job spec: %w", err)
 	}
@@ -158,7 +172,7 @@ func (t *task) counterProto() []*mrpb.Counter {
 
 func (t *task) sendStatus() bool {
 	t.mu.Lock()
-	req := &mrpb.StatusUpdateRequest{AttemptId: t.launch.AttemptId, Progress: t.progress, Phase: t.phase}
+	req := &mrpb.StatusUpdateRequest{AttemptId: t.launch.AttemptId, Progress: t.progress, Phase: t.phase, Cloneable: t.cloneable.Load()}
 	t.mu.Unlock()
 	req.Counters = t.counterProto()
 	ctx, cancel := context.WithTimeout(t.ctx, 5*time.Second)
@@ -176,14 +190,14 @@ func (t *task) sendStatus() bool {
 
 // reportLoop sends status every mapreduce.task.progress.report.interval;
 // a child that cannot reach its tracker for long exits.
-func (t *task) reportLoop() {
-	defer close(t.stopped)
+func (t *task) reportLoop(stop <-chan struct{}, stopped chan<- struct{}) {
+	defer close(stopped)
 	tick := time.NewTicker(t.conf.Duration("mapreduce.task.progress.report.interval"))
 	defer tick.Stop()
 	lastOK := time.Now()
 	for {
 		select {
-		case <-t.stop:
+		case <-stop:
 			return
 		case <-tick.C:
 		}
@@ -194,6 +208,13 @@ func (t *task) reportLoop() {
 			os.Exit(4)
 		}
 	}
+}
+
+// startReporting starts reportLoop; stopReporting stops it and waits. A
+// quiesced task stops and restarts it around its quiet point.
+func (t *task) startReporting() {
+	t.stop, t.stopped, t.stopOnce = make(chan struct{}), make(chan struct{}), new(sync.Once)
+	go t.reportLoop(t.stop, t.stopped)
 }
 
 func (t *task) stopReporting() {

@@ -38,10 +38,15 @@ func (t *task) runMap() error {
 
 	var out mr.Emitter
 	var finish func() error
+	// settle brings the output to a quiet point for a clone; only spilled
+	// output can be cloned (a map-only task writes its part file directly).
+	var settle func() error
 	if t.launch.NumReduces == 0 {
-		out, finish, err = t.mapOnlyOutput()
+		out, finish, settle, err = t.mapOnlyOutput()
 	} else {
-		out, finish, err = t.spillOutput(tc)
+		var buf *spill.Buffer
+		buf, finish, err = t.spillOutput(tc)
+		out, settle = buf, buf.Settle
 	}
 	if err != nil {
 		return err
@@ -53,6 +58,20 @@ func (t *task) runMap() error {
 		return err
 	}
 	slow.start()
+	t.slow = slow
+	t.setCloneable(settle != nil)
+	// Progress: as Hadoop's MapTask, the input read is 2/3 of a map with
+	// reduces (its final sort and spill the last third), all of a
+	// map-only one.
+	mapWeight := 1.0
+	if t.launch.NumReduces > 0 {
+		mapWeight = 2.0 / 3
+	}
+	// The injected delay is spread over the record loop, where the map
+	// has quiet points; it stands for the whole map's, the final sort and
+	// spill (which run at full speed) included, in the progress weights'
+	// proportion.
+	slow.scale = 1 / mapWeight
 	n := 0
 	for rr.Next() {
 		inputRecords.Increment()
@@ -60,8 +79,13 @@ func (t *task) runMap() error {
 			return fmt.Errorf("map: %w", err)
 		}
 		if n++; n&1023 == 0 {
-			t.setProgress(rr.Progress())
+			t.setProgress(rr.Progress() * mapWeight)
 			slow.tick(t.ctx)
+			if settle != nil && t.quiesceRequested() {
+				if err := t.quiesce(settle); err != nil {
+					return err
+				}
+			}
 			bytesRead.Set(rr.BytesRead())
 			if err := t.ctx.Err(); err != nil {
 				return err
@@ -72,17 +96,19 @@ func (t *task) runMap() error {
 		return fmt.Errorf("reading input %s: %w", split.Path, err)
 	}
 	slow.tick(t.ctx)
+	t.setCloneable(false)
 	bytesRead.Set(rr.BytesRead())
 	if err := finish(); err != nil {
 		return err
 	}
+	slow.report(t)
 	t.setProgress(1)
 	return nil
 }
 
 // spillOutput sends map output through the sort buffer; each durable spill
 // is announced to the tracker at once.
-func (t *task) spillOutput(tc taskContext) (mr.Emitter, func() error, error) {
+func (t *task) spillOutput(tc taskContext) (*spill.Buffer, func() error, error) {
 	opts := spill.Options{
 		BufferBytes:   int64(t.conf.Int("mapreduce.task.io.sort.mb")) << 20,
 		SpillPercent:  t.conf.Float("mapreduce.map.sort.spill.percent"),
@@ -134,21 +160,23 @@ func (t *task) announceSpill(info spill.SpillInfo) error {
 }
 
 // mapOnlyOutput writes map output straight to the job's output format, as
-// part-m-NNNNN, committed like a reduce's.
-func (t *task) mapOnlyOutput() (mr.Emitter, func() error, error) {
+// part-m-NNNNN, committed like a reduce's. settle is nil when the writer
+// cannot be brought to a quiet point for a clone.
+func (t *task) mapOnlyOutput() (emit mr.Emitter, finish func() error, settle func() error, err error) {
 	c, err := mr.NewCommitter(t.spec.Output)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	path := fs.Join(c.AttemptDir(t.launch.AttemptId), mr.PartName(true, int(t.launch.Index)))
 	w, err := t.def.Output.Create(c.FS, path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("creating output %s: %w", path, err)
+		return nil, nil, nil, fmt.Errorf("creating output %s: %w", path, err)
 	}
+	settle = flusherOf(w, t.spec.Output)
 	records := t.counters.Get(mr.TaskCounterGroup, mr.MapOutputRecords)
 	bytes := t.counters.Get(mr.TaskCounterGroup, mr.MapOutputBytes)
 	written := t.counters.Get(mr.FileSystemCounterGroup, fsCounterPrefix(t.spec.Output)+"_BYTES_WRITTEN")
-	emit := mr.EmitFunc(func(k, v []byte) error {
+	emit = mr.EmitFunc(func(k, v []byte) error {
 		records.Increment()
 		bytes.Add(int64(len(k) + len(v)))
 		return w.Write(k, v)
@@ -159,5 +187,16 @@ func (t *task) mapOnlyOutput() (mr.Emitter, func() error, error) {
 		}
 		written.Set(w.BytesWritten())
 		return t.commit(c)
-	}, nil
+	}, settle, nil
+}
+
+// flusherOf returns the writer's Flush when a clone can restore beside
+// it: the writer can flush, and the output is a local file (an HDFS
+// stream is a connection to a datanode that a clone cannot take over).
+func flusherOf(w mr.RecordWriter, output string) func() error {
+	f, ok := w.(mr.Flusher)
+	if !ok || strings.HasPrefix(output, "hdfs://") {
+		return nil
+	}
+	return f.Flush
 }

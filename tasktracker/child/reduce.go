@@ -76,10 +76,16 @@ func (t *task) runReduce() error {
 	}
 	t.setProgress(1.0 / 3)
 	t.setPhase("SORT")
+	slow, err := t.newSlowdown()
+	if err != nil {
+		return err
+	}
+	mergeStart := time.Now()
 	it, err := mm.Finish(t.ctx)
 	if err != nil {
 		return fmt.Errorf("merge: %w", err)
 	}
+	slow.phase(t.ctx, time.Since(mergeStart), func(f float64) { t.setProgress(1.0/3 + f/3) })
 	t.setProgress(2.0 / 3)
 	t.setPhase("REDUCE")
 
@@ -105,12 +111,10 @@ func (t *task) runReduce() error {
 		outRecords.Increment()
 		return w.Write(k, v)
 	})
-	slow, err := t.newSlowdown()
-	if err != nil {
-		w.Close()
-		return err
-	}
 	slow.start()
+	t.slow = slow
+	settle := flusherOf(w, t.spec.Output)
+	t.setCloneable(settle != nil)
 	n := 0
 	for groups.NextKey() {
 		inGroups.Increment()
@@ -120,6 +124,12 @@ func (t *task) runReduce() error {
 		}
 		if n++; n&63 == 0 {
 			slow.tick(t.ctx)
+			if settle != nil && t.quiesceRequested() {
+				if err := t.quiesce(settle); err != nil {
+					w.Close()
+					return err
+				}
+			}
 		}
 		if n&1023 == 0 {
 			inRecords.Set(counted.n.Load())
@@ -137,6 +147,8 @@ func (t *task) runReduce() error {
 		return fmt.Errorf("reading merged map output: %w", err)
 	}
 	slow.tick(t.ctx)
+	t.setCloneable(false)
+	slow.report(t)
 	inRecords.Set(counted.n.Load())
 	if err := w.Close(); err != nil {
 		return fmt.Errorf("closing output %s: %w", path, err)

@@ -15,9 +15,11 @@ import (
 // from the attempt id (or tracker), so a clone, which runs under a new
 // attempt id, is not slowed by its original's draw.
 type slowdown struct {
-	k    float64
-	last time.Time
-	owed time.Duration
+	k     float64
+	scale float64 // the work ticked stands for scale times as much (0: 1)
+	last  time.Time
+	owed  time.Duration
+	slept time.Duration // delay injected so far
 }
 
 // minSleep is the smallest sleep taken: owed delay below it is carried
@@ -46,7 +48,7 @@ func (s *slowdown) tick(ctx context.Context) {
 		return
 	}
 	now := time.Now()
-	s.owed += time.Duration(s.k * float64(now.Sub(s.last)))
+	s.owed += time.Duration(s.k * max(s.scale, 1) * float64(now.Sub(s.last)))
 	s.last = now
 	if s.owed < minSleep {
 		return
@@ -57,6 +59,39 @@ func (s *slowdown) tick(ctx context.Context) {
 	case <-timer.C:
 	}
 	timer.Stop()
+	s.slept += s.owed
 	s.owed = 0
 	s.last = time.Now()
+}
+
+// phase owes k times a phase of work that had no records to spread the
+// delay over (a map's final spill, a reduce's merge), and sleeps it off
+// right away in steps, moving the progress from where it is to the
+// phase's end (progress gets the fraction of the sleep done).
+func (s *slowdown) phase(ctx context.Context, work time.Duration, progress func(frac float64)) {
+	if s.k <= 0 {
+		return
+	}
+	d := time.Duration(s.k * float64(work))
+	const step = 100 * time.Millisecond
+	began := time.Now()
+	defer func() { s.slept += time.Since(began) }()
+	for elapsed := time.Duration(0); elapsed < d; elapsed = time.Since(began) {
+		progress(float64(elapsed) / float64(d))
+		timer := time.NewTimer(min(step, d-elapsed))
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return
+		case <-timer.C:
+		}
+	}
+	s.last = time.Now()
+}
+
+// report logs the delay injected, if any.
+func (s *slowdown) report(t *task) {
+	if s.k > 0 {
+		t.log.Info("straggler injector: delay injected", "k", s.k, "delay", s.slept.Round(time.Millisecond))
+	}
 }

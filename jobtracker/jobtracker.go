@@ -1068,12 +1068,12 @@ func contains(xs []string, s string) bool {
 }
 
 func (jt *JobTracker) launchLocked(j *job, tk *task, t *trackerState, now time.Time, speculative bool) *attempt {
-	return jt.startAttemptLocked(j, tk, t, now, speculative, "")
+	return jt.startAttemptLocked(j, tk, t, now, speculative, nil)
 }
 
 // startAttemptLocked creates an attempt of tk on tracker t and orders its
 // start: a launch, or with cloneOf set, a clone of that running attempt.
-func (jt *JobTracker) startAttemptLocked(j *job, tk *task, t *trackerState, now time.Time, speculative bool, cloneOf string) *attempt {
+func (jt *JobTracker) startAttemptLocked(j *job, tk *task, t *trackerState, now time.Time, speculative bool, cloneOf *attempt) *attempt {
 	a := &attempt{
 		speculative: speculative,
 		id:          attemptID(tk, len(tk.attempts)),
@@ -1114,8 +1114,13 @@ func (jt *JobTracker) startAttemptLocked(j *job, tk *task, t *trackerState, now 
 	} else {
 		j.counters.Add(mr.JobCounterGroup, mr.TotalLaunchedReduces, 1)
 	}
-	if cloneOf != "" {
-		t.actions = append(t.actions, &mrpb.TaskAction{Action: &mrpb.TaskAction_Clone{Clone: &mrpb.CloneAttempt{SourceAttempt: cloneOf, Launch: launch}}})
+	if cloneOf != nil {
+		src := ""
+		if st := jt.trackers[cloneOf.tracker]; st != nil {
+			src = st.shuffleAddr
+		}
+		t.actions = append(t.actions, &mrpb.TaskAction{Action: &mrpb.TaskAction_Clone{Clone: &mrpb.CloneAttempt{
+			SourceAttempt: cloneOf.id, SourceAddress: src, Launch: launch}}})
 	} else {
 		t.actions = append(t.actions, &mrpb.TaskAction{Action: &mrpb.TaskAction_Launch{Launch: launch}})
 	}

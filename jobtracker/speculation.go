@@ -193,14 +193,11 @@ func speculativeTaskLocked(j *job, typ partitions.TaskType, t *trackerState) *ta
 		if s == nil || s.attempt != nil || tk.state != StateRunning {
 			continue
 		}
-		// A fresh attempt never runs beside its source; a clone is made
-		// by the source's tracker, beside it (images and file sets are not
-		// sent between trackers).
-		if s.kind == speculator.Clone {
-			if s.source.tracker != t.name {
-				continue
-			}
-		} else if s.source.tracker == t.name || tk.failedOn[t.name] {
+		// A fresh attempt never runs beside its source; a clone may (the
+		// slowness the speculator saw is the attempt's progress, and the
+		// clone leaves the original's slot to it), on any tracker that can
+		// restore it.
+		if tk.failedOn[t.name] || (s.kind == speculator.Clone && !t.criu) || (s.kind == speculator.Fresh && s.source.tracker == t.name) {
 			continue
 		}
 		return tk
@@ -212,9 +209,9 @@ func speculativeTaskLocked(j *job, typ partitions.TaskType, t *trackerState) *ta
 // tracker t.
 func (jt *JobTracker) launchSpeculativeLocked(j *job, tk *task, t *trackerState, now time.Time) {
 	s := tk.specPending
-	cloneOf := ""
+	var cloneOf *attempt
 	if s.kind == speculator.Clone {
-		cloneOf = s.source.id
+		cloneOf = s.source
 	}
 	a := jt.startAttemptLocked(j, tk, t, now, true, cloneOf)
 	s.attempt = a

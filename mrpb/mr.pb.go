@@ -1652,7 +1652,8 @@ type TaskAction_PurgeJob struct {
 }
 
 type TaskAction_Clone struct {
-	// Clone a running attempt on this tracker into a new attempt.
+	// Clone a running attempt (of this or another tracker) into a new
+	// attempt on this tracker.
 	Clone *CloneAttempt `protobuf:"bytes,4,opt,name=clone,proto3,oneof"`
 }
 
@@ -1664,12 +1665,17 @@ func (*TaskAction_PurgeJob) isTaskAction_Action() {}
 
 func (*TaskAction_Clone) isTaskAction_Action() {}
 
-// CloneAttempt asks a tracker to clone one of its running attempts with
-// CRIU; launch describes the new attempt (its id, speculative flag).
+// CloneAttempt asks a tracker to restore a CRIU clone of a running
+// attempt (on it or on another tracker) as a new attempt; launch describes
+// the new attempt (its id, speculative flag).
 type CloneAttempt struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	SourceAttempt string                 `protobuf:"bytes,1,opt,name=source_attempt,json=sourceAttempt,proto3" json:"source_attempt,omitempty"`
 	Launch        *LaunchTask            `protobuf:"bytes,2,opt,name=launch,proto3" json:"launch,omitempty"`
+	// The shuffle server of the source attempt's tracker, which checkpoints
+	// it and sends the image and the file set (this tracker's own when the
+	// clone lands beside the original).
+	SourceAddress string `protobuf:"bytes,3,opt,name=source_address,json=sourceAddress,proto3" json:"source_address,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1716,6 +1722,13 @@ func (x *CloneAttempt) GetLaunch() *LaunchTask {
 		return x.Launch
 	}
 	return nil
+}
+
+func (x *CloneAttempt) GetSourceAddress() string {
+	if x != nil {
+		return x.SourceAddress
+	}
+	return ""
 }
 
 type HeartbeatResponse struct {
@@ -2751,10 +2764,11 @@ const file_mr_proto_rawDesc = "" +
 	"\fkill_attempt\x18\x02 \x01(\tH\x00R\vkillAttempt\x12\x1d\n" +
 	"\tpurge_job\x18\x03 \x01(\tH\x00R\bpurgeJob\x12*\n" +
 	"\x05clone\x18\x04 \x01(\v2\x12.gomr.CloneAttemptH\x00R\x05cloneB\b\n" +
-	"\x06action\"_\n" +
+	"\x06action\"\x86\x01\n" +
 	"\fCloneAttempt\x12%\n" +
 	"\x0esource_attempt\x18\x01 \x01(\tR\rsourceAttempt\x12(\n" +
-	"\x06launch\x18\x02 \x01(\v2\x10.gomr.LaunchTaskR\x06launch\"\x8b\x01\n" +
+	"\x06launch\x18\x02 \x01(\v2\x10.gomr.LaunchTaskR\x06launch\x12%\n" +
+	"\x0esource_address\x18\x03 \x01(\tR\rsourceAddress\"\x8b\x01\n" +
 	"\x11HeartbeatResponse\x12*\n" +
 	"\aactions\x18\x01 \x03(\v2\x10.gomr.TaskActionR\aactions\x122\n" +
 	"\x15heartbeat_interval_ms\x18\x02 \x01(\x05R\x13heartbeatIntervalMs\x12\x16\n" +

@@ -84,7 +84,7 @@ func Keys() []Key {
 		{KeyCopyBandwidth, KeyFloat, "40000000", "prior of the copy throughput of the clone's file set to the target tracker, B_copy, in bytes/s", nil},
 		{KeySmoothing, KeyFloat, "0.25", "weight of a new clone measurement in the exponentially smoothed clone-cost inputs, in (0, 1]", nil},
 		{KeyMinSampleBytes, KeyInt, "1048576", "a clone's copy throughput is learnt only from transfers of at least this many bytes", nil},
-		{KeyStragglerFraction, KeyFloat, "0", "straggler injector (experiments): fraction of attempts (or trackers, see " + KeyStragglerScope + ") slowed down; 0 turns it off", nil},
+		{KeyStragglerFraction, KeyFloat, "0", "straggler injector (experiments): fraction of attempts, tasks or trackers (see " + KeyStragglerScope + ") slowed down; 0 turns it off", nil},
 		{KeyStragglerScope, KeyString, "attempt", "straggler injector: draw the slowdown per attempt, per task (all its non-speculative attempts alike) or per tracker", []string{"attempt", "task", "tracker"}},
 		{KeyStragglerShape, KeyFloat, "2", "straggler injector: shape (sigma) of the log-normal slowdown factor k; the source uses 1, 2 and 10", nil},
 		{KeyStragglerLocation, KeyFloat, "0", "straggler injector: location (mu) of the log-normal slowdown factor k (0: median k is 1, a slowed task takes twice as long)", nil},

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"gomr/conf"
 	"gomr/mrpb"
 	"gomr/tasktracker/child"
@@ -76,7 +78,7 @@ func (a *taskAttempt) status() *mrpb.AttemptStatus {
 		Counters:     a.counters,
 		Diagnostic:   a.diag,
 		StartMs:      a.start.UnixMilli(),
-		Clone:        a.cloneStats,
+		Clone:        cloneStatsCopy(a.cloneStats), // it changes under a.mu; the copy is marshalled later
 		Cloneable:    a.ctrl != nil && a.childCloneable && !a.cloning && a.state == "RUNNING",
 	}
 	if !a.finish.IsZero() {
@@ -89,6 +91,13 @@ func (a *taskAttempt) status() *mrpb.AttemptStatus {
 		st.SortFinishMs = a.sortDone.UnixMilli()
 	}
 	return st
+}
+
+func cloneStatsCopy(cs *mrpb.CloneStats) *mrpb.CloneStats {
+	if cs == nil {
+		return nil
+	}
+	return proto.Clone(cs).(*mrpb.CloneStats)
 }
 
 // sizes reads what a clone of the running attempt would move: the

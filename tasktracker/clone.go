@@ -1,14 +1,22 @@
 package tasktracker
 
 import (
+	"archive/tar"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"gomr/mr"
@@ -57,14 +65,17 @@ func (tt *TaskTracker) probeCRIU(ctx context.Context) {
 // cloneable tells whether this tracker can clone attempts.
 func (tt *TaskTracker) cloneable() bool { return tt.criuPath != "" }
 
-// clone makes a new attempt by cloning a running one on this tracker: the
-// child is asked to reach a quiet point, dumped with CRIU (it keeps
-// running), its working directory copied to the new attempt's, and the
-// image restored beside it with that copy mounted over the original's
-// path, so that the clone writes its own files. The clone then takes its
-// new attempt id from its fresh control pipe. On any failure the new
-// attempt is reported FAILED with the reason in its clone stats, and the
-// JobTracker falls back to a fresh attempt.
+// clone makes a new attempt on this tracker by cloning a running one,
+// here or on another tracker. The source's tracker checkpoints it (see
+// serveCheckpoint: quiet point, CRIU dump with the original left running,
+// the clone's file set noted) and streams the image and the file set over
+// HTTP; this tracker unpacks them into the clone's own directories and
+// restores the image in a private mount namespace where those directories
+// are bind-mounted over the original's paths, so that the clone writes its
+// own files. The clone then takes its new attempt id and this tracker's
+// umbilical from its fresh control pipe. On any failure the new attempt is
+// reported FAILED with the reason in its clone stats, and the JobTracker
+// falls back to a fresh attempt.
 func (tt *TaskTracker) clone(ctx context.Context, c *mrpb.CloneAttempt) {
 	l := c.Launch
 	a, err := tt.register(l)
@@ -72,30 +83,139 @@ func (tt *TaskTracker) clone(ctx context.Context, c *mrpb.CloneAttempt) {
 		tt.log.Error("clone refused", "attempt", l.AttemptId, "error", err)
 		return
 	}
+	a.mu.Lock()
 	a.cloneStats = &mrpb.CloneStats{SourceAttempt: c.SourceAttempt}
+	a.cloning = true
+	a.mu.Unlock()
 	go func() {
-		if err := tt.cloneInto(ctx, a, c.SourceAttempt); err != nil {
-			tt.log.Warn("clone failed", "attempt", l.AttemptId, "source", c.SourceAttempt, "error", err)
-			a.mu.Lock()
+		err := tt.cloneFrom(ctx, a, c)
+		a.mu.Lock()
+		a.cloning = false
+		if err != nil {
 			a.cloneStats.Error = err.Error()
 			a.state, a.diag, a.finish = "FAILED", "clone failed: "+err.Error(), time.Now()
-			a.mu.Unlock()
+		}
+		a.mu.Unlock()
+		if err != nil {
+			tt.log.Warn("clone failed", "attempt", l.AttemptId, "source", c.SourceAttempt, "error", err)
 			close(a.exited)
 			tt.poke()
 		}
 	}()
 }
 
-func (tt *TaskTracker) cloneInto(ctx context.Context, a *taskAttempt, sourceID string) error {
+func (tt *TaskTracker) cloneFrom(ctx context.Context, a *taskAttempt, c *mrpb.CloneAttempt) error {
 	if !tt.cloneable() {
 		return errors.New("CRIU is not available on tracker " + tt.name)
 	}
-	tt.mu.Lock()
-	src := tt.attempts[sourceID]
-	tt.mu.Unlock()
-	if src == nil {
-		return fmt.Errorf("source attempt %s is not running here", sourceID)
+	imgDir := filepath.Join(tt.jobDir(a.launch.JobId), a.launch.AttemptId+".criu")
+	if err := os.MkdirAll(imgDir, 0o755); err != nil {
+		return err
 	}
+	defer os.RemoveAll(imgDir)
+	outFrom, outTo, hasOutput := outputDirs(a.launch, c.SourceAttempt, a.launch.AttemptId)
+
+	began := time.Now()
+	cp, err := fetchCheckpoint(ctx, c.SourceAddress, a.launch, c.SourceAttempt,
+		map[string]string{"img": imgDir, "attempt": a.dir, "output": outTo})
+	if err != nil {
+		return err
+	}
+	received := time.Now()
+	// The bind mounts need the original's paths to exist here (on another
+	// host they would not): empty directories do.
+	binds := []criu.Bind{{Source: a.dir, Target: cp.sourceDir}}
+	if cp.sourceOutput != "" {
+		if !hasOutput || cp.sourceOutput != outFrom {
+			return fmt.Errorf("the source's output directory %s is not this job's %s", cp.sourceOutput, outFrom)
+		}
+		binds = append(binds, criu.Bind{Source: outTo, Target: outFrom})
+	}
+	for _, b := range binds {
+		if err := os.MkdirAll(b.Source, 0o755); err != nil {
+			return err
+		}
+		if err := os.MkdirAll(b.Target, 0o755); err != nil {
+			return err
+		}
+	}
+	if os.Getenv(CloneFaultEnv) == "restore" {
+		// Fault injection (tests): a damaged image, as a failed transfer
+		// or a full disk would leave it.
+		if err := os.Truncate(filepath.Join(imgDir, "inventory.img"), 0); err != nil {
+			return fmt.Errorf("fault injection: %w", err)
+		}
+	}
+	// No child may start while CRIU holds the clone's pipe end
+	// inheritable: it would inherit a copy.
+	tt.forkMu.Lock()
+	r, err := criu.Restore(ctx, tt.criuPath, criu.RestoreSpec{
+		ImagesDir: imgDir, WorkDir: imgDir, CtrlInode: cp.ctrlInode, Binds: binds,
+	})
+	tt.forkMu.Unlock()
+	if err != nil {
+		return fmt.Errorf("restoring the clone of %s: %w", c.SourceAttempt, err)
+	}
+	restored := time.Now()
+	clonedProc, err := os.FindProcess(r.Pid)
+	if err != nil {
+		_ = r.Ctrl.Close()
+		return fmt.Errorf("finding the restored clone (pid %d): %w", r.Pid, err)
+	}
+	a.mu.Lock()
+	a.proc = clonedProc
+	a.ctrl = r.Ctrl
+	a.progress = cp.progress
+	a.start = began
+	a.lastProgress = time.Now()
+	cs := a.cloneStats
+	cs.DumpMs = cp.dump.Milliseconds()
+	cs.CopyMs = max(received.Sub(began)-cp.dump, 0).Milliseconds()
+	cs.RestoreMs = restored.Sub(received).Milliseconds()
+	cs.ImageBytes = cp.imageBytes
+	cs.FileSetBytes = cp.fileBytes
+	cs.StartProgress = cp.progress
+	killed := a.killReason != ""
+	a.mu.Unlock()
+	if killed {
+		// Killed while it was being made: it never runs.
+		_ = clonedProc.Kill()
+	}
+	line := fmt.Sprintf("resume %s clone %s\n", a.launch.AttemptId, tt.umbAddr)
+	if _, err := r.Ctrl.W.Write([]byte(line)); err != nil {
+		_ = clonedProc.Kill()
+		_, _ = clonedProc.Wait()
+		return fmt.Errorf("handing the clone its identity: %w", err)
+	}
+	go a.wait()
+	tt.log.Info("attempt cloned", "attempt", a.launch.AttemptId, "source", c.SourceAttempt, "from", c.SourceAddress,
+		"pid", r.Pid, "dump", cp.dump, "transfer", received.Sub(began)-cp.dump, "restore", restored.Sub(received),
+		"image_bytes", cp.imageBytes, "file_bytes", cp.fileBytes)
+	return nil
+}
+
+// checkpoint is a dumped attempt ready to be sent to the tracker that
+// restores its clone.
+type checkpoint struct {
+	progress     float32
+	dump         time.Duration // quiesce plus dump
+	imageBytes   int64
+	fileBytes    int64
+	ctrlInode    uint64
+	sourceDir    string // the original's attempt directory
+	sourceOutput string // the original's output attempt directory, if any
+	img          string // directory of the image
+	files        []dirCopy
+}
+
+// checkpointAttempt brings attempt src to a quiet point, notes the files a
+// clone needs, dumps it into imgDir with CRIU and resumes it. The original
+// goes on as soon as the dump is done.
+func (tt *TaskTracker) checkpointAttempt(ctx context.Context, src *taskAttempt, cloneID, imgDir string) (*checkpoint, error) {
+	if !tt.cloneable() {
+		return nil, errors.New("CRIU is not available on tracker " + tt.name)
+	}
+	sourceID := src.launch.AttemptId
 	src.mu.Lock()
 	ctrl, proc, state := src.ctrl, src.proc, src.state
 	busy := src.cloning
@@ -107,140 +227,87 @@ func (tt *TaskTracker) cloneInto(ctx context.Context, a *taskAttempt, sourceID s
 	src.mu.Unlock()
 	switch {
 	case ctrl == nil || proc == nil:
-		return fmt.Errorf("source attempt %s has no control pipe", sourceID)
+		return nil, fmt.Errorf("source attempt %s has no control pipe", sourceID)
 	case state != "RUNNING":
-		return fmt.Errorf("source attempt %s is %s", sourceID, state)
+		return nil, fmt.Errorf("source attempt %s is %s", sourceID, state)
 	case busy:
-		return fmt.Errorf("source attempt %s is already being cloned", sourceID)
+		return nil, fmt.Errorf("source attempt %s is being cloned already", sourceID)
 	}
-	resumed := false
+	parked := false // the child is waiting on its pipe to be resumed
 	defer func() {
 		src.mu.Lock()
 		src.cloning, src.quiet = false, nil
 		src.mu.Unlock()
-		if !resumed {
-			// Whatever happened, the original must not stay parked.
-			_ = ctrl.Resume(sourceID, "orig")
+		if !parked {
+			// A quiet report that came in as we gave up: the child
+			// waits for its resume line.
+			select {
+			case q := <-quiet:
+				parked = q.refused == ""
+			default:
+			}
+		}
+		if parked {
+			if err := ctrl.Resume(sourceID, "orig"); err != nil {
+				tt.log.Error("could not resume a quiesced attempt", "attempt", sourceID, "error", err)
+			}
 		}
 	}()
 
 	began := time.Now()
 	if _, err := ctrl.W.Write([]byte("quiesce\n")); err != nil {
-		return fmt.Errorf("asking %s to quiesce: %w", sourceID, err)
+		return nil, fmt.Errorf("asking %s to quiesce: %w", sourceID, err)
 	}
-	var progress float32
+	cp := &checkpoint{sourceDir: src.dir, img: imgDir}
 	select {
 	case q := <-quiet:
 		if q.refused != "" {
-			return fmt.Errorf("source attempt %s cannot be quiesced now: %s", sourceID, q.refused)
+			return nil, fmt.Errorf("source attempt %s cannot be quiesced now: %s", sourceID, q.refused)
 		}
-		progress = q.progress
+		parked = true
+		cp.progress = q.progress
 	case <-src.exited:
-		return fmt.Errorf("source attempt %s ended before its quiet point", sourceID)
+		return nil, fmt.Errorf("source attempt %s ended before its quiet point", sourceID)
 	case <-time.After(quiesceTimeout):
-		return fmt.Errorf("source attempt %s did not reach a quiet point within %v", sourceID, quiesceTimeout)
+		return nil, fmt.Errorf("source attempt %s did not reach a quiet point within %v", sourceID, quiesceTimeout)
 	case <-ctx.Done():
-		return ctx.Err()
+		return nil, ctx.Err()
 	}
 	// The child is quiet: its files hold exactly what the process wrote
 	// so far. Note their sizes now, since the original writes on once it
 	// is resumed, and the clone's copies must match its image.
-	files := []dirCopy{{from: src.dir, to: a.dir, skipSpills: src.launch.Type == "m"}}
-	if from, to, ok := outputDirs(src.launch, a.launch.AttemptId); ok {
-		files = append(files, dirCopy{from: from, to: to})
+	cp.files = []dirCopy{{name: "attempt", from: src.dir, skipSpills: src.launch.Type == "m"}}
+	if from, _, ok := outputDirs(src.launch, sourceID, cloneID); ok {
+		cp.sourceOutput = from
+		cp.files = append(cp.files, dirCopy{name: "output", from: from})
 	}
-	for i := range files {
-		if err := files[i].snapshot(); err != nil {
-			return fmt.Errorf("listing the working files of %s: %w", sourceID, err)
+	for i := range cp.files {
+		if err := cp.files[i].snapshot(); err != nil {
+			return nil, fmt.Errorf("listing the working files of %s: %w", sourceID, err)
 		}
-	}
-	imgDir := filepath.Join(tt.jobDir(a.launch.JobId), a.launch.AttemptId+".criu")
-	if err := os.MkdirAll(imgDir, 0o755); err != nil {
-		return err
-	}
-	defer os.RemoveAll(imgDir)
-	ds, err := criu.Dump(ctx, tt.criuPath, proc.Pid, imgDir, imgDir)
-	dumpDone := time.Now()
-	if err := ctrl.Resume(sourceID, "orig"); err == nil {
-		resumed = true
-	}
-	if err != nil {
-		return fmt.Errorf("dumping %s: %w", sourceID, err)
-	}
-
-	var fileBytes int64
-	var binds []criu.Bind
-	for _, dc := range files {
-		n, err := dc.copy()
-		if err != nil {
-			return fmt.Errorf("copying the working files of %s: %w", sourceID, err)
-		}
-		fileBytes += n
-		binds = append(binds, criu.Bind{Source: dc.to, Target: dc.from})
-	}
-	copyDone := time.Now()
-	if os.Getenv(CloneFaultEnv) == "restore" {
-		// Fault injection (tests): a damaged image, as a failed transfer
-		// or a full disk would leave it.
-		if err := os.Truncate(filepath.Join(imgDir, "inventory.img"), 0); err != nil {
-			return fmt.Errorf("fault injection: %w", err)
-		}
+		cp.fileBytes += cp.files[i].bytes()
 	}
 	ino, err := criu.PipeInode(ctrl.W)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	// No child may start while CRIU holds the clone's pipe end
-	// inheritable: it would inherit a copy.
-	tt.forkMu.Lock()
-	r, err := criu.Restore(ctx, tt.criuPath, criu.RestoreSpec{
-		ImagesDir: imgDir, WorkDir: imgDir, CtrlInode: ino,
-		Binds: binds,
-	})
-	tt.forkMu.Unlock()
+	cp.ctrlInode = ino
+	ds, err := criu.Dump(ctx, tt.criuPath, proc.Pid, imgDir, imgDir)
+	cp.dump = time.Since(began)
+	if err := ctrl.Resume(sourceID, "orig"); err == nil {
+		parked = false
+	}
 	if err != nil {
-		return fmt.Errorf("restoring the clone of %s: %w", sourceID, err)
+		return nil, fmt.Errorf("dumping %s: %w", sourceID, err)
 	}
-	restoreDone := time.Now()
-	clonedProc, err := os.FindProcess(r.Pid)
-	if err != nil {
-		_ = r.Ctrl.Close()
-		return fmt.Errorf("finding the restored clone (pid %d): %w", r.Pid, err)
-	}
-	a.mu.Lock()
-	a.proc = clonedProc
-	a.ctrl = r.Ctrl
-	a.progress = progress
-	a.start = began
-	a.lastProgress = time.Now()
-	a.cloneStats.DumpMs = dumpDone.Sub(began).Milliseconds()
-	a.cloneStats.CopyMs = copyDone.Sub(dumpDone).Milliseconds()
-	a.cloneStats.RestoreMs = restoreDone.Sub(copyDone).Milliseconds()
-	a.cloneStats.ImageBytes = ds.ImageBytes
-	a.cloneStats.FileSetBytes = fileBytes
-	a.cloneStats.StartProgress = progress
-	killed := a.killReason != ""
-	a.mu.Unlock()
-	if killed {
-		// Killed while it was being made: it never runs.
-		_ = clonedProc.Kill()
-	}
-	if err := a.ctrl.Resume(a.launch.AttemptId, "clone"); err != nil {
-		_ = clonedProc.Kill()
-		_, _ = clonedProc.Wait()
-		return fmt.Errorf("handing the clone its identity: %w", err)
-	}
-	go a.wait()
-	tt.log.Info("attempt cloned", "attempt", a.launch.AttemptId, "source", sourceID, "pid", r.Pid,
-		"dump", dumpDone.Sub(began), "copy", copyDone.Sub(dumpDone), "restore", restoreDone.Sub(copyDone),
-		"image_bytes", ds.ImageBytes, "file_bytes", fileBytes)
-	return nil
+	cp.imageBytes = ds.ImageBytes
+	return cp, nil
 }
 
-// outputDirs gives the output attempt directories of an attempt and of its
-// clone, when the attempt writes output files (a reduce, a map-only map)
-// to local storage and has created its directory.
-func outputDirs(l *mrpb.LaunchTask, cloneID string) (from, to string, ok bool) {
+// outputDirs gives the output attempt directories of attempt "from" and
+// of its clone "to", when the task writes output files (a reduce, a
+// map-only map) to local storage; ok reports whether from's exists.
+func outputDirs(l *mrpb.LaunchTask, from, to string) (fromDir, toDir string, ok bool) {
 	var spec mr.JobSpec
 	if json.Unmarshal(l.SpecJson, &spec) != nil || spec.Output == "" {
 		return "", "", false
@@ -249,26 +316,25 @@ func outputDirs(l *mrpb.LaunchTask, cloneID string) (from, to string, ok bool) {
 	if err != nil {
 		return "", "", false
 	}
-	from, err1 := mrfs.LocalPath(c.AttemptDir(l.AttemptId))
-	to, err2 := mrfs.LocalPath(c.AttemptDir(cloneID))
+	fromDir, err1 := mrfs.LocalPath(c.AttemptDir(from))
+	toDir, err2 := mrfs.LocalPath(c.AttemptDir(to))
 	if err1 != nil || err2 != nil {
 		return "", "", false
 	}
-	if st, err := os.Stat(from); err != nil || !st.IsDir() {
-		return "", "", false
-	}
-	return from, to, true
+	st, err := os.Stat(fromDir)
+	return fromDir, toDir, err == nil && st.IsDir()
 }
 
-// dirCopy copies a directory of a quiesced attempt for its clone: the
-// files and sizes are noted while the original is quiet, and copied up to
-// those sizes after it went on. A map's announced spills are not copied:
+// dirCopy is a directory of a quiesced attempt that its clone needs: the
+// files and sizes are noted while the original is quiet, and sent up to
+// those sizes after it went on. A map's announced spills are not sent:
 // reducers fetch them from the original's directory, which its tracker
 // keeps until the job ends. The clone's stdout and stderr start empty:
 // they are its own logs (opened O_APPEND, so CRIU does not check their
 // size).
 type dirCopy struct {
-	from, to   string
+	name       string // "attempt" or "output": where the receiver puts it
+	from       string
 	skipSpills bool
 	dirs       []string
 	files      []fileSize
@@ -311,42 +377,219 @@ func (d *dirCopy) snapshot() error {
 	})
 }
 
-func (d *dirCopy) copy() (int64, error) {
-	for _, rel := range d.dirs {
-		if err := os.MkdirAll(filepath.Join(d.to, rel), 0o755); err != nil {
-			return 0, err
-		}
-	}
-	var total int64
+func (d *dirCopy) bytes() int64 {
+	var n int64
 	for _, f := range d.files {
-		n, err := copyFile(filepath.Join(d.from, f.rel), filepath.Join(d.to, f.rel), f.size)
-		total += n
-		if err != nil {
-			return total, err
-		}
+		n += f.size
 	}
-	return total, nil
+	return n
 }
 
-// copyFile copies the first size bytes of from to a new file to.
-func copyFile(from, to string, size int64) (int64, error) {
-	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+// writeTar sends the noted directories and files, each file cut at its
+// noted size.
+func (d *dirCopy) writeTar(tw *tar.Writer) error {
+	for _, rel := range d.dirs {
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d.name + "/" + filepath.ToSlash(rel) + "/", Mode: 0o755}); err != nil {
+			return err
+		}
+	}
+	for _, f := range d.files {
+		if err := tarFile(tw, d.name+"/"+filepath.ToSlash(f.rel), filepath.Join(d.from, f.rel), f.size); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// tarFile writes the first size bytes of path as entry name.
+func tarFile(tw *tar.Writer, name, path string, size int64) error {
+	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: 0o644, Size: size}); err != nil {
+		return err
+	}
+	if size == 0 {
+		return nil
+	}
+	f, err := os.Open(path)
 	if err != nil {
-		return 0, err
+		return err
 	}
-	var n int64
-	if size > 0 {
-		in, err := os.Open(from)
+	defer f.Close()
+	if _, err := io.CopyN(tw, f, size); err != nil {
+		return fmt.Errorf("sending %s: %w", path, err)
+	}
+	return nil
+}
+
+// ---- the checkpoint transfer between trackers ----
+
+// CheckpointPath is the URL path on a tracker's shuffle server that
+// checkpoints one of its attempts for a clone and streams the result.
+const CheckpointPath = "/cloneAttempt"
+
+// Headers of the checkpoint transfer.
+const (
+	cloneHashHeader     = "X-MR-Clone-Hash"
+	cloneProgressHeader = "X-MR-Clone-Progress"
+	cloneDumpHeader     = "X-MR-Clone-Dump-Ns"
+	cloneImageHeader    = "X-MR-Clone-Image-Bytes"
+	cloneFilesHeader    = "X-MR-Clone-File-Bytes"
+	cloneInodeHeader    = "X-MR-Clone-Ctrl-Inode"
+	cloneDirHeader      = "X-MR-Clone-Source-Dir"
+	cloneOutputHeader   = "X-MR-Clone-Source-Output"
+)
+
+// cloneHash authenticates a checkpoint request: the HMAC-SHA256, keyed
+// with the job's secret, of the length-prefixed job, source and clone ids.
+func cloneHash(secret []byte, job, source, clone string) string {
+	mac := hmac.New(sha256.New, secret)
+	fmt.Fprintf(mac, "clone %d:%s %d:%s %d:%s", len(job), job, len(source), source, len(clone), clone)
+	return base64.StdEncoding.EncodeToString(mac.Sum(nil))
+}
+
+// serveCheckpoint answers a tracker that is to restore a clone of one of
+// this tracker's attempts: it checks the request's signature with the
+// job's secret, checkpoints the attempt and streams the image and the
+// clone's file set as a tar archive.
+func (tt *TaskTracker) serveCheckpoint(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		http.Error(w, "POST only", http.StatusMethodNotAllowed)
+		return
+	}
+	q := r.URL.Query()
+	job, source, cloneID := q.Get("job"), q.Get("attempt"), q.Get("clone")
+	if !validID(job) || !validID(source) || !validID(cloneID) {
+		http.Error(w, "bad job, attempt or clone id", http.StatusBadRequest)
+		return
+	}
+	tt.mu.Lock()
+	lj := tt.jobs[job]
+	src := tt.attempts[source]
+	tt.mu.Unlock()
+	if lj == nil || !hmac.Equal([]byte(r.Header.Get(cloneHashHeader)), []byte(cloneHash(lj.secret, job, source, cloneID))) {
+		http.Error(w, "unauthorized", http.StatusUnauthorized)
+		return
+	}
+	if src == nil || src.launch.JobId != job {
+		http.Error(w, fmt.Sprintf("attempt %s is not running on tracker %s", source, tt.name), http.StatusNotFound)
+		return
+	}
+	imgDir := filepath.Join(tt.jobDir(job), cloneID+".ckpt")
+	if err := os.MkdirAll(imgDir, 0o755); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	defer os.RemoveAll(imgDir)
+	cp, err := tt.checkpointAttempt(r.Context(), src, cloneID, imgDir)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusConflict)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/x-tar")
+	h.Set(cloneProgressHeader, strconv.FormatFloat(float64(cp.progress), 'g', -1, 32))
+	h.Set(cloneDumpHeader, strconv.FormatInt(int64(cp.dump), 10))
+	h.Set(cloneImageHeader, strconv.FormatInt(cp.imageBytes, 10))
+	h.Set(cloneFilesHeader, strconv.FormatInt(cp.fileBytes, 10))
+	h.Set(cloneInodeHeader, strconv.FormatUint(cp.ctrlInode, 10))
+	h.Set(cloneDirHeader, cp.sourceDir)
+	h.Set(cloneOutputHeader, cp.sourceOutput)
+	tw := tar.NewWriter(w)
+	err = func() error {
+		ents, err := os.ReadDir(imgDir)
 		if err != nil {
-			out.Close()
-			return 0, err
+			return err
 		}
-		n, err = io.CopyN(out, in, size)
-		in.Close()
+		for _, e := range ents {
+			info, err := e.Info()
+			if err != nil || !info.Mode().IsRegular() {
+				continue
+			}
+			if err := tarFile(tw, "img/"+e.Name(), filepath.Join(imgDir, e.Name()), info.Size()); err != nil {
+				return err
+			}
+		}
+		for i := range cp.files {
+			if err := cp.files[i].writeTar(tw); err != nil {
+				return err
+			}
+		}
+		return tw.Close()
+	}()
+	if err != nil {
+		// The receiver sees a truncated archive and fails the clone.
+		tt.log.Warn("sending a checkpoint failed", "attempt", source, "clone", cloneID, "error", err)
+	}
+}
+
+// fetchCheckpoint asks the tracker at addr (its shuffle server) to
+// checkpoint attempt source of the clone's job and unpacks what it sends:
+// entries under "img/", "attempt/" and "output/" go to the directories
+// dirs names for those prefixes.
+func fetchCheckpoint(ctx context.Context, addr string, l *mrpb.LaunchTask, source string, dirs map[string]string) (*checkpoint, error) {
+	u := url.URL{Scheme: "http", Host: addr, Path: CheckpointPath,
+		RawQuery: url.Values{"job": {l.JobId}, "attempt": {source}, "clone": {l.AttemptId}}.Encode()}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set(cloneHashHeader, cloneHash(l.JobSecret, l.JobId, source, l.AttemptId))
+	client := &http.Client{Timeout: 10 * time.Minute}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint of %s from %s: %w", source, addr, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		return nil, fmt.Errorf("checkpoint of %s from %s: %s: %s", source, addr, resp.Status, strings.TrimSpace(string(msg)))
+	}
+	h := resp.Header
+	cp := &checkpoint{sourceDir: h.Get(cloneDirHeader), sourceOutput: h.Get(cloneOutputHeader)}
+	p, err1 := strconv.ParseFloat(h.Get(cloneProgressHeader), 32)
+	dump, err2 := strconv.ParseInt(h.Get(cloneDumpHeader), 10, 64)
+	cp.imageBytes, _ = strconv.ParseInt(h.Get(cloneImageHeader), 10, 64)
+	cp.fileBytes, _ = strconv.ParseInt(h.Get(cloneFilesHeader), 10, 64)
+	ino, err3 := strconv.ParseUint(h.Get(cloneInodeHeader), 10, 64)
+	if err := errors.Join(err1, err2, err3); err != nil || !filepath.IsAbs(cp.sourceDir) {
+		return nil, fmt.Errorf("checkpoint of %s from %s: bad headers (source dir %q): %v", source, addr, cp.sourceDir, err)
+	}
+	cp.progress, cp.dump, cp.ctrlInode = float32(p), time.Duration(dump), ino
+	tr := tar.NewReader(resp.Body)
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			return cp, nil
+		}
 		if err != nil {
-			out.Close()
-			return n, fmt.Errorf("copying %s: %w", from, err)
+			return nil, fmt.Errorf("checkpoint of %s from %s: %w", source, addr, err)
+		}
+		prefix, rel, ok := strings.Cut(hdr.Name, "/")
+		base := dirs[prefix]
+		clean := filepath.Clean(filepath.FromSlash(rel))
+		if !ok || base == "" || clean == ".." || strings.HasPrefix(clean, "../") || filepath.IsAbs(clean) {
+			return nil, fmt.Errorf("checkpoint of %s from %s: unexpected entry %q", source, addr, hdr.Name)
+		}
+		dst := filepath.Join(base, clean)
+		switch hdr.Typeflag {
+		case tar.TypeDir:
+			if err := os.MkdirAll(dst, 0o755); err != nil {
+				return nil, err
+			}
+		case tar.TypeReg:
+			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+				return nil, err
+			}
+			f, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+			if err != nil {
+				return nil, err
+			}
+			_, err = io.Copy(f, tr)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return nil, fmt.Errorf("checkpoint of %s from %s: writing %s: %w", source, addr, dst, err)
+			}
 		}
 	}
-	return n, out.Close()
 }

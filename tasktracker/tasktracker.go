@@ -208,6 +208,7 @@ func (tt *TaskTracker) Run(ctx context.Context) error {
 func (tt *TaskTracker) shuffleMux() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/mapOutput", shuffle.NewHandler(secretSource{tt}, locator{tt}, tt.log))
+	mux.HandleFunc(CheckpointPath, tt.serveCheckpoint)
 	return mux
 }
 

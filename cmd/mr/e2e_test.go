@@ -162,6 +162,10 @@ func TestE2EWordCountLocal(t *testing.T) {
 		"-D", "mapreduce.input.fileinputformat.split.maxsize=4000000",
 		"-D", "mapreduce.job.reduces=3",
 		"-D", "mapreduce.task.io.sort.mb=2",
+		// Exact launch counts below: no speculative attempts (under the
+		// race detector a slow child would get one).
+		"-D", "mapreduce.map.speculative=false",
+		"-D", "mapreduce.reduce.speculative=false",
 		"wordcount", in, out)
 	if err != nil {
 		t.Fatalf("mr local wordcount: %v\n%s", err, text)

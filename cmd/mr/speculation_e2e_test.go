@@ -204,13 +204,15 @@ func criuPath(t *testing.T) string {
 	return p
 }
 
-// A straggling map is cloned with CRIU on its own tracker (the clone cost
-// is damped to almost nothing, so that a clone always beats a fresh
-// attempt): the clone takes over from the original's progress, wins, the
-// original is killed, and the output, made of spills of both, is exact.
+// A straggling map is cloned with CRIU onto the other tracker (the clone
+// cost is damped to almost nothing, so that a clone always beats a fresh
+// attempt; the slow tracker's only map slot is the straggler's): the slow
+// tracker checkpoints it and sends the image, the fast one restores it,
+// the clone takes over from the original's progress, wins, the original
+// is killed, and the output, made of spills of both, is exact.
 func TestE2ECloneMap(t *testing.T) {
 	path := criuPath(t)
-	c := startCluster(t, []trackerSpec{{"slow", 2, 0}, {"fast", 1, 1}},
+	c := startCluster(t, []trackerSpec{{"slow", 1, 0}, {"fast", 1, 1}},
 		"mapreduce.tasktracker.criu.path="+path,
 		"mapreduce.job.speculative.retry-after-no-speculate=100ms",
 		"mapreduce.job.speculative.retry-after-speculate=100ms",
@@ -260,11 +262,19 @@ func TestE2ECloneMap(t *testing.T) {
 	if wonClone == 0 {
 		t.Errorf("no clone won")
 	}
-	data, _ := os.ReadFile(filepath.Join(c.dir, "slow.log"))
+	slowShuffle := c.trackerShuffleAddr("slow")
+	data, _ := os.ReadFile(filepath.Join(c.dir, "fast.log"))
+	crossed := 0
 	for _, l := range strings.Split(string(data), "\n") {
 		if strings.Contains(l, "attempt cloned") {
 			t.Log(l)
+			if strings.Contains(l, "from="+slowShuffle) {
+				crossed++
+			}
 		}
+	}
+	if crossed == 0 {
+		t.Errorf("no clone of an attempt of tracker slow (%s) was restored on tracker fast", slowShuffle)
 	}
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -275,6 +276,23 @@ func TestE2ECloneMap(t *testing.T) {
 	}
 	if crossed == 0 {
 		t.Errorf("no clone of an attempt of tracker slow (%s) was restored on tracker fast", slowShuffle)
+	}
+	// The checkpoint endpoint wants the job's signature: none or a forged
+	// one is refused before anything is dumped.
+	for _, hash := range []string{"", "Zm9yZ2Vk"} {
+		u := "http://" + slowShuffle + tasktracker.CheckpointPath + "?job=" + id + "&attempt=attempt_x_1_m_000000_0&clone=attempt_x_1_m_000000_9"
+		req, _ := http.NewRequest(http.MethodPost, u, nil)
+		if hash != "" {
+			req.Header.Set("X-MR-Clone-Hash", hash)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("checkpoint request with hash %q: %s, want 401", hash, resp.Status)
+		}
 	}
 }
 

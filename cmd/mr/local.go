@@ -72,6 +72,7 @@ func runLocal(ctx context.Context, cfg *conf.Config, trackers int, keep bool, ap
 	// user chose them.
 	set := map[string]string{
 		"mapreduce.jobtracker.address":             "127.0.0.1:0",
+		"mapreduce.jobtracker.http.address":        "127.0.0.1:0",
 		"mapreduce.tasktracker.http.address":       "127.0.0.1:0",
 		"mapreduce.tasktracker.report.address":     "127.0.0.1:0",
 		"mapreduce.jobtracker.jobhistory.location": filepath.Join(work, "history"),
@@ -85,7 +86,7 @@ func runLocal(ctx context.Context, cfg *conf.Config, trackers int, keep bool, ap
 	}
 	over := map[string]string{}
 	for k, v := range set {
-		if sources[k] == "default" || k == "mapreduce.jobtracker.address" || k == "mapreduce.jobtracker.http.address" {
+		if sources[k] == "default" || k == "mapreduce.jobtracker.address" {
 			over[k] = v
 		}
 	}

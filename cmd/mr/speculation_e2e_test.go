@@ -56,7 +56,11 @@ func (m mapGetter) String(k string) string { return m[k] }
 // cost is damped to nothing: the speculator must still choose fresh
 // attempts, saying why.
 func TestE2ESpeculativeMaps(t *testing.T) {
-	c := startCluster(t, []trackerSpec{{"slow", 1, 0}, {"fast", 1, 1}},
+	// Two map slots on the fast tracker: a speculative attempt starts as
+	// soon as it is decided instead of queueing behind the fast tracker's
+	// own maps (with one slot, under the race detector, the original
+	// could still finish first).
+	c := startCluster(t, []trackerSpec{{"slow", 1, 0}, {"fast", 2, 1}},
 		"mapreduce.tasktracker.criu.path=",
 		"speculation.clone.beta=0.0001",
 		"mapreduce.job.speculative.retry-after-no-speculate=100ms",

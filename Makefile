@@ -46,6 +46,7 @@ FUZZTIME ?= 20s
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeIndex$$' -fuzztime $(FUZZTIME) ./spill/
 	$(GO) test -run '^$$' -fuzz '^FuzzSegmentReader$$' -fuzztime $(FUZZTIME) ./spill/
+	$(GO) test -run '^$$' -fuzz '^FuzzTable$$' -fuzztime $(FUZZTIME) ./spill/
 	$(GO) test -run '^$$' -fuzz '^FuzzLineRecordReader$$' -fuzztime $(FUZZTIME) ./mr/
 	$(GO) test -run '^$$' -fuzz '^FuzzSequenceReader$$' -fuzztime $(FUZZTIME) ./mr/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseDefine$$' -fuzztime $(FUZZTIME) ./conf/

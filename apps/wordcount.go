@@ -2,6 +2,8 @@ package apps
 
 import (
 	"context"
+	"encoding/binary"
+	"math/bits"
 	"strconv"
 
 	"gomr/mr"
@@ -76,9 +78,7 @@ func (m *wordCountMapper) Map(_ mr.TaskContext, _, value []byte, out mr.Emitter)
 			i++
 		}
 		start := i
-		for i < n && !isTokenDelim(value[i]) {
-			i++
-		}
+		i = tokenEnd(value, i)
 		if i > start {
 			if err := out.Emit(value[start:i], one); err != nil {
 				return err
@@ -86,6 +86,32 @@ func (m *wordCountMapper) Map(_ mr.TaskContext, _, value []byte, out mr.Emitter)
 		}
 	}
 	return nil
+}
+
+// tokenEnd returns the index of the first delimiter at or after i in b, or
+// len(b). It looks at 8 bytes at a time: delimiters are all at most 0x20,
+// and a word's bytes mostly are not.
+func tokenEnd(b []byte, i int) int {
+	const below, highs = 0x2121212121212121, 0x8080808080808080
+	for i+8 <= len(b) {
+		x := binary.LittleEndian.Uint64(b[i:])
+		// The lowest set high bit of low marks the first byte below 0x21
+		// (the borrow may mark bytes past it wrongly, never before).
+		low := (x - below) &^ x & highs
+		if low == 0 {
+			i += 8
+			continue
+		}
+		j := i + bits.TrailingZeros64(low)/8
+		if isTokenDelim(b[j]) {
+			return j
+		}
+		i = j + 1 // a control byte that is not a delimiter belongs to the word
+	}
+	for i < len(b) && !isTokenDelim(b[i]) {
+		i++
+	}
+	return i
 }
 
 // decimalSum is a reducer that adds the uvarint counts of each key and

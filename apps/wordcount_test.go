@@ -44,6 +44,13 @@ func TestWordCountTokenizer(t *testing.T) {
 		{"punctuation stays", "Hello, world!", []string{"Hello,", "world!"}},
 		{"utf-8", "héllo wörld 日本", []string{"héllo", "wörld", "日本"}},
 		{"repeats", "x x x", []string{"x", "x", "x"}},
+		// Lines longer than 8 bytes go through the 8-bytes-at-a-time scan.
+		{"long words", "abcdefghijklmnop qrstuvwxyz", []string{"abcdefghijklmnop", "qrstuvwxyz"}},
+		{"word of exactly 8", "12345678 12345678\t1234567812345678\n", []string{"12345678", "12345678", "1234567812345678"}},
+		{"delimiter at each offset", "a bc def ghij klmno pqrstu vwxyzab cdefghij k", []string{"a", "bc", "def", "ghij", "klmno", "pqrstu", "vwxyzab", "cdefghij", "k"}},
+		{"control bytes inside long words", "abcdefg\vhijklmnop ab\x00\x01\x1f\x7fcdefghij\fz", []string{"abcdefg\vhijklmnop", "ab\x00\x01\x1f\x7fcdefghij", "z"}},
+		{"bytes above 0x80", "ééééééééé ü\xff\xfe\x80\x81\xa0\xc0\xe0 x", []string{"ééééééééé", "ü\xff\xfe\x80\x81\xa0\xc0\xe0", "x"}},
+		{"delimiters after a control byte", "abcdefgh\x1f \x20\x0bqrstuvwx", []string{"abcdefgh\x1f", "\x0bqrstuvwx"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

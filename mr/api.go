@@ -79,7 +79,11 @@ func (f ReducerFunc) Reduce(tc TaskContext, key []byte, values ValueIterator, ou
 	return f(tc, key, values, out)
 }
 
-// Partitioner assigns a map output key to one of n reduce partitions.
+// Partitioner assigns a map output key to one of n reduce partitions. It
+// must be a function of the key and n alone: every attempt of a map (a
+// speculative one, a re-run, a clone) must send a key where the others do,
+// and with a combiner the map side may ask only once per distinct key of a
+// spill.
 type Partitioner interface {
 	Partition(key []byte, n int) int
 }

@@ -39,6 +39,10 @@ const (
 	maxRecordBytes = 1<<31 - 1
 )
 
+// writeAhead is how many records ahead writeSpill prefetches the bytes of
+// the record it will write.
+const writeAhead = 8
+
 // counterFlushEvery is how many emitted records the buffer counts locally
 // before adding them to the shared MAP_OUTPUT_* counters.
 const counterFlushEvery = 4096
@@ -95,25 +99,45 @@ type rec struct {
 	part   uint32
 }
 
-// batch is the set of records between two spill boundaries.
+// batch is the set of records between two spill boundaries. Without a
+// combining table, data and recs hold the emitted records, and the spill
+// sorts them into sorted and combines them. With one (Buffer.tab), the
+// table holds the records while the batch is current (unless it fell back
+// to data and recs: raw); at the cut the combiner's output is collected in
+// out, outRecs and outCounts, and then sorted so that data, sorted and
+// starts hold the spill, combined (see Buffer.cut).
 type batch struct {
-	data   []byte // keys and values, appended
-	recs   []rec  // in emit order
-	sorted []rec  // scratch: recs grouped by partition, then sorted
-	counts []int  // records per partition
-	starts []int  // partition p is sorted[starts[p]:starts[p+1]]
-	bytes  int64  // accounted bytes: key + value + recordOverhead per record
+	data      []byte       // keys and values, appended
+	recs      []rec        // in emit order
+	sorted    []rec        // scratch: recs grouped by partition, then sorted
+	counts    []int        // records of recs per partition
+	starts    []int        // partition p is sorted[starts[p]:starts[p+1]]
+	bytes     int64        // accounted bytes: key + value + recordOverhead per record
+	n         int          // records emitted into the batch
+	raw       bool         // a table's batch that fell back to data and recs
+	combined  bool         // sorted holds the spill, combined: write it as it is
+	out       []byte       // the combiner's output at the cut: keys and values
+	outRecs   []rec        // the combiner's output at the cut, in emission order
+	outCounts []int        // records of outRecs per partition
+	radix     *radixCounts // the radix sort's scratch, allocated on first use
 }
 
 func newBatch(partitions int) *batch {
-	return &batch{counts: make([]int, partitions), starts: make([]int, partitions+1)}
+	return &batch{counts: make([]int, partitions), starts: make([]int, partitions+1), outCounts: make([]int, partitions)}
 }
 
 func (bt *batch) reset() {
 	bt.data = bt.data[:0]
 	bt.recs = bt.recs[:0]
+	bt.sorted = bt.sorted[:0]
 	clear(bt.counts)
 	bt.bytes = 0
+	bt.n = 0
+	bt.raw = false
+	bt.combined = false
+	bt.out = bt.out[:0]
+	bt.outRecs = bt.outRecs[:0]
+	clear(bt.outCounts)
 }
 
 // spillJob is a batch being spilled in the background.
@@ -143,6 +167,19 @@ type spillResult struct {
 // first Emit or Poll after the spill completes, or when Emit or Close has to
 // wait for it). A Buffer is used by one goroutine; after an error every later call
 // returns that error.
+//
+// With a combiner and the default key order (and a record overhead of at
+// least 9 bytes and a buffer of at most 1 GiB), the current batch is kept
+// in a combining table that runs the combiner on a key's values as they
+// come; the batch is combined a last time and sorted when it is cut, in
+// the goroutine calling Emit or Close, so that the combiner is never
+// called from two goroutines at once, and the spill goroutine only writes
+// (see combTable). The partitioner is then asked once per distinct key of
+// a batch, so it must be a function of the key (as reduces need anyway),
+// and an error from the combiner or the partitioner may surface a few
+// dozen records after the record that caused it. Otherwise the batch keeps
+// every record, and the spill goroutine sorts them and runs the combiner,
+// if any, on each key group.
 type Buffer struct {
 	opts       Options
 	limit      int64 // spill threshold: ceil(BufferBytes*SpillPercent)
@@ -150,7 +187,11 @@ type Buffer struct {
 	cmp        mr.Comparator
 	defaultCmp bool
 
-	cur      *batch
+	cur *batch
+	tab *combTable // the current batch's records in combining mode; nil otherwise
+	// prevOut is the memory of the last cut batch's combined output (in
+	// combining mode): the table plus it stay within BufferBytes.
+	prevOut  int64
 	spare    *batch
 	inflight *spillJob
 	next     int // index of the next spill
@@ -237,6 +278,9 @@ func NewBuffer(opts Options) (*Buffer, error) {
 		b.cemit.cmp = b.cmp
 		b.cemit.sw = b.sw
 	}
+	if tableUsable(opts, b.defaultCmp) {
+		b.tab = newCombTable(opts.NumPartitions)
+	}
 	return b, nil
 }
 
@@ -261,12 +305,15 @@ func (b *Buffer) Emit(key, value []byte) error {
 	if int64(len(key))+int64(len(value)) > maxRecordBytes {
 		return b.fail(fmt.Errorf("spill: record with key of %d bytes and value of %d bytes is too large (limit %d bytes together)", len(key), len(value), maxRecordBytes))
 	}
-	p := b.part.Partition(key, b.opts.NumPartitions)
-	if p < 0 || p >= b.opts.NumPartitions {
-		return b.fail(fmt.Errorf("spill: partitioner put key %q in partition %d, outside [0, %d)", keyForError(key), p, b.opts.NumPartitions))
+	p := 0
+	if b.tab == nil { // the table asks only for keys new to it
+		var err error
+		if p, err = b.partition(key); err != nil {
+			return b.fail(err)
+		}
 	}
 	cost := int64(len(key)) + int64(len(value)) + b.opts.RecordOverhead
-	if cost >= b.limit && len(b.cur.recs) > 0 {
+	if cost >= b.limit && b.cur.n > 0 {
 		// A record that fills a batch on its own gets a batch of its own.
 		if err := b.startSpill(); err != nil {
 			return err
@@ -278,6 +325,37 @@ func (b *Buffer) Emit(key, value []byte) error {
 		}
 	}
 	bt := b.cur
+	if b.tab != nil {
+		if err := b.tab.put(b, bt, key, value); err != nil {
+			return b.fail(err)
+		}
+	} else {
+		b.appendRecord(bt, p, key, value)
+	}
+	bt.n++
+	bt.bytes += cost
+	b.pendRecs++
+	b.pendBytes += int64(len(key)) + int64(len(value))
+	if b.pendRecs >= counterFlushEvery {
+		b.flushCounters()
+	}
+	if bt.bytes >= b.limit {
+		return b.startSpill()
+	}
+	return nil
+}
+
+// partition returns key's partition, checked.
+func (b *Buffer) partition(key []byte) (int, error) {
+	p := b.part.Partition(key, b.opts.NumPartitions)
+	if p < 0 || p >= b.opts.NumPartitions {
+		return 0, fmt.Errorf("spill: partitioner put key %q in partition %d, outside [0, %d)", keyForError(key), p, b.opts.NumPartitions)
+	}
+	return p, nil
+}
+
+// appendRecord copies a record into bt's arena and record index.
+func (b *Buffer) appendRecord(bt *batch, p int, key, value []byte) {
 	if need := len(bt.data) + len(key) + len(value); need > cap(bt.data) {
 		bt.data = growArena(bt.data, need, b.limit)
 	}
@@ -292,15 +370,60 @@ func (b *Buffer) Emit(key, value []byte) error {
 	bt.data = append(bt.data, value...)
 	bt.recs = append(bt.recs, r)
 	bt.counts[p]++
-	bt.bytes += cost
-	b.pendRecs++
-	b.pendBytes += int64(len(key)) + int64(len(value))
-	if b.pendRecs >= counterFlushEvery {
-		b.flushCounters()
+}
+
+// cut ends the current batch in combining mode, in this goroutine (see
+// Buffer): it runs the combiner on every key of the batch and leaves the
+// output in data, sorted and starts, in spill order, with combined set. A
+// batch held in the table is combined key by key in order of first
+// emission and its output sorted afterwards; a batch that fell back to
+// plain records is sorted, combined key group by key group, and its output
+// is already in order.
+func (b *Buffer) cut(bt *batch) error {
+	if err := b.tab.flush(b, bt); err != nil {
+		return err
 	}
-	if bt.bytes >= b.limit {
-		return b.startSpill()
+	out := &b.tab.out
+	out.bt, out.index = bt, b.next
+	bt.out, bt.outRecs = bt.out[:0], bt.outRecs[:0]
+	clear(bt.outCounts)
+	if bt.raw {
+		b.sortBatch(bt)
+		var combIn int64
+		for p := range b.opts.NumPartitions {
+			recs := bt.sorted[bt.starts[p]:bt.starts[p+1]]
+			if len(recs) == 0 {
+				continue
+			}
+			out.part = uint32(p)
+			if err := b.combine(bt.data, recs, out); err != nil {
+				return fmt.Errorf("spill: combiner on spill %d, partition %d: %w", b.next, p, err)
+			}
+			combIn += int64(len(recs))
+		}
+		b.cCombIn.Add(combIn)
+		// The output is in order: it becomes the spill.
+		bt.data, bt.out = bt.out, bt.data
+		bt.sorted, bt.outRecs = bt.outRecs, bt.sorted
+		sum := 0
+		for p, c := range bt.outCounts {
+			bt.starts[p] = sum
+			sum += c
+		}
+		bt.starts[len(bt.outCounts)] = sum
+	} else {
+		if err := b.tab.cut(b, bt); err != nil {
+			return err
+		}
+		// Sort the output as the records of a batch.
+		bt.data, bt.out = bt.out, bt.data
+		bt.recs, bt.outRecs = bt.outRecs, bt.recs
+		bt.counts, bt.outCounts = bt.outCounts, bt.counts
+		b.sortBatch(bt)
 	}
+	b.cCombOut.Add(int64(len(bt.sorted)))
+	bt.combined = true
+	b.prevOut = int64(len(bt.data)) + int64(len(bt.sorted))*int64(unsafe.Sizeof(rec{}))
 	return nil
 }
 
@@ -338,6 +461,11 @@ func (b *Buffer) Close() error {
 		}
 	}
 	b.flushCounters()
+	if b.tab != nil {
+		if err := b.cut(b.cur); err != nil {
+			return b.fail(err)
+		}
+	}
 	index := b.next
 	b.next++
 	info, err := b.writeSpill(index, true, b.cur)
@@ -380,8 +508,15 @@ func (b *Buffer) flushCounters() {
 }
 
 // startSpill cuts the current batch and spills it in the background, after
-// waiting for (and reporting) the spill already in progress.
+// waiting for (and reporting) the spill already in progress. In combining
+// mode the cut (the last combine, see combTable.cut) happens first, here,
+// while the spill in progress goes on.
 func (b *Buffer) startSpill() error {
+	if b.tab != nil {
+		if err := b.cut(b.cur); err != nil {
+			return b.fail(err)
+		}
+	}
 	if b.inflight != nil {
 		if err := b.finishInflight(); err != nil {
 			return err
@@ -465,7 +600,10 @@ func (b *Buffer) sortBatch(bt *batch) {
 		}
 		if b.defaultCmp {
 			// bt.recs is free once scattered: it is the radix sort's scratch.
-			sortByKeyPrefix(data, s, bt.recs[lo:hi])
+			if bt.radix == nil {
+				bt.radix = new(radixCounts)
+			}
+			sortByKeyPrefixWith(data, s, bt.recs[lo:hi], bt.radix)
 			continue
 		}
 		compare := b.cmp
@@ -481,11 +619,27 @@ func (b *Buffer) sortBatch(bt *batch) {
 // radixMin is the smallest run sorted by radix rather than by comparison.
 const radixMin = 256
 
+// The radix sort takes the 64-bit key prefix radixBits at a time, least
+// significant digit first: six passes at most (a pass whose digit is the
+// same for every record is skipped).
+const (
+	radixBits   = 11
+	radixDigits = (64 + radixBits - 1) / radixBits
+)
+
+// radixCounts is the scratch of sortByKeyPrefix: a histogram per digit.
+type radixCounts [radixDigits][1 << radixBits]int
+
 // sortByKeyPrefix sorts s (in emit order) by key under bytes.Compare, ties
 // in emit order, using tmp (as long as s) as scratch. It radix-sorts on the
 // 8-byte key prefix (a stable LSD sort, so equal prefixes stay in emit
 // order) and then sorts each run of equal prefixes by the full key.
 func sortByKeyPrefix(data []byte, s, tmp []rec) {
+	sortByKeyPrefixWith(data, s, tmp, new(radixCounts))
+}
+
+// sortByKeyPrefixWith is sortByKeyPrefix with its scratch histograms.
+func sortByKeyPrefixWith(data []byte, s, tmp []rec, counts *radixCounts) {
 	full := func(x, y rec) int {
 		if c := bytes.Compare(data[x.off:x.off+x.klen], data[y.off:y.off+y.klen]); c != 0 {
 			return c
@@ -501,27 +655,28 @@ func sortByKeyPrefix(data []byte, s, tmp []rec) {
 		})
 		return
 	}
-	var counts [8][256]int
+	const mask = 1<<radixBits - 1
+	clear(counts[:])
 	for _, r := range s {
 		p := r.prefix
-		for d := 0; d < 8; d++ {
-			counts[d][byte(p>>(8*d))]++
+		for d := range radixDigits {
+			counts[d][(p>>(radixBits*d))&mask]++
 		}
 	}
 	src, dst := s, tmp
-	for d := 0; d < 8; d++ {
+	for d := range radixDigits {
 		c := &counts[d]
-		if c[byte(src[0].prefix>>(8*d))] == len(src) {
-			continue // every record has the same byte here
+		shift := radixBits * d
+		if c[(src[0].prefix>>shift)&mask] == len(src) {
+			continue // every record has the same digit here
 		}
 		sum := 0
 		for i, n := range c {
 			c[i] = sum
 			sum += n
 		}
-		shift := 8 * d
 		for _, r := range src {
-			k := byte(r.prefix >> shift)
+			k := (r.prefix >> shift) & mask
 			dst[c[k]] = r
 			c[k]++
 		}
@@ -544,10 +699,13 @@ func sortByKeyPrefix(data []byte, s, tmp []rec) {
 	}
 }
 
-// writeSpill sorts a batch, runs the combiner and writes spill index's
-// data and index files, renaming both into place.
+// writeSpill sorts a batch and runs the combiner (unless the batch is
+// combined already, see cut) and writes spill index's data and index
+// files, renaming both into place.
 func (b *Buffer) writeSpill(index int, final bool, bt *batch) (SpillInfo, error) {
-	b.sortBatch(bt)
+	if !bt.combined {
+		b.sortBatch(bt)
+	}
 	dataPath := filepath.Join(b.opts.Dir, DataFileName(index))
 	indexPath := filepath.Join(b.opts.Dir, IndexFileName(index))
 	f, err := os.CreateTemp(b.opts.Dir, DataFileName(index)+".tmp*")
@@ -574,20 +732,27 @@ func (b *Buffer) writeSpill(index int, final bool, bt *batch) (SpillInfo, error)
 		if b.aborted.Load() {
 			return failed(fmt.Errorf("spill: spill %d aborted", index))
 		}
-		recs := bt.sorted[bt.starts[p]:bt.starts[p+1]]
+		data, recs := bt.data, bt.sorted[bt.starts[p]:bt.starts[p+1]]
 		b.sw.reset(b.bw, b.opts.BlockSize)
-		if b.opts.Combiner != nil && len(recs) > 0 {
-			out, err := b.combine(bt.data, recs)
-			if err != nil {
+		if b.opts.Combiner != nil && !bt.combined && len(recs) > 0 {
+			ce := &b.cemit
+			ce.n = 0
+			if err := b.combine(data, recs, ce); err != nil {
 				return failed(fmt.Errorf("spill: combiner on spill %d, partition %d: %w", index, p, err))
 			}
 			combIn += int64(len(recs))
-			combOut += out
+			combOut += ce.n
 		} else {
-			for _, r := range recs {
+			// Sorted records lie scattered in data: prefetching the
+			// record writeAhead places on lets the processor fetch it
+			// while it writes the ones before.
+			for i, r := range recs {
+				if j := i + writeAhead; j < len(recs) && int(recs[j].off) < len(data) {
+					prefetch(&data[recs[j].off])
+				}
 				k := r.off + r.klen
 				e := k + r.vlen
-				if err := b.sw.Write(bt.data[r.off:k], bt.data[k:e]); err != nil {
+				if err := b.sw.Write(data[r.off:k], data[k:e]); err != nil {
 					return failed(fmt.Errorf("spill: write spill %d to %s: %w", index, tmp, err))
 				}
 			}
@@ -623,26 +788,30 @@ func (b *Buffer) writeSpill(index int, final bool, bt *batch) (SpillInfo, error)
 	return SpillInfo{Index: index, Final: final, DataPath: dataPath, IndexPath: indexPath, Partitions: segs}, nil
 }
 
+// groupEmitter receives a combiner's output for one key group at a time.
+type groupEmitter interface {
+	mr.Emitter
+	setKey(key []byte)
+}
+
 // combine runs the combiner over the key groups of one partition's sorted
-// records, writing its output to b.sw; it returns the records written.
-func (b *Buffer) combine(data []byte, recs []rec) (int64, error) {
+// records, writing its output to out.
+func (b *Buffer) combine(data []byte, recs []rec, out groupEmitter) error {
 	b.rit.data, b.rit.recs, b.rit.i = data, recs, -1
 	g := b.grouper
-	*g = Grouper{it: &b.rit, cmp: b.cmp, key: g.key}
+	*g = Grouper{it: &b.rit, cmp: b.cmp, equal: b.defaultCmp, key: g.key}
 	g.vals.g = g
 	g.vals.done = true
-	ce := &b.cemit
-	ce.n = 0
 	for g.NextKey() {
 		if b.aborted.Load() {
-			return 0, errors.New("aborted")
+			return errors.New("aborted")
 		}
-		ce.key = g.Key()
-		if err := b.callCombiner(ce.key, g.Values(), ce); err != nil {
-			return 0, err
+		out.setKey(g.Key())
+		if err := b.callCombiner(g.Key(), g.Values(), out); err != nil {
+			return err
 		}
 	}
-	return ce.n, nil
+	return nil
 }
 
 // callCombiner runs the combiner on one key group, turning a panic in user
@@ -666,10 +835,11 @@ type combineEmitter struct {
 	n   int64
 }
 
+func (ce *combineEmitter) setKey(key []byte) { ce.key = key }
+
 func (ce *combineEmitter) Emit(key, value []byte) error {
 	if ce.cmp(key, ce.key) != 0 {
-		return fmt.Errorf("combiner emitted key %q for the group of key %q; a combiner must emit keys that sort like its input key",
-			keyForError(key), keyForError(ce.key))
+		return wrongKeyError(key, ce.key)
 	}
 	if err := ce.sw.Write(key, value); err != nil {
 		return err

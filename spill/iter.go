@@ -3,6 +3,8 @@ package spill
 import (
 	"bytes"
 	"fmt"
+	"math"
+	"reflect"
 
 	"gomr/mr"
 )
@@ -53,118 +55,166 @@ func (s *sliceIterator) Value() []byte {
 
 func (s *sliceIterator) Err() error { return nil }
 
-// mergeEntry is one input of a merge with its current key cached.
-type mergeEntry struct {
-	idx int
-	key []byte
-}
-
-// mergeIterator is a k-way merge: a binary min-heap of inputs ordered by
-// (current key, input index).
+// mergeIterator is a k-way merge over a loser tree (a tournament tree
+// that keeps the loser of each match): a record costs about log2(k) key
+// comparisons, half of a binary heap's. Inputs are ordered by (current
+// key, input index), so equal keys come out in input order. With the
+// default key order the first 8 bytes of each current key are cached as
+// an integer (keyPrefix), and keys are compared byte by byte only when
+// those are equal.
 type mergeIterator struct {
-	cmp     mr.Comparator
-	its     []Iterator
-	heap    []mergeEntry
+	cmp  mr.Comparator
+	fast bool // cmp is bytes.Compare
+	its  []Iterator
+	// in[i] is input i's current record; in[len(its)] is a virtual input
+	// that comes before every other, used to build the tree.
+	in []mergeInput
+	// tree[0] is the index of the current winner; tree[1:k] hold the loser
+	// of the match at each inner node. The leaves (inputs) are at k..2k-1.
+	tree    []int
 	started bool
 	err     error
 }
 
-// Merge returns a k-way merge (a heap) of sorted iterators. Equal keys come
-// out in input order (iterator 0's first), so the merge is deterministic. A
-// nil cmp means bytes.Compare. The first error of any input stops the merge
-// and is returned by Err.
-func Merge(cmp mr.Comparator, its []Iterator) Iterator {
-	if cmp == nil {
-		cmp = bytes.Compare
-	}
-	return &mergeIterator{cmp: cmp, its: its, heap: make([]mergeEntry, 0, len(its))}
+// mergeInput is the current record of a merge input.
+type mergeInput struct {
+	prefix uint64 // keyPrefix(key) (fast only); MaxUint64 once done
+	key    []byte
+	done   bool // the input is exhausted
 }
 
-func (m *mergeIterator) less(a, b mergeEntry) bool {
-	if c := m.cmp(a.key, b.key); c != 0 {
+// Merge returns a k-way merge (a loser tree) of sorted iterators. Equal
+// keys come out in input order (iterator 0's first), so the merge is
+// deterministic. A nil cmp means bytes.Compare. The first error of any
+// input stops the merge and is returned by Err.
+func Merge(cmp mr.Comparator, its []Iterator) Iterator {
+	k := len(its)
+	m := &mergeIterator{cmp: cmp, fast: isBytesCompare(cmp), its: its, in: make([]mergeInput, k+1), tree: make([]int, max(k, 1))}
+	if m.cmp == nil {
+		m.cmp = bytes.Compare
+	}
+	return m
+}
+
+// isBytesCompare tells whether cmp is nil or bytes.Compare itself.
+func isBytesCompare(cmp mr.Comparator) bool {
+	return cmp == nil || reflect.ValueOf(cmp).Pointer() == reflect.ValueOf(bytes.Compare).Pointer()
+}
+
+// beats tells whether input a's record comes before input b's. The virtual
+// input comes before every other and exhausted inputs after every other.
+func (m *mergeIterator) beats(a, b int) bool {
+	ia, ib := &m.in[a], &m.in[b]
+	if m.fast && ia.prefix != ib.prefix {
+		// Also right for the virtual input (prefix 0) and exhausted ones
+		// (MaxUint64) whenever the other prefix differs.
+		return ia.prefix < ib.prefix
+	}
+	k := len(m.its)
+	switch {
+	case a == k:
+		return true
+	case b == k:
+		return false
+	case ia.done || ib.done:
+		if ia.done && ib.done {
+			return a < b
+		}
+		return ib.done
+	}
+	if m.fast {
+		// Equal prefixes: keys of at most 8 bytes are equal if their
+		// lengths are, and otherwise the shorter comes first.
+		if la, lb := len(ia.key), len(ib.key); la <= 8 && lb <= 8 {
+			if la != lb {
+				return la < lb
+			}
+			return a < b
+		}
+	}
+	if c := m.cmp(ia.key, ib.key); c != 0 {
 		return c < 0
 	}
-	return a.idx < b.idx
+	return a < b
 }
 
-func (m *mergeIterator) siftDown(i int) {
-	h := m.heap
-	n := len(h)
-	for {
-		l := 2*i + 1
-		if l >= n {
-			return
+// advance moves input i to its next record. It returns false on an input
+// error (then m.err is set).
+func (m *mergeIterator) advance(i int) bool {
+	it := m.its[i]
+	in := &m.in[i]
+	if it.Next() {
+		in.key = it.Key()
+		if m.fast {
+			in.prefix = keyPrefix(in.key)
 		}
-		j := l
-		if r := l + 1; r < n && m.less(h[r], h[l]) {
-			j = r
-		}
-		if !m.less(h[j], h[i]) {
-			return
-		}
-		h[i], h[j] = h[j], h[i]
-		i = j
-	}
-}
-
-func (m *mergeIterator) inputErr(i int) bool {
-	if err := m.its[i].Err(); err != nil {
-		m.err = fmt.Errorf("spill: merge input %d: %w", i, err)
-		m.heap = m.heap[:0]
 		return true
 	}
-	return false
+	in.done, in.key, in.prefix = true, nil, math.MaxUint64
+	if err := it.Err(); err != nil {
+		m.err = fmt.Errorf("spill: merge input %d: %w", i, err)
+		return false
+	}
+	return true
+}
+
+// replay plays input s's new record up from its leaf to the root.
+func (m *mergeIterator) replay(s int) {
+	k := len(m.its)
+	for t := (s + k) / 2; t > 0; t /= 2 {
+		if m.beats(m.tree[t], s) {
+			m.tree[t], s = s, m.tree[t]
+		}
+	}
+	m.tree[0] = s
 }
 
 func (m *mergeIterator) Next() bool {
 	if m.err != nil {
 		return false
 	}
+	k := len(m.its)
+	if k == 0 {
+		return false
+	}
 	if !m.started {
 		m.started = true
-		for i, it := range m.its {
-			if it.Next() {
-				m.heap = append(m.heap, mergeEntry{idx: i, key: it.Key()})
-			} else if m.inputErr(i) {
+		for i := range m.its {
+			if !m.advance(i) {
 				return false
 			}
 		}
-		for i := len(m.heap)/2 - 1; i >= 0; i-- {
-			m.siftDown(i)
+		for t := range m.tree {
+			m.tree[t] = k // the virtual first input, which every leaf replaces
 		}
-		return len(m.heap) > 0
+		for i := k - 1; i >= 0; i-- {
+			m.replay(i)
+		}
+		return !m.in[m.tree[0]].done
 	}
-	if len(m.heap) == 0 {
+	w := m.tree[0]
+	if m.in[w].done {
 		return false
 	}
-	top := &m.heap[0]
-	it := m.its[top.idx]
-	if it.Next() {
-		top.key = it.Key()
-	} else {
-		if m.inputErr(top.idx) {
-			return false
-		}
-		last := len(m.heap) - 1
-		m.heap[0] = m.heap[last]
-		m.heap = m.heap[:last]
+	if !m.advance(w) {
+		return false
 	}
-	m.siftDown(0)
-	return len(m.heap) > 0
+	m.replay(w)
+	return !m.in[m.tree[0]].done
 }
 
 func (m *mergeIterator) Key() []byte {
-	if len(m.heap) == 0 {
+	if m.err != nil || len(m.its) == 0 || !m.started {
 		return nil
 	}
-	return m.heap[0].key
+	return m.in[m.tree[0]].key
 }
 
 func (m *mergeIterator) Value() []byte {
-	if len(m.heap) == 0 {
+	if m.err != nil || len(m.its) == 0 || !m.started || m.in[m.tree[0]].done {
 		return nil
 	}
-	return m.its[m.heap[0].idx].Value()
+	return m.its[m.tree[0]].Value()
 }
 
 func (m *mergeIterator) Err() error { return m.err }
@@ -175,6 +225,7 @@ func (m *mergeIterator) Err() error { return m.err }
 type Grouper struct {
 	it      Iterator
 	cmp     mr.Comparator
+	equal   bool // cmp is bytes.Compare: a group is the keys equal to its first
 	key     []byte
 	pending bool // it is positioned on a record not yet given to any group
 	eof     bool
@@ -194,7 +245,7 @@ func NewGrouper(it Iterator, cmp mr.Comparator) *Grouper {
 	if cmp == nil {
 		cmp = bytes.Compare
 	}
-	g := &Grouper{it: it, cmp: cmp}
+	g := &Grouper{it: it, cmp: cmp, equal: isBytesCompare(cmp)}
 	g.vals.g = g
 	g.vals.done = true
 	return g
@@ -255,7 +306,7 @@ func (v *groupValues) Next() bool {
 		v.done = true
 		return false
 	}
-	if g.cmp(g.it.Key(), g.key) != 0 {
+	if k := g.it.Key(); g.equal && !bytes.Equal(k, g.key) || !g.equal && g.cmp(k, g.key) != 0 {
 		g.pending = true
 		v.done = true
 		return false

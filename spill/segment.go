@@ -212,20 +212,27 @@ func (sr *SegmentReader) Next() bool {
 		}
 	}
 	b := sr.raw[sr.pos:]
-	klen, n1 := binary.Uvarint(b)
-	if n1 <= 0 {
-		return sr.fail("%w: bad key length varint at raw offset %d of block", ErrCorrupt, sr.pos)
+	var klen, vlen uint64
+	var k int
+	if len(b) >= 2 && b[0] < 0x80 && b[1] < 0x80 {
+		klen, vlen, k = uint64(b[0]), uint64(b[1]), 2 // both lengths below 128
+	} else {
+		var n1, n2 int
+		klen, n1 = binary.Uvarint(b)
+		if n1 <= 0 {
+			return sr.fail("%w: bad key length varint at raw offset %d of block", ErrCorrupt, sr.pos)
+		}
+		vlen, n2 = binary.Uvarint(b[n1:])
+		if n2 <= 0 {
+			return sr.fail("%w: bad value length varint at raw offset %d of block", ErrCorrupt, sr.pos)
+		}
+		k = n1 + n2
 	}
-	vlen, n2 := binary.Uvarint(b[n1:])
-	if n2 <= 0 {
-		return sr.fail("%w: bad value length varint at raw offset %d of block", ErrCorrupt, sr.pos)
-	}
-	rest := uint64(len(b) - n1 - n2)
+	rest := uint64(len(b) - k)
 	if klen > rest || vlen > rest-klen {
 		return sr.fail("%w: record of key length %d and value length %d overruns its block (%d bytes left)",
 			ErrCorrupt, klen, vlen, rest)
 	}
-	k := n1 + n2
 	kEnd := k + int(klen)
 	vEnd := kEnd + int(vlen)
 	sr.key = b[k:kEnd:kEnd]

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"gomr/partitions"
+	"gomr/speculator"
 )
 
 // Command is the `mr sim` subcommand: it simulates one policy, or several
@@ -35,7 +37,30 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	interArrival := fs.Duration("interarrival", 0, "mean inter-arrival time of a generated workload (overrides --load)")
 	heartbeat := fs.Duration("heartbeat", 0, "tracker heartbeat interval; 0 offers slots as soon as they free")
 	slowstart := fs.Float64("slowstart", -1, "fraction of maps done before reduces start (default: the workload's)")
-	sets := fs.StringArray("set", nil, "policy configuration key=value (repeatable)")
+	sets := fs.StringArray("set", nil, "policy, speculator or straggler-injector configuration key=value (repeatable; speculator keys: mapreduce.job.speculative.*, speculation.*, straggler.*)")
+	specMode := fs.String("speculation", SpecNone, "speculative execution: none, fresh (fresh attempts only, Hadoop's speculator) or clone (a fresh attempt or a CRIU clone, whichever the speculator expects to end first)")
+	compareSpec := fs.Bool("compare-speculation", false, "simulate each policy with speculation none, fresh and clone side by side (same workload and stragglers)")
+	stragFlags := []struct{ flag, key string }{
+		{"straggler-fraction", speculator.KeyStragglerFraction},
+		{"straggler-shape", speculator.KeyStragglerShape},
+		{"straggler-location", speculator.KeyStragglerLocation},
+		{"straggler-max-factor", speculator.KeyStragglerMaxFactor},
+		{"straggler-seed", speculator.KeyStragglerSeed},
+		{"straggler-scope", speculator.KeyStragglerScope},
+	}
+	for _, sf := range stragFlags {
+		k := speculatorKey(sf.key)
+		fs.String(sf.flag, k.Default, k.Description+" (key "+sf.key+")")
+	}
+	imageMap := fs.Float64("clone-image-mb-map", float64(DefaultCloneImageMap)/1e6, "CRIU image size of a map attempt in MB (10^6 bytes): the clone cost's image/B term")
+	imageRed := fs.Float64("clone-image-mb-reduce", float64(DefaultCloneImageReduce)/1e6, "CRIU image size of a reduce attempt in MB")
+	fileMap := fs.Float64("clone-fileset-mb-map", 0, "file set copied with a map's clone in MB: the clone cost's file set/B_copy term")
+	fileRed := fs.Float64("clone-fileset-mb-reduce", 0, "file set copied with a reduce's clone in MB")
+	defEst := speculator.DefaultParams().Estimator
+	cloneTVM := fs.Duration("clone-tvm", defEst.TVM, "true fixed cost t_vm of a clone (the speculator's prior is "+speculator.KeyTVM+")")
+	cloneB := fs.Float64("clone-image-bandwidth", defEst.ImageBps, "true image throughput B of dump plus restore, bytes/s (prior: "+speculator.KeyImageBandwidth+")")
+	cloneBCopy := fs.Float64("clone-copy-bandwidth", defEst.CopyBps, "true file-set copy throughput B_copy, bytes/s (prior: "+speculator.KeyCopyBandwidth+")")
+	dumpShare := fs.Float64("clone-dump-share", DefaultDumpShare, "share of t_vm + image/B spent dumping, while the original is frozen, in (0, 1]")
 	jobsOut := fs.String("jobs-out", "", "write per-job records (JSON lines, one per job and policy) to this file")
 	traceOut := fs.String("write-trace", "", "write the workload as a trace file (JSON lines) to this path")
 	details := fs.String("details", "", "write every metric of every policy as JSON to this file")
@@ -68,6 +93,32 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		conf[strings.TrimSpace(k)] = v
 	}
+	for _, sf := range stragFlags {
+		if f := fs.Lookup(sf.flag); f.Changed {
+			conf[sf.key] = f.Value.String()
+		}
+	}
+	for name, mb := range map[string]float64{"clone-image-mb-map": *imageMap, "clone-image-mb-reduce": *imageRed,
+		"clone-fileset-mb-map": *fileMap, "clone-fileset-mb-reduce": *fileRed} {
+		if !(mb >= 0) || math.IsInf(mb, 0) || (mb == 0 && strings.Contains(name, "image")) {
+			return fmt.Errorf("sim: --%s %v: want a finite size in MB, > 0 for an image, >= 0 for a file set", name, mb)
+		}
+	}
+	clone := CloneModel{
+		ImageBytes:   [2]int64{int64(math.Round(*imageMap * 1e6)), int64(math.Round(*imageRed * 1e6))},
+		FileSetBytes: [2]int64{int64(math.Round(*fileMap * 1e6)), int64(math.Round(*fileRed * 1e6))},
+		TVM:          *cloneTVM, ImageBps: *cloneB, CopyBps: *cloneBCopy, DumpShare: *dumpShare,
+	}
+	if *cloneTVM < 0 || !(*cloneB > 0) || !(*cloneBCopy > 0) || !(*dumpShare > 0 && *dumpShare <= 1) {
+		return fmt.Errorf("sim: clone cost --clone-tvm %v, --clone-image-bandwidth %g, --clone-copy-bandwidth %g, --clone-dump-share %g: want t_vm >= 0, bandwidths > 0 and a share in (0, 1]",
+			*cloneTVM, *cloneB, *cloneBCopy, *dumpShare)
+	}
+	modes := []string{*specMode}
+	if *compareSpec {
+		modes = SpeculationModes()
+	} else if !contains(SpeculationModes(), *specMode) {
+		return fmt.Errorf("sim: --speculation %q: want %s", *specMode, strings.Join(SpeculationModes(), ", "))
+	}
 	w, err := LoadWorkload(*workload, GenOptions{Seed: *seed, Jobs: *jobs, Load: *load, InterArrival: *interArrival})
 	if err != nil {
 		return fmt.Errorf("sim: %w", err)
@@ -79,17 +130,19 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	var results []*Result
 	for _, p := range policies {
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("sim: %w", err)
+		for _, mode := range modes {
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("sim: %w", err)
+			}
+			start := time.Now()
+			r, err := Run(w, Options{Policy: p, Conf: conf, Trackers: *trackers, MapSlots: *mapSlots, ReduceSlots: *reduceSlots,
+				Heartbeat: *heartbeat, Slowstart: *slowstart, Speculation: Speculation{Mode: mode, Clone: clone}})
+			if err != nil {
+				return fmt.Errorf("sim: %w", err)
+			}
+			fmt.Fprintf(stderr, "sim: %s on %s: %d jobs in %v\n", r.Label(len(modes) > 1 || mode != SpecNone), w.Name, len(r.Jobs), time.Since(start).Round(time.Millisecond))
+			results = append(results, r)
 		}
-		start := time.Now()
-		r, err := Run(w, Options{Policy: p, Conf: conf, Trackers: *trackers, MapSlots: *mapSlots, ReduceSlots: *reduceSlots,
-			Heartbeat: *heartbeat, Slowstart: *slowstart})
-		if err != nil {
-			return fmt.Errorf("sim: %w", err)
-		}
-		fmt.Fprintf(stderr, "sim: %s on %s: %d jobs in %v\n", p, w.Name, len(r.Jobs), time.Since(start).Round(time.Millisecond))
-		results = append(results, r)
 	}
 	if *svg != "" {
 		title := fmt.Sprintf("Job slowdown CDF, %s (seed %d)", w.Name, *seed)
@@ -102,10 +155,15 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			enc := json.NewEncoder(f)
 			for _, r := range results {
 				for _, j := range r.Jobs {
+					spec := ""
+					if r.Speculation != nil {
+						spec = r.Speculation.Mode
+					}
 					rec := struct {
-						Policy string `json:"policy"`
+						Policy      string `json:"policy"`
+						Speculation string `json:"speculation,omitempty"`
 						JobRecord
-					}{r.Policy, j}
+					}{r.Policy, spec, j}
 					if err := enc.Encode(rec); err != nil {
 						return err
 					}
@@ -120,12 +178,13 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *details != "" {
 		err := writeFile(*details, func(f io.Writer) error {
 			type detail struct {
-				Policy  string  `json:"policy"`
-				Summary Summary `json:"summary"`
+				Policy      string     `json:"policy"`
+				Speculation *SpecStats `json:"speculation,omitempty"`
+				Summary     Summary    `json:"summary"`
 			}
 			var ds []detail
 			for _, r := range results {
-				ds = append(ds, detail{r.Policy, r.Summary})
+				ds = append(ds, detail{r.Policy, r.Speculation, r.Summary})
 			}
 			enc := json.NewEncoder(f)
 			enc.SetIndent("", "  ")
@@ -178,4 +237,14 @@ func writeFile(path string, write func(io.Writer) error) error {
 		return fmt.Errorf("close %s: %w", path, err)
 	}
 	return nil
+}
+
+// speculatorKey is the speculator's description of a configuration key.
+func speculatorKey(name string) speculator.Key {
+	for _, k := range speculator.Keys() {
+		if k.Name == name {
+			return k
+		}
+	}
+	return speculator.Key{Name: name}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"gomr/partitions"
+	"gomr/speculator"
 )
 
 // Options say how to simulate a workload.
@@ -29,6 +30,12 @@ type Options struct {
 	Slowstart float64
 	// NoProfiles hides the oracle profiles from the policy.
 	NoProfiles bool
+	// Speculation turns on speculative execution (fresh attempts or CRIU
+	// clones) and says what a clone costs; the zero value is off. The
+	// speculator's and the straggler injector's configuration keys
+	// (speculator.Keys) are read from Conf; the injector slows attempts
+	// whatever the mode.
+	Speculation Speculation
 }
 
 // epoch is the virtual clock's zero.
@@ -40,6 +47,8 @@ const (
 	evFinish evKind = iota // completions first
 	evArrival
 	evHeartbeat
+	evCloneReady // a clone has been made and starts running
+	evScan       // a speculation scan
 )
 
 type event struct {
@@ -81,13 +90,42 @@ type attempt struct {
 	start   time.Duration
 	end     time.Duration
 	killed  bool
+	done    bool
 	waiting bool // reduce waiting for the map stage to end
 	queue   int
 	elem    *list.Element
+
+	// Straggler and speculation state (sim/speculation.go). id is set
+	// when stragglers or speculation are on.
+	id string
+	// k is the straggler factor: the attempt's work takes (1+k) times as
+	// long as its trace says.
+	k float64
+	// base is the attempt's unslowed running time from its start (for a
+	// clone: its remaining work); known once end is.
+	base time.Duration
+	// Progress is pAt until pFrom, then grows linearly to 1 at end (a
+	// frozen original or a clone being made has pFrom in the future).
+	pAt     float64
+	pFrom   time.Duration
+	frozeAt time.Duration
+	// cloneFrom is when the attempt reaches a phase it can be cloned in
+	// (a reduce: its reduce phase).
+	cloneFrom time.Duration
+	kind      specKind
+	// For a clone: its source, the progress it starts at, when it runs
+	// and what making it cost. cloning is the clone being made of this
+	// attempt.
+	src     *attempt
+	p0      float64
+	ready   time.Duration
+	meas    speculator.CloneMeasurement
+	cloning *attempt
 }
 
 type simJob struct {
 	spec     *Job
+	idx      int // position in the workload, for attempt ids
 	view     partitions.JobView
 	viewIdx  int
 	pendMaps []int
@@ -104,6 +142,12 @@ type simJob struct {
 	finish   time.Duration
 	queue    int
 	rec      *JobRecord
+	// Speculation state, allocated when speculation is on: per type, the
+	// tasks, the speculative attempts waiting for a slot and the
+	// durations of first successes.
+	tasks    [2][]taskState
+	specWait [2][]*pendingSpec
+	finished [2][]time.Duration
 }
 
 type tracker struct {
@@ -134,16 +178,25 @@ type engine struct {
 	lastKills bool
 	// viewsDirty is set when the set of active jobs changed.
 	viewsDirty bool
+	// strag is the straggler injector; ids is set when attempts need ids.
+	strag speculator.Stragglers
+	ids   bool
+	// sp is the speculation state; nil when speculation is off.
+	sp *specState
 }
 
 // Run simulates the workload under one policy.
 func Run(w *Workload, opt Options) (*Result, error) {
 	conf := map[string]string{}
-	for k, v := range w.Conf {
-		conf[k] = v
-	}
-	for k, v := range opt.Conf {
-		conf[k] = v
+	specConf := confMap{}
+	for _, src := range []map[string]string{w.Conf, opt.Conf} {
+		for k, v := range src {
+			if isSpeculatorKey(k) {
+				specConf[k] = v
+			} else {
+				conf[k] = v
+			}
+		}
 	}
 	cfg, err := partitions.NewMapConfig(conf)
 	if err != nil {
@@ -178,6 +231,9 @@ func Run(w *Workload, opt Options) (*Result, error) {
 	e := &engine{w: w, opt: opt, pol: pol, mapSlots: n * ms, redSlots: n * rs, byID: map[string]*simJob{}}
 	e.timers, _ = pol.(partitions.TimerSource)
 	e.res = &Result{Policy: opt.Policy, Workload: w.Name, Trackers: n, MapSlots: n * ms, ReduceSlots: n * rs}
+	if err := e.setupSpeculation(specConf); err != nil {
+		return nil, fmt.Errorf("simulate %s: %w", opt.Policy, err)
+	}
 	for i := 0; i < n; i++ {
 		e.trackers = append(e.trackers, tracker{name: "tracker_" + strconv.Itoa(i), freeMaps: ms, freeReds: rs})
 	}
@@ -186,7 +242,7 @@ func Run(w *Workload, opt Options) (*Result, error) {
 		if len(j.Maps) == 0 {
 			return nil, fmt.Errorf("simulate: job %s has no map task", j.ID)
 		}
-		sj := &simJob{spec: j}
+		sj := &simJob{spec: j, idx: i}
 		e.push(&event{at: j.Submit, kind: evArrival, job: sj})
 	}
 	e.left = len(w.Jobs)
@@ -199,6 +255,10 @@ func Run(w *Workload, opt Options) (*Result, error) {
 	if err := e.loop(); err != nil {
 		return nil, err
 	}
+	if e.sp != nil {
+		st := e.res.Speculation
+		st.EstTVM, st.EstImageBps, st.EstCopyBps, st.EstSamples = e.sp.sp.Estimator().Inputs()
+	}
 	e.res.finish(e)
 	return e.res, nil
 }
@@ -210,13 +270,28 @@ func (e *engine) push(ev *event) {
 }
 
 func (e *engine) loop() error {
+	// changed says whether an event of the current instant may have
+	// changed what the policy would assign: a scan that decided nothing
+	// or a clone becoming ready does not, so that speculation without a
+	// straggler offers slots exactly when a run without it does.
+	changed := false
 	for e.q.Len() > 0 {
 		ev := heap.Pop(&e.q).(*event)
 		e.now = ev.at
+		changed = changed || (ev.kind != evScan && ev.kind != evCloneReady)
 		switch ev.kind {
 		case evFinish:
-			if !ev.att.killed {
+			// A frozen original's end moved: its first event is stale.
+			if !ev.att.killed && !ev.att.done && ev.at == ev.att.end {
 				e.finishAttempt(ev.att)
+			}
+		case evCloneReady:
+			if err := e.cloneReady(ev.att); err != nil {
+				return err
+			}
+		case evScan:
+			if e.scan() {
+				changed = true
 			}
 		case evArrival:
 			e.arrive(ev.job)
@@ -235,9 +310,12 @@ func (e *engine) loop() error {
 			e.push(&event{at: e.now + e.opt.Heartbeat, kind: evHeartbeat, tracker: ev.tracker})
 		}
 		if e.opt.Heartbeat == 0 && (e.q.Len() == 0 || e.q[0].at != e.now) {
-			if err := e.pass(); err != nil {
-				return err
+			if changed {
+				if err := e.pass(); err != nil {
+					return err
+				}
 			}
+			changed = false
 		}
 	}
 	if e.left > 0 {
@@ -275,6 +353,10 @@ func (e *engine) arrive(sj *simJob) {
 		sj.pendReds[i] = i
 	}
 	sj.tries = [2][]int{make([]int, len(j.Maps)), make([]int, len(j.Reduces))}
+	if e.sp != nil {
+		sj.tasks = [2][]taskState{make([]taskState, len(j.Maps)), make([]taskState, len(j.Reduces))}
+		e.armScan()
+	}
 	sj.ready = int(math.Ceil(e.opt.Slowstart*float64(len(j.Maps)) - 1e-9))
 	v := partitions.JobView{ID: j.ID, Name: j.Name, Pool: j.Pool, Priority: j.Priority, Submitted: e.at(),
 		Maps: len(j.Maps), Reduces: len(j.Reduces), PendingMaps: len(j.Maps), PendingReduces: len(j.Reduces),
@@ -323,10 +405,13 @@ func (e *engine) pass() error {
 		for i := range e.trackers {
 			t := &e.trackers[i]
 			fm, fr := t.freeMaps, t.freeReds
-			if mapsBlocked {
+			// Once a tracker was left with free slots of a type, the
+			// policy would leave the next ones too, unless a speculative
+			// attempt waits that may run on this one only.
+			if mapsBlocked && !e.specFits(partitions.Map, i) {
 				fm = 0
 			}
-			if redsBlocked {
+			if redsBlocked && !e.specFits(partitions.Reduce, i) {
 				fr = 0
 			}
 			if fm == 0 && fr == 0 {
@@ -344,7 +429,7 @@ func (e *engine) pass() error {
 			if gr < fr {
 				redsBlocked = true
 			}
-			if mapsBlocked && redsBlocked {
+			if mapsBlocked && redsBlocked && (e.sp == nil || e.sp.waiting == 0) {
 				break
 			}
 		}
@@ -367,7 +452,9 @@ func (e *engine) offer(i, fm, fr int) (int, int, error) {
 	e.lastKills = false
 	view := &partitions.ClusterView{Now: e.at(), Jobs: e.views, Trackers: len(e.trackers), MapSlots: e.mapSlots, ReduceSlots: e.redSlots}
 	t := &e.trackers[i]
+	e.countSpec(i, 1)
 	d := e.pol.Offer(view, partitions.SlotOffer{Tracker: t.name, Host: t.name, FreeMaps: fm, FreeReduces: fr})
+	e.countSpec(i, -1)
 	e.res.Offers++
 	for _, p := range d.Preempt {
 		if err := e.preempt(p); err != nil {
@@ -412,48 +499,102 @@ func (e *engine) launch(ti int, a partitions.Assignment) error {
 		return fmt.Errorf("simulate: policy %s assigned a slot to job %s, which is not running", e.opt.Policy, a.JobID)
 	}
 	t := &e.trackers[ti]
-	at := &attempt{job: sj, typ: a.Type, tracker: ti, start: e.now, queue: a.Queue}
+	var task int
+	var ps *pendingSpec
 	switch a.Type {
 	case partitions.Map:
-		if len(sj.pendMaps) == 0 {
+		if len(sj.pendMaps) > 0 {
+			task, sj.pendMaps = sj.pendMaps[0], sj.pendMaps[1:]
+		} else if ps = e.takeSpec(sj, a.Type, ti); ps == nil {
 			return fmt.Errorf("simulate: policy %s assigned a map of job %s, which has none pending", e.opt.Policy, a.JobID)
 		}
-		at.task, sj.pendMaps = sj.pendMaps[0], sj.pendMaps[1:]
 		t.freeMaps--
-		at.end = e.now + sj.spec.Maps[at.task]
 		if a.Spare {
 			e.res.ExtraMapTasks++
 		}
 	default:
-		if len(sj.pendReds) == 0 || sj.doneMaps < sj.ready {
+		if sj.doneMaps < sj.ready {
 			return fmt.Errorf("simulate: policy %s assigned a reduce of job %s, which has none ready", e.opt.Policy, a.JobID)
 		}
-		at.task, sj.pendReds = sj.pendReds[0], sj.pendReds[1:]
+		if len(sj.pendReds) > 0 {
+			task, sj.pendReds = sj.pendReds[0], sj.pendReds[1:]
+		} else if ps = e.takeSpec(sj, a.Type, ti); ps == nil {
+			return fmt.Errorf("simulate: policy %s assigned a reduce of job %s, which has none ready", e.opt.Policy, a.JobID)
+		}
 		t.freeReds--
 		if a.Spare {
 			e.res.ExtraReduceTasks++
 		}
-		shuffleEnd := e.now + sj.spec.shuffle(at.task)
-		if sj.doneMaps >= len(sj.spec.Maps) {
-			at.end = max(shuffleEnd, sj.mapsEnd) + sj.spec.Reduces[at.task]
-		} else {
-			at.waiting = true
-			sj.waiting = append(sj.waiting, at)
-		}
 	}
-	at.num = sj.tries[a.Type][at.task]
-	sj.tries[a.Type][at.task]++
-	at.elem = sj.running[a.Type].PushBack(at)
+	if ps != nil {
+		e.launchSpec(ti, sj, ps, a.Queue)
+		return nil
+	}
+	at := e.newAttempt(sj, a.Type, task, ti, a.Queue, noSpec)
+	e.schedule(at)
+	e.started(at)
+	return nil
+}
+
+// newAttempt makes the next attempt of a task, with its id and straggler
+// factor when they are needed.
+func (e *engine) newAttempt(sj *simJob, typ partitions.TaskType, task, ti, queue int, kind specKind) *attempt {
+	at := &attempt{job: sj, typ: typ, task: task, tracker: ti, start: e.now, pFrom: e.now, cloneFrom: e.now, queue: queue, kind: kind}
+	at.num = sj.tries[typ][task]
+	sj.tries[typ][task]++
+	if e.ids {
+		at.id = attemptID(sj.idx, typ, task, at.num)
+		at.k = e.strag.Factor(at.id, e.trackers[ti].name, kind != noSpec)
+	}
+	return at
+}
+
+// schedule sets the end of an attempt that runs its task from the start:
+// a map ends after its (slowed) duration; a reduce ends after its
+// shuffle and the job's map stage, then its reduce phase, or waits for
+// the map stage to end.
+func (e *engine) schedule(at *attempt) {
+	sj := at.job
+	if at.typ == partitions.Map {
+		at.base = sj.spec.Maps[at.task]
+		at.end = e.now + slowed(at.base, at.k)
+		return
+	}
+	if sj.doneMaps >= len(sj.spec.Maps) {
+		e.setReduceEnd(at, sj.mapsEnd)
+		return
+	}
+	at.waiting = true
+	sj.waiting = append(sj.waiting, at)
+}
+
+// setReduceEnd sets a reduce attempt's end once its job's map stage ended
+// at mapsEnd: max(start + shuffle, mapsEnd) + reduce, both phases slowed.
+func (e *engine) setReduceEnd(at *attempt, mapsEnd time.Duration) {
+	j := at.job.spec
+	sh, rd := j.shuffle(at.task), j.Reduces[at.task]
+	at.end = max(at.start+slowed(sh, at.k), mapsEnd) + slowed(rd, at.k)
+	at.base = max(sh, mapsEnd-at.start) + rd
+	at.cloneFrom = at.end - slowed(rd, at.k)
+}
+
+// started records a launched attempt and tells the policy.
+func (e *engine) started(at *attempt) {
+	sj := at.job
+	at.elem = sj.running[at.typ].PushBack(at)
+	if e.sp != nil {
+		ts := &sj.tasks[at.typ][at.task]
+		ts.live = append(ts.live, at)
+	}
 	if !sj.started {
 		sj.started, sj.first = true, e.now
 	}
-	sj.queue = a.Queue
+	sj.queue = at.queue
 	e.syncView(sj)
-	e.observe(partitions.Event{Kind: partitions.TaskStarted, JobID: sj.spec.ID, Type: a.Type, Task: at.task, Attempt: at.num})
+	e.observe(partitions.Event{Kind: partitions.TaskStarted, JobID: sj.spec.ID, Type: at.typ, Task: at.task, Attempt: at.num})
 	if !at.waiting {
 		e.push(&event{at: at.end, kind: evFinish, att: at})
 	}
-	return nil
 }
 
 func (e *engine) preempt(p partitions.Preemption) error {
@@ -470,13 +611,20 @@ func (e *engine) preempt(p partitions.Preemption) error {
 		l.Remove(at.elem)
 		at.killed = true
 		t := &e.trackers[at.tracker]
+		// With speculation, a task that keeps another live attempt is
+		// not pending again.
+		requeue := e.sp == nil || e.dropAttempt(at)
 		if at.typ == partitions.Map {
 			t.freeMaps++
-			sj.pendMaps = append([]int{at.task}, sj.pendMaps...)
+			if requeue {
+				sj.pendMaps = append([]int{at.task}, sj.pendMaps...)
+			}
 			e.res.KilledMapTasks++
 		} else {
 			t.freeReds++
-			sj.pendReds = append([]int{at.task}, sj.pendReds...)
+			if requeue {
+				sj.pendReds = append([]int{at.task}, sj.pendReds...)
+			}
 			e.res.KilledReduceTasks++
 			if at.waiting {
 				for i, w := range sj.waiting {
@@ -499,6 +647,7 @@ func (e *engine) preempt(p partitions.Preemption) error {
 
 func (e *engine) finishAttempt(at *attempt) {
 	sj := at.job
+	at.done = true
 	sj.running[at.typ].Remove(at.elem)
 	t := &e.trackers[at.tracker]
 	d := at.end - at.start
@@ -511,7 +660,7 @@ func (e *engine) finishAttempt(at *attempt) {
 			sj.mapsEnd = e.now
 			for _, w := range sj.waiting {
 				w.waiting = false
-				w.end = max(w.start+sj.spec.shuffle(w.task), e.now) + sj.spec.Reduces[w.task]
+				e.setReduceEnd(w, e.now)
 				e.push(&event{at: w.end, kind: evFinish, att: w})
 			}
 			sj.waiting = nil
@@ -522,6 +671,9 @@ func (e *engine) finishAttempt(at *attempt) {
 	}
 	e.syncView(sj)
 	e.observe(partitions.Event{Kind: partitions.TaskFinished, JobID: sj.spec.ID, Type: at.typ, Task: at.task, Attempt: at.num, Duration: d})
+	if e.sp != nil {
+		e.settle(at)
+	}
 	if sj.doneMaps == len(sj.spec.Maps) && sj.doneReds == len(sj.spec.Reduces) {
 		e.complete(sj)
 	}

@@ -23,7 +23,7 @@ type GenOptions struct {
 
 // WorkloadNames lists the built-in workloads.
 func WorkloadNames() []string {
-	return []string{"tyrex-hvw", "tyrex-mvw", "tyrex-lvw", "thesis-fb", "deadline-fb", "deadline-testbed"}
+	return []string{"tyrex-hvw", "tyrex-mvw", "tyrex-lvw", "thesis-fb", "deadline-fb", "deadline-testbed", "terasort"}
 }
 
 // Generate builds a built-in workload.
@@ -45,6 +45,8 @@ func Generate(name string, opt GenOptions) (*Workload, error) {
 		return deadlineFB(rng, opt), nil
 	case "deadline-testbed":
 		return deadlineTestbed(rng, opt), nil
+	case "terasort":
+		return terasort(rng, opt), nil
 	}
 	return nil, fmt.Errorf("unknown workload %q (built-in: %v; or give a trace file path)", name, WorkloadNames())
 }
@@ -358,5 +360,47 @@ func deadlineTestbed(rng *rand.Rand, opt GenOptions) *Workload {
 	poisson(rng, w.Jobs, ia)
 	setDeadlines(rng, w, 2, 4)
 	w.Description = fmt.Sprintf("deadline paper testbed-like workload (stand-in profiles): %d jobs from 18, Poisson arrivals every %.1f s (map load %.2f of 64 slots)", n, ia, load)
+	return w
+}
+
+// terasort is a TeraSort-like synthetic workload for the speculation
+// experiments (the source's R1 job, scaled in time): jobs of 32 maps of
+// about 60 s and 64 reduces of about 60 s (15 s of shuffle, 45 s of
+// reduce), each duration × LogNormal(0, 0.1), on 16 trackers of 4 map and
+// 8 reduce slots, so that a job's maps and reduces run in one wave with
+// as many slots spare for speculative attempts. Jobs arrive at a fixed
+// spacing, by default 900 s (a job runs mostly alone, as the source's
+// did); --interarrival sets the spacing, --load derives it from the
+// offered load of the 192 slots.
+func terasort(rng *rand.Rand, opt GenOptions) *Workload {
+	n := opt.Jobs
+	if n == 0 {
+		n = 20
+	}
+	w := &Workload{Name: "terasort", Trackers: 16, MapSlots: 4, ReduceSlots: 8, Slowstart: 0.05}
+	total := 0.0
+	for i := 0; i < n; i++ {
+		j := Job{ID: fmt.Sprintf("job_%04d", i+1), Name: "terasort-" + strconv.Itoa(i+1), InputBytes: 32 * 4e9}
+		for k := 0; k < 32; k++ {
+			j.Maps = append(j.Maps, dur(60*lognormal(rng, 0, 0.1)))
+		}
+		for k := 0; k < 64; k++ {
+			j.Shuffles = append(j.Shuffles, dur(15*lognormal(rng, 0, 0.1)))
+			j.Reduces = append(j.Reduces, dur(45*lognormal(rng, 0, 0.1)))
+		}
+		total += j.Size().Seconds()
+		w.Jobs = append(w.Jobs, j)
+	}
+	ia := 900.0
+	switch {
+	case opt.InterArrival > 0:
+		ia = opt.InterArrival.Seconds()
+	case opt.Load > 0:
+		ia = total / float64(n) / (opt.Load * float64(w.Trackers*(w.MapSlots+w.ReduceSlots)))
+	}
+	for i := range w.Jobs {
+		w.Jobs[i].Submit = dur(ia * float64(i))
+	}
+	w.Description = fmt.Sprintf("TeraSort-like workload: %d jobs of 32 maps × ~60 s and 64 reduces × ~60 s, one every %.1f s, on 16 trackers × (4 map + 8 reduce slots)", n, ia)
 	return w
 }

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"time"
 )
 
 // JobRecord is one simulated job. Times are seconds from the start of the
@@ -31,6 +32,11 @@ type JobRecord struct {
 	Reduces  int     `json:"reduces"`
 	// Queue is the partition or queue of the job's last launched task.
 	Queue int `json:"queue"`
+	// SpecFresh and SpecClones count the job's speculative attempts
+	// launched, SpecWins those that finished their task first.
+	SpecFresh  int `json:"spec_fresh,omitempty"`
+	SpecClones int `json:"spec_clones,omitempty"`
+	SpecWins   int `json:"spec_wins,omitempty"`
 }
 
 // Stats are summary statistics; percentiles are nearest-rank.
@@ -112,10 +118,39 @@ type Result struct {
 	KilledMapTasks    int64   `json:"killed_map_tasks"`
 	KilledReduceTasks int64   `json:"killed_reduce_tasks"`
 	WastedSlotSeconds float64 `json:"wasted_slot_s"`
+	// Speculation counts speculative attempts; nil when the mode is none.
+	Speculation *SpecStats `json:"speculation,omitempty"`
 
 	busy       [2]float64
 	queueBusy  []float64
 	timerTrace []float64
+}
+
+// Mode is the run's speculation mode.
+func (r *Result) Mode() string {
+	if r.Speculation == nil {
+		return SpecNone
+	}
+	return r.Speculation.Mode
+}
+
+// Label names the run in tables and plots: the policy, and the
+// speculation mode when the results compare modes.
+func (r *Result) Label(withMode bool) string {
+	if withMode {
+		return r.Policy + "/" + r.Mode()
+	}
+	return r.Policy
+}
+
+// mixedModes tells whether results differ in speculation mode or use one.
+func mixedModes(results []*Result) bool {
+	for _, r := range results {
+		if r.Speculation != nil {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *Result) addQueueBusy(q int, s float64) {
@@ -283,6 +318,8 @@ type PolicyReport struct {
 	ResponseS ResponseJSON  `json:"response_s"`
 	Deadline  *DeadlineJSON `json:"deadline,omitempty"`
 	MakespanS float64       `json:"makespan_s"`
+	// Speculation is set when speculation was on.
+	Speculation *SpecStats `json:"speculation,omitempty"`
 }
 
 // SlowdownJSON is the slowdown object of a PolicyReport.
@@ -321,7 +358,7 @@ func NewReport(workload string, seed uint64, results []*Result) Report {
 		pr := PolicyReport{Policy: r.Policy, Jobs: s.Jobs,
 			Slowdown:  SlowdownJSON{round(s.Slowdown.Mean, 4), round(s.Slowdown.Median, 4), round(s.Slowdown.P95, 4), round(s.Slowdown.P99, 4)},
 			ResponseS: ResponseJSON{round(s.Response.Mean, 3), round(s.Response.Median, 3), round(s.Response.P95, 3)},
-			MakespanS: round(s.MakespanS, 3)}
+			MakespanS: round(s.MakespanS, 3), Speculation: r.Speculation}
 		if d := s.Deadline; d != nil {
 			pr.Deadline = &DeadlineJSON{RelativeExceededPct: round(d.RelativeExceededPct, 3), MissedPct: round(d.MissedPct, 3),
 				ExtraMapTasks: d.ExtraMapTasks, KilledMapTasks: d.KilledMapTasks}
@@ -400,6 +437,9 @@ func WriteTable(w io.Writer, workload string, seed uint64, results []*Result) er
 			return fmt.Sprintf("%.0f/%.0f/%.0f", t.P5, t.Median, t.P95)
 		})
 	}
+	if mixedModes(results) {
+		specRows(row, results)
+	}
 	if hasD {
 		d := func(r *Result) *DeadlineStats {
 			if r.Summary.Deadline == nil {
@@ -429,4 +469,63 @@ func fracs(xs []float64) string {
 		p = append(p, fmt.Sprintf("%.2f", x))
 	}
 	return strings.Join(p, "/")
+}
+
+// specRows adds the speculation rows of a table: the mode, the mean
+// response relative to the same policy without speculation (when that
+// run is in the table), and the speculative attempts.
+func specRows(row func(string, func(*Result) string), results []*Result) {
+	none := map[string]*Result{}
+	for _, r := range results {
+		if r.Speculation == nil && none[r.Policy] == nil {
+			none[r.Policy] = r
+		}
+	}
+	n := func(r *Result, f func(*SpecStats) int64) string {
+		if r.Speculation == nil {
+			return "-"
+		}
+		return fmt.Sprint(f(r.Speculation))
+	}
+	row("speculation", func(r *Result) string { return r.Mode() })
+	if len(none) > 0 {
+		row("response mean / none's", func(r *Result) string {
+			b := none[r.Policy]
+			if b == nil || b.Summary.Response.Mean == 0 {
+				return "-"
+			}
+			return fmt.Sprintf("%.3f", r.Summary.Response.Mean/b.Summary.Response.Mean)
+		})
+	}
+	row("fresh speculative attempts", func(r *Result) string { return n(r, func(s *SpecStats) int64 { return s.FreshAttempts }) })
+	row("clones", func(r *Result) string { return n(r, func(s *SpecStats) int64 { return s.Clones }) })
+	row("speculative wins", func(r *Result) string { return n(r, func(s *SpecStats) int64 { return s.Wins }) })
+	row("clone wins", func(r *Result) string { return n(r, func(s *SpecStats) int64 { return s.CloneWins }) })
+	row("dropped waiting for a slot (fresh/clone)", func(r *Result) string {
+		if r.Speculation == nil {
+			return "-"
+		}
+		return fmt.Sprintf("%d/%d", r.Speculation.FreshDropped, r.Speculation.CloneDropped)
+	})
+	row("mean wait for a slot, fresh/clone [s]", func(r *Result) string {
+		s := r.Speculation
+		if s == nil {
+			return "-"
+		}
+		mean := func(d time.Duration, n int64) string {
+			if n == 0 {
+				return "-"
+			}
+			return fmt.Sprintf("%.1f", d.Seconds()/float64(n))
+		}
+		return mean(s.FreshWait, s.FreshAttempts) + "/" + mean(s.CloneWait, s.Clones)
+	})
+	row("attempts killed by a faster sibling", func(r *Result) string { return n(r, func(s *SpecStats) int64 { return s.Killed }) })
+	row("clone cost estimate t_vm, B [GB/s]", func(r *Result) string {
+		s := r.Speculation
+		if s == nil || s.Mode != SpecClone {
+			return "-"
+		}
+		return fmt.Sprintf("%v, %.3f (%d samples)", s.EstTVM.Round(time.Millisecond), s.EstImageBps/1e9, s.EstSamples)
+	})
 }

@@ -18,6 +18,7 @@ func WriteSlowdownCDF(out io.Writer, title string, results []*Result) error {
 		left, right, top, bott = 70, 170, 40, 50
 	)
 	pw, ph := float64(width-left-right), float64(height-top-bott)
+	withMode := mixedModes(results)
 	hi := 1.0
 	for _, r := range results {
 		for _, j := range r.Jobs {
@@ -82,7 +83,7 @@ func WriteSlowdownCDF(out io.Writer, title string, results []*Result) error {
 		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="1.6" points="%s"/>`+"\n", c, strings.Join(pts, " "))
 		ly := top + 16 + 18*i
 		fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="3"/>`+"\n", width-right+12, ly-4, width-right+32, ly-4, c)
-		fmt.Fprintf(&b, `<text x="%d" y="%d">%s</text>`+"\n", width-right+38, ly, html.EscapeString(r.Policy))
+		fmt.Fprintf(&b, `<text x="%d" y="%d">%s</text>`+"\n", width-right+38, ly, html.EscapeString(r.Label(withMode)))
 	}
 	b.WriteString("</svg>\n")
 	if _, err := io.WriteString(out, b.String()); err != nil {

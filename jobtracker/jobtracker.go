@@ -269,7 +269,7 @@ func (jt *JobTracker) SubmitJob(ctx context.Context, req *mrpb.SubmitJobRequest)
 	}
 	jt.jobs[j.id] = j
 	jt.order = append(jt.order, j)
-	view := jt.jobViewLocked(j)
+	view := jt.jobViewLocked(j, nil)
 	jt.policy.Observe(partitions.Event{Time: now, Kind: partitions.JobSubmitted, JobID: j.id, Job: &view})
 	jt.log.Info("job submitted", "job", j.id, "name", spec.Name, "maps", len(j.maps), "reduces", len(j.reduces), "output", spec.Output)
 	jt.checkJobDoneLocked(j) // a job with no tasks at all is done at once
@@ -902,7 +902,7 @@ func (jt *JobTracker) CanCommit(ctx context.Context, req *mrpb.CanCommitRequest)
 
 // ---- scheduling ----
 
-func (jt *JobTracker) jobViewLocked(j *job) partitions.JobView {
+func (jt *JobTracker) jobViewLocked(j *job, offer *trackerState) partitions.JobView {
 	v := partitions.JobView{
 		ID:              j.id,
 		Name:            j.spec.Name,
@@ -943,7 +943,7 @@ func (jt *JobTracker) jobViewLocked(j *job) partitions.JobView {
 			}
 		case m.state != StateSucceeded:
 			v.RunningMaps += len(m.running())
-			if m.specPending != nil && m.specPending.attempt == nil {
+			if waitsFor(m, offer) {
 				v.PendingMaps++ // a speculative attempt waits for a slot
 			}
 		}
@@ -954,7 +954,7 @@ func (jt *JobTracker) jobViewLocked(j *job) partitions.JobView {
 			v.PendingReduces++
 		case r.state != StateSucceeded:
 			v.RunningReduces += len(r.running())
-			if r.specPending != nil && r.specPending.attempt == nil {
+			if waitsFor(r, offer) {
 				v.PendingReduces++
 			}
 		}
@@ -962,7 +962,9 @@ func (jt *JobTracker) jobViewLocked(j *job) partitions.JobView {
 	return v
 }
 
-func (jt *JobTracker) clusterViewLocked(now time.Time) *partitions.ClusterView {
+// clusterViewLocked is the policy's view of the cluster for a slot offer
+// from tracker offer (nil: the view of no particular offer).
+func (jt *JobTracker) clusterViewLocked(now time.Time, offer *trackerState) *partitions.ClusterView {
 	view := &partitions.ClusterView{Now: now, Trackers: len(jt.trackers)}
 	for _, t := range jt.trackers {
 		view.MapSlots += t.mapSlots
@@ -972,7 +974,7 @@ func (jt *JobTracker) clusterViewLocked(now time.Time) *partitions.ClusterView {
 		if j.done() || j.committing {
 			continue
 		}
-		view.Jobs = append(view.Jobs, jt.jobViewLocked(j))
+		view.Jobs = append(view.Jobs, jt.jobViewLocked(j, offer))
 	}
 	return view
 }
@@ -980,7 +982,7 @@ func (jt *JobTracker) clusterViewLocked(now time.Time) *partitions.ClusterView {
 func (jt *JobTracker) assignLocked(t *trackerState, freeMaps, freeReduces int, now time.Time) {
 	// Offer even with no free slot: a policy may answer an arrival with
 	// preemptions (MinEDF-WC).
-	view := jt.clusterViewLocked(now)
+	view := jt.clusterViewLocked(now, t)
 	if len(view.Jobs) == 0 {
 		return
 	}

@@ -203,7 +203,7 @@ func TestProfilesSurviveRestart(t *testing.T) {
 		t.Fatalf("profile after a restart: %+v, want %+v", got, p)
 	}
 	jt2.mu.Lock()
-	v := jt2.jobViewLocked(jt2.jobs[id2])
+	v := jt2.jobViewLocked(jt2.jobs[id2], nil)
 	jt2.mu.Unlock()
 	if v.Profile == nil || *v.Profile != p {
 		t.Fatalf("job view profile %+v", v.Profile)

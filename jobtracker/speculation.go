@@ -140,7 +140,9 @@ func (jt *JobTracker) speculatorViewLocked(j *job, now time.Time) (*speculator.J
 			switch {
 			case tk.state == StateSucceeded:
 				if a := tk.successful; a != nil {
-					tv.Finished = append(tv.Finished, a.finish.Sub(a.start))
+					if d, ok := fullTaskDuration(a.finish.Sub(a.start), a.cloneCost, a.startProgress); ok {
+						tv.Finished = append(tv.Finished, d)
+					}
 				}
 			case tk.state == StatePending:
 				tv.Pending++
@@ -163,6 +165,28 @@ func (jt *JobTracker) speculatorViewLocked(j *job, now time.Time) (*speculator.J
 		}
 	}
 	return jv, byID
+}
+
+// maxCloneStartProgress is the largest start progress of a winning clone
+// whose duration still enters the mean runtime: past it, the clone did too
+// little of the task for its time to say anything about the whole.
+const maxCloneStartProgress = 0.95
+
+// fullTaskDuration is what a successful attempt says about how long a task
+// of its type takes (spec/speculation.md §3.7): a fresh attempt its wall
+// time; a clone, which started at progress p0 after a clone cost, the
+// time it ran scaled to the whole task, (wall − cost)/(1 − p0), so that
+// winning clones do not drag the mean runtime down. ok is false for a
+// clone that started too close to the end to tell.
+func fullTaskDuration(wall, cloneCost time.Duration, p0 float64) (d time.Duration, ok bool) {
+	if p0 <= 0 {
+		return wall, true
+	}
+	if p0 > maxCloneStartProgress {
+		return 0, false
+	}
+	ran := max(wall-cloneCost, 0)
+	return time.Duration(float64(ran) / (1 - p0)), true
 }
 
 func (jt *JobTracker) attemptViewLocked(a *attempt) speculator.AttemptView {
@@ -189,20 +213,29 @@ func (jt *JobTracker) attemptViewLocked(a *attempt) speculator.AttemptView {
 // waiting for a slot that may run on tracker t (never beside its source).
 func speculativeTaskLocked(j *job, typ partitions.TaskType, t *trackerState) *task {
 	for _, tk := range j.tasks(typ) {
-		s := tk.specPending
-		if s == nil || s.attempt != nil || tk.state != StateRunning {
-			continue
+		if tk.state == StateRunning && waitsFor(tk, t) {
+			return tk
 		}
-		// A fresh attempt never runs beside its source; a clone may (the
-		// slowness the speculator saw is the attempt's progress, and the
-		// clone leaves the original's slot to it), on any tracker that can
-		// restore it.
-		if tk.failedOn[t.name] || (s.kind == speculator.Clone && !t.criu) || (s.kind == speculator.Fresh && s.source.tracker == t.name) {
-			continue
-		}
-		return tk
 	}
 	return nil
+}
+
+// waitsFor tells whether tk has a speculative attempt waiting for a slot
+// that may run on tracker t (any tracker when t is nil). A fresh attempt
+// never runs beside its source; a clone may (the slowness the speculator
+// saw is the attempt's progress, and the clone leaves the original's slot
+// to it), on any tracker that can restore it. The policy's view of an
+// offer counts only these, so that it does not give the job a slot the
+// attempt cannot take.
+func waitsFor(tk *task, t *trackerState) bool {
+	s := tk.specPending
+	if s == nil || s.attempt != nil {
+		return false
+	}
+	if t == nil {
+		return true
+	}
+	return !tk.failedOn[t.name] && !(s.kind == speculator.Clone && !t.criu) && !(s.kind == speculator.Fresh && s.source.tracker == t.name)
 }
 
 // launchSpeculativeLocked starts the waiting speculative attempt of tk on
@@ -269,6 +302,7 @@ func (jt *JobTracker) cloneStatusLocked(a *attempt, cs *mrpb.CloneStats, now tim
 	}
 	a.cloned = true
 	a.startProgress = float64(cs.StartProgress)
+	a.cloneCost = time.Duration(cs.DumpMs+cs.CopyMs+cs.RestoreMs) * time.Millisecond
 	m := speculator.CloneMeasurement{
 		ImageBytes:    cs.ImageBytes,
 		Dump:          time.Duration(cs.DumpMs) * time.Millisecond,

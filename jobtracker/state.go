@@ -175,8 +175,9 @@ type attempt struct {
 	rssBytes        int64
 	fileSetBytes    int64
 	// cloned is set once an attempt made by cloning is running and its
-	// cost was counted.
-	cloned bool
+	// cost was counted; cloneCost is that cost (dump, copy and restore).
+	cloned    bool
+	cloneCost time.Duration
 	// cloneable is the tracker's last word on whether it can clone the
 	// attempt now.
 	cloneable bool

@@ -167,6 +167,27 @@ func (jt *JobTracker) speculatorViewLocked(j *job, now time.Time) (*speculator.J
 	return jv, byID
 }
 
+// cloneMeasurement turns a clone's stats into the estimator's sample. The
+// tracker times one copy, of the image and the file set together (one
+// stream); the image's share of it, by bytes, is moving the process image
+// and goes with the dump and restore (the spec's t_vm is dump, move and
+// restore), the rest is the file set's copy.
+func cloneMeasurement(cs *mrpb.CloneStats) speculator.CloneMeasurement {
+	ms := func(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
+	copyTime := ms(cs.CopyMs)
+	var imageMove time.Duration
+	if total := cs.ImageBytes + cs.FileSetBytes; total > 0 {
+		imageMove = time.Duration(float64(copyTime) * float64(cs.ImageBytes) / float64(total))
+	}
+	return speculator.CloneMeasurement{
+		ImageBytes:    cs.ImageBytes,
+		Dump:          ms(cs.DumpMs),
+		Restore:       ms(cs.RestoreMs) + imageMove,
+		TransferBytes: cs.FileSetBytes,
+		Transfer:      copyTime - imageMove,
+	}
+}
+
 // maxCloneStartProgress is the largest start progress of a winning clone
 // whose duration still enters the mean runtime: past it, the clone did too
 // little of the task for its time to say anything about the whole.
@@ -303,13 +324,7 @@ func (jt *JobTracker) cloneStatusLocked(a *attempt, cs *mrpb.CloneStats, now tim
 	a.cloned = true
 	a.startProgress = float64(cs.StartProgress)
 	a.cloneCost = time.Duration(cs.DumpMs+cs.CopyMs+cs.RestoreMs) * time.Millisecond
-	m := speculator.CloneMeasurement{
-		ImageBytes:    cs.ImageBytes,
-		Dump:          time.Duration(cs.DumpMs) * time.Millisecond,
-		Restore:       time.Duration(cs.RestoreMs) * time.Millisecond,
-		TransferBytes: cs.FileSetBytes,
-		Transfer:      time.Duration(cs.CopyMs) * time.Millisecond,
-	}
+	m := cloneMeasurement(cs)
 	if err := jt.cloneCost.Observe(m); err != nil {
 		jt.log.Warn("clone measurement not used", "attempt", a.id, "error", err)
 	}

@@ -3,6 +3,8 @@ package jobtracker
 import (
 	"testing"
 	"time"
+
+	"gomr/mrpb"
 )
 
 func TestFullTaskDuration(t *testing.T) {
@@ -26,6 +28,34 @@ func TestFullTaskDuration(t *testing.T) {
 			got, ok := fullTaskDuration(c.wall, c.cost, c.p0)
 			if ok != c.wantCount || (ok && (got-c.want).Abs() > time.Millisecond) {
 				t.Errorf("fullTaskDuration(%v, %v, %v) = %v, %v; want %v, %v", c.wall, c.cost, c.p0, got, ok, c.want, c.wantCount)
+			}
+		})
+	}
+}
+
+func TestCloneMeasurementSplitsTheCopy(t *testing.T) {
+	cases := []struct {
+		name                  string
+		cs                    *mrpb.CloneStats
+		restore, transfer     time.Duration
+		transferBytes, images int64
+	}{
+		{"no file set: the whole copy moves the image",
+			&mrpb.CloneStats{DumpMs: 300, CopyMs: 150, RestoreMs: 100, ImageBytes: 120e6},
+			250 * time.Millisecond, 0, 0, 120e6},
+		{"a quarter of the bytes is file set",
+			&mrpb.CloneStats{DumpMs: 300, CopyMs: 400, RestoreMs: 100, ImageBytes: 150e6, FileSetBytes: 50e6},
+			400 * time.Millisecond, 100 * time.Millisecond, 50e6, 150e6},
+		{"nothing copied",
+			&mrpb.CloneStats{DumpMs: 300, RestoreMs: 100},
+			100 * time.Millisecond, 0, 0, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m := cloneMeasurement(c.cs)
+			if m.Dump != time.Duration(c.cs.DumpMs)*time.Millisecond || m.Restore != c.restore || m.Transfer != c.transfer ||
+				m.TransferBytes != c.transferBytes || m.ImageBytes != c.images {
+				t.Errorf("cloneMeasurement(%+v) = %+v; want restore %v, transfer %v of %d bytes", c.cs, m, c.restore, c.transfer, c.transferBytes)
 			}
 		})
 	}

@@ -15,10 +15,12 @@ type CloneMeasurement struct {
 	// ImageBytes is the size of the CRIU image.
 	ImageBytes int64
 	// Dump and Restore are the wall times of the dump (leave-running) and
-	// of the restore, quiesce included in Dump.
+	// of the restore, quiesce included in Dump, and moving the image to
+	// the target in either: together they are the process part of the
+	// clone cost, t_vm + image/B.
 	Dump, Restore time.Duration
-	// TransferBytes is what was copied to the target tracker (the file set
-	// and, for a remote clone, the image); Transfer is how long it took.
+	// TransferBytes is the file set copied to the target tracker;
+	// Transfer is how long it took (the file set part, file set/B_copy).
 	TransferBytes int64
 	Transfer      time.Duration
 }

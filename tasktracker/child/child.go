@@ -100,14 +100,18 @@ type task struct {
 	launch  *mrpb.LaunchTask
 	// ctrl is the control pipe the tracker clones through (nil: none);
 	// slow is the straggler injector of the running work loop.
-	ctrl      *ctrl
-	slow      *slowdown
-	cloneable atomic.Bool
-	spec      mr.JobSpec
-	def       *mr.JobDef
-	conf      *conf.Config
-	counters  *mr.Counters
-	isMap     bool
+	ctrl *ctrl
+	slow *slowdown
+	// finalFrom is when a map's record loop ended and finalWeight its
+	// share of the map's progress (for the injector's final phase).
+	finalFrom   time.Time
+	finalWeight float64
+	cloneable   atomic.Bool
+	spec        mr.JobSpec
+	def         *mr.JobDef
+	conf        *conf.Config
+	counters    *mr.Counters
+	isMap       bool
 
 	mu       sync.Mutex
 	progress float32

@@ -223,7 +223,6 @@ func (t *task) becomeClone(attemptID, addr string) error {
 			return err
 		}
 		slow.start()
-		slow.scale = t.slow.scale
 		*t.slow = *slow
 	}
 	return nil

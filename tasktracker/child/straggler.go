@@ -2,6 +2,7 @@ package child
 
 import (
 	"context"
+	"syscall"
 	"time"
 
 	"gomr/speculator"
@@ -15,11 +16,12 @@ import (
 // from the attempt id (or tracker), so a clone, which runs under a new
 // attempt id, is not slowed by its original's draw.
 type slowdown struct {
-	k     float64
-	scale float64 // the work ticked stands for scale times as much (0: 1)
-	last  time.Time
-	owed  time.Duration
-	slept time.Duration // delay injected so far
+	k       float64
+	last    time.Time
+	lastCPU time.Duration // the process's CPU time at the last tick
+	owed    time.Duration
+	slept   time.Duration // delay injected so far
+	worked  time.Duration // work the delay was owed for so far
 }
 
 // minSleep is the smallest sleep taken: owed delay below it is carried
@@ -39,7 +41,31 @@ func (t *task) newSlowdown() (*slowdown, error) {
 }
 
 // start marks the beginning of the work that is slowed down.
-func (s *slowdown) start() { s.last = time.Now() }
+func (s *slowdown) start() { s.last, s.lastCPU = time.Now(), processCPU() }
+
+// workSince is the work done since the last tick: the wall time outside
+// the delays, or the process's CPU time if more, which counts the work
+// of background goroutines (a map's spills sort while its record loop
+// sleeps) that the delays would otherwise leave out.
+func (s *slowdown) workSince(now time.Time) time.Duration {
+	work := now.Sub(s.last)
+	if s.lastCPU > 0 {
+		cpu := processCPU()
+		work = max(work, cpu-s.lastCPU)
+		s.lastCPU = cpu
+	}
+	return work
+}
+
+// processCPU is the user and system CPU time of this process so far (0
+// when it cannot be read).
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
 
 // tick owes k times the work done since the previous tick and sleeps it
 // off once it is worth a sleep.
@@ -48,7 +74,9 @@ func (s *slowdown) tick(ctx context.Context) {
 		return
 	}
 	now := time.Now()
-	s.owed += time.Duration(s.k * max(s.scale, 1) * float64(now.Sub(s.last)))
+	work := s.workSince(now)
+	s.worked += work
+	s.owed += time.Duration(s.k * float64(work))
 	s.last = now
 	if s.owed < minSleep {
 		return
@@ -65,13 +93,21 @@ func (s *slowdown) tick(ctx context.Context) {
 }
 
 // phase owes k times a phase of work that had no records to spread the
-// delay over (a map's final spill, a reduce's merge), and sleeps it off
-// right away in steps, moving the progress from where it is to the
-// phase's end (progress gets the fraction of the sleep done).
+// delay over (a map's final sort and spill, a reduce's merge): the wall
+// time given, or the CPU time since the last tick if more and the
+// slowdown has started; and sleeps it off right away in steps, moving the
+// progress from where it is to the phase's end (progress gets the
+// fraction of the sleep done).
 func (s *slowdown) phase(ctx context.Context, work time.Duration, progress func(frac float64)) {
 	if s.k <= 0 {
 		return
 	}
+	if s.lastCPU > 0 {
+		cpu := processCPU()
+		work = max(work, cpu-s.lastCPU)
+		s.lastCPU = cpu
+	}
+	s.worked += work
 	d := time.Duration(s.k * float64(work))
 	const step = 100 * time.Millisecond
 	began := time.Now()
@@ -92,6 +128,7 @@ func (s *slowdown) phase(ctx context.Context, work time.Duration, progress func(
 // report logs the delay injected, if any.
 func (s *slowdown) report(t *task) {
 	if s.k > 0 {
-		t.log.Info("straggler injector: delay injected", "k", s.k, "delay", s.slept.Round(time.Millisecond))
+		t.log.Info("straggler injector: delay injected", "k", s.k, "delay", s.slept.Round(time.Millisecond),
+			"work", s.worked.Round(time.Millisecond))
 	}
 }

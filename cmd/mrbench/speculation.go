@@ -18,15 +18,17 @@ import (
 
 // speculationArg selects the speculation benchmark (make bench-speculation):
 //
-//	mrbench speculation -size 1g -bin bin/mr [-apps terasort,wordcount] [-shapes 1,2,10]
+//	mrbench speculation -size 1g -bin bin/mr [-apps terasort,wordcount] [-shapes 1,2,10] [-seeds 1,2,3]
 //
-// For each app and each straggler shape it runs the same job on the same
-// input three times on an embedded cluster: without speculation, with
-// fresh speculative attempts only, and with the choice between fresh
+// For each app, straggler shape and straggler seed it runs the same job on
+// the same input three times on an embedded cluster: without speculation,
+// with fresh speculative attempts only, and with the choice between fresh
 // attempts and CRIU clones. The straggler injector slows every task by a
 // factor k drawn per task (scope "task", so that the three runs of a shape
-// meet the same stragglers) from LogNormal(location, shape), at most
-// -max-factor; speculative attempts are not slowed.
+// and seed meet the same stragglers) from LogNormal(location, shape), at
+// most -max-factor; speculative attempts are not slowed. A job of a few
+// tasks meets one or two serious stragglers, so one seed decides a run by
+// a single draw: the verdicts compare the sums over the seeds.
 const speculationArg = "speculation"
 
 // specMode is one of the three systems compared.
@@ -45,6 +47,7 @@ var specModes = []specMode{
 type specRun struct {
 	App      string           `json:"app"`
 	Shape    float64          `json:"shape"`
+	Seed     int              `json:"seed"`
 	Mode     string           `json:"mode"`
 	Seconds  float64          `json:"seconds"`
 	Command  string           `json:"command"`
@@ -72,7 +75,7 @@ func speculationMain(args []string) int {
 	location := fl.Float64("location", -1, "straggler location (mu of the log-normal factor)")
 	maxFactor := fl.Float64("max-factor", 10, "largest straggler factor k")
 	fraction := fl.Float64("fraction", 1, "fraction of tasks slowed")
-	seed := fl.Int("seed", 1, "straggler seed")
+	seedsArg := fl.String("seeds", "1,2,3", "straggler seeds: each shape runs once per seed, and the verdicts compare sums over them")
 	maps := fl.Int("maps", 8, "map tasks per job (the split size is the input size over this)")
 	reduces := fl.Int("reduces", 2, "reduce tasks per job")
 	trackers := fl.Int("trackers", 2, "TaskTrackers")
@@ -102,6 +105,14 @@ func speculationMain(args []string) int {
 			return fail("-shapes: bad shape %q", s)
 		}
 		shapes = append(shapes, f)
+	}
+	var seeds []int
+	for _, s := range strings.Split(*seedsArg, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil {
+			return fail("-seeds: bad seed %q", s)
+		}
+		seeds = append(seeds, n)
 	}
 	appList := strings.Split(*apps, ",")
 	for _, a := range appList {
@@ -148,14 +159,13 @@ func speculationMain(args []string) int {
 		"straggler.scope=task",
 		"straggler.location=" + strconv.FormatFloat(*location, 'g', -1, 64),
 		"straggler.max-factor=" + strconv.FormatFloat(*maxFactor, 'g', -1, 64),
-		"straggler.seed=" + strconv.Itoa(*seed),
 		// Tasks here last seconds, not Hadoop's minutes: scan again after
 		// a speculation sooner than its 15 s.
 		"mapreduce.job.speculative.retry-after-speculate=" + retryAfter.String(),
 	}, defines...)
 	rep := &specReport{Size: size, Machine: describeMachine(), Settings: map[string]any{
 		"apps": appList, "shapes": shapes, "location": *location, "max_factor": *maxFactor, "fraction": *fraction,
-		"seed": *seed, "maps": *maps, "reduces": *reduces, "trackers": *trackers, "defines": b.defines,
+		"seeds": seeds, "maps": *maps, "reduces": *reduces, "trackers": *trackers, "defines": b.defines,
 	}}
 	progress("%s; input %s per app", rep.Machine.Summary(), humanBytes(size))
 	failed := false
@@ -163,7 +173,7 @@ func speculationMain(args []string) int {
 		if ctx.Err() != nil {
 			break
 		}
-		runs, err := b.speculationApp(app, shapes)
+		runs, err := b.speculationApp(app, shapes, seeds)
 		rep.Runs = append(rep.Runs, runs...)
 		if err != nil {
 			progress("FAILED: %v", err)
@@ -185,8 +195,8 @@ func speculationMain(args []string) int {
 }
 
 // speculationApp generates the app's input once and runs the job for each
-// shape and mode, checking every output against the first run's.
-func (b *bench) speculationApp(app string, shapes []float64) ([]*specRun, error) {
+// shape, seed and mode, checking every output against the first run's.
+func (b *bench) speculationApp(app string, shapes []float64, seeds []int) ([]*specRun, error) {
 	dir := filepath.Join(b.work, app)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -212,35 +222,38 @@ func (b *bench) speculationApp(app string, shapes []float64) ([]*specRun, error)
 	var runs []*specRun
 	reference := ""
 	for _, shape := range shapes {
-		for _, m := range specModes {
-			if b.ctx.Err() != nil {
-				return runs, b.ctx.Err()
+		for _, seed := range seeds {
+			for _, m := range specModes {
+				if b.ctx.Err() != nil {
+					return runs, b.ctx.Err()
+				}
+				out := filepath.Join(dir, fmt.Sprintf("out-%g-%d-%s", shape, seed, m.name))
+				name := fmt.Sprintf("%s-shape%g-seed%d-%s", app, shape, seed, m.name)
+				progress("%s: shape %g, seed %d, %s", app, shape, seed, m.name)
+				defs := append([]string{"straggler.shape=" + strconv.FormatFloat(shape, 'g', -1, 64),
+					"straggler.seed=" + strconv.Itoa(seed)}, m.defines...)
+				c := b.mrLocal(name, defs, app, in, out)
+				st, err := b.exec(true, c)
+				if err != nil {
+					return runs, fmt.Errorf("%s: %w", name, err)
+				}
+				r := &specRun{App: app, Shape: shape, Seed: seed, Mode: m.name, Seconds: st.Wall.Seconds(), Command: c.String()}
+				if r.Counters, err = jobCounters(c.log); err != nil {
+					return runs, fmt.Errorf("%s: %w", name, err)
+				}
+				sum, err := outputDigest(out)
+				if err != nil {
+					return runs, fmt.Errorf("%s: %w", name, err)
+				}
+				if reference == "" {
+					reference = sum
+				} else if sum != reference {
+					return runs, fmt.Errorf("%s: output differs from the first run's (%s vs %s)", name, sum, reference)
+				}
+				r.Check = "output identical to the first run's: " + sum
+				runs = append(runs, r)
+				os.RemoveAll(out)
 			}
-			out := filepath.Join(dir, fmt.Sprintf("out-%g-%s", shape, m.name))
-			name := fmt.Sprintf("%s-shape%g-%s", app, shape, m.name)
-			progress("%s: shape %g, %s", app, shape, m.name)
-			defs := append([]string{"straggler.shape=" + strconv.FormatFloat(shape, 'g', -1, 64)}, m.defines...)
-			c := b.mrLocal(name, defs, app, in, out)
-			st, err := b.exec(true, c)
-			if err != nil {
-				return runs, fmt.Errorf("%s: %w", name, err)
-			}
-			r := &specRun{App: app, Shape: shape, Mode: m.name, Seconds: st.Wall.Seconds(), Command: c.String()}
-			if r.Counters, err = jobCounters(c.log); err != nil {
-				return runs, fmt.Errorf("%s: %w", name, err)
-			}
-			sum, err := outputDigest(out)
-			if err != nil {
-				return runs, fmt.Errorf("%s: %w", name, err)
-			}
-			if reference == "" {
-				reference = sum
-			} else if sum != reference {
-				return runs, fmt.Errorf("%s: output differs from the first run's (%s vs %s)", name, sum, reference)
-			}
-			r.Check = "output identical to the first run's: " + sum
-			runs = append(runs, r)
-			os.RemoveAll(out)
 		}
 	}
 	return runs, nil
@@ -290,39 +303,59 @@ func outputDigest(dir string) (string, error) {
 	return fmt.Sprintf("%d bytes, sha256 %x", n, h.Sum(nil)[:8]), nil
 }
 
+// modeSum is what the runs of one mode of an (app, shape) add up to over
+// the seeds.
+type modeSum struct {
+	seconds   float64
+	perSeed   []string
+	spec      int64
+	clones    int64
+	cloneCost []int64 // bytes, dump, transfer, restore ms
+}
+
 func (rep *specReport) print(w io.Writer) {
 	fmt.Fprintf(w, "Speculation benchmark: %s, input %s per app\n", rep.Machine.Summary(), humanBytes(rep.Size))
 	fmt.Fprintf(w, "settings: %v\n\n", rep.Settings)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "app\tshape\tnone s\tfresh s\tclone s\tfresh/none\tclone/none\tclone/fresh\tspec (fresh run)\tspec, clones (clone run)\ttarget")
+	fmt.Fprintln(tw, "app\tshape\tnone s\tfresh s\tclone s\tfresh/none\tclone/none\tclone/fresh\tspec (fresh runs)\tspec, clones (clone runs)\ttarget")
 	type key struct {
 		app   string
 		shape float64
 	}
-	byKey := map[key]map[string]*specRun{}
+	sums := map[key]map[string]*modeSum{}
 	var keys []key
 	for _, r := range rep.Runs {
 		k := key{r.App, r.Shape}
-		if byKey[k] == nil {
-			byKey[k] = map[string]*specRun{}
+		if sums[k] == nil {
+			sums[k] = map[string]*modeSum{}
 			keys = append(keys, k)
 		}
-		byKey[k][r.Mode] = r
+		m := sums[k][r.Mode]
+		if m == nil {
+			m = &modeSum{cloneCost: make([]int64, 4)}
+			sums[k][r.Mode] = m
+		}
+		m.seconds += r.Seconds
+		m.perSeed = append(m.perSeed, fmt.Sprintf("%.1f", r.Seconds))
+		m.spec += r.Counters["SPECULATIVE_MAPS"] + r.Counters["SPECULATIVE_REDUCES"]
+		m.clones += r.Counters["CLONES_LAUNCHED"]
+		for i, c := range []string{"CLONE_BYTES", "CLONE_DUMP_MILLIS", "CLONE_TRANSFER_MILLIS", "CLONE_RESTORE_MILLIS"} {
+			m.cloneCost[i] += r.Counters[c]
+		}
 	}
-	var costs []string
+	var costs, seedLines []string
 	for _, k := range keys {
-		m := byKey[k]
+		m := sums[k]
 		none, fresh, clone := m["none"], m["fresh"], m["clone"]
-		if none == nil || fresh == nil || clone == nil {
+		if none == nil || fresh == nil || clone == nil || len(none.perSeed) != len(fresh.perSeed) || len(none.perSeed) != len(clone.perSeed) {
 			continue
 		}
-		spec := func(r *specRun) int64 { return r.Counters["SPECULATIVE_MAPS"] + r.Counters["SPECULATIVE_REDUCES"] }
 		target, ok := "", false
 		if k.shape == 2 {
-			ok = clone.Seconds <= 0.8*none.Seconds && clone.Seconds < fresh.Seconds
+			ok = clone.seconds <= 0.8*none.seconds && clone.seconds < fresh.seconds
 			target = "clone ≤ 0.8 none and < fresh"
 		} else {
-			ok = clone.Seconds <= fresh.Seconds
+			ok = clone.seconds <= fresh.seconds
 			target = "clone ≤ fresh"
 		}
 		verdict := "missed"
@@ -330,17 +363,23 @@ func (rep *specReport) print(w io.Writer) {
 			verdict = "met"
 		}
 		fmt.Fprintf(tw, "%s\t%g\t%.1f\t%.1f\t%.1f\t%.2f\t%.2f\t%.2f\t%d\t%d, %d\t%s: %s\n", k.app, k.shape,
-			none.Seconds, fresh.Seconds, clone.Seconds, fresh.Seconds/none.Seconds, clone.Seconds/none.Seconds,
-			clone.Seconds/fresh.Seconds, spec(fresh), spec(clone), clone.Counters["CLONES_LAUNCHED"], target, verdict)
-		if n := clone.Counters["CLONES_LAUNCHED"]; n > 0 {
+			none.seconds, fresh.seconds, clone.seconds, fresh.seconds/none.seconds, clone.seconds/none.seconds,
+			clone.seconds/fresh.seconds, fresh.spec, clone.spec, clone.clones, target, verdict)
+		seedLines = append(seedLines, fmt.Sprintf("%s shape %g: none %s; fresh %s; clone %s", k.app, k.shape,
+			strings.Join(none.perSeed, " "), strings.Join(fresh.perSeed, " "), strings.Join(clone.perSeed, " ")))
+		if n := clone.clones; n > 0 {
+			c := clone.cloneCost
 			costs = append(costs, fmt.Sprintf("%s shape %g: %d clones, per clone %.0f MB, dump %d ms, copy %d ms, restore %d ms",
-				k.app, k.shape, n, float64(clone.Counters["CLONE_BYTES"])/float64(n)/1e6,
-				clone.Counters["CLONE_DUMP_MILLIS"]/n, clone.Counters["CLONE_TRANSFER_MILLIS"]/n, clone.Counters["CLONE_RESTORE_MILLIS"]/n))
+				k.app, k.shape, n, float64(c[0])/float64(n)/1e6, c[1]/n, c[2]/n, c[3]/n))
 		}
 	}
 	tw.Flush()
+	fmt.Fprintln(w, "\nTimes are sums over the seeds; each seed's run (s), in seed order:")
+	for _, l := range seedLines {
+		fmt.Fprintln(w, "  "+l)
+	}
 	if len(costs) > 0 {
-		fmt.Fprintln(w, "\nClone costs (means, from the job counters):")
+		fmt.Fprintln(w, "\nClone costs (means, from the job counters; dump includes waiting for the quiet point):")
 		for _, c := range costs {
 			fmt.Fprintln(w, "  "+c)
 		}

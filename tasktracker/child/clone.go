@@ -150,6 +150,7 @@ func (t *task) quiesceRequested() bool {
 // dumps the process meanwhile and then resumes it; a clone restored from
 // the dump returns from here with a new attempt id and umbilical.
 func (t *task) quiesce(settle func() error) error {
+	quietFrom := time.Now()
 	if settle != nil {
 		if err := settle(); err != nil {
 			return err
@@ -185,6 +186,7 @@ func (t *task) quiesce(settle func() error) error {
 		}
 	} else {
 		close(line.taken)
+		t.slow.pause(time.Since(quietFrom))
 	}
 	t.startReporting()
 	return nil

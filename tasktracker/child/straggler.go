@@ -67,6 +67,16 @@ func processCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// pause leaves out of the work the wall time d that the attempt spent
+// stopped at a quiet point while the tracker dumped it for a clone: a
+// straggler is slowed in proportion to its own work, not to the time it
+// was frozen (its CPU time meanwhile, a spill settling, still counts).
+func (s *slowdown) pause(d time.Duration) {
+	if s != nil && !s.last.IsZero() {
+		s.last = s.last.Add(d)
+	}
+}
+
 // tick owes k times the work done since the previous tick and sleeps it
 // off once it is worth a sleep.
 func (s *slowdown) tick(ctx context.Context) {

@@ -38,7 +38,18 @@ func cv2Sums(n, s, s2 float64) float64 {
 // values. The work is O(n log n); xs is not modified.
 func OptimalCutoff(xs []float64) (p float64, ok bool) {
 	var sc cutoffScratch
-	return sc.optimalCutoff(xs)
+	return sc.optimalCutoff(xs, false)
+}
+
+// OptimalCutoffFromZero is OptimalCutoff of a sample of positive values
+// with p also ranging below the smallest value, down to 0+, where min(X, p)
+// is constant (CV² 0) and X − p is the whole sample: the cutoff that moves
+// every job. It then returns p = 0. A sample of one value, or of equal
+// values, has that cutoff only, at which both CV² are 0; ok is false only
+// for an empty sample.
+func OptimalCutoffFromZero(xs []float64) (p float64, ok bool) {
+	var sc cutoffScratch
+	return sc.optimalCutoff(xs, true)
 }
 
 // cutoffScratch holds OptimalCutoff's buffers for reuse.
@@ -53,9 +64,9 @@ func grow(b []float64, n int) []float64 {
 	return b[:n]
 }
 
-func (sc *cutoffScratch) optimalCutoff(xs []float64) (p float64, ok bool) {
+func (sc *cutoffScratch) optimalCutoff(xs []float64, fromZero bool) (p float64, ok bool) {
 	n := len(xs)
-	if n < 2 {
+	if n < 2 && !(fromZero && n == 1) {
 		return 0, false
 	}
 	sc.v = append(sc.v[:0], xs...)
@@ -71,6 +82,10 @@ func (sc *cutoffScratch) optimalCutoff(xs []float64) (p float64, ok bool) {
 	fn := float64(n)
 	best := math.Inf(1)
 	found := false
+	if fromZero {
+		// p -> 0+: min(X, p) is constant, X - p is the sample.
+		best, found = cv2Sums(fn, pre[n], pre2[n]), true
+	}
 	for i := 0; i < n; i++ {
 		if i+1 < n && v[i+1] == v[i] {
 			continue // take the last of equal values

@@ -112,3 +112,36 @@ func FuzzOptimalCutoff(f *testing.F) {
 		}
 	})
 }
+
+func TestOptimalCutoffFromZero(t *testing.T) {
+	tests := []struct {
+		name string
+		xs   []float64
+		want float64
+		ok   bool
+	}{
+		{"empty", nil, 0, false},
+		// one value: at p in (0, 42) both CV² are 0, so it moves (p = 0)
+		{"lone job", []float64{42}, 0, true},
+		{"equal values", []float64{7, 7, 7}, 0, true},
+		// p=0+: L const (0), R the sample (3.62); p=10: L {10..} 0, R {990} 0
+		{"one large", []float64{10, 10, 10, 10, 1000}, 10, true},
+		// p=0+: |0 - CV²{1,3,10,100}| = 2.17 loses to p=10 (0.458)
+		{"spread", []float64{1, 3, 10, 100}, 10, true},
+		// p=0+: CV²{10,20} = 0.11; p=10: L {10,10} 0, R {10} 0: tie, the larger p
+		{"two", []float64{10, 20}, 10, true},
+	}
+	for _, tt := range tests {
+		got, ok := OptimalCutoffFromZero(tt.xs)
+		if ok != tt.ok || (ok && got != tt.want) {
+			t.Errorf("%s: OptimalCutoffFromZero(%v) = %v,%v want %v,%v", tt.name, tt.xs, got, ok, tt.want, tt.ok)
+		}
+		if len(tt.xs) >= 2 {
+			// above 0 it is OptimalCutoff
+			p, pok := OptimalCutoff(tt.xs)
+			if pok && got != 0 && got != p {
+				t.Errorf("%s: %v above 0, OptimalCutoff %v", tt.name, got, p)
+			}
+		}
+	}
+}

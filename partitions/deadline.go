@@ -41,8 +41,13 @@ const (
 // deadline job without a profile cannot be modelled and gets the maximum
 // quota (as an infeasible job does), which makes it behave as under edf.
 //
-// Reduces of a job are offered only once all its maps finished (ARIA's
-// model; scheduler.deadline.reduces-after-maps).
+// Under minedf and minedf-wc the reduces of a job are offered only once
+// all its maps finished (Algorithm 1, lines 33-35, and ARIA's model;
+// scheduler.deadline.reduces-after-maps). edf is Hadoop's default
+// allocation: a job's reduces are offered as soon as its slow-start
+// fraction of maps finished (JobView.ReducesReady), so that the head job
+// takes the reduce slots early and holds them through its map stage
+// (scheduler.edf.reduces-after-maps).
 type Deadline struct {
 	name string
 	kind deadlineKind
@@ -116,7 +121,11 @@ func NewDeadline(name string, cfg Config) (*Deadline, error) {
 		p.cfg.round = IntegerExact
 	}
 	p.cfg.refreshAll = r.boolean("scheduler.deadline.refresh-all-on-arrival")
-	p.cfg.reducesAfterMaps = r.boolean("scheduler.deadline.reduces-after-maps")
+	if p.kind == kindEDF {
+		p.cfg.reducesAfterMaps = r.boolean("scheduler.edf.reduces-after-maps")
+	} else {
+		p.cfg.reducesAfterMaps = r.boolean("scheduler.deadline.reduces-after-maps")
+	}
 	p.cfg.printed = r.str("scheduler.minedfwc.algorithm", "fixed", "printed") == "printed"
 	p.cfg.killOnlyNeeded = r.boolean("scheduler.minedfwc.kill-only-needed")
 	p.cfg.netOfDeficits = r.boolean("scheduler.minedfwc.arrival-net-of-deficits")
@@ -254,12 +263,18 @@ func (p *Deadline) refresh(j *dlJob, now time.Time) {
 
 // quotaFor returns the quota of a job arriving now with budget seconds.
 func (p *Deadline) quotaFor(j *dlJob, budget float64) (int, int) {
+	m, r, _ := p.quotaForOK(j, budget)
+	return m, r
+}
+
+// quotaForOK is quotaFor that also tells whether the quota meets the
+// budget (false: no allocation does, and the quota is the largest useful).
+func (p *Deadline) quotaForOK(j *dlJob, budget float64) (int, int, bool) {
 	if !j.modelled() {
-		return min(j.maps, p.mapSlots), min(j.reduces, p.redSlots)
+		return min(j.maps, p.mapSlots), min(j.reduces, p.redSlots), false
 	}
 	a, b, c := Coeffs(j.profile, j.maps, j.reduces, p.cfg.bound)
-	m, r, _ := MinSlots(a, b, c, budget, j.maps, j.reduces, p.mapSlots, p.redSlots, p.cfg.round)
-	return m, r
+	return MinSlots(a, b, c, budget, j.maps, j.reduces, p.mapSlots, p.redSlots, p.cfg.round)
 }
 
 // Offer assigns the free slots in EDF order within quotas, then (minedf-wc)
@@ -429,8 +444,14 @@ func (p *Deadline) onArrival(view *ClusterView, nj *dlJob, d *Decision) {
 		default:
 			continue
 		}
-		mJ, rJ = p.quotaFor(nj, nj.rel-wait)
-		if fits(mJ, fm) && fits(rJ, fr) {
+		var ok bool
+		mJ, rJ, ok = p.quotaForOK(nj, nj.rel-wait)
+		// A wait that leaves no allocation able to meet the deadline
+		// (it uses up the budget, or nothing tells when j's slots free)
+		// does not suffice, though the largest allocation it falls back
+		// to may fit the slots credited: the printed algorithm waits
+		// then, the fixed one goes on to kill.
+		if fits(mJ, fm) && fits(rJ, fr) && (ok || p.cfg.printed) {
 			return // waiting suffices
 		}
 	}

@@ -1,6 +1,7 @@
 package partitions
 
 import (
+	"fmt"
 	"testing"
 	"time"
 )
@@ -24,15 +25,54 @@ func TestEDFNoPreemption(t *testing.T) {
 	if got := h.offer(1, 0); got != "B:m" {
 		t.Fatalf("offer %q, want the earlier deadline", got)
 	}
-	// reduces wait for the map stage
-	h.submit(JobView{ID: "C", Maps: 1, Reduces: 2, Deadline: at(50)})
-	h.start("C", Map)
-	if got := h.offer(0, 2); got != "" {
-		t.Fatalf("reduce before the map stage ended: %q", got)
+}
+
+// TestDeadlineReduceStart: edf is Hadoop's default allocation, so a job's
+// reduces take reduce slots as soon as its slow-start allows, before its
+// map stage ends, and hold them; minedf and minedf-wc offer reduces only
+// once every map finished (Algorithm 1, lines 33-35), whatever the
+// slow-start. Each policy's key restores the other behaviour.
+func TestDeadlineReduceStart(t *testing.T) {
+	tests := []struct {
+		policy string
+		conf   map[string]string
+		// ready is JobView.ReducesReady while the map stage runs (the
+		// job's slow-start fraction of maps is done, or not)
+		ready bool
+		// before and after are the offers of the 2 reduce slots before
+		// and after the job's last map finished
+		before, after string
+	}{
+		{"edf", nil, true, "C:r C:r", ""},
+		{"edf", nil, false, "", "C:r C:r"},
+		{"edf", map[string]string{"scheduler.edf.reduces-after-maps": "true"}, true, "", "C:r C:r"},
+		{"edf", map[string]string{"scheduler.deadline.reduces-after-maps": "true"}, true, "C:r C:r", ""},
+		{"minedf", nil, true, "", "C:r C:r"},
+		{"minedf-wc", nil, true, "", "C:r C:r"},
+		{"minedf", map[string]string{"scheduler.deadline.reduces-after-maps": "false"}, true, "C:r C:r", ""},
+		{"minedf-wc", map[string]string{"scheduler.edf.reduces-after-maps": "false"}, true, "", "C:r C:r"},
 	}
-	h.finish("C", Map, secs(5))
-	if got := h.offer(0, 2); got != "C:r C:r" {
-		t.Fatalf("offer %q", got)
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s %v ready=%v", tt.policy, tt.conf, tt.ready), func(t *testing.T) {
+			h := newHarness(t, tt.policy, tt.conf, 4, 2)
+			// 2 maps and 2 reduces of 10 s due in 25 s: the quota is
+			// every task at once
+			h.submit(JobView{ID: "C", Maps: 2, Reduces: 2, Deadline: at(25), Profile: prof(10, 10)})
+			h.job("C").ReducesReady = tt.ready
+			if got := h.offer(4, 0); got != "C:m C:m" {
+				t.Fatalf("maps %q", got)
+			}
+			h.advance(10)
+			h.finish("C", Map, secs(10))
+			if got := h.offer(0, 2); got != tt.before {
+				t.Fatalf("reduce slots in the map stage: %q, want %q", got, tt.before)
+			}
+			h.finish("C", Map, secs(10))
+			h.job("C").ReducesReady = true
+			if got := h.offer(0, 2); got != tt.after {
+				t.Fatalf("reduce slots after the map stage: %q, want %q", got, tt.after)
+			}
+		})
 	}
 }
 
@@ -118,6 +158,27 @@ func TestMinEDFWCEnoughFreeSlots(t *testing.T) {
 	h.submit(JobView{ID: "J", Maps: 20, Deadline: at(60), Profile: prof(10, 0)}) // quota 4 <= 5 free
 	if got := h.offer(0, 0); got != "" {
 		t.Fatalf("killed with enough free slots: %q", got)
+	}
+}
+
+// TestMinEDFWCUnknownReleaseKills: the running job has no profile, so
+// nothing tells when its slots free; waiting for it cannot meet the new
+// job's deadline, though the largest quota the infeasible budget falls
+// back to equals the slots that wait would credit. The fixed algorithm
+// kills; it used to wait for ever.
+func TestMinEDFWCUnknownReleaseKills(t *testing.T) {
+	h := newHarness(t, "minedf-wc", nil, 2, 1)
+	h.submit(JobView{ID: "F", Maps: 6})
+	if got := h.offer(2, 0); got != "F:m* F:m*" {
+		t.Fatalf("setup offer %q", got)
+	}
+	h.advance(1)
+	h.submit(JobView{ID: "J", Maps: 2, Deadline: h.now.Add(secs(8)), Profile: prof(0.3, 0)})
+	if got := h.offer(0, 0); got != "kill:F:map:2" {
+		t.Fatalf("arrival offer %q, want the filler's spare maps killed", got)
+	}
+	if got := h.offer(2, 0); got != "J:m J:m*" {
+		t.Fatalf("after kill %q", got)
 	}
 }
 

@@ -46,7 +46,8 @@ type MultiQueue struct {
 	cv2Threshold float64
 	minSample    int
 	fallback     time.Duration
-	sampleAll    bool
+	sample       string // DynamicTAGS sample: queue, positive or all
+	sticky       bool   // DynamicTAGS: the latest cutoff stays the timer
 	arrivalOrder bool
 	// cutoffs are SITA's cumulative size cutoffs (len k-1).
 	cutoffs   []time.Duration
@@ -135,7 +136,8 @@ func newMultiQueue(name string, cfg Config) (*MultiQueue, error) {
 			p.cv2Threshold = r.float("scheduler.tyrex.cv2-threshold", 0)
 			p.minSample = r.integer("scheduler.tyrex.min-sample", 2)
 			p.fallback = r.duration("scheduler.tyrex.fallback-timer")
-			p.sampleAll = r.str("scheduler.tyrex.dynamic-sample", "positive", "all") == "all"
+			p.sample = r.str("scheduler.tyrex.dynamic-sample", "queue", "positive", "all")
+			p.sticky = r.str("scheduler.tyrex.dynamic-timer", "check", "sticky") == "sticky"
 		}
 	case "fbq":
 		cum := r.str("scheduler.fbq.limits-mode", "cumulative", "per-queue") == "cumulative"
@@ -337,19 +339,50 @@ func (p *MultiQueue) migrate(j *mqJob, now time.Time) {
 	p.migrations++
 }
 
-// dynamicMigrate applies the DynamicTAGS rule to queue k.
+// dynamicMigrate applies the DynamicTAGS rule (thesis §4.4.4) to queue k:
+// when the CV² of the partial sizes in the partition exceeds the
+// threshold, the optimal cutoff of their distribution becomes the timer
+// and the jobs above it move on. Which jobs form the sample:
+//
+//   - queue (default): the CV² test is over every job of the partition,
+//     those still waiting counting with partial size 0 ("the jobs in the
+//     queue", §4.6.4); the cutoff is over the positive partial sizes (the
+//     cutoff is defined for a positive X, §4.4.4), p ranging down to 0+,
+//     so that a job that alone has service while others wait can move on;
+//   - positive: both over the jobs with a partial size > 0, cutoffs at the
+//     sample values (a lone job with service never moves);
+//   - all: both over every job, zeros included.
+//
+// With sticky timers the latest cutoff stays the partition's timer, applied
+// like a StaticTAGS timer until the next one is computed.
 func (p *MultiQueue) dynamicMigrate(k int, now time.Time) {
 	p.xs, p.js = p.xs[:0], p.js[:0]
+	var all, allSq float64
+	nAll := 0
 	for _, j := range p.queues[k] {
-		if j.partial[k] > 0 || p.sampleAll {
-			p.xs = append(p.xs, j.partial[k].Seconds())
+		x := j.partial[k].Seconds()
+		all += x
+		allSq += x * x
+		nAll++
+		if x > 0 || p.sample == "all" {
+			p.xs = append(p.xs, x)
 			p.js = append(p.js, j)
 		}
 	}
 	cut := math.Inf(1)
-	p.timers[k] = -1
-	if len(p.xs) >= p.minSample && CV2(p.xs) > p.cv2Threshold {
-		if c, ok := p.scratch.optimalCutoff(p.xs); ok {
+	if p.sticky && p.timers[k] > 0 {
+		cut = p.timers[k].Seconds()
+	} else {
+		p.timers[k] = -1
+	}
+	var test bool
+	if p.sample == "queue" {
+		test = nAll >= p.minSample && len(p.xs) > 0 && cv2Sums(float64(nAll), all, allSq) > p.cv2Threshold
+	} else {
+		test = len(p.xs) >= p.minSample && CV2(p.xs) > p.cv2Threshold
+	}
+	if test {
+		if c, ok := p.scratch.optimalCutoff(p.xs, p.sample == "queue"); ok {
 			cut = c
 			p.timers[k] = max(time.Duration(c*float64(time.Second)), 0)
 			p.checks++

@@ -99,23 +99,52 @@ func TestTyrexPartialEqualToTimerStays(t *testing.T) {
 }
 
 func TestTyrexDynamic(t *testing.T) {
+	pos := map[string]string{"scheduler.tyrex.dynamic-sample": "positive"}
+	with := func(kv ...string) map[string]string {
+		m := map[string]string{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
 	tests := []struct {
 		name     string
-		partials []float64 // per job J0..Jn, one finished task each
+		partials []float64 // per job J0..Jn, one finished task each, in order; 0: waits
 		conf     map[string]string
 		wantQ    []int
 		wantT    time.Duration // timer after the last check; -1: none
 	}{
-		// CV² = 5·(4·100+10⁶)/1040² − 1 = 3.62 > 2; only candidate 10.
-		{"one large", []float64{10, 10, 10, 10, 1000}, nil, []int{0, 0, 0, 0, 1}, secs(10)},
+		// positive sample. CV² = 5·(4·100+10⁶)/1040² − 1 = 3.62 > 2; only candidate 10.
+		{"positive: one large", []float64{10, 10, 10, 10, 1000}, pos, []int{0, 0, 0, 0, 1}, secs(10)},
 		// CV² = 0.11: nothing moves.
-		{"low variability", []float64{10, 20}, nil, []int{0, 0}, -1},
+		{"positive: low variability", []float64{10, 20}, pos, []int{0, 0}, -1},
 		// a lone job: no sample
-		{"alone", []float64{5000}, nil, []int{0}, -1},
+		{"positive: alone", []float64{5000}, pos, []int{0}, -1},
+		// a lone job with service while three wait: still a sample of one
+		{"positive: lone large before waiting jobs", []float64{5000, 0, 0, 0}, pos, []int{0, 0, 0, 0}, -1},
 		// the fallback timer moves a lone large job
-		{"fallback", []float64{5000}, map[string]string{"scheduler.tyrex.fallback-timer": "1000s"}, []int{1}, -1},
+		{"positive: fallback", []float64{5000}, with("scheduler.tyrex.dynamic-sample", "positive", "scheduler.tyrex.fallback-timer", "1000s"), []int{1}, -1},
 		// a higher threshold keeps everyone
-		{"threshold", []float64{10, 10, 10, 10, 1000}, map[string]string{"scheduler.tyrex.cv2-threshold": "4"}, []int{0, 0, 0, 0, 0}, -1},
+		{"positive: threshold", []float64{10, 10, 10, 10, 1000}, with("scheduler.tyrex.dynamic-sample", "positive", "scheduler.tyrex.cv2-threshold", "4"), []int{0, 0, 0, 0, 0}, -1},
+
+		// queue sample (default): the CV² test counts the waiting jobs at 0.
+		// {5000,0,0,0}: CV² = 3 > 2; the cutoff of {5000} is 0+: it moves.
+		{"queue: lone large before waiting jobs", []float64{5000, 0, 0, 0}, nil, []int{1, 0, 0, 0}, 0},
+		// {5000,0,0}: CV² = 2, not above the threshold
+		{"queue: two waiting", []float64{5000, 0, 0}, nil, []int{0, 0, 0}, -1},
+		// a lone job of the partition: CV² of one job is 0
+		{"queue: alone", []float64{5000}, nil, []int{0}, -1},
+		// over-migration: the first job to finish a task moves while three
+		// have none ({10,0,0,0,0}: CV² 4), the second too ({10,0,0,0}: 3);
+		// then {10,0,0}: 2, {10,10,0}: 0.5, {10,10,1000}: 1.89 stay
+		{"queue: one large, in order", []float64{10, 10, 10, 10, 1000}, nil, []int{1, 1, 0, 0, 0}, -1},
+		// all: zeros in the cutoff too; the cutoff 0 moves every job with service
+		{"all: lone large before waiting jobs", []float64{5000, 0, 0, 0}, with("scheduler.tyrex.dynamic-sample", "all"), []int{1, 0, 0, 0}, 0},
+
+		// sticky timer: the 10 s cutoff stays and moves a job passing it later
+		{"sticky: later job passes the timer", []float64{10, 10, 10, 10, 1000, 0, 20}, with("scheduler.tyrex.dynamic-sample", "positive", "scheduler.tyrex.dynamic-timer", "sticky"),
+			[]int{0, 0, 0, 0, 1, 0, 1}, secs(10)},
+		{"check: later job stays", []float64{10, 10, 10, 10, 1000, 0, 20}, pos, []int{0, 0, 0, 0, 1, 0, 0}, -1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -128,7 +157,9 @@ func TestTyrexDynamic(t *testing.T) {
 				h.start(id, Map)
 			}
 			for i, id := range ids {
-				h.finish(id, Map, secs(tt.partials[i]))
+				if tt.partials[i] > 0 {
+					h.finish(id, Map, secs(tt.partials[i]))
+				}
 			}
 			mq := h.p.(*MultiQueue)
 			for i, id := range ids {

@@ -25,6 +25,19 @@ type Options struct {
 	// Heartbeat is the trackers' heartbeat interval; 0 means a tracker asks
 	// for work as soon as a slot frees (after every event).
 	Heartbeat time.Duration
+	// HeartbeatMaps and HeartbeatReduces cap the map and reduce tasks the
+	// policy may launch on one tracker per heartbeat (0: no cap, the free
+	// slots). They need Heartbeat > 0.
+	HeartbeatMaps, HeartbeatReduces int
+	// SetupTask and CleanupTask, when > 0, give every job a Hadoop 1 job
+	// setup task, which must end before the policy sees any of the job's
+	// tasks as pending, and a job cleanup task after its last task, which
+	// the job's completion waits for. The engine launches them as Hadoop's
+	// JobTracker does, ahead of the policy and outside its partitions or
+	// shares: on a free map slot, else a free reduce slot; cleanups before
+	// setups, in job order; with heartbeats one per heartbeat, and a
+	// heartbeat that launches one assigns nothing else.
+	SetupTask, CleanupTask time.Duration
 	// Slowstart overrides the workload's when >= 0; set it to -1 to keep
 	// the workload's.
 	Slowstart float64
@@ -36,6 +49,10 @@ type Options struct {
 	// (speculator.Keys) are read from Conf; the injector slows attempts
 	// whatever the mode.
 	Speculation Speculation
+
+	// alone marks the run of one job that gives another run its slowdown
+	// reference (refRuntime); it needs no reference itself.
+	alone bool
 }
 
 // epoch is the virtual clock's zero.
@@ -44,7 +61,8 @@ var epoch = time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
 type evKind int
 
 const (
-	evFinish evKind = iota // completions first
+	evFinish       evKind = iota // completions first
+	evHousekeeping               // a job setup or cleanup task ends
 	evArrival
 	evHeartbeat
 	evCloneReady // a clone has been made and starts running
@@ -58,6 +76,8 @@ type event struct {
 	att     *attempt
 	job     *simJob
 	tracker int
+	// hkReduce: a housekeeping task occupied a reduce slot.
+	hkReduce bool
 }
 
 type eventQueue []*event
@@ -142,6 +162,11 @@ type simJob struct {
 	finish   time.Duration
 	queue    int
 	rec      *JobRecord
+	// prep is set while the job waits for its setup task (Options.
+	// SetupTask): the policy sees nothing pending. cleaning is set once
+	// the job waits for or runs its cleanup task.
+	prep     bool
+	cleaning bool
 	// Speculation state, allocated when speculation is on: per type, the
 	// tasks, the speculative attempts waiting for a slot and the
 	// durations of first successes.
@@ -183,6 +208,9 @@ type engine struct {
 	ids   bool
 	// sp is the speculation state; nil when speculation is off.
 	sp *specState
+	// setups and cleanups are the jobs waiting for a slot for their
+	// setup or cleanup task, in arrival order.
+	setups, cleanups []*simJob
 }
 
 // Run simulates the workload under one policy.
@@ -227,6 +255,15 @@ func Run(w *Workload, opt Options) (*Result, error) {
 	}
 	if opt.Heartbeat < 0 {
 		return nil, fmt.Errorf("simulate: heartbeat %v must not be negative", opt.Heartbeat)
+	}
+	if opt.HeartbeatMaps < 0 || opt.HeartbeatReduces < 0 {
+		return nil, fmt.Errorf("simulate: per-heartbeat caps of %d maps and %d reduces must not be negative", opt.HeartbeatMaps, opt.HeartbeatReduces)
+	}
+	if (opt.HeartbeatMaps > 0 || opt.HeartbeatReduces > 0) && opt.Heartbeat == 0 {
+		return nil, fmt.Errorf("simulate: per-heartbeat task caps need a heartbeat interval")
+	}
+	if opt.SetupTask < 0 || opt.CleanupTask < 0 {
+		return nil, fmt.Errorf("simulate: job setup %v and cleanup %v must not be negative", opt.SetupTask, opt.CleanupTask)
 	}
 	e := &engine{w: w, opt: opt, pol: pol, mapSlots: n * ms, redSlots: n * rs, byID: map[string]*simJob{}}
 	e.timers, _ = pol.(partitions.TimerSource)
@@ -293,6 +330,8 @@ func (e *engine) loop() error {
 			if e.scan() {
 				changed = true
 			}
+		case evHousekeeping:
+			e.housekeepingDone(ev)
 		case evArrival:
 			e.arrive(ev.job)
 		case evHeartbeat:
@@ -300,9 +339,19 @@ func (e *engine) loop() error {
 				continue
 			}
 			t := &e.trackers[ev.tracker]
-			if t.freeMaps > 0 || t.freeReds > 0 || e.needOff {
+			if e.launchHousekeeping(ev.tracker) {
+				// Hadoop 1's JobTracker answers a heartbeat that gets a
+				// setup or cleanup task with that task alone.
+			} else if t.freeMaps > 0 || t.freeReds > 0 || e.needOff {
 				e.buildViews()
-				if _, _, err := e.offer(ev.tracker, t.freeMaps, t.freeReds); err != nil {
+				fm, fr := t.freeMaps, t.freeReds
+				if c := e.opt.HeartbeatMaps; c > 0 {
+					fm = min(fm, c)
+				}
+				if c := e.opt.HeartbeatReduces; c > 0 {
+					fr = min(fr, c)
+				}
+				if _, _, err := e.offer(ev.tracker, fm, fr); err != nil {
 					return err
 				}
 				e.needOff = false
@@ -362,6 +411,11 @@ func (e *engine) arrive(sj *simJob) {
 		Maps: len(j.Maps), Reduces: len(j.Reduces), PendingMaps: len(j.Maps), PendingReduces: len(j.Reduces),
 		InputBytes: j.InputBytes, EstimatedSize: j.Size()}
 	v.ReducesReady = sj.ready <= 0
+	if e.opt.SetupTask > 0 {
+		sj.prep = true
+		v.PendingMaps, v.PendingReduces, v.ReducesReady = 0, 0, false
+		e.setups = append(e.setups, sj)
+	}
 	if j.Deadline > 0 {
 		v.Deadline = e.at().Add(j.Deadline)
 	}
@@ -399,6 +453,10 @@ func (e *engine) buildViews() {
 // round.
 func (e *engine) pass() error {
 	for {
+		for i := range e.trackers {
+			for e.launchHousekeeping(i) {
+			}
+		}
 		e.buildViews()
 		mapsBlocked, redsBlocked := false, false
 		offered, killed := false, false
@@ -488,6 +546,9 @@ func (e *engine) syncView(sj *simJob) {
 	v.RunningMaps, v.RunningReduces = sj.running[0].Len(), sj.running[1].Len()
 	v.FinishedMaps, v.FinishedReduces = sj.doneMaps, sj.doneReds
 	v.ReducesReady = sj.doneMaps >= sj.ready
+	if sj.prep {
+		v.PendingMaps, v.PendingReduces, v.ReducesReady = 0, 0, false
+	}
 	if sj.viewIdx < len(e.views) && e.views[sj.viewIdx].ID == v.ID {
 		e.views[sj.viewIdx] = *v
 	}
@@ -674,9 +735,77 @@ func (e *engine) finishAttempt(at *attempt) {
 	if e.sp != nil {
 		e.settle(at)
 	}
-	if sj.doneMaps == len(sj.spec.Maps) && sj.doneReds == len(sj.spec.Reduces) {
+	if sj.doneMaps == len(sj.spec.Maps) && sj.doneReds == len(sj.spec.Reduces) && !sj.cleaning {
+		if e.opt.CleanupTask > 0 {
+			sj.cleaning = true
+			e.cleanups = append(e.cleanups, sj)
+			return
+		}
 		e.complete(sj)
 	}
+}
+
+// launchHousekeeping starts the next waiting job cleanup or setup task on
+// a free slot of tracker ti, a map slot if there is one; it reports
+// whether it started one.
+func (e *engine) launchHousekeeping(ti int) bool {
+	var sj *simJob
+	var d time.Duration
+	switch {
+	case len(e.cleanups) > 0:
+		sj, d = e.cleanups[0], e.opt.CleanupTask
+	case len(e.setups) > 0:
+		sj, d = e.setups[0], e.opt.SetupTask
+	default:
+		return false
+	}
+	t := &e.trackers[ti]
+	ev := &event{at: e.now + d, kind: evHousekeeping, job: sj, tracker: ti}
+	switch {
+	case t.freeMaps > 0:
+		t.freeMaps--
+	case t.freeReds > 0:
+		t.freeReds--
+		ev.hkReduce = true
+	default:
+		return false
+	}
+	if sj.cleaning {
+		e.cleanups = e.cleanups[1:]
+	} else {
+		e.setups = e.setups[1:]
+		if !sj.started {
+			sj.started, sj.first = true, e.now
+		}
+	}
+	e.push(ev)
+	return true
+}
+
+// housekeepingDone ends a setup task (the job's tasks become pending) or a
+// cleanup task (the job completes).
+func (e *engine) housekeepingDone(ev *event) {
+	t := &e.trackers[ev.tracker]
+	typ := partitions.Map
+	if ev.hkReduce {
+		t.freeReds++
+		typ = partitions.Reduce
+	} else {
+		t.freeMaps++
+	}
+	d := e.opt.SetupTask
+	sj := ev.job
+	if sj.cleaning {
+		d = e.opt.CleanupTask
+	}
+	e.res.busy[typ] += d.Seconds()
+	if sj.cleaning {
+		e.complete(sj)
+		return
+	}
+	sj.prep = false
+	e.syncView(sj)
+	e.needOff = true
 }
 
 func (e *engine) complete(sj *simJob) {
@@ -697,6 +826,38 @@ func (e *engine) complete(sj *simJob) {
 	r.Queue = sj.queue
 	e.res.Jobs = append(e.res.Jobs, *r)
 	e.observe(partitions.Event{Kind: partitions.JobFinished, JobID: sj.spec.ID})
+}
+
+// refRuntime is the slowdown's reference, the job's runtime alone in the
+// empty cluster. Without heartbeats and job setup and cleanup tasks it is
+// AloneRuntime. With them the job is simulated alone (FIFO, no stragglers)
+// under the same heartbeat, caps and setup and cleanup tasks, submitted at
+// the same phase of the heartbeats: the thesis measured its reference
+// runtimes on the same Hadoop cluster as its response times, overheads
+// included.
+func (e *engine) refRuntime(j *Job) time.Duration {
+	if e.opt.alone {
+		return 0
+	}
+	if e.opt.Heartbeat == 0 && e.opt.SetupTask == 0 && e.opt.CleanupTask == 0 {
+		return AloneRuntime(j, e.mapSlots, e.redSlots, e.opt.Slowstart)
+	}
+	n := len(e.trackers)
+	jc := *j
+	jc.Deadline = 0
+	jc.Submit = 0
+	if hb := e.opt.Heartbeat; hb > 0 {
+		jc.Submit = j.Submit % hb
+	}
+	w := &Workload{Name: "alone", Trackers: n, MapSlots: e.mapSlots / n, ReduceSlots: e.redSlots / n, Slowstart: e.opt.Slowstart, Jobs: []Job{jc}}
+	r, err := Run(w, Options{Policy: "fifo", Slowstart: e.opt.Slowstart, NoProfiles: true, Heartbeat: e.opt.Heartbeat,
+		HeartbeatMaps: e.opt.HeartbeatMaps, HeartbeatReduces: e.opt.HeartbeatReduces,
+		SetupTask: e.opt.SetupTask, CleanupTask: e.opt.CleanupTask, alone: true})
+	if err != nil || len(r.Jobs) != 1 {
+		// cannot happen: the same cluster ran the job with others
+		return AloneRuntime(j, e.mapSlots, e.redSlots, e.opt.Slowstart)
+	}
+	return dur(r.Jobs[0].Response)
 }
 
 // AloneRuntime is the job's runtime alone in an empty cluster of mapSlots

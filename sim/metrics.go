@@ -203,7 +203,7 @@ func (r *Result) finish(e *engine) {
 	anyDeadline := false
 	for i := range r.Jobs {
 		j := &r.Jobs[i]
-		j.Ref = AloneRuntime(specs[j.ID], r.MapSlots, r.ReduceSlots, e.opt.Slowstart).Seconds()
+		j.Ref = e.refRuntime(specs[j.ID]).Seconds()
 		if j.Ref > 0 {
 			j.Slowdown = j.Response / j.Ref
 		}

@@ -423,7 +423,7 @@ func TestCommandTable(t *testing.T) {
 	first := out.String()
 	out.Reset()
 	if err := Command(context.Background(), []string{"--compare", "fifo,tyrex-static", "--workload", trace,
-		"--trackers", "20", "--map-slots", "6", "--reduce-slots", "2", "--set", "scheduler.tyrex.timers=150s"}, &out, &errOut); err != nil {
+		"--trackers", "20", "--map-slots", "6", "--reduce-slots", "2", "--set", "scheduler.tyrex.timers=60s"}, &out, &errOut); err != nil {
 		t.Fatal(err)
 	}
 	tail := func(s string) string { return s[strings.Index(s, "policy"):] }

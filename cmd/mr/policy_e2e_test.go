@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -78,5 +79,76 @@ func TestE2EPolicies(t *testing.T) {
 					tc.policy, shortStart.Format("15:04:05.000"), longLast.Format("15:04:05.000"), tc.shortFirst)
 			}
 		})
+	}
+}
+
+// TestE2EMinEDFWCReclaimsSlots: under minedf-wc a job without a deadline
+// takes every map slot as spare slots (work conservation); when a job
+// with a deadline and a profile (from an earlier run of the same name)
+// arrives and no slot would free in time (the filler's tasks have no
+// profile, so no end is in sight), the policy kills the filler's spare
+// map tasks: the deadline job gets its slots at once and meets its
+// deadline, and the filler's killed maps run again so that it too
+// succeeds with all its output.
+func TestE2EMinEDFWCReclaimsSlots(t *testing.T) {
+	c := startCluster(t, []trackerSpec{{"t1", 2, 1}}, "scheduler.policy=minedf-wc")
+	dir := t.TempDir()
+	// The profile run: the job's name is what later runs are matched by.
+	c.wait(c.submit(sleepSpec("urgent", filepath.Join(dir, "profile"), 2, 300)))
+
+	filler := c.submit(sleepSpec("filler", filepath.Join(dir, "filler"), 6, 3000))
+	waitFor(t, "the filler to take both map slots", 20*time.Second, func() bool { return c.status(filler).Maps.Running == 2 })
+	urgentSpec := sleepSpec("urgent", filepath.Join(dir, "urgent"), 2, 300)
+	const deadline = 8.0
+	urgentSpec.DeadlineSeconds = deadline
+	urgent := c.submit(urgentSpec)
+	if info := c.status(urgent).SchedulingInfo; !strings.Contains(info, "deadline") {
+		t.Errorf("scheduling info of the deadline job does not show its deadline: %q", info)
+	}
+	ur := c.wait(urgent)
+	fr := c.wait(filler)
+	if ur.State != "SUCCEEDED" || fr.State != "SUCCEEDED" {
+		t.Fatalf("deadline job ended %s (%s), filler %s (%s)", ur.State, ur.Error, fr.State, fr.Error)
+	}
+
+	uh, fh := c.history(urgent), c.history(filler)
+	if took := uh.Job.Finish.Sub(uh.Job.Submit).Seconds(); took > deadline {
+		t.Errorf("deadline job took %.1f s, deadline %.0f s", took, deadline)
+	}
+	killed := 0
+	var lastFillerStart time.Time
+	for _, a := range fh.Attempts {
+		if a.TaskType != "m" {
+			continue
+		}
+		if a.State == "KILLED" {
+			killed++
+		}
+		if a.Start.After(lastFillerStart) {
+			lastFillerStart = a.Start
+		}
+	}
+	if killed == 0 {
+		t.Errorf("no map attempt of the filler was killed; want its spare tasks reclaimed")
+	}
+	if got := fr.Counters.Get(mr.JobCounterGroup, mr.NumKilledMaps); got != int64(killed) {
+		t.Errorf("filler NUM_KILLED_MAPS = %d, history has %d killed map attempts", got, killed)
+	}
+	if got := fr.Counters.Get(mr.JobCounterGroup, mr.NumFailedMaps); got != 0 {
+		t.Errorf("filler NUM_FAILED_MAPS = %d, want 0 (kills are not failures)", got)
+	}
+	_, urgentLast := mapStarts(uh)
+	if !urgentLast.Before(lastFillerStart) {
+		t.Errorf("deadline job's last map started at %s, after the filler's last (%s): it waited for the filler",
+			urgentLast.Format("15:04:05.000"), lastFillerStart.Format("15:04:05.000"))
+	}
+	done := map[int]bool{}
+	for _, a := range fh.Attempts {
+		if a.TaskType == "m" && a.State == "SUCCEEDED" {
+			done[a.Task] = true
+		}
+	}
+	if len(done) != 6 {
+		t.Errorf("filler maps succeeded: %v, want all 6", done)
 	}
 }

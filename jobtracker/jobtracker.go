@@ -511,6 +511,14 @@ func (jt *JobTracker) attemptStatusLocked(t *trackerState, st *mrpb.AttemptStatu
 			a.progressChanged = now
 		}
 		a.reportAt = now
+		if j.speculator != nil {
+			prevP, prevAt := a.rateP, a.rateAt
+			if prevAt.IsZero() {
+				prevP, prevAt = a.startProgress, a.start
+			}
+			a.rate = speculator.SmoothRate(a.rate, prevP, prevAt, float64(st.Progress), now, j.speculator.Params().SmoothLambda)
+			a.rateP, a.rateAt = float64(st.Progress), now
+		}
 	}
 	a.rssBytes, a.fileSetBytes, a.cloneable = st.RssBytes, st.FileSetBytes, st.Cloneable
 	a.progress = st.Progress

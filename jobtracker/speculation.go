@@ -213,7 +213,7 @@ func fullTaskDuration(wall, cloneCost time.Duration, p0 float64) (d time.Duratio
 func (jt *JobTracker) attemptViewLocked(a *attempt) speculator.AttemptView {
 	v := speculator.AttemptView{
 		ID: a.id, Tracker: a.tracker, Start: a.start, Progress: float64(a.progress),
-		ReportAt: a.reportAt, ProgressChangedAt: a.progressChanged, StartProgress: a.startProgress,
+		ReportAt: a.reportAt, ProgressChangedAt: a.progressChanged, StartProgress: a.startProgress, Rate: a.rate,
 		FileSetBytes: a.fileSetBytes, RSSBytes: a.rssBytes,
 		CommitPending: a.state == StateCommitPending,
 	}

@@ -1,6 +1,7 @@
 package jobtracker
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -58,5 +59,38 @@ func TestCloneMeasurementSplitsTheCopy(t *testing.T) {
 				t.Errorf("cloneMeasurement(%+v) = %+v; want restore %v, transfer %v of %d bytes", c.cs, m, c.restore, c.transfer, c.transferBytes)
 			}
 		})
+	}
+}
+
+// TestAttemptRateIsSmoothedOverReports: every progress report of a running
+// attempt folds into its smoothed progress rate (the smoothed runtime
+// estimator's input), starting from its launch.
+func TestAttemptRateIsSmoothedOverReports(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	now := t0
+	jt, _ := newTestJTAt(t, t.TempDir(), 1, func() time.Time { return now })
+	ls := launches(heartbeat(t, jt, &mrpb.HeartbeatRequest{InitialContact: true, FreeMapSlots: 1}))
+	if len(ls) != 1 {
+		t.Fatalf("launched %d maps, want 1", len(ls))
+	}
+	id := ls[0].AttemptId
+	report := func(at time.Duration, p float32) {
+		now = t0.Add(at)
+		heartbeat(t, jt, &mrpb.HeartbeatRequest{Attempts: []*mrpb.AttemptStatus{{AttemptId: id, State: StateRunning, Progress: p}}})
+	}
+	rate := func() float64 {
+		jt.mu.Lock()
+		defer jt.mu.Unlock()
+		_, a := jt.findAttempt(id)
+		return jt.attemptViewLocked(a).Rate
+	}
+	report(2*time.Second, 0.2) // first read from the launch: 0.1/s
+	if got := rate(); math.Abs(got-0.1) > 1e-6 {
+		t.Fatalf("rate after the first report %.6f, want 0.1", got)
+	}
+	report(12*time.Second, 0.3) // read 0.01/s, w = exp(-10 s / 60 s)
+	w := math.Exp(-10.0 / 60)
+	if got, want := rate(), 0.1*w+0.01*(1-w); math.Abs(got-want) > 1e-6 {
+		t.Fatalf("rate after the second report %.6f, want %.6f", got, want)
 	}
 }

@@ -172,8 +172,13 @@ type attempt struct {
 	reportAt        time.Time
 	progressChanged time.Time
 	startProgress   float64
-	rssBytes        int64
-	fileSetBytes    int64
+	// rate is the smoothed progress rate (speculator.SmoothRate) as of
+	// the report at rateAt with progress rateP.
+	rate         float64
+	rateP        float64
+	rateAt       time.Time
+	rssBytes     int64
+	fileSetBytes int64
 	// cloned is set once an attempt made by cloning is running and its
 	// cost was counted; cloneCost is that cost (dump, copy and restore).
 	cloned    bool

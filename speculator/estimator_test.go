@@ -134,7 +134,8 @@ func TestKeysAndConfig(t *testing.T) {
 		p.MinAllowed != 10 || p.RetryNoSpec != time.Second || p.RetryAfterSpec != 15*time.Second ||
 		p.MinDoneCount != 1 || p.MinDoneFraction != 0.05 || p.Stagnation != 9*time.Second || p.CloneEnabled ||
 		p.Estimator.Beta != 1.2 || p.Estimator.TVM != 140*time.Millisecond || p.Estimator.ImageBps != 0.95e9 ||
-		p.Estimator.CopyBps != 40e6 || p.Estimator.Smoothing != 0.25 {
+		p.Estimator.CopyBps != 40e6 || p.Estimator.Smoothing != 0.25 ||
+		p.RuntimeEstimator != EstimatorLegacy || p.SmoothLambda != time.Minute {
 		t.Errorf("defaults %+v", p)
 	}
 	good := mapGetter{KeyBeta: "1.5", KeyCloneEnabled: "true", KeyTVM: "0.2", KeyMapSpeculative: "false"}
@@ -157,6 +158,8 @@ func TestKeysAndConfig(t *testing.T) {
 		{KeyStagnation, "-3s"},
 		{KeyMinDoneCount, "0"},
 		{KeyReduceSpeculative, "maybe"},
+		{KeyRuntimeEstimator, "clairvoyant"},
+		{KeySmoothLambda, "0s"},
 	}
 	for _, b := range bad {
 		_, err := FromConfig(mapGetter{b.key: b.value})

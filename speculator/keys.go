@@ -3,6 +3,7 @@ package speculator
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -44,6 +45,8 @@ const (
 	KeyMinDoneCount      = "speculation.min-done-count"
 	KeyMinDoneFraction   = "speculation.min-done-fraction"
 	KeyStagnation        = "speculation.stagnation"
+	KeyRuntimeEstimator  = "speculation.estimator"
+	KeySmoothLambda      = "speculation.smooth-lambda"
 	KeyCloneEnabled      = "speculation.clone.enabled"
 	KeyBeta              = "speculation.clone.beta"
 	KeyTVM               = "speculation.clone.tvm"
@@ -77,6 +80,8 @@ func Keys() []Key {
 		{KeyMinDoneCount, KeyInt, "1", "finished tasks of a type needed before any task of the type is speculated", nil},
 		{KeyMinDoneFraction, KeyFloat, "0.05", "fraction of the tasks of a type that must have finished before any is speculated", nil},
 		{KeyStagnation, KeyDuration, "9s", "an attempt whose progress has not changed for this long is estimated as if it reported its progress now", nil},
+		{KeyRuntimeEstimator, KeyString, EstimatorLegacy, "how a running attempt's runtime is estimated: legacy (Hadoop's default, elapsed time over progress) or smoothed (Hadoop's ExponentiallySmoothedTaskRuntimeEstimator: the remaining progress over the attempt's exponentially smoothed recent progress rate)", []string{EstimatorLegacy, EstimatorSmoothed}},
+		{KeySmoothLambda, KeyDuration, "60s", "smoothed estimator: time constant of the progress-rate smoothing (Hadoop's ...estimator.exponential.smooth.lambda-ms); a report dt after the previous one keeps exp(-dt/lambda) of the old rate", nil},
 		{KeyCloneEnabled, KeyBool, "false", "let the speculator choose a CRIU clone instead of a fresh attempt when the clone is expected to end first", nil},
 		{KeyBeta, KeyFloat, "1.2", "damping factor beta: the estimated clone cost is multiplied by it (> 1 overestimates, suppressing doubtful clones)", nil},
 		{KeyTVM, KeyDuration, "140ms", "prior of the fixed cost of one clone (quiesce, dump, restore), t_vm", nil},
@@ -111,8 +116,12 @@ type Params struct {
 	MinDoneCount                      int
 	MinDoneFraction                   float64
 	Stagnation                        time.Duration
-	CloneEnabled                      bool
-	Estimator                         EstimatorParams
+	// RuntimeEstimator is EstimatorLegacy or EstimatorSmoothed.
+	RuntimeEstimator string
+	// SmoothLambda is the smoothed estimator's time constant.
+	SmoothLambda time.Duration
+	CloneEnabled bool
+	Estimator    EstimatorParams
 }
 
 // EstimatorParams are the clone-cost estimator's parameters.
@@ -161,6 +170,8 @@ func FromConfig(cfg Getter) (Params, error) {
 		MinDoneCount:      r.integer(KeyMinDoneCount, 1),
 		MinDoneFraction:   r.float(KeyMinDoneFraction, 0, 1),
 		Stagnation:        r.duration(KeyStagnation),
+		RuntimeEstimator:  r.oneOf(KeyRuntimeEstimator, EstimatorLegacy, EstimatorSmoothed),
+		SmoothLambda:      r.duration(KeySmoothLambda),
 		CloneEnabled:      r.boolean(KeyCloneEnabled),
 		Estimator: EstimatorParams{
 			Beta:           r.float(KeyBeta, 0, math.Inf(1)),
@@ -170,6 +181,9 @@ func FromConfig(cfg Getter) (Params, error) {
 			Smoothing:      r.float(KeySmoothing, 0, 1),
 			MinSampleBytes: int64(r.integer(KeyMinSampleBytes, 0)),
 		},
+	}
+	if r.err == nil && p.SmoothLambda <= 0 {
+		r.fail(KeySmoothLambda, r.raw(KeySmoothLambda), "must be positive")
 	}
 	if r.err == nil && p.Estimator.Smoothing == 0 {
 		r.fail(KeySmoothing, r.raw(KeySmoothing), "must be in (0, 1]")
@@ -265,4 +279,14 @@ func (r *reader) duration(key string) time.Duration {
 		return 0
 	}
 	return d
+}
+
+// oneOf returns the key's value if it is one of allowed.
+func (r *reader) oneOf(key string, allowed ...string) string {
+	v := r.raw(key)
+	if !slices.Contains(allowed, v) {
+		r.fail(key, v, "want one of "+strings.Join(allowed, ", "))
+		return allowed[0]
+	}
+	return v
 }

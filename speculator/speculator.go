@@ -249,9 +249,43 @@ func (s *Speculator) evaluate(now time.Time, tv *TypeView, st stats, task *TaskV
 	return Evaluation{Status: Candidate, Score: x.Score, Explanation: x}
 }
 
-// estRuntime is the LegacyTaskRuntimeEstimator's estimate of the attempt's
-// whole runtime, with the stagnation rule and the clone correction of
-// §3.7; false when there is no usable estimate.
+// Runtime estimators (KeyRuntimeEstimator).
+const (
+	// EstimatorLegacy is Hadoop's default LegacyTaskRuntimeEstimator: the
+	// attempt's elapsed time over its progress.
+	EstimatorLegacy = "legacy"
+	// EstimatorSmoothed is Hadoop's ExponentiallySmoothedTaskRuntimeEstimator:
+	// elapsed time plus the remaining progress over the smoothed recent
+	// progress rate, which sees an attempt slow down late (a reduce whose
+	// reduce phase crawls after a quick shuffle) sooner than the average
+	// from its start does.
+	EstimatorSmoothed = "smoothed"
+)
+
+// SmoothRate folds a progress report into an attempt's smoothed progress
+// rate (spec §1.2, with the sign of Hadoop's exponent corrected): the rate
+// read since the previous report, (p - prevP)/(t - prevT), weighted 1 - w
+// against the old rate's w = exp(-(t - prevT)/lambda). The first read
+// (rate 0) is taken as it is. For an attempt's first report the previous
+// one is its start at its start progress. Reports that do not move time
+// forward leave the rate as it is.
+func SmoothRate(rate, prevP float64, prevT time.Time, p float64, t time.Time, lambda time.Duration) float64 {
+	if prevT.IsZero() || !t.After(prevT) || lambda <= 0 {
+		return rate
+	}
+	dt := t.Sub(prevT).Seconds()
+	read := math.Max(p-prevP, 0) / dt
+	if rate <= 0 {
+		return read
+	}
+	w := math.Exp(-dt / lambda.Seconds())
+	return rate*w + read*(1-w)
+}
+
+// estRuntime is the estimate of the attempt's whole runtime, by the
+// configured estimator (the LegacyTaskRuntimeEstimator by default), with
+// the stagnation rule and the clone correction of §3.7; false when there
+// is no usable estimate.
 func (s *Speculator) estRuntime(now time.Time, a *AttemptView) (time.Duration, bool) {
 	ts := a.ReportAt
 	changed := a.ProgressChangedAt
@@ -269,6 +303,9 @@ func (s *Speculator) estRuntime(now time.Time, a *AttemptView) (time.Duration, b
 	}
 	el := ts.Sub(a.Start).Seconds()
 	p := clamp01(a.Progress)
+	if s.p.RuntimeEstimator == EstimatorSmoothed && a.Rate > 0 {
+		return seconds(el + (1-p)/a.Rate), true
+	}
 	var r float64
 	if p0 := clamp01(a.StartProgress); p0 > 0 && p0 < 1 {
 		r = el * (1 - p0) / math.Max(1e-4, p-p0)

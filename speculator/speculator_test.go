@@ -2,6 +2,7 @@ package speculator
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -477,6 +478,78 @@ func TestNextScanAfter(t *testing.T) {
 	for _, c := range cases {
 		if got := s.NextScanAfter(c.launched, c.scan); got != c.want {
 			t.Errorf("NextScanAfter(%v, %v) = %v, want %v", c.launched, c.scan, got, c.want)
+		}
+	}
+}
+
+func TestSmoothRate(t *testing.T) {
+	lambda := 10 * time.Second
+	tests := []struct {
+		name          string
+		rate, prevP   float64
+		prevT         float64
+		p, t          float64
+		want          float64
+		zeroPrevTime  bool
+		zeroLambdaArg bool
+	}{
+		{"first read taken as is", 0, 0, 0, 0.2, 2, 0.1, false, false},
+		// w = exp(-1/10) = 0.905: 0.1·0.905 + 0.02·0.095
+		{"slower read pulls the rate down", 0.1, 0.5, 5, 0.52, 6, 0.1*math.Exp(-0.1) + 0.02*(1-math.Exp(-0.1)), false, false},
+		// a long gap forgets the old rate: w = exp(-10) ≈ 0
+		{"long gap forgets", 0.1, 0.5, 5, 0.6, 105, 0.1*math.Exp(-10) + 0.001*(1-math.Exp(-10)), false, false},
+		{"no progress decays", 0.1, 0.5, 5, 0.5, 6, 0.1 * math.Exp(-0.1), false, false},
+		{"time not moving keeps it", 0.1, 0.5, 5, 0.6, 5, 0.1, false, false},
+		{"no previous report keeps it", 0.1, 0, 0, 0.6, 5, 0.1, true, false},
+		{"no lambda keeps it", 0.1, 0.5, 5, 0.6, 6, 0.1, false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			prev, l := at(tt.prevT), lambda
+			if tt.zeroPrevTime {
+				prev = time.Time{}
+			}
+			if tt.zeroLambdaArg {
+				l = 0
+			}
+			if got := SmoothRate(tt.rate, tt.prevP, prev, tt.p, at(tt.t), l); math.Abs(got-tt.want) > 1e-12 {
+				t.Errorf("SmoothRate = %.6g, want %.6g", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestSmoothedEstimatorSeesLateSlowdown: a reduce that went through its
+// shuffle quickly and crawls in its reduce phase. The legacy estimate
+// (elapsed over progress) still sees it ending soon; the smoothed rate of
+// its recent reports sees the crawl, and a clone, which continues from its
+// progress, wins.
+func TestSmoothedEstimatorSeesLateSlowdown(t *testing.T) {
+	// started at 0, p = 0.8 at 8 s, recent rate 0.02/s (0.2 left: 10 s more)
+	a := running("a", "tt1", 0.8, 8, 0)
+	a.Rate = 0.02
+	j := &JobView{ID: "job_1", Reduce: TypeView{Total: 2, Finished: []time.Duration{secs(6)}, Tasks: []TaskView{task("r1", a)}}}
+	for _, tt := range []struct {
+		estimator string
+		estEnd    time.Time // legacy: 8/0.8 = 10 s; smoothed: 8 + 0.2/0.02 = 18 s
+	}{
+		{EstimatorLegacy, at(10)},
+		{EstimatorSmoothed, at(18)},
+	} {
+		p := DefaultParams()
+		p.CloneEnabled = true
+		p.RuntimeEstimator = tt.estimator
+		ev := New(p).Evaluate(at(8), j, Reduce, &j.Reduce.Tasks[0])
+		if got := ev.Explanation.EstimatedEnd; !got.Equal(tt.estEnd) {
+			t.Errorf("%s: estimated end %v, want %v", tt.estimator, got.Sub(t0), tt.estEnd.Sub(t0))
+		}
+		// a clone ends at 8 + cost (about 0.17 s) + 0.2 × 6 s = 9.4 s: a
+		// candidate either way, worth 8.6 s under the smoothed estimate
+		if ev.Status != Candidate || ev.Explanation.Kind != Clone {
+			t.Errorf("%s: status %v kind %v, want a clone candidate", tt.estimator, ev.Status, ev.Explanation.Kind)
+		}
+		if want := tt.estEnd.Sub(ev.Explanation.CloneEnd); ev.Score != want {
+			t.Errorf("%s: score %v, want %v", tt.estimator, ev.Score, want)
 		}
 	}
 }

@@ -55,6 +55,10 @@ type AttemptView struct {
 	// StartProgress is the progress a clone started at (p0, §3.7); 0 for
 	// an attempt that started from scratch.
 	StartProgress float64
+	// Rate is the attempt's exponentially smoothed progress rate, in
+	// progress per second (SmoothRate over its reports); 0 when unknown.
+	// Only the smoothed estimator reads it.
+	Rate float64
 
 	// FileSetBytes is the size of the clone's file set: for a map the
 	// spill in progress and what it needs, for a reduce the fetched and

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"net/http"
 	"os"
@@ -243,6 +244,7 @@ func TestE2ECloneMap(t *testing.T) {
 	id := c.submit(spec)
 	res := c.wait(id)
 	checkWordCount(t, out, countWords(t, in))
+	checkSameAsPlainRun(t, c, spec, out)
 	clones := res.Counters.Get(mr.SpeculationGroup, mr.ClonesLaunched)
 	wins := res.Counters.Get(mr.SpeculationGroup, mr.SpeculativeWins)
 	if clones < 1 || wins < 1 {
@@ -401,6 +403,7 @@ func TestE2ECloneReduce(t *testing.T) {
 	id := c.submit(spec)
 	res := c.wait(id)
 	checkWordCount(t, out, countWords(t, in))
+	checkSameAsPlainRun(t, c, spec, out)
 	if n := res.Counters.Get(mr.SpeculationGroup, mr.ClonesLaunched); n != 1 {
 		t.Errorf("CLONES_LAUNCHED = %d, want 1", n)
 	}
@@ -421,5 +424,40 @@ func TestE2ECloneReduce(t *testing.T) {
 	parts, _ := filepath.Glob(filepath.Join(out, "part-r-*"))
 	if len(parts) != 2 {
 		t.Errorf("output parts %v, want part-r-00000 and part-r-00001", parts)
+	}
+}
+
+// checkSameAsPlainRun runs spec again on the same cluster without
+// speculation or stragglers, into a directory of its own, and checks that
+// the part files of out are byte for byte those of that run.
+func checkSameAsPlainRun(t *testing.T, c *cluster, spec *mr.JobSpec, out string) {
+	t.Helper()
+	plain := *spec
+	plain.Output = filepath.Join(t.TempDir(), "plain")
+	plain.Conf = map[string]string{}
+	for k, v := range spec.Conf {
+		plain.Conf[k] = v
+	}
+	plain.Conf["mapreduce.map.speculative"] = "false"
+	plain.Conf["mapreduce.reduce.speculative"] = "false"
+	plain.Conf[speculator.KeyStragglerFraction] = "0"
+	if res := c.wait(c.submit(&plain)); res.State != "SUCCEEDED" {
+		t.Fatalf("the run without speculation ended %s: %s", res.State, res.Error)
+	}
+	got, _ := filepath.Glob(filepath.Join(out, "part-*"))
+	want, _ := filepath.Glob(filepath.Join(plain.Output, "part-*"))
+	if len(got) != len(want) || len(got) == 0 {
+		t.Fatalf("part files: %d with cloning, %d without", len(got), len(want))
+	}
+	for i := range got {
+		a, errA := os.ReadFile(got[i])
+		b, errB := os.ReadFile(want[i])
+		if errA != nil || errB != nil {
+			t.Fatal(errA, errB)
+		}
+		if filepath.Base(got[i]) != filepath.Base(want[i]) || !bytes.Equal(a, b) {
+			t.Errorf("%s (%d bytes) differs from the run without cloning's %s (%d bytes)",
+				filepath.Base(got[i]), len(a), filepath.Base(want[i]), len(b))
+		}
 	}
 }

@@ -453,8 +453,10 @@ func (e *engine) buildViews() {
 // round.
 func (e *engine) pass() error {
 	for {
-		for i := range e.trackers {
-			for e.launchHousekeeping(i) {
+		if len(e.setups)+len(e.cleanups) > 0 {
+			for i := range e.trackers {
+				for e.launchHousekeeping(i) {
+				}
 			}
 		}
 		e.buildViews()

@@ -46,7 +46,8 @@ type MultiQueue struct {
 	cv2Threshold float64
 	minSample    int
 	fallback     time.Duration
-	sample       string // DynamicTAGS sample: queue, positive or all
+	sample       string // DynamicTAGS sample: recent, queue, positive or all
+	window       int    // DynamicTAGS recent sample: jobs that left a partition kept
 	sticky       bool   // DynamicTAGS: the latest cutoff stays the timer
 	arrivalOrder bool
 	// cutoffs are SITA's cumulative size cutoffs (len k-1).
@@ -66,12 +67,16 @@ type MultiQueue struct {
 	checks     int
 	migrations int64
 	history    []time.Duration // COMP: sizes of the latest completed jobs
-	fit        logFit
-	buf        offerBuf
-	xs         []float64
-	js         []*mqJob
-	scratch    cutoffScratch
-	move       []*mqJob
+	// left holds, per partition, the partial sizes there of the latest
+	// jobs that left it (finished or moved on), newest last, at most
+	// window of them (DynamicTAGS recent sample).
+	left    [][]float64
+	fit     logFit
+	buf     offerBuf
+	xs      []float64
+	js      []*mqJob
+	scratch cutoffScratch
+	move    []*mqJob
 }
 
 type mqJob struct {
@@ -136,7 +141,8 @@ func newMultiQueue(name string, cfg Config) (*MultiQueue, error) {
 			p.cv2Threshold = r.float("scheduler.tyrex.cv2-threshold", 0)
 			p.minSample = r.integer("scheduler.tyrex.min-sample", 2)
 			p.fallback = r.duration("scheduler.tyrex.fallback-timer")
-			p.sample = r.str("scheduler.tyrex.dynamic-sample", "queue", "positive", "all")
+			p.sample = r.str("scheduler.tyrex.dynamic-sample", "recent", "queue", "positive", "all")
+			p.window = r.integer("scheduler.tyrex.dynamic-window", 1)
 			p.sticky = r.str("scheduler.tyrex.dynamic-timer", "check", "sticky") == "sticky"
 		}
 	case "fbq":
@@ -167,6 +173,9 @@ func newMultiQueue(name string, cfg Config) (*MultiQueue, error) {
 		return nil, fmt.Errorf("policy %s: %w", name, r.err)
 	}
 	p.queues = make([][]*mqJob, p.k)
+	if p.sample == "recent" {
+		p.left = make([][]float64, p.k)
+	}
 	p.running[Map] = make([]int, p.k)
 	p.running[Reduce] = make([]int, p.k)
 	p.timers = make([]time.Duration, max(p.k-1, 0))
@@ -220,6 +229,7 @@ func (p *MultiQueue) Observe(ev Event) {
 			}
 		}
 		p.removeFromQueue(j)
+		p.recordLeft(j, j.queue)
 		delete(p.jobs, ev.JobID)
 		for key, q := range p.attempts {
 			if key.job == ev.JobID {
@@ -333,10 +343,25 @@ func (p *MultiQueue) removeFromQueue(j *mqJob) {
 
 func (p *MultiQueue) migrate(j *mqJob, now time.Time) {
 	p.removeFromQueue(j)
+	p.recordLeft(j, j.queue)
 	j.queue++
 	j.entered = now
 	p.enqueue(j)
 	p.migrations++
+}
+
+// recordLeft keeps the partial size in partition k of a job leaving it,
+// for the recent DynamicTAGS sample; a job that leaves with none (killed
+// or failed before a task of it finished there) is not a size.
+func (p *MultiQueue) recordLeft(j *mqJob, k int) {
+	if p.left == nil || k >= p.k-1 || j.partial[k] <= 0 {
+		return
+	}
+	l := append(p.left[k], j.partial[k].Seconds())
+	if len(l) > p.window {
+		l = l[len(l)-p.window:]
+	}
+	p.left[k] = l
 }
 
 // dynamicMigrate applies the DynamicTAGS rule (thesis §4.4.4) to queue k:
@@ -344,7 +369,15 @@ func (p *MultiQueue) migrate(j *mqJob, now time.Time) {
 // threshold, the optimal cutoff of their distribution becomes the timer
 // and the jobs above it move on. Which jobs form the sample:
 //
-//   - queue (default): the CV² test is over every job of the partition,
+//   - recent (default): the partial sizes > 0 of the jobs in the partition
+//     and the partial sizes there of the latest window jobs that left it
+//     (finished in it or moved on); test and cutoff over them. The thesis
+//     calls it "the distribution of the current partial job sizes"; with
+//     FIFO inside the partition the jobs in it are a handful, mostly one
+//     large job at the head and small ones behind it with no service, so
+//     the recent history supplies the distribution the job is measured
+//     against (a reading, docs/policies.md);
+//   - queue: the CV² test is over every job of the partition,
 //     those still waiting counting with partial size 0 ("the jobs in the
 //     queue", §4.6.4); the cutoff is over the positive partial sizes (the
 //     cutoff is defined for a positive X, §4.4.4), p ranging down to 0+,
@@ -368,6 +401,9 @@ func (p *MultiQueue) dynamicMigrate(k int, now time.Time) {
 			p.xs = append(p.xs, x)
 			p.js = append(p.js, j)
 		}
+	}
+	if p.sample == "recent" {
+		p.xs = append(p.xs, p.left[k]...)
 	}
 	cut := math.Inf(1)
 	if p.sticky && p.timers[k] > 0 {

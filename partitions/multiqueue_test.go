@@ -100,6 +100,7 @@ func TestTyrexPartialEqualToTimerStays(t *testing.T) {
 
 func TestTyrexDynamic(t *testing.T) {
 	pos := map[string]string{"scheduler.tyrex.dynamic-sample": "positive"}
+	queue := map[string]string{"scheduler.tyrex.dynamic-sample": "queue"}
 	with := func(kv ...string) map[string]string {
 		m := map[string]string{}
 		for i := 0; i+1 < len(kv); i += 2 {
@@ -127,17 +128,17 @@ func TestTyrexDynamic(t *testing.T) {
 		// a higher threshold keeps everyone
 		{"positive: threshold", []float64{10, 10, 10, 10, 1000}, with("scheduler.tyrex.dynamic-sample", "positive", "scheduler.tyrex.cv2-threshold", "4"), []int{0, 0, 0, 0, 0}, -1},
 
-		// queue sample (default): the CV² test counts the waiting jobs at 0.
+		// queue sample: the CV² test counts the waiting jobs at 0.
 		// {5000,0,0,0}: CV² = 3 > 2; the cutoff of {5000} is 0+: it moves.
-		{"queue: lone large before waiting jobs", []float64{5000, 0, 0, 0}, nil, []int{1, 0, 0, 0}, 0},
+		{"queue: lone large before waiting jobs", []float64{5000, 0, 0, 0}, queue, []int{1, 0, 0, 0}, 0},
 		// {5000,0,0}: CV² = 2, not above the threshold
-		{"queue: two waiting", []float64{5000, 0, 0}, nil, []int{0, 0, 0}, -1},
+		{"queue: two waiting", []float64{5000, 0, 0}, queue, []int{0, 0, 0}, -1},
 		// a lone job of the partition: CV² of one job is 0
-		{"queue: alone", []float64{5000}, nil, []int{0}, -1},
+		{"queue: alone", []float64{5000}, queue, []int{0}, -1},
 		// over-migration: the first job to finish a task moves while three
 		// have none ({10,0,0,0,0}: CV² 4), the second too ({10,0,0,0}: 3);
 		// then {10,0,0}: 2, {10,10,0}: 0.5, {10,10,1000}: 1.89 stay
-		{"queue: one large, in order", []float64{10, 10, 10, 10, 1000}, nil, []int{1, 1, 0, 0, 0}, -1},
+		{"queue: one large, in order", []float64{10, 10, 10, 10, 1000}, queue, []int{1, 1, 0, 0, 0}, -1},
 		// all: zeros in the cutoff too; the cutoff 0 moves every job with service
 		{"all: lone large before waiting jobs", []float64{5000, 0, 0, 0}, with("scheduler.tyrex.dynamic-sample", "all"), []int{1, 0, 0, 0}, 0},
 
@@ -166,6 +167,52 @@ func TestTyrexDynamic(t *testing.T) {
 				if q, _ := mq.QueueOf(id); q != tt.wantQ[i] {
 					t.Errorf("job %s in queue %d, want %d", id, q, tt.wantQ[i])
 				}
+			}
+			if got := mq.Timers()[0]; got != tt.wantT {
+				t.Errorf("timer %v, want %v", got, tt.wantT)
+			}
+		})
+	}
+}
+
+// TestTyrexDynamicRecent checks the default DynamicTAGS sample: the jobs in
+// the partition with service, plus the partial sizes there of the latest
+// jobs that left it. A lone large job is measured against the small jobs
+// that came before it, so it moves where the positive sample sees a sample
+// of one.
+func TestTyrexDynamicRecent(t *testing.T) {
+	tests := []struct {
+		name  string
+		conf  map[string]string
+		wantQ int
+		wantT time.Duration
+	}{
+		// sample {1000} ∪ {10,10,10,10}: CV² 3.62 > 2, cutoff 10 s
+		{"default: moves", nil, 1, secs(10)},
+		// window 2: {1000,10,10}: CV² = 3·(200+10⁶)/1020² − 1 = 1.88, stays
+		{"window 2: stays", map[string]string{"scheduler.tyrex.dynamic-window": "2"}, 0, -1},
+		// the positive sample has only the large job
+		{"positive: stays", map[string]string{"scheduler.tyrex.dynamic-sample": "positive"}, 0, -1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, "tyrex-dynamic", tt.conf, 100, 10)
+			for i := range 4 {
+				id := fmt.Sprintf("small%d", i)
+				h.submit(JobView{ID: id, Maps: 1})
+				h.start(id, Map)
+				h.finish(id, Map, secs(10))
+				h.end(id)
+			}
+			mq := h.p.(*MultiQueue)
+			if got := mq.Timers()[0]; got != -1 {
+				t.Fatalf("timer %v after equal small jobs, want none", got)
+			}
+			h.submit(JobView{ID: "big", Maps: 3})
+			h.start("big", Map)
+			h.finish("big", Map, secs(1000))
+			if q, _ := mq.QueueOf("big"); q != tt.wantQ {
+				t.Errorf("big in queue %d, want %d", q, tt.wantQ)
 			}
 			if got := mq.Timers()[0]; got != tt.wantT {
 				t.Errorf("timer %v, want %v", got, tt.wantT)

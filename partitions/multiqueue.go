@@ -74,7 +74,6 @@ type MultiQueue struct {
 	fit     logFit
 	buf     offerBuf
 	xs      []float64
-	js      []*mqJob
 	scratch cutoffScratch
 	move    []*mqJob
 }
@@ -389,7 +388,7 @@ func (p *MultiQueue) recordLeft(j *mqJob, k int) {
 // With sticky timers the latest cutoff stays the partition's timer, applied
 // like a StaticTAGS timer until the next one is computed.
 func (p *MultiQueue) dynamicMigrate(k int, now time.Time) {
-	p.xs, p.js = p.xs[:0], p.js[:0]
+	p.xs = p.xs[:0]
 	var all, allSq float64
 	nAll := 0
 	for _, j := range p.queues[k] {
@@ -399,7 +398,6 @@ func (p *MultiQueue) dynamicMigrate(k int, now time.Time) {
 		nAll++
 		if x > 0 || p.sample == "all" {
 			p.xs = append(p.xs, x)
-			p.js = append(p.js, j)
 		}
 	}
 	if p.sample == "recent" {

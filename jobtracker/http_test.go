@@ -79,6 +79,7 @@ func httpSubmit(t *testing.T, jt *JobTracker, spec mr.JobSpec, splits []mr.Split
 
 func httpHeartbeat(t *testing.T, jt *JobTracker, req *mrpb.HeartbeatRequest) []string {
 	t.Helper()
+	asTracker(jt, req)
 	resp, err := jt.Heartbeat(context.Background(), req)
 	if err != nil {
 		t.Fatalf("heartbeat of %s: %v", req.Tracker, err)

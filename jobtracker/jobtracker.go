@@ -49,6 +49,8 @@ type JobTracker struct {
 	trackers map[string]*trackerState
 	// profiles are the job profiles by job name (see profiles.go).
 	profiles map[string]partitions.Profile
+	// lostReplies counts heartbeat replies that trackers did not get.
+	lostReplies int
 
 	// specParams are the cluster's speculation parameters (the scan
 	// period); each job's speculator reads its own from the job's
@@ -187,7 +189,9 @@ func (jt *JobTracker) expiryLoop(ctx context.Context) {
 			if now.Sub(t.lastSeen) > expiry {
 				jt.log.Warn("lost tracker", "tracker", name, "silent", now.Sub(t.lastSeen).Round(time.Millisecond))
 				jt.lostTrackerLocked(t, "Lost task tracker: "+name)
+				continue
 			}
+			jt.expireLaunchesLocked(t, now, expiry)
 		}
 		jt.mu.Unlock()
 	}
@@ -426,44 +430,6 @@ func (jt *JobTracker) jobCountersLocked(j *job) mr.CounterSet {
 
 // ---- tracker RPCs ----
 
-// Heartbeat is the TaskTracker's periodic report; the reply carries task
-// launches and kill orders.
-func (jt *JobTracker) Heartbeat(ctx context.Context, req *mrpb.HeartbeatRequest) (*mrpb.HeartbeatResponse, error) {
-	jt.mu.Lock()
-	defer jt.mu.Unlock()
-	now := jt.now()
-	resp := &mrpb.HeartbeatResponse{HeartbeatIntervalMs: int32(jt.cfg.Int("mapreduce.tasktracker.heartbeat.interval"))}
-	t, known := jt.trackers[req.Tracker]
-	if req.InitialContact {
-		if known {
-			jt.lostTrackerLocked(t, "task tracker restarted: "+req.Tracker)
-		}
-		t = &trackerState{name: req.Tracker, attempts: map[string]*attempt{}}
-		jt.trackers[req.Tracker] = t
-		jt.log.Info("tracker joined", "tracker", req.Tracker, "host", req.Host, "shuffle", req.ShuffleAddress,
-			"map_slots", req.MapSlots, "reduce_slots", req.ReduceSlots, "criu", req.CriuAvailable)
-	} else if !known {
-		resp.Reinit = true
-		return resp, nil
-	}
-	t.host, t.shuffleAddr = req.Host, req.ShuffleAddress
-	t.mapSlots, t.reduceSlots = int(req.MapSlots), int(req.ReduceSlots)
-	t.lastSeen = now
-	t.criu = req.CriuAvailable
-
-	for _, sp := range req.Spills {
-		jt.spillAnnouncedLocked(t, sp)
-	}
-	for _, st := range req.Attempts {
-		jt.attemptStatusLocked(t, st, now)
-	}
-	if req.AcceptNewTasks {
-		jt.assignLocked(t, int(req.FreeMapSlots), int(req.FreeReduceSlots), now)
-	}
-	resp.Actions, t.actions = t.actions, nil
-	return resp, nil
-}
-
 func (jt *JobTracker) findAttempt(id string) (*job, *attempt) {
 	// attempt_<ident>_<n>_<m|r>_<task>_<k>
 	parts := strings.Split(id, "_")
@@ -501,7 +467,12 @@ func (jt *JobTracker) attemptStatusLocked(t *trackerState, st *mrpb.AttemptStatu
 		return
 	}
 	if !a.live() {
-		return // already final here (killed by us, or lost)
+		// Already final here (killed by us, or lost). A tracker that still
+		// runs it has not got the kill order: it is sent again.
+		if (st.State == StateRunning || st.State == StateCommitPending) && !killOrderPendingLocked(t, a.id) {
+			t.actions = append(t.actions, &mrpb.TaskAction{Action: &mrpb.TaskAction_KillAttempt{KillAttempt: a.id}})
+		}
+		return
 	}
 	// A report counts for the runtime estimate once the attempt has made
 	// progress: before that it has nothing to extrapolate from (an
@@ -628,6 +599,9 @@ func (jt *JobTracker) attemptSucceededLocked(a *attempt, now time.Time) {
 	t := a.task
 	j := t.job
 	a.state, a.finish, a.progress = StateSucceeded, now, 1
+	if tr := jt.trackers[a.tracker]; tr != nil {
+		delete(tr.attempts, a.id)
+	}
 	jt.addMillisLocked(a)
 	if t.state == StateSucceeded {
 		return

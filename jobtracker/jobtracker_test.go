@@ -59,11 +59,44 @@ func heartbeat(t *testing.T, jt *JobTracker, req *mrpb.HeartbeatRequest) *mrpb.H
 		req.Tracker = "t1"
 	}
 	req.Host, req.MapSlots, req.ReduceSlots, req.AcceptNewTasks = "h1", 2, 1, true
+	asTracker(jt, req)
 	resp, err := jt.Heartbeat(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return resp
+}
+
+// asTracker completes a test's heartbeat the way a well-behaved tracker
+// would: with the incarnation it was issued, acknowledging the last reply,
+// and reporting every attempt the JobTracker has running on it that the
+// test does not mention (as it last reported them).
+func asTracker(jt *JobTracker, req *mrpb.HeartbeatRequest) {
+	if req.InitialContact {
+		return
+	}
+	jt.mu.Lock()
+	defer jt.mu.Unlock()
+	tr := jt.trackers[req.Tracker]
+	if tr == nil {
+		return
+	}
+	if req.Incarnation == "" {
+		req.Incarnation = tr.incarnation
+	}
+	if req.ResponseId == 0 {
+		req.ResponseId = tr.replyID
+	}
+	mentioned := map[string]bool{}
+	for _, st := range req.Attempts {
+		mentioned[st.AttemptId] = true
+	}
+	for id, a := range tr.attempts {
+		if a.live() && !mentioned[id] {
+			req.Attempts = append(req.Attempts, &mrpb.AttemptStatus{AttemptId: id, State: a.state, Progress: a.progress,
+				Phase: a.phase, Counters: countersToProto(a.counters)})
+		}
+	}
 }
 
 func launches(resp *mrpb.HeartbeatResponse) []*mrpb.LaunchTask {

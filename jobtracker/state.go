@@ -186,6 +186,9 @@ type attempt struct {
 	// cloneable is the tracker's last word on whether it can clone the
 	// attempt now.
 	cloneable bool
+	// sentIn is the id of the first heartbeat reply that carried the
+	// attempt's launch to its tracker (0 until one did).
+	sentIn int64
 }
 
 func (a *attempt) live() bool { return a.state == StateRunning || a.state == StateCommitPending }
@@ -211,6 +214,18 @@ type trackerState struct {
 	actions                 []*mrpb.TaskAction
 	attempts                map[string]*attempt
 	criu                    bool
+
+	// Identity: the process that registered the name (its own random
+	// instance id, its address as the JobTracker saw it, when), and the
+	// incarnation issued to it, which its heartbeats must carry.
+	instance, incarnation, peer string
+	registered                  time.Time
+	// Replies: the id of the last reply sent, the highest id the tracker
+	// acknowledged, the actions sent and not yet acknowledged, and how
+	// many replies were lost.
+	replyID, acked int64
+	unacked        []pendingAction
+	lostReplies    int
 }
 
 func countersToProto(cs mr.CounterSet) []*mrpb.Counter {

@@ -1292,6 +1292,21 @@ type HeartbeatRequest struct {
 	AcceptNewTasks  bool                 `protobuf:"varint,11,opt,name=accept_new_tasks,json=acceptNewTasks,proto3" json:"accept_new_tasks,omitempty"`
 	// What the tracker knows about cloning (for the speculator).
 	CriuAvailable bool `protobuf:"varint,12,opt,name=criu_available,json=criuAvailable,proto3" json:"criu_available,omitempty"`
+	// The response_id of the last reply this tracker received since it
+	// registered (0 before any). A reply the JobTracker sent with a higher id
+	// was lost, and its actions are sent again (Hadoop 1's responseId).
+	ResponseId int64 `protobuf:"varint,13,opt,name=response_id,json=responseId,proto3" json:"response_id,omitempty"`
+	// The incarnation the JobTracker issued at registration; required on
+	// every heartbeat but the initial contact.
+	Incarnation string `protobuf:"bytes,14,opt,name=incarnation,proto3" json:"incarnation,omitempty"`
+	// A random id of this tracker process, chosen at its start: a repeated
+	// initial contact from the same process is a retry, one from another
+	// process under a live tracker's name is refused.
+	Instance string `protobuf:"bytes,15,opt,name=instance,proto3" json:"instance,omitempty"`
+	// On initial contact: the jobs this tracker holds local state of (map
+	// output, secrets). The JobTracker orders the ones it does not know
+	// purged.
+	HeldJobs      []string `protobuf:"bytes,16,rep,name=held_jobs,json=heldJobs,proto3" json:"held_jobs,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1408,6 +1423,34 @@ func (x *HeartbeatRequest) GetCriuAvailable() bool {
 		return x.CriuAvailable
 	}
 	return false
+}
+
+func (x *HeartbeatRequest) GetResponseId() int64 {
+	if x != nil {
+		return x.ResponseId
+	}
+	return 0
+}
+
+func (x *HeartbeatRequest) GetIncarnation() string {
+	if x != nil {
+		return x.Incarnation
+	}
+	return ""
+}
+
+func (x *HeartbeatRequest) GetInstance() string {
+	if x != nil {
+		return x.Instance
+	}
+	return ""
+}
+
+func (x *HeartbeatRequest) GetHeldJobs() []string {
+	if x != nil {
+		return x.HeldJobs
+	}
+	return nil
 }
 
 type LaunchTask struct {
@@ -1737,7 +1780,12 @@ type HeartbeatResponse struct {
 	HeartbeatIntervalMs int32                  `protobuf:"varint,2,opt,name=heartbeat_interval_ms,json=heartbeatIntervalMs,proto3" json:"heartbeat_interval_ms,omitempty"`
 	// The JobTracker does not know this tracker (it was declared lost or the
 	// JobTracker restarted): kill every attempt and start afresh.
-	Reinit        bool `protobuf:"varint,3,opt,name=reinit,proto3" json:"reinit,omitempty"`
+	Reinit bool `protobuf:"varint,3,opt,name=reinit,proto3" json:"reinit,omitempty"`
+	// This reply's id; the tracker sends it back in its next heartbeat.
+	ResponseId int64 `protobuf:"varint,4,opt,name=response_id,json=responseId,proto3" json:"response_id,omitempty"`
+	// Issued on initial contact: the tracker's incarnation, to be sent on
+	// every later heartbeat.
+	Incarnation   string `protobuf:"bytes,5,opt,name=incarnation,proto3" json:"incarnation,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1791,6 +1839,20 @@ func (x *HeartbeatResponse) GetReinit() bool {
 		return x.Reinit
 	}
 	return false
+}
+
+func (x *HeartbeatResponse) GetResponseId() int64 {
+	if x != nil {
+		return x.ResponseId
+	}
+	return 0
+}
+
+func (x *HeartbeatResponse) GetIncarnation() string {
+	if x != nil {
+		return x.Incarnation
+	}
+	return ""
 }
 
 type MapEvent struct {
@@ -2721,7 +2783,7 @@ const file_mr_proto_rawDesc = "" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"3\n" +
 	"\x12JobHistoryResponse\x12\x1d\n" +
 	"\n" +
-	"json_lines\x18\x01 \x01(\fR\tjsonLines\"\xd7\x03\n" +
+	"json_lines\x18\x01 \x01(\fR\tjsonLines\"\xd3\x04\n" +
 	"\x10HeartbeatRequest\x12\x18\n" +
 	"\atracker\x18\x01 \x01(\tR\atracker\x12\x12\n" +
 	"\x04host\x18\x02 \x01(\tR\x04host\x12'\n" +
@@ -2735,7 +2797,12 @@ const file_mr_proto_rawDesc = "" +
 	"\x0finitial_contact\x18\n" +
 	" \x01(\bR\x0einitialContact\x12(\n" +
 	"\x10accept_new_tasks\x18\v \x01(\bR\x0eacceptNewTasks\x12%\n" +
-	"\x0ecriu_available\x18\f \x01(\bR\rcriuAvailable\"\xa8\x03\n" +
+	"\x0ecriu_available\x18\f \x01(\bR\rcriuAvailable\x12\x1f\n" +
+	"\vresponse_id\x18\r \x01(\x03R\n" +
+	"responseId\x12 \n" +
+	"\vincarnation\x18\x0e \x01(\tR\vincarnation\x12\x1a\n" +
+	"\binstance\x18\x0f \x01(\tR\binstance\x12\x1b\n" +
+	"\theld_jobs\x18\x10 \x03(\tR\bheldJobs\"\xa8\x03\n" +
 	"\n" +
 	"LaunchTask\x12\x1d\n" +
 	"\n" +
@@ -2768,11 +2835,14 @@ const file_mr_proto_rawDesc = "" +
 	"\fCloneAttempt\x12%\n" +
 	"\x0esource_attempt\x18\x01 \x01(\tR\rsourceAttempt\x12(\n" +
 	"\x06launch\x18\x02 \x01(\v2\x10.gomr.LaunchTaskR\x06launch\x12%\n" +
-	"\x0esource_address\x18\x03 \x01(\tR\rsourceAddress\"\x8b\x01\n" +
+	"\x0esource_address\x18\x03 \x01(\tR\rsourceAddress\"\xce\x01\n" +
 	"\x11HeartbeatResponse\x12*\n" +
 	"\aactions\x18\x01 \x03(\v2\x10.gomr.TaskActionR\aactions\x122\n" +
 	"\x15heartbeat_interval_ms\x18\x02 \x01(\x05R\x13heartbeatIntervalMs\x12\x16\n" +
-	"\x06reinit\x18\x03 \x01(\bR\x06reinit\"\xd6\x01\n" +
+	"\x06reinit\x18\x03 \x01(\bR\x06reinit\x12\x1f\n" +
+	"\vresponse_id\x18\x04 \x01(\x03R\n" +
+	"responseId\x12 \n" +
+	"\vincarnation\x18\x05 \x01(\tR\vincarnation\"\xd6\x01\n" +
 	"\bMapEvent\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x19\n" +
 	"\bmap_task\x18\x02 \x01(\x05R\amapTask\x12\x14\n" +

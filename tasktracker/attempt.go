@@ -157,6 +157,10 @@ func (a *taskAttempt) finished() bool {
 	return a.state == "SUCCEEDED" || a.state == "FAILED" || a.state == "KILLED"
 }
 
+// errKnownAttempt is a launch of an attempt this tracker already has: the
+// JobTracker sends the actions of a reply it believes lost again.
+var errKnownAttempt = errors.New("attempt already known on this tracker")
+
 // launch starts a task attempt as a child process.
 func (tt *TaskTracker) launch(ctx context.Context, l *mrpb.LaunchTask) error {
 	a, err := tt.register(l)
@@ -201,7 +205,7 @@ func (tt *TaskTracker) register(l *mrpb.LaunchTask) (*taskAttempt, error) {
 	tt.mu.Lock()
 	if _, dup := tt.attempts[l.AttemptId]; dup {
 		tt.mu.Unlock()
-		return nil, fmt.Errorf("attempt %s already running here", l.AttemptId)
+		return nil, fmt.Errorf("attempt %s: %w", l.AttemptId, errKnownAttempt)
 	}
 	tt.attempts[l.AttemptId] = a
 	if _, ok := tt.jobs[l.JobId]; !ok {

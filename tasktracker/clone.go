@@ -79,7 +79,10 @@ func (tt *TaskTracker) cloneable() bool { return tt.criuPath != "" }
 func (tt *TaskTracker) clone(ctx context.Context, c *mrpb.CloneAttempt) {
 	l := c.Launch
 	a, err := tt.register(l)
-	if err != nil {
+	if errors.Is(err, errKnownAttempt) {
+		tt.log.Debug("clone of a known attempt ignored", "attempt", l.AttemptId)
+		return
+	} else if err != nil {
 		tt.log.Error("clone refused", "attempt", l.AttemptId, "error", err)
 		return
 	}

@@ -7,6 +7,8 @@ package tasktracker
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,11 +16,14 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sort"
 	"sync"
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 
 	"gomr/conf"
 	"gomr/mrpb"
@@ -72,6 +77,11 @@ type TaskTracker struct {
 	// forkMu is held for reading while a child starts and for writing
 	// while CRIU restores a clone (see criu.Restore).
 	forkMu sync.RWMutex
+
+	// instance is this process's random id, sent on initial contact.
+	instance string
+	// faults are the injected faults (FaultsEnv).
+	faults *faults
 }
 
 type localJob struct {
@@ -118,7 +128,15 @@ func New(cfg *conf.Config, opts Options) (*TaskTracker, error) {
 		umb.Close()
 		return nil, fmt.Errorf("shuffle listen (mapreduce.tasktracker.http.address): %w", err)
 	}
+	flt, err := faultsFromEnv()
+	if err != nil {
+		umb.Close()
+		sh.Close()
+		return nil, err
+	}
 	tt := &TaskTracker{
+		faults:          flt,
+		instance:        randomHex(8),
 		cfg:             cfg,
 		host:            host,
 		localDir:        local,
@@ -252,11 +270,16 @@ func validID(s string) bool {
 func (tt *TaskTracker) jobDir(jobID string) string { return filepath.Join(tt.localDir, "jobs", jobID) }
 
 // heartbeatLoop reports to the JobTracker every interval, or at once when
-// a task ends (out-of-band heartbeat), and carries out its orders.
+// a task ends (out-of-band heartbeat), and carries out its orders. Each
+// heartbeat names the last reply it got, so that the JobTracker sends the
+// actions of a lost reply again; a reply is only taken as received when it
+// arrives. It returns an error when the JobTracker refuses this tracker's
+// registration (another live process holds its name).
 func (tt *TaskTracker) heartbeatLoop(ctx context.Context) error {
 	interval := tt.cfg.Duration("mapreduce.tasktracker.heartbeat.interval")
 	oob := tt.cfg.Bool("mapreduce.tasktracker.outofband.heartbeat")
-	initial := true
+	var reg registration
+	reg.initial = true
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	failures := 0
@@ -270,36 +293,51 @@ func (tt *TaskTracker) heartbeatLoop(ctx context.Context) error {
 				continue
 			}
 		}
-		req, sent := tt.buildHeartbeat(initial)
+		req, sent := tt.buildHeartbeat(reg)
 		hctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		resp, err := tt.jt.Heartbeat(hctx, req)
 		cancel()
+		if err == nil && tt.faults.dropReply(len(resp.Actions)) {
+			tt.log.Warn("fault injection: dropping a heartbeat reply", "reply", resp.ResponseId, "actions", len(resp.Actions))
+			resp, err = nil, errors.New("fault injection: reply dropped")
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
+			}
+			tt.requeue(sent)
+			switch status.Code(err) {
+			case codes.AlreadyExists:
+				return fmt.Errorf("the jobtracker refused this tracker: %s", status.Convert(err).Message())
+			case codes.PermissionDenied:
+				// Another process registered this tracker's name after
+				// this one expired: start afresh and register again.
+				tt.log.Warn("jobtracker does not take this tracker's heartbeats: registering again", "error", status.Convert(err).Message())
+				tt.reinit()
+				reg = registration{initial: true}
+				timer.Reset(interval)
+				continue
 			}
 			failures++
 			if failures == 1 || failures%20 == 0 {
 				tt.log.Warn("heartbeat failed", "error", err, "failures", failures)
 			}
-			tt.requeue(sent)
 			timer.Reset(interval)
 			continue
 		}
 		failures = 0
-		initial = false
 		tt.heartbeatDone(sent)
 		if resp.Reinit {
 			tt.log.Warn("jobtracker does not know this tracker: reinitializing")
-			tt.killAll("tasktracker reinitialized")
-			tt.mu.Lock()
-			tt.attempts = map[string]*taskAttempt{}
-			tt.spills = nil
-			tt.mu.Unlock()
-			initial = true
+			tt.reinit()
+			reg = registration{initial: true}
 			timer.Reset(0)
 			continue
 		}
+		if reg.initial {
+			reg = registration{incarnation: resp.Incarnation}
+		}
+		reg.responseID = resp.ResponseId
 		for _, a := range resp.Actions {
 			tt.act(ctx, a)
 		}
@@ -315,6 +353,24 @@ func (tt *TaskTracker) heartbeatLoop(ctx context.Context) error {
 	}
 }
 
+// registration is where the tracker stands with the JobTracker: before
+// its initial contact is answered, or registered with an incarnation and
+// the id of the last reply received.
+type registration struct {
+	initial     bool
+	incarnation string
+	responseID  int64
+}
+
+// reinit kills every attempt and forgets them, for a fresh registration.
+func (tt *TaskTracker) reinit() {
+	tt.killAll("tasktracker reinitialized")
+	tt.mu.Lock()
+	tt.attempts = map[string]*taskAttempt{}
+	tt.spills = nil
+	tt.mu.Unlock()
+}
+
 // sentState is what one heartbeat carried, so that it can be requeued on
 // failure or forgotten on success.
 type sentState struct {
@@ -322,7 +378,11 @@ type sentState struct {
 	finished []string
 }
 
-func (tt *TaskTracker) buildHeartbeat(initial bool) (*mrpb.HeartbeatRequest, sentState) {
+func (tt *TaskTracker) buildHeartbeat(reg registration) (*mrpb.HeartbeatRequest, sentState) {
+	var held []string
+	if reg.initial {
+		held = tt.heldJobs()
+	}
 	tt.mu.Lock()
 	defer tt.mu.Unlock()
 	req := &mrpb.HeartbeatRequest{
@@ -331,9 +391,13 @@ func (tt *TaskTracker) buildHeartbeat(initial bool) (*mrpb.HeartbeatRequest, sen
 		ShuffleAddress: tt.shuffleAddr,
 		MapSlots:       int32(tt.mapSlots),
 		ReduceSlots:    int32(tt.reduceSlots),
-		InitialContact: initial,
+		InitialContact: reg.initial,
 		AcceptNewTasks: true,
 		CriuAvailable:  tt.cloneable(),
+		ResponseId:     reg.responseID,
+		Incarnation:    reg.incarnation,
+		Instance:       tt.instance,
+		HeldJobs:       held,
 	}
 	usedMaps, usedReduces := 0, 0
 	var sent sentState
@@ -358,6 +422,30 @@ func (tt *TaskTracker) buildHeartbeat(initial bool) (*mrpb.HeartbeatRequest, sen
 	return req, sent
 }
 
+// heldJobs lists the jobs this tracker has state of: known secrets and job
+// directories on disk (a previous process's too).
+func (tt *TaskTracker) heldJobs() []string {
+	seen := map[string]bool{}
+	if ents, err := os.ReadDir(filepath.Join(tt.localDir, "jobs")); err == nil {
+		for _, e := range ents {
+			if e.IsDir() && validID(e.Name()) {
+				seen[e.Name()] = true
+			}
+		}
+	}
+	tt.mu.Lock()
+	for id := range tt.jobs {
+		seen[id] = true
+	}
+	tt.mu.Unlock()
+	out := make([]string, 0, len(seen))
+	for id := range seen {
+		out = append(out, id)
+	}
+	sort.Strings(out)
+	return out
+}
+
 func (tt *TaskTracker) requeue(s sentState) {
 	tt.mu.Lock()
 	defer tt.mu.Unlock()
@@ -372,6 +460,12 @@ func (tt *TaskTracker) heartbeatDone(s sentState) {
 	}
 }
 
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // crypto/rand.Read does not fail (Go 1.24+)
+	return hex.EncodeToString(b)
+}
+
 func (tt *TaskTracker) poke() {
 	select {
 	case tt.wake <- struct{}{}:
@@ -382,7 +476,10 @@ func (tt *TaskTracker) poke() {
 func (tt *TaskTracker) act(ctx context.Context, a *mrpb.TaskAction) {
 	switch x := a.Action.(type) {
 	case *mrpb.TaskAction_Launch:
-		if err := tt.launch(ctx, x.Launch); err != nil {
+		if err := tt.launch(ctx, x.Launch); errors.Is(err, errKnownAttempt) {
+			// The action of a reply thought lost, sent again.
+			tt.log.Debug("launch of a known attempt ignored", "attempt", x.Launch.AttemptId)
+		} else if err != nil {
 			tt.log.Error("launch failed", "attempt", x.Launch.AttemptId, "error", err)
 		}
 	case *mrpb.TaskAction_KillAttempt:

@@ -128,16 +128,25 @@ func (c *cluster) overrides() map[string]string {
 }
 
 func (c *cluster) startTracker(tr trackerSpec) {
-	c.start(tr.name, "tasktracker", "--name", tr.name,
+	c.startTrackerEnv(tr, nil)
+}
+
+// startTrackerEnv starts a tracker with extra environment variables (fault
+// injection, tasktracker.FaultsEnv).
+func (c *cluster) startTrackerEnv(tr trackerSpec, env []string) {
+	c.startEnv(tr.name, env, "tasktracker", "--name", tr.name,
 		"-D", fmt.Sprintf("mapreduce.tasktracker.map.tasks.maximum=%d", tr.maps),
 		"-D", fmt.Sprintf("mapreduce.tasktracker.reduce.tasks.maximum=%d", tr.reduces))
 }
 
-func (c *cluster) start(name string, args ...string) {
+func (c *cluster) start(name string, args ...string) { c.startEnv(name, nil, args...) }
+
+func (c *cluster) startEnv(name string, env []string, args ...string) {
 	for _, d := range c.defines {
 		args = append(args, "-D", d)
 	}
 	cmd := mrCmd(args...)
+	cmd.Env = append(cmd.Env, env...)
 	logf, err := os.Create(filepath.Join(c.dir, name+".log"))
 	if err != nil {
 		c.t.Fatal(err)
@@ -205,6 +214,12 @@ func waitPort(t *testing.T, addr string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatalf("nothing listening on %s", addr)
+}
+
+// logHas tells whether a daemon's log holds s.
+func (c *cluster) logHas(name, s string) bool {
+	data, _ := os.ReadFile(filepath.Join(c.dir, name+".log"))
+	return strings.Contains(string(data), s)
 }
 
 // waitFor polls cond until it holds or the timeout passes.

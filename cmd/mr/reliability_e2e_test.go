@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"gomr/mr"
+	"gomr/tasktracker"
+)
+
+// waitWithin waits for a job like cluster.wait, but fails after d: the
+// tests here are about jobs that used to hang.
+func (c *cluster) waitWithin(id string, d time.Duration) *mr.JobResult {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	res, err := c.client.Wait(ctx, id)
+	if err != nil {
+		st := c.status(id)
+		c.t.Fatalf("job %s: %v (state %s, maps %v, reduces %v)", id, err, st.State, st.Maps, st.Reduces)
+	}
+	return res
+}
+
+// The heartbeat replies that launch the reduces on t1 are lost (dropped by
+// t1 after the JobTracker sent them, as a lost packet would). The
+// JobTracker sends them again on t1's next heartbeat, which names the
+// last reply it got; the job completes with exact output. Before response
+// ids the reduces stayed RUNNING at the JobTracker, on a tracker running
+// nothing, and the job hung at reduce 0%.
+func TestE2ELostHeartbeatReplies(t *testing.T) {
+	in := t.TempDir()
+	genText(t, filepath.Join(in, "a.txt"), 2<<20, 7)
+	c := startCluster(t, []trackerSpec{{"t2", 2, 0}})
+	c.startTrackerEnv(trackerSpec{"t1", 0, 2}, []string{tasktracker.FaultsEnv + "=drop-replies=2"})
+	waitFor(t, "t1 to join", 20*time.Second, func() bool {
+		return c.logHas("jobtracker", `msg="tracker joined" component=jobtracker tracker=t1`)
+	})
+	out := filepath.Join(t.TempDir(), "out")
+	id := c.submit(wordCountSpec(in, out, 2))
+	c.waitWithin(id, time.Minute)
+	checkWordCount(t, out, countWords(t, in))
+	if !c.logHas("t1", "fault injection: dropping a heartbeat reply") {
+		t.Fatal("t1 dropped no reply: the test tested nothing")
+	}
+	if !c.logHas("jobtracker", `msg="heartbeat reply lost; sending its actions again" component=jobtracker tracker=t1`) {
+		t.Fatal("the jobtracker did not notice the lost replies")
+	}
+}
+
+// A second process started with a live tracker's name is refused, with a
+// message naming both processes, and exits; the first tracker's work goes
+// on and the job's output is exact. Before, the second process took over
+// the name and the first one's attempts were left RUNNING with nothing
+// running them.
+func TestE2EDuplicateTrackerNameRefused(t *testing.T) {
+	in := bigText(t)
+	c := startCluster(t, []trackerSpec{{"t1", 2, 2}})
+	out := filepath.Join(t.TempDir(), "out")
+	id := c.submit(wordCountSpec(in, out, 2))
+	waitFor(t, "a map to run", 30*time.Second, func() bool { return c.status(id).Maps.Running > 0 })
+
+	args := []string{"tasktracker", "--name", "t1"}
+	for _, d := range c.defines {
+		args = append(args, "-D", d)
+	}
+	dup := mrCmd(args...)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	dup = exec.CommandContext(ctx, dup.Path, dup.Args[1:]...)
+	dup.Env = mrCmd().Env
+	outb, err := dup.CombinedOutput()
+	if err == nil || ctx.Err() != nil {
+		t.Fatalf("the second t1 did not exit with an error (err %v, ctx %v):\n%s", err, ctx.Err(), outb)
+	}
+	msg := string(outb)
+	if !strings.Contains(msg, "the jobtracker refused this tracker: tracker name t1 is held by a live tracker") ||
+		!strings.Contains(msg, "give each tracker its own --name") {
+		t.Fatalf("the second t1's error does not say why:\n%s", msg)
+	}
+	c.waitWithin(id, 2*time.Minute)
+	checkWordCount(t, out, countWords(t, in))
+}

@@ -1,0 +1,280 @@
+package jobtracker
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"syscall"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/status"
+
+	"gomr/mrpb"
+)
+
+// No heartbeat reply is assumed to arrive. Each reply carries an id that
+// the tracker sends back in its next heartbeat (Hadoop 1's responseId); a
+// heartbeat naming an older id than the last reply means that reply was
+// lost, and every action not yet acknowledged goes out again in the next
+// reply (a tracker ignores a launch it already runs). Once a tracker has
+// acknowledged the reply that launched an attempt, every heartbeat it
+// sends must report that attempt until the JobTracker knows it ended: an
+// attempt it does not report has vanished (a launch that failed before the
+// child existed, a tracker that lost track of it) and is failed and
+// re-run. An attempt whose launch stays unacknowledged for the tracker
+// expiry interval is failed too (Hadoop's expiry of launching tasks).
+//
+// A tracker's name is held by one process at a time: the initial contact
+// of a process gets an incarnation that it must send on every later
+// heartbeat, and another process registering under the name of a live
+// tracker is refused, naming both processes.
+
+// pendingAction is an action sent to a tracker and not yet acknowledged:
+// firstSent is the id of the first reply that carried it.
+type pendingAction struct {
+	firstSent int64
+	action    *mrpb.TaskAction
+}
+
+// Heartbeat is the TaskTracker's periodic report; the reply carries task
+// launches and kill orders.
+func (jt *JobTracker) Heartbeat(ctx context.Context, req *mrpb.HeartbeatRequest) (*mrpb.HeartbeatResponse, error) {
+	// Whether a previous holder of the name is gone is found out by
+	// dialing it, which must not happen under the lock.
+	previousGone := req.InitialContact && jt.previousTrackerGone(req)
+	from := peerAddress(ctx)
+
+	jt.mu.Lock()
+	defer jt.mu.Unlock()
+	now := jt.now()
+	resp := &mrpb.HeartbeatResponse{HeartbeatIntervalMs: int32(jt.cfg.Int("mapreduce.tasktracker.heartbeat.interval"))}
+	t, known := jt.trackers[req.Tracker]
+	switch {
+	case req.InitialContact:
+		if known {
+			if err := jt.admitLocked(t, req, from, previousGone, now); err != nil {
+				jt.log.Warn("tracker registration refused", "tracker", req.Tracker, "error", err)
+				return nil, err
+			}
+			jt.lostTrackerLocked(t, "task tracker restarted: "+req.Tracker)
+		}
+		t = &trackerState{
+			name:        req.Tracker,
+			attempts:    map[string]*attempt{},
+			instance:    req.Instance,
+			incarnation: newIncarnation(),
+			peer:        from,
+			registered:  now,
+		}
+		jt.trackers[req.Tracker] = t
+		resp.Incarnation = t.incarnation
+		jt.log.Info("tracker joined", "tracker", req.Tracker, "host", req.Host, "shuffle", req.ShuffleAddress, "from", from,
+			"map_slots", req.MapSlots, "reduce_slots", req.ReduceSlots, "criu", req.CriuAvailable)
+		for _, id := range req.HeldJobs {
+			if j := jt.jobs[id]; j == nil || j.done() {
+				t.actions = append(t.actions, &mrpb.TaskAction{Action: &mrpb.TaskAction_PurgeJob{PurgeJob: id}})
+			}
+		}
+	case !known:
+		resp.Reinit = true
+		return resp, nil
+	case req.Incarnation != t.incarnation:
+		return nil, status.Errorf(codes.PermissionDenied,
+			"heartbeat for tracker %s from %s does not carry the incarnation issued to the process that registered the name (from %s, shuffle %s, at %s)",
+			req.Tracker, from, t.peer, t.shuffleAddr, t.registered.Format(time.RFC3339))
+	default:
+		jt.acknowledgeLocked(t, req.ResponseId)
+	}
+	t.host, t.shuffleAddr = req.Host, req.ShuffleAddress
+	t.mapSlots, t.reduceSlots = int(req.MapSlots), int(req.ReduceSlots)
+	t.lastSeen = now
+	t.criu = req.CriuAvailable
+
+	for _, sp := range req.Spills {
+		jt.spillAnnouncedLocked(t, sp)
+	}
+	for _, st := range req.Attempts {
+		jt.attemptStatusLocked(t, st, now)
+	}
+	if !req.InitialContact {
+		jt.reconcileLocked(t, req)
+	}
+	if req.AcceptNewTasks {
+		jt.assignLocked(t, int(req.FreeMapSlots), int(req.FreeReduceSlots), now)
+	}
+	resp.ResponseId, resp.Actions = jt.replyLocked(t)
+	return resp, nil
+}
+
+// admitLocked decides whether an initial contact may take over the name of
+// a tracker the JobTracker knows: the same process retrying its
+// registration, or a new process after the previous one expired or no
+// longer listens. Anything else is a second live process under one name.
+func (jt *JobTracker) admitLocked(t *trackerState, req *mrpb.HeartbeatRequest, from string, previousGone bool, now time.Time) error {
+	switch {
+	case req.Instance != "" && req.Instance == t.instance:
+		return nil // its registration reply was lost
+	case previousGone:
+		return nil
+	case now.Sub(t.lastSeen) > jt.cfg.Duration("mapreduce.jobtracker.expire.trackers.interval"):
+		return nil
+	}
+	return status.Errorf(codes.AlreadyExists,
+		"tracker name %s is held by a live tracker (process at %s, shuffle %s, last heartbeat %s ago); refusing the registration of the process at %s (shuffle %s): give each tracker its own --name",
+		t.name, t.peer, t.shuffleAddr, now.Sub(t.lastSeen).Round(time.Millisecond), from, req.ShuffleAddress)
+}
+
+// previousTrackerGone tells whether the process that holds req's tracker
+// name under another instance is certainly gone: its shuffle address is now
+// the new process's own (one process binds a port at a time), or nothing
+// listens there any more.
+func (jt *JobTracker) previousTrackerGone(req *mrpb.HeartbeatRequest) bool {
+	jt.mu.Lock()
+	t := jt.trackers[req.Tracker]
+	var addr string
+	if t != nil && t.instance != req.Instance {
+		addr = t.shuffleAddr
+	}
+	jt.mu.Unlock()
+	if addr == "" {
+		return false
+	}
+	if addr == req.ShuffleAddress {
+		return true
+	}
+	conn, err := net.DialTimeout("tcp", addr, 500*time.Millisecond)
+	if err == nil {
+		conn.Close()
+		return false
+	}
+	return errors.Is(err, syscall.ECONNREFUSED)
+}
+
+func peerAddress(ctx context.Context) string {
+	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
+		return p.Addr.String()
+	}
+	return "unknown"
+}
+
+func newIncarnation() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b) // crypto/rand.Read does not fail (Go 1.24+)
+	return hex.EncodeToString(b)
+}
+
+// acknowledgeLocked takes a heartbeat's response id: the actions first
+// sent in that reply or earlier arrived; if a later reply was sent, it was
+// lost, and what it carried goes out again.
+func (jt *JobTracker) acknowledgeLocked(t *trackerState, id int64) {
+	if id > t.replyID || id < t.acked {
+		// A heartbeat from before an acknowledged one, delayed on the
+		// way; or an id never issued. Nothing to learn from it.
+		return
+	}
+	t.acked = id
+	kept := t.unacked[:0]
+	for _, p := range t.unacked {
+		if p.firstSent > id {
+			kept = append(kept, p)
+		}
+	}
+	clear(t.unacked[len(kept):])
+	t.unacked = kept
+	if id < t.replyID {
+		t.lostReplies++
+		jt.lostReplies++
+		jt.log.Warn("heartbeat reply lost; sending its actions again", "tracker", t.name,
+			"acknowledged", id, "last_reply", t.replyID, "actions", len(t.unacked))
+	}
+}
+
+// replyLocked numbers the next reply to t and gives its actions: the ones
+// not yet acknowledged, then the new ones. A launch of an attempt that
+// ended meanwhile is dropped (its kill order, if any, still goes).
+func (jt *JobTracker) replyLocked(t *trackerState) (int64, []*mrpb.TaskAction) {
+	t.replyID++
+	for _, a := range t.actions {
+		t.unacked = append(t.unacked, pendingAction{firstSent: t.replyID, action: a})
+	}
+	t.actions = nil
+	kept := t.unacked[:0]
+	out := make([]*mrpb.TaskAction, 0, len(t.unacked))
+	for _, p := range t.unacked {
+		if id := launchedAttempt(p.action); id != "" {
+			a := t.attempts[id]
+			if a == nil || !a.live() {
+				continue
+			}
+			if a.sentIn == 0 {
+				a.sentIn = p.firstSent
+			}
+		}
+		kept = append(kept, p)
+		out = append(out, p.action)
+	}
+	clear(t.unacked[len(kept):])
+	t.unacked = kept
+	return t.replyID, out
+}
+
+// launchedAttempt is the attempt a launch or clone action starts, or "".
+func launchedAttempt(a *mrpb.TaskAction) string {
+	switch x := a.Action.(type) {
+	case *mrpb.TaskAction_Launch:
+		return x.Launch.GetAttemptId()
+	case *mrpb.TaskAction_Clone:
+		return x.Clone.GetLaunch().GetAttemptId()
+	}
+	return ""
+}
+
+// reconcileLocked fails the attempts the JobTracker has on t, whose launch
+// t acknowledged, and that t's heartbeat does not report: the tracker was
+// told to run them, acted on it, and runs nothing of the kind.
+func (jt *JobTracker) reconcileLocked(t *trackerState, req *mrpb.HeartbeatRequest) {
+	reported := make(map[string]bool, len(req.Attempts))
+	for _, st := range req.Attempts {
+		reported[st.AttemptId] = true
+	}
+	for id, a := range t.attempts {
+		if !a.live() || a.sentIn == 0 || a.sentIn > req.ResponseId || reported[id] {
+			continue
+		}
+		jt.log.Warn("attempt vanished", "attempt", id, "tracker", t.name, "launched_in_reply", a.sentIn)
+		jt.failAttemptLocked(a, fmt.Sprintf("Lost task attempt: tracker %s acknowledged its launch (heartbeat reply %d) but does not report it", t.name, a.sentIn))
+	}
+}
+
+// expireLaunchesLocked fails attempts whose launch a tracker that keeps
+// heartbeating has not acknowledged for the expiry interval.
+func (jt *JobTracker) expireLaunchesLocked(t *trackerState, now time.Time, expiry time.Duration) {
+	for id, a := range t.attempts {
+		if !a.live() || (a.sentIn != 0 && a.sentIn <= t.acked) || now.Sub(a.start) <= expiry {
+			continue
+		}
+		jt.log.Warn("launch never acknowledged", "attempt", id, "tracker", t.name, "for", now.Sub(a.start).Round(time.Millisecond))
+		jt.failAttemptLocked(a, fmt.Sprintf("Error launching task: tracker %s did not acknowledge the launch for %s", t.name, now.Sub(a.start).Round(time.Second)))
+	}
+}
+
+// killOrderPendingLocked tells whether a kill of attempt id is on its way
+// to t.
+func killOrderPendingLocked(t *trackerState, id string) bool {
+	for _, a := range t.actions {
+		if a.GetKillAttempt() == id {
+			return true
+		}
+	}
+	for _, p := range t.unacked {
+		if p.action.GetKillAttempt() == id {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,200 @@
+package jobtracker
+
+import (
+	"context"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"gomr/mrpb"
+)
+
+// rawHeartbeat sends req as it is (no asTracker), from tracker t1 on h1.
+func rawHeartbeat(t *testing.T, jt *JobTracker, req *mrpb.HeartbeatRequest) *mrpb.HeartbeatResponse {
+	t.Helper()
+	if req.Tracker == "" {
+		req.Tracker = "t1"
+	}
+	req.Host, req.MapSlots, req.ReduceSlots, req.AcceptNewTasks = "h1", 2, 1, true
+	resp, err := jt.Heartbeat(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+func attemptState(jt *JobTracker, id string) (string, string) {
+	jt.mu.Lock()
+	defer jt.mu.Unlock()
+	_, a := jt.findAttempt(id)
+	if a == nil {
+		return "", ""
+	}
+	return a.state, a.diag
+}
+
+// A reply that carried a launch and never arrived is sent again: the
+// tracker's next heartbeat names the reply before it, and the launch is in
+// the answer. On the old protocol the attempt stayed RUNNING at the
+// JobTracker while no tracker ran it, and the job hung.
+func TestLostReplyIsSentAgain(t *testing.T) {
+	jt, _ := newTestJT(t, 1)
+	first := rawHeartbeat(t, jt, &mrpb.HeartbeatRequest{InitialContact: true, FreeMapSlots: 2, Instance: "p1"})
+	ls := launches(first)
+	if len(ls) != 1 || first.ResponseId != 1 || first.Incarnation == "" {
+		t.Fatalf("first reply: id %d, incarnation %q, launches %v", first.ResponseId, first.Incarnation, ls)
+	}
+	inc := first.Incarnation
+	// Reply 1 is lost: the tracker still names reply 0 and runs nothing.
+	for i := 0; i < 3; i++ {
+		again := rawHeartbeat(t, jt, &mrpb.HeartbeatRequest{Incarnation: inc, ResponseId: 0, FreeMapSlots: 2})
+		got := launches(again)
+		if len(got) != 1 || got[0].AttemptId != ls[0].AttemptId {
+			t.Fatalf("heartbeat %d after the lost reply: launches %v, want %s again", i, got, ls[0].AttemptId)
+		}
+		if st, _ := attemptState(jt, ls[0].AttemptId); st != StateRunning {
+			t.Fatalf("attempt %s is %s while its launch is undelivered", ls[0].AttemptId, st)
+		}
+		if again.ResponseId != int64(2+i) {
+			t.Fatalf("reply id %d, want %d", again.ResponseId, 2+i)
+		}
+	}
+	// Reply 4 arrives: the tracker acknowledges it and reports the attempt.
+	resp := rawHeartbeat(t, jt, &mrpb.HeartbeatRequest{Incarnation: inc, ResponseId: 4, FreeMapSlots: 1,
+		Attempts: []*mrpb.AttemptStatus{{AttemptId: ls[0].AttemptId, State: StateRunning, Progress: 0.2}}})
+	if len(resp.Actions) != 0 {
+		t.Fatalf("actions after the acknowledgement: %v", resp.Actions)
+	}
+	if st, _ := attemptState(jt, ls[0].AttemptId); st != StateRunning {
+		t.Fatalf("attempt is %s, want RUNNING", st)
+	}
+	if jt.lostReplies != 3 {
+		t.Fatalf("lost replies counted: %d, want 3", jt.lostReplies)
+	}
+}
+
+// An attempt whose launch the tracker acknowledged and that it does not
+// report has vanished: it fails with a diagnostic naming the tracker, and
+// the task is launched again.
+func TestVanishedAttemptFailsAndReruns(t *testing.T) {
+	jt, _ := newTestJT(t, 1)
+	first := rawHeartbeat(t, jt, &mrpb.HeartbeatRequest{InitialContact: true, FreeMapSlots: 2})
+	att := launches(first)[0].AttemptId
+	resp := rawHeartbeat(t, jt, &mrpb.HeartbeatRequest{Incarnation: first.Incarnation, ResponseId: first.ResponseId, FreeMapSlots: 2})
+	st, diag := attemptState(jt, att)
+	if st != StateFailed || !strings.Contains(diag, "Lost task attempt: tracker t1 acknowledged its launch (heartbeat reply 1) but does not report it") {
+		t.Fatalf("vanished attempt: state %s, diagnostic %q", st, diag)
+	}
+	retry := launches(resp)
+	if len(retry) != 1 || !strings.HasSuffix(retry[0].AttemptId, "_m_000000_1") {
+		t.Fatalf("re-run launches %v", retry)
+	}
+}
+
+// An attempt the JobTracker ended and a tracker still reports running gets
+// its kill order again.
+func TestKillOfAStillRunningAttemptIsRepeated(t *testing.T) {
+	jt, id := newTestJT(t, 1)
+	first := rawHeartbeat(t, jt, &mrpb.HeartbeatRequest{InitialContact: true, FreeMapSlots: 2})
+	att := launches(first)[0].AttemptId
+	if _, err := jt.KillJob(context.Background(), &mrpb.KillJobRequest{JobId: id}); err != nil {
+		t.Fatal(err)
+	}
+	running := []*mrpb.AttemptStatus{{AttemptId: att, State: StateRunning}}
+	resp := rawHeartbeat(t, jt, &mrpb.HeartbeatRequest{Incarnation: first.Incarnation, ResponseId: 1, Attempts: running})
+	if k := kills(resp); len(k) != 1 || k[0] != att {
+		t.Fatalf("kills after the job was killed: %v", k)
+	}
+	// That reply arrived, and the attempt is still reported running.
+	resp = rawHeartbeat(t, jt, &mrpb.HeartbeatRequest{Incarnation: first.Incarnation, ResponseId: resp.ResponseId, Attempts: running})
+	if k := kills(resp); len(k) != 1 || k[0] != att {
+		t.Fatalf("kills for an attempt still running: %v", k)
+	}
+}
+
+// A launch that a heartbeating tracker never acknowledges is failed after
+// the tracker expiry interval.
+func TestUnacknowledgedLaunchExpires(t *testing.T) {
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	jt, _ := newTestJTAt(t, t.TempDir(), 1, func() time.Time { return clock })
+	first := rawHeartbeat(t, jt, &mrpb.HeartbeatRequest{InitialContact: true, FreeMapSlots: 2})
+	att := launches(first)[0].AttemptId
+	expiry := jt.cfg.Duration("mapreduce.jobtracker.expire.trackers.interval")
+	clock = clock.Add(expiry / 2)
+	rawHeartbeat(t, jt, &mrpb.HeartbeatRequest{Incarnation: first.Incarnation, ResponseId: 0})
+	jt.mu.Lock()
+	jt.expireLaunchesLocked(jt.trackers["t1"], clock, expiry)
+	jt.mu.Unlock()
+	if st, _ := attemptState(jt, att); st != StateRunning {
+		t.Fatalf("attempt %s is %s before the expiry", att, st)
+	}
+	clock = clock.Add(expiry)
+	rawHeartbeat(t, jt, &mrpb.HeartbeatRequest{Incarnation: first.Incarnation, ResponseId: 0})
+	jt.mu.Lock()
+	jt.expireLaunchesLocked(jt.trackers["t1"], clock, expiry)
+	jt.mu.Unlock()
+	if st, diag := attemptState(jt, att); st != StateFailed || !strings.Contains(diag, "Error launching task: tracker t1 did not acknowledge the launch") {
+		t.Fatalf("attempt %s after the expiry: %s %q", att, st, diag)
+	}
+}
+
+// A second process registering a live tracker's name is refused, naming
+// both; its heartbeats without the incarnation are refused too. Once the
+// first process no longer listens, the name is free.
+func TestTrackerNameIsHeldByOneProcess(t *testing.T) {
+	jt, _ := newTestJT(t, 1)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	shuffle := l.Addr().String()
+	first := rawHeartbeat(t, jt, &mrpb.HeartbeatRequest{InitialContact: true, Instance: "p1", ShuffleAddress: shuffle, FreeMapSlots: 2})
+	att := launches(first)[0].AttemptId
+
+	_, err = jt.Heartbeat(context.Background(), &mrpb.HeartbeatRequest{Tracker: "t1", InitialContact: true, Instance: "p2", ShuffleAddress: "127.0.0.1:1", AcceptNewTasks: true, FreeMapSlots: 2})
+	if status.Code(err) != codes.AlreadyExists || !strings.Contains(err.Error(), "tracker name t1 is held by a live tracker") ||
+		!strings.Contains(err.Error(), "shuffle "+shuffle) || !strings.Contains(err.Error(), "(shuffle 127.0.0.1:1)") {
+		t.Fatalf("second registration: %v", err)
+	}
+	_, err = jt.Heartbeat(context.Background(), &mrpb.HeartbeatRequest{Tracker: "t1", Incarnation: "forged", ResponseId: 1})
+	if status.Code(err) != codes.PermissionDenied || !strings.Contains(err.Error(), "does not carry the incarnation") {
+		t.Fatalf("heartbeat with a wrong incarnation: %v", err)
+	}
+	if st, _ := attemptState(jt, att); st != StateRunning {
+		t.Fatalf("the first process's attempt is %s after the refusals", st)
+	}
+	// The first process retries its registration (its reply was lost): it
+	// is accepted as itself.
+	again := rawHeartbeat(t, jt, &mrpb.HeartbeatRequest{InitialContact: true, Instance: "p1", ShuffleAddress: shuffle})
+	if again.Incarnation == "" || again.Incarnation == first.Incarnation {
+		t.Fatalf("re-registration of the same process: incarnation %q (was %q)", again.Incarnation, first.Incarnation)
+	}
+	// The first process dies: its port no longer answers, and the second
+	// process gets the name.
+	l.Close()
+	resp, err := jt.Heartbeat(context.Background(), &mrpb.HeartbeatRequest{Tracker: "t1", InitialContact: true, Instance: "p2", ShuffleAddress: "127.0.0.1:1"})
+	if err != nil || resp.Incarnation == "" {
+		t.Fatalf("registration after the first process died: %v", err)
+	}
+}
+
+// On initial contact a tracker lists the jobs it holds state of; those the
+// JobTracker does not know (from before a restart) are purged.
+func TestHeldJobsOfUnknownJobsArePurged(t *testing.T) {
+	jt, id := newTestJT(t, 1)
+	resp := rawHeartbeat(t, jt, &mrpb.HeartbeatRequest{InitialContact: true, HeldJobs: []string{id, "job_1_0001"}})
+	var purged []string
+	for _, a := range resp.Actions {
+		if p := a.GetPurgeJob(); p != "" {
+			purged = append(purged, p)
+		}
+	}
+	if len(purged) != 1 || purged[0] != "job_1_0001" {
+		t.Fatalf("purged %v, want [job_1_0001]", purged)
+	}
+}

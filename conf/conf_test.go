@@ -67,6 +67,7 @@ func TestRegistry(t *testing.T) {
 	cluster := map[string]bool{
 		"mapreduce.jobtracker.address": true, "mapreduce.jobtracker.http.address": true,
 		"mapreduce.jobtracker.expire.trackers.interval": true, "mapreduce.jobtracker.jobhistory.location": true,
+		"mapreduce.jobtracker.system.dir":            true,
 		"mapreduce.tasktracker.map.tasks.maximum":    true,
 		"mapreduce.tasktracker.reduce.tasks.maximum": true, "mapreduce.tasktracker.heartbeat.interval": true,
 		"mapreduce.tasktracker.outofband.heartbeat": true, "mapreduce.tasktracker.http.address": true,
@@ -128,6 +129,8 @@ func TestDefaults(t *testing.T) {
 		{"mapreduce.jobtracker.http.address", "127.0.0.1:50030"},
 		{"mapreduce.jobtracker.expire.trackers.interval", 600000},
 		{"mapreduce.jobtracker.jobhistory.location", "/tmp/gomr/history"},
+		{"mapreduce.jobtracker.system.dir", ""},
+		{"mapreduce.jobclient.retry.timeout", 120000},
 		{"mapreduce.tasktracker.map.tasks.maximum", 2},
 		{"mapreduce.tasktracker.reduce.tasks.maximum", 2},
 		{"mapreduce.tasktracker.heartbeat.interval", 300},

@@ -55,11 +55,15 @@ var keyTable = []Key{
 	{Name: "mapreduce.terasort.partitions.sample", Type: Int, Default: "100000", Description: "keys terasort samples to choose its reduce split points", Check: atLeast(1), Job: true},
 	{Name: "mapreduce.terasort.num.partitions", Type: Int, Default: "10", Description: "input splits terasort samples from", Check: atLeast(1), Job: true},
 
+	// Client.
+	{Name: "mapreduce.jobclient.retry.timeout", Type: Int, Default: "120000", Description: "how long a client waiting for a job retries a JobTracker it cannot reach (a restart)", Check: atLeast(0), Job: true, Unit: "ms"},
+
 	// JobTracker (cluster).
 	{Name: "mapreduce.jobtracker.address", Type: String, Default: "127.0.0.1:8021", Description: "JobTracker RPC address (host:port)", Check: hostPort},
 	{Name: "mapreduce.jobtracker.http.address", Type: String, Default: "127.0.0.1:50030", Description: "JobTracker status pages, JSON API and metrics (host:port)", Check: hostPort},
 	{Name: "mapreduce.jobtracker.expire.trackers.interval", Type: Int, Default: "600000", Description: "a TaskTracker silent this long is declared lost", Check: atLeast(100), Unit: "ms"},
 	{Name: "mapreduce.jobtracker.jobhistory.location", Type: String, Default: "/tmp/gomr/history", Description: "directory of job history files", Check: nonEmpty},
+	{Name: "mapreduce.jobtracker.system.dir", Type: String, Default: "", Description: "directory where the JobTracker keeps the jobs it has not finished (with their secrets, owner-only); empty: system beside the history directory"},
 	{Name: "scheduler.policy", Type: String, Default: "fifo", Description: "task scheduling policy", Check: oneOf(policies...)},
 
 	// TaskTracker (cluster).

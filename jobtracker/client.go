@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"gomr/conf"
@@ -35,9 +35,7 @@ type Client struct {
 
 // Dial connects to the JobTracker at addr (host:port).
 func Dial(addr string, cfg *conf.Config) (*Client, error) {
-	conn, err := grpc.NewClient(addr,
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20), grpc.MaxCallSendMsgSize(64<<20)))
+	conn, err := grpc.NewClient(addr, mrpb.DialOptions()...)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to jobtracker %s: %w", addr, err)
 	}
@@ -143,16 +141,39 @@ func (c *Client) Status(ctx context.Context, jobID string) (*mrpb.JobStatus, err
 }
 
 // Wait polls the job until it ends, printing Hadoop-style progress lines
-// (" map x% reduce y%") when they change, then the counters.
+// (" map x% reduce y%") when they change, then the counters. A JobTracker
+// that cannot be reached (restarting) is retried for
+// mapreduce.jobclient.retry.timeout.
 func (c *Client) Wait(ctx context.Context, jobID string) (*mr.JobResult, error) {
 	last := ""
 	tick := time.NewTicker(c.Poll)
 	defer tick.Stop()
+	var unreachable time.Time
 	for {
-		st, err := c.Status(ctx, jobID)
-		if err != nil {
-			return nil, err
+		st, err := c.jt.GetJobStatus(ctx, &mrpb.JobStatusRequest{JobId: jobID})
+		if status.Code(err) == codes.Unavailable && ctx.Err() == nil {
+			limit := c.cfg.Duration("mapreduce.jobclient.retry.timeout")
+			if unreachable.IsZero() {
+				unreachable = time.Now()
+				if c.Out != nil {
+					fmt.Fprintf(c.Out, "JobTracker unreachable (%s); retrying for up to %s\n", status.Convert(err).Message(), limit)
+				}
+			}
+			if time.Since(unreachable) < limit {
+				select {
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				case <-tick.C:
+				}
+				continue
+			}
+			return nil, fmt.Errorf("job %s: the JobTracker has been unreachable for %s (mapreduce.jobclient.retry.timeout): %s",
+				jobID, time.Since(unreachable).Round(time.Second), status.Convert(err).Message())
 		}
+		if err != nil {
+			return nil, rpcError("job status", err)
+		}
+		unreachable = time.Time{}
 		line := fmt.Sprintf(" map %d%% reduce %d%%", pct(st.MapProgress), pct(st.ReduceProgress))
 		if line != last && c.Out != nil && st.State == StateRunning {
 			fmt.Fprintln(c.Out, line)

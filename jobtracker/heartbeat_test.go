@@ -198,3 +198,33 @@ func TestHeldJobsOfUnknownJobsArePurged(t *testing.T) {
 		t.Fatalf("purged %v, want [job_1_0001]", purged)
 	}
 }
+
+// A JobTracker restarted within the minute of its ident gives no job id
+// twice, and records the jobs the previous process had not finished as
+// FAILED with the reason. Before, the next job got the lost job's id, the
+// trackers still held the lost job's secret under it, and every shuffle
+// fetch of the new job was refused.
+func TestRestartNeitherReusesIDsNorForgetsJobs(t *testing.T) {
+	dir := t.TempDir()
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	now := func() time.Time { return clock }
+	jt1, lost := newTestJTAt(t, dir, 1, now)
+	clock = clock.Add(10 * time.Second)
+	jt2, next := newTestJTAt(t, dir, 1, now)
+	if lost != "job_202601010000_0001" || next != "job_202601010000_0002" {
+		t.Fatalf("job ids %s then %s after a restart in the same minute", lost, next)
+	}
+	_ = jt1
+	rec, err := jt2.history.Read(lost)
+	if err != nil {
+		t.Fatalf("the lost job has no history: %v", err)
+	}
+	if !strings.Contains(string(rec), `"state":"FAILED"`) ||
+		!strings.Contains(string(rec), "lost: the JobTracker restarted while the job ran (submitted 2026-01-01T00:00:00Z)") {
+		t.Fatalf("history of the lost job:\n%s", rec)
+	}
+	staged, err := jt2.staging.List()
+	if err != nil || len(staged) != 1 || staged[0].ID != next {
+		t.Fatalf("staged jobs after the restart: %v, %v", staged, err)
+	}
+}

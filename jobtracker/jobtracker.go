@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"math"
 	"net"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -39,6 +40,7 @@ type JobTracker struct {
 	log     *slog.Logger
 	policy  partitions.Policy
 	history *History
+	staging *Staging
 	now     func() time.Time
 	ident   string
 
@@ -87,7 +89,16 @@ func New(cfg *conf.Config, opts Options) (*JobTracker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("configuration key scheduler.policy: %w", err)
 	}
-	hist, err := OpenHistory(cfg.String("mapreduce.jobtracker.jobhistory.location"))
+	histDir := cfg.String("mapreduce.jobtracker.jobhistory.location")
+	hist, err := OpenHistory(histDir)
+	if err != nil {
+		return nil, err
+	}
+	sysDir := cfg.String("mapreduce.jobtracker.system.dir")
+	if sysDir == "" {
+		sysDir = filepath.Join(filepath.Dir(filepath.Clean(histDir)), "system")
+	}
+	staging, err := OpenStaging(sysDir)
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +110,14 @@ func New(cfg *conf.Config, opts Options) (*JobTracker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &JobTracker{
+	ident := now().Format("200601021504")
+	lastJob, err := lastJobNumber(ident, histDir, sysDir)
+	if err != nil {
+		return nil, err
+	}
+	jt := &JobTracker{
+		staging:    staging,
+		nextJob:    lastJob,
 		specParams: specParams,
 		cloneCost:  speculator.NewEstimator(specParams.Estimator),
 		profiles:   profiles,
@@ -108,11 +126,15 @@ func New(cfg *conf.Config, opts Options) (*JobTracker, error) {
 		policy:     policy,
 		history:    hist,
 		now:        now,
-		ident:      now().Format("200601021504"),
+		ident:      ident,
 		jobs:       map[string]*job{},
 		trackers:   map[string]*trackerState{},
 		stop:       make(chan struct{}),
-	}, nil
+	}
+	if err := jt.failLostJobs(); err != nil {
+		return nil, err
+	}
+	return jt, nil
 }
 
 // Listen binds the RPC address (mapreduce.jobtracker.address, or addr if
@@ -243,12 +265,21 @@ func (jt *JobTracker) SubmitJob(ctx context.Context, req *mrpb.SubmitJobRequest)
 		return nil, status.Errorf(codes.Internal, "job secret: %v", err)
 	}
 
+	// The job is on disk before its id is answered: a JobTracker
+	// restarted later neither forgets it nor gives its id again.
+	jt.mu.Lock()
+	jt.nextJob++
+	id := fmt.Sprintf("job_%s_%04d", jt.ident, jt.nextJob)
+	now := jt.now()
+	jt.mu.Unlock()
+	if err := jt.staging.Write(&stagedJob{ID: id, Spec: spec, Splits: splits, Secret: secret, Submit: now}); err != nil {
+		return nil, status.Errorf(codes.Internal, "%v", err)
+	}
+
 	jt.mu.Lock()
 	defer jt.mu.Unlock()
-	jt.nextJob++
-	now := jt.now()
 	j := &job{
-		id:            fmt.Sprintf("job_%s_%04d", jt.ident, jt.nextJob),
+		id:            id,
 		spec:          spec,
 		conf:          jcfg,
 		confMap:       jcfg.Map(),
@@ -1188,7 +1219,11 @@ func (jt *JobTracker) endJobLocked(j *job, state, why string) {
 	jt.policy.Observe(partitions.Event{Time: j.finish, Kind: partitions.JobFinished, JobID: j.id})
 	rec := jt.historyRecordLocked(j)
 	if err := jt.history.Write(rec); err != nil {
+		// The job stays in the system directory: the next JobTracker
+		// process records it as lost rather than not at all.
 		jt.log.Error("writing job history", "job", j.id, "error", err)
+	} else if err := jt.staging.Remove(j.id); err != nil {
+		jt.log.Error("removing the job from the system directory", "job", j.id, "error", err)
 	}
 	addProfile(jt.profiles, &rec)
 	jt.log.Info("job ended", "job", j.id, "state", state, "error", why, "seconds", j.finish.Sub(j.submit).Seconds())

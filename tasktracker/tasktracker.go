@@ -22,7 +22,6 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
 	"gomr/conf"
@@ -194,9 +193,7 @@ func (tt *TaskTracker) ShuffleAddress() string { return tt.shuffleAddr }
 // Run serves the umbilical and the shuffle and heartbeats until ctx ends;
 // then it kills its children.
 func (tt *TaskTracker) Run(ctx context.Context) error {
-	conn, err := grpc.NewClient(tt.jtAddr,
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20), grpc.MaxCallSendMsgSize(64<<20)))
+	conn, err := grpc.NewClient(tt.jtAddr, mrpb.DialOptions()...)
 	if err != nil {
 		return fmt.Errorf("jobtracker %s: %w", tt.jtAddr, err)
 	}

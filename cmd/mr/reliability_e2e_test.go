@@ -85,3 +85,39 @@ func TestE2EDuplicateTrackerNameRefused(t *testing.T) {
 	c.waitWithin(id, 2*time.Minute)
 	checkWordCount(t, out, countWords(t, in))
 }
+
+// The JobTracker is killed (SIGKILL) while a job runs and restarted at
+// once, within the same minute. The lost job is recorded as FAILED with
+// the reason; the next job gets a new id and completes with exact output.
+// Before, the next job got the lost job's id, the trackers refused every
+// shuffle fetch of it with the lost job's secret, and it failed with "Too
+// many fetch-failures".
+func TestE2EJobTrackerRestartKeepsIDsApart(t *testing.T) {
+	in := bigText(t)
+	c := startCluster(t, []trackerSpec{{"t1", 2, 1}, {"t2", 2, 1}})
+	lost := c.submit(wordCountSpec(in, filepath.Join(t.TempDir(), "lost"), 2))
+	waitFor(t, "a map of the first job to run", 30*time.Second, func() bool { return c.status(lost).Maps.Running > 0 })
+	c.kill("jobtracker")
+	c.start("jobtracker", "jobtracker")
+	waitPort(t, c.jtAddr)
+	waitFor(t, "both trackers to register again", 30*time.Second, func() bool {
+		return c.logHas("jobtracker", "tracker=t1") && c.logHas("jobtracker", "tracker=t2")
+	})
+	hist, err := c.client.History(context.Background(), lost)
+	if err != nil || !strings.Contains(string(hist), `"state":"FAILED"`) || !strings.Contains(string(hist), "lost: the JobTracker restarted while the job ran") {
+		t.Fatalf("history of the job lost in the restart: %v\n%s", err, hist)
+	}
+	// The trackers held the lost job's files and secret; the new
+	// JobTracker does not know the job, and has them purged.
+	waitFor(t, "the trackers to purge the lost job", 30*time.Second, func() bool {
+		m, _ := filepath.Glob(filepath.Join(c.dir, "local", "t*", "jobs", lost))
+		return len(m) == 0
+	})
+	out := filepath.Join(t.TempDir(), "out")
+	next := c.submit(wordCountSpec(in, out, 2))
+	if next == lost {
+		t.Fatalf("the restarted jobtracker gave the lost job's id %s again", lost)
+	}
+	c.waitWithin(next, 2*time.Minute)
+	checkWordCount(t, out, countWords(t, in))
+}

@@ -84,3 +84,52 @@ func TestE2EUnknownMREnvRefused(t *testing.T) {
 		t.Errorf("mr local with MR_MAPREDUCE_JOB_REDUCE=2: err=%v, output lacks %q:\n%s", err, want, text)
 	}
 }
+
+// TestE2EDefineAfterApp: -D key=value among the app's arguments is applied
+// as if given before the app name, not read as an input path; a lone --
+// passes what follows to the app as is.
+func TestE2EDefineAfterApp(t *testing.T) {
+	in := t.TempDir()
+	genText(t, filepath.Join(in, "x.txt"), 64<<10, 3)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	text, err := runMREnv(t, 2*time.Minute, nil, "local", "wordcount",
+		"-Dmapreduce.map.speculative=false", in, out,
+		"-D", "mapreduce.job.reduces=3", "--define", "mapreduce.reduce.speculative=false")
+	if err != nil {
+		t.Fatalf("mr local wordcount with -D after the app name: %v\n%s", err, text)
+	}
+	if !strings.Contains(text, "TOTAL_LAUNCHED_REDUCES=3") {
+		t.Errorf("output lacks TOTAL_LAUNCHED_REDUCES=3:\n%s", text)
+	}
+	parts, _ := filepath.Glob(filepath.Join(out, "part-r-*"))
+	if len(parts) != 3 {
+		t.Errorf("%d part files, want 3: %v", len(parts), parts)
+	}
+	checkWordCount(t, out, countWords(t, in))
+
+	// After the app name, as before it, an unknown key is refused.
+	text, err = runMREnv(t, time.Minute, nil, "local", "wordcount", in, filepath.Join(dir, "o2"), "-D", "mapreduce.job.reducez=3")
+	if want := `unknown configuration key "mapreduce.job.reducez" in -D (did you mean "mapreduce.job.reduces"?)`; err == nil || !strings.Contains(text, want) {
+		t.Errorf("unknown key after the app name: err=%v, output lacks %q:\n%s", err, want, text)
+	}
+	// A -D without key=value is an error, not a path.
+	text, err = runMREnv(t, time.Minute, nil, "local", "wordcount", in, filepath.Join(dir, "o3"), "-D")
+	if want := "-D at the end of the app's arguments"; err == nil || !strings.Contains(text, want) {
+		t.Errorf("-D at the end: err=%v, output lacks %q:\n%s", err, want, text)
+	}
+
+	// After --, "-Dx=1" is grep's pattern.
+	gin := filepath.Join(dir, "grep-in.txt")
+	if err := os.WriteFile(gin, []byte("a -Dx=1 b -Dx=1\n-Dx=1\nnone\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gout := filepath.Join(dir, "grep-out")
+	text, err = runMREnv(t, 2*time.Minute, nil, "local", "grep", gin, gout, "--", "-Dx=1")
+	if err != nil {
+		t.Fatalf("mr local grep ... -- -Dx=1: %v\n%s", err, text)
+	}
+	if got := readParts(t, gout); len(got) != 1 || got[0] != "3\t-Dx=1" {
+		t.Errorf("grep output %q, want [\"3\\t-Dx=1\"]", got)
+	}
+}

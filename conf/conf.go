@@ -333,6 +333,20 @@ func (t *table) suggest(name string) (string, bool) {
 	return best, best != ""
 }
 
+// suggestEnv returns the key whose environment variable is closest to the
+// variable name (case-insensitive Levenshtein distance, ties to the first
+// key in sorted order) if it is within maxSuggestDistance.
+func (t *table) suggestEnv(name string) (string, bool) {
+	uname := strings.ToUpper(name)
+	best, bestD := "", maxSuggestDistance+1
+	for _, k := range t.keys {
+		if d := editDistance(uname, EnvName(k.Name), bestD); d < bestD {
+			best, bestD = k.Name, d
+		}
+	}
+	return best, best != ""
+}
+
 // editDistance is the Levenshtein distance between a and b (in bytes); it
 // returns limit as soon as the distance is known to be at least limit.
 func editDistance(a, b string, limit int) int {

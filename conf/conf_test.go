@@ -448,7 +448,8 @@ func TestPrecedence(t *testing.T) {
 		{"flag over default", false, nil, "400", 400, "flag"},
 		{"flag over file", true, nil, "400", 400, "flag"},
 		{"flag over env and file", true, map[string]string{env: "300"}, "400", 400, "flag"},
-		{"unknown MR_ variable ignored", false, map[string]string{"MR_NOT_A_KEY": "x", "MR_MAPREDUCE_TASK_IO_SORT_MD": "1"}, "", 100, "default"},
+		{"empty unknown MR_ variable counts as unset", false, map[string]string{"MR_NOT_A_KEY": ""}, "", 100, "default"},
+		{"other prefixes not read", false, map[string]string{"GOMR_NOT_A_KEY": "x", "XMR_A": "y", "mr_lower": "z"}, "", 100, "default"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -499,10 +500,52 @@ func indexOf(t *testing.T, c *Config, key string) int {
 	return -1
 }
 
+// TestUnknownEnvVariable: an MR_ variable that names no key stops Load, as
+// an unknown -D key does, naming the variable and the closest key; every
+// offending variable is named, beside bad values of known ones.
+func TestUnknownEnvVariable(t *testing.T) {
+	tests := []struct {
+		name string
+		env  map[string]string
+		want []string // the error's lines
+	}{
+		{"no such key", map[string]string{"MR_NO_SUCH_KEY": "1"}, []string{
+			"unknown configuration key in environment variable MR_NO_SUCH_KEY: MR_ variables must name a configuration key",
+		}},
+		{"misspelt key", map[string]string{"MR_MAPREDUCE_TASK_IO_SORT_MD": "1"}, []string{
+			`unknown configuration key in environment variable MR_MAPREDUCE_TASK_IO_SORT_MD: MR_ variables must name a configuration key (did you mean MR_MAPREDUCE_TASK_IO_SORT_MB, for "mapreduce.task.io.sort.mb"?)`,
+		}},
+		{"lower case", map[string]string{"MR_mapreduce_job_reduces": "2"}, []string{
+			`unknown configuration key in environment variable MR_mapreduce_job_reduces: MR_ variables must name a configuration key (did you mean MR_MAPREDUCE_JOB_REDUCES, for "mapreduce.job.reduces"?)`,
+		}},
+		{"several, and a bad value", map[string]string{"MR_ZZ": "1", "MR_AA": "1", "MR_MAPREDUCE_JOB_REDUCES": "many"}, []string{
+			"unknown configuration key in environment variable MR_AA: MR_ variables must name a configuration key",
+			"unknown configuration key in environment variable MR_ZZ: MR_ variables must name a configuration key",
+			`invalid value "many" for configuration key "mapreduce.job.reduces" in environment variable MR_MAPREDUCE_JOB_REDUCES: want an integer >= 0`,
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lookup, environ := fakeEnv(tt.env)
+			_, err := registry.load(LoadOptions{Env: true}, lookup, environ)
+			if err == nil {
+				t.Fatalf("Load with %v succeeded, want an error", tt.env)
+			}
+			if got, want := err.Error(), strings.Join(tt.want, "\n"); got != want {
+				t.Errorf("error\n got %s\nwant %s", got, want)
+			}
+		})
+	}
+	// Without Env the environment is not looked at.
+	lookup, environ := fakeEnv(map[string]string{"MR_NO_SUCH_KEY": "1"})
+	if _, err := registry.load(LoadOptions{}, lookup, environ); err != nil {
+		t.Errorf("Load without Env: %v", err)
+	}
+}
+
 func TestLoadRealEnv(t *testing.T) {
 	t.Setenv("MR_MAPREDUCE_JOB_REDUCES", "9")
 	t.Setenv("MR_SCHEDULER_POLICY", "fair")
-	t.Setenv("MR_NO_SUCH_KEY", "1")
 	c, err := Load(LoadOptions{Env: true})
 	if err != nil {
 		t.Fatal(err)
@@ -520,6 +563,13 @@ func TestLoadRealEnv(t *testing.T) {
 	t.Setenv("MR_MAPREDUCE_JOB_REDUCES", "many")
 	_, err = Load(LoadOptions{Env: true})
 	want := `invalid value "many" for configuration key "mapreduce.job.reduces" in environment variable MR_MAPREDUCE_JOB_REDUCES: want an integer >= 0`
+	if err == nil || err.Error() != want {
+		t.Errorf("error\n got %v\nwant %s", err, want)
+	}
+	t.Setenv("MR_MAPREDUCE_JOB_REDUCES", "9")
+	t.Setenv("MR_NO_SUCH_KEY", "1")
+	_, err = Load(LoadOptions{Env: true})
+	want = "unknown configuration key in environment variable MR_NO_SUCH_KEY: MR_ variables must name a configuration key"
 	if err == nil || err.Error() != want {
 		t.Errorf("error\n got %v\nwant %s", err, want)
 	}

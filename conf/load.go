@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"sort"
 	"strconv"
@@ -22,11 +21,13 @@ type LoadOptions struct {
 	// unreadable file is an error naming it. Keys may be nested maps or
 	// flat dotted names (or a mix); YAML keys are case-insensitive.
 	File string
-	// Env reads MR_ environment variables (see EnvName). Only variables
-	// that map to a known key are read: the environment is shared with
-	// other programs, so an MR_ variable matching no key is ignored (and
-	// logged at debug level), not an error. A variable set to the empty
-	// string counts as unset, as in viper.
+	// Env reads MR_ environment variables (see EnvName). Every MR_
+	// variable must name a known key: one that names none is an error
+	// naming the variable (with the closest key's variable, if one is
+	// close), as an unknown -D key is, so that a misspelt variable does
+	// not silently leave its key at the default. The runtime's own
+	// variables are GOMR_ ones for that reason. A variable set to the
+	// empty string counts as unset, as in viper, and is not checked.
 	Env bool
 	// Overrides are -D key=value definitions, applied last.
 	Overrides map[string]string
@@ -64,10 +65,13 @@ func (t *table) load(opts LoadOptions, lookupEnv func(string) (string, bool), en
 				srcs[k.Name] = "env:" + name
 			}
 		}
+		errs := t.unknownEnv(environ())
 		if c, err = c.with(m, func(key string) string { return srcs[key] }, nil); err != nil {
-			return nil, err
+			errs = append(errs, err)
 		}
-		t.logIgnoredEnv(environ())
+		if len(errs) > 0 {
+			return nil, errors.Join(errs...)
+		}
 	}
 	if len(opts.Overrides) > 0 {
 		if c, err = c.With(opts.Overrides, SourceFlag); err != nil {
@@ -77,18 +81,36 @@ func (t *table) load(opts LoadOptions, lookupEnv func(string) (string, bool), en
 	return c, nil
 }
 
-// logIgnoredEnv logs, at debug level, MR_ variables that name no key.
-func (t *table) logIgnoredEnv(environ []string) {
+// unknownEnv returns an error for each non-empty MR_ variable in environ
+// (as os.Environ gives it) that names no key, sorted by variable name.
+func (t *table) unknownEnv(environ []string) []error {
 	known := make(map[string]bool, len(t.keys))
 	for _, k := range t.keys {
 		known[EnvName(k.Name)] = true
 	}
+	var names []string
 	for _, kv := range environ {
-		name, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(name, "MR_") && !known[name] {
-			slog.Debug("ignoring environment variable that names no configuration key", "var", name)
+		name, v, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, "MR_") && v != "" && !known[name] {
+			names = append(names, name)
 		}
 	}
+	sort.Strings(names)
+	var errs []error
+	for _, name := range names {
+		errs = append(errs, t.unknownEnvVar(name))
+	}
+	return errs
+}
+
+// unknownEnvVar is the error for an MR_ variable that names no key, with a
+// suggestion when a key's variable is close.
+func (t *table) unknownEnvVar(name string) error {
+	msg := fmt.Sprintf("unknown configuration key in environment variable %s: MR_ variables must name a configuration key", name)
+	if k, ok := t.suggestEnv(name); ok {
+		msg += fmt.Sprintf(" (did you mean %s, for %q?)", EnvName(k), k)
+	}
+	return errors.New(msg)
 }
 
 // readYAML reads a YAML configuration file through viper and returns its

@@ -41,6 +41,12 @@ func (e *InputPathError) Unwrap() error { return e.Err }
 // start with "_" or ".", such as _SUCCESS, _logs and .crc files). A file
 // named explicitly is read whatever its name. A missing path is an
 // *InputPathError. Files of size zero are kept; the callers drop them.
+// An input path, or a directory entry that is not skipped, that is neither
+// a regular file nor a directory (a FIFO, a device, a socket; symbolic
+// links count as what they point to) is an error wrapping an
+// *fs.NotRegularError: "input <path> is a named pipe (FIFO), not a regular
+// file or directory". Its size, zero, would otherwise have it dropped as
+// empty and the job succeed without reading it.
 func listInputFiles(sc SplitContext) ([]fs.FileInfo, error) {
 	ctx := sc.Ctx
 	if ctx == nil {
@@ -69,6 +75,12 @@ func listInputFiles(sc SplitContext) ([]fs.FileInfo, error) {
 			}
 			if !single && hiddenName(e.Path) {
 				continue
+			}
+			if err := e.CheckRegular(); err != nil {
+				if single {
+					return nil, fmt.Errorf("input %w", err)
+				}
+				return nil, fmt.Errorf("input %w (in input directory %s)", err, in)
 			}
 			files = append(files, e)
 		}

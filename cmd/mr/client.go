@@ -21,6 +21,7 @@ func newSubmitCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "submit [--jobtracker HOST:PORT] [--conf FILE] [-D key=value]... <app> <args...>",
 		Short: "Run an app against a running JobTracker",
+		Long:  "submit runs an app's jobs on a running cluster and waits for them.\n" + appDefinesHelp,
 		Args:  cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
@@ -28,6 +29,10 @@ func newSubmitCmd() *cobra.Command {
 				return &mr.UsageError{App: "mr submit", Usage: "<app> <args...>", Problem: "no app given"}
 			}
 			app, err := mr.LookupApp(args[0])
+			if err != nil {
+				return err
+			}
+			appArgs, err := cf.takeAppDefines(args[1:])
 			if err != nil {
 				return err
 			}
@@ -46,7 +51,7 @@ func newSubmitCmd() *cobra.Command {
 			client.Out = os.Stdout
 			ctx, cancel := signalContext()
 			defer cancel()
-			return app.Run(ctx, client, args[1:])
+			return app.Run(ctx, client, appArgs)
 		},
 	}
 	cf.add(cmd)

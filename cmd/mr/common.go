@@ -56,6 +56,57 @@ func (f *confFlags) overrides() (map[string]string, error) {
 	return m, nil
 }
 
+// appDefinesHelp is the help text of the commands that use takeAppDefines.
+const appDefinesHelp = "-D key=value may also be given among the app's arguments (anywhere after the app name),\n" +
+	"as if given before it; a lone -- ends that scan, passing what follows to the app as is."
+
+// takeAppDefines takes the -D definitions out of an app's arguments (what
+// follows the app name), so that
+//
+//	mr local wordcount in out -D mapreduce.job.reduces=3
+//
+// works as Hadoop users expect and as if the -D came before the app name,
+// rather than "-D" being read as an input path. The forms are those the
+// command's own flag takes: "-D key=value", "-Dkey=value", "-D=key=value",
+// "--define key=value" and "--define=key=value". They are appended to
+// f.defines, after those given before the app name, so they win over them;
+// their keys and values are checked with the rest. Every other argument is
+// the app's, in order. A lone "--" ends the scan: it is dropped and what
+// follows goes to the app verbatim (mr local grep in out -- -Dx). A -D
+// that is not followed by key=value is an error, never an app argument.
+func (f *confFlags) takeAppDefines(args []string) ([]string, error) {
+	var rest, defines []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		var def string
+		switch {
+		case a == "--":
+			rest = append(rest, args[i+1:]...)
+			i = len(args)
+			continue
+		case a == "-D" || a == "--define":
+			if i+1 == len(args) {
+				return nil, fmt.Errorf("%s at the end of the app's arguments: want %s key=value", a, a)
+			}
+			i++
+			def = args[i]
+		case strings.HasPrefix(a, "--define="):
+			def = strings.TrimPrefix(a, "--define=")
+		case strings.HasPrefix(a, "-D"):
+			def = strings.TrimPrefix(a[2:], "=")
+		default:
+			rest = append(rest, a)
+			continue
+		}
+		if _, _, err := conf.ParseDefine(def); err != nil {
+			return nil, fmt.Errorf("%s among the app's arguments: %w (put -- before app arguments that start with -D)", a, err)
+		}
+		defines = append(defines, def)
+	}
+	f.defines = append(f.defines, defines...)
+	return rest, nil
+}
+
 // load builds the configuration: defaults, file, MR_ environment, -D.
 func (f *confFlags) load(extra map[string]string) (*conf.Config, error) {
 	m, err := f.overrides()

@@ -45,14 +45,25 @@ func mrCmd(args ...string) *exec.Cmd {
 // runMR runs mr with args and returns its combined output.
 func runMR(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	return runMREnv(t, 5*time.Minute, nil, args...)
+}
+
+// runMREnv runs mr with args, with env (VAR=value) added to the
+// environment, and returns its combined output. If it has not finished
+// within timeout it is killed and the error says so.
+func runMREnv(t *testing.T, timeout time.Duration, env []string, args ...string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := mrCmd(args...)
 	cmd = exec.CommandContext(ctx, cmd.Path, cmd.Args[1:]...)
-	cmd.Env = append(os.Environ(), "GOMR_AS_MR=1")
+	cmd.Env = append(append(os.Environ(), "GOMR_AS_MR=1"), env...)
 	out, err := cmd.CombinedOutput()
 	if strings.Contains(string(out), "DATA RACE") {
 		t.Errorf("the race detector fired in mr %v:\n%s", args, out)
+	}
+	if ctx.Err() != nil {
+		return string(out), fmt.Errorf("mr %v did not finish within %v (killed): %w", args, timeout, err)
 	}
 	return string(out), err
 }

@@ -26,7 +26,8 @@ func newLocalCmd() *cobra.Command {
 		Use:   "local [--trackers N] [--conf FILE] [-D key=value]... <app> <args...>",
 		Short: "Start a JobTracker and N TaskTrackers on loopback, run an app on them, and clean up",
 		Long: "local runs a real cluster in one command: a JobTracker and N TaskTrackers on 127.0.0.1,\n" +
-			"each task attempt a child process, in a temporary work directory that is removed afterwards.",
+			"each task attempt a child process, in a temporary work directory that is removed afterwards.\n" +
+			appDefinesHelp,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
@@ -40,13 +41,17 @@ func newLocalCmd() *cobra.Command {
 			if trackers < 1 {
 				return fmt.Errorf("--trackers must be at least 1, got %d", trackers)
 			}
+			appArgs, err := cf.takeAppDefines(args[1:])
+			if err != nil {
+				return err
+			}
 			cfg, err := cf.load(nil)
 			if err != nil {
 				return err
 			}
 			ctx, cancel := signalContext()
 			defer cancel()
-			return runLocal(ctx, cfg, trackers, keep, app, args[1:], os.Stdout, os.Stderr)
+			return runLocal(ctx, cfg, trackers, keep, app, appArgs, os.Stdout, os.Stderr)
 		},
 	}
 	cf.add(cmd)

@@ -250,9 +250,9 @@ func TestLocalRejectsOtherSchemes(t *testing.T) {
 }
 
 func TestHDFS(t *testing.T) {
-	nn := os.Getenv("MR_TEST_HDFS_NAMENODE")
+	nn := os.Getenv("GOMR_TEST_HDFS_NAMENODE")
 	if nn == "" {
-		t.Skip("set MR_TEST_HDFS_NAMENODE=host:port to name an HDFS namenode to test against")
+		t.Skip("set GOMR_TEST_HDFS_NAMENODE=host:port to name an HDFS namenode to test against")
 	}
 	dir := "hdfs://" + nn + "/tmp/gomr-fs-test-" + strings.ReplaceAll(t.Name(), "/", "_") + "-" + filepath.Base(t.TempDir())
 	fsys, err := Resolve(dir)

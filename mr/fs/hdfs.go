@@ -177,7 +177,20 @@ func (h *HDFS) Stat(p string) (FileInfo, error) {
 	if err != nil {
 		return FileInfo{}, fmt.Errorf("stat %s: %w", p, err)
 	}
-	return FileInfo{Path: p, Size: fi.Size(), IsDir: fi.IsDir(), ModTime: fi.ModTime()}, nil
+	return hdfsInfo(p, fi), nil
+}
+
+// hdfsInfo describes an HDFS file status. HDFS has files, directories and
+// symbolic links; the library's Mode shows directories only, so a link is
+// told by the target its status carries, and gets os.ModeSymlink. The
+// library does not follow links (the namenode leaves that to the client),
+// so neither does this filesystem: a listed link stays a link.
+func hdfsInfo(p string, fi os.FileInfo) FileInfo {
+	mode := fi.Mode()
+	if s, ok := fi.Sys().(interface{ GetSymlink() []byte }); ok && len(s.GetSymlink()) > 0 {
+		mode |= os.ModeSymlink
+	}
+	return FileInfo{Path: p, Size: fi.Size(), IsDir: fi.IsDir(), ModTime: fi.ModTime(), Mode: mode}
 }
 
 // List returns the entries of a directory sorted by name, their paths
@@ -192,7 +205,7 @@ func (h *HDFS) List(p string) ([]FileInfo, error) {
 		return nil, fmt.Errorf("list %s: %w", p, err)
 	}
 	if !fi.IsDir() {
-		return []FileInfo{{Path: p, Size: fi.Size(), ModTime: fi.ModTime()}}, nil
+		return []FileInfo{hdfsInfo(p, fi)}, nil
 	}
 	entries, err := h.client.ReadDir(hp)
 	if err != nil {
@@ -201,7 +214,7 @@ func (h *HDFS) List(p string) ([]FileInfo, error) {
 	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
 	out := make([]FileInfo, 0, len(entries))
 	for _, e := range entries {
-		out = append(out, FileInfo{Path: Join(p, e.Name()), Size: e.Size(), IsDir: e.IsDir(), ModTime: e.ModTime()})
+		out = append(out, hdfsInfo(Join(p, e.Name()), e))
 	}
 	return out, nil
 }

@@ -563,6 +563,8 @@ func (c *Config) Duration(key string) time.Duration {
 		unit = time.Millisecond
 	case "s":
 		unit = time.Second
+	case "min":
+		unit = time.Minute
 	default:
 		typePanic("Duration", k)
 	}

@@ -25,6 +25,8 @@ var keyTable = []Key{
 	// Task counts, attempts and input splits.
 	{Name: "mapreduce.job.maps", Type: Int, Default: "2", Description: "number of map tasks for jobs that generate their input (teragen, sleep)", Check: atLeast(1), Job: true},
 	{Name: "mapreduce.job.reduces", Type: Int, Default: "1", Description: "number of reduce tasks; 0 makes a map-only job", Check: atLeast(0), Job: true},
+	{Name: "mapreduce.job.maxtaskfailures.per.tracker", Type: Int, Default: "4", Description: "failed attempts of a job on one tracker after which the job gives it no more tasks (Hadoop 1: mapred.max.tracker.failures)", Check: atLeast(1), Job: true},
+	{Name: "mapreduce.job.blacklist.max.percent", Type: Float, Default: "0.25", Description: "a job ignores its tracker blacklist once it has blacklisted this fraction of the trackers (hard-coded in Hadoop)", Check: between(0.0, 1.0), Job: true},
 	{Name: "mapreduce.map.maxattempts", Type: Int, Default: "4", Description: "attempts of a map task before the job fails", Check: atLeast(1), Job: true},
 	{Name: "mapreduce.reduce.maxattempts", Type: Int, Default: "4", Description: "attempts of a reduce task before the job fails", Check: atLeast(1), Job: true},
 	{Name: "mapreduce.input.fileinputformat.split.maxsize", Type: Int64, Default: "134217728", Description: "largest input split", Check: atLeast(int64(1)), Job: true, Unit: "bytes"},
@@ -64,6 +66,9 @@ var keyTable = []Key{
 	{Name: "mapreduce.jobtracker.expire.trackers.interval", Type: Int, Default: "600000", Description: "a TaskTracker silent this long is declared lost", Check: atLeast(100), Unit: "ms"},
 	{Name: "mapreduce.jobtracker.jobhistory.location", Type: String, Default: "/tmp/gomr/history", Description: "directory of job history files", Check: nonEmpty},
 	{Name: "mapreduce.jobtracker.system.dir", Type: String, Default: "", Description: "directory where the JobTracker keeps the jobs it has not finished (with their secrets, owner-only); empty: system beside the history directory"},
+	{Name: "mapreduce.jobtracker.tasktracker.maxblacklists", Type: Int, Default: "4", Description: "faults (succeeded jobs that blacklisted it) after which a tracker gets no task of any job (Hadoop 1: mapred.max.tracker.blacklists)", Check: atLeast(1)},
+	{Name: "mapreduce.jobtracker.blacklist.fault-timeout-window", Type: Int, Default: "180", Description: "how long a tracker's fault counts toward its blacklisting", Check: atLeast(1), Unit: "min"},
+	{Name: "mapreduce.jobtracker.blacklist.max.percent", Type: Float, Default: "0.5", Description: "largest fraction of the trackers blacklisted across all jobs at once", Check: between(0.0, 1.0)},
 	{Name: "scheduler.policy", Type: String, Default: "fifo", Description: "task scheduling policy", Check: oneOf(policies...)},
 
 	// TaskTracker (cluster).

@@ -140,6 +140,15 @@ func (c *Client) Status(ctx context.Context, jobID string) (*mrpb.JobStatus, err
 	return st, nil
 }
 
+// Trackers lists the live TaskTrackers.
+func (c *Client) Trackers(ctx context.Context) ([]*mrpb.TrackerStatus, error) {
+	resp, err := c.jt.ListTrackers(ctx, &mrpb.ListTrackersRequest{})
+	if err != nil {
+		return nil, rpcError("listing trackers", err)
+	}
+	return resp.Trackers, nil
+}
+
 // Wait polls the job until it ends, printing Hadoop-style progress lines
 // (" map x% reduce y%") when they change, then the counters. A JobTracker
 // that cannot be reached (restarting) is retried for

@@ -63,6 +63,10 @@ func (jt *JobTracker) Heartbeat(ctx context.Context, req *mrpb.HeartbeatRequest)
 			}
 			jt.lostTrackerLocked(t, "task tracker restarted: "+req.Tracker)
 		}
+		if !known || t.instance != req.Instance {
+			// A new process: Hadoop's "healthy after a restart".
+			delete(jt.faults, req.Tracker)
+		}
 		t = &trackerState{
 			name:        req.Tracker,
 			attempts:    map[string]*attempt{},

@@ -93,6 +93,11 @@ type TrackerInfo struct {
 	LastHeartbeat           time.Time `json:"last_heartbeat"`
 	LastHeartbeatAgeSeconds float64   `json:"last_heartbeat_age_seconds"`
 	CRIU                    bool      `json:"criu"`
+	// Blacklisted across all jobs (it gets no task), and why.
+	Blacklisted     bool   `json:"blacklisted"`
+	BlacklistReason string `json:"blacklist_reason,omitempty"`
+	// LostReplies counts heartbeat replies it did not get (sent again).
+	LostReplies int `json:"lost_replies"`
 }
 
 // JobList is the body of GET /api/jobs.
@@ -310,6 +315,9 @@ func (jt *JobTracker) clusterInfo(withJobs bool) (ClusterInfo, []JobInfo) {
 			LastHeartbeat:           utc(t.lastSeen),
 			LastHeartbeatAgeSeconds: math.Round(now.Sub(t.lastSeen).Seconds()*1e3) / 1e3,
 			CRIU:                    t.criu,
+			Blacklisted:             t.blacklisted,
+			BlacklistReason:         t.blacklistReason,
+			LostReplies:             t.lostReplies,
 		}
 		for id, a := range t.attempts {
 			if !a.live() {
@@ -392,7 +400,8 @@ func (jt *JobTracker) jobDetail(id string) (JobDetail, bool) {
 // metricsSnapshot is what /metrics reports; index 0 is map, 1 reduce.
 type metricsSnapshot struct {
 	jobs                    map[string]int
-	trackers                int
+	trackers, blacklisted   int
+	lostReplies             int
 	slots, running          [2]int
 	launched, failed, kills [2]int64
 }
@@ -404,7 +413,11 @@ func (jt *JobTracker) metrics() metricsSnapshot {
 		jobs:     map[string]int{StateRunning: 0, StateSucceeded: 0, StateFailed: 0, StateKilled: 0},
 		trackers: len(jt.trackers),
 	}
+	m.lostReplies = jt.lostReplies
 	for _, t := range jt.trackers {
+		if t.blacklisted {
+			m.blacklisted++
+		}
 		m.slots[0] += t.mapSlots
 		m.slots[1] += t.reduceSlots
 		for _, a := range t.attempts {
@@ -510,6 +523,10 @@ func (jt *JobTracker) handleMetrics(w http.ResponseWriter, r *http.Request) {
 	}
 	family("gomr_trackers", "gauge", "Live TaskTrackers.")
 	fmt.Fprintf(&b, "gomr_trackers %d\n", m.trackers)
+	family("gomr_trackers_blacklisted", "gauge", "Live TaskTrackers blacklisted across all jobs (they get no task).")
+	fmt.Fprintf(&b, "gomr_trackers_blacklisted %d\n", m.blacklisted)
+	family("gomr_heartbeat_replies_lost_total", "counter", "Heartbeat replies a TaskTracker did not get (their actions were sent again).")
+	fmt.Fprintf(&b, "gomr_heartbeat_replies_lost_total %d\n", m.lostReplies)
 	family("gomr_slots", "gauge", "Task slots of the live TaskTrackers, by task type.")
 	byType("gomr_slots", widen(m.slots))
 	family("gomr_running_attempts", "gauge", "Live task attempts, by task type.")
@@ -658,10 +675,10 @@ Jobs: {{index .Jobs "RUNNING"}} running, {{index .Jobs "SUCCEEDED"}} succeeded, 
 <h2>TaskTrackers ({{len .Trackers}})</h2>
 {{if .Trackers}}<table>
 <tr><th>Tracker</th><th>Host</th><th>Shuffle</th><th>Map slots</th><th>Reduce slots</th><th>Running maps</th><th>Running reduces</th>
-<th>Last heartbeat</th><th>CRIU</th><th>Running attempts</th></tr>
+<th>Last heartbeat</th><th>CRIU</th><th>Blacklisted</th><th>Running attempts</th></tr>
 {{range .Trackers}}<tr><td>{{.Name}}</td><td>{{.Host}}</td><td>{{.ShuffleAddress}}</td><td class="n">{{.MapSlots}}</td><td class="n">{{.ReduceSlots}}</td>
 <td class="n">{{.RunningMaps}}</td><td class="n">{{.RunningReduces}}</td><td>{{secs .LastHeartbeatAgeSeconds}} ago</td>
-<td>{{if .CRIU}}yes{{else}}no{{end}}</td><td>{{range $i, $a := .RunningAttempts}}{{if $i}}, {{end}}{{$a}}{{end}}</td></tr>
+<td>{{if .CRIU}}yes{{else}}no{{end}}</td><td>{{if .Blacklisted}}yes: {{.BlacklistReason}}{{else}}no{{end}}</td><td>{{range $i, $a := .RunningAttempts}}{{if $i}}, {{end}}{{$a}}{{end}}</td></tr>
 {{end}}</table>
 {{else}}<p>No live TaskTracker.</p>
 {{end}}

@@ -239,10 +239,12 @@ func TestHTTPJSON(t *testing.T) {
 		{"/api/cluster", 200, `{"time":"2026-01-02T03:04:21Z","policy":"fifo","trackers":[
 			{"name":"tt1","host":"h1","shuffle_address":"h1:7000","map_slots":2,"reduce_slots":1,
 			 "running_maps":0,"running_reduces":1,"running_attempts":["` + httpR0A0 + `"],
-			 "last_heartbeat":"2026-01-02T03:04:17Z","last_heartbeat_age_seconds":4,"criu":false},
+			 "last_heartbeat":"2026-01-02T03:04:17Z","last_heartbeat_age_seconds":4,"criu":false,
+			 "blacklisted":false,"lost_replies":0},
 			{"name":"tt2","host":"h2","shuffle_address":"h2:7000","map_slots":1,"reduce_slots":0,
 			 "running_maps":1,"running_reduces":0,"running_attempts":["` + httpM1A1 + `"],
-			 "last_heartbeat":"2026-01-02T03:04:20Z","last_heartbeat_age_seconds":1,"criu":true}],
+			 "last_heartbeat":"2026-01-02T03:04:20Z","last_heartbeat_age_seconds":1,"criu":true,
+			 "blacklisted":false,"lost_replies":0}],
 			"map_slots":3,"reduce_slots":1,"running_maps":1,"running_reduces":1,
 			"jobs":{"FAILED":0,"KILLED":0,"RUNNING":1,"SUCCEEDED":1}}`},
 		{"/api/jobs", 200, `{"jobs":[` + emptyJob + `,{` + alphaInfo + `}]}`},
@@ -302,6 +304,12 @@ gomr_jobs{state="succeeded"} 1
 # HELP gomr_trackers Live TaskTrackers.
 # TYPE gomr_trackers gauge
 gomr_trackers 2
+# HELP gomr_trackers_blacklisted Live TaskTrackers blacklisted across all jobs (they get no task).
+# TYPE gomr_trackers_blacklisted gauge
+gomr_trackers_blacklisted 0
+# HELP gomr_heartbeat_replies_lost_total Heartbeat replies a TaskTracker did not get (their actions were sent again).
+# TYPE gomr_heartbeat_replies_lost_total counter
+gomr_heartbeat_replies_lost_total 0
 # HELP gomr_slots Task slots of the live TaskTrackers, by task type.
 # TYPE gomr_slots gauge
 gomr_slots{type="map"} 3
@@ -344,10 +352,10 @@ func TestHTTPPages(t *testing.T) {
 			"<h2>TaskTrackers (2)</h2>",
 			`<tr><td>tt1</td><td>h1</td><td>h1:7000</td><td class="n">2</td><td class="n">1</td>
 <td class="n">0</td><td class="n">1</td><td>4.0s ago</td>
-<td>no</td><td>` + httpR0A0 + `</td></tr>`,
+<td>no</td><td>no</td><td>` + httpR0A0 + `</td></tr>`,
 			`<tr><td>tt2</td><td>h2</td><td>h2:7000</td><td class="n">1</td><td class="n">0</td>
 <td class="n">1</td><td class="n">0</td><td>1.0s ago</td>
-<td>yes</td><td>` + httpM1A1 + `</td></tr>`,
+<td>yes</td><td>no</td><td>` + httpM1A1 + `</td></tr>`,
 			"<h2>Running jobs (1)</h2>",
 			`<tr><td><a href="/job?id=job_202601020304_0002">job_202601020304_0002</a></td><td>alpha &lt;b&gt;</td><td>ann</td><td>default</td>
 <td class="n">0</td><td>RUNNING</td><td>2026-01-02 03:04:05</td><td>-</td>

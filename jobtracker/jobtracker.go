@@ -53,6 +53,9 @@ type JobTracker struct {
 	profiles map[string]partitions.Profile
 	// lostReplies counts heartbeat replies that trackers did not get.
 	lostReplies int
+	// faults are the times at which succeeded jobs that had blacklisted
+	// a tracker ended, by tracker name (blacklist.go).
+	faults map[string][]time.Time
 
 	// specParams are the cluster's speculation parameters (the scan
 	// period); each job's speculator reads its own from the job's
@@ -215,6 +218,7 @@ func (jt *JobTracker) expiryLoop(ctx context.Context) {
 			}
 			jt.expireLaunchesLocked(t, now, expiry)
 		}
+		jt.refreshBlacklistLocked(now)
 		jt.mu.Unlock()
 	}
 }
@@ -400,6 +404,7 @@ func (jt *JobTracker) jobStatusLocked(j *job) *mrpb.JobStatus {
 	for _, s := range j.speculations {
 		st.Speculations = append(st.Speculations, s.proto())
 	}
+	st.BlacklistedTrackers = jobBlacklistLocked(j)
 	return st
 }
 
@@ -689,6 +694,7 @@ func (jt *JobTracker) attemptFailedLocked(a *attempt, diag string, now time.Time
 		t.failures++
 		t.failedOn[a.tracker] = true
 		t.lastError = diag
+		jt.noteTrackerFailureLocked(j, a.tracker)
 		name := mr.NumFailedMaps
 		if t.typ == partitions.Reduce {
 			name = mr.NumFailedReduces
@@ -972,14 +978,23 @@ func (jt *JobTracker) jobViewLocked(j *job, offer *trackerState) partitions.JobV
 			}
 		}
 	}
+	if offer != nil && jt.jobAvoidsLocked(j, offer.name) {
+		// The job has blacklisted the offering tracker: it has nothing
+		// to run there.
+		v.PendingMaps, v.PendingReduces, v.LocalPendingMaps = 0, 0, nil
+	}
 	return v
 }
 
 // clusterViewLocked is the policy's view of the cluster for a slot offer
 // from tracker offer (nil: the view of no particular offer).
 func (jt *JobTracker) clusterViewLocked(now time.Time, offer *trackerState) *partitions.ClusterView {
-	view := &partitions.ClusterView{Now: now, Trackers: len(jt.trackers)}
+	view := &partitions.ClusterView{Now: now}
 	for _, t := range jt.trackers {
+		if t.blacklisted {
+			continue // its slots run nothing
+		}
+		view.Trackers++
 		view.MapSlots += t.mapSlots
 		view.ReduceSlots += t.reduceSlots
 	}
@@ -993,6 +1008,9 @@ func (jt *JobTracker) clusterViewLocked(now time.Time, offer *trackerState) *par
 }
 
 func (jt *JobTracker) assignLocked(t *trackerState, freeMaps, freeReduces int, now time.Time) {
+	if t.blacklisted {
+		return
+	}
 	// Offer even with no free slot: a policy may answer an arrival with
 	// preemptions (MinEDF-WC).
 	view := jt.clusterViewLocked(now, t)
@@ -1002,7 +1020,7 @@ func (jt *JobTracker) assignLocked(t *trackerState, freeMaps, freeReduces int, n
 	d := jt.policy.Offer(view, partitions.SlotOffer{Tracker: t.name, Host: t.host, FreeMaps: freeMaps, FreeReduces: freeReduces})
 	for _, as := range d.Assign {
 		j := jt.jobs[as.JobID]
-		if j == nil || j.done() {
+		if j == nil || j.done() || jt.jobAvoidsLocked(j, t.name) {
 			continue
 		}
 		if as.Type == partitions.Map {
@@ -1215,6 +1233,9 @@ func (jt *JobTracker) endJobLocked(j *job, state, why string) {
 				}
 			}()
 		}
+	}
+	if state == StateSucceeded {
+		jt.recordFaultsLocked(j, j.finish)
 	}
 	jt.policy.Observe(partitions.Event{Time: j.finish, Kind: partitions.JobFinished, JobID: j.id})
 	rec := jt.historyRecordLocked(j)

@@ -24,11 +24,20 @@ func newTestJT(t *testing.T, maps int) (*JobTracker, string) {
 }
 
 func newTestJTAt(t *testing.T, dir string, maps int, now func() time.Time) (*JobTracker, string) {
+	return newTestJTWith(t, dir, maps, now, nil)
+}
+
+// newTestJTWith is newTestJTAt with configuration overrides.
+func newTestJTWith(t *testing.T, dir string, maps int, now func() time.Time, overrides map[string]string) (*JobTracker, string) {
 	t.Helper()
-	cfg, err := conf.Default().With(map[string]string{
+	kv := map[string]string{
 		"mapreduce.jobtracker.jobhistory.location":     filepath.Join(dir, "history"),
 		"mapreduce.job.reduce.slowstart.completedmaps": "1",
-	}, "test")
+	}
+	for k, v := range overrides {
+		kv[k] = v
+	}
+	cfg, err := conf.Default().With(kv, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,6 +45,16 @@ func newTestJTAt(t *testing.T, dir string, maps int, now func() time.Time) (*Job
 	if err != nil {
 		t.Fatal(err)
 	}
+	if maps == 0 {
+		return jt, ""
+	}
+	return jt, submitWordCount(t, jt, dir, maps)
+}
+
+// submitWordCount submits a wordcount job of maps single-file maps and one
+// reduce.
+func submitWordCount(t *testing.T, jt *JobTracker, dir string, maps int) string {
+	t.Helper()
 	in := filepath.Join(dir, "in.txt")
 	if err := os.WriteFile(in, []byte("a b c\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -50,7 +69,7 @@ func newTestJTAt(t *testing.T, dir string, maps int, now func() time.Time) (*Job
 	if err != nil {
 		t.Fatal(err)
 	}
-	return jt, resp.JobId
+	return resp.JobId
 }
 
 func heartbeat(t *testing.T, jt *JobTracker, req *mrpb.HeartbeatRequest) *mrpb.HeartbeatResponse {

@@ -64,6 +64,12 @@ type job struct {
 	// job's configuration); speculations are its decisions, in order.
 	speculator   *speculator.Speculator
 	speculations []*speculation
+
+	// trackerFailures counts the job's failed attempts by tracker;
+	// flakyTrackers is how many trackers reached the per-tracker limit
+	// (blacklist.go).
+	trackerFailures map[string]int
+	flakyTrackers   int
 }
 
 type spillKey struct{ mapTask, spill int }
@@ -226,6 +232,9 @@ type trackerState struct {
 	replyID, acked int64
 	unacked        []pendingAction
 	lostReplies    int
+	// blacklisted: the tracker gets no task of any job (blacklist.go).
+	blacklisted     bool
+	blacklistReason string
 }
 
 func countersToProto(cs mr.CounterSet) []*mrpb.Counter {

@@ -742,9 +742,12 @@ type JobStatus struct {
 	SchedulingInfo string `protobuf:"bytes,15,opt,name=scheduling_info,json=schedulingInfo,proto3" json:"scheduling_info,omitempty"`
 	Output         string `protobuf:"bytes,16,opt,name=output,proto3" json:"output,omitempty"`
 	// Speculative attempts of the job, in the order they were decided.
-	Speculations  []*Speculation `protobuf:"bytes,17,rep,name=speculations,proto3" json:"speculations,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Speculations []*Speculation `protobuf:"bytes,17,rep,name=speculations,proto3" json:"speculations,omitempty"`
+	// Trackers the job gives no more tasks to (too many of its attempts
+	// failed there), sorted.
+	BlacklistedTrackers []string `protobuf:"bytes,18,rep,name=blacklisted_trackers,json=blacklistedTrackers,proto3" json:"blacklisted_trackers,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *JobStatus) Reset() {
@@ -892,6 +895,13 @@ func (x *JobStatus) GetOutput() string {
 func (x *JobStatus) GetSpeculations() []*Speculation {
 	if x != nil {
 		return x.Speculations
+	}
+	return nil
+}
+
+func (x *JobStatus) GetBlacklistedTrackers() []string {
+	if x != nil {
+		return x.BlacklistedTrackers
 	}
 	return nil
 }
@@ -1092,6 +1102,206 @@ func (x *ListJobsResponse) GetJobs() []*JobStatus {
 	return nil
 }
 
+type ListTrackersRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListTrackersRequest) Reset() {
+	*x = ListTrackersRequest{}
+	mi := &file_mr_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListTrackersRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListTrackersRequest) ProtoMessage() {}
+
+func (x *ListTrackersRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_mr_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListTrackersRequest.ProtoReflect.Descriptor instead.
+func (*ListTrackersRequest) Descriptor() ([]byte, []int) {
+	return file_mr_proto_rawDescGZIP(), []int{13}
+}
+
+type ListTrackersResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Trackers      []*TrackerStatus       `protobuf:"bytes,1,rep,name=trackers,proto3" json:"trackers,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListTrackersResponse) Reset() {
+	*x = ListTrackersResponse{}
+	mi := &file_mr_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListTrackersResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListTrackersResponse) ProtoMessage() {}
+
+func (x *ListTrackersResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_mr_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListTrackersResponse.ProtoReflect.Descriptor instead.
+func (*ListTrackersResponse) Descriptor() ([]byte, []int) {
+	return file_mr_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *ListTrackersResponse) GetTrackers() []*TrackerStatus {
+	if x != nil {
+		return x.Trackers
+	}
+	return nil
+}
+
+// TrackerStatus is a live TaskTracker as the JobTracker sees it.
+type TrackerStatus struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Name           string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Host           string                 `protobuf:"bytes,2,opt,name=host,proto3" json:"host,omitempty"`
+	ShuffleAddress string                 `protobuf:"bytes,3,opt,name=shuffle_address,json=shuffleAddress,proto3" json:"shuffle_address,omitempty"`
+	MapSlots       int32                  `protobuf:"varint,4,opt,name=map_slots,json=mapSlots,proto3" json:"map_slots,omitempty"`
+	ReduceSlots    int32                  `protobuf:"varint,5,opt,name=reduce_slots,json=reduceSlots,proto3" json:"reduce_slots,omitempty"`
+	// Blacklisted across all jobs: it gets no task.
+	Blacklisted     bool   `protobuf:"varint,6,opt,name=blacklisted,proto3" json:"blacklisted,omitempty"`
+	BlacklistReason string `protobuf:"bytes,7,opt,name=blacklist_reason,json=blacklistReason,proto3" json:"blacklist_reason,omitempty"`
+	// Succeeded jobs that blacklisted it, within the fault window.
+	Faults          int32 `protobuf:"varint,8,opt,name=faults,proto3" json:"faults,omitempty"`
+	LastHeartbeatMs int64 `protobuf:"varint,9,opt,name=last_heartbeat_ms,json=lastHeartbeatMs,proto3" json:"last_heartbeat_ms,omitempty"`
+	// Heartbeat replies it did not receive (sent again).
+	LostReplies   int32 `protobuf:"varint,10,opt,name=lost_replies,json=lostReplies,proto3" json:"lost_replies,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TrackerStatus) Reset() {
+	*x = TrackerStatus{}
+	mi := &file_mr_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TrackerStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TrackerStatus) ProtoMessage() {}
+
+func (x *TrackerStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_mr_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TrackerStatus.ProtoReflect.Descriptor instead.
+func (*TrackerStatus) Descriptor() ([]byte, []int) {
+	return file_mr_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *TrackerStatus) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *TrackerStatus) GetHost() string {
+	if x != nil {
+		return x.Host
+	}
+	return ""
+}
+
+func (x *TrackerStatus) GetShuffleAddress() string {
+	if x != nil {
+		return x.ShuffleAddress
+	}
+	return ""
+}
+
+func (x *TrackerStatus) GetMapSlots() int32 {
+	if x != nil {
+		return x.MapSlots
+	}
+	return 0
+}
+
+func (x *TrackerStatus) GetReduceSlots() int32 {
+	if x != nil {
+		return x.ReduceSlots
+	}
+	return 0
+}
+
+func (x *TrackerStatus) GetBlacklisted() bool {
+	if x != nil {
+		return x.Blacklisted
+	}
+	return false
+}
+
+func (x *TrackerStatus) GetBlacklistReason() string {
+	if x != nil {
+		return x.BlacklistReason
+	}
+	return ""
+}
+
+func (x *TrackerStatus) GetFaults() int32 {
+	if x != nil {
+		return x.Faults
+	}
+	return 0
+}
+
+func (x *TrackerStatus) GetLastHeartbeatMs() int64 {
+	if x != nil {
+		return x.LastHeartbeatMs
+	}
+	return 0
+}
+
+func (x *TrackerStatus) GetLostReplies() int32 {
+	if x != nil {
+		return x.LostReplies
+	}
+	return 0
+}
+
 type KillJobRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	JobId         string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
@@ -1101,7 +1311,7 @@ type KillJobRequest struct {
 
 func (x *KillJobRequest) Reset() {
 	*x = KillJobRequest{}
-	mi := &file_mr_proto_msgTypes[13]
+	mi := &file_mr_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1113,7 +1323,7 @@ func (x *KillJobRequest) String() string {
 func (*KillJobRequest) ProtoMessage() {}
 
 func (x *KillJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[13]
+	mi := &file_mr_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1126,7 +1336,7 @@ func (x *KillJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KillJobRequest.ProtoReflect.Descriptor instead.
 func (*KillJobRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{13}
+	return file_mr_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *KillJobRequest) GetJobId() string {
@@ -1146,7 +1356,7 @@ type KillJobResponse struct {
 
 func (x *KillJobResponse) Reset() {
 	*x = KillJobResponse{}
-	mi := &file_mr_proto_msgTypes[14]
+	mi := &file_mr_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1158,7 +1368,7 @@ func (x *KillJobResponse) String() string {
 func (*KillJobResponse) ProtoMessage() {}
 
 func (x *KillJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[14]
+	mi := &file_mr_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1171,7 +1381,7 @@ func (x *KillJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KillJobResponse.ProtoReflect.Descriptor instead.
 func (*KillJobResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{14}
+	return file_mr_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *KillJobResponse) GetKilled() bool {
@@ -1197,7 +1407,7 @@ type JobHistoryRequest struct {
 
 func (x *JobHistoryRequest) Reset() {
 	*x = JobHistoryRequest{}
-	mi := &file_mr_proto_msgTypes[15]
+	mi := &file_mr_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1209,7 +1419,7 @@ func (x *JobHistoryRequest) String() string {
 func (*JobHistoryRequest) ProtoMessage() {}
 
 func (x *JobHistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[15]
+	mi := &file_mr_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1222,7 +1432,7 @@ func (x *JobHistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobHistoryRequest.ProtoReflect.Descriptor instead.
 func (*JobHistoryRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{15}
+	return file_mr_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *JobHistoryRequest) GetJobId() string {
@@ -1241,7 +1451,7 @@ type JobHistoryResponse struct {
 
 func (x *JobHistoryResponse) Reset() {
 	*x = JobHistoryResponse{}
-	mi := &file_mr_proto_msgTypes[16]
+	mi := &file_mr_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1253,7 +1463,7 @@ func (x *JobHistoryResponse) String() string {
 func (*JobHistoryResponse) ProtoMessage() {}
 
 func (x *JobHistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[16]
+	mi := &file_mr_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1266,7 +1476,7 @@ func (x *JobHistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobHistoryResponse.ProtoReflect.Descriptor instead.
 func (*JobHistoryResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{16}
+	return file_mr_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *JobHistoryResponse) GetJsonLines() []byte {
@@ -1313,7 +1523,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_mr_proto_msgTypes[17]
+	mi := &file_mr_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1325,7 +1535,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[17]
+	mi := &file_mr_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1338,7 +1548,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{17}
+	return file_mr_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *HeartbeatRequest) GetTracker() string {
@@ -1478,7 +1688,7 @@ type LaunchTask struct {
 
 func (x *LaunchTask) Reset() {
 	*x = LaunchTask{}
-	mi := &file_mr_proto_msgTypes[18]
+	mi := &file_mr_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1490,7 +1700,7 @@ func (x *LaunchTask) String() string {
 func (*LaunchTask) ProtoMessage() {}
 
 func (x *LaunchTask) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[18]
+	mi := &file_mr_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1503,7 +1713,7 @@ func (x *LaunchTask) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaunchTask.ProtoReflect.Descriptor instead.
 func (*LaunchTask) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{18}
+	return file_mr_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *LaunchTask) GetAttemptId() string {
@@ -1605,7 +1815,7 @@ type TaskAction struct {
 
 func (x *TaskAction) Reset() {
 	*x = TaskAction{}
-	mi := &file_mr_proto_msgTypes[19]
+	mi := &file_mr_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1617,7 +1827,7 @@ func (x *TaskAction) String() string {
 func (*TaskAction) ProtoMessage() {}
 
 func (x *TaskAction) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[19]
+	mi := &file_mr_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1630,7 +1840,7 @@ func (x *TaskAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskAction.ProtoReflect.Descriptor instead.
 func (*TaskAction) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{19}
+	return file_mr_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *TaskAction) GetAction() isTaskAction_Action {
@@ -1725,7 +1935,7 @@ type CloneAttempt struct {
 
 func (x *CloneAttempt) Reset() {
 	*x = CloneAttempt{}
-	mi := &file_mr_proto_msgTypes[20]
+	mi := &file_mr_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1737,7 +1947,7 @@ func (x *CloneAttempt) String() string {
 func (*CloneAttempt) ProtoMessage() {}
 
 func (x *CloneAttempt) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[20]
+	mi := &file_mr_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1750,7 +1960,7 @@ func (x *CloneAttempt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloneAttempt.ProtoReflect.Descriptor instead.
 func (*CloneAttempt) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{20}
+	return file_mr_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *CloneAttempt) GetSourceAttempt() string {
@@ -1792,7 +2002,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_mr_proto_msgTypes[21]
+	mi := &file_mr_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1804,7 +2014,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[21]
+	mi := &file_mr_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1817,7 +2027,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{21}
+	return file_mr_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *HeartbeatResponse) GetActions() []*TaskAction {
@@ -1872,7 +2082,7 @@ type MapEvent struct {
 
 func (x *MapEvent) Reset() {
 	*x = MapEvent{}
-	mi := &file_mr_proto_msgTypes[22]
+	mi := &file_mr_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1884,7 +2094,7 @@ func (x *MapEvent) String() string {
 func (*MapEvent) ProtoMessage() {}
 
 func (x *MapEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[22]
+	mi := &file_mr_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1897,7 +2107,7 @@ func (x *MapEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MapEvent.ProtoReflect.Descriptor instead.
 func (*MapEvent) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{22}
+	return file_mr_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *MapEvent) GetKind() string {
@@ -1964,7 +2174,7 @@ type MapEventsRequest struct {
 
 func (x *MapEventsRequest) Reset() {
 	*x = MapEventsRequest{}
-	mi := &file_mr_proto_msgTypes[23]
+	mi := &file_mr_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1976,7 +2186,7 @@ func (x *MapEventsRequest) String() string {
 func (*MapEventsRequest) ProtoMessage() {}
 
 func (x *MapEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[23]
+	mi := &file_mr_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1989,7 +2199,7 @@ func (x *MapEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MapEventsRequest.ProtoReflect.Descriptor instead.
 func (*MapEventsRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{23}
+	return file_mr_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *MapEventsRequest) GetJobId() string {
@@ -2036,7 +2246,7 @@ type MapEventsResponse struct {
 
 func (x *MapEventsResponse) Reset() {
 	*x = MapEventsResponse{}
-	mi := &file_mr_proto_msgTypes[24]
+	mi := &file_mr_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2048,7 +2258,7 @@ func (x *MapEventsResponse) String() string {
 func (*MapEventsResponse) ProtoMessage() {}
 
 func (x *MapEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[24]
+	mi := &file_mr_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2061,7 +2271,7 @@ func (x *MapEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MapEventsResponse.ProtoReflect.Descriptor instead.
 func (*MapEventsResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{24}
+	return file_mr_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *MapEventsResponse) GetEvents() []*MapEvent {
@@ -2085,7 +2295,7 @@ type FetchFailureRequest struct {
 
 func (x *FetchFailureRequest) Reset() {
 	*x = FetchFailureRequest{}
-	mi := &file_mr_proto_msgTypes[25]
+	mi := &file_mr_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2097,7 +2307,7 @@ func (x *FetchFailureRequest) String() string {
 func (*FetchFailureRequest) ProtoMessage() {}
 
 func (x *FetchFailureRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[25]
+	mi := &file_mr_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2110,7 +2320,7 @@ func (x *FetchFailureRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchFailureRequest.ProtoReflect.Descriptor instead.
 func (*FetchFailureRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{25}
+	return file_mr_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *FetchFailureRequest) GetJobId() string {
@@ -2164,7 +2374,7 @@ type CanCommitRequest struct {
 
 func (x *CanCommitRequest) Reset() {
 	*x = CanCommitRequest{}
-	mi := &file_mr_proto_msgTypes[26]
+	mi := &file_mr_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2176,7 +2386,7 @@ func (x *CanCommitRequest) String() string {
 func (*CanCommitRequest) ProtoMessage() {}
 
 func (x *CanCommitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[26]
+	mi := &file_mr_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2189,7 +2399,7 @@ func (x *CanCommitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CanCommitRequest.ProtoReflect.Descriptor instead.
 func (*CanCommitRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{26}
+	return file_mr_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *CanCommitRequest) GetAttemptId() string {
@@ -2208,7 +2418,7 @@ type CanCommitResponse struct {
 
 func (x *CanCommitResponse) Reset() {
 	*x = CanCommitResponse{}
-	mi := &file_mr_proto_msgTypes[27]
+	mi := &file_mr_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2220,7 +2430,7 @@ func (x *CanCommitResponse) String() string {
 func (*CanCommitResponse) ProtoMessage() {}
 
 func (x *CanCommitResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[27]
+	mi := &file_mr_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2233,7 +2443,7 @@ func (x *CanCommitResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CanCommitResponse.ProtoReflect.Descriptor instead.
 func (*CanCommitResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{27}
+	return file_mr_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *CanCommitResponse) GetCanCommit() bool {
@@ -2251,7 +2461,7 @@ type Empty struct {
 
 func (x *Empty) Reset() {
 	*x = Empty{}
-	mi := &file_mr_proto_msgTypes[28]
+	mi := &file_mr_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2263,7 +2473,7 @@ func (x *Empty) String() string {
 func (*Empty) ProtoMessage() {}
 
 func (x *Empty) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[28]
+	mi := &file_mr_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2276,7 +2486,7 @@ func (x *Empty) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Empty.ProtoReflect.Descriptor instead.
 func (*Empty) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{28}
+	return file_mr_proto_rawDescGZIP(), []int{31}
 }
 
 type GetTaskRequest struct {
@@ -2288,7 +2498,7 @@ type GetTaskRequest struct {
 
 func (x *GetTaskRequest) Reset() {
 	*x = GetTaskRequest{}
-	mi := &file_mr_proto_msgTypes[29]
+	mi := &file_mr_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2300,7 +2510,7 @@ func (x *GetTaskRequest) String() string {
 func (*GetTaskRequest) ProtoMessage() {}
 
 func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[29]
+	mi := &file_mr_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2313,7 +2523,7 @@ func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskRequest.ProtoReflect.Descriptor instead.
 func (*GetTaskRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{29}
+	return file_mr_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *GetTaskRequest) GetAttemptId() string {
@@ -2338,7 +2548,7 @@ type StatusUpdateRequest struct {
 
 func (x *StatusUpdateRequest) Reset() {
 	*x = StatusUpdateRequest{}
-	mi := &file_mr_proto_msgTypes[30]
+	mi := &file_mr_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2350,7 +2560,7 @@ func (x *StatusUpdateRequest) String() string {
 func (*StatusUpdateRequest) ProtoMessage() {}
 
 func (x *StatusUpdateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[30]
+	mi := &file_mr_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2363,7 +2573,7 @@ func (x *StatusUpdateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusUpdateRequest.ProtoReflect.Descriptor instead.
 func (*StatusUpdateRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{30}
+	return file_mr_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *StatusUpdateRequest) GetAttemptId() string {
@@ -2418,7 +2628,7 @@ type StatusUpdateResponse struct {
 
 func (x *StatusUpdateResponse) Reset() {
 	*x = StatusUpdateResponse{}
-	mi := &file_mr_proto_msgTypes[31]
+	mi := &file_mr_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2430,7 +2640,7 @@ func (x *StatusUpdateResponse) String() string {
 func (*StatusUpdateResponse) ProtoMessage() {}
 
 func (x *StatusUpdateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[31]
+	mi := &file_mr_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2443,7 +2653,7 @@ func (x *StatusUpdateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusUpdateResponse.ProtoReflect.Descriptor instead.
 func (*StatusUpdateResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{31}
+	return file_mr_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *StatusUpdateResponse) GetKnown() bool {
@@ -2462,7 +2672,7 @@ type SpillReadyRequest struct {
 
 func (x *SpillReadyRequest) Reset() {
 	*x = SpillReadyRequest{}
-	mi := &file_mr_proto_msgTypes[32]
+	mi := &file_mr_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2474,7 +2684,7 @@ func (x *SpillReadyRequest) String() string {
 func (*SpillReadyRequest) ProtoMessage() {}
 
 func (x *SpillReadyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[32]
+	mi := &file_mr_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2487,7 +2697,7 @@ func (x *SpillReadyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpillReadyRequest.ProtoReflect.Descriptor instead.
 func (*SpillReadyRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{32}
+	return file_mr_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *SpillReadyRequest) GetSpill() *SpillAnnouncement {
@@ -2507,7 +2717,7 @@ type DoneRequest struct {
 
 func (x *DoneRequest) Reset() {
 	*x = DoneRequest{}
-	mi := &file_mr_proto_msgTypes[33]
+	mi := &file_mr_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2519,7 +2729,7 @@ func (x *DoneRequest) String() string {
 func (*DoneRequest) ProtoMessage() {}
 
 func (x *DoneRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[33]
+	mi := &file_mr_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2532,7 +2742,7 @@ func (x *DoneRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DoneRequest.ProtoReflect.Descriptor instead.
 func (*DoneRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{33}
+	return file_mr_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *DoneRequest) GetAttemptId() string {
@@ -2560,7 +2770,7 @@ type FailedRequest struct {
 
 func (x *FailedRequest) Reset() {
 	*x = FailedRequest{}
-	mi := &file_mr_proto_msgTypes[34]
+	mi := &file_mr_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2572,7 +2782,7 @@ func (x *FailedRequest) String() string {
 func (*FailedRequest) ProtoMessage() {}
 
 func (x *FailedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[34]
+	mi := &file_mr_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2585,7 +2795,7 @@ func (x *FailedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailedRequest.ProtoReflect.Descriptor instead.
 func (*FailedRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{34}
+	return file_mr_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *FailedRequest) GetAttemptId() string {
@@ -2623,7 +2833,7 @@ type QuietRequest struct {
 
 func (x *QuietRequest) Reset() {
 	*x = QuietRequest{}
-	mi := &file_mr_proto_msgTypes[35]
+	mi := &file_mr_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2635,7 +2845,7 @@ func (x *QuietRequest) String() string {
 func (*QuietRequest) ProtoMessage() {}
 
 func (x *QuietRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[35]
+	mi := &file_mr_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2648,7 +2858,7 @@ func (x *QuietRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QuietRequest.ProtoReflect.Descriptor instead.
 func (*QuietRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{35}
+	return file_mr_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *QuietRequest) GetAttemptId() string {
@@ -2739,7 +2949,7 @@ const file_mr_proto_rawDesc = "" +
 	"\arunning\x18\x03 \x01(\x05R\arunning\x12\x1c\n" +
 	"\tsucceeded\x18\x04 \x01(\x05R\tsucceeded\x12\x16\n" +
 	"\x06failed\x18\x05 \x01(\x05R\x06failed\x12\x16\n" +
-	"\x06killed\x18\x06 \x01(\x05R\x06killed\"\xa2\x04\n" +
+	"\x06killed\x18\x06 \x01(\x05R\x06killed\"\xd5\x04\n" +
 	"\tJobStatus\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
@@ -2758,7 +2968,8 @@ const file_mr_proto_rawDesc = "" +
 	"\x04pool\x18\x0e \x01(\tR\x04pool\x12'\n" +
 	"\x0fscheduling_info\x18\x0f \x01(\tR\x0eschedulingInfo\x12\x16\n" +
 	"\x06output\x18\x10 \x01(\tR\x06output\x125\n" +
-	"\fspeculations\x18\x11 \x03(\v2\x11.gomr.SpeculationR\fspeculations\"\xef\x01\n" +
+	"\fspeculations\x18\x11 \x03(\v2\x11.gomr.SpeculationR\fspeculations\x121\n" +
+	"\x14blacklisted_trackers\x18\x12 \x03(\tR\x13blacklistedTrackers\"\xef\x01\n" +
 	"\vSpeculation\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12%\n" +
@@ -2773,7 +2984,22 @@ const file_mr_proto_rawDesc = "" +
 	"\x0fListJobsRequest\x12\x10\n" +
 	"\x03all\x18\x01 \x01(\bR\x03all\"7\n" +
 	"\x10ListJobsResponse\x12#\n" +
-	"\x04jobs\x18\x01 \x03(\v2\x0f.gomr.JobStatusR\x04jobs\"'\n" +
+	"\x04jobs\x18\x01 \x03(\v2\x0f.gomr.JobStatusR\x04jobs\"\x15\n" +
+	"\x13ListTrackersRequest\"G\n" +
+	"\x14ListTrackersResponse\x12/\n" +
+	"\btrackers\x18\x01 \x03(\v2\x13.gomr.TrackerStatusR\btrackers\"\xd4\x02\n" +
+	"\rTrackerStatus\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04host\x18\x02 \x01(\tR\x04host\x12'\n" +
+	"\x0fshuffle_address\x18\x03 \x01(\tR\x0eshuffleAddress\x12\x1b\n" +
+	"\tmap_slots\x18\x04 \x01(\x05R\bmapSlots\x12!\n" +
+	"\freduce_slots\x18\x05 \x01(\x05R\vreduceSlots\x12 \n" +
+	"\vblacklisted\x18\x06 \x01(\bR\vblacklisted\x12)\n" +
+	"\x10blacklist_reason\x18\a \x01(\tR\x0fblacklistReason\x12\x16\n" +
+	"\x06faults\x18\b \x01(\x05R\x06faults\x12*\n" +
+	"\x11last_heartbeat_ms\x18\t \x01(\x03R\x0flastHeartbeatMs\x12!\n" +
+	"\flost_replies\x18\n" +
+	" \x01(\x05R\vlostReplies\"'\n" +
 	"\x0eKillJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"?\n" +
 	"\x0fKillJobResponse\x12\x16\n" +
@@ -2903,14 +3129,15 @@ const file_mr_proto_rawDesc = "" +
 	"\n" +
 	"attempt_id\x18\x01 \x01(\tR\tattemptId\x12\x1a\n" +
 	"\bprogress\x18\x02 \x01(\x02R\bprogress\x12\x18\n" +
-	"\arefused\x18\x03 \x01(\tR\arefused2\xb5\x04\n" +
+	"\arefused\x18\x03 \x01(\tR\arefused2\xfc\x04\n" +
 	"\n" +
 	"JobTracker\x12<\n" +
 	"\tSubmitJob\x12\x16.gomr.SubmitJobRequest\x1a\x17.gomr.SubmitJobResponse\x127\n" +
 	"\fGetJobStatus\x12\x16.gomr.JobStatusRequest\x1a\x0f.gomr.JobStatus\x129\n" +
 	"\bListJobs\x12\x15.gomr.ListJobsRequest\x1a\x16.gomr.ListJobsResponse\x126\n" +
 	"\aKillJob\x12\x14.gomr.KillJobRequest\x1a\x15.gomr.KillJobResponse\x12B\n" +
-	"\rGetJobHistory\x12\x17.gomr.JobHistoryRequest\x1a\x18.gomr.JobHistoryResponse\x12<\n" +
+	"\rGetJobHistory\x12\x17.gomr.JobHistoryRequest\x1a\x18.gomr.JobHistoryResponse\x12E\n" +
+	"\fListTrackers\x12\x19.gomr.ListTrackersRequest\x1a\x1a.gomr.ListTrackersResponse\x12<\n" +
 	"\tHeartbeat\x12\x16.gomr.HeartbeatRequest\x1a\x17.gomr.HeartbeatResponse\x12?\n" +
 	"\fGetMapEvents\x12\x16.gomr.MapEventsRequest\x1a\x17.gomr.MapEventsResponse\x12<\n" +
 	"\x12ReportFetchFailure\x12\x19.gomr.FetchFailureRequest\x1a\v.gomr.Empty\x12<\n" +
@@ -2939,7 +3166,7 @@ func file_mr_proto_rawDescGZIP() []byte {
 	return file_mr_proto_rawDescData
 }
 
-var file_mr_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
+var file_mr_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
 var file_mr_proto_goTypes = []any{
 	(*Counter)(nil),              // 0: gomr.Counter
 	(*Segment)(nil),              // 1: gomr.Segment
@@ -2954,30 +3181,33 @@ var file_mr_proto_goTypes = []any{
 	(*Speculation)(nil),          // 10: gomr.Speculation
 	(*ListJobsRequest)(nil),      // 11: gomr.ListJobsRequest
 	(*ListJobsResponse)(nil),     // 12: gomr.ListJobsResponse
-	(*KillJobRequest)(nil),       // 13: gomr.KillJobRequest
-	(*KillJobResponse)(nil),      // 14: gomr.KillJobResponse
-	(*JobHistoryRequest)(nil),    // 15: gomr.JobHistoryRequest
-	(*JobHistoryResponse)(nil),   // 16: gomr.JobHistoryResponse
-	(*HeartbeatRequest)(nil),     // 17: gomr.HeartbeatRequest
-	(*LaunchTask)(nil),           // 18: gomr.LaunchTask
-	(*TaskAction)(nil),           // 19: gomr.TaskAction
-	(*CloneAttempt)(nil),         // 20: gomr.CloneAttempt
-	(*HeartbeatResponse)(nil),    // 21: gomr.HeartbeatResponse
-	(*MapEvent)(nil),             // 22: gomr.MapEvent
-	(*MapEventsRequest)(nil),     // 23: gomr.MapEventsRequest
-	(*MapEventsResponse)(nil),    // 24: gomr.MapEventsResponse
-	(*FetchFailureRequest)(nil),  // 25: gomr.FetchFailureRequest
-	(*CanCommitRequest)(nil),     // 26: gomr.CanCommitRequest
-	(*CanCommitResponse)(nil),    // 27: gomr.CanCommitResponse
-	(*Empty)(nil),                // 28: gomr.Empty
-	(*GetTaskRequest)(nil),       // 29: gomr.GetTaskRequest
-	(*StatusUpdateRequest)(nil),  // 30: gomr.StatusUpdateRequest
-	(*StatusUpdateResponse)(nil), // 31: gomr.StatusUpdateResponse
-	(*SpillReadyRequest)(nil),    // 32: gomr.SpillReadyRequest
-	(*DoneRequest)(nil),          // 33: gomr.DoneRequest
-	(*FailedRequest)(nil),        // 34: gomr.FailedRequest
-	(*QuietRequest)(nil),         // 35: gomr.QuietRequest
-	nil,                          // 36: gomr.LaunchTask.ConfEntry
+	(*ListTrackersRequest)(nil),  // 13: gomr.ListTrackersRequest
+	(*ListTrackersResponse)(nil), // 14: gomr.ListTrackersResponse
+	(*TrackerStatus)(nil),        // 15: gomr.TrackerStatus
+	(*KillJobRequest)(nil),       // 16: gomr.KillJobRequest
+	(*KillJobResponse)(nil),      // 17: gomr.KillJobResponse
+	(*JobHistoryRequest)(nil),    // 18: gomr.JobHistoryRequest
+	(*JobHistoryResponse)(nil),   // 19: gomr.JobHistoryResponse
+	(*HeartbeatRequest)(nil),     // 20: gomr.HeartbeatRequest
+	(*LaunchTask)(nil),           // 21: gomr.LaunchTask
+	(*TaskAction)(nil),           // 22: gomr.TaskAction
+	(*CloneAttempt)(nil),         // 23: gomr.CloneAttempt
+	(*HeartbeatResponse)(nil),    // 24: gomr.HeartbeatResponse
+	(*MapEvent)(nil),             // 25: gomr.MapEvent
+	(*MapEventsRequest)(nil),     // 26: gomr.MapEventsRequest
+	(*MapEventsResponse)(nil),    // 27: gomr.MapEventsResponse
+	(*FetchFailureRequest)(nil),  // 28: gomr.FetchFailureRequest
+	(*CanCommitRequest)(nil),     // 29: gomr.CanCommitRequest
+	(*CanCommitResponse)(nil),    // 30: gomr.CanCommitResponse
+	(*Empty)(nil),                // 31: gomr.Empty
+	(*GetTaskRequest)(nil),       // 32: gomr.GetTaskRequest
+	(*StatusUpdateRequest)(nil),  // 33: gomr.StatusUpdateRequest
+	(*StatusUpdateResponse)(nil), // 34: gomr.StatusUpdateResponse
+	(*SpillReadyRequest)(nil),    // 35: gomr.SpillReadyRequest
+	(*DoneRequest)(nil),          // 36: gomr.DoneRequest
+	(*FailedRequest)(nil),        // 37: gomr.FailedRequest
+	(*QuietRequest)(nil),         // 38: gomr.QuietRequest
+	nil,                          // 39: gomr.LaunchTask.ConfEntry
 }
 var file_mr_proto_depIdxs = []int32{
 	1,  // 0: gomr.SpillAnnouncement.segments:type_name -> gomr.Segment
@@ -2988,60 +3218,63 @@ var file_mr_proto_depIdxs = []int32{
 	8,  // 5: gomr.JobStatus.reduces:type_name -> gomr.TaskSummary
 	10, // 6: gomr.JobStatus.speculations:type_name -> gomr.Speculation
 	9,  // 7: gomr.ListJobsResponse.jobs:type_name -> gomr.JobStatus
-	3,  // 8: gomr.HeartbeatRequest.attempts:type_name -> gomr.AttemptStatus
-	2,  // 9: gomr.HeartbeatRequest.spills:type_name -> gomr.SpillAnnouncement
-	36, // 10: gomr.LaunchTask.conf:type_name -> gomr.LaunchTask.ConfEntry
-	18, // 11: gomr.TaskAction.launch:type_name -> gomr.LaunchTask
-	20, // 12: gomr.TaskAction.clone:type_name -> gomr.CloneAttempt
-	18, // 13: gomr.CloneAttempt.launch:type_name -> gomr.LaunchTask
-	19, // 14: gomr.HeartbeatResponse.actions:type_name -> gomr.TaskAction
-	1,  // 15: gomr.MapEvent.segment:type_name -> gomr.Segment
-	22, // 16: gomr.MapEventsResponse.events:type_name -> gomr.MapEvent
-	0,  // 17: gomr.StatusUpdateRequest.counters:type_name -> gomr.Counter
-	2,  // 18: gomr.SpillReadyRequest.spill:type_name -> gomr.SpillAnnouncement
-	0,  // 19: gomr.DoneRequest.counters:type_name -> gomr.Counter
-	0,  // 20: gomr.FailedRequest.counters:type_name -> gomr.Counter
-	5,  // 21: gomr.JobTracker.SubmitJob:input_type -> gomr.SubmitJobRequest
-	7,  // 22: gomr.JobTracker.GetJobStatus:input_type -> gomr.JobStatusRequest
-	11, // 23: gomr.JobTracker.ListJobs:input_type -> gomr.ListJobsRequest
-	13, // 24: gomr.JobTracker.KillJob:input_type -> gomr.KillJobRequest
-	15, // 25: gomr.JobTracker.GetJobHistory:input_type -> gomr.JobHistoryRequest
-	17, // 26: gomr.JobTracker.Heartbeat:input_type -> gomr.HeartbeatRequest
-	23, // 27: gomr.JobTracker.GetMapEvents:input_type -> gomr.MapEventsRequest
-	25, // 28: gomr.JobTracker.ReportFetchFailure:input_type -> gomr.FetchFailureRequest
-	26, // 29: gomr.JobTracker.CanCommit:input_type -> gomr.CanCommitRequest
-	29, // 30: gomr.Umbilical.GetTask:input_type -> gomr.GetTaskRequest
-	30, // 31: gomr.Umbilical.StatusUpdate:input_type -> gomr.StatusUpdateRequest
-	32, // 32: gomr.Umbilical.SpillReady:input_type -> gomr.SpillReadyRequest
-	23, // 33: gomr.Umbilical.GetMapEvents:input_type -> gomr.MapEventsRequest
-	25, // 34: gomr.Umbilical.ReportFetchFailure:input_type -> gomr.FetchFailureRequest
-	26, // 35: gomr.Umbilical.CanCommit:input_type -> gomr.CanCommitRequest
-	33, // 36: gomr.Umbilical.Done:input_type -> gomr.DoneRequest
-	34, // 37: gomr.Umbilical.Failed:input_type -> gomr.FailedRequest
-	35, // 38: gomr.Umbilical.Quiet:input_type -> gomr.QuietRequest
-	6,  // 39: gomr.JobTracker.SubmitJob:output_type -> gomr.SubmitJobResponse
-	9,  // 40: gomr.JobTracker.GetJobStatus:output_type -> gomr.JobStatus
-	12, // 41: gomr.JobTracker.ListJobs:output_type -> gomr.ListJobsResponse
-	14, // 42: gomr.JobTracker.KillJob:output_type -> gomr.KillJobResponse
-	16, // 43: gomr.JobTracker.GetJobHistory:output_type -> gomr.JobHistoryResponse
-	21, // 44: gomr.JobTracker.Heartbeat:output_type -> gomr.HeartbeatResponse
-	24, // 45: gomr.JobTracker.GetMapEvents:output_type -> gomr.MapEventsResponse
-	28, // 46: gomr.JobTracker.ReportFetchFailure:output_type -> gomr.Empty
-	27, // 47: gomr.JobTracker.CanCommit:output_type -> gomr.CanCommitResponse
-	18, // 48: gomr.Umbilical.GetTask:output_type -> gomr.LaunchTask
-	31, // 49: gomr.Umbilical.StatusUpdate:output_type -> gomr.StatusUpdateResponse
-	28, // 50: gomr.Umbilical.SpillReady:output_type -> gomr.Empty
-	24, // 51: gomr.Umbilical.GetMapEvents:output_type -> gomr.MapEventsResponse
-	28, // 52: gomr.Umbilical.ReportFetchFailure:output_type -> gomr.Empty
-	27, // 53: gomr.Umbilical.CanCommit:output_type -> gomr.CanCommitResponse
-	28, // 54: gomr.Umbilical.Done:output_type -> gomr.Empty
-	28, // 55: gomr.Umbilical.Failed:output_type -> gomr.Empty
-	28, // 56: gomr.Umbilical.Quiet:output_type -> gomr.Empty
-	39, // [39:57] is the sub-list for method output_type
-	21, // [21:39] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	15, // 8: gomr.ListTrackersResponse.trackers:type_name -> gomr.TrackerStatus
+	3,  // 9: gomr.HeartbeatRequest.attempts:type_name -> gomr.AttemptStatus
+	2,  // 10: gomr.HeartbeatRequest.spills:type_name -> gomr.SpillAnnouncement
+	39, // 11: gomr.LaunchTask.conf:type_name -> gomr.LaunchTask.ConfEntry
+	21, // 12: gomr.TaskAction.launch:type_name -> gomr.LaunchTask
+	23, // 13: gomr.TaskAction.clone:type_name -> gomr.CloneAttempt
+	21, // 14: gomr.CloneAttempt.launch:type_name -> gomr.LaunchTask
+	22, // 15: gomr.HeartbeatResponse.actions:type_name -> gomr.TaskAction
+	1,  // 16: gomr.MapEvent.segment:type_name -> gomr.Segment
+	25, // 17: gomr.MapEventsResponse.events:type_name -> gomr.MapEvent
+	0,  // 18: gomr.StatusUpdateRequest.counters:type_name -> gomr.Counter
+	2,  // 19: gomr.SpillReadyRequest.spill:type_name -> gomr.SpillAnnouncement
+	0,  // 20: gomr.DoneRequest.counters:type_name -> gomr.Counter
+	0,  // 21: gomr.FailedRequest.counters:type_name -> gomr.Counter
+	5,  // 22: gomr.JobTracker.SubmitJob:input_type -> gomr.SubmitJobRequest
+	7,  // 23: gomr.JobTracker.GetJobStatus:input_type -> gomr.JobStatusRequest
+	11, // 24: gomr.JobTracker.ListJobs:input_type -> gomr.ListJobsRequest
+	16, // 25: gomr.JobTracker.KillJob:input_type -> gomr.KillJobRequest
+	18, // 26: gomr.JobTracker.GetJobHistory:input_type -> gomr.JobHistoryRequest
+	13, // 27: gomr.JobTracker.ListTrackers:input_type -> gomr.ListTrackersRequest
+	20, // 28: gomr.JobTracker.Heartbeat:input_type -> gomr.HeartbeatRequest
+	26, // 29: gomr.JobTracker.GetMapEvents:input_type -> gomr.MapEventsRequest
+	28, // 30: gomr.JobTracker.ReportFetchFailure:input_type -> gomr.FetchFailureRequest
+	29, // 31: gomr.JobTracker.CanCommit:input_type -> gomr.CanCommitRequest
+	32, // 32: gomr.Umbilical.GetTask:input_type -> gomr.GetTaskRequest
+	33, // 33: gomr.Umbilical.StatusUpdate:input_type -> gomr.StatusUpdateRequest
+	35, // 34: gomr.Umbilical.SpillReady:input_type -> gomr.SpillReadyRequest
+	26, // 35: gomr.Umbilical.GetMapEvents:input_type -> gomr.MapEventsRequest
+	28, // 36: gomr.Umbilical.ReportFetchFailure:input_type -> gomr.FetchFailureRequest
+	29, // 37: gomr.Umbilical.CanCommit:input_type -> gomr.CanCommitRequest
+	36, // 38: gomr.Umbilical.Done:input_type -> gomr.DoneRequest
+	37, // 39: gomr.Umbilical.Failed:input_type -> gomr.FailedRequest
+	38, // 40: gomr.Umbilical.Quiet:input_type -> gomr.QuietRequest
+	6,  // 41: gomr.JobTracker.SubmitJob:output_type -> gomr.SubmitJobResponse
+	9,  // 42: gomr.JobTracker.GetJobStatus:output_type -> gomr.JobStatus
+	12, // 43: gomr.JobTracker.ListJobs:output_type -> gomr.ListJobsResponse
+	17, // 44: gomr.JobTracker.KillJob:output_type -> gomr.KillJobResponse
+	19, // 45: gomr.JobTracker.GetJobHistory:output_type -> gomr.JobHistoryResponse
+	14, // 46: gomr.JobTracker.ListTrackers:output_type -> gomr.ListTrackersResponse
+	24, // 47: gomr.JobTracker.Heartbeat:output_type -> gomr.HeartbeatResponse
+	27, // 48: gomr.JobTracker.GetMapEvents:output_type -> gomr.MapEventsResponse
+	31, // 49: gomr.JobTracker.ReportFetchFailure:output_type -> gomr.Empty
+	30, // 50: gomr.JobTracker.CanCommit:output_type -> gomr.CanCommitResponse
+	21, // 51: gomr.Umbilical.GetTask:output_type -> gomr.LaunchTask
+	34, // 52: gomr.Umbilical.StatusUpdate:output_type -> gomr.StatusUpdateResponse
+	31, // 53: gomr.Umbilical.SpillReady:output_type -> gomr.Empty
+	27, // 54: gomr.Umbilical.GetMapEvents:output_type -> gomr.MapEventsResponse
+	31, // 55: gomr.Umbilical.ReportFetchFailure:output_type -> gomr.Empty
+	30, // 56: gomr.Umbilical.CanCommit:output_type -> gomr.CanCommitResponse
+	31, // 57: gomr.Umbilical.Done:output_type -> gomr.Empty
+	31, // 58: gomr.Umbilical.Failed:output_type -> gomr.Empty
+	31, // 59: gomr.Umbilical.Quiet:output_type -> gomr.Empty
+	41, // [41:60] is the sub-list for method output_type
+	22, // [22:41] is the sub-list for method input_type
+	22, // [22:22] is the sub-list for extension type_name
+	22, // [22:22] is the sub-list for extension extendee
+	0,  // [0:22] is the sub-list for field type_name
 }
 
 func init() { file_mr_proto_init() }
@@ -3049,7 +3282,7 @@ func file_mr_proto_init() {
 	if File_mr_proto != nil {
 		return
 	}
-	file_mr_proto_msgTypes[19].OneofWrappers = []any{
+	file_mr_proto_msgTypes[22].OneofWrappers = []any{
 		(*TaskAction_Launch)(nil),
 		(*TaskAction_KillAttempt)(nil),
 		(*TaskAction_PurgeJob)(nil),
@@ -3061,7 +3294,7 @@ func file_mr_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_mr_proto_rawDesc), len(file_mr_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   37,
+			NumMessages:   40,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

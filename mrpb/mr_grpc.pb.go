@@ -28,6 +28,7 @@ const (
 	JobTracker_ListJobs_FullMethodName           = "/gomr.JobTracker/ListJobs"
 	JobTracker_KillJob_FullMethodName            = "/gomr.JobTracker/KillJob"
 	JobTracker_GetJobHistory_FullMethodName      = "/gomr.JobTracker/GetJobHistory"
+	JobTracker_ListTrackers_FullMethodName       = "/gomr.JobTracker/ListTrackers"
 	JobTracker_Heartbeat_FullMethodName          = "/gomr.JobTracker/Heartbeat"
 	JobTracker_GetMapEvents_FullMethodName       = "/gomr.JobTracker/GetMapEvents"
 	JobTracker_ReportFetchFailure_FullMethodName = "/gomr.JobTracker/ReportFetchFailure"
@@ -43,6 +44,7 @@ type JobTrackerClient interface {
 	ListJobs(ctx context.Context, in *ListJobsRequest, opts ...grpc.CallOption) (*ListJobsResponse, error)
 	KillJob(ctx context.Context, in *KillJobRequest, opts ...grpc.CallOption) (*KillJobResponse, error)
 	GetJobHistory(ctx context.Context, in *JobHistoryRequest, opts ...grpc.CallOption) (*JobHistoryResponse, error)
+	ListTrackers(ctx context.Context, in *ListTrackersRequest, opts ...grpc.CallOption) (*ListTrackersResponse, error)
 	Heartbeat(ctx context.Context, in *HeartbeatRequest, opts ...grpc.CallOption) (*HeartbeatResponse, error)
 	GetMapEvents(ctx context.Context, in *MapEventsRequest, opts ...grpc.CallOption) (*MapEventsResponse, error)
 	ReportFetchFailure(ctx context.Context, in *FetchFailureRequest, opts ...grpc.CallOption) (*Empty, error)
@@ -107,6 +109,16 @@ func (c *jobTrackerClient) GetJobHistory(ctx context.Context, in *JobHistoryRequ
 	return out, nil
 }
 
+func (c *jobTrackerClient) ListTrackers(ctx context.Context, in *ListTrackersRequest, opts ...grpc.CallOption) (*ListTrackersResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListTrackersResponse)
+	err := c.cc.Invoke(ctx, JobTracker_ListTrackers_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *jobTrackerClient) Heartbeat(ctx context.Context, in *HeartbeatRequest, opts ...grpc.CallOption) (*HeartbeatResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(HeartbeatResponse)
@@ -156,6 +168,7 @@ type JobTrackerServer interface {
 	ListJobs(context.Context, *ListJobsRequest) (*ListJobsResponse, error)
 	KillJob(context.Context, *KillJobRequest) (*KillJobResponse, error)
 	GetJobHistory(context.Context, *JobHistoryRequest) (*JobHistoryResponse, error)
+	ListTrackers(context.Context, *ListTrackersRequest) (*ListTrackersResponse, error)
 	Heartbeat(context.Context, *HeartbeatRequest) (*HeartbeatResponse, error)
 	GetMapEvents(context.Context, *MapEventsRequest) (*MapEventsResponse, error)
 	ReportFetchFailure(context.Context, *FetchFailureRequest) (*Empty, error)
@@ -184,6 +197,9 @@ func (UnimplementedJobTrackerServer) KillJob(context.Context, *KillJobRequest) (
 }
 func (UnimplementedJobTrackerServer) GetJobHistory(context.Context, *JobHistoryRequest) (*JobHistoryResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetJobHistory not implemented")
+}
+func (UnimplementedJobTrackerServer) ListTrackers(context.Context, *ListTrackersRequest) (*ListTrackersResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListTrackers not implemented")
 }
 func (UnimplementedJobTrackerServer) Heartbeat(context.Context, *HeartbeatRequest) (*HeartbeatResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Heartbeat not implemented")
@@ -308,6 +324,24 @@ func _JobTracker_GetJobHistory_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _JobTracker_ListTrackers_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListTrackersRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JobTrackerServer).ListTrackers(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: JobTracker_ListTrackers_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JobTrackerServer).ListTrackers(ctx, req.(*ListTrackersRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _JobTracker_Heartbeat_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(HeartbeatRequest)
 	if err := dec(in); err != nil {
@@ -406,6 +440,10 @@ var JobTracker_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetJobHistory",
 			Handler:    _JobTracker_GetJobHistory_Handler,
+		},
+		{
+			MethodName: "ListTrackers",
+			Handler:    _JobTracker_ListTrackers_Handler,
 		},
 		{
 			MethodName: "Heartbeat",

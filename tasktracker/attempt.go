@@ -167,7 +167,11 @@ func (tt *TaskTracker) launch(ctx context.Context, l *mrpb.LaunchTask) error {
 	if err != nil {
 		return err
 	}
-	if err := a.start1(); err != nil {
+	start := a.start1
+	if tt.faults.failTasks {
+		start = func() error { return errors.New("fault injection: fail-tasks") }
+	}
+	if err := start(); err != nil {
 		a.mu.Lock()
 		a.state, a.diag, a.finish = "FAILED", "launching the task child: "+err.Error(), time.Now()
 		a.mu.Unlock()

@@ -16,12 +16,15 @@ import (
 //	                are dropped after the JobTracker sent them, as a lost
 //	                packet would: the JobTracker acted on the heartbeat,
 //	                the tracker never sees the reply.
+//	fail-tasks=1    every attempt launched here fails at once, as on a
+//	                tracker with a broken disk.
 const FaultsEnv = "GOMR_FAULTS"
 
 // faults is the parsed FaultsEnv.
 type faults struct {
 	mu          sync.Mutex
 	dropReplies int
+	failTasks   bool
 }
 
 func parseFaults(s string) (*faults, error) {
@@ -39,8 +42,14 @@ func parseFaults(s string) (*faults, error) {
 				return nil, fmt.Errorf("%s: drop-replies=%q: want a count >= 0", FaultsEnv, value)
 			}
 			f.dropReplies = n
+		case "fail-tasks":
+			b, err := strconv.ParseBool(value)
+			if err != nil {
+				return nil, fmt.Errorf("%s: fail-tasks=%q: want true or false", FaultsEnv, value)
+			}
+			f.failTasks = b
 		default:
-			return nil, fmt.Errorf("%s: unknown fault %q (known: drop-replies)", FaultsEnv, name)
+			return nil, fmt.Errorf("%s: unknown fault %q (known: drop-replies, fail-tasks)", FaultsEnv, name)
 		}
 	}
 	return f, nil

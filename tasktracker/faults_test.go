@@ -16,7 +16,9 @@ func TestParseFaults(t *testing.T) {
 		{" drop-replies=1 , ", 1, ""},
 		{"drop-replies=-1", 0, `GOMR_FAULTS: drop-replies="-1": want a count >= 0`},
 		{"drop-replies=x", 0, `GOMR_FAULTS: drop-replies="x": want a count >= 0`},
-		{"lose-disk=1", 0, `GOMR_FAULTS: unknown fault "lose-disk" (known: drop-replies)`},
+		{"fail-tasks=1,drop-replies=2", 2, ""},
+		{"fail-tasks=maybe", 0, `GOMR_FAULTS: fail-tasks="maybe": want true or false`},
+		{"lose-disk=1", 0, `GOMR_FAULTS: unknown fault "lose-disk" (known: drop-replies, fail-tasks)`},
 	}
 	for _, c := range cases {
 		f, err := parseFaults(c.in)

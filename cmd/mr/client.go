@@ -66,7 +66,9 @@ const jobUsage = `mr job [--jobtracker HOST:PORT] <command>
   -status <job-id>             a job's state, progress and counters
   -kill <job-id>               kill a job
   -counter <job-id> <group> <name>  one counter's value
-  -history <job-id>            a finished job's history (JSON lines)`
+  -history <job-id>            a finished job's history (JSON lines)
+  -list-active-trackers        the live TaskTrackers
+  -list-blacklisted-trackers   the TaskTrackers blacklisted across all jobs, and why`
 
 // newJobCmd parses Hadoop's single-dash options itself.
 func newJobCmd() *cobra.Command {
@@ -101,7 +103,7 @@ func newJobCmd() *cobra.Command {
 				}
 			}
 			if len(rest) == 0 {
-				return &mr.UsageError{App: "mr job", Usage: "-list | -status ID | -kill ID | -counter ID GROUP NAME | -history ID", Problem: "no command given"}
+				return &mr.UsageError{App: "mr job", Usage: "-list | -status ID | -kill ID | -counter ID GROUP NAME | -history ID | -list-active-trackers | -list-blacklisted-trackers", Problem: "no command given"}
 			}
 			cfg, err := cf.load(nil)
 			if err != nil {
@@ -190,6 +192,29 @@ func runJobCommand(ctx context.Context, c *jobtracker.Client, args []string) err
 		}
 		fmt.Fprintln(out, v)
 		return nil
+	case "-list-active-trackers", "-list-blacklisted-trackers":
+		if err := needArgs(cmd, rest, 0, ""); err != nil {
+			return err
+		}
+		trackers, err := c.Trackers(ctx)
+		if err != nil {
+			return err
+		}
+		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+		if cmd == "-list-active-trackers" {
+			fmt.Fprintln(tw, "Tracker\tHost\tShuffle\tMapSlots\tReduceSlots\tBlacklisted\tFaults\tLostReplies")
+			for _, t := range trackers {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%v\t%d\t%d\n", t.Name, t.Host, t.ShuffleAddress, t.MapSlots, t.ReduceSlots, t.Blacklisted, t.Faults, t.LostReplies)
+			}
+			return tw.Flush()
+		}
+		fmt.Fprintln(tw, "BlackListedNode\tReason")
+		for _, t := range trackers {
+			if t.Blacklisted {
+				fmt.Fprintf(tw, "%s\t%s\n", t.Name, t.BlacklistReason)
+			}
+		}
+		return tw.Flush()
 	case "-history":
 		if err := needArgs(cmd, rest, 1, "<job-id>"); err != nil {
 			return err
@@ -201,7 +226,7 @@ func runJobCommand(ctx context.Context, c *jobtracker.Client, args []string) err
 		_, err = out.Write(data)
 		return err
 	}
-	return &mr.UsageError{App: "mr job", Usage: "-list | -status ID | -kill ID | -counter ID GROUP NAME | -history ID", Problem: "unknown command " + cmd}
+	return &mr.UsageError{App: "mr job", Usage: "-list | -status ID | -kill ID | -counter ID GROUP NAME | -history ID | -list-active-trackers | -list-blacklisted-trackers", Problem: "unknown command " + cmd}
 }
 
 func printStatus(st *mrpb.JobStatus) {
@@ -221,6 +246,9 @@ func printStatus(st *mrpb.JobStatus) {
 	}
 	if st.SchedulingInfo != "" {
 		fmt.Fprintf(out, "Scheduling: %s\n", st.SchedulingInfo)
+	}
+	if len(st.BlacklistedTrackers) > 0 {
+		fmt.Fprintf(out, "Blacklisted trackers: %s\n", strings.Join(st.BlacklistedTrackers, ", "))
 	}
 	if len(st.Speculations) > 0 {
 		fmt.Fprintf(out, "Speculative attempts: %d\n", len(st.Speculations))

@@ -121,3 +121,50 @@ func TestE2EJobTrackerRestartKeepsIDsApart(t *testing.T) {
 	c.waitWithin(next, 2*time.Minute)
 	checkWordCount(t, out, countWords(t, in))
 }
+
+// A tracker that fails every task it gets (fault injection: fail-tasks) is
+// blacklisted by the job after 2 failures there, and, once that job has
+// succeeded, across all jobs (one fault allowed here): the next job runs
+// no attempt on it, and mr job -list-blacklisted-trackers names it. Before,
+// it kept getting tasks.
+func TestE2EFaultyTrackerBlacklisted(t *testing.T) {
+	in := t.TempDir()
+	genText(t, filepath.Join(in, "a.txt"), 2<<20, 11)
+	c := startCluster(t, []trackerSpec{{"t2", 2, 1}, {"t3", 2, 1}, {"t4", 2, 1}, {"t5", 2, 1}},
+		"mapreduce.job.maxtaskfailures.per.tracker=2",
+		"mapreduce.jobtracker.tasktracker.maxblacklists=1",
+		"mapreduce.input.fileinputformat.split.maxsize=50000")
+	c.startTrackerEnv(trackerSpec{"t1", 2, 1}, []string{tasktracker.FaultsEnv + "=fail-tasks=true"})
+	waitFor(t, "t1 to join", 20*time.Second, func() bool {
+		return c.logHas("jobtracker", `msg="tracker joined" component=jobtracker tracker=t1`)
+	})
+	first := filepath.Join(t.TempDir(), "first")
+	id := c.submit(wordCountSpec(in, first, 2))
+	res := c.waitWithin(id, 2*time.Minute)
+	checkWordCount(t, first, countWords(t, in))
+	if got := res.Counters.Get(mr.JobCounterGroup, mr.NumFailedMaps) + res.Counters.Get(mr.JobCounterGroup, mr.NumFailedReduces); got != 2 {
+		t.Errorf("failed attempts %d, want 2 (t1 blacklisted for the job after 2)", got)
+	}
+	if !c.logHas("jobtracker", `msg="tracker blacklisted across all jobs" component=jobtracker tracker=t1`) {
+		t.Fatal("t1 was not blacklisted across all jobs")
+	}
+	outb, err := runMR(t, "job", "--jobtracker", c.jtAddr, "-list-blacklisted-trackers")
+	if err != nil || !strings.Contains(outb, "t1") || !strings.Contains(outb, "blacklisted by 1 jobs within 3h0m0s") {
+		t.Fatalf("mr job -list-blacklisted-trackers: %v\n%s", err, outb)
+	}
+
+	second := filepath.Join(t.TempDir(), "second")
+	id2 := c.submit(wordCountSpec(in, second, 2))
+	res2 := c.waitWithin(id2, 2*time.Minute)
+	checkWordCount(t, second, countWords(t, in))
+	hist, err := c.client.History(context.Background(), id2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(hist), `"tracker":"t1"`) {
+		t.Errorf("the blacklisted tracker ran attempts of the next job")
+	}
+	if n := res2.Counters.Get(mr.JobCounterGroup, mr.NumFailedMaps); n != 0 {
+		t.Errorf("the next job had %d failed maps", n)
+	}
+}

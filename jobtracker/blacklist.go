@@ -1,0 +1,155 @@
+package jobtracker
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"gomr/mrpb"
+)
+
+// Tracker blacklisting, as Hadoop 1 does it (keys by their Hadoop 2
+// names; Hadoop 1's in parentheses):
+//
+//   - Per job: a tracker on which mapreduce.job.maxtaskfailures.per.tracker
+//     (mapred.max.tracker.failures, 4) attempts of the job failed gets no
+//     more tasks of the job, as long as fewer than
+//     mapreduce.job.blacklist.max.percent (25%, hard-coded in Hadoop) of
+//     the cluster's trackers are blacklisted by the job; past that the job
+//     ignores its blacklist, since the fault is more likely the job's.
+//   - Cluster-wide: each job that succeeds having blacklisted a tracker
+//     is a fault of the tracker. A tracker with
+//     mapreduce.jobtracker.tasktracker.maxblacklists
+//     (mapred.max.tracker.blacklists, 4) faults within
+//     mapreduce.jobtracker.blacklist.fault-timeout-window
+//     (mapred.jobtracker.blacklist.fault-timeout-window, 3 hours) gets no
+//     task of any job, unless that would blacklist more than
+//     mapreduce.jobtracker.blacklist.max.percent (50%) of the trackers. It
+//     is given tasks again once its faults age out of the window, or when
+//     it restarts (a new process registers under its name).
+//
+// Hadoop counts failures by host, since it runs one TaskTracker per host;
+// here they count by tracker name, since one host may run several.
+
+// noteTrackerFailureLocked counts a failed attempt of j on tracker name.
+func (jt *JobTracker) noteTrackerFailureLocked(j *job, name string) {
+	if j.trackerFailures == nil {
+		j.trackerFailures = map[string]int{}
+	}
+	j.trackerFailures[name]++
+	if j.trackerFailures[name] == j.conf.Int("mapreduce.job.maxtaskfailures.per.tracker") {
+		j.flakyTrackers++
+		jt.log.Warn("tracker blacklisted for a job", "tracker", name, "job", j.id, "failures", j.trackerFailures[name])
+	}
+}
+
+// jobAvoidsLocked tells whether job j gives no new task to tracker name.
+func (jt *JobTracker) jobAvoidsLocked(j *job, name string) bool {
+	if j.trackerFailures[name] < j.conf.Int("mapreduce.job.maxtaskfailures.per.tracker") {
+		return false
+	}
+	return float64(j.flakyTrackers) < j.conf.Float("mapreduce.job.blacklist.max.percent")*float64(len(jt.trackers))
+}
+
+// jobBlacklistLocked lists the trackers job j has blacklisted, sorted.
+func jobBlacklistLocked(j *job) []string {
+	var out []string
+	limit := j.conf.Int("mapreduce.job.maxtaskfailures.per.tracker")
+	for name, n := range j.trackerFailures {
+		if n >= limit {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// recordFaultsLocked counts a fault against every tracker a succeeded job
+// blacklisted, and blacklists the trackers that have too many.
+func (jt *JobTracker) recordFaultsLocked(j *job, now time.Time) {
+	for _, name := range jobBlacklistLocked(j) {
+		if jt.faults == nil {
+			jt.faults = map[string][]time.Time{}
+		}
+		jt.faults[name] = append(jt.faults[name], now)
+	}
+	jt.refreshBlacklistLocked(now)
+}
+
+// refreshBlacklistLocked forgets faults older than the window, and
+// blacklists or restores trackers by the faults left.
+func (jt *JobTracker) refreshBlacklistLocked(now time.Time) {
+	window := jt.cfg.Duration("mapreduce.jobtracker.blacklist.fault-timeout-window")
+	limit := jt.cfg.Int("mapreduce.jobtracker.tasktracker.maxblacklists")
+	for name, fs := range jt.faults {
+		kept := fs[:0]
+		for _, at := range fs {
+			if now.Sub(at) < window {
+				kept = append(kept, at)
+			}
+		}
+		if len(kept) == 0 {
+			delete(jt.faults, name)
+		} else {
+			jt.faults[name] = kept
+		}
+	}
+	blacklisted := 0
+	for _, t := range jt.trackers {
+		if !t.blacklisted {
+			continue
+		}
+		if n := len(jt.faults[t.name]); n < limit {
+			t.blacklisted, t.blacklistReason = false, ""
+			jt.log.Info("tracker no longer blacklisted", "tracker", t.name, "faults", n)
+			continue
+		}
+		blacklisted++
+	}
+	names := make([]string, 0, len(jt.faults))
+	for name := range jt.faults {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	maxBlacklisted := jt.cfg.Float("mapreduce.jobtracker.blacklist.max.percent") * float64(len(jt.trackers))
+	for _, name := range names {
+		t := jt.trackers[name]
+		n := len(jt.faults[name])
+		if t == nil || t.blacklisted || n < limit {
+			continue
+		}
+		if float64(blacklisted+1) > maxBlacklisted {
+			jt.log.Warn("tracker not blacklisted: too many trackers are", "tracker", name, "faults", n, "blacklisted", blacklisted)
+			continue
+		}
+		t.blacklisted = true
+		t.blacklistReason = fmt.Sprintf("blacklisted by %d jobs within %s", n, window)
+		blacklisted++
+		jt.log.Warn("tracker blacklisted across all jobs", "tracker", name, "reason", t.blacklistReason)
+	}
+}
+
+// trackerStatuses lists the live trackers, sorted by name.
+func (jt *JobTracker) trackerStatuses() []*mrpb.TrackerStatus {
+	jt.mu.Lock()
+	defer jt.mu.Unlock()
+	out := make([]*mrpb.TrackerStatus, 0, len(jt.trackers))
+	for _, t := range jt.trackers {
+		out = append(out, &mrpb.TrackerStatus{
+			Name: t.name, Host: t.host, ShuffleAddress: t.shuffleAddr,
+			MapSlots: int32(t.mapSlots), ReduceSlots: int32(t.reduceSlots),
+			Blacklisted: t.blacklisted, BlacklistReason: t.blacklistReason,
+			Faults: int32(len(jt.faults[t.name])), LastHeartbeatMs: t.lastSeen.UnixMilli(),
+			LostReplies: int32(t.lostReplies),
+		})
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].Name < out[b].Name })
+	return out
+}
+
+// ListTrackers lists the live trackers, blacklisted ones marked (mr job
+// -list-active-trackers, -list-blacklisted-trackers).
+func (jt *JobTracker) ListTrackers(ctx context.Context, req *mrpb.ListTrackersRequest) (*mrpb.ListTrackersResponse, error) {
+	return &mrpb.ListTrackersResponse{Trackers: jt.trackerStatuses()}, nil
+}

@@ -78,6 +78,7 @@ var keyTable = []Key{
 	{Name: "mapreduce.tasktracker.outofband.heartbeat", Type: Bool, Default: "true", Description: "heartbeat at once when a task ends"},
 	{Name: "mapreduce.tasktracker.http.address", Type: String, Default: "127.0.0.1:0", Description: "shuffle server address (host:port; port 0 = any)", Check: hostPort},
 	{Name: "mapreduce.tasktracker.report.address", Type: String, Default: "127.0.0.1:0", Description: "umbilical address for task children (host:port; port 0 = any)", Check: hostPort},
+	{Name: "mapreduce.shuffle.request.window", Type: Int, Default: "60000", Description: "how far the signed time of a shuffle or checkpoint request may be from the TaskTracker's clock; a captured request is refused after it", Check: atLeast(1000), Unit: "ms"},
 	{Name: "mapreduce.tasktracker.host.name", Type: String, Default: "", Description: "host name the TaskTracker reports; empty uses os.Hostname"},
 	{Name: "mapreduce.tasktracker.criu.path", Type: String, Default: "/opt/gomr/criu/criu.sh", Description: "CRIU binary (or the wrapper `make criu` installs) used to clone running attempts; empty disables cloning on this TaskTracker"},
 	{Name: "mapreduce.cluster.local.dir", Type: String, Default: "/tmp/gomr/local", Description: "TaskTracker-local work directory: spills, attempt dirs, logs", Check: nonEmpty},

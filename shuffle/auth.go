@@ -11,6 +11,10 @@ import (
 const (
 	// HashHeader carries RequestHash of the request's parameters.
 	HashHeader = "X-MR-Shuffle-Hash"
+	// TimeHeader carries the time the request was made (Unix
+	// milliseconds), which RequestHash signs: a captured request is
+	// refused once it is older than the server's window.
+	TimeHeader = "X-MR-Shuffle-Time"
 	// ReplyHashHeader carries ReplyHash of the request hash, so that the
 	// fetcher knows the server holds the job's secret.
 	ReplyHashHeader = "X-MR-Shuffle-Reply-Hash"
@@ -23,11 +27,11 @@ const Path = "/mapOutput"
 
 // RequestHash returns the base64 (standard encoding) HMAC-SHA256, keyed with
 // the job's secret, of the request for partition reduce of spill spill of
-// attempt attempt of job job. The message is length-prefixed
-// ("len:job len:attempt spill reduce") so that no two distinct requests share
-// a message, and it always contains ':' so that it never equals a base64
-// request hash (which ReplyHash signs).
-func RequestHash(secret []byte, job, attempt string, spill, reduce int) string {
+// attempt attempt of job job made at Unix millisecond at. The message is
+// length-prefixed ("len:job len:attempt spill reduce at") so that no two
+// distinct requests share a message, and it always contains ':' so that it
+// never equals a base64 request hash (which ReplyHash signs).
+func RequestHash(secret []byte, job, attempt string, spill, reduce int, at int64) string {
 	msg := make([]byte, 0, 32+len(job)+len(attempt))
 	msg = strconv.AppendInt(msg, int64(len(job)), 10)
 	msg = append(msg, ':')
@@ -40,6 +44,8 @@ func RequestHash(secret []byte, job, attempt string, spill, reduce int) string {
 	msg = strconv.AppendInt(msg, int64(spill), 10)
 	msg = append(msg, ' ')
 	msg = strconv.AppendInt(msg, int64(reduce), 10)
+	msg = append(msg, ' ')
+	msg = strconv.AppendInt(msg, at, 10)
 	return sign(secret, msg)
 }
 

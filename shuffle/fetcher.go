@@ -126,8 +126,10 @@ func (f *Fetcher) fetchOnce(ctx context.Context, loc SpillLocation, reduce int) 
 	if err != nil {
 		return nil, &permanentError{fmt.Errorf("build request: %w", err)}
 	}
-	hash := RequestHash(f.Secret, loc.JobID, loc.AttemptID, loc.Spill, reduce)
+	at := time.Now().UnixMilli()
+	hash := RequestHash(f.Secret, loc.JobID, loc.AttemptID, loc.Spill, reduce, at)
 	req.Header.Set(HashHeader, hash)
+	req.Header.Set(TimeHeader, strconv.FormatInt(at, 10))
 	client := f.Client
 	if client == nil {
 		client = http.DefaultClient

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"gomr/spill"
 )
@@ -40,17 +41,35 @@ func WithServedBytes(fn func(jobID string, n int64)) HandlerOption {
 	return func(h *handler) { h.served = fn }
 }
 
+// WithRequestWindow sets how far a request's signed time may be from the
+// server's clock (DefaultRequestWindow by default).
+func WithRequestWindow(d time.Duration) HandlerOption {
+	return func(h *handler) { h.window = d }
+}
+
+// WithClock replaces time.Now (tests).
+func WithClock(now func() time.Time) HandlerOption {
+	return func(h *handler) { h.now = now }
+}
+
+// DefaultRequestWindow is how old (or how far ahead of the server's clock)
+// a signed request may be.
+const DefaultRequestWindow = time.Minute
+
 type handler struct {
 	secrets SecretSource
 	loc     Locator
 	log     *slog.Logger
 	served  func(jobID string, n int64)
+	window  time.Duration
+	now     func() time.Time
 }
 
 // NewHandler returns the shuffle server: it serves
 // GET /mapOutput?job=J&attempt=A&spill=K&reduce=R.
 //
-// A missing or wrong HashHeader, or a job this worker does not know, is
+// A missing or wrong HashHeader, a signed time (TimeHeader) outside the
+// window around the server's clock, or a job this worker does not know, is
 // refused with 401 and nothing about the data; malformed parameters or a
 // reduce out of range get 400; an unknown attempt or spill gets 404; a path
 // other than Path gets 404 and a method other than GET 405. A good request
@@ -61,7 +80,7 @@ func NewHandler(secrets SecretSource, loc Locator, log *slog.Logger, opts ...Han
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	h := &handler{secrets: secrets, loc: loc, log: log}
+	h := &handler{secrets: secrets, loc: loc, log: log, window: DefaultRequestWindow, now: time.Now}
 	for _, o := range opts {
 		o(h)
 	}
@@ -101,8 +120,15 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "unauthorized", http.StatusUnauthorized)
 		return
 	}
-	if !hashEqual(hash, RequestHash(secret, req.job, req.attempt, req.spill, req.reduce)) {
+	at, err := strconv.ParseInt(r.Header.Get(TimeHeader), 10, 64)
+	if err != nil || !hashEqual(hash, RequestHash(secret, req.job, req.attempt, req.spill, req.reduce, at)) {
 		h.log.Warn("shuffle request with wrong hash refused", "remote", r.RemoteAddr, "job", req.job, "attempt", req.attempt)
+		http.Error(w, "unauthorized", http.StatusUnauthorized)
+		return
+	}
+	if age := h.now().Sub(time.UnixMilli(at)); age > h.window || age < -h.window {
+		h.log.Warn("shuffle request outside its time window refused (replayed, or clocks apart)", "remote", r.RemoteAddr,
+			"job", req.job, "attempt", req.attempt, "age", age.Round(time.Millisecond), "window", h.window)
 		http.Error(w, "unauthorized", http.StatusUnauthorized)
 		return
 	}

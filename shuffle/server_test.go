@@ -8,28 +8,31 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"gomr/spill"
 )
 
 func TestRequestHash(t *testing.T) {
 	s := []byte("secret")
-	base := RequestHash(s, "job1", "att1", 2, 3)
-	if base != RequestHash(s, "job1", "att1", 2, 3) {
+	base := RequestHash(s, "job1", "att1", 2, 3, 7)
+	if base != RequestHash(s, "job1", "att1", 2, 3, 7) {
 		t.Fatal("RequestHash is not deterministic")
 	}
 	others := map[string]string{
-		"secret":  RequestHash([]byte("secreT"), "job1", "att1", 2, 3),
-		"job":     RequestHash(s, "job2", "att1", 2, 3),
-		"attempt": RequestHash(s, "job1", "att2", 2, 3),
-		"spill":   RequestHash(s, "job1", "att1", 3, 3),
-		"reduce":  RequestHash(s, "job1", "att1", 2, 4),
+		"secret":  RequestHash([]byte("secreT"), "job1", "att1", 2, 3, 7),
+		"job":     RequestHash(s, "job2", "att1", 2, 3, 7),
+		"attempt": RequestHash(s, "job1", "att2", 2, 3, 7),
+		"spill":   RequestHash(s, "job1", "att1", 3, 3, 7),
+		"reduce":  RequestHash(s, "job1", "att1", 2, 4, 7),
 		// The same characters split differently between job and attempt.
-		"split": RequestHash(s, "job1a", "tt1", 2, 3),
+		"split": RequestHash(s, "job1a", "tt1", 2, 3, 7),
 		// Spill and reduce swapped.
-		"swap": RequestHash(s, "job1", "att1", 3, 2),
+		"swap": RequestHash(s, "job1", "att1", 3, 2, 7),
+		"time": RequestHash(s, "job1", "att1", 2, 3, 8),
 	}
 	for name, h := range others {
 		if h == base {
@@ -65,7 +68,7 @@ func newServerFixture(t *testing.T) *serverFixture {
 	return f
 }
 
-func (f *serverFixture) get(t *testing.T, path, query, hash, method string) (*http.Response, []byte) {
+func (f *serverFixture) get(t *testing.T, path, query, hash, method string, at int64) (*http.Response, []byte) {
 	t.Helper()
 	req, err := http.NewRequest(method, f.w.srv.URL+path+"?"+query, nil)
 	if err != nil {
@@ -74,6 +77,7 @@ func (f *serverFixture) get(t *testing.T, path, query, hash, method string) (*ht
 	if hash != "" {
 		req.Header.Set(HashHeader, hash)
 	}
+	req.Header.Set(TimeHeader, strconv.FormatInt(at, 10))
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -100,7 +104,9 @@ func TestHandler(t *testing.T) {
 		v.Set("reduce", reduce)
 		return v.Encode()
 	}
-	good := func(job, attempt string, k, r int) string { return RequestHash(f.secret, job, attempt, k, r) }
+	now := time.Now().UnixMilli()
+	good := func(job, attempt string, k, r int) string { return RequestHash(f.secret, job, attempt, k, r, now) }
+	old := now - 2*DefaultRequestWindow.Milliseconds()
 	tests := []struct {
 		name   string
 		path   string
@@ -108,30 +114,38 @@ func TestHandler(t *testing.T) {
 		query  string
 		hash   string
 		status int
-		reduce int // for 200: which segment
+		reduce int   // for 200: which segment
+		at     int64 // the time sent; 0: now
 	}{
-		{"segment 0", Path, "GET", q("j", "a0", "0", "0"), good("j", "a0", 0, 0), 200, 0},
-		{"empty segment", Path, "GET", q("j", "a0", "0", "1"), good("j", "a0", 0, 1), 200, 1},
-		{"segment 2", Path, "GET", q("j", "a0", "0", "2"), good("j", "a0", 0, 2), 200, 2},
-		{"no hash", Path, "GET", q("j", "a0", "0", "0"), "", 401, 0},
-		{"hash with another secret", Path, "GET", q("j", "a0", "0", "0"), RequestHash([]byte("guess"), "j", "a0", 0, 0), 401, 0},
-		{"hash of another reduce", Path, "GET", q("j", "a0", "0", "0"), good("j", "a0", 0, 2), 401, 0},
-		{"garbage hash", Path, "GET", q("j", "a0", "0", "0"), "not base64 at all", 401, 0},
-		{"unknown job", Path, "GET", q("k", "a0", "0", "0"), good("k", "a0", 0, 0), 401, 0},
-		{"unknown attempt", Path, "GET", q("j", "a9", "0", "0"), good("j", "a9", 0, 0), 404, 0},
-		{"unknown spill", Path, "GET", q("j", "a0", "7", "0"), good("j", "a0", 7, 0), 404, 0},
-		{"reduce out of range", Path, "GET", q("j", "a0", "0", "3"), good("j", "a0", 0, 3), 400, 0},
-		{"negative reduce", Path, "GET", q("j", "a0", "0", "-1"), good("j", "a0", 0, -1), 400, 0},
-		{"spill not a number", Path, "GET", q("j", "a0", "x", "0"), good("j", "a0", 0, 0), 400, 0},
-		{"missing attempt", Path, "GET", "job=j&spill=0&reduce=0", good("j", "", 0, 0), 400, 0},
-		{"attempt with a path", Path, "GET", q("j", "../a0", "0", "0"), good("j", "../a0", 0, 0), 400, 0},
-		{"wrong path", "/other", "GET", q("j", "a0", "0", "0"), good("j", "a0", 0, 0), 404, 0},
-		{"POST", Path, "POST", q("j", "a0", "0", "0"), good("j", "a0", 0, 0), 405, 0},
+		{"segment 0", Path, "GET", q("j", "a0", "0", "0"), good("j", "a0", 0, 0), 200, 0, 0},
+		{"empty segment", Path, "GET", q("j", "a0", "0", "1"), good("j", "a0", 0, 1), 200, 1, 0},
+		{"segment 2", Path, "GET", q("j", "a0", "0", "2"), good("j", "a0", 0, 2), 200, 2, 0},
+		{"no hash", Path, "GET", q("j", "a0", "0", "0"), "", 401, 0, 0},
+		{"hash with another secret", Path, "GET", q("j", "a0", "0", "0"), RequestHash([]byte("guess"), "j", "a0", 0, 0, now), 401, 0, 0},
+		{"time changed after signing", Path, "GET", q("j", "a0", "0", "0"), good("j", "a0", 0, 0), 401, 0, now + 1},
+		{"replayed after the window", Path, "GET", q("j", "a0", "0", "0"), RequestHash(f.secret, "j", "a0", 0, 0, old), 401, 0, old},
+		{"from the future", Path, "GET", q("j", "a0", "0", "0"), RequestHash(f.secret, "j", "a0", 0, 0, now-old+now), 401, 0, now - old + now},
+		{"hash of another reduce", Path, "GET", q("j", "a0", "0", "0"), good("j", "a0", 0, 2), 401, 0, 0},
+		{"garbage hash", Path, "GET", q("j", "a0", "0", "0"), "not base64 at all", 401, 0, 0},
+		{"unknown job", Path, "GET", q("k", "a0", "0", "0"), good("k", "a0", 0, 0), 401, 0, 0},
+		{"unknown attempt", Path, "GET", q("j", "a9", "0", "0"), good("j", "a9", 0, 0), 404, 0, 0},
+		{"unknown spill", Path, "GET", q("j", "a0", "7", "0"), good("j", "a0", 7, 0), 404, 0, 0},
+		{"reduce out of range", Path, "GET", q("j", "a0", "0", "3"), good("j", "a0", 0, 3), 400, 0, 0},
+		{"negative reduce", Path, "GET", q("j", "a0", "0", "-1"), good("j", "a0", 0, -1), 400, 0, 0},
+		{"spill not a number", Path, "GET", q("j", "a0", "x", "0"), good("j", "a0", 0, 0), 400, 0, 0},
+		{"missing attempt", Path, "GET", "job=j&spill=0&reduce=0", good("j", "", 0, 0), 400, 0, 0},
+		{"attempt with a path", Path, "GET", q("j", "../a0", "0", "0"), good("j", "../a0", 0, 0), 400, 0, 0},
+		{"wrong path", "/other", "GET", q("j", "a0", "0", "0"), good("j", "a0", 0, 0), 404, 0, 0},
+		{"POST", Path, "POST", q("j", "a0", "0", "0"), good("j", "a0", 0, 0), 405, 0, 0},
 	}
 	var wantServed int64
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			resp, body := f.get(t, tc.path, tc.query, tc.hash, tc.method)
+			at := tc.at
+			if at == 0 {
+				at = now
+			}
+			resp, body := f.get(t, tc.path, tc.query, tc.hash, tc.method, at)
 			if resp.StatusCode != tc.status {
 				t.Fatalf("status %d, want %d (body %q)", resp.StatusCode, tc.status, body)
 			}

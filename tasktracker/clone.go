@@ -432,6 +432,7 @@ const CheckpointPath = "/cloneAttempt"
 // Headers of the checkpoint transfer.
 const (
 	cloneHashHeader     = "X-MR-Clone-Hash"
+	cloneTimeHeader     = "X-MR-Clone-Time"
 	cloneProgressHeader = "X-MR-Clone-Progress"
 	cloneDumpHeader     = "X-MR-Clone-Dump-Ns"
 	cloneImageHeader    = "X-MR-Clone-Image-Bytes"
@@ -442,10 +443,12 @@ const (
 )
 
 // cloneHash authenticates a checkpoint request: the HMAC-SHA256, keyed
-// with the job's secret, of the length-prefixed job, source and clone ids.
-func cloneHash(secret []byte, job, source, clone string) string {
+// with the job's secret, of the length-prefixed job, source and clone ids
+// and the time of the request (Unix milliseconds), which must fall within
+// the shuffle request window of the server's clock.
+func cloneHash(secret []byte, job, source, clone string, at int64) string {
 	mac := hmac.New(sha256.New, secret)
-	fmt.Fprintf(mac, "clone %d:%s %d:%s %d:%s", len(job), job, len(source), source, len(clone), clone)
+	fmt.Fprintf(mac, "clone %d:%s %d:%s %d:%s %d", len(job), job, len(source), source, len(clone), clone, at)
 	return base64.StdEncoding.EncodeToString(mac.Sum(nil))
 }
 
@@ -468,7 +471,13 @@ func (tt *TaskTracker) serveCheckpoint(w http.ResponseWriter, r *http.Request) {
 	lj := tt.jobs[job]
 	src := tt.attempts[source]
 	tt.mu.Unlock()
-	if lj == nil || !hmac.Equal([]byte(r.Header.Get(cloneHashHeader)), []byte(cloneHash(lj.secret, job, source, cloneID))) {
+	at, err := strconv.ParseInt(r.Header.Get(cloneTimeHeader), 10, 64)
+	if lj == nil || err != nil || !hmac.Equal([]byte(r.Header.Get(cloneHashHeader)), []byte(cloneHash(lj.secret, job, source, cloneID, at))) {
+		http.Error(w, "unauthorized", http.StatusUnauthorized)
+		return
+	}
+	if age := time.Since(time.UnixMilli(at)); age > tt.requestWindow || age < -tt.requestWindow {
+		tt.log.Warn("checkpoint request outside its time window refused (replayed, or clocks apart)", "remote", r.RemoteAddr, "clone", cloneID, "age", age.Round(time.Millisecond))
 		http.Error(w, "unauthorized", http.StatusUnauthorized)
 		return
 	}
@@ -535,7 +544,9 @@ func fetchCheckpoint(ctx context.Context, addr string, l *mrpb.LaunchTask, sourc
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set(cloneHashHeader, cloneHash(l.JobSecret, l.JobId, source, l.AttemptId))
+	at := time.Now().UnixMilli()
+	req.Header.Set(cloneHashHeader, cloneHash(l.JobSecret, l.JobId, source, l.AttemptId, at))
+	req.Header.Set(cloneTimeHeader, strconv.FormatInt(at, 10))
 	client := &http.Client{Timeout: 10 * time.Minute}
 	resp, err := client.Do(req)
 	if err != nil {

@@ -77,6 +77,10 @@ type TaskTracker struct {
 	// while CRIU restores a clone (see criu.Restore).
 	forkMu sync.RWMutex
 
+	// requestWindow is how far a signed shuffle or checkpoint request's
+	// time may be from this tracker's clock.
+	requestWindow time.Duration
+
 	// instance is this process's random id, sent on initial contact.
 	instance string
 	// faults are the injected faults (FaultsEnv).
@@ -135,6 +139,7 @@ func New(cfg *conf.Config, opts Options) (*TaskTracker, error) {
 	}
 	tt := &TaskTracker{
 		faults:          flt,
+		requestWindow:   cfg.Duration("mapreduce.shuffle.request.window"),
 		instance:        randomHex(8),
 		cfg:             cfg,
 		host:            host,
@@ -222,7 +227,7 @@ func (tt *TaskTracker) Run(ctx context.Context) error {
 
 func (tt *TaskTracker) shuffleMux() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/mapOutput", shuffle.NewHandler(secretSource{tt}, locator{tt}, tt.log))
+	mux.Handle(shuffle.Path, shuffle.NewHandler(secretSource{tt}, locator{tt}, tt.log, shuffle.WithRequestWindow(tt.requestWindow)))
 	mux.HandleFunc(CheckpointPath, tt.serveCheckpoint)
 	return mux
 }

@@ -2,13 +2,19 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"gomr/mr"
+	"gomr/shuffle"
 	"gomr/tasktracker"
 )
 
@@ -166,5 +172,49 @@ func TestE2EFaultyTrackerBlacklisted(t *testing.T) {
 	}
 	if n := res2.Counters.Get(mr.JobCounterGroup, mr.NumFailedMaps); n != 0 {
 		t.Errorf("the next job had %d failed maps", n)
+	}
+}
+
+// A shuffle request captured on the wire is served while it is fresh and
+// refused once it is older than mapreduce.shuffle.request.window. Before,
+// a captured request hash was served whenever it was replayed.
+func TestE2EShuffleRequestReplayRefused(t *testing.T) {
+	c := startCluster(t, []trackerSpec{{"t1", 1, 0}}, "mapreduce.shuffle.request.window=1000")
+	in := t.TempDir()
+	genText(t, filepath.Join(in, "x.txt"), 256<<10, 5)
+	id := c.submit(wordCountSpec(in, filepath.Join(t.TempDir(), "out"), 1))
+	waitFor(t, "the map to finish", time.Minute, func() bool { return c.status(id).Maps.Succeeded == 1 })
+	att := "attempt_" + strings.TrimPrefix(id, "job_") + "_m_000000_0"
+
+	// The job's secret, as the JobTracker keeps it (owner-only).
+	data, err := os.ReadFile(filepath.Join(c.dir, "system", id+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var staged struct{ Secret []byte }
+	if err := json.Unmarshal(data, &staged); err != nil || len(staged.Secret) == 0 {
+		t.Fatalf("staged job: %v", err)
+	}
+	at := time.Now().UnixMilli()
+	req, _ := http.NewRequest("GET", fmt.Sprintf("http://%s%s?job=%s&attempt=%s&spill=0&reduce=0", c.trackerShuffleAddr("t1"), shuffle.Path, id, att), nil)
+	req.Header.Set(shuffle.HashHeader, shuffle.RequestHash(staged.Secret, id, att, 0, 0, at))
+	req.Header.Set(shuffle.TimeHeader, strconv.FormatInt(at, 10))
+	send := func() int {
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := send(); code != http.StatusOK {
+		t.Fatalf("fresh signed request: status %d, want 200", code)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	if code := send(); code != http.StatusUnauthorized {
+		t.Fatalf("the same request 1.5 s later: status %d, want 401", code)
+	}
+	if !c.logHas("t1", "shuffle request outside its time window refused") {
+		t.Error("the tracker did not log why it refused the replay")
 	}
 }

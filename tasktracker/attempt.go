@@ -34,6 +34,8 @@ type taskAttempt struct {
 	launch  *mrpb.LaunchTask
 	dir     string
 	timeout time.Duration
+	// token authenticates the attempt's child on the umbilical.
+	token string
 
 	mu           sync.Mutex
 	cmd          *exec.Cmd   // the child as started (nil for a clone)
@@ -196,6 +198,7 @@ func (tt *TaskTracker) register(l *mrpb.LaunchTask) (*taskAttempt, error) {
 		tt:           tt,
 		launch:       l,
 		dir:          dir,
+		token:        randomHex(16),
 		timeout:      jcfg.Duration("mapreduce.task.timeout"),
 		state:        "RUNNING",
 		phase:        "MAP",
@@ -249,7 +252,7 @@ func (a *taskAttempt) start1() error {
 		cmd := exec.Command(tt.exe, ChildArg, "--attempt", a.launch.AttemptId, "--umbilical", tt.umbAddr)
 		cmd.Dir = a.dir
 		cmd.Stdout, cmd.Stderr = stdout, stderr
-		cmd.Env = append(os.Environ(), childEnv)
+		cmd.Env = append(os.Environ(), childEnv, child.TokenEnv+"="+a.token)
 		if ctrl != nil {
 			cmd.ExtraFiles = []*os.File{ctrl.R}
 			cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%d", child.CtrlFDEnv, criu.CtrlFD))

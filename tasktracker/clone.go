@@ -184,7 +184,7 @@ func (tt *TaskTracker) cloneFrom(ctx context.Context, a *taskAttempt, c *mrpb.Cl
 		// Killed while it was being made: it never runs.
 		_ = clonedProc.Kill()
 	}
-	line := fmt.Sprintf("resume %s clone %s\n", a.launch.AttemptId, tt.umbAddr)
+	line := fmt.Sprintf("resume %s clone %s %s\n", a.launch.AttemptId, tt.umbAddr, a.token)
 	if _, err := r.Ctrl.W.Write([]byte(line)); err != nil {
 		_ = clonedProc.Kill()
 		_, _ = clonedProc.Wait()

@@ -206,8 +206,9 @@ func (tt *TaskTracker) Run(ctx context.Context) error {
 	tt.jt = mrpb.NewJobTrackerClient(conn)
 	defer conn.Close()
 
-	umbSrv := grpc.NewServer(grpc.MaxRecvMsgSize(64<<20), grpc.MaxSendMsgSize(64<<20))
-	mrpb.RegisterUmbilicalServer(umbSrv, &umbilical{tt: tt})
+	umb := &umbilical{tt: tt}
+	umbSrv := grpc.NewServer(grpc.MaxRecvMsgSize(64<<20), grpc.MaxSendMsgSize(64<<20), grpc.UnaryInterceptor(umb.authenticate))
+	mrpb.RegisterUmbilicalServer(umbSrv, umb)
 	go umbSrv.Serve(tt.umbListener)
 	defer umbSrv.Stop()
 

@@ -2,13 +2,17 @@ package tasktracker
 
 import (
 	"context"
+	"crypto/subtle"
 	"slices"
 	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"gomr/mrpb"
+	"gomr/tasktracker/child"
 )
 
 // umbilical is the service task children call on their tracker.
@@ -17,7 +21,12 @@ type umbilical struct {
 	tt *TaskTracker
 }
 
-func (u *umbilical) attempt(id string) (*taskAttempt, error) {
+// attempt returns attempt id, which must be the one the call authenticated
+// as (see authenticate).
+func (u *umbilical) attempt(ctx context.Context, id string) (*taskAttempt, error) {
+	if who, _ := ctx.Value(callerKey{}).(string); who != id {
+		return nil, status.Errorf(codes.PermissionDenied, "umbilical: attempt %s may not act for attempt %s", who, id)
+	}
 	u.tt.mu.Lock()
 	defer u.tt.mu.Unlock()
 	a, ok := u.tt.attempts[id]
@@ -27,9 +36,33 @@ func (u *umbilical) attempt(id string) (*taskAttempt, error) {
 	return a, nil
 }
 
+// callerKey is the context key of the attempt a call authenticated as.
+type callerKey struct{}
+
+// authenticate is the umbilical's interceptor: a call must name an attempt
+// of this tracker and carry its token (child.AttemptMD, child.TokenMD).
+func (u *umbilical) authenticate(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	md, _ := metadata.FromIncomingContext(ctx)
+	first := func(k string) string {
+		if v := md.Get(k); len(v) > 0 {
+			return v[0]
+		}
+		return ""
+	}
+	id, token := first(child.AttemptMD), first(child.TokenMD)
+	u.tt.mu.Lock()
+	a := u.tt.attempts[id]
+	u.tt.mu.Unlock()
+	if a == nil || token == "" || subtle.ConstantTimeCompare([]byte(token), []byte(a.token)) != 1 {
+		u.tt.log.Warn("umbilical call refused: no attempt token, or a wrong one", "method", info.FullMethod, "attempt", id)
+		return nil, status.Errorf(codes.Unauthenticated, "umbilical: %s needs the token of a running attempt of this tracker", info.FullMethod)
+	}
+	return handler(context.WithValue(ctx, callerKey{}, id), req)
+}
+
 // GetTask gives a child its task.
 func (u *umbilical) GetTask(ctx context.Context, req *mrpb.GetTaskRequest) (*mrpb.LaunchTask, error) {
-	a, err := u.attempt(req.AttemptId)
+	a, err := u.attempt(ctx, req.AttemptId)
 	if err != nil {
 		return nil, err
 	}
@@ -38,7 +71,7 @@ func (u *umbilical) GetTask(ctx context.Context, req *mrpb.GetTaskRequest) (*mrp
 
 // StatusUpdate records progress; it tells a killed attempt to stop.
 func (u *umbilical) StatusUpdate(ctx context.Context, req *mrpb.StatusUpdateRequest) (*mrpb.StatusUpdateResponse, error) {
-	a, err := u.attempt(req.AttemptId)
+	a, err := u.attempt(ctx, req.AttemptId)
 	if err != nil {
 		return &mrpb.StatusUpdateResponse{Known: false}, nil
 	}
@@ -75,7 +108,7 @@ func sameCounters(x, y []*mrpb.Counter) bool {
 
 // SpillReady queues a spill announcement for the next heartbeat.
 func (u *umbilical) SpillReady(ctx context.Context, req *mrpb.SpillReadyRequest) (*mrpb.Empty, error) {
-	a, err := u.attempt(req.Spill.GetAttemptId())
+	a, err := u.attempt(ctx, req.Spill.GetAttemptId())
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +124,7 @@ func (u *umbilical) SpillReady(ctx context.Context, req *mrpb.SpillReadyRequest)
 
 // GetMapEvents forwards a reduce's request for spill events.
 func (u *umbilical) GetMapEvents(ctx context.Context, req *mrpb.MapEventsRequest) (*mrpb.MapEventsResponse, error) {
-	if _, err := u.attempt(req.AttemptId); err != nil {
+	if _, err := u.attempt(ctx, req.AttemptId); err != nil {
 		return nil, err
 	}
 	return u.tt.jt.GetMapEvents(ctx, req)
@@ -99,12 +132,15 @@ func (u *umbilical) GetMapEvents(ctx context.Context, req *mrpb.MapEventsRequest
 
 // ReportFetchFailure forwards a reduce's fetch failure.
 func (u *umbilical) ReportFetchFailure(ctx context.Context, req *mrpb.FetchFailureRequest) (*mrpb.Empty, error) {
+	if _, err := u.attempt(ctx, req.ReduceAttemptId); err != nil {
+		return nil, err
+	}
 	return u.tt.jt.ReportFetchFailure(ctx, req)
 }
 
 // CanCommit forwards a commit request to the JobTracker.
 func (u *umbilical) CanCommit(ctx context.Context, req *mrpb.CanCommitRequest) (*mrpb.CanCommitResponse, error) {
-	a, err := u.attempt(req.AttemptId)
+	a, err := u.attempt(ctx, req.AttemptId)
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +157,7 @@ func (u *umbilical) CanCommit(ctx context.Context, req *mrpb.CanCommitRequest) (
 
 // Done records that the child finished its work.
 func (u *umbilical) Done(ctx context.Context, req *mrpb.DoneRequest) (*mrpb.Empty, error) {
-	a, err := u.attempt(req.AttemptId)
+	a, err := u.attempt(ctx, req.AttemptId)
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +171,7 @@ func (u *umbilical) Done(ctx context.Context, req *mrpb.DoneRequest) (*mrpb.Empt
 
 // Failed records the child's own error report.
 func (u *umbilical) Failed(ctx context.Context, req *mrpb.FailedRequest) (*mrpb.Empty, error) {
-	a, err := u.attempt(req.AttemptId)
+	a, err := u.attempt(ctx, req.AttemptId)
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +189,7 @@ func (u *umbilical) Failed(ctx context.Context, req *mrpb.FailedRequest) (*mrpb.
 // Quiet is a child's report that it reached the quiet point its tracker
 // asked for: the tracker dumps it now.
 func (u *umbilical) Quiet(ctx context.Context, req *mrpb.QuietRequest) (*mrpb.Empty, error) {
-	a, err := u.attempt(req.AttemptId)
+	a, err := u.attempt(ctx, req.AttemptId)
 	if err != nil {
 		return nil, err
 	}

@@ -13,9 +13,17 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
 	"gomr/mr"
+	"gomr/mrpb"
 	"gomr/shuffle"
 	"gomr/tasktracker"
+	"gomr/tasktracker/child"
 )
 
 // waitWithin waits for a job like cluster.wait, but fails after d: the
@@ -216,5 +224,78 @@ func TestE2EShuffleRequestReplayRefused(t *testing.T) {
 	}
 	if !c.logHas("t1", "shuffle request outside its time window refused") {
 		t.Error("the tracker did not log why it refused the replay")
+	}
+}
+
+// childToken reads an attempt child's umbilical token from its environment.
+func childToken(t *testing.T, attemptID string) string {
+	t.Helper()
+	pid := childPID(attemptID)
+	if pid == 0 {
+		t.Fatalf("no child process for %s", attemptID)
+	}
+	env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range strings.Split(string(env), "\x00") {
+		if v, ok := strings.CutPrefix(kv, child.TokenEnv+"="); ok {
+			return v
+		}
+	}
+	t.Fatalf("child of %s has no %s", attemptID, child.TokenEnv)
+	return ""
+}
+
+// The umbilical answers only the attempt whose token a call carries. Before,
+// any local process could ask a tracker's umbilical for any running
+// attempt's task, job secret included (attempt ids are public in
+// /api/cluster).
+func TestE2EUmbilicalAuthenticatesChildren(t *testing.T) {
+	c := startCluster(t, []trackerSpec{{"t1", 2, 0}})
+	id := c.submit(sleepSpec("sleepy", filepath.Join(t.TempDir(), "out"), 2, 20000))
+	prefix := "attempt_" + strings.TrimPrefix(id, "job_") + "_m_00000"
+	a0, a1 := prefix+"0_0", prefix+"1_0"
+	waitFor(t, "both maps to run", 30*time.Second, func() bool { return childPID(a0) != 0 && childPID(a1) != 0 })
+	var umbAddr string
+	waitFor(t, "t1 to log its umbilical", 10*time.Second, func() bool {
+		data, _ := os.ReadFile(filepath.Join(c.dir, "t1.log"))
+		if i := strings.Index(string(data), " umbilical="); i >= 0 {
+			umbAddr = strings.Fields(string(data)[i+len(" umbilical="):])[0]
+			return true
+		}
+		return false
+	})
+	conn, err := grpc.NewClient(umbAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	umb := mrpb.NewUmbilicalClient(conn)
+	call := func(as, token, want string) error {
+		ctx := context.Background()
+		if as != "" {
+			ctx = metadata.AppendToOutgoingContext(ctx, child.AttemptMD, as, child.TokenMD, token)
+		}
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		_, err := umb.GetTask(ctx, &mrpb.GetTaskRequest{AttemptId: want})
+		return err
+	}
+	if err := call("", "", a0); status.Code(err) != codes.Unauthenticated {
+		t.Errorf("GetTask without a token: %v, want Unauthenticated", err)
+	}
+	if err := call(a0, "0123456789abcdef0123456789abcdef", a0); status.Code(err) != codes.Unauthenticated {
+		t.Errorf("GetTask with a wrong token: %v, want Unauthenticated", err)
+	}
+	tok0 := childToken(t, a0)
+	if err := call(a0, tok0, a1); status.Code(err) != codes.PermissionDenied {
+		t.Errorf("attempt 0 asking for attempt 1's task: %v, want PermissionDenied", err)
+	}
+	if err := call(a0, tok0, a0); err != nil {
+		t.Errorf("attempt 0 asking for its own task with its token: %v", err)
+	}
+	if _, err := c.client.Kill(context.Background(), id); err != nil {
+		t.Fatal(err)
 	}
 }

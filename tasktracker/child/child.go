@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"gomr/conf"
 	"gomr/mr"
@@ -36,9 +35,7 @@ func Main(attemptID, umbilicalAddr string) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ctl := startCtrl(log)
-	conn, err := grpc.NewClient(umbilicalAddr,
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20), grpc.MaxCallSendMsgSize(64<<20)))
+	conn, err := dialUmbilical(umbilicalAddr, attemptID, launchToken())
 	if err != nil {
 		log.Error("umbilical", "error", err)
 		return 2

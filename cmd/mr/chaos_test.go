@@ -35,9 +35,10 @@ import (
 // TestChaosKillTracker: SIGKILL a tracker running a map of the job during
 // the maps, and one running a reduce during the reduces; a replacement
 // tracker with a new name joins at once so the cluster keeps its slots.
-// The JobTracker must declare the dead tracker lost within the detection
-// target, its children must die with it, and the output must be exact. A
-// run is four jobs (one in the short form).
+// The JobTracker must declare the dead tracker lost (the time is held to
+// the detection target as trackerLossDetected says), its children must die
+// with it, and the output must be exact. A run is four jobs (one in the
+// short form).
 func TestChaosKillTracker(t *testing.T) {
 	ch := newChaos(t, "kill-tracker")
 	in, want := chaosInput(t, 3<<20, 1<<20, 21)

@@ -67,7 +67,7 @@ func TestRegistry(t *testing.T) {
 	cluster := map[string]bool{
 		"mapreduce.jobtracker.address": true, "mapreduce.jobtracker.http.address": true,
 		"mapreduce.jobtracker.expire.trackers.interval": true, "mapreduce.jobtracker.jobhistory.location": true,
-		"mapreduce.jobtracker.system.dir":                true,
+		"mapreduce.jobtracker.system.dir": true, "mapreduce.jobtracker.restart.recover": true, "mapreduce.jobtracker.restart.tracker-wait": true,
 		"mapreduce.jobtracker.tasktracker.maxblacklists": true, "mapreduce.jobtracker.blacklist.fault-timeout-window": true,
 		"mapreduce.jobtracker.blacklist.max.percent": true, "mapreduce.shuffle.request.window": true,
 		"mapreduce.tasktracker.map.tasks.maximum":    true,
@@ -132,6 +132,8 @@ func TestDefaults(t *testing.T) {
 		{"mapreduce.jobtracker.expire.trackers.interval", 600000},
 		{"mapreduce.jobtracker.jobhistory.location", "/tmp/gomr/history"},
 		{"mapreduce.jobtracker.system.dir", ""},
+		{"mapreduce.jobtracker.restart.recover", true},
+		{"mapreduce.jobtracker.restart.tracker-wait", 30000},
 		{"mapreduce.jobclient.retry.timeout", 120000},
 		{"mapreduce.job.maxtaskfailures.per.tracker", 4},
 		{"mapreduce.job.blacklist.max.percent", 0.25},

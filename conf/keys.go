@@ -65,6 +65,8 @@ var keyTable = []Key{
 	{Name: "mapreduce.jobtracker.http.address", Type: String, Default: "127.0.0.1:50030", Description: "JobTracker status pages, JSON API and metrics (host:port)", Check: hostPort},
 	{Name: "mapreduce.jobtracker.expire.trackers.interval", Type: Int, Default: "600000", Description: "a TaskTracker silent this long is declared lost", Check: atLeast(100), Unit: "ms"},
 	{Name: "mapreduce.jobtracker.jobhistory.location", Type: String, Default: "/tmp/gomr/history", Description: "directory of job history files", Check: nonEmpty},
+	{Name: "mapreduce.jobtracker.restart.recover", Type: Bool, Default: "true", Description: "a restarted JobTracker recovers the jobs that were running (Hadoop 1: mapred.jobtracker.restart.recover, default false); false records them as failed"},
+	{Name: "mapreduce.jobtracker.restart.tracker-wait", Type: Int, Default: "30000", Description: "how long a recovered job's completed maps wait for their tracker to register again before they run again", Check: atLeast(0), Unit: "ms"},
 	{Name: "mapreduce.jobtracker.system.dir", Type: String, Default: "", Description: "directory where the JobTracker keeps the jobs it has not finished (with their secrets, owner-only); empty: system beside the history directory"},
 	{Name: "mapreduce.jobtracker.tasktracker.maxblacklists", Type: Int, Default: "4", Description: "faults (succeeded jobs that blacklisted it) after which a tracker gets no task of any job (Hadoop 1: mapred.max.tracker.blacklists)", Check: atLeast(1)},
 	{Name: "mapreduce.jobtracker.blacklist.fault-timeout-window", Type: Int, Default: "180", Description: "how long a tracker's fault counts toward its blacklisting", Check: atLeast(1), Unit: "min"},

@@ -134,7 +134,14 @@ func New(cfg *conf.Config, opts Options) (*JobTracker, error) {
 		trackers:   map[string]*trackerState{},
 		stop:       make(chan struct{}),
 	}
-	if err := jt.failLostJobs(); err != nil {
+	if cfg.Bool("mapreduce.jobtracker.restart.recover") {
+		jt.mu.Lock()
+		err = jt.recoverJobs()
+		jt.mu.Unlock()
+	} else {
+		err = jt.failLostJobs()
+	}
+	if err != nil {
 		return nil, err
 	}
 	return jt, nil
@@ -219,6 +226,7 @@ func (jt *JobTracker) expiryLoop(ctx context.Context) {
 			jt.expireLaunchesLocked(t, now, expiry)
 		}
 		jt.refreshBlacklistLocked(now)
+		jt.expireRecoveredLocked(now)
 		jt.mu.Unlock()
 	}
 }
@@ -280,8 +288,17 @@ func (jt *JobTracker) SubmitJob(ctx context.Context, req *mrpb.SubmitJobRequest)
 		return nil, status.Errorf(codes.Internal, "%v", err)
 	}
 
+	j := newJob(id, spec, splits, secret, now, jcfg, spec8r)
 	jt.mu.Lock()
 	defer jt.mu.Unlock()
+	jt.addJobLocked(j, now)
+	jt.log.Info("job submitted", "job", j.id, "name", spec.Name, "maps", len(j.maps), "reduces", len(j.reduces), "output", spec.Output)
+	jt.checkJobDoneLocked(j) // a job with no tasks at all is done at once
+	return &mrpb.SubmitJobResponse{JobId: j.id}, nil
+}
+
+// newJob builds a running job with all its tasks pending.
+func newJob(id string, spec mr.JobSpec, splits []mr.Split, secret []byte, submit time.Time, jcfg *conf.Config, spec8r *speculator.Speculator) *job {
 	j := &job{
 		id:            id,
 		spec:          spec,
@@ -291,8 +308,8 @@ func (jt *JobTracker) SubmitJob(ctx context.Context, req *mrpb.SubmitJobRequest)
 		splits:        splits,
 		priority:      priorityOf(spec.Priority, jcfg.String("mapreduce.job.priority")),
 		state:         StateRunning,
-		submit:        now,
-		start:         now,
+		submit:        submit,
+		start:         submit,
 		counters:      mr.CounterSet{},
 		winners:       map[spillKey]*attempt{},
 		notify:        make(chan struct{}),
@@ -306,13 +323,15 @@ func (jt *JobTracker) SubmitJob(ctx context.Context, req *mrpb.SubmitJobRequest)
 	for i := 0; i < spec.NumReduces; i++ {
 		j.reduces = append(j.reduces, &task{job: j, typ: partitions.Reduce, index: i, state: StatePending, failedOn: map[string]bool{}})
 	}
+	return j
+}
+
+// addJobLocked makes the JobTracker run j and tells the policy.
+func (jt *JobTracker) addJobLocked(j *job, now time.Time) {
 	jt.jobs[j.id] = j
 	jt.order = append(jt.order, j)
 	view := jt.jobViewLocked(j, nil)
 	jt.policy.Observe(partitions.Event{Time: now, Kind: partitions.JobSubmitted, JobID: j.id, Job: &view})
-	jt.log.Info("job submitted", "job", j.id, "name", spec.Name, "maps", len(j.maps), "reduces", len(j.reduces), "output", spec.Output)
-	jt.checkJobDoneLocked(j) // a job with no tasks at all is done at once
-	return &mrpb.SubmitJobResponse{JobId: j.id}, nil
 }
 
 func priorityOf(explicit int, named string) int {
@@ -648,6 +667,7 @@ func (jt *JobTracker) attemptSucceededLocked(a *attempt, now time.Time) {
 	}
 	t.state = StateSucceeded
 	t.successful = a
+	jt.logTaskLocked(a)
 	if a.speculative {
 		j.counters.Add(mr.SpeculationGroup, mr.SpeculativeWins, 1)
 	}
@@ -807,6 +827,7 @@ func (jt *JobTracker) rerunMapLocked(m *task, now time.Time) {
 	m.successful = nil
 	m.commitGrant = nil
 	j.finishedMaps--
+	jt.logRerunLocked(m)
 	j.counters.Add(mr.JobCounterGroup, mr.NumKilledMaps, 1)
 	jt.policy.Observe(partitions.Event{Time: now, Kind: partitions.TaskFailed, JobID: j.id, Type: partitions.Map, Task: m.index})
 	jt.log.Info("re-running map whose output was lost", "task", m.id())
@@ -1109,7 +1130,7 @@ func (jt *JobTracker) launchLocked(j *job, tk *task, t *trackerState, now time.T
 func (jt *JobTracker) startAttemptLocked(j *job, tk *task, t *trackerState, now time.Time, speculative bool, cloneOf *attempt) *attempt {
 	a := &attempt{
 		speculative: speculative,
-		id:          attemptID(tk, len(tk.attempts)),
+		id:          attemptID(tk, tk.nextAttempt),
 		task:        tk,
 		tracker:     t.name,
 		state:       StateRunning,
@@ -1121,6 +1142,7 @@ func (jt *JobTracker) startAttemptLocked(j *job, tk *task, t *trackerState, now 
 	if tk.typ == partitions.Reduce {
 		a.phase = "SHUFFLE"
 	}
+	tk.nextAttempt++
 	tk.attempts = append(tk.attempts, a)
 	tk.state = StateRunning
 	t.attempts[a.id] = a

@@ -28,6 +28,8 @@ type stagedJob struct {
 	Splits []mr.Split `json:"splits"`
 	Secret []byte     `json:"secret"`
 	Submit time.Time  `json:"submit"`
+	// Restarts counts the JobTracker restarts the job was recovered from.
+	Restarts int `json:"restarts,omitempty"`
 }
 
 // OpenStaging creates the system directory if needed, readable by its
@@ -75,14 +77,17 @@ func (s *Staging) Write(j *stagedJob) error {
 	return os.Rename(tmp, p)
 }
 
-// Remove forgets a finished job.
+// Remove forgets a finished job (and its event log).
 func (s *Staging) Remove(id string) error {
 	p, err := s.path(id)
 	if err != nil {
 		return err
 	}
-	if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
+	ev, _ := s.eventsPath(id)
+	for _, f := range []string{ev, p} {
+		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
 	}
 	return nil
 }

@@ -382,9 +382,9 @@ type sentState struct {
 }
 
 func (tt *TaskTracker) buildHeartbeat(reg registration) (*mrpb.HeartbeatRequest, sentState) {
-	var held []string
+	var held, heldAttempts []string
 	if reg.initial {
-		held = tt.heldJobs()
+		held, heldAttempts = tt.heldJobs()
 	}
 	tt.mu.Lock()
 	defer tt.mu.Unlock()
@@ -401,6 +401,7 @@ func (tt *TaskTracker) buildHeartbeat(reg registration) (*mrpb.HeartbeatRequest,
 		Incarnation:    reg.incarnation,
 		Instance:       tt.instance,
 		HeldJobs:       held,
+		HeldAttempts:   heldAttempts,
 	}
 	usedMaps, usedReduces := 0, 0
 	var sent sentState
@@ -425,9 +426,10 @@ func (tt *TaskTracker) buildHeartbeat(reg registration) (*mrpb.HeartbeatRequest,
 	return req, sent
 }
 
-// heldJobs lists the jobs this tracker has state of: known secrets and job
-// directories on disk (a previous process's too).
-func (tt *TaskTracker) heldJobs() []string {
+// heldJobs lists the jobs this tracker has state of (known secrets and job
+// directories on disk, a previous process's too), and the attempts of
+// those jobs that have map output here (a spills directory), sorted.
+func (tt *TaskTracker) heldJobs() (jobs, attempts []string) {
 	seen := map[string]bool{}
 	if ents, err := os.ReadDir(filepath.Join(tt.localDir, "jobs")); err == nil {
 		for _, e := range ents {
@@ -441,12 +443,21 @@ func (tt *TaskTracker) heldJobs() []string {
 		seen[id] = true
 	}
 	tt.mu.Unlock()
-	out := make([]string, 0, len(seen))
 	for id := range seen {
-		out = append(out, id)
+		jobs = append(jobs, id)
+		ents, _ := os.ReadDir(tt.jobDir(id))
+		for _, e := range ents {
+			if !e.IsDir() || !validID(e.Name()) {
+				continue
+			}
+			if st, err := os.Stat(filepath.Join(tt.jobDir(id), e.Name(), "spills")); err == nil && st.IsDir() {
+				attempts = append(attempts, e.Name())
+			}
+		}
 	}
-	sort.Strings(out)
-	return out
+	sort.Strings(jobs)
+	sort.Strings(attempts)
+	return jobs, attempts
 }
 
 func (tt *TaskTracker) requeue(s sentState) {

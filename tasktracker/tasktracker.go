@@ -193,7 +193,8 @@ func (tt *TaskTracker) ShuffleAddress() string { return tt.shuffleAddr }
 // Run serves the umbilical and the shuffle and heartbeats until ctx ends;
 // then it kills its children.
 func (tt *TaskTracker) Run(ctx context.Context) error {
-	conn, err := grpc.NewClient(tt.jtAddr, mrpb.DialOptions()...)
+	conn, err := grpc.NewClient(tt.jtAddr, mrpb.DialOptions(nil)...,
+	)
 	if err != nil {
 		return fmt.Errorf("jobtracker %s: %w", tt.jtAddr, err)
 	}

@@ -184,7 +184,11 @@ func (t *TLS) Transport(base *http.Transport) http.RoundTripper {
 	return upgrade{tr}
 }
 
-type upgrade struct{ rt http.RoundTripper }
+type upgrade struct{ rt *http.Transport }
+
+// CloseIdleConnections closes the transport's idle connections (as
+// http.Client.CloseIdleConnections asks).
+func (u upgrade) CloseIdleConnections() { u.rt.CloseIdleConnections() }
 
 func (u upgrade) RoundTrip(r *http.Request) (*http.Response, error) {
 	if r.URL.Scheme == "http" {

@@ -22,8 +22,11 @@ import (
 
 	"gomr/conf"
 	"gomr/jobtracker"
+	"gomr/mr"
 	"gomr/mrpb"
 	"gomr/security"
+	"gomr/speculator"
+	"gomr/tasktracker"
 )
 
 // pki is a cluster CA and certificates made with mr certs.
@@ -95,6 +98,29 @@ func (p pki) transport(name string) http.RoundTripper {
 	return rt
 }
 
+// newPKI makes, with mr certs, a CA and the certificates of a JobTracker
+// "jt", of trackers and of users ("name" or "name:group,group").
+func newPKI(t *testing.T, trackers []string, users ...string) pki {
+	t.Helper()
+	p := pki{t: t, dir: t.TempDir()}
+	certs := func(a ...string) {
+		t.Helper()
+		if out, err := runMR(t, a...); err != nil {
+			t.Fatalf("mr %v: %v\n%s", a, err, out)
+		}
+	}
+	certs("certs", "ca", "--out", p.dir)
+	certs("certs", "issue", "--ca", p.dir, "--role", "jobtracker", "--name", "jt", "--hosts", "localhost,127.0.0.1")
+	for _, tr := range trackers {
+		certs("certs", "issue", "--ca", p.dir, "--role", "tasktracker", "--name", tr, "--hosts", "localhost,127.0.0.1")
+	}
+	for _, u := range users {
+		name, groups, _ := strings.Cut(u, ":")
+		certs("certs", "issue", "--ca", p.dir, "--role", "user", "--name", name, "--groups", groups)
+	}
+	return p
+}
+
 func wantPermissionDenied(t *testing.T, what string, err error, want ...string) {
 	t.Helper()
 	if status.Code(err) != codes.PermissionDenied {
@@ -114,8 +140,8 @@ func wantPermissionDenied(t *testing.T, what string, err error, want ...string) 
 // trackers posing as each other are refused, job ACLs hold, and the
 // shuffle servers speak HTTPS to tracker certificates only.
 func TestE2ESecurityTLSAndACLs(t *testing.T) {
-	p := pki{t: t, dir: t.TempDir()}
-	mr := func(a ...string) string {
+	p := newPKI(t, []string{"t1", "t2"}, "alice", "bob", "root", "carol:auditors")
+	mrOK := func(a ...string) string {
 		t.Helper()
 		out, err := runMR(t, a...)
 		if err != nil {
@@ -123,18 +149,10 @@ func TestE2ESecurityTLSAndACLs(t *testing.T) {
 		}
 		return out
 	}
-	mr("certs", "ca", "--out", p.dir)
-	mr("certs", "issue", "--ca", p.dir, "--role", "jobtracker", "--name", "jt", "--hosts", "localhost,127.0.0.1")
-	for _, tr := range []string{"t1", "t2"} {
-		mr("certs", "issue", "--ca", p.dir, "--role", "tasktracker", "--name", tr, "--hosts", "localhost,127.0.0.1")
-	}
-	for _, u := range []string{"alice", "bob", "root"} {
-		mr("certs", "issue", "--ca", p.dir, "--role", "user", "--name", u)
-	}
-	mr("certs", "issue", "--ca", p.dir, "--role", "user", "--name", "carol", "--groups", "auditors")
 
 	// The harness's own client is root, an administrator.
-	c := startClusterProcDefines(t, []trackerSpec{{"t1", 2, 1}, {"t2", 2, 1}},
+	// t1 runs the maps, t2 the reduces: every fetch crosses trackers.
+	c := startClusterProcDefines(t, []trackerSpec{{"t1", 2, 0}, {"t2", 0, 2}},
 		map[string][]string{"jobtracker": p.defines("jt"), "t1": p.defines("t1"), "t2": p.defines("t2")},
 		append(p.defines("root"),
 			"mapreduce.cluster.acls.enabled=true",
@@ -143,13 +161,12 @@ func TestE2ESecurityTLSAndACLs(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
-	// A word count as alice, with mr submit: the reduces fetch every map's
-	// output from both trackers over HTTPS, with their tracker's
-	// certificate.
+	// A word count as alice, with mr submit: the reduces on t2 fetch every
+	// map's output from t1 over HTTPS, with t2's certificate.
 	in := t.TempDir()
 	genText(t, filepath.Join(in, "a.txt"), 3<<20, 11)
 	out := filepath.Join(t.TempDir(), "out")
-	text := mr(append(append([]string{"submit", "--jobtracker", c.jtAddr}, args(p.defines("alice"))...),
+	text := mrOK(append(append([]string{"submit", "--jobtracker", c.jtAddr}, args(p.defines("alice"))...),
 		"-D", "mapreduce.input.fileinputformat.split.maxsize=800000", "-D", "mapreduce.job.reduces=2",
 		"wordcount", in, out)...)
 	if !strings.Contains(text, "completed successfully") {
@@ -162,12 +179,10 @@ func TestE2ESecurityTLSAndACLs(t *testing.T) {
 	}
 	wc := jobs[0].JobId
 	rec := c.history(wc)
-	var on = map[string]bool{}
 	for _, a := range rec.Attempts {
-		on[a.Tracker] = true
-	}
-	if !on["t1"] || !on["t2"] {
-		t.Errorf("the word count ran on trackers %v, want both", on)
+		if want := map[string]string{"m": "t1", "r": "t2"}[a.TaskType]; a.Tracker != want || a.State != jobtracker.StateSucceeded {
+			t.Errorf("attempt %s: %s on %s, want SUCCEEDED on %s", a.AttemptID, a.State, a.Tracker, want)
+		}
 	}
 
 	// (a) No certificate, no entry: a plain client, and a TLS client
@@ -313,5 +328,65 @@ func TestE2ESecurityTLSAndACLs(t *testing.T) {
 	}
 	if st := c.status(id); st.State != jobtracker.StateKilled {
 		t.Errorf("alice's job after root's kill: %s", st.State)
+	}
+}
+
+// TestE2ESecurityCloneMapOverTLS is TestE2ECloneMap on a cluster with
+// TLS: the tracker that restores a clone fetches the checkpoint from the
+// straggler's tracker over HTTPS with its certificate, and the clone
+// (a reduce's fetches too) runs on.
+func TestE2ESecurityCloneMapOverTLS(t *testing.T) {
+	path := criuPath(t)
+	p := newPKI(t, []string{"slow", "fast"}, "root")
+	c := startClusterProcDefines(t, []trackerSpec{{"slow", 1, 0}, {"fast", 1, 1}},
+		map[string][]string{"jobtracker": p.defines("jt"), "slow": p.defines("slow"), "fast": p.defines("fast")},
+		append(p.defines("root"),
+			"mapreduce.tasktracker.criu.path="+path,
+			"mapreduce.job.speculative.retry-after-no-speculate=100ms",
+			"mapreduce.job.speculative.retry-after-speculate=100ms",
+			"speculation.clone.beta=0.0001")...)
+	in := t.TempDir()
+	genText(t, filepath.Join(in, "a.txt"), 3<<20, 7)
+	out := filepath.Join(t.TempDir(), "out")
+	spec := wordCountSpec(in, out, 1)
+	spec.Conf = map[string]string{
+		"mapreduce.map.speculative":                     "true",
+		"speculation.clone.enabled":                     "true",
+		"mapreduce.task.progress.report.interval":       "100",
+		"mapreduce.input.fileinputformat.split.maxsize": "524288",
+		speculator.KeyMinDoneCount:                      "3",
+		"mapreduce.task.io.sort.mb":                     "1",
+	}
+	for k, v := range stragglerDefines {
+		spec.Conf[k] = v
+	}
+	id := c.submit(spec)
+	res := c.wait(id)
+	checkWordCount(t, out, countWords(t, in))
+	clones := res.Counters.Get(mr.SpeculationGroup, mr.ClonesLaunched)
+	if f := res.Counters.Get(mr.SpeculationGroup, mr.CloneFallbacks); clones < 1 || f != 0 {
+		t.Fatalf("CLONES_LAUNCHED = %d, CLONE_FALLBACKS = %d; want a clone, no fallback", clones, f)
+	}
+	slowShuffle := c.trackerShuffleAddr("slow")
+	data, _ := os.ReadFile(filepath.Join(c.dir, "fast.log"))
+	if !strings.Contains(string(data), "from="+slowShuffle) {
+		t.Errorf("no clone of an attempt of tracker slow (%s) was restored on tracker fast", slowShuffle)
+	}
+	// The checkpoint endpoint answers tracker certificates over HTTPS only.
+	u := "http://" + slowShuffle + tasktracker.CheckpointPath + "?job=" + id + "&attempt=attempt_x_1_m_000000_0&clone=attempt_x_1_m_000000_9"
+	for name, rt := range map[string]http.RoundTripper{"plain HTTP": &http.Transport{}, "a user certificate": p.transport("root")} {
+		resp, err := (&http.Client{Transport: rt, Timeout: 10 * time.Second}).Post(u, "", nil)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode < 400 || (name == "a user certificate" && resp.StatusCode != http.StatusForbidden) {
+				t.Errorf("checkpoint request with %s: %s, want a refusal", name, resp.Status)
+			}
+		}
+	}
+	resp, err := (&http.Client{Transport: p.transport("fast"), Timeout: 10 * time.Second}).Post(u, "", nil)
+	if err != nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("checkpoint request with a tracker certificate but no signature: %v %v, want 401", resp, err)
+	} else {
+		resp.Body.Close()
 	}
 }

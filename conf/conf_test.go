@@ -75,6 +75,8 @@ func TestRegistry(t *testing.T) {
 		"mapreduce.tasktracker.outofband.heartbeat": true, "mapreduce.tasktracker.http.address": true,
 		"mapreduce.tasktracker.report.address": true, "mapreduce.tasktracker.host.name": true, "mapreduce.tasktracker.criu.path": true,
 		"mapreduce.cluster.local.dir": true, "scheduler.policy": true, "log.level": true,
+		"mapreduce.cluster.tls.enabled": true, "mapreduce.cluster.tls.ca": true, "mapreduce.cluster.tls.cert": true,
+		"mapreduce.cluster.tls.key": true, "mapreduce.cluster.acls.enabled": true, "mapreduce.cluster.administrators": true,
 	}
 	for _, k := range keys {
 		isCluster := cluster[k.Name] || strings.HasPrefix(k.Name, "scheduler.") || clusterSpeculatorKeys[k.Name]
@@ -152,6 +154,14 @@ func TestDefaults(t *testing.T) {
 		{"mapreduce.cluster.local.dir", "/tmp/gomr/local"},
 		{"scheduler.policy", "fifo"},
 		{"log.level", "info"},
+		{"mapreduce.cluster.tls.enabled", false},
+		{"mapreduce.cluster.tls.ca", ""},
+		{"mapreduce.cluster.tls.cert", ""},
+		{"mapreduce.cluster.tls.key", ""},
+		{"mapreduce.cluster.acls.enabled", false},
+		{"mapreduce.cluster.administrators", ""},
+		{"mapreduce.job.acl-view-job", ""},
+		{"mapreduce.job.acl-modify-job", ""},
 	}
 	if len(tests) != len(keyTable) {
 		t.Errorf("test lists %d keys, the table has %d", len(tests), len(keyTable))

@@ -53,6 +53,10 @@ var keyTable = []Key{
 	{Name: "mapreduce.job.queuename", Type: String, Default: "default", Description: "pool/queue of the job", Check: nonEmpty, Job: true},
 	{Name: "mapreduce.job.deadline.seconds", Type: Float, Default: "0", Description: "relative deadline for deadline policies; 0 means none", Check: atLeast(0.0), Job: true, Unit: "s"},
 
+	// Job ACLs (enforced with mapreduce.cluster.acls.enabled). See docs/security.md.
+	{Name: "mapreduce.job.acl-view-job", Type: String, Default: "", Description: `who besides the owner and the administrators may see the job's status, counters and history: "user1,user2 group1,group2", "*" for everyone; empty: nobody`, Job: true},
+	{Name: "mapreduce.job.acl-modify-job", Type: String, Default: "", Description: `who besides the owner and the administrators may kill the job: "user1,user2 group1,group2", "*" for everyone; empty: nobody`, Job: true},
+
 	// Built-in apps (Hadoop's TeraSort keys).
 	{Name: "mapreduce.terasort.partitions.sample", Type: Int, Default: "100000", Description: "keys terasort samples to choose its reduce split points", Check: atLeast(1), Job: true},
 	{Name: "mapreduce.terasort.num.partitions", Type: Int, Default: "10", Description: "input splits terasort samples from", Check: atLeast(1), Job: true},
@@ -84,6 +88,14 @@ var keyTable = []Key{
 	{Name: "mapreduce.tasktracker.host.name", Type: String, Default: "", Description: "host name the TaskTracker reports; empty uses os.Hostname"},
 	{Name: "mapreduce.tasktracker.criu.path", Type: String, Default: "/opt/gomr/criu/criu.sh", Description: "CRIU binary (or the wrapper `make criu` installs) used to clone running attempts; empty disables cloning on this TaskTracker"},
 	{Name: "mapreduce.cluster.local.dir", Type: String, Default: "/tmp/gomr/local", Description: "TaskTracker-local work directory: spills, attempt dirs, logs", Check: nonEmpty},
+
+	// Security (cluster; clients set the TLS keys to their own certificate). See docs/security.md.
+	{Name: "mapreduce.cluster.tls.enabled", Type: Bool, Default: "false", Description: "mutual TLS on every connection to the JobTracker and to the TaskTrackers' shuffle servers; the JobTracker then takes each caller's identity from its certificate"},
+	{Name: "mapreduce.cluster.tls.ca", Type: String, Default: "", Description: "cluster CA certificate (PEM) every peer's certificate must chain to (mr certs ca)"},
+	{Name: "mapreduce.cluster.tls.cert", Type: String, Default: "", Description: "this process's certificate (PEM; mr certs issue): a jobtracker, tasktracker or user certificate"},
+	{Name: "mapreduce.cluster.tls.key", Type: String, Default: "", Description: "private key (PEM) of mapreduce.cluster.tls.cert"},
+	{Name: "mapreduce.cluster.acls.enabled", Type: Bool, Default: "false", Description: "enforce job ACLs on job status, history and kill (Hadoop 1: mapred.acls.enabled); needs mapreduce.cluster.tls.enabled"},
+	{Name: "mapreduce.cluster.administrators", Type: String, Default: "", Description: `users and groups who may view and modify every job: "user1,user2 group1,group2", "*" for everyone; empty: nobody`},
 
 	// Logging (cluster).
 	{Name: "log.level", Type: String, Default: "info", Description: "log level", Check: oneOf("debug", "info", "warn", "error")},

@@ -9,6 +9,7 @@ import (
 	"regexp"
 
 	"gomr/jobtracker/jobhistory"
+	"gomr/security"
 )
 
 // History is the JobTracker's job history directory: one JSON-lines file
@@ -75,6 +76,9 @@ func (jt *JobTracker) historyRecordLocked(j *job) jobhistory.Record {
 		Maps: len(j.maps), Reduces: len(j.reduces), Deadline: j.spec.DeadlineSeconds,
 		Counters: jt.jobCountersLocked(j),
 	}}
+	if j.conf != nil {
+		rec.Job.ViewACL, rec.Job.ModifyACL = j.conf.String(security.KeyJobViewACL), j.conf.String(security.KeyJobModifyACL)
+	}
 	for _, s := range j.splits {
 		if s.Path != "" {
 			rec.Job.InputBytes += s.Length

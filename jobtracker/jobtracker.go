@@ -43,6 +43,8 @@ type JobTracker struct {
 	staging *Staging
 	now     func() time.Time
 	ident   string
+	// auth is the TLS and ACL configuration (acl.go); nil with TLS off.
+	auth *auth
 
 	mu       sync.Mutex
 	jobs     map[string]*job
@@ -113,12 +115,17 @@ func New(cfg *conf.Config, opts Options) (*JobTracker, error) {
 	if err != nil {
 		return nil, err
 	}
+	auth, err := newAuth(cfg)
+	if err != nil {
+		return nil, err
+	}
 	ident := now().Format("200601021504")
 	lastJob, err := lastJobNumber(ident, histDir, sysDir)
 	if err != nil {
 		return nil, err
 	}
 	jt := &JobTracker{
+		auth:       auth,
 		staging:    staging,
 		nextJob:    lastJob,
 		specParams: specParams,
@@ -171,7 +178,7 @@ func (jt *JobTracker) Serve(ctx context.Context) error {
 		jt.listener.Close()
 		return err
 	}
-	jt.grpc = grpc.NewServer(grpc.MaxRecvMsgSize(64<<20), grpc.MaxSendMsgSize(64<<20))
+	jt.grpc = grpc.NewServer(jt.serverOptions()...)
 	mrpb.RegisterJobTrackerServer(jt.grpc, jt)
 	jt.wg.Add(1)
 	go func() {
@@ -258,6 +265,7 @@ func (jt *JobTracker) SubmitJob(ctx context.Context, req *mrpb.SubmitJobRequest)
 	if spec.Name == "" {
 		spec.Name = spec.Def
 	}
+	spec.User = jt.submitter(ctx, spec.User)
 	committer, err := mr.NewCommitter(spec.Output)
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())

@@ -12,6 +12,7 @@ import (
 
 	"gomr/jobtracker/jobhistory"
 	"gomr/mr"
+	"gomr/security"
 )
 
 // Staging is the JobTracker's system directory
@@ -167,6 +168,7 @@ func (jt *JobTracker) failLostJobs() error {
 			State: StateFailed, Error: why, Submit: j.Submit, Start: j.Submit, Finish: now,
 			Maps: len(j.Splits), Reduces: j.Spec.NumReduces, Deadline: j.Spec.DeadlineSeconds,
 			Counters: mr.CounterSet{},
+			ViewACL:  j.Spec.Conf[security.KeyJobViewACL], ModifyACL: j.Spec.Conf[security.KeyJobModifyACL],
 		}}
 		for _, s := range j.Splits {
 			if s.Path != "" {

@@ -32,6 +32,11 @@ type Job struct {
 	Deadline   float64       `json:"deadline_seconds,omitempty"`
 	InputBytes int64         `json:"input_bytes"`
 	Counters   mr.CounterSet `json:"counters"`
+	// ViewACL and ModifyACL are the job's mapreduce.job.acl-view-job and
+	// mapreduce.job.acl-modify-job, which the JobTracker still enforces
+	// on the job's history.
+	ViewACL   string `json:"acl_view_job,omitempty"`
+	ModifyACL string `json:"acl_modify_job,omitempty"`
 }
 
 // Attempt is one line per task attempt, after the job line.

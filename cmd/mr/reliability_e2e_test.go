@@ -156,8 +156,11 @@ func TestE2EFaultyTrackerBlacklisted(t *testing.T) {
 	id := c.submit(wordCountSpec(in, first, 2))
 	res := c.waitWithin(id, 2*time.Minute)
 	checkWordCount(t, first, countWords(t, in))
-	if got := res.Counters.Get(mr.JobCounterGroup, mr.NumFailedMaps) + res.Counters.Get(mr.JobCounterGroup, mr.NumFailedReduces); got != 2 {
-		t.Errorf("failed attempts %d, want 2 (t1 blacklisted for the job after 2)", got)
+	// t1 fails what it got in its first heartbeat of the job (its 2 map
+	// slots, maybe its reduce slot too), which blacklists it for the
+	// job; without the blacklist it would fail a map of each heartbeat.
+	if got := res.Counters.Get(mr.JobCounterGroup, mr.NumFailedMaps) + res.Counters.Get(mr.JobCounterGroup, mr.NumFailedReduces); got < 2 || got > 3 {
+		t.Errorf("failed attempts %d, want 2 or 3 (t1 blacklisted for the job after its first heartbeat's tasks failed)", got)
 	}
 	if !c.logHas("jobtracker", `msg="tracker blacklisted across all jobs" component=jobtracker tracker=t1`) {
 		t.Fatal("t1 was not blacklisted across all jobs")

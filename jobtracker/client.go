@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os/user"
 	"path/filepath"
 	"strings"
 	"time"
@@ -106,6 +107,14 @@ func (c *Client) Submit(ctx context.Context, spec *mr.JobSpec) (string, error) {
 	}
 	if s.Pool == "" {
 		s.Pool = jcfg.String("mapreduce.job.queuename")
+	}
+	if s.User == "" {
+		// Without TLS the submitter is who the client runs as, as in
+		// Hadoop without Kerberos; with TLS the JobTracker takes the
+		// user from the client's certificate instead.
+		if u, err := user.Current(); err == nil {
+			s.User = u.Username
+		}
 	}
 	if s.DeadlineSeconds == 0 {
 		s.DeadlineSeconds = jcfg.Float("mapreduce.job.deadline.seconds")

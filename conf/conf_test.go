@@ -77,6 +77,8 @@ func TestRegistry(t *testing.T) {
 		"mapreduce.cluster.local.dir": true, "scheduler.policy": true, "log.level": true,
 		"mapreduce.cluster.tls.enabled": true, "mapreduce.cluster.tls.ca": true, "mapreduce.cluster.tls.cert": true,
 		"mapreduce.cluster.tls.key": true, "mapreduce.cluster.acls.enabled": true, "mapreduce.cluster.administrators": true,
+		"mapred.jobtracker.retirejob.interval": true, "mapred.jobtracker.retirejob.check": true,
+		"mapred.jobtracker.completeuserjobs.maximum": true, "mapred.job.tracker.retiredjobs.cache.size": true,
 	}
 	for _, k := range keys {
 		isCluster := cluster[k.Name] || strings.HasPrefix(k.Name, "scheduler.") || clusterSpeculatorKeys[k.Name]
@@ -143,6 +145,10 @@ func TestDefaults(t *testing.T) {
 		{"mapreduce.jobtracker.blacklist.fault-timeout-window", 180},
 		{"mapreduce.jobtracker.blacklist.max.percent", 0.5},
 		{"mapreduce.shuffle.request.window", 60000},
+		{"mapred.jobtracker.retirejob.interval", 86400000},
+		{"mapred.jobtracker.retirejob.check", 60000},
+		{"mapred.jobtracker.completeuserjobs.maximum", 100},
+		{"mapred.job.tracker.retiredjobs.cache.size", 1000},
 		{"mapreduce.tasktracker.map.tasks.maximum", 2},
 		{"mapreduce.tasktracker.reduce.tasks.maximum", 2},
 		{"mapreduce.tasktracker.heartbeat.interval", 300},

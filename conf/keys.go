@@ -77,6 +77,13 @@ var keyTable = []Key{
 	{Name: "mapreduce.jobtracker.blacklist.max.percent", Type: Float, Default: "0.5", Description: "largest fraction of the trackers blacklisted across all jobs at once", Check: between(0.0, 1.0)},
 	{Name: "scheduler.policy", Type: String, Default: "fifo", Description: "task scheduling policy", Check: oneOf(policies...)},
 
+	// JobTracker: completed-job retirement (Hadoop 1's keys and defaults;
+	// docs/reliability.md).
+	{Name: "mapred.jobtracker.retirejob.interval", Type: Int, Default: "86400000", Description: "a completed job is retired from the JobTracker's memory this long after it ended; a retired job is answered from the retired-jobs cache or its history file", Check: atLeast(0), Unit: "ms"},
+	{Name: "mapred.jobtracker.retirejob.check", Type: Int, Default: "60000", Description: "how often the JobTracker looks for completed jobs to retire", Check: atLeast(10), Unit: "ms"},
+	{Name: "mapred.jobtracker.completeuserjobs.maximum", Type: Int, Default: "100", Description: "completed jobs of one user kept in the JobTracker's memory; past it the user's oldest are retired at the next check", Check: atLeast(0)},
+	{Name: "mapred.job.tracker.retiredjobs.cache.size", Type: Int, Default: "1000", Description: "retired jobs whose summary (state, times, task counts, counters) stays in memory for job lists and status; older ones are read from the job history", Check: atLeast(0)},
+
 	// TaskTracker (cluster).
 	{Name: "mapreduce.tasktracker.map.tasks.maximum", Type: Int, Default: "2", Description: "map slots per TaskTracker", Check: atLeast(0)},
 	{Name: "mapreduce.tasktracker.reduce.tasks.maximum", Type: Int, Default: "2", Description: "reduce slots per TaskTracker", Check: atLeast(0)},

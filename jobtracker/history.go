@@ -74,11 +74,17 @@ func (jt *JobTracker) historyRecordLocked(j *job) jobhistory.Record {
 		Type: "job", JobID: j.id, Name: j.spec.Name, User: j.spec.User, Pool: j.spec.Pool,
 		State: j.state, Error: j.err, Submit: j.submit, Start: j.start, Finish: j.finish,
 		Maps: len(j.maps), Reduces: len(j.reduces), Deadline: j.spec.DeadlineSeconds,
-		Counters: jt.jobCountersLocked(j),
+		Counters: jt.jobCountersLocked(j), Output: j.spec.Output, Priority: j.priority, Queue: j.spec.Pool,
 	}}
 	if j.conf != nil {
 		rec.Job.ViewACL, rec.Job.ModifyACL = j.conf.String(security.KeyJobViewACL), j.conf.String(security.KeyJobModifyACL)
 	}
+	if rec.Job.Queue == "" && j.conf != nil {
+		rec.Job.Queue = j.conf.String("mapreduce.job.queuename")
+	}
+	ms, rs := summarize(j.maps), summarize(j.reduces)
+	rec.Job.SucceededMaps, rec.Job.FailedMaps, rec.Job.KilledMaps = int(ms.Succeeded), int(ms.Failed), int(ms.Killed)
+	rec.Job.SucceededReduces, rec.Job.FailedReduces, rec.Job.KilledReduces = int(rs.Succeeded), int(rs.Failed), int(rs.Killed)
 	for _, s := range j.splits {
 		if s.Path != "" {
 			rec.Job.InputBytes += s.Length

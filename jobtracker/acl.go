@@ -226,7 +226,7 @@ func (jt *JobTracker) checkJobAccess(id security.Identity, jobID string, op secu
 }
 
 // jobACL is a job's owner and its ACL for op: from the job in memory, or
-// else from its history file.
+// the summary of a retired one (retire.go), or else from its history file.
 func (jt *JobTracker) jobACL(jobID string, op security.JobOp) (owner string, acl security.ACL, ok bool) {
 	jt.mu.Lock()
 	j := jt.jobs[jobID]
@@ -236,9 +236,17 @@ func (jt *JobTracker) jobACL(jobID string, op security.JobOp) (owner string, acl
 			acl = security.ParseACL(j.conf.String(op.Key))
 		}
 	}
+	retired := jt.retire.byID[jobID]
 	jt.mu.Unlock()
 	if j != nil {
 		return owner, acl, true
+	}
+	if retired != nil {
+		text := retired.viewACL
+		if op == security.ModifyJob {
+			text = retired.modifyACL
+		}
+		return retired.user, security.ParseACL(text), true
 	}
 	data, err := jt.history.Read(jobID)
 	if err != nil {

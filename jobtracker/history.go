@@ -69,6 +69,22 @@ func (h *History) Read(jobID string) ([]byte, error) {
 	return data, nil
 }
 
+// Record reads and parses a job's history file.
+func (h *History) Record(jobID string) (*jobhistory.Record, error) {
+	data, err := h.Read(jobID)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := jobhistory.Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("history of job %s: %w", jobID, err)
+	}
+	if rec.Job.JobID != jobID {
+		return nil, fmt.Errorf("history file of job %s holds job %s", jobID, rec.Job.JobID)
+	}
+	return rec, nil
+}
+
 func (jt *JobTracker) historyRecordLocked(j *job) jobhistory.Record {
 	rec := jobhistory.Record{Job: jobhistory.Job{
 		Type: "job", JobID: j.id, Name: j.spec.Name, User: j.spec.User, Pool: j.spec.Pool,

@@ -295,12 +295,15 @@ func TestHTTPMetrics(t *testing.T) {
 	if ct := rec.Header().Get("Content-Type"); ct != "text/plain; version=0.0.4; charset=utf-8" {
 		t.Errorf("Content-Type %q", ct)
 	}
-	want := `# HELP gomr_jobs Jobs the JobTracker knows, by state.
+	want := `# HELP gomr_jobs Jobs the JobTracker lists (in memory, or retired and cached), by state.
 # TYPE gomr_jobs gauge
 gomr_jobs{state="failed"} 0
 gomr_jobs{state="killed"} 0
 gomr_jobs{state="running"} 1
 gomr_jobs{state="succeeded"} 1
+# HELP gomr_jobs_retired_total Completed jobs retired from the JobTracker's memory.
+# TYPE gomr_jobs_retired_total counter
+gomr_jobs_retired_total 0
 # HELP gomr_trackers Live TaskTrackers.
 # TYPE gomr_trackers gauge
 gomr_trackers 2

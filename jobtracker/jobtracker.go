@@ -58,6 +58,8 @@ type JobTracker struct {
 	// faults are the times at which succeeded jobs that had blacklisted
 	// a tracker ended, by tracker name (blacklist.go).
 	faults map[string][]time.Time
+	// retire is the completed-job retirement state (see retire.go).
+	retire retirement
 
 	// specParams are the cluster's speculation parameters (the scan
 	// period); each job's speculator reads its own from the job's
@@ -140,6 +142,8 @@ func New(cfg *conf.Config, opts Options) (*JobTracker, error) {
 		jobs:       map[string]*job{},
 		trackers:   map[string]*trackerState{},
 		stop:       make(chan struct{}),
+		retire: newRetirement(cfg.Duration("mapred.jobtracker.retirejob.interval"), cfg.Duration("mapred.jobtracker.retirejob.check"),
+			cfg.Int("mapred.jobtracker.completeuserjobs.maximum"), cfg.Int("mapred.job.tracker.retiredjobs.cache.size")),
 	}
 	if cfg.Bool("mapreduce.jobtracker.restart.recover") {
 		jt.mu.Lock()
@@ -189,6 +193,11 @@ func (jt *JobTracker) Serve(ctx context.Context) error {
 	go func() {
 		defer jt.wg.Done()
 		jt.speculationLoop(ctx)
+	}()
+	jt.wg.Add(1)
+	go func() {
+		defer jt.wg.Done()
+		jt.retireLoop(ctx)
 	}()
 	go func() {
 		select {
@@ -359,26 +368,36 @@ func priorityOf(explicit int, named string) int {
 	return 0
 }
 
-// GetJobStatus reports a job's state, progress and counters.
+// GetJobStatus reports a job's state, progress and counters; a retired
+// job's come from the retired-jobs cache or its history (retire.go).
 func (jt *JobTracker) GetJobStatus(ctx context.Context, req *mrpb.JobStatusRequest) (*mrpb.JobStatus, error) {
 	jt.mu.Lock()
-	defer jt.mu.Unlock()
 	j, ok := jt.jobs[req.JobId]
 	if !ok {
-		return nil, status.Errorf(codes.NotFound, "unknown job %s", req.JobId)
+		jt.mu.Unlock()
+		return jt.retiredJobStatus(req.JobId)
 	}
+	defer jt.mu.Unlock()
 	return jt.jobStatusLocked(j), nil
 }
 
-// ListJobs lists running jobs, or all jobs.
+// ListJobs lists running jobs, or all jobs: those in memory and the
+// retired ones still in the retired-jobs cache, by submission.
 func (jt *JobTracker) ListJobs(ctx context.Context, req *mrpb.ListJobsRequest) (*mrpb.ListJobsResponse, error) {
 	jt.mu.Lock()
 	defer jt.mu.Unlock()
 	resp := &mrpb.ListJobsResponse{}
+	if req.All {
+		resp.Jobs = jt.retiredStatusesLocked()
+	}
+	retired := len(resp.Jobs)
 	for _, j := range jt.order {
 		if req.All || !j.done() {
 			resp.Jobs = append(resp.Jobs, jt.jobStatusLocked(j))
 		}
+	}
+	if retired > 0 {
+		sortStatuses(resp.Jobs)
 	}
 	return resp, nil
 }
@@ -386,11 +405,16 @@ func (jt *JobTracker) ListJobs(ctx context.Context, req *mrpb.ListJobsRequest) (
 // KillJob kills a running job.
 func (jt *JobTracker) KillJob(ctx context.Context, req *mrpb.KillJobRequest) (*mrpb.KillJobResponse, error) {
 	jt.mu.Lock()
-	defer jt.mu.Unlock()
 	j, ok := jt.jobs[req.JobId]
 	if !ok {
-		return nil, status.Errorf(codes.NotFound, "unknown job %s", req.JobId)
+		jt.mu.Unlock()
+		st, err := jt.retiredJobStatus(req.JobId)
+		if err != nil {
+			return nil, err
+		}
+		return &mrpb.KillJobResponse{Killed: false, State: st.State}, nil
 	}
+	defer jt.mu.Unlock()
 	if j.done() || j.committing {
 		return &mrpb.KillJobResponse{Killed: false, State: j.state}, nil
 	}
@@ -1269,7 +1293,8 @@ func (jt *JobTracker) endJobLocked(j *job, state, why string) {
 	}
 	jt.policy.Observe(partitions.Event{Time: j.finish, Kind: partitions.JobFinished, JobID: j.id})
 	rec := jt.historyRecordLocked(j)
-	if err := jt.history.Write(rec); err != nil {
+	err := jt.history.Write(rec)
+	if err != nil {
 		// The job stays in the system directory: the next JobTracker
 		// process records it as lost rather than not at all.
 		jt.log.Error("writing job history", "job", j.id, "error", err)
@@ -1278,6 +1303,7 @@ func (jt *JobTracker) endJobLocked(j *job, state, why string) {
 	}
 	addProfile(jt.profiles, &rec)
 	jt.log.Info("job ended", "job", j.id, "state", state, "error", why, "seconds", j.finish.Sub(j.submit).Seconds())
+	jt.jobEndedLocked(j, err == nil) // to be retired (retire.go)
 }
 
 // schedulingInfoLocked describes, in one line, how the policy sees a job:

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -541,4 +543,102 @@ func TestACLRetiredJobs(t *testing.T) {
 	s.jt.retire.byID, s.jt.retire.cache = map[string]*retiredJob{}, nil
 	s.jt.mu.Unlock()
 	check("history")
+}
+
+// heapAfterGC is the live heap: runtime.MemStats.HeapAlloc after two
+// collections (the second frees what the first's finalizers released).
+func heapAfterGC() uint64 {
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+// soak runs jobs small jobs (one map, one reduce, of users users in
+// turn) through a JobTracker configured with overrides, running the
+// retirement pass after each job as the retire loop would, and returns the
+// live heap after job 100 and after the last job.
+func soak(t testing.TB, overrides map[string]string, jobs, users int) (at100, atEnd uint64) {
+	r := newRetireRig(t, overrides)
+	for i := 1; i <= jobs; i++ {
+		r.runJob(fmt.Sprintf("user%d", i%users))
+		r.jt.retireJobs()
+		if i == 100 {
+			at100 = heapAfterGC()
+		}
+	}
+	atEnd = heapAfterGC()
+	runtime.KeepAlive(r)
+	return at100, atEnd
+}
+
+// soakJobs is the soak length: 1,000 jobs, 300 with -short,
+// GOMR_SOAK_JOBS if set.
+func soakJobs(t testing.TB) int {
+	n := 1000
+	if testing.Short() {
+		n = 300
+	}
+	if s := os.Getenv("GOMR_SOAK_JOBS"); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 100 {
+			t.Fatalf("GOMR_SOAK_JOBS=%q: want a number >= 100", s)
+		}
+		n = v
+	}
+	return n
+}
+
+// TestRetirementKeepsMemoryFlat: with retirement, the JobTracker's memory
+// after job 1,000 is within 10% of its memory after job 100 (Hadoop's
+// retirement keys, with completeuserjobs.maximum 10 and a cache of 50
+// summaries, so that both are full by job 100).
+func TestRetirementKeepsMemoryFlat(t *testing.T) {
+	jobs := soakJobs(t)
+	began := time.Now()
+	at100, atEnd := soak(t, map[string]string{
+		"mapred.jobtracker.completeuserjobs.maximum": "10",
+		"mapred.job.tracker.retiredjobs.cache.size":  "50",
+	}, jobs, 3)
+	t.Logf("live heap after job 100: %.2f MiB; after job %d: %.2f MiB (%+.1f%%); %d jobs in %v",
+		mib(at100), jobs, mib(atEnd), 100*(float64(atEnd)/float64(at100)-1), jobs, time.Since(began).Round(time.Millisecond))
+	if float64(atEnd) > 1.10*float64(at100) {
+		t.Errorf("live heap grew from %.2f MiB after job 100 to %.2f MiB after job %d: more than 10%%", mib(at100), mib(atEnd), jobs)
+	}
+}
+
+func mib(b uint64) float64 { return float64(b) / (1 << 20) }
+
+// TestRetirementSoakReport prints the figures docs/reliability.md quotes:
+// the live heap after job 100 and after the last job, with retirement off
+// (limits far beyond the soak), with Hadoop's defaults, and with the small
+// limits of TestRetirementKeepsMemoryFlat. Run it with
+//
+//	GOMR_SOAK_REPORT=1 go test ./jobtracker/ -run TestRetirementSoakReport -v
+func TestRetirementSoakReport(t *testing.T) {
+	if os.Getenv("GOMR_SOAK_REPORT") == "" {
+		t.Skip("set GOMR_SOAK_REPORT=1 to measure")
+	}
+	jobs := soakJobs(t)
+	for _, c := range []struct {
+		name      string
+		users     int
+		overrides map[string]string
+	}{
+		{"1 user, no retirement", 1, map[string]string{"mapred.jobtracker.completeuserjobs.maximum": "1000000"}},
+		{"1 user, Hadoop defaults (100, cache 1000)", 1, nil},
+		{"1 user, 100 per user, cache 100", 1, map[string]string{"mapred.job.tracker.retiredjobs.cache.size": "100"}},
+		{"3 users, Hadoop defaults (100, cache 1000)", 3, nil},
+		{"3 users, 10 per user, cache 50", 3, map[string]string{
+			"mapred.jobtracker.completeuserjobs.maximum": "10", "mapred.job.tracker.retiredjobs.cache.size": "50"}},
+		{"3 users, 10 per user, no cache", 3, map[string]string{
+			"mapred.jobtracker.completeuserjobs.maximum": "10", "mapred.job.tracker.retiredjobs.cache.size": "0"}},
+	} {
+		began := time.Now()
+		at100, atEnd := soak(t, c.overrides, jobs, c.users)
+		t.Logf("%-44s job 100: %6.2f MiB  job %d: %6.2f MiB  %+7.1f%%  (%.1f KiB/job after job 100; %v)", c.name,
+			mib(at100), jobs, mib(atEnd), 100*(float64(atEnd)/float64(at100)-1),
+			(float64(atEnd)-float64(at100))/1024/float64(jobs-100), time.Since(began).Round(time.Millisecond))
+	}
 }

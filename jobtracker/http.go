@@ -61,6 +61,8 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"runtime"
+	"runtime/metrics"
 	"sort"
 	"strings"
 	"time"
@@ -572,9 +574,25 @@ func (jt *JobTracker) handleMetrics(w http.ResponseWriter, r *http.Request) {
 	byType("gomr_attempts_failed_total", m.failed)
 	family("gomr_attempts_killed_total", "counter", "Task attempts killed (preempted, lost, superseded), by task type.")
 	byType("gomr_attempts_killed_total", m.kills)
+	family("gomr_jobtracker_heap_live_bytes", "gauge", "The JobTracker's live heap as of its latest garbage collection (Go's /gc/heap/live:bytes).")
+	fmt.Fprintf(&b, "gomr_jobtracker_heap_live_bytes %d\n", heapLiveBytes())
+	family("gomr_jobtracker_goroutines", "gauge", "Goroutines of the JobTracker process.")
+	fmt.Fprintf(&b, "gomr_jobtracker_goroutines %d\n", runtime.NumGoroutine())
 
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	w.Write(b.Bytes())
+}
+
+// heapLiveBytes is the heap the latest garbage collection found live:
+// unlike MemStats.HeapAlloc it does not include garbage not collected yet,
+// so it tells how much the JobTracker keeps (docs/reliability.md).
+func heapLiveBytes() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
 }
 
 // ---- HTML ----

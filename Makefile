@@ -20,7 +20,7 @@ GOMR_REQUIRE_CRIU ?= 1
 endif
 export GOMR_CRIU GOMR_REQUIRE_CRIU
 
-.PHONY: all build test unit race e2e lint fuzz bench bench-speculation proto clean criu
+.PHONY: all build test unit race e2e lint fuzz bench bench-speculation proto clean criu chaos
 
 all: build
 
@@ -35,6 +35,38 @@ test: lint criu
 
 e2e:
 	$(GO) test -count=1 -v -run 'E2E' ./cmd/mr/
+
+# Fault-injection suite (docs/reliability.md): every TestChaos* kind
+# CHAOS_RUNS times on a real cluster (kill trackers and children, corrupt
+# and delete spills, drop heartbeat replies, restart the JobTracker,
+# duplicate tracker names, cut links in network namespaces) and a soak of
+# CHAOS_SOAK_JOBS jobs, every output checked exactly; then the summary line
+# of each kind. make test runs the short form (one run each, a 20-job soak).
+# Link cuts need root and iproute2 (installed here if missing, as root);
+# otherwise they are skipped with a message. GOMR_CHAOS_STRICT=1 and
+# GOMR_CHAOS_ASSERT_MEMORY=1 in the environment turn the known gaps into
+# failures.
+CHAOS_RUNS      ?= 15
+CHAOS_SOAK_JOBS ?= 300
+CHAOS_SEED      ?= 1
+CHAOS_LOG       ?= bin/chaos.log
+chaos:
+	@mkdir -p $(dir $(CHAOS_LOG))
+	@if ! command -v ip >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing iproute2 for the link-cut test"; \
+	  apt-get update -qq && apt-get install -y -qq iproute2 >/dev/null || echo "could not install iproute2: link cuts will be skipped"; \
+	fi
+	@echo "chaos: CHAOS_RUNS=$(CHAOS_RUNS) CHAOS_SOAK_JOBS=$(CHAOS_SOAK_JOBS) CHAOS_SEED=$(CHAOS_SEED); log in $(CHAOS_LOG)"
+	@{ GOMR_CHAOS_RUNS=$(CHAOS_RUNS) GOMR_CHAOS_SOAK_JOBS=$(CHAOS_SOAK_JOBS) GOMR_CHAOS_SEED=$(CHAOS_SEED) \
+	  $(GO) test -count=1 -timeout 60m -run '^TestChaos' -v ./cmd/mr/; echo $$? > $(CHAOS_LOG).rc; } 2>&1 | tee $(CHAOS_LOG)
+	@echo "---- chaos summary ----"
+	@grep -ho 'chaos kind=[a-z-]* seed=.*' $(CHAOS_LOG) || true
+	@grep -h -B1 -e '--- SKIP' $(CHAOS_LOG) | grep -v -e '^--$$' || true
+	@n=$$(grep -c 'KNOWN GAP' $(CHAOS_LOG)); if [ "$$n" != 0 ]; then \
+	  echo "known gaps met: $$n (not failures unless GOMR_CHAOS_STRICT=1; docs/reliability.md):"; \
+	  grep -h 'KNOWN GAP' $(CHAOS_LOG) | sed 's/^ *[a-z_]*\.go:[0-9]*: //' | head -20; fi
+	@grep -h 'not asserted: set GOMR_CHAOS_ASSERT_MEMORY' $(CHAOS_LOG) | sed 's/^ *[a-z_]*\.go:[0-9]*: //' || true
+	@rc=$$(cat $(CHAOS_LOG).rc); rm -f $(CHAOS_LOG).rc; exit $$rc
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -221,7 +221,10 @@ func (jt *JobTracker) Stop() { jt.stopOnce.Do(func() { close(jt.stop) }) }
 
 func (jt *JobTracker) expiryLoop(ctx context.Context) {
 	expiry := jt.cfg.Duration("mapreduce.jobtracker.expire.trackers.interval")
-	tick := time.NewTicker(max(expiry/4, 20*time.Millisecond))
+	// Checked every heartbeat interval (at most a quarter of the expiry),
+	// so that a silent tracker is declared lost within the expiry plus
+	// one interval of its last heartbeat.
+	tick := time.NewTicker(max(min(expiry/4, jt.cfg.Duration("mapreduce.tasktracker.heartbeat.interval")), 20*time.Millisecond))
 	defer tick.Stop()
 	for {
 		select {

@@ -53,8 +53,9 @@ const (
 	chaosStrictEnv = "GOMR_CHAOS_STRICT"
 
 	// chaosJobTimeout bounds every job of the suite: a job that has not
-	// ended by then is a hang.
-	chaosJobTimeout = 3 * time.Minute
+	// ended by then is a hang. The jobs take seconds, under a 12 s link
+	// cut less than 30 s.
+	chaosJobTimeout = 90 * time.Second
 	// chaosHeartbeat and chaosExpiry are the clusters' heartbeat interval
 	// and tracker expiry: the detection target is 2 heartbeat intervals
 	// plus the expiry.
@@ -239,10 +240,13 @@ type jobEnd struct {
 
 // waitJob waits for a job for at most chaosJobTimeout.
 func (ch *chaos) waitJob(c *cluster, id string) jobEnd {
-	ctx, cancel := context.WithTimeout(context.Background(), chaosJobTimeout)
+	deadline := time.Now().Add(chaosJobTimeout)
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	res, err := c.client.Wait(ctx, id)
-	return jobEnd{id: id, res: res, err: err, hung: ctx.Err() != nil, at: time.Now()}
+	// gRPC's own timer may end the call a moment before ctx reports it.
+	hung := ctx.Err() != nil || err != nil && !time.Now().Before(deadline.Add(-time.Second))
+	return jobEnd{id: id, res: res, err: err, hung: hung, at: time.Now()}
 }
 
 // waitJobAsync waits for a job in the background.
@@ -266,20 +270,39 @@ func (ch *chaos) outcome(c *cluster, e jobEnd, out string, want map[string]int) 
 	switch {
 	case e.hung:
 		st, _ := c.client.Status(context.Background(), e.id)
-		ch.t.Errorf("run %d: HANG: job %s did not end within %v: %s", ch.run, e.id, chaosJobTimeout, describeStatus(st))
+		ch.t.Errorf("run %d: HANG: job %s did not end within %v: %s; %s", ch.run, e.id, chaosJobTimeout, describeStatus(st), ch.keepLogs(c, e.id))
 		if _, err := c.client.Kill(context.Background(), e.id); err != nil {
 			ch.logf("killing the hung job: %v", err)
 		}
 		return outcomeHang
 	case e.err != nil:
-		ch.t.Errorf("run %d: WRONG: job %s did not succeed: %v", ch.run, e.id, e.err)
+		ch.t.Errorf("run %d: WRONG: job %s did not succeed: %v; %s", ch.run, e.id, e.err, ch.keepLogs(c, e.id))
 		return outcomeWrong
 	}
 	if err := wordCountErr(out, want); err != nil {
-		ch.t.Errorf("run %d: WRONG: job %s output: %v", ch.run, e.id, err)
+		ch.t.Errorf("run %d: WRONG: job %s output: %v; %s", ch.run, e.id, err, ch.keepLogs(c, e.id))
 		return outcomeWrong
 	}
 	return outcomeCorrect
+}
+
+// keepLogs copies the daemons' logs, and the job's task logs, out of the
+// test's directory for a post-mortem, and says where.
+func (ch *chaos) keepLogs(c *cluster, jobID string) string {
+	dst, err := os.MkdirTemp("", fmt.Sprintf("gomr-chaos-%s-run%d-", ch.kind, ch.run))
+	if err != nil {
+		return "logs not kept: " + err.Error()
+	}
+	logs, _ := filepath.Glob(filepath.Join(c.dir, "*.log"))
+	tasks, _ := filepath.Glob(filepath.Join(c.dir, "local", "*", "jobs", jobID, "attempt_*", "std*"))
+	for _, f := range append(logs, tasks...) {
+		rel, _ := filepath.Rel(c.dir, f)
+		if data, err := os.ReadFile(f); err == nil {
+			_ = os.MkdirAll(filepath.Dir(filepath.Join(dst, rel)), 0o755)
+			_ = os.WriteFile(filepath.Join(dst, rel), data, 0o644)
+		}
+	}
+	return "daemon and task logs kept in " + dst
 }
 
 // worst is the worse of two outcomes.

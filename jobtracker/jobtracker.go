@@ -1133,9 +1133,13 @@ func (jt *JobTracker) pickTaskLocked(j *job, typ partitions.TaskType, t *tracker
 }
 
 // otherTrackerCanRunLocked tells whether a live tracker with slots of the
-// task's type exists on which no attempt of the task has failed.
+// task's type exists on which no attempt of the task has failed and that
+// may get the task (not blacklisted across jobs or by the task's job).
 func (jt *JobTracker) otherTrackerCanRunLocked(tk *task) bool {
 	for name, tr := range jt.trackers {
+		if tr.blacklisted || jt.jobAvoidsLocked(tk.job, name) {
+			continue // it gets no task of this job
+		}
 		slots := tr.mapSlots
 		if tk.typ == partitions.Reduce {
 			slots = tr.reduceSlots

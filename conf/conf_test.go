@@ -67,7 +67,7 @@ func TestRegistry(t *testing.T) {
 	cluster := map[string]bool{
 		"mapreduce.jobtracker.address": true, "mapreduce.jobtracker.http.address": true,
 		"mapreduce.jobtracker.expire.trackers.interval": true, "mapreduce.jobtracker.jobhistory.location": true,
-		"mapreduce.jobtracker.system.dir":                true,
+		"mapreduce.jobtracker.system.dir": true, "mapreduce.jobtracker.restart.recover": true, "mapreduce.jobtracker.restart.tracker-wait": true,
 		"mapreduce.jobtracker.tasktracker.maxblacklists": true, "mapreduce.jobtracker.blacklist.fault-timeout-window": true,
 		"mapreduce.jobtracker.blacklist.max.percent": true, "mapreduce.shuffle.request.window": true,
 		"mapreduce.tasktracker.map.tasks.maximum":    true,
@@ -75,6 +75,10 @@ func TestRegistry(t *testing.T) {
 		"mapreduce.tasktracker.outofband.heartbeat": true, "mapreduce.tasktracker.http.address": true,
 		"mapreduce.tasktracker.report.address": true, "mapreduce.tasktracker.host.name": true, "mapreduce.tasktracker.criu.path": true,
 		"mapreduce.cluster.local.dir": true, "scheduler.policy": true, "log.level": true,
+		"mapreduce.cluster.tls.enabled": true, "mapreduce.cluster.tls.ca": true, "mapreduce.cluster.tls.cert": true,
+		"mapreduce.cluster.tls.key": true, "mapreduce.cluster.acls.enabled": true, "mapreduce.cluster.administrators": true,
+		"mapred.jobtracker.retirejob.interval": true, "mapred.jobtracker.retirejob.check": true,
+		"mapred.jobtracker.completeuserjobs.maximum": true, "mapred.job.tracker.retiredjobs.cache.size": true,
 	}
 	for _, k := range keys {
 		isCluster := cluster[k.Name] || strings.HasPrefix(k.Name, "scheduler.") || clusterSpeculatorKeys[k.Name]
@@ -132,6 +136,8 @@ func TestDefaults(t *testing.T) {
 		{"mapreduce.jobtracker.expire.trackers.interval", 600000},
 		{"mapreduce.jobtracker.jobhistory.location", "/tmp/gomr/history"},
 		{"mapreduce.jobtracker.system.dir", ""},
+		{"mapreduce.jobtracker.restart.recover", true},
+		{"mapreduce.jobtracker.restart.tracker-wait", 30000},
 		{"mapreduce.jobclient.retry.timeout", 120000},
 		{"mapreduce.job.maxtaskfailures.per.tracker", 4},
 		{"mapreduce.job.blacklist.max.percent", 0.25},
@@ -139,6 +145,10 @@ func TestDefaults(t *testing.T) {
 		{"mapreduce.jobtracker.blacklist.fault-timeout-window", 180},
 		{"mapreduce.jobtracker.blacklist.max.percent", 0.5},
 		{"mapreduce.shuffle.request.window", 60000},
+		{"mapred.jobtracker.retirejob.interval", 86400000},
+		{"mapred.jobtracker.retirejob.check", 60000},
+		{"mapred.jobtracker.completeuserjobs.maximum", 100},
+		{"mapred.job.tracker.retiredjobs.cache.size", 1000},
 		{"mapreduce.tasktracker.map.tasks.maximum", 2},
 		{"mapreduce.tasktracker.reduce.tasks.maximum", 2},
 		{"mapreduce.tasktracker.heartbeat.interval", 300},
@@ -150,6 +160,14 @@ func TestDefaults(t *testing.T) {
 		{"mapreduce.cluster.local.dir", "/tmp/gomr/local"},
 		{"scheduler.policy", "fifo"},
 		{"log.level", "info"},
+		{"mapreduce.cluster.tls.enabled", false},
+		{"mapreduce.cluster.tls.ca", ""},
+		{"mapreduce.cluster.tls.cert", ""},
+		{"mapreduce.cluster.tls.key", ""},
+		{"mapreduce.cluster.acls.enabled", false},
+		{"mapreduce.cluster.administrators", ""},
+		{"mapreduce.job.acl-view-job", ""},
+		{"mapreduce.job.acl-modify-job", ""},
 	}
 	if len(tests) != len(keyTable) {
 		t.Errorf("test lists %d keys, the table has %d", len(tests), len(keyTable))

@@ -53,6 +53,10 @@ var keyTable = []Key{
 	{Name: "mapreduce.job.queuename", Type: String, Default: "default", Description: "pool/queue of the job", Check: nonEmpty, Job: true},
 	{Name: "mapreduce.job.deadline.seconds", Type: Float, Default: "0", Description: "relative deadline for deadline policies; 0 means none", Check: atLeast(0.0), Job: true, Unit: "s"},
 
+	// Job ACLs (enforced with mapreduce.cluster.acls.enabled). See docs/security.md.
+	{Name: "mapreduce.job.acl-view-job", Type: String, Default: "", Description: `who besides the owner and the administrators may see the job's status, counters and history: "user1,user2 group1,group2", "*" for everyone; empty: nobody`, Job: true},
+	{Name: "mapreduce.job.acl-modify-job", Type: String, Default: "", Description: `who besides the owner and the administrators may kill the job: "user1,user2 group1,group2", "*" for everyone; empty: nobody`, Job: true},
+
 	// Built-in apps (Hadoop's TeraSort keys).
 	{Name: "mapreduce.terasort.partitions.sample", Type: Int, Default: "100000", Description: "keys terasort samples to choose its reduce split points", Check: atLeast(1), Job: true},
 	{Name: "mapreduce.terasort.num.partitions", Type: Int, Default: "10", Description: "input splits terasort samples from", Check: atLeast(1), Job: true},
@@ -65,11 +69,20 @@ var keyTable = []Key{
 	{Name: "mapreduce.jobtracker.http.address", Type: String, Default: "127.0.0.1:50030", Description: "JobTracker status pages, JSON API and metrics (host:port)", Check: hostPort},
 	{Name: "mapreduce.jobtracker.expire.trackers.interval", Type: Int, Default: "600000", Description: "a TaskTracker silent this long is declared lost", Check: atLeast(100), Unit: "ms"},
 	{Name: "mapreduce.jobtracker.jobhistory.location", Type: String, Default: "/tmp/gomr/history", Description: "directory of job history files", Check: nonEmpty},
+	{Name: "mapreduce.jobtracker.restart.recover", Type: Bool, Default: "true", Description: "a restarted JobTracker recovers the jobs that were running (Hadoop 1: mapred.jobtracker.restart.recover, default false); false records them as failed"},
+	{Name: "mapreduce.jobtracker.restart.tracker-wait", Type: Int, Default: "30000", Description: "how long a recovered job's completed maps wait for their tracker to register again before they run again", Check: atLeast(0), Unit: "ms"},
 	{Name: "mapreduce.jobtracker.system.dir", Type: String, Default: "", Description: "directory where the JobTracker keeps the jobs it has not finished (with their secrets, owner-only); empty: system beside the history directory"},
 	{Name: "mapreduce.jobtracker.tasktracker.maxblacklists", Type: Int, Default: "4", Description: "faults (succeeded jobs that blacklisted it) after which a tracker gets no task of any job (Hadoop 1: mapred.max.tracker.blacklists)", Check: atLeast(1)},
 	{Name: "mapreduce.jobtracker.blacklist.fault-timeout-window", Type: Int, Default: "180", Description: "how long a tracker's fault counts toward its blacklisting", Check: atLeast(1), Unit: "min"},
 	{Name: "mapreduce.jobtracker.blacklist.max.percent", Type: Float, Default: "0.5", Description: "largest fraction of the trackers blacklisted across all jobs at once", Check: between(0.0, 1.0)},
 	{Name: "scheduler.policy", Type: String, Default: "fifo", Description: "task scheduling policy", Check: oneOf(policies...)},
+
+	// JobTracker: completed-job retirement (Hadoop 1's keys and defaults;
+	// docs/reliability.md).
+	{Name: "mapred.jobtracker.retirejob.interval", Type: Int, Default: "86400000", Description: "a completed job is retired from the JobTracker's memory this long after it ended; a retired job is answered from the retired-jobs cache or its history file", Check: atLeast(0), Unit: "ms"},
+	{Name: "mapred.jobtracker.retirejob.check", Type: Int, Default: "60000", Description: "how often the JobTracker looks for completed jobs to retire", Check: atLeast(10), Unit: "ms"},
+	{Name: "mapred.jobtracker.completeuserjobs.maximum", Type: Int, Default: "100", Description: "completed jobs of one user kept in the JobTracker's memory; past it the user's oldest are retired at the next check", Check: atLeast(0)},
+	{Name: "mapred.job.tracker.retiredjobs.cache.size", Type: Int, Default: "1000", Description: "retired jobs whose summary (state, times, task counts, counters) stays in memory for job lists and status; older ones are read from the job history", Check: atLeast(0)},
 
 	// TaskTracker (cluster).
 	{Name: "mapreduce.tasktracker.map.tasks.maximum", Type: Int, Default: "2", Description: "map slots per TaskTracker", Check: atLeast(0)},
@@ -82,6 +95,14 @@ var keyTable = []Key{
 	{Name: "mapreduce.tasktracker.host.name", Type: String, Default: "", Description: "host name the TaskTracker reports; empty uses os.Hostname"},
 	{Name: "mapreduce.tasktracker.criu.path", Type: String, Default: "/opt/gomr/criu/criu.sh", Description: "CRIU binary (or the wrapper `make criu` installs) used to clone running attempts; empty disables cloning on this TaskTracker"},
 	{Name: "mapreduce.cluster.local.dir", Type: String, Default: "/tmp/gomr/local", Description: "TaskTracker-local work directory: spills, attempt dirs, logs", Check: nonEmpty},
+
+	// Security (cluster; clients set the TLS keys to their own certificate). See docs/security.md.
+	{Name: "mapreduce.cluster.tls.enabled", Type: Bool, Default: "false", Description: "mutual TLS on every connection to the JobTracker and to the TaskTrackers' shuffle servers; the JobTracker then takes each caller's identity from its certificate"},
+	{Name: "mapreduce.cluster.tls.ca", Type: String, Default: "", Description: "cluster CA certificate (PEM) every peer's certificate must chain to (mr certs ca)"},
+	{Name: "mapreduce.cluster.tls.cert", Type: String, Default: "", Description: "this process's certificate (PEM; mr certs issue): a jobtracker, tasktracker or user certificate"},
+	{Name: "mapreduce.cluster.tls.key", Type: String, Default: "", Description: "private key (PEM) of mapreduce.cluster.tls.cert"},
+	{Name: "mapreduce.cluster.acls.enabled", Type: Bool, Default: "false", Description: "enforce job ACLs on job status, history and kill (Hadoop 1: mapred.acls.enabled); needs mapreduce.cluster.tls.enabled"},
+	{Name: "mapreduce.cluster.administrators", Type: String, Default: "", Description: `users and groups who may view and modify every job: "user1,user2 group1,group2", "*" for everyone; empty: nobody`},
 
 	// Logging (cluster).
 	{Name: "log.level", Type: String, Default: "info", Description: "log level", Check: oneOf("debug", "info", "warn", "error")},

@@ -2,10 +2,12 @@ package jobtracker
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
+	"os/user"
 	"path/filepath"
 	"strings"
 	"time"
@@ -17,6 +19,7 @@ import (
 	"gomr/conf"
 	"gomr/mr"
 	"gomr/mrpb"
+	"gomr/security"
 )
 
 // Client talks to a JobTracker: it submits jobs (computing their input
@@ -27,19 +30,29 @@ type Client struct {
 	cfg  *conf.Config
 	conn *grpc.ClientConn
 	jt   mrpb.JobTrackerClient
+	tls  bool // the client speaks TLS
 	// Out receives progress lines and counters; nil prints nothing.
 	Out io.Writer
 	// Poll is how often Wait asks for the job's status.
 	Poll time.Duration
 }
 
-// Dial connects to the JobTracker at addr (host:port).
+// Dial connects to the JobTracker at addr (host:port), over TLS with the
+// configuration's certificate when mapreduce.cluster.tls.enabled is set.
 func Dial(addr string, cfg *conf.Config) (*Client, error) {
-	conn, err := grpc.NewClient(addr, mrpb.DialOptions()...)
+	sec, err := security.Load(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to jobtracker %s: %w", addr, err)
 	}
-	return &Client{cfg: cfg, conn: conn, jt: mrpb.NewJobTrackerClient(conn), Poll: 100 * time.Millisecond}, nil
+	var tlsCfg *tls.Config
+	if sec != nil {
+		tlsCfg = sec.Client(security.RoleJobTracker)
+	}
+	conn, err := grpc.NewClient(addr, mrpb.DialOptions(tlsCfg)...)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to jobtracker %s: %w", addr, err)
+	}
+	return &Client{cfg: cfg, conn: conn, jt: mrpb.NewJobTrackerClient(conn), tls: sec != nil, Poll: 100 * time.Millisecond}, nil
 }
 
 // Close closes the connection.
@@ -95,6 +108,14 @@ func (c *Client) Submit(ctx context.Context, spec *mr.JobSpec) (string, error) {
 	if s.Pool == "" {
 		s.Pool = jcfg.String("mapreduce.job.queuename")
 	}
+	if s.User == "" {
+		// Without TLS the submitter is who the client runs as, as in
+		// Hadoop without Kerberos; with TLS the JobTracker takes the
+		// user from the client's certificate instead.
+		if u, err := user.Current(); err == nil {
+			s.User = u.Username
+		}
+	}
 	if s.DeadlineSeconds == 0 {
 		s.DeadlineSeconds = jcfg.Float("mapreduce.job.deadline.seconds")
 	}
@@ -118,24 +139,42 @@ func (c *Client) Submit(ctx context.Context, spec *mr.JobSpec) (string, error) {
 	}
 	resp, err := c.jt.SubmitJob(ctx, &mrpb.SubmitJobRequest{SpecJson: specJSON, SplitsJson: splitsJSON})
 	if err != nil {
-		return "", rpcError("submitting job", err)
+		return "", c.rpcError("submitting job", err)
 	}
 	return resp.JobId, nil
 }
 
-// rpcError turns a gRPC status into a plain error with its message.
-func rpcError(what string, err error) error {
+// rpcError turns a gRPC status into a plain error with its message, and
+// a hint when the JobTracker and the client disagree about TLS.
+func (c *Client) rpcError(what string, err error) error {
 	if st, ok := status.FromError(err); ok {
-		return fmt.Errorf("%s: %s", what, st.Message())
+		return fmt.Errorf("%s: %s%s", what, st.Message(), c.tlsHint(st))
 	}
 	return fmt.Errorf("%s: %w", what, err)
+}
+
+// tlsHint explains the connection errors of a client and a JobTracker of
+// which one speaks TLS and the other does not.
+func (c *Client) tlsHint(st *status.Status) string {
+	if st.Code() != codes.Unavailable {
+		return ""
+	}
+	msg := st.Message()
+	switch {
+	case !c.tls && strings.Contains(msg, "server preface"):
+		return fmt.Sprintf(" (the JobTracker closed a plain connection: if it requires TLS, set %s=true with this user's certificate in %s, %s and %s; see docs/security.md)",
+			security.KeyTLSEnabled, security.KeyTLSCA, security.KeyTLSCert, security.KeyTLSKey)
+	case c.tls && strings.Contains(msg, "first record does not look like a TLS handshake"):
+		return fmt.Sprintf(" (the JobTracker does not speak TLS: set %s=false, or turn TLS on for the cluster)", security.KeyTLSEnabled)
+	}
+	return ""
 }
 
 // Status returns a job's status.
 func (c *Client) Status(ctx context.Context, jobID string) (*mrpb.JobStatus, error) {
 	st, err := c.jt.GetJobStatus(ctx, &mrpb.JobStatusRequest{JobId: jobID})
 	if err != nil {
-		return nil, rpcError("job status", err)
+		return nil, c.rpcError("job status", err)
 	}
 	return st, nil
 }
@@ -144,7 +183,7 @@ func (c *Client) Status(ctx context.Context, jobID string) (*mrpb.JobStatus, err
 func (c *Client) Trackers(ctx context.Context) ([]*mrpb.TrackerStatus, error) {
 	resp, err := c.jt.ListTrackers(ctx, &mrpb.ListTrackersRequest{})
 	if err != nil {
-		return nil, rpcError("listing trackers", err)
+		return nil, c.rpcError("listing trackers", err)
 	}
 	return resp.Trackers, nil
 }
@@ -180,7 +219,7 @@ func (c *Client) Wait(ctx context.Context, jobID string) (*mr.JobResult, error) 
 				jobID, time.Since(unreachable).Round(time.Second), status.Convert(err).Message())
 		}
 		if err != nil {
-			return nil, rpcError("job status", err)
+			return nil, c.rpcError("job status", err)
 		}
 		unreachable = time.Time{}
 		line := fmt.Sprintf(" map %d%% reduce %d%%", pct(st.MapProgress), pct(st.ReduceProgress))
@@ -259,7 +298,7 @@ func (c *Client) RunJob(ctx context.Context, spec *mr.JobSpec) (*mr.JobResult, e
 func (c *Client) Kill(ctx context.Context, jobID string) (*mrpb.KillJobResponse, error) {
 	resp, err := c.jt.KillJob(ctx, &mrpb.KillJobRequest{JobId: jobID})
 	if err != nil {
-		return nil, rpcError("killing job", err)
+		return nil, c.rpcError("killing job", err)
 	}
 	return resp, nil
 }
@@ -268,7 +307,7 @@ func (c *Client) Kill(ctx context.Context, jobID string) (*mrpb.KillJobResponse,
 func (c *Client) List(ctx context.Context, all bool) ([]*mrpb.JobStatus, error) {
 	resp, err := c.jt.ListJobs(ctx, &mrpb.ListJobsRequest{All: all})
 	if err != nil {
-		return nil, rpcError("listing jobs", err)
+		return nil, c.rpcError("listing jobs", err)
 	}
 	return resp.Jobs, nil
 }
@@ -277,7 +316,7 @@ func (c *Client) List(ctx context.Context, all bool) ([]*mrpb.JobStatus, error) 
 func (c *Client) History(ctx context.Context, jobID string) ([]byte, error) {
 	resp, err := c.jt.GetJobHistory(ctx, &mrpb.JobHistoryRequest{JobId: jobID})
 	if err != nil {
-		return nil, rpcError("job history", err)
+		return nil, c.rpcError("job history", err)
 	}
 	return resp.JsonLines, nil
 }

@@ -84,6 +84,7 @@ func (jt *JobTracker) Heartbeat(ctx context.Context, req *mrpb.HeartbeatRequest)
 				t.actions = append(t.actions, &mrpb.TaskAction{Action: &mrpb.TaskAction_PurgeJob{PurgeJob: id}})
 			}
 		}
+		jt.confirmRecoveredLocked(t, req, now)
 	case !known:
 		resp.Reinit = true
 		return resp, nil

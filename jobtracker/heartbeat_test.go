@@ -208,9 +208,10 @@ func TestRestartNeitherReusesIDsNorForgetsJobs(t *testing.T) {
 	dir := t.TempDir()
 	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	now := func() time.Time { return clock }
-	jt1, lost := newTestJTAt(t, dir, 1, now)
+	noRecovery := map[string]string{"mapreduce.jobtracker.restart.recover": "false"}
+	jt1, lost := newTestJTWith(t, dir, 1, now, noRecovery)
 	clock = clock.Add(10 * time.Second)
-	jt2, next := newTestJTAt(t, dir, 1, now)
+	jt2, next := newTestJTWith(t, dir, 1, now, noRecovery)
 	if lost != "job_202601010000_0001" || next != "job_202601010000_0002" {
 		t.Fatalf("job ids %s then %s after a restart in the same minute", lost, next)
 	}

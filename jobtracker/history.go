@@ -9,6 +9,7 @@ import (
 	"regexp"
 
 	"gomr/jobtracker/jobhistory"
+	"gomr/security"
 )
 
 // History is the JobTracker's job history directory: one JSON-lines file
@@ -68,13 +69,38 @@ func (h *History) Read(jobID string) ([]byte, error) {
 	return data, nil
 }
 
+// Record reads and parses a job's history file.
+func (h *History) Record(jobID string) (*jobhistory.Record, error) {
+	data, err := h.Read(jobID)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := jobhistory.Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("history of job %s: %w", jobID, err)
+	}
+	if rec.Job.JobID != jobID {
+		return nil, fmt.Errorf("history file of job %s holds job %s", jobID, rec.Job.JobID)
+	}
+	return rec, nil
+}
+
 func (jt *JobTracker) historyRecordLocked(j *job) jobhistory.Record {
 	rec := jobhistory.Record{Job: jobhistory.Job{
 		Type: "job", JobID: j.id, Name: j.spec.Name, User: j.spec.User, Pool: j.spec.Pool,
 		State: j.state, Error: j.err, Submit: j.submit, Start: j.start, Finish: j.finish,
 		Maps: len(j.maps), Reduces: len(j.reduces), Deadline: j.spec.DeadlineSeconds,
-		Counters: jt.jobCountersLocked(j),
+		Counters: jt.jobCountersLocked(j), Output: j.spec.Output, Priority: j.priority, Queue: j.spec.Pool,
 	}}
+	if j.conf != nil {
+		rec.Job.ViewACL, rec.Job.ModifyACL = j.conf.String(security.KeyJobViewACL), j.conf.String(security.KeyJobModifyACL)
+	}
+	if rec.Job.Queue == "" && j.conf != nil {
+		rec.Job.Queue = j.conf.String("mapreduce.job.queuename")
+	}
+	ms, rs := summarize(j.maps), summarize(j.reduces)
+	rec.Job.SucceededMaps, rec.Job.FailedMaps, rec.Job.KilledMaps = int(ms.Succeeded), int(ms.Failed), int(ms.Killed)
+	rec.Job.SucceededReduces, rec.Job.FailedReduces, rec.Job.KilledReduces = int(rs.Succeeded), int(rs.Failed), int(rs.Killed)
 	for _, s := range j.splits {
 		if s.Path != "" {
 			rec.Job.InputBytes += s.Length

@@ -24,15 +24,20 @@ package jobtracker
 //	TrackerInfo   {name, host, shuffle_address, map_slots, reduce_slots,
 //	              running_maps, running_reduces, running_attempts: [id],
 //	              last_heartbeat, last_heartbeat_age_seconds, criu}
-//	/api/jobs     {jobs: [JobInfo]}, in submission order
+//	/api/jobs     {jobs: [JobInfo]}, in submission order: the jobs in
+//	              memory and the retired ones in the retired-jobs cache
 //	JobInfo       {id, name, user, pool, priority, state, error, output,
 //	              submit, start, finish (omitted while zero), deadline
 //	              (omitted while zero), map_progress, reduce_progress,
-//	              maps: TaskCounts, reduces: TaskCounts}
+//	              maps: TaskCounts, reduces: TaskCounts, retired (true for
+//	              a job retired from memory, docs/reliability.md; omitted
+//	              while false)}
 //	TaskCounts    {total, pending, running, succeeded, failed, killed}
 //	/api/job      JobInfo's fields and {counters: {group: {name: value}},
 //	              tasks: [TaskInfo]}, maps then reduces by index, and
-//	              speculations: [SpeculationInfo] (omitted when none)
+//	              speculations: [SpeculationInfo] (omitted when none); a
+//	              retired job's come from the retired-jobs cache or its
+//	              history file, with no tasks
 //	SpeculationInfo {task, kind ("fresh" or "clone"), source_attempt,
 //	              attempt (omitted until launched), decided, outcome
 //	              (PENDING, RUNNING, WON, LOST, FAILED, KILLED, DROPPED),
@@ -56,6 +61,8 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"runtime"
+	"runtime/metrics"
 	"sort"
 	"strings"
 	"time"
@@ -127,6 +134,9 @@ type JobInfo struct {
 	ReduceProgress float64    `json:"reduce_progress"`
 	Maps           TaskCounts `json:"maps"`
 	Reduces        TaskCounts `json:"reduces"`
+	// Retired is set for a job retired from the JobTracker's memory: it
+	// is shown from its summary, without tasks.
+	Retired bool `json:"retired,omitempty"`
 }
 
 // TaskCounts counts a job's tasks of one type by state; a task is running
@@ -340,13 +350,28 @@ func (jt *JobTracker) clusterInfo(withJobs bool) (ClusterInfo, []JobInfo) {
 	sort.Slice(ci.Trackers, func(a, b int) bool { return ci.Trackers[a].Name < ci.Trackers[b].Name })
 	var jobs []JobInfo
 	if withJobs {
-		jobs = make([]JobInfo, 0, len(jt.order))
+		jobs = make([]JobInfo, 0, len(jt.retire.cache)+len(jt.order))
 	}
+	for _, s := range jt.retire.cache {
+		ci.Jobs[s.state]++
+		if withJobs {
+			jobs = append(jobs, s.info())
+		}
+	}
+	retired := len(jobs)
 	for _, j := range jt.order {
 		ci.Jobs[j.state]++
 		if withJobs {
 			jobs = append(jobs, jt.jobInfoLocked(j))
 		}
+	}
+	if retired > 0 {
+		sort.SliceStable(jobs, func(a, b int) bool {
+			if !jobs[a].Submit.Equal(jobs[b].Submit) {
+				return jobs[a].Submit.Before(jobs[b].Submit)
+			}
+			return jobIDLess(jobs[a].ID, jobs[b].ID)
+		})
 	}
 	// Policies are pure code driven under jt.mu, so they are asked here
 	// too; Describe returns a copy.
@@ -357,14 +382,16 @@ func (jt *JobTracker) clusterInfo(withJobs bool) (ClusterInfo, []JobInfo) {
 	return ci, jobs
 }
 
-// jobDetail copies one job's state; false if there is no such job.
+// jobDetail copies one job's state; false if there is no such job. A
+// retired job's comes from the retired-jobs cache or its history.
 func (jt *JobTracker) jobDetail(id string) (JobDetail, bool) {
 	jt.mu.Lock()
-	defer jt.mu.Unlock()
 	j, ok := jt.jobs[id]
 	if !ok {
-		return JobDetail{}, false
+		jt.mu.Unlock()
+		return jt.retiredJobDetail(id)
 	}
+	defer jt.mu.Unlock()
 	d := JobDetail{
 		JobInfo:  jt.jobInfoLocked(j),
 		Counters: jt.jobCountersLocked(j),
@@ -400,6 +427,7 @@ func (jt *JobTracker) jobDetail(id string) (JobDetail, bool) {
 // metricsSnapshot is what /metrics reports; index 0 is map, 1 reduce.
 type metricsSnapshot struct {
 	jobs                    map[string]int
+	retired                 int64
 	trackers, blacklisted   int
 	lostReplies             int
 	slots, running          [2]int
@@ -426,8 +454,15 @@ func (jt *JobTracker) metrics() metricsSnapshot {
 			}
 		}
 	}
-	// The totals are sums over every job the JobTracker keeps (it keeps
-	// them all, so they only grow), taken from the job counters.
+	// The totals are sums over every job the JobTracker has run, taken
+	// from the job counters: those of the jobs in memory plus the totals
+	// of the retired ones, so that they only grow.
+	r := &jt.retire
+	m.retired = r.retired
+	m.launched, m.failed, m.kills = r.launched, r.failed, r.kills
+	for _, s := range r.cache {
+		m.jobs[s.state]++
+	}
 	for _, j := range jt.order {
 		m.jobs[j.state]++
 		c := j.counters[mr.JobCounterGroup]
@@ -512,7 +547,7 @@ func (jt *JobTracker) handleMetrics(w http.ResponseWriter, r *http.Request) {
 	}
 	widen := func(v [2]int) [2]int64 { return [2]int64{int64(v[0]), int64(v[1])} }
 
-	family("gomr_jobs", "gauge", "Jobs the JobTracker knows, by state.")
+	family("gomr_jobs", "gauge", "Jobs the JobTracker lists (in memory, or retired and cached), by state.")
 	states := make([]string, 0, len(m.jobs))
 	for s := range m.jobs {
 		states = append(states, s)
@@ -521,6 +556,8 @@ func (jt *JobTracker) handleMetrics(w http.ResponseWriter, r *http.Request) {
 	for _, s := range states {
 		fmt.Fprintf(&b, "gomr_jobs{state=%q} %d\n", strings.ToLower(s), m.jobs[s])
 	}
+	family("gomr_jobs_retired_total", "counter", "Completed jobs retired from the JobTracker's memory.")
+	fmt.Fprintf(&b, "gomr_jobs_retired_total %d\n", m.retired)
 	family("gomr_trackers", "gauge", "Live TaskTrackers.")
 	fmt.Fprintf(&b, "gomr_trackers %d\n", m.trackers)
 	family("gomr_trackers_blacklisted", "gauge", "Live TaskTrackers blacklisted across all jobs (they get no task).")
@@ -537,9 +574,25 @@ func (jt *JobTracker) handleMetrics(w http.ResponseWriter, r *http.Request) {
 	byType("gomr_attempts_failed_total", m.failed)
 	family("gomr_attempts_killed_total", "counter", "Task attempts killed (preempted, lost, superseded), by task type.")
 	byType("gomr_attempts_killed_total", m.kills)
+	family("gomr_jobtracker_heap_live_bytes", "gauge", "The JobTracker's live heap as of its latest garbage collection (Go's /gc/heap/live:bytes).")
+	fmt.Fprintf(&b, "gomr_jobtracker_heap_live_bytes %d\n", heapLiveBytes())
+	family("gomr_jobtracker_goroutines", "gauge", "Goroutines of the JobTracker process.")
+	fmt.Fprintf(&b, "gomr_jobtracker_goroutines %d\n", runtime.NumGoroutine())
 
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	w.Write(b.Bytes())
+}
+
+// heapLiveBytes is the heap the latest garbage collection found live:
+// unlike MemStats.HeapAlloc it does not include garbage not collected yet,
+// so it tells how much the JobTracker keeps (docs/reliability.md).
+func heapLiveBytes() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
 }
 
 // ---- HTML ----
@@ -658,7 +711,7 @@ pre { background: #f6f6f6; padding: 4px; }
 <tr><th>Job</th><th>Name</th><th>User</th><th>Pool</th><th>Priority</th><th>State</th><th>Submitted</th><th>Finished</th>
 <th>Map %</th><th>Maps (done/total)</th><th>Reduce %</th><th>Reduces (done/total)</th><th>Error</th></tr>
 {{range .}}<tr><td><a href="/job?id={{.ID}}">{{.ID}}</a></td><td>{{.Name}}</td><td>{{.User}}</td><td>{{.Pool}}</td>
-<td class="n">{{.Priority}}</td><td>{{.State}}</td><td>{{when .Submit}}</td><td>{{when .Finish}}</td>
+<td class="n">{{.Priority}}</td><td>{{.State}}{{if .Retired}} (retired){{end}}</td><td>{{when .Submit}}</td><td>{{when .Finish}}</td>
 <td class="n">{{pct .MapProgress}}</td><td class="n">{{.Maps.Succeeded}}/{{.Maps.Total}}</td>
 <td class="n">{{pct .ReduceProgress}}</td><td class="n">{{.Reduces.Succeeded}}/{{.Reduces.Total}}</td>
 <td title="{{.Error}}">{{firstLine .Error}}</td></tr>
@@ -725,7 +778,7 @@ Jobs: {{index .Jobs "RUNNING"}} running, {{index .Jobs "SUCCEEDED"}} succeeded, 
 <tr><th>User</th><td>{{.User}}</td></tr>
 <tr><th>Pool</th><td>{{.Pool}}</td></tr>
 <tr><th>Priority</th><td>{{.Priority}}</td></tr>
-<tr><th>State</th><td>{{.State}}</td></tr>
+<tr><th>State</th><td>{{.State}}{{if .Retired}} (retired){{end}}</td></tr>
 <tr><th>Output</th><td>{{.Output}}</td></tr>
 <tr><th>Submitted</th><td>{{when .Submit}}</td></tr>
 <tr><th>Started</th><td>{{when .Start}}</td></tr>
@@ -758,6 +811,7 @@ Jobs: {{index .Jobs "RUNNING"}} running, {{index .Jobs "SUCCEEDED"}} succeeded, 
 {{range .Attempts}}<tr class="attempt"><td>{{.ID}}</td><td>{{.Tracker}}</td><td>{{.State}}</td><td class="n">{{pct .Progress}}</td><td>{{.Phase}}</td>
 <td>{{when .Start}}</td><td>{{when .Finish}}</td><td title="{{.Error}}">{{firstLine .Error}}</td></tr>
 {{end}}{{end}}</table>
+{{else if .Retired}}<p>The job is retired: the JobTracker keeps its summary only; <code>mr job -history {{.ID}}</code> prints its attempts.</p>
 {{else}}<p>The job has no tasks.</p>
 {{end}}</body></html>
 {{end}}

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -288,6 +290,7 @@ func TestHTTPJSON(t *testing.T) {
 
 func TestHTTPMetrics(t *testing.T) {
 	jt := httpScenario(t)
+	runtime.GC() // so that there is a live heap figure
 	rec := httpGet(t, jt.HTTPHandler(), "GET", "/metrics")
 	if rec.Code != 200 {
 		t.Fatalf("status %d: %s", rec.Code, rec.Body)
@@ -295,12 +298,15 @@ func TestHTTPMetrics(t *testing.T) {
 	if ct := rec.Header().Get("Content-Type"); ct != "text/plain; version=0.0.4; charset=utf-8" {
 		t.Errorf("Content-Type %q", ct)
 	}
-	want := `# HELP gomr_jobs Jobs the JobTracker knows, by state.
+	want := `# HELP gomr_jobs Jobs the JobTracker lists (in memory, or retired and cached), by state.
 # TYPE gomr_jobs gauge
 gomr_jobs{state="failed"} 0
 gomr_jobs{state="killed"} 0
 gomr_jobs{state="running"} 1
 gomr_jobs{state="succeeded"} 1
+# HELP gomr_jobs_retired_total Completed jobs retired from the JobTracker's memory.
+# TYPE gomr_jobs_retired_total counter
+gomr_jobs_retired_total 0
 # HELP gomr_trackers Live TaskTrackers.
 # TYPE gomr_trackers gauge
 gomr_trackers 2
@@ -331,8 +337,30 @@ gomr_attempts_failed_total{type="reduce"} 0
 gomr_attempts_killed_total{type="map"} 0
 gomr_attempts_killed_total{type="reduce"} 0
 `
-	if got := rec.Body.String(); got != want {
-		t.Errorf("metrics:\n%s\nwant:\n%s", got, want)
+	// The process figures vary; their values are checked apart.
+	var got strings.Builder
+	for _, line := range strings.SplitAfter(rec.Body.String(), "\n") {
+		if v, ok := strings.CutPrefix(line, "gomr_jobtracker_heap_live_bytes "); ok {
+			if n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64); err != nil || n == 0 {
+				t.Errorf("heap live bytes %q", v)
+			}
+			continue
+		}
+		if v, ok := strings.CutPrefix(line, "gomr_jobtracker_goroutines "); ok {
+			if n, err := strconv.Atoi(strings.TrimSpace(v)); err != nil || n < 1 {
+				t.Errorf("goroutines %q", v)
+			}
+			continue
+		}
+		got.WriteString(line)
+	}
+	want += `# HELP gomr_jobtracker_heap_live_bytes The JobTracker's live heap as of its latest garbage collection (Go's /gc/heap/live:bytes).
+# TYPE gomr_jobtracker_heap_live_bytes gauge
+# HELP gomr_jobtracker_goroutines Goroutines of the JobTracker process.
+# TYPE gomr_jobtracker_goroutines gauge
+`
+	if got.String() != want {
+		t.Errorf("metrics:\n%s\nwant:\n%s", got.String(), want)
 	}
 }
 

@@ -43,6 +43,8 @@ type JobTracker struct {
 	staging *Staging
 	now     func() time.Time
 	ident   string
+	// auth is the TLS and ACL configuration (acl.go); nil with TLS off.
+	auth *auth
 
 	mu       sync.Mutex
 	jobs     map[string]*job
@@ -56,6 +58,8 @@ type JobTracker struct {
 	// faults are the times at which succeeded jobs that had blacklisted
 	// a tracker ended, by tracker name (blacklist.go).
 	faults map[string][]time.Time
+	// retire is the completed-job retirement state (see retire.go).
+	retire retirement
 
 	// specParams are the cluster's speculation parameters (the scan
 	// period); each job's speculator reads its own from the job's
@@ -113,12 +117,17 @@ func New(cfg *conf.Config, opts Options) (*JobTracker, error) {
 	if err != nil {
 		return nil, err
 	}
+	auth, err := newAuth(cfg)
+	if err != nil {
+		return nil, err
+	}
 	ident := now().Format("200601021504")
 	lastJob, err := lastJobNumber(ident, histDir, sysDir)
 	if err != nil {
 		return nil, err
 	}
 	jt := &JobTracker{
+		auth:       auth,
 		staging:    staging,
 		nextJob:    lastJob,
 		specParams: specParams,
@@ -133,8 +142,17 @@ func New(cfg *conf.Config, opts Options) (*JobTracker, error) {
 		jobs:       map[string]*job{},
 		trackers:   map[string]*trackerState{},
 		stop:       make(chan struct{}),
+		retire: newRetirement(cfg.Duration("mapred.jobtracker.retirejob.interval"), cfg.Duration("mapred.jobtracker.retirejob.check"),
+			cfg.Int("mapred.jobtracker.completeuserjobs.maximum"), cfg.Int("mapred.job.tracker.retiredjobs.cache.size")),
 	}
-	if err := jt.failLostJobs(); err != nil {
+	if cfg.Bool("mapreduce.jobtracker.restart.recover") {
+		jt.mu.Lock()
+		err = jt.recoverJobs()
+		jt.mu.Unlock()
+	} else {
+		err = jt.failLostJobs()
+	}
+	if err != nil {
 		return nil, err
 	}
 	return jt, nil
@@ -164,7 +182,7 @@ func (jt *JobTracker) Serve(ctx context.Context) error {
 		jt.listener.Close()
 		return err
 	}
-	jt.grpc = grpc.NewServer(grpc.MaxRecvMsgSize(64<<20), grpc.MaxSendMsgSize(64<<20))
+	jt.grpc = grpc.NewServer(jt.serverOptions()...)
 	mrpb.RegisterJobTrackerServer(jt.grpc, jt)
 	jt.wg.Add(1)
 	go func() {
@@ -175,6 +193,11 @@ func (jt *JobTracker) Serve(ctx context.Context) error {
 	go func() {
 		defer jt.wg.Done()
 		jt.speculationLoop(ctx)
+	}()
+	jt.wg.Add(1)
+	go func() {
+		defer jt.wg.Done()
+		jt.retireLoop(ctx)
 	}()
 	go func() {
 		select {
@@ -198,7 +221,10 @@ func (jt *JobTracker) Stop() { jt.stopOnce.Do(func() { close(jt.stop) }) }
 
 func (jt *JobTracker) expiryLoop(ctx context.Context) {
 	expiry := jt.cfg.Duration("mapreduce.jobtracker.expire.trackers.interval")
-	tick := time.NewTicker(max(expiry/4, 20*time.Millisecond))
+	// Checked every heartbeat interval (at most a quarter of the expiry),
+	// so that a silent tracker is declared lost within the expiry plus
+	// one interval of its last heartbeat.
+	tick := time.NewTicker(max(min(expiry/4, jt.cfg.Duration("mapreduce.tasktracker.heartbeat.interval")), 20*time.Millisecond))
 	defer tick.Stop()
 	for {
 		select {
@@ -219,6 +245,7 @@ func (jt *JobTracker) expiryLoop(ctx context.Context) {
 			jt.expireLaunchesLocked(t, now, expiry)
 		}
 		jt.refreshBlacklistLocked(now)
+		jt.expireRecoveredLocked(now)
 		jt.mu.Unlock()
 	}
 }
@@ -250,6 +277,7 @@ func (jt *JobTracker) SubmitJob(ctx context.Context, req *mrpb.SubmitJobRequest)
 	if spec.Name == "" {
 		spec.Name = spec.Def
 	}
+	spec.User = jt.submitter(ctx, spec.User)
 	committer, err := mr.NewCommitter(spec.Output)
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
@@ -280,8 +308,17 @@ func (jt *JobTracker) SubmitJob(ctx context.Context, req *mrpb.SubmitJobRequest)
 		return nil, status.Errorf(codes.Internal, "%v", err)
 	}
 
+	j := newJob(id, spec, splits, secret, now, jcfg, spec8r)
 	jt.mu.Lock()
 	defer jt.mu.Unlock()
+	jt.addJobLocked(j, now)
+	jt.log.Info("job submitted", "job", j.id, "name", spec.Name, "maps", len(j.maps), "reduces", len(j.reduces), "output", spec.Output)
+	jt.checkJobDoneLocked(j) // a job with no tasks at all is done at once
+	return &mrpb.SubmitJobResponse{JobId: j.id}, nil
+}
+
+// newJob builds a running job with all its tasks pending.
+func newJob(id string, spec mr.JobSpec, splits []mr.Split, secret []byte, submit time.Time, jcfg *conf.Config, spec8r *speculator.Speculator) *job {
 	j := &job{
 		id:            id,
 		spec:          spec,
@@ -291,8 +328,8 @@ func (jt *JobTracker) SubmitJob(ctx context.Context, req *mrpb.SubmitJobRequest)
 		splits:        splits,
 		priority:      priorityOf(spec.Priority, jcfg.String("mapreduce.job.priority")),
 		state:         StateRunning,
-		submit:        now,
-		start:         now,
+		submit:        submit,
+		start:         submit,
 		counters:      mr.CounterSet{},
 		winners:       map[spillKey]*attempt{},
 		notify:        make(chan struct{}),
@@ -306,13 +343,15 @@ func (jt *JobTracker) SubmitJob(ctx context.Context, req *mrpb.SubmitJobRequest)
 	for i := 0; i < spec.NumReduces; i++ {
 		j.reduces = append(j.reduces, &task{job: j, typ: partitions.Reduce, index: i, state: StatePending, failedOn: map[string]bool{}})
 	}
+	return j
+}
+
+// addJobLocked makes the JobTracker run j and tells the policy.
+func (jt *JobTracker) addJobLocked(j *job, now time.Time) {
 	jt.jobs[j.id] = j
 	jt.order = append(jt.order, j)
 	view := jt.jobViewLocked(j, nil)
 	jt.policy.Observe(partitions.Event{Time: now, Kind: partitions.JobSubmitted, JobID: j.id, Job: &view})
-	jt.log.Info("job submitted", "job", j.id, "name", spec.Name, "maps", len(j.maps), "reduces", len(j.reduces), "output", spec.Output)
-	jt.checkJobDoneLocked(j) // a job with no tasks at all is done at once
-	return &mrpb.SubmitJobResponse{JobId: j.id}, nil
 }
 
 func priorityOf(explicit int, named string) int {
@@ -332,26 +371,36 @@ func priorityOf(explicit int, named string) int {
 	return 0
 }
 
-// GetJobStatus reports a job's state, progress and counters.
+// GetJobStatus reports a job's state, progress and counters; a retired
+// job's come from the retired-jobs cache or its history (retire.go).
 func (jt *JobTracker) GetJobStatus(ctx context.Context, req *mrpb.JobStatusRequest) (*mrpb.JobStatus, error) {
 	jt.mu.Lock()
-	defer jt.mu.Unlock()
 	j, ok := jt.jobs[req.JobId]
 	if !ok {
-		return nil, status.Errorf(codes.NotFound, "unknown job %s", req.JobId)
+		jt.mu.Unlock()
+		return jt.retiredJobStatus(req.JobId)
 	}
+	defer jt.mu.Unlock()
 	return jt.jobStatusLocked(j), nil
 }
 
-// ListJobs lists running jobs, or all jobs.
+// ListJobs lists running jobs, or all jobs: those in memory and the
+// retired ones still in the retired-jobs cache, by submission.
 func (jt *JobTracker) ListJobs(ctx context.Context, req *mrpb.ListJobsRequest) (*mrpb.ListJobsResponse, error) {
 	jt.mu.Lock()
 	defer jt.mu.Unlock()
 	resp := &mrpb.ListJobsResponse{}
+	if req.All {
+		resp.Jobs = jt.retiredStatusesLocked()
+	}
+	retired := len(resp.Jobs)
 	for _, j := range jt.order {
 		if req.All || !j.done() {
 			resp.Jobs = append(resp.Jobs, jt.jobStatusLocked(j))
 		}
+	}
+	if retired > 0 {
+		sortStatuses(resp.Jobs)
 	}
 	return resp, nil
 }
@@ -359,11 +408,16 @@ func (jt *JobTracker) ListJobs(ctx context.Context, req *mrpb.ListJobsRequest) (
 // KillJob kills a running job.
 func (jt *JobTracker) KillJob(ctx context.Context, req *mrpb.KillJobRequest) (*mrpb.KillJobResponse, error) {
 	jt.mu.Lock()
-	defer jt.mu.Unlock()
 	j, ok := jt.jobs[req.JobId]
 	if !ok {
-		return nil, status.Errorf(codes.NotFound, "unknown job %s", req.JobId)
+		jt.mu.Unlock()
+		st, err := jt.retiredJobStatus(req.JobId)
+		if err != nil {
+			return nil, err
+		}
+		return &mrpb.KillJobResponse{Killed: false, State: st.State}, nil
 	}
+	defer jt.mu.Unlock()
 	if j.done() || j.committing {
 		return &mrpb.KillJobResponse{Killed: false, State: j.state}, nil
 	}
@@ -648,6 +702,7 @@ func (jt *JobTracker) attemptSucceededLocked(a *attempt, now time.Time) {
 	}
 	t.state = StateSucceeded
 	t.successful = a
+	jt.logTaskLocked(a)
 	if a.speculative {
 		j.counters.Add(mr.SpeculationGroup, mr.SpeculativeWins, 1)
 	}
@@ -807,6 +862,7 @@ func (jt *JobTracker) rerunMapLocked(m *task, now time.Time) {
 	m.successful = nil
 	m.commitGrant = nil
 	j.finishedMaps--
+	jt.logRerunLocked(m)
 	j.counters.Add(mr.JobCounterGroup, mr.NumKilledMaps, 1)
 	jt.policy.Observe(partitions.Event{Time: now, Kind: partitions.TaskFailed, JobID: j.id, Type: partitions.Map, Task: m.index})
 	jt.log.Info("re-running map whose output was lost", "task", m.id())
@@ -1077,9 +1133,13 @@ func (jt *JobTracker) pickTaskLocked(j *job, typ partitions.TaskType, t *tracker
 }
 
 // otherTrackerCanRunLocked tells whether a live tracker with slots of the
-// task's type exists on which no attempt of the task has failed.
+// task's type exists on which no attempt of the task has failed and that
+// may get the task (not blacklisted across jobs or by the task's job).
 func (jt *JobTracker) otherTrackerCanRunLocked(tk *task) bool {
 	for name, tr := range jt.trackers {
+		if tr.blacklisted || jt.jobAvoidsLocked(tk.job, name) {
+			continue // it gets no task of this job
+		}
 		slots := tr.mapSlots
 		if tk.typ == partitions.Reduce {
 			slots = tr.reduceSlots
@@ -1109,7 +1169,7 @@ func (jt *JobTracker) launchLocked(j *job, tk *task, t *trackerState, now time.T
 func (jt *JobTracker) startAttemptLocked(j *job, tk *task, t *trackerState, now time.Time, speculative bool, cloneOf *attempt) *attempt {
 	a := &attempt{
 		speculative: speculative,
-		id:          attemptID(tk, len(tk.attempts)),
+		id:          attemptID(tk, tk.nextAttempt),
 		task:        tk,
 		tracker:     t.name,
 		state:       StateRunning,
@@ -1121,6 +1181,7 @@ func (jt *JobTracker) startAttemptLocked(j *job, tk *task, t *trackerState, now 
 	if tk.typ == partitions.Reduce {
 		a.phase = "SHUFFLE"
 	}
+	tk.nextAttempt++
 	tk.attempts = append(tk.attempts, a)
 	tk.state = StateRunning
 	t.attempts[a.id] = a
@@ -1239,7 +1300,8 @@ func (jt *JobTracker) endJobLocked(j *job, state, why string) {
 	}
 	jt.policy.Observe(partitions.Event{Time: j.finish, Kind: partitions.JobFinished, JobID: j.id})
 	rec := jt.historyRecordLocked(j)
-	if err := jt.history.Write(rec); err != nil {
+	err := jt.history.Write(rec)
+	if err != nil {
 		// The job stays in the system directory: the next JobTracker
 		// process records it as lost rather than not at all.
 		jt.log.Error("writing job history", "job", j.id, "error", err)
@@ -1248,6 +1310,7 @@ func (jt *JobTracker) endJobLocked(j *job, state, why string) {
 	}
 	addProfile(jt.profiles, &rec)
 	jt.log.Info("job ended", "job", j.id, "state", state, "error", why, "seconds", j.finish.Sub(j.submit).Seconds())
+	jt.jobEndedLocked(j, err == nil) // to be retired (retire.go)
 }
 
 // schedulingInfoLocked describes, in one line, how the policy sees a job:

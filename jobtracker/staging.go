@@ -12,6 +12,7 @@ import (
 
 	"gomr/jobtracker/jobhistory"
 	"gomr/mr"
+	"gomr/security"
 )
 
 // Staging is the JobTracker's system directory
@@ -28,6 +29,8 @@ type stagedJob struct {
 	Splits []mr.Split `json:"splits"`
 	Secret []byte     `json:"secret"`
 	Submit time.Time  `json:"submit"`
+	// Restarts counts the JobTracker restarts the job was recovered from.
+	Restarts int `json:"restarts,omitempty"`
 }
 
 // OpenStaging creates the system directory if needed, readable by its
@@ -75,14 +78,17 @@ func (s *Staging) Write(j *stagedJob) error {
 	return os.Rename(tmp, p)
 }
 
-// Remove forgets a finished job.
+// Remove forgets a finished job (and its event log).
 func (s *Staging) Remove(id string) error {
 	p, err := s.path(id)
 	if err != nil {
 		return err
 	}
-	if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
+	ev, _ := s.eventsPath(id)
+	for _, f := range []string{ev, p} {
+		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
 	}
 	return nil
 }
@@ -162,6 +168,7 @@ func (jt *JobTracker) failLostJobs() error {
 			State: StateFailed, Error: why, Submit: j.Submit, Start: j.Submit, Finish: now,
 			Maps: len(j.Splits), Reduces: j.Spec.NumReduces, Deadline: j.Spec.DeadlineSeconds,
 			Counters: mr.CounterSet{},
+			ViewACL:  j.Spec.Conf[security.KeyJobViewACL], ModifyACL: j.Spec.Conf[security.KeyJobModifyACL],
 		}}
 		for _, s := range j.Splits {
 			if s.Path != "" {

@@ -70,6 +70,11 @@ type job struct {
 	// (blacklist.go).
 	trackerFailures map[string]int
 	flakyTrackers   int
+
+	// recoveryDeadline is set on a job recovered after a restart while
+	// maps it kept wait for their trackers to confirm their output
+	// (recovery.go).
+	recoveryDeadline time.Time
 }
 
 type spillKey struct{ mapTask, spill int }
@@ -120,6 +125,9 @@ type task struct {
 	// once the task has had one (Hadoop's mayHaveSpeculated).
 	specPending *speculation
 	speculated  bool
+	// nextAttempt numbers the task's next attempt (from 1000 times the
+	// restarts for a recovered job).
+	nextAttempt int
 }
 
 func (t *task) id() string {
@@ -195,6 +203,9 @@ type attempt struct {
 	// sentIn is the id of the first heartbeat reply that carried the
 	// attempt's launch to its tracker (0 until one did).
 	sentIn int64
+	// unconfirmed marks a map output kept by recovery whose tracker has
+	// not yet confirmed it still holds it.
+	unconfirmed bool
 }
 
 func (a *attempt) live() bool { return a.state == StateRunning || a.state == StateCommitPending }

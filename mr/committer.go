@@ -106,6 +106,14 @@ func (c *Committer) AbortJob() error {
 	return c.FS.RemoveAll(c.TempDir())
 }
 
+// TaskCommitted tells whether the output of task index (a map of a
+// map-only job, or a reduce) has been committed: its part file is in the
+// output directory.
+func (c *Committer) TaskCommitted(isMap bool, index int) bool {
+	_, err := c.FS.Stat(fs.Join(c.Output, PartName(isMap, index)))
+	return err == nil
+}
+
 // PartName is the output file name of a task: part-r-00003 or part-m-00003.
 func PartName(isMap bool, index int) string {
 	if isMap {

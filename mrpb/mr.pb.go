@@ -1516,7 +1516,11 @@ type HeartbeatRequest struct {
 	// On initial contact: the jobs this tracker holds local state of (map
 	// output, secrets). The JobTracker orders the ones it does not know
 	// purged.
-	HeldJobs      []string `protobuf:"bytes,16,rep,name=held_jobs,json=heldJobs,proto3" json:"held_jobs,omitempty"`
+	HeldJobs []string `protobuf:"bytes,16,rep,name=held_jobs,json=heldJobs,proto3" json:"held_jobs,omitempty"`
+	// On initial contact: the attempts of those jobs whose files (map
+	// output) it still has. A JobTracker recovering from a restart keeps the
+	// completed maps among them.
+	HeldAttempts  []string `protobuf:"bytes,17,rep,name=held_attempts,json=heldAttempts,proto3" json:"held_attempts,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1659,6 +1663,13 @@ func (x *HeartbeatRequest) GetInstance() string {
 func (x *HeartbeatRequest) GetHeldJobs() []string {
 	if x != nil {
 		return x.HeldJobs
+	}
+	return nil
+}
+
+func (x *HeartbeatRequest) GetHeldAttempts() []string {
+	if x != nil {
+		return x.HeldAttempts
 	}
 	return nil
 }
@@ -3009,7 +3020,7 @@ const file_mr_proto_rawDesc = "" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"3\n" +
 	"\x12JobHistoryResponse\x12\x1d\n" +
 	"\n" +
-	"json_lines\x18\x01 \x01(\fR\tjsonLines\"\xd3\x04\n" +
+	"json_lines\x18\x01 \x01(\fR\tjsonLines\"\xf8\x04\n" +
 	"\x10HeartbeatRequest\x12\x18\n" +
 	"\atracker\x18\x01 \x01(\tR\atracker\x12\x12\n" +
 	"\x04host\x18\x02 \x01(\tR\x04host\x12'\n" +
@@ -3028,7 +3039,8 @@ const file_mr_proto_rawDesc = "" +
 	"responseId\x12 \n" +
 	"\vincarnation\x18\x0e \x01(\tR\vincarnation\x12\x1a\n" +
 	"\binstance\x18\x0f \x01(\tR\binstance\x12\x1b\n" +
-	"\theld_jobs\x18\x10 \x03(\tR\bheldJobs\"\xa8\x03\n" +
+	"\theld_jobs\x18\x10 \x03(\tR\bheldJobs\x12#\n" +
+	"\rheld_attempts\x18\x11 \x03(\tR\fheldAttempts\"\xa8\x03\n" +
 	"\n" +
 	"LaunchTask\x12\x1d\n" +
 	"\n" +

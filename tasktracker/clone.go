@@ -119,7 +119,7 @@ func (tt *TaskTracker) cloneFrom(ctx context.Context, a *taskAttempt, c *mrpb.Cl
 	outFrom, outTo, hasOutput := outputDirs(a.launch, c.SourceAttempt, a.launch.AttemptId)
 
 	began := time.Now()
-	cp, err := fetchCheckpoint(ctx, c.SourceAddress, a.launch, c.SourceAttempt,
+	cp, err := fetchCheckpoint(ctx, tt.httpTransport(), c.SourceAddress, a.launch, c.SourceAttempt,
 		map[string]string{"img": imgDir, "attempt": a.dir, "output": outTo})
 	if err != nil {
 		return err
@@ -533,12 +533,26 @@ func (tt *TaskTracker) serveCheckpoint(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// fetchCheckpoint asks the tracker at addr (its shuffle server) to
-// checkpoint attempt source of the clone's job and unpacks what it sends:
+// httpTransport is the transport to other trackers' HTTP servers: TLS
+// with the tracker's certificate, or nil (plain HTTP) with TLS off.
+func (tt *TaskTracker) httpTransport() http.RoundTripper {
+	if tt.tls == nil {
+		return nil
+	}
+	return tt.tls.Transport(nil)
+}
+
+// fetchCheckpoint asks the tracker at addr (its shuffle server, over
+// HTTPS through rt, or plain HTTP when rt is nil) to checkpoint attempt
+// source of the clone's job and unpacks what it sends:
 // entries under "img/", "attempt/" and "output/" go to the directories
 // dirs names for those prefixes.
-func fetchCheckpoint(ctx context.Context, addr string, l *mrpb.LaunchTask, source string, dirs map[string]string) (*checkpoint, error) {
-	u := url.URL{Scheme: "http", Host: addr, Path: CheckpointPath,
+func fetchCheckpoint(ctx context.Context, rt http.RoundTripper, addr string, l *mrpb.LaunchTask, source string, dirs map[string]string) (*checkpoint, error) {
+	scheme := "http"
+	if rt != nil {
+		scheme = "https"
+	}
+	u := url.URL{Scheme: scheme, Host: addr, Path: CheckpointPath,
 		RawQuery: url.Values{"job": {l.JobId}, "attempt": {source}, "clone": {l.AttemptId}}.Encode()}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), nil)
 	if err != nil {
@@ -547,7 +561,7 @@ func fetchCheckpoint(ctx context.Context, addr string, l *mrpb.LaunchTask, sourc
 	at := time.Now().UnixMilli()
 	req.Header.Set(cloneHashHeader, cloneHash(l.JobSecret, l.JobId, source, l.AttemptId, at))
 	req.Header.Set(cloneTimeHeader, strconv.FormatInt(at, 10))
-	client := &http.Client{Timeout: 10 * time.Minute}
+	client := &http.Client{Transport: rt, Timeout: 10 * time.Minute}
 	resp, err := client.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint of %s from %s: %w", source, addr, err)

@@ -8,10 +8,12 @@ package tasktracker
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -26,6 +28,7 @@ import (
 
 	"gomr/conf"
 	"gomr/mrpb"
+	"gomr/security"
 	"gomr/shuffle"
 )
 
@@ -80,6 +83,10 @@ type TaskTracker struct {
 	// requestWindow is how far a signed shuffle or checkpoint request's
 	// time may be from this tracker's clock.
 	requestWindow time.Duration
+	// tls is the tracker's TLS material (nil: TLS off); childConf is
+	// what its children's configuration takes from it (security.ChildConf).
+	tls       *security.TLS
+	childConf map[string]string
 
 	// instance is this process's random id, sent on initial contact.
 	instance string
@@ -122,6 +129,14 @@ func New(cfg *conf.Config, opts Options) (*TaskTracker, error) {
 	if jtAddr == "" {
 		jtAddr = cfg.String("mapreduce.jobtracker.address")
 	}
+	sec, err := security.Load(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if sec != nil && sec.Identity().Role != security.RoleTaskTracker {
+		return nil, fmt.Errorf("%s %s is the certificate of %s; a TaskTracker needs a tasktracker certificate (mr certs issue --role tasktracker)",
+			security.KeyTLSCert, sec.CertPath(), sec.Identity())
+	}
 	umb, err := net.Listen("tcp", cfg.String("mapreduce.tasktracker.report.address"))
 	if err != nil {
 		return nil, fmt.Errorf("umbilical listen (mapreduce.tasktracker.report.address): %w", err)
@@ -140,6 +155,8 @@ func New(cfg *conf.Config, opts Options) (*TaskTracker, error) {
 	tt := &TaskTracker{
 		faults:          flt,
 		requestWindow:   cfg.Duration("mapreduce.shuffle.request.window"),
+		tls:             sec,
+		childConf:       security.ChildConf(sec),
 		instance:        randomHex(8),
 		cfg:             cfg,
 		host:            host,
@@ -158,6 +175,13 @@ func New(cfg *conf.Config, opts Options) (*TaskTracker, error) {
 		pidNamespaces:   os.Geteuid() == 0,
 	}
 	tt.name = opts.Name
+	if sec != nil {
+		if err := tt.checkCertificate(); err != nil {
+			umb.Close()
+			sh.Close()
+			return nil, err
+		}
+	}
 	if tt.name == "" {
 		tt.name = fmt.Sprintf("tracker_%s:%d", host, umb.Addr().(*net.TCPAddr).Port)
 	}
@@ -198,7 +222,11 @@ func (tt *TaskTracker) ShuffleAddress() string { return tt.shuffleAddr }
 // Run serves the umbilical and the shuffle and heartbeats until ctx ends;
 // then it kills its children.
 func (tt *TaskTracker) Run(ctx context.Context) error {
-	conn, err := grpc.NewClient(tt.jtAddr, mrpb.DialOptions()...)
+	var tlsCfg *tls.Config
+	if tt.tls != nil {
+		tlsCfg = tt.tls.Client(security.RoleJobTracker)
+	}
+	conn, err := grpc.NewClient(tt.jtAddr, mrpb.DialOptions(tlsCfg)...)
 	if err != nil {
 		return fmt.Errorf("jobtracker %s: %w", tt.jtAddr, err)
 	}
@@ -213,11 +241,20 @@ func (tt *TaskTracker) Run(ctx context.Context) error {
 	defer umbSrv.Stop()
 
 	httpSrv := &http.Server{Handler: tt.shuffleMux(), ReadHeaderTimeout: 10 * time.Second}
-	go httpSrv.Serve(tt.shuffleListener)
+	shuffleListener := tt.shuffleListener
+	if tt.tls != nil {
+		// HTTPS only, from other trackers and their children (a
+		// tasktracker certificate), besides each request's HMAC.
+		httpSrv.Handler = security.RequireRole(security.RoleTaskTracker, httpSrv.Handler)
+		httpSrv.ErrorLog = slog.NewLogLogger(tt.log.Handler(), slog.LevelWarn)
+		shuffleListener = tt.tls.Listener(shuffleListener)
+	}
+	go httpSrv.Serve(shuffleListener)
 	defer httpSrv.Close()
 
 	tt.log.Info("tasktracker started", "jobtracker", tt.jtAddr, "umbilical", tt.umbAddr, "shuffle", tt.shuffleAddr,
-		"map_slots", tt.mapSlots, "reduce_slots", tt.reduceSlots, "local_dir", tt.localDir, "pid_namespaces", tt.pidNamespaces)
+		"map_slots", tt.mapSlots, "reduce_slots", tt.reduceSlots, "local_dir", tt.localDir, "pid_namespaces", tt.pidNamespaces,
+		"tls", tt.tls.Describe())
 
 	tt.probeCRIU(ctx)
 	go tt.watchTimeouts(ctx)
@@ -382,9 +419,9 @@ type sentState struct {
 }
 
 func (tt *TaskTracker) buildHeartbeat(reg registration) (*mrpb.HeartbeatRequest, sentState) {
-	var held []string
+	var held, heldAttempts []string
 	if reg.initial {
-		held = tt.heldJobs()
+		held, heldAttempts = tt.heldJobs()
 	}
 	tt.mu.Lock()
 	defer tt.mu.Unlock()
@@ -401,6 +438,7 @@ func (tt *TaskTracker) buildHeartbeat(reg registration) (*mrpb.HeartbeatRequest,
 		Incarnation:    reg.incarnation,
 		Instance:       tt.instance,
 		HeldJobs:       held,
+		HeldAttempts:   heldAttempts,
 	}
 	usedMaps, usedReduces := 0, 0
 	var sent sentState
@@ -425,9 +463,10 @@ func (tt *TaskTracker) buildHeartbeat(reg registration) (*mrpb.HeartbeatRequest,
 	return req, sent
 }
 
-// heldJobs lists the jobs this tracker has state of: known secrets and job
-// directories on disk (a previous process's too).
-func (tt *TaskTracker) heldJobs() []string {
+// heldJobs lists the jobs this tracker has state of (known secrets and job
+// directories on disk, a previous process's too), and the attempts of
+// those jobs that have map output here (a spills directory), sorted.
+func (tt *TaskTracker) heldJobs() (jobs, attempts []string) {
 	seen := map[string]bool{}
 	if ents, err := os.ReadDir(filepath.Join(tt.localDir, "jobs")); err == nil {
 		for _, e := range ents {
@@ -441,12 +480,21 @@ func (tt *TaskTracker) heldJobs() []string {
 		seen[id] = true
 	}
 	tt.mu.Unlock()
-	out := make([]string, 0, len(seen))
 	for id := range seen {
-		out = append(out, id)
+		jobs = append(jobs, id)
+		ents, _ := os.ReadDir(tt.jobDir(id))
+		for _, e := range ents {
+			if !e.IsDir() || !validID(e.Name()) {
+				continue
+			}
+			if st, err := os.Stat(filepath.Join(tt.jobDir(id), e.Name(), "spills")); err == nil && st.IsDir() {
+				attempts = append(attempts, e.Name())
+			}
+		}
 	}
-	sort.Strings(out)
-	return out
+	sort.Strings(jobs)
+	sort.Strings(attempts)
+	return jobs, attempts
 }
 
 func (tt *TaskTracker) requeue(s sentState) {
@@ -476,9 +524,44 @@ func (tt *TaskTracker) poke() {
 	}
 }
 
+// checkCertificate checks the tracker's certificate against what others
+// will check: its name is the tracker's (the JobTracker refuses a
+// heartbeat for another name; without --name the tracker takes the
+// certificate's), and it is valid for the host of the advertised shuffle
+// address (fetchers verify it).
+func (tt *TaskTracker) checkCertificate() error {
+	id := tt.tls.Identity()
+	switch {
+	case tt.name == "":
+		tt.name = id.Name
+	case tt.name != id.Name:
+		return fmt.Errorf("tracker name %s is not the name in its certificate (%s %s is the certificate of %s): give --name %s, or none",
+			tt.name, security.KeyTLSCert, tt.tls.CertPath(), id, id.Name)
+	}
+	host, _, err := net.SplitHostPort(tt.shuffleAddr)
+	if err != nil {
+		return err
+	}
+	return tt.tls.CheckHost(host)
+}
+
+// withChildConf gives a launch the tracker's own settings for its child
+// (security.ChildConf) over the job's configuration, which carries the
+// JobTracker's.
+func (tt *TaskTracker) withChildConf(l *mrpb.LaunchTask) {
+	if l == nil {
+		return
+	}
+	m := make(map[string]string, len(l.Conf)+len(tt.childConf))
+	maps.Copy(m, l.Conf)
+	maps.Copy(m, tt.childConf)
+	l.Conf = m
+}
+
 func (tt *TaskTracker) act(ctx context.Context, a *mrpb.TaskAction) {
 	switch x := a.Action.(type) {
 	case *mrpb.TaskAction_Launch:
+		tt.withChildConf(x.Launch)
 		if err := tt.launch(ctx, x.Launch); errors.Is(err, errKnownAttempt) {
 			// The action of a reply thought lost, sent again.
 			tt.log.Debug("launch of a known attempt ignored", "attempt", x.Launch.AttemptId)
@@ -490,6 +573,7 @@ func (tt *TaskTracker) act(ctx context.Context, a *mrpb.TaskAction) {
 	case *mrpb.TaskAction_PurgeJob:
 		tt.purge(x.PurgeJob)
 	case *mrpb.TaskAction_Clone:
+		tt.withChildConf(x.Clone.GetLaunch())
 		tt.clone(ctx, x.Clone)
 	}
 }

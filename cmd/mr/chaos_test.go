@@ -849,12 +849,9 @@ func jobsKnown(c *cluster) (int, error) {
 // tracker can run it", and counts the blacklisted tracker as one. Here t1
 // fails every task (GOMR_FAULTS=fail-tasks) and is blacklisted across all
 // jobs after the first job; the second job's only reduce (a sleep job's,
-// 3 s) is killed on t2 and on t3. Skipped unless GOMR_CHAOS_STRICT=1 until the JobTracker is
-// fixed.
+// 3 s) is killed on t2 and on t3. Fixed: a blacklisted tracker no longer
+// counts as one that can run the task.
 func TestChaosReproBlacklistedLastTracker(t *testing.T) {
-	if os.Getenv(chaosStrictEnv) != "1" {
-		t.Skipf("known hang (a task failed on every tracker but a blacklisted one is never scheduled); runs with %s=1", chaosStrictEnv)
-	}
 	in := t.TempDir()
 	genText(t, filepath.Join(in, "a.txt"), 1<<20, 11)
 	c := startCluster(t, []trackerSpec{{"t2", 1, 1}, {"t3", 1, 1}},

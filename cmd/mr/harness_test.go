@@ -84,8 +84,12 @@ type cluster struct {
 	dir     string
 	jtAddr  string
 	defines []string
-	procs   map[string]*exec.Cmd
-	client  *jobtracker.Client
+	// procDefines are a process's own -D defines (by its name: the
+	// "jobtracker" or a tracker's), given after the cluster's, so that
+	// they win: each daemon's own certificate, for instance.
+	procDefines map[string][]string
+	procs       map[string]*exec.Cmd
+	client      *jobtracker.Client
 }
 
 type trackerSpec struct {
@@ -95,8 +99,16 @@ type trackerSpec struct {
 
 func startCluster(t *testing.T, trackers []trackerSpec, defines ...string) *cluster {
 	t.Helper()
+	return startClusterProcDefines(t, trackers, nil, defines...)
+}
+
+// startClusterProcDefines is startCluster with defines of each process's
+// own (cluster.procDefines), given after the cluster's defines. The
+// harness's client (cluster.client) uses the cluster's defines only.
+func startClusterProcDefines(t *testing.T, trackers []trackerSpec, procDefines map[string][]string, defines ...string) *cluster {
+	t.Helper()
 	dir := t.TempDir()
-	c := &cluster{t: t, dir: dir, procs: map[string]*exec.Cmd{}}
+	c := &cluster{t: t, dir: dir, procs: map[string]*exec.Cmd{}, procDefines: procDefines}
 	c.jtAddr = fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	c.defines = append([]string{
 		"mapreduce.jobtracker.address=" + c.jtAddr,
@@ -154,6 +166,9 @@ func (c *cluster) start(name string, args ...string) { c.startEnv(name, nil, arg
 
 func (c *cluster) startEnv(name string, env []string, args ...string) {
 	for _, d := range c.defines {
+		args = append(args, "-D", d)
+	}
+	for _, d := range c.procDefines[name] {
 		args = append(args, "-D", d)
 	}
 	cmd := mrCmd(args...)
@@ -252,6 +267,23 @@ func (c *cluster) status(id string) *mrpb.JobStatus {
 		c.t.Fatal(err)
 	}
 	return st
+}
+
+// logValue waits for a line of a daemon's log holding msg and returns the
+// value of its key=value field key.
+func (c *cluster) logValue(name, msg, key string) string {
+	var v string
+	waitFor(c.t, name+" to log "+msg, 20*time.Second, func() bool {
+		data, _ := os.ReadFile(filepath.Join(c.dir, name+".log"))
+		for _, line := range strings.Split(string(data), "\n") {
+			if i := strings.Index(line, " "+key+"="); i >= 0 && strings.Contains(line, msg) {
+				v = strings.Fields(line[i+len(key)+2:])[0]
+				return true
+			}
+		}
+		return false
+	})
+	return v
 }
 
 // trackerShuffleAddr reads a tracker's shuffle address from its log.

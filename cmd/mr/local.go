@@ -13,6 +13,7 @@ import (
 	"gomr/conf"
 	"gomr/jobtracker"
 	"gomr/mr"
+	"gomr/security"
 	"gomr/tasktracker"
 )
 
@@ -64,6 +65,10 @@ func newLocalCmd() *cobra.Command {
 
 // runLocal runs app on an embedded cluster.
 func runLocal(ctx context.Context, cfg *conf.Config, trackers int, keep bool, app *mr.App, args []string, stdout, stderr io.Writer) error {
+	if cfg.Bool(security.KeyTLSEnabled) {
+		return fmt.Errorf("mr local does not use TLS (%s): its daemons and client share one configuration, so one certificate; "+
+			"start mr jobtracker and mr tasktracker, each with its own certificate (docs/security.md)", security.KeyTLSEnabled)
+	}
 	work, err := os.MkdirTemp("", "gomr-local-")
 	if err != nil {
 		return err

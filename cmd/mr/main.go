@@ -75,6 +75,7 @@ func newRoot() *cobra.Command {
 		newConfCmd(),
 		newAppsCmd(),
 		newSimCmd(),
+		newCertsCmd(),
 	)
 	return root
 }

@@ -32,6 +32,28 @@ type Job struct {
 	Deadline   float64       `json:"deadline_seconds,omitempty"`
 	InputBytes int64         `json:"input_bytes"`
 	Counters   mr.CounterSet `json:"counters"`
+	// ViewACL and ModifyACL are the job's mapreduce.job.acl-view-job and
+	// mapreduce.job.acl-modify-job, which the JobTracker still enforces
+	// on the job's history.
+	ViewACL   string `json:"acl_view_job,omitempty"`
+	ModifyACL string `json:"acl_modify_job,omitempty"`
+	// Output and Priority are the job's output path and priority (from
+	// -2, VERY_LOW, to 2, VERY_HIGH); Queue is the pool the policy saw
+	// (Pool, or mapreduce.job.queuename when the job names none).
+	Output   string `json:"output,omitempty"`
+	Priority int    `json:"priority,omitempty"`
+	Queue    string `json:"queue,omitempty"`
+	// How the job's tasks ended, by type (Hadoop's history records
+	// finished and failed maps and reduces the same way): a task that did
+	// not succeed failed when it ran out of attempts, and was killed when
+	// the job ended first. Files written before these fields existed lack
+	// them; TaskOutcomes then infers the counts from the attempt lines.
+	SucceededMaps    int `json:"succeeded_maps,omitempty"`
+	FailedMaps       int `json:"failed_maps,omitempty"`
+	KilledMaps       int `json:"killed_maps,omitempty"`
+	SucceededReduces int `json:"succeeded_reduces,omitempty"`
+	FailedReduces    int `json:"failed_reduces,omitempty"`
+	KilledReduces    int `json:"killed_reduces,omitempty"`
 }
 
 // Attempt is one line per task attempt, after the job line.
@@ -54,6 +76,55 @@ type Attempt struct {
 type Record struct {
 	Job      Job
 	Attempts []Attempt
+}
+
+// TaskOutcome counts a finished job's tasks of one type by how they ended.
+type TaskOutcome struct {
+	Succeeded, Failed, Killed int
+}
+
+// TaskOutcomes returns how the job's maps and reduces ended: the job
+// line's counts, or for a file that has none, counts inferred from its
+// attempt lines (a task succeeded if an attempt of it did, failed if its
+// last attempt failed, and was killed otherwise, never-run tasks
+// included).
+func (r *Record) TaskOutcomes() (maps, reduces TaskOutcome) {
+	j := &r.Job
+	maps = TaskOutcome{j.SucceededMaps, j.FailedMaps, j.KilledMaps}
+	reduces = TaskOutcome{j.SucceededReduces, j.FailedReduces, j.KilledReduces}
+	if maps != (TaskOutcome{}) || reduces != (TaskOutcome{}) || j.Maps+j.Reduces == 0 {
+		return maps, reduces
+	}
+	type taskKey struct {
+		typ   string
+		index int
+	}
+	succeeded := map[taskKey]bool{}
+	last := map[taskKey]string{}
+	for _, a := range r.Attempts {
+		k := taskKey{a.TaskType, a.Task}
+		if a.State == "SUCCEEDED" {
+			succeeded[k] = true
+		}
+		last[k] = a.State
+	}
+	count := func(typ string, total int) TaskOutcome {
+		var o TaskOutcome
+		for k, st := range last {
+			if k.typ != typ || k.index < 0 || k.index >= total {
+				continue
+			}
+			switch {
+			case succeeded[k]:
+				o.Succeeded++
+			case st == "FAILED":
+				o.Failed++
+			}
+		}
+		o.Killed = max(total-o.Succeeded-o.Failed, 0)
+		return o
+	}
+	return count("m", j.Maps), count("r", j.Reduces)
 }
 
 // Parse decodes one job's history file.

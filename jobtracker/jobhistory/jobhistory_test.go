@@ -83,3 +83,31 @@ func FuzzParseAll(f *testing.F) {
 		}
 	})
 }
+
+func TestTaskOutcomes(t *testing.T) {
+	// A job line with the counts: they are used as they are.
+	r := sample("job_1_0001")
+	r.Job.SucceededMaps, r.Job.KilledReduces = 1, 1
+	if m, red := r.TaskOutcomes(); m != (TaskOutcome{Succeeded: 1}) || red != (TaskOutcome{Killed: 1}) {
+		t.Fatalf("outcomes from the job line: %+v %+v", m, red)
+	}
+	// A file from before the counts: inferred from the attempts. Map 0
+	// succeeded on its second attempt, map 1 ran out of attempts, map 2
+	// was killed running, map 3 never ran; the reduce never ran.
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	old := Record{Job: Job{Type: "job", JobID: "job_1_0002", State: "FAILED", Maps: 4, Reduces: 1, Submit: t0}}
+	for _, a := range []struct {
+		task  int
+		state string
+	}{{0, "FAILED"}, {0, "SUCCEEDED"}, {1, "FAILED"}, {1, "FAILED"}, {2, "KILLED"}} {
+		old.Attempts = append(old.Attempts, Attempt{Type: "attempt", TaskType: "m", Task: a.task, State: a.state})
+	}
+	recs, err := ParseAll(encode(t, old))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, red := recs[0].TaskOutcomes()
+	if m != (TaskOutcome{Succeeded: 1, Failed: 1, Killed: 2}) || red != (TaskOutcome{Killed: 1}) {
+		t.Fatalf("inferred outcomes: maps %+v reduces %+v", m, red)
+	}
+}

@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-
 	"gomr/mrpb"
 )
 
@@ -37,7 +36,7 @@ type ctrl struct {
 
 type resumeLine struct {
 	attempt, role, addr, token string
-	err                 error
+	err                        error
 	// taken is closed once the task took its identity; the reader waits
 	// for it, so that nothing it does races with the change.
 	taken chan struct{}

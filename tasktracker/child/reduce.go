@@ -13,6 +13,7 @@ import (
 	"gomr/mr"
 	"gomr/mr/fs"
 	"gomr/mrpb"
+	"gomr/security"
 	"gomr/shuffle"
 	"gomr/spill"
 )
@@ -54,6 +55,12 @@ func (t *task) runReduce() error {
 		Secret:     t.launch.JobSecret,
 		Retries:    t.conf.Int("mapreduce.reduce.shuffle.fetch.retries"),
 		RetryDelay: t.conf.Duration("mapreduce.reduce.shuffle.retry.delay.ms"),
+	}
+	// With TLS the shuffle servers speak HTTPS only; the child fetches
+	// with its tracker's certificate (the tracker's settings are in the
+	// launch's configuration).
+	if fetcher.Client.Transport, err = security.ClusterTransport(t.conf, fetcher.Client.Transport); err != nil {
+		return fmt.Errorf("shuffle TLS: %w", err)
 	}
 	numMaps := int(t.launch.NumMaps)
 	events := &eventSource{t: t, records: map[[2]int]int64{}}

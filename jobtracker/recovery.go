@@ -1,0 +1,313 @@
+package jobtracker
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"time"
+
+	"gomr/mr"
+	"gomr/mrpb"
+	"gomr/partitions"
+)
+
+// JobTracker restart recovery (mapreduce.jobtracker.restart.recover; Hadoop
+// 1's mapred.jobtracker.restart.recover, MRv2's application-master
+// recovery). Beside each staged job the JobTracker appends one line per
+// task that succeeds (and one per completed map re-run because its output
+// was lost) to <system dir>/<job id>.events. A restarted JobTracker
+// rebuilds every staged job from its spec and splits and replays these
+// lines:
+//   - a reduce (or a map of a map-only job) that succeeded is kept when
+//     its part file is in the output directory; otherwise it runs again;
+//   - a map that succeeded is kept, unpublished, until its tracker
+//     registers again from the same shuffle address and still holds the
+//     attempt's files (it lists them on initial contact); its spills are
+//     then published to the reducers. A map whose tracker does not come
+//     back within mapreduce.jobtracker.restart.tracker-wait runs again.
+//
+// Attempts running at the restart are killed by their trackers (which the
+// new JobTracker does not know, and so reinitializes) and run again. New
+// attempts of a recovered job are numbered from 1000 times the number of
+// restarts, so that no attempt id is given twice. The job's counters are
+// those recorded with its last task event, plus what runs after.
+
+// taskEvent is one line of a job's event log.
+type taskEvent struct {
+	// Kind is "succeeded" or "rerun" (a succeeded map whose output was
+	// lost).
+	Kind     string                  `json:"kind"`
+	Type     string                  `json:"type"` // "m" or "r"
+	Task     int                     `json:"task"`
+	Attempt  string                  `json:"attempt,omitempty"`
+	Tracker  string                  `json:"tracker,omitempty"`
+	Shuffle  string                  `json:"shuffle,omitempty"`
+	Start    time.Time               `json:"start,omitzero"`
+	Finish   time.Time               `json:"finish,omitzero"`
+	Counters mr.CounterSet           `json:"counters,omitempty"`
+	Final    int                     `json:"final,omitempty"`
+	Spills   map[int][]loggedSegment `json:"spills,omitempty"`
+	// JobCounters are the job counters (launched, failed, killed,
+	// millis) as of this event.
+	JobCounters mr.CounterSet `json:"job_counters,omitempty"`
+}
+
+// loggedSegment is an mrpb.Segment in the event log.
+type loggedSegment struct {
+	Offset, Length, RawLength, Records int64
+	CRC                                uint32
+}
+
+func (s *Staging) eventsPath(id string) (string, error) {
+	p, err := s.path(id)
+	if err != nil {
+		return "", err
+	}
+	return p[:len(p)-len(".json")] + ".events", nil
+}
+
+// appendEvent adds one line to a job's event log. The write is not synced:
+// a JobTracker process that dies keeps it (the kernel has it); a machine
+// that dies may lose the last lines, which only makes tasks run again.
+func (s *Staging) appendEvent(id string, ev *taskEvent) error {
+	p, err := s.eventsPath(id)
+	if err != nil {
+		return err
+	}
+	line, err := json.Marshal(ev)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("event log of job %s: %w", id, err)
+	}
+	_, err = f.Write(append(line, '\n'))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("event log of job %s: %w", id, err)
+	}
+	return nil
+}
+
+// readEvents reads a job's event log; a torn last line (the process died
+// writing it) is dropped.
+func (s *Staging) readEvents(id string) ([]*taskEvent, error) {
+	p, err := s.eventsPath(id)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("event log of job %s: %w", id, err)
+	}
+	defer f.Close()
+	var out []*taskEvent
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	for sc.Scan() {
+		var ev taskEvent
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			break // torn last line
+		}
+		out = append(out, &ev)
+	}
+	return out, sc.Err()
+}
+
+// logTaskLocked records that task tk succeeded with attempt a.
+func (jt *JobTracker) logTaskLocked(a *attempt) {
+	tk := a.task
+	ev := &taskEvent{Kind: "succeeded", Type: typeLetter(tk.typ), Task: tk.index, Attempt: a.id, Tracker: a.tracker,
+		Shuffle: a.shuffleAddr, Start: a.start, Finish: a.finish, Counters: a.counters, JobCounters: tk.job.counters}
+	if tk.typ == partitions.Map && len(tk.job.reduces) > 0 {
+		ev.Final = a.final
+		ev.Spills = map[int][]loggedSegment{}
+		for k, segs := range a.spills {
+			ls := make([]loggedSegment, len(segs))
+			for i, sg := range segs {
+				ls[i] = loggedSegment{Offset: sg.Offset, Length: sg.Length, RawLength: sg.RawLength, Records: sg.Records, CRC: sg.Crc}
+			}
+			ev.Spills[k] = ls
+		}
+	}
+	if err := jt.staging.appendEvent(tk.job.id, ev); err != nil {
+		jt.log.Error("recording a task for recovery", "task", tk.id(), "error", err)
+	}
+}
+
+// logRerunLocked records that succeeded map m runs again.
+func (jt *JobTracker) logRerunLocked(m *task) {
+	if err := jt.staging.appendEvent(m.job.id, &taskEvent{Kind: "rerun", Type: "m", Task: m.index, JobCounters: m.job.counters}); err != nil {
+		jt.log.Error("recording a re-run for recovery", "task", m.id(), "error", err)
+	}
+}
+
+// recoverJobs rebuilds the staged jobs of a previous JobTracker process.
+func (jt *JobTracker) recoverJobs() error {
+	staged, err := jt.staging.List()
+	if err != nil {
+		return err
+	}
+	sort.Slice(staged, func(a, b int) bool { return staged[a].Submit.Before(staged[b].Submit) })
+	now := jt.now()
+	for _, sj := range staged {
+		if err := jt.recoverJob(sj, now); err != nil {
+			return fmt.Errorf("recovering job %s: %w", sj.ID, err)
+		}
+	}
+	return nil
+}
+
+func (jt *JobTracker) recoverJob(sj *stagedJob, now time.Time) error {
+	jcfg, err := jt.cfg.JobOverrides(sj.Spec.Conf)
+	if err != nil {
+		return err
+	}
+	spec8r, err := jt.newJobSpeculator(jcfg)
+	if err != nil {
+		return err
+	}
+	events, err := jt.staging.readEvents(sj.ID)
+	if err != nil {
+		return err
+	}
+	sj.Restarts++
+	if err := jt.staging.Write(sj); err != nil {
+		return err
+	}
+	committer, err := mr.NewCommitter(sj.Spec.Output)
+	if err != nil {
+		return err
+	}
+	j := newJob(sj.ID, sj.Spec, sj.Splits, sj.Secret, sj.Submit, jcfg, spec8r)
+	for _, ts := range [][]*task{j.maps, j.reduces} {
+		for _, tk := range ts {
+			tk.nextAttempt = 1000 * sj.Restarts
+		}
+	}
+	kept := [2]int{}
+	for _, ev := range events {
+		if ev.JobCounters != nil {
+			j.counters = ev.JobCounters
+		}
+		ts := j.maps
+		if ev.Type == "r" {
+			ts = j.reduces
+		}
+		if ev.Task < 0 || ev.Task >= len(ts) {
+			return fmt.Errorf("event log names %s task %d of %d", ev.Type, ev.Task, len(ts))
+		}
+		tk := ts[ev.Task]
+		if ev.Kind == "rerun" {
+			if tk.state == StateSucceeded {
+				tk.state, tk.successful = StatePending, nil
+				j.finishedMaps--
+			}
+			continue
+		}
+		if tk.state == StateSucceeded {
+			continue
+		}
+		a := &attempt{
+			id: ev.Attempt, task: tk, tracker: ev.Tracker, state: StateSucceeded, progress: 1,
+			start: ev.Start, finish: ev.Finish, counters: ev.Counters, spills: map[int][]*mrpb.Segment{}, final: -1,
+			shuffleAddr: ev.Shuffle,
+		}
+		if tk.typ == partitions.Map && len(j.reduces) > 0 {
+			a.final = ev.Final
+			for k, ls := range ev.Spills {
+				segs := make([]*mrpb.Segment, len(ls))
+				for i, sg := range ls {
+					segs[i] = &mrpb.Segment{Offset: sg.Offset, Length: sg.Length, RawLength: sg.RawLength, Records: sg.Records, Crc: sg.CRC}
+				}
+				a.spills[k] = segs
+			}
+			a.unconfirmed = true
+		} else if !committer.TaskCommitted(tk.typ == partitions.Map, tk.index) {
+			continue // its output is not there: it runs again
+		}
+		tk.attempts = append(tk.attempts, a)
+		tk.state, tk.successful = StateSucceeded, a
+		if tk.typ == partitions.Map {
+			j.finishedMaps++
+		} else {
+			j.finishedReduces++
+		}
+		kept[tk.typ]++
+	}
+	jt.addJobLocked(j, now)
+	if j.finishedMaps > 0 && len(j.reduces) > 0 {
+		j.recoveryDeadline = now.Add(jt.cfg.Duration("mapreduce.jobtracker.restart.tracker-wait"))
+	}
+	jt.log.Warn("job recovered after a JobTracker restart", "job", j.id, "name", j.spec.Name, "restarts", sj.Restarts,
+		"maps_kept", kept[partitions.Map], "reduces_kept", kept[partitions.Reduce], "maps", len(j.maps), "reduces", len(j.reduces))
+	jt.checkJobDoneLocked(j)
+	return nil
+}
+
+// confirmRecoveredLocked takes a registering tracker's word on the map
+// outputs a recovered job kept on it: an attempt it still holds, from the
+// shuffle address the attempt was served from, is published; any other
+// kept map of that tracker runs again.
+func (jt *JobTracker) confirmRecoveredLocked(t *trackerState, req *mrpb.HeartbeatRequest, now time.Time) {
+	held := make(map[string]bool, len(req.HeldAttempts))
+	for _, id := range req.HeldAttempts {
+		held[id] = true
+	}
+	for _, j := range jt.order {
+		if j.done() || j.recoveryDeadline.IsZero() {
+			continue
+		}
+		for _, m := range j.maps {
+			a := m.successful
+			if a == nil || !a.unconfirmed || a.tracker != t.name {
+				continue
+			}
+			if held[a.id] && a.shuffleAddr == req.ShuffleAddress {
+				a.unconfirmed = false
+				ks := make([]int, 0, len(a.spills))
+				for k := range a.spills {
+					ks = append(ks, k)
+				}
+				sort.Ints(ks)
+				for _, k := range ks {
+					jt.publishSpillLocked(j, a, k)
+				}
+				jt.log.Info("recovered map output confirmed", "attempt", a.id, "tracker", t.name)
+				continue
+			}
+			jt.log.Warn("recovered map output gone", "attempt", a.id, "tracker", t.name)
+			a.unconfirmed = false
+			a.obsolete = true
+			jt.rerunMapLocked(m, now)
+		}
+	}
+}
+
+// expireRecoveredLocked re-runs the kept maps whose trackers did not
+// register again in time.
+func (jt *JobTracker) expireRecoveredLocked(now time.Time) {
+	for _, j := range jt.order {
+		if j.done() || j.recoveryDeadline.IsZero() || now.Before(j.recoveryDeadline) {
+			continue
+		}
+		j.recoveryDeadline = time.Time{}
+		for _, m := range j.maps {
+			if a := m.successful; a != nil && a.unconfirmed {
+				jt.log.Warn("recovered map output not confirmed in time", "attempt", a.id, "tracker", a.tracker)
+				a.unconfirmed = false
+				a.obsolete = true
+				jt.rerunMapLocked(m, now)
+			}
+		}
+	}
+}

@@ -1,0 +1,168 @@
+package jobtracker
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"gomr/mr"
+	"gomr/mrpb"
+)
+
+// recoveryScenario runs, on a first JobTracker, a job of 2 maps and 2
+// reduces until map 0 has succeeded on t1 (shuffle 127.0.0.1:7001) and map
+// 1 runs, then starts a second JobTracker on the same directories, as a
+// restart would. It returns the second JobTracker, the job id and map 0's
+// attempt.
+func recoveryScenario(t *testing.T, clock *time.Time, overrides map[string]string) (*JobTracker, string, string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	now := func() time.Time { return *clock }
+	jt1, _ := newTestJTWith(t, dir, 0, now, overrides)
+	in := filepath.Join(dir, "in.txt")
+	if err := os.WriteFile(in, []byte("a b c\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	spec, _ := json.Marshal(&mr.JobSpec{Def: "wordcount", Inputs: []string{in}, Output: out, NumReduces: 2})
+	sj, _ := json.Marshal([]mr.Split{{Path: in, Length: 6}, {Path: in, Length: 6}})
+	resp, err := jt1.SubmitJob(context.Background(), &mrpb.SubmitJobRequest{SpecJson: spec, SplitsJson: sj})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := resp.JobId
+	ls := launches(heartbeat(t, jt1, &mrpb.HeartbeatRequest{InitialContact: true, Instance: "p1", ShuffleAddress: "127.0.0.1:7001", FreeMapSlots: 2}))
+	if len(ls) != 2 {
+		t.Fatalf("launches %v", attemptIDs(ls))
+	}
+	heartbeat(t, jt1, &mrpb.HeartbeatRequest{ShuffleAddress: "127.0.0.1:7001",
+		Spills: []*mrpb.SpillAnnouncement{{AttemptId: ls[0].AttemptId, Spill: 0, Final: true,
+			Segments: []*mrpb.Segment{{Length: 10, RawLength: 20, Records: 3, Crc: 7}, {Length: 11, RawLength: 21, Records: 4, Crc: 8}}}},
+		Attempts: []*mrpb.AttemptStatus{{AttemptId: ls[0].AttemptId, State: StateSucceeded}, {AttemptId: ls[1].AttemptId, State: StateRunning, Progress: 0.5}}})
+	*clock = clock.Add(5 * time.Second)
+	jt2, _ := newTestJTWith(t, dir, 0, now, overrides)
+	return jt2, id, ls[0].AttemptId, ls[1].AttemptId
+}
+
+// The JobTracker restarts while map 0 is done and map 1 runs; t1, which
+// holds map 0's output, registers again: map 0 is not re-run, its spill is
+// published, map 1 runs again under a new attempt number, and the job
+// completes with every attempt in its history.
+func TestRecoveryKeepsCompletedMaps(t *testing.T) {
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	jt, id, m0, m1 := recoveryScenario(t, &clock, nil)
+	st, err := jt.GetJobStatus(context.Background(), &mrpb.JobStatusRequest{JobId: id})
+	if err != nil || st.State != StateRunning || st.Maps.Succeeded != 1 || st.Maps.Pending != 1 {
+		t.Fatalf("recovered job: %v %+v", err, st)
+	}
+	ev, _ := jt.GetMapEvents(context.Background(), &mrpb.MapEventsRequest{JobId: id, Reduce: 1})
+	if len(ev.Events) != 0 {
+		t.Fatalf("map output published before its tracker confirmed it: %v", ev.Events)
+	}
+	// t1's next heartbeat is from its old registration: reinit, then it
+	// registers again, listing what it holds.
+	if r := heartbeat(t, jt, &mrpb.HeartbeatRequest{Incarnation: "old", ResponseId: 2}); !r.Reinit {
+		t.Fatal("the restarted jobtracker did not reinitialize t1")
+	}
+	ls := launches(heartbeat(t, jt, &mrpb.HeartbeatRequest{InitialContact: true, Instance: "p1", ShuffleAddress: "127.0.0.1:7001",
+		HeldJobs: []string{id}, HeldAttempts: []string{m0, m1}, FreeMapSlots: 2}))
+	if len(ls) != 1 || ls[0].AttemptId != strings.TrimSuffix(m1, "_0")+"_1000" {
+		t.Fatalf("launches after re-registration: %v, want map 1 as attempt 1000", attemptIDs(ls))
+	}
+	ev, _ = jt.GetMapEvents(context.Background(), &mrpb.MapEventsRequest{JobId: id, Reduce: 1})
+	if len(ev.Events) != 1 || ev.Events[0].AttemptId != m0 || ev.Events[0].ShuffleAddress != "127.0.0.1:7001" || ev.Events[0].Segment.Crc != 8 {
+		t.Fatalf("events after confirmation: %v", ev.Events)
+	}
+	// Run the rest.
+	rs := launches(heartbeat(t, jt, &mrpb.HeartbeatRequest{ShuffleAddress: "127.0.0.1:7001", FreeReduceSlots: 1,
+		Spills:   []*mrpb.SpillAnnouncement{{AttemptId: ls[0].AttemptId, Spill: 0, Final: true, Segments: seg2(9)}},
+		Attempts: []*mrpb.AttemptStatus{{AttemptId: ls[0].AttemptId, State: StateSucceeded}}}))
+	rs = append(rs, launches(heartbeat(t, jt, &mrpb.HeartbeatRequest{ShuffleAddress: "127.0.0.1:7001", FreeReduceSlots: 1,
+		Attempts: []*mrpb.AttemptStatus{{AttemptId: rs[0].AttemptId, State: StateSucceeded}}}))...)
+	heartbeat(t, jt, &mrpb.HeartbeatRequest{ShuffleAddress: "127.0.0.1:7001", Attempts: []*mrpb.AttemptStatus{{AttemptId: rs[1].AttemptId, State: StateSucceeded}}})
+	waitJob(t, jt, id, StateSucceeded)
+	st, _ = jt.GetJobStatus(context.Background(), &mrpb.JobStatusRequest{JobId: id})
+	if got := countersFromProto(st.Counters).Get(mr.JobCounterGroup, mr.TotalLaunchedMaps); got != 3 {
+		t.Errorf("TOTAL_LAUNCHED_MAPS = %d, want 3 (2 before the restart, map 1 again after)", got)
+	}
+	hist, _ := jt.history.Read(id)
+	for _, a := range []string{m0, ls[0].AttemptId, rs[0].AttemptId, rs[1].AttemptId} {
+		if !strings.Contains(string(hist), `"attempt_id":"`+a+`"`) {
+			t.Errorf("history lacks attempt %s", a)
+		}
+	}
+	if staged, _ := jt.staging.List(); len(staged) != 0 {
+		t.Errorf("the finished job is still staged: %v", staged)
+	}
+}
+
+func seg2(crc uint32) []*mrpb.Segment {
+	return []*mrpb.Segment{{Length: 10, RawLength: 20, Records: 3, Crc: crc}, {Length: 10, RawLength: 20, Records: 3, Crc: crc + 1}}
+}
+
+// A kept map whose tracker comes back from another shuffle address (it
+// restarted too, and lost the job's secret) or not at all runs again.
+func TestRecoveryRerunsMapsWhoseTrackerIsGone(t *testing.T) {
+	t.Run("tracker restarted", func(t *testing.T) {
+		clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		jt, id, m0, m1 := recoveryScenario(t, &clock, nil)
+		ls := launches(heartbeat(t, jt, &mrpb.HeartbeatRequest{InitialContact: true, Instance: "p2", ShuffleAddress: "127.0.0.1:7002",
+			HeldJobs: []string{id}, HeldAttempts: []string{m0, m1}, FreeMapSlots: 2}))
+		if len(ls) != 2 {
+			t.Fatalf("launches %v, want both maps", attemptIDs(ls))
+		}
+	})
+	t.Run("tracker never back", func(t *testing.T) {
+		clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		jt, id, _, _ := recoveryScenario(t, &clock, map[string]string{"mapreduce.jobtracker.restart.tracker-wait": "10000"})
+		clock = clock.Add(11 * time.Second)
+		jt.mu.Lock()
+		jt.expireRecoveredLocked(clock)
+		jt.mu.Unlock()
+		st, _ := jt.GetJobStatus(context.Background(), &mrpb.JobStatusRequest{JobId: id})
+		if st.Maps.Succeeded != 0 || st.Maps.Pending != 2 {
+			t.Fatalf("maps after the wait: %+v", st.Maps)
+		}
+	})
+}
+
+// A reduce that committed before the restart (its part file is in the
+// output) is not run again; one whose part file is missing is.
+func TestRecoveryKeepsCommittedReduces(t *testing.T) {
+	for _, committed := range []bool{true, false} {
+		clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		dir := t.TempDir()
+		now := func() time.Time { return clock }
+		jt1, id := newTestJTWith(t, dir, 1, now, nil)
+		m := launches(heartbeat(t, jt1, &mrpb.HeartbeatRequest{InitialContact: true, FreeMapSlots: 1}))[0].AttemptId
+		r := launches(heartbeat(t, jt1, &mrpb.HeartbeatRequest{FreeReduceSlots: 1,
+			Spills:   []*mrpb.SpillAnnouncement{{AttemptId: m, Spill: 0, Final: true, Segments: seg(1)}},
+			Attempts: []*mrpb.AttemptStatus{{AttemptId: m, State: StateSucceeded}}}))[0].AttemptId
+		jt1.mu.Lock()
+		out := jt1.jobs[id].spec.Output
+		jt1.jobs[id].committing = true // the JobTracker dies before it commits the job
+		jt1.mu.Unlock()
+		if committed {
+			if err := os.WriteFile(filepath.Join(out, mr.PartName(false, 0)), []byte("a\t1\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		heartbeat(t, jt1, &mrpb.HeartbeatRequest{Attempts: []*mrpb.AttemptStatus{{AttemptId: r, State: StateSucceeded}}})
+		jt2, _ := newTestJTWith(t, dir, 0, now, nil)
+		if committed {
+			waitJob(t, jt2, id, StateSucceeded)
+			if data, err := os.ReadFile(filepath.Join(dir, "system", id+".events")); err == nil {
+				t.Fatalf("the event log outlived the job:\n%s", data)
+			}
+			continue
+		}
+		st, _ := jt2.GetJobStatus(context.Background(), &mrpb.JobStatusRequest{JobId: id})
+		if st.State != StateRunning || st.Reduces.Pending != 1 || st.Maps.Succeeded != 1 {
+			t.Fatalf("recovered job whose reduce output is missing: %s maps %+v reduces %+v", st.State, st.Maps, st.Reduces)
+		}
+	}
+}

@@ -228,6 +228,12 @@ func (p *Deadline) Observe(ev Event) {
 			}
 			j.dirty, j.refreshAt = true, ev.Time
 		}
+	case MapOutputLost:
+		// The map runs again: it is work left, not work done.
+		if j.doneMaps > 0 {
+			j.doneMaps--
+		}
+		j.dirty, j.refreshAt = true, ev.Time
 	}
 }
 

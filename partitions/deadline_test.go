@@ -1,7 +1,9 @@
-package partitions
+package partitions_test
 
 import (
 	"fmt"
+	. "gomr/partitions"
+	"gomr/sched/schedtest"
 	"testing"
 	"time"
 )
@@ -12,17 +14,17 @@ func prof(mapS, redS float64) *Profile {
 
 func TestEDFNoPreemption(t *testing.T) {
 	h := newHarness(t, "edf", nil, 4, 2)
-	h.submit(JobView{ID: "A", Maps: 10, Deadline: at(1000)})
-	if got := h.offer(4, 0); got != "A:m A:m A:m A:m" {
+	h.Submit(JobView{ID: "A", Maps: 10, Deadline: at(1000)})
+	if got := h.Offer(4, 0); got != "A:m A:m A:m A:m" {
 		t.Fatalf("offer %q", got)
 	}
-	h.advance(10)
-	h.submit(JobView{ID: "B", Maps: 4, Deadline: at(100)})
-	if got := h.offer(0, 0); got != "" {
+	h.Advance(10)
+	h.Submit(JobView{ID: "B", Maps: 4, Deadline: at(100)})
+	if got := h.Offer(0, 0); got != "" {
 		t.Fatalf("EDF preempted: %q", got)
 	}
-	h.finish("A", Map, secs(10))
-	if got := h.offer(1, 0); got != "B:m" {
+	h.Finish("A", Map, secs(10))
+	if got := h.Offer(1, 0); got != "B:m" {
 		t.Fatalf("offer %q, want the earlier deadline", got)
 	}
 }
@@ -57,19 +59,19 @@ func TestDeadlineReduceStart(t *testing.T) {
 			h := newHarness(t, tt.policy, tt.conf, 4, 2)
 			// 2 maps and 2 reduces of 10 s due in 25 s: the quota is
 			// every task at once
-			h.submit(JobView{ID: "C", Maps: 2, Reduces: 2, Deadline: at(25), Profile: prof(10, 10)})
-			h.job("C").ReducesReady = tt.ready
-			if got := h.offer(4, 0); got != "C:m C:m" {
+			h.Submit(JobView{ID: "C", Maps: 2, Reduces: 2, Deadline: at(25), Profile: prof(10, 10)})
+			h.Job("C").ReducesReady = tt.ready
+			if got := h.Offer(4, 0); got != "C:m C:m" {
 				t.Fatalf("maps %q", got)
 			}
-			h.advance(10)
-			h.finish("C", Map, secs(10))
-			if got := h.offer(0, 2); got != tt.before {
+			h.Advance(10)
+			h.Finish("C", Map, secs(10))
+			if got := h.Offer(0, 2); got != tt.before {
 				t.Fatalf("reduce slots in the map stage: %q, want %q", got, tt.before)
 			}
-			h.finish("C", Map, secs(10))
-			h.job("C").ReducesReady = true
-			if got := h.offer(0, 2); got != tt.after {
+			h.Finish("C", Map, secs(10))
+			h.Job("C").ReducesReady = true
+			if got := h.Offer(0, 2); got != tt.after {
 				t.Fatalf("reduce slots after the map stage: %q, want %q", got, tt.after)
 			}
 		})
@@ -79,21 +81,21 @@ func TestDeadlineReduceStart(t *testing.T) {
 func TestMinEDFQuota(t *testing.T) {
 	h := newHarness(t, "minedf", nil, 10, 2)
 	// 20 maps of 10 s, 100 s: avg bound a = 195, c = 5: ceil(195/95) = 3
-	h.submit(JobView{ID: "A", Maps: 20, Deadline: at(100), Profile: prof(10, 0)})
-	h.submit(JobView{ID: "N", Maps: 5}) // no deadline: leftovers only
-	if got := h.offer(10, 0); got != "A:m A:m A:m N:m* N:m* N:m* N:m* N:m*" {
+	h.Submit(JobView{ID: "A", Maps: 20, Deadline: at(100), Profile: prof(10, 0)})
+	h.Submit(JobView{ID: "N", Maps: 5}) // no deadline: leftovers only
+	if got := h.Offer(10, 0); got != "A:m A:m A:m N:m* N:m* N:m* N:m* N:m*" {
 		t.Fatalf("offer %q", got)
 	}
-	if got := h.offer(2, 0); got != "" {
+	if got := h.Offer(2, 0); got != "" {
 		t.Fatalf("MinEDF lent a slot beyond the quota: %q", got)
 	}
 	// at 80 s one map is done, 19 left in 20 s: infeasible, quota = max
-	h.advance(80)
-	h.finish("A", Map, secs(10))
-	if got := h.offer(3, 0); got != "A:m A:m A:m" {
+	h.Advance(80)
+	h.Finish("A", Map, secs(10))
+	if got := h.Offer(3, 0); got != "A:m A:m A:m" {
 		t.Fatalf("late job: offer %q", got)
 	}
-	st := h.p.(*Deadline).Describe(h.now)
+	st := h.Policy().(*Deadline).Describe(h.Now)
 	if st.Jobs[0].ID != "A" || st.Jobs[0].MinMaps != 10 || st.Jobs[0].Feasible {
 		t.Errorf("status %+v", st.Jobs[0])
 	}
@@ -101,17 +103,17 @@ func TestMinEDFQuota(t *testing.T) {
 
 func TestMinEDFNoProfileGetsMax(t *testing.T) {
 	h := newHarness(t, "minedf", nil, 4, 2)
-	h.submit(JobView{ID: "A", Maps: 10, Deadline: at(1000)})
-	if got := h.offer(4, 0); got != "A:m A:m A:m A:m" {
+	h.Submit(JobView{ID: "A", Maps: 10, Deadline: at(1000)})
+	if got := h.Offer(4, 0); got != "A:m A:m A:m A:m" {
 		t.Fatalf("offer %q", got)
 	}
 }
 
 // wcSetup: A (far deadline, quota 1) runs 10 maps on a 10-map cluster.
-func wcSetup(t *testing.T, conf map[string]string) *harness {
+func wcSetup(t *testing.T, conf map[string]string) *schedtest.Harness {
 	h := newHarness(t, "minedf-wc", conf, 10, 2)
-	h.submit(JobView{ID: "A", Maps: 100, Deadline: at(10000), Profile: prof(10, 0)})
-	if got := h.offer(10, 0); got != "A:m A:m* A:m* A:m* A:m* A:m* A:m* A:m* A:m* A:m*" {
+	h.Submit(JobView{ID: "A", Maps: 100, Deadline: at(10000), Profile: prof(10, 0)})
+	if got := h.Offer(10, 0); got != "A:m A:m* A:m* A:m* A:m* A:m* A:m* A:m* A:m* A:m*" {
 		t.Fatalf("setup offer %q", got)
 	}
 	return h
@@ -133,16 +135,16 @@ func TestMinEDFWCArrival(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := wcSetup(t, tt.conf)
-			h.advance(1)
-			h.submit(JobView{ID: "J", Maps: 20, Deadline: h.now.Add(secs(tt.deadline)), Profile: prof(10, 0)})
-			if got := h.offer(0, 0); got != tt.want {
+			h.Advance(1)
+			h.Submit(JobView{ID: "J", Maps: 20, Deadline: h.Now.Add(secs(tt.deadline)), Profile: prof(10, 0)})
+			if got := h.Offer(0, 0); got != tt.want {
 				t.Fatalf("arrival offer %q, want %q", got, tt.want)
 			}
 			if tt.want == "" {
 				return
 			}
 			// the killed slots go to J first (below quota), then spare to J
-			if got := h.offer(2, 0); got != "J:m J:m" {
+			if got := h.Offer(2, 0); got != "J:m J:m" {
 				t.Fatalf("after kill %q", got)
 			}
 		})
@@ -151,12 +153,12 @@ func TestMinEDFWCArrival(t *testing.T) {
 
 func TestMinEDFWCEnoughFreeSlots(t *testing.T) {
 	h := newHarness(t, "minedf-wc", nil, 10, 2)
-	h.submit(JobView{ID: "A", Maps: 100, Deadline: at(10000), Profile: prof(10, 0)})
-	if got := h.offer(5, 0); got != "A:m A:m* A:m* A:m* A:m*" {
+	h.Submit(JobView{ID: "A", Maps: 100, Deadline: at(10000), Profile: prof(10, 0)})
+	if got := h.Offer(5, 0); got != "A:m A:m* A:m* A:m* A:m*" {
 		t.Fatalf("setup %q", got)
 	}
-	h.submit(JobView{ID: "J", Maps: 20, Deadline: at(60), Profile: prof(10, 0)}) // quota 4 <= 5 free
-	if got := h.offer(0, 0); got != "" {
+	h.Submit(JobView{ID: "J", Maps: 20, Deadline: at(60), Profile: prof(10, 0)}) // quota 4 <= 5 free
+	if got := h.Offer(0, 0); got != "" {
 		t.Fatalf("killed with enough free slots: %q", got)
 	}
 }
@@ -168,33 +170,33 @@ func TestMinEDFWCEnoughFreeSlots(t *testing.T) {
 // kills; it used to wait for ever.
 func TestMinEDFWCUnknownReleaseKills(t *testing.T) {
 	h := newHarness(t, "minedf-wc", nil, 2, 1)
-	h.submit(JobView{ID: "F", Maps: 6})
-	if got := h.offer(2, 0); got != "F:m* F:m*" {
+	h.Submit(JobView{ID: "F", Maps: 6})
+	if got := h.Offer(2, 0); got != "F:m* F:m*" {
 		t.Fatalf("setup offer %q", got)
 	}
-	h.advance(1)
-	h.submit(JobView{ID: "J", Maps: 2, Deadline: h.now.Add(secs(8)), Profile: prof(0.3, 0)})
-	if got := h.offer(0, 0); got != "kill:F:map:2" {
+	h.Advance(1)
+	h.Submit(JobView{ID: "J", Maps: 2, Deadline: h.Now.Add(secs(8)), Profile: prof(0.3, 0)})
+	if got := h.Offer(0, 0); got != "kill:F:map:2" {
 		t.Fatalf("arrival offer %q, want the filler's spare maps killed", got)
 	}
-	if got := h.offer(2, 0); got != "J:m J:m*" {
+	if got := h.Offer(2, 0); got != "J:m J:m*" {
 		t.Fatalf("after kill %q", got)
 	}
 }
 
 // reduceSetup: A in its map stage with 4 spare maps, B in its reduce stage
 // holding both reduce slots (quota 1).
-func reduceSetup(t *testing.T, conf map[string]string) *harness {
+func reduceSetup(t *testing.T, conf map[string]string) *schedtest.Harness {
 	h := newHarness(t, "minedf-wc", conf, 10, 2)
-	h.submit(JobView{ID: "A", Maps: 100, Deadline: at(10000), Profile: prof(10, 0)})
+	h.Submit(JobView{ID: "A", Maps: 100, Deadline: at(10000), Profile: prof(10, 0)})
 	for i := 0; i < 5; i++ {
-		h.start("A", Map)
+		h.Start("A", Map)
 	}
-	h.submit(JobView{ID: "B", Maps: 1, Reduces: 2, Deadline: at(10000), Profile: prof(10, 1000)})
-	h.start("B", Map)
-	h.finish("B", Map, secs(10))
-	h.start("B", Reduce)
-	h.start("B", Reduce)
+	h.Submit(JobView{ID: "B", Maps: 1, Reduces: 2, Deadline: at(10000), Profile: prof(10, 1000)})
+	h.Start("B", Map)
+	h.Finish("B", Map, secs(10))
+	h.Start("B", Reduce)
+	h.Start("B", Reduce)
 	return h
 }
 
@@ -219,12 +221,12 @@ func TestMinEDFWCPrintedDefects(t *testing.T) {
 				conf["scheduler.minedfwc.algorithm"] = "printed"
 			}
 			h := reduceSetup(t, conf)
-			h.submit(tt.job)
-			if got := h.offer(0, 0); got != tt.want {
+			h.Submit(tt.job)
+			if got := h.Offer(0, 0); got != tt.want {
 				t.Fatalf("offer %q, want %q", got, tt.want)
 			}
 			// reduces are never killed
-			if b := h.job("B"); b.RunningReduces != 2 {
+			if b := h.Job("B"); b.RunningReduces != 2 {
 				t.Fatalf("B's reduces were killed")
 			}
 		})

@@ -1,44 +1,20 @@
-package partitions
+package partitions_test
 
 import (
 	"fmt"
+	. "gomr/partitions"
 	"strings"
 	"testing"
 	"time"
 )
 
-func TestPartitionCaps(t *testing.T) {
-	tests := []struct {
-		cs    []float64
-		total int
-		want  []int
-	}{
-		{[]float64{0.3, 0.7}, 10, []int{3, 7}},
-		{[]float64{0.3, 0.7}, 160, []int{48, 112}},
-		{[]float64{0.3, 0.7}, 2, []int{1, 1}},
-		{[]float64{0.1, 0.9}, 3, []int{1, 2}},
-		{[]float64{0.5, 0.5}, 1, []int{1, 0}},
-		{[]float64{0.2, 0.3, 0.5}, 64, []int{13, 19, 32}},
-		{[]float64{1}, 7, []int{7}},
-	}
-	for _, tt := range tests {
-		got := partitionCaps(tt.cs, tt.total, nil)
-		if fmt.Sprint(got) != fmt.Sprint(tt.want) {
-			t.Errorf("partitionCaps(%v, %d) = %v, want %v", tt.cs, tt.total, got, tt.want)
-		}
-	}
-}
-
-// TestTyrexStatic walks two jobs through StaticTAGS: the partition caps, a
-// migration when the partial size passes the timer, running tasks staying
-// in their partition, and the short job then having P1 to itself.
 func TestTyrexStatic(t *testing.T) {
 	h := newHarness(t, "tyrex-static", map[string]string{
 		"scheduler.tyrex.capacities": "0.3,0.7",
 		"scheduler.tyrex.timers":     "100s",
 	}, 10, 4)
-	h.submit(JobView{ID: "A", Maps: 20, Reduces: 2})
-	h.submit(JobView{ID: "B", Maps: 5, Reduces: 1})
+	h.Submit(JobView{ID: "A", Maps: 20, Reduces: 2})
+	h.Submit(JobView{ID: "B", Maps: 5, Reduces: 1})
 	steps := []struct {
 		do   func()
 		fm   int
@@ -52,7 +28,7 @@ func TestTyrexStatic(t *testing.T) {
 		// A finishes maps worth 60+50 s > 100 s: it moves to P2, its third
 		// map still runs in P1, so P1 has two free map slots: B gets them.
 		// A now draws on P2's 7 map slots.
-		{func() { h.finish("A", Map, secs(60)); h.finish("A", Map, secs(50)) }, 3, 0, "B:m B:m A:m"},
+		{func() { h.Finish("A", Map, secs(60)); h.Finish("A", Map, secs(50)) }, 3, 0, "B:m B:m A:m"},
 		// P1 is full (B's 2 and A's old map); A fills P2's remaining 6.
 		{nil, 8, 0, "A:m A:m A:m A:m A:m A:m"},
 	}
@@ -60,18 +36,18 @@ func TestTyrexStatic(t *testing.T) {
 		if s.do != nil {
 			s.do()
 		}
-		if got := h.offer(s.fm, s.fr); got != s.want {
+		if got := h.Offer(s.fm, s.fr); got != s.want {
 			t.Fatalf("step %d: offer(%d,%d) = %q, want %q", i, s.fm, s.fr, got, s.want)
 		}
 	}
-	mq := h.p.(*MultiQueue)
+	mq := h.Policy().(*MultiQueue)
 	if q, _ := mq.QueueOf("A"); q != 1 {
 		t.Errorf("A in queue %d, want 1", q)
 	}
 	if q, _ := mq.QueueOf("B"); q != 0 {
 		t.Errorf("B in queue %d, want 0", q)
 	}
-	st := mq.Describe(h.now)
+	st := mq.Describe(h.Now)
 	if st.Partitions[0].RunningMaps != 3 || st.Partitions[1].RunningMaps != 7 {
 		t.Errorf("running per partition = %d,%d, want 3,7", st.Partitions[0].RunningMaps, st.Partitions[1].RunningMaps)
 	}
@@ -79,8 +55,8 @@ func TestTyrexStatic(t *testing.T) {
 		t.Errorf("timer %v migrations %d, want 100s and 1", st.Partitions[0].Timer, st.Counters["migrations"])
 	}
 	// A's old P1 map finishing counts toward A's P1 partial size, not P2's.
-	h.finish("A", Map, secs(30))
-	st = mq.Describe(h.now)
+	h.Finish("A", Map, secs(30))
+	st = mq.Describe(h.Now)
 	for _, j := range st.Jobs {
 		if j.ID == "A" && (j.PartialSize != 0 || j.Service != secs(140)) {
 			t.Errorf("A partial in P2 %v service %v, want 0 and 140s", j.PartialSize, j.Service)
@@ -90,10 +66,10 @@ func TestTyrexStatic(t *testing.T) {
 
 func TestTyrexPartialEqualToTimerStays(t *testing.T) {
 	h := newHarness(t, "tyrex-static", map[string]string{"scheduler.tyrex.timers": "100s"}, 10, 2)
-	h.submit(JobView{ID: "A", Maps: 5})
-	h.offer(1, 0)
-	h.finish("A", Map, secs(100))
-	if q, _ := h.p.(*MultiQueue).QueueOf("A"); q != 0 {
+	h.Submit(JobView{ID: "A", Maps: 5})
+	h.Offer(1, 0)
+	h.Finish("A", Map, secs(100))
+	if q, _ := h.Policy().(*MultiQueue).QueueOf("A"); q != 0 {
 		t.Fatalf("partial == timer migrated the job to queue %d; the rule is partial > timer", q)
 	}
 }
@@ -154,15 +130,15 @@ func TestTyrexDynamic(t *testing.T) {
 			for i := range tt.partials {
 				id := string(rune('a' + i))
 				ids = append(ids, id)
-				h.submit(JobView{ID: id, Maps: 3})
-				h.start(id, Map)
+				h.Submit(JobView{ID: id, Maps: 3})
+				h.Start(id, Map)
 			}
 			for i, id := range ids {
 				if tt.partials[i] > 0 {
-					h.finish(id, Map, secs(tt.partials[i]))
+					h.Finish(id, Map, secs(tt.partials[i]))
 				}
 			}
-			mq := h.p.(*MultiQueue)
+			mq := h.Policy().(*MultiQueue)
 			for i, id := range ids {
 				if q, _ := mq.QueueOf(id); q != tt.wantQ[i] {
 					t.Errorf("job %s in queue %d, want %d", id, q, tt.wantQ[i])
@@ -199,18 +175,18 @@ func TestTyrexDynamicRecent(t *testing.T) {
 			h := newHarness(t, "tyrex-dynamic", tt.conf, 100, 10)
 			for i := range 4 {
 				id := fmt.Sprintf("small%d", i)
-				h.submit(JobView{ID: id, Maps: 1})
-				h.start(id, Map)
-				h.finish(id, Map, secs(10))
-				h.end(id)
+				h.Submit(JobView{ID: id, Maps: 1})
+				h.Start(id, Map)
+				h.Finish(id, Map, secs(10))
+				h.End(id)
 			}
-			mq := h.p.(*MultiQueue)
+			mq := h.Policy().(*MultiQueue)
 			if got := mq.Timers()[0]; got != -1 {
 				t.Fatalf("timer %v after equal small jobs, want none", got)
 			}
-			h.submit(JobView{ID: "big", Maps: 3})
-			h.start("big", Map)
-			h.finish("big", Map, secs(1000))
+			h.Submit(JobView{ID: "big", Maps: 3})
+			h.Start("big", Map)
+			h.Finish("big", Map, secs(1000))
 			if q, _ := mq.QueueOf("big"); q != tt.wantQ {
 				t.Errorf("big in queue %d, want %d", q, tt.wantQ)
 			}
@@ -223,20 +199,20 @@ func TestTyrexDynamicRecent(t *testing.T) {
 
 func TestFBQPriorityAndDemotion(t *testing.T) {
 	h := newHarness(t, "fbq", map[string]string{"scheduler.fbq.limits": "50s"}, 4, 2)
-	h.submit(JobView{ID: "A", Maps: 10, Reduces: 1})
-	h.advance(1)
-	h.submit(JobView{ID: "B", Maps: 2, Reduces: 1})
+	h.Submit(JobView{ID: "A", Maps: 10, Reduces: 1})
+	h.Advance(1)
+	h.Submit(JobView{ID: "B", Maps: 2, Reduces: 1})
 	// no partitions: A, the head of queue 1, takes all it can use
-	if got := h.offer(4, 2); got != "A:m A:m A:m A:m A:r B:r" {
+	if got := h.Offer(4, 2); got != "A:m A:m A:m A:m A:r B:r" {
 		t.Fatalf("first offer %q", got)
 	}
 	// A passes its 50 s limit and is demoted: B (queue 1) now comes first.
-	h.finish("A", Map, secs(30))
-	h.finish("A", Map, secs(30))
-	if got := h.offer(2, 0); got != "B:m B:m" {
+	h.Finish("A", Map, secs(30))
+	h.Finish("A", Map, secs(30))
+	if got := h.Offer(2, 0); got != "B:m B:m" {
 		t.Fatalf("after demotion %q, want B first", got)
 	}
-	if got := h.offer(1, 0); got != "A:m" {
+	if got := h.Offer(1, 0); got != "A:m" {
 		t.Fatalf("multiplexing: %q, want A to use the slot B cannot", got)
 	}
 }
@@ -247,18 +223,18 @@ func TestSITADispatch(t *testing.T) {
 		"scheduler.sita.cutoffs":    "1000s",
 		"scheduler.sita.predictor":  "oracle",
 	}, 4, 2)
-	h.submit(JobView{ID: "big", Maps: 10, EstimatedSize: secs(5000)})
-	h.submit(JobView{ID: "small", Maps: 10, EstimatedSize: secs(200)})
+	h.Submit(JobView{ID: "big", Maps: 10, EstimatedSize: secs(5000)})
+	h.Submit(JobView{ID: "small", Maps: 10, EstimatedSize: secs(200)})
 	// each gets its own partition's 2 map slots
-	if got := h.offer(4, 0); got != "small:m small:m big:m big:m" {
+	if got := h.Offer(4, 0); got != "small:m small:m big:m big:m" {
 		t.Fatalf("offer %q", got)
 	}
-	mq := h.p.(*MultiQueue)
+	mq := h.Policy().(*MultiQueue)
 	if q, _ := mq.QueueOf("big"); q != 1 {
 		t.Errorf("big in queue %d", q)
 	}
 	// no feedback: however long small runs, it stays
-	h.finish("small", Map, secs(100000))
+	h.Finish("small", Map, secs(100000))
 	if q, _ := mq.QueueOf("small"); q != 0 {
 		t.Errorf("small moved to queue %d", q)
 	}
@@ -272,14 +248,14 @@ func TestSITARegression(t *testing.T) {
 	// two completed jobs: size = input/1000 seconds
 	for i, in := range []int64{100000, 1000000} {
 		id := string(rune('p' + i))
-		h.submit(JobView{ID: id, Maps: 1, InputBytes: in})
-		h.start(id, Map)
-		h.finish(id, Map, secs(float64(in)/1000))
-		h.end(id)
+		h.Submit(JobView{ID: id, Maps: 1, InputBytes: in})
+		h.Start(id, Map)
+		h.Finish(id, Map, secs(float64(in)/1000))
+		h.End(id)
 	}
-	h.submit(JobView{ID: "x", Maps: 1, InputBytes: 5000000}) // predicts 5000 s
-	h.submit(JobView{ID: "y", Maps: 1, InputBytes: 500000})  // predicts 500 s
-	mq := h.p.(*MultiQueue)
+	h.Submit(JobView{ID: "x", Maps: 1, InputBytes: 5000000}) // predicts 5000 s
+	h.Submit(JobView{ID: "y", Maps: 1, InputBytes: 500000})  // predicts 500 s
+	mq := h.Policy().(*MultiQueue)
 	if q, _ := mq.QueueOf("x"); q != 1 {
 		t.Errorf("x in queue %d, want 1", q)
 	}
@@ -291,27 +267,27 @@ func TestSITARegression(t *testing.T) {
 func TestCOMP(t *testing.T) {
 	h := newHarness(t, "comp", map[string]string{"scheduler.comp.queues": "3", "scheduler.comp.predictor": "oracle"}, 4, 2)
 	// no history yet: queue 1
-	h.submit(JobView{ID: "a", Maps: 1, EstimatedSize: secs(100)})
-	h.start("a", Map)
-	h.finish("a", Map, secs(100))
-	h.end("a")
-	h.submit(JobView{ID: "b", Maps: 1, EstimatedSize: secs(300)})
-	h.start("b", Map)
-	h.finish("b", Map, secs(300))
-	h.end("b")
+	h.Submit(JobView{ID: "a", Maps: 1, EstimatedSize: secs(100)})
+	h.Start("a", Map)
+	h.Finish("a", Map, secs(100))
+	h.End("a")
+	h.Submit(JobView{ID: "b", Maps: 1, EstimatedSize: secs(300)})
+	h.Start("b", Map)
+	h.Finish("b", Map, secs(300))
+	h.End("b")
 	// history {100, 300}
 	for _, c := range []struct {
 		id   string
 		size float64
 		want int
 	}{{"c", 50, 0}, {"d", 100, 0}, {"e", 200, 1}, {"f", 301, 2}} {
-		h.submit(JobView{ID: c.id, Maps: 1, EstimatedSize: secs(c.size)})
-		if q, _ := h.p.(*MultiQueue).QueueOf(c.id); q != c.want {
+		h.Submit(JobView{ID: c.id, Maps: 1, EstimatedSize: secs(c.size)})
+		if q, _ := h.Policy().(*MultiQueue).QueueOf(c.id); q != c.want {
 			t.Errorf("%s (size %v) in queue %d, want %d", c.id, c.size, q, c.want)
 		}
 	}
 	// priority: f (queue 3) submitted first of the three would still come last
-	if got := h.offer(3, 0); got != "c:m d:m e:m" {
+	if got := h.Offer(3, 0); got != "c:m d:m e:m" {
 		t.Errorf("offer %q", got)
 	}
 }
@@ -355,14 +331,14 @@ func TestMigratedOrderArrival(t *testing.T) {
 		"scheduler.tyrex.timers":         "10s",
 		"scheduler.tyrex.migrated-order": "arrival",
 	}, 2, 0)
-	h.submit(JobView{ID: "old", Maps: 5})
-	h.advance(1)
-	h.submit(JobView{ID: "new", Maps: 5})
-	h.start("new", Map)
-	h.finish("new", Map, secs(20)) // new moves to P2 first
-	h.start("old", Map)
-	h.finish("old", Map, secs(20)) // old moves to P2 after, but keeps arrival order
-	if got := h.offer(2, 0); got != "old:m" {
+	h.Submit(JobView{ID: "old", Maps: 5})
+	h.Advance(1)
+	h.Submit(JobView{ID: "new", Maps: 5})
+	h.Start("new", Map)
+	h.Finish("new", Map, secs(20)) // new moves to P2 first
+	h.Start("old", Map)
+	h.Finish("old", Map, secs(20)) // old moves to P2 after, but keeps arrival order
+	if got := h.Offer(2, 0); got != "old:m" {
 		t.Fatalf("offer %q, want old first in P2 (1 slot)", got)
 	}
 }

@@ -114,9 +114,18 @@ const (
 	JobSubmitted EventKind = iota
 	JobFinished            // succeeded, failed or killed
 	TaskStarted
-	TaskFinished // succeeded
-	TaskFailed   // failed or killed; the task is pending again
+	// TaskFinished: the attempt succeeded, and with it its task.
+	TaskFinished
+	// TaskFailed: the attempt failed, was killed or was lost. Its task is
+	// pending again unless another attempt of it still runs or has
+	// succeeded (a losing speculative attempt ends with TaskFailed too).
+	TaskFailed
 	SpillReported
+	// MapOutputLost: a map task that had finished (TaskFinished) lost its
+	// output (its tracker was lost, or reducers could not fetch it) and is
+	// pending again. It names the task, not an attempt: the attempt ended
+	// when it finished.
+	MapOutputLost
 )
 
 // Event is something that happened in the cluster, at Time.
@@ -138,14 +147,20 @@ type Event struct {
 
 // Policy is a scheduling policy.
 //
-// Driving contract (the JobTracker and package sim both follow it):
+// Driving contract (package sched carries it out, for the JobTracker and
+// package sim alike):
 //   - every event is passed to Observe in time order, JobSubmitted before
 //     any other event of the job and JobFinished last;
 //   - for each Assignment of a Decision that the driver carries out, it
 //     reports TaskStarted (with the same JobID and Type) before it calls
 //     Offer again; assignments it does not carry out are simply dropped;
-//   - for each Preemption it kills the newest running attempts of that type
-//     of the job and reports them as TaskFailed;
+//   - every TaskStarted of an attempt is followed by exactly one
+//     TaskFinished or TaskFailed of the same attempt (same JobID, Type, Task
+//     and Attempt), before the job's JobFinished;
+//   - in a Decision, the preemptions are carried out before the
+//     assignments: for each Preemption the driver kills the newest running
+//     attempts of that type of the job and reports them as TaskFailed, so an
+//     attempt launched by the same decision is never its victim;
 //   - after a JobSubmitted it calls Offer at least once, even with no free
 //     slot (a heartbeat of a full tracker does), so that a policy can
 //     answer an arrival with preemptions;
@@ -158,7 +173,9 @@ type Policy interface {
 	Observe(ev Event)
 	// Offer asks which jobs get the free slots of a tracker. The policy
 	// must not assign more slots than offered, nor more tasks of a job
-	// than it has pending.
+	// than it has pending (reduces: only once ReducesReady), nor preempt
+	// more attempts of a job than it runs; a decision that does is refused
+	// whole (sched.DecisionError).
 	Offer(view *ClusterView, offer SlotOffer) Decision
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"gomr/partitions"
+	"gomr/sched"
 	"gomr/speculator"
 )
 
@@ -182,9 +183,12 @@ type tracker struct {
 }
 
 type engine struct {
-	w        *Workload
-	opt      Options
-	pol      partitions.Policy
+	w   *Workload
+	opt Options
+	pol partitions.Policy
+	// d drives the policy: every event and decision goes through it, as
+	// in the JobTracker.
+	d        *sched.Driver
 	timers   partitions.TimerSource
 	now      time.Duration
 	q        eventQueue
@@ -203,6 +207,9 @@ type engine struct {
 	lastKills bool
 	// viewsDirty is set when the set of active jobs changed.
 	viewsDirty bool
+	// specBuf holds the views of an offer that counts waiting
+	// speculative attempts (specViews).
+	specBuf []partitions.JobView
 	// strag is the straggler injector; ids is set when attempts need ids.
 	strag speculator.Stragglers
 	ids   bool
@@ -265,8 +272,11 @@ func Run(w *Workload, opt Options) (*Result, error) {
 	if opt.SetupTask < 0 || opt.CleanupTask < 0 {
 		return nil, fmt.Errorf("simulate: job setup %v and cleanup %v must not be negative", opt.SetupTask, opt.CleanupTask)
 	}
-	e := &engine{w: w, opt: opt, pol: pol, mapSlots: n * ms, redSlots: n * rs, byID: map[string]*simJob{}}
+	e := &engine{w: w, opt: opt, pol: pol, d: sched.New(pol), mapSlots: n * ms, redSlots: n * rs, byID: map[string]*simJob{}}
 	e.timers, _ = pol.(partitions.TimerSource)
+	if e.timers != nil {
+		e.d.OnEvent(e.sampleTimers)
+	}
 	e.res = &Result{Policy: opt.Policy, Workload: w.Name, Trackers: n, MapSlots: n * ms, ReduceSlots: n * rs}
 	if err := e.setupSpeculation(specConf); err != nil {
 		return nil, fmt.Errorf("simulate %s: %w", opt.Policy, err)
@@ -375,10 +385,10 @@ func (e *engine) loop() error {
 
 func (e *engine) at() time.Time { return epoch.Add(e.now) }
 
-func (e *engine) observe(ev partitions.Event) {
-	ev.Time = e.at()
-	e.pol.Observe(ev)
-	if e.timers != nil && ev.Kind == partitions.TaskFinished {
+// sampleTimers records the policy's timers each time a task's end made it
+// check them.
+func (e *engine) sampleTimers(ev partitions.Event) {
+	if ev.Kind == partitions.TaskFinished {
 		if c := e.timers.TimerChecks(); c != e.checks {
 			e.checks = c
 			for _, t := range e.timers.Timers() {
@@ -429,8 +439,7 @@ func (e *engine) arrive(sj *simJob) {
 	e.active = append(e.active, sj)
 	e.byID[j.ID] = sj
 	e.viewsDirty = true
-	cp := v
-	e.observe(partitions.Event{Kind: partitions.JobSubmitted, JobID: j.ID, Job: &cp})
+	e.d.Submitted(e.at(), v)
 	e.needOff = true
 }
 
@@ -510,34 +519,48 @@ func (e *engine) pass() error {
 // decision; it returns how many maps and reduces were assigned.
 func (e *engine) offer(i, fm, fr int) (int, int, error) {
 	e.lastKills = false
-	view := &partitions.ClusterView{Now: e.at(), Jobs: e.views, Trackers: len(e.trackers), MapSlots: e.mapSlots, ReduceSlots: e.redSlots}
 	t := &e.trackers[i]
-	e.countSpec(i, 1)
-	d := e.pol.Offer(view, partitions.SlotOffer{Tracker: t.name, Host: t.name, FreeMaps: fm, FreeReduces: fr})
-	e.countSpec(i, -1)
+	// The view of this offer counts the speculative attempts that may run
+	// on this tracker as pending (specViews, a copy: launches update
+	// e.views as they happen); the driver checks the decision against it
+	// before anything is carried out.
+	view := &partitions.ClusterView{Now: e.at(), Jobs: e.specViews(i), Trackers: len(e.trackers), MapSlots: e.mapSlots, ReduceSlots: e.redSlots}
+	out, err := e.d.Offer(view, partitions.SlotOffer{Tracker: t.name, Host: t.name, FreeMaps: fm, FreeReduces: fr}, simHost{e, i})
 	e.res.Offers++
-	for _, p := range d.Preempt {
-		if err := e.preempt(p); err != nil {
-			return 0, 0, err
+	e.lastKills = out.Preempted > 0
+	if err != nil {
+		return 0, 0, fmt.Errorf("simulate: %w", err)
+	}
+	return out.Launched[partitions.Map], out.Launched[partitions.Reduce], nil
+}
+
+// simHost carries out the driver's decisions on tracker i.
+type simHost struct {
+	e *engine
+	i int
+}
+
+func (h simHost) Launch(_ partitions.SlotOffer, as partitions.Assignment) (bool, error) {
+	return h.e.launch(h.i, as)
+}
+
+func (h simHost) Kill(a sched.Attempt) error {
+	sj := h.e.find(a.Job)
+	if sj == nil {
+		return fmt.Errorf("job %s is not running", a.Job)
+	}
+	for el := sj.running[a.Type].Front(); el != nil; el = el.Next() {
+		if at := el.Value.(*attempt); at.task == a.Task && at.num == a.Attempt {
+			h.e.preempt(at)
+			return nil
 		}
 	}
-	gm, gr := 0, 0
-	for _, a := range d.Assign {
-		if a.Type == partitions.Map {
-			gm++
-		} else {
-			gr++
-		}
-	}
-	if gm > fm || gr > fr {
-		return 0, 0, fmt.Errorf("simulate: policy %s assigned %d maps and %d reduces to %s with %d and %d free", e.opt.Policy, gm, gr, t.name, fm, fr)
-	}
-	for _, a := range d.Assign {
-		if err := e.launch(i, a); err != nil {
-			return 0, 0, err
-		}
-	}
-	return gm, gr, nil
+	return fmt.Errorf("attempt %s is not running", a)
+}
+
+// attemptOf names an attempt for the driver.
+func attemptOf(at *attempt) sched.Attempt {
+	return sched.Attempt{Job: at.job.spec.ID, Type: at.typ, Task: at.task, Attempt: at.num}
 }
 
 func (e *engine) find(id string) *simJob { return e.byID[id] }
@@ -556,10 +579,12 @@ func (e *engine) syncView(sj *simJob) {
 	}
 }
 
-func (e *engine) launch(ti int, a partitions.Assignment) error {
+// launch carries out an assignment on tracker ti; it returns false when
+// the job has no task to run there after all.
+func (e *engine) launch(ti int, a partitions.Assignment) (bool, error) {
 	sj := e.find(a.JobID)
 	if sj == nil {
-		return fmt.Errorf("simulate: policy %s assigned a slot to job %s, which is not running", e.opt.Policy, a.JobID)
+		return false, fmt.Errorf("job %s is not running", a.JobID)
 	}
 	t := &e.trackers[ti]
 	var task int
@@ -569,20 +594,19 @@ func (e *engine) launch(ti int, a partitions.Assignment) error {
 		if len(sj.pendMaps) > 0 {
 			task, sj.pendMaps = sj.pendMaps[0], sj.pendMaps[1:]
 		} else if ps = e.takeSpec(sj, a.Type, ti); ps == nil {
-			return fmt.Errorf("simulate: policy %s assigned a map of job %s, which has none pending", e.opt.Policy, a.JobID)
+			// The decision gave a slot freed by its own preemption back to
+			// the job, but the victim's task has another live attempt.
+			return false, nil
 		}
 		t.freeMaps--
 		if a.Spare {
 			e.res.ExtraMapTasks++
 		}
 	default:
-		if sj.doneMaps < sj.ready {
-			return fmt.Errorf("simulate: policy %s assigned a reduce of job %s, which has none ready", e.opt.Policy, a.JobID)
-		}
 		if len(sj.pendReds) > 0 {
 			task, sj.pendReds = sj.pendReds[0], sj.pendReds[1:]
 		} else if ps = e.takeSpec(sj, a.Type, ti); ps == nil {
-			return fmt.Errorf("simulate: policy %s assigned a reduce of job %s, which has none ready", e.opt.Policy, a.JobID)
+			return false, nil
 		}
 		t.freeReds--
 		if a.Spare {
@@ -591,12 +615,12 @@ func (e *engine) launch(ti int, a partitions.Assignment) error {
 	}
 	if ps != nil {
 		e.launchSpec(ti, sj, ps, a.Queue)
-		return nil
+		return true, nil
 	}
 	at := e.newAttempt(sj, a.Type, task, ti, a.Queue, noSpec)
 	e.schedule(at)
 	e.started(at)
-	return nil
+	return true, nil
 }
 
 // newAttempt makes the next attempt of a task, with its id and straggler
@@ -654,58 +678,48 @@ func (e *engine) started(at *attempt) {
 	}
 	sj.queue = at.queue
 	e.syncView(sj)
-	e.observe(partitions.Event{Kind: partitions.TaskStarted, JobID: sj.spec.ID, Type: at.typ, Task: at.task, Attempt: at.num})
+	e.d.Started(e.at(), attemptOf(at))
 	if !at.waiting {
 		e.push(&event{at: at.end, kind: evFinish, att: at})
 	}
 }
 
-func (e *engine) preempt(p partitions.Preemption) error {
-	sj := e.find(p.JobID)
-	if sj == nil {
-		return fmt.Errorf("simulate: policy %s preempted job %s, which is not running", e.opt.Policy, p.JobID)
-	}
-	l := sj.running[p.Type]
-	if p.Count <= 0 || p.Count > l.Len() {
-		return fmt.Errorf("simulate: policy %s preempted %d %v tasks of job %s, which runs %d", e.opt.Policy, p.Count, p.Type, p.JobID, l.Len())
-	}
-	for k := 0; k < p.Count; k++ {
-		at := l.Back().Value.(*attempt)
-		l.Remove(at.elem)
-		at.killed = true
-		t := &e.trackers[at.tracker]
-		// With speculation, a task that keeps another live attempt is
-		// not pending again.
-		requeue := e.sp == nil || e.dropAttempt(at)
-		if at.typ == partitions.Map {
-			t.freeMaps++
-			if requeue {
-				sj.pendMaps = append([]int{at.task}, sj.pendMaps...)
-			}
-			e.res.KilledMapTasks++
-		} else {
-			t.freeReds++
-			if requeue {
-				sj.pendReds = append([]int{at.task}, sj.pendReds...)
-			}
-			e.res.KilledReduceTasks++
-			if at.waiting {
-				for i, w := range sj.waiting {
-					if w == at {
-						sj.waiting = append(sj.waiting[:i], sj.waiting[i+1:]...)
-						break
-					}
+// preempt kills a running attempt the driver chose as a preemption
+// victim; its slot is free at once.
+func (e *engine) preempt(at *attempt) {
+	sj := at.job
+	sj.running[at.typ].Remove(at.elem)
+	at.killed = true
+	t := &e.trackers[at.tracker]
+	// With speculation, a task that keeps another live attempt is not
+	// pending again.
+	requeue := e.sp == nil || e.dropAttempt(at)
+	if at.typ == partitions.Map {
+		t.freeMaps++
+		if requeue {
+			sj.pendMaps = append([]int{at.task}, sj.pendMaps...)
+		}
+		e.res.KilledMapTasks++
+	} else {
+		t.freeReds++
+		if requeue {
+			sj.pendReds = append([]int{at.task}, sj.pendReds...)
+		}
+		e.res.KilledReduceTasks++
+		if at.waiting {
+			for i, w := range sj.waiting {
+				if w == at {
+					sj.waiting = append(sj.waiting[:i], sj.waiting[i+1:]...)
+					break
 				}
 			}
 		}
-		el := e.now - at.start
-		e.res.WastedSlotSeconds += el.Seconds()
-		e.res.busy[at.typ] += el.Seconds()
-		e.syncView(sj)
-		e.observe(partitions.Event{Kind: partitions.TaskFailed, JobID: sj.spec.ID, Type: at.typ, Task: at.task, Attempt: at.num, Duration: el})
 	}
-	e.lastKills = true
-	return nil
+	el := e.now - at.start
+	e.res.WastedSlotSeconds += el.Seconds()
+	e.res.busy[at.typ] += el.Seconds()
+	e.syncView(sj)
+	e.d.Ended(e.at(), attemptOf(at), el)
 }
 
 func (e *engine) finishAttempt(at *attempt) {
@@ -733,7 +747,7 @@ func (e *engine) finishAttempt(at *attempt) {
 		sj.doneReds++
 	}
 	e.syncView(sj)
-	e.observe(partitions.Event{Kind: partitions.TaskFinished, JobID: sj.spec.ID, Type: at.typ, Task: at.task, Attempt: at.num, Duration: d})
+	e.d.Succeeded(e.at(), attemptOf(at), d)
 	if e.sp != nil {
 		e.settle(at)
 	}
@@ -827,7 +841,7 @@ func (e *engine) complete(sj *simJob) {
 	r.Response = r.Finish - r.Submit
 	r.Queue = sj.queue
 	e.res.Jobs = append(e.res.Jobs, *r)
-	e.observe(partitions.Event{Kind: partitions.JobFinished, JobID: sj.spec.ID})
+	e.d.Finished(e.at(), sj.spec.ID)
 }
 
 // refRuntime is the slowdown's reference, the job's runtime alone in the

@@ -411,30 +411,32 @@ func (e *engine) decide(sj *simJob, d speculator.Decision) bool {
 	return true
 }
 
-// countSpec adds sign × the speculative attempts that may run on
-// tracker ti to their jobs' pending counts in the views, so that the
-// policy gives them slots like any task (sign -1 undoes it after the
-// offer).
-func (e *engine) countSpec(ti, sign int) {
+// specViews returns the job views of an offer of tracker ti: e.views, or
+// while speculative attempts wait, a copy of them in which those that may
+// run on ti count as pending tasks of their jobs, so that the policy gives
+// them slots like any task.
+func (e *engine) specViews(ti int) []partitions.JobView {
 	if e.sp == nil || e.sp.waiting == 0 {
-		return
+		return e.views
 	}
+	e.specBuf = append(e.specBuf[:0], e.views...)
 	for _, sj := range e.sp.waitJobs {
-		if sj.viewIdx >= len(e.views) || e.views[sj.viewIdx].ID != sj.spec.ID {
+		if sj.viewIdx >= len(e.specBuf) || e.specBuf[sj.viewIdx].ID != sj.spec.ID {
 			continue
 		}
-		v := &e.views[sj.viewIdx]
+		v := &e.specBuf[sj.viewIdx]
 		for _, ps := range sj.specWait[partitions.Map] {
 			if ps.fits(ti) {
-				v.PendingMaps += sign
+				v.PendingMaps++
 			}
 		}
 		for _, ps := range sj.specWait[partitions.Reduce] {
 			if ps.fits(ti) {
-				v.PendingReduces += sign
+				v.PendingReduces++
 			}
 		}
 	}
+	return e.specBuf
 }
 
 // specFits tells whether a speculative attempt of type t waits that may
@@ -628,7 +630,7 @@ func (e *engine) killLoser(o *attempt) {
 	e.res.addQueueBusy(o.queue, el.Seconds())
 	e.res.Speculation.Killed++
 	e.syncView(sj)
-	e.observe(partitions.Event{Kind: partitions.TaskFailed, JobID: sj.spec.ID, Type: o.typ, Task: o.task, Attempt: o.num, Duration: el})
+	e.d.Ended(e.at(), attemptOf(o), el)
 }
 
 // dropAttempt forgets a preempted attempt; it reports whether its task has

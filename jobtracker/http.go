@@ -69,6 +69,7 @@ import (
 
 	"gomr/mr"
 	"gomr/partitions"
+	"gomr/sched"
 )
 
 // ClusterInfo is the body of GET /api/cluster.
@@ -432,6 +433,8 @@ type metricsSnapshot struct {
 	lostReplies             int
 	slots, running          [2]int
 	launched, failed, kills [2]int64
+	// sched is what the policy driver did.
+	sched sched.Stats
 }
 
 func (jt *JobTracker) metrics() metricsSnapshot {
@@ -442,6 +445,7 @@ func (jt *JobTracker) metrics() metricsSnapshot {
 		trackers: len(jt.trackers),
 	}
 	m.lostReplies = jt.lostReplies
+	m.sched = jt.driver.Stats()
 	for _, t := range jt.trackers {
 		if t.blacklisted {
 			m.blacklisted++
@@ -564,6 +568,14 @@ func (jt *JobTracker) handleMetrics(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(&b, "gomr_trackers_blacklisted %d\n", m.blacklisted)
 	family("gomr_heartbeat_replies_lost_total", "counter", "Heartbeat replies a TaskTracker did not get (their actions were sent again).")
 	fmt.Fprintf(&b, "gomr_heartbeat_replies_lost_total %d\n", m.lostReplies)
+	family("gomr_policy_offers_total", "counter", "Slot offers made to the scheduling policy.")
+	fmt.Fprintf(&b, "gomr_policy_offers_total %d\n", m.sched.Offers)
+	family("gomr_policy_decisions_refused_total", "counter", "Policy decisions refused whole for breaking a rule (a policy bug; the log names the rule).")
+	fmt.Fprintf(&b, "gomr_policy_decisions_refused_total %d\n", m.sched.Refused)
+	family("gomr_policy_preempted_total", "counter", "Attempts killed for the policy's preemptions, by task type.")
+	byType("gomr_policy_preempted_total", widen(m.sched.Preempted))
+	family("gomr_policy_spare_launches_total", "counter", "Attempts launched on slots lent beyond a job's quota (MinEDF-WC), by task type.")
+	byType("gomr_policy_spare_launches_total", widen(m.sched.Spare))
 	family("gomr_slots", "gauge", "Task slots of the live TaskTrackers, by task type.")
 	byType("gomr_slots", widen(m.slots))
 	family("gomr_running_attempts", "gauge", "Live task attempts, by task type.")

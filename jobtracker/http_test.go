@@ -316,6 +316,20 @@ gomr_trackers_blacklisted 0
 # HELP gomr_heartbeat_replies_lost_total Heartbeat replies a TaskTracker did not get (their actions were sent again).
 # TYPE gomr_heartbeat_replies_lost_total counter
 gomr_heartbeat_replies_lost_total 0
+# HELP gomr_policy_offers_total Slot offers made to the scheduling policy.
+# TYPE gomr_policy_offers_total counter
+gomr_policy_offers_total 3
+# HELP gomr_policy_decisions_refused_total Policy decisions refused whole for breaking a rule (a policy bug; the log names the rule).
+# TYPE gomr_policy_decisions_refused_total counter
+gomr_policy_decisions_refused_total 0
+# HELP gomr_policy_preempted_total Attempts killed for the policy's preemptions, by task type.
+# TYPE gomr_policy_preempted_total counter
+gomr_policy_preempted_total{type="map"} 0
+gomr_policy_preempted_total{type="reduce"} 0
+# HELP gomr_policy_spare_launches_total Attempts launched on slots lent beyond a job's quota (MinEDF-WC), by task type.
+# TYPE gomr_policy_spare_launches_total counter
+gomr_policy_spare_launches_total{type="map"} 0
+gomr_policy_spare_launches_total{type="reduce"} 0
 # HELP gomr_slots Task slots of the live TaskTrackers, by task type.
 # TYPE gomr_slots gauge
 gomr_slots{type="map"} 3

@@ -29,6 +29,7 @@ import (
 	"gomr/mr"
 	"gomr/mrpb"
 	"gomr/partitions"
+	"gomr/sched"
 	"gomr/speculator"
 )
 
@@ -36,9 +37,12 @@ import (
 type JobTracker struct {
 	mrpb.UnimplementedJobTrackerServer
 
-	cfg     *conf.Config
-	log     *slog.Logger
-	policy  partitions.Policy
+	cfg    *conf.Config
+	log    *slog.Logger
+	policy partitions.Policy
+	// driver feeds the policy and carries out its decisions (package
+	// sched, shared with the simulator); it is used under mu.
+	driver  *sched.Driver
 	history *History
 	staging *Staging
 	now     func() time.Time
@@ -136,6 +140,7 @@ func New(cfg *conf.Config, opts Options) (*JobTracker, error) {
 		cfg:        cfg,
 		log:        log.With("component", "jobtracker"),
 		policy:     policy,
+		driver:     sched.New(policy),
 		history:    hist,
 		now:        now,
 		ident:      ident,
@@ -350,8 +355,7 @@ func newJob(id string, spec mr.JobSpec, splits []mr.Split, secret []byte, submit
 func (jt *JobTracker) addJobLocked(j *job, now time.Time) {
 	jt.jobs[j.id] = j
 	jt.order = append(jt.order, j)
-	view := jt.jobViewLocked(j, nil)
-	jt.policy.Observe(partitions.Event{Time: now, Kind: partitions.JobSubmitted, JobID: j.id, Job: &view})
+	jt.driver.Submitted(now, jt.jobViewLocked(j, nil))
 }
 
 func priorityOf(explicit int, named string) int {
@@ -694,6 +698,9 @@ func (jt *JobTracker) attemptSucceededLocked(a *attempt, now time.Time) {
 	}
 	jt.addMillisLocked(a)
 	if t.state == StateSucceeded {
+		// Another attempt won the task: for the policy this one ended
+		// without making it succeed.
+		jt.driver.Ended(now, attemptKey(a), a.finish.Sub(a.start))
 		return
 	}
 	if t.typ == partitions.Map && len(j.reduces) > 0 && a.final < 0 {
@@ -712,7 +719,7 @@ func (jt *JobTracker) attemptSucceededLocked(a *attempt, now time.Time) {
 	} else {
 		j.finishedReduces++
 	}
-	jt.policy.Observe(partitions.Event{Time: now, Kind: partitions.TaskFinished, JobID: j.id, Type: t.typ, Task: t.index, Duration: a.finish.Sub(a.start)})
+	jt.driver.Succeeded(now, attemptKey(a), a.finish.Sub(a.start))
 	for _, other := range t.running() {
 		jt.killAttemptLocked(other, "another attempt of the task succeeded")
 	}
@@ -765,10 +772,12 @@ func (jt *JobTracker) attemptFailedLocked(a *attempt, diag string, now time.Time
 		j.counters.Add(mr.JobCounterGroup, name, 1)
 	}
 	jt.addMillisLocked(a)
+	// Every end of an attempt is told, a losing speculative attempt's
+	// too: the policy counts attempts, not tasks.
+	jt.driver.Ended(now, attemptKey(a), a.finish.Sub(a.start))
 	if j.done() || t.state == StateSucceeded {
 		return
 	}
-	jt.policy.Observe(partitions.Event{Time: now, Kind: partitions.TaskFailed, JobID: j.id, Type: t.typ, Task: t.index})
 	if len(t.running()) > 0 {
 		return
 	}
@@ -864,7 +873,7 @@ func (jt *JobTracker) rerunMapLocked(m *task, now time.Time) {
 	j.finishedMaps--
 	jt.logRerunLocked(m)
 	j.counters.Add(mr.JobCounterGroup, mr.NumKilledMaps, 1)
-	jt.policy.Observe(partitions.Event{Time: now, Kind: partitions.TaskFailed, JobID: j.id, Type: partitions.Map, Task: m.index})
+	jt.driver.MapOutputLost(now, j.id, m.index)
 	jt.log.Info("re-running map whose output was lost", "task", m.id())
 }
 
@@ -1073,36 +1082,74 @@ func (jt *JobTracker) assignLocked(t *trackerState, freeMaps, freeReduces int, n
 	if len(view.Jobs) == 0 {
 		return
 	}
-	d := jt.policy.Offer(view, partitions.SlotOffer{Tracker: t.name, Host: t.host, FreeMaps: freeMaps, FreeReduces: freeReduces})
-	for _, as := range d.Assign {
-		j := jt.jobs[as.JobID]
-		if j == nil || j.done() || jt.jobAvoidsLocked(j, t.name) {
-			continue
-		}
-		if as.Type == partitions.Map {
-			if freeMaps <= 0 {
-				continue
-			}
-			freeMaps--
-		} else {
-			if freeReduces <= 0 {
-				continue
-			}
-			freeReduces--
-		}
-		if tk := jt.pickTaskLocked(j, as.Type, t); tk != nil {
-			jt.launchLocked(j, tk, t, now, false)
-		} else if tk := speculativeTaskLocked(j, as.Type, t); tk != nil {
-			jt.launchSpeculativeLocked(j, tk, t, now)
+	offer := partitions.SlotOffer{Tracker: t.name, Host: t.host, FreeMaps: freeMaps, FreeReduces: freeReduces}
+	if _, err := jt.driver.Offer(view, offer, trackerHost{jt: jt, t: t, now: now}); err != nil {
+		// A refused decision is a policy's bug: nothing of it was carried
+		// out, and the next heartbeat offers again.
+		jt.log.Error("scheduling decision refused", "tracker", t.name, "error", err)
+	}
+}
+
+// trackerHost carries out the policy driver's decisions for an offer of
+// tracker t.
+type trackerHost struct {
+	jt  *JobTracker
+	t   *trackerState
+	now time.Time
+}
+
+// Launch starts a pending task of the job on the tracker (the best one
+// for it, pickTaskLocked), or else a speculative attempt of the job that
+// waits for a slot there; with neither it drops the assignment.
+func (h trackerHost) Launch(_ partitions.SlotOffer, as partitions.Assignment) (bool, error) {
+	jt := h.jt
+	j := jt.jobs[as.JobID]
+	if j == nil || j.done() || jt.jobAvoidsLocked(j, h.t.name) {
+		return false, nil
+	}
+	if tk := jt.pickTaskLocked(j, as.Type, h.t); tk != nil {
+		jt.launchLocked(j, tk, h.t, h.now, false)
+		return true, nil
+	}
+	if tk := speculativeTaskLocked(j, as.Type, h.t); tk != nil {
+		jt.launchSpeculativeLocked(j, tk, h.t, h.now)
+		return true, nil
+	}
+	return false, nil
+}
+
+// Kill kills a live attempt the driver chose as a preemption victim (not
+// counted as a failure, as Hadoop counts preemptions).
+func (h trackerHost) Kill(k sched.Attempt) error {
+	a := h.jt.attemptOfLocked(k)
+	if a == nil || !a.live() {
+		return fmt.Errorf("attempt %s is not running", k)
+	}
+	h.jt.killAttemptLocked(a, "preempted by the scheduler")
+	return nil
+}
+
+// attemptOfLocked finds the attempt the driver names.
+func (jt *JobTracker) attemptOfLocked(k sched.Attempt) *attempt {
+	j := jt.jobs[k.Job]
+	if j == nil {
+		return nil
+	}
+	ts := j.tasks(k.Type)
+	if k.Task < 0 || k.Task >= len(ts) {
+		return nil
+	}
+	for _, a := range ts[k.Task].attempts {
+		if a.num == k.Attempt {
+			return a
 		}
 	}
-	for _, p := range d.Preempt {
-		j := jt.jobs[p.JobID]
-		if j == nil {
-			continue
-		}
-		jt.preemptLocked(j, p.Type, p.Count)
-	}
+	return nil
+}
+
+// attemptKey names an attempt as the policy driver does.
+func attemptKey(a *attempt) sched.Attempt {
+	return sched.Attempt{Job: a.task.job.id, Type: a.task.typ, Task: a.task.index, Attempt: a.num}
 }
 
 // pickTaskLocked chooses a pending task of the job for the tracker:
@@ -1170,6 +1217,7 @@ func (jt *JobTracker) startAttemptLocked(j *job, tk *task, t *trackerState, now 
 	a := &attempt{
 		speculative: speculative,
 		id:          attemptID(tk, tk.nextAttempt),
+		num:         tk.nextAttempt,
 		task:        tk,
 		tracker:     t.name,
 		state:       StateRunning,
@@ -1218,22 +1266,9 @@ func (jt *JobTracker) startAttemptLocked(j *job, tk *task, t *trackerState, now 
 	} else {
 		t.actions = append(t.actions, &mrpb.TaskAction{Action: &mrpb.TaskAction_Launch{Launch: launch}})
 	}
-	jt.policy.Observe(partitions.Event{Time: now, Kind: partitions.TaskStarted, JobID: j.id, Type: tk.typ, Task: tk.index})
+	jt.driver.Started(now, attemptKey(a))
 	jt.log.Debug("launch", "attempt", a.id, "tracker", t.name)
 	return a
-}
-
-// preemptLocked kills the count most recently started live attempts of a
-// type of the job, as a policy asked.
-func (jt *JobTracker) preemptLocked(j *job, typ partitions.TaskType, count int) {
-	var live []*attempt
-	for _, tk := range j.tasks(typ) {
-		live = append(live, tk.running()...)
-	}
-	sort.Slice(live, func(a, b int) bool { return live[a].start.After(live[b].start) })
-	for i := 0; i < count && i < len(live); i++ {
-		jt.killAttemptLocked(live[i], "preempted by the scheduler")
-	}
 }
 
 // ---- job end ----
@@ -1298,7 +1333,7 @@ func (jt *JobTracker) endJobLocked(j *job, state, why string) {
 	if state == StateSucceeded {
 		jt.recordFaultsLocked(j, j.finish)
 	}
-	jt.policy.Observe(partitions.Event{Time: j.finish, Kind: partitions.JobFinished, JobID: j.id})
+	jt.driver.Finished(j.finish, j.id)
 	rec := jt.historyRecordLocked(j)
 	err := jt.history.Write(rec)
 	if err != nil {

@@ -160,7 +160,9 @@ func (t *task) progress() float64 {
 
 // attempt is one run of a task on a tracker.
 type attempt struct {
-	id                        string
+	id string
+	// num is the attempt's number within its task (the last part of id).
+	num                       int
 	task                      *task
 	tracker                   string
 	state                     string

@@ -100,9 +100,11 @@ type Driver struct {
 	pol  partitions.Policy
 	jobs map[string]*jobState
 	seq  uint64
-	// onEvent, when set, sees every event after the policy did.
-	onEvent func(partitions.Event)
-	stats   Stats
+	// onEvent, when set, sees every event after the policy did;
+	// onDecision every decision before it is carried out.
+	onEvent    func(partitions.Event)
+	onDecision func(*partitions.ClusterView, partitions.SlotOffer, partitions.Decision, error)
+	stats      Stats
 	// during an Offer: the assignment being launched and how many starts
 	// it reported.
 	launching *partitions.Assignment
@@ -120,6 +122,14 @@ func (d *Driver) Policy() partitions.Policy { return d.pol }
 // OnEvent sets a function that sees every event after the policy did (the
 // simulator samples the policy's timers with it).
 func (d *Driver) OnEvent(f func(partitions.Event)) { d.onEvent = f }
+
+// OnDecision sets a function that sees every decision of the policy, with
+// the view and offer it answers and the driver's verdict on it (nil, or
+// the *DecisionError that refused it), before the decision is carried out
+// (the conformance tests record transcripts with it).
+func (d *Driver) OnDecision(f func(*partitions.ClusterView, partitions.SlotOffer, partitions.Decision, error)) {
+	d.onDecision = f
+}
 
 // Stats returns what the driver did so far.
 func (d *Driver) Stats() Stats { return d.stats }
@@ -268,7 +278,11 @@ func (d *Driver) Offer(view *partitions.ClusterView, offer partitions.SlotOffer,
 	var out Outcome
 	d.stats.Offers++
 	dec := d.pol.Offer(view, offer)
-	if err := d.check(view, offer, dec); err != nil {
+	err := d.check(view, offer, dec)
+	if d.onDecision != nil {
+		d.onDecision(view, offer, dec, err)
+	}
+	if err != nil {
 		d.stats.Refused++
 		return out, err
 	}

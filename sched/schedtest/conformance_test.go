@@ -1,0 +1,17 @@
+package schedtest_test
+
+import (
+	"flag"
+	"testing"
+
+	"gomr/sched/schedtest"
+)
+
+var rewrite = flag.Bool("rewrite", false, "write the reference host's transcripts into the scenario files")
+
+// TestConformanceReference replays the conformance scenarios through the
+// reference host; jobtracker's TestConformance replays the same files
+// through a JobTracker.
+func TestConformanceReference(t *testing.T) {
+	schedtest.Replay(t, "../testdata/conformance/*.txt", schedtest.NewCluster, *rewrite)
+}

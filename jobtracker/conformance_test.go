@@ -65,10 +65,9 @@ func newConformanceRunner(t testing.TB, policy string, overrides map[string]stri
 	for k, v := range overrides {
 		m[k] = v
 	}
-	// A test policy (registered by schedtest) is not one the
-	// configuration accepts: the JobTracker is built with FIFO and then
-	// given it.
-	_, testPolicy := strings.CutPrefix(policy, "schedtest-")
+	// A test policy of schedtest is not one the configuration accepts:
+	// the JobTracker is built with FIFO and then given it.
+	p, testPolicy := schedtest.TestPolicy(policy)
 	if testPolicy {
 		m["scheduler.policy"] = "fifo"
 	}
@@ -82,10 +81,6 @@ func newConformanceRunner(t testing.TB, policy string, overrides map[string]stri
 		t.Fatal(err)
 	}
 	if testPolicy {
-		p, err := partitions.New(policy, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
 		jt.policy, jt.driver = p, sched.New(p)
 	}
 	in := filepath.Join(dir, "in.txt")

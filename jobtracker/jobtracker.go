@@ -1004,6 +1004,7 @@ func (jt *JobTracker) jobViewLocked(j *job, offer *trackerState) partitions.JobV
 	}
 	if p, ok := jt.profiles[j.spec.Name]; ok {
 		v.Profile = &p
+		v.EstimatedSize = p.EstimateSize(v.Maps, v.Reduces)
 	}
 	for _, s := range j.splits {
 		if s.Path != "" {

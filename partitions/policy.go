@@ -52,8 +52,9 @@ type JobView struct {
 	// job's size from it. Zero means unknown.
 	InputBytes int64
 	// EstimatedSize is a prediction of the job's total task time (the sum
-	// of its task runtimes, in slot-time), for example from its profile;
-	// zero means unknown. The "oracle" size predictor of SITA and COMP
+	// of its task runtimes, in slot-time): Profile.EstimateSize of its
+	// profile, or in the simulator with the oracle knowledge its true
+	// size; zero means unknown. The "oracle" size predictor of SITA and COMP
 	// uses it.
 	EstimatedSize time.Duration
 	// Profile holds the task durations of earlier completed runs of a job

@@ -26,6 +26,18 @@ type Profile struct {
 	ReduceAvg, ReduceMax time.Duration
 }
 
+// EstimateSize is the total task time (slot-time) a job of maps and
+// reduces tasks is expected to take by the profile: every map its average
+// map time, every reduce its typical shuffle and its reduce phase. It is 0
+// without a profile (Runs 0). The JobTracker and the simulator both give
+// it to policies as JobView.EstimatedSize.
+func (p Profile) EstimateSize(maps, reduces int) time.Duration {
+	if p.Runs <= 0 {
+		return 0
+	}
+	return time.Duration(maps)*p.MapAvg + time.Duration(reduces)*(p.ShuffleAvg+p.ReduceAvg)
+}
+
 // ReduceSample is one reduce task of a completed run, for NewProfile.
 type ReduceSample struct {
 	// Shuffle is the shuffle and sort time; for a first-wave task, only

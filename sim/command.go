@@ -68,6 +68,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	dumpShare := fs.Float64("clone-dump-share", DefaultDumpShare, "share of t_vm + image/B spent dumping, while the original is frozen, in (0, 1]")
 	jobsOut := fs.String("jobs-out", "", "write per-job records (JSON lines, one per job and policy) to this file")
 	traceOut := fs.String("write-trace", "", "write the workload as a trace file (JSON lines) to this path")
+	knowledge := fs.String("knowledge", "", "what policies are told of a job at submission: history (the profile of earlier runs of jobs with its name, as the JobTracker builds it from its history, and the size it predicts), oracle (the job's own true profile and size) or none (default: the workload's; the deadline workloads: oracle, others: history)")
 	details := fs.String("details", "", "write every metric of every policy as JSON to this file")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("sim: %w", err)
@@ -149,7 +150,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			start := time.Now()
 			r, err := Run(w, Options{Policy: p, Conf: conf, Trackers: *trackers, MapSlots: *mapSlots, ReduceSlots: *reduceSlots,
 				Heartbeat: *heartbeat, HeartbeatMaps: *hbMaps, HeartbeatReduces: *hbReds, SetupTask: *setupTask, CleanupTask: *cleanupTask,
-				Slowstart: *slowstart, Speculation: Speculation{Mode: mode, Clone: clone}})
+				Slowstart: *slowstart, Knowledge: *knowledge, Speculation: Speculation{Mode: mode, Clone: clone}})
 			if err != nil {
 				return fmt.Errorf("sim: %w", err)
 			}

@@ -42,8 +42,10 @@ type Options struct {
 	// Slowstart overrides the workload's when >= 0; set it to -1 to keep
 	// the workload's.
 	Slowstart float64
-	// NoProfiles hides the oracle profiles from the policy.
-	NoProfiles bool
+	// Knowledge is what policies are told of a job at its submission
+	// (Knowledge*); empty means the workload's (Workload.Knowledge), and
+	// KnowHistory when the workload names none.
+	Knowledge string
 	// Speculation turns on speculative execution (fresh attempts or CRIU
 	// clones) and says what a clone costs; the zero value is off. The
 	// speculator's and the straggler injector's configuration keys
@@ -55,6 +57,20 @@ type Options struct {
 	// reference (refRuntime); it needs no reference itself.
 	alone bool
 }
+
+// What policies are told of a job at its submission (Options.Knowledge).
+const (
+	// KnowHistory is what the JobTracker tells: the profile of the
+	// earlier runs of jobs with the same name (merged, as the JobTracker
+	// builds it from its job history), and the size that profile
+	// predicts; nothing for a name not seen complete before.
+	KnowHistory = "history"
+	// KnowOracle tells the job's own true profile and size, as if it had
+	// run before exactly as it will: what the deadline paper assumes.
+	KnowOracle = "oracle"
+	// KnowNone tells neither profile nor size.
+	KnowNone = "none"
+)
 
 // epoch is the virtual clock's zero.
 var epoch = time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -186,6 +202,11 @@ type engine struct {
 	w   *Workload
 	opt Options
 	pol partitions.Policy
+	// know is what policies are told of a job at its submission
+	// (Knowledge*); profiles are the profiles of the jobs completed so
+	// far, by name (KnowHistory).
+	know     string
+	profiles map[string]partitions.Profile
 	// d drives the policy: every event and decision goes through it, as
 	// in the JobTracker.
 	d        *sched.Driver
@@ -272,7 +293,18 @@ func Run(w *Workload, opt Options) (*Result, error) {
 	if opt.SetupTask < 0 || opt.CleanupTask < 0 {
 		return nil, fmt.Errorf("simulate: job setup %v and cleanup %v must not be negative", opt.SetupTask, opt.CleanupTask)
 	}
-	e := &engine{w: w, opt: opt, pol: pol, d: sched.New(pol), mapSlots: n * ms, redSlots: n * rs, byID: map[string]*simJob{}}
+	know := opt.Knowledge
+	if know == "" {
+		know = w.Knowledge
+	}
+	if know == "" {
+		know = KnowHistory
+	}
+	if know != KnowHistory && know != KnowOracle && know != KnowNone {
+		return nil, fmt.Errorf("simulate: knowledge %q: want %s, %s or %s", know, KnowHistory, KnowOracle, KnowNone)
+	}
+	e := &engine{w: w, opt: opt, pol: pol, d: sched.New(pol), mapSlots: n * ms, redSlots: n * rs, byID: map[string]*simJob{},
+		know: know, profiles: map[string]partitions.Profile{}}
 	e.timers, _ = pol.(partitions.TimerSource)
 	if e.timers != nil {
 		e.d.OnEvent(e.sampleTimers)
@@ -419,7 +451,7 @@ func (e *engine) arrive(sj *simJob) {
 	sj.ready = int(math.Ceil(e.opt.Slowstart*float64(len(j.Maps)) - 1e-9))
 	v := partitions.JobView{ID: j.ID, Name: j.Name, Pool: j.Pool, Priority: j.Priority, Submitted: e.at(),
 		Maps: len(j.Maps), Reduces: len(j.Reduces), PendingMaps: len(j.Maps), PendingReduces: len(j.Reduces),
-		InputBytes: j.InputBytes, EstimatedSize: j.Size()}
+		InputBytes: j.InputBytes}
 	v.ReducesReady = sj.ready <= 0
 	if e.opt.SetupTask > 0 {
 		sj.prep = true
@@ -429,9 +461,14 @@ func (e *engine) arrive(sj *simJob) {
 	if j.Deadline > 0 {
 		v.Deadline = e.at().Add(j.Deadline)
 	}
-	if !e.opt.NoProfiles {
+	switch e.know {
+	case KnowOracle:
 		p := j.Profile()
-		v.Profile = &p
+		v.Profile, v.EstimatedSize = &p, j.Size()
+	case KnowHistory:
+		if p, ok := e.profiles[j.Name]; ok {
+			v.Profile, v.EstimatedSize = &p, p.EstimateSize(len(j.Maps), len(j.Reduces))
+		}
 	}
 	sj.view = v
 	sj.rec = &JobRecord{ID: j.ID, Name: j.Name, Submit: j.Submit.Seconds(), Maps: len(j.Maps), Reduces: len(j.Reduces),
@@ -826,6 +863,12 @@ func (e *engine) housekeepingDone(ev *event) {
 
 func (e *engine) complete(sj *simJob) {
 	sj.finish = e.now
+	if e.know == KnowHistory {
+		// What the JobTracker's history would hold of the run: the
+		// profile of its tasks' durations (as generated: a straggler's
+		// slowdown is not in it), merged with the name's earlier runs.
+		e.profiles[sj.spec.Name] = partitions.MergeProfiles(e.profiles[sj.spec.Name], sj.spec.Profile())
+	}
 	for i, x := range e.active {
 		if x == sj {
 			e.active = append(e.active[:i], e.active[i+1:]...)
@@ -866,7 +909,7 @@ func (e *engine) refRuntime(j *Job) time.Duration {
 		jc.Submit = j.Submit % hb
 	}
 	w := &Workload{Name: "alone", Trackers: n, MapSlots: e.mapSlots / n, ReduceSlots: e.redSlots / n, Slowstart: e.opt.Slowstart, Jobs: []Job{jc}}
-	r, err := Run(w, Options{Policy: "fifo", Slowstart: e.opt.Slowstart, NoProfiles: true, Heartbeat: e.opt.Heartbeat,
+	r, err := Run(w, Options{Policy: "fifo", Slowstart: e.opt.Slowstart, Knowledge: KnowNone, Heartbeat: e.opt.Heartbeat,
 		HeartbeatMaps: e.opt.HeartbeatMaps, HeartbeatReduces: e.opt.HeartbeatReduces,
 		SetupTask: e.opt.SetupTask, CleanupTask: e.opt.CleanupTask, alone: true})
 	if err != nil || len(r.Jobs) != 1 {

@@ -289,7 +289,9 @@ func deadlineFB(rng *rand.Rand, opt GenOptions) *Workload {
 	if load == 0 {
 		load = 0.7
 	}
-	w := &Workload{Name: "deadline-fb", Trackers: 64, MapSlots: 1, ReduceSlots: 1, Slowstart: hadoopSlowstart, Conf: deadlineConf()}
+	w := &Workload{Name: "deadline-fb", Trackers: 64, MapSlots: 1, ReduceSlots: 1, Slowstart: hadoopSlowstart, Conf: deadlineConf(),
+		// The paper profiles each job from its past runs (ARIA).
+		Knowledge: KnowOracle}
 	// the exact multiset of Table I, scaled to n jobs, then shuffled
 	var bins []int
 	for b, bin := range fbBins {
@@ -350,7 +352,9 @@ func deadlineTestbed(rng *rand.Rand, opt GenOptions) *Workload {
 	if load == 0 {
 		load = 0.7
 	}
-	w := &Workload{Name: "deadline-testbed", Trackers: 64, MapSlots: 1, ReduceSlots: 1, Slowstart: hadoopSlowstart, Conf: deadlineConf()}
+	w := &Workload{Name: "deadline-testbed", Trackers: 64, MapSlots: 1, ReduceSlots: 1, Slowstart: hadoopSlowstart, Conf: deadlineConf(),
+		// The paper profiles each job from its past runs (ARIA).
+		Knowledge: KnowOracle}
 	// the 18 jobs, each with its fixed task durations (a replayed trace)
 	type proto struct {
 		name            string

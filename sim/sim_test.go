@@ -152,7 +152,7 @@ func TestMinEDFWCKillsInEngine(t *testing.T) {
 	a := Job{ID: "A", Maps: ds(100, 100, 100, 100, 100, 100), Deadline: s(100000)}
 	j := Job{ID: "J", Submit: s(1), Maps: ds(10, 10), Deadline: s(25)}
 	w := tiny(a, j)
-	r, err := Run(w, Options{Policy: "minedf-wc", Slowstart: -1})
+	r, err := Run(w, Options{Policy: "minedf-wc", Slowstart: -1, Knowledge: KnowOracle})
 	if err != nil {
 		t.Fatal(err)
 	}

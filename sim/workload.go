@@ -100,6 +100,10 @@ type Workload struct {
 	Conf map[string]string
 	// Deadlines says how the deadlines were drawn, for reports.
 	Deadlines string
+	// Knowledge is what the source's policies knew of a job at its
+	// submission (Knowledge*; empty: KnowHistory, what the JobTracker
+	// knows). Options.Knowledge overrides it.
+	Knowledge string
 }
 
 // TraceRecord is one line of a trace file (docs/trace-format.md).

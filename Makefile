@@ -69,10 +69,13 @@ chaos:
 	@grep -h 'not asserted: set GOMR_CHAOS_ASSERT_MEMORY' $(CHAOS_LOG) | sed 's/^ *[a-z_]*\.go:[0-9]*: //' || true
 	@rc=$$(cat $(CHAOS_LOG).rc); rm -f $(CHAOS_LOG).rc; exit $$rc
 
+# make lint: gofmt, go vet, the import layering (internal/layers, docs/architecture.md)
+# and the generated configuration reference (docs/configuration.md).
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) test -count=1 ./internal/layers/ ./conf/all/
 
 # Short fuzzing runs of the file-format and parser fuzz targets.
 FUZZTIME ?= 20s

@@ -125,6 +125,18 @@ func aboveUpTo[T number](lo, hi T) func(any) error {
 	}
 }
 
+// OneOf is a Check for a String key that allows exactly the given
+// strings (case-sensitive); its error lists them.
+func OneOf(names ...string) func(any) error { return oneOf(names...) }
+
+// OneOfFunc is a Check for a String key that allows exactly the strings
+// names returns when the value is checked (case-sensitive), for a set
+// that other packages extend as they register (the scheduling policies);
+// its error lists them.
+func OneOfFunc(names func() []string) func(any) error {
+	return func(v any) error { return oneOf(names()...)(v) }
+}
+
 // oneOf allows exactly the given strings (case-sensitive).
 func oneOf(names ...string) func(any) error {
 	desc := allowed(fmt.Sprintf("want one of %s", strings.Join(names, ", ")))

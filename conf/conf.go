@@ -1,6 +1,8 @@
-// Package conf is the runtime's configuration: a fixed table of keys, each
+// Package conf is the runtime's configuration: a registry of keys, each
 // with a type, a default, a one-line description and validation, and the
-// Config values built from it.
+// Config values built from it. Each key is declared once, by the package
+// that reads it, and registered with Register (registry.go); conf declares
+// the runtime's own keys (keys.go).
 //
 // Sources apply in rising precedence: the defaults, a YAML file, MR_
 // environment variables, explicit overrides (-D key=value on the command
@@ -87,6 +89,42 @@ type Key struct {
 	// Config.Duration: "ms" and "s" let Duration convert Int, Int64 and
 	// Float keys; other units ("MiB", "bytes") are informational.
 	Unit string
+	// Valid, if set, says for the reference (docs/configuration.md) what
+	// values the key's reader accepts when that is more than Check can
+	// describe: list syntax, ranges and relations the owning package
+	// checks when it builds from the configuration. It is documentation
+	// only.
+	Valid string
+}
+
+// Validate checks text as a value of k: its type and k's Check. The error
+// says what is allowed, without naming the key.
+func (k Key) Validate(text string) error {
+	_, err := parseValue(k, text)
+	return err
+}
+
+// Accepts describes the values k accepts, for the reference: Valid if set,
+// else what its Check allows if the check can say, else what its type
+// allows.
+func (k Key) Accepts() string {
+	if k.Valid != "" {
+		return k.Valid
+	}
+	if desc, ok := describe(k.Check); ok {
+		return strings.TrimPrefix(desc, "want ")
+	}
+	switch k.Type {
+	case Int, Int64:
+		return "an integer"
+	case Float:
+		return "a finite number"
+	case Bool:
+		return "true or false"
+	case Duration:
+		return `a duration such as "500ms", "30s" or "2m"`
+	}
+	return "any text"
 }
 
 // EnvName returns the environment variable that sets key: MR_ followed by
@@ -98,15 +136,15 @@ func EnvName(key string) string {
 }
 
 // Keys returns all configuration keys, sorted by name.
-func Keys() []Key { return registry.list() }
+func Keys() []Key { return registered().list() }
 
 // Lookup returns the key named name.
 func Lookup(name string) (Key, bool) {
-	k, ok := registry.byName[name]
+	k, ok := registered().byName[name]
 	return k, ok
 }
 
-// table is an indexed, validated set of keys. The package's registry is one;
+// table is an indexed, validated set of keys. The registry holds one;
 // tests build others.
 type table struct {
 	keys     []Key // sorted by name
@@ -166,16 +204,6 @@ func newTable(keys []Key) (*table, error) {
 	return t, nil
 }
 
-// mustTable is newTable for the package registry, whose table is fixed at
-// compile time: an error there is a programming error.
-func mustTable(keys []Key) *table {
-	t, err := newTable(keys)
-	if err != nil {
-		panic("conf: invalid key table: " + err.Error())
-	}
-	return t
-}
-
 // checkKeyDef checks the static parts of a key definition.
 func checkKeyDef(k Key) error {
 	if k.Name == "" {
@@ -229,7 +257,7 @@ type Config struct {
 }
 
 // Default returns the configuration with every key at its default.
-func Default() *Config { return registry.defaultConfig() }
+func Default() *Config { return registered().defaultConfig() }
 
 func (t *table) defaultConfig() *Config {
 	vals := make(map[string]value, len(t.defaults))

@@ -2,7 +2,6 @@ package conf
 
 import (
 	"bytes"
-	"gomr/partitions"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -36,27 +35,12 @@ func fakeEnv(env map[string]string) (func(string) (string, bool), func() []strin
 	return lookup, environ
 }
 
-func TestPolicyKeysRegistered(t *testing.T) {
-	c := Default()
-	for _, pk := range partitions.Keys() {
-		k, ok := Lookup(pk.Name)
-		if !ok {
-			t.Errorf("policy key %s is not a configuration key", pk.Name)
-			continue
-		}
-		if got := c.Map()[pk.Name]; got != pk.Default {
-			t.Errorf("%s: default %q, want %q", pk.Name, got, pk.Default)
-		}
-		if len(pk.Allowed) > 0 && k.Check(pk.Allowed[0]+"-not-allowed") == nil {
-			t.Errorf("%s accepts a value outside %v", pk.Name, pk.Allowed)
-		}
-	}
-}
-
 func TestRegistry(t *testing.T) {
 	keys := Keys()
-	if want := len(keyTable) + len(policyKeys()) + len(speculatorKeys()); len(keys) != want {
-		t.Fatalf("Keys() has %d keys, want %d (table plus policy keys)", len(keys), want)
+	// Only conf's own keys are registered in this test binary; the
+	// policies' and the speculator's are checked in their packages.
+	if want := len(keyTable); len(keys) != want {
+		t.Fatalf("Keys() has %d keys, want %d (conf's key table)", len(keys), want)
 	}
 	if !sort.SliceIsSorted(keys, func(i, j int) bool { return keys[i].Name < keys[j].Name }) {
 		t.Error("Keys() is not sorted by name")
@@ -74,14 +58,14 @@ func TestRegistry(t *testing.T) {
 		"mapreduce.tasktracker.reduce.tasks.maximum": true, "mapreduce.tasktracker.heartbeat.interval": true,
 		"mapreduce.tasktracker.outofband.heartbeat": true, "mapreduce.tasktracker.http.address": true,
 		"mapreduce.tasktracker.report.address": true, "mapreduce.tasktracker.host.name": true, "mapreduce.tasktracker.criu.path": true,
-		"mapreduce.cluster.local.dir": true, "scheduler.policy": true, "log.level": true,
+		"mapreduce.cluster.local.dir": true, "log.level": true,
 		"mapreduce.cluster.tls.enabled": true, "mapreduce.cluster.tls.ca": true, "mapreduce.cluster.tls.cert": true,
 		"mapreduce.cluster.tls.key": true, "mapreduce.cluster.acls.enabled": true, "mapreduce.cluster.administrators": true,
 		"mapred.jobtracker.retirejob.interval": true, "mapred.jobtracker.retirejob.check": true,
 		"mapred.jobtracker.completeuserjobs.maximum": true, "mapred.job.tracker.retiredjobs.cache.size": true,
 	}
 	for _, k := range keys {
-		isCluster := cluster[k.Name] || strings.HasPrefix(k.Name, "scheduler.") || clusterSpeculatorKeys[k.Name]
+		isCluster := cluster[k.Name]
 		if k.Job == isCluster {
 			t.Errorf("key %s: Job = %v, want %v", k.Name, k.Job, !isCluster)
 		}
@@ -158,7 +142,6 @@ func TestDefaults(t *testing.T) {
 		{"mapreduce.tasktracker.host.name", ""},
 		{"mapreduce.tasktracker.criu.path", "/opt/gomr/criu/criu.sh"},
 		{"mapreduce.cluster.local.dir", "/tmp/gomr/local"},
-		{"scheduler.policy", "fifo"},
 		{"log.level", "info"},
 		{"mapreduce.cluster.tls.enabled", false},
 		{"mapreduce.cluster.tls.ca", ""},
@@ -323,7 +306,6 @@ func TestBadValues(t *testing.T) {
 		{"mapreduce.task.timeout", "-1", `invalid value "-1" for configuration key "mapreduce.task.timeout" in -D: want an integer >= 0 (ms)`},
 		{"mapreduce.tasktracker.outofband.heartbeat", "yes", `invalid value "yes" for configuration key "mapreduce.tasktracker.outofband.heartbeat" in -D: want true or false`},
 		{"mapreduce.job.priority", "URGENT", `invalid value "URGENT" for configuration key "mapreduce.job.priority" in -D: want one of VERY_HIGH, HIGH, NORMAL, LOW, VERY_LOW`},
-		{"scheduler.policy", "lottery", `invalid value "lottery" for configuration key "scheduler.policy" in -D: want one of fifo, fair, tyrex-static, tyrex-dynamic, fbq, sita, comp, edf, minedf, minedf-wc`},
 		{"log.level", "INFO", `invalid value "INFO" for configuration key "log.level" in -D: want one of debug, info, warn, error`},
 		{"mapreduce.job.queuename", " ", `invalid value " " for configuration key "mapreduce.job.queuename" in -D: want a non-empty string`},
 		{"mapreduce.jobtracker.address", "localhost", `invalid value "localhost" for configuration key "mapreduce.jobtracker.address" in -D: want host:port with a numeric port from 0 to 65535, such as "127.0.0.1:8021": address localhost: missing port in address`},
@@ -361,7 +343,7 @@ func TestGoodValues(t *testing.T) {
 		{"mapreduce.jobtracker.address", ":8021"},
 		{"mapreduce.jobtracker.address", "[::1]:0"},
 		{"mapreduce.jobtracker.address", "node-7.example.org:65535"},
-		{"scheduler.policy", "minedf-wc"},
+		{"log.level", "debug"},
 		{"mapreduce.job.name", ""},
 	}
 	for _, tt := range tests {
@@ -411,9 +393,9 @@ func TestUnknownKeys(t *testing.T) {
 			return err
 		}, "invalid value \"loud\" for configuration key \"log.level\" in -D: want one of debug, info, warn, error\nunknown configuration key \"zz\" in -D"},
 		{"job sets cluster key", func() error {
-			_, err := Default().JobOverrides(map[string]string{"scheduler.policy": "fair", "mapreduce.job.reduces": "3"})
+			_, err := Default().JobOverrides(map[string]string{"log.level": "debug", "mapreduce.job.reduces": "3"})
 			return err
-		}, `configuration key "scheduler.policy" cannot be set by a job: it is a cluster setting`},
+		}, `configuration key "log.level" cannot be set by a job: it is a cluster setting`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -487,7 +469,7 @@ func TestPrecedence(t *testing.T) {
 				opts.Overrides = map[string]string{key: tt.flag}
 			}
 			lookup, environ := fakeEnv(tt.env)
-			c, err := registry.load(opts, lookup, environ)
+			c, err := registered().load(opts, lookup, environ)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -553,7 +535,7 @@ func TestUnknownEnvVariable(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			lookup, environ := fakeEnv(tt.env)
-			_, err := registry.load(LoadOptions{Env: true}, lookup, environ)
+			_, err := registered().load(LoadOptions{Env: true}, lookup, environ)
 			if err == nil {
 				t.Fatalf("Load with %v succeeded, want an error", tt.env)
 			}
@@ -564,20 +546,20 @@ func TestUnknownEnvVariable(t *testing.T) {
 	}
 	// Without Env the environment is not looked at.
 	lookup, environ := fakeEnv(map[string]string{"MR_NO_SUCH_KEY": "1"})
-	if _, err := registry.load(LoadOptions{}, lookup, environ); err != nil {
+	if _, err := registered().load(LoadOptions{}, lookup, environ); err != nil {
 		t.Errorf("Load without Env: %v", err)
 	}
 }
 
 func TestLoadRealEnv(t *testing.T) {
 	t.Setenv("MR_MAPREDUCE_JOB_REDUCES", "9")
-	t.Setenv("MR_SCHEDULER_POLICY", "fair")
+	t.Setenv("MR_LOG_LEVEL", "debug")
 	c, err := Load(LoadOptions{Env: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Int("mapreduce.job.reduces") != 9 || c.String("scheduler.policy") != "fair" {
-		t.Errorf("env not applied: reduces=%d policy=%s", c.Int("mapreduce.job.reduces"), c.String("scheduler.policy"))
+	if c.Int("mapreduce.job.reduces") != 9 || c.String("log.level") != "debug" {
+		t.Errorf("env not applied: reduces=%d log level=%s", c.Int("mapreduce.job.reduces"), c.String("log.level"))
 	}
 	c, err = Load(LoadOptions{})
 	if err != nil {
@@ -607,14 +589,14 @@ func TestYAMLForms(t *testing.T) {
 		"mapreduce.map.sort.spill.percent":          "0.9",
 		"mapreduce.job.name":                        "word count",
 		"mapreduce.tasktracker.outofband.heartbeat": "false",
-		"scheduler.policy":                          "edf",
+		"log.level": "debug",
 	}
 	forms := map[string]string{
 		"flat": `mapreduce.task.io.sort.mb: 256
 mapreduce.map.sort.spill.percent: 0.9
 mapreduce.job.name: word count
 mapreduce.tasktracker.outofband.heartbeat: false
-scheduler.policy: edf
+log.level: debug
 `,
 		"nested": `mapreduce:
   task:
@@ -630,8 +612,8 @@ scheduler.policy: edf
   tasktracker:
     outofband:
       heartbeat: false
-scheduler:
-  policy: edf
+log:
+  level: debug
 `,
 		"mixed": `mapreduce:
   task.io.sort.mb: 256
@@ -639,14 +621,14 @@ scheduler:
   job: {name: word count}
   tasktracker.outofband:
     heartbeat: "false"
-scheduler.policy: edf
+log.level: debug
 `,
 		"upper case": `MAPREDUCE.TASK.IO.SORT.MB: 256
 Mapreduce:
   Map.Sort.Spill.Percent: 0.9
   Job.Name: word count
   tasktracker.outofband.heartbeat: False
-Scheduler.Policy: edf
+Log.Level: debug
 `,
 	}
 	for name, text := range forms {
@@ -940,23 +922,10 @@ func TestScalarText(t *testing.T) {
 	}
 }
 
-func TestTypeAndPolicies(t *testing.T) {
+func TestTypeString(t *testing.T) {
 	for typ, want := range map[Type]string{String: "string", Int: "int", Int64: "int64", Float: "float", Bool: "bool", Duration: "duration", 0: "Type(0)"} {
 		if got := typ.String(); got != want {
 			t.Errorf("Type(%d).String() = %q, want %q", int(typ), got, want)
-		}
-	}
-	p := Policies()
-	if len(p) != 10 || p[0] != "fifo" || p[9] != "minedf-wc" {
-		t.Errorf("Policies() = %v", p)
-	}
-	p[0] = "changed"
-	if Policies()[0] != "fifo" {
-		t.Error("Policies() shares its slice")
-	}
-	for _, name := range Policies() {
-		if _, err := Default().With(map[string]string{"scheduler.policy": name}, SourceFlag); err != nil {
-			t.Errorf("policy %s refused: %v", name, err)
 		}
 	}
 }

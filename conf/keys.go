@@ -1,21 +1,15 @@
 package conf
 
-// registry is the package's key table, built and checked once at start-up
-// from keyTable. A mistake in keyTable (bad default, duplicate name) panics
-// at init and fails every test of this package.
-var registry = mustTable(append(append(keyTable, policyKeys()...), speculatorKeys()...))
-
-// Policies are the scheduler.policy names the configuration accepts. The
-// JobTracker separately refuses those it does not implement yet.
-var policies = []string{"fifo", "fair", "tyrex-static", "tyrex-dynamic", "fbq", "sita", "comp", "edf", "minedf", "minedf-wc"}
-
-// Policies returns the scheduler.policy names the configuration accepts.
-func Policies() []string { return append([]string(nil), policies...) }
-
-// keyTable lists every configuration key. Adding a key is adding one line:
-// name, type, default (as text), description, optional Check (see
-// checks.go), Job (may a job override it with -D), optional Unit ("ms" and
-// "s" make Config.Duration convert the value).
+// keyTable lists the runtime's own configuration keys, those conf
+// registers itself (registry.go): the map and reduce data path, task
+// counts and attempts, job identity and ACLs, the client, the JobTracker
+// and TaskTracker daemons, security and logging. Adding a key is adding
+// one line: name, type, default (as text), description, optional Check
+// (see checks.go), Job (may a job override it with -D), optional Unit ("ms"
+// and "s" make Config.Duration convert the value). The scheduling
+// policies' keys (scheduler.*) are declared in package partitions, the
+// speculator's (speculation, the straggler injector) in package
+// speculator.
 var keyTable = []Key{
 	// Map-side sort and spill.
 	{Name: "mapreduce.task.io.sort.mb", Type: Int, Default: "100", Description: "map-side sort buffer size", Check: between(1, 2047), Job: true, Unit: "MiB"},
@@ -75,7 +69,6 @@ var keyTable = []Key{
 	{Name: "mapreduce.jobtracker.tasktracker.maxblacklists", Type: Int, Default: "4", Description: "faults (succeeded jobs that blacklisted it) after which a tracker gets no task of any job (Hadoop 1: mapred.max.tracker.blacklists)", Check: atLeast(1)},
 	{Name: "mapreduce.jobtracker.blacklist.fault-timeout-window", Type: Int, Default: "180", Description: "how long a tracker's fault counts toward its blacklisting", Check: atLeast(1), Unit: "min"},
 	{Name: "mapreduce.jobtracker.blacklist.max.percent", Type: Float, Default: "0.5", Description: "largest fraction of the trackers blacklisted across all jobs at once", Check: between(0.0, 1.0)},
-	{Name: "scheduler.policy", Type: String, Default: "fifo", Description: "task scheduling policy", Check: oneOf(policies...)},
 
 	// JobTracker: completed-job retirement (Hadoop 1's keys and defaults;
 	// docs/reliability.md).

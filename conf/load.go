@@ -38,7 +38,7 @@ type LoadOptions struct {
 // previous ones. Unknown keys and invalid values stop it with an error naming
 // every offending key, its value, its source and what is allowed.
 func Load(opts LoadOptions) (*Config, error) {
-	return registry.load(opts, os.LookupEnv, os.Environ)
+	return registered().load(opts, os.LookupEnv, os.Environ)
 }
 
 func (t *table) load(opts LoadOptions, lookupEnv func(string) (string, bool), environ func() []string) (*Config, error) {

@@ -6,12 +6,30 @@ import (
 	"slices"
 	"sort"
 	"time"
+
+	"gomr/conf"
 )
 
 func init() {
 	for _, name := range []string{"edf", "minedf", "minedf-wc"} {
 		Register(name, func(cfg Config) (Policy, error) { return NewDeadline(name, cfg) })
 	}
+	registerKeys(deadlineKeys...)
+}
+
+// deadlineKeys are the configuration keys the deadline policies (edf,
+// minedf, minedf-wc) read.
+var deadlineKeys = []conf.Key{
+	{Name: "scheduler.deadline.bound", Type: conf.String, Default: "avg", Description: "ARIA bound the minimum allocation targets", Check: conf.OneOf("low", "avg", "up")},
+	{Name: "scheduler.deadline.round", Type: conf.String, Default: "lagrange-ceil", Description: "integer slots: round the Lagrange optimum up, or search for the exact integer minimum", Check: conf.OneOf("lagrange-ceil", "integer-exact")},
+	{Name: "scheduler.deadline.refresh-all-on-arrival", Type: conf.Bool, Default: "false", Description: "MinEDF-WC: refresh every job's quota when a job arrives"},
+	{Name: "scheduler.deadline.reduces-after-maps", Type: conf.Bool, Default: "true", Description: "minedf and minedf-wc give reduce slots only once all maps of the job finished (Algorithm 1, ARIA's model)"},
+	{Name: "scheduler.edf.reduces-after-maps", Type: conf.Bool, Default: "false", Description: "edf gives reduce slots only once all maps of the job finished; false: as soon as the job's reduce slow-start allows (Hadoop's default allocation)"},
+
+	{Name: "scheduler.minedfwc.algorithm", Type: conf.String, Default: "fixed", Description: "Algorithm 1 variant: fixed (<=, kill accounting from actual free slots, no kills when only reduces are short) or printed (as printed)", Check: conf.OneOf("fixed", "printed")},
+	{Name: "scheduler.minedfwc.kill-only-needed", Type: conf.Bool, Default: "false", Description: "kill only the spare maps the new job needs instead of all spare maps of a victim job (A7)"},
+	{Name: "scheduler.minedfwc.arrival-net-of-deficits", Type: conf.Bool, Default: "false", Description: "arrival check subtracts the quota deficits of earlier-deadline jobs from the free slots (A3)"},
+	{Name: "scheduler.minedfwc.reduce-release", Type: conf.String, Default: "r-avg", Description: "expected release time of a spare reduce slot (A10)", Check: conf.OneOf("r-avg", "shuffle-plus-r-avg")},
 }
 
 type deadlineKind int

@@ -7,10 +7,20 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"gomr/conf"
 )
 
 func init() {
 	Register("fair", func(cfg Config) (Policy, error) { return NewFair(cfg) })
+	registerKeys(fairKeys...)
+}
+
+// fairKeys are the configuration keys the fair policy reads.
+var fairKeys = []conf.Key{
+	{Name: "scheduler.fair.pools", Type: conf.String, Default: "", Description: "fair pools as name:weight:minMaps:minReduces, comma-separated; unknown pools get weight 1 and no minimum", Valid: "items name[:weight[:minMaps[:minReduces]]]; weight > 0; minimums integers >= 0; no name twice"},
+	{Name: "scheduler.fair.default-pool", Type: conf.String, Default: "default", Description: "pool of a job that names none", Valid: "any name; empty means \"default\""},
+	{Name: "scheduler.fair.weight", Type: conf.String, Default: "equal", Description: "job weight inside a pool: equal (Hadoop default), log (size-based, log2(1+tasks)), linear (tasks)", Check: conf.OneOf("equal", "log", "linear")},
 }
 
 // Pool is a fair-scheduler pool's configuration.

@@ -3,77 +3,59 @@ package partitions
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"gomr/conf"
 )
 
-// KeyType is the type of a policy configuration value.
-type KeyType string
+// keys are the configuration keys this package's policies read, in
+// registration order. Each policy declares its own beside its code
+// (fairKeys, multiQueueKeys, deadlineKeys) and registers them with
+// registerKeys from its init function.
+var keys []conf.Key
 
-// Key types.
-const (
-	KeyString   KeyType = "string"
-	KeyInt      KeyType = "int"
-	KeyFloat    KeyType = "float"
-	KeyDuration KeyType = "duration"
-	KeyBool     KeyType = "bool"
-	KeyFloats   KeyType = "float list"
-	KeyDurs     KeyType = "duration list"
-)
-
-// Key describes one configuration key a policy reads.
-type Key struct {
-	Name        string
-	Type        KeyType
-	Default     string
-	Description string
-	// Allowed lists the accepted values of an enumerated string key.
-	Allowed []string
+// registerKeys adds configuration keys a policy reads to the package's
+// list (Keys, MapConfig) and to the configuration registry (conf.Register),
+// so that they are set, validated, documented and listed like every other
+// key. The policies read them through Config and check them again when
+// they are built, naming the key in any error.
+func registerKeys(ks ...conf.Key) {
+	keys = append(keys, ks...)
+	conf.Register(ks...)
 }
 
 // Keys lists every configuration key the policies of this package read,
-// with its default. KEYS.md documents the same list.
-func Keys() []Key {
-	return []Key{
-		{"scheduler.fair.pools", KeyString, "", "fair pools as name:weight:minMaps:minReduces, comma-separated; unknown pools get weight 1 and no minimum", nil},
-		{"scheduler.fair.default-pool", KeyString, "default", "pool of a job that names none", nil},
-		{"scheduler.fair.weight", KeyString, "equal", "job weight inside a pool: equal (Hadoop default), log (size-based, log2(1+tasks)), linear (tasks)", []string{"equal", "log", "linear"}},
+// with its default (scheduler.policy, which chooses the policy, is
+// registered with conf too but is not one of them).
+func Keys() []conf.Key { return slices.Clone(keys) }
 
-		{"scheduler.tyrex.capacities", KeyFloats, "0.3,0.7", "TYREX partition capacities C_1..C_K as fractions of the map and reduce slots; K = their count; must sum to 1", nil},
-		{"scheduler.tyrex.timers", KeyDurs, "200s", "StaticTAGS timers T_1..T_{K-1} (service limits); read as cumulative boundaries unless limits-mode is per-queue", nil},
-		{"scheduler.tyrex.limits-mode", KeyString, "cumulative", "how timers are read: cumulative boundaries B_k or per-queue budgets L_k", []string{"cumulative", "per-queue"}},
-		{"scheduler.tyrex.migrated-order", KeyString, "tail", "where a migrated job enters the next queue: tail (entry order) or arrival (original arrival order)", []string{"tail", "arrival"}},
-		{"scheduler.tyrex.partition-reduces", KeyBool, "true", "apply the capacities to reduce slots too (else reduces use the whole cluster)", nil},
-		{"scheduler.tyrex.cv2-threshold", KeyFloat, "2", "DynamicTAGS: migrate only when the CV^2 of the partial sizes exceeds this", nil},
-		{"scheduler.tyrex.min-sample", KeyInt, "2", "DynamicTAGS: fewest jobs in the CV^2 test (with dynamic-sample queue: jobs of the partition; else jobs of the sample)", nil},
-		{"scheduler.tyrex.dynamic-sample", KeyString, "recent", "DynamicTAGS sample: recent (the partial sizes > 0 of the jobs in the partition plus those there of the latest dynamic-window jobs that left it, finished or moved on; test and cutoff over them), queue (CV^2 test over every job of the partition, waiting ones at 0; cutoff over the partial sizes > 0, down to 0+), positive (test and cutoff over the jobs in the partition with a partial size > 0) or all (both over every job in the partition, zeros included)", []string{"recent", "queue", "positive", "all"}},
-		{"scheduler.tyrex.dynamic-window", KeyInt, "100", "DynamicTAGS recent sample: how many of the latest jobs to leave a partition (finished there or moved on) count with their partial size there, besides the jobs in it", nil},
-		{"scheduler.tyrex.dynamic-timer", KeyString, "check", "DynamicTAGS: check (jobs move only when a cutoff is computed, thesis §4.4.4) or sticky (the latest cutoff stays the partition's timer until the next one)", []string{"check", "sticky"}},
-		{"scheduler.tyrex.fallback-timer", KeyDuration, "0s", "DynamicTAGS safety net: migrate a job whose partial size passes this even without a dynamic timer; 0 = never (faithful)", nil},
-
-		{"scheduler.fbq.limits", KeyDurs, "12000s", "FBQ service limits of queues 1..K-1; K = count+1", nil},
-		{"scheduler.fbq.limits-mode", KeyString, "cumulative", "cumulative boundaries or per-queue budgets", []string{"cumulative", "per-queue"}},
-
-		{"scheduler.sita.capacities", KeyFloats, "0.3,0.7", "SITA partition capacities C_1..C_K; must sum to 1", nil},
-		{"scheduler.sita.cutoffs", KeyDurs, "18000s", "SITA cumulative size cutoffs B_1..B_{K-1} (predicted job size)", nil},
-		{"scheduler.sita.predictor", KeyString, "regression", "job size predictor: regression (log-log least squares on input bytes over completed jobs) or oracle (JobView.EstimatedSize)", []string{"regression", "oracle"}},
-		{"scheduler.sita.min-fit", KeyInt, "10", "completed jobs needed before the regression predictor is used; before that the oracle estimate (or 0) is used", nil},
-
-		{"scheduler.comp.queues", KeyInt, "2", "COMP number of queues K (compares with the last K-1 completed jobs)", nil},
-		{"scheduler.comp.predictor", KeyString, "regression", "job size predictor, as scheduler.sita.predictor", []string{"regression", "oracle"}},
-
-		{"scheduler.deadline.bound", KeyString, "avg", "ARIA bound the minimum allocation targets", []string{"low", "avg", "up"}},
-		{"scheduler.deadline.round", KeyString, "lagrange-ceil", "integer slots: round the Lagrange optimum up, or search for the exact integer minimum", []string{"lagrange-ceil", "integer-exact"}},
-		{"scheduler.deadline.refresh-all-on-arrival", KeyBool, "false", "MinEDF-WC: refresh every job's quota when a job arrives", nil},
-		{"scheduler.deadline.reduces-after-maps", KeyBool, "true", "minedf and minedf-wc give reduce slots only once all maps of the job finished (Algorithm 1, ARIA's model)", nil},
-		{"scheduler.edf.reduces-after-maps", KeyBool, "false", "edf gives reduce slots only once all maps of the job finished; false: as soon as the job's reduce slow-start allows (Hadoop's default allocation)", nil},
-		{"scheduler.minedfwc.algorithm", KeyString, "fixed", "Algorithm 1 variant: fixed (<=, kill accounting from actual free slots, no kills when only reduces are short) or printed (as printed)", []string{"fixed", "printed"}},
-		{"scheduler.minedfwc.kill-only-needed", KeyBool, "false", "kill only the spare maps the new job needs instead of all spare maps of a victim job (A7)", nil},
-		{"scheduler.minedfwc.arrival-net-of-deficits", KeyBool, "false", "arrival check subtracts the quota deficits of earlier-deadline jobs from the free slots (A3)", nil},
-		{"scheduler.minedfwc.reduce-release", KeyString, "r-avg", "expected release time of a spare reduce slot (A10)", []string{"r-avg", "shuffle-plus-r-avg"}},
+// floatList is the Check of a comma-separated list of numbers.
+func floatList(v any) error {
+	s, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("number list check got a %T value", v)
 	}
+	if _, err := parseFloats(s); err != nil {
+		return fmt.Errorf("want comma-separated numbers such as 0.3,0.7: %w", err)
+	}
+	return nil
+}
+
+// durationList is the Check of a comma-separated list of durations (Go
+// durations or plain numbers of seconds).
+func durationList(v any) error {
+	s, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("duration list check got a %T value", v)
+	}
+	if _, err := parseDurations(s); err != nil {
+		return fmt.Errorf("want comma-separated durations such as 200s: %w", err)
+	}
+	return nil
 }
 
 // DefaultValues returns a fresh map of every key to its default value.
@@ -93,9 +75,9 @@ type MapConfig map[string]string
 // NewMapConfig returns a MapConfig with the defaults overridden by
 // overrides. It fails on an unknown key or a value of the wrong type.
 func NewMapConfig(overrides map[string]string) (MapConfig, error) {
-	keys := map[string]Key{}
-	for _, k := range Keys() {
-		keys[k.Name] = k
+	byName := map[string]conf.Key{}
+	for _, k := range keys {
+		byName[k.Name] = k
 	}
 	m := MapConfig(DefaultValues())
 	names := make([]string, 0, len(overrides))
@@ -104,7 +86,7 @@ func NewMapConfig(overrides map[string]string) (MapConfig, error) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		k, ok := keys[n]
+		k, ok := byName[n]
 		if !ok {
 			return nil, fmt.Errorf("unknown scheduler configuration key %q", n)
 		}
@@ -117,24 +99,23 @@ func NewMapConfig(overrides map[string]string) (MapConfig, error) {
 	return m, nil
 }
 
-func checkValue(k Key, v string) error {
+// checkValue checks v as a value of k, as the policies will read it:
+// durations may also be plain numbers of seconds, lists are checked by
+// their Check.
+func checkValue(k conf.Key, v string) error {
 	var err error
 	switch k.Type {
-	case KeyInt:
+	case conf.Int:
 		_, err = strconv.Atoi(strings.TrimSpace(v))
-	case KeyFloat:
+	case conf.Float:
 		_, err = parseFloat(v)
-	case KeyDuration:
+	case conf.Duration:
 		_, err = parseDuration(v)
-	case KeyBool:
+	case conf.Bool:
 		_, err = strconv.ParseBool(strings.TrimSpace(v))
-	case KeyFloats:
-		_, err = parseFloats(v)
-	case KeyDurs:
-		_, err = parseDurations(v)
-	case KeyString:
-		if len(k.Allowed) > 0 && !contains(k.Allowed, v) {
-			err = fmt.Errorf("allowed: %s", strings.Join(k.Allowed, ", "))
+	default:
+		if k.Check != nil {
+			err = k.Check(v)
 		}
 	}
 	if err != nil {

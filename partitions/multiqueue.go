@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sort"
 	"time"
+
+	"gomr/conf"
 )
 
 func init() {
@@ -14,6 +16,35 @@ func init() {
 	Register("fbq", func(cfg Config) (Policy, error) { return newMultiQueue("fbq", cfg) })
 	Register("sita", func(cfg Config) (Policy, error) { return newMultiQueue("sita", cfg) })
 	Register("comp", func(cfg Config) (Policy, error) { return newMultiQueue("comp", cfg) })
+	registerKeys(multiQueueKeys...)
+}
+
+// multiQueueKeys are the configuration keys the multi-queue policies read:
+// TYREX (tyrex-static, tyrex-dynamic), FBQ, SITA and COMP. The sources of
+// their defaults are in docs/policies.md.
+var multiQueueKeys = []conf.Key{
+	{Name: "scheduler.tyrex.capacities", Type: conf.String, Default: "0.3,0.7", Description: "TYREX partition capacities C_1..C_K as fractions of the map and reduce slots; K = their count; must sum to 1", Check: floatList, Valid: "comma-separated numbers: each in (0, 1], sum 1 (±1e-6), at least one"},
+	{Name: "scheduler.tyrex.timers", Type: conf.String, Default: "200s", Description: "StaticTAGS timers T_1..T_{K-1} (service limits); read as cumulative boundaries unless limits-mode is per-queue", Check: durationList, Valid: "comma-separated durations: exactly K-1 positive durations; increasing when cumulative"},
+	{Name: "scheduler.tyrex.limits-mode", Type: conf.String, Default: "cumulative", Description: "how timers are read: cumulative boundaries B_k or per-queue budgets L_k", Check: conf.OneOf("cumulative", "per-queue")},
+	{Name: "scheduler.tyrex.migrated-order", Type: conf.String, Default: "tail", Description: "where a migrated job enters the next queue: tail (entry order) or arrival (original arrival order)", Check: conf.OneOf("tail", "arrival")},
+	{Name: "scheduler.tyrex.partition-reduces", Type: conf.Bool, Default: "true", Description: "apply the capacities to reduce slots too (else reduces use the whole cluster)"},
+	{Name: "scheduler.tyrex.cv2-threshold", Type: conf.Float, Default: "2", Description: "DynamicTAGS: migrate only when the CV^2 of the partial sizes exceeds this", Valid: "a number >= 0"},
+	{Name: "scheduler.tyrex.min-sample", Type: conf.Int, Default: "2", Description: "DynamicTAGS: fewest jobs in the CV^2 test (with dynamic-sample queue: jobs of the partition; else jobs of the sample)", Valid: "an integer >= 2"},
+	{Name: "scheduler.tyrex.dynamic-sample", Type: conf.String, Default: "recent", Description: "DynamicTAGS sample: recent (the partial sizes > 0 of the jobs in the partition plus those there of the latest dynamic-window jobs that left it, finished or moved on; test and cutoff over them), queue (CV^2 test over every job of the partition, waiting ones at 0; cutoff over the partial sizes > 0, down to 0+), positive (test and cutoff over the jobs in the partition with a partial size > 0) or all (both over every job in the partition, zeros included)", Check: conf.OneOf("recent", "queue", "positive", "all")},
+	{Name: "scheduler.tyrex.dynamic-window", Type: conf.Int, Default: "100", Description: "DynamicTAGS recent sample: how many of the latest jobs to leave a partition (finished there or moved on) count with their partial size there, besides the jobs in it", Valid: "an integer >= 1"},
+	{Name: "scheduler.tyrex.dynamic-timer", Type: conf.String, Default: "check", Description: "DynamicTAGS: check (jobs move only when a cutoff is computed, thesis §4.4.4) or sticky (the latest cutoff stays the partition's timer until the next one)", Check: conf.OneOf("check", "sticky")},
+	{Name: "scheduler.tyrex.fallback-timer", Type: conf.Duration, Default: "0s", Description: "DynamicTAGS safety net: migrate a job whose partial size passes this even without a dynamic timer; 0 = never (faithful)", Valid: "a duration >= 0"},
+
+	{Name: "scheduler.fbq.limits", Type: conf.String, Default: "12000s", Description: "FBQ service limits of queues 1..K-1; K = count+1", Check: durationList, Valid: "comma-separated durations: at least one positive duration; increasing when cumulative"},
+	{Name: "scheduler.fbq.limits-mode", Type: conf.String, Default: "cumulative", Description: "cumulative boundaries or per-queue budgets", Check: conf.OneOf("cumulative", "per-queue")},
+
+	{Name: "scheduler.sita.capacities", Type: conf.String, Default: "0.3,0.7", Description: "SITA partition capacities C_1..C_K; must sum to 1", Check: floatList, Valid: "comma-separated numbers: each in (0, 1], sum 1"},
+	{Name: "scheduler.sita.cutoffs", Type: conf.String, Default: "18000s", Description: "SITA cumulative size cutoffs B_1..B_{K-1} (predicted job size)", Check: durationList, Valid: "comma-separated durations: exactly K-1 positive increasing durations"},
+	{Name: "scheduler.sita.predictor", Type: conf.String, Default: "regression", Description: "job size predictor: regression (log-log least squares on input bytes over completed jobs) or oracle (JobView.EstimatedSize)", Check: conf.OneOf("regression", "oracle")},
+	{Name: "scheduler.sita.min-fit", Type: conf.Int, Default: "10", Description: "completed jobs needed before the regression predictor is used; before that the oracle estimate (or 0) is used", Valid: "an integer >= 2"},
+
+	{Name: "scheduler.comp.queues", Type: conf.Int, Default: "2", Description: "COMP number of queues K (compares with the last K-1 completed jobs)", Valid: "an integer >= 2"},
+	{Name: "scheduler.comp.predictor", Type: conf.String, Default: "regression", Description: "job size predictor, as scheduler.sita.predictor", Check: conf.OneOf("regression", "oracle")},
 }
 
 // dispatch says how a job reaches its queue.

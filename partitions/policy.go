@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"sort"
 	"time"
+
+	"gomr/conf"
 )
 
 // TaskType is a map or a reduce.
@@ -191,7 +193,15 @@ type Config interface {
 	Duration(key string) time.Duration
 }
 
+// factories are the registered policies by name.
 var factories = map[string]Factory{}
+
+// The scheduler.policy key chooses the policy; it accepts the registered
+// names. A policy's file registers it (Register) and declares the keys it
+// reads (registerKeys), both from its init function.
+func init() {
+	conf.Register(conf.Key{Name: "scheduler.policy", Type: conf.String, Default: "fifo", Description: "task scheduling policy", Check: conf.OneOfFunc(Names)})
+}
 
 // Register adds a policy factory under name; it panics on a duplicate.
 func Register(name string, f Factory) {

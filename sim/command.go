@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"gomr/conf"
 	"gomr/partitions"
 	"gomr/speculator"
 )
@@ -261,11 +262,11 @@ func writeFile(path string, write func(io.Writer) error) error {
 }
 
 // speculatorKey is the speculator's description of a configuration key.
-func speculatorKey(name string) speculator.Key {
+func speculatorKey(name string) conf.Key {
 	for _, k := range speculator.Keys() {
 		if k.Name == name {
 			return k
 		}
 	}
-	return speculator.Key{Name: name}
+	return conf.Key{Name: name}
 }

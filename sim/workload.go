@@ -17,15 +17,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"gomr/jobtracker/jobhistory"
 	"io"
 	"math"
 	"os"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
+	"gomr/jobtracker/jobhistory"
 	"gomr/partitions"
 )
 
@@ -184,75 +183,20 @@ func (r *TraceRecord) job() (Job, error) {
 }
 
 // HistoryJob is one completed job as the JobTracker's job history records
-// it, one JSON object a line. The simulator replays it: arrival at Submit,
-// each task lasting what its successful attempt took.
-type HistoryJob struct {
-	ID       string `json:"id"`
-	Name     string `json:"name"`
-	User     string `json:"user,omitempty"`
-	Pool     string `json:"pool,omitempty"`
-	Priority int    `json:"priority,omitempty"`
-	// State is SUCCEEDED, FAILED or KILLED.
-	State  string    `json:"state"`
-	Submit time.Time `json:"submit"`
-	Start  time.Time `json:"start"`
-	Finish time.Time `json:"finish"`
-	// DeadlineSeconds is the relative deadline the job was submitted with;
-	// 0 means none.
-	DeadlineSeconds float64 `json:"deadline_s,omitempty"`
-	InputBytes      int64   `json:"input_bytes,omitempty"`
-	Maps            int     `json:"maps"`
-	Reduces         int     `json:"reduces"`
-	// Tasks are all attempts of the job's tasks.
-	Tasks []HistoryTask `json:"tasks"`
-}
+// it, one JSON object a line (jobhistory.Run). The simulator replays it:
+// arrival at Submit, each task lasting what its successful attempt took.
+type HistoryJob = jobhistory.Run
 
 // HistoryTask is one task attempt in a HistoryJob.
-type HistoryTask struct {
-	// Type is "map" or "reduce".
-	Type    string `json:"type"`
-	Index   int    `json:"index"`
-	Attempt int    `json:"attempt"`
-	// State is SUCCEEDED, FAILED or KILLED.
-	State   string    `json:"state"`
-	Tracker string    `json:"tracker,omitempty"`
-	Start   time.Time `json:"start"`
-	Finish  time.Time `json:"finish"`
-	// ShuffleFinish is when a reduce attempt's shuffle and sort ended (its
-	// reduce phase began); zero for maps or when unknown.
-	ShuffleFinish time.Time `json:"shuffle_finish,omitzero"`
-}
+type HistoryTask = jobhistory.RunTask
 
-// successful returns the successful attempt of each task of a type, in
-// task order.
-func (h *HistoryJob) successful(typ string) []HistoryTask {
-	byIndex := map[int]HistoryTask{}
-	for _, t := range h.Tasks {
-		if t.Type == typ && strings.EqualFold(t.State, "SUCCEEDED") {
-			if _, dup := byIndex[t.Index]; !dup {
-				byIndex[t.Index] = t
-			}
-		}
-	}
-	idx := make([]int, 0, len(byIndex))
-	for i := range byIndex {
-		idx = append(idx, i)
-	}
-	sort.Ints(idx)
-	out := make([]HistoryTask, 0, len(idx))
-	for _, i := range idx {
-		out = append(out, byIndex[i])
-	}
-	return out
-}
-
-// job converts a history record into a workload job, with Submit relative
-// to origin.
-func (h *HistoryJob) job(origin time.Time) (Job, error) {
+// historyJob converts a history record into a workload job, with Submit
+// relative to origin.
+func historyJob(h *HistoryJob, origin time.Time) (Job, error) {
 	if h.ID == "" {
 		return Job{}, errors.New("history record without id")
 	}
-	maps := h.successful("map")
+	maps := h.Successful("map")
 	if len(maps) == 0 {
 		return Job{}, fmt.Errorf("history job %s: no successful map attempt", h.ID)
 	}
@@ -264,7 +208,7 @@ func (h *HistoryJob) job(origin time.Time) (Job, error) {
 	for _, t := range maps {
 		j.Maps = append(j.Maps, max(t.Finish.Sub(t.Start), 0))
 	}
-	for _, t := range h.successful("reduce") {
+	for _, t := range h.Successful("reduce") {
 		sh := time.Duration(0)
 		red := max(t.Finish.Sub(t.Start), 0)
 		if !t.ShuffleFinish.IsZero() {
@@ -275,43 +219,6 @@ func (h *HistoryJob) job(origin time.Time) (Job, error) {
 		j.Reduces = append(j.Reduces, red)
 	}
 	return j, nil
-}
-
-// ProfileFromHistory computes the ARIA profile of a completed job from its
-// history: map durations; for reduces, a first-wave attempt (launched
-// before any reduce of the job completed) counts only the shuffle after the
-// last map finished. The JobTracker can keep these per job name and merge
-// them with partitions.MergeProfiles.
-func ProfileFromHistory(h *HistoryJob) partitions.Profile {
-	var maps []time.Duration
-	var lastMap time.Time
-	for _, t := range h.successful("map") {
-		maps = append(maps, max(t.Finish.Sub(t.Start), 0))
-		if t.Finish.After(lastMap) {
-			lastMap = t.Finish
-		}
-	}
-	reds := h.successful("reduce")
-	var firstDone time.Time
-	for _, t := range reds {
-		if firstDone.IsZero() || t.Finish.Before(firstDone) {
-			firstDone = t.Finish
-		}
-	}
-	var rs []partitions.ReduceSample
-	for _, t := range reds {
-		sf := t.ShuffleFinish
-		if sf.IsZero() {
-			sf = t.Start
-		}
-		first := t.Start.Before(firstDone)
-		from := t.Start
-		if first && lastMap.After(from) {
-			from = lastMap
-		}
-		rs = append(rs, partitions.ReduceSample{Shuffle: max(sf.Sub(from), 0), Reduce: max(t.Finish.Sub(sf), 0), FirstWave: first})
-	}
-	return partitions.NewProfile(maps, rs)
 }
 
 // ReadTrace reads a workload from JSON lines: trace records
@@ -394,7 +301,7 @@ func ReadTrace(r io.Reader, name string) (*Workload, error) {
 			}
 		}
 		for i := range hist {
-			j, err := hist[i].job(origin)
+			j, err := historyJob(&hist[i], origin)
 			if err != nil {
 				return nil, fmt.Errorf("trace %s: %w", name, err)
 			}
@@ -433,55 +340,8 @@ func WriteTrace(out io.Writer, w *Workload) error {
 	return nil
 }
 
-// FromJobHistory converts a JobTracker history record (package
-// jobhistory) into the simulator's HistoryJob.
-func FromJobHistory(r *jobhistory.Record) (HistoryJob, error) {
-	j := r.Job
-	h := HistoryJob{ID: j.JobID, Name: j.Name, User: j.User, Pool: j.Pool, State: j.State,
-		Submit: j.Submit, Start: j.Start, Finish: j.Finish, DeadlineSeconds: j.Deadline,
-		InputBytes: j.InputBytes, Maps: j.Maps, Reduces: j.Reduces}
-	for _, a := range r.Attempts {
-		t := HistoryTask{Index: a.Task, State: a.State, Tracker: a.Tracker, Start: a.Start, Finish: a.Finish}
-		switch a.TaskType {
-		case "m":
-			t.Type = "map"
-		case "r":
-			t.Type = "reduce"
-		default:
-			return h, fmt.Errorf("history attempt %s: unknown task type %q", a.AttemptID, a.TaskType)
-		}
-		if i := strings.LastIndexByte(a.AttemptID, '_'); i >= 0 {
-			n, err := strconv.Atoi(a.AttemptID[i+1:])
-			if err != nil {
-				return h, fmt.Errorf("history attempt id %q: %w", a.AttemptID, err)
-			}
-			t.Attempt = n
-		}
-		// The reduce phase starts when the merge (sort) ends.
-		if a.SortFinish != nil {
-			t.ShuffleFinish = *a.SortFinish
-		} else if a.ShuffleFinish != nil {
-			t.ShuffleFinish = *a.ShuffleFinish
-		}
-		h.Tasks = append(h.Tasks, t)
-	}
-	return h, nil
-}
-
 // ParseJobTrackerHistory decodes JobTracker history files (one or more
 // concatenated) into HistoryJobs, failed and killed jobs included.
 func ParseJobTrackerHistory(data []byte) ([]HistoryJob, error) {
-	recs, err := jobhistory.ParseAll(data)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]HistoryJob, 0, len(recs))
-	for i := range recs {
-		h, err := FromJobHistory(&recs[i])
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, h)
-	}
-	return out, nil
+	return jobhistory.ParseRuns(data)
 }

@@ -7,29 +7,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"gomr/conf"
 )
-
-// KeyType is the type of a configuration value.
-type KeyType string
-
-// Key types.
-const (
-	KeyInt      KeyType = "int"
-	KeyFloat    KeyType = "float"
-	KeyDuration KeyType = "duration"
-	KeyBool     KeyType = "bool"
-	KeyString   KeyType = "string"
-)
-
-// Key describes one configuration key the speculator reads.
-type Key struct {
-	Name        string
-	Type        KeyType
-	Default     string
-	Description string
-	// Allowed lists the values a string key may take (nil: any).
-	Allowed []string
-}
 
 // Configuration key names.
 const (
@@ -64,40 +44,52 @@ const (
 	KeyStragglerSpeculative = "straggler.speculative"
 )
 
-// Keys lists every configuration key the speculator reads, with its
-// default, for the conf package to register.
-func Keys() []Key {
-	return []Key{
-		{KeyMapSpeculative, KeyBool, "true", "speculate map tasks", nil},
-		{KeyReduceSpeculative, KeyBool, "true", "speculate reduce tasks", nil},
-		{KeyCapRunning, KeyFloat, "0.1", "speculative attempts allowed at once, as a fraction of the running tasks of a type", nil},
-		{KeyCapTotal, KeyFloat, "0.01", "speculative attempts allowed at once, as a fraction of all tasks of a type (the thesis used 1.0)", nil},
-		{KeyMinAllowed, KeyInt, "10", "speculative attempts of a type always allowed at once, whatever the fractions give", nil},
-		{KeyRetryNoSpec, KeyDuration, "1s", "wait before the next scan after a scan that speculated nothing", nil},
-		{KeyRetryAfterSpec, KeyDuration, "15s", "wait before the next scan after a scan that speculated", nil},
-		{KeySlowTaskThreshold, KeyFloat, "1.0", "a task is a straggler only if its estimated runtime exceeds mean + this many standard deviations (only with " + KeyApplyThreshold + ")", nil},
-		{KeyApplyThreshold, KeyBool, "false", "apply the slow-task threshold; false is Hadoop's behaviour, where it only gates on finished tasks", nil},
-		{KeyMinDoneCount, KeyInt, "1", "finished tasks of a type needed before any task of the type is speculated", nil},
-		{KeyMinDoneFraction, KeyFloat, "0.05", "fraction of the tasks of a type that must have finished before any is speculated", nil},
-		{KeyStagnation, KeyDuration, "9s", "an attempt whose progress has not changed for this long is estimated as if it reported its progress now", nil},
-		{KeyRuntimeEstimator, KeyString, EstimatorLegacy, "how a running attempt's runtime is estimated: legacy (Hadoop's default, elapsed time over progress) or smoothed (Hadoop's ExponentiallySmoothedTaskRuntimeEstimator: the remaining progress over the attempt's exponentially smoothed recent progress rate)", []string{EstimatorLegacy, EstimatorSmoothed}},
-		{KeySmoothLambda, KeyDuration, "60s", "smoothed estimator: time constant of the progress-rate smoothing (Hadoop's ...estimator.exponential.smooth.lambda-ms); a report dt after the previous one keeps exp(-dt/lambda) of the old rate", nil},
-		{KeyCloneEnabled, KeyBool, "false", "let the speculator choose a CRIU clone instead of a fresh attempt when the clone is expected to end first", nil},
-		{KeyBeta, KeyFloat, "1.2", "damping factor beta: the estimated clone cost is multiplied by it (> 1 overestimates, suppressing doubtful clones)", nil},
-		{KeyTVM, KeyDuration, "140ms", "prior of the fixed cost of one clone (quiesce, dump, restore), t_vm", nil},
-		{KeyImageBandwidth, KeyFloat, "950000000", "prior of the image throughput of dump plus restore, B, in bytes/s", nil},
-		{KeyCopyBandwidth, KeyFloat, "40000000", "prior of the copy throughput of the clone's file set to the target tracker, B_copy, in bytes/s", nil},
-		{KeySmoothing, KeyFloat, "0.25", "weight of a new clone measurement in the exponentially smoothed clone-cost inputs, in (0, 1]", nil},
-		{KeyMinSampleBytes, KeyInt, "1048576", "a clone's copy throughput is learnt only from transfers of at least this many bytes", nil},
-		{KeyStragglerFraction, KeyFloat, "0", "straggler injector (experiments): fraction of attempts, tasks or trackers (see " + KeyStragglerScope + ") slowed down; 0 turns it off", nil},
-		{KeyStragglerScope, KeyString, "attempt", "straggler injector: draw the slowdown per attempt, per task (all its non-speculative attempts alike) or per tracker", []string{"attempt", "task", "tracker"}},
-		{KeyStragglerShape, KeyFloat, "2", "straggler injector: shape (sigma) of the log-normal slowdown factor k; the source uses 1, 2 and 10", nil},
-		{KeyStragglerLocation, KeyFloat, "0", "straggler injector: location (mu) of the log-normal slowdown factor k (0: median k is 1, a slowed task takes twice as long)", nil},
-		{KeyStragglerMaxFactor, KeyFloat, "50", "straggler injector: upper bound on k (a long tail of shape 10 would otherwise stall a task for ever)", nil},
-		{KeyStragglerSeed, KeyInt, "1", "straggler injector: seed of the draws (the same seed slows the same attempts)", nil},
-		{KeyStragglerSpeculative, KeyBool, "false", "straggler injector: slow speculative attempts (fresh or cloned) too", nil},
-	}
+// keys are the speculator's configuration keys (speculation switches and
+// caps, the clone-cost priors and damping, the straggler injector), which
+// it registers with conf. A job may override the per-job ones (switches,
+// caps, gates, the straggler injector), as Hadoop's speculation keys are;
+// the scan period of the JobTracker's speculation loop and the
+// cluster-wide clone-cost estimator (its priors, damping and smoothing)
+// are cluster keys. FromConfig re-reads and range-checks them, naming the
+// key in any error; Valid documents those ranges.
+var keys = []conf.Key{
+	{Name: KeyMapSpeculative, Type: conf.Bool, Default: "true", Description: "speculate map tasks", Job: true},
+	{Name: KeyReduceSpeculative, Type: conf.Bool, Default: "true", Description: "speculate reduce tasks", Job: true},
+	{Name: KeyCapRunning, Type: conf.Float, Default: "0.1", Description: "speculative attempts allowed at once, as a fraction of the running tasks of a type", Job: true, Valid: "a number from 0 to 1"},
+	{Name: KeyCapTotal, Type: conf.Float, Default: "0.01", Description: "speculative attempts allowed at once, as a fraction of all tasks of a type (the thesis used 1.0)", Job: true, Valid: "a number from 0 to 1"},
+	{Name: KeyMinAllowed, Type: conf.Int, Default: "10", Description: "speculative attempts of a type always allowed at once, whatever the fractions give", Job: true, Valid: "an integer >= 0"},
+	{Name: KeyRetryNoSpec, Type: conf.Duration, Default: "1s", Description: "wait before the next scan after a scan that speculated nothing", Valid: "a duration >= 0"},
+	{Name: KeyRetryAfterSpec, Type: conf.Duration, Default: "15s", Description: "wait before the next scan after a scan that speculated", Valid: "a duration >= 0"},
+	{Name: KeySlowTaskThreshold, Type: conf.Float, Default: "1.0", Description: "a task is a straggler only if its estimated runtime exceeds mean + this many standard deviations (only with " + KeyApplyThreshold + ")", Job: true, Valid: "a number >= 0"},
+	{Name: KeyApplyThreshold, Type: conf.Bool, Default: "false", Description: "apply the slow-task threshold; false is Hadoop's behaviour, where it only gates on finished tasks", Job: true},
+	{Name: KeyMinDoneCount, Type: conf.Int, Default: "1", Description: "finished tasks of a type needed before any task of the type is speculated", Job: true, Valid: "an integer >= 1"},
+	{Name: KeyMinDoneFraction, Type: conf.Float, Default: "0.05", Description: "fraction of the tasks of a type that must have finished before any is speculated", Job: true, Valid: "a number from 0 to 1"},
+	{Name: KeyStagnation, Type: conf.Duration, Default: "9s", Description: "an attempt whose progress has not changed for this long is estimated as if it reported its progress now", Job: true, Valid: "a duration >= 0"},
+	{Name: KeyRuntimeEstimator, Type: conf.String, Default: EstimatorLegacy, Description: "how a running attempt's runtime is estimated: legacy (Hadoop's default, elapsed time over progress) or smoothed (Hadoop's ExponentiallySmoothedTaskRuntimeEstimator: the remaining progress over the attempt's exponentially smoothed recent progress rate)", Check: conf.OneOf(EstimatorLegacy, EstimatorSmoothed), Job: true},
+	{Name: KeySmoothLambda, Type: conf.Duration, Default: "60s", Description: "smoothed estimator: time constant of the progress-rate smoothing (Hadoop's ...estimator.exponential.smooth.lambda-ms); a report dt after the previous one keeps exp(-dt/lambda) of the old rate", Job: true, Valid: "a duration > 0"},
+	{Name: KeyCloneEnabled, Type: conf.Bool, Default: "false", Description: "let the speculator choose a CRIU clone instead of a fresh attempt when the clone is expected to end first", Job: true},
+	{Name: KeyBeta, Type: conf.Float, Default: "1.2", Description: "damping factor beta: the estimated clone cost is multiplied by it (> 1 overestimates, suppressing doubtful clones)", Valid: "a number >= 0"},
+	{Name: KeyTVM, Type: conf.Duration, Default: "140ms", Description: "prior of the fixed cost of one clone (quiesce, dump, restore), t_vm", Valid: "a duration >= 0"},
+	{Name: KeyImageBandwidth, Type: conf.Float, Default: "950000000", Description: "prior of the image throughput of dump plus restore, B, in bytes/s", Valid: "a number > 0"},
+	{Name: KeyCopyBandwidth, Type: conf.Float, Default: "40000000", Description: "prior of the copy throughput of the clone's file set to the target tracker, B_copy, in bytes/s", Valid: "a number > 0"},
+	{Name: KeySmoothing, Type: conf.Float, Default: "0.25", Description: "weight of a new clone measurement in the exponentially smoothed clone-cost inputs, in (0, 1]", Valid: "a number > 0 and <= 1"},
+	{Name: KeyMinSampleBytes, Type: conf.Int, Default: "1048576", Description: "a clone's copy throughput is learnt only from transfers of at least this many bytes", Valid: "an integer >= 0"},
+	{Name: KeyStragglerFraction, Type: conf.Float, Default: "0", Description: "straggler injector (experiments): fraction of attempts, tasks or trackers (see " + KeyStragglerScope + ") slowed down; 0 turns it off", Job: true, Valid: "a number from 0 to 1"},
+	{Name: KeyStragglerScope, Type: conf.String, Default: "attempt", Description: "straggler injector: draw the slowdown per attempt, per task (all its non-speculative attempts alike) or per tracker", Check: conf.OneOf("attempt", "task", "tracker"), Job: true},
+	{Name: KeyStragglerShape, Type: conf.Float, Default: "2", Description: "straggler injector: shape (sigma) of the log-normal slowdown factor k; the source uses 1, 2 and 10", Job: true, Valid: "a number from 0 to 100"},
+	{Name: KeyStragglerLocation, Type: conf.Float, Default: "0", Description: "straggler injector: location (mu) of the log-normal slowdown factor k (0: median k is 1, a slowed task takes twice as long)", Job: true, Valid: "a number from -100 to 100"},
+	{Name: KeyStragglerMaxFactor, Type: conf.Float, Default: "50", Description: "straggler injector: upper bound on k (a long tail of shape 10 would otherwise stall a task for ever)", Job: true, Valid: "a number from 0 to 1000000"},
+	{Name: KeyStragglerSeed, Type: conf.Int, Default: "1", Description: "straggler injector: seed of the draws (the same seed slows the same attempts)", Job: true},
+	{Name: KeyStragglerSpeculative, Type: conf.Bool, Default: "false", Description: "straggler injector: slow speculative attempts (fresh or cloned) too", Job: true},
 }
+
+func init() {
+	conf.Register(keys...)
+}
+
+// Keys lists every configuration key the speculator reads, with its
+// default.
+func Keys() []conf.Key { return slices.Clone(keys) }
 
 // Getter gives configuration values by key as strings; an empty string
 // means the key's default. partitions.MapConfig satisfies it.

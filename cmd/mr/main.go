@@ -11,7 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	_ "gomr/apps" // the built-in apps
+	_ "gomr/apps"     // the built-in apps
+	_ "gomr/conf/all" // every configuration key (policies, speculator)
 	"gomr/mr"
 	"gomr/tasktracker"
 	"gomr/tasktracker/child"

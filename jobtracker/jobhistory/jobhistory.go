@@ -1,8 +1,8 @@
 // Package jobhistory is the format of the JobTracker's job history: one
 // JSON-lines file per finished job, a "job" line followed by one "attempt"
 // line per task attempt. The JobTracker writes it, `mr job -history`
-// prints it, the JobTracker rebuilds job profiles from it, and the
-// simulator replays it.
+// prints it, the JobTracker rebuilds job profiles from it (profile.go:
+// Run, Profile, LoadProfiles), and the simulator replays it.
 package jobhistory
 
 import (

@@ -1,0 +1,17 @@
+// Package all links every package that registers configuration keys with
+// conf, so that a program importing it knows, accepts and lists every key,
+// as a program using database/sql imports its drivers:
+//
+//	import _ "gomr/conf/all"
+//
+// cmd/mr imports it, and the reference table of docs/configuration.md is
+// generated with it. A new package that registers keys adds one line here;
+// TestEveryRegisteringPackageIsLinked fails until it does.
+package all
+
+import (
+	// The scheduling policies' keys (scheduler.*).
+	_ "gomr/partitions"
+	// The speculator's keys (speculation, the straggler injector).
+	_ "gomr/speculator"
+)

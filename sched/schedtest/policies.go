@@ -2,11 +2,17 @@ package schedtest
 
 import "gomr/partitions"
 
-// Policies for the conformance scenarios that break the policy contract on
-// purpose, so that a scenario can show how a host treats an invalid
-// decision. They are registered under names no configuration would use.
-func init() {
-	partitions.Register("schedtest-overassign", func(partitions.Config) (partitions.Policy, error) { return overassign{}, nil })
+// TestPolicy returns the policy for a conformance scenario's name when it
+// is one of this package's test policies, which break the policy contract
+// on purpose so that a scenario can show how a host treats an invalid
+// decision. They are not in the policy registry (partitions.Register):
+// no configuration can name them.
+func TestPolicy(name string) (partitions.Policy, bool) {
+	switch name {
+	case "schedtest-overassign":
+		return overassign{}, true
+	}
+	return nil, false
 }
 
 // overassign gives the first job with pending maps one map more than the

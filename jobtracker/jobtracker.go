@@ -1065,7 +1065,11 @@ func (jt *JobTracker) clusterViewLocked(now time.Time, offer *trackerState) *par
 		view.ReduceSlots += t.reduceSlots
 	}
 	for _, j := range jt.order {
-		if j.done() || j.committing {
+		// A job committing its output is in the view (nothing pending or
+		// running) until it ends, as a job running its cleanup task is in
+		// the simulator's: the policy knows a job from JobSubmitted to
+		// JobFinished.
+		if j.done() {
 			continue
 		}
 		view.Jobs = append(view.Jobs, jt.jobViewLocked(j, offer))

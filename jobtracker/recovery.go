@@ -237,6 +237,11 @@ func (jt *JobTracker) recoverJob(sj *stagedJob, now time.Time) error {
 		}
 		tk.attempts = append(tk.attempts, a)
 		tk.state, tk.successful = StateSucceeded, a
+		if a.tracker != "" {
+			// Its tracker holds the attempt's files (a map's output): it
+			// is told to purge the job when the job ends.
+			j.trackers[a.tracker] = true
+		}
 		if tk.typ == partitions.Map {
 			j.finishedMaps++
 		} else {

@@ -166,3 +166,42 @@ func TestRecoveryKeepsCommittedReduces(t *testing.T) {
 		}
 	}
 }
+
+// A map kept across the restart counts its tracker among the job's: when
+// the job ends, that tracker is told to purge it, even if it ran nothing
+// of the job after the restart (here t2 runs the rest). Before, only the
+// trackers of attempts started by the new JobTracker were, and the job's
+// directory stayed on t1.
+func TestRecoveryPurgesTheTrackerOfAKeptMap(t *testing.T) {
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	jt, id, m0, m1 := recoveryScenario(t, &clock, nil)
+	// t1 registers again holding map 0's output, with no free slot.
+	heartbeat(t, jt, &mrpb.HeartbeatRequest{InitialContact: true, Instance: "p1", ShuffleAddress: "127.0.0.1:7001",
+		HeldJobs: []string{id}, HeldAttempts: []string{m0, m1}})
+	ls := launches(heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "t2", InitialContact: true, Instance: "q1",
+		ShuffleAddress: "127.0.0.1:7002", FreeMapSlots: 2}))
+	if len(ls) != 1 {
+		t.Fatalf("t2 launched %v, want map 1", attemptIDs(ls))
+	}
+	rs := launches(heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "t2", ShuffleAddress: "127.0.0.1:7002", FreeReduceSlots: 1,
+		Spills:   []*mrpb.SpillAnnouncement{{AttemptId: ls[0].AttemptId, Spill: 0, Final: true, Segments: seg2(9)}},
+		Attempts: []*mrpb.AttemptStatus{{AttemptId: ls[0].AttemptId, State: StateSucceeded}}}))
+	rs = append(rs, launches(heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "t2", ShuffleAddress: "127.0.0.1:7002", FreeReduceSlots: 1,
+		Attempts: []*mrpb.AttemptStatus{{AttemptId: rs[0].AttemptId, State: StateSucceeded}}}))...)
+	if len(rs) != 2 {
+		t.Fatalf("t2 launched reduces %v, want 2", attemptIDs(rs))
+	}
+	heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "t2", ShuffleAddress: "127.0.0.1:7002",
+		Attempts: []*mrpb.AttemptStatus{{AttemptId: rs[1].AttemptId, State: StateSucceeded}}})
+	waitJob(t, jt, id, StateSucceeded)
+	for _, tr := range []string{"t1", "t2"} {
+		resp := heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: tr})
+		purged := false
+		for _, a := range resp.Actions {
+			purged = purged || a.GetPurgeJob() == id
+		}
+		if !purged {
+			t.Errorf("%s was not told to purge %s after it ended: actions %v", tr, id, resp.Actions)
+		}
+	}
+}

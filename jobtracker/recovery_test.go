@@ -205,3 +205,78 @@ func TestRecoveryPurgesTheTrackerOfAKeptMap(t *testing.T) {
 		}
 	}
 }
+
+// The JobTracker dies after committing a job's output (_SUCCESS written)
+// and before recording its end. The restarted JobTracker records the job
+// SUCCEEDED, with or without restart recovery, and even when the event
+// log lost the reduce's line (a machine crash): the commit is the point of
+// no return. Before, it was recorded FAILED ("lost: the JobTracker
+// restarted") without recovery, and its reduce ran again with recovery
+// when the line was missing.
+func TestRecoveryCommittedJobSucceeds(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		recover  string
+		dropLast bool
+	}{
+		{"no recovery", "false", false},
+		{"recovery", "true", false},
+		{"recovery, reduce line lost", "true", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+			dir := t.TempDir()
+			now := func() time.Time { return clock }
+			overrides := map[string]string{"mapreduce.jobtracker.restart.recover": tc.recover}
+			jt1, id := newTestJTWith(t, dir, 1, now, overrides)
+			m := launches(heartbeat(t, jt1, &mrpb.HeartbeatRequest{InitialContact: true, FreeMapSlots: 1}))[0].AttemptId
+			r := launches(heartbeat(t, jt1, &mrpb.HeartbeatRequest{FreeReduceSlots: 1,
+				Spills:   []*mrpb.SpillAnnouncement{{AttemptId: m, Spill: 0, Final: true, Segments: seg(1)}},
+				Attempts: []*mrpb.AttemptStatus{{AttemptId: m, State: StateSucceeded}}}))[0].AttemptId
+			jt1.mu.Lock()
+			out := jt1.jobs[id].spec.Output
+			jt1.jobs[id].committing = true // the test commits; the JobTracker dies before recording it
+			jt1.mu.Unlock()
+			heartbeat(t, jt1, &mrpb.HeartbeatRequest{Attempts: []*mrpb.AttemptStatus{{AttemptId: r, State: StateSucceeded}}})
+			if err := os.WriteFile(filepath.Join(out, mr.PartName(false, 0)), []byte("a\t1\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			c, _ := mr.NewCommitter(out)
+			if err := c.CommitJob(); err != nil {
+				t.Fatal(err)
+			}
+			if tc.dropLast {
+				p := filepath.Join(dir, "system", id+".events")
+				data, err := os.ReadFile(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				lines := strings.SplitAfter(strings.TrimSuffix(string(data), "\n"), "\n")
+				if len(lines) != 2 || !strings.Contains(lines[1], `"type":"r"`) {
+					t.Fatalf("event log:\n%s", data)
+				}
+				if err := os.WriteFile(p, []byte(lines[0]), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			jt2, _ := newTestJTWith(t, dir, 0, now, overrides)
+			st, err := jt2.GetJobStatus(context.Background(), &mrpb.JobStatusRequest{JobId: id})
+			if err != nil || st.State != StateSucceeded {
+				t.Fatalf("committed job after the restart: %v %+v", err, st)
+			}
+			if st.Maps.Succeeded != 1 || st.Reduces.Succeeded != 1 {
+				t.Errorf("tasks of the committed job: maps %+v reduces %+v", st.Maps, st.Reduces)
+			}
+			rec, err := jt2.history.Record(id)
+			if err != nil || rec.Job.State != StateSucceeded || rec.Job.Error != "" {
+				t.Fatalf("history of the committed job: %v %+v", err, rec)
+			}
+			if staged, _ := jt2.staging.List(); len(staged) != 0 {
+				t.Errorf("the committed job is still staged")
+			}
+			if _, err := os.Stat(filepath.Join(out, "_SUCCESS")); err != nil {
+				t.Errorf("_SUCCESS: %v", err)
+			}
+		})
+	}
+}

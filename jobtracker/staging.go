@@ -154,7 +154,9 @@ func lastJobNumber(ident string, dirs ...string) (int, error) {
 // failLostJobs ends the jobs a previous JobTracker process accepted and did
 // not finish: each is recorded in the history as FAILED with the reason,
 // its output's temporary files are removed, and it leaves the system
-// directory. (Hadoop 1 without restart recovery drops them silently.)
+// directory. (Hadoop 1 without restart recovery drops them silently.) A job
+// whose output was committed before the restart (_SUCCESS is there) was
+// not lost: it is rebuilt from its event log and recorded as succeeded.
 func (jt *JobTracker) failLostJobs() error {
 	lost, err := jt.staging.List()
 	if err != nil {
@@ -162,6 +164,21 @@ func (jt *JobTracker) failLostJobs() error {
 	}
 	now := jt.now()
 	for _, j := range lost {
+		if c, err := mr.NewCommitter(j.Spec.Output); err == nil {
+			committed, err := c.JobCommitted()
+			if err != nil {
+				jt.log.Warn("cannot tell whether a lost job's output was committed; recording it lost", "job", j.ID, "error", err)
+			}
+			if committed {
+				jt.mu.Lock()
+				err := jt.recoverJob(j, now)
+				jt.mu.Unlock()
+				if err != nil {
+					return fmt.Errorf("recording committed job %s: %w", j.ID, err)
+				}
+				continue
+			}
+		}
 		why := "lost: the JobTracker restarted while the job ran (submitted " + j.Submit.Format(time.RFC3339) + ")"
 		rec := jobhistory.Record{Job: jobhistory.Job{
 			Type: "job", JobID: j.ID, Name: j.Spec.Name, User: j.Spec.User, Pool: j.Spec.Pool,

@@ -200,6 +200,12 @@ func (jt *JobTracker) failLostJobs() error {
 				jt.log.Warn("abort lost job's output", "job", j.ID, "error", err)
 			}
 		}
+		// Its attempts may still run on trackers that have not yet
+		// registered with this process: aborted again as each of them
+		// registers listing the job (abort.go).
+		jt.mu.Lock()
+		jt.awaitPurgeLocked(j.ID, j.Spec.Output, nil)
+		jt.mu.Unlock()
 		if err := jt.staging.Remove(j.ID); err != nil {
 			return fmt.Errorf("removing lost job %s from the system directory: %w", j.ID, err)
 		}

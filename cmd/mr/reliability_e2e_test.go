@@ -346,8 +346,21 @@ func TestE2EJobTrackerRestartRecoversJob(t *testing.T) {
 // died with the tracker, and exits. Before, such a child ran on until its
 // umbilical had failed for 30 s (known gap 5 of make chaos).
 func TestE2ETaskChildExitsWithKilledTracker(t *testing.T) {
-	c := startCluster(t, nil)
+	t.Run("lifeline", func(t *testing.T) { childExitsWithKilledTracker(t) })
+	// A tracker that can clone gives its children a control pipe, which
+	// is their lifeline.
+	t.Run("control pipe", func(t *testing.T) { childExitsWithKilledTracker(t, "mapreduce.tasktracker.criu.path="+criuPath(t)) })
+}
+
+func childExitsWithKilledTracker(t *testing.T, defines ...string) {
+	c := startCluster(t, nil, defines...)
 	c.startTrackerEnv(trackerSpec{"t1", 2, 1}, []string{tasktracker.FaultsEnv + "=no-pdeathsig=true"})
+	if len(defines) > 0 {
+		waitFor(t, "t1 to join", 20*time.Second, func() bool { return c.logHas("jobtracker", joinedLine("t1")) })
+		if !c.logHas("jobtracker", "criu=true") {
+			t.Fatal("t1 cannot clone: the test tests nothing")
+		}
+	}
 	id := c.submit(sleepSpec("sleep", filepath.Join(c.dir, "out"), 2, 60000))
 	var children []string
 	if !until(30*time.Second, func() bool {

@@ -173,10 +173,12 @@ func (jt *JobTracker) failLostJobs() error {
 				jt.mu.Lock()
 				err := jt.recoverJob(j, now)
 				jt.mu.Unlock()
-				if err != nil {
-					return fmt.Errorf("recording committed job %s: %w", j.ID, err)
+				if err == nil {
+					continue
 				}
-				continue
+				// recoverJob fails before it adds the job: record it
+				// lost, as before, rather than not start.
+				jt.log.Error("cannot rebuild a committed job; recording it lost", "job", j.ID, "error", err)
 			}
 		}
 		why := "lost: the JobTracker restarted while the job ran (submitted " + j.Submit.Format(time.RFC3339) + ")"

@@ -83,6 +83,9 @@ func (jt *JobTracker) Heartbeat(ctx context.Context, req *mrpb.HeartbeatRequest)
 			if j := jt.jobs[id]; j == nil || j.done() {
 				t.actions = append(t.actions, &mrpb.TaskAction{Action: &mrpb.TaskAction_PurgeJob{PurgeJob: id}})
 			}
+			// A tracker kills all its children before it registers
+			// again: none of the job's attempts runs there any more.
+			jt.jobPurgedLocked(req.Tracker, id)
 		}
 		jt.confirmRecoveredLocked(t, req, now)
 	case !known:
@@ -184,11 +187,15 @@ func (jt *JobTracker) acknowledgeLocked(t *trackerState, id int64) {
 	}
 	t.acked = id
 	kept := t.unacked[:0]
+	var purged []string
 	for _, p := range t.unacked {
 		if p.firstSent > id {
 			kept = append(kept, p)
+		} else if job := p.action.GetPurgeJob(); job != "" {
+			purged = append(purged, job)
 		}
 	}
+	jt.purgeAcknowledgedLocked(t, purged)
 	clear(t.unacked[len(kept):])
 	t.unacked = kept
 	if id < t.replyID {

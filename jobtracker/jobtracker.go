@@ -64,6 +64,9 @@ type JobTracker struct {
 	faults map[string][]time.Time
 	// retire is the completed-job retirement state (see retire.go).
 	retire retirement
+	// aborts are the ended jobs whose output is aborted again once their
+	// trackers have killed their attempts (abort.go).
+	aborts map[string]*pendingAbort
 
 	// specParams are the cluster's speculation parameters (the scan
 	// period); each job's speculator reads its own from the job's

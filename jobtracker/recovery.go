@@ -167,6 +167,9 @@ func (jt *JobTracker) recoverJobs() error {
 	return nil
 }
 
+// recoverJob rebuilds one staged job from its spec and event log. A job
+// whose output was committed (the _SUCCESS marker is there) is recorded as
+// succeeded at once: its commit is the point of no return, as in Hadoop.
 func (jt *JobTracker) recoverJob(sj *stagedJob, now time.Time) error {
 	jcfg, err := jt.cfg.JobOverrides(sj.Spec.Conf)
 	if err != nil {
@@ -237,12 +240,46 @@ func (jt *JobTracker) recoverJob(sj *stagedJob, now time.Time) error {
 		}
 		tk.attempts = append(tk.attempts, a)
 		tk.state, tk.successful = StateSucceeded, a
+		if a.tracker != "" {
+			// Its tracker holds the attempt's files (a map's output): it
+			// is told to purge the job when the job ends.
+			j.trackers[a.tracker] = true
+		}
 		if tk.typ == partitions.Map {
 			j.finishedMaps++
 		} else {
 			j.finishedReduces++
 		}
 		kept[tk.typ]++
+	}
+	committed, err := committer.JobCommitted()
+	if err != nil {
+		jt.log.Warn("cannot tell whether a recovered job's output was committed; recovering it", "job", j.id, "error", err)
+	}
+	if committed {
+		// The JobTracker died between the job's commit and its record:
+		// every task succeeded (the commit needs them all), including
+		// any whose event line was lost with a machine.
+		for _, ts := range [][]*task{j.maps, j.reduces} {
+			for _, tk := range ts {
+				if tk.successful != nil {
+					tk.successful.unconfirmed = false
+				}
+				if tk.state != StateSucceeded {
+					tk.state = StateSucceeded
+					if tk.typ == partitions.Map {
+						j.finishedMaps++
+					} else {
+						j.finishedReduces++
+					}
+				}
+			}
+		}
+		jt.addJobLocked(j, now)
+		jt.log.Warn("job committed before a JobTracker restart: recorded as succeeded", "job", j.id, "name", j.spec.Name,
+			"restarts", sj.Restarts, "output", j.spec.Output)
+		jt.endJobLocked(j, StateSucceeded, "")
+		return nil
 	}
 	jt.addJobLocked(j, now)
 	if j.finishedMaps > 0 && len(j.reduces) > 0 {

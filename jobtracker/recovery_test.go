@@ -166,3 +166,117 @@ func TestRecoveryKeepsCommittedReduces(t *testing.T) {
 		}
 	}
 }
+
+// A map kept across the restart counts its tracker among the job's: when
+// the job ends, that tracker is told to purge it, even if it ran nothing
+// of the job after the restart (here t2 runs the rest). Before, only the
+// trackers of attempts started by the new JobTracker were, and the job's
+// directory stayed on t1.
+func TestRecoveryPurgesTheTrackerOfAKeptMap(t *testing.T) {
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	jt, id, m0, m1 := recoveryScenario(t, &clock, nil)
+	// t1 registers again holding map 0's output, with no free slot.
+	heartbeat(t, jt, &mrpb.HeartbeatRequest{InitialContact: true, Instance: "p1", ShuffleAddress: "127.0.0.1:7001",
+		HeldJobs: []string{id}, HeldAttempts: []string{m0, m1}})
+	ls := launches(heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "t2", InitialContact: true, Instance: "q1",
+		ShuffleAddress: "127.0.0.1:7002", FreeMapSlots: 2}))
+	if len(ls) != 1 {
+		t.Fatalf("t2 launched %v, want map 1", attemptIDs(ls))
+	}
+	rs := launches(heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "t2", ShuffleAddress: "127.0.0.1:7002", FreeReduceSlots: 1,
+		Spills:   []*mrpb.SpillAnnouncement{{AttemptId: ls[0].AttemptId, Spill: 0, Final: true, Segments: seg2(9)}},
+		Attempts: []*mrpb.AttemptStatus{{AttemptId: ls[0].AttemptId, State: StateSucceeded}}}))
+	rs = append(rs, launches(heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "t2", ShuffleAddress: "127.0.0.1:7002", FreeReduceSlots: 1,
+		Attempts: []*mrpb.AttemptStatus{{AttemptId: rs[0].AttemptId, State: StateSucceeded}}}))...)
+	if len(rs) != 2 {
+		t.Fatalf("t2 launched reduces %v, want 2", attemptIDs(rs))
+	}
+	heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "t2", ShuffleAddress: "127.0.0.1:7002",
+		Attempts: []*mrpb.AttemptStatus{{AttemptId: rs[1].AttemptId, State: StateSucceeded}}})
+	waitJob(t, jt, id, StateSucceeded)
+	for _, tr := range []string{"t1", "t2"} {
+		resp := heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: tr})
+		purged := false
+		for _, a := range resp.Actions {
+			purged = purged || a.GetPurgeJob() == id
+		}
+		if !purged {
+			t.Errorf("%s was not told to purge %s after it ended: actions %v", tr, id, resp.Actions)
+		}
+	}
+}
+
+// The JobTracker dies after committing a job's output (_SUCCESS written)
+// and before recording its end. The restarted JobTracker records the job
+// SUCCEEDED, with or without restart recovery, and even when the event
+// log lost the reduce's line (a machine crash): the commit is the point of
+// no return. Before, it was recorded FAILED ("lost: the JobTracker
+// restarted") without recovery, and its reduce ran again with recovery
+// when the line was missing.
+func TestRecoveryCommittedJobSucceeds(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		recover  string
+		dropLast bool
+	}{
+		{"no recovery", "false", false},
+		{"recovery", "true", false},
+		{"recovery, reduce line lost", "true", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+			dir := t.TempDir()
+			now := func() time.Time { return clock }
+			overrides := map[string]string{"mapreduce.jobtracker.restart.recover": tc.recover}
+			jt1, id := newTestJTWith(t, dir, 1, now, overrides)
+			m := launches(heartbeat(t, jt1, &mrpb.HeartbeatRequest{InitialContact: true, FreeMapSlots: 1}))[0].AttemptId
+			r := launches(heartbeat(t, jt1, &mrpb.HeartbeatRequest{FreeReduceSlots: 1,
+				Spills:   []*mrpb.SpillAnnouncement{{AttemptId: m, Spill: 0, Final: true, Segments: seg(1)}},
+				Attempts: []*mrpb.AttemptStatus{{AttemptId: m, State: StateSucceeded}}}))[0].AttemptId
+			jt1.mu.Lock()
+			out := jt1.jobs[id].spec.Output
+			jt1.jobs[id].committing = true // the test commits; the JobTracker dies before recording it
+			jt1.mu.Unlock()
+			heartbeat(t, jt1, &mrpb.HeartbeatRequest{Attempts: []*mrpb.AttemptStatus{{AttemptId: r, State: StateSucceeded}}})
+			if err := os.WriteFile(filepath.Join(out, mr.PartName(false, 0)), []byte("a\t1\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			c, _ := mr.NewCommitter(out)
+			if err := c.CommitJob(); err != nil {
+				t.Fatal(err)
+			}
+			if tc.dropLast {
+				p := filepath.Join(dir, "system", id+".events")
+				data, err := os.ReadFile(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				lines := strings.SplitAfter(strings.TrimSuffix(string(data), "\n"), "\n")
+				if len(lines) != 2 || !strings.Contains(lines[1], `"type":"r"`) {
+					t.Fatalf("event log:\n%s", data)
+				}
+				if err := os.WriteFile(p, []byte(lines[0]), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			jt2, _ := newTestJTWith(t, dir, 0, now, overrides)
+			st, err := jt2.GetJobStatus(context.Background(), &mrpb.JobStatusRequest{JobId: id})
+			if err != nil || st.State != StateSucceeded {
+				t.Fatalf("committed job after the restart: %v %+v", err, st)
+			}
+			if st.Maps.Succeeded != 1 || st.Reduces.Succeeded != 1 {
+				t.Errorf("tasks of the committed job: maps %+v reduces %+v", st.Maps, st.Reduces)
+			}
+			rec, err := jt2.history.Record(id)
+			if err != nil || rec.Job.State != StateSucceeded || rec.Job.Error != "" {
+				t.Fatalf("history of the committed job: %v %+v", err, rec)
+			}
+			if staged, _ := jt2.staging.List(); len(staged) != 0 {
+				t.Errorf("the committed job is still staged")
+			}
+			if _, err := os.Stat(filepath.Join(out, "_SUCCESS")); err != nil {
+				t.Errorf("_SUCCESS: %v", err)
+			}
+		})
+	}
+}

@@ -111,6 +111,15 @@ func (jt *JobTracker) jobEndedLocked(j *job, written bool) {
 	r := &jt.retire
 	r.completed = append(r.completed, completedJob{job: j, written: written})
 	r.perUser[j.spec.User]++
+	if j.state != StateSucceeded {
+		// Its output was aborted while its attempts may still run
+		// (abort.go).
+		trackers := make(map[string]bool, len(j.trackers))
+		for name := range j.trackers {
+			trackers[name] = true
+		}
+		jt.awaitPurgeLocked(j.id, j.spec.Output, trackers)
+	}
 }
 
 // retireLoop runs the retirement pass every
@@ -213,6 +222,7 @@ func (jt *JobTracker) retireJobsLocked(now time.Time) int {
 func (jt *JobTracker) retireJobLocked(j *job) {
 	r := &jt.retire
 	delete(jt.jobs, j.id)
+	delete(jt.aborts, j.id)
 	// Attempts normally leave their tracker's map when they end; sweep
 	// any that did not (an attempt reported SUCCEEDED after its job ended
 	// is marked KILLED in place).

@@ -154,7 +154,9 @@ func lastJobNumber(ident string, dirs ...string) (int, error) {
 // failLostJobs ends the jobs a previous JobTracker process accepted and did
 // not finish: each is recorded in the history as FAILED with the reason,
 // its output's temporary files are removed, and it leaves the system
-// directory. (Hadoop 1 without restart recovery drops them silently.)
+// directory. (Hadoop 1 without restart recovery drops them silently.) A job
+// whose output was committed before the restart (_SUCCESS is there) was
+// not lost: it is rebuilt from its event log and recorded as succeeded.
 func (jt *JobTracker) failLostJobs() error {
 	lost, err := jt.staging.List()
 	if err != nil {
@@ -162,6 +164,23 @@ func (jt *JobTracker) failLostJobs() error {
 	}
 	now := jt.now()
 	for _, j := range lost {
+		if c, err := mr.NewCommitter(j.Spec.Output); err == nil {
+			committed, err := c.JobCommitted()
+			if err != nil {
+				jt.log.Warn("cannot tell whether a lost job's output was committed; recording it lost", "job", j.ID, "error", err)
+			}
+			if committed {
+				jt.mu.Lock()
+				err := jt.recoverJob(j, now)
+				jt.mu.Unlock()
+				if err == nil {
+					continue
+				}
+				// recoverJob fails before it adds the job: record it
+				// lost, as before, rather than not start.
+				jt.log.Error("cannot rebuild a committed job; recording it lost", "job", j.ID, "error", err)
+			}
+		}
 		why := "lost: the JobTracker restarted while the job ran (submitted " + j.Submit.Format(time.RFC3339) + ")"
 		rec := jobhistory.Record{Job: jobhistory.Job{
 			Type: "job", JobID: j.ID, Name: j.Spec.Name, User: j.Spec.User, Pool: j.Spec.Pool,
@@ -183,6 +202,12 @@ func (jt *JobTracker) failLostJobs() error {
 				jt.log.Warn("abort lost job's output", "job", j.ID, "error", err)
 			}
 		}
+		// Its attempts may still run on trackers that have not yet
+		// registered with this process: aborted again as each of them
+		// registers listing the job (abort.go).
+		jt.mu.Lock()
+		jt.awaitPurgeLocked(j.ID, j.Spec.Output, nil)
+		jt.mu.Unlock()
 		if err := jt.staging.Remove(j.ID); err != nil {
 			return fmt.Errorf("removing lost job %s from the system directory: %w", j.ID, err)
 		}

@@ -101,6 +101,21 @@ func (c *Committer) CommitJob() error {
 	return w.Close()
 }
 
+// JobCommitted tells whether CommitJob completed: the _SUCCESS marker is in
+// the output directory. Like Hadoop's job commit, that is the point of no
+// return: the job succeeded, whatever happens to the JobTracker after.
+func (c *Committer) JobCommitted() (bool, error) {
+	p := fs.Join(c.Output, "_SUCCESS")
+	_, err := c.FS.Stat(p)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, iofs.ErrNotExist):
+		return false, nil
+	}
+	return false, fmt.Errorf("checking %s: %w", p, err)
+}
+
 // AbortJob removes _temporary; committed part files stay, without _SUCCESS.
 func (c *Committer) AbortJob() error {
 	return c.FS.RemoveAll(c.TempDir())

@@ -36,6 +36,11 @@ type taskAttempt struct {
 	timeout time.Duration
 	// token authenticates the attempt's child on the umbilical.
 	token string
+	// lifeline is the write end of the child's lifeline pipe (nil when
+	// its control pipe serves as one): the tracker holds it until the
+	// child exits, so that the child reads EOF when the tracker dies. Set
+	// and closed under mu.
+	lifeline *os.File
 
 	mu           sync.Mutex
 	cmd          *exec.Cmd   // the child as started (nil for a clone)
@@ -241,12 +246,20 @@ func (a *taskAttempt) start1() error {
 	}
 	defer stderr.Close()
 
-	// A tracker that can clone gives every child a control pipe on fd 3.
+	// A tracker that can clone gives every child a control pipe on fd 3;
+	// one that cannot, a lifeline pipe there. Either way the tracker
+	// alone holds the write end (close-on-exec), so the child reads EOF
+	// when the tracker dies, and exits: the parent-death signal misses a
+	// child forked in the instant the tracker is killed, and Go's check
+	// of getppid() after setting it cannot work in a PID namespace.
 	var ctrl *criu.Ctrl
+	var lifeR, lifeW *os.File
 	if tt.cloneable() {
 		if ctrl, err = criu.NewCtrl(); err != nil {
 			return err
 		}
+	} else if lifeR, lifeW, err = os.Pipe(); err != nil {
+		return fmt.Errorf("lifeline pipe of %s: %w", a.launch.AttemptId, err)
 	}
 	newCmd := func(pidns bool) *exec.Cmd {
 		cmd := exec.Command(tt.exe, ChildArg, "--attempt", a.launch.AttemptId, "--umbilical", tt.umbAddr)
@@ -256,8 +269,14 @@ func (a *taskAttempt) start1() error {
 		if ctrl != nil {
 			cmd.ExtraFiles = []*os.File{ctrl.R}
 			cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%d", child.CtrlFDEnv, criu.CtrlFD))
+		} else {
+			cmd.ExtraFiles = []*os.File{lifeR}
+			cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%d", child.LifelineFDEnv, 3))
 		}
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+		if tt.faults.noPdeathsig {
+			cmd.SysProcAttr.Pdeathsig = 0
+		}
 		if pidns {
 			cmd.SysProcAttr.Cloneflags = syscall.CLONE_NEWPID
 		}
@@ -282,14 +301,20 @@ func (a *taskAttempt) start1() error {
 		ctrl.R.Close()
 		ctrl.R = nil
 	}
+	if lifeR != nil {
+		lifeR.Close()
+	}
 	if err != nil {
 		if ctrl != nil {
 			ctrl.Close()
 		}
+		if lifeW != nil {
+			lifeW.Close()
+		}
 		return err
 	}
 	a.mu.Lock()
-	a.cmd, a.proc, a.ctrl = cmd, cmd.Process, ctrl
+	a.cmd, a.proc, a.ctrl, a.lifeline = cmd, cmd.Process, ctrl, lifeW
 	a.mu.Unlock()
 	go a.wait()
 	return nil
@@ -311,6 +336,10 @@ func (a *taskAttempt) wait() {
 	a.mu.Lock()
 	if a.ctrl != nil {
 		a.ctrl.Close()
+	}
+	if a.lifeline != nil {
+		a.lifeline.Close()
+		a.lifeline = nil
 	}
 	a.finish = time.Now()
 	switch {

@@ -18,6 +18,10 @@ import (
 //	                the tracker never sees the reply.
 //	fail-tasks=1    every attempt launched here fails at once, as on a
 //	                tracker with a broken disk.
+//	no-pdeathsig=1  task children are started without the parent-death
+//	                signal, as a child forked in the instant its tracker
+//	                is killed misses it: only their lifeline makes them
+//	                exit with the tracker.
 const FaultsEnv = "GOMR_FAULTS"
 
 // faults is the parsed FaultsEnv.
@@ -25,6 +29,7 @@ type faults struct {
 	mu          sync.Mutex
 	dropReplies int
 	failTasks   bool
+	noPdeathsig bool
 }
 
 func parseFaults(s string) (*faults, error) {
@@ -48,8 +53,14 @@ func parseFaults(s string) (*faults, error) {
 				return nil, fmt.Errorf("%s: fail-tasks=%q: want true or false", FaultsEnv, value)
 			}
 			f.failTasks = b
+		case "no-pdeathsig":
+			b, err := strconv.ParseBool(value)
+			if err != nil {
+				return nil, fmt.Errorf("%s: no-pdeathsig=%q: want true or false", FaultsEnv, value)
+			}
+			f.noPdeathsig = b
 		default:
-			return nil, fmt.Errorf("%s: unknown fault %q (known: drop-replies, fail-tasks)", FaultsEnv, name)
+			return nil, fmt.Errorf("%s: unknown fault %q (known: drop-replies, fail-tasks, no-pdeathsig)", FaultsEnv, name)
 		}
 	}
 	return f, nil

@@ -18,7 +18,9 @@ func TestParseFaults(t *testing.T) {
 		{"drop-replies=x", 0, `GOMR_FAULTS: drop-replies="x": want a count >= 0`},
 		{"fail-tasks=1,drop-replies=2", 2, ""},
 		{"fail-tasks=maybe", 0, `GOMR_FAULTS: fail-tasks="maybe": want true or false`},
-		{"lose-disk=1", 0, `GOMR_FAULTS: unknown fault "lose-disk" (known: drop-replies, fail-tasks)`},
+		{"no-pdeathsig=true,drop-replies=1", 1, ""},
+		{"no-pdeathsig=2", 0, `GOMR_FAULTS: no-pdeathsig="2": want true or false`},
+		{"lose-disk=1", 0, `GOMR_FAULTS: unknown fault "lose-disk" (known: drop-replies, fail-tasks, no-pdeathsig)`},
 	}
 	for _, c := range cases {
 		f, err := parseFaults(c.in)
@@ -31,6 +33,9 @@ func TestParseFaults(t *testing.T) {
 		if err != nil || f.dropReplies != c.drops {
 			t.Errorf("parseFaults(%q) = %+v, %v; want %d drops", c.in, f, err, c.drops)
 		}
+	}
+	if f, _ := parseFaults("no-pdeathsig=1"); !f.noPdeathsig {
+		t.Error("no-pdeathsig=1 not parsed")
 	}
 	f, _ := parseFaults("drop-replies=2")
 	got := []bool{f.dropReply(0), f.dropReply(1), f.dropReply(3), f.dropReply(1)}

@@ -337,3 +337,60 @@ func TestE2EJobTrackerRestartRecoversJob(t *testing.T) {
 		t.Errorf("history of the recovered job lacks the reduce attempts numbered after the restart: %v", err)
 	}
 }
+
+// A task child outlives its SIGKILLed tracker by no more than a moment,
+// even when it missed the parent-death signal: GOMR_FAULTS=no-pdeathsig
+// starts the children without it, as a child forked in the instant of the
+// kill misses it (and Go's getppid check cannot catch that in a PID
+// namespace). The child reads EOF on its lifeline pipe, whose write end
+// died with the tracker, and exits. Before, such a child ran on until its
+// umbilical had failed for 30 s (known gap 5 of make chaos).
+func TestE2ETaskChildExitsWithKilledTracker(t *testing.T) {
+	t.Run("lifeline", func(t *testing.T) { childExitsWithKilledTracker(t) })
+	// A tracker that can clone gives its children a control pipe, which
+	// is their lifeline.
+	t.Run("control pipe", func(t *testing.T) { childExitsWithKilledTracker(t, "mapreduce.tasktracker.criu.path="+criuPath(t)) })
+}
+
+func childExitsWithKilledTracker(t *testing.T, defines ...string) {
+	c := startCluster(t, nil, defines...)
+	c.startTrackerEnv(trackerSpec{"t1", 2, 1}, []string{tasktracker.FaultsEnv + "=no-pdeathsig=true"})
+	if len(defines) > 0 {
+		waitFor(t, "t1 to join", 20*time.Second, func() bool { return c.logHas("jobtracker", joinedLine("t1")) })
+		if !c.logHas("jobtracker", "criu=true") {
+			t.Fatal("t1 cannot clone: the test tests nothing")
+		}
+	}
+	id := c.submit(sleepSpec("sleep", filepath.Join(c.dir, "out"), 2, 60000))
+	var children []string
+	if !until(30*time.Second, func() bool {
+		children = c.orphansOf("t1")
+		return len(children) == 2
+	}) {
+		t.Fatalf("job %s: the two map children never ran on t1 (%v)", id, children)
+	}
+	t.Cleanup(func() { // a failed run leaves no sleeping child behind
+		for _, p := range c.orphansOf("t1") {
+			pid, _, _ := strings.Cut(p, ":")
+			if n, err := strconv.Atoi(pid); err == nil {
+				_ = syscallKill(n)
+			}
+		}
+	})
+	killed := time.Now()
+	c.kill("t1")
+	if !until(3*time.Second, func() bool { return len(c.orphansOf("t1")) == 0 }) {
+		t.Fatalf("task children of the killed tracker still run %v after the kill: %v",
+			time.Since(killed).Round(time.Millisecond), describeProcs(c.orphansOf("t1")))
+	}
+	t.Logf("the children exited %v after their tracker was killed", time.Since(killed).Round(time.Millisecond))
+}
+
+// syscallKill sends SIGKILL to pid.
+func syscallKill(pid int) error {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return err
+	}
+	return p.Kill()
+}

@@ -34,6 +34,7 @@ func Main(attemptID, umbilicalAddr string) int {
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("attempt", attemptID)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	startLifeline(log)
 	ctl := startCtrl(log)
 	conn, err := dialUmbilical(umbilicalAddr, attemptID, launchToken())
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -43,8 +44,9 @@ type resumeLine struct {
 }
 
 // startCtrl starts reading the control pipe named by CtrlFDEnv; nil when
-// there is none (the tracker does not clone).
-func startCtrl(log interface{ Warn(string, ...any) }) *ctrl {
+// there is none (the tracker does not clone). The pipe is the child's
+// lifeline too: at its EOF the child exits (lifeline.go).
+func startCtrl(log *slog.Logger) *ctrl {
 	v := os.Getenv(CtrlFDEnv)
 	if v == "" {
 		return nil
@@ -63,8 +65,9 @@ func startCtrl(log interface{ Warn(string, ...any) }) *ctrl {
 			if err != nil {
 				// EOF: the tracker is gone, or this is a copy restored
 				// without a control pipe of its own. Either way nobody
-				// will resume it.
+				// will resume it, and it must write nothing more.
 				c.resume <- resumeLine{err: fmt.Errorf("control pipe: %w", err)}
+				trackerGone(log, "control")
 				return
 			}
 			fields := strings.Fields(line)

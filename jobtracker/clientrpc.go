@@ -1,0 +1,285 @@
+package jobtracker
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"gomr/conf"
+	"gomr/mr"
+	"gomr/mrpb"
+	"gomr/partitions"
+	"gomr/speculator"
+)
+
+// The client RPCs: job submission, status, listing, kill and history.
+
+// SubmitJob accepts a job with its splits.
+func (jt *JobTracker) SubmitJob(ctx context.Context, req *mrpb.SubmitJobRequest) (*mrpb.SubmitJobResponse, error) {
+	var spec mr.JobSpec
+	if err := json.Unmarshal(req.SpecJson, &spec); err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "bad job spec: %v", err)
+	}
+	var splits []mr.Split
+	if len(req.SplitsJson) > 0 {
+		if err := json.Unmarshal(req.SplitsJson, &splits); err != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "bad splits: %v", err)
+		}
+	}
+	if _, err := mr.LookupJob(spec.Def); err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	jcfg, err := jt.cfg.JobOverrides(spec.Conf)
+	if err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "job configuration: %v", err)
+	}
+	if spec.NumReduces < 0 {
+		spec.NumReduces = jcfg.Int("mapreduce.job.reduces")
+	}
+	if spec.Name == "" {
+		spec.Name = spec.Def
+	}
+	spec.User = jt.submitter(ctx, spec.User)
+	committer, err := mr.NewCommitter(spec.Output)
+	if err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	if err := committer.CheckOutput(); err != nil {
+		return nil, status.Error(codes.AlreadyExists, err.Error())
+	}
+	if err := committer.SetupJob(); err != nil {
+		return nil, status.Error(codes.Internal, err.Error())
+	}
+	spec8r, err := jt.newJobSpeculator(jcfg)
+	if err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "job configuration: %v", err)
+	}
+	secret := make([]byte, 32)
+	if _, err := rand.Read(secret); err != nil {
+		return nil, status.Errorf(codes.Internal, "job secret: %v", err)
+	}
+
+	// The job is on disk before its id is answered: a JobTracker
+	// restarted later neither forgets it nor gives its id again.
+	jt.mu.Lock()
+	jt.nextJob++
+	id := fmt.Sprintf("job_%s_%04d", jt.ident, jt.nextJob)
+	now := jt.now()
+	jt.mu.Unlock()
+	if err := jt.staging.Write(&stagedJob{ID: id, Spec: spec, Splits: splits, Secret: secret, Submit: now}); err != nil {
+		return nil, status.Errorf(codes.Internal, "%v", err)
+	}
+
+	j := newJob(id, spec, splits, secret, now, jcfg, spec8r)
+	jt.mu.Lock()
+	defer jt.mu.Unlock()
+	jt.addJobLocked(j, now)
+	jt.log.Info("job submitted", "job", j.id, "name", spec.Name, "maps", len(j.maps), "reduces", len(j.reduces), "output", spec.Output)
+	jt.checkJobDoneLocked(j) // a job with no tasks at all is done at once
+	return &mrpb.SubmitJobResponse{JobId: j.id}, nil
+}
+
+// newJob builds a running job with all its tasks pending.
+func newJob(id string, spec mr.JobSpec, splits []mr.Split, secret []byte, submit time.Time, jcfg *conf.Config, spec8r *speculator.Speculator) *job {
+	j := &job{
+		id:            id,
+		spec:          spec,
+		conf:          jcfg,
+		confMap:       jcfg.Map(),
+		secret:        secret,
+		splits:        splits,
+		priority:      priorityOf(spec.Priority, jcfg.String("mapreduce.job.priority")),
+		state:         StateRunning,
+		submit:        submit,
+		start:         submit,
+		counters:      mr.CounterSet{},
+		winners:       map[spillKey]*attempt{},
+		notify:        make(chan struct{}),
+		fetchFailures: map[string]int{},
+		trackers:      map[string]bool{},
+		speculator:    spec8r,
+	}
+	for i := range splits {
+		j.maps = append(j.maps, &task{job: j, typ: partitions.Map, index: i, state: StatePending, failedOn: map[string]bool{}})
+	}
+	for i := 0; i < spec.NumReduces; i++ {
+		j.reduces = append(j.reduces, &task{job: j, typ: partitions.Reduce, index: i, state: StatePending, failedOn: map[string]bool{}})
+	}
+	return j
+}
+
+// addJobLocked makes the JobTracker run j and tells the policy.
+func (jt *JobTracker) addJobLocked(j *job, now time.Time) {
+	jt.jobs[j.id] = j
+	jt.order = append(jt.order, j)
+	jt.driver.Submitted(now, jt.jobViewLocked(j, nil))
+}
+
+func priorityOf(explicit int, named string) int {
+	if explicit != 0 {
+		return explicit
+	}
+	switch named {
+	case "VERY_HIGH":
+		return 2
+	case "HIGH":
+		return 1
+	case "LOW":
+		return -1
+	case "VERY_LOW":
+		return -2
+	}
+	return 0
+}
+
+// GetJobStatus reports a job's state, progress and counters; a retired
+// job's come from the retired-jobs cache or its history (retire.go).
+func (jt *JobTracker) GetJobStatus(ctx context.Context, req *mrpb.JobStatusRequest) (*mrpb.JobStatus, error) {
+	jt.mu.Lock()
+	j, ok := jt.jobs[req.JobId]
+	if !ok {
+		jt.mu.Unlock()
+		return jt.retiredJobStatus(req.JobId)
+	}
+	defer jt.mu.Unlock()
+	return jt.jobStatusLocked(j), nil
+}
+
+// ListJobs lists running jobs, or all jobs: those in memory and the
+// retired ones still in the retired-jobs cache, by submission.
+func (jt *JobTracker) ListJobs(ctx context.Context, req *mrpb.ListJobsRequest) (*mrpb.ListJobsResponse, error) {
+	jt.mu.Lock()
+	defer jt.mu.Unlock()
+	resp := &mrpb.ListJobsResponse{}
+	if req.All {
+		resp.Jobs = jt.retiredStatusesLocked()
+	}
+	retired := len(resp.Jobs)
+	for _, j := range jt.order {
+		if req.All || !j.done() {
+			resp.Jobs = append(resp.Jobs, jt.jobStatusLocked(j))
+		}
+	}
+	if retired > 0 {
+		sortStatuses(resp.Jobs)
+	}
+	return resp, nil
+}
+
+// KillJob kills a running job.
+func (jt *JobTracker) KillJob(ctx context.Context, req *mrpb.KillJobRequest) (*mrpb.KillJobResponse, error) {
+	jt.mu.Lock()
+	j, ok := jt.jobs[req.JobId]
+	if !ok {
+		jt.mu.Unlock()
+		st, err := jt.retiredJobStatus(req.JobId)
+		if err != nil {
+			return nil, err
+		}
+		return &mrpb.KillJobResponse{Killed: false, State: st.State}, nil
+	}
+	defer jt.mu.Unlock()
+	if j.done() || j.committing {
+		return &mrpb.KillJobResponse{Killed: false, State: j.state}, nil
+	}
+	jt.endJobLocked(j, StateKilled, "killed by user")
+	return &mrpb.KillJobResponse{Killed: true, State: j.state}, nil
+}
+
+// GetJobHistory returns a finished job's history record.
+func (jt *JobTracker) GetJobHistory(ctx context.Context, req *mrpb.JobHistoryRequest) (*mrpb.JobHistoryResponse, error) {
+	data, err := jt.history.Read(req.JobId)
+	if err != nil {
+		return nil, status.Error(codes.NotFound, err.Error())
+	}
+	return &mrpb.JobHistoryResponse{JsonLines: data}, nil
+}
+
+func (jt *JobTracker) jobStatusLocked(j *job) *mrpb.JobStatus {
+	st := &mrpb.JobStatus{
+		JobId:    j.id,
+		Name:     j.spec.Name,
+		State:    j.state,
+		SubmitMs: j.submit.UnixMilli(),
+		StartMs:  j.start.UnixMilli(),
+		Error:    j.err,
+		User:     j.spec.User,
+		Pool:     j.spec.Pool,
+		Output:   j.spec.Output,
+		Maps:     summarize(j.maps),
+		Reduces:  summarize(j.reduces),
+	}
+	if !j.finish.IsZero() {
+		st.FinishMs = j.finish.UnixMilli()
+	}
+	st.MapProgress = float32(avgProgress(j.maps))
+	st.ReduceProgress = float32(avgProgress(j.reduces))
+	st.Counters = countersToProto(jt.jobCountersLocked(j))
+	st.SchedulingInfo = jt.schedulingInfoLocked(j.id)
+	for _, s := range j.speculations {
+		st.Speculations = append(st.Speculations, s.proto())
+	}
+	st.BlacklistedTrackers = jobBlacklistLocked(j)
+	return st
+}
+
+func avgProgress(ts []*task) float64 {
+	if len(ts) == 0 {
+		return 1
+	}
+	sum := 0.0
+	for _, t := range ts {
+		sum += t.progress()
+	}
+	return sum / float64(len(ts))
+}
+
+func summarize(ts []*task) *mrpb.TaskSummary {
+	s := &mrpb.TaskSummary{Total: int32(len(ts))}
+	for _, t := range ts {
+		switch {
+		case t.state == StateSucceeded:
+			s.Succeeded++
+		case t.state == StateFailed:
+			s.Failed++
+		case t.state == StateKilled:
+			s.Killed++
+		case len(t.running()) > 0:
+			s.Running++
+		default:
+			s.Pending++
+		}
+	}
+	return s
+}
+
+// jobCountersLocked sums the counters of each task's successful attempt
+// (or, while it runs, its most advanced live attempt) with the job
+// counters, as Hadoop's job counters are.
+func (jt *JobTracker) jobCountersLocked(j *job) mr.CounterSet {
+	out := mr.CounterSet{}
+	out.Merge(j.counters)
+	for _, ts := range [][]*task{j.maps, j.reduces} {
+		for _, t := range ts {
+			if t.successful != nil {
+				out.Merge(t.successful.counters)
+				continue
+			}
+			var best *attempt
+			for _, a := range t.running() {
+				if best == nil || a.progress > best.progress {
+					best = a
+				}
+			}
+			if best != nil {
+				out.Merge(best.counters)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,309 @@
+package jobtracker
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"time"
+
+	"gomr/mr"
+	"gomr/mrpb"
+	"gomr/partitions"
+	"gomr/sched"
+)
+
+// Scheduling: the policy's view of jobs and trackers, and the host side of
+// the policy driver (package sched): which task an assignment runs, and how
+// attempts start and are preempted.
+
+// jobViewLocked is the policy's view of a job, for an offer of tracker
+// offer (nil: of no particular tracker).
+func (jt *JobTracker) jobViewLocked(j *job, offer *trackerState) partitions.JobView {
+	v := partitions.JobView{
+		ID:              j.id,
+		Name:            j.spec.Name,
+		Pool:            j.spec.Pool,
+		Priority:        j.priority,
+		Submitted:       j.submit,
+		Maps:            len(j.maps),
+		Reduces:         len(j.reduces),
+		FinishedMaps:    j.finishedMaps,
+		FinishedReduces: j.finishedReduces,
+		ReducesReady:    j.reducesReady(),
+	}
+	if v.Pool == "" {
+		v.Pool = j.conf.String("mapreduce.job.queuename")
+	}
+	if p, ok := jt.profiles[j.spec.Name]; ok {
+		v.Profile = &p
+		v.EstimatedSize = p.EstimateSize(v.Maps, v.Reduces)
+	}
+	for _, s := range j.splits {
+		if s.Path != "" {
+			v.InputBytes += s.Length
+		}
+	}
+	if d := j.spec.DeadlineSeconds; d > 0 {
+		v.Deadline = j.submit.Add(time.Duration(d * float64(time.Second)))
+	} else if d := j.conf.Float("mapreduce.job.deadline.seconds"); d > 0 {
+		v.Deadline = j.submit.Add(time.Duration(d * float64(time.Second)))
+	}
+	for _, m := range j.maps {
+		switch {
+		case m.state == StatePending:
+			v.PendingMaps++
+			for _, h := range j.splits[m.index].Hosts {
+				if v.LocalPendingMaps == nil {
+					v.LocalPendingMaps = map[string]int{}
+				}
+				v.LocalPendingMaps[h]++
+			}
+		case m.state != StateSucceeded:
+			v.RunningMaps += len(m.running())
+			if waitsFor(m, offer) {
+				v.PendingMaps++ // a speculative attempt waits for a slot
+			}
+		}
+	}
+	for _, r := range j.reduces {
+		switch {
+		case r.state == StatePending:
+			v.PendingReduces++
+		case r.state != StateSucceeded:
+			v.RunningReduces += len(r.running())
+			if waitsFor(r, offer) {
+				v.PendingReduces++
+			}
+		}
+	}
+	if offer != nil && jt.jobAvoidsLocked(j, offer.name) {
+		// The job has blacklisted the offering tracker: it has nothing
+		// to run there.
+		v.PendingMaps, v.PendingReduces, v.LocalPendingMaps = 0, 0, nil
+	}
+	return v
+}
+
+// clusterViewLocked is the policy's view of the cluster for a slot offer
+// from tracker offer (nil: the view of no particular offer).
+func (jt *JobTracker) clusterViewLocked(now time.Time, offer *trackerState) *partitions.ClusterView {
+	view := &partitions.ClusterView{Now: now}
+	for _, t := range jt.trackers {
+		if t.blacklisted {
+			continue // its slots run nothing
+		}
+		view.Trackers++
+		view.MapSlots += t.mapSlots
+		view.ReduceSlots += t.reduceSlots
+	}
+	for _, j := range jt.order {
+		// A job committing its output is in the view (nothing pending or
+		// running) until it ends, as a job running its cleanup task is in
+		// the simulator's: the policy knows a job from JobSubmitted to
+		// JobFinished.
+		if j.done() {
+			continue
+		}
+		view.Jobs = append(view.Jobs, jt.jobViewLocked(j, offer))
+	}
+	return view
+}
+
+func (jt *JobTracker) assignLocked(t *trackerState, freeMaps, freeReduces int, now time.Time) {
+	if t.blacklisted {
+		return
+	}
+	// Offer even with no free slot: a policy may answer an arrival with
+	// preemptions (MinEDF-WC).
+	view := jt.clusterViewLocked(now, t)
+	if len(view.Jobs) == 0 {
+		return
+	}
+	offer := partitions.SlotOffer{Tracker: t.name, Host: t.host, FreeMaps: freeMaps, FreeReduces: freeReduces}
+	if _, err := jt.driver.Offer(view, offer, trackerHost{jt: jt, t: t, now: now}); err != nil {
+		// A refused decision is a policy's bug: nothing of it was carried
+		// out, and the next heartbeat offers again.
+		jt.log.Error("scheduling decision refused", "tracker", t.name, "error", err)
+	}
+}
+
+// trackerHost carries out the policy driver's decisions for an offer of
+// tracker t.
+type trackerHost struct {
+	jt  *JobTracker
+	t   *trackerState
+	now time.Time
+}
+
+// Launch starts a pending task of the job on the tracker (the best one
+// for it, pickTaskLocked), or else a speculative attempt of the job that
+// waits for a slot there; with neither it drops the assignment.
+func (h trackerHost) Launch(_ partitions.SlotOffer, as partitions.Assignment) (bool, error) {
+	jt := h.jt
+	j := jt.jobs[as.JobID]
+	if j == nil || j.done() || jt.jobAvoidsLocked(j, h.t.name) {
+		return false, nil
+	}
+	if tk := jt.pickTaskLocked(j, as.Type, h.t); tk != nil {
+		jt.launchLocked(j, tk, h.t, h.now, false)
+		return true, nil
+	}
+	if tk := speculativeTaskLocked(j, as.Type, h.t); tk != nil {
+		jt.launchSpeculativeLocked(j, tk, h.t, h.now)
+		return true, nil
+	}
+	return false, nil
+}
+
+// Kill kills a live attempt the driver chose as a preemption victim (not
+// counted as a failure, as Hadoop counts preemptions).
+func (h trackerHost) Kill(k sched.Attempt) error {
+	a := h.jt.attemptOfLocked(k)
+	if a == nil || !a.live() {
+		return fmt.Errorf("attempt %s is not running", k)
+	}
+	h.jt.killAttemptLocked(a, "preempted by the scheduler")
+	return nil
+}
+
+// attemptOfLocked finds the attempt the driver names.
+func (jt *JobTracker) attemptOfLocked(k sched.Attempt) *attempt {
+	j := jt.jobs[k.Job]
+	if j == nil {
+		return nil
+	}
+	ts := j.tasks(k.Type)
+	if k.Task < 0 || k.Task >= len(ts) {
+		return nil
+	}
+	for _, a := range ts[k.Task].attempts {
+		if a.num == k.Attempt {
+			return a
+		}
+	}
+	return nil
+}
+
+// attemptKey names an attempt as the policy driver does.
+func attemptKey(a *attempt) sched.Attempt {
+	return sched.Attempt{Job: a.task.job.id, Type: a.task.typ, Task: a.task.index, Attempt: a.num}
+}
+
+// pickTaskLocked chooses a pending task of the job for the tracker:
+// data-local maps first, tasks that have not failed on this tracker before
+// others, then the lowest index.
+func (jt *JobTracker) pickTaskLocked(j *job, typ partitions.TaskType, t *trackerState) *task {
+	var best *task
+	bestScore := math.MaxInt
+	for _, tk := range j.tasks(typ) {
+		if tk.state != StatePending {
+			continue
+		}
+		score := 0
+		if tk.failedOn[t.name] {
+			if jt.otherTrackerCanRunLocked(tk) {
+				continue // another tracker can take it
+			}
+			score += 2
+		}
+		if typ == partitions.Map && !contains(j.splits[tk.index].Hosts, t.host) {
+			score++
+		}
+		if score < bestScore {
+			best, bestScore = tk, score
+		}
+	}
+	return best
+}
+
+// otherTrackerCanRunLocked tells whether a live tracker with slots of the
+// task's type exists on which no attempt of the task has failed and that
+// may get the task (not blacklisted across jobs or by the task's job).
+func (jt *JobTracker) otherTrackerCanRunLocked(tk *task) bool {
+	for name, tr := range jt.trackers {
+		if tr.blacklisted || jt.jobAvoidsLocked(tk.job, name) {
+			continue // it gets no task of this job
+		}
+		slots := tr.mapSlots
+		if tk.typ == partitions.Reduce {
+			slots = tr.reduceSlots
+		}
+		if slots > 0 && !tk.failedOn[name] {
+			return true
+		}
+	}
+	return false
+}
+
+func contains(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func (jt *JobTracker) launchLocked(j *job, tk *task, t *trackerState, now time.Time, speculative bool) *attempt {
+	return jt.startAttemptLocked(j, tk, t, now, speculative, nil)
+}
+
+// startAttemptLocked creates an attempt of tk on tracker t and orders its
+// start: a launch, or with cloneOf set, a clone of that running attempt.
+func (jt *JobTracker) startAttemptLocked(j *job, tk *task, t *trackerState, now time.Time, speculative bool, cloneOf *attempt) *attempt {
+	a := &attempt{
+		speculative: speculative,
+		id:          attemptID(tk, tk.nextAttempt),
+		num:         tk.nextAttempt,
+		task:        tk,
+		tracker:     t.name,
+		state:       StateRunning,
+		phase:       "MAP",
+		start:       now,
+		spills:      map[int][]*mrpb.Segment{},
+		final:       -1,
+	}
+	if tk.typ == partitions.Reduce {
+		a.phase = "SHUFFLE"
+	}
+	tk.nextAttempt++
+	tk.attempts = append(tk.attempts, a)
+	tk.state = StateRunning
+	t.attempts[a.id] = a
+	j.trackers[t.name] = true
+	launch := &mrpb.LaunchTask{
+		AttemptId:   a.id,
+		JobId:       j.id,
+		Type:        typeLetter(tk.typ),
+		Index:       int32(tk.index),
+		Conf:        j.confMap,
+		NumMaps:     int32(len(j.maps)),
+		NumReduces:  int32(len(j.reduces)),
+		JobSecret:   j.secret,
+		Speculative: speculative,
+		Tracker:     t.name,
+	}
+	launch.SpecJson, _ = json.Marshal(j.spec)
+	if tk.typ == partitions.Map {
+		launch.SplitJson, _ = json.Marshal(j.splits[tk.index])
+		j.counters.Add(mr.JobCounterGroup, mr.TotalLaunchedMaps, 1)
+		if contains(j.splits[tk.index].Hosts, t.host) {
+			j.counters.Add(mr.JobCounterGroup, mr.DataLocalMaps, 1)
+		}
+	} else {
+		j.counters.Add(mr.JobCounterGroup, mr.TotalLaunchedReduces, 1)
+	}
+	if cloneOf != nil {
+		src := ""
+		if st := jt.trackers[cloneOf.tracker]; st != nil {
+			src = st.shuffleAddr
+		}
+		t.actions = append(t.actions, &mrpb.TaskAction{Action: &mrpb.TaskAction_Clone{Clone: &mrpb.CloneAttempt{
+			SourceAttempt: cloneOf.id, SourceAddress: src, Launch: launch}}})
+	} else {
+		t.actions = append(t.actions, &mrpb.TaskAction{Action: &mrpb.TaskAction_Launch{Launch: launch}})
+	}
+	jt.driver.Started(now, attemptKey(a))
+	jt.log.Debug("launch", "attempt", a.id, "tracker", t.name)
+	return a
+}

@@ -1,0 +1,482 @@
+package jobtracker
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"gomr/mr"
+	"gomr/mrpb"
+	"gomr/partitions"
+	"gomr/speculator"
+)
+
+// The tracker and task RPCs besides the heartbeat (heartbeat.go): attempt
+// status reports, spill announcements, the map events reducers read, fetch
+// failures and output commits.
+
+// findAttempt finds a live job's attempt by its id.
+func (jt *JobTracker) findAttempt(id string) (*job, *attempt) {
+	// attempt_<ident>_<n>_<m|r>_<task>_<k>
+	parts := strings.Split(id, "_")
+	if len(parts) != 6 || parts[0] != "attempt" {
+		return nil, nil
+	}
+	j := jt.jobs["job_"+parts[1]+"_"+parts[2]]
+	if j == nil {
+		return nil, nil
+	}
+	var idx int
+	if _, err := fmt.Sscanf(parts[4], "%d", &idx); err != nil {
+		return j, nil
+	}
+	ts := j.maps
+	if parts[3] == "r" {
+		ts = j.reduces
+	}
+	if idx < 0 || idx >= len(ts) {
+		return j, nil
+	}
+	for _, a := range ts[idx].attempts {
+		if a.id == id {
+			return j, a
+		}
+	}
+	return j, nil
+}
+
+func (jt *JobTracker) attemptStatusLocked(t *trackerState, st *mrpb.AttemptStatus, now time.Time) {
+	j, a := jt.findAttempt(st.AttemptId)
+	if a == nil || a.tracker != t.name {
+		// An attempt we do not know (purged job, or from before a reinit).
+		t.actions = append(t.actions, &mrpb.TaskAction{Action: &mrpb.TaskAction_KillAttempt{KillAttempt: st.AttemptId}})
+		return
+	}
+	if !a.live() {
+		// Already final here (killed by us, or lost). A tracker that still
+		// runs it has not got the kill order: it is sent again.
+		if (st.State == StateRunning || st.State == StateCommitPending) && !killOrderPendingLocked(t, a.id) {
+			t.actions = append(t.actions, &mrpb.TaskAction{Action: &mrpb.TaskAction_KillAttempt{KillAttempt: a.id}})
+		}
+		return
+	}
+	// A report counts for the runtime estimate once the attempt has made
+	// progress: before that it has nothing to extrapolate from (an
+	// attempt still at 0 is judged by the stagnation rule instead).
+	if st.Progress > 0 {
+		if st.Progress != a.progress || a.progressChanged.IsZero() {
+			a.progressChanged = now
+		}
+		a.reportAt = now
+		if j.speculator != nil {
+			prevP, prevAt := a.rateP, a.rateAt
+			if prevAt.IsZero() {
+				prevP, prevAt = a.startProgress, a.start
+			}
+			a.rate = speculator.SmoothRate(a.rate, prevP, prevAt, float64(st.Progress), now, j.speculator.Params().SmoothLambda)
+			a.rateP, a.rateAt = float64(st.Progress), now
+		}
+	}
+	a.rssBytes, a.fileSetBytes, a.cloneable = st.RssBytes, st.FileSetBytes, st.Cloneable
+	a.progress = st.Progress
+	a.phase = st.Phase
+	a.counters = countersFromProto(st.Counters)
+	if st.ShuffleFinishMs > 0 {
+		a.shuffleFinish = time.UnixMilli(st.ShuffleFinishMs)
+	}
+	if st.SortFinishMs > 0 {
+		a.sortFinish = time.UnixMilli(st.SortFinishMs)
+	}
+	if st.Clone != nil {
+		if jt.cloneStatusLocked(a, st.Clone, now) {
+			return
+		}
+	}
+	switch st.State {
+	case StateRunning:
+	case StateCommitPending:
+		a.state = StateCommitPending
+	case StateSucceeded:
+		if j.done() {
+			a.state, a.finish = StateKilled, now
+			return
+		}
+		jt.attemptSucceededLocked(a, now)
+	case StateFailed:
+		jt.attemptFailedLocked(a, st.Diagnostic, now, true)
+	case StateKilled:
+		jt.attemptFailedLocked(a, st.Diagnostic, now, false)
+	}
+}
+
+// spillAnnouncedLocked records spill k of a map attempt. The first
+// announcement of each (map, spill) is the one reducers are told of; a later
+// one from another attempt must agree with it (same records, lengths and
+// checksums in every partition), or that attempt is failed: mixing spills of
+// attempts is only correct when they are identical.
+func (jt *JobTracker) spillAnnouncedLocked(t *trackerState, sp *mrpb.SpillAnnouncement) {
+	j, a := jt.findAttempt(sp.AttemptId)
+	if a == nil || a.task.typ != partitions.Map || j.done() || !a.live() {
+		return
+	}
+	k := int(sp.Spill)
+	if len(sp.Segments) != len(j.reduces) {
+		jt.failAttemptLocked(a, fmt.Sprintf("spill %d has %d partitions, job has %d reduces", k, len(sp.Segments), len(j.reduces)))
+		return
+	}
+	a.spills[k] = sp.Segments
+	a.shuffleAddr = t.shuffleAddr
+	if sp.Final {
+		a.final = k
+	}
+	key := spillKey{a.task.index, k}
+	if w, ok := j.winners[key]; ok {
+		if w != a && !sameSegments(w.spills[k], sp.Segments) {
+			jt.failAttemptLocked(a, fmt.Sprintf("non-deterministic map output: spill %d differs from the one %s announced", k, w.id))
+		}
+		return
+	}
+	jt.publishSpillLocked(j, a, k)
+}
+
+func (jt *JobTracker) publishSpillLocked(j *job, a *attempt, k int) {
+	j.winners[spillKey{a.task.index, k}] = a
+	j.appendEvent(&mrpb.MapEvent{
+		Kind:           "SPILL_READY",
+		MapTask:        int32(a.task.index),
+		Spill:          int32(k),
+		Final:          a.final == k,
+		AttemptId:      a.id,
+		ShuffleAddress: a.shuffleAddr,
+	}, a.spills[k])
+}
+
+// obsoleteMapOutputLocked withdraws a map attempt's spills: reducers are
+// told, and any other attempt that announced the same spills takes over.
+func (jt *JobTracker) obsoleteMapOutputLocked(a *attempt) {
+	if a.obsolete || len(a.spills) == 0 {
+		a.obsolete = true
+		return
+	}
+	a.obsolete = true
+	j := a.task.job
+	j.appendEvent(&mrpb.MapEvent{Kind: "MAP_OBSOLETE", MapTask: int32(a.task.index), AttemptId: a.id}, nil)
+	ks := make([]int, 0, len(a.spills))
+	for k := range a.spills {
+		ks = append(ks, k)
+	}
+	sort.Ints(ks)
+	for _, k := range ks {
+		key := spillKey{a.task.index, k}
+		if j.winners[key] != a {
+			continue
+		}
+		delete(j.winners, key)
+		for _, other := range a.task.attempts {
+			if other != a && !other.obsolete && other.spills[k] != nil && jt.trackers[other.tracker] != nil {
+				jt.publishSpillLocked(j, other, k)
+				break
+			}
+		}
+	}
+}
+
+func (jt *JobTracker) attemptSucceededLocked(a *attempt, now time.Time) {
+	t := a.task
+	j := t.job
+	a.state, a.finish, a.progress = StateSucceeded, now, 1
+	if tr := jt.trackers[a.tracker]; tr != nil {
+		delete(tr.attempts, a.id)
+	}
+	jt.addMillisLocked(a)
+	if t.state == StateSucceeded {
+		// Another attempt won the task: for the policy this one ended
+		// without making it succeed.
+		jt.driver.Ended(now, attemptKey(a), a.finish.Sub(a.start))
+		return
+	}
+	if t.typ == partitions.Map && len(j.reduces) > 0 && a.final < 0 {
+		jt.attemptFailedLocked(a, "map attempt finished without announcing its final spill", now, true)
+		return
+	}
+	t.state = StateSucceeded
+	t.successful = a
+	jt.logTaskLocked(a)
+	if a.speculative {
+		j.counters.Add(mr.SpeculationGroup, mr.SpeculativeWins, 1)
+	}
+	endSpeculationLocked(t, "the task finished first")
+	if t.typ == partitions.Map {
+		j.finishedMaps++
+	} else {
+		j.finishedReduces++
+	}
+	jt.driver.Succeeded(now, attemptKey(a), a.finish.Sub(a.start))
+	for _, other := range t.running() {
+		jt.killAttemptLocked(other, "another attempt of the task succeeded")
+	}
+	jt.checkJobDoneLocked(j)
+}
+
+func (jt *JobTracker) addMillisLocked(a *attempt) {
+	name := mr.MillisMaps
+	if a.task.typ == partitions.Reduce {
+		name = mr.MillisReduces
+	}
+	a.task.job.counters.Add(mr.JobCounterGroup, name, a.finish.Sub(a.start).Milliseconds())
+}
+
+// attemptFailedLocked ends a live attempt as FAILED (counted against the
+// task's attempt limit) or KILLED (not counted), and reschedules or fails
+// the task.
+func (jt *JobTracker) attemptFailedLocked(a *attempt, diag string, now time.Time, counts bool) {
+	t := a.task
+	j := t.job
+	if tr := jt.trackers[a.tracker]; tr != nil {
+		delete(tr.attempts, a.id)
+	}
+	a.finish = now
+	a.diag = diag
+	if t.commitGrant == a {
+		t.commitGrant = nil
+	}
+	if sp := t.specPending; sp != nil && (sp.source == a || sp.attempt == a) {
+		endSpeculationLocked(t, "attempt "+a.id+" ended first")
+	}
+	if counts {
+		a.state = StateFailed
+		t.failures++
+		t.failedOn[a.tracker] = true
+		t.lastError = diag
+		jt.noteTrackerFailureLocked(j, a.tracker)
+		name := mr.NumFailedMaps
+		if t.typ == partitions.Reduce {
+			name = mr.NumFailedReduces
+		}
+		j.counters.Add(mr.JobCounterGroup, name, 1)
+		jt.log.Warn("attempt failed", "attempt", a.id, "tracker", a.tracker, "error", firstLine(diag))
+	} else {
+		a.state = StateKilled
+		name := mr.NumKilledMaps
+		if t.typ == partitions.Reduce {
+			name = mr.NumKilledReduces
+		}
+		j.counters.Add(mr.JobCounterGroup, name, 1)
+	}
+	jt.addMillisLocked(a)
+	// Every end of an attempt is told, a losing speculative attempt's
+	// too: the policy counts attempts, not tasks.
+	jt.driver.Ended(now, attemptKey(a), a.finish.Sub(a.start))
+	if j.done() || t.state == StateSucceeded {
+		return
+	}
+	if len(t.running()) > 0 {
+		return
+	}
+	maxAttempts := j.conf.Int("mapreduce.map.maxattempts")
+	if t.typ == partitions.Reduce {
+		maxAttempts = j.conf.Int("mapreduce.reduce.maxattempts")
+	}
+	if t.failures >= maxAttempts {
+		t.state = StateFailed
+		jt.endJobLocked(j, StateFailed, fmt.Sprintf("Task %s failed %d times; last error: %s", t.id(), t.failures, t.lastError))
+		return
+	}
+	t.state = StatePending
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// failAttemptLocked fails a live attempt on the JobTracker's own decision
+// and tells its tracker to kill it.
+func (jt *JobTracker) failAttemptLocked(a *attempt, diag string) {
+	if !a.live() {
+		return
+	}
+	if tr := jt.trackers[a.tracker]; tr != nil {
+		tr.actions = append(tr.actions, &mrpb.TaskAction{Action: &mrpb.TaskAction_KillAttempt{KillAttempt: a.id}})
+	}
+	jt.attemptFailedLocked(a, diag, jt.now(), true)
+}
+
+func (jt *JobTracker) killAttemptLocked(a *attempt, why string) {
+	if !a.live() {
+		return
+	}
+	if tr := jt.trackers[a.tracker]; tr != nil {
+		tr.actions = append(tr.actions, &mrpb.TaskAction{Action: &mrpb.TaskAction_KillAttempt{KillAttempt: a.id}})
+	}
+	jt.attemptFailedLocked(a, why, jt.now(), false)
+}
+
+// lostTrackerLocked handles a tracker that stopped heartbeating: its live
+// attempts are killed (not counted as failures, as in Hadoop), and the map
+// outputs it held are withdrawn; completed maps whose output lived only
+// there are re-run while a reduce of their job still needs them.
+func (jt *JobTracker) lostTrackerLocked(t *trackerState, why string) {
+	delete(jt.trackers, t.name)
+	now := jt.now()
+	for _, j := range jt.order {
+		if j.done() {
+			continue
+		}
+		needMaps := j.finishedReduces < len(j.reduces)
+		for _, m := range j.maps {
+			for _, a := range m.attempts {
+				if a.tracker != t.name {
+					continue
+				}
+				if a.live() {
+					jt.attemptFailedLocked(a, why, now, false)
+				}
+				if needMaps {
+					jt.obsoleteMapOutputLocked(a)
+					if m.successful == a {
+						jt.rerunMapLocked(m, now)
+					}
+				}
+			}
+		}
+		for _, r := range j.reduces {
+			for _, a := range r.running() {
+				if a.tracker == t.name {
+					jt.attemptFailedLocked(a, why, now, false)
+				}
+			}
+		}
+	}
+}
+
+// rerunMapLocked puts a completed map back to pending because its output
+// is lost.
+func (jt *JobTracker) rerunMapLocked(m *task, now time.Time) {
+	j := m.job
+	if m.state != StateSucceeded {
+		return
+	}
+	m.state = StatePending
+	m.successful = nil
+	m.commitGrant = nil
+	j.finishedMaps--
+	jt.logRerunLocked(m)
+	j.counters.Add(mr.JobCounterGroup, mr.NumKilledMaps, 1)
+	jt.driver.MapOutputLost(now, j.id, m.index)
+	jt.log.Info("re-running map whose output was lost", "task", m.id())
+}
+
+// GetMapEvents gives a reduce the spill events of its job from index From,
+// waiting up to WaitMs for new ones.
+func (jt *JobTracker) GetMapEvents(ctx context.Context, req *mrpb.MapEventsRequest) (*mrpb.MapEventsResponse, error) {
+	wait := time.Duration(req.WaitMs) * time.Millisecond
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
+	for {
+		jt.mu.Lock()
+		j, ok := jt.jobs[req.JobId]
+		if !ok {
+			jt.mu.Unlock()
+			return nil, status.Errorf(codes.NotFound, "unknown job %s", req.JobId)
+		}
+		if req.AttemptId != "" {
+			if _, a := jt.findAttempt(req.AttemptId); a == nil || !a.live() {
+				jt.mu.Unlock()
+				return nil, status.Errorf(codes.FailedPrecondition, "attempt %s is not running", req.AttemptId)
+			}
+		}
+		if int(req.Reduce) < 0 || int(req.Reduce) >= len(j.reduces) {
+			jt.mu.Unlock()
+			return nil, status.Errorf(codes.InvalidArgument, "job %s has no reduce %d", req.JobId, req.Reduce)
+		}
+		from := int(req.From)
+		if from < 0 || from > len(j.events) {
+			jt.mu.Unlock()
+			return nil, status.Errorf(codes.InvalidArgument, "event index %d out of range", from)
+		}
+		if from < len(j.events) || j.done() {
+			resp := &mrpb.MapEventsResponse{}
+			for i := from; i < len(j.events); i++ {
+				ev := j.events[i]
+				out := &mrpb.MapEvent{Kind: ev.Kind, MapTask: ev.MapTask, Spill: ev.Spill, Final: ev.Final, AttemptId: ev.AttemptId, ShuffleAddress: ev.ShuffleAddress}
+				if segs := j.evSegs[i]; segs != nil {
+					out.Segment = segs[req.Reduce]
+				}
+				resp.Events = append(resp.Events, out)
+			}
+			jt.mu.Unlock()
+			return resp, nil
+		}
+		ch := j.notify
+		jt.mu.Unlock()
+		select {
+		case <-ch:
+		case <-deadline.C:
+			return &mrpb.MapEventsResponse{}, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// ReportFetchFailure counts a reducer's failure to fetch a map's output;
+// after mapreduce.job.maxfetchfailures.per.map reports the map attempt's
+// output is declared lost and the map re-run.
+func (jt *JobTracker) ReportFetchFailure(ctx context.Context, req *mrpb.FetchFailureRequest) (*mrpb.Empty, error) {
+	jt.mu.Lock()
+	defer jt.mu.Unlock()
+	j, a := jt.findAttempt(req.MapAttemptId)
+	if a == nil || j.done() || a.obsolete {
+		return &mrpb.Empty{}, nil
+	}
+	j.fetchFailures[a.id]++
+	n := j.fetchFailures[a.id]
+	jt.log.Warn("fetch failure reported", "map_attempt", a.id, "spill", req.Spill, "by", req.ReduceAttemptId, "reports", n, "cause", req.Cause)
+	if n < j.conf.Int("mapreduce.job.maxfetchfailures.per.map") {
+		return &mrpb.Empty{}, nil
+	}
+	now := jt.now()
+	m := a.task
+	jt.obsoleteMapOutputLocked(a)
+	if a.live() {
+		jt.failAttemptLocked(a, "Too many fetch-failures")
+	} else if m.successful == a {
+		a.state = StateFailed
+		a.diag = "Too many fetch-failures"
+		m.failures++
+		j.counters.Add(mr.JobCounterGroup, mr.NumFailedMaps, 1)
+		jt.rerunMapLocked(m, now)
+		if m.failures >= j.conf.Int("mapreduce.map.maxattempts") {
+			m.state = StateFailed
+			jt.endJobLocked(j, StateFailed, fmt.Sprintf("Task %s failed %d times; last error: Too many fetch-failures", m.id(), m.failures))
+		}
+	}
+	return &mrpb.Empty{}, nil
+}
+
+// CanCommit grants the output commit of a task to exactly one attempt.
+func (jt *JobTracker) CanCommit(ctx context.Context, req *mrpb.CanCommitRequest) (*mrpb.CanCommitResponse, error) {
+	jt.mu.Lock()
+	defer jt.mu.Unlock()
+	j, a := jt.findAttempt(req.AttemptId)
+	if a == nil || j.done() || !a.live() {
+		return &mrpb.CanCommitResponse{CanCommit: false}, nil
+	}
+	t := a.task
+	if t.state == StateSucceeded {
+		return &mrpb.CanCommitResponse{CanCommit: false}, nil
+	}
+	if t.commitGrant == nil || !t.commitGrant.live() {
+		t.commitGrant = a
+	}
+	a.state = StateCommitPending
+	return &mrpb.CanCommitResponse{CanCommit: t.commitGrant == a}, nil
+}

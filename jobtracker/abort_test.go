@@ -55,7 +55,7 @@ func TestLostJobOutputAbortedAgainWhenItsTrackerRegisters(t *testing.T) {
 		Attempts: []*mrpb.AttemptStatus{{AttemptId: m, State: StateSucceeded}}}))[0].AttemptId
 	jt1.mu.Lock()
 	out := jt1.jobs[id].spec.Output
-	jt1.mu.Unlock()
+	jt1.unlock()
 
 	jt2, _ := newTestJTWith(t, dir, 0, now, overrides)
 	if _, err := os.Stat(filepath.Join(out, "_temporary")); !os.IsNotExist(err) {
@@ -93,7 +93,7 @@ func TestKilledJobOutputAbortedAgainAfterThePurge(t *testing.T) {
 		Attempts: []*mrpb.AttemptStatus{{AttemptId: m, State: StateSucceeded}}}))[0].AttemptId
 	jt.mu.Lock()
 	out := jt.jobs[id].spec.Output
-	jt.mu.Unlock()
+	jt.unlock()
 	if _, err := jt.KillJob(context.Background(), &mrpb.KillJobRequest{JobId: id}); err != nil {
 		t.Fatal(err)
 	}

@@ -201,7 +201,7 @@ func (jt *JobTracker) attemptTracker(attemptID string) (string, bool) {
 		return "", false
 	}
 	jt.mu.Lock()
-	defer jt.mu.Unlock()
+	defer jt.unlock()
 	_, a := jt.findAttempt(attemptID)
 	if a == nil {
 		return "", false
@@ -237,7 +237,7 @@ func (jt *JobTracker) jobACL(jobID string, op security.JobOp) (owner string, acl
 		}
 	}
 	retired := jt.retire.byID[jobID]
-	jt.mu.Unlock()
+	jt.unlock()
 	if j != nil {
 		return owner, acl, true
 	}

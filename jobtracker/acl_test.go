@@ -204,7 +204,7 @@ func TestACLJobTrackerClientCalls(t *testing.T) {
 	// longer in memory.
 	s.jt.mu.Lock()
 	delete(s.jt.jobs, id)
-	s.jt.mu.Unlock()
+	s.jt.unlock()
 	_, err = s.call("bob", mrpb.JobTracker_GetJobHistory_FullMethodName, &mrpb.JobHistoryRequest{JobId: id})
 	wantDenied(t, "bob's history", err, "user bob", id, security.KeyJobViewACL)
 	for _, who := range []string{"alice", "carol", "root"} {

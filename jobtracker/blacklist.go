@@ -133,7 +133,7 @@ func (jt *JobTracker) refreshBlacklistLocked(now time.Time) {
 // trackerStatuses lists the live trackers, sorted by name.
 func (jt *JobTracker) trackerStatuses() []*mrpb.TrackerStatus {
 	jt.mu.Lock()
-	defer jt.mu.Unlock()
+	defer jt.unlock()
 	out := make([]*mrpb.TrackerStatus, 0, len(jt.trackers))
 	for _, t := range jt.trackers {
 		out = append(out, &mrpb.TrackerStatus{

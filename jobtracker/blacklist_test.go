@@ -90,7 +90,7 @@ func TestTrackerBlacklisting(t *testing.T) {
 	clock = clock.Add(3*time.Hour + time.Minute)
 	jt.mu.Lock()
 	jt.refreshBlacklistLocked(clock)
-	jt.mu.Unlock()
+	jt.unlock()
 	if ls := launches(heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "t1", FreeMapSlots: 2})); len(ls) != 1 {
 		t.Fatalf("t1 after its fault aged out: launches %v of job %s", attemptIDs(ls), next)
 	}

@@ -70,14 +70,14 @@ func (jt *JobTracker) SubmitJob(ctx context.Context, req *mrpb.SubmitJobRequest)
 	jt.nextJob++
 	id := fmt.Sprintf("job_%s_%04d", jt.ident, jt.nextJob)
 	now := jt.now()
-	jt.mu.Unlock()
+	jt.unlock()
 	if err := jt.staging.Write(&stagedJob{ID: id, Spec: spec, Splits: splits, Secret: secret, Submit: now}); err != nil {
 		return nil, status.Errorf(codes.Internal, "%v", err)
 	}
 
 	j := newJob(id, spec, splits, secret, now, jcfg, spec8r)
 	jt.mu.Lock()
-	defer jt.mu.Unlock()
+	defer jt.unlock()
 	jt.addJobLocked(j, now)
 	jt.log.Info("job submitted", "job", j.id, "name", spec.Name, "maps", len(j.maps), "reduces", len(j.reduces), "output", spec.Output)
 	jt.checkJobDoneLocked(j) // a job with no tasks at all is done at once
@@ -94,7 +94,7 @@ func newJob(id string, spec mr.JobSpec, splits []mr.Split, secret []byte, submit
 		secret:        secret,
 		splits:        splits,
 		priority:      priorityOf(spec.Priority, jcfg.String("mapreduce.job.priority")),
-		state:         StateRunning,
+		state:         jobRunning,
 		submit:        submit,
 		start:         submit,
 		counters:      mr.CounterSet{},
@@ -105,10 +105,10 @@ func newJob(id string, spec mr.JobSpec, splits []mr.Split, secret []byte, submit
 		speculator:    spec8r,
 	}
 	for i := range splits {
-		j.maps = append(j.maps, &task{job: j, typ: partitions.Map, index: i, state: StatePending, failedOn: map[string]bool{}})
+		j.maps = append(j.maps, &task{job: j, typ: partitions.Map, index: i, state: taskPending, failedOn: map[string]bool{}})
 	}
 	for i := 0; i < spec.NumReduces; i++ {
-		j.reduces = append(j.reduces, &task{job: j, typ: partitions.Reduce, index: i, state: StatePending, failedOn: map[string]bool{}})
+		j.reduces = append(j.reduces, &task{job: j, typ: partitions.Reduce, index: i, state: taskPending, failedOn: map[string]bool{}})
 	}
 	return j
 }
@@ -143,10 +143,10 @@ func (jt *JobTracker) GetJobStatus(ctx context.Context, req *mrpb.JobStatusReque
 	jt.mu.Lock()
 	j, ok := jt.jobs[req.JobId]
 	if !ok {
-		jt.mu.Unlock()
+		jt.unlock()
 		return jt.retiredJobStatus(req.JobId)
 	}
-	defer jt.mu.Unlock()
+	defer jt.unlock()
 	return jt.jobStatusLocked(j), nil
 }
 
@@ -154,7 +154,7 @@ func (jt *JobTracker) GetJobStatus(ctx context.Context, req *mrpb.JobStatusReque
 // retired ones still in the retired-jobs cache, by submission.
 func (jt *JobTracker) ListJobs(ctx context.Context, req *mrpb.ListJobsRequest) (*mrpb.ListJobsResponse, error) {
 	jt.mu.Lock()
-	defer jt.mu.Unlock()
+	defer jt.unlock()
 	resp := &mrpb.ListJobsResponse{}
 	if req.All {
 		resp.Jobs = jt.retiredStatusesLocked()
@@ -176,23 +176,37 @@ func (jt *JobTracker) KillJob(ctx context.Context, req *mrpb.KillJobRequest) (*m
 	jt.mu.Lock()
 	j, ok := jt.jobs[req.JobId]
 	if !ok {
-		jt.mu.Unlock()
+		jt.unlock()
 		st, err := jt.retiredJobStatus(req.JobId)
 		if err != nil {
 			return nil, err
 		}
 		return &mrpb.KillJobResponse{Killed: false, State: st.State}, nil
 	}
-	defer jt.mu.Unlock()
+	defer jt.unlock()
 	if j.done() || j.committing {
-		return &mrpb.KillJobResponse{Killed: false, State: j.state}, nil
+		return &mrpb.KillJobResponse{Killed: false, State: j.state.String()}, nil
 	}
-	jt.endJobLocked(j, StateKilled, "killed by user")
-	return &mrpb.KillJobResponse{Killed: true, State: j.state}, nil
+	jt.endJobLocked(j, jobKilled, "killed by user")
+	return &mrpb.KillJobResponse{Killed: true, State: j.state.String()}, nil
 }
 
 // GetJobHistory returns a finished job's history record.
 func (jt *JobTracker) GetJobHistory(ctx context.Context, req *mrpb.JobHistoryRequest) (*mrpb.JobHistoryResponse, error) {
+	// A job that has just ended may still be having its file written.
+	jt.mu.Lock()
+	var written chan struct{}
+	if j := jt.jobs[req.JobId]; j != nil {
+		written = j.historyDone
+	}
+	jt.unlock()
+	if written != nil {
+		select {
+		case <-written:
+		case <-ctx.Done():
+			return nil, status.FromContextError(ctx.Err()).Err()
+		}
+	}
 	data, err := jt.history.Read(req.JobId)
 	if err != nil {
 		return nil, status.Error(codes.NotFound, err.Error())
@@ -204,7 +218,7 @@ func (jt *JobTracker) jobStatusLocked(j *job) *mrpb.JobStatus {
 	st := &mrpb.JobStatus{
 		JobId:    j.id,
 		Name:     j.spec.Name,
-		State:    j.state,
+		State:    j.state.String(),
 		SubmitMs: j.submit.UnixMilli(),
 		StartMs:  j.start.UnixMilli(),
 		Error:    j.err,
@@ -243,11 +257,11 @@ func summarize(ts []*task) *mrpb.TaskSummary {
 	s := &mrpb.TaskSummary{Total: int32(len(ts))}
 	for _, t := range ts {
 		switch {
-		case t.state == StateSucceeded:
+		case t.state == taskSucceeded:
 			s.Succeeded++
-		case t.state == StateFailed:
+		case t.state == taskFailed:
 			s.Failed++
-		case t.state == StateKilled:
+		case t.state == taskKilled:
 			s.Killed++
 		case len(t.running()) > 0:
 			s.Running++

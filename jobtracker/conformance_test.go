@@ -80,6 +80,7 @@ func newConformanceRunner(t testing.TB, policy string, overrides map[string]stri
 	if err != nil {
 		t.Fatal(err)
 	}
+	noIllegalTransitions(t, jt)
 	if testPolicy {
 		jt.policy, jt.driver = p, sched.New(p)
 	}
@@ -157,7 +158,7 @@ func (r *conformanceRunner) heartbeat(tr *fakeTracker, offer bool, statuses []*m
 // attemptKey names a launched attempt as the scenario does.
 func (r *conformanceRunner) attemptKey(id string) (sched.Attempt, error) {
 	r.jt.mu.Lock()
-	defer r.jt.mu.Unlock()
+	defer r.jt.unlock()
 	j, a := r.jt.findAttempt(id)
 	if a == nil {
 		return sched.Attempt{}, fmt.Errorf("launch of unknown attempt %s", id)
@@ -183,7 +184,7 @@ func (r *conformanceRunner) attemptID(k sched.Attempt) (string, *fakeTracker, er
 // from the history (profiles.go).
 func (r *conformanceRunner) SetProfile(name string, p partitions.Profile) error {
 	r.jt.mu.Lock()
-	defer r.jt.mu.Unlock()
+	defer r.jt.unlock()
 	r.jt.profiles[name] = p
 	return nil
 }
@@ -243,7 +244,7 @@ func (r *conformanceRunner) report(at time.Time, k sched.Attempt, state string) 
 		r.jt.mu.Lock()
 		j := r.jt.jobs[r.ids[k.Job]]
 		reduces := len(j.reduces)
-		r.jt.mu.Unlock()
+		r.jt.unlock()
 		if reduces > 0 {
 			segs := make([]*mrpb.Segment, reduces)
 			for i := range segs {
@@ -271,8 +272,9 @@ func (r *conformanceRunner) waitCommit(name string) error {
 	for {
 		r.jt.mu.Lock()
 		j := r.jt.jobs[r.ids[name]]
-		committing := j != nil && j.committing
-		r.jt.mu.Unlock()
+		// The commit goroutine ends the job, then writes its history.
+		committing := j != nil && (j.committing || j.history == historyWriting)
+		r.jt.unlock()
 		if !committing {
 			return nil
 		}
@@ -300,7 +302,7 @@ func (r *conformanceRunner) Speculate(at time.Time, k sched.Attempt) error {
 		return err
 	}
 	r.jt.mu.Lock()
-	defer r.jt.mu.Unlock()
+	defer r.jt.unlock()
 	_, a := r.jt.findAttempt(id)
 	tk := a.task
 	tk.specPending = &speculation{task: tk, kind: speculator.Fresh, source: a, decided: at}
@@ -319,7 +321,7 @@ func (r *conformanceRunner) LoseTracker(at time.Time, name string) error {
 	if st != nil {
 		r.jt.lostTrackerLocked(st, "Lost task tracker: "+name)
 	}
-	r.jt.mu.Unlock()
+	r.jt.unlock()
 	if st == nil {
 		return fmt.Errorf("the JobTracker does not know tracker %s", name)
 	}

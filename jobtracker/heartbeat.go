@@ -50,7 +50,7 @@ func (jt *JobTracker) Heartbeat(ctx context.Context, req *mrpb.HeartbeatRequest)
 	from := peerAddress(ctx)
 
 	jt.mu.Lock()
-	defer jt.mu.Unlock()
+	defer jt.unlock()
 	now := jt.now()
 	resp := &mrpb.HeartbeatResponse{HeartbeatIntervalMs: int32(jt.cfg.Int("mapreduce.tasktracker.heartbeat.interval"))}
 	t, known := jt.trackers[req.Tracker]
@@ -148,7 +148,7 @@ func (jt *JobTracker) previousTrackerGone(req *mrpb.HeartbeatRequest) bool {
 	if t != nil && t.instance != req.Instance {
 		addr = t.shuffleAddr
 	}
-	jt.mu.Unlock()
+	jt.unlock()
 	if addr == "" {
 		return false
 	}

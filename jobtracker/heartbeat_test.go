@@ -27,14 +27,14 @@ func rawHeartbeat(t *testing.T, jt *JobTracker, req *mrpb.HeartbeatRequest) *mrp
 	return resp
 }
 
-func attemptState(jt *JobTracker, id string) (string, string) {
+func attemptStateOf(jt *JobTracker, id string) (string, string) {
 	jt.mu.Lock()
-	defer jt.mu.Unlock()
+	defer jt.unlock()
 	_, a := jt.findAttempt(id)
 	if a == nil {
 		return "", ""
 	}
-	return a.state, a.diag
+	return a.state.String(), a.diag
 }
 
 // A reply that carried a launch and never arrived is sent again: the
@@ -56,7 +56,7 @@ func TestLostReplyIsSentAgain(t *testing.T) {
 		if len(got) != 1 || got[0].AttemptId != ls[0].AttemptId {
 			t.Fatalf("heartbeat %d after the lost reply: launches %v, want %s again", i, got, ls[0].AttemptId)
 		}
-		if st, _ := attemptState(jt, ls[0].AttemptId); st != StateRunning {
+		if st, _ := attemptStateOf(jt, ls[0].AttemptId); st != StateRunning {
 			t.Fatalf("attempt %s is %s while its launch is undelivered", ls[0].AttemptId, st)
 		}
 		if again.ResponseId != int64(2+i) {
@@ -69,7 +69,7 @@ func TestLostReplyIsSentAgain(t *testing.T) {
 	if len(resp.Actions) != 0 {
 		t.Fatalf("actions after the acknowledgement: %v", resp.Actions)
 	}
-	if st, _ := attemptState(jt, ls[0].AttemptId); st != StateRunning {
+	if st, _ := attemptStateOf(jt, ls[0].AttemptId); st != StateRunning {
 		t.Fatalf("attempt is %s, want RUNNING", st)
 	}
 	if jt.lostReplies != 3 {
@@ -85,7 +85,7 @@ func TestVanishedAttemptFailsAndReruns(t *testing.T) {
 	first := rawHeartbeat(t, jt, &mrpb.HeartbeatRequest{InitialContact: true, FreeMapSlots: 2})
 	att := launches(first)[0].AttemptId
 	resp := rawHeartbeat(t, jt, &mrpb.HeartbeatRequest{Incarnation: first.Incarnation, ResponseId: first.ResponseId, FreeMapSlots: 2})
-	st, diag := attemptState(jt, att)
+	st, diag := attemptStateOf(jt, att)
 	if st != StateFailed || !strings.Contains(diag, "Lost task attempt: tracker t1 acknowledged its launch (heartbeat reply 1) but does not report it") {
 		t.Fatalf("vanished attempt: state %s, diagnostic %q", st, diag)
 	}
@@ -128,16 +128,16 @@ func TestUnacknowledgedLaunchExpires(t *testing.T) {
 	rawHeartbeat(t, jt, &mrpb.HeartbeatRequest{Incarnation: first.Incarnation, ResponseId: 0})
 	jt.mu.Lock()
 	jt.expireLaunchesLocked(jt.trackers["t1"], clock, expiry)
-	jt.mu.Unlock()
-	if st, _ := attemptState(jt, att); st != StateRunning {
+	jt.unlock()
+	if st, _ := attemptStateOf(jt, att); st != StateRunning {
 		t.Fatalf("attempt %s is %s before the expiry", att, st)
 	}
 	clock = clock.Add(expiry)
 	rawHeartbeat(t, jt, &mrpb.HeartbeatRequest{Incarnation: first.Incarnation, ResponseId: 0})
 	jt.mu.Lock()
 	jt.expireLaunchesLocked(jt.trackers["t1"], clock, expiry)
-	jt.mu.Unlock()
-	if st, diag := attemptState(jt, att); st != StateFailed || !strings.Contains(diag, "Error launching task: tracker t1 did not acknowledge the launch") {
+	jt.unlock()
+	if st, diag := attemptStateOf(jt, att); st != StateFailed || !strings.Contains(diag, "Error launching task: tracker t1 did not acknowledge the launch") {
 		t.Fatalf("attempt %s after the expiry: %s %q", att, st, diag)
 	}
 }
@@ -165,7 +165,7 @@ func TestTrackerNameIsHeldByOneProcess(t *testing.T) {
 	if status.Code(err) != codes.PermissionDenied || !strings.Contains(err.Error(), "does not carry the incarnation") {
 		t.Fatalf("heartbeat with a wrong incarnation: %v", err)
 	}
-	if st, _ := attemptState(jt, att); st != StateRunning {
+	if st, _ := attemptStateOf(jt, att); st != StateRunning {
 		t.Fatalf("the first process's attempt is %s after the refusals", st)
 	}
 	// The first process retries its registration (its reply was lost): it

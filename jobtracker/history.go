@@ -88,7 +88,7 @@ func (h *History) Record(jobID string) (*jobhistory.Record, error) {
 func (jt *JobTracker) historyRecordLocked(j *job) jobhistory.Record {
 	rec := jobhistory.Record{Job: jobhistory.Job{
 		Type: "job", JobID: j.id, Name: j.spec.Name, User: j.spec.User, Pool: j.spec.Pool,
-		State: j.state, Error: j.err, Submit: j.submit, Start: j.start, Finish: j.finish,
+		State: j.state.String(), Error: j.err, Submit: j.submit, Start: j.start, Finish: j.finish,
 		Maps: len(j.maps), Reduces: len(j.reduces), Deadline: j.spec.DeadlineSeconds,
 		Counters: jt.jobCountersLocked(j), Output: j.spec.Output, Priority: j.priority, Queue: j.spec.Pool,
 	}}
@@ -111,7 +111,7 @@ func (jt *JobTracker) historyRecordLocked(j *job) jobhistory.Record {
 			for _, a := range t.attempts {
 				ha := jobhistory.Attempt{
 					Type: "attempt", AttemptID: a.id, TaskType: typeLetter(t.typ), Task: t.index,
-					Tracker: a.tracker, State: a.state, Error: a.diag, Start: a.start, Finish: a.finish,
+					Tracker: a.tracker, State: a.state.String(), Error: a.diag, Start: a.start, Finish: a.finish,
 					Counters: a.counters,
 				}
 				if !a.shuffleFinish.IsZero() {

@@ -286,7 +286,7 @@ func taskCounts(ts []*task) TaskCounts {
 func (jt *JobTracker) jobInfoLocked(j *job) JobInfo {
 	info := JobInfo{
 		ID: j.id, Name: j.spec.Name, User: j.spec.User, Pool: j.spec.Pool, Priority: j.priority,
-		State: j.state, Error: j.err, Output: j.spec.Output,
+		State: j.state.String(), Error: j.err, Output: j.spec.Output,
 		Submit: utc(j.submit), Start: utc(j.start), Finish: utc(j.finish),
 		MapProgress:    round4(avgProgress(j.maps)),
 		ReduceProgress: round4(avgProgress(j.reduces)),
@@ -310,7 +310,7 @@ func (jt *JobTracker) jobInfoLocked(j *job) JobInfo {
 // job's summary in submission order.
 func (jt *JobTracker) clusterInfo(withJobs bool) (ClusterInfo, []JobInfo) {
 	jt.mu.Lock()
-	defer jt.mu.Unlock()
+	defer jt.unlock()
 	now := jt.now()
 	ci := ClusterInfo{
 		Time:     utc(now),
@@ -361,7 +361,7 @@ func (jt *JobTracker) clusterInfo(withJobs bool) (ClusterInfo, []JobInfo) {
 	}
 	retired := len(jobs)
 	for _, j := range jt.order {
-		ci.Jobs[j.state]++
+		ci.Jobs[j.state.String()]++
 		if withJobs {
 			jobs = append(jobs, jt.jobInfoLocked(j))
 		}
@@ -389,10 +389,10 @@ func (jt *JobTracker) jobDetail(id string) (JobDetail, bool) {
 	jt.mu.Lock()
 	j, ok := jt.jobs[id]
 	if !ok {
-		jt.mu.Unlock()
+		jt.unlock()
 		return jt.retiredJobDetail(id)
 	}
-	defer jt.mu.Unlock()
+	defer jt.unlock()
 	d := JobDetail{
 		JobInfo:  jt.jobInfoLocked(j),
 		Counters: jt.jobCountersLocked(j),
@@ -401,13 +401,13 @@ func (jt *JobTracker) jobDetail(id string) (JobDetail, bool) {
 	for _, ts := range [][]*task{j.maps, j.reduces} {
 		for _, t := range ts {
 			ti := TaskInfo{
-				ID: t.id(), Type: t.typ.String(), Index: t.index, State: t.state,
+				ID: t.id(), Type: t.typ.String(), Index: t.index, State: t.state.String(),
 				Progress: round4(t.progress()), Failures: t.failures, Error: t.lastError,
 				Attempts: make([]AttemptInfo, 0, len(t.attempts)),
 			}
 			for _, a := range t.attempts {
 				ti.Attempts = append(ti.Attempts, AttemptInfo{
-					ID: a.id, Tracker: a.tracker, State: a.state, Progress: round4(float64(a.progress)),
+					ID: a.id, Tracker: a.tracker, State: a.state.String(), Progress: round4(float64(a.progress)),
 					Phase: a.phase, Start: utc(a.start), Finish: utc(a.finish),
 					ShuffleFinish: utc(a.shuffleFinish), SortFinish: utc(a.sortFinish), Error: a.diag,
 				})
@@ -435,17 +435,20 @@ type metricsSnapshot struct {
 	launched, failed, kills [2]int64
 	// sched is what the policy driver did.
 	sched sched.Stats
+	// illegal counts refused state changes (lifecycle.go).
+	illegal int
 }
 
 func (jt *JobTracker) metrics() metricsSnapshot {
 	jt.mu.Lock()
-	defer jt.mu.Unlock()
+	defer jt.unlock()
 	m := metricsSnapshot{
 		jobs:     map[string]int{StateRunning: 0, StateSucceeded: 0, StateFailed: 0, StateKilled: 0},
 		trackers: len(jt.trackers),
 	}
 	m.lostReplies = jt.lostReplies
 	m.sched = jt.driver.Stats()
+	m.illegal = jt.illegalTransitions
 	for _, t := range jt.trackers {
 		if t.blacklisted {
 			m.blacklisted++
@@ -468,7 +471,7 @@ func (jt *JobTracker) metrics() metricsSnapshot {
 		m.jobs[s.state]++
 	}
 	for _, j := range jt.order {
-		m.jobs[j.state]++
+		m.jobs[j.state.String()]++
 		c := j.counters[mr.JobCounterGroup]
 		m.launched[0] += c[mr.TotalLaunchedMaps]
 		m.launched[1] += c[mr.TotalLaunchedReduces]
@@ -576,6 +579,8 @@ func (jt *JobTracker) handleMetrics(w http.ResponseWriter, r *http.Request) {
 	byType("gomr_policy_preempted_total", widen(m.sched.Preempted))
 	family("gomr_policy_spare_launches_total", "counter", "Attempts launched on slots lent beyond a job's quota (MinEDF-WC), by task type.")
 	byType("gomr_policy_spare_launches_total", widen(m.sched.Spare))
+	family("gomr_jobtracker_illegal_state_changes_total", "counter", "State changes of jobs, tasks and attempts refused as illegal (a bug; the log names both states).")
+	fmt.Fprintf(&b, "gomr_jobtracker_illegal_state_changes_total %d\n", m.illegal)
 	family("gomr_slots", "gauge", "Task slots of the live TaskTrackers, by task type.")
 	byType("gomr_slots", widen(m.slots))
 	family("gomr_running_attempts", "gauge", "Live task attempts, by task type.")

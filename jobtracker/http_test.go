@@ -59,6 +59,7 @@ func newHTTPTestJT(t *testing.T, overrides map[string]string) (*JobTracker, *htt
 	if err != nil {
 		t.Fatal(err)
 	}
+	noIllegalTransitions(t, jt)
 	return jt, clk
 }
 
@@ -101,7 +102,7 @@ func httpWaitDone(t *testing.T, jt *JobTracker, id string) {
 	for {
 		jt.mu.Lock()
 		done := jt.jobs[id].done()
-		jt.mu.Unlock()
+		jt.unlock()
 		if done {
 			return
 		}
@@ -216,7 +217,7 @@ func TestHTTPJSON(t *testing.T) {
 	h := jt.HTTPHandler()
 	outDir := func(job string) string {
 		jt.mu.Lock()
-		defer jt.mu.Unlock()
+		defer jt.unlock()
 		b, _ := json.Marshal(jt.jobs[job].spec.Output)
 		return string(b)
 	}
@@ -330,6 +331,9 @@ gomr_policy_preempted_total{type="reduce"} 0
 # TYPE gomr_policy_spare_launches_total counter
 gomr_policy_spare_launches_total{type="map"} 0
 gomr_policy_spare_launches_total{type="reduce"} 0
+# HELP gomr_jobtracker_illegal_state_changes_total State changes of jobs, tasks and attempts refused as illegal (a bug; the log names both states).
+# TYPE gomr_jobtracker_illegal_state_changes_total counter
+gomr_jobtracker_illegal_state_changes_total 0
 # HELP gomr_slots Task slots of the live TaskTrackers, by task type.
 # TYPE gomr_slots gauge
 gomr_slots{type="map"} 3

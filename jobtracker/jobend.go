@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"gomr/jobtracker/jobhistory"
 	"gomr/mr"
 	"gomr/mrpb"
 	"gomr/partitions"
@@ -28,33 +29,41 @@ func (jt *JobTracker) checkJobDoneLocked(j *job) {
 			err = c.CommitJob()
 		}
 		jt.mu.Lock()
-		defer jt.mu.Unlock()
+		defer jt.unlock()
 		j.committing = false
 		if err != nil {
-			jt.endJobLocked(j, StateFailed, "job commit: "+err.Error())
+			jt.endJobLocked(j, jobFailed, "job commit: "+err.Error())
 			return
 		}
-		jt.endJobLocked(j, StateSucceeded, "")
+		jt.endJobLocked(j, jobSucceeded, "")
 	}()
 }
 
 // endJobLocked moves a job to a final state: live attempts are killed, the
-// trackers told to purge the job, history written.
-func (jt *JobTracker) endJobLocked(j *job, state, why string) {
+// trackers told to purge the job, history written. A job already ended is
+// left as it is (a commit and a kill may race to end it).
+func (jt *JobTracker) endJobLocked(j *job, state jobState, why string) {
 	if j.done() {
 		return
 	}
+	// The job is final before its attempts are killed, so that no end of
+	// an attempt can end it again (attemptFailedLocked stops at a job
+	// that is done).
+	if err := j.to(state); err != nil {
+		jt.illegalLocked(err)
+		return
+	}
+	j.err, j.finish = why, jt.now()
 	for _, ts := range [][]*task{j.maps, j.reduces} {
 		for _, t := range ts {
 			for _, a := range t.running() {
-				jt.killAttemptLocked(a, "job "+strings.ToLower(state))
+				jt.killAttemptLocked(a, "job "+strings.ToLower(state.String()))
 			}
-			if t.state != StateSucceeded && t.state != StateFailed {
-				t.state = StateKilled
+			if t.state == taskPending || t.state == taskRunning {
+				jt.taskToLocked(t, taskKilled)
 			}
 		}
 	}
-	j.state, j.err, j.finish = state, why, jt.now()
 	close(j.notify)
 	j.notify = make(chan struct{})
 	for name := range j.trackers {
@@ -62,7 +71,7 @@ func (jt *JobTracker) endJobLocked(j *job, state, why string) {
 			tr.actions = append(tr.actions, &mrpb.TaskAction{Action: &mrpb.TaskAction_PurgeJob{PurgeJob: j.id}})
 		}
 	}
-	if state != StateSucceeded {
+	if state != jobSucceeded {
 		if c, err := mr.NewCommitter(j.spec.Output); err == nil {
 			go func() {
 				if err := c.AbortJob(); err != nil {
@@ -71,22 +80,41 @@ func (jt *JobTracker) endJobLocked(j *job, state, why string) {
 			}()
 		}
 	}
-	if state == StateSucceeded {
+	if state == jobSucceeded {
 		jt.recordFaultsLocked(j, j.finish)
 	}
 	jt.driver.Finished(j.finish, j.id)
+	// The history file is written once the lock is released (file I/O
+	// never holds up heartbeats), before the call that ended the job
+	// returns; until then the job is historyWriting, and GetJobHistory
+	// waits for it.
 	rec := jt.historyRecordLocked(j)
+	j.history, j.historyDone = historyWriting, make(chan struct{})
+	jt.afterUnlockLocked(func() { jt.writeHistory(j, rec) })
+	jt.log.Info("job ended", "job", j.id, "state", state, "error", why, "seconds", j.finish.Sub(j.submit).Seconds())
+	jt.jobEndedLocked(j) // to be retired (retire.go)
+}
+
+// writeHistory writes an ended job's history file and takes the job out
+// of the system directory; it runs without the lock.
+func (jt *JobTracker) writeHistory(j *job, rec jobhistory.Record) {
 	err := jt.history.Write(rec)
 	if err != nil {
 		// The job stays in the system directory: the next JobTracker
-		// process records it as lost rather than not at all.
+		// process records it as lost rather than not at all, and the
+		// retirement pass tries again.
 		jt.log.Error("writing job history", "job", j.id, "error", err)
 	} else if err := jt.staging.Remove(j.id); err != nil {
 		jt.log.Error("removing the job from the system directory", "job", j.id, "error", err)
 	}
+	jt.mu.Lock()
+	defer jt.unlock()
+	j.history = historyWritten
+	if err != nil {
+		j.history = historyUnwritten
+	}
 	addProfile(jt.profiles, &rec)
-	jt.log.Info("job ended", "job", j.id, "state", state, "error", why, "seconds", j.finish.Sub(j.submit).Seconds())
-	jt.jobEndedLocked(j, err == nil) // to be retired (retire.go)
+	close(j.historyDone)
 }
 
 // schedulingInfoLocked describes, in one line, how the policy sees a job:

@@ -51,6 +51,11 @@ type JobTracker struct {
 	profiles map[string]partitions.Profile
 	// lostReplies counts heartbeat replies that trackers did not get.
 	lostReplies int
+	// illegalTransitions counts state changes refused as illegal
+	// (lifecycle.go): bugs.
+	illegalTransitions int
+	// deferred is work to run once mu is released (afterUnlockLocked).
+	deferred []func()
 	// faults are the times at which succeeded jobs that had blacklisted
 	// a tracker ended, by tracker name (blacklist.go).
 	faults map[string][]time.Time
@@ -148,7 +153,7 @@ func New(cfg *conf.Config, opts Options) (*JobTracker, error) {
 	if cfg.Bool("mapreduce.jobtracker.restart.recover") {
 		jt.mu.Lock()
 		err = jt.recoverJobs()
-		jt.mu.Unlock()
+		jt.unlock()
 	} else {
 		err = jt.failLostJobs()
 	}
@@ -246,6 +251,6 @@ func (jt *JobTracker) expiryLoop(ctx context.Context) {
 		}
 		jt.refreshBlacklistLocked(now)
 		jt.expireRecoveredLocked(now)
-		jt.mu.Unlock()
+		jt.unlock()
 	}
 }

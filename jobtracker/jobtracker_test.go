@@ -45,6 +45,7 @@ func newTestJTWith(t *testing.T, dir string, maps int, now func() time.Time, ove
 	if err != nil {
 		t.Fatal(err)
 	}
+	noIllegalTransitions(t, jt)
 	if maps == 0 {
 		return jt, ""
 	}
@@ -95,7 +96,7 @@ func asTracker(jt *JobTracker, req *mrpb.HeartbeatRequest) {
 		return
 	}
 	jt.mu.Lock()
-	defer jt.mu.Unlock()
+	defer jt.unlock()
 	tr := jt.trackers[req.Tracker]
 	if tr == nil {
 		return
@@ -112,7 +113,7 @@ func asTracker(jt *JobTracker, req *mrpb.HeartbeatRequest) {
 	}
 	for id, a := range tr.attempts {
 		if a.live() && !mentioned[id] {
-			req.Attempts = append(req.Attempts, &mrpb.AttemptStatus{AttemptId: id, State: a.state, Progress: a.progress,
+			req.Attempts = append(req.Attempts, &mrpb.AttemptStatus{AttemptId: id, State: a.state.String(), Progress: a.progress,
 				Phase: a.phase, Counters: countersToProto(a.counters)})
 		}
 	}
@@ -256,7 +257,7 @@ func TestProfilesSurviveRestart(t *testing.T) {
 	}
 	jt2.mu.Lock()
 	v := jt2.jobViewLocked(jt2.jobs[id2], nil)
-	jt2.mu.Unlock()
+	jt2.unlock()
 	if v.Profile == nil || *v.Profile != p {
 		t.Fatalf("job view profile %+v", v.Profile)
 	}

@@ -211,17 +211,18 @@ func (jt *JobTracker) recoverJob(sj *stagedJob, now time.Time) error {
 		}
 		tk := ts[ev.Task]
 		if ev.Kind == "rerun" {
-			if tk.state == StateSucceeded {
-				tk.state, tk.successful = StatePending, nil
+			if tk.state == taskSucceeded {
+				jt.taskToLocked(tk, taskPending)
+				tk.successful = nil
 				j.finishedMaps--
 			}
 			continue
 		}
-		if tk.state == StateSucceeded {
+		if tk.state == taskSucceeded {
 			continue
 		}
 		a := &attempt{
-			id: ev.Attempt, task: tk, tracker: ev.Tracker, state: StateSucceeded, progress: 1,
+			id: ev.Attempt, task: tk, tracker: ev.Tracker, state: attemptSucceeded, progress: 1,
 			start: ev.Start, finish: ev.Finish, counters: ev.Counters, spills: map[int][]*mrpb.Segment{}, final: -1,
 			shuffleAddr: ev.Shuffle,
 		}
@@ -239,7 +240,8 @@ func (jt *JobTracker) recoverJob(sj *stagedJob, now time.Time) error {
 			continue // its output is not there: it runs again
 		}
 		tk.attempts = append(tk.attempts, a)
-		tk.state, tk.successful = StateSucceeded, a
+		jt.taskToLocked(tk, taskSucceeded)
+		tk.successful = a
 		if a.tracker != "" {
 			// Its tracker holds the attempt's files (a map's output): it
 			// is told to purge the job when the job ends.
@@ -265,8 +267,8 @@ func (jt *JobTracker) recoverJob(sj *stagedJob, now time.Time) error {
 				if tk.successful != nil {
 					tk.successful.unconfirmed = false
 				}
-				if tk.state != StateSucceeded {
-					tk.state = StateSucceeded
+				if tk.state != taskSucceeded {
+					jt.taskToLocked(tk, taskSucceeded)
 					if tk.typ == partitions.Map {
 						j.finishedMaps++
 					} else {
@@ -278,7 +280,7 @@ func (jt *JobTracker) recoverJob(sj *stagedJob, now time.Time) error {
 		jt.addJobLocked(j, now)
 		jt.log.Warn("job committed before a JobTracker restart: recorded as succeeded", "job", j.id, "name", j.spec.Name,
 			"restarts", sj.Restarts, "output", j.spec.Output)
-		jt.endJobLocked(j, StateSucceeded, "")
+		jt.endJobLocked(j, jobSucceeded, "")
 		return nil
 	}
 	jt.addJobLocked(j, now)

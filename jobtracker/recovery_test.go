@@ -122,7 +122,7 @@ func TestRecoveryRerunsMapsWhoseTrackerIsGone(t *testing.T) {
 		clock = clock.Add(11 * time.Second)
 		jt.mu.Lock()
 		jt.expireRecoveredLocked(clock)
-		jt.mu.Unlock()
+		jt.unlock()
 		st, _ := jt.GetJobStatus(context.Background(), &mrpb.JobStatusRequest{JobId: id})
 		if st.Maps.Succeeded != 0 || st.Maps.Pending != 2 {
 			t.Fatalf("maps after the wait: %+v", st.Maps)
@@ -145,7 +145,7 @@ func TestRecoveryKeepsCommittedReduces(t *testing.T) {
 		jt1.mu.Lock()
 		out := jt1.jobs[id].spec.Output
 		jt1.jobs[id].committing = true // the JobTracker dies before it commits the job
-		jt1.mu.Unlock()
+		jt1.unlock()
 		if committed {
 			if err := os.WriteFile(filepath.Join(out, mr.PartName(false, 0)), []byte("a\t1\n"), 0o644); err != nil {
 				t.Fatal(err)
@@ -236,7 +236,7 @@ func TestRecoveryCommittedJobSucceeds(t *testing.T) {
 			jt1.mu.Lock()
 			out := jt1.jobs[id].spec.Output
 			jt1.jobs[id].committing = true // the test commits; the JobTracker dies before recording it
-			jt1.mu.Unlock()
+			jt1.unlock()
 			heartbeat(t, jt1, &mrpb.HeartbeatRequest{Attempts: []*mrpb.AttemptStatus{{AttemptId: r, State: StateSucceeded}}})
 			if err := os.WriteFile(filepath.Join(out, mr.PartName(false, 0)), []byte("a\t1\n"), 0o644); err != nil {
 				t.Fatal(err)

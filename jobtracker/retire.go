@@ -73,8 +73,7 @@ type retirement struct {
 // completedJob is a job that has ended; written says whether its history
 // file is written (a job is retired only then).
 type completedJob struct {
-	job     *job
-	written bool
+	job *job
 }
 
 // retiredJob is the summary of a retired job, or of a job read back from
@@ -107,11 +106,11 @@ func newRetirement(interval, check time.Duration, maxPerUser, cacheSize int) ret
 
 // jobEndedLocked records a job that has just ended (endJobLocked's last
 // step); written says whether its history file was written.
-func (jt *JobTracker) jobEndedLocked(j *job, written bool) {
+func (jt *JobTracker) jobEndedLocked(j *job) {
 	r := &jt.retire
-	r.completed = append(r.completed, completedJob{job: j, written: written})
+	r.completed = append(r.completed, completedJob{job: j})
 	r.perUser[j.spec.User]++
-	if j.state != StateSucceeded {
+	if j.state != jobSucceeded {
 		// Its output was aborted while its attempts may still run
 		// (abort.go).
 		trackers := make(map[string]bool, len(j.trackers))
@@ -148,7 +147,7 @@ func (jt *JobTracker) retireLoop(ctx context.Context) {
 // of the job list when it retires any.
 func (jt *JobTracker) retireJobs() int {
 	jt.mu.Lock()
-	defer jt.mu.Unlock()
+	defer jt.unlock()
 	return jt.retireJobsLocked(jt.now())
 }
 
@@ -168,14 +167,18 @@ func (jt *JobTracker) retireJobsLocked(now time.Time) int {
 	kept := r.completed[:0]
 	for _, c := range r.completed {
 		j := c.job
-		if !c.written {
+		if j.history == historyWriting {
+			kept = append(kept, c) // its first write is under way
+			continue
+		}
+		if j.history == historyUnwritten {
 			// Its history could not be written when it ended: try again,
 			// and keep it in memory until it is.
 			if err := jt.history.Write(jt.historyRecordLocked(j)); err != nil {
 				kept = append(kept, c)
 				continue
 			}
-			c.written = true
+			j.history = historyWritten
 			jt.log.Info("job history written on retry", "job", j.id)
 			if err := jt.staging.Remove(j.id); err != nil {
 				jt.log.Error("removing the job from the system directory", "job", j.id, "error", err)
@@ -267,7 +270,7 @@ func (r *retirement) intern(s string) string {
 func (jt *JobTracker) summaryLocked(j *job) *retiredJob {
 	info := jt.jobInfoLocked(j)
 	s := &retiredJob{
-		id: j.id, name: j.spec.Name, user: j.spec.User, pool: j.spec.Pool, queue: info.Pool, state: j.state, err: j.err,
+		id: j.id, name: j.spec.Name, user: j.spec.User, pool: j.spec.Pool, queue: info.Pool, state: j.state.String(), err: j.err,
 		output: j.spec.Output, priority: j.priority,
 		submit: j.submit, start: j.start, finish: j.finish, deadline: info.Deadline,
 		maps: info.Maps, reduces: info.Reduces,
@@ -375,7 +378,7 @@ func (s *retiredJob) counterSet() mr.CounterSet {
 func (jt *JobTracker) retiredJob(id string) (*retiredJob, error) {
 	jt.mu.Lock()
 	s := jt.retire.byID[id]
-	jt.mu.Unlock()
+	jt.unlock()
 	if s != nil {
 		return s, nil
 	}

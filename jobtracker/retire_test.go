@@ -72,6 +72,7 @@ func newRetireRig(t testing.TB, overrides map[string]string) *retireRig {
 	if err != nil {
 		t.Fatal(err)
 	}
+	noIllegalTransitions(t, jt)
 	in := filepath.Join(dir, "in.txt")
 	if err := os.WriteFile(in, []byte("a b c\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -163,8 +164,9 @@ func (r *retireRig) waitEnded(id string) {
 	for {
 		r.jt.mu.Lock()
 		j := r.jt.jobs[id]
-		done := j == nil || j.done()
-		r.jt.mu.Unlock()
+		// Ended, and its history written (after the lock, jobend.go).
+		done := j == nil || (j.done() && j.history != historyWriting)
+		r.jt.unlock()
 		if done {
 			return
 		}
@@ -189,7 +191,7 @@ func (r *retireRig) status(id string) *mrpb.JobStatus {
 func (r *retireRig) inMemory(id string) bool {
 	r.t.Helper()
 	r.jt.mu.Lock()
-	defer r.jt.mu.Unlock()
+	defer r.jt.unlock()
 	_, inTable := r.jt.jobs[id]
 	inOrder := false
 	for _, j := range r.jt.order {
@@ -203,7 +205,7 @@ func (r *retireRig) inMemory(id string) bool {
 
 func (r *retireRig) cached(id string) bool {
 	r.jt.mu.Lock()
-	defer r.jt.mu.Unlock()
+	defer r.jt.unlock()
 	return r.jt.retire.byID[id] != nil
 }
 
@@ -226,7 +228,7 @@ func TestSucceededAttemptsLeaveTheirTracker(t *testing.T) {
 	r := newRetireRig(t, nil)
 	r.runJob("alice")
 	r.jt.mu.Lock()
-	defer r.jt.mu.Unlock()
+	defer r.jt.unlock()
 	if n := len(r.jt.trackers["t1"].attempts); n != 0 {
 		t.Fatalf("tracker t1 still holds %d attempts after its job succeeded", n)
 	}
@@ -324,7 +326,7 @@ func TestRetireByUserLimit(t *testing.T) {
 	// The retired jobs' attempts left the tracker.
 	r.jt.mu.Lock()
 	n := len(r.jt.trackers["t1"].attempts)
-	r.jt.mu.Unlock()
+	r.jt.unlock()
 	if n != 0 {
 		t.Fatalf("tracker t1 holds %d attempts", n)
 	}
@@ -415,7 +417,7 @@ func TestRetireWaitsForHistory(t *testing.T) {
 	}
 	r.jt.mu.Lock()
 	r.jt.retire.byID = map[string]*retiredJob{} // answer from the history file
-	r.jt.mu.Unlock()
+	r.jt.unlock()
 	sameStatus(t, "job whose history was written late", r.status(id), want)
 }
 
@@ -496,7 +498,7 @@ func TestACLRetiredJobs(t *testing.T) {
 	}
 	s.jt.mu.Lock()
 	s.jt.retire.maxPerUser = 0
-	s.jt.mu.Unlock()
+	s.jt.unlock()
 	if n := s.jt.retireJobs(); n != 1 {
 		t.Fatalf("retired %d jobs", n)
 	}
@@ -541,7 +543,7 @@ func TestACLRetiredJobs(t *testing.T) {
 	}
 	s.jt.mu.Lock()
 	s.jt.retire.byID, s.jt.retire.cache = map[string]*retiredJob{}, nil
-	s.jt.mu.Unlock()
+	s.jt.unlock()
 	check("history")
 }
 

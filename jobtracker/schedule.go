@@ -50,7 +50,7 @@ func (jt *JobTracker) jobViewLocked(j *job, offer *trackerState) partitions.JobV
 	}
 	for _, m := range j.maps {
 		switch {
-		case m.state == StatePending:
+		case m.state == taskPending:
 			v.PendingMaps++
 			for _, h := range j.splits[m.index].Hosts {
 				if v.LocalPendingMaps == nil {
@@ -58,7 +58,7 @@ func (jt *JobTracker) jobViewLocked(j *job, offer *trackerState) partitions.JobV
 				}
 				v.LocalPendingMaps[h]++
 			}
-		case m.state != StateSucceeded:
+		case m.state != taskSucceeded:
 			v.RunningMaps += len(m.running())
 			if waitsFor(m, offer) {
 				v.PendingMaps++ // a speculative attempt waits for a slot
@@ -67,9 +67,9 @@ func (jt *JobTracker) jobViewLocked(j *job, offer *trackerState) partitions.JobV
 	}
 	for _, r := range j.reduces {
 		switch {
-		case r.state == StatePending:
+		case r.state == taskPending:
 			v.PendingReduces++
-		case r.state != StateSucceeded:
+		case r.state != taskSucceeded:
 			v.RunningReduces += len(r.running())
 			if waitsFor(r, offer) {
 				v.PendingReduces++
@@ -196,7 +196,7 @@ func (jt *JobTracker) pickTaskLocked(j *job, typ partitions.TaskType, t *tracker
 	var best *task
 	bestScore := math.MaxInt
 	for _, tk := range j.tasks(typ) {
-		if tk.state != StatePending {
+		if tk.state != taskPending {
 			continue
 		}
 		score := 0
@@ -257,7 +257,7 @@ func (jt *JobTracker) startAttemptLocked(j *job, tk *task, t *trackerState, now 
 		num:         tk.nextAttempt,
 		task:        tk,
 		tracker:     t.name,
-		state:       StateRunning,
+		state:       attemptRunning,
 		phase:       "MAP",
 		start:       now,
 		spills:      map[int][]*mrpb.Segment{},
@@ -268,7 +268,9 @@ func (jt *JobTracker) startAttemptLocked(j *job, tk *task, t *trackerState, now 
 	}
 	tk.nextAttempt++
 	tk.attempts = append(tk.attempts, a)
-	tk.state = StateRunning
+	if tk.state == taskPending {
+		jt.taskToLocked(tk, taskRunning)
+	}
 	t.attempts[a.id] = a
 	j.trackers[t.name] = true
 	launch := &mrpb.LaunchTask{

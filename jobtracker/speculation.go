@@ -38,12 +38,12 @@ func (s *speculation) outcome() string {
 		return StatePending
 	case s.attempt.live():
 		return StateRunning
-	case s.attempt.state == StateSucceeded:
+	case s.attempt.state == attemptSucceeded:
 		return "WON"
-	case s.attempt.state == StateKilled && s.task.successful != nil && s.task.successful != s.attempt:
+	case s.attempt.state == attemptKilled && s.task.successful != nil && s.task.successful != s.attempt:
 		return "LOST"
 	}
-	return s.attempt.state
+	return s.attempt.state.String()
 }
 
 func (s *speculation) proto() *mrpb.Speculation {
@@ -89,7 +89,7 @@ func (jt *JobTracker) speculationLoop(ctx context.Context) {
 		began := time.Now()
 		jt.mu.Lock()
 		launched := jt.speculateLocked(jt.now())
-		jt.mu.Unlock()
+		jt.unlock()
 		timer.Reset(scanner.NextScanAfter(launched, time.Since(began)))
 	}
 }
@@ -138,13 +138,13 @@ func (jt *JobTracker) speculatorViewLocked(j *job, now time.Time) (*speculator.J
 		tv.Total = len(tasks)
 		for _, tk := range tasks {
 			switch {
-			case tk.state == StateSucceeded:
+			case tk.state == taskSucceeded:
 				if a := tk.successful; a != nil {
 					if d, ok := fullTaskDuration(a.finish.Sub(a.start), a.cloneCost, a.startProgress); ok {
 						tv.Finished = append(tv.Finished, d)
 					}
 				}
-			case tk.state == StatePending:
+			case tk.state == taskPending:
 				tv.Pending++
 			default:
 				live := tk.running()
@@ -215,7 +215,7 @@ func (jt *JobTracker) attemptViewLocked(a *attempt) speculator.AttemptView {
 		ID: a.id, Tracker: a.tracker, Start: a.start, Progress: float64(a.progress),
 		ReportAt: a.reportAt, ProgressChangedAt: a.progressChanged, StartProgress: a.startProgress, Rate: a.rate,
 		FileSetBytes: a.fileSetBytes, RSSBytes: a.rssBytes,
-		CommitPending: a.state == StateCommitPending,
+		CommitPending: a.state == attemptCommitPending,
 	}
 	// The tracker says whether the attempt can be cloned now: it has CRIU
 	// and the child can reach a quiet point (a map's output is spills or a
@@ -234,7 +234,7 @@ func (jt *JobTracker) attemptViewLocked(a *attempt) speculator.AttemptView {
 // waiting for a slot that may run on tracker t (never beside its source).
 func speculativeTaskLocked(j *job, typ partitions.TaskType, t *trackerState) *task {
 	for _, tk := range j.tasks(typ) {
-		if tk.state == StateRunning && waitsFor(tk, t) {
+		if tk.state == taskRunning && waitsFor(tk, t) {
 			return tk
 		}
 	}
@@ -307,7 +307,7 @@ func (jt *JobTracker) cloneStatusLocked(a *attempt, cs *mrpb.CloneStats, now tim
 		sp := tk.specPending
 		jt.attemptFailedLocked(a, "clone failed: "+cs.Error, now, false)
 		j.counters.Add(mr.SpeculationGroup, mr.CloneFallbacks, 1)
-		if sp == nil || sp.attempt != a || j.done() || tk.state == StateSucceeded || !sp.source.live() {
+		if sp == nil || sp.attempt != a || j.done() || tk.state == taskSucceeded || !sp.source.live() {
 			return true
 		}
 		sp.note = "clone failed: " + cs.Error

@@ -80,7 +80,7 @@ func TestAttemptRateIsSmoothedOverReports(t *testing.T) {
 	}
 	rate := func() float64 {
 		jt.mu.Lock()
-		defer jt.mu.Unlock()
+		defer jt.unlock()
 		_, a := jt.findAttempt(id)
 		return jt.attemptViewLocked(a).Rate
 	}

@@ -172,7 +172,7 @@ func (jt *JobTracker) failLostJobs() error {
 			if committed {
 				jt.mu.Lock()
 				err := jt.recoverJob(j, now)
-				jt.mu.Unlock()
+				jt.unlock()
 				if err == nil {
 					continue
 				}
@@ -207,7 +207,7 @@ func (jt *JobTracker) failLostJobs() error {
 		// registers listing the job (abort.go).
 		jt.mu.Lock()
 		jt.awaitPurgeLocked(j.ID, j.Spec.Output, nil)
-		jt.mu.Unlock()
+		jt.unlock()
 		if err := jt.staging.Remove(j.ID); err != nil {
 			return fmt.Errorf("removing lost job %s from the system directory: %w", j.ID, err)
 		}

@@ -32,7 +32,7 @@ type job struct {
 	splits   []mr.Split
 	priority int
 
-	state   string
+	state   jobState
 	err     string
 	submit  time.Time
 	start   time.Time
@@ -71,6 +71,11 @@ type job struct {
 	trackerFailures map[string]int
 	flakyTrackers   int
 
+	// history says where the job's history file stands once the job
+	// ended; historyDone is closed when its first write ended.
+	history     historyState
+	historyDone chan struct{}
+
 	// recoveryDeadline is set on a job recovered after a restart while
 	// maps it kept wait for their trackers to confirm their output
 	// (recovery.go).
@@ -79,8 +84,18 @@ type job struct {
 
 type spillKey struct{ mapTask, spill int }
 
+// historyState is where an ended job's history file stands.
+type historyState uint8
+
+const (
+	historyNone      historyState = iota // the job has not ended
+	historyWriting                       // being written (jobend.go)
+	historyWritten                       // written
+	historyUnwritten                     // the write failed: the retirement pass retries it
+)
+
 func (j *job) done() bool {
-	return j.state == StateSucceeded || j.state == StateFailed || j.state == StateKilled
+	return j.state.final()
 }
 
 func (j *job) tasks(t partitions.TaskType) []*task {
@@ -111,7 +126,7 @@ type task struct {
 	job      *job
 	typ      partitions.TaskType
 	index    int
-	state    string
+	state    taskState
 	attempts []*attempt
 	failures int
 	// failedOn lists trackers an attempt of this task failed on.
@@ -146,7 +161,7 @@ func (t *task) running() []*attempt {
 
 // progress is the task's progress: 1 when done, else its best attempt's.
 func (t *task) progress() float64 {
-	if t.state == StateSucceeded {
+	if t.state == taskSucceeded {
 		return 1
 	}
 	best := 0.0
@@ -165,7 +180,7 @@ type attempt struct {
 	num                       int
 	task                      *task
 	tracker                   string
-	state                     string
+	state                     attemptState
 	progress                  float32
 	phase                     string
 	counters                  mr.CounterSet
@@ -210,7 +225,7 @@ type attempt struct {
 	unconfirmed bool
 }
 
-func (a *attempt) live() bool { return a.state == StateRunning || a.state == StateCommitPending }
+func (a *attempt) live() bool { return a.state.live() }
 
 func typeLetter(t partitions.TaskType) string {
 	if t == partitions.Map {

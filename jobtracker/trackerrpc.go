@@ -100,12 +100,10 @@ func (jt *JobTracker) attemptStatusLocked(t *trackerState, st *mrpb.AttemptStatu
 	switch st.State {
 	case StateRunning:
 	case StateCommitPending:
-		a.state = StateCommitPending
-	case StateSucceeded:
-		if j.done() {
-			a.state, a.finish = StateKilled, now
-			return
+		if a.state == attemptRunning {
+			jt.attemptToLocked(a, attemptCommitPending)
 		}
+	case StateSucceeded:
 		jt.attemptSucceededLocked(a, now)
 	case StateFailed:
 		jt.attemptFailedLocked(a, st.Diagnostic, now, true)
@@ -186,25 +184,34 @@ func (jt *JobTracker) obsoleteMapOutputLocked(a *attempt) {
 	}
 }
 
+// attemptSucceededLocked ends a live attempt that reports success: its
+// task succeeds by it, unless another attempt did first (then it ends as
+// KILLED for the policy: it lost the race) or it is a map that never
+// announced its final spill (it fails).
 func (jt *JobTracker) attemptSucceededLocked(a *attempt, now time.Time) {
 	t := a.task
 	j := t.job
-	a.state, a.finish, a.progress = StateSucceeded, now, 1
+	if t.state != taskSucceeded && t.typ == partitions.Map && len(j.reduces) > 0 && a.final < 0 {
+		jt.attemptFailedLocked(a, "map attempt finished without announcing its final spill", now, true)
+		return
+	}
+	if !jt.attemptToLocked(a, attemptSucceeded) {
+		return
+	}
+	a.finish, a.progress = now, 1
 	if tr := jt.trackers[a.tracker]; tr != nil {
 		delete(tr.attempts, a.id)
 	}
 	jt.addMillisLocked(a)
-	if t.state == StateSucceeded {
+	if t.state == taskSucceeded {
 		// Another attempt won the task: for the policy this one ended
 		// without making it succeed.
 		jt.driver.Ended(now, attemptKey(a), a.finish.Sub(a.start))
 		return
 	}
-	if t.typ == partitions.Map && len(j.reduces) > 0 && a.final < 0 {
-		jt.attemptFailedLocked(a, "map attempt finished without announcing its final spill", now, true)
+	if !jt.taskToLocked(t, taskSucceeded) {
 		return
 	}
-	t.state = StateSucceeded
 	t.successful = a
 	jt.logTaskLocked(a)
 	if a.speculative {
@@ -233,10 +240,17 @@ func (jt *JobTracker) addMillisLocked(a *attempt) {
 
 // attemptFailedLocked ends a live attempt as FAILED (counted against the
 // task's attempt limit) or KILLED (not counted), and reschedules or fails
-// the task.
+// the task. An attempt that has already ended is left as it is.
 func (jt *JobTracker) attemptFailedLocked(a *attempt, diag string, now time.Time, counts bool) {
 	t := a.task
 	j := t.job
+	to := attemptKilled
+	if counts {
+		to = attemptFailed
+	}
+	if !jt.attemptToLocked(a, to) {
+		return
+	}
 	if tr := jt.trackers[a.tracker]; tr != nil {
 		delete(tr.attempts, a.id)
 	}
@@ -249,7 +263,6 @@ func (jt *JobTracker) attemptFailedLocked(a *attempt, diag string, now time.Time
 		endSpeculationLocked(t, "attempt "+a.id+" ended first")
 	}
 	if counts {
-		a.state = StateFailed
 		t.failures++
 		t.failedOn[a.tracker] = true
 		t.lastError = diag
@@ -261,7 +274,6 @@ func (jt *JobTracker) attemptFailedLocked(a *attempt, diag string, now time.Time
 		j.counters.Add(mr.JobCounterGroup, name, 1)
 		jt.log.Warn("attempt failed", "attempt", a.id, "tracker", a.tracker, "error", firstLine(diag))
 	} else {
-		a.state = StateKilled
 		name := mr.NumKilledMaps
 		if t.typ == partitions.Reduce {
 			name = mr.NumKilledReduces
@@ -272,22 +284,29 @@ func (jt *JobTracker) attemptFailedLocked(a *attempt, diag string, now time.Time
 	// Every end of an attempt is told, a losing speculative attempt's
 	// too: the policy counts attempts, not tasks.
 	jt.driver.Ended(now, attemptKey(a), a.finish.Sub(a.start))
-	if j.done() || t.state == StateSucceeded {
+	if j.done() || t.state == taskSucceeded || len(t.running()) > 0 {
 		return
 	}
-	if len(t.running()) > 0 {
+	if !jt.taskToLocked(t, taskPending) {
 		return
 	}
+	jt.failIfExhaustedLocked(t)
+}
+
+// failIfExhaustedLocked fails a pending task, and its job, once its failed
+// attempts reach mapreduce.map.maxattempts (or .reduce.): the one place
+// that decides a task is out of attempts.
+func (jt *JobTracker) failIfExhaustedLocked(t *task) bool {
+	j := t.job
 	maxAttempts := j.conf.Int("mapreduce.map.maxattempts")
 	if t.typ == partitions.Reduce {
 		maxAttempts = j.conf.Int("mapreduce.reduce.maxattempts")
 	}
-	if t.failures >= maxAttempts {
-		t.state = StateFailed
-		jt.endJobLocked(j, StateFailed, fmt.Sprintf("Task %s failed %d times; last error: %s", t.id(), t.failures, t.lastError))
-		return
+	if t.failures < maxAttempts || !jt.taskToLocked(t, taskFailed) {
+		return false
 	}
-	t.state = StatePending
+	jt.endJobLocked(j, jobFailed, fmt.Sprintf("Task %s failed %d times; last error: %s", t.id(), t.failures, t.lastError))
+	return true
 }
 
 func firstLine(s string) string {
@@ -361,10 +380,12 @@ func (jt *JobTracker) lostTrackerLocked(t *trackerState, why string) {
 // is lost.
 func (jt *JobTracker) rerunMapLocked(m *task, now time.Time) {
 	j := m.job
-	if m.state != StateSucceeded {
+	if m.state != taskSucceeded {
 		return
 	}
-	m.state = StatePending
+	if !jt.taskToLocked(m, taskPending) {
+		return
+	}
 	m.successful = nil
 	m.commitGrant = nil
 	j.finishedMaps--
@@ -384,22 +405,22 @@ func (jt *JobTracker) GetMapEvents(ctx context.Context, req *mrpb.MapEventsReque
 		jt.mu.Lock()
 		j, ok := jt.jobs[req.JobId]
 		if !ok {
-			jt.mu.Unlock()
+			jt.unlock()
 			return nil, status.Errorf(codes.NotFound, "unknown job %s", req.JobId)
 		}
 		if req.AttemptId != "" {
 			if _, a := jt.findAttempt(req.AttemptId); a == nil || !a.live() {
-				jt.mu.Unlock()
+				jt.unlock()
 				return nil, status.Errorf(codes.FailedPrecondition, "attempt %s is not running", req.AttemptId)
 			}
 		}
 		if int(req.Reduce) < 0 || int(req.Reduce) >= len(j.reduces) {
-			jt.mu.Unlock()
+			jt.unlock()
 			return nil, status.Errorf(codes.InvalidArgument, "job %s has no reduce %d", req.JobId, req.Reduce)
 		}
 		from := int(req.From)
 		if from < 0 || from > len(j.events) {
-			jt.mu.Unlock()
+			jt.unlock()
 			return nil, status.Errorf(codes.InvalidArgument, "event index %d out of range", from)
 		}
 		if from < len(j.events) || j.done() {
@@ -412,11 +433,11 @@ func (jt *JobTracker) GetMapEvents(ctx context.Context, req *mrpb.MapEventsReque
 				}
 				resp.Events = append(resp.Events, out)
 			}
-			jt.mu.Unlock()
+			jt.unlock()
 			return resp, nil
 		}
 		ch := j.notify
-		jt.mu.Unlock()
+		jt.unlock()
 		select {
 		case <-ch:
 		case <-deadline.C:
@@ -432,7 +453,7 @@ func (jt *JobTracker) GetMapEvents(ctx context.Context, req *mrpb.MapEventsReque
 // output is declared lost and the map re-run.
 func (jt *JobTracker) ReportFetchFailure(ctx context.Context, req *mrpb.FetchFailureRequest) (*mrpb.Empty, error) {
 	jt.mu.Lock()
-	defer jt.mu.Unlock()
+	defer jt.unlock()
 	j, a := jt.findAttempt(req.MapAttemptId)
 	if a == nil || j.done() || a.obsolete {
 		return &mrpb.Empty{}, nil
@@ -448,16 +469,15 @@ func (jt *JobTracker) ReportFetchFailure(ctx context.Context, req *mrpb.FetchFai
 	jt.obsoleteMapOutputLocked(a)
 	if a.live() {
 		jt.failAttemptLocked(a, "Too many fetch-failures")
-	} else if m.successful == a {
-		a.state = StateFailed
+	} else if m.successful == a && jt.attemptToLocked(a, attemptFailed) {
+		// Hadoop fails a succeeded map whose output cannot be fetched:
+		// it counts against the task's attempts.
 		a.diag = "Too many fetch-failures"
 		m.failures++
+		m.lastError = a.diag
 		j.counters.Add(mr.JobCounterGroup, mr.NumFailedMaps, 1)
 		jt.rerunMapLocked(m, now)
-		if m.failures >= j.conf.Int("mapreduce.map.maxattempts") {
-			m.state = StateFailed
-			jt.endJobLocked(j, StateFailed, fmt.Sprintf("Task %s failed %d times; last error: Too many fetch-failures", m.id(), m.failures))
-		}
+		jt.failIfExhaustedLocked(m)
 	}
 	return &mrpb.Empty{}, nil
 }
@@ -465,18 +485,20 @@ func (jt *JobTracker) ReportFetchFailure(ctx context.Context, req *mrpb.FetchFai
 // CanCommit grants the output commit of a task to exactly one attempt.
 func (jt *JobTracker) CanCommit(ctx context.Context, req *mrpb.CanCommitRequest) (*mrpb.CanCommitResponse, error) {
 	jt.mu.Lock()
-	defer jt.mu.Unlock()
+	defer jt.unlock()
 	j, a := jt.findAttempt(req.AttemptId)
 	if a == nil || j.done() || !a.live() {
 		return &mrpb.CanCommitResponse{CanCommit: false}, nil
 	}
 	t := a.task
-	if t.state == StateSucceeded {
+	if t.state == taskSucceeded {
 		return &mrpb.CanCommitResponse{CanCommit: false}, nil
 	}
 	if t.commitGrant == nil || !t.commitGrant.live() {
 		t.commitGrant = a
 	}
-	a.state = StateCommitPending
+	if a.state == attemptRunning {
+		jt.attemptToLocked(a, attemptCommitPending)
+	}
 	return &mrpb.CanCommitResponse{CanCommit: t.commitGrant == a}, nil
 }

@@ -1,0 +1,179 @@
+package jobtracker
+
+import (
+	"fmt"
+	"slices"
+)
+
+// The lifecycles of jobs, tasks and attempts. Each state is a small typed
+// enum whose String is Hadoop's name (what the RPCs, the pages and the
+// history carry), and each changes only through its to method, which
+// checks the change against the table below: an illegal one changes
+// nothing and is a *TransitionError naming both states. So an attempt
+// cannot end twice (counted failed, then killed), a job cannot end twice,
+// and a task cannot leave a final state.
+
+// jobState is a job's state.
+type jobState uint8
+
+const (
+	jobRunning jobState = iota
+	jobSucceeded
+	jobFailed
+	jobKilled
+)
+
+var jobStateNames = [...]string{jobRunning: StateRunning, jobSucceeded: StateSucceeded, jobFailed: StateFailed, jobKilled: StateKilled}
+
+func (s jobState) String() string { return stateName(jobStateNames[:], int(s)) }
+
+// final tells whether the job has ended.
+func (s jobState) final() bool { return s != jobRunning }
+
+// jobTransitions lists the states a job may go to from each state.
+var jobTransitions = map[jobState][]jobState{
+	jobRunning: {jobSucceeded, jobFailed, jobKilled},
+}
+
+// taskState is a task's state.
+type taskState uint8
+
+const (
+	taskPending taskState = iota
+	taskRunning
+	taskSucceeded
+	taskFailed
+	taskKilled
+)
+
+var taskStateNames = [...]string{taskPending: StatePending, taskRunning: StateRunning, taskSucceeded: StateSucceeded,
+	taskFailed: StateFailed, taskKilled: StateKilled}
+
+func (s taskState) String() string { return stateName(taskStateNames[:], int(s)) }
+
+// taskTransitions lists the states a task may go to from each state.
+var taskTransitions = map[taskState][]taskState{
+	// Running: an attempt starts. Succeeded: kept across a JobTracker
+	// restart (recovery.go). Failed: out of attempts after its map output
+	// was lost (it went back to pending first). Killed: its job ended.
+	taskPending: {taskRunning, taskSucceeded, taskFailed, taskKilled},
+	// Pending: its last live attempt ended without success.
+	taskRunning: {taskPending, taskSucceeded, taskFailed, taskKilled},
+	// Pending: a map whose output was lost runs again.
+	taskSucceeded: {taskPending},
+}
+
+// attemptState is an attempt's state.
+type attemptState uint8
+
+const (
+	attemptRunning attemptState = iota
+	attemptCommitPending
+	attemptSucceeded
+	attemptFailed
+	attemptKilled
+)
+
+var attemptStateNames = [...]string{attemptRunning: StateRunning, attemptCommitPending: StateCommitPending,
+	attemptSucceeded: StateSucceeded, attemptFailed: StateFailed, attemptKilled: StateKilled}
+
+func (s attemptState) String() string { return stateName(attemptStateNames[:], int(s)) }
+
+// live tells whether an attempt in this state runs.
+func (s attemptState) live() bool { return s == attemptRunning || s == attemptCommitPending }
+
+// attemptTransitions lists the states an attempt may go to from each
+// state.
+var attemptTransitions = map[attemptState][]attemptState{
+	attemptRunning:       {attemptCommitPending, attemptSucceeded, attemptFailed, attemptKilled},
+	attemptCommitPending: {attemptSucceeded, attemptFailed, attemptKilled},
+	// Failed: a succeeded map whose output reducers could not fetch
+	// (Hadoop marks it FAILED, "Too many fetch-failures").
+	attemptSucceeded: {attemptFailed},
+}
+
+func stateName(names []string, i int) string {
+	if i < len(names) {
+		return names[i]
+	}
+	return fmt.Sprintf("state(%d)", i)
+}
+
+// TransitionError is a state change its table does not allow.
+type TransitionError struct {
+	// What names the job, task or attempt.
+	What     string
+	From, To string
+}
+
+func (e *TransitionError) Error() string {
+	return fmt.Sprintf("%s: illegal state change from %s to %s", e.What, e.From, e.To)
+}
+
+func transition[S ~uint8](table map[S][]S, what string, cur *S, to S, name func(S) string) error {
+	if !slices.Contains(table[*cur], to) {
+		return &TransitionError{What: what, From: name(*cur), To: name(to)}
+	}
+	*cur = to
+	return nil
+}
+
+// to moves the job to state s.
+func (j *job) to(s jobState) error {
+	return transition(jobTransitions, "job "+j.id, &j.state, s, jobState.String)
+}
+
+// to moves the task to state s.
+func (t *task) to(s taskState) error {
+	return transition(taskTransitions, "task "+t.id(), &t.state, s, taskState.String)
+}
+
+// to moves the attempt to state s.
+func (a *attempt) to(s attemptState) error {
+	return transition(attemptTransitions, "attempt "+a.id, &a.state, s, attemptState.String)
+}
+
+// afterUnlockLocked queues work to run once the lock is released
+// (jt.unlock), outside it: file I/O that must not hold up heartbeats.
+func (jt *JobTracker) afterUnlockLocked(f func()) {
+	jt.deferred = append(jt.deferred, f)
+}
+
+// unlock releases the lock, then runs the work queued while it was held.
+// Every release of jt.mu goes through it, so queued work runs before the
+// call that queued it returns.
+func (jt *JobTracker) unlock() {
+	work := jt.deferred
+	jt.deferred = nil
+	jt.mu.Unlock()
+	for _, f := range work {
+		f()
+	}
+}
+
+// illegalLocked records an illegal state change: a bug, logged and
+// counted (tests fail on any), never carried out.
+func (jt *JobTracker) illegalLocked(err error) {
+	jt.illegalTransitions++
+	jt.log.Error("illegal state change refused", "error", err)
+}
+
+// taskToLocked moves a task to state s; an illegal change is recorded
+// and not made.
+func (jt *JobTracker) taskToLocked(t *task, s taskState) bool {
+	if err := t.to(s); err != nil {
+		jt.illegalLocked(err)
+		return false
+	}
+	return true
+}
+
+// attemptToLocked moves an attempt to state s; an illegal change is
+// recorded and not made.
+func (jt *JobTracker) attemptToLocked(a *attempt, s attemptState) bool {
+	if err := a.to(s); err != nil {
+		jt.illegalLocked(err)
+		return false
+	}
+	return true
+}

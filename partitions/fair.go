@@ -18,7 +18,7 @@ func init() {
 
 // fairKeys are the configuration keys the fair policy reads.
 var fairKeys = []conf.Key{
-	{Name: "scheduler.fair.pools", Type: conf.String, Default: "", Description: "fair pools as name:weight:minMaps:minReduces, comma-separated; unknown pools get weight 1 and no minimum", Valid: "items name[:weight[:minMaps[:minReduces]]]; weight > 0; minimums integers >= 0; no name twice"},
+	{Name: "scheduler.fair.pools", Type: conf.String, Default: "", Description: "fair pools as name:weight:minMaps:minReduces:minSharePreemptionTimeout, comma-separated; unknown pools get weight 1, no minimum and the default timeout", Valid: "items name[:weight[:minMaps[:minReduces[:timeout]]]]; weight > 0; minimums integers >= 0; timeout a duration >= 0 (0: the default); no name twice"},
 	{Name: "scheduler.fair.default-pool", Type: conf.String, Default: "default", Description: "pool of a job that names none", Valid: "any name; empty means \"default\""},
 	{Name: "scheduler.fair.weight", Type: conf.String, Default: "equal", Description: "job weight inside a pool: equal (Hadoop default), log (size-based, log2(1+tasks)), linear (tasks)", Check: conf.OneOf("equal", "log", "linear")},
 }
@@ -29,6 +29,11 @@ type Pool struct {
 	Weight     float64
 	MinMaps    int
 	MinReduces int
+	// MinShareTimeout is how long the pool may stay below its minimum
+	// share before it preempts (Hadoop's per-pool
+	// minSharePreemptionTimeout); 0 means the default,
+	// scheduler.fair.min-share-preemption-timeout.
+	MinShareTimeout time.Duration
 }
 
 // Fair is Hadoop's Fair Scheduler as users know it (Hadoop 1.x): jobs
@@ -41,10 +46,9 @@ type Pool struct {
 // running/fair-share ratio, and inside the pool to the job with the lowest
 // running/fair-share ratio; ties by submission time, then ID.
 //
-// Left out: preemption after a timeout (Hadoop's
-// mapred.fairscheduler.preemption, off by default there too), delay
-// scheduling for locality (the JobTracker still picks a data-local task of
-// the chosen job), and per-pool FIFO mode.
+// Preemption after a timeout is Hadoop's (fair_preempt.go; off by default,
+// as there). Left out: delay scheduling for locality (the JobTracker still
+// picks a data-local task of the chosen job), and per-pool FIFO mode.
 type Fair struct {
 	pools       map[string]Pool
 	defaultPool string
@@ -57,6 +61,7 @@ type Fair struct {
 	lastJobShare  [2][]float64
 	lastPoolNames []string
 	lastPoolShare [2][]float64
+	preemption    fairPreemption
 }
 
 type fairJob struct {
@@ -74,6 +79,7 @@ func NewFair(cfg Config) (*Fair, error) {
 	f := &Fair{pools: map[string]Pool{}, jobs: map[string]*fairJob{}}
 	f.defaultPool = r.str("scheduler.fair.default-pool")
 	f.weightMode = r.str("scheduler.fair.weight", "equal", "log", "linear")
+	f.preemption = newFairPreemption(r)
 	spec := r.raw("scheduler.fair.pools")
 	if r.err != nil {
 		return nil, fmt.Errorf("policy fair: %w", r.err)
@@ -102,8 +108,8 @@ func ParsePools(s string) ([]Pool, error) {
 			continue
 		}
 		f := strings.Split(item, ":")
-		if len(f) > 4 || f[0] == "" {
-			return nil, fmt.Errorf("pool %q: want name[:weight[:minMaps[:minReduces]]]", item)
+		if len(f) > 5 || f[0] == "" {
+			return nil, fmt.Errorf("pool %q: want name[:weight[:minMaps[:minReduces[:minSharePreemptionTimeout]]]]", item)
 		}
 		p := Pool{Name: f[0], Weight: 1}
 		if seen[p.Name] {
@@ -126,6 +132,13 @@ func ParsePools(s string) ([]Pool, error) {
 				*dst = n
 			}
 		}
+		if len(f) > 4 {
+			d, err := parseDuration(f[4])
+			if err != nil || d < 0 {
+				return nil, fmt.Errorf("pool %q: min-share preemption timeout %q must be a duration >= 0 such as 30s", p.Name, f[4])
+			}
+			p.MinShareTimeout = d
+		}
 		out = append(out, p)
 	}
 	return out, nil
@@ -136,6 +149,19 @@ func (*Fair) Name() string { return "fair" }
 
 // Observe records arrivals and departures.
 func (f *Fair) Observe(ev Event) {
+	if f.preemption.on && ev.Kind == JobSubmitted && ev.Job != nil && f.jobs[ev.JobID] == nil {
+		pool := ev.Job.Pool
+		if pool == "" {
+			pool = f.defaultPool
+		}
+		idle := true
+		for _, j := range f.jobs {
+			idle = idle && j.pool != pool
+		}
+		f.preemption.observe(ev, pool, idle)
+	} else {
+		f.preemption.observe(ev, "", false)
+	}
 	switch ev.Kind {
 	case JobSubmitted:
 		if ev.Job != nil {
@@ -290,6 +316,9 @@ func (f *Fair) Offer(view *ClusterView, offer SlotOffer) Decision {
 		n := free(offer, t)
 		jobShare, poolShare := f.shares(cands, poolNames, t, float64(slots(view, t)))
 		f.lastJobShare[t], f.lastPoolShare[t] = jobShare, poolShare
+		if f.preemption.on {
+			d.Preempt = append(d.Preempt, f.preempt(view.Now, cands, poolNames, poolShare, t)...)
+		}
 		for ; n > 0; n-- {
 			best := f.pick(cands, poolNames, jobShare, poolShare, t)
 			if best < 0 {

@@ -2,8 +2,10 @@ package partitions_test
 
 import (
 	. "gomr/partitions"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestFairJobs(t *testing.T) {
@@ -76,11 +78,12 @@ func TestFairSizeWeight(t *testing.T) {
 }
 
 func TestParsePools(t *testing.T) {
-	ps, err := ParsePools(" a:2:4:1 , b ")
-	if err != nil || len(ps) != 2 || ps[0] != (Pool{"a", 2, 4, 1}) || ps[1] != (Pool{"b", 1, 0, 0}) {
+	ps, err := ParsePools(" a:2:4:1 , b , c:1:3:0:45s")
+	if err != nil || len(ps) != 3 || ps[0] != (Pool{Name: "a", Weight: 2, MinMaps: 4, MinReduces: 1}) ||
+		ps[1] != (Pool{Name: "b", Weight: 1}) || ps[2] != (Pool{Name: "c", Weight: 1, MinMaps: 3, MinShareTimeout: 45 * time.Second}) {
 		t.Fatalf("ParsePools = %+v, %v", ps, err)
 	}
-	for _, bad := range []string{"a:0", "a:x", "a:1:-1", "a,a", ":1", "a:1:2:3:4"} {
+	for _, bad := range []string{"a:0", "a:x", "a:1:-1", "a,a", ":1", "a:1:2:3:x", "a:1:2:3:-5s", "a:1:2:3:4s:5"} {
 		if _, err := ParsePools(bad); err == nil {
 			t.Errorf("ParsePools(%q) accepted", bad)
 		}
@@ -88,5 +91,73 @@ func TestParsePools(t *testing.T) {
 	cfg, _ := NewMapConfig(map[string]string{"scheduler.fair.pools": "a:zero"})
 	if _, err := New("fair", cfg); err == nil || !strings.Contains(err.Error(), "scheduler.fair.pools") {
 		t.Errorf("bad pools: %v", err)
+	}
+}
+
+// Fair preemption (Hadoop 1's): a pool below its minimum share past its
+// timeout takes back what it lacks from the youngest tasks of the pools
+// over their fair share, once per interval.
+func TestFairPreemptionMinShare(t *testing.T) {
+	h := newHarness(t, "fair", map[string]string{
+		"scheduler.fair.preemption":                    "true",
+		"scheduler.fair.pools":                         "etl,prod:1:3:0:10s",
+		"scheduler.fair.preemption-interval":           "5s",
+		"scheduler.fair.fair-share-preemption-timeout": "0s",
+	}, 4, 0)
+	h.Submit(JobView{ID: "A", Pool: "etl", Maps: 20})
+	if got := h.Offer(4, 0); got != "A:m A:m A:m A:m" {
+		t.Fatalf("offer %q", got)
+	}
+	h.Advance(1)
+	h.Submit(JobView{ID: "P", Pool: "prod", Maps: 10})
+	// Below its minimum share of 3 (it has 0) but not yet for 10 s.
+	for _, s := range []float64{5, 10} {
+		h.Now = at(1 + s)
+		if got := h.Offer(0, 0); got != "" {
+			t.Fatalf("at %gs after P's arrival: %q, want nothing", s, got)
+		}
+	}
+	h.Now = at(11.5) // starved 10.5 s
+	if got := h.Offer(0, 0); got != "kill:A:map:3" {
+		t.Fatalf("after the timeout: %q, want three of A's maps killed", got)
+	}
+	// The freed slots go to the starved pool.
+	if got := h.Offer(3, 0); got != "P:m P:m P:m" {
+		t.Fatalf("offer of the freed slots: %q", got)
+	}
+	// At its minimum share now: nothing more is taken.
+	h.Now = at(30)
+	if got := h.Offer(0, 0); got != "" {
+		t.Fatalf("at the minimum share: %q", got)
+	}
+}
+
+// The fair-share timeout: a pool below half its fair share for the timeout
+// is brought up to its fair share, never taking another pool below its
+// own; with the preemption off nothing is killed.
+func TestFairPreemptionFairShare(t *testing.T) {
+	for _, on := range []bool{true, false} {
+		h := newHarness(t, "fair", map[string]string{
+			"scheduler.fair.preemption":                    strconv.FormatBool(on),
+			"scheduler.fair.fair-share-preemption-timeout": "20s",
+			"scheduler.fair.preemption-interval":           "0s",
+		}, 6, 0)
+		h.Submit(JobView{ID: "A", Pool: "a", Maps: 50})
+		if got := h.Offer(6, 0); got != "A:m A:m A:m A:m A:m A:m" {
+			t.Fatalf("offer %q", got)
+		}
+		h.Submit(JobView{ID: "B", Pool: "b", Maps: 50})
+		h.Now = at(19)
+		if got := h.Offer(0, 0); got != "" {
+			t.Fatalf("before the timeout: %q", got)
+		}
+		h.Now = at(21)
+		want := "kill:A:map:3" // B's fair share is 3 of 6: A keeps its 3
+		if !on {
+			want = ""
+		}
+		if got := h.Offer(0, 0); got != want {
+			t.Fatalf("preemption %v after the timeout: %q, want %q", on, got, want)
+		}
 	}
 }

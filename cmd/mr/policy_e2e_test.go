@@ -152,3 +152,52 @@ func TestE2EMinEDFWCReclaimsSlots(t *testing.T) {
 		t.Errorf("filler maps succeeded: %v, want all 6", done)
 	}
 }
+
+// TestE2EFairPreemption: under fair with preemption on, a filler in pool
+// etl holds both map slots; a job of pool prod (minimum share 2 maps,
+// min-share preemption timeout 2 s) arrives and gets no slot as the
+// filler's maps are long. Past the timeout the fair policy kills the
+// filler's two youngest maps: prod's maps start within the timeout plus
+// a heartbeat or two, and the filler's killed maps run again so that it
+// succeeds too, with kills counted as kills, not failures.
+func TestE2EFairPreemption(t *testing.T) {
+	const timeout = 2 * time.Second
+	c := startCluster(t, []trackerSpec{{"t1", 2, 1}}, "scheduler.policy=fair", "scheduler.fair.preemption=true",
+		"scheduler.fair.pools=etl,prod:1:2:0:"+timeout.String(), "scheduler.fair.preemption-interval=1s")
+	dir := t.TempDir()
+	fillerSpec := sleepSpec("filler", filepath.Join(dir, "filler"), 4, 4000)
+	fillerSpec.Pool = "etl"
+	filler := c.submit(fillerSpec)
+	waitFor(t, "the filler to take both map slots", 20*time.Second, func() bool { return c.status(filler).Maps.Running == 2 })
+	prodSpec := sleepSpec("prod", filepath.Join(dir, "prod"), 2, 300)
+	prodSpec.Pool = "prod"
+	prod := c.submit(prodSpec)
+	pr := c.wait(prod)
+	fr := c.wait(filler)
+	if pr.State != "SUCCEEDED" || fr.State != "SUCCEEDED" {
+		t.Fatalf("prod ended %s (%s), filler %s (%s)", pr.State, pr.Error, fr.State, fr.Error)
+	}
+	ph, fh := c.history(prod), c.history(filler)
+	first, last := mapStarts(ph)
+	// The heartbeat is 300 ms; a killed child's slot is reported free at
+	// once (out-of-band heartbeat). Allow two heartbeats and a launch.
+	if waited := last.Sub(ph.Job.Submit); waited < timeout || waited > timeout+2*time.Second {
+		t.Errorf("prod's maps started %v and %v after its submission; want both past the %v timeout and within 2 s of it",
+			first.Sub(ph.Job.Submit).Round(time.Millisecond), waited.Round(time.Millisecond), timeout)
+	}
+	killed := 0
+	for _, a := range fh.Attempts {
+		if a.TaskType == "m" && a.State == "KILLED" {
+			killed++
+		}
+	}
+	if killed != 2 {
+		t.Errorf("filler: %d map attempts killed, want the 2 youngest", killed)
+	}
+	if got := fr.Counters.Get(mr.JobCounterGroup, mr.NumFailedMaps); got != 0 {
+		t.Errorf("filler NUM_FAILED_MAPS = %d, want 0 (preemptions are kills)", got)
+	}
+	if got := fr.Counters.Get(mr.JobCounterGroup, mr.NumKilledMaps); got != int64(killed) {
+		t.Errorf("filler NUM_KILLED_MAPS = %d, history has %d killed map attempts", got, killed)
+	}
+}

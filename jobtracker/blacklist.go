@@ -124,6 +124,7 @@ func (jt *JobTracker) refreshBlacklistLocked(now time.Time) {
 			continue
 		}
 		t.blacklisted = true
+		jt.capacityStale = true
 		t.blacklistReason = fmt.Sprintf("blacklisted by %d jobs within %s", n, window)
 		blacklisted++
 		jt.log.Warn("tracker blacklisted across all jobs", "tracker", name, "reason", t.blacklistReason)

@@ -103,13 +103,33 @@ func newJob(id string, spec mr.JobSpec, splits []mr.Split, secret []byte, submit
 		fetchFailures: map[string]int{},
 		trackers:      map[string]bool{},
 		speculator:    spec8r,
+		localPending:  map[string]int{},
+		specWaiting:   map[*task]bool{},
+		active:        map[*task]bool{},
+		doneCounters:  mr.CounterSet{},
+		viewPool:      spec.Pool,
 	}
-	for i := range splits {
+	if j.viewPool == "" {
+		j.viewPool = jcfg.String("mapreduce.job.queuename")
+	}
+	if d := spec.DeadlineSeconds; d > 0 {
+		j.viewDeadline = submit.Add(time.Duration(d * float64(time.Second)))
+	} else if d := jcfg.Float("mapreduce.job.deadline.seconds"); d > 0 {
+		j.viewDeadline = submit.Add(time.Duration(d * float64(time.Second)))
+	}
+	for i, s := range splits {
+		if s.Path != "" {
+			j.viewInputBytes += s.Length
+		}
 		j.maps = append(j.maps, &task{job: j, typ: partitions.Map, index: i, state: taskPending, failedOn: map[string]bool{}})
+		j.pendingChanged(j.maps[i], 1)
 	}
 	for i := 0; i < spec.NumReduces; i++ {
 		j.reduces = append(j.reduces, &task{job: j, typ: partitions.Reduce, index: i, state: taskPending, failedOn: map[string]bool{}})
+		j.pendingChanged(j.reduces[i], 1)
 	}
+	j.byState[partitions.Map][taskPending] = len(j.maps)
+	j.byState[partitions.Reduce][taskPending] = len(j.reduces)
 	return j
 }
 
@@ -225,14 +245,14 @@ func (jt *JobTracker) jobStatusLocked(j *job) *mrpb.JobStatus {
 		User:     j.spec.User,
 		Pool:     j.spec.Pool,
 		Output:   j.spec.Output,
-		Maps:     summarize(j.maps),
-		Reduces:  summarize(j.reduces),
+		Maps:     j.summary(partitions.Map),
+		Reduces:  j.summary(partitions.Reduce),
 	}
 	if !j.finish.IsZero() {
 		st.FinishMs = j.finish.UnixMilli()
 	}
-	st.MapProgress = float32(avgProgress(j.maps))
-	st.ReduceProgress = float32(avgProgress(j.reduces))
+	st.MapProgress = float32(j.progress(partitions.Map))
+	st.ReduceProgress = float32(j.progress(partitions.Reduce))
 	st.Counters = countersToProto(jt.jobCountersLocked(j))
 	st.SchedulingInfo = jt.schedulingInfoLocked(j.id)
 	for _, s := range j.speculations {
@@ -242,58 +262,58 @@ func (jt *JobTracker) jobStatusLocked(j *job) *mrpb.JobStatus {
 	return st
 }
 
-func avgProgress(ts []*task) float64 {
-	if len(ts) == 0 {
-		return 1
-	}
-	sum := 0.0
-	for _, t := range ts {
-		sum += t.progress()
-	}
-	return sum / float64(len(ts))
-}
-
-func summarize(ts []*task) *mrpb.TaskSummary {
-	s := &mrpb.TaskSummary{Total: int32(len(ts))}
-	for _, t := range ts {
-		switch {
-		case t.state == taskSucceeded:
-			s.Succeeded++
-		case t.state == taskFailed:
-			s.Failed++
-		case t.state == taskKilled:
-			s.Killed++
-		case len(t.running()) > 0:
-			s.Running++
-		default:
-			s.Pending++
-		}
-	}
-	return s
-}
-
 // jobCountersLocked sums the counters of each task's successful attempt
 // (or, while it runs, its most advanced live attempt) with the job
 // counters, as Hadoop's job counters are.
+//
+// The successful attempts' counters are summed as tasks succeed
+// (lifecycle.go), so only the running tasks are walked.
 func (jt *JobTracker) jobCountersLocked(j *job) mr.CounterSet {
 	out := mr.CounterSet{}
 	out.Merge(j.counters)
-	for _, ts := range [][]*task{j.maps, j.reduces} {
-		for _, t := range ts {
-			if t.successful != nil {
-				out.Merge(t.successful.counters)
-				continue
+	out.Merge(j.doneCounters)
+	for t := range j.active {
+		var best *attempt
+		for _, a := range t.running() {
+			if best == nil || a.progress > best.progress {
+				best = a
 			}
-			var best *attempt
-			for _, a := range t.running() {
-				if best == nil || a.progress > best.progress {
-					best = a
-				}
-			}
-			if best != nil {
-				out.Merge(best.counters)
-			}
+		}
+		if best != nil {
+			out.Merge(best.counters)
 		}
 	}
 	return out
+}
+
+// summary counts the job's tasks of a type by state, as kept by
+// task.to (a running task is one with a live attempt).
+func (j *job) summary(typ partitions.TaskType) *mrpb.TaskSummary {
+	n := j.byState[typ]
+	total := len(j.maps)
+	if typ == partitions.Reduce {
+		total = len(j.reduces)
+	}
+	return &mrpb.TaskSummary{Total: int32(total), Succeeded: int32(n[taskSucceeded]), Failed: int32(n[taskFailed]),
+		Killed: int32(n[taskKilled]), Running: int32(n[taskRunning]), Pending: int32(n[taskPending])}
+}
+
+// progress is the mean progress of the job's tasks of a type: 1 for a
+// task that succeeded, its best live attempt's for a running one, 0
+// otherwise (1 for a type without tasks).
+func (j *job) progress(typ partitions.TaskType) float64 {
+	total := len(j.maps)
+	if typ == partitions.Reduce {
+		total = len(j.reduces)
+	}
+	if total == 0 {
+		return 1
+	}
+	sum := float64(j.byState[typ][taskSucceeded])
+	for t := range j.active {
+		if t.typ == typ {
+			sum += t.progress()
+		}
+	}
+	return sum / float64(total)
 }

@@ -305,7 +305,7 @@ func (r *conformanceRunner) Speculate(at time.Time, k sched.Attempt) error {
 	defer r.jt.unlock()
 	_, a := r.jt.findAttempt(id)
 	tk := a.task
-	tk.specPending = &speculation{task: tk, kind: speculator.Fresh, source: a, decided: at}
+	tk.setSpec(&speculation{task: tk, kind: speculator.Fresh, source: a, decided: at})
 	tk.speculated = true
 	return nil
 }

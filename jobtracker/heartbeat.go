@@ -76,6 +76,7 @@ func (jt *JobTracker) Heartbeat(ctx context.Context, req *mrpb.HeartbeatRequest)
 			registered:  now,
 		}
 		jt.trackers[req.Tracker] = t
+		jt.capacityStale = true
 		resp.Incarnation = t.incarnation
 		jt.log.Info("tracker joined", "tracker", req.Tracker, "host", req.Host, "shuffle", req.ShuffleAddress, "from", from,
 			"map_slots", req.MapSlots, "reduce_slots", req.ReduceSlots, "criu", req.CriuAvailable)
@@ -99,7 +100,10 @@ func (jt *JobTracker) Heartbeat(ctx context.Context, req *mrpb.HeartbeatRequest)
 		jt.acknowledgeLocked(t, req.ResponseId)
 	}
 	t.host, t.shuffleAddr = req.Host, req.ShuffleAddress
-	t.mapSlots, t.reduceSlots = int(req.MapSlots), int(req.ReduceSlots)
+	if t.mapSlots != int(req.MapSlots) || t.reduceSlots != int(req.ReduceSlots) {
+		t.mapSlots, t.reduceSlots = int(req.MapSlots), int(req.ReduceSlots)
+		jt.capacityStale = true
+	}
 	t.lastSeen = now
 	t.criu = req.CriuAvailable
 

@@ -9,6 +9,7 @@ import (
 	"regexp"
 
 	"gomr/jobtracker/jobhistory"
+	"gomr/partitions"
 	"gomr/security"
 )
 
@@ -98,7 +99,7 @@ func (jt *JobTracker) historyRecordLocked(j *job) jobhistory.Record {
 	if rec.Job.Queue == "" && j.conf != nil {
 		rec.Job.Queue = j.conf.String("mapreduce.job.queuename")
 	}
-	ms, rs := summarize(j.maps), summarize(j.reduces)
+	ms, rs := j.summary(partitions.Map), j.summary(partitions.Reduce)
 	rec.Job.SucceededMaps, rec.Job.FailedMaps, rec.Job.KilledMaps = int(ms.Succeeded), int(ms.Failed), int(ms.Killed)
 	rec.Job.SucceededReduces, rec.Job.FailedReduces, rec.Job.KilledReduces = int(rs.Succeeded), int(rs.Failed), int(rs.Killed)
 	for _, s := range j.splits {

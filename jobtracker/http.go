@@ -68,6 +68,7 @@ import (
 	"time"
 
 	"gomr/mr"
+	"gomr/mrpb"
 	"gomr/partitions"
 	"gomr/sched"
 )
@@ -277,8 +278,7 @@ func utc(t time.Time) time.Time {
 	return t.UTC()
 }
 
-func taskCounts(ts []*task) TaskCounts {
-	s := summarize(ts)
+func taskCounts(s *mrpb.TaskSummary) TaskCounts {
 	return TaskCounts{Total: int(s.Total), Pending: int(s.Pending), Running: int(s.Running),
 		Succeeded: int(s.Succeeded), Failed: int(s.Failed), Killed: int(s.Killed)}
 }
@@ -288,10 +288,10 @@ func (jt *JobTracker) jobInfoLocked(j *job) JobInfo {
 		ID: j.id, Name: j.spec.Name, User: j.spec.User, Pool: j.spec.Pool, Priority: j.priority,
 		State: j.state.String(), Error: j.err, Output: j.spec.Output,
 		Submit: utc(j.submit), Start: utc(j.start), Finish: utc(j.finish),
-		MapProgress:    round4(avgProgress(j.maps)),
-		ReduceProgress: round4(avgProgress(j.reduces)),
-		Maps:           taskCounts(j.maps),
-		Reduces:        taskCounts(j.reduces),
+		MapProgress:    round4(j.progress(partitions.Map)),
+		ReduceProgress: round4(j.progress(partitions.Reduce)),
+		Maps:           taskCounts(j.summary(partitions.Map)),
+		Reduces:        taskCounts(j.summary(partitions.Reduce)),
 	}
 	if j.conf != nil {
 		if info.Pool == "" {

@@ -56,6 +56,10 @@ type JobTracker struct {
 	illegalTransitions int
 	// deferred is work to run once mu is released (afterUnlockLocked).
 	deferred []func()
+	// capacity is the live trackers that are not blacklisted and their
+	// map and reduce slots, recounted when capacityStale.
+	capacity      [3]int
+	capacityStale bool
 	// faults are the times at which succeeded jobs that had blacklisted
 	// a tracker ended, by tracker name (blacklist.go).
 	faults map[string][]time.Time

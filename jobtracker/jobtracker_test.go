@@ -23,12 +23,12 @@ func newTestJT(t *testing.T, maps int) (*JobTracker, string) {
 	return newTestJTAt(t, t.TempDir(), maps, nil)
 }
 
-func newTestJTAt(t *testing.T, dir string, maps int, now func() time.Time) (*JobTracker, string) {
+func newTestJTAt(t testing.TB, dir string, maps int, now func() time.Time) (*JobTracker, string) {
 	return newTestJTWith(t, dir, maps, now, nil)
 }
 
 // newTestJTWith is newTestJTAt with configuration overrides.
-func newTestJTWith(t *testing.T, dir string, maps int, now func() time.Time, overrides map[string]string) (*JobTracker, string) {
+func newTestJTWith(t testing.TB, dir string, maps int, now func() time.Time, overrides map[string]string) (*JobTracker, string) {
 	t.Helper()
 	kv := map[string]string{
 		"mapreduce.jobtracker.jobhistory.location":     filepath.Join(dir, "history"),
@@ -54,7 +54,7 @@ func newTestJTWith(t *testing.T, dir string, maps int, now func() time.Time, ove
 
 // submitWordCount submits a wordcount job of maps single-file maps and one
 // reduce.
-func submitWordCount(t *testing.T, jt *JobTracker, dir string, maps int) string {
+func submitWordCount(t testing.TB, jt *JobTracker, dir string, maps int) string {
 	t.Helper()
 	in := filepath.Join(dir, "in.txt")
 	if err := os.WriteFile(in, []byte("a b c\n"), 0o644); err != nil {
@@ -73,7 +73,7 @@ func submitWordCount(t *testing.T, jt *JobTracker, dir string, maps int) string 
 	return resp.JobId
 }
 
-func heartbeat(t *testing.T, jt *JobTracker, req *mrpb.HeartbeatRequest) *mrpb.HeartbeatResponse {
+func heartbeat(t testing.TB, jt *JobTracker, req *mrpb.HeartbeatRequest) *mrpb.HeartbeatResponse {
 	t.Helper()
 	if req.Tracker == "" {
 		req.Tracker = "t1"

@@ -3,6 +3,8 @@ package jobtracker
 import (
 	"fmt"
 	"slices"
+
+	"gomr/partitions"
 )
 
 // The lifecycles of jobs, tasks and attempts. Each state is a small typed
@@ -123,14 +125,65 @@ func (j *job) to(s jobState) error {
 	return transition(jobTransitions, "job "+j.id, &j.state, s, jobState.String)
 }
 
-// to moves the task to state s.
+// to moves the task to state s, keeping its job's count of pending tasks.
 func (t *task) to(s taskState) error {
-	return transition(taskTransitions, "task "+t.id(), &t.state, s, taskState.String)
+	from := t.state
+	if err := transition(taskTransitions, "task "+t.id(), &t.state, s, taskState.String); err != nil {
+		return err
+	}
+	j := t.job
+	if from == taskPending {
+		j.pendingChanged(t, -1)
+	}
+	if s == taskPending {
+		j.pendingChanged(t, 1)
+	}
+	j.byState[t.typ][from]--
+	j.byState[t.typ][s]++
+	if j.active != nil {
+		delete(j.active, t)
+		if s == taskRunning {
+			j.active[t] = true
+		}
+	}
+	// The successful attempt's counters count for the job while the task
+	// stays succeeded: callers set t.successful before the change to
+	// succeeded and clear it after the change from it.
+	if j.doneCounters != nil && t.successful != nil {
+		if s == taskSucceeded {
+			j.doneCounters.Merge(t.successful.counters)
+		} else if from == taskSucceeded {
+			j.doneCounters.Subtract(t.successful.counters)
+		}
+	}
+	return nil
 }
 
-// to moves the attempt to state s.
+// pendingChanged adds d to the job's pending tasks of t's type (and, for
+// a map, to the pending maps of each host of its split).
+func (j *job) pendingChanged(t *task, d int) {
+	j.pending[t.typ] += d
+	if t.typ != partitions.Map || t.index >= len(j.splits) || j.localPending == nil {
+		return
+	}
+	for _, h := range j.splits[t.index].Hosts {
+		if j.localPending[h] += d; j.localPending[h] <= 0 {
+			delete(j.localPending, h)
+		}
+	}
+}
+
+// to moves the attempt to state s, keeping its job's count of live
+// attempts (startAttemptLocked counts a new one).
 func (a *attempt) to(s attemptState) error {
-	return transition(attemptTransitions, "attempt "+a.id, &a.state, s, attemptState.String)
+	from := a.state
+	if err := transition(attemptTransitions, "attempt "+a.id, &a.state, s, attemptState.String); err != nil {
+		return err
+	}
+	if from.live() && !s.live() {
+		a.task.job.live[a.task.typ]--
+	}
+	return nil
 }
 
 // afterUnlockLocked queues work to run once the lock is released

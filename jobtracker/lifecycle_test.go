@@ -2,21 +2,106 @@ package jobtracker
 
 import (
 	"errors"
+	"fmt"
+	"gomr/mr"
+	"gomr/partitions"
+	"maps"
 	"testing"
 )
 
 // noIllegalTransitions fails the test, at its end, if the JobTracker
 // refused any state change as illegal (lifecycle.go): every path through
-// the JobTracker must keep to the tables.
+// the JobTracker must keep to the tables; or if the counts its views are
+// made of (pending tasks, live attempts, pending maps by host, waiting
+// speculative attempts) differ from a count over the tasks.
 func noIllegalTransitions(t testing.TB, jt *JobTracker) {
 	t.Cleanup(func() {
 		jt.mu.Lock()
 		n := jt.illegalTransitions
+		var bad []error
+		for _, j := range jt.order {
+			if err := viewCountsMatch(j); err != nil {
+				bad = append(bad, err)
+			}
+		}
 		jt.unlock()
 		if n > 0 {
 			t.Errorf("the JobTracker refused %d illegal state changes (see its log)", n)
 		}
+		for _, err := range bad {
+			t.Error(err)
+		}
 	})
+}
+
+// viewCountsMatch recounts what jobViewLocked reads from counters.
+func viewCountsMatch(j *job) error {
+	var pending, live [2]int
+	local := map[string]int{}
+	waiting := 0
+	for _, ts := range [][]*task{j.maps, j.reduces} {
+		for _, tk := range ts {
+			if tk.state == taskPending {
+				pending[tk.typ]++
+				if tk.typ == partitions.Map {
+					for _, h := range j.splits[tk.index].Hosts {
+						local[h]++
+					}
+				}
+			}
+			live[tk.typ] += len(tk.running())
+			if s := tk.specPending; s != nil && s.attempt == nil {
+				waiting++
+				if !j.specWaiting[tk] {
+					return fmt.Errorf("job %s: task %s waits for a speculative slot but is not in specWaiting", j.id, tk.id())
+				}
+			}
+		}
+	}
+	if pending != j.pending || live != j.live || !maps.Equal(local, j.localPending) || waiting != len(j.specWaiting) {
+		return fmt.Errorf("job %s: counted pending %v live %v local %v waiting %d; kept pending %v live %v local %v waiting %d",
+			j.id, pending, live, local, waiting, j.pending, j.live, j.localPending, len(j.specWaiting))
+	}
+	var byState [2][taskKilled + 1]int
+	active := 0
+	done := mr.CounterSet{}
+	for _, ts := range [][]*task{j.maps, j.reduces} {
+		for _, tk := range ts {
+			byState[tk.typ][tk.state]++
+			if tk.state == taskRunning {
+				active++
+				if !j.active[tk] {
+					return fmt.Errorf("job %s: running task %s is not in active", j.id, tk.id())
+				}
+			}
+			if tk.state == taskSucceeded && tk.successful != nil {
+				done.Merge(tk.successful.counters)
+			}
+		}
+	}
+	if byState != j.byState || active != len(j.active) {
+		return fmt.Errorf("job %s: counted by state %v active %d; kept %v and %d", j.id, byState, active, j.byState, len(j.active))
+	}
+	if !maps.EqualFunc(nonZero(done), nonZero(j.doneCounters), maps.Equal) {
+		return fmt.Errorf("job %s: successful attempts' counters sum to %v; kept %v", j.id, done, j.doneCounters)
+	}
+	return nil
+}
+
+// nonZero is the counters without the zero values and empty groups.
+func nonZero(s mr.CounterSet) map[string]map[string]int64 {
+	out := map[string]map[string]int64{}
+	for g, m := range s {
+		for n, v := range m {
+			if v != 0 {
+				if out[g] == nil {
+					out[g] = map[string]int64{}
+				}
+				out[g][n] = v
+			}
+		}
+	}
+	return out
 }
 
 func TestAttemptTransitions(t *testing.T) {
@@ -30,7 +115,7 @@ func TestAttemptTransitions(t *testing.T) {
 	}
 	for _, from := range all {
 		for _, to := range all {
-			a := &attempt{id: "attempt_x_0001_m_000000_0", state: from}
+			a := &attempt{id: "attempt_x_0001_m_000000_0", state: from, task: &task{job: &job{}}}
 			err := a.to(to)
 			if legal[[2]attemptState{from, to}] {
 				if err != nil || a.state != to {

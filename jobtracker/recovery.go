@@ -240,8 +240,8 @@ func (jt *JobTracker) recoverJob(sj *stagedJob, now time.Time) error {
 			continue // its output is not there: it runs again
 		}
 		tk.attempts = append(tk.attempts, a)
-		jt.taskToLocked(tk, taskSucceeded)
 		tk.successful = a
+		jt.taskToLocked(tk, taskSucceeded)
 		if a.tracker != "" {
 			// Its tracker holds the attempt's files (a map's output): it
 			// is told to purge the job when the job ends.

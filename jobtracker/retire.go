@@ -32,6 +32,7 @@ import (
 	"gomr/jobtracker/jobhistory"
 	"gomr/mr"
 	"gomr/mrpb"
+	"gomr/partitions"
 	"gomr/security"
 )
 
@@ -274,7 +275,7 @@ func (jt *JobTracker) summaryLocked(j *job) *retiredJob {
 		output: j.spec.Output, priority: j.priority,
 		submit: j.submit, start: j.start, finish: j.finish, deadline: info.Deadline,
 		maps: info.Maps, reduces: info.Reduces,
-		mapProgress: avgProgress(j.maps), reduceProgress: avgProgress(j.reduces),
+		mapProgress: j.progress(partitions.Map), reduceProgress: j.progress(partitions.Reduce),
 	}
 	if j.conf != nil {
 		s.viewACL, s.modifyACL = j.conf.String(security.KeyJobViewACL), j.conf.String(security.KeyJobModifyACL)

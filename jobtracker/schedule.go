@@ -19,59 +19,40 @@ import (
 // jobViewLocked is the policy's view of a job, for an offer of tracker
 // offer (nil: of no particular tracker).
 func (jt *JobTracker) jobViewLocked(j *job, offer *trackerState) partitions.JobView {
+	// Counts kept as states change (lifecycle.go): a view costs the same
+	// however many tasks the job has.
 	v := partitions.JobView{
 		ID:              j.id,
 		Name:            j.spec.Name,
-		Pool:            j.spec.Pool,
+		Pool:            j.viewPool,
 		Priority:        j.priority,
 		Submitted:       j.submit,
+		Deadline:        j.viewDeadline,
+		InputBytes:      j.viewInputBytes,
 		Maps:            len(j.maps),
 		Reduces:         len(j.reduces),
 		FinishedMaps:    j.finishedMaps,
 		FinishedReduces: j.finishedReduces,
 		ReducesReady:    j.reducesReady(),
+		PendingMaps:     j.pending[partitions.Map],
+		PendingReduces:  j.pending[partitions.Reduce],
+		RunningMaps:     j.live[partitions.Map],
+		RunningReduces:  j.live[partitions.Reduce],
 	}
-	if v.Pool == "" {
-		v.Pool = j.conf.String("mapreduce.job.queuename")
+	if len(j.localPending) > 0 {
+		// Shared, not copied: policies only read a view.
+		v.LocalPendingMaps = j.localPending
 	}
 	if p, ok := jt.profiles[j.spec.Name]; ok {
 		v.Profile = &p
 		v.EstimatedSize = p.EstimateSize(v.Maps, v.Reduces)
 	}
-	for _, s := range j.splits {
-		if s.Path != "" {
-			v.InputBytes += s.Length
-		}
-	}
-	if d := j.spec.DeadlineSeconds; d > 0 {
-		v.Deadline = j.submit.Add(time.Duration(d * float64(time.Second)))
-	} else if d := j.conf.Float("mapreduce.job.deadline.seconds"); d > 0 {
-		v.Deadline = j.submit.Add(time.Duration(d * float64(time.Second)))
-	}
-	for _, m := range j.maps {
-		switch {
-		case m.state == taskPending:
-			v.PendingMaps++
-			for _, h := range j.splits[m.index].Hosts {
-				if v.LocalPendingMaps == nil {
-					v.LocalPendingMaps = map[string]int{}
-				}
-				v.LocalPendingMaps[h]++
-			}
-		case m.state != taskSucceeded:
-			v.RunningMaps += len(m.running())
-			if waitsFor(m, offer) {
-				v.PendingMaps++ // a speculative attempt waits for a slot
-			}
-		}
-	}
-	for _, r := range j.reduces {
-		switch {
-		case r.state == taskPending:
-			v.PendingReduces++
-		case r.state != taskSucceeded:
-			v.RunningReduces += len(r.running())
-			if waitsFor(r, offer) {
+	for tk := range j.specWaiting {
+		if waitsFor(tk, offer) {
+			// A speculative attempt waits for a slot it may take here.
+			if tk.typ == partitions.Map {
+				v.PendingMaps++
+			} else {
 				v.PendingReduces++
 			}
 		}
@@ -87,15 +68,21 @@ func (jt *JobTracker) jobViewLocked(j *job, offer *trackerState) partitions.JobV
 // clusterViewLocked is the policy's view of the cluster for a slot offer
 // from tracker offer (nil: the view of no particular offer).
 func (jt *JobTracker) clusterViewLocked(now time.Time, offer *trackerState) *partitions.ClusterView {
-	view := &partitions.ClusterView{Now: now}
-	for _, t := range jt.trackers {
-		if t.blacklisted {
-			continue // its slots run nothing
+	if jt.capacityStale {
+		// Recounted only when a tracker joined, left, changed its slots
+		// or was blacklisted (trackersChangedLocked).
+		jt.capacity = [3]int{}
+		for _, t := range jt.trackers {
+			if t.blacklisted {
+				continue // its slots run nothing
+			}
+			jt.capacity[0]++
+			jt.capacity[1] += t.mapSlots
+			jt.capacity[2] += t.reduceSlots
 		}
-		view.Trackers++
-		view.MapSlots += t.mapSlots
-		view.ReduceSlots += t.reduceSlots
+		jt.capacityStale = false
 	}
+	view := &partitions.ClusterView{Now: now, Trackers: jt.capacity[0], MapSlots: jt.capacity[1], ReduceSlots: jt.capacity[2]}
 	for _, j := range jt.order {
 		// A job committing its output is in the view (nothing pending or
 		// running) until it ends, as a job running its cleanup task is in
@@ -268,6 +255,7 @@ func (jt *JobTracker) startAttemptLocked(j *job, tk *task, t *trackerState, now 
 	}
 	tk.nextAttempt++
 	tk.attempts = append(tk.attempts, a)
+	j.live[tk.typ]++
 	if tk.state == taskPending {
 		jt.taskToLocked(tk, taskRunning)
 	}

@@ -118,7 +118,7 @@ func (jt *JobTracker) speculateLocked(now time.Time) bool {
 				continue
 			}
 			s := &speculation{task: tk, kind: d.Kind, source: src, decided: now, explain: d.Explanation.String()}
-			tk.specPending = s
+			tk.setSpec(s)
 			tk.speculated = true
 			j.speculations = append(j.speculations, s)
 			any = true
@@ -269,6 +269,7 @@ func (jt *JobTracker) launchSpeculativeLocked(j *job, tk *task, t *trackerState,
 	}
 	a := jt.startAttemptLocked(j, tk, t, now, true, cloneOf)
 	s.attempt = a
+	tk.setSpec(s) // no longer waiting
 	name := mr.SpeculativeMaps
 	if tk.typ == partitions.Reduce {
 		name = mr.SpeculativeReduces
@@ -287,7 +288,7 @@ func endSpeculationLocked(tk *task, why string) {
 	if s.attempt == nil {
 		s.dropped = why
 	}
-	tk.specPending = nil
+	tk.setSpec(nil)
 }
 
 func (s *speculation) String() string {
@@ -313,7 +314,7 @@ func (jt *JobTracker) cloneStatusLocked(a *attempt, cs *mrpb.CloneStats, now tim
 		sp.note = "clone failed: " + cs.Error
 		fresh := &speculation{task: tk, kind: speculator.Fresh, source: sp.source, decided: now,
 			explain: sp.explain, note: "instead of a clone that failed: " + cs.Error}
-		tk.specPending = fresh
+		tk.setSpec(fresh)
 		j.speculations = append(j.speculations, fresh)
 		jt.log.Warn("clone failed; speculating with a fresh attempt", "attempt", a.id, "source", sp.source.id, "error", cs.Error)
 		return true

@@ -71,6 +71,23 @@ type job struct {
 	trackerFailures map[string]int
 	flakyTrackers   int
 
+	// What the policy's view of the job counts, kept as states change
+	// (lifecycle.go) so that a view costs the same however many tasks
+	// the job has: tasks pending and attempts live, by type; pending maps
+	// by host of their split; tasks whose speculative attempt waits for a
+	// slot; the job's pool and deadline and its input bytes.
+	pending, live  [2]int
+	localPending   map[string]int
+	specWaiting    map[*task]bool
+	viewPool       string
+	viewDeadline   time.Time
+	viewInputBytes int64
+	// Likewise for the job's status: tasks by type and state, the tasks
+	// running, and the summed counters of the tasks' successful attempts.
+	byState      [2][taskKilled + 1]int
+	active       map[*task]bool
+	doneCounters mr.CounterSet
+
 	// history says where the job's history file stands once the job
 	// ended; historyDone is closed when its first write ended.
 	history     historyState
@@ -147,6 +164,17 @@ type task struct {
 
 func (t *task) id() string {
 	return fmt.Sprintf("task_%s_%s_%06d", trimJob(t.job.id), typeLetter(t.typ), t.index)
+}
+
+// setSpec makes s the task's pending speculation (nil: none), keeping the
+// job's set of tasks whose speculative attempt waits for a slot.
+func (t *task) setSpec(s *speculation) {
+	t.specPending = s
+	if s != nil && s.attempt == nil {
+		t.job.specWaiting[t] = true
+	} else {
+		delete(t.job.specWaiting, t)
+	}
 }
 
 func (t *task) running() []*attempt {

@@ -209,10 +209,11 @@ func (jt *JobTracker) attemptSucceededLocked(a *attempt, now time.Time) {
 		jt.driver.Ended(now, attemptKey(a), a.finish.Sub(a.start))
 		return
 	}
+	t.successful = a
 	if !jt.taskToLocked(t, taskSucceeded) {
+		t.successful = nil
 		return
 	}
-	t.successful = a
 	jt.logTaskLocked(a)
 	if a.speculative {
 		j.counters.Add(mr.SpeculationGroup, mr.SpeculativeWins, 1)
@@ -344,6 +345,7 @@ func (jt *JobTracker) killAttemptLocked(a *attempt, why string) {
 // there are re-run while a reduce of their job still needs them.
 func (jt *JobTracker) lostTrackerLocked(t *trackerState, why string) {
 	delete(jt.trackers, t.name)
+	jt.capacityStale = true
 	now := jt.now()
 	for _, j := range jt.order {
 		if j.done() {

@@ -166,6 +166,22 @@ func (s CounterSet) Merge(o CounterSet) {
 	}
 }
 
+// Subtract takes every value of o out of s (the inverse of Merge); a
+// counter that comes to 0 is removed, and so is a group left empty.
+func (s CounterSet) Subtract(o CounterSet) {
+	for g, m := range o {
+		for n, v := range m {
+			s.Add(g, n, -v)
+			if s[g][n] == 0 {
+				delete(s[g], n)
+			}
+		}
+		if len(s[g]) == 0 {
+			delete(s, g)
+		}
+	}
+}
+
 // Groups returns the group names in a stable order: Hadoop's own groups
 // first, then the rest alphabetically.
 func (s CounterSet) Groups() []string {

@@ -15,6 +15,18 @@
 //   - sleep [-m maps] [-r reduces] [-mt ms] [-rt ms] [-o dir]: tasks that
 //     only sleep, for scheduler and latency measurements (job sleep).
 //
+// The HiBench-style workloads (issue 11) add:
+//
+//   - randomtext <bytes> <out>: about <bytes> (an integer, with an optional
+//     k, m, b or t suffix) of text lines "key<TAB>value" of random words
+//     from a fixed 1000-word vocabulary, 5-10 words of key and 20-100 of
+//     value, as HiBench's RandomTextWriter (job randomtext, map-only,
+//     mapreduce.job.maps maps). Map i writes lines until it has written
+//     bytes*(i+1)/maps - bytes*i/maps bytes (counting tabs and newlines;
+//     so up to one line more), from a generator seeded by i: the output
+//     depends only on <bytes> and the number of maps. Input for wordcount,
+//     grep and sort.
+//
 // The apps take the arguments of the Hadoop examples of the same names.
 // Job definitions are registered under the names given in parentheses.
 package apps

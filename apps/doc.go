@@ -26,6 +26,11 @@
 //     so up to one line more), from a generator seeded by i: the output
 //     depends only on <bytes> and the number of maps. Input for wordcount,
 //     grep and sort.
+//   - sort <in> <out>: sorts text lines (HiBench micro/sort) into one total
+//     order across the part files: identity map and reduce over the lines
+//     as keys, with terasort's sampler choosing the mapreduce.job.reduces
+//     ranges from the lines (same mapreduce.terasort.* settings). The part
+//     files, in name order, hold the input lines in byte order (job sort).
 //
 // The apps take the arguments of the Hadoop examples of the same names.
 // Job definitions are registered under the names given in parentheses.

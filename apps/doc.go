@@ -31,6 +31,19 @@
 //     as keys, with terasort's sampler choosing the mapreduce.job.reduces
 //     ranges from the lines (same mapreduce.terasort.* settings). The part
 //     files, in name order, hold the input lines in byte order (job sort).
+//   - dfsio -write|-read [-files N] [-size BYTES] <dir> <result>: Hadoop's
+//     TestDFSIO (HiBench dfsioe). N maps (default 1), one per file, each
+//     write or read <dir>/data/test_io_<i> of BYTES (default 1MB; suffixes
+//     B, KB, MB, GB, TB are powers of 1024) through mr/fs (local paths,
+//     file://, hdfs://); byte j of file i is (j + 7i) mod 251, which -read
+//     checks, with the size. -write first deletes <dir>/data. One reduce
+//     writes <result>/part-r-00000 as lines "<figure><TAB><value>": Test
+//     (write or read), Number of files, Total MBytes processed, Total bytes
+//     processed, Throughput mb/sec (total MB / sum of the maps' IO
+//     seconds), Average IO rate mb/sec (mean of the maps' MB/s), IO rate
+//     std deviation, Test exec time sec (first map's IO start to last
+//     map's IO end); MB = 2^20 bytes. Counters dfsio/BYTES_WRITTEN,
+//     BYTES_READ, FILES (job dfsio, named dfsio-write or dfsio-read).
 //
 // The apps take the arguments of the Hadoop examples of the same names.
 // Job definitions are registered under the names given in parentheses.

@@ -25,9 +25,10 @@ import (
 // output directory, which must not exist. It is enough to run apps' job
 // chains end to end on local paths without a cluster.
 type inProcessClient struct {
-	t    *testing.T
-	conf map[string]string
-	jobs []*mr.JobSpec
+	t       *testing.T
+	conf    map[string]string
+	jobs    []*mr.JobSpec
+	results []*mr.JobResult
 }
 
 func (c *inProcessClient) Conf(key string) string { return c.conf[key] }
@@ -37,6 +38,7 @@ func (c *inProcessClient) RunJob(ctx context.Context, spec *mr.JobSpec) (*mr.Job
 	counters := mr.NewCounters()
 	err := c.run(ctx, spec, counters)
 	res := &mr.JobResult{ID: fmt.Sprintf("job_local_%04d", len(c.jobs)), State: "SUCCEEDED", Counters: counters.Snapshot()}
+	c.results = append(c.results, res)
 	if err != nil {
 		res.State, res.Error = "FAILED", err.Error()
 		return res, err

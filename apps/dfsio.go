@@ -109,7 +109,11 @@ func runDFSIO(ctx context.Context, jc mr.JobClient, args []string) error {
 	case flags.NArg() != 2:
 		return usage(dfsioAppName, dfsioAppUsage, "need <dir> and <result> after the flags, got %d argument(s) %q", flags.NArg(), flags.Args())
 	}
-	dir, result := flags.Arg(0), flags.Arg(1)
+	dir, err := qualifyPath(flags.Arg(0))
+	if err != nil {
+		return fmt.Errorf("%s: %w", dfsioAppName, err)
+	}
+	result := flags.Arg(1)
 	mode := "read"
 	if *write {
 		mode = "write"

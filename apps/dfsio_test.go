@@ -162,3 +162,22 @@ func TestDFSIOUsage(t *testing.T) {
 		}
 	}
 }
+
+func TestDFSIORelativeDir(t *testing.T) {
+	base := t.TempDir()
+	t.Chdir(base)
+	jc := &fakeClient{}
+	if err := runApp(t, "dfsio", jc, "-read", "io", "res"); err != nil {
+		t.Fatal(err)
+	}
+	// Tasks run elsewhere: the driver passes them the absolute directory.
+	if got := jc.specs[0].Params["dir"]; got != filepath.Join(base, "io") {
+		t.Errorf("dir parameter %q, want %q", got, filepath.Join(base, "io"))
+	}
+	if err := runApp(t, "dfsio", jc, "-read", "hdfs://nn:9000/bench", "res"); err != nil {
+		t.Fatal(err)
+	}
+	if got := jc.specs[1].Params["dir"]; got != "hdfs://nn:9000/bench" {
+		t.Errorf("dir parameter %q", got)
+	}
+}

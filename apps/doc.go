@@ -44,6 +44,24 @@
 //     std deviation, Test exec time sec (first map's IO start to last
 //     map's IO end); MB = 2^20 bytes. Counters dfsio/BYTES_WRITTEN,
 //     BYTES_READ, FILES (job dfsio, named dfsio-write or dfsio-read).
+//   - webgraph <pages> <out>: a random directed graph (HiBench
+//     websearch/pagerank input) as lines "page<TAB>out1,out2,..." (a
+//     dangling page's line is the page alone), pages numbered 0 to
+//     <pages>-1. Page p's links depend only on p and <pages>: about one
+//     page in ten is dangling, the others link to 1 to 8 distinct other
+//     pages drawn as floor(pages*u^2), which skews in-degrees towards the
+//     low numbers (job webgraph, map-only, mapreduce.job.maps maps).
+//   - pagerank <graph> <out> <iterations>: PageRank over such a graph (any
+//     page names without tabs or commas; every linked page needs a line):
+//     a job counting the pages and dangling pages (pagerank-count), then
+//     <iterations> jobs (pagerank-1, ...; each one's output, lines
+//     "page<TAB>rank<TAB>links", the next one's input, in a temporary
+//     directory beside <out>) with mapreduce.job.reduces reduces. Ranks
+//     start at 1/N and sum to 1: rank' = 0.15/N + 0.85*(sum of rank/outdeg
+//     over the in-links + D/N), where D, the rank held by the dangling
+//     pages, is spread evenly over all pages (D is summed by the previous
+//     job's reduces in the counter pagerank/DANGLING_RANK_E18, in units of
+//     1e-18). The last job writes "page<TAB>rank" lines to <out>.
 //
 // The apps take the arguments of the Hadoop examples of the same names.
 // Job definitions are registered under the names given in parentheses.

@@ -62,6 +62,25 @@
 //     pages, is spread evenly over all pages (D is summed by the previous
 //     job's reduces in the counter pagerank/DANGLING_RANK_E18, in units of
 //     1e-18). The last job writes "page<TAB>rank" lines to <out>.
+//   - kmeansgen <points> <k> <dims> <out>: <points> points (HiBench
+//     ml/kmeans input), one line of <dims> comma-separated coordinates
+//     (4 decimals) each: point i picks one of <k> centers (center j's
+//     coordinates uniform in [-100, 100), seeded by j) with a generator
+//     seeded by i and adds normal noise of standard deviation 5 to each
+//     coordinate; the output depends only on the three numbers (job
+//     kmeansgen, map-only, mapreduce.job.maps maps).
+//   - kmeans <points> <out> <k> <iterations>: Lloyd's k-means, one job per
+//     iteration (kmeans-1, ...; mapreduce.job.reduces reduces, a combiner
+//     summing per cluster). The initial centers are the first <k> points of
+//     the input (files by name, lines in order; empty lines are skipped);
+//     each iteration assigns every point to its nearest center (squared
+//     Euclidean distance, ties to the lower cluster number) and moves each
+//     center to the mean of its points; a cluster with no points keeps its
+//     center. The driver passes the centers to each job as a parameter and
+//     reads them back from its output (in a temporary directory beside
+//     <out>). <out> holds the last iteration's lines
+//     "cluster<TAB>size<TAB>c1,c2,...": every cluster 0..k-1, its final
+//     center and the number of points assigned to it in that iteration.
 //
 // The apps take the arguments of the Hadoop examples of the same names.
 // Job definitions are registered under the names given in parentheses.

@@ -76,48 +76,63 @@ func runTeraSort(ctx context.Context, jc mr.JobClient, args []string) error {
 		return usage(teraSortAppName, teraSortAppUsage, "need 2 arguments, got %d", len(args))
 	}
 	in, out := args[0], args[1]
-	reduces, err := confInt(jc.Conf, "mapreduce.job.reduces", 1)
+	reduces, points, err := sampleSplitPoints(ctx, jc, teraSortAppName, in, teraInput(false), nil)
 	if err != nil {
-		return fmt.Errorf("terasort: %w", err)
+		return err
 	}
-	if reduces < 1 {
-		return fmt.Errorf("terasort: configuration mapreduce.job.reduces=%d must be at least 1", reduces)
-	}
-	sampleSize, err := confInt(jc.Conf, confSampleSize, defaultSampleSize)
-	if err != nil {
-		return fmt.Errorf("terasort: %w", err)
-	}
-	maxSplits, err := confInt(jc.Conf, confSampleSplits, defaultSampleSpl)
-	if err != nil {
-		return fmt.Errorf("terasort: %w", err)
-	}
-	if sampleSize < 1 || maxSplits < 1 {
-		return fmt.Errorf("terasort: %s=%d and %s=%d must be at least 1", confSampleSize, sampleSize, confSampleSplits, maxSplits)
-	}
-	maxSplit, err := confInt(jc.Conf, "mapreduce.input.fileinputformat.split.maxsize", 0)
-	if err != nil {
-		return fmt.Errorf("terasort: %w", err)
-	}
-	minSplit, err := confInt(jc.Conf, "mapreduce.input.fileinputformat.split.minsize", 0)
-	if err != nil {
-		return fmt.Errorf("terasort: %w", err)
-	}
-	sc := mr.SplitContext{Ctx: ctx, Inputs: []string{in}, MaxSplitSize: maxSplit, MinSplitSize: minSplit}
-	keys, err := sampleKeys(ctx, teraInput(false), sc, sampleSize, int(maxSplits))
-	if err != nil {
-		return fmt.Errorf("terasort: sampling %s: %w", in, err)
-	}
-	points := splitPoints(keys, int(reduces))
-	slog.Info("terasort sampled the input", "keys", len(keys), "reduces", reduces, "split_points", len(points))
 	_, err = runJob(ctx, jc, &mr.JobSpec{
 		Name:       teraSortJob,
 		Def:        teraSortJob,
 		Params:     map[string]string{"splitpoints": encodeSplitPoints(points)},
 		Inputs:     []string{in},
 		Output:     out,
-		NumReduces: int(reduces),
+		NumReduces: reduces,
 	})
 	return err
+}
+
+// sampleSplitPoints is the sampling step of the total-order sorts
+// (terasort, sort): it reads the number of reduces (mapreduce.job.reduces,
+// default 1) and TeraSort's sampler settings from the client's
+// configuration, samples the sort keys of the input in (keyOf maps a
+// record to its key; nil means the record's key) and returns the reduces
+// and the split points that cut the sample into that many equal parts.
+// Errors are prefixed with app.
+func sampleSplitPoints(ctx context.Context, jc mr.JobClient, app, in string, format mr.InputFormat, keyOf func(key, value []byte) []byte) (int, [][]byte, error) {
+	reduces, err := confInt(jc.Conf, "mapreduce.job.reduces", 1)
+	if err != nil {
+		return 0, nil, fmt.Errorf("%s: %w", app, err)
+	}
+	if reduces < 1 {
+		return 0, nil, fmt.Errorf("%s: configuration mapreduce.job.reduces=%d must be at least 1", app, reduces)
+	}
+	sampleSize, err := confInt(jc.Conf, confSampleSize, defaultSampleSize)
+	if err != nil {
+		return 0, nil, fmt.Errorf("%s: %w", app, err)
+	}
+	maxSplits, err := confInt(jc.Conf, confSampleSplits, defaultSampleSpl)
+	if err != nil {
+		return 0, nil, fmt.Errorf("%s: %w", app, err)
+	}
+	if sampleSize < 1 || maxSplits < 1 {
+		return 0, nil, fmt.Errorf("%s: %s=%d and %s=%d must be at least 1", app, confSampleSize, sampleSize, confSampleSplits, maxSplits)
+	}
+	maxSplit, err := confInt(jc.Conf, "mapreduce.input.fileinputformat.split.maxsize", 0)
+	if err != nil {
+		return 0, nil, fmt.Errorf("%s: %w", app, err)
+	}
+	minSplit, err := confInt(jc.Conf, "mapreduce.input.fileinputformat.split.minsize", 0)
+	if err != nil {
+		return 0, nil, fmt.Errorf("%s: %w", app, err)
+	}
+	sc := mr.SplitContext{Ctx: ctx, Inputs: []string{in}, MaxSplitSize: maxSplit, MinSplitSize: minSplit}
+	keys, err := sampleRecordKeys(ctx, format, sc, sampleSize, int(maxSplits), keyOf)
+	if err != nil {
+		return 0, nil, fmt.Errorf("%s: sampling %s: %w", app, in, err)
+	}
+	points := splitPoints(keys, int(reduces))
+	slog.Info(app+" sampled the input", "keys", len(keys), "reduces", reduces, "split_points", len(points))
+	return int(reduces), points, nil
 }
 
 // sampleKeys reads up to sampleSize keys from up to maxSplits evenly spaced
@@ -125,6 +140,13 @@ func runTeraSort(ctx context.Context, jc mr.JobClient, args []string) error {
 // Hadoop's TeraInputFormat.writePartitionFile does, and returns them
 // sorted.
 func sampleKeys(ctx context.Context, in mr.InputFormat, sc mr.SplitContext, sampleSize int64, maxSplits int) ([][]byte, error) {
+	return sampleRecordKeys(ctx, in, sc, sampleSize, maxSplits, nil)
+}
+
+// sampleRecordKeys is sampleKeys with the sort key of a record given by
+// keyOf (nil: the record's key), for formats whose sort key is not the
+// reader's key, such as text lines (whose reader key is the offset).
+func sampleRecordKeys(ctx context.Context, in mr.InputFormat, sc mr.SplitContext, sampleSize int64, maxSplits int, keyOf func(key, value []byte) []byte) ([][]byte, error) {
 	splits, err := in.Splits(sc)
 	if err != nil {
 		return nil, fmt.Errorf("computing splits: %w", err)
@@ -142,7 +164,7 @@ func sampleKeys(ctx context.Context, in mr.InputFormat, sc mr.SplitContext, samp
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			got[i], errs[i] = readKeys(ctx, in, splits[step*i], perSample)
+			got[i], errs[i] = readKeys(ctx, in, splits[step*i], perSample, keyOf)
 		}()
 	}
 	wg.Wait()
@@ -157,8 +179,9 @@ func sampleKeys(ctx context.Context, in mr.InputFormat, sc mr.SplitContext, samp
 	return keys, nil
 }
 
-// readKeys copies the first n keys of a split.
-func readKeys(ctx context.Context, in mr.InputFormat, split mr.Split, n int64) (keys [][]byte, err error) {
+// readKeys copies the first n keys of a split (keyOf as in
+// sampleRecordKeys).
+func readKeys(ctx context.Context, in mr.InputFormat, split mr.Split, n int64, keyOf func(key, value []byte) []byte) (keys [][]byte, err error) {
 	r, err := in.Open(ctx, split, nil)
 	if err != nil {
 		return nil, fmt.Errorf("opening split %s@%d: %w", split.Path, split.Start, err)
@@ -169,7 +192,11 @@ func readKeys(ctx context.Context, in mr.InputFormat, split mr.Split, n int64) (
 		}
 	}()
 	for int64(len(keys)) < n && r.Next() {
-		keys = append(keys, bytes.Clone(r.Key()))
+		if keyOf == nil {
+			keys = append(keys, bytes.Clone(r.Key()))
+		} else {
+			keys = append(keys, bytes.Clone(keyOf(r.Key(), r.Value())))
+		}
 	}
 	if err := r.Err(); err != nil {
 		return nil, fmt.Errorf("reading split %s@%d: %w", split.Path, split.Start, err)
@@ -236,10 +263,10 @@ type totalOrderPartitioner struct{ points [][]byte }
 func newTotalOrderPartitioner(tc mr.TaskContext) (mr.Partitioner, error) {
 	points, err := decodeSplitPoints(tc.Param("splitpoints"))
 	if err != nil {
-		return nil, fmt.Errorf("%s: job parameter splitpoints: %w", teraSortJob, err)
+		return nil, fmt.Errorf("total order partitioner: job parameter splitpoints: %w", err)
 	}
 	if n := tc.NumReduces(); n > 0 && len(points) > n-1 {
-		return nil, fmt.Errorf("%s: %d split points need %d reduces, the job has %d", teraSortJob, len(points), len(points)+1, n)
+		return nil, fmt.Errorf("total order partitioner: %d split points need %d reduces, the job has %d", len(points), len(points)+1, n)
 	}
 	return &totalOrderPartitioner{points: points}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
+	"strings"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -142,7 +143,9 @@ func (jt *JobTracker) authorize(ctx context.Context, req any, info *grpc.UnarySe
 		return handler(ctx, req)
 	case mrpb.JobTracker_SubmitJob_FullMethodName, mrpb.JobTracker_ListTrackers_FullMethodName,
 		mrpb.JobTracker_GetJobStatus_FullMethodName, mrpb.JobTracker_GetJobHistory_FullMethodName,
-		mrpb.JobTracker_KillJob_FullMethodName, mrpb.JobTracker_ListJobs_FullMethodName:
+		mrpb.JobTracker_KillJob_FullMethodName, mrpb.JobTracker_ListJobs_FullMethodName,
+		mrpb.JobTracker_KillTaskAttempt_FullMethodName, mrpb.JobTracker_SetJobPriority_FullMethodName,
+		mrpb.JobTracker_ListTaskAttempts_FullMethodName:
 		if id.Role != security.RoleUser {
 			return nil, denied("%s may not call %s: client calls need a user certificate", id, call)
 		}
@@ -156,6 +159,12 @@ func (jt *JobTracker) authorize(ctx context.Context, req any, info *grpc.UnarySe
 		err = jt.checkJobAccess(id, r.JobId, security.ViewJob)
 	case *mrpb.KillJobRequest:
 		err = jt.checkJobAccess(id, r.JobId, security.ModifyJob)
+	case *mrpb.SetJobPriorityRequest:
+		err = jt.checkJobAccess(id, r.JobId, security.ModifyJob)
+	case *mrpb.TaskAttemptsRequest:
+		err = jt.checkJobAccess(id, r.JobId, security.ViewJob)
+	case *mrpb.KillTaskAttemptRequest:
+		err = jt.checkJobAccess(id, jobOfAttempt(r.AttemptId), security.ModifyJob)
 	}
 	if err != nil {
 		return nil, err
@@ -284,4 +293,14 @@ func (jt *JobTracker) redactJobList(id security.Identity, list *mrpb.ListJobsRes
 			MapProgress: st.MapProgress, ReduceProgress: st.ReduceProgress, Maps: st.Maps, Reduces: st.Reduces,
 		}
 	}
+}
+
+// jobOfAttempt is the job id an attempt id names
+// (attempt_<ident>_<n>_<m|r>_<task>_<k> is of job_<ident>_<n>), or "".
+func jobOfAttempt(id string) string {
+	parts := strings.Split(id, "_")
+	if len(parts) != 6 || parts[0] != "attempt" {
+		return ""
+	}
+	return "job_" + parts[1] + "_" + parts[2]
 }

@@ -303,6 +303,34 @@ func (c *Client) Kill(ctx context.Context, jobID string) (*mrpb.KillJobResponse,
 	return resp, nil
 }
 
+// KillTask kills a running task attempt, or with fail fails it (the
+// failure counts against the task's attempts).
+func (c *Client) KillTask(ctx context.Context, attemptID string, fail bool) (*mrpb.KillTaskAttemptResponse, error) {
+	resp, err := c.jt.KillTaskAttempt(ctx, &mrpb.KillTaskAttemptRequest{AttemptId: attemptID, Fail: fail})
+	if err != nil {
+		return nil, c.rpcError("killing task attempt", err)
+	}
+	return resp, nil
+}
+
+// SetPriority changes a running job's priority (VERY_HIGH, HIGH, NORMAL,
+// LOW or VERY_LOW).
+func (c *Client) SetPriority(ctx context.Context, jobID, priority string) error {
+	if _, err := c.jt.SetJobPriority(ctx, &mrpb.SetJobPriorityRequest{JobId: jobID, Priority: priority}); err != nil {
+		return c.rpcError("setting the job's priority", err)
+	}
+	return nil
+}
+
+// Attempts lists a job's task attempts in the order they started.
+func (c *Client) Attempts(ctx context.Context, jobID string) ([]*mrpb.TaskAttemptInfo, error) {
+	resp, err := c.jt.ListTaskAttempts(ctx, &mrpb.TaskAttemptsRequest{JobId: jobID})
+	if err != nil {
+		return nil, c.rpcError("listing task attempts", err)
+	}
+	return resp.Attempts, nil
+}
+
 // List lists running jobs, or all.
 func (c *Client) List(ctx context.Context, all bool) ([]*mrpb.JobStatus, error) {
 	resp, err := c.jt.ListJobs(ctx, &mrpb.ListJobsRequest{All: all})

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -140,21 +141,24 @@ func (jt *JobTracker) addJobLocked(j *job, now time.Time) {
 	jt.driver.Submitted(now, jt.jobViewLocked(j, nil))
 }
 
+// jobPriorities are Hadoop's job priorities (mapreduce.job.priority) as
+// the policies weigh them.
+var jobPriorities = map[string]int{"VERY_HIGH": 2, "HIGH": 1, "NORMAL": 0, "LOW": -1, "VERY_LOW": -2}
+
+// priorityName is Hadoop's name of a priority (the nearest one for a
+// number outside -2..2).
+func priorityName(p int) string {
+	names := [...]string{"VERY_LOW", "LOW", "NORMAL", "HIGH", "VERY_HIGH"}
+	return names[min(max(p, -2), 2)+2]
+}
+
+// priorityOf is a job's priority: the spec's number, else its named
+// priority (NORMAL when unknown).
 func priorityOf(explicit int, named string) int {
 	if explicit != 0 {
 		return explicit
 	}
-	switch named {
-	case "VERY_HIGH":
-		return 2
-	case "HIGH":
-		return 1
-	case "LOW":
-		return -1
-	case "VERY_LOW":
-		return -2
-	}
-	return 0
+	return jobPriorities[named]
 }
 
 // GetJobStatus reports a job's state, progress and counters; a retired
@@ -245,6 +249,7 @@ func (jt *JobTracker) jobStatusLocked(j *job) *mrpb.JobStatus {
 		User:     j.spec.User,
 		Pool:     j.spec.Pool,
 		Output:   j.spec.Output,
+		Priority: priorityName(j.priority),
 		Maps:     j.summary(partitions.Map),
 		Reduces:  j.summary(partitions.Reduce),
 	}
@@ -316,4 +321,75 @@ func (j *job) progress(typ partitions.TaskType) float64 {
 		}
 	}
 	return sum / float64(total)
+}
+
+// KillTaskAttempt ends a running attempt at a user's request: killed
+// (not counted against the task's attempts) or, with Fail, failed
+// (counted), as Hadoop's -kill-task and -fail-task.
+func (jt *JobTracker) KillTaskAttempt(ctx context.Context, req *mrpb.KillTaskAttemptRequest) (*mrpb.KillTaskAttemptResponse, error) {
+	jt.mu.Lock()
+	defer jt.unlock()
+	j, a := jt.findAttempt(req.AttemptId)
+	if a == nil {
+		return nil, status.Errorf(codes.NotFound, "no task attempt %s (an attempt id is attempt_<jobtracker>_<job>_<m|r>_<task>_<n>)", req.AttemptId)
+	}
+	if j.done() || !a.live() {
+		return &mrpb.KillTaskAttemptResponse{Killed: false, State: a.state.String()}, nil
+	}
+	if req.Fail {
+		jt.failAttemptLocked(a, "failed by user")
+	} else {
+		jt.killAttemptLocked(a, "killed by user")
+	}
+	return &mrpb.KillTaskAttemptResponse{Killed: true, State: a.state.String()}, nil
+}
+
+// SetJobPriority changes a running job's priority; policies read it from
+// the view of the next offer (FIFO orders by it, FAIR weighs by it).
+func (jt *JobTracker) SetJobPriority(ctx context.Context, req *mrpb.SetJobPriorityRequest) (*mrpb.SetJobPriorityResponse, error) {
+	p, ok := jobPriorities[req.Priority]
+	if !ok {
+		return nil, status.Errorf(codes.InvalidArgument, "priority %q: want VERY_HIGH, HIGH, NORMAL, LOW or VERY_LOW", req.Priority)
+	}
+	jt.mu.Lock()
+	defer jt.unlock()
+	j, ok := jt.jobs[req.JobId]
+	if !ok {
+		return nil, status.Errorf(codes.NotFound, "no running job %s", req.JobId)
+	}
+	if j.done() {
+		return nil, status.Errorf(codes.FailedPrecondition, "job %s is %s: its priority can no longer change", j.id, j.state)
+	}
+	j.priority = p
+	jt.log.Info("job priority changed", "job", j.id, "priority", req.Priority)
+	return &mrpb.SetJobPriorityResponse{Priority: int32(p)}, nil
+}
+
+// ListTaskAttempts lists a job's task attempts, in the order they
+// started.
+func (jt *JobTracker) ListTaskAttempts(ctx context.Context, req *mrpb.TaskAttemptsRequest) (*mrpb.TaskAttemptsResponse, error) {
+	jt.mu.Lock()
+	defer jt.unlock()
+	j, ok := jt.jobs[req.JobId]
+	if !ok {
+		return nil, status.Errorf(codes.NotFound, "no job %s in the JobTracker's memory (a retired job's attempts are in its history: mr job -history)", req.JobId)
+	}
+	var out []*mrpb.TaskAttemptInfo
+	for _, ts := range [][]*task{j.maps, j.reduces} {
+		for _, t := range ts {
+			for _, a := range t.attempts {
+				info := &mrpb.TaskAttemptInfo{AttemptId: a.id, TaskType: typeLetter(t.typ), Task: int32(t.index), State: a.state.String(),
+					Tracker: a.tracker, StartMs: a.start.UnixMilli(), Diagnostic: a.diag}
+				if tr := jt.trackers[a.tracker]; tr != nil {
+					info.Host = tr.host
+				}
+				if !a.finish.IsZero() {
+					info.FinishMs = a.finish.UnixMilli()
+				}
+				out = append(out, info)
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, k int) bool { return out[i].StartMs < out[k].StartMs })
+	return &mrpb.TaskAttemptsResponse{Attempts: out}, nil
 }

@@ -14,6 +14,9 @@ import (
 	"gomr/conf"
 	"gomr/mr"
 	"gomr/mrpb"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // newTestJT builds a JobTracker (not serving: the tests call its RPC
@@ -273,4 +276,29 @@ func waitJob(t *testing.T, jt *JobTracker, id, state string) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatalf("job %s never reached %s", id, state)
+}
+
+// A priority set while a job runs reorders FIFO at the next offer, and the
+// job's status shows it.
+func TestSetJobPriorityReordersFIFO(t *testing.T) {
+	dir := t.TempDir()
+	jt, first := newTestJTAt(t, dir, 3, nil)
+	second := submitWordCount(t, jt, dir, 3)
+	heartbeat(t, jt, &mrpb.HeartbeatRequest{InitialContact: true})
+	if ls := launches(heartbeat(t, jt, &mrpb.HeartbeatRequest{FreeMapSlots: 1})); len(ls) != 1 || ls[0].JobId != first {
+		t.Fatalf("launches %v, want a map of the first job", ls)
+	}
+	if _, err := jt.SetJobPriority(context.Background(), &mrpb.SetJobPriorityRequest{JobId: second, Priority: "HIGH"}); err != nil {
+		t.Fatal(err)
+	}
+	if ls := launches(heartbeat(t, jt, &mrpb.HeartbeatRequest{FreeMapSlots: 1})); len(ls) != 1 || ls[0].JobId != second {
+		t.Fatalf("launches %v, want a map of the second job, now HIGH", ls)
+	}
+	st, err := jt.GetJobStatus(context.Background(), &mrpb.JobStatusRequest{JobId: second})
+	if err != nil || st.Priority != "HIGH" {
+		t.Fatalf("status priority %q (%v), want HIGH", st.GetPriority(), err)
+	}
+	if _, err := jt.SetJobPriority(context.Background(), &mrpb.SetJobPriorityRequest{JobId: second, Priority: "high"}); status.Code(err) != codes.InvalidArgument {
+		t.Errorf("priority \"high\": %v, want InvalidArgument", err)
+	}
 }

@@ -336,7 +336,7 @@ func doneFraction(c TaskCounts) float64 {
 
 func (s *retiredJob) status() *mrpb.JobStatus {
 	st := &mrpb.JobStatus{
-		JobId: s.id, Name: s.name, State: s.state, Error: s.err, User: s.user, Pool: s.pool, Output: s.output,
+		JobId: s.id, Name: s.name, State: s.state, Priority: priorityName(s.priority), Error: s.err, User: s.user, Pool: s.pool, Output: s.output,
 		SubmitMs: s.submit.UnixMilli(), StartMs: s.start.UnixMilli(),
 		MapProgress: float32(s.mapProgress), ReduceProgress: float32(s.reduceProgress),
 		Maps: taskSummary(s.maps), Reduces: taskSummary(s.reduces), SchedulingInfo: retiredInfo,

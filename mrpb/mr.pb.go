@@ -746,8 +746,11 @@ type JobStatus struct {
 	// Trackers the job gives no more tasks to (too many of its attempts
 	// failed there), sorted.
 	BlacklistedTrackers []string `protobuf:"bytes,18,rep,name=blacklisted_trackers,json=blacklistedTrackers,proto3" json:"blacklisted_trackers,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// VERY_HIGH, HIGH, NORMAL, LOW or VERY_LOW (mapreduce.job.priority,
+	// or as changed by mr job -set-priority).
+	Priority      string `protobuf:"bytes,19,opt,name=priority,proto3" json:"priority,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *JobStatus) Reset() {
@@ -904,6 +907,13 @@ func (x *JobStatus) GetBlacklistedTrackers() []string {
 		return x.BlacklistedTrackers
 	}
 	return nil
+}
+
+func (x *JobStatus) GetPriority() string {
+	if x != nil {
+		return x.Priority
+	}
+	return ""
 }
 
 // Speculation is one speculative attempt the speculator asked for.
@@ -1486,6 +1496,412 @@ func (x *JobHistoryResponse) GetJsonLines() []byte {
 	return nil
 }
 
+// KillTaskAttemptRequest ends a running attempt at a user's request
+// (`mr job -kill-task`, or with fail set `-fail-task`: a failure counts
+// against the task's attempts, a kill does not).
+type KillTaskAttemptRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AttemptId     string                 `protobuf:"bytes,1,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"`
+	Fail          bool                   `protobuf:"varint,2,opt,name=fail,proto3" json:"fail,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *KillTaskAttemptRequest) Reset() {
+	*x = KillTaskAttemptRequest{}
+	mi := &file_mr_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *KillTaskAttemptRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*KillTaskAttemptRequest) ProtoMessage() {}
+
+func (x *KillTaskAttemptRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_mr_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use KillTaskAttemptRequest.ProtoReflect.Descriptor instead.
+func (*KillTaskAttemptRequest) Descriptor() ([]byte, []int) {
+	return file_mr_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *KillTaskAttemptRequest) GetAttemptId() string {
+	if x != nil {
+		return x.AttemptId
+	}
+	return ""
+}
+
+func (x *KillTaskAttemptRequest) GetFail() bool {
+	if x != nil {
+		return x.Fail
+	}
+	return false
+}
+
+type KillTaskAttemptResponse struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Killed bool                   `protobuf:"varint,1,opt,name=killed,proto3" json:"killed,omitempty"`
+	// The attempt's state after the call.
+	State         string `protobuf:"bytes,2,opt,name=state,proto3" json:"state,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *KillTaskAttemptResponse) Reset() {
+	*x = KillTaskAttemptResponse{}
+	mi := &file_mr_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *KillTaskAttemptResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*KillTaskAttemptResponse) ProtoMessage() {}
+
+func (x *KillTaskAttemptResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_mr_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use KillTaskAttemptResponse.ProtoReflect.Descriptor instead.
+func (*KillTaskAttemptResponse) Descriptor() ([]byte, []int) {
+	return file_mr_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *KillTaskAttemptResponse) GetKilled() bool {
+	if x != nil {
+		return x.Killed
+	}
+	return false
+}
+
+func (x *KillTaskAttemptResponse) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+// SetJobPriorityRequest changes a job's priority (`mr job -set-priority`):
+// VERY_HIGH, HIGH, NORMAL, LOW or VERY_LOW.
+type SetJobPriorityRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	JobId         string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	Priority      string                 `protobuf:"bytes,2,opt,name=priority,proto3" json:"priority,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetJobPriorityRequest) Reset() {
+	*x = SetJobPriorityRequest{}
+	mi := &file_mr_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetJobPriorityRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetJobPriorityRequest) ProtoMessage() {}
+
+func (x *SetJobPriorityRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_mr_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetJobPriorityRequest.ProtoReflect.Descriptor instead.
+func (*SetJobPriorityRequest) Descriptor() ([]byte, []int) {
+	return file_mr_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *SetJobPriorityRequest) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *SetJobPriorityRequest) GetPriority() string {
+	if x != nil {
+		return x.Priority
+	}
+	return ""
+}
+
+type SetJobPriorityResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Priority      int32                  `protobuf:"varint,1,opt,name=priority,proto3" json:"priority,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetJobPriorityResponse) Reset() {
+	*x = SetJobPriorityResponse{}
+	mi := &file_mr_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetJobPriorityResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetJobPriorityResponse) ProtoMessage() {}
+
+func (x *SetJobPriorityResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_mr_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetJobPriorityResponse.ProtoReflect.Descriptor instead.
+func (*SetJobPriorityResponse) Descriptor() ([]byte, []int) {
+	return file_mr_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *SetJobPriorityResponse) GetPriority() int32 {
+	if x != nil {
+		return x.Priority
+	}
+	return 0
+}
+
+// TaskAttemptsRequest lists a job's task attempts (`mr job -events`,
+// `-list-attempt-ids`).
+type TaskAttemptsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	JobId         string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TaskAttemptsRequest) Reset() {
+	*x = TaskAttemptsRequest{}
+	mi := &file_mr_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskAttemptsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskAttemptsRequest) ProtoMessage() {}
+
+func (x *TaskAttemptsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_mr_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskAttemptsRequest.ProtoReflect.Descriptor instead.
+func (*TaskAttemptsRequest) Descriptor() ([]byte, []int) {
+	return file_mr_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *TaskAttemptsRequest) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+type TaskAttemptInfo struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	AttemptId string                 `protobuf:"bytes,1,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"`
+	// "m" or "r".
+	TaskType string `protobuf:"bytes,2,opt,name=task_type,json=taskType,proto3" json:"task_type,omitempty"`
+	Task     int32  `protobuf:"varint,3,opt,name=task,proto3" json:"task,omitempty"`
+	State    string `protobuf:"bytes,4,opt,name=state,proto3" json:"state,omitempty"`
+	Tracker  string `protobuf:"bytes,5,opt,name=tracker,proto3" json:"tracker,omitempty"`
+	Host     string `protobuf:"bytes,6,opt,name=host,proto3" json:"host,omitempty"`
+	StartMs  int64  `protobuf:"varint,7,opt,name=start_ms,json=startMs,proto3" json:"start_ms,omitempty"`
+	// 0 while it runs.
+	FinishMs      int64  `protobuf:"varint,8,opt,name=finish_ms,json=finishMs,proto3" json:"finish_ms,omitempty"`
+	Diagnostic    string `protobuf:"bytes,9,opt,name=diagnostic,proto3" json:"diagnostic,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TaskAttemptInfo) Reset() {
+	*x = TaskAttemptInfo{}
+	mi := &file_mr_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskAttemptInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskAttemptInfo) ProtoMessage() {}
+
+func (x *TaskAttemptInfo) ProtoReflect() protoreflect.Message {
+	mi := &file_mr_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskAttemptInfo.ProtoReflect.Descriptor instead.
+func (*TaskAttemptInfo) Descriptor() ([]byte, []int) {
+	return file_mr_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *TaskAttemptInfo) GetAttemptId() string {
+	if x != nil {
+		return x.AttemptId
+	}
+	return ""
+}
+
+func (x *TaskAttemptInfo) GetTaskType() string {
+	if x != nil {
+		return x.TaskType
+	}
+	return ""
+}
+
+func (x *TaskAttemptInfo) GetTask() int32 {
+	if x != nil {
+		return x.Task
+	}
+	return 0
+}
+
+func (x *TaskAttemptInfo) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *TaskAttemptInfo) GetTracker() string {
+	if x != nil {
+		return x.Tracker
+	}
+	return ""
+}
+
+func (x *TaskAttemptInfo) GetHost() string {
+	if x != nil {
+		return x.Host
+	}
+	return ""
+}
+
+func (x *TaskAttemptInfo) GetStartMs() int64 {
+	if x != nil {
+		return x.StartMs
+	}
+	return 0
+}
+
+func (x *TaskAttemptInfo) GetFinishMs() int64 {
+	if x != nil {
+		return x.FinishMs
+	}
+	return 0
+}
+
+func (x *TaskAttemptInfo) GetDiagnostic() string {
+	if x != nil {
+		return x.Diagnostic
+	}
+	return ""
+}
+
+type TaskAttemptsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Attempts      []*TaskAttemptInfo     `protobuf:"bytes,1,rep,name=attempts,proto3" json:"attempts,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TaskAttemptsResponse) Reset() {
+	*x = TaskAttemptsResponse{}
+	mi := &file_mr_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskAttemptsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskAttemptsResponse) ProtoMessage() {}
+
+func (x *TaskAttemptsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_mr_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskAttemptsResponse.ProtoReflect.Descriptor instead.
+func (*TaskAttemptsResponse) Descriptor() ([]byte, []int) {
+	return file_mr_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *TaskAttemptsResponse) GetAttempts() []*TaskAttemptInfo {
+	if x != nil {
+		return x.Attempts
+	}
+	return nil
+}
+
 type HeartbeatRequest struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Tracker string                 `protobuf:"bytes,1,opt,name=tracker,proto3" json:"tracker,omitempty"`
@@ -1527,7 +1943,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_mr_proto_msgTypes[20]
+	mi := &file_mr_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1539,7 +1955,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[20]
+	mi := &file_mr_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1552,7 +1968,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{20}
+	return file_mr_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *HeartbeatRequest) GetTracker() string {
@@ -1699,7 +2115,7 @@ type LaunchTask struct {
 
 func (x *LaunchTask) Reset() {
 	*x = LaunchTask{}
-	mi := &file_mr_proto_msgTypes[21]
+	mi := &file_mr_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1711,7 +2127,7 @@ func (x *LaunchTask) String() string {
 func (*LaunchTask) ProtoMessage() {}
 
 func (x *LaunchTask) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[21]
+	mi := &file_mr_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1724,7 +2140,7 @@ func (x *LaunchTask) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaunchTask.ProtoReflect.Descriptor instead.
 func (*LaunchTask) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{21}
+	return file_mr_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *LaunchTask) GetAttemptId() string {
@@ -1826,7 +2242,7 @@ type TaskAction struct {
 
 func (x *TaskAction) Reset() {
 	*x = TaskAction{}
-	mi := &file_mr_proto_msgTypes[22]
+	mi := &file_mr_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1838,7 +2254,7 @@ func (x *TaskAction) String() string {
 func (*TaskAction) ProtoMessage() {}
 
 func (x *TaskAction) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[22]
+	mi := &file_mr_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1851,7 +2267,7 @@ func (x *TaskAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskAction.ProtoReflect.Descriptor instead.
 func (*TaskAction) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{22}
+	return file_mr_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *TaskAction) GetAction() isTaskAction_Action {
@@ -1946,7 +2362,7 @@ type CloneAttempt struct {
 
 func (x *CloneAttempt) Reset() {
 	*x = CloneAttempt{}
-	mi := &file_mr_proto_msgTypes[23]
+	mi := &file_mr_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1958,7 +2374,7 @@ func (x *CloneAttempt) String() string {
 func (*CloneAttempt) ProtoMessage() {}
 
 func (x *CloneAttempt) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[23]
+	mi := &file_mr_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1971,7 +2387,7 @@ func (x *CloneAttempt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloneAttempt.ProtoReflect.Descriptor instead.
 func (*CloneAttempt) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{23}
+	return file_mr_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *CloneAttempt) GetSourceAttempt() string {
@@ -2013,7 +2429,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_mr_proto_msgTypes[24]
+	mi := &file_mr_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2025,7 +2441,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[24]
+	mi := &file_mr_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2038,7 +2454,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{24}
+	return file_mr_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *HeartbeatResponse) GetActions() []*TaskAction {
@@ -2093,7 +2509,7 @@ type MapEvent struct {
 
 func (x *MapEvent) Reset() {
 	*x = MapEvent{}
-	mi := &file_mr_proto_msgTypes[25]
+	mi := &file_mr_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2105,7 +2521,7 @@ func (x *MapEvent) String() string {
 func (*MapEvent) ProtoMessage() {}
 
 func (x *MapEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[25]
+	mi := &file_mr_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2118,7 +2534,7 @@ func (x *MapEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MapEvent.ProtoReflect.Descriptor instead.
 func (*MapEvent) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{25}
+	return file_mr_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *MapEvent) GetKind() string {
@@ -2185,7 +2601,7 @@ type MapEventsRequest struct {
 
 func (x *MapEventsRequest) Reset() {
 	*x = MapEventsRequest{}
-	mi := &file_mr_proto_msgTypes[26]
+	mi := &file_mr_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2197,7 +2613,7 @@ func (x *MapEventsRequest) String() string {
 func (*MapEventsRequest) ProtoMessage() {}
 
 func (x *MapEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[26]
+	mi := &file_mr_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2210,7 +2626,7 @@ func (x *MapEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MapEventsRequest.ProtoReflect.Descriptor instead.
 func (*MapEventsRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{26}
+	return file_mr_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *MapEventsRequest) GetJobId() string {
@@ -2257,7 +2673,7 @@ type MapEventsResponse struct {
 
 func (x *MapEventsResponse) Reset() {
 	*x = MapEventsResponse{}
-	mi := &file_mr_proto_msgTypes[27]
+	mi := &file_mr_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2269,7 +2685,7 @@ func (x *MapEventsResponse) String() string {
 func (*MapEventsResponse) ProtoMessage() {}
 
 func (x *MapEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[27]
+	mi := &file_mr_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2282,7 +2698,7 @@ func (x *MapEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MapEventsResponse.ProtoReflect.Descriptor instead.
 func (*MapEventsResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{27}
+	return file_mr_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *MapEventsResponse) GetEvents() []*MapEvent {
@@ -2306,7 +2722,7 @@ type FetchFailureRequest struct {
 
 func (x *FetchFailureRequest) Reset() {
 	*x = FetchFailureRequest{}
-	mi := &file_mr_proto_msgTypes[28]
+	mi := &file_mr_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2318,7 +2734,7 @@ func (x *FetchFailureRequest) String() string {
 func (*FetchFailureRequest) ProtoMessage() {}
 
 func (x *FetchFailureRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[28]
+	mi := &file_mr_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2331,7 +2747,7 @@ func (x *FetchFailureRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchFailureRequest.ProtoReflect.Descriptor instead.
 func (*FetchFailureRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{28}
+	return file_mr_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *FetchFailureRequest) GetJobId() string {
@@ -2385,7 +2801,7 @@ type CanCommitRequest struct {
 
 func (x *CanCommitRequest) Reset() {
 	*x = CanCommitRequest{}
-	mi := &file_mr_proto_msgTypes[29]
+	mi := &file_mr_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2397,7 +2813,7 @@ func (x *CanCommitRequest) String() string {
 func (*CanCommitRequest) ProtoMessage() {}
 
 func (x *CanCommitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[29]
+	mi := &file_mr_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2410,7 +2826,7 @@ func (x *CanCommitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CanCommitRequest.ProtoReflect.Descriptor instead.
 func (*CanCommitRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{29}
+	return file_mr_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *CanCommitRequest) GetAttemptId() string {
@@ -2429,7 +2845,7 @@ type CanCommitResponse struct {
 
 func (x *CanCommitResponse) Reset() {
 	*x = CanCommitResponse{}
-	mi := &file_mr_proto_msgTypes[30]
+	mi := &file_mr_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2441,7 +2857,7 @@ func (x *CanCommitResponse) String() string {
 func (*CanCommitResponse) ProtoMessage() {}
 
 func (x *CanCommitResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[30]
+	mi := &file_mr_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2454,7 +2870,7 @@ func (x *CanCommitResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CanCommitResponse.ProtoReflect.Descriptor instead.
 func (*CanCommitResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{30}
+	return file_mr_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *CanCommitResponse) GetCanCommit() bool {
@@ -2472,7 +2888,7 @@ type Empty struct {
 
 func (x *Empty) Reset() {
 	*x = Empty{}
-	mi := &file_mr_proto_msgTypes[31]
+	mi := &file_mr_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2484,7 +2900,7 @@ func (x *Empty) String() string {
 func (*Empty) ProtoMessage() {}
 
 func (x *Empty) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[31]
+	mi := &file_mr_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2497,7 +2913,7 @@ func (x *Empty) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Empty.ProtoReflect.Descriptor instead.
 func (*Empty) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{31}
+	return file_mr_proto_rawDescGZIP(), []int{38}
 }
 
 type GetTaskRequest struct {
@@ -2509,7 +2925,7 @@ type GetTaskRequest struct {
 
 func (x *GetTaskRequest) Reset() {
 	*x = GetTaskRequest{}
-	mi := &file_mr_proto_msgTypes[32]
+	mi := &file_mr_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2521,7 +2937,7 @@ func (x *GetTaskRequest) String() string {
 func (*GetTaskRequest) ProtoMessage() {}
 
 func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[32]
+	mi := &file_mr_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2534,7 +2950,7 @@ func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskRequest.ProtoReflect.Descriptor instead.
 func (*GetTaskRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{32}
+	return file_mr_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *GetTaskRequest) GetAttemptId() string {
@@ -2559,7 +2975,7 @@ type StatusUpdateRequest struct {
 
 func (x *StatusUpdateRequest) Reset() {
 	*x = StatusUpdateRequest{}
-	mi := &file_mr_proto_msgTypes[33]
+	mi := &file_mr_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2571,7 +2987,7 @@ func (x *StatusUpdateRequest) String() string {
 func (*StatusUpdateRequest) ProtoMessage() {}
 
 func (x *StatusUpdateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[33]
+	mi := &file_mr_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2584,7 +3000,7 @@ func (x *StatusUpdateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusUpdateRequest.ProtoReflect.Descriptor instead.
 func (*StatusUpdateRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{33}
+	return file_mr_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *StatusUpdateRequest) GetAttemptId() string {
@@ -2639,7 +3055,7 @@ type StatusUpdateResponse struct {
 
 func (x *StatusUpdateResponse) Reset() {
 	*x = StatusUpdateResponse{}
-	mi := &file_mr_proto_msgTypes[34]
+	mi := &file_mr_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2651,7 +3067,7 @@ func (x *StatusUpdateResponse) String() string {
 func (*StatusUpdateResponse) ProtoMessage() {}
 
 func (x *StatusUpdateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[34]
+	mi := &file_mr_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2664,7 +3080,7 @@ func (x *StatusUpdateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusUpdateResponse.ProtoReflect.Descriptor instead.
 func (*StatusUpdateResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{34}
+	return file_mr_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *StatusUpdateResponse) GetKnown() bool {
@@ -2683,7 +3099,7 @@ type SpillReadyRequest struct {
 
 func (x *SpillReadyRequest) Reset() {
 	*x = SpillReadyRequest{}
-	mi := &file_mr_proto_msgTypes[35]
+	mi := &file_mr_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2695,7 +3111,7 @@ func (x *SpillReadyRequest) String() string {
 func (*SpillReadyRequest) ProtoMessage() {}
 
 func (x *SpillReadyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[35]
+	mi := &file_mr_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2708,7 +3124,7 @@ func (x *SpillReadyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpillReadyRequest.ProtoReflect.Descriptor instead.
 func (*SpillReadyRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{35}
+	return file_mr_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *SpillReadyRequest) GetSpill() *SpillAnnouncement {
@@ -2728,7 +3144,7 @@ type DoneRequest struct {
 
 func (x *DoneRequest) Reset() {
 	*x = DoneRequest{}
-	mi := &file_mr_proto_msgTypes[36]
+	mi := &file_mr_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2740,7 +3156,7 @@ func (x *DoneRequest) String() string {
 func (*DoneRequest) ProtoMessage() {}
 
 func (x *DoneRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[36]
+	mi := &file_mr_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2753,7 +3169,7 @@ func (x *DoneRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DoneRequest.ProtoReflect.Descriptor instead.
 func (*DoneRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{36}
+	return file_mr_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *DoneRequest) GetAttemptId() string {
@@ -2781,7 +3197,7 @@ type FailedRequest struct {
 
 func (x *FailedRequest) Reset() {
 	*x = FailedRequest{}
-	mi := &file_mr_proto_msgTypes[37]
+	mi := &file_mr_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2793,7 +3209,7 @@ func (x *FailedRequest) String() string {
 func (*FailedRequest) ProtoMessage() {}
 
 func (x *FailedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[37]
+	mi := &file_mr_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2806,7 +3222,7 @@ func (x *FailedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailedRequest.ProtoReflect.Descriptor instead.
 func (*FailedRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{37}
+	return file_mr_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *FailedRequest) GetAttemptId() string {
@@ -2844,7 +3260,7 @@ type QuietRequest struct {
 
 func (x *QuietRequest) Reset() {
 	*x = QuietRequest{}
-	mi := &file_mr_proto_msgTypes[38]
+	mi := &file_mr_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2856,7 +3272,7 @@ func (x *QuietRequest) String() string {
 func (*QuietRequest) ProtoMessage() {}
 
 func (x *QuietRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[38]
+	mi := &file_mr_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2869,7 +3285,7 @@ func (x *QuietRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QuietRequest.ProtoReflect.Descriptor instead.
 func (*QuietRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{38}
+	return file_mr_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *QuietRequest) GetAttemptId() string {
@@ -2960,7 +3376,7 @@ const file_mr_proto_rawDesc = "" +
 	"\arunning\x18\x03 \x01(\x05R\arunning\x12\x1c\n" +
 	"\tsucceeded\x18\x04 \x01(\x05R\tsucceeded\x12\x16\n" +
 	"\x06failed\x18\x05 \x01(\x05R\x06failed\x12\x16\n" +
-	"\x06killed\x18\x06 \x01(\x05R\x06killed\"\xd5\x04\n" +
+	"\x06killed\x18\x06 \x01(\x05R\x06killed\"\xf1\x04\n" +
 	"\tJobStatus\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
@@ -2980,7 +3396,8 @@ const file_mr_proto_rawDesc = "" +
 	"\x0fscheduling_info\x18\x0f \x01(\tR\x0eschedulingInfo\x12\x16\n" +
 	"\x06output\x18\x10 \x01(\tR\x06output\x125\n" +
 	"\fspeculations\x18\x11 \x03(\v2\x11.gomr.SpeculationR\fspeculations\x121\n" +
-	"\x14blacklisted_trackers\x18\x12 \x03(\tR\x13blacklistedTrackers\"\xef\x01\n" +
+	"\x14blacklisted_trackers\x18\x12 \x03(\tR\x13blacklistedTrackers\x12\x1a\n" +
+	"\bpriority\x18\x13 \x01(\tR\bpriority\"\xef\x01\n" +
 	"\vSpeculation\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12%\n" +
@@ -3020,7 +3437,36 @@ const file_mr_proto_rawDesc = "" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"3\n" +
 	"\x12JobHistoryResponse\x12\x1d\n" +
 	"\n" +
-	"json_lines\x18\x01 \x01(\fR\tjsonLines\"\xf8\x04\n" +
+	"json_lines\x18\x01 \x01(\fR\tjsonLines\"K\n" +
+	"\x16KillTaskAttemptRequest\x12\x1d\n" +
+	"\n" +
+	"attempt_id\x18\x01 \x01(\tR\tattemptId\x12\x12\n" +
+	"\x04fail\x18\x02 \x01(\bR\x04fail\"G\n" +
+	"\x17KillTaskAttemptResponse\x12\x16\n" +
+	"\x06killed\x18\x01 \x01(\bR\x06killed\x12\x14\n" +
+	"\x05state\x18\x02 \x01(\tR\x05state\"J\n" +
+	"\x15SetJobPriorityRequest\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x1a\n" +
+	"\bpriority\x18\x02 \x01(\tR\bpriority\"4\n" +
+	"\x16SetJobPriorityResponse\x12\x1a\n" +
+	"\bpriority\x18\x01 \x01(\x05R\bpriority\",\n" +
+	"\x13TaskAttemptsRequest\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"\xfd\x01\n" +
+	"\x0fTaskAttemptInfo\x12\x1d\n" +
+	"\n" +
+	"attempt_id\x18\x01 \x01(\tR\tattemptId\x12\x1b\n" +
+	"\ttask_type\x18\x02 \x01(\tR\btaskType\x12\x12\n" +
+	"\x04task\x18\x03 \x01(\x05R\x04task\x12\x14\n" +
+	"\x05state\x18\x04 \x01(\tR\x05state\x12\x18\n" +
+	"\atracker\x18\x05 \x01(\tR\atracker\x12\x12\n" +
+	"\x04host\x18\x06 \x01(\tR\x04host\x12\x19\n" +
+	"\bstart_ms\x18\a \x01(\x03R\astartMs\x12\x1b\n" +
+	"\tfinish_ms\x18\b \x01(\x03R\bfinishMs\x12\x1e\n" +
+	"\n" +
+	"diagnostic\x18\t \x01(\tR\n" +
+	"diagnostic\"I\n" +
+	"\x14TaskAttemptsResponse\x121\n" +
+	"\battempts\x18\x01 \x03(\v2\x15.gomr.TaskAttemptInfoR\battempts\"\xf8\x04\n" +
 	"\x10HeartbeatRequest\x12\x18\n" +
 	"\atracker\x18\x01 \x01(\tR\atracker\x12\x12\n" +
 	"\x04host\x18\x02 \x01(\tR\x04host\x12'\n" +
@@ -3141,7 +3587,7 @@ const file_mr_proto_rawDesc = "" +
 	"\n" +
 	"attempt_id\x18\x01 \x01(\tR\tattemptId\x12\x1a\n" +
 	"\bprogress\x18\x02 \x01(\x02R\bprogress\x12\x18\n" +
-	"\arefused\x18\x03 \x01(\tR\arefused2\xfc\x04\n" +
+	"\arefused\x18\x03 \x01(\tR\arefused2\xe4\x06\n" +
 	"\n" +
 	"JobTracker\x12<\n" +
 	"\tSubmitJob\x12\x16.gomr.SubmitJobRequest\x1a\x17.gomr.SubmitJobResponse\x127\n" +
@@ -3149,7 +3595,10 @@ const file_mr_proto_rawDesc = "" +
 	"\bListJobs\x12\x15.gomr.ListJobsRequest\x1a\x16.gomr.ListJobsResponse\x126\n" +
 	"\aKillJob\x12\x14.gomr.KillJobRequest\x1a\x15.gomr.KillJobResponse\x12B\n" +
 	"\rGetJobHistory\x12\x17.gomr.JobHistoryRequest\x1a\x18.gomr.JobHistoryResponse\x12E\n" +
-	"\fListTrackers\x12\x19.gomr.ListTrackersRequest\x1a\x1a.gomr.ListTrackersResponse\x12<\n" +
+	"\fListTrackers\x12\x19.gomr.ListTrackersRequest\x1a\x1a.gomr.ListTrackersResponse\x12N\n" +
+	"\x0fKillTaskAttempt\x12\x1c.gomr.KillTaskAttemptRequest\x1a\x1d.gomr.KillTaskAttemptResponse\x12K\n" +
+	"\x0eSetJobPriority\x12\x1b.gomr.SetJobPriorityRequest\x1a\x1c.gomr.SetJobPriorityResponse\x12I\n" +
+	"\x10ListTaskAttempts\x12\x19.gomr.TaskAttemptsRequest\x1a\x1a.gomr.TaskAttemptsResponse\x12<\n" +
 	"\tHeartbeat\x12\x16.gomr.HeartbeatRequest\x1a\x17.gomr.HeartbeatResponse\x12?\n" +
 	"\fGetMapEvents\x12\x16.gomr.MapEventsRequest\x1a\x17.gomr.MapEventsResponse\x12<\n" +
 	"\x12ReportFetchFailure\x12\x19.gomr.FetchFailureRequest\x1a\v.gomr.Empty\x12<\n" +
@@ -3178,48 +3627,55 @@ func file_mr_proto_rawDescGZIP() []byte {
 	return file_mr_proto_rawDescData
 }
 
-var file_mr_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
+var file_mr_proto_msgTypes = make([]protoimpl.MessageInfo, 47)
 var file_mr_proto_goTypes = []any{
-	(*Counter)(nil),              // 0: gomr.Counter
-	(*Segment)(nil),              // 1: gomr.Segment
-	(*SpillAnnouncement)(nil),    // 2: gomr.SpillAnnouncement
-	(*AttemptStatus)(nil),        // 3: gomr.AttemptStatus
-	(*CloneStats)(nil),           // 4: gomr.CloneStats
-	(*SubmitJobRequest)(nil),     // 5: gomr.SubmitJobRequest
-	(*SubmitJobResponse)(nil),    // 6: gomr.SubmitJobResponse
-	(*JobStatusRequest)(nil),     // 7: gomr.JobStatusRequest
-	(*TaskSummary)(nil),          // 8: gomr.TaskSummary
-	(*JobStatus)(nil),            // 9: gomr.JobStatus
-	(*Speculation)(nil),          // 10: gomr.Speculation
-	(*ListJobsRequest)(nil),      // 11: gomr.ListJobsRequest
-	(*ListJobsResponse)(nil),     // 12: gomr.ListJobsResponse
-	(*ListTrackersRequest)(nil),  // 13: gomr.ListTrackersRequest
-	(*ListTrackersResponse)(nil), // 14: gomr.ListTrackersResponse
-	(*TrackerStatus)(nil),        // 15: gomr.TrackerStatus
-	(*KillJobRequest)(nil),       // 16: gomr.KillJobRequest
-	(*KillJobResponse)(nil),      // 17: gomr.KillJobResponse
-	(*JobHistoryRequest)(nil),    // 18: gomr.JobHistoryRequest
-	(*JobHistoryResponse)(nil),   // 19: gomr.JobHistoryResponse
-	(*HeartbeatRequest)(nil),     // 20: gomr.HeartbeatRequest
-	(*LaunchTask)(nil),           // 21: gomr.LaunchTask
-	(*TaskAction)(nil),           // 22: gomr.TaskAction
-	(*CloneAttempt)(nil),         // 23: gomr.CloneAttempt
-	(*HeartbeatResponse)(nil),    // 24: gomr.HeartbeatResponse
-	(*MapEvent)(nil),             // 25: gomr.MapEvent
-	(*MapEventsRequest)(nil),     // 26: gomr.MapEventsRequest
-	(*MapEventsResponse)(nil),    // 27: gomr.MapEventsResponse
-	(*FetchFailureRequest)(nil),  // 28: gomr.FetchFailureRequest
-	(*CanCommitRequest)(nil),     // 29: gomr.CanCommitRequest
-	(*CanCommitResponse)(nil),    // 30: gomr.CanCommitResponse
-	(*Empty)(nil),                // 31: gomr.Empty
-	(*GetTaskRequest)(nil),       // 32: gomr.GetTaskRequest
-	(*StatusUpdateRequest)(nil),  // 33: gomr.StatusUpdateRequest
-	(*StatusUpdateResponse)(nil), // 34: gomr.StatusUpdateResponse
-	(*SpillReadyRequest)(nil),    // 35: gomr.SpillReadyRequest
-	(*DoneRequest)(nil),          // 36: gomr.DoneRequest
-	(*FailedRequest)(nil),        // 37: gomr.FailedRequest
-	(*QuietRequest)(nil),         // 38: gomr.QuietRequest
-	nil,                          // 39: gomr.LaunchTask.ConfEntry
+	(*Counter)(nil),                 // 0: gomr.Counter
+	(*Segment)(nil),                 // 1: gomr.Segment
+	(*SpillAnnouncement)(nil),       // 2: gomr.SpillAnnouncement
+	(*AttemptStatus)(nil),           // 3: gomr.AttemptStatus
+	(*CloneStats)(nil),              // 4: gomr.CloneStats
+	(*SubmitJobRequest)(nil),        // 5: gomr.SubmitJobRequest
+	(*SubmitJobResponse)(nil),       // 6: gomr.SubmitJobResponse
+	(*JobStatusRequest)(nil),        // 7: gomr.JobStatusRequest
+	(*TaskSummary)(nil),             // 8: gomr.TaskSummary
+	(*JobStatus)(nil),               // 9: gomr.JobStatus
+	(*Speculation)(nil),             // 10: gomr.Speculation
+	(*ListJobsRequest)(nil),         // 11: gomr.ListJobsRequest
+	(*ListJobsResponse)(nil),        // 12: gomr.ListJobsResponse
+	(*ListTrackersRequest)(nil),     // 13: gomr.ListTrackersRequest
+	(*ListTrackersResponse)(nil),    // 14: gomr.ListTrackersResponse
+	(*TrackerStatus)(nil),           // 15: gomr.TrackerStatus
+	(*KillJobRequest)(nil),          // 16: gomr.KillJobRequest
+	(*KillJobResponse)(nil),         // 17: gomr.KillJobResponse
+	(*JobHistoryRequest)(nil),       // 18: gomr.JobHistoryRequest
+	(*JobHistoryResponse)(nil),      // 19: gomr.JobHistoryResponse
+	(*KillTaskAttemptRequest)(nil),  // 20: gomr.KillTaskAttemptRequest
+	(*KillTaskAttemptResponse)(nil), // 21: gomr.KillTaskAttemptResponse
+	(*SetJobPriorityRequest)(nil),   // 22: gomr.SetJobPriorityRequest
+	(*SetJobPriorityResponse)(nil),  // 23: gomr.SetJobPriorityResponse
+	(*TaskAttemptsRequest)(nil),     // 24: gomr.TaskAttemptsRequest
+	(*TaskAttemptInfo)(nil),         // 25: gomr.TaskAttemptInfo
+	(*TaskAttemptsResponse)(nil),    // 26: gomr.TaskAttemptsResponse
+	(*HeartbeatRequest)(nil),        // 27: gomr.HeartbeatRequest
+	(*LaunchTask)(nil),              // 28: gomr.LaunchTask
+	(*TaskAction)(nil),              // 29: gomr.TaskAction
+	(*CloneAttempt)(nil),            // 30: gomr.CloneAttempt
+	(*HeartbeatResponse)(nil),       // 31: gomr.HeartbeatResponse
+	(*MapEvent)(nil),                // 32: gomr.MapEvent
+	(*MapEventsRequest)(nil),        // 33: gomr.MapEventsRequest
+	(*MapEventsResponse)(nil),       // 34: gomr.MapEventsResponse
+	(*FetchFailureRequest)(nil),     // 35: gomr.FetchFailureRequest
+	(*CanCommitRequest)(nil),        // 36: gomr.CanCommitRequest
+	(*CanCommitResponse)(nil),       // 37: gomr.CanCommitResponse
+	(*Empty)(nil),                   // 38: gomr.Empty
+	(*GetTaskRequest)(nil),          // 39: gomr.GetTaskRequest
+	(*StatusUpdateRequest)(nil),     // 40: gomr.StatusUpdateRequest
+	(*StatusUpdateResponse)(nil),    // 41: gomr.StatusUpdateResponse
+	(*SpillReadyRequest)(nil),       // 42: gomr.SpillReadyRequest
+	(*DoneRequest)(nil),             // 43: gomr.DoneRequest
+	(*FailedRequest)(nil),           // 44: gomr.FailedRequest
+	(*QuietRequest)(nil),            // 45: gomr.QuietRequest
+	nil,                             // 46: gomr.LaunchTask.ConfEntry
 }
 var file_mr_proto_depIdxs = []int32{
 	1,  // 0: gomr.SpillAnnouncement.segments:type_name -> gomr.Segment
@@ -3231,62 +3687,69 @@ var file_mr_proto_depIdxs = []int32{
 	10, // 6: gomr.JobStatus.speculations:type_name -> gomr.Speculation
 	9,  // 7: gomr.ListJobsResponse.jobs:type_name -> gomr.JobStatus
 	15, // 8: gomr.ListTrackersResponse.trackers:type_name -> gomr.TrackerStatus
-	3,  // 9: gomr.HeartbeatRequest.attempts:type_name -> gomr.AttemptStatus
-	2,  // 10: gomr.HeartbeatRequest.spills:type_name -> gomr.SpillAnnouncement
-	39, // 11: gomr.LaunchTask.conf:type_name -> gomr.LaunchTask.ConfEntry
-	21, // 12: gomr.TaskAction.launch:type_name -> gomr.LaunchTask
-	23, // 13: gomr.TaskAction.clone:type_name -> gomr.CloneAttempt
-	21, // 14: gomr.CloneAttempt.launch:type_name -> gomr.LaunchTask
-	22, // 15: gomr.HeartbeatResponse.actions:type_name -> gomr.TaskAction
-	1,  // 16: gomr.MapEvent.segment:type_name -> gomr.Segment
-	25, // 17: gomr.MapEventsResponse.events:type_name -> gomr.MapEvent
-	0,  // 18: gomr.StatusUpdateRequest.counters:type_name -> gomr.Counter
-	2,  // 19: gomr.SpillReadyRequest.spill:type_name -> gomr.SpillAnnouncement
-	0,  // 20: gomr.DoneRequest.counters:type_name -> gomr.Counter
-	0,  // 21: gomr.FailedRequest.counters:type_name -> gomr.Counter
-	5,  // 22: gomr.JobTracker.SubmitJob:input_type -> gomr.SubmitJobRequest
-	7,  // 23: gomr.JobTracker.GetJobStatus:input_type -> gomr.JobStatusRequest
-	11, // 24: gomr.JobTracker.ListJobs:input_type -> gomr.ListJobsRequest
-	16, // 25: gomr.JobTracker.KillJob:input_type -> gomr.KillJobRequest
-	18, // 26: gomr.JobTracker.GetJobHistory:input_type -> gomr.JobHistoryRequest
-	13, // 27: gomr.JobTracker.ListTrackers:input_type -> gomr.ListTrackersRequest
-	20, // 28: gomr.JobTracker.Heartbeat:input_type -> gomr.HeartbeatRequest
-	26, // 29: gomr.JobTracker.GetMapEvents:input_type -> gomr.MapEventsRequest
-	28, // 30: gomr.JobTracker.ReportFetchFailure:input_type -> gomr.FetchFailureRequest
-	29, // 31: gomr.JobTracker.CanCommit:input_type -> gomr.CanCommitRequest
-	32, // 32: gomr.Umbilical.GetTask:input_type -> gomr.GetTaskRequest
-	33, // 33: gomr.Umbilical.StatusUpdate:input_type -> gomr.StatusUpdateRequest
-	35, // 34: gomr.Umbilical.SpillReady:input_type -> gomr.SpillReadyRequest
-	26, // 35: gomr.Umbilical.GetMapEvents:input_type -> gomr.MapEventsRequest
-	28, // 36: gomr.Umbilical.ReportFetchFailure:input_type -> gomr.FetchFailureRequest
-	29, // 37: gomr.Umbilical.CanCommit:input_type -> gomr.CanCommitRequest
-	36, // 38: gomr.Umbilical.Done:input_type -> gomr.DoneRequest
-	37, // 39: gomr.Umbilical.Failed:input_type -> gomr.FailedRequest
-	38, // 40: gomr.Umbilical.Quiet:input_type -> gomr.QuietRequest
-	6,  // 41: gomr.JobTracker.SubmitJob:output_type -> gomr.SubmitJobResponse
-	9,  // 42: gomr.JobTracker.GetJobStatus:output_type -> gomr.JobStatus
-	12, // 43: gomr.JobTracker.ListJobs:output_type -> gomr.ListJobsResponse
-	17, // 44: gomr.JobTracker.KillJob:output_type -> gomr.KillJobResponse
-	19, // 45: gomr.JobTracker.GetJobHistory:output_type -> gomr.JobHistoryResponse
-	14, // 46: gomr.JobTracker.ListTrackers:output_type -> gomr.ListTrackersResponse
-	24, // 47: gomr.JobTracker.Heartbeat:output_type -> gomr.HeartbeatResponse
-	27, // 48: gomr.JobTracker.GetMapEvents:output_type -> gomr.MapEventsResponse
-	31, // 49: gomr.JobTracker.ReportFetchFailure:output_type -> gomr.Empty
-	30, // 50: gomr.JobTracker.CanCommit:output_type -> gomr.CanCommitResponse
-	21, // 51: gomr.Umbilical.GetTask:output_type -> gomr.LaunchTask
-	34, // 52: gomr.Umbilical.StatusUpdate:output_type -> gomr.StatusUpdateResponse
-	31, // 53: gomr.Umbilical.SpillReady:output_type -> gomr.Empty
-	27, // 54: gomr.Umbilical.GetMapEvents:output_type -> gomr.MapEventsResponse
-	31, // 55: gomr.Umbilical.ReportFetchFailure:output_type -> gomr.Empty
-	30, // 56: gomr.Umbilical.CanCommit:output_type -> gomr.CanCommitResponse
-	31, // 57: gomr.Umbilical.Done:output_type -> gomr.Empty
-	31, // 58: gomr.Umbilical.Failed:output_type -> gomr.Empty
-	31, // 59: gomr.Umbilical.Quiet:output_type -> gomr.Empty
-	41, // [41:60] is the sub-list for method output_type
-	22, // [22:41] is the sub-list for method input_type
-	22, // [22:22] is the sub-list for extension type_name
-	22, // [22:22] is the sub-list for extension extendee
-	0,  // [0:22] is the sub-list for field type_name
+	25, // 9: gomr.TaskAttemptsResponse.attempts:type_name -> gomr.TaskAttemptInfo
+	3,  // 10: gomr.HeartbeatRequest.attempts:type_name -> gomr.AttemptStatus
+	2,  // 11: gomr.HeartbeatRequest.spills:type_name -> gomr.SpillAnnouncement
+	46, // 12: gomr.LaunchTask.conf:type_name -> gomr.LaunchTask.ConfEntry
+	28, // 13: gomr.TaskAction.launch:type_name -> gomr.LaunchTask
+	30, // 14: gomr.TaskAction.clone:type_name -> gomr.CloneAttempt
+	28, // 15: gomr.CloneAttempt.launch:type_name -> gomr.LaunchTask
+	29, // 16: gomr.HeartbeatResponse.actions:type_name -> gomr.TaskAction
+	1,  // 17: gomr.MapEvent.segment:type_name -> gomr.Segment
+	32, // 18: gomr.MapEventsResponse.events:type_name -> gomr.MapEvent
+	0,  // 19: gomr.StatusUpdateRequest.counters:type_name -> gomr.Counter
+	2,  // 20: gomr.SpillReadyRequest.spill:type_name -> gomr.SpillAnnouncement
+	0,  // 21: gomr.DoneRequest.counters:type_name -> gomr.Counter
+	0,  // 22: gomr.FailedRequest.counters:type_name -> gomr.Counter
+	5,  // 23: gomr.JobTracker.SubmitJob:input_type -> gomr.SubmitJobRequest
+	7,  // 24: gomr.JobTracker.GetJobStatus:input_type -> gomr.JobStatusRequest
+	11, // 25: gomr.JobTracker.ListJobs:input_type -> gomr.ListJobsRequest
+	16, // 26: gomr.JobTracker.KillJob:input_type -> gomr.KillJobRequest
+	18, // 27: gomr.JobTracker.GetJobHistory:input_type -> gomr.JobHistoryRequest
+	13, // 28: gomr.JobTracker.ListTrackers:input_type -> gomr.ListTrackersRequest
+	20, // 29: gomr.JobTracker.KillTaskAttempt:input_type -> gomr.KillTaskAttemptRequest
+	22, // 30: gomr.JobTracker.SetJobPriority:input_type -> gomr.SetJobPriorityRequest
+	24, // 31: gomr.JobTracker.ListTaskAttempts:input_type -> gomr.TaskAttemptsRequest
+	27, // 32: gomr.JobTracker.Heartbeat:input_type -> gomr.HeartbeatRequest
+	33, // 33: gomr.JobTracker.GetMapEvents:input_type -> gomr.MapEventsRequest
+	35, // 34: gomr.JobTracker.ReportFetchFailure:input_type -> gomr.FetchFailureRequest
+	36, // 35: gomr.JobTracker.CanCommit:input_type -> gomr.CanCommitRequest
+	39, // 36: gomr.Umbilical.GetTask:input_type -> gomr.GetTaskRequest
+	40, // 37: gomr.Umbilical.StatusUpdate:input_type -> gomr.StatusUpdateRequest
+	42, // 38: gomr.Umbilical.SpillReady:input_type -> gomr.SpillReadyRequest
+	33, // 39: gomr.Umbilical.GetMapEvents:input_type -> gomr.MapEventsRequest
+	35, // 40: gomr.Umbilical.ReportFetchFailure:input_type -> gomr.FetchFailureRequest
+	36, // 41: gomr.Umbilical.CanCommit:input_type -> gomr.CanCommitRequest
+	43, // 42: gomr.Umbilical.Done:input_type -> gomr.DoneRequest
+	44, // 43: gomr.Umbilical.Failed:input_type -> gomr.FailedRequest
+	45, // 44: gomr.Umbilical.Quiet:input_type -> gomr.QuietRequest
+	6,  // 45: gomr.JobTracker.SubmitJob:output_type -> gomr.SubmitJobResponse
+	9,  // 46: gomr.JobTracker.GetJobStatus:output_type -> gomr.JobStatus
+	12, // 47: gomr.JobTracker.ListJobs:output_type -> gomr.ListJobsResponse
+	17, // 48: gomr.JobTracker.KillJob:output_type -> gomr.KillJobResponse
+	19, // 49: gomr.JobTracker.GetJobHistory:output_type -> gomr.JobHistoryResponse
+	14, // 50: gomr.JobTracker.ListTrackers:output_type -> gomr.ListTrackersResponse
+	21, // 51: gomr.JobTracker.KillTaskAttempt:output_type -> gomr.KillTaskAttemptResponse
+	23, // 52: gomr.JobTracker.SetJobPriority:output_type -> gomr.SetJobPriorityResponse
+	26, // 53: gomr.JobTracker.ListTaskAttempts:output_type -> gomr.TaskAttemptsResponse
+	31, // 54: gomr.JobTracker.Heartbeat:output_type -> gomr.HeartbeatResponse
+	34, // 55: gomr.JobTracker.GetMapEvents:output_type -> gomr.MapEventsResponse
+	38, // 56: gomr.JobTracker.ReportFetchFailure:output_type -> gomr.Empty
+	37, // 57: gomr.JobTracker.CanCommit:output_type -> gomr.CanCommitResponse
+	28, // 58: gomr.Umbilical.GetTask:output_type -> gomr.LaunchTask
+	41, // 59: gomr.Umbilical.StatusUpdate:output_type -> gomr.StatusUpdateResponse
+	38, // 60: gomr.Umbilical.SpillReady:output_type -> gomr.Empty
+	34, // 61: gomr.Umbilical.GetMapEvents:output_type -> gomr.MapEventsResponse
+	38, // 62: gomr.Umbilical.ReportFetchFailure:output_type -> gomr.Empty
+	37, // 63: gomr.Umbilical.CanCommit:output_type -> gomr.CanCommitResponse
+	38, // 64: gomr.Umbilical.Done:output_type -> gomr.Empty
+	38, // 65: gomr.Umbilical.Failed:output_type -> gomr.Empty
+	38, // 66: gomr.Umbilical.Quiet:output_type -> gomr.Empty
+	45, // [45:67] is the sub-list for method output_type
+	23, // [23:45] is the sub-list for method input_type
+	23, // [23:23] is the sub-list for extension type_name
+	23, // [23:23] is the sub-list for extension extendee
+	0,  // [0:23] is the sub-list for field type_name
 }
 
 func init() { file_mr_proto_init() }
@@ -3294,7 +3757,7 @@ func file_mr_proto_init() {
 	if File_mr_proto != nil {
 		return
 	}
-	file_mr_proto_msgTypes[22].OneofWrappers = []any{
+	file_mr_proto_msgTypes[29].OneofWrappers = []any{
 		(*TaskAction_Launch)(nil),
 		(*TaskAction_KillAttempt)(nil),
 		(*TaskAction_PurgeJob)(nil),
@@ -3306,7 +3769,7 @@ func file_mr_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_mr_proto_rawDesc), len(file_mr_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   40,
+			NumMessages:   47,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -29,6 +29,9 @@ const (
 	JobTracker_KillJob_FullMethodName            = "/gomr.JobTracker/KillJob"
 	JobTracker_GetJobHistory_FullMethodName      = "/gomr.JobTracker/GetJobHistory"
 	JobTracker_ListTrackers_FullMethodName       = "/gomr.JobTracker/ListTrackers"
+	JobTracker_KillTaskAttempt_FullMethodName    = "/gomr.JobTracker/KillTaskAttempt"
+	JobTracker_SetJobPriority_FullMethodName     = "/gomr.JobTracker/SetJobPriority"
+	JobTracker_ListTaskAttempts_FullMethodName   = "/gomr.JobTracker/ListTaskAttempts"
 	JobTracker_Heartbeat_FullMethodName          = "/gomr.JobTracker/Heartbeat"
 	JobTracker_GetMapEvents_FullMethodName       = "/gomr.JobTracker/GetMapEvents"
 	JobTracker_ReportFetchFailure_FullMethodName = "/gomr.JobTracker/ReportFetchFailure"
@@ -45,6 +48,9 @@ type JobTrackerClient interface {
 	KillJob(ctx context.Context, in *KillJobRequest, opts ...grpc.CallOption) (*KillJobResponse, error)
 	GetJobHistory(ctx context.Context, in *JobHistoryRequest, opts ...grpc.CallOption) (*JobHistoryResponse, error)
 	ListTrackers(ctx context.Context, in *ListTrackersRequest, opts ...grpc.CallOption) (*ListTrackersResponse, error)
+	KillTaskAttempt(ctx context.Context, in *KillTaskAttemptRequest, opts ...grpc.CallOption) (*KillTaskAttemptResponse, error)
+	SetJobPriority(ctx context.Context, in *SetJobPriorityRequest, opts ...grpc.CallOption) (*SetJobPriorityResponse, error)
+	ListTaskAttempts(ctx context.Context, in *TaskAttemptsRequest, opts ...grpc.CallOption) (*TaskAttemptsResponse, error)
 	Heartbeat(ctx context.Context, in *HeartbeatRequest, opts ...grpc.CallOption) (*HeartbeatResponse, error)
 	GetMapEvents(ctx context.Context, in *MapEventsRequest, opts ...grpc.CallOption) (*MapEventsResponse, error)
 	ReportFetchFailure(ctx context.Context, in *FetchFailureRequest, opts ...grpc.CallOption) (*Empty, error)
@@ -119,6 +125,36 @@ func (c *jobTrackerClient) ListTrackers(ctx context.Context, in *ListTrackersReq
 	return out, nil
 }
 
+func (c *jobTrackerClient) KillTaskAttempt(ctx context.Context, in *KillTaskAttemptRequest, opts ...grpc.CallOption) (*KillTaskAttemptResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(KillTaskAttemptResponse)
+	err := c.cc.Invoke(ctx, JobTracker_KillTaskAttempt_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *jobTrackerClient) SetJobPriority(ctx context.Context, in *SetJobPriorityRequest, opts ...grpc.CallOption) (*SetJobPriorityResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetJobPriorityResponse)
+	err := c.cc.Invoke(ctx, JobTracker_SetJobPriority_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *jobTrackerClient) ListTaskAttempts(ctx context.Context, in *TaskAttemptsRequest, opts ...grpc.CallOption) (*TaskAttemptsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(TaskAttemptsResponse)
+	err := c.cc.Invoke(ctx, JobTracker_ListTaskAttempts_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *jobTrackerClient) Heartbeat(ctx context.Context, in *HeartbeatRequest, opts ...grpc.CallOption) (*HeartbeatResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(HeartbeatResponse)
@@ -169,6 +205,9 @@ type JobTrackerServer interface {
 	KillJob(context.Context, *KillJobRequest) (*KillJobResponse, error)
 	GetJobHistory(context.Context, *JobHistoryRequest) (*JobHistoryResponse, error)
 	ListTrackers(context.Context, *ListTrackersRequest) (*ListTrackersResponse, error)
+	KillTaskAttempt(context.Context, *KillTaskAttemptRequest) (*KillTaskAttemptResponse, error)
+	SetJobPriority(context.Context, *SetJobPriorityRequest) (*SetJobPriorityResponse, error)
+	ListTaskAttempts(context.Context, *TaskAttemptsRequest) (*TaskAttemptsResponse, error)
 	Heartbeat(context.Context, *HeartbeatRequest) (*HeartbeatResponse, error)
 	GetMapEvents(context.Context, *MapEventsRequest) (*MapEventsResponse, error)
 	ReportFetchFailure(context.Context, *FetchFailureRequest) (*Empty, error)
@@ -200,6 +239,15 @@ func (UnimplementedJobTrackerServer) GetJobHistory(context.Context, *JobHistoryR
 }
 func (UnimplementedJobTrackerServer) ListTrackers(context.Context, *ListTrackersRequest) (*ListTrackersResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListTrackers not implemented")
+}
+func (UnimplementedJobTrackerServer) KillTaskAttempt(context.Context, *KillTaskAttemptRequest) (*KillTaskAttemptResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method KillTaskAttempt not implemented")
+}
+func (UnimplementedJobTrackerServer) SetJobPriority(context.Context, *SetJobPriorityRequest) (*SetJobPriorityResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetJobPriority not implemented")
+}
+func (UnimplementedJobTrackerServer) ListTaskAttempts(context.Context, *TaskAttemptsRequest) (*TaskAttemptsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListTaskAttempts not implemented")
 }
 func (UnimplementedJobTrackerServer) Heartbeat(context.Context, *HeartbeatRequest) (*HeartbeatResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Heartbeat not implemented")
@@ -342,6 +390,60 @@ func _JobTracker_ListTrackers_Handler(srv interface{}, ctx context.Context, dec 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _JobTracker_KillTaskAttempt_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(KillTaskAttemptRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JobTrackerServer).KillTaskAttempt(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: JobTracker_KillTaskAttempt_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JobTrackerServer).KillTaskAttempt(ctx, req.(*KillTaskAttemptRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _JobTracker_SetJobPriority_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetJobPriorityRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JobTrackerServer).SetJobPriority(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: JobTracker_SetJobPriority_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JobTrackerServer).SetJobPriority(ctx, req.(*SetJobPriorityRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _JobTracker_ListTaskAttempts_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(TaskAttemptsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JobTrackerServer).ListTaskAttempts(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: JobTracker_ListTaskAttempts_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JobTrackerServer).ListTaskAttempts(ctx, req.(*TaskAttemptsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _JobTracker_Heartbeat_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(HeartbeatRequest)
 	if err := dec(in); err != nil {
@@ -444,6 +546,18 @@ var JobTracker_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListTrackers",
 			Handler:    _JobTracker_ListTrackers_Handler,
+		},
+		{
+			MethodName: "KillTaskAttempt",
+			Handler:    _JobTracker_KillTaskAttempt_Handler,
+		},
+		{
+			MethodName: "SetJobPriority",
+			Handler:    _JobTracker_SetJobPriority_Handler,
+		},
+		{
+			MethodName: "ListTaskAttempts",
+			Handler:    _JobTracker_ListTaskAttempts_Handler,
 		},
 		{
 			MethodName: "Heartbeat",

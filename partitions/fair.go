@@ -298,6 +298,7 @@ func (f *Fair) Offer(view *ClusterView, offer SlotOffer) Decision {
 	for i := range view.Jobs {
 		w := f.buf.at(i)
 		j := f.jobs[w.view.ID]
+		j.priority = w.view.Priority // it may change (mr job -set-priority)
 		pi, ok := poolIdx[j.pool]
 		if !ok {
 			pi = len(poolNames)

@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
+	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -65,7 +68,12 @@ const jobUsage = `mr job [--jobtracker HOST:PORT] <command>
   -list [all]                  running jobs (or all jobs)
   -status <job-id>             a job's state, progress and counters
   -kill <job-id>               kill a job
+  -set-priority <job-id> <priority>  VERY_HIGH, HIGH, NORMAL, LOW or VERY_LOW
   -counter <job-id> <group> <name>  one counter's value
+  -events <job-id> <from-event-#> <#-of-events>  task completion events
+  -list-attempt-ids <job-id> <MAP|REDUCE> <running|completed|failed|killed>  attempt ids
+  -kill-task <attempt-id>      kill a task attempt (not counted as a failure)
+  -fail-task <attempt-id>      fail a task attempt (counted against the task's attempts)
   -history <job-id>            a finished job's history (JSON lines)
   -list-active-trackers        the live TaskTrackers
   -list-blacklisted-trackers   the TaskTrackers blacklisted across all jobs, and why`
@@ -74,7 +82,7 @@ const jobUsage = `mr job [--jobtracker HOST:PORT] <command>
 func newJobCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:                "job",
-		Short:              "Query and control jobs: -list, -status, -kill, -counter, -history",
+		Short:              "Query and control jobs and their tasks, as Hadoop's mapred job",
 		Long:               jobUsage,
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -103,7 +111,7 @@ func newJobCmd() *cobra.Command {
 				}
 			}
 			if len(rest) == 0 {
-				return &mr.UsageError{App: "mr job", Usage: "-list | -status ID | -kill ID | -counter ID GROUP NAME | -history ID | -list-active-trackers | -list-blacklisted-trackers", Problem: "no command given"}
+				return &mr.UsageError{App: "mr job", Usage: jobVerbs, Problem: "no command given"}
 			}
 			cfg, err := cf.load(nil)
 			if err != nil {
@@ -124,6 +132,10 @@ func newJobCmd() *cobra.Command {
 	}
 }
 
+// jobVerbs is the one-line form of mr job's commands.
+const jobVerbs = "-list | -status ID | -kill ID | -set-priority ID PRIORITY | -counter ID GROUP NAME | -events ID FROM N | " +
+	"-list-attempt-ids ID TYPE STATE | -kill-task ATTEMPT | -fail-task ATTEMPT | -history ID | -list-active-trackers | -list-blacklisted-trackers"
+
 func needArgs(cmd string, got []string, n int, what string) error {
 	if len(got) != n {
 		return &mr.UsageError{App: "mr job", Usage: cmd + " " + what, Problem: fmt.Sprintf("%s takes %d argument(s)", cmd, n)}
@@ -143,10 +155,10 @@ func runJobCommand(ctx context.Context, c *jobtracker.Client, args []string) err
 		}
 		fmt.Fprintf(out, "Total jobs:%d\n", len(jobs))
 		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "JobId\tName\tState\tStartTime\tUser\tPool\tMaps\tReduces\tSchedulingInfo")
+		fmt.Fprintln(tw, "JobId\tName\tState\tStartTime\tUserName\tPriority\tPool\tMaps\tReduces\tSchedulingInfo")
 		for _, j := range jobs {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d%%\t%d%%\t%s\n", j.JobId, j.Name, j.State,
-				time.UnixMilli(j.StartMs).Format(time.RFC3339), j.User, j.Pool,
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d%%\t%d%%\t%s\n", j.JobId, j.Name, j.State,
+				time.UnixMilli(j.StartMs).Format(time.RFC3339), j.User, j.Priority, j.Pool,
 				int(j.MapProgress*100), int(j.ReduceProgress*100), j.SchedulingInfo)
 		}
 		return tw.Flush()
@@ -215,6 +227,78 @@ func runJobCommand(ctx context.Context, c *jobtracker.Client, args []string) err
 			}
 		}
 		return tw.Flush()
+	case "-set-priority":
+		if err := needArgs(cmd, rest, 2, "<job-id> <VERY_HIGH|HIGH|NORMAL|LOW|VERY_LOW>"); err != nil {
+			return err
+		}
+		if err := c.SetPriority(ctx, rest[0], rest[1]); err != nil {
+			return err
+		}
+		fmt.Fprintln(out, "Changed job priority.")
+		return nil
+	case "-kill-task", "-fail-task":
+		if err := needArgs(cmd, rest, 1, "<attempt-id>"); err != nil {
+			return err
+		}
+		fail := cmd == "-fail-task"
+		resp, err := c.KillTask(ctx, rest[0], fail)
+		if err != nil {
+			return err
+		}
+		if !resp.Killed {
+			return fmt.Errorf("task attempt %s not killed: it is already %s", rest[0], resp.State)
+		}
+		if fail {
+			fmt.Fprintf(out, "Killed task %s by failing it\n", rest[0])
+		} else {
+			fmt.Fprintf(out, "Killed task %s\n", rest[0])
+		}
+		return nil
+	case "-events":
+		if err := needArgs(cmd, rest, 3, "<job-id> <from-event-#> <#-of-events>"); err != nil {
+			return err
+		}
+		from, err1 := strconv.Atoi(rest[1])
+		n, err2 := strconv.Atoi(rest[2])
+		if err1 != nil || err2 != nil || from < 0 || n < 0 {
+			return &mr.UsageError{App: "mr job", Usage: "-events <job-id> <from-event-#> <#-of-events>", Problem: fmt.Sprintf("event numbers %q and %q must be integers >= 0", rest[1], rest[2])}
+		}
+		atts, err := c.Attempts(ctx, rest[0])
+		if err != nil {
+			return err
+		}
+		events := completionEvents(atts)
+		events = events[min(from, len(events)):]
+		events = events[:min(n, len(events))]
+		fmt.Fprintf(out, "Task completion events for %s\n", rest[0])
+		fmt.Fprintf(out, "Number of events (from %d) are: %d\n", from, len(events))
+		for _, a := range events {
+			fmt.Fprintf(out, "%s %s %s\n", a.State, a.AttemptId, a.Tracker)
+		}
+		return nil
+	case "-list-attempt-ids":
+		if err := needArgs(cmd, rest, 3, "<job-id> <MAP|REDUCE> <running|completed|failed|killed>"); err != nil {
+			return err
+		}
+		typ, ok := map[string]string{"MAP": "m", "REDUCE": "r"}[strings.ToUpper(rest[1])]
+		if !ok {
+			return &mr.UsageError{App: "mr job", Usage: "-list-attempt-ids <job-id> <MAP|REDUCE> <state>", Problem: fmt.Sprintf("task type %q: want MAP or REDUCE (this runtime has no SETUP or CLEANUP tasks)", rest[1])}
+		}
+		states, ok := map[string][]string{"running": {"RUNNING", "COMMIT_PENDING"}, "completed": {"SUCCEEDED"},
+			"failed": {"FAILED"}, "killed": {"KILLED"}}[strings.ToLower(rest[2])]
+		if !ok {
+			return &mr.UsageError{App: "mr job", Usage: "-list-attempt-ids <job-id> <MAP|REDUCE> <state>", Problem: fmt.Sprintf("task state %q: want running, completed, failed or killed", rest[2])}
+		}
+		atts, err := c.Attempts(ctx, rest[0])
+		if err != nil {
+			return err
+		}
+		for _, a := range atts {
+			if a.TaskType == typ && slices.Contains(states, a.State) {
+				fmt.Fprintln(out, a.AttemptId)
+			}
+		}
+		return nil
 	case "-history":
 		if err := needArgs(cmd, rest, 1, "<job-id>"); err != nil {
 			return err
@@ -226,12 +310,28 @@ func runJobCommand(ctx context.Context, c *jobtracker.Client, args []string) err
 		_, err = out.Write(data)
 		return err
 	}
-	return &mr.UsageError{App: "mr job", Usage: "-list | -status ID | -kill ID | -counter ID GROUP NAME | -history ID | -list-active-trackers | -list-blacklisted-trackers", Problem: "unknown command " + cmd}
+	return &mr.UsageError{App: "mr job", Usage: jobVerbs, Problem: "unknown command " + cmd}
+}
+
+// completionEvents are the attempts that ended, in the order they ended
+// (Hadoop's task completion events).
+func completionEvents(atts []*mrpb.TaskAttemptInfo) []*mrpb.TaskAttemptInfo {
+	var out []*mrpb.TaskAttemptInfo
+	for _, a := range atts {
+		if a.FinishMs > 0 {
+			out = append(out, a)
+		}
+	}
+	sort.SliceStable(out, func(i, k int) bool { return out[i].FinishMs < out[k].FinishMs })
+	return out
 }
 
 func printStatus(st *mrpb.JobStatus) {
 	out := os.Stdout
 	fmt.Fprintf(out, "Job: %s\nName: %s\nState: %s\n", st.JobId, st.Name, st.State)
+	if st.User != "" || st.Priority != "" {
+		fmt.Fprintf(out, "User: %s\nPriority: %s\n", st.User, st.Priority)
+	}
 	if st.Error != "" {
 		fmt.Fprintf(out, "Error: %s\n", st.Error)
 	}

@@ -153,6 +153,8 @@ type fakeJT struct {
 	changed chan struct{} // closed and replaced at every heartbeat
 	pending []*mrpb.TaskAction
 	replyID int64
+	// reinit makes the next reply tell the tracker to reinitialize.
+	reinit bool
 	// launches are the attempts sent, by id; events the map events of
 	// each job, with every reduce's segment.
 	launches map[string]*mrpb.LaunchTask
@@ -207,6 +209,10 @@ func (f *fakeJT) Heartbeat(_ context.Context, req *mrpb.HeartbeatRequest) (*mrpb
 		resp.Incarnation = "fake-incarnation"
 	}
 	f.pending = nil
+	if f.reinit {
+		resp = &mrpb.HeartbeatResponse{Reinit: true}
+		f.reinit = false
+	}
 	close(f.changed)
 	f.changed = make(chan struct{})
 	return resp, nil
@@ -270,6 +276,16 @@ func (f *fakeJT) send(actions ...*mrpb.TaskAction) int {
 	f.pending = append(f.pending, actions...)
 	// The heartbeat now on its way, if any, gets these actions in its
 	// reply: the one after it is the first built after them.
+	return len(f.beats) + 1
+}
+
+// sendReinit makes the next reply tell the tracker to reinitialize, as
+// a JobTracker that does not know it does. It returns the index of the
+// first heartbeat built after the tracker got that reply.
+func (f *fakeJT) sendReinit() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.reinit = true
 	return len(f.beats) + 1
 }
 

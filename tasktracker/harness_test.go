@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -70,12 +71,16 @@ const (
 	// writes each word with its count.
 	wordCountDef = "tttest-wordcount"
 	// blockDef's map writes blockMarker to its stderr on its first record,
-	// then blocks until its process is killed (at most ten minutes).
+	// then blocks until its process is killed (at most ten minutes),
+	// counting blockTicks (a sign of life the tracker takes for progress)
+	// every 50 ms.
 	blockDef = "tttest-block"
 	// failDef's map fails on its first record with failMessage.
 	failDef = "tttest-fail"
 
 	blockMarker = "tttest-block: blocking in the map"
+	blockGroup  = "tttest"
+	blockTicks  = "BLOCK_TICKS"
 	failMessage = "tttest-fail: injected map failure"
 )
 
@@ -115,11 +120,19 @@ func init() {
 		Mapper: func(mr.TaskContext) (mr.Mapper, error) {
 			return mr.MapperFunc(func(tc mr.TaskContext, _, _ []byte, _ mr.Emitter) error {
 				fmt.Fprintln(os.Stderr, blockMarker)
-				select {
-				case <-tc.Context().Done():
-				case <-time.After(10 * time.Minute):
+				tick := time.NewTicker(50 * time.Millisecond)
+				defer tick.Stop()
+				limit := time.After(10 * time.Minute)
+				for {
+					select {
+					case <-tc.Context().Done():
+						return tc.Context().Err()
+					case <-limit:
+						return errors.New("tttest-block: not killed")
+					case <-tick.C:
+						tc.Counter(blockGroup, blockTicks).Increment()
+					}
 				}
-				return errors.New("tttest-block: not killed")
 			}), nil
 		},
 	})
@@ -403,6 +416,8 @@ type trackerOpts struct {
 	maps, reduces int
 	// root is the local directory root; empty: a new temporary one.
 	root string
+	// exe is the task child binary; empty: this test binary.
+	exe string
 }
 
 // testTrackerName is the name every tracker under test registers with.
@@ -430,7 +445,7 @@ func startTracker(t *testing.T, o trackerOpts) *testTracker {
 	}
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	tt, err := New(cfg, Options{Logger: log, Name: testTrackerName, LocalDir: o.root, JobTracker: jt.addr})
+	tt, err := New(cfg, Options{Logger: log, Name: testTrackerName, LocalDir: o.root, JobTracker: jt.addr, Executable: o.exe})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -580,6 +595,8 @@ type testJob struct {
 	// reduces is the job's number of reduces (0: map-only).
 	reduces int
 	secret  []byte
+	// conf is the job's configuration, over the harness's.
+	conf map[string]string
 }
 
 // newTestJob makes a job of definition def with one map over a small text
@@ -647,6 +664,7 @@ func (j *testJob) launch(t *testing.T, typ string, index, n int) *mrpb.TaskActio
 			"mapreduce.task.progress.report.interval": "100",
 		},
 	}
+	maps.Copy(l.Conf, j.conf)
 	if typ == "m" {
 		st, err := os.Stat(j.input)
 		if err != nil {

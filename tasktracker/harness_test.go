@@ -173,6 +173,10 @@ type fakeJT struct {
 	launches map[string]*mrpb.LaunchTask
 	events   map[string][]fakeEvent
 	commits  []string
+	// fetchFailures are the fetch failures reported; eventJobs the job
+	// of every map events request.
+	fetchFailures []*mrpb.FetchFailureRequest
+	eventJobs     []string
 }
 
 type fakeEvent struct {
@@ -234,6 +238,9 @@ func (f *fakeJT) Heartbeat(_ context.Context, req *mrpb.HeartbeatRequest) (*mrpb
 // GetMapEvents serves the map events of a job, waiting up to the
 // request's wait for new ones.
 func (f *fakeJT) GetMapEvents(ctx context.Context, req *mrpb.MapEventsRequest) (*mrpb.MapEventsResponse, error) {
+	f.mu.Lock()
+	f.eventJobs = append(f.eventJobs, req.JobId)
+	f.mu.Unlock()
 	timer := time.NewTimer(time.Duration(req.WaitMs) * time.Millisecond)
 	defer timer.Stop()
 	for {
@@ -271,8 +278,11 @@ func (f *fakeJT) CanCommit(_ context.Context, req *mrpb.CanCommitRequest) (*mrpb
 	return &mrpb.CanCommitResponse{CanCommit: true}, nil
 }
 
-// ReportFetchFailure accepts the report.
-func (f *fakeJT) ReportFetchFailure(context.Context, *mrpb.FetchFailureRequest) (*mrpb.Empty, error) {
+// ReportFetchFailure records the report.
+func (f *fakeJT) ReportFetchFailure(_ context.Context, req *mrpb.FetchFailureRequest) (*mrpb.Empty, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.fetchFailures = append(f.fetchFailures, proto.Clone(req).(*mrpb.FetchFailureRequest))
 	return &mrpb.Empty{}, nil
 }
 
@@ -341,6 +351,20 @@ func (f *fakeJT) beatsFrom(from int) []*mrpb.HeartbeatRequest {
 		return nil
 	}
 	return slices.Clone(f.beats[from:])
+}
+
+// fetchFailureReports returns the fetch failures reported so far.
+func (f *fakeJT) fetchFailureReports() []*mrpb.FetchFailureRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.fetchFailures)
+}
+
+// eventRequestJobs returns the job of every map events request so far.
+func (f *fakeJT) eventRequestJobs() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.eventJobs)
 }
 
 func (f *fakeJT) commitRequests() []string {

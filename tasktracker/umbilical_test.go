@@ -2,6 +2,7 @@ package tasktracker
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"google.golang.org/grpc"
@@ -13,6 +14,44 @@ import (
 	"gomr/mrpb"
 	"gomr/tasktracker/child"
 )
+
+// dialUmbilical connects to the tracker's umbilical as a child does,
+// without credentials: each call gives its own (see as).
+func dialUmbilical(t *testing.T, tr *testTracker) mrpb.UmbilicalClient {
+	t.Helper()
+	conn, err := grpc.NewClient(tr.tt.umbAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return mrpb.NewUmbilicalClient(conn)
+}
+
+// as is the context of an umbilical call made as attempt id with token:
+// the metadata a child sends (none when both are empty, only what is
+// given otherwise).
+func as(id, token string) context.Context {
+	md := metadata.MD{}
+	if id != "" {
+		md.Set(child.AttemptMD, id)
+	}
+	if token != "" {
+		md.Set(child.TokenMD, token)
+	}
+	return metadata.NewOutgoingContext(context.Background(), md)
+}
+
+// token is the umbilical token of attempt id of the tracker.
+func (tr *testTracker) token(t *testing.T, id string) string {
+	t.Helper()
+	tr.tt.mu.Lock()
+	defer tr.tt.mu.Unlock()
+	a := tr.tt.attempts[id]
+	if a == nil {
+		t.Fatalf("the tracker has no attempt %s", id)
+	}
+	return a.token
+}
 
 // TestUmbilicalAuthentication calls the umbilical of a tracker that runs
 // two attempts as an intruder would: without the per-attempt token, with
@@ -28,31 +67,12 @@ func TestUmbilicalAuthentication(t *testing.T) {
 	tr.jt.waitBeat(t, from, "reporting both maps RUNNING", func(b *mrpb.HeartbeatRequest) bool {
 		return inState(m0, "RUNNING")(b) && inState(m1, "RUNNING")(b)
 	})
-	tr.tt.mu.Lock()
-	tok0, tok1 := tr.tt.attempts[m0].token, tr.tt.attempts[m1].token
-	tr.tt.mu.Unlock()
+	tok0, tok1 := tr.token(t, m0), tr.token(t, m1)
 	if tok0 == "" || tok0 == tok1 {
 		t.Fatalf("attempt tokens %q and %q: want two different ones", tok0, tok1)
 	}
 
-	conn, err := grpc.NewClient(tr.tt.umbAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	umb := mrpb.NewUmbilicalClient(conn)
-	// as is the metadata of a call made as attempt id with token (none
-	// when both are empty, only what is given otherwise).
-	as := func(id, token string) context.Context {
-		md := metadata.MD{}
-		if id != "" {
-			md.Set(child.AttemptMD, id)
-		}
-		if token != "" {
-			md.Set(child.TokenMD, token)
-		}
-		return metadata.NewOutgoingContext(context.Background(), md)
-	}
+	umb := dialUmbilical(t, tr)
 	calls := []struct {
 		name string
 		call func(ctx context.Context) error
@@ -143,5 +163,63 @@ func TestUmbilicalAuthentication(t *testing.T) {
 	}
 	if got := tr.jt.commitRequests(); len(got) > 0 {
 		t.Errorf("a refused CanCommit reached the JobTracker: %v", got)
+	}
+}
+
+// TestUmbilicalConfinedToOwnJob: a child, though rightly authenticated,
+// may read the map events and report the fetch failures of its own job
+// only. The JobTracker finds a reported map attempt by its id alone, so a
+// report forwarded for another job's map would count against that map,
+// and enough of them would have it re-run: any job's code could make any
+// other job's maps run again.
+func TestUmbilicalConfinedToOwnJob(t *testing.T) {
+	tr := startTracker(t, trackerOpts{maps: 1, reduces: 1})
+	ja, jb := newTestJob(t, wordCountDef, 1), newTestJob(t, wordCountDef, 1)
+	// A reduce of job A waits in its shuffle (no map announces anything).
+	r0, m0 := ja.attempt("r", 0, 0), ja.attempt("m", 0, 0)
+	from := tr.jt.send(ja.launch(t, "r", 0, 0))
+	tr.jt.waitBeat(t, from, "reporting "+r0+" RUNNING", inState(r0, "RUNNING"))
+	umb := dialUmbilical(t, tr)
+	ctx := as(r0, tr.token(t, r0))
+
+	calls := []struct {
+		name string
+		call func() error
+		want codes.Code
+	}{
+		{"events of its own job", func() error {
+			_, err := umb.GetMapEvents(ctx, &mrpb.MapEventsRequest{JobId: ja.id, AttemptId: r0})
+			return err
+		}, codes.OK},
+		{"events of another job", func() error {
+			_, err := umb.GetMapEvents(ctx, &mrpb.MapEventsRequest{JobId: jb.id, AttemptId: r0})
+			return err
+		}, codes.PermissionDenied},
+		{"fetch failure of its own job", func() error {
+			_, err := umb.ReportFetchFailure(ctx, &mrpb.FetchFailureRequest{JobId: ja.id, ReduceAttemptId: r0, MapAttemptId: m0, Cause: "test"})
+			return err
+		}, codes.OK},
+		{"fetch failure of another job", func() error {
+			_, err := umb.ReportFetchFailure(ctx, &mrpb.FetchFailureRequest{JobId: jb.id, ReduceAttemptId: r0,
+				MapAttemptId: jb.attempt("m", 0, 0), Cause: "forged"})
+			return err
+		}, codes.PermissionDenied},
+		{"fetch failure of another job's map, named as its own job", func() error {
+			_, err := umb.ReportFetchFailure(ctx, &mrpb.FetchFailureRequest{JobId: ja.id, ReduceAttemptId: r0,
+				MapAttemptId: jb.attempt("m", 0, 0), Cause: "forged"})
+			return err
+		}, codes.PermissionDenied},
+	}
+	for _, c := range calls {
+		if err := c.call(); status.Code(err) != c.want {
+			t.Errorf("%s: %v, want code %v", c.name, err, c.want)
+		}
+	}
+	got := tr.jt.fetchFailureReports()
+	if len(got) != 1 || got[0].JobId != ja.id || got[0].MapAttemptId != m0 {
+		t.Errorf("fetch failures the JobTracker got: %v; want only the one of %s's own job", got, r0)
+	}
+	if jobs := tr.jt.eventRequestJobs(); slices.Contains(jobs, jb.id) {
+		t.Errorf("map events of job %s were asked of the JobTracker for a reduce of %s", jb.id, ja.id)
 	}
 }

@@ -188,6 +188,8 @@ func New(cfg *conf.Config, opts Options) (*TaskTracker, error) {
 	tt.log = log.With("component", "tasktracker", "tracker", tt.name)
 	tt.localDir = filepath.Join(tt.localDir, sanitize(tt.name))
 	if err := os.MkdirAll(tt.localDir, 0o755); err != nil {
+		umb.Close()
+		sh.Close()
 		return nil, fmt.Errorf("local dir (mapreduce.cluster.local.dir): %w", err)
 	}
 	return tt, nil

@@ -142,3 +142,36 @@ func TestLostReplyNotAcknowledged(t *testing.T) {
 		t.Errorf("the tracker did not log the dropped reply")
 	}
 }
+
+// TestCloneWithoutCRIU: a clone order reaches a tracker that cannot
+// clone (no CRIU): the new attempt is reported FAILED at once, with the
+// reason in its diagnostic and clone stats (the JobTracker then falls back
+// to a fresh attempt), and holds no slot; its source runs on.
+func TestCloneWithoutCRIU(t *testing.T) {
+	tr := startTracker(t, trackerOpts{maps: 2, reduces: 1})
+	if b := tr.jt.beatsFrom(0)[0]; b.CriuAvailable {
+		t.Fatalf("a tracker with mapreduce.tasktracker.criu.path empty says it can clone")
+	}
+	j := newTestJob(t, blockDef, 1)
+	src, clone := j.attempt("m", 0, 0), j.attempt("m", 0, 1)
+	from := tr.jt.send(j.launch(t, "m", 0, 0))
+	tr.jt.waitBeat(t, from, "reporting "+src+" RUNNING", inState(src, "RUNNING"))
+	from = tr.jt.send(&mrpb.TaskAction{Action: &mrpb.TaskAction_Clone{Clone: &mrpb.CloneAttempt{
+		SourceAttempt: src, SourceAddress: tr.tt.ShuffleAddress(), Launch: j.launch(t, "m", 0, 1).GetLaunch(),
+	}}})
+	b, _ := tr.jt.waitBeat(t, from, "reporting "+clone+" FAILED", inState(clone, "FAILED"))
+	st := attemptIn(b, clone)
+	reason := "CRIU is not available on tracker " + testTrackerName
+	if st.Diagnostic != "clone failed: "+reason || st.Clone == nil || st.Clone.Error != reason || st.Clone.SourceAttempt != src {
+		t.Errorf("%s: diagnostic %q, clone stats %v; want %q, with the error and source %s", clone, st.Diagnostic, st.Clone, "clone failed: "+reason, src)
+	}
+	if a := attemptIn(b, src); a == nil || a.State != "RUNNING" || a.Cloneable {
+		t.Errorf("the source after the failed clone: %v; want RUNNING, not cloneable", a)
+	}
+	if b.FreeMapSlots != 1 {
+		t.Errorf("with the clone failed: %d free map slots, want 1", b.FreeMapSlots)
+	}
+	if pids := tr.childPIDs(clone); len(pids) != 0 {
+		t.Errorf("the failed clone has child processes %v", pids)
+	}
+}

@@ -168,6 +168,11 @@ type fakeJT struct {
 	replyID int64
 	// reinit makes the next reply tell the tracker to reinitialize.
 	reinit bool
+	// intervalMs is the heartbeat interval the replies set (default 50).
+	intervalMs int32
+	// refuse, when set, answers a heartbeat with an error instead (nil:
+	// the normal reply); the heartbeat is recorded all the same.
+	refuse func(*mrpb.HeartbeatRequest) error
 	// launches are the attempts sent, by id; events the map events of
 	// each job, with every reduce's segment.
 	launches map[string]*mrpb.LaunchTask
@@ -209,6 +214,12 @@ func (f *fakeJT) Heartbeat(_ context.Context, req *mrpb.HeartbeatRequest) (*mrpb
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.beats = append(f.beats, proto.Clone(req).(*mrpb.HeartbeatRequest))
+	if f.refuse != nil {
+		if err := f.refuse(req); err != nil {
+			f.notifyLocked()
+			return nil, err
+		}
+	}
 	for _, sp := range req.Spills {
 		l := f.launches[sp.AttemptId]
 		if l == nil {
@@ -221,7 +232,11 @@ func (f *fakeJT) Heartbeat(_ context.Context, req *mrpb.HeartbeatRequest) (*mrpb
 		})
 	}
 	f.replyID++
-	resp := &mrpb.HeartbeatResponse{HeartbeatIntervalMs: 50, ResponseId: f.replyID, Actions: f.pending}
+	interval := f.intervalMs
+	if interval == 0 {
+		interval = 50
+	}
+	resp := &mrpb.HeartbeatResponse{HeartbeatIntervalMs: interval, ResponseId: f.replyID, Actions: f.pending}
 	if req.InitialContact {
 		resp.Incarnation = "fake-incarnation"
 	}
@@ -230,9 +245,14 @@ func (f *fakeJT) Heartbeat(_ context.Context, req *mrpb.HeartbeatRequest) (*mrpb
 		resp = &mrpb.HeartbeatResponse{Reinit: true}
 		f.reinit = false
 	}
+	f.notifyLocked()
+	return resp, nil
+}
+
+// notifyLocked wakes the waiters for a new heartbeat.
+func (f *fakeJT) notifyLocked() {
 	close(f.changed)
 	f.changed = make(chan struct{})
-	return resp, nil
 }
 
 // GetMapEvents serves the map events of a job, waiting up to the
@@ -284,6 +304,13 @@ func (f *fakeJT) ReportFetchFailure(_ context.Context, req *mrpb.FetchFailureReq
 	defer f.mu.Unlock()
 	f.fetchFailures = append(f.fetchFailures, proto.Clone(req).(*mrpb.FetchFailureRequest))
 	return &mrpb.Empty{}, nil
+}
+
+// setRefuse sets the fake's refuse hook.
+func (f *fakeJT) setRefuse(refuse func(*mrpb.HeartbeatRequest) error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.refuse = refuse
 }
 
 // send queues actions for the next heartbeat reply. It returns the index
@@ -433,6 +460,9 @@ type testTracker struct {
 	// root is mapreduce.cluster.local.dir; the tracker works in
 	// root/<tracker name>.
 	root string
+	// runDone is closed when Run has returned runErr.
+	runDone chan struct{}
+	runErr  error
 }
 
 // trackerOpts are the tracker's slots and where it keeps its files.
@@ -442,6 +472,12 @@ type trackerOpts struct {
 	root string
 	// exe is the task child binary; empty: this test binary.
 	exe string
+	// intervalMs is the heartbeat interval the JobTracker sets (0: 50).
+	intervalMs int32
+	// runErr is what TaskTracker.Run must return, in part (empty: nil).
+	runErr string
+	// refuse is the JobTracker's refuse hook from the first heartbeat on.
+	refuse func(*mrpb.HeartbeatRequest) error
 }
 
 // testTrackerName is the name every tracker under test registers with.
@@ -457,6 +493,8 @@ func startTracker(t *testing.T, o trackerOpts) *testTracker {
 		o.root = t.TempDir()
 	}
 	jt := startFakeJT(t)
+	jt.intervalMs = o.intervalMs
+	jt.refuse = o.refuse
 	cfg, err := conf.FromMap(map[string]string{
 		"mapreduce.tasktracker.map.tasks.maximum":    strconv.Itoa(o.maps),
 		"mapreduce.tasktracker.reduce.tasks.maximum": strconv.Itoa(o.reduces),
@@ -474,15 +512,17 @@ func startTracker(t *testing.T, o trackerOpts) *testTracker {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- tt.Run(ctx) }()
-	tr := &testTracker{tt: tt, jt: jt, log: logs, root: o.root}
+	tr := &testTracker{tt: tt, jt: jt, log: logs, root: o.root, runDone: make(chan struct{})}
+	go func() {
+		tr.runErr = tt.Run(ctx)
+		close(tr.runDone)
+	}()
 	t.Cleanup(func() {
 		cancel()
 		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("TaskTracker.Run: %v", err)
+		case <-tr.runDone:
+			if o.runErr == "" && tr.runErr != nil || o.runErr != "" && (tr.runErr == nil || !strings.Contains(tr.runErr.Error(), o.runErr)) {
+				t.Errorf("TaskTracker.Run: %v; want an error containing %q (none if empty)", tr.runErr, o.runErr)
 			}
 		case <-time.After(waitTimeout):
 			t.Errorf("TaskTracker.Run did not return within %v of its context's end", waitTimeout)

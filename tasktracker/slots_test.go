@@ -1,6 +1,7 @@
 package tasktracker
 
 import (
+	"fmt"
 	"strings"
 	"syscall"
 	"testing"
@@ -101,9 +102,17 @@ func killByJobTracker(t *testing.T, tr *testTracker, id string, _ int) {
 // crash kills the child process of an attempt from outside the tracker,
 // as the kernel's OOM killer would.
 func crash(t *testing.T, _ *testTracker, _ string, pid int) {
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-		t.Fatalf("kill -9 %d: %v", pid, err)
+	if err := killPID(pid); err != nil {
+		t.Fatal(err)
 	}
+}
+
+// killPID sends SIGKILL to process pid.
+func killPID(pid int) error {
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		return fmt.Errorf("kill -9 %d: %w", pid, err)
+	}
+	return nil
 }
 
 // TestSlotAccounting launches up to every slot of both kinds and checks

@@ -185,7 +185,11 @@ func (u *umbilical) CanCommit(ctx context.Context, req *mrpb.CanCommitRequest) (
 		return nil, err
 	}
 	a.mu.Lock()
-	a.state = "COMMIT_PENDING"
+	// The child may have ended while the JobTracker answered (killed as
+	// a speculative attempt that lost, say): its final state stands.
+	if a.state == "RUNNING" {
+		a.state = "COMMIT_PENDING"
+	}
 	a.lastProgress = time.Now()
 	a.mu.Unlock()
 	return resp, nil

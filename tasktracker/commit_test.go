@@ -36,7 +36,7 @@ func TestLateCommitAnswerAfterChildEnd(t *testing.T) {
 	// A heartbeat refused after the hook was set: the tracker keeps
 	// what it has to report from now on.
 	tr.jt.waitBeat(t, tr.jt.send(), "refused", func(*mrpb.HeartbeatRequest) bool { return true })
-	from = tr.jt.send()
+	from = tr.jt.next()
 	tr.jt.send(killAction(m0)) // delivered once heartbeats are answered again
 	if err := killPID(pid); err != nil {
 		t.Fatal(err)

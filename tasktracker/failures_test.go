@@ -38,7 +38,7 @@ func TestHungChildTimedOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	stopped := time.Now()
-	from = tr.jt.send()
+	from = tr.jt.next()
 	b, _ = tr.jt.waitBeat(t, from, "reporting "+m0+" ended", func(b *mrpb.HeartbeatRequest) bool {
 		a := attemptIn(b, m0)
 		return a != nil && a.State != "RUNNING"

@@ -306,6 +306,15 @@ func (f *fakeJT) ReportFetchFailure(_ context.Context, req *mrpb.FetchFailureReq
 	return &mrpb.Empty{}, nil
 }
 
+// next is the index of the next heartbeat to be recorded (it may be
+// built already): from there on, a heartbeat may show what happened
+// after this call, never what had not happened before it.
+func (f *fakeJT) next() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.beats)
+}
+
 // setRefuse sets the fake's refuse hook.
 func (f *fakeJT) setRefuse(refuse func(*mrpb.HeartbeatRequest) error) {
 	f.mu.Lock()

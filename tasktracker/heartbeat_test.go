@@ -21,7 +21,7 @@ func TestOutOfBandHeartbeat(t *testing.T) {
 	from := tr.jt.send(j.launch(t, "m", 0, 0))
 	tr.jt.waitBeat(t, from, "reporting "+m0+" RUNNING", inState(m0, "RUNNING"))
 	pid := tr.waitChild(t, m0)
-	// The reply to the next heartbeat, i, sets a 10 s interval.
+	// The reply to the next heartbeat recorded, i, sets a 10 s interval.
 	tr.jt.mu.Lock()
 	tr.jt.intervalMs = 10000
 	i := len(tr.jt.beats)

@@ -27,6 +27,7 @@ func TestLateCommitAnswerAfterChildEnd(t *testing.T) {
 	from := tr.jt.send(j.launch(t, "m", 0, 0))
 	tr.jt.waitBeat(t, from, "reporting "+m0+" RUNNING", inState(m0, "RUNNING"))
 	pid := tr.waitChild(t, m0)
+	tr.waitStderr(t, j.id, m0, blockMarker)
 	tr.tt.mu.Lock()
 	a := tr.tt.attempts[m0]
 	tr.tt.mu.Unlock()

@@ -37,7 +37,6 @@ func TestHungChildTimedOut(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	stopped := time.Now()
 	from = tr.jt.next()
 	b, _ = tr.jt.waitBeat(t, from, "reporting "+m0+" ended", func(b *mrpb.HeartbeatRequest) bool {
 		a := attemptIn(b, m0)
@@ -47,9 +46,6 @@ func TestHungChildTimedOut(t *testing.T) {
 	want := fmt.Sprintf("Task %s failed to report status for 2 seconds. Killing!", m0)
 	if st.State != "FAILED" || st.Diagnostic != want {
 		t.Errorf("%s stopped: ended %s (%q); want FAILED (%q)", m0, st.State, st.Diagnostic, want)
-	}
-	if d := time.Since(stopped); d < 2*time.Second {
-		t.Errorf("%s failed %v after it stopped reporting, before its timeout of 2 s", m0, d)
 	}
 	if b.FreeMapSlots != 1 {
 		t.Errorf("the heartbeat reporting the timeout has %d free map slots, want 1", b.FreeMapSlots)

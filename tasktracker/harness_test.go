@@ -355,6 +355,7 @@ func (f *fakeJT) waitBeat(t *testing.T, from int, what string, ok func(*mrpb.Hea
 	t.Helper()
 	deadline := time.NewTimer(waitTimeout)
 	defer deadline.Stop()
+	first := from
 	for {
 		f.mu.Lock()
 		for i := from; i < len(f.beats); i++ {
@@ -366,17 +367,28 @@ func (f *fakeJT) waitBeat(t *testing.T, from int, what string, ok func(*mrpb.Hea
 		}
 		from = max(from, len(f.beats))
 		ch := f.changed
-		var last *mrpb.HeartbeatRequest
-		if len(f.beats) > 0 {
-			last = f.beats[len(f.beats)-1]
-		}
 		f.mu.Unlock()
 		select {
 		case <-ch:
 		case <-deadline.C:
-			t.Fatalf("no heartbeat %s within %v; the last one: %s", what, waitTimeout, describeBeat(last))
+			t.Fatalf("no heartbeat %s (from heartbeat %d on) within %v; the heartbeats around:\n%s", what, first, waitTimeout, f.describeBeats(first-3, first+6))
 		}
 	}
+}
+
+// describeBeats describes heartbeats from to to (excluded) and the last.
+func (f *fakeJT) describeBeats(from, to int) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var s strings.Builder
+	from, to = max(from, 0), min(to, len(f.beats))
+	for i := from; i < to; i++ {
+		fmt.Fprintf(&s, "  %d: %s\n", i, describeBeat(f.beats[i]))
+	}
+	if n := len(f.beats); n > to {
+		fmt.Fprintf(&s, "  ...\n  %d (last): %s\n", n-1, describeBeat(f.beats[n-1]))
+	}
+	return s.String()
 }
 
 // beatsFrom returns the heartbeats received from index from on.

@@ -47,7 +47,10 @@ func TestLateCommitAnswerAfterChildEnd(t *testing.T) {
 	case <-time.After(waitTimeout):
 		t.Fatalf("the tracker did not reap the killed child of %s", m0)
 	}
-	if !a.finished() {
+	a.mu.Lock()
+	ended := terminal(a.state)
+	a.mu.Unlock()
+	if !ended {
 		t.Fatalf("%s not ended after its child was reaped", m0)
 	}
 

@@ -447,7 +447,9 @@ func (tt *TaskTracker) buildHeartbeat(reg registration) (*mrpb.HeartbeatRequest,
 	for id, a := range tt.attempts {
 		st := a.status()
 		req.Attempts = append(req.Attempts, st)
-		if a.finished() {
+		// Whether it ended is read from the status sent: an attempt
+		// that ends meanwhile is forgotten only once its end is reported.
+		if terminal(st.State) {
 			sent.finished = append(sent.finished, id)
 			continue
 		}

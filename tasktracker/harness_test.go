@@ -350,7 +350,7 @@ func (f *fakeJT) sendReinit() int {
 
 // waitBeat waits for a heartbeat, at index from or later, that satisfies
 // ok, and returns it with its index. It fails the test after waitTimeout,
-// naming what it waited for and showing the last heartbeat.
+// naming what it waited for and showing the heartbeats around from.
 func (f *fakeJT) waitBeat(t *testing.T, from int, what string, ok func(*mrpb.HeartbeatRequest) bool) (*mrpb.HeartbeatRequest, int) {
 	t.Helper()
 	deadline := time.NewTimer(waitTimeout)
@@ -415,6 +415,7 @@ func (f *fakeJT) eventRequestJobs() []string {
 	return slices.Clone(f.eventJobs)
 }
 
+// commitRequests returns the attempts that asked to commit so far.
 func (f *fakeJT) commitRequests() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()

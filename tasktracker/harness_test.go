@@ -43,7 +43,41 @@ func TestMain(m *testing.M) {
 	if len(os.Args) >= 2 && os.Args[1] == ChildArg {
 		os.Exit(runTestChild(os.Args[2:]))
 	}
+	if os.Getenv(trackerProcessEnv) != "" {
+		os.Exit(runTrackerProcess())
+	}
 	os.Exit(m.Run())
+}
+
+// trackerProcessEnv, set to a JobTracker address, makes this binary a
+// TaskTracker process (see runTrackerProcess), for the tests that kill one.
+const trackerProcessEnv = "TTTEST_TRACKER_PROCESS_JT"
+
+// runTrackerProcess runs a TaskTracker with one map and one reduce slot
+// against the JobTracker at $TTTEST_TRACKER_PROCESS_JT, in local
+// directory $TTTEST_TRACKER_PROCESS_LOCAL, until it is killed.
+func runTrackerProcess() int {
+	cfg, err := conf.FromMap(trackerConf(1, 1))
+	if err == nil {
+		var tt *TaskTracker
+		tt, err = New(cfg, Options{Name: testTrackerName, LocalDir: os.Getenv("TTTEST_TRACKER_PROCESS_LOCAL"), JobTracker: os.Getenv(trackerProcessEnv)})
+		if err == nil {
+			err = tt.Run(context.Background())
+		}
+	}
+	fmt.Fprintln(os.Stderr, "test tracker process:", err)
+	return 1
+}
+
+// trackerConf is the configuration of every tracker under test.
+func trackerConf(maps, reduces int) map[string]string {
+	return map[string]string{
+		"mapreduce.tasktracker.map.tasks.maximum":    strconv.Itoa(maps),
+		"mapreduce.tasktracker.reduce.tasks.maximum": strconv.Itoa(reduces),
+		"mapreduce.tasktracker.heartbeat.interval":   "50",
+		"mapreduce.tasktracker.host.name":            "localhost",
+		"mapreduce.tasktracker.criu.path":            "",
+	}
 }
 
 // runTestChild is cmd/mr's runChild: the arguments the tracker gives.
@@ -517,13 +551,7 @@ func startTracker(t *testing.T, o trackerOpts) *testTracker {
 	jt := startFakeJT(t)
 	jt.intervalMs = o.intervalMs
 	jt.refuse = o.refuse
-	cfg, err := conf.FromMap(map[string]string{
-		"mapreduce.tasktracker.map.tasks.maximum":    strconv.Itoa(o.maps),
-		"mapreduce.tasktracker.reduce.tasks.maximum": strconv.Itoa(o.reduces),
-		"mapreduce.tasktracker.heartbeat.interval":   "50",
-		"mapreduce.tasktracker.host.name":            "localhost",
-		"mapreduce.tasktracker.criu.path":            "",
-	})
+	cfg, err := conf.FromMap(trackerConf(o.maps, o.reduces))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -573,10 +601,16 @@ func (tr *testTracker) attemptDir(job, id string) string {
 }
 
 // childPIDs lists the live task children of this tracker (those of
-// attempt id only, unless id is empty), from /proc: processes running this
-// binary with the child argument and this tracker's umbilical address.
-// Zombies do not count.
+// attempt id only, unless id is empty).
 func (tr *testTracker) childPIDs(id string) []int {
+	return taskChildren(tr.tt.exe, tr.tt.umbAddr, id)
+}
+
+// taskChildren lists the live task children, from /proc: processes
+// running exe with the child argument, attempt id and umbilical address
+// umbAddr (any exe, attempt or address for an empty one). Zombies do not
+// count.
+func taskChildren(exe, umbAddr, id string) []int {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
@@ -592,15 +626,12 @@ func (tr *testTracker) childPIDs(id string) []int {
 			continue
 		}
 		args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
-		if len(args) < 6 || args[0] != tr.tt.exe || args[1] != ChildArg ||
-			!slices.Equal(args[4:6], []string{"--umbilical", tr.tt.umbAddr}) || (id != "" && args[3] != id) {
+		if len(args) < 6 || args[1] != ChildArg || args[2] != "--attempt" || args[4] != "--umbilical" ||
+			exe != "" && args[0] != exe || id != "" && args[3] != id || umbAddr != "" && args[5] != umbAddr {
 			continue
 		}
-		if st, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); err == nil {
-			// The state follows the parenthesized command name.
-			if i := bytes.LastIndexByte(st, ')'); i >= 0 && i+2 < len(st) && st[i+2] == 'Z' {
-				continue
-			}
+		if zombie(pid) {
+			continue
 		}
 		pids = append(pids, pid)
 	}
@@ -656,17 +687,32 @@ func (tr *testTracker) checkChildRaces(t *testing.T) {
 	})
 }
 
-// processGone waits until process pid no longer exists and reports
-// whether it went within waitTimeout.
-func processGone(pid int) bool {
-	deadline := time.Now().Add(waitTimeout)
+// processGone waits until process pid is dead (gone, or a zombie not yet
+// reaped by whoever inherited it) and reports whether it died within
+// waitTimeout.
+func processGone(pid int) bool { return processGoneWithin(pid, waitTimeout) }
+
+// processGoneWithin is processGone with a bound of d.
+func processGoneWithin(pid int, d time.Duration) bool {
+	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
-		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) || zombie(pid) {
 			return true
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	return false
+}
+
+// zombie tells whether process pid is a zombie.
+func zombie(pid int) bool {
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the parenthesized command name.
+	i := bytes.LastIndexByte(st, ')')
+	return i >= 0 && i+2 < len(st) && st[i+2] == 'Z'
 }
 
 // testJob is a job the tests launch attempts of: a unique id (children of

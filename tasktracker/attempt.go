@@ -158,10 +158,9 @@ func residentBytes(pid int) int64 {
 	return 0
 }
 
-func (a *taskAttempt) finished() bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.state == "SUCCEEDED" || a.state == "FAILED" || a.state == "KILLED"
+// terminal tells whether an attempt in state has ended.
+func terminal(state string) bool {
+	return state == "SUCCEEDED" || state == "FAILED" || state == "KILLED"
 }
 
 // errKnownAttempt is a launch of an attempt this tracker already has: the

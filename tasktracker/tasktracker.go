@@ -188,6 +188,8 @@ func New(cfg *conf.Config, opts Options) (*TaskTracker, error) {
 	tt.log = log.With("component", "tasktracker", "tracker", tt.name)
 	tt.localDir = filepath.Join(tt.localDir, sanitize(tt.name))
 	if err := os.MkdirAll(tt.localDir, 0o755); err != nil {
+		umb.Close()
+		sh.Close()
 		return nil, fmt.Errorf("local dir (mapreduce.cluster.local.dir): %w", err)
 	}
 	return tt, nil
@@ -445,7 +447,9 @@ func (tt *TaskTracker) buildHeartbeat(reg registration) (*mrpb.HeartbeatRequest,
 	for id, a := range tt.attempts {
 		st := a.status()
 		req.Attempts = append(req.Attempts, st)
-		if a.finished() {
+		// Whether it ended is read from the status sent: an attempt
+		// that ends meanwhile is forgotten only once its end is reported.
+		if terminal(st.State) {
 			sent.finished = append(sent.finished, id)
 			continue
 		}

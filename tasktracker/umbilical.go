@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"slices"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc"
@@ -122,20 +123,55 @@ func (u *umbilical) SpillReady(ctx context.Context, req *mrpb.SpillReadyRequest)
 	return &mrpb.Empty{}, nil
 }
 
-// GetMapEvents forwards a reduce's request for spill events.
+// GetMapEvents forwards a reduce's request for the spill events of its
+// job.
 func (u *umbilical) GetMapEvents(ctx context.Context, req *mrpb.MapEventsRequest) (*mrpb.MapEventsResponse, error) {
-	if _, err := u.attempt(ctx, req.AttemptId); err != nil {
+	a, err := u.attempt(ctx, req.AttemptId)
+	if err != nil {
+		return nil, err
+	}
+	if err := reduceOf(a, req.JobId); err != nil {
 		return nil, err
 	}
 	return u.tt.jt.GetMapEvents(ctx, req)
 }
 
-// ReportFetchFailure forwards a reduce's fetch failure.
+// ReportFetchFailure forwards a reduce's failure to fetch the output of a
+// map of its job. The JobTracker finds the map attempt by its id alone:
+// a report about another job's map would count against it.
 func (u *umbilical) ReportFetchFailure(ctx context.Context, req *mrpb.FetchFailureRequest) (*mrpb.Empty, error) {
-	if _, err := u.attempt(ctx, req.ReduceAttemptId); err != nil {
+	a, err := u.attempt(ctx, req.ReduceAttemptId)
+	if err != nil {
 		return nil, err
 	}
+	if err := reduceOf(a, req.JobId); err != nil {
+		return nil, err
+	}
+	if job, ok := mapAttemptJob(req.MapAttemptId); !ok || job != req.JobId {
+		return nil, status.Errorf(codes.PermissionDenied, "umbilical: attempt %s may not report fetch failures of %s, not a map of its job %s",
+			req.ReduceAttemptId, req.MapAttemptId, req.JobId)
+	}
 	return u.tt.jt.ReportFetchFailure(ctx, req)
+}
+
+// reduceOf refuses a call about job jobID unless attempt a is a reduce of
+// that job: a child's code may only follow its own job's map output.
+func reduceOf(a *taskAttempt, jobID string) error {
+	if a.launch.Type != "r" || a.launch.JobId != jobID {
+		return status.Errorf(codes.PermissionDenied, "umbilical: attempt %s is not a reduce of job %s", a.launch.AttemptId, jobID)
+	}
+	return nil
+}
+
+// mapAttemptJob is the job of a map attempt id, as the JobTracker names
+// them (attempt_<ident>_<n>_m_<task>_<k> is of job_<ident>_<n>); false
+// for anything else.
+func mapAttemptJob(id string) (string, bool) {
+	parts := strings.Split(id, "_")
+	if len(parts) != 6 || parts[0] != "attempt" || parts[3] != "m" {
+		return "", false
+	}
+	return "job_" + parts[1] + "_" + parts[2], true
 }
 
 // CanCommit forwards a commit request to the JobTracker.
@@ -149,7 +185,11 @@ func (u *umbilical) CanCommit(ctx context.Context, req *mrpb.CanCommitRequest) (
 		return nil, err
 	}
 	a.mu.Lock()
-	a.state = "COMMIT_PENDING"
+	// The child may have ended while the JobTracker answered (killed as
+	// a speculative attempt that lost, say): its final state stands.
+	if a.state == "RUNNING" {
+		a.state = "COMMIT_PENDING"
+	}
 	a.lastProgress = time.Now()
 	a.mu.Unlock()
 	return resp, nil

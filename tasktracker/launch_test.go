@@ -1,0 +1,127 @@
+package tasktracker
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"gomr/mr"
+	"gomr/mrpb"
+	"gomr/spill"
+)
+
+// TestLaunchMapThenReduce runs a word count's map and then its reduce as
+// real child processes: the map's spills are written in its attempt
+// directory and announced in heartbeats, the reduce fetches them from the
+// tracker's shuffle server (map events through the umbilical), commits
+// its output with the JobTracker's permission, and both are reported
+// SUCCEEDED with their counters.
+func TestLaunchMapThenReduce(t *testing.T) {
+	tr := startTracker(t, trackerOpts{maps: 1, reduces: 1})
+	j := newTestJob(t, wordCountDef, 1)
+	m0, r0 := j.attempt("m", 0, 0), j.attempt("r", 0, 0)
+
+	from := tr.jt.send(j.launch(t, "m", 0, 0))
+	b, i := tr.jt.waitBeat(t, from, "reporting "+m0+" SUCCEEDED", inState(m0, "SUCCEEDED"))
+	st := attemptIn(b, m0)
+	if st.Progress != 1 || st.Phase != "MAP" || st.Diagnostic != "" {
+		t.Errorf("%s: progress %v, phase %q, diagnostic %q; want 1, MAP, none", m0, st.Progress, st.Phase, st.Diagnostic)
+	}
+	for name, want := range map[string]int64{mr.MapInputRecords: 2, mr.MapOutputRecords: 6} {
+		if got := counter(st, mr.TaskCounterGroup, name); got != want {
+			t.Errorf("%s: counter %s = %d, want %d", m0, name, got, want)
+		}
+	}
+	// The spills announced up to the heartbeat that reports the map done.
+	var spills []*mrpb.SpillAnnouncement
+	for _, hb := range tr.jt.beatsFrom(from)[:i-from+1] {
+		for _, sp := range hb.Spills {
+			if sp.AttemptId != m0 {
+				t.Errorf("spill announced for attempt %s, not %s", sp.AttemptId, m0)
+			}
+			spills = append(spills, sp)
+		}
+	}
+	if len(spills) == 0 || !spills[len(spills)-1].Final {
+		t.Fatalf("%s announced %d spills, the last one not final: %v", m0, len(spills), spills)
+	}
+	var records int64
+	for k, sp := range spills {
+		if int(sp.Spill) != k || sp.Final != (k == len(spills)-1) || len(sp.Segments) != 1 {
+			t.Errorf("spill announcement %d: index %d, final %v, %d segments; want index %d, final only last, 1 segment",
+				k, sp.Spill, sp.Final, len(sp.Segments), k)
+		}
+		for _, name := range []string{spill.DataFileName(k), spill.IndexFileName(k)} {
+			if _, err := os.Stat(filepath.Join(tr.attemptDir(j.id, m0), "spills", name)); err != nil {
+				t.Errorf("announced spill %d of %s: %v", k, m0, err)
+			}
+		}
+		for _, seg := range sp.Segments {
+			records += seg.Records
+		}
+	}
+	if records != 6 {
+		t.Errorf("the spills of %s hold %d records, want 6", m0, records)
+	}
+	for _, name := range []string{"stdout", "stderr"} {
+		if _, err := os.Stat(filepath.Join(tr.attemptDir(j.id, m0), name)); err != nil {
+			t.Errorf("%s of %s: %v", name, m0, err)
+		}
+	}
+
+	from = tr.jt.send(j.launch(t, "r", 0, 0))
+	b, _ = tr.jt.waitBeat(t, from, "reporting "+r0+" SUCCEEDED", inState(r0, "SUCCEEDED"))
+	st = attemptIn(b, r0)
+	if st.Progress != 1 || st.Phase != "REDUCE" || st.Diagnostic != "" {
+		t.Errorf("%s: progress %v, phase %q, diagnostic %q; want 1, REDUCE, none", r0, st.Progress, st.Phase, st.Diagnostic)
+	}
+	if !(st.StartMs <= st.ShuffleFinishMs && st.ShuffleFinishMs <= st.SortFinishMs && st.SortFinishMs <= st.FinishMs) {
+		t.Errorf("%s phase times: start %d, shuffle done %d, sort done %d, finish %d; want them in that order, all set",
+			r0, st.StartMs, st.ShuffleFinishMs, st.SortFinishMs, st.FinishMs)
+	}
+	for name, want := range map[string]int64{mr.ReduceInputRecords: 6, mr.ReduceInputGroups: 3, mr.ReduceOutputRecords: 3} {
+		if got := counter(st, mr.TaskCounterGroup, name); got != want {
+			t.Errorf("%s: counter %s = %d, want %d", r0, name, got, want)
+		}
+	}
+	if got := tr.jt.commitRequests(); !slices.Contains(got, r0) || slices.Contains(got, m0) {
+		t.Errorf("commit requests %v: want %s's, and none of the map's (its output is spills)", got, r0)
+	}
+	out, err := os.ReadFile(filepath.Join(j.output, mr.PartName(false, 0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "a\t3\nb\t2\nc\t1\n"; string(out) != want {
+		t.Errorf("reduce output %q, want %q", out, want)
+	}
+	if _, err := os.Stat(filepath.Join(j.output, "_temporary", r0)); !os.IsNotExist(err) {
+		t.Errorf("the reduce's uncommitted output directory is still there (%v)", err)
+	}
+}
+
+// TestLaunchMapOnly runs the map of a map-only job as a real child: it
+// writes its part file through the committer, with the JobTracker's
+// permission, and announces no spill.
+func TestLaunchMapOnly(t *testing.T) {
+	tr := startTracker(t, trackerOpts{maps: 1, reduces: 1})
+	j := newTestJob(t, wordCountDef, 0)
+	m0 := j.attempt("m", 0, 0)
+	from := tr.jt.send(j.launch(t, "m", 0, 0))
+	_, i := tr.jt.waitBeat(t, from, "reporting "+m0+" SUCCEEDED", inState(m0, "SUCCEEDED"))
+	for _, hb := range tr.jt.beatsFrom(from)[:i-from+1] {
+		if len(hb.Spills) > 0 {
+			t.Errorf("a map-only attempt announced spills: %v", hb.Spills)
+		}
+	}
+	if got := tr.jt.commitRequests(); !slices.Equal(got, []string{m0}) {
+		t.Errorf("commit requests %v, want [%s]", got, m0)
+	}
+	out, err := os.ReadFile(filepath.Join(j.output, mr.PartName(true, 0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "a\t1\nb\t1\na\t1\nc\t1\na\t1\nb\t1\n"; string(out) != want {
+		t.Errorf("map output %q, want %q", out, want)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"gomr/mrpb"
+	"gomr/partitions"
 )
 
 // No heartbeat reply is assumed to arrive. Each reply carries an id that
@@ -117,7 +118,11 @@ func (jt *JobTracker) Heartbeat(ctx context.Context, req *mrpb.HeartbeatRequest)
 		jt.reconcileLocked(t, req)
 	}
 	if req.AcceptNewTasks {
-		jt.assignLocked(t, int(req.FreeMapSlots), int(req.FreeReduceSlots), now)
+		// Launches of replies the tracker did not get go out again in
+		// this one: their slots are not free, whatever the tracker says.
+		resent := jt.unackedLaunchesLocked(t)
+		jt.assignLocked(t, max(int(req.FreeMapSlots)-resent[partitions.Map], 0),
+			max(int(req.FreeReduceSlots)-resent[partitions.Reduce], 0), now)
 	}
 	resp.ResponseId, resp.Actions = jt.replyLocked(t)
 	return resp, nil
@@ -237,6 +242,20 @@ func (jt *JobTracker) replyLocked(t *trackerState) (int64, []*mrpb.TaskAction) {
 	clear(t.unacked[len(kept):])
 	t.unacked = kept
 	return t.replyID, out
+}
+
+// unackedLaunchesLocked counts, by task type, the launches of live
+// attempts sent to t in replies it has not acknowledged.
+func (jt *JobTracker) unackedLaunchesLocked(t *trackerState) [2]int {
+	var n [2]int
+	for _, p := range t.unacked {
+		if id := launchedAttempt(p.action); id != "" {
+			if a := t.attempts[id]; a != nil && a.live() {
+				n[a.task.typ]++
+			}
+		}
+	}
+	return n
 }
 
 // launchedAttempt is the attempt a launch or clone action starts, or "".

@@ -229,3 +229,29 @@ func TestRestartNeitherReusesIDsNorForgetsJobs(t *testing.T) {
 		t.Fatalf("staged jobs after the restart: %v, %v", staged, err)
 	}
 }
+
+// The launches of a lost reply go out again, and their slots are not
+// offered a second time: the tracker reports them free (it never got the
+// launches), but they are taken. Before, the resent launches and new ones
+// together ran more attempts than the tracker has slots.
+func TestLostReplyLaunchesKeepTheirSlots(t *testing.T) {
+	jt, _ := newTestJT(t, 5)
+	first := rawHeartbeat(t, jt, &mrpb.HeartbeatRequest{InitialContact: true, FreeMapSlots: 2, Instance: "p1"})
+	if ls := launches(first); len(ls) != 2 {
+		t.Fatalf("first reply launches %d maps, want 2", len(ls))
+	}
+	again := rawHeartbeat(t, jt, &mrpb.HeartbeatRequest{Incarnation: first.Incarnation, ResponseId: 0, FreeMapSlots: 2})
+	if ls := launches(again); len(ls) != 2 {
+		var ids []string
+		for _, l := range ls {
+			ids = append(ids, l.AttemptId)
+		}
+		t.Fatalf("after the lost reply: %d launches %v, want the 2 sent again and no new one", len(ls), ids)
+	}
+	jt.mu.Lock()
+	running := len(jt.trackers["t1"].attempts)
+	jt.unlock()
+	if running != 2 {
+		t.Fatalf("the JobTracker has %d attempts on a tracker of 2 map slots", running)
+	}
+}

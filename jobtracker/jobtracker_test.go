@@ -302,3 +302,27 @@ func TestSetJobPriorityReordersFIFO(t *testing.T) {
 		t.Errorf("priority \"high\": %v, want InvalidArgument", err)
 	}
 }
+
+// Only a reduce of the map's own job may report a fetch failure of it:
+// forged reports from another job's reduce could otherwise re-run the
+// map and, past its attempt limit, fail a job that is not theirs.
+func TestFetchFailureFromAnotherJobRefused(t *testing.T) {
+	dir := t.TempDir()
+	jt, victim := newTestJTAt(t, dir, 1, nil)
+	other := submitWordCount(t, jt, dir, 1)
+	heartbeat(t, jt, &mrpb.HeartbeatRequest{InitialContact: true})
+	ls := launches(heartbeat(t, jt, &mrpb.HeartbeatRequest{FreeMapSlots: 1}))
+	if len(ls) != 1 || ls[0].JobId != victim {
+		t.Fatalf("launches %v, want the victim's map", ls)
+	}
+	forger := "attempt_" + strings.TrimPrefix(other, "job_") + "_r_000000_0"
+	for i := 0; i < 5; i++ {
+		_, err := jt.ReportFetchFailure(context.Background(), &mrpb.FetchFailureRequest{JobId: victim, ReduceAttemptId: forger, MapAttemptId: ls[0].AttemptId})
+		if status.Code(err) != codes.PermissionDenied {
+			t.Fatalf("report %d from %s: %v, want PermissionDenied", i, forger, err)
+		}
+	}
+	if st, _ := attemptStateOf(jt, ls[0].AttemptId); st != StateRunning {
+		t.Fatalf("the victim's map is %s after forged reports, want RUNNING", st)
+	}
+}

@@ -460,6 +460,11 @@ func (jt *JobTracker) ReportFetchFailure(ctx context.Context, req *mrpb.FetchFai
 	if a == nil || j.done() || a.obsolete {
 		return &mrpb.Empty{}, nil
 	}
+	if jobOfAttempt(req.ReduceAttemptId) != j.id || !strings.Contains(req.ReduceAttemptId, "_r_") || a.task.typ != partitions.Map {
+		// Only a reduce of the map's own job may report it.
+		return nil, status.Errorf(codes.PermissionDenied, "fetch failure of %s reported by %s, which is not a reduce of job %s",
+			req.MapAttemptId, req.ReduceAttemptId, j.id)
+	}
 	j.fetchFailures[a.id]++
 	n := j.fetchFailures[a.id]
 	jt.log.Warn("fetch failure reported", "map_attempt", a.id, "spill", req.Spill, "by", req.ReduceAttemptId, "reports", n, "cause", req.Cause)

@@ -38,6 +38,7 @@ var keyTable = []Key{
 	{Name: "mapreduce.reduce.shuffle.merge.percent", Type: Float, Default: "0.66", Description: "shuffle buffer fill that starts an in-memory merge to disk", Check: between(0.0, 1.0), Job: true},
 
 	// Task liveness.
+	{Name: "mapreduce.job.userlog.retain.hours", Type: Float, Default: "24", Description: "how long a TaskTracker keeps the logs (stdout, stderr) of a finished job's attempts, served by mr job -logs and the web UI; fractions of an hour allowed", Check: aboveUpTo(0, 1e6), Unit: "h"},
 	{Name: "mapreduce.task.timeout", Type: Int, Default: "600000", Description: "an attempt reporting no progress for this long is failed; 0 disables", Check: atLeast(0), Job: true, Unit: "ms"},
 	{Name: "mapreduce.task.progress.report.interval", Type: Int, Default: "500", Description: "how often a task child reports progress", Check: atLeast(10), Job: true, Unit: "ms"},
 

@@ -148,10 +148,22 @@ func (c *Client) Submit(ctx context.Context, spec *mr.JobSpec) (string, error) {
 // a hint when the JobTracker and the client disagree about TLS.
 func (c *Client) rpcError(what string, err error) error {
 	if st, ok := status.FromError(err); ok {
-		return fmt.Errorf("%s: %s%s", what, st.Message(), c.tlsHint(st))
+		return &rpcError{text: fmt.Sprintf("%s: %s%s", what, st.Message(), c.tlsHint(st)), st: st}
 	}
 	return fmt.Errorf("%s: %w", what, err)
 }
+
+// rpcError is a failed call in words for a user, that keeps its gRPC
+// status for callers (status.Code).
+type rpcError struct {
+	text string
+	st   *status.Status
+}
+
+func (e *rpcError) Error() string { return e.text }
+
+// GRPCStatus makes status.Code and status.FromError see the call's status.
+func (e *rpcError) GRPCStatus() *status.Status { return e.st }
 
 // tlsHint explains the connection errors of a client and a JobTracker of
 // which one speaks TLS and the other does not.
@@ -329,6 +341,16 @@ func (c *Client) Attempts(ctx context.Context, jobID string) ([]*mrpb.TaskAttemp
 		return nil, c.rpcError("listing task attempts", err)
 	}
 	return resp.Attempts, nil
+}
+
+// TaskLog returns an attempt's stdout or stderr and the tracker that ran
+// it.
+func (c *Client) TaskLog(ctx context.Context, attemptID, filter string) (*mrpb.TaskLogResponse, error) {
+	resp, err := c.jt.GetTaskLog(ctx, &mrpb.TaskLogRequest{AttemptId: attemptID, Filter: filter})
+	if err != nil {
+		return nil, c.rpcError("reading the task log", err)
+	}
+	return resp, nil
 }
 
 // List lists running jobs, or all.

@@ -71,6 +71,9 @@ import (
 	"gomr/mrpb"
 	"gomr/partitions"
 	"gomr/sched"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // ClusterInfo is the body of GET /api/cluster.
@@ -257,11 +260,36 @@ func (jt *JobTracker) HTTPHandler() http.Handler {
 	mux.HandleFunc("GET /api/jobs", jt.handleAPIJobs)
 	mux.HandleFunc("GET /api/job", jt.handleAPIJob)
 	mux.HandleFunc("GET /metrics", jt.handleMetrics)
+	mux.HandleFunc("GET /tasklog", jt.handleTaskLog)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		w.Header().Set("Cache-Control", "no-store")
 		mux.ServeHTTP(w, r)
 	})
+}
+
+// handleTaskLog shows an attempt's log (?attemptid=A&filter=stdout|stderr)
+// from the tracker that ran it. The pages are not authenticated, so with
+// job ACLs on it refuses: mr job -logs checks the job's view ACL.
+func (jt *JobTracker) handleTaskLog(w http.ResponseWriter, r *http.Request) {
+	if jt.auth != nil && jt.auth.acls {
+		http.Error(w, "task logs are not shown on the unauthenticated status pages when job ACLs are on: use mr job -logs, which checks the job's view ACL", http.StatusForbidden)
+		return
+	}
+	resp, err := jt.GetTaskLog(r.Context(), &mrpb.TaskLogRequest{AttemptId: r.URL.Query().Get("attemptid"), Filter: r.URL.Query().Get("filter")})
+	if err != nil {
+		code := http.StatusBadGateway
+		switch status.Code(err) {
+		case codes.NotFound:
+			code = http.StatusNotFound
+		case codes.InvalidArgument:
+			code = http.StatusBadRequest
+		}
+		http.Error(w, status.Convert(err).Message(), code)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Write(resp.Data)
 }
 
 // ---- snapshots, taken under jt.mu ----
@@ -825,7 +853,7 @@ Jobs: {{index .Jobs "RUNNING"}} running, {{index .Jobs "SUCCEEDED"}} succeeded, 
 <tr><th>Task / attempt</th><th>Tracker</th><th>State</th><th>Progress</th><th>Phase</th><th>Started</th><th>Finished</th><th>Error</th></tr>
 {{range .Tasks}}<tr class="task"><td><b>{{.ID}}</b></td><td></td><td>{{.State}}</td><td class="n">{{pct .Progress}}</td><td></td><td></td><td></td>
 <td title="{{.Error}}">{{if .Failures}}{{.Failures}} failed: {{firstLine .Error}}{{end}}</td></tr>
-{{range .Attempts}}<tr class="attempt"><td>{{.ID}}</td><td>{{.Tracker}}</td><td>{{.State}}</td><td class="n">{{pct .Progress}}</td><td>{{.Phase}}</td>
+{{range .Attempts}}<tr class="attempt"><td>{{.ID}} <a href="tasklog?attemptid={{.ID}}&amp;filter=stdout">stdout</a> <a href="tasklog?attemptid={{.ID}}&amp;filter=stderr">stderr</a></td><td>{{.Tracker}}</td><td>{{.State}}</td><td class="n">{{pct .Progress}}</td><td>{{.Phase}}</td>
 <td>{{when .Start}}</td><td>{{when .Finish}}</td><td title="{{.Error}}">{{firstLine .Error}}</td></tr>
 {{end}}{{end}}</table>
 {{else if .Retired}}<p>The job is retired: the JobTracker keeps its summary only; <code>mr job -history {{.ID}}</code> prints its attempts.</p>

@@ -1902,6 +1902,114 @@ func (x *TaskAttemptsResponse) GetAttempts() []*TaskAttemptInfo {
 	return nil
 }
 
+// TaskLogRequest asks for one log of an attempt (`mr job -logs`): its
+// stdout or stderr (the child's own log), from the tracker that ran it.
+type TaskLogRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	AttemptId string                 `protobuf:"bytes,1,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"`
+	// "stdout" or "stderr".
+	Filter        string `protobuf:"bytes,2,opt,name=filter,proto3" json:"filter,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TaskLogRequest) Reset() {
+	*x = TaskLogRequest{}
+	mi := &file_mr_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskLogRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskLogRequest) ProtoMessage() {}
+
+func (x *TaskLogRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_mr_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskLogRequest.ProtoReflect.Descriptor instead.
+func (*TaskLogRequest) Descriptor() ([]byte, []int) {
+	return file_mr_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *TaskLogRequest) GetAttemptId() string {
+	if x != nil {
+		return x.AttemptId
+	}
+	return ""
+}
+
+func (x *TaskLogRequest) GetFilter() string {
+	if x != nil {
+		return x.Filter
+	}
+	return ""
+}
+
+type TaskLogResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Data  []byte                 `protobuf:"bytes,1,opt,name=data,proto3" json:"data,omitempty"`
+	// The tracker that ran the attempt, and served the log.
+	Tracker       string `protobuf:"bytes,2,opt,name=tracker,proto3" json:"tracker,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TaskLogResponse) Reset() {
+	*x = TaskLogResponse{}
+	mi := &file_mr_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskLogResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskLogResponse) ProtoMessage() {}
+
+func (x *TaskLogResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_mr_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskLogResponse.ProtoReflect.Descriptor instead.
+func (*TaskLogResponse) Descriptor() ([]byte, []int) {
+	return file_mr_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *TaskLogResponse) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *TaskLogResponse) GetTracker() string {
+	if x != nil {
+		return x.Tracker
+	}
+	return ""
+}
+
 type HeartbeatRequest struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Tracker string                 `protobuf:"bytes,1,opt,name=tracker,proto3" json:"tracker,omitempty"`
@@ -1943,7 +2051,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_mr_proto_msgTypes[27]
+	mi := &file_mr_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1955,7 +2063,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[27]
+	mi := &file_mr_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1968,7 +2076,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{27}
+	return file_mr_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *HeartbeatRequest) GetTracker() string {
@@ -2115,7 +2223,7 @@ type LaunchTask struct {
 
 func (x *LaunchTask) Reset() {
 	*x = LaunchTask{}
-	mi := &file_mr_proto_msgTypes[28]
+	mi := &file_mr_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2127,7 +2235,7 @@ func (x *LaunchTask) String() string {
 func (*LaunchTask) ProtoMessage() {}
 
 func (x *LaunchTask) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[28]
+	mi := &file_mr_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2140,7 +2248,7 @@ func (x *LaunchTask) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaunchTask.ProtoReflect.Descriptor instead.
 func (*LaunchTask) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{28}
+	return file_mr_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *LaunchTask) GetAttemptId() string {
@@ -2242,7 +2350,7 @@ type TaskAction struct {
 
 func (x *TaskAction) Reset() {
 	*x = TaskAction{}
-	mi := &file_mr_proto_msgTypes[29]
+	mi := &file_mr_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2254,7 +2362,7 @@ func (x *TaskAction) String() string {
 func (*TaskAction) ProtoMessage() {}
 
 func (x *TaskAction) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[29]
+	mi := &file_mr_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2267,7 +2375,7 @@ func (x *TaskAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskAction.ProtoReflect.Descriptor instead.
 func (*TaskAction) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{29}
+	return file_mr_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *TaskAction) GetAction() isTaskAction_Action {
@@ -2362,7 +2470,7 @@ type CloneAttempt struct {
 
 func (x *CloneAttempt) Reset() {
 	*x = CloneAttempt{}
-	mi := &file_mr_proto_msgTypes[30]
+	mi := &file_mr_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2374,7 +2482,7 @@ func (x *CloneAttempt) String() string {
 func (*CloneAttempt) ProtoMessage() {}
 
 func (x *CloneAttempt) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[30]
+	mi := &file_mr_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2387,7 +2495,7 @@ func (x *CloneAttempt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloneAttempt.ProtoReflect.Descriptor instead.
 func (*CloneAttempt) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{30}
+	return file_mr_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *CloneAttempt) GetSourceAttempt() string {
@@ -2429,7 +2537,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_mr_proto_msgTypes[31]
+	mi := &file_mr_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2441,7 +2549,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[31]
+	mi := &file_mr_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2454,7 +2562,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{31}
+	return file_mr_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *HeartbeatResponse) GetActions() []*TaskAction {
@@ -2509,7 +2617,7 @@ type MapEvent struct {
 
 func (x *MapEvent) Reset() {
 	*x = MapEvent{}
-	mi := &file_mr_proto_msgTypes[32]
+	mi := &file_mr_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2521,7 +2629,7 @@ func (x *MapEvent) String() string {
 func (*MapEvent) ProtoMessage() {}
 
 func (x *MapEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[32]
+	mi := &file_mr_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2534,7 +2642,7 @@ func (x *MapEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MapEvent.ProtoReflect.Descriptor instead.
 func (*MapEvent) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{32}
+	return file_mr_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *MapEvent) GetKind() string {
@@ -2601,7 +2709,7 @@ type MapEventsRequest struct {
 
 func (x *MapEventsRequest) Reset() {
 	*x = MapEventsRequest{}
-	mi := &file_mr_proto_msgTypes[33]
+	mi := &file_mr_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2613,7 +2721,7 @@ func (x *MapEventsRequest) String() string {
 func (*MapEventsRequest) ProtoMessage() {}
 
 func (x *MapEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[33]
+	mi := &file_mr_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2626,7 +2734,7 @@ func (x *MapEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MapEventsRequest.ProtoReflect.Descriptor instead.
 func (*MapEventsRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{33}
+	return file_mr_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *MapEventsRequest) GetJobId() string {
@@ -2673,7 +2781,7 @@ type MapEventsResponse struct {
 
 func (x *MapEventsResponse) Reset() {
 	*x = MapEventsResponse{}
-	mi := &file_mr_proto_msgTypes[34]
+	mi := &file_mr_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2685,7 +2793,7 @@ func (x *MapEventsResponse) String() string {
 func (*MapEventsResponse) ProtoMessage() {}
 
 func (x *MapEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[34]
+	mi := &file_mr_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2698,7 +2806,7 @@ func (x *MapEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MapEventsResponse.ProtoReflect.Descriptor instead.
 func (*MapEventsResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{34}
+	return file_mr_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *MapEventsResponse) GetEvents() []*MapEvent {
@@ -2722,7 +2830,7 @@ type FetchFailureRequest struct {
 
 func (x *FetchFailureRequest) Reset() {
 	*x = FetchFailureRequest{}
-	mi := &file_mr_proto_msgTypes[35]
+	mi := &file_mr_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2734,7 +2842,7 @@ func (x *FetchFailureRequest) String() string {
 func (*FetchFailureRequest) ProtoMessage() {}
 
 func (x *FetchFailureRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[35]
+	mi := &file_mr_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2747,7 +2855,7 @@ func (x *FetchFailureRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchFailureRequest.ProtoReflect.Descriptor instead.
 func (*FetchFailureRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{35}
+	return file_mr_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *FetchFailureRequest) GetJobId() string {
@@ -2801,7 +2909,7 @@ type CanCommitRequest struct {
 
 func (x *CanCommitRequest) Reset() {
 	*x = CanCommitRequest{}
-	mi := &file_mr_proto_msgTypes[36]
+	mi := &file_mr_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2813,7 +2921,7 @@ func (x *CanCommitRequest) String() string {
 func (*CanCommitRequest) ProtoMessage() {}
 
 func (x *CanCommitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[36]
+	mi := &file_mr_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2826,7 +2934,7 @@ func (x *CanCommitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CanCommitRequest.ProtoReflect.Descriptor instead.
 func (*CanCommitRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{36}
+	return file_mr_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *CanCommitRequest) GetAttemptId() string {
@@ -2845,7 +2953,7 @@ type CanCommitResponse struct {
 
 func (x *CanCommitResponse) Reset() {
 	*x = CanCommitResponse{}
-	mi := &file_mr_proto_msgTypes[37]
+	mi := &file_mr_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2857,7 +2965,7 @@ func (x *CanCommitResponse) String() string {
 func (*CanCommitResponse) ProtoMessage() {}
 
 func (x *CanCommitResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[37]
+	mi := &file_mr_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2870,7 +2978,7 @@ func (x *CanCommitResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CanCommitResponse.ProtoReflect.Descriptor instead.
 func (*CanCommitResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{37}
+	return file_mr_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *CanCommitResponse) GetCanCommit() bool {
@@ -2888,7 +2996,7 @@ type Empty struct {
 
 func (x *Empty) Reset() {
 	*x = Empty{}
-	mi := &file_mr_proto_msgTypes[38]
+	mi := &file_mr_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2900,7 +3008,7 @@ func (x *Empty) String() string {
 func (*Empty) ProtoMessage() {}
 
 func (x *Empty) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[38]
+	mi := &file_mr_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2913,7 +3021,7 @@ func (x *Empty) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Empty.ProtoReflect.Descriptor instead.
 func (*Empty) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{38}
+	return file_mr_proto_rawDescGZIP(), []int{40}
 }
 
 type GetTaskRequest struct {
@@ -2925,7 +3033,7 @@ type GetTaskRequest struct {
 
 func (x *GetTaskRequest) Reset() {
 	*x = GetTaskRequest{}
-	mi := &file_mr_proto_msgTypes[39]
+	mi := &file_mr_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2937,7 +3045,7 @@ func (x *GetTaskRequest) String() string {
 func (*GetTaskRequest) ProtoMessage() {}
 
 func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[39]
+	mi := &file_mr_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2950,7 +3058,7 @@ func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskRequest.ProtoReflect.Descriptor instead.
 func (*GetTaskRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{39}
+	return file_mr_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *GetTaskRequest) GetAttemptId() string {
@@ -2975,7 +3083,7 @@ type StatusUpdateRequest struct {
 
 func (x *StatusUpdateRequest) Reset() {
 	*x = StatusUpdateRequest{}
-	mi := &file_mr_proto_msgTypes[40]
+	mi := &file_mr_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2987,7 +3095,7 @@ func (x *StatusUpdateRequest) String() string {
 func (*StatusUpdateRequest) ProtoMessage() {}
 
 func (x *StatusUpdateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[40]
+	mi := &file_mr_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3000,7 +3108,7 @@ func (x *StatusUpdateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusUpdateRequest.ProtoReflect.Descriptor instead.
 func (*StatusUpdateRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{40}
+	return file_mr_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *StatusUpdateRequest) GetAttemptId() string {
@@ -3055,7 +3163,7 @@ type StatusUpdateResponse struct {
 
 func (x *StatusUpdateResponse) Reset() {
 	*x = StatusUpdateResponse{}
-	mi := &file_mr_proto_msgTypes[41]
+	mi := &file_mr_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3067,7 +3175,7 @@ func (x *StatusUpdateResponse) String() string {
 func (*StatusUpdateResponse) ProtoMessage() {}
 
 func (x *StatusUpdateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[41]
+	mi := &file_mr_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3080,7 +3188,7 @@ func (x *StatusUpdateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusUpdateResponse.ProtoReflect.Descriptor instead.
 func (*StatusUpdateResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{41}
+	return file_mr_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *StatusUpdateResponse) GetKnown() bool {
@@ -3099,7 +3207,7 @@ type SpillReadyRequest struct {
 
 func (x *SpillReadyRequest) Reset() {
 	*x = SpillReadyRequest{}
-	mi := &file_mr_proto_msgTypes[42]
+	mi := &file_mr_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3111,7 +3219,7 @@ func (x *SpillReadyRequest) String() string {
 func (*SpillReadyRequest) ProtoMessage() {}
 
 func (x *SpillReadyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[42]
+	mi := &file_mr_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3124,7 +3232,7 @@ func (x *SpillReadyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpillReadyRequest.ProtoReflect.Descriptor instead.
 func (*SpillReadyRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{42}
+	return file_mr_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *SpillReadyRequest) GetSpill() *SpillAnnouncement {
@@ -3144,7 +3252,7 @@ type DoneRequest struct {
 
 func (x *DoneRequest) Reset() {
 	*x = DoneRequest{}
-	mi := &file_mr_proto_msgTypes[43]
+	mi := &file_mr_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3156,7 +3264,7 @@ func (x *DoneRequest) String() string {
 func (*DoneRequest) ProtoMessage() {}
 
 func (x *DoneRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[43]
+	mi := &file_mr_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3169,7 +3277,7 @@ func (x *DoneRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DoneRequest.ProtoReflect.Descriptor instead.
 func (*DoneRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{43}
+	return file_mr_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *DoneRequest) GetAttemptId() string {
@@ -3197,7 +3305,7 @@ type FailedRequest struct {
 
 func (x *FailedRequest) Reset() {
 	*x = FailedRequest{}
-	mi := &file_mr_proto_msgTypes[44]
+	mi := &file_mr_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3209,7 +3317,7 @@ func (x *FailedRequest) String() string {
 func (*FailedRequest) ProtoMessage() {}
 
 func (x *FailedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[44]
+	mi := &file_mr_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3222,7 +3330,7 @@ func (x *FailedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailedRequest.ProtoReflect.Descriptor instead.
 func (*FailedRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{44}
+	return file_mr_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *FailedRequest) GetAttemptId() string {
@@ -3260,7 +3368,7 @@ type QuietRequest struct {
 
 func (x *QuietRequest) Reset() {
 	*x = QuietRequest{}
-	mi := &file_mr_proto_msgTypes[45]
+	mi := &file_mr_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3272,7 +3380,7 @@ func (x *QuietRequest) String() string {
 func (*QuietRequest) ProtoMessage() {}
 
 func (x *QuietRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[45]
+	mi := &file_mr_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3285,7 +3393,7 @@ func (x *QuietRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QuietRequest.ProtoReflect.Descriptor instead.
 func (*QuietRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{45}
+	return file_mr_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *QuietRequest) GetAttemptId() string {
@@ -3466,7 +3574,14 @@ const file_mr_proto_rawDesc = "" +
 	"diagnostic\x18\t \x01(\tR\n" +
 	"diagnostic\"I\n" +
 	"\x14TaskAttemptsResponse\x121\n" +
-	"\battempts\x18\x01 \x03(\v2\x15.gomr.TaskAttemptInfoR\battempts\"\xf8\x04\n" +
+	"\battempts\x18\x01 \x03(\v2\x15.gomr.TaskAttemptInfoR\battempts\"G\n" +
+	"\x0eTaskLogRequest\x12\x1d\n" +
+	"\n" +
+	"attempt_id\x18\x01 \x01(\tR\tattemptId\x12\x16\n" +
+	"\x06filter\x18\x02 \x01(\tR\x06filter\"?\n" +
+	"\x0fTaskLogResponse\x12\x12\n" +
+	"\x04data\x18\x01 \x01(\fR\x04data\x12\x18\n" +
+	"\atracker\x18\x02 \x01(\tR\atracker\"\xf8\x04\n" +
 	"\x10HeartbeatRequest\x12\x18\n" +
 	"\atracker\x18\x01 \x01(\tR\atracker\x12\x12\n" +
 	"\x04host\x18\x02 \x01(\tR\x04host\x12'\n" +
@@ -3587,7 +3702,7 @@ const file_mr_proto_rawDesc = "" +
 	"\n" +
 	"attempt_id\x18\x01 \x01(\tR\tattemptId\x12\x1a\n" +
 	"\bprogress\x18\x02 \x01(\x02R\bprogress\x12\x18\n" +
-	"\arefused\x18\x03 \x01(\tR\arefused2\xe4\x06\n" +
+	"\arefused\x18\x03 \x01(\tR\arefused2\x9f\a\n" +
 	"\n" +
 	"JobTracker\x12<\n" +
 	"\tSubmitJob\x12\x16.gomr.SubmitJobRequest\x1a\x17.gomr.SubmitJobResponse\x127\n" +
@@ -3598,7 +3713,9 @@ const file_mr_proto_rawDesc = "" +
 	"\fListTrackers\x12\x19.gomr.ListTrackersRequest\x1a\x1a.gomr.ListTrackersResponse\x12N\n" +
 	"\x0fKillTaskAttempt\x12\x1c.gomr.KillTaskAttemptRequest\x1a\x1d.gomr.KillTaskAttemptResponse\x12K\n" +
 	"\x0eSetJobPriority\x12\x1b.gomr.SetJobPriorityRequest\x1a\x1c.gomr.SetJobPriorityResponse\x12I\n" +
-	"\x10ListTaskAttempts\x12\x19.gomr.TaskAttemptsRequest\x1a\x1a.gomr.TaskAttemptsResponse\x12<\n" +
+	"\x10ListTaskAttempts\x12\x19.gomr.TaskAttemptsRequest\x1a\x1a.gomr.TaskAttemptsResponse\x129\n" +
+	"\n" +
+	"GetTaskLog\x12\x14.gomr.TaskLogRequest\x1a\x15.gomr.TaskLogResponse\x12<\n" +
 	"\tHeartbeat\x12\x16.gomr.HeartbeatRequest\x1a\x17.gomr.HeartbeatResponse\x12?\n" +
 	"\fGetMapEvents\x12\x16.gomr.MapEventsRequest\x1a\x17.gomr.MapEventsResponse\x12<\n" +
 	"\x12ReportFetchFailure\x12\x19.gomr.FetchFailureRequest\x1a\v.gomr.Empty\x12<\n" +
@@ -3627,7 +3744,7 @@ func file_mr_proto_rawDescGZIP() []byte {
 	return file_mr_proto_rawDescData
 }
 
-var file_mr_proto_msgTypes = make([]protoimpl.MessageInfo, 47)
+var file_mr_proto_msgTypes = make([]protoimpl.MessageInfo, 49)
 var file_mr_proto_goTypes = []any{
 	(*Counter)(nil),                 // 0: gomr.Counter
 	(*Segment)(nil),                 // 1: gomr.Segment
@@ -3656,26 +3773,28 @@ var file_mr_proto_goTypes = []any{
 	(*TaskAttemptsRequest)(nil),     // 24: gomr.TaskAttemptsRequest
 	(*TaskAttemptInfo)(nil),         // 25: gomr.TaskAttemptInfo
 	(*TaskAttemptsResponse)(nil),    // 26: gomr.TaskAttemptsResponse
-	(*HeartbeatRequest)(nil),        // 27: gomr.HeartbeatRequest
-	(*LaunchTask)(nil),              // 28: gomr.LaunchTask
-	(*TaskAction)(nil),              // 29: gomr.TaskAction
-	(*CloneAttempt)(nil),            // 30: gomr.CloneAttempt
-	(*HeartbeatResponse)(nil),       // 31: gomr.HeartbeatResponse
-	(*MapEvent)(nil),                // 32: gomr.MapEvent
-	(*MapEventsRequest)(nil),        // 33: gomr.MapEventsRequest
-	(*MapEventsResponse)(nil),       // 34: gomr.MapEventsResponse
-	(*FetchFailureRequest)(nil),     // 35: gomr.FetchFailureRequest
-	(*CanCommitRequest)(nil),        // 36: gomr.CanCommitRequest
-	(*CanCommitResponse)(nil),       // 37: gomr.CanCommitResponse
-	(*Empty)(nil),                   // 38: gomr.Empty
-	(*GetTaskRequest)(nil),          // 39: gomr.GetTaskRequest
-	(*StatusUpdateRequest)(nil),     // 40: gomr.StatusUpdateRequest
-	(*StatusUpdateResponse)(nil),    // 41: gomr.StatusUpdateResponse
-	(*SpillReadyRequest)(nil),       // 42: gomr.SpillReadyRequest
-	(*DoneRequest)(nil),             // 43: gomr.DoneRequest
-	(*FailedRequest)(nil),           // 44: gomr.FailedRequest
-	(*QuietRequest)(nil),            // 45: gomr.QuietRequest
-	nil,                             // 46: gomr.LaunchTask.ConfEntry
+	(*TaskLogRequest)(nil),          // 27: gomr.TaskLogRequest
+	(*TaskLogResponse)(nil),         // 28: gomr.TaskLogResponse
+	(*HeartbeatRequest)(nil),        // 29: gomr.HeartbeatRequest
+	(*LaunchTask)(nil),              // 30: gomr.LaunchTask
+	(*TaskAction)(nil),              // 31: gomr.TaskAction
+	(*CloneAttempt)(nil),            // 32: gomr.CloneAttempt
+	(*HeartbeatResponse)(nil),       // 33: gomr.HeartbeatResponse
+	(*MapEvent)(nil),                // 34: gomr.MapEvent
+	(*MapEventsRequest)(nil),        // 35: gomr.MapEventsRequest
+	(*MapEventsResponse)(nil),       // 36: gomr.MapEventsResponse
+	(*FetchFailureRequest)(nil),     // 37: gomr.FetchFailureRequest
+	(*CanCommitRequest)(nil),        // 38: gomr.CanCommitRequest
+	(*CanCommitResponse)(nil),       // 39: gomr.CanCommitResponse
+	(*Empty)(nil),                   // 40: gomr.Empty
+	(*GetTaskRequest)(nil),          // 41: gomr.GetTaskRequest
+	(*StatusUpdateRequest)(nil),     // 42: gomr.StatusUpdateRequest
+	(*StatusUpdateResponse)(nil),    // 43: gomr.StatusUpdateResponse
+	(*SpillReadyRequest)(nil),       // 44: gomr.SpillReadyRequest
+	(*DoneRequest)(nil),             // 45: gomr.DoneRequest
+	(*FailedRequest)(nil),           // 46: gomr.FailedRequest
+	(*QuietRequest)(nil),            // 47: gomr.QuietRequest
+	nil,                             // 48: gomr.LaunchTask.ConfEntry
 }
 var file_mr_proto_depIdxs = []int32{
 	1,  // 0: gomr.SpillAnnouncement.segments:type_name -> gomr.Segment
@@ -3690,13 +3809,13 @@ var file_mr_proto_depIdxs = []int32{
 	25, // 9: gomr.TaskAttemptsResponse.attempts:type_name -> gomr.TaskAttemptInfo
 	3,  // 10: gomr.HeartbeatRequest.attempts:type_name -> gomr.AttemptStatus
 	2,  // 11: gomr.HeartbeatRequest.spills:type_name -> gomr.SpillAnnouncement
-	46, // 12: gomr.LaunchTask.conf:type_name -> gomr.LaunchTask.ConfEntry
-	28, // 13: gomr.TaskAction.launch:type_name -> gomr.LaunchTask
-	30, // 14: gomr.TaskAction.clone:type_name -> gomr.CloneAttempt
-	28, // 15: gomr.CloneAttempt.launch:type_name -> gomr.LaunchTask
-	29, // 16: gomr.HeartbeatResponse.actions:type_name -> gomr.TaskAction
+	48, // 12: gomr.LaunchTask.conf:type_name -> gomr.LaunchTask.ConfEntry
+	30, // 13: gomr.TaskAction.launch:type_name -> gomr.LaunchTask
+	32, // 14: gomr.TaskAction.clone:type_name -> gomr.CloneAttempt
+	30, // 15: gomr.CloneAttempt.launch:type_name -> gomr.LaunchTask
+	31, // 16: gomr.HeartbeatResponse.actions:type_name -> gomr.TaskAction
 	1,  // 17: gomr.MapEvent.segment:type_name -> gomr.Segment
-	32, // 18: gomr.MapEventsResponse.events:type_name -> gomr.MapEvent
+	34, // 18: gomr.MapEventsResponse.events:type_name -> gomr.MapEvent
 	0,  // 19: gomr.StatusUpdateRequest.counters:type_name -> gomr.Counter
 	2,  // 20: gomr.SpillReadyRequest.spill:type_name -> gomr.SpillAnnouncement
 	0,  // 21: gomr.DoneRequest.counters:type_name -> gomr.Counter
@@ -3710,43 +3829,45 @@ var file_mr_proto_depIdxs = []int32{
 	20, // 29: gomr.JobTracker.KillTaskAttempt:input_type -> gomr.KillTaskAttemptRequest
 	22, // 30: gomr.JobTracker.SetJobPriority:input_type -> gomr.SetJobPriorityRequest
 	24, // 31: gomr.JobTracker.ListTaskAttempts:input_type -> gomr.TaskAttemptsRequest
-	27, // 32: gomr.JobTracker.Heartbeat:input_type -> gomr.HeartbeatRequest
-	33, // 33: gomr.JobTracker.GetMapEvents:input_type -> gomr.MapEventsRequest
-	35, // 34: gomr.JobTracker.ReportFetchFailure:input_type -> gomr.FetchFailureRequest
-	36, // 35: gomr.JobTracker.CanCommit:input_type -> gomr.CanCommitRequest
-	39, // 36: gomr.Umbilical.GetTask:input_type -> gomr.GetTaskRequest
-	40, // 37: gomr.Umbilical.StatusUpdate:input_type -> gomr.StatusUpdateRequest
-	42, // 38: gomr.Umbilical.SpillReady:input_type -> gomr.SpillReadyRequest
-	33, // 39: gomr.Umbilical.GetMapEvents:input_type -> gomr.MapEventsRequest
-	35, // 40: gomr.Umbilical.ReportFetchFailure:input_type -> gomr.FetchFailureRequest
-	36, // 41: gomr.Umbilical.CanCommit:input_type -> gomr.CanCommitRequest
-	43, // 42: gomr.Umbilical.Done:input_type -> gomr.DoneRequest
-	44, // 43: gomr.Umbilical.Failed:input_type -> gomr.FailedRequest
-	45, // 44: gomr.Umbilical.Quiet:input_type -> gomr.QuietRequest
-	6,  // 45: gomr.JobTracker.SubmitJob:output_type -> gomr.SubmitJobResponse
-	9,  // 46: gomr.JobTracker.GetJobStatus:output_type -> gomr.JobStatus
-	12, // 47: gomr.JobTracker.ListJobs:output_type -> gomr.ListJobsResponse
-	17, // 48: gomr.JobTracker.KillJob:output_type -> gomr.KillJobResponse
-	19, // 49: gomr.JobTracker.GetJobHistory:output_type -> gomr.JobHistoryResponse
-	14, // 50: gomr.JobTracker.ListTrackers:output_type -> gomr.ListTrackersResponse
-	21, // 51: gomr.JobTracker.KillTaskAttempt:output_type -> gomr.KillTaskAttemptResponse
-	23, // 52: gomr.JobTracker.SetJobPriority:output_type -> gomr.SetJobPriorityResponse
-	26, // 53: gomr.JobTracker.ListTaskAttempts:output_type -> gomr.TaskAttemptsResponse
-	31, // 54: gomr.JobTracker.Heartbeat:output_type -> gomr.HeartbeatResponse
-	34, // 55: gomr.JobTracker.GetMapEvents:output_type -> gomr.MapEventsResponse
-	38, // 56: gomr.JobTracker.ReportFetchFailure:output_type -> gomr.Empty
-	37, // 57: gomr.JobTracker.CanCommit:output_type -> gomr.CanCommitResponse
-	28, // 58: gomr.Umbilical.GetTask:output_type -> gomr.LaunchTask
-	41, // 59: gomr.Umbilical.StatusUpdate:output_type -> gomr.StatusUpdateResponse
-	38, // 60: gomr.Umbilical.SpillReady:output_type -> gomr.Empty
-	34, // 61: gomr.Umbilical.GetMapEvents:output_type -> gomr.MapEventsResponse
-	38, // 62: gomr.Umbilical.ReportFetchFailure:output_type -> gomr.Empty
-	37, // 63: gomr.Umbilical.CanCommit:output_type -> gomr.CanCommitResponse
-	38, // 64: gomr.Umbilical.Done:output_type -> gomr.Empty
-	38, // 65: gomr.Umbilical.Failed:output_type -> gomr.Empty
-	38, // 66: gomr.Umbilical.Quiet:output_type -> gomr.Empty
-	45, // [45:67] is the sub-list for method output_type
-	23, // [23:45] is the sub-list for method input_type
+	27, // 32: gomr.JobTracker.GetTaskLog:input_type -> gomr.TaskLogRequest
+	29, // 33: gomr.JobTracker.Heartbeat:input_type -> gomr.HeartbeatRequest
+	35, // 34: gomr.JobTracker.GetMapEvents:input_type -> gomr.MapEventsRequest
+	37, // 35: gomr.JobTracker.ReportFetchFailure:input_type -> gomr.FetchFailureRequest
+	38, // 36: gomr.JobTracker.CanCommit:input_type -> gomr.CanCommitRequest
+	41, // 37: gomr.Umbilical.GetTask:input_type -> gomr.GetTaskRequest
+	42, // 38: gomr.Umbilical.StatusUpdate:input_type -> gomr.StatusUpdateRequest
+	44, // 39: gomr.Umbilical.SpillReady:input_type -> gomr.SpillReadyRequest
+	35, // 40: gomr.Umbilical.GetMapEvents:input_type -> gomr.MapEventsRequest
+	37, // 41: gomr.Umbilical.ReportFetchFailure:input_type -> gomr.FetchFailureRequest
+	38, // 42: gomr.Umbilical.CanCommit:input_type -> gomr.CanCommitRequest
+	45, // 43: gomr.Umbilical.Done:input_type -> gomr.DoneRequest
+	46, // 44: gomr.Umbilical.Failed:input_type -> gomr.FailedRequest
+	47, // 45: gomr.Umbilical.Quiet:input_type -> gomr.QuietRequest
+	6,  // 46: gomr.JobTracker.SubmitJob:output_type -> gomr.SubmitJobResponse
+	9,  // 47: gomr.JobTracker.GetJobStatus:output_type -> gomr.JobStatus
+	12, // 48: gomr.JobTracker.ListJobs:output_type -> gomr.ListJobsResponse
+	17, // 49: gomr.JobTracker.KillJob:output_type -> gomr.KillJobResponse
+	19, // 50: gomr.JobTracker.GetJobHistory:output_type -> gomr.JobHistoryResponse
+	14, // 51: gomr.JobTracker.ListTrackers:output_type -> gomr.ListTrackersResponse
+	21, // 52: gomr.JobTracker.KillTaskAttempt:output_type -> gomr.KillTaskAttemptResponse
+	23, // 53: gomr.JobTracker.SetJobPriority:output_type -> gomr.SetJobPriorityResponse
+	26, // 54: gomr.JobTracker.ListTaskAttempts:output_type -> gomr.TaskAttemptsResponse
+	28, // 55: gomr.JobTracker.GetTaskLog:output_type -> gomr.TaskLogResponse
+	33, // 56: gomr.JobTracker.Heartbeat:output_type -> gomr.HeartbeatResponse
+	36, // 57: gomr.JobTracker.GetMapEvents:output_type -> gomr.MapEventsResponse
+	40, // 58: gomr.JobTracker.ReportFetchFailure:output_type -> gomr.Empty
+	39, // 59: gomr.JobTracker.CanCommit:output_type -> gomr.CanCommitResponse
+	30, // 60: gomr.Umbilical.GetTask:output_type -> gomr.LaunchTask
+	43, // 61: gomr.Umbilical.StatusUpdate:output_type -> gomr.StatusUpdateResponse
+	40, // 62: gomr.Umbilical.SpillReady:output_type -> gomr.Empty
+	36, // 63: gomr.Umbilical.GetMapEvents:output_type -> gomr.MapEventsResponse
+	40, // 64: gomr.Umbilical.ReportFetchFailure:output_type -> gomr.Empty
+	39, // 65: gomr.Umbilical.CanCommit:output_type -> gomr.CanCommitResponse
+	40, // 66: gomr.Umbilical.Done:output_type -> gomr.Empty
+	40, // 67: gomr.Umbilical.Failed:output_type -> gomr.Empty
+	40, // 68: gomr.Umbilical.Quiet:output_type -> gomr.Empty
+	46, // [46:69] is the sub-list for method output_type
+	23, // [23:46] is the sub-list for method input_type
 	23, // [23:23] is the sub-list for extension type_name
 	23, // [23:23] is the sub-list for extension extendee
 	0,  // [0:23] is the sub-list for field type_name
@@ -3757,7 +3878,7 @@ func file_mr_proto_init() {
 	if File_mr_proto != nil {
 		return
 	}
-	file_mr_proto_msgTypes[29].OneofWrappers = []any{
+	file_mr_proto_msgTypes[31].OneofWrappers = []any{
 		(*TaskAction_Launch)(nil),
 		(*TaskAction_KillAttempt)(nil),
 		(*TaskAction_PurgeJob)(nil),
@@ -3769,7 +3890,7 @@ func file_mr_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_mr_proto_rawDesc), len(file_mr_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   47,
+			NumMessages:   49,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

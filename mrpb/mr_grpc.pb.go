@@ -32,6 +32,7 @@ const (
 	JobTracker_KillTaskAttempt_FullMethodName    = "/gomr.JobTracker/KillTaskAttempt"
 	JobTracker_SetJobPriority_FullMethodName     = "/gomr.JobTracker/SetJobPriority"
 	JobTracker_ListTaskAttempts_FullMethodName   = "/gomr.JobTracker/ListTaskAttempts"
+	JobTracker_GetTaskLog_FullMethodName         = "/gomr.JobTracker/GetTaskLog"
 	JobTracker_Heartbeat_FullMethodName          = "/gomr.JobTracker/Heartbeat"
 	JobTracker_GetMapEvents_FullMethodName       = "/gomr.JobTracker/GetMapEvents"
 	JobTracker_ReportFetchFailure_FullMethodName = "/gomr.JobTracker/ReportFetchFailure"
@@ -51,6 +52,7 @@ type JobTrackerClient interface {
 	KillTaskAttempt(ctx context.Context, in *KillTaskAttemptRequest, opts ...grpc.CallOption) (*KillTaskAttemptResponse, error)
 	SetJobPriority(ctx context.Context, in *SetJobPriorityRequest, opts ...grpc.CallOption) (*SetJobPriorityResponse, error)
 	ListTaskAttempts(ctx context.Context, in *TaskAttemptsRequest, opts ...grpc.CallOption) (*TaskAttemptsResponse, error)
+	GetTaskLog(ctx context.Context, in *TaskLogRequest, opts ...grpc.CallOption) (*TaskLogResponse, error)
 	Heartbeat(ctx context.Context, in *HeartbeatRequest, opts ...grpc.CallOption) (*HeartbeatResponse, error)
 	GetMapEvents(ctx context.Context, in *MapEventsRequest, opts ...grpc.CallOption) (*MapEventsResponse, error)
 	ReportFetchFailure(ctx context.Context, in *FetchFailureRequest, opts ...grpc.CallOption) (*Empty, error)
@@ -155,6 +157,16 @@ func (c *jobTrackerClient) ListTaskAttempts(ctx context.Context, in *TaskAttempt
 	return out, nil
 }
 
+func (c *jobTrackerClient) GetTaskLog(ctx context.Context, in *TaskLogRequest, opts ...grpc.CallOption) (*TaskLogResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(TaskLogResponse)
+	err := c.cc.Invoke(ctx, JobTracker_GetTaskLog_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *jobTrackerClient) Heartbeat(ctx context.Context, in *HeartbeatRequest, opts ...grpc.CallOption) (*HeartbeatResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(HeartbeatResponse)
@@ -208,6 +220,7 @@ type JobTrackerServer interface {
 	KillTaskAttempt(context.Context, *KillTaskAttemptRequest) (*KillTaskAttemptResponse, error)
 	SetJobPriority(context.Context, *SetJobPriorityRequest) (*SetJobPriorityResponse, error)
 	ListTaskAttempts(context.Context, *TaskAttemptsRequest) (*TaskAttemptsResponse, error)
+	GetTaskLog(context.Context, *TaskLogRequest) (*TaskLogResponse, error)
 	Heartbeat(context.Context, *HeartbeatRequest) (*HeartbeatResponse, error)
 	GetMapEvents(context.Context, *MapEventsRequest) (*MapEventsResponse, error)
 	ReportFetchFailure(context.Context, *FetchFailureRequest) (*Empty, error)
@@ -248,6 +261,9 @@ func (UnimplementedJobTrackerServer) SetJobPriority(context.Context, *SetJobPrio
 }
 func (UnimplementedJobTrackerServer) ListTaskAttempts(context.Context, *TaskAttemptsRequest) (*TaskAttemptsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListTaskAttempts not implemented")
+}
+func (UnimplementedJobTrackerServer) GetTaskLog(context.Context, *TaskLogRequest) (*TaskLogResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetTaskLog not implemented")
 }
 func (UnimplementedJobTrackerServer) Heartbeat(context.Context, *HeartbeatRequest) (*HeartbeatResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Heartbeat not implemented")
@@ -444,6 +460,24 @@ func _JobTracker_ListTaskAttempts_Handler(srv interface{}, ctx context.Context, 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _JobTracker_GetTaskLog_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(TaskLogRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JobTrackerServer).GetTaskLog(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: JobTracker_GetTaskLog_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JobTrackerServer).GetTaskLog(ctx, req.(*TaskLogRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _JobTracker_Heartbeat_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(HeartbeatRequest)
 	if err := dec(in); err != nil {
@@ -558,6 +592,10 @@ var JobTracker_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListTaskAttempts",
 			Handler:    _JobTracker_ListTaskAttempts_Handler,
+		},
+		{
+			MethodName: "GetTaskLog",
+			Handler:    _JobTracker_GetTaskLog_Handler,
 		},
 		{
 			MethodName: "Heartbeat",

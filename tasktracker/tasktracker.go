@@ -246,8 +246,12 @@ func (tt *TaskTracker) Run(ctx context.Context) error {
 	shuffleListener := tt.shuffleListener
 	if tt.tls != nil {
 		// HTTPS only, from other trackers and their children (a
-		// tasktracker certificate), besides each request's HMAC.
-		httpSrv.Handler = security.RequireRole(security.RoleTaskTracker, httpSrv.Handler)
+		// tasktracker certificate), besides each request's HMAC; task
+		// logs to the JobTracker only, which checks the job's ACL.
+		secured := http.NewServeMux()
+		secured.Handle(mrpb.TaskLogPath, security.RequireRole(security.RoleJobTracker, httpSrv.Handler))
+		secured.Handle("/", security.RequireRole(security.RoleTaskTracker, httpSrv.Handler))
+		httpSrv.Handler = secured
 		httpSrv.ErrorLog = slog.NewLogLogger(tt.log.Handler(), slog.LevelWarn)
 		shuffleListener = tt.tls.Listener(shuffleListener)
 	}
@@ -260,6 +264,7 @@ func (tt *TaskTracker) Run(ctx context.Context) error {
 
 	tt.probeCRIU(ctx)
 	go tt.watchTimeouts(ctx)
+	go tt.cleanUserlogs(ctx, time.Duration(tt.cfg.Float("mapreduce.job.userlog.retain.hours")*float64(time.Hour)))
 	err = tt.heartbeatLoop(ctx)
 	tt.killAll("tasktracker shutting down")
 	return err
@@ -269,6 +274,7 @@ func (tt *TaskTracker) shuffleMux() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle(shuffle.Path, shuffle.NewHandler(secretSource{tt}, locator{tt}, tt.log, shuffle.WithRequestWindow(tt.requestWindow)))
 	mux.HandleFunc(CheckpointPath, tt.serveCheckpoint)
+	mux.HandleFunc(mrpb.TaskLogPath, tt.serveTaskLog)
 	return mux
 }
 
@@ -624,6 +630,7 @@ func (tt *TaskTracker) purge(jobID string) {
 		for _, a := range as {
 			a.waitExit(10 * time.Second)
 		}
+		tt.keepLogs(jobID)
 		if err := os.RemoveAll(tt.jobDir(jobID)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			tt.log.Warn("removing job files", "job", jobID, "error", err)
 		}

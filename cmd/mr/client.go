@@ -12,8 +12,11 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"gomr/jobtracker"
+	"gomr/jobtracker/jobhistory"
 	"gomr/mr"
 	"gomr/mrpb"
 )
@@ -72,6 +75,7 @@ const jobUsage = `mr job [--jobtracker HOST:PORT] <command>
   -counter <job-id> <group> <name>  one counter's value
   -events <job-id> <from-event-#> <#-of-events>  task completion events
   -list-attempt-ids <job-id> <MAP|REDUCE> <running|completed|failed|killed>  attempt ids
+  -logs <job-id> [<attempt-id>]  the stdout and stderr of an attempt, or of every attempt of the job
   -kill-task <attempt-id>      kill a task attempt (not counted as a failure)
   -fail-task <attempt-id>      fail a task attempt (counted against the task's attempts)
   -history <job-id>            a finished job's history (JSON lines)
@@ -134,7 +138,7 @@ func newJobCmd() *cobra.Command {
 
 // jobVerbs is the one-line form of mr job's commands.
 const jobVerbs = "-list | -status ID | -kill ID | -set-priority ID PRIORITY | -counter ID GROUP NAME | -events ID FROM N | " +
-	"-list-attempt-ids ID TYPE STATE | -kill-task ATTEMPT | -fail-task ATTEMPT | -history ID | -list-active-trackers | -list-blacklisted-trackers"
+	"-list-attempt-ids ID TYPE STATE | -logs ID [ATTEMPT] | -kill-task ATTEMPT | -fail-task ATTEMPT | -history ID | -list-active-trackers | -list-blacklisted-trackers"
 
 func needArgs(cmd string, got []string, n int, what string) error {
 	if len(got) != n {
@@ -296,6 +300,52 @@ func runJobCommand(ctx context.Context, c *jobtracker.Client, args []string) err
 		for _, a := range atts {
 			if a.TaskType == typ && slices.Contains(states, a.State) {
 				fmt.Fprintln(out, a.AttemptId)
+			}
+		}
+		return nil
+	case "-logs":
+		if len(rest) != 1 && len(rest) != 2 {
+			return &mr.UsageError{App: "mr job", Usage: "-logs <job-id> [<attempt-id>]", Problem: "-logs takes a job id and, optionally, an attempt id"}
+		}
+		var ids []string
+		if len(rest) == 2 {
+			if !strings.HasPrefix(rest[1], "attempt_"+strings.TrimPrefix(rest[0], "job_")+"_") {
+				return fmt.Errorf("attempt %s is not of job %s", rest[1], rest[0])
+			}
+			ids = []string{rest[1]}
+		} else {
+			atts, err := c.Attempts(ctx, rest[0])
+			if status.Code(err) == codes.NotFound {
+				// A retired job: its attempts are in its history.
+				data, herr := c.History(ctx, rest[0])
+				if herr != nil {
+					return err
+				}
+				rec, herr := jobhistory.Parse(data)
+				if herr != nil {
+					return fmt.Errorf("history of %s: %w", rest[0], herr)
+				}
+				for _, a := range rec.Attempts {
+					ids = append(ids, a.AttemptID)
+				}
+			} else if err != nil {
+				return err
+			}
+			for _, a := range atts {
+				ids = append(ids, a.AttemptId)
+			}
+		}
+		for _, id := range ids {
+			for _, filter := range []string{"stdout", "stderr"} {
+				resp, err := c.TaskLog(ctx, id, filter)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(out, "==> %s %s (tracker %s) <==\n", id, filter, resp.Tracker)
+				out.Write(resp.Data)
+				if n := len(resp.Data); n > 0 && resp.Data[n-1] != '\n' {
+					fmt.Fprintln(out)
+				}
 			}
 		}
 		return nil

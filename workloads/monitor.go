@@ -15,14 +15,11 @@ import (
 	"time"
 )
 
-// Target is a process the monitor samples, with all its descendants (the
-// task children a TaskTracker starts), or only the process, or only its
-// descendants.
+// Target is a process the monitor samples with all its descendants (the
+// task children a TaskTracker starts).
 type Target struct {
 	Label string
 	PID   int
-	// NoSelf leaves the process out, NoDescendants its descendants.
-	NoSelf, NoDescendants bool
 }
 
 // FindTaskTrackers returns the TaskTracker processes of this machine: the
@@ -49,8 +46,11 @@ const clockTicks = 100
 
 // procStat is what one /proc read yields of one process.
 type procStat struct {
-	ppid        int
-	ticks       uint64 // utime + stime
+	ppid int
+	// ticks is utime + stime + cutime + cstime: the process's CPU time
+	// and that of the children it has waited for, so that a task child's
+	// time stays in its tracker's total after the child exits.
+	ticks       uint64
 	rss         uint64 // bytes
 	read, write uint64 // /proc/PID/io read_bytes, write_bytes
 }
@@ -87,8 +87,10 @@ func allProcs() map[int]procStat {
 		ppid, _ := strconv.Atoi(f[1])
 		ut, _ := strconv.ParseUint(f[11], 10, 64)
 		st, _ := strconv.ParseUint(f[12], 10, 64)
+		cut, _ := strconv.ParseUint(f[13], 10, 64)
+		cst, _ := strconv.ParseUint(f[14], 10, 64)
 		rss, _ := strconv.ParseUint(f[21], 10, 64)
-		ps := procStat{ppid: ppid, ticks: ut + st, rss: rss * page}
+		ps := procStat{ppid: ppid, ticks: ut + st + cut + cst, rss: rss * page}
 		if io, err := os.ReadFile("/proc/" + e.Name() + "/io"); err == nil {
 			for _, line := range strings.Split(string(io), "\n") {
 				k, v, _ := strings.Cut(line, ":")
@@ -178,35 +180,29 @@ func (m *Monitor) Stop() *Samples {
 
 func (m *Monitor) loop(targets []Target, interval time.Duration) {
 	defer close(m.done)
-	type prev struct {
-		ticks, read, write uint64
-	}
-	last := map[int]prev{} // by pid
+	// A target's totals are sums over the live processes of its tree.
+	// Both the CPU time (with cutime and cstime) and /proc/PID/io (which
+	// takes in the I/O of the children a process waits for) of a child
+	// that exits pass to its parent, so the totals do not drop when task
+	// children end, and their differences are the tree's use.
+	type totals struct{ ticks, read, write uint64 }
+	last := make([]totals, len(targets))
 	var lastRx, lastTx uint64
 	var lastT time.Time
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
+	diff := func(a, b uint64) float64 { return float64(a - min(a, b)) }
 	sample := func() {
 		now := time.Now()
 		procs := allProcs()
 		rx, tx := netBytes()
-		if lastT.IsZero() {
-			// The first read is the baseline of the deltas.
-			for pid, p := range procs {
-				last[pid] = prev{p.ticks, p.read, p.write}
-			}
-			lastRx, lastTx, lastT = rx, tx, now
-			return
-		}
-		dt := now.Sub(lastT).Seconds()
 		children := map[int][]int{}
 		for pid, p := range procs {
 			children[p.ppid] = append(children[p.ppid], pid)
 		}
-		m.mu.Lock()
-		m.s.Times = append(m.s.Times, float64(now.UnixMilli())/1000)
+		cur := make([]totals, len(targets))
+		rss := make([]float64, len(targets))
 		for i, t := range targets {
-			var cpu, rss, rd, wr float64
 			stack := []int{t.PID}
 			for len(stack) > 0 {
 				pid := stack[len(stack)-1]
@@ -215,32 +211,30 @@ func (m *Monitor) loop(targets []Target, interval time.Duration) {
 				if !ok {
 					continue
 				}
-				if pid != t.PID || !t.NoDescendants {
-					stack = append(stack, children[pid]...)
-				}
-				if pid == t.PID && t.NoSelf {
-					continue
-				}
-				q := last[pid] // zero for a process new since the last sample
-				cpu += float64(p.ticks-min(q.ticks, p.ticks)) / clockTicks / dt * 100
-				rss += float64(p.rss) / (1 << 20)
-				rd += float64(p.read-min(q.read, p.read)) / (1 << 20) / dt
-				wr += float64(p.write-min(q.write, p.write)) / (1 << 20) / dt
+				stack = append(stack, children[pid]...)
+				cur[i].ticks += p.ticks
+				cur[i].read += p.read
+				cur[i].write += p.write
+				rss[i] += float64(p.rss) / (1 << 20)
 			}
-			s := m.s.Series[i]
-			s.CPU = append(s.CPU, round2(cpu))
-			s.RSS = append(s.RSS, round2(rss))
-			s.Read = append(s.Read, round2(rd))
-			s.Write = append(s.Write, round2(wr))
 		}
-		m.s.NetRx = append(m.s.NetRx, round2(float64(rx-min(lastRx, rx))/(1<<20)/dt))
-		m.s.NetTx = append(m.s.NetTx, round2(float64(tx-min(lastTx, tx))/(1<<20)/dt))
-		m.mu.Unlock()
-		clear(last)
-		for pid, p := range procs {
-			last[pid] = prev{p.ticks, p.read, p.write}
+		if !lastT.IsZero() {
+			dt := now.Sub(lastT).Seconds()
+			m.mu.Lock()
+			m.s.Times = append(m.s.Times, float64(now.UnixMilli())/1000)
+			for i := range targets {
+				s := m.s.Series[i]
+				s.CPU = append(s.CPU, round2(diff(cur[i].ticks, last[i].ticks)/clockTicks/dt*100))
+				s.RSS = append(s.RSS, round2(rss[i]))
+				s.Read = append(s.Read, round2(diff(cur[i].read, last[i].read)/(1<<20)/dt))
+				s.Write = append(s.Write, round2(diff(cur[i].write, last[i].write)/(1<<20)/dt))
+			}
+			m.s.NetRx = append(m.s.NetRx, round2(diff(rx, lastRx)/(1<<20)/dt))
+			m.s.NetTx = append(m.s.NetTx, round2(diff(tx, lastTx)/(1<<20)/dt))
+			m.mu.Unlock()
 		}
-		lastRx, lastTx, lastT = rx, tx, now
+		// The first read is the baseline of the differences.
+		last, lastRx, lastTx, lastT = cur, rx, tx, now
 	}
 	sample()
 	for {
@@ -292,7 +286,7 @@ var monitorPage = template.Must(template.New("monitor").Parse(`<!DOCTYPE html>
 body{font-family:sans-serif;margin:1em} .chart{margin-bottom:1.5em}</style>
 <script>{{.JS}}</script></head>
 <body><h1>{{.Title}}</h1>
-<p>Sampled from /proc every {{.Interval}}: CPU (% of one core, utime+stime of /proc/PID/stat), memory (RSS),
+<p>Sampled from /proc every {{.Interval}}: CPU (% of one core: utime, stime, cutime and cstime of /proc/PID/stat), memory (RSS),
 disk (read_bytes and write_bytes of /proc/PID/io) of each TaskTracker process with its task children,
 and the machine's network (/proc/net/dev, loopback included). {{.N}} samples. Charts drawn with uPlot.</p>
 <div id="cpu" class="chart"></div><div id="mem" class="chart"></div>

@@ -32,6 +32,9 @@ type Runner struct {
 	Cluster Cluster
 	// Out receives progress and check lines (and the log of each run).
 	Out io.Writer
+	// Defines are the runtime configuration overrides (-D key=value)
+	// given to the command, recorded with each run's configuration.
+	Defines []string
 }
 
 // Measurement is one line of the report.
@@ -284,10 +287,7 @@ func (r *Runner) monitorTargets() func() []Target {
 	if r.Cluster.Embedded {
 		self := os.Getpid()
 		return func() []Target {
-			return []Target{
-				{Label: "mr process (JobTracker, TaskTrackers)", PID: self, NoDescendants: true},
-				{Label: "task children", PID: self, NoSelf: true},
-			}
+			return []Target{{Label: "mr process (embedded JobTracker and TaskTrackers) with its task children", PID: self}}
 		}
 	}
 	return FindTaskTrackers
@@ -321,6 +321,9 @@ func (r *Runner) writeRunDir(ctx context.Context, dir string, e *Env, samples *S
 				}
 				fmt.Fprintf(w, "%-50s %-24s # %s\n", en.Key, en.Value, src)
 			}
+		}
+		for _, d := range r.Defines {
+			fmt.Fprintf(w, "# -D %s\n", d)
 		}
 	})
 	write("counters.txt", func(w io.Writer) {

@@ -104,7 +104,7 @@ func withWorkloads(ctx context.Context, f *workloadFlags, names []string, stdout
 	if err != nil {
 		return err
 	}
-	r := &workloads.Runner{Config: c, Out: stdout}
+	r := &workloads.Runner{Config: c, Out: stdout, Defines: f.defines}
 	if c.Global.Cluster == "embedded" {
 		lc, err := startLocalCluster(ctx, cfg, c.Global.Trackers, false, stderr)
 		if err != nil {

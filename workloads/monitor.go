@@ -6,13 +6,16 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"net"
 	"os"
-	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"gomr/mrpb"
 )
 
 // Target is a process the monitor samples with all its descendants (the
@@ -22,21 +25,80 @@ type Target struct {
 	PID   int
 }
 
-// FindTaskTrackers returns the TaskTracker processes of this machine: the
-// processes whose second argument is "tasktracker" (mr tasktracker ...).
-func FindTaskTrackers() []Target {
-	var out []Target
-	for pid := range allProcs() {
-		data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+// TrackerTargets returns the processes of this machine that serve the
+// trackers' shuffle addresses (found by their listening sockets in
+// /proc/net/tcp and tcp6 and the socket descriptors of /proc/PID/fd), and
+// the names of the trackers it did not find here: those of other machines.
+func TrackerTargets(trackers []*mrpb.TrackerStatus) (targets []Target, elsewhere []string) {
+	listen := listeningInodes()
+	want := map[string]bool{} // socket inodes of the trackers' ports
+	byInode := map[string]*mrpb.TrackerStatus{}
+	for _, t := range trackers {
+		_, port, err := net.SplitHostPort(t.ShuffleAddress)
+		if err != nil {
+			elsewhere = append(elsewhere, t.Name)
+			continue
+		}
+		for _, ino := range listen[port] {
+			want[ino] = true
+			byInode[ino] = t
+		}
+	}
+	found := map[string]bool{}
+	if len(want) > 0 {
+		procs, _ := os.ReadDir("/proc")
+		for _, p := range procs {
+			pid, err := strconv.Atoi(p.Name())
+			if err != nil {
+				continue
+			}
+			fds, _ := os.ReadDir("/proc/" + p.Name() + "/fd")
+			for _, fd := range fds {
+				link, err := os.Readlink("/proc/" + p.Name() + "/fd/" + fd.Name())
+				ino, ok := strings.CutPrefix(link, "socket:[")
+				if err != nil || !ok {
+					continue
+				}
+				ino = strings.TrimSuffix(ino, "]")
+				if t := byInode[ino]; t != nil && !found[t.Name] {
+					found[t.Name] = true
+					targets = append(targets, Target{Label: fmt.Sprintf("%s (pid %d)", t.Name, pid), PID: pid})
+				}
+			}
+		}
+	}
+	for _, t := range trackers {
+		if !found[t.Name] && !slices.Contains(elsewhere, t.Name) {
+			elsewhere = append(elsewhere, t.Name)
+		}
+	}
+	sort.Slice(targets, func(i, j int) bool { return targets[i].Label < targets[j].Label })
+	return targets, elsewhere
+}
+
+// listeningInodes maps the ports of this machine's listening TCP sockets
+// (decimal) to their socket inodes.
+func listeningInodes() map[string][]string {
+	out := map[string][]string{}
+	for _, file := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		data, err := os.ReadFile(file)
 		if err != nil {
 			continue
 		}
-		args := strings.Split(string(data), "\x00")
-		if len(args) >= 2 && args[1] == "tasktracker" {
-			out = append(out, Target{Label: fmt.Sprintf("tasktracker pid %d", pid), PID: pid})
+		for _, line := range strings.Split(string(data), "\n")[1:] {
+			f := strings.Fields(line)
+			if len(f) < 10 || f[3] != "0A" { // 0A: LISTEN
+				continue
+			}
+			_, hexPort, ok := strings.Cut(f[1], ":")
+			port, err := strconv.ParseUint(hexPort, 16, 16)
+			if !ok || err != nil {
+				continue
+			}
+			key := strconv.FormatUint(port, 10)
+			out[key] = append(out[key], f[9])
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].PID < out[j].PID })
 	return out
 }
 
@@ -149,6 +211,8 @@ type Samples struct {
 	Series []*Series
 	// NetRx and NetTx are the machine's network traffic in MiB/s.
 	NetRx, NetTx []float64
+	// Note says what was not sampled (trackers of other machines).
+	Note string
 }
 
 // Monitor samples targets from /proc until stopped.
@@ -159,11 +223,10 @@ type Monitor struct {
 	s    *Samples
 }
 
-// StartMonitor samples the processes targets returns (asked once, at the
-// start), with their descendants, every interval.
-func StartMonitor(targets func() []Target, interval time.Duration) *Monitor {
-	m := &Monitor{stop: make(chan struct{}), done: make(chan struct{}), s: &Samples{Interval: interval}}
-	ts := targets()
+// StartMonitor samples the processes of targets, with their
+// descendants, every interval; note goes into the chart's page.
+func StartMonitor(ts []Target, note string, interval time.Duration) *Monitor {
+	m := &Monitor{stop: make(chan struct{}), done: make(chan struct{}), s: &Samples{Interval: interval, Note: note}}
 	for _, t := range ts {
 		m.s.Series = append(m.s.Series, &Series{Label: t.Label})
 	}
@@ -288,7 +351,8 @@ body{font-family:sans-serif;margin:1em} .chart{margin-bottom:1.5em}</style>
 <body><h1>{{.Title}}</h1>
 <p>Sampled from /proc every {{.Interval}}: CPU (% of one core: utime, stime, cutime and cstime of /proc/PID/stat), memory (RSS),
 disk (read_bytes and write_bytes of /proc/PID/io) of each TaskTracker process with its task children,
-and the machine's network (/proc/net/dev, loopback included). {{.N}} samples. Charts drawn with uPlot.</p>
+and the machine's network (/proc/net/dev, loopback included). {{.N}} samples. Charts drawn with uPlot.
+{{if .Note}}<br>{{.Note}}{{end}}</p>
 <div id="cpu" class="chart"></div><div id="mem" class="chart"></div>
 <div id="disk" class="chart"></div><div id="net" class="chart"></div>
 <script>
@@ -338,6 +402,7 @@ func (s *Samples) WriteHTML(w io.Writer, title string) error {
 		"Data":     template.JS(js),
 		"Interval": s.Interval.String(),
 		"N":        len(s.Times),
+		"Note":     s.Note,
 	})
 }
 

@@ -232,7 +232,11 @@ func (r *Runner) Run(ctx context.Context, name string) ([]Measurement, error) {
 		return nil, err
 	}
 	e.Logf("run (profile %s) on %s, folder %s", r.Config.Global.Profile, e.In, dir)
-	mon := StartMonitor(r.monitorTargets(), time.Duration(r.Config.Global.MonitorMs)*time.Millisecond)
+	targets, note := r.monitorTargets(ctx)
+	if note != "" {
+		e.Logf("monitor: %s", note)
+	}
+	mon := StartMonitor(targets, note, time.Duration(r.Config.Global.MonitorMs)*time.Millisecond)
 	start := time.Now()
 	runErr := w.Run(ctx, e)
 	samples := mon.Stop()
@@ -282,15 +286,22 @@ func (r *Runner) runDir(name string) (string, error) {
 	}
 }
 
-// monitorTargets says which processes the monitor samples.
-func (r *Runner) monitorTargets() func() []Target {
+// monitorTargets says which processes the monitor samples: this process
+// for the embedded cluster, otherwise the processes of this machine that
+// serve the cluster's TaskTrackers; the note names those it cannot sample.
+func (r *Runner) monitorTargets(ctx context.Context) ([]Target, string) {
 	if r.Cluster.Embedded {
-		self := os.Getpid()
-		return func() []Target {
-			return []Target{{Label: "mr process (embedded JobTracker and TaskTrackers) with its task children", PID: self}}
-		}
+		return []Target{{Label: "mr process (embedded JobTracker and TaskTrackers) with its task children", PID: os.Getpid()}}, ""
 	}
-	return FindTaskTrackers
+	trackers, err := r.Cluster.Client.Trackers(ctx)
+	if err != nil {
+		return nil, fmt.Sprintf("The TaskTrackers could not be listed (%v): nothing sampled but the network.", err)
+	}
+	targets, elsewhere := TrackerTargets(trackers)
+	if len(elsewhere) > 0 {
+		return targets, fmt.Sprintf("Not sampled, not on this machine: %s.", strings.Join(elsewhere, ", "))
+	}
+	return targets, ""
 }
 
 // writeRunDir writes the run's folder: jobs.txt, conf.txt, counters.txt,

@@ -245,3 +245,48 @@ func contains(xs []string, s string) bool {
 	}
 	return false
 }
+
+// TestE2EWorkloadOnCluster runs a workload on a running cluster
+// (--jobtracker): the report's per-node throughput divides by the
+// cluster's trackers, and the monitor samples each TaskTracker process of
+// this machine, found by its shuffle port.
+func TestE2EWorkloadOnCluster(t *testing.T) {
+	c := startCluster(t, []trackerSpec{{"tt1", 2, 2}, {"tt2", 2, 2}})
+	if !c.waitJoined(30*time.Second, "tt1", "tt2") {
+		t.Fatal("the trackers did not join")
+	}
+	confDir, _ := workloadConfDir(t, nil)
+	report := filepath.Join(t.TempDir(), "hibench.report")
+	for _, step := range []string{"prepare", "run"} {
+		out, err := runMREnv(t, 2*time.Minute, nil, "workload", step, "wordcount", "--jobtracker", c.jtAddr, "--conf", confDir, "--report", report)
+		if err != nil {
+			t.Fatalf("mr workload %s wordcount: %v\n%s", step, err, out)
+		}
+	}
+	data, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[1], "HadoopWordcount ") {
+		t.Fatalf("report:\n%s", data)
+	}
+	f := strings.Fields(lines[1])
+	tput, _ := strconv.ParseInt(f[5], 10, 64)
+	if node, _ := strconv.ParseInt(f[6], 10, 64); tput <= 0 || node != tput/2 {
+		t.Errorf("report line %q: per node should be throughput / 2 trackers", lines[1])
+	}
+	csv, err := filepath.Glob(filepath.Join(filepath.Dir(report), "wordcount", "*", "monitor.csv"))
+	if err != nil || len(csv) != 1 {
+		t.Fatalf("monitor.csv: %v %v", csv, err)
+	}
+	b, err := os.ReadFile(csv[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"t1_cpu_pct", "# t0: tt1 (pid ", "# t1: tt2 (pid "} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("monitor.csv lacks %q (one series per TaskTracker process):\n%s", want, b)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -20,10 +21,11 @@ type workloadFlags struct {
 
 // newWorkloadCmd returns the mr workload command, HiBench's suite over the
 // built-in apps (docs/workloads.md). Its subcommands are prepare, run and
-// suite; more are added with AddCommand on the result, and they may use
-// workloadFlagsOf and openWorkloads for the shared options.
+// suite; more are added with AddCommand on the result. A subcommand reads
+// the shared options (persistent flags) with workloadFlagsOf and gets a
+// Runner on the configured cluster from withWorkloads.
 func newWorkloadCmd() *cobra.Command {
-	f := &workloadFlags{}
+	f := &workloadFlags{} // bound to the flags; subcommands read them through workloadFlagsOf
 	cmd := &cobra.Command{
 		Use:   "workload",
 		Short: "HiBench-style workloads: prepare and run them, and report their throughput",
@@ -46,6 +48,10 @@ func newWorkloadCmd() *cobra.Command {
 			Short: short,
 			Args:  cobra.ExactArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
+				f, err := workloadFlagsOf(cmd)
+				if err != nil {
+					return err
+				}
 				ctx, cancel := signalContext()
 				defer cancel()
 				return withWorkloads(ctx, f, []string{args[0]}, cmd.OutOrStdout(), cmd.ErrOrStderr(), func(r *workloads.Runner) error {
@@ -67,6 +73,10 @@ func newWorkloadCmd() *cobra.Command {
 			Short: "Prepare and run every workload of benchmarks.lst (those whose apps are not built in are skipped)",
 			Args:  cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, args []string) error {
+				f, err := workloadFlagsOf(cmd)
+				if err != nil {
+					return err
+				}
 				ctx, cancel := signalContext()
 				defer cancel()
 				return withWorkloads(ctx, f, nil, cmd.OutOrStdout(), cmd.ErrOrStderr(), func(r *workloads.Runner) error {
@@ -76,6 +86,26 @@ func newWorkloadCmd() *cobra.Command {
 		},
 	)
 	return cmd
+}
+
+// workloadFlagsOf returns the options of mr workload as given to cmd, one
+// of its subcommands (cobra merges the parent's persistent flags into
+// cmd.Flags()).
+func workloadFlagsOf(cmd *cobra.Command) (*workloadFlags, error) {
+	fl := cmd.Flags()
+	f := &workloadFlags{}
+	var errs []error
+	for name, dst := range map[string]*string{"profile": &f.profile, "conf": &f.confDir, "jobtracker": &f.jobtracker, "report": &f.report} {
+		v, err := fl.GetString(name)
+		errs = append(errs, err)
+		*dst = v
+	}
+	d, err := fl.GetStringArray("define")
+	f.defines = d
+	if err := errors.Join(append(errs, err)...); err != nil {
+		return nil, fmt.Errorf("mr workload %s: %w", cmd.Name(), err)
+	}
+	return f, nil
 }
 
 // withWorkloads loads and checks the conf files (refusing unknown

@@ -3,12 +3,15 @@ package workloads
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 
 	"gomr/mr/fs"
 )
@@ -144,17 +147,82 @@ func eachLine(path string, fn func(file string, line []byte) error) error {
 	return nil
 }
 
+// perFile runs count on each data file of path, on up to GOMAXPROCS files
+// at a time, and adds up the results.
+func perFile(path string, count func(file string, r io.Reader) (int64, error)) (int64, error) {
+	fsys, files, err := dataFiles(path)
+	if err != nil {
+		return 0, err
+	}
+	var (
+		mu    sync.Mutex
+		total int64
+		errs  []error
+		wg    sync.WaitGroup
+	)
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for _, fi := range files {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			f, err := fsys.Open(fi.Path)
+			var n int64
+			if err == nil {
+				n, err = count(fi.Path, bufio.NewReaderSize(f, 1<<20))
+				f.Close()
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			total += n
+			if err != nil {
+				errs = append(errs, fmt.Errorf("reading %s: %w", fi.Path, err))
+			}
+		}()
+	}
+	wg.Wait()
+	return total, errors.Join(errs...)
+}
+
+// isDelim tells whether b separates words as the wordcount app splits them
+// (Java StringTokenizer's default delimiters).
+func isDelim(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\r' || b == '\f' }
+
 // CountWords counts the words of the text under path as the wordcount app
-// splits them (Java StringTokenizer's default delimiters).
+// splits them.
 func CountWords(path string) (int64, error) {
-	var n int64
-	err := eachLine(path, func(_ string, line []byte) error {
-		n += int64(len(bytes.FieldsFunc(line, func(r rune) bool {
-			return r == ' ' || r == '\t' || r == '\r' || r == '\f'
-		})))
-		return nil
+	return perFile(path, func(_ string, r io.Reader) (int64, error) {
+		var n int64
+		buf := make([]byte, 1<<20)
+		inWord := false
+		for {
+			k, err := r.Read(buf)
+			for _, b := range buf[:k] {
+				d := isDelim(b)
+				if !d && !inWord {
+					n++
+				}
+				inWord = !d
+			}
+			if err == io.EOF {
+				return n, nil
+			}
+			if err != nil {
+				return n, err
+			}
+		}
 	})
-	return n, err
+}
+
+// scanLines calls fn for every line read from r, without the line ending
+// ("\n" or "\r\n").
+func scanLines(r io.Reader, fn func(line []byte)) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 1<<16), 64<<20)
+	for sc.Scan() {
+		fn(bytes.TrimSuffix(sc.Bytes(), []byte("\r")))
+	}
+	return sc.Err()
 }
 
 // CountMatches counts the matches of expr in the lines of the text under
@@ -164,12 +232,11 @@ func CountMatches(path, expr string) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("bad regular expression %q: %w", expr, err)
 	}
-	var n int64
-	err = eachLine(path, func(_ string, line []byte) error {
-		n += int64(len(re.FindAllIndex(line, -1)))
-		return nil
+	return perFile(path, func(_ string, r io.Reader) (int64, error) {
+		var n int64
+		err := scanLines(r, func(line []byte) { n += int64(len(re.FindAllIndex(line, -1))) })
+		return n, err
 	})
-	return n, err
 }
 
 // SumOutputCounts adds the decimal counts of a text output whose lines are
@@ -195,11 +262,30 @@ func SumOutputCounts(path string, col int) (int64, error) {
 	return sum, err
 }
 
-// CountLines counts the lines of the data files under path.
+// CountLines counts the lines of the data files under path (a last line
+// without a newline counts).
 func CountLines(path string) (int64, error) {
-	var n int64
-	err := eachLine(path, func(string, []byte) error { n++; return nil })
-	return n, err
+	return perFile(path, func(_ string, r io.Reader) (int64, error) {
+		var n int64
+		buf := make([]byte, 1<<20)
+		last := byte('\n')
+		for {
+			k, err := r.Read(buf)
+			if k > 0 {
+				n += int64(bytes.Count(buf[:k], []byte("\n")))
+				last = buf[k-1]
+			}
+			if err == io.EOF {
+				if last != '\n' {
+					n++
+				}
+				return n, nil
+			}
+			if err != nil {
+				return n, err
+			}
+		}
+	})
 }
 
 // CheckSorted checks that the lines of the data files under path, read in

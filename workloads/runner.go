@@ -35,6 +35,37 @@ type Runner struct {
 	// Defines are the runtime configuration overrides (-D key=value)
 	// given to the command, recorded with each run's configuration.
 	Defines []string
+	// DaemonLog, if set, is where the embedded cluster's daemons log: each
+	// run's log takes in their lines while it lasts.
+	DaemonLog *Tee
+}
+
+// Tee writes to W and, while set, to a second writer: the embedded
+// daemons' log, copied into the log of the run under way.
+type Tee struct {
+	W     io.Writer
+	mu    sync.Mutex
+	extra io.Writer
+}
+
+// Write writes p to W and to the second writer, if set.
+func (t *Tee) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.extra != nil {
+		t.extra.Write(p) // the run's log; W's result is the one that counts
+	}
+	return t.W.Write(p)
+}
+
+// set sets the second writer (nil: none).
+func (t *Tee) set(w io.Writer) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	t.extra = w
+	t.mu.Unlock()
 }
 
 // Measurement is one line of the report.
@@ -224,7 +255,11 @@ func (r *Runner) Run(ctx context.Context, name string) ([]Measurement, error) {
 		return nil, err
 	}
 	r.Cluster.Client.Out = log
-	defer func() { r.Cluster.Client.Out = r.Out }()
+	r.DaemonLog.set(logf)
+	defer func() {
+		r.Cluster.Client.Out = r.Out
+		r.DaemonLog.set(nil)
+	}()
 	if _, err := os.Stat(localOf(e.In)); err != nil && !w.NoInput && !strings.Contains(e.In, "://") {
 		return nil, fmt.Errorf("workload %s: no input at %s: run mr workload prepare %s first", name, e.In, name)
 	}

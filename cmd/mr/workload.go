@@ -136,7 +136,8 @@ func withWorkloads(ctx context.Context, f *workloadFlags, names []string, stdout
 	}
 	r := &workloads.Runner{Config: c, Out: stdout, Defines: f.defines}
 	if c.Global.Cluster == "embedded" {
-		lc, err := startLocalCluster(ctx, cfg, c.Global.Trackers, false, stderr)
+		r.DaemonLog = &workloads.Tee{W: stderr}
+		lc, err := startLocalCluster(ctx, cfg, c.Global.Trackers, false, r.DaemonLog)
 		if err != nil {
 			return err
 		}

@@ -14,12 +14,32 @@ import (
 	"gomr/jobtracker"
 	"gomr/mr"
 	"gomr/mr/fs"
+	"gomr/mrpb"
 )
+
+// Client is what the runner needs of a JobTracker client: run jobs, list
+// the TaskTrackers, fetch a job's history, and direct the progress lines
+// and counters it prints. *jobtracker.Client is one, through
+// ProgressClient.
+type Client interface {
+	mr.JobClient
+	Trackers(ctx context.Context) ([]*mrpb.TrackerStatus, error)
+	History(ctx context.Context, jobID string) ([]byte, error)
+	// SetOut directs the progress lines and counters of the jobs run
+	// from now on.
+	SetOut(w io.Writer)
+}
+
+// ProgressClient makes a *jobtracker.Client a Client.
+type ProgressClient struct{ *jobtracker.Client }
+
+// SetOut sets the client's Out.
+func (c ProgressClient) SetOut(w io.Writer) { c.Out = w }
 
 // Cluster is what the runner runs jobs on.
 type Cluster struct {
 	// Client is connected to the JobTracker.
-	Client *jobtracker.Client
+	Client Client
 	// Embedded tells that the JobTracker and TaskTrackers run in this
 	// process (their task children are its children); otherwise the
 	// monitor samples the TaskTracker processes it finds on this machine.
@@ -208,7 +228,7 @@ func (r *Runner) Prepare(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	r.Cluster.Client.Out = r.Out
+	r.Cluster.Client.SetOut(r.Out)
 	if e.w.NoInput {
 		e.Logf("prepare: nothing to prepare")
 		return nil
@@ -254,10 +274,10 @@ func (r *Runner) Run(ctx context.Context, name string) ([]Measurement, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.Cluster.Client.Out = log
+	r.Cluster.Client.SetOut(log)
 	r.DaemonLog.set(logf)
 	defer func() {
-		r.Cluster.Client.Out = r.Out
+		r.Cluster.Client.SetOut(r.Out)
 		r.DaemonLog.set(nil)
 	}()
 	if _, err := os.Stat(localOf(e.In)); err != nil && !w.NoInput && !strings.Contains(e.In, "://") {

@@ -318,9 +318,15 @@ func runSleep(ctx context.Context, e *Env) error {
 	return nil
 }
 
+// prepareDfsio writes the files the run reads, with dfsio -write; its
+// result goes beside the input folder (Input-prepare-result).
 func prepareDfsio(ctx context.Context, e *Env) error {
+	result := e.In + "-prepare-result"
+	if err := removeAll(result); err != nil {
+		return err
+	}
 	return e.App(ctx, "dfsio", "-write", "-files", e.Str("read.number_of_files"),
-		"-size", strconv.FormatInt(e.Int("read.file_size")<<20, 10), e.In, e.In+"-prepare-result")
+		"-size", strconv.FormatInt(e.Int("read.file_size")<<20, 10), e.In, result)
 }
 
 // dfsioFields are the fields a TestDFSIO result holds (Hadoop's names).

@@ -142,14 +142,14 @@ func withWorkloads(ctx context.Context, f *workloadFlags, names []string, stdout
 			return err
 		}
 		defer lc.close()
-		r.Cluster = workloads.Cluster{Client: lc.client, Embedded: true}
+		r.Cluster = workloads.Cluster{Client: workloads.ProgressClient{Client: lc.client}, Embedded: true}
 	} else {
 		client, err := jobtracker.Dial(c.Global.Cluster, cfg)
 		if err != nil {
 			return err
 		}
 		defer client.Close()
-		r.Cluster = workloads.Cluster{Client: client}
+		r.Cluster = workloads.Cluster{Client: workloads.ProgressClient{Client: client}}
 	}
 	fmt.Fprintf(stdout, "workloads: profile %s, cluster %s, report %s\n", c.Global.Profile, c.Global.Cluster, c.Global.Report)
 	return fn(r)

@@ -20,7 +20,7 @@ GOMR_REQUIRE_CRIU ?= 1
 endif
 export GOMR_CRIU GOMR_REQUIRE_CRIU
 
-.PHONY: all build test unit race e2e lint fuzz bench bench-speculation proto clean criu chaos
+.PHONY: all build test unit race e2e lint fuzz bench bench-speculation proto clean criu chaos workloads
 
 all: build
 
@@ -87,6 +87,16 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzSequenceReader$$' -fuzztime $(FUZZTIME) ./mr/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseDefine$$' -fuzztime $(FUZZTIME) ./conf/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseAll$$' -fuzztime $(FUZZTIME) ./jobtracker/jobhistory/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseConf$$' -fuzztime $(FUZZTIME) ./workloads/
+
+# The HiBench-style workload suite (docs/workloads.md): prepare and run every
+# workload of workloads/conf/benchmarks.lst at PROFILE (tiny, small, large,
+# huge, gigantic) on an embedded cluster, or on JOBTRACKER (host:port) if
+# given; report in workloads/report/hibench.report, a folder per run beside it.
+PROFILE    ?= tiny
+JOBTRACKER ?=
+workloads: build
+	$(BIN) workload suite --profile $(PROFILE) --conf workloads/conf $(if $(JOBTRACKER),--jobtracker $(JOBTRACKER))
 
 # Install CRIU 4.2.x (Debian sid's .debs with Debian 13's glibc, unpacked under
 # CRIU_DIR; needs root and deb.debian.org). Quick when already installed; as a

@@ -65,18 +65,60 @@ func newLocalCmd() *cobra.Command {
 
 // runLocal runs app on an embedded cluster.
 func runLocal(ctx context.Context, cfg *conf.Config, trackers int, keep bool, app *mr.App, args []string, stdout, stderr io.Writer) error {
+	lc, err := startLocalCluster(ctx, cfg, trackers, keep, stderr)
+	if err != nil {
+		return err
+	}
+	lc.client.Out = stdout
+	runErr := app.Run(ctx, lc.client, args)
+	lc.close()
+	return runErr
+}
+
+// localCluster is an embedded cluster: a JobTracker and TaskTrackers
+// serving from goroutines of this process on loopback, in a temporary
+// work directory, and a client connected to it.
+type localCluster struct {
+	client   *jobtracker.Client
+	trackers int
+	cancel   context.CancelFunc
+	wg       *sync.WaitGroup
+	work     string
+	keep     bool
+}
+
+// close closes the client, stops the daemons and removes the work
+// directory (unless kept).
+func (lc *localCluster) close() {
+	lc.client.Close()
+	lc.cancel()
+	lc.wg.Wait()
+	if !lc.keep {
+		os.RemoveAll(lc.work)
+	}
+}
+
+// startLocalCluster starts an embedded cluster of the given number of
+// TaskTrackers with cfg (addresses and directories the user left at their
+// defaults are replaced by loopback ones and a temporary work directory);
+// close stops it.
+func startLocalCluster(ctx context.Context, cfg *conf.Config, trackers int, keep bool, stderr io.Writer) (*localCluster, error) {
 	if cfg.Bool(security.KeyTLSEnabled) {
-		return fmt.Errorf("mr local does not use TLS (%s): its daemons and client share one configuration, so one certificate; "+
+		return nil, fmt.Errorf("mr local does not use TLS (%s): its daemons and client share one configuration, so one certificate; "+
 			"start mr jobtracker and mr tasktracker, each with its own certificate (docs/security.md)", security.KeyTLSEnabled)
 	}
 	work, err := os.MkdirTemp("", "gomr-local-")
 	if err != nil {
-		return err
+		return nil, err
+	}
+	fail := func(err error) (*localCluster, error) {
+		if !keep {
+			os.RemoveAll(work)
+		}
+		return nil, err
 	}
 	if keep {
 		fmt.Fprintln(stderr, "work directory:", work)
-	} else {
-		defer os.RemoveAll(work)
 	}
 	// Loopback addresses on free ports, and private directories, unless the
 	// user chose them.
@@ -102,21 +144,22 @@ func runLocal(ctx context.Context, cfg *conf.Config, trackers int, keep bool, ap
 	}
 	cfg, err = cfg.With(over, "local")
 	if err != nil {
-		return err
+		return fail(err)
 	}
 	log := newLogger(cfg, stderr)
 
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	jt, err := jobtracker.New(cfg, jobtracker.Options{Logger: log})
 	if err != nil {
-		return err
+		cancel()
+		return fail(err)
 	}
 	addr, err := jt.Listen("")
 	if err != nil {
-		return err
+		cancel()
+		return fail(err)
 	}
-	var wg sync.WaitGroup
+	wg := &sync.WaitGroup{}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -129,7 +172,7 @@ func runLocal(ctx context.Context, cfg *conf.Config, trackers int, keep bool, ap
 		if err != nil {
 			cancel()
 			wg.Wait()
-			return err
+			return fail(err)
 		}
 		wg.Add(1)
 		go func() {
@@ -143,12 +186,7 @@ func runLocal(ctx context.Context, cfg *conf.Config, trackers int, keep bool, ap
 	if err != nil {
 		cancel()
 		wg.Wait()
-		return err
+		return fail(err)
 	}
-	client.Out = stdout
-	runErr := app.Run(ctx, client, args)
-	client.Close()
-	cancel()
-	wg.Wait()
-	return runErr
+	return &localCluster{client: client, trackers: trackers, cancel: cancel, wg: wg, work: work, keep: keep}, nil
 }

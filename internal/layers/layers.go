@@ -42,7 +42,10 @@ var Tiers = [][]string{
 	{"sim"},
 	// 7, conf/all: links every package that registers configuration keys.
 	{"conf/all"},
-	// 8, programs and tools: the commands, this package.
+	// 8, tools over the daemons and the simulator: the tracker load
+	// generator.
+	{"loadgen"},
+	// 9, programs and tools: the commands, this package.
 	{"cmd/mr", "cmd/mrbench", "internal/layers"},
 }
 

@@ -148,9 +148,11 @@ type Result struct {
 	Launches       int64   `json:"launches"`
 	LaunchesPerSec float64 `json:"launches_per_s"`
 	Kills          int64   `json:"kills"`
-	// SlotUtilization is the busy slot-time over the slot-time of the
-	// window, map and reduce slots together.
-	SlotUtilization float64 `json:"slot_utilization"`
+	// MapSlotUtilization and ReduceSlotUtilization are the busy
+	// slot-time over the slot-time of the window, by slot type (a slot
+	// is busy from a launch's arrival to the attempt's end).
+	MapSlotUtilization    float64 `json:"map_slot_utilization"`
+	ReduceSlotUtilization float64 `json:"reduce_slot_utilization"`
 
 	// TrackersLost counts trackers that learnt they had been declared
 	// lost (a reinit order or a refused incarnation); TrackersLiveAtEnd
@@ -215,7 +217,7 @@ type generator struct {
 	kills            atomic.Int64
 	lost             atomic.Int64
 	advertised       atomic.Int64
-	busyNanos        atomic.Int64
+	busyNanos        [2]atomic.Int64
 	latency          samples
 	slotToLaunch     samples
 	reportToLaunch   samples
@@ -267,7 +269,7 @@ func (g *generator) attemptEnded(a *attempt, end time.Time, succeeded bool) {
 		to = min(to, e)
 	}
 	if to > from {
-		g.busyNanos.Add(to - from)
+		g.busyNanos[a.typ].Add(to - from)
 	}
 	if !succeeded {
 		g.kills.Add(1)
@@ -485,8 +487,11 @@ func (g *generator) run(ctx context.Context, outDir string, res *Result) error {
 	res.Launches = g.launches.Load()
 	res.LaunchesPerSec = float64(res.Launches) / window.Seconds()
 	res.Kills = g.kills.Load()
-	if slots := float64(cfg.Trackers*(cfg.MapSlots+cfg.ReduceSlots)) * float64(window); slots > 0 {
-		res.SlotUtilization = float64(g.busyNanos.Load()) / slots
+	if slots := float64(cfg.Trackers*cfg.MapSlots) * float64(window); slots > 0 {
+		res.MapSlotUtilization = float64(g.busyNanos[0].Load()) / slots
+	}
+	if slots := float64(cfg.Trackers*cfg.ReduceSlots) * float64(window); slots > 0 {
+		res.ReduceSlotUtilization = float64(g.busyNanos[1].Load()) / slots
 	}
 	res.TrackersLost = g.lost.Load()
 	res.AdvertisedHeartbeatS = float64(g.advertised.Load()) / 1000
@@ -666,7 +671,9 @@ type procSampler struct {
 	mu    sync.Mutex
 }
 
-func newProcSampler(jt *jobTracker) *procSampler { return &procSampler{jt: jt, done: make(chan struct{})} }
+func newProcSampler(jt *jobTracker) *procSampler {
+	return &procSampler{jt: jt, done: make(chan struct{})}
+}
 
 func (s *procSampler) start() {
 	if s.jt.pid == 0 {

@@ -29,7 +29,7 @@ func WriteTable(w io.Writer, r *Result) error {
 	row("slot free → launch", "%s", r.SlotToLaunch)
 	row("end reported → launch", "%s", r.ReportToLaunch)
 	row("launches/s", "%.1f (%d launches, %d kills)", r.LaunchesPerSec, r.Launches, r.Kills)
-	row("slot utilization", "%.1f%%", 100*r.SlotUtilization)
+	row("slots busy", "maps %.1f%%, reduces %.1f%%", 100*r.MapSlotUtilization, 100*r.ReduceSlotUtilization)
 	row("jobtracker CPU", "%s", cores(r.Process.CPUCores))
 	row("jobtracker RSS", "%s start, %s peak, %s end; heap live %s; %s goroutines [%s]",
 		mbs(r.Process.RSSStartMB), mbs(r.Process.RSSPeakMB), mbs(r.Process.RSSEndMB), mbs(r.Process.HeapLiveMB), count(r.Process.Goroutines), r.Process.Source)
@@ -118,12 +118,12 @@ func WriteCurves(w io.Writer, rs []*Result) error {
 		return rs[i].Trackers < rs[j].Trackers
 	})
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "policy\ttrackers\thb/s\t(target)\thb p50\thb p99\thb max\tfree→launch p50\tp99\tlaunch/s\tbusy\tJT CPU\tJT RSS peak\tlost\t")
+	fmt.Fprintln(tw, "policy\ttrackers\thb/s\t(target)\thb p50\thb p99\thb max\tfree→launch p50\tp99\tlaunch/s\tmaps busy\tJT CPU\tJT RSS peak\tlost\t")
 	for _, r := range rs {
 		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.0f\t%s\t%s\t%s\t%s\t%s\t%.1f\t%.0f%%\t%s\t%s\t%d\t\n",
 			orDefault(r.Policy), r.Trackers, r.HeartbeatsPerSec, r.ExpectedHeartbeatsPerSec,
 			ms(r.HeartbeatLatency.P50Ms), ms(r.HeartbeatLatency.P99Ms), ms(r.HeartbeatLatency.MaxMs),
-			ms(r.SlotToLaunch.P50Ms), ms(r.SlotToLaunch.P99Ms), r.LaunchesPerSec, 100*r.SlotUtilization,
+			ms(r.SlotToLaunch.P50Ms), ms(r.SlotToLaunch.P99Ms), r.LaunchesPerSec, 100*r.MapSlotUtilization,
 			cores(r.Process.CPUCores), mbs(r.Process.RSSPeakMB), max(r.TrackersLost, r.LostLogged))
 	}
 	return tw.Flush()

@@ -164,6 +164,10 @@ type Result struct {
 	LostLogged        int64 `json:"lost_logged"`
 
 	Process Process `json:"jobtracker_process"`
+	// GeneratorCPUCores is this process's CPU over the window (the
+	// trackers, and the JobTracker too when it is in this process): on a
+	// shared machine, what the JobTracker competed with.
+	GeneratorCPUCores float64 `json:"generator_cpu_cores"`
 
 	// SubmitLatency is the time of the SubmitJob calls.
 	SubmitLatency Dist        `json:"submit_latency"`
@@ -443,6 +447,7 @@ func (g *generator) run(ctx context.Context, outDir string, res *Result) error {
 		profFile = f
 	}
 	sampler.start()
+	self, selfErr := readProc(os.Getpid())
 	end := t0.Add(cfg.Duration)
 	tick := time.NewTicker(500 * time.Millisecond)
 	for wait := true; wait; {
@@ -459,6 +464,10 @@ func (g *generator) run(ctx context.Context, outDir string, res *Result) error {
 	winEnd := time.Now()
 	g.winEnd.Store(winEnd.UnixNano())
 	proc := sampler.stop()
+	res.GeneratorCPUCores = -1
+	if last, err := readProc(os.Getpid()); err == nil && selfErr == nil {
+		res.GeneratorCPUCores = math.Round((last.cpu-self.cpu).Seconds()/last.at.Sub(self.at).Seconds()*1000) / 1000
+	}
 	if profFile != nil {
 		pprof.StopCPUProfile()
 		profFile.Close()

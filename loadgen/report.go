@@ -30,7 +30,7 @@ func WriteTable(w io.Writer, r *Result) error {
 	row("end reported → launch", "%s", r.ReportToLaunch)
 	row("launches/s", "%.1f (%d launches, %d kills)", r.LaunchesPerSec, r.Launches, r.Kills)
 	row("slots busy", "maps %.1f%%, reduces %.1f%%", 100*r.MapSlotUtilization, 100*r.ReduceSlotUtilization)
-	row("jobtracker CPU", "%s", cores(r.Process.CPUCores))
+	row("jobtracker CPU", "%s (generator process: %s)", cores(r.Process.CPUCores), cores(r.GeneratorCPUCores))
 	row("jobtracker RSS", "%s start, %s peak, %s end; heap live %s; %s goroutines [%s]",
 		mbs(r.Process.RSSStartMB), mbs(r.Process.RSSPeakMB), mbs(r.Process.RSSEndMB), mbs(r.Process.HeapLiveMB), count(r.Process.Goroutines), r.Process.Source)
 	row("trackers lost", "%d told so; %s logged by the JobTracker; %d of %d live at the end", r.TrackersLost, count(int(r.LostLogged)), r.TrackersLiveAtEnd, r.Trackers)
@@ -61,6 +61,13 @@ func cores(v float64) string {
 		return "unknown (give --jobtracker-pid)"
 	}
 	return fmt.Sprintf("%.2f cores", v)
+}
+
+func coresShort(v float64) string {
+	if v < 0 {
+		return "?"
+	}
+	return fmt.Sprintf("%.2f", v)
 }
 
 func mbs(v float64) string {
@@ -118,13 +125,13 @@ func WriteCurves(w io.Writer, rs []*Result) error {
 		return rs[i].Trackers < rs[j].Trackers
 	})
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "policy\ttrackers\thb/s\t(target)\thb p50\thb p99\thb max\tfree→launch p50\tp99\tlaunch/s\tmaps busy\tJT CPU\tJT RSS peak\tlost\t")
+	fmt.Fprintln(tw, "policy\ttrackers\thb/s\t(target)\thb p50\thb p99\thb max\tfree→launch p50\tp99\tlaunch/s\tmaps busy\tJT CPU\tgen CPU\tJT RSS peak\tlost\t")
 	for _, r := range rs {
-		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.0f\t%s\t%s\t%s\t%s\t%s\t%.1f\t%.0f%%\t%s\t%s\t%d\t\n",
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.0f\t%s\t%s\t%s\t%s\t%s\t%.1f\t%.0f%%\t%s\t%s\t%s\t%d\t\n",
 			orDefault(r.Policy), r.Trackers, r.HeartbeatsPerSec, r.ExpectedHeartbeatsPerSec,
 			ms(r.HeartbeatLatency.P50Ms), ms(r.HeartbeatLatency.P99Ms), ms(r.HeartbeatLatency.MaxMs),
 			ms(r.SlotToLaunch.P50Ms), ms(r.SlotToLaunch.P99Ms), r.LaunchesPerSec, 100*r.MapSlotUtilization,
-			cores(r.Process.CPUCores), mbs(r.Process.RSSPeakMB), max(r.TrackersLost, r.LostLogged))
+			coresShort(r.Process.CPUCores), coresShort(r.GeneratorCPUCores), mbs(r.Process.RSSPeakMB), max(r.TrackersLost, r.LostLogged))
 	}
 	return tw.Flush()
 }

@@ -73,6 +73,10 @@ type Config struct {
 	// mapreduce.tasktracker.outofband.heartbeat; off, trackers heartbeat
 	// only every Heartbeat (Hadoop 1's default).
 	OutOfBand bool
+	// MapEvents makes every reduce in its shuffle ask for its job's map
+	// events as a reduce task does (GetMapEvents, waiting up to a second
+	// for new ones), until its job's maps are done.
+	MapEvents bool
 	// Conns is the number of gRPC connections the trackers share; 0 gives
 	// each tracker its own up to MaxConns, and spreads them over MaxConns
 	// connections beyond.
@@ -148,6 +152,11 @@ type Result struct {
 	Launches       int64   `json:"launches"`
 	LaunchesPerSec float64 `json:"launches_per_s"`
 	Kills          int64   `json:"kills"`
+	// MapEventCallsPerSec are the GetMapEvents calls of the reduces'
+	// shuffles answered in the window, per second; MapEventErrors the
+	// failed ones over the run.
+	MapEventCallsPerSec float64 `json:"map_event_calls_per_s"`
+	MapEventErrors      int64   `json:"map_event_errors"`
 	// MapSlotUtilization and ReduceSlotUtilization are the busy
 	// slot-time over the slot-time of the window, by slot type (a slot
 	// is busy from a launch's arrival to the attempt's end).
@@ -227,6 +236,9 @@ type generator struct {
 	reportToLaunch   samples
 	submit           samples
 	errLogged        atomic.Int64
+	mapEventCalls    atomic.Int64
+	mapEventErrors   atomic.Int64
+	pollers          sync.WaitGroup
 }
 
 func (g *generator) inWindow(t time.Time) bool {
@@ -318,6 +330,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	res := &Result{Mode: jt.mode, JobTracker: jt.addr, Policy: cfg.Policy, Trackers: cfg.Trackers, MapSlots: cfg.MapSlots,
 		ReduceSlots: cfg.ReduceSlots, HeartbeatS: cfg.Heartbeat.Seconds(), OutOfBand: cfg.OutOfBand, LostLogged: -1}
 	if cfg.SubmitOnly {
+		res.Trackers, res.MapSlots, res.ReduceSlots, res.HeartbeatS = 0, 0, 0, 0
 		err = g.submitOnly(ctx, outDir, res)
 		return res, err
 	}
@@ -476,6 +489,7 @@ func (g *generator) run(ctx context.Context, outDir string, res *Result) error {
 	submitWG.Wait()
 	stopTrackers()
 	wg.Wait()
+	g.pollers.Wait()
 	for _, t := range trackers {
 		for _, a := range t.attempts {
 			g.attemptEnded(a, winEnd, false)
@@ -496,6 +510,8 @@ func (g *generator) run(ctx context.Context, outDir string, res *Result) error {
 	res.Launches = g.launches.Load()
 	res.LaunchesPerSec = float64(res.Launches) / window.Seconds()
 	res.Kills = g.kills.Load()
+	res.MapEventCallsPerSec = float64(g.mapEventCalls.Load()) / window.Seconds()
+	res.MapEventErrors = g.mapEventErrors.Load()
 	if slots := float64(cfg.Trackers*cfg.MapSlots) * float64(window); slots > 0 {
 		res.MapSlotUtilization = float64(g.busyNanos[0].Load()) / slots
 	}

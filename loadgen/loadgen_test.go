@@ -22,7 +22,7 @@ func TestRunInProcess(t *testing.T) {
 	res, err := Run(ctx, Config{
 		Trackers: 20, MapSlots: 2, ReduceSlots: 1, Heartbeat: 100 * time.Millisecond,
 		Duration: 15 * time.Second, Warmup: 200 * time.Millisecond, StopWhenDone: true,
-		Policy: "fifo", Jobs: jobs, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Policy: "fifo", MapEvents: true, Jobs: jobs, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -40,7 +40,7 @@ func TestRunInProcess(t *testing.T) {
 	}
 	if res.Mode != "in-process" || res.Connections != 20 || res.Heartbeats == 0 || res.HeartbeatsPerSec <= 0 ||
 		res.HeartbeatLatency.N == 0 || res.HeartbeatLatency.P99Ms <= 0 || res.Launches == 0 || res.LaunchesPerSec <= 0 ||
-		res.SlotToLaunch.N == 0 || res.ReportToLaunch.N == 0 || res.MapSlotUtilization <= 0 || res.ReduceSlotUtilization <= 0 || res.SubmitLatency.N != 1 {
+		res.SlotToLaunch.N == 0 || res.ReportToLaunch.N == 0 || res.MapSlotUtilization <= 0 || res.ReduceSlotUtilization <= 0 || res.SubmitLatency.N != 1 || res.MapEventCallsPerSec <= 0 {
 		t.Errorf("figures not filled in: %+v", res)
 	}
 	if res.Process.CPUCores < 0 || res.Process.RSSPeakMB <= 0 || res.Process.HeapLiveMB <= 0 || res.Process.Goroutines <= 0 {

@@ -29,6 +29,7 @@ func WriteTable(w io.Writer, r *Result) error {
 	row("slot free → launch", "%s", r.SlotToLaunch)
 	row("end reported → launch", "%s", r.ReportToLaunch)
 	row("launches/s", "%.1f (%d launches, %d kills)", r.LaunchesPerSec, r.Launches, r.Kills)
+	row("map events/s", "%.1f GetMapEvents calls of shuffling reduces, %d errors", r.MapEventCallsPerSec, r.MapEventErrors)
 	row("slots busy", "maps %.1f%%, reduces %.1f%%", 100*r.MapSlotUtilization, 100*r.ReduceSlotUtilization)
 	row("jobtracker CPU", "%s (generator process: %s)", cores(r.Process.CPUCores), cores(r.GeneratorCPUCores))
 	row("jobtracker RSS", "%s start, %s peak, %s end; heap live %s; %s goroutines [%s]",

@@ -34,6 +34,10 @@ type tracker struct {
 	instance string
 	slots    [2]int
 
+	// ctx is the tracker's run; the map-event pollers of its reduces
+	// live within it.
+	ctx context.Context
+
 	registered  bool
 	incarnation string
 	responseID  int64
@@ -64,8 +68,16 @@ type attempt struct {
 	// reduce waits for its job's maps; a launch may arrive before the
 	// generator knows the job's id).
 	end       time.Time
-	finishAt  time.Time
 	shuffleAt time.Time
+	// stopEvents ends a reduce's map-event poller.
+	stopEvents context.CancelFunc
+}
+
+// stop ends what runs for the attempt besides the tracker.
+func (a *attempt) stop() {
+	if a.stopEvents != nil {
+		a.stopEvents()
+	}
 }
 
 // slotType gives a launch's slot type: 0 for a map, 1 for a reduce.
@@ -78,6 +90,7 @@ func slotType(t string) int {
 
 // run heartbeats from the phase offset on until ctx ends.
 func (t *tracker) run(ctx context.Context, phase time.Duration) {
+	t.ctx = ctx
 	timer := time.NewTimer(phase)
 	defer timer.Stop()
 	for {
@@ -139,6 +152,7 @@ func (t *tracker) heartbeat(ctx context.Context) bool {
 		t.resolve(a, now)
 		if !a.end.IsZero() && !a.end.After(now) {
 			delete(t.attempts, id)
+			a.stop()
 			t.finished = append(t.finished, a)
 			t.freed[a.typ] = append(t.freed[a.typ], freedSlot{ended: a.end, reported: now})
 			continue
@@ -211,6 +225,7 @@ func (t *tracker) heartbeat(ctx context.Context) bool {
 		case act.GetKillAttempt() != "":
 			if a := t.attempts[act.GetKillAttempt()]; a != nil {
 				delete(t.attempts, a.id)
+				a.stop()
 				t.freed[a.typ] = append(t.freed[a.typ], freedSlot{ended: got, reported: got})
 				g.attemptEnded(a, got, false)
 			}
@@ -218,6 +233,7 @@ func (t *tracker) heartbeat(ctx context.Context) bool {
 			for id, a := range t.attempts {
 				if a.job == act.GetPurgeJob() {
 					delete(t.attempts, id)
+					a.stop()
 					t.freed[a.typ] = append(t.freed[a.typ], freedSlot{ended: got, reported: got})
 					g.attemptEnded(a, got, false)
 				}
@@ -231,6 +247,7 @@ func (t *tracker) heartbeat(ctx context.Context) bool {
 func (t *tracker) reset() {
 	now := time.Now()
 	for _, a := range t.attempts {
+		a.stop()
 		t.g.attemptEnded(a, now, false)
 	}
 	t.registered, t.incarnation, t.responseID = false, "", 0
@@ -253,6 +270,15 @@ func (t *tracker) launch(l *mrpb.LaunchTask, at time.Time) bool {
 	a := &attempt{id: l.AttemptId, job: l.JobId, typ: slotType(l.Type), index: int(l.Index), reduces: int(l.NumReduces), start: at}
 	t.attempts[a.id] = a
 	t.resolve(a, at)
+	if a.typ == 1 && t.g.cfg.MapEvents && t.ctx != nil {
+		ctx, cancel := context.WithCancel(t.ctx)
+		a.stopEvents = cancel
+		t.g.pollers.Add(1)
+		go func() {
+			defer t.g.pollers.Done()
+			t.g.pollMapEvents(ctx, t.client, a)
+		}()
+	}
 	if q := t.freed[a.typ]; len(q) > 0 {
 		t.g.slotRefilled(q[0], at)
 		t.freed[a.typ] = q[1:]
@@ -398,3 +424,37 @@ func (js *jobState) counts() (launched, done [2]int) {
 }
 
 func (a *attempt) String() string { return fmt.Sprintf("%s (%s)", a.id, a.job) }
+
+// pollMapEvents asks for the job's map events as a reduce's shuffle does
+// (package tasktracker/child: GetMapEvents waiting up to a second for new
+// ones) until its job's maps are all done or the attempt ends.
+func (g *generator) pollMapEvents(ctx context.Context, client mrpb.JobTrackerClient, a *attempt) {
+	from := int32(0)
+	for ctx.Err() == nil {
+		if js := g.job(a.job); js != nil && !js.mapsDoneAt().IsZero() {
+			return
+		}
+		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		sent := time.Now()
+		resp, err := client.GetMapEvents(cctx, &mrpb.MapEventsRequest{JobId: a.job, Reduce: int32(a.index), From: from, WaitMs: 1000, AttemptId: a.id})
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			g.mapEventErrors.Add(1)
+			// The JobTracker may not know the launch yet, or the attempt
+			// ended: try again a second later, as long as it runs.
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Second):
+			}
+			continue
+		}
+		if g.inWindow(sent) {
+			g.mapEventCalls.Add(1)
+		}
+		from += int32(len(resp.Events))
+	}
+}

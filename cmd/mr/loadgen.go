@@ -104,6 +104,7 @@ func newLoadgenCmd() *cobra.Command {
 	f.IntVar(&redS, "reduce-slots", 2, "reduce slots per tracker")
 	f.DurationVar(&heartbeat, "heartbeat", 3*time.Second, "heartbeat interval of every tracker (also the started JobTracker's mapreduce.tasktracker.heartbeat.interval)")
 	f.BoolVar(&cfg.OutOfBand, "out-of-band", false, "heartbeat at once when an attempt ends and soon after a launch, as a TaskTracker with mapreduce.tasktracker.outofband.heartbeat")
+	f.BoolVar(&cfg.MapEvents, "map-events", true, "shuffling reduces ask for their job's map events (GetMapEvents) as reduce tasks do")
 	f.IntVar(&cns, "conns", 0, fmt.Sprintf("gRPC connections the trackers share (0: one per tracker up to %d)", loadgen.MaxConns))
 	f.DurationVar(&duration, "duration", 60*time.Second, "how long the trackers run")
 	f.DurationVar(&warmup, "warmup", 0, "the first part of the run, not measured (default: two heartbeats, at most a third of --duration)")

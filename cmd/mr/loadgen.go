@@ -121,6 +121,7 @@ func newLoadgenCmd() *cobra.Command {
 	f.IntVar(&fixed.Pools, "pools", 0, "fixed workload: spread the jobs over this many pools (pool-0, pool-1...)")
 	f.DurationVar(&fixed.Every, "every", 0, "fixed workload: time between submissions (0: all at the start)")
 	f.BoolVar(&cfg.SubmitOnly, "submit-only", false, "no trackers: submit each job, measuring SubmitJob and the JobTracker's RSS before and after, then kill it")
+	f.StringVar(&cfg.OutputDir, "output-dir", "", "directory, on the JobTracker's machine, for the jobs' output directories (default: a new temporary one)")
 	f.StringVar(&out, "out", "", "write the result as JSON to this file")
 	f.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of this process over the measured window (with the in-process JobTracker)")
 	cmd.AddCommand(&cobra.Command{

@@ -59,3 +59,19 @@ func TestBusyMaps(t *testing.T) {
 		t.Errorf("BusyMaps = %d, want 375", got)
 	}
 }
+
+// TestSpeed checks that a trace replayed faster has its times divided.
+func TestSpeed(t *testing.T) {
+	jobs := []Job{{Submit: 10 * time.Second, Maps: []time.Duration{4 * time.Second}, Reduces: []time.Duration{2 * time.Second},
+		Shuffles: []time.Duration{time.Second}, Deadline: 20 * time.Second}}
+	if err := Speed(jobs, 2); err != nil {
+		t.Fatal(err)
+	}
+	j := jobs[0]
+	if j.Submit != 5*time.Second || j.Maps[0] != 2*time.Second || j.Reduces[0] != time.Second || j.Shuffles[0] != time.Second/2 || j.Deadline != 10*time.Second {
+		t.Errorf("after Speed(2): %+v", j)
+	}
+	if err := Speed(jobs, 0); err == nil {
+		t.Error("Speed(0) did not fail")
+	}
+}

@@ -114,3 +114,24 @@ func (f Fixed) Generate() ([]Job, error) {
 	}
 	return jobs, nil
 }
+
+// Speed divides every time of the jobs (submission, task durations,
+// deadline) by factor: a trace of hours replayed in minutes. The load on
+// the JobTracker per task is the same, the tasks per second factor times
+// more.
+func Speed(jobs []Job, factor float64) error {
+	if factor <= 0 || math.IsInf(factor, 0) || math.IsNaN(factor) {
+		return fmt.Errorf("speed-up %g: want a positive factor", factor)
+	}
+	div := func(d time.Duration) time.Duration { return time.Duration(float64(d) / factor) }
+	for i := range jobs {
+		j := &jobs[i]
+		j.Submit, j.Deadline = div(j.Submit), div(j.Deadline)
+		for _, ds := range [][]time.Duration{j.Maps, j.Reduces, j.Shuffles} {
+			for k := range ds {
+				ds[k] = div(ds[k])
+			}
+		}
+	}
+	return nil
+}

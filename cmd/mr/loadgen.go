@@ -20,6 +20,7 @@ func newLoadgenCmd() *cobra.Command {
 		cfg                       loadgen.Config
 		trace, out                string
 		traceJobs                 int
+		speed                     float64
 		seed                      uint64
 		fixed                     loadgen.Fixed
 		jobs                      int
@@ -59,6 +60,9 @@ func newLoadgenCmd() *cobra.Command {
 					return fmt.Errorf("--trace: %w", err)
 				}
 				cfg.Jobs = loadgen.FromWorkload(w)
+				if err := loadgen.Speed(cfg.Jobs, speed); err != nil {
+					return fmt.Errorf("--speed: %w", err)
+				}
 			} else {
 				fixed.Jobs, fixed.Seed = jobs, seed
 				if fixed.Maps == 0 && fixed.Reduces == 0 || cmd.Flags().Changed("maps") && fixed.Maps == 0 {
@@ -111,6 +115,7 @@ func newLoadgenCmd() *cobra.Command {
 	f.BoolVar(&cfg.StopWhenDone, "until-done", false, "end the run when every job of the workload has ended")
 	f.StringVar(&trace, "trace", "", "workload: a trace file or built-in workload of `mr sim` (docs/trace-format.md)")
 	f.IntVar(&traceJobs, "trace-jobs", 0, "jobs of a built-in --trace workload (0: its default)")
+	f.Float64Var(&speed, "speed", 1, "replay a --trace this many times faster (submissions and task durations divided by it)")
 	f.Uint64Var(&seed, "seed", 1, "seed of the workload's durations")
 	f.IntVar(&jobs, "jobs", 4, "fixed workload: number of jobs")
 	f.IntVar(&fixed.Maps, "maps", 0, "fixed workload: maps per job (0 with no reduces: enough to keep every map slot busy for --duration)")

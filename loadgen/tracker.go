@@ -373,8 +373,13 @@ type jobState struct {
 }
 
 func newJobState(id string, spec *Job) *jobState {
-	return &jobState{id: id, spec: spec,
+	js := &jobState{id: id, spec: spec,
 		launched: [2]map[int]bool{{}, {}}, done: [2]map[int]bool{{}, {}}}
+	if len(spec.Maps) == 0 {
+		// A job of reduces only: its map stage is over at once.
+		js.allMapsDone = time.Now()
+	}
+	return js
 }
 
 func (js *jobState) mapTime(i int) time.Duration {

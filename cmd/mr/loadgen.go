@@ -65,7 +65,7 @@ func newLoadgenCmd() *cobra.Command {
 				}
 			} else {
 				fixed.Jobs, fixed.Seed = jobs, seed
-				if fixed.Maps == 0 && fixed.Reduces == 0 || cmd.Flags().Changed("maps") && fixed.Maps == 0 {
+				if fixed.Maps == 0 && fixed.Reduces == 0 {
 					fixed.Maps = loadgen.BusyMaps(trackers*mapS, jobs, duration, fixed.MapTime)
 				}
 				if cfg.Jobs, err = fixed.Generate(); err != nil {

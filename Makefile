@@ -5,7 +5,7 @@ BIN       := bin/mr
 SIZE      ?= 1g
 # Packages with goroutines of their own: run under the race detector.
 RACE_PKGS := ./spill/... ./shuffle/... ./conf/... ./mr/... ./jobtracker/... ./cmd/mr/... \
-	./tasktracker/criu/...
+	./tasktracker/criu/... ./loadgen/...
 # cmd/mr holds the end-to-end tests: under -race the daemons and task
 # children they start are this race-built test binary, so the JobTracker,
 # TaskTracker and child code run under the detector too.
@@ -20,7 +20,7 @@ GOMR_REQUIRE_CRIU ?= 1
 endif
 export GOMR_CRIU GOMR_REQUIRE_CRIU
 
-.PHONY: all build test unit race e2e lint fuzz bench bench-speculation proto clean criu chaos workloads
+.PHONY: all build test unit race e2e lint fuzz bench bench-speculation bench-scale proto clean criu chaos workloads
 
 all: build
 
@@ -113,6 +113,34 @@ bench: build
 SPEC_SIZE ?= 512m
 bench-speculation: build
 	$(GO) run ./cmd/mrbench speculation -size $(SPEC_SIZE) -bin $(BIN)
+
+# Scale (docs/scaling.md): the JobTracker (started as its own process, so
+# that its CPU and RSS are its own) driven by SCALE_TRACKERS simulated
+# TaskTrackers (mr loadgen) under each of SCALE_POLICIES, a 3 s heartbeat,
+# SCALE_DURATION each, with a map-only workload of 4 jobs in 4 pools with
+# enough 10 s maps to keep every map slot busy; then the submit latency of
+# one job of SCALE_SUBMIT_MAPS maps, and the curves. Results (JSON) and the
+# generator's log are in SCALE_DIR. SCALE_TRACKERS="100 1000 3000 10000"
+# adds the largest size.
+SCALE_TRACKERS    ?= 100 1000 3000
+SCALE_POLICIES    ?= fifo fair
+SCALE_DURATION    ?= 40s
+SCALE_HEARTBEAT   ?= 3s
+SCALE_SUBMIT_MAPS ?= 100000
+SCALE_DIR         ?= bin/scale
+bench-scale: build
+	@mkdir -p $(SCALE_DIR)
+	@for p in $(SCALE_POLICIES); do for n in $(SCALE_TRACKERS); do \
+	  echo "== bench-scale: $$p, $$n trackers, $(SCALE_DURATION)"; \
+	  $(BIN) loadgen --spawn --policy $$p --trackers $$n --map-slots 2 --reduce-slots 2 \
+	    --heartbeat $(SCALE_HEARTBEAT) --duration $(SCALE_DURATION) --jobs 4 --pools 4 --map-time 10s \
+	    --out $(SCALE_DIR)/$$p-$$n.json 2>>$(SCALE_DIR)/loadgen.log || exit 1; \
+	done; done
+	@echo "== bench-scale: submit latency, one job of $(SCALE_SUBMIT_MAPS) maps"
+	@$(BIN) loadgen --spawn --submit-only --jobs 1 --maps $(SCALE_SUBMIT_MAPS) \
+	  --out $(SCALE_DIR)/submit-$(SCALE_SUBMIT_MAPS).json 2>>$(SCALE_DIR)/loadgen.log
+	@echo "---- bench-scale curves ----"
+	@$(BIN) loadgen curves $(foreach p,$(SCALE_POLICIES),$(foreach n,$(SCALE_TRACKERS),$(SCALE_DIR)/$(p)-$(n).json))
 
 proto:
 	cd mrpb && protoc --go_out=. --go_opt=paths=source_relative \

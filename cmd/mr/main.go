@@ -76,6 +76,7 @@ func newRoot() *cobra.Command {
 		newConfCmd(),
 		newAppsCmd(),
 		newSimCmd(),
+		newLoadgenCmd(),
 		newCertsCmd(),
 		newWorkloadCmd(),
 	)

@@ -42,8 +42,9 @@ var Tiers = [][]string{
 	{"sim"},
 	// 7, conf/all: links every package that registers configuration keys.
 	{"conf/all"},
-	// 8, the workload suite over the apps and the daemons.
-	{"workloads"},
+	// 8, tools over the daemons and the simulator: the workload suite
+	// over the apps and the daemons, the tracker load generator.
+	{"workloads", "loadgen"},
 	// 9, programs and tools: the commands, this package.
 	{"cmd/mr", "cmd/mrbench", "internal/layers"},
 }

@@ -1,0 +1,77 @@
+package loadgen
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+)
+
+// TestRunInProcess drives an in-process JobTracker with 20 simulated
+// trackers and a small job of maps and reduces: every task must be
+// launched and reported done, the job must succeed, and the figures must
+// be filled in.
+func TestRunInProcess(t *testing.T) {
+	jobs, err := Fixed{Jobs: 1, Maps: 60, Reduces: 5, MapTime: 300 * time.Millisecond, ReduceTime: 200 * time.Millisecond, Jitter: 0.2, Seed: 1}.Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, err := Run(ctx, Config{
+		Trackers: 20, MapSlots: 2, ReduceSlots: 1, Heartbeat: 100 * time.Millisecond,
+		Duration: 15 * time.Second, Warmup: 200 * time.Millisecond, StopWhenDone: true,
+		Policy: "fifo", MapEvents: true, Jobs: jobs, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Jobs) != 1 {
+		t.Fatalf("%d job results, want 1", len(res.Jobs))
+	}
+	j := res.Jobs[0]
+	if j.State != "SUCCEEDED" {
+		t.Errorf("job %s is %s (%s), want SUCCEEDED", j.ID, j.State, j.Error)
+	}
+	if j.MapsLaunched != 60 || j.MapsDone != 60 || j.ReducesLaunched != 5 || j.ReducesDone != 5 {
+		t.Errorf("job %s: maps %d launched, %d done; reduces %d launched, %d done; want 60 and 5 of each",
+			j.ID, j.MapsLaunched, j.MapsDone, j.ReducesLaunched, j.ReducesDone)
+	}
+	if res.Mode != "in-process" || res.Connections != 20 || res.Heartbeats == 0 || res.HeartbeatsPerSec <= 0 ||
+		res.HeartbeatLatency.N == 0 || res.HeartbeatLatency.P99Ms <= 0 || res.Launches == 0 || res.LaunchesPerSec <= 0 ||
+		res.SlotToLaunch.N == 0 || res.ReportToLaunch.N == 0 || res.MapSlotUtilization <= 0 || res.ReduceSlotUtilization <= 0 || res.SubmitLatency.N != 1 || res.MapEventCallsPerSec <= 0 {
+		t.Errorf("figures not filled in: %+v", res)
+	}
+	if res.Process.CPUCores < 0 || res.Process.RSSPeakMB <= 0 || res.Process.HeapLiveMB <= 0 || res.Process.Goroutines <= 0 {
+		t.Errorf("JobTracker process figures not filled in: %+v", res.Process)
+	}
+	if res.TrackersLost != 0 || res.LostLogged != 0 || res.TrackersLiveAtEnd != 20 || res.HeartbeatErrors != 0 {
+		t.Errorf("trackers lost %d (logged %d), %d live at the end, %d heartbeat errors: want 0, 0, 20, 0",
+			res.TrackersLost, res.LostLogged, res.TrackersLiveAtEnd, res.HeartbeatErrors)
+	}
+}
+
+// TestBusyMaps checks the map count that keeps every slot busy.
+func TestBusyMaps(t *testing.T) {
+	// 100 slots, 40 s of 10 s maps: 5 waves, half again, over 2 jobs.
+	if got := BusyMaps(100, 2, 40*time.Second, 10*time.Second); got != 375 {
+		t.Errorf("BusyMaps = %d, want 375", got)
+	}
+}
+
+// TestSpeed checks that a trace replayed faster has its times divided.
+func TestSpeed(t *testing.T) {
+	jobs := []Job{{Submit: 10 * time.Second, Maps: []time.Duration{4 * time.Second}, Reduces: []time.Duration{2 * time.Second},
+		Shuffles: []time.Duration{time.Second}, Deadline: 20 * time.Second}}
+	if err := Speed(jobs, 2); err != nil {
+		t.Fatal(err)
+	}
+	j := jobs[0]
+	if j.Submit != 5*time.Second || j.Maps[0] != 2*time.Second || j.Reduces[0] != time.Second || j.Shuffles[0] != time.Second/2 || j.Deadline != 10*time.Second {
+		t.Errorf("after Speed(2): %+v", j)
+	}
+	if err := Speed(jobs, 0); err == nil {
+		t.Error("Speed(0) did not fail")
+	}
+}

@@ -1,0 +1,138 @@
+package loadgen
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"text/tabwriter"
+)
+
+// WriteTable writes a run's figures as a table.
+func WriteTable(w io.Writer, r *Result) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	row := func(k, format string, a ...any) { fmt.Fprintf(tw, "%s\t"+format+"\n", append([]any{k}, a...)...) }
+	row("jobtracker", "%s %s (policy %s)", r.Mode, r.JobTracker, orDefault(r.Policy))
+	if len(r.Submissions) > 0 {
+		for _, s := range r.Submissions {
+			row("submit "+s.Job, "%d maps: SubmitJob %s; JobTracker RSS %.1f MB before, %.1f MB after (heap live %.1f MB)",
+				s.Maps, ms(s.SubmitMs), s.RSSBeforeMB, s.RSSAfterMB, s.HeapAfterMB)
+		}
+		return tw.Flush()
+	}
+	row("trackers", "%d × (%d map + %d reduce slots), %d connections, heartbeat %gs%s (JobTracker asks %gs)",
+		r.Trackers, r.MapSlots, r.ReduceSlots, r.Connections, r.HeartbeatS, oob(r.OutOfBand), r.AdvertisedHeartbeatS)
+	row("window", "%.1fs measured of %.1fs", r.WindowS, r.DurationS)
+	row("heartbeats/s", "%.1f sustained (%.1f at the interval), %d errors", r.HeartbeatsPerSec, r.ExpectedHeartbeatsPerSec, r.HeartbeatErrors)
+	row("heartbeat latency", "%s", r.HeartbeatLatency)
+	row("slot free → launch", "%s", r.SlotToLaunch)
+	row("end reported → launch", "%s", r.ReportToLaunch)
+	row("launches/s", "%.1f (%d launches, %d kills)", r.LaunchesPerSec, r.Launches, r.Kills)
+	row("map events/s", "%.1f GetMapEvents calls of shuffling reduces, %d errors", r.MapEventCallsPerSec, r.MapEventErrors)
+	row("slots busy", "maps %.1f%%, reduces %.1f%%", 100*r.MapSlotUtilization, 100*r.ReduceSlotUtilization)
+	row("jobtracker CPU", "%s (generator process: %s)", cores(r.Process.CPUCores), cores(r.GeneratorCPUCores))
+	row("jobtracker RSS", "%s start, %s peak, %s end; heap live %s; %s goroutines [%s]",
+		mbs(r.Process.RSSStartMB), mbs(r.Process.RSSPeakMB), mbs(r.Process.RSSEndMB), mbs(r.Process.HeapLiveMB), count(r.Process.Goroutines), r.Process.Source)
+	row("trackers lost", "%d told so; %s logged by the JobTracker; %d of %d live at the end", r.TrackersLost, count(int(r.LostLogged)), r.TrackersLiveAtEnd, r.Trackers)
+	row("submit latency", "%s", r.SubmitLatency)
+	for _, j := range r.Jobs {
+		row("job "+j.Name, "%s %s: maps %d/%d/%d, reduces %d/%d/%d (total/launched/done)%s", j.ID, j.State,
+			j.Maps, j.MapsLaunched, j.MapsDone, j.Reduces, j.ReducesLaunched, j.ReducesDone, errSuffix(j.Error))
+	}
+	return tw.Flush()
+}
+
+func orDefault(s string) string {
+	if s == "" {
+		return "as configured"
+	}
+	return s
+}
+
+func oob(on bool) string {
+	if on {
+		return " + out-of-band"
+	}
+	return ""
+}
+
+func cores(v float64) string {
+	if v < 0 {
+		return "unknown (give --jobtracker-pid)"
+	}
+	return fmt.Sprintf("%.2f cores", v)
+}
+
+func coresShort(v float64) string {
+	if v < 0 {
+		return "?"
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+func mbs(v float64) string {
+	if v < 0 {
+		return "?"
+	}
+	return fmt.Sprintf("%.1f MB", v)
+}
+
+func count(v int) string {
+	if v < 0 {
+		return "?"
+	}
+	return fmt.Sprint(v)
+}
+
+func errSuffix(e string) string {
+	if e == "" {
+		return ""
+	}
+	return ": " + e
+}
+
+// WriteJSON writes a run's result as indented JSON.
+func WriteJSON(w io.Writer, r *Result) error {
+	e := json.NewEncoder(w)
+	e.SetIndent("", "  ")
+	return e.Encode(r)
+}
+
+// ReadResults reads results written by WriteJSON.
+func ReadResults(paths []string) ([]*Result, error) {
+	var out []*Result
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("loadgen: reading a result: %w", err)
+		}
+		var r Result
+		if err := json.Unmarshal(b, &r); err != nil {
+			return nil, fmt.Errorf("loadgen: result %s: %w", p, err)
+		}
+		out = append(out, &r)
+	}
+	return out, nil
+}
+
+// WriteCurves writes one line per run, by policy then trackers: the
+// curves of make bench-scale.
+func WriteCurves(w io.Writer, rs []*Result) error {
+	sort.SliceStable(rs, func(i, j int) bool {
+		if rs[i].Policy != rs[j].Policy {
+			return rs[i].Policy < rs[j].Policy
+		}
+		return rs[i].Trackers < rs[j].Trackers
+	})
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "policy\ttrackers\thb/s\t(target)\thb p50\thb p99\thb max\tfree→launch p50\tp99\tlaunch/s\tmaps busy\tJT CPU\tgen CPU\tJT RSS peak\tlost\t")
+	for _, r := range rs {
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.0f\t%s\t%s\t%s\t%s\t%s\t%.1f\t%.0f%%\t%s\t%s\t%s\t%d\t\n",
+			orDefault(r.Policy), r.Trackers, r.HeartbeatsPerSec, r.ExpectedHeartbeatsPerSec,
+			ms(r.HeartbeatLatency.P50Ms), ms(r.HeartbeatLatency.P99Ms), ms(r.HeartbeatLatency.MaxMs),
+			ms(r.SlotToLaunch.P50Ms), ms(r.SlotToLaunch.P99Ms), r.LaunchesPerSec, 100*r.MapSlotUtilization,
+			coresShort(r.Process.CPUCores), coresShort(r.GeneratorCPUCores), mbs(r.Process.RSSPeakMB), max(r.TrackersLost, r.LostLogged))
+	}
+	return tw.Flush()
+}

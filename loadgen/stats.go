@@ -1,0 +1,203 @@
+package loadgen
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Dist summarizes a set of durations, in milliseconds.
+type Dist struct {
+	N      int     `json:"n"`
+	MeanMs float64 `json:"mean_ms"`
+	P50Ms  float64 `json:"p50_ms"`
+	P99Ms  float64 `json:"p99_ms"`
+	MaxMs  float64 `json:"max_ms"`
+}
+
+func (d Dist) String() string {
+	if d.N == 0 {
+		return "none"
+	}
+	return fmt.Sprintf("p50 %s  p99 %s  max %s  (mean %s, n=%d)", ms(d.P50Ms), ms(d.P99Ms), ms(d.MaxMs), ms(d.MeanMs), d.N)
+}
+
+func ms(v float64) string {
+	switch {
+	case v >= 10000:
+		return fmt.Sprintf("%.1fs", v/1000)
+	case v >= 100:
+		return fmt.Sprintf("%.0fms", v)
+	case v >= 1:
+		return fmt.Sprintf("%.1fms", v)
+	}
+	return fmt.Sprintf("%.0fµs", v*1000)
+}
+
+// samples is a concurrent collection of durations.
+type samples struct {
+	mu sync.Mutex
+	ds []time.Duration
+}
+
+func (s *samples) add(d time.Duration) {
+	s.mu.Lock()
+	s.ds = append(s.ds, d)
+	s.mu.Unlock()
+}
+
+func (s *samples) dist() Dist {
+	s.mu.Lock()
+	ds := slices.Clone(s.ds)
+	s.mu.Unlock()
+	if len(ds) == 0 {
+		return Dist{}
+	}
+	slices.Sort(ds)
+	var sum time.Duration
+	for _, d := range ds {
+		sum += d
+	}
+	q := func(p float64) float64 {
+		i := int(p * float64(len(ds)-1))
+		return msOf(ds[i])
+	}
+	return Dist{N: len(ds), MeanMs: msOf(sum / time.Duration(len(ds))), P50Ms: q(0.5), P99Ms: q(0.99), MaxMs: msOf(ds[len(ds)-1])}
+}
+
+func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// Process is what the generator measured of the JobTracker's process.
+type Process struct {
+	// Source says where the figures come from: "in-process" (the
+	// generator's own process: the JobTracker and the simulated trackers
+	// together), "/proc/PID" or "/metrics" (heap and goroutines only).
+	Source string `json:"source"`
+	// CPUCores is the CPU time used in the measurement window over its
+	// length: 1.0 is one core busy; -1 unknown.
+	CPUCores float64 `json:"cpu_cores"`
+	// RSSStartMB, RSSPeakMB and RSSEndMB are the resident set size at the
+	// window's start, its largest sample (every second) and at its end;
+	// -1 unknown.
+	RSSStartMB float64 `json:"rss_start_mb"`
+	RSSPeakMB  float64 `json:"rss_peak_mb"`
+	RSSEndMB   float64 `json:"rss_end_mb"`
+	// HeapLiveMB and Goroutines are from the runtime (in-process) or the
+	// JobTracker's /metrics at the end; -1 unknown.
+	HeapLiveMB float64 `json:"heap_live_mb"`
+	Goroutines int     `json:"goroutines"`
+}
+
+// procSample is a reading of /proc/PID: CPU time and RSS.
+type procSample struct {
+	at  time.Time
+	cpu time.Duration
+	rss int64
+}
+
+// clockTicks is USER_HZ, the unit of /proc/PID/stat's times: 100 on every
+// Linux architecture Go supports.
+const clockTicks = 100
+
+// readProc reads the CPU time and resident set size of process pid.
+func readProc(pid int) (procSample, error) {
+	s := procSample{at: time.Now()}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return s, fmt.Errorf("reading the JobTracker's CPU time: %w", err)
+	}
+	// The command name (field 2) may hold spaces: fields are counted
+	// after its closing parenthesis; utime and stime are fields 14, 15.
+	rest := string(stat)
+	if i := strings.LastIndexByte(rest, ')'); i >= 0 {
+		rest = rest[i+1:]
+	}
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		return s, fmt.Errorf("/proc/%d/stat: %d fields after the command name, want at least 13", pid, len(f))
+	}
+	ut, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return s, fmt.Errorf("/proc/%d/stat: utime %q stime %q are not numbers", pid, f[11], f[12])
+	}
+	s.cpu = time.Duration(ut+st) * time.Second / clockTicks
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return s, fmt.Errorf("reading the JobTracker's RSS: %w", err)
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				return s, fmt.Errorf("/proc/%d/status: VmRSS %q: %w", pid, v, err)
+			}
+			s.rss = kb << 10
+		}
+	}
+	return s, nil
+}
+
+// scrapeMetrics reads the JobTracker's Prometheus text metrics (its
+// /metrics page) into a map from series (name and labels) to value.
+func scrapeMetrics(h http.Handler, url string) (map[string]float64, error) {
+	var body io.Reader
+	if h != nil {
+		rec := &memResponse{header: http.Header{}}
+		req, err := http.NewRequest(http.MethodGet, "/metrics", nil)
+		if err != nil {
+			return nil, err
+		}
+		h.ServeHTTP(rec, req)
+		body = strings.NewReader(rec.body.String())
+	} else {
+		c := http.Client{Timeout: 10 * time.Second}
+		resp, err := c.Get(url)
+		if err != nil {
+			return nil, fmt.Errorf("reading the JobTracker's metrics: %w", err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return nil, fmt.Errorf("reading the JobTracker's metrics at %s: %s", url, resp.Status)
+		}
+		body = resp.Body
+	}
+	m := map[string]float64{}
+	sc := bufio.NewScanner(body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		if i < 0 {
+			continue
+		}
+		v, err := strconv.ParseFloat(line[i+1:], 64)
+		if err != nil {
+			continue
+		}
+		m[line[:i]] = v
+	}
+	return m, sc.Err()
+}
+
+// memResponse is an http.ResponseWriter into memory, to read the
+// in-process JobTracker's pages without a listener.
+type memResponse struct {
+	header http.Header
+	body   strings.Builder
+	code   int
+}
+
+func (r *memResponse) Header() http.Header         { return r.header }
+func (r *memResponse) Write(b []byte) (int, error) { return r.body.Write(b) }
+func (r *memResponse) WriteHeader(code int)        { r.code = code }

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -126,19 +125,4 @@ func (s *uvarintSum) Reduce(_ mr.TaskContext, key []byte, values mr.ValueIterato
 	}
 	n := binary.PutUvarint(s.buf[:], sum)
 	return out.Emit(key, s.buf[:n])
-}
-
-// qualifyPath makes a plain relative path absolute, as the client does
-// with a job's input and output paths, for paths an app passes to its
-// tasks in job parameters: tasks run in their own working directories.
-// URIs and absolute paths are returned unchanged.
-func qualifyPath(p string) (string, error) {
-	if p == "" || filepath.IsAbs(p) || strings.Contains(p, "://") || strings.HasPrefix(p, "file:") {
-		return p, nil
-	}
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return "", fmt.Errorf("path %s: %w", p, err)
-	}
-	return abs, nil
 }

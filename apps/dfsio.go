@@ -109,7 +109,7 @@ func runDFSIO(ctx context.Context, jc mr.JobClient, args []string) error {
 	case flags.NArg() != 2:
 		return usage(dfsioAppName, dfsioAppUsage, "need <dir> and <result> after the flags, got %d argument(s) %q", flags.NArg(), flags.Args())
 	}
-	dir, err := qualifyPath(flags.Arg(0))
+	dir, err := fs.Absolute(flags.Arg(0))
 	if err != nil {
 		return fmt.Errorf("%s: %w", dfsioAppName, err)
 	}

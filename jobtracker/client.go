@@ -8,7 +8,6 @@ import (
 	"io"
 	"math"
 	"os/user"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 
 	"gomr/conf"
 	"gomr/mr"
+	"gomr/mr/fs"
 	"gomr/mrpb"
 	"gomr/security"
 )
@@ -82,11 +82,11 @@ func (c *Client) Submit(ctx context.Context, spec *mr.JobSpec) (string, error) {
 	// directory, as Hadoop qualifies them: tasks run elsewhere.
 	s.Inputs = make([]string, len(spec.Inputs))
 	for i, in := range spec.Inputs {
-		if s.Inputs[i], err = qualify(in); err != nil {
+		if s.Inputs[i], err = fs.Absolute(in); err != nil {
 			return "", err
 		}
 	}
-	if s.Output, err = qualify(spec.Output); err != nil {
+	if s.Output, err = fs.Absolute(spec.Output); err != nil {
 		return "", err
 	}
 	s.Conf = map[string]string{}
@@ -373,16 +373,3 @@ func (c *Client) History(ctx context.Context, jobID string) ([]byte, error) {
 
 // CountersOf converts a status's counters.
 func CountersOf(st *mrpb.JobStatus) mr.CounterSet { return countersFromProto(st.Counters) }
-
-// qualify makes a plain relative path absolute; URIs and absolute paths
-// are left as they are.
-func qualify(p string) (string, error) {
-	if p == "" || filepath.IsAbs(p) || strings.Contains(p, "://") || strings.HasPrefix(p, "file:") {
-		return p, nil
-	}
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return "", fmt.Errorf("path %s: %w", p, err)
-	}
-	return abs, nil
-}

@@ -148,3 +148,18 @@ func localPath(p string) (string, error) {
 // LocalPath turns a plain path or a file:// URI into an OS path; any
 // other scheme is an error.
 func LocalPath(p string) (string, error) { return localPath(p) }
+
+// Absolute makes a plain relative path absolute against the current
+// directory, as the client does with a job's input and output paths and
+// an app with the paths it gives its tasks (tasks run in directories of
+// their own). URIs and absolute paths are returned as they are.
+func Absolute(p string) (string, error) {
+	if p == "" || filepath.IsAbs(p) || strings.Contains(p, "://") || strings.HasPrefix(p, "file:") {
+		return p, nil
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", fmt.Errorf("path %s: %w", p, err)
+	}
+	return abs, nil
+}

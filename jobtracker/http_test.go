@@ -464,10 +464,10 @@ func TestHTTPPages(t *testing.T) {
 			`<tr class="task"><td><b>task_202601020304_0002_m_000001</b></td><td></td><td>RUNNING</td><td class="n">25.0%</td><td></td><td></td><td></td>
 <td title="boom
 at line 3">1 failed: boom</td></tr>`,
-			`<tr class="attempt"><td>` + httpM1A0 + `</td><td>tt1</td><td>FAILED</td><td class="n">50.0%</td><td>MAP</td>
+			`<tr class="attempt"><td>` + httpM1A0 + ` <a href="tasklog?attemptid=` + httpM1A0 + `&amp;filter=stdout">stdout</a> <a href="tasklog?attemptid=` + httpM1A0 + `&amp;filter=stderr">stderr</a></td><td>tt1</td><td>FAILED</td><td class="n">50.0%</td><td>MAP</td>
 <td>2026-01-02 03:04:05</td><td>2026-01-02 03:04:17</td><td title="boom
 at line 3">boom</td></tr>`,
-			`<tr class="attempt"><td>` + httpR0A0 + `</td><td>tt1</td><td>RUNNING</td><td class="n">10.0%</td><td>SHUFFLE</td>
+			`<tr class="attempt"><td>` + httpR0A0 + ` <a href="tasklog?attemptid=` + httpR0A0 + `&amp;filter=stdout">stdout</a> <a href="tasklog?attemptid=` + httpR0A0 + `&amp;filter=stderr">stderr</a></td><td>tt1</td><td>RUNNING</td><td class="n">10.0%</td><td>SHUFFLE</td>
 <td>2026-01-02 03:04:15</td><td>-</td><td title=""></td></tr>`,
 		}},
 		{"/job?id=" + httpJobEmpty, 200, []string{

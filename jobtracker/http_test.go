@@ -562,6 +562,69 @@ func TestHTTPPolicyStatus(t *testing.T) {
 	}
 }
 
+// TestHTTPPolicyMetrics checks the per-pool gauges of a policy with pools
+// and the per-partition gauges of one with partitions.
+func TestHTTPPolicyMetrics(t *testing.T) {
+	spec := func() mr.JobSpec {
+		return mr.JobSpec{Name: "f", Def: "wordcount", Pool: "etl", Output: filepath.Join(t.TempDir(), "out")}
+	}
+	hb := &mrpb.HeartbeatRequest{Tracker: "tt1", Host: "h1", MapSlots: 2, ReduceSlots: 1,
+		FreeMapSlots: 2, FreeReduceSlots: 1, InitialContact: true, AcceptNewTasks: true}
+
+	// Each JobTracker in a subtest of its own: JobTrackers of one test
+	// share a system directory, and the second would recover the
+	// first's job.
+	t.Run("fair", func(t *testing.T) {
+		jt, _ := newHTTPTestJT(t, map[string]string{"scheduler.policy": "fair"})
+		httpSubmit(t, jt, spec(), []mr.Split{{Path: "/in/a", Length: 10}})
+		if got := httpHeartbeat(t, jt, hb); len(got) != 1 {
+			t.Fatalf("launched %v, want one map", got)
+		}
+		fams := scrapeMetrics(t, httpGet(t, jt.HTTPHandler(), "GET", "/metrics").Body.String())
+		want := map[string]float64{"pool=default,type=map": 0, "pool=default,type=reduce": 0, "pool=etl,type=map": 1, "pool=etl,type=reduce": 0}
+		if got := metricSamples(fams["gomr_pool_running_tasks"]); !maps.Equal(got, want) {
+			t.Errorf("gomr_pool_running_tasks = %v, want %v", got, want)
+		}
+		for _, name := range []string{"gomr_pool_fair_share", "gomr_pool_min_share"} {
+			if got := metricSamples(fams[name]); len(got) != 4 {
+				t.Errorf("%s = %v, want the two pools by type", name, got)
+			}
+		}
+		if got := metricSamples(fams["gomr_pool_weight"]); len(got) != 2 || got["pool=etl"] <= 0 {
+			t.Errorf("gomr_pool_weight = %v, want both pools weighed", got)
+		}
+		if f := fams["gomr_partition_jobs"]; f != nil {
+			t.Errorf("fair has partitions: %v", f)
+		}
+
+	})
+	t.Run("fbq", func(t *testing.T) {
+		jt, _ := newHTTPTestJT(t, map[string]string{"scheduler.policy": "fbq"})
+		httpSubmit(t, jt, spec(), []mr.Split{{Path: "/in/a", Length: 10}})
+		httpHeartbeat(t, jt, hb)
+		fams := scrapeMetrics(t, httpGet(t, jt.HTTPHandler(), "GET", "/metrics").Body.String())
+		jobs := metricSamples(fams["gomr_partition_jobs"])
+		if len(jobs) < 2 || jobs["partition=0"] != 1 {
+			t.Errorf("gomr_partition_jobs = %v, want the job in partition 0 of several", jobs)
+		}
+		running := metricSamples(fams["gomr_partition_running_tasks"])
+		if running["partition=0,type=map"] != 1 || len(running) != 2*len(jobs) {
+			t.Errorf("gomr_partition_running_tasks = %v, want one map in partition 0", running)
+		}
+		for _, name := range []string{"gomr_partition_capacity_ratio", "gomr_partition_timer_seconds"} {
+			if got := metricSamples(fams[name]); len(got) != len(jobs) {
+				t.Errorf("%s = %v, want one per partition", name, got)
+			}
+		}
+		if got := metricSamples(fams["gomr_partition_slots"]); len(got) != 2*len(jobs) {
+			t.Errorf("gomr_partition_slots = %v, want one per partition and type", got)
+		}
+		if f := fams["gomr_pool_running_tasks"]; f != nil {
+			t.Errorf("fbq has pools: %v", f)
+		}
+	})
+}
+
 func TestStartHTTP(t *testing.T) {
 	jt, _ := newHTTPTestJT(t, map[string]string{"mapreduce.jobtracker.http.address": "127.0.0.1:0"})
 	ctx, cancel := context.WithCancel(context.Background())

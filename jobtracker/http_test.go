@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"maps"
@@ -559,6 +560,63 @@ func TestHTTPPolicyStatus(t *testing.T) {
 		if !strings.Contains(page, w) {
 			t.Errorf("page lacks %q:\n%s", w, page)
 		}
+	}
+}
+
+// TestHTTPMetricsWhileHeartbeating scrapes while heartbeats launch and
+// end attempts (for the race detector: the collector reads the state
+// under the lock, the histograms are observed under it).
+func TestHTTPMetricsWhileHeartbeating(t *testing.T) {
+	jt, clk := newHTTPTestJT(t, map[string]string{"scheduler.policy": "fair"})
+	splits := make([]mr.Split, 20)
+	for i := range splits {
+		splits[i] = mr.Split{Path: fmt.Sprintf("/in/%d", i), Length: 10}
+	}
+	httpSubmit(t, jt, mr.JobSpec{Name: "w", Def: "wordcount", Output: filepath.Join(t.TempDir(), "out")}, splits)
+	h := jt.HTTPHandler()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 20 {
+			if rec := httpGet(t, h, "GET", "/metrics"); rec.Code != 200 {
+				t.Errorf("status %d", rec.Code)
+				return
+			}
+		}
+	}()
+	req := &mrpb.HeartbeatRequest{Tracker: "tt1", Host: "h1", MapSlots: 2, ReduceSlots: 1,
+		FreeMapSlots: 2, FreeReduceSlots: 1, InitialContact: true, AcceptNewTasks: true}
+	var running []string
+	for i := range 20 {
+		clk.at(time.Duration(i) * time.Second)
+		req.Attempts = nil
+		for _, id := range running {
+			req.Attempts = append(req.Attempts, &mrpb.AttemptStatus{AttemptId: id, State: StateFailed, Diagnostic: "boom"})
+		}
+		asTracker(jt, req)
+		resp, err := jt.Heartbeat(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			req.InitialContact, req.Incarnation = false, resp.Incarnation
+		}
+		req.ResponseId = resp.ResponseId
+		running = running[:0]
+		for _, a := range resp.Actions {
+			if l := a.GetLaunch(); l != nil {
+				running = append(running, l.AttemptId)
+			}
+		}
+	}
+	<-done
+	fams := scrapeMetrics(t, httpGet(t, h, "GET", "/metrics").Body.String())
+	if got := metricSamples(fams["gomr_heartbeats_received_total"])[""]; got != 20 {
+		t.Errorf("gomr_heartbeats_received_total = %v, want 20", got)
+	}
+	failed := metricSamples(fams["gomr_attempts_failed_total"])["type=map"]
+	if timed := metricSamples(fams["gomr_attempt_duration_seconds"])["state=failed,type=map"]; failed < 10 || timed != failed {
+		t.Errorf("%v map attempts failed, %v timed; want many, all timed", failed, timed)
 	}
 }
 

@@ -83,7 +83,7 @@ var keyTable = []Key{
 	{Name: "mapreduce.tasktracker.reduce.tasks.maximum", Type: Int, Default: "2", Description: "reduce slots per TaskTracker", Check: atLeast(0)},
 	{Name: "mapreduce.tasktracker.heartbeat.interval", Type: Int, Default: "300", Description: "TaskTracker heartbeat period", Check: atLeast(10), Unit: "ms"},
 	{Name: "mapreduce.tasktracker.outofband.heartbeat", Type: Bool, Default: "true", Description: "heartbeat at once when a task ends"},
-	{Name: "mapreduce.tasktracker.http.address", Type: String, Default: "127.0.0.1:0", Description: "shuffle server address (host:port; port 0 = any)", Check: hostPort},
+	{Name: "mapreduce.tasktracker.http.address", Type: String, Default: "127.0.0.1:0", Description: "tracker HTTP server address: shuffle, task logs and metrics (host:port; port 0 = any)", Check: hostPort},
 	{Name: "mapreduce.tasktracker.report.address", Type: String, Default: "127.0.0.1:0", Description: "umbilical address for task children (host:port; port 0 = any)", Check: hostPort},
 	{Name: "mapreduce.shuffle.request.window", Type: Int, Default: "60000", Description: "how far the signed time of a shuffle or checkpoint request may be from the TaskTracker's clock; a captured request is refused after it", Check: atLeast(1000), Unit: "ms"},
 	{Name: "mapreduce.tasktracker.host.name", Type: String, Default: "", Description: "host name the TaskTracker reports; empty uses os.Hostname"},

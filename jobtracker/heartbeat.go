@@ -45,6 +45,9 @@ type pendingAction struct {
 // Heartbeat is the TaskTracker's periodic report; the reply carries task
 // launches and kill orders.
 func (jt *JobTracker) Heartbeat(ctx context.Context, req *mrpb.HeartbeatRequest) (*mrpb.HeartbeatResponse, error) {
+	// The one metric of the hot path: its latency (and so the count).
+	arrived := time.Now()
+	defer func() { jt.prom.heartbeat.Observe(sinceSeconds(arrived)) }()
 	// Whether a previous holder of the name is gone is found out by
 	// dialing it, which must not happen under the lock.
 	previousGone := req.InitialContact && jt.previousTrackerGone(req)

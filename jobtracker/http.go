@@ -10,7 +10,9 @@ package jobtracker
 //	GET /api/cluster   ClusterInfo as JSON
 //	GET /api/jobs      JobList as JSON
 //	GET /api/job?id=J  JobDetail as JSON
-//	GET /metrics       Prometheus text exposition format, version 0.0.4
+//	GET /metrics       Prometheus metrics (metrics.go, docs/metrics.md), in
+//	                   the format the scraper negotiates: text 0.0.4 by
+//	                   default
 //
 // JSON field names are snake_case and stable; every field is always present
 // except those marked "omitted while zero". Times are RFC 3339 in UTC,
@@ -61,16 +63,12 @@ import (
 	"math"
 	"net"
 	"net/http"
-	"runtime"
-	"runtime/metrics"
 	"sort"
-	"strings"
 	"time"
 
 	"gomr/mr"
 	"gomr/mrpb"
 	"gomr/partitions"
-	"gomr/sched"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -259,7 +257,7 @@ func (jt *JobTracker) HTTPHandler() http.Handler {
 	mux.HandleFunc("GET /api/cluster", jt.handleAPICluster)
 	mux.HandleFunc("GET /api/jobs", jt.handleAPIJobs)
 	mux.HandleFunc("GET /api/job", jt.handleAPIJob)
-	mux.HandleFunc("GET /metrics", jt.handleMetrics)
+	mux.Handle("GET /metrics", jt.prom.handler(jt))
 	mux.HandleFunc("GET /tasklog", jt.handleTaskLog)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Content-Type-Options", "nosniff")
@@ -453,64 +451,6 @@ func (jt *JobTracker) jobDetail(id string) (JobDetail, bool) {
 	return d, true
 }
 
-// metricsSnapshot is what /metrics reports; index 0 is map, 1 reduce.
-type metricsSnapshot struct {
-	jobs                    map[string]int
-	retired                 int64
-	trackers, blacklisted   int
-	lostReplies             int
-	slots, running          [2]int
-	launched, failed, kills [2]int64
-	// sched is what the policy driver did.
-	sched sched.Stats
-	// illegal counts refused state changes (lifecycle.go).
-	illegal int
-}
-
-func (jt *JobTracker) metrics() metricsSnapshot {
-	jt.mu.Lock()
-	defer jt.unlock()
-	m := metricsSnapshot{
-		jobs:     map[string]int{StateRunning: 0, StateSucceeded: 0, StateFailed: 0, StateKilled: 0},
-		trackers: len(jt.trackers),
-	}
-	m.lostReplies = jt.lostReplies
-	m.sched = jt.driver.Stats()
-	m.illegal = jt.illegalTransitions
-	for _, t := range jt.trackers {
-		if t.blacklisted {
-			m.blacklisted++
-		}
-		m.slots[0] += t.mapSlots
-		m.slots[1] += t.reduceSlots
-		for _, a := range t.attempts {
-			if a.live() {
-				m.running[a.task.typ]++
-			}
-		}
-	}
-	// The totals are sums over every job the JobTracker has run, taken
-	// from the job counters: those of the jobs in memory plus the totals
-	// of the retired ones, so that they only grow.
-	r := &jt.retire
-	m.retired = r.retired
-	m.launched, m.failed, m.kills = r.launched, r.failed, r.kills
-	for _, s := range r.cache {
-		m.jobs[s.state]++
-	}
-	for _, j := range jt.order {
-		m.jobs[j.state.String()]++
-		c := j.counters[mr.JobCounterGroup]
-		m.launched[0] += c[mr.TotalLaunchedMaps]
-		m.launched[1] += c[mr.TotalLaunchedReduces]
-		m.failed[0] += c[mr.NumFailedMaps]
-		m.failed[1] += c[mr.NumFailedReduces]
-		m.kills[0] += c[mr.NumKilledMaps]
-		m.kills[1] += c[mr.NumKilledReduces]
-	}
-	return m
-}
-
 // ---- handlers ----
 
 // writeJSON writes v indented, without escaping <, > and & (the body is
@@ -564,80 +504,6 @@ func (jt *JobTracker) handleAPIJob(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, d)
-}
-
-// handleMetrics writes the Prometheus text exposition format by hand:
-// github.com/prometheus/client_golang is not a dependency of the module
-// and adding one is not ours to decide, and the format for a handful of
-// gauges and counters is a few lines (# HELP, # TYPE, name{labels} value).
-// Heartbeat totals are not exported: the JobTracker keeps no count of them.
-func (jt *JobTracker) handleMetrics(w http.ResponseWriter, r *http.Request) {
-	m := jt.metrics()
-	var b bytes.Buffer
-	family := func(name, typ, help string) {
-		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, typ)
-	}
-	byType := func(name string, v [2]int64) {
-		fmt.Fprintf(&b, "%s{type=\"map\"} %d\n%s{type=\"reduce\"} %d\n", name, v[0], name, v[1])
-	}
-	widen := func(v [2]int) [2]int64 { return [2]int64{int64(v[0]), int64(v[1])} }
-
-	family("gomr_jobs", "gauge", "Jobs the JobTracker lists (in memory, or retired and cached), by state.")
-	states := make([]string, 0, len(m.jobs))
-	for s := range m.jobs {
-		states = append(states, s)
-	}
-	sort.Strings(states)
-	for _, s := range states {
-		fmt.Fprintf(&b, "gomr_jobs{state=%q} %d\n", strings.ToLower(s), m.jobs[s])
-	}
-	family("gomr_jobs_retired_total", "counter", "Completed jobs retired from the JobTracker's memory.")
-	fmt.Fprintf(&b, "gomr_jobs_retired_total %d\n", m.retired)
-	family("gomr_trackers", "gauge", "Live TaskTrackers.")
-	fmt.Fprintf(&b, "gomr_trackers %d\n", m.trackers)
-	family("gomr_trackers_blacklisted", "gauge", "Live TaskTrackers blacklisted across all jobs (they get no task).")
-	fmt.Fprintf(&b, "gomr_trackers_blacklisted %d\n", m.blacklisted)
-	family("gomr_heartbeat_replies_lost_total", "counter", "Heartbeat replies a TaskTracker did not get (their actions were sent again).")
-	fmt.Fprintf(&b, "gomr_heartbeat_replies_lost_total %d\n", m.lostReplies)
-	family("gomr_policy_offers_total", "counter", "Slot offers made to the scheduling policy.")
-	fmt.Fprintf(&b, "gomr_policy_offers_total %d\n", m.sched.Offers)
-	family("gomr_policy_decisions_refused_total", "counter", "Policy decisions refused whole for breaking a rule (a policy bug; the log names the rule).")
-	fmt.Fprintf(&b, "gomr_policy_decisions_refused_total %d\n", m.sched.Refused)
-	family("gomr_policy_preempted_total", "counter", "Attempts killed for the policy's preemptions, by task type.")
-	byType("gomr_policy_preempted_total", widen(m.sched.Preempted))
-	family("gomr_policy_spare_launches_total", "counter", "Attempts launched on slots lent beyond a job's quota (MinEDF-WC), by task type.")
-	byType("gomr_policy_spare_launches_total", widen(m.sched.Spare))
-	family("gomr_jobtracker_illegal_state_changes_total", "counter", "State changes of jobs, tasks and attempts refused as illegal (a bug; the log names both states).")
-	fmt.Fprintf(&b, "gomr_jobtracker_illegal_state_changes_total %d\n", m.illegal)
-	family("gomr_slots", "gauge", "Task slots of the live TaskTrackers, by task type.")
-	byType("gomr_slots", widen(m.slots))
-	family("gomr_running_attempts", "gauge", "Live task attempts, by task type.")
-	byType("gomr_running_attempts", widen(m.running))
-	family("gomr_tasks_launched_total", "counter", "Task attempts launched, by task type.")
-	byType("gomr_tasks_launched_total", m.launched)
-	family("gomr_attempts_failed_total", "counter", "Task attempts failed, by task type.")
-	byType("gomr_attempts_failed_total", m.failed)
-	family("gomr_attempts_killed_total", "counter", "Task attempts killed (preempted, lost, superseded), by task type.")
-	byType("gomr_attempts_killed_total", m.kills)
-	family("gomr_jobtracker_heap_live_bytes", "gauge", "The JobTracker's live heap as of its latest garbage collection (Go's /gc/heap/live:bytes).")
-	fmt.Fprintf(&b, "gomr_jobtracker_heap_live_bytes %d\n", heapLiveBytes())
-	family("gomr_jobtracker_goroutines", "gauge", "Goroutines of the JobTracker process.")
-	fmt.Fprintf(&b, "gomr_jobtracker_goroutines %d\n", runtime.NumGoroutine())
-
-	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-	w.Write(b.Bytes())
-}
-
-// heapLiveBytes is the heap the latest garbage collection found live:
-// unlike MemStats.HeapAlloc it does not include garbage not collected yet,
-// so it tells how much the JobTracker keeps (docs/reliability.md).
-func heapLiveBytes() uint64 {
-	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindUint64 {
-		return 0
-	}
-	return s[0].Value.Uint64()
 }
 
 // ---- HTML ----

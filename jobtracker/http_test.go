@@ -4,18 +4,23 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	_ "gomr/apps" // registers the "wordcount" job definition SubmitJob checks
 	"gomr/conf"
@@ -289,6 +294,43 @@ func TestHTTPJSON(t *testing.T) {
 	}
 }
 
+// scrapeMetrics parses a /metrics body in the text format.
+func scrapeMetrics(t *testing.T, body string) map[string]*dto.MetricFamily {
+	t.Helper()
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(strings.NewReader(body))
+	if err != nil {
+		t.Fatalf("parsing the metrics: %v\n%s", err, body)
+	}
+	return fams
+}
+
+// metricSamples are the samples of a family by their labels, as
+// name=value pairs joined by commas in the order of the exposition (by
+// name), with their values (a histogram's: its sample count).
+func metricSamples(f *dto.MetricFamily) map[string]float64 {
+	out := map[string]float64{}
+	for _, m := range f.Metric {
+		var labels []string
+		for _, l := range m.Label {
+			labels = append(labels, l.GetName()+"="+l.GetValue())
+		}
+		var v float64
+		switch {
+		case m.Gauge != nil:
+			v = m.Gauge.GetValue()
+		case m.Counter != nil:
+			v = m.Counter.GetValue()
+		case m.Histogram != nil:
+			v = float64(m.Histogram.GetSampleCount())
+		case m.Untyped != nil:
+			v = m.Untyped.GetValue()
+		}
+		out[strings.Join(labels, ",")] = v
+	}
+	return out
+}
+
 func TestHTTPMetrics(t *testing.T) {
 	jt := httpScenario(t)
 	runtime.GC() // so that there is a live heap figure
@@ -296,89 +338,88 @@ func TestHTTPMetrics(t *testing.T) {
 	if rec.Code != 200 {
 		t.Fatalf("status %d: %s", rec.Code, rec.Body)
 	}
-	if ct := rec.Header().Get("Content-Type"); ct != "text/plain; version=0.0.4; charset=utf-8" {
+	if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "text/plain; version=0.0.4; charset=utf-8") {
 		t.Errorf("Content-Type %q", ct)
 	}
-	want := `# HELP gomr_jobs Jobs the JobTracker lists (in memory, or retired and cached), by state.
-# TYPE gomr_jobs gauge
-gomr_jobs{state="failed"} 0
-gomr_jobs{state="killed"} 0
-gomr_jobs{state="running"} 1
-gomr_jobs{state="succeeded"} 1
-# HELP gomr_jobs_retired_total Completed jobs retired from the JobTracker's memory.
-# TYPE gomr_jobs_retired_total counter
-gomr_jobs_retired_total 0
-# HELP gomr_trackers Live TaskTrackers.
-# TYPE gomr_trackers gauge
-gomr_trackers 2
-# HELP gomr_trackers_blacklisted Live TaskTrackers blacklisted across all jobs (they get no task).
-# TYPE gomr_trackers_blacklisted gauge
-gomr_trackers_blacklisted 0
-# HELP gomr_heartbeat_replies_lost_total Heartbeat replies a TaskTracker did not get (their actions were sent again).
-# TYPE gomr_heartbeat_replies_lost_total counter
-gomr_heartbeat_replies_lost_total 0
-# HELP gomr_policy_offers_total Slot offers made to the scheduling policy.
-# TYPE gomr_policy_offers_total counter
-gomr_policy_offers_total 3
-# HELP gomr_policy_decisions_refused_total Policy decisions refused whole for breaking a rule (a policy bug; the log names the rule).
-# TYPE gomr_policy_decisions_refused_total counter
-gomr_policy_decisions_refused_total 0
-# HELP gomr_policy_preempted_total Attempts killed for the policy's preemptions, by task type.
-# TYPE gomr_policy_preempted_total counter
-gomr_policy_preempted_total{type="map"} 0
-gomr_policy_preempted_total{type="reduce"} 0
-# HELP gomr_policy_spare_launches_total Attempts launched on slots lent beyond a job's quota (MinEDF-WC), by task type.
-# TYPE gomr_policy_spare_launches_total counter
-gomr_policy_spare_launches_total{type="map"} 0
-gomr_policy_spare_launches_total{type="reduce"} 0
-# HELP gomr_jobtracker_illegal_state_changes_total State changes of jobs, tasks and attempts refused as illegal (a bug; the log names both states).
-# TYPE gomr_jobtracker_illegal_state_changes_total counter
-gomr_jobtracker_illegal_state_changes_total 0
-# HELP gomr_slots Task slots of the live TaskTrackers, by task type.
-# TYPE gomr_slots gauge
-gomr_slots{type="map"} 3
-gomr_slots{type="reduce"} 1
-# HELP gomr_running_attempts Live task attempts, by task type.
-# TYPE gomr_running_attempts gauge
-gomr_running_attempts{type="map"} 1
-gomr_running_attempts{type="reduce"} 1
-# HELP gomr_tasks_launched_total Task attempts launched, by task type.
-# TYPE gomr_tasks_launched_total counter
-gomr_tasks_launched_total{type="map"} 3
-gomr_tasks_launched_total{type="reduce"} 1
-# HELP gomr_attempts_failed_total Task attempts failed, by task type.
-# TYPE gomr_attempts_failed_total counter
-gomr_attempts_failed_total{type="map"} 1
-gomr_attempts_failed_total{type="reduce"} 0
-# HELP gomr_attempts_killed_total Task attempts killed (preempted, lost, superseded), by task type.
-# TYPE gomr_attempts_killed_total counter
-gomr_attempts_killed_total{type="map"} 0
-gomr_attempts_killed_total{type="reduce"} 0
-`
-	// The process figures vary; their values are checked apart.
-	var got strings.Builder
-	for _, line := range strings.SplitAfter(rec.Body.String(), "\n") {
-		if v, ok := strings.CutPrefix(line, "gomr_jobtracker_heap_live_bytes "); ok {
-			if n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64); err != nil || n == 0 {
-				t.Errorf("heap live bytes %q", v)
-			}
-			continue
-		}
-		if v, ok := strings.CutPrefix(line, "gomr_jobtracker_goroutines "); ok {
-			if n, err := strconv.Atoi(strings.TrimSpace(v)); err != nil || n < 1 {
-				t.Errorf("goroutines %q", v)
-			}
-			continue
-		}
-		got.WriteString(line)
+	fams := scrapeMetrics(t, rec.Body.String())
+	gauge, counter, histogram := dto.MetricType_GAUGE, dto.MetricType_COUNTER, dto.MetricType_HISTOGRAM
+	tests := []struct {
+		name string
+		typ  dto.MetricType
+		help string // checked when set: the families served before the client library
+		want map[string]float64
+	}{
+		{"gomr_jobs", gauge, "Jobs the JobTracker lists (in memory, or retired and cached), by state.",
+			map[string]float64{"state=failed": 0, "state=killed": 0, "state=running": 1, "state=succeeded": 1}},
+		{"gomr_jobs_retired_total", counter, "Completed jobs retired from the JobTracker's memory.", map[string]float64{"": 0}},
+		{"gomr_trackers", gauge, "Live TaskTrackers.", map[string]float64{"": 2}},
+		{"gomr_trackers_blacklisted", gauge, "Live TaskTrackers blacklisted across all jobs (they get no task).", map[string]float64{"": 0}},
+		{"gomr_heartbeat_replies_lost_total", counter, "Heartbeat replies a TaskTracker did not get (their actions were sent again).",
+			map[string]float64{"": 0}},
+		{"gomr_policy_offers_total", counter, "Slot offers made to the scheduling policy.", map[string]float64{"": 3}},
+		{"gomr_policy_decisions_refused_total", counter, "Policy decisions refused whole for breaking a rule (a policy bug; the log names the rule).",
+			map[string]float64{"": 0}},
+		{"gomr_policy_preempted_total", counter, "Attempts killed for the policy's preemptions, by task type.",
+			map[string]float64{"type=map": 0, "type=reduce": 0}},
+		{"gomr_policy_spare_launches_total", counter, "Attempts launched on slots lent beyond a job's quota (MinEDF-WC), by task type.",
+			map[string]float64{"type=map": 0, "type=reduce": 0}},
+		{"gomr_jobtracker_illegal_state_changes_total", counter,
+			"State changes of jobs, tasks and attempts refused as illegal (a bug; the log names both states).", map[string]float64{"": 0}},
+		{"gomr_slots", gauge, "Task slots of the live TaskTrackers, by task type.", map[string]float64{"type=map": 3, "type=reduce": 1}},
+		{"gomr_running_attempts", gauge, "Live task attempts, by task type.", map[string]float64{"type=map": 1, "type=reduce": 1}},
+		{"gomr_tasks_launched_total", counter, "Task attempts launched, by task type.", map[string]float64{"type=map": 3, "type=reduce": 1}},
+		{"gomr_attempts_failed_total", counter, "Task attempts failed, by task type.", map[string]float64{"type=map": 1, "type=reduce": 0}},
+		{"gomr_attempts_killed_total", counter, "Task attempts killed (preempted, lost, superseded), by task type.",
+			map[string]float64{"type=map": 0, "type=reduce": 0}},
+		// Added with the client library.
+		{"gomr_heartbeats_received_total", counter, "", map[string]float64{"": 5}},
+		{"gomr_heartbeat_duration_seconds", histogram, "", map[string]float64{"": 5}},
+		{"gomr_slots_by_state", gauge, "", map[string]float64{"state=occupied,type=map": 1, "state=free,type=map": 2,
+			"state=occupied,type=reduce": 1, "state=free,type=reduce": 0}},
+		{"gomr_pending_tasks", gauge, "", map[string]float64{"type=map": 0, "type=reduce": 0}},
+		{"gomr_job_duration_seconds", histogram, "", map[string]float64{"state=succeeded": 1}},
+		{"gomr_attempt_duration_seconds", histogram, "", map[string]float64{"state=succeeded,type=map": 1, "state=failed,type=map": 1}},
+		{"gomr_fetch_failures_reported_total", counter, "", map[string]float64{"": 0}},
 	}
-	want += `# HELP gomr_jobtracker_heap_live_bytes The JobTracker's live heap as of its latest garbage collection (Go's /gc/heap/live:bytes).
-# TYPE gomr_jobtracker_heap_live_bytes gauge
-# HELP gomr_jobtracker_goroutines Goroutines of the JobTracker process.
-# TYPE gomr_jobtracker_goroutines gauge
-`
-	if got.String() != want {
-		t.Errorf("metrics:\n%s\nwant:\n%s", got.String(), want)
+	for _, tc := range tests {
+		f := fams[tc.name]
+		if f == nil {
+			t.Errorf("no family %s", tc.name)
+			continue
+		}
+		if f.GetType() != tc.typ {
+			t.Errorf("%s is a %v, want %v", tc.name, f.GetType(), tc.typ)
+		}
+		if tc.help != "" && f.GetHelp() != tc.help {
+			t.Errorf("%s help %q, want %q", tc.name, f.GetHelp(), tc.help)
+		}
+		if got := metricSamples(f); !maps.Equal(got, tc.want) {
+			t.Errorf("%s = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	// The attempts' durations on the test clock: m0 succeeded at 10 s,
+	// m1's first attempt failed at 12 s.
+	for _, m := range fams["gomr_attempt_duration_seconds"].GetMetric() {
+		want := 10.0
+		if m.Label[0].GetValue() == "failed" || m.Label[1].GetValue() == "failed" {
+			want = 12
+		}
+		if got := m.GetHistogram().GetSampleSum(); got != want {
+			t.Errorf("attempt duration %v sum %v, want %v", m.Label, got, want)
+		}
+	}
+	// The process figures vary; fifo has no pools or partitions.
+	for _, name := range []string{"gomr_jobtracker_heap_live_bytes", "gomr_jobtracker_goroutines", "go_goroutines",
+		"process_resident_memory_bytes", "go_memstats_heap_alloc_bytes"} {
+		f := fams[name]
+		if f == nil || len(f.Metric) != 1 || f.Metric[0].GetGauge().GetValue() <= 0 {
+			t.Errorf("%s: %v, want one positive gauge", name, f)
+		}
+	}
+	for name := range fams {
+		if strings.HasPrefix(name, "gomr_pool_") || strings.HasPrefix(name, "gomr_partition_") {
+			t.Errorf("family %s for policy fifo", name)
+		}
 	}
 }
 
@@ -424,10 +465,10 @@ func TestHTTPPages(t *testing.T) {
 			`<tr class="task"><td><b>task_202601020304_0002_m_000001</b></td><td></td><td>RUNNING</td><td class="n">25.0%</td><td></td><td></td><td></td>
 <td title="boom
 at line 3">1 failed: boom</td></tr>`,
-			`<tr class="attempt"><td>` + httpM1A0 + `</td><td>tt1</td><td>FAILED</td><td class="n">50.0%</td><td>MAP</td>
+			`<tr class="attempt"><td>` + httpM1A0 + ` <a href="tasklog?attemptid=` + httpM1A0 + `&amp;filter=stdout">stdout</a> <a href="tasklog?attemptid=` + httpM1A0 + `&amp;filter=stderr">stderr</a></td><td>tt1</td><td>FAILED</td><td class="n">50.0%</td><td>MAP</td>
 <td>2026-01-02 03:04:05</td><td>2026-01-02 03:04:17</td><td title="boom
 at line 3">boom</td></tr>`,
-			`<tr class="attempt"><td>` + httpR0A0 + `</td><td>tt1</td><td>RUNNING</td><td class="n">10.0%</td><td>SHUFFLE</td>
+			`<tr class="attempt"><td>` + httpR0A0 + ` <a href="tasklog?attemptid=` + httpR0A0 + `&amp;filter=stdout">stdout</a> <a href="tasklog?attemptid=` + httpR0A0 + `&amp;filter=stderr">stderr</a></td><td>tt1</td><td>RUNNING</td><td class="n">10.0%</td><td>SHUFFLE</td>
 <td>2026-01-02 03:04:15</td><td>-</td><td title=""></td></tr>`,
 		}},
 		{"/job?id=" + httpJobEmpty, 200, []string{
@@ -520,6 +561,126 @@ func TestHTTPPolicyStatus(t *testing.T) {
 			t.Errorf("page lacks %q:\n%s", w, page)
 		}
 	}
+}
+
+// TestHTTPMetricsWhileHeartbeating scrapes while heartbeats launch and
+// end attempts (for the race detector: the collector reads the state
+// under the lock, the histograms are observed under it).
+func TestHTTPMetricsWhileHeartbeating(t *testing.T) {
+	jt, clk := newHTTPTestJT(t, map[string]string{"scheduler.policy": "fair"})
+	splits := make([]mr.Split, 20)
+	for i := range splits {
+		splits[i] = mr.Split{Path: fmt.Sprintf("/in/%d", i), Length: 10}
+	}
+	httpSubmit(t, jt, mr.JobSpec{Name: "w", Def: "wordcount", Output: filepath.Join(t.TempDir(), "out")}, splits)
+	h := jt.HTTPHandler()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 20 {
+			if rec := httpGet(t, h, "GET", "/metrics"); rec.Code != 200 {
+				t.Errorf("status %d", rec.Code)
+				return
+			}
+		}
+	}()
+	req := &mrpb.HeartbeatRequest{Tracker: "tt1", Host: "h1", MapSlots: 2, ReduceSlots: 1,
+		FreeMapSlots: 2, FreeReduceSlots: 1, InitialContact: true, AcceptNewTasks: true}
+	var running []string
+	for i := range 20 {
+		clk.at(time.Duration(i) * time.Second)
+		req.Attempts = nil
+		for _, id := range running {
+			req.Attempts = append(req.Attempts, &mrpb.AttemptStatus{AttemptId: id, State: StateFailed, Diagnostic: "boom"})
+		}
+		asTracker(jt, req)
+		resp, err := jt.Heartbeat(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			req.InitialContact, req.Incarnation = false, resp.Incarnation
+		}
+		req.ResponseId = resp.ResponseId
+		running = running[:0]
+		for _, a := range resp.Actions {
+			if l := a.GetLaunch(); l != nil {
+				running = append(running, l.AttemptId)
+			}
+		}
+	}
+	<-done
+	fams := scrapeMetrics(t, httpGet(t, h, "GET", "/metrics").Body.String())
+	if got := metricSamples(fams["gomr_heartbeats_received_total"])[""]; got != 20 {
+		t.Errorf("gomr_heartbeats_received_total = %v, want 20", got)
+	}
+	failed := metricSamples(fams["gomr_attempts_failed_total"])["type=map"]
+	if timed := metricSamples(fams["gomr_attempt_duration_seconds"])["state=failed,type=map"]; failed < 10 || timed != failed {
+		t.Errorf("%v map attempts failed, %v timed; want many, all timed", failed, timed)
+	}
+}
+
+// TestHTTPPolicyMetrics checks the per-pool gauges of a policy with pools
+// and the per-partition gauges of one with partitions.
+func TestHTTPPolicyMetrics(t *testing.T) {
+	spec := func() mr.JobSpec {
+		return mr.JobSpec{Name: "f", Def: "wordcount", Pool: "etl", Output: filepath.Join(t.TempDir(), "out")}
+	}
+	hb := &mrpb.HeartbeatRequest{Tracker: "tt1", Host: "h1", MapSlots: 2, ReduceSlots: 1,
+		FreeMapSlots: 2, FreeReduceSlots: 1, InitialContact: true, AcceptNewTasks: true}
+
+	// Each JobTracker in a subtest of its own: JobTrackers of one test
+	// share a system directory, and the second would recover the
+	// first's job.
+	t.Run("fair", func(t *testing.T) {
+		jt, _ := newHTTPTestJT(t, map[string]string{"scheduler.policy": "fair"})
+		httpSubmit(t, jt, spec(), []mr.Split{{Path: "/in/a", Length: 10}})
+		if got := httpHeartbeat(t, jt, hb); len(got) != 1 {
+			t.Fatalf("launched %v, want one map", got)
+		}
+		fams := scrapeMetrics(t, httpGet(t, jt.HTTPHandler(), "GET", "/metrics").Body.String())
+		want := map[string]float64{"pool=default,type=map": 0, "pool=default,type=reduce": 0, "pool=etl,type=map": 1, "pool=etl,type=reduce": 0}
+		if got := metricSamples(fams["gomr_pool_running_tasks"]); !maps.Equal(got, want) {
+			t.Errorf("gomr_pool_running_tasks = %v, want %v", got, want)
+		}
+		for _, name := range []string{"gomr_pool_fair_share", "gomr_pool_min_share"} {
+			if got := metricSamples(fams[name]); len(got) != 4 {
+				t.Errorf("%s = %v, want the two pools by type", name, got)
+			}
+		}
+		if got := metricSamples(fams["gomr_pool_weight"]); len(got) != 2 || got["pool=etl"] <= 0 {
+			t.Errorf("gomr_pool_weight = %v, want both pools weighed", got)
+		}
+		if f := fams["gomr_partition_jobs"]; f != nil {
+			t.Errorf("fair has partitions: %v", f)
+		}
+
+	})
+	t.Run("fbq", func(t *testing.T) {
+		jt, _ := newHTTPTestJT(t, map[string]string{"scheduler.policy": "fbq"})
+		httpSubmit(t, jt, spec(), []mr.Split{{Path: "/in/a", Length: 10}})
+		httpHeartbeat(t, jt, hb)
+		fams := scrapeMetrics(t, httpGet(t, jt.HTTPHandler(), "GET", "/metrics").Body.String())
+		jobs := metricSamples(fams["gomr_partition_jobs"])
+		if len(jobs) < 2 || jobs["partition=0"] != 1 {
+			t.Errorf("gomr_partition_jobs = %v, want the job in partition 0 of several", jobs)
+		}
+		running := metricSamples(fams["gomr_partition_running_tasks"])
+		if running["partition=0,type=map"] != 1 || len(running) != 2*len(jobs) {
+			t.Errorf("gomr_partition_running_tasks = %v, want one map in partition 0", running)
+		}
+		for _, name := range []string{"gomr_partition_capacity_ratio", "gomr_partition_timer_seconds"} {
+			if got := metricSamples(fams[name]); len(got) != len(jobs) {
+				t.Errorf("%s = %v, want one per partition", name, got)
+			}
+		}
+		if got := metricSamples(fams["gomr_partition_slots"]); len(got) != 2*len(jobs) {
+			t.Errorf("gomr_partition_slots = %v, want one per partition and type", got)
+		}
+		if f := fams["gomr_pool_running_tasks"]; f != nil {
+			t.Errorf("fbq has pools: %v", f)
+		}
+	})
 }
 
 func TestStartHTTP(t *testing.T) {

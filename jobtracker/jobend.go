@@ -54,6 +54,7 @@ func (jt *JobTracker) endJobLocked(j *job, state jobState, why string) {
 		return
 	}
 	j.err, j.finish = why, jt.now()
+	jt.observeJobLocked(j)
 	for _, ts := range [][]*task{j.maps, j.reduces} {
 		for _, t := range ts {
 			for _, a := range t.running() {

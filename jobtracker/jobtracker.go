@@ -75,6 +75,9 @@ type JobTracker struct {
 	specParams speculator.Params
 	cloneCost  *speculator.Estimator
 
+	// prom is the JobTracker's metrics registry (metrics.go).
+	prom *jtMetrics
+
 	grpc     *grpc.Server
 	listener net.Listener
 	stop     chan struct{}
@@ -154,6 +157,7 @@ func New(cfg *conf.Config, opts Options) (*JobTracker, error) {
 		retire: newRetirement(cfg.Duration("mapred.jobtracker.retirejob.interval"), cfg.Duration("mapred.jobtracker.retirejob.check"),
 			cfg.Int("mapred.jobtracker.completeuserjobs.maximum"), cfg.Int("mapred.job.tracker.retiredjobs.cache.size")),
 	}
+	jt.prom = newJTMetrics(jt)
 	if cfg.Bool("mapreduce.jobtracker.restart.recover") {
 		jt.mu.Lock()
 		err = jt.recoverJobs()

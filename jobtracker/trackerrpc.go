@@ -199,6 +199,7 @@ func (jt *JobTracker) attemptSucceededLocked(a *attempt, now time.Time) {
 		return
 	}
 	a.finish, a.progress = now, 1
+	jt.observeAttemptLocked(a)
 	if tr := jt.trackers[a.tracker]; tr != nil {
 		delete(tr.attempts, a.id)
 	}
@@ -257,6 +258,7 @@ func (jt *JobTracker) attemptFailedLocked(a *attempt, diag string, now time.Time
 	}
 	a.finish = now
 	a.diag = diag
+	jt.observeAttemptLocked(a)
 	if t.commitGrant == a {
 		t.commitGrant = nil
 	}
@@ -466,6 +468,7 @@ func (jt *JobTracker) ReportFetchFailure(ctx context.Context, req *mrpb.FetchFai
 			req.MapAttemptId, req.ReduceAttemptId, j.id)
 	}
 	j.fetchFailures[a.id]++
+	jt.prom.fetchFailures.Inc()
 	n := j.fetchFailures[a.id]
 	jt.log.Warn("fetch failure reported", "map_attempt", a.id, "spill", req.Spill, "by", req.ReduceAttemptId, "reports", n, "cause", req.Cause)
 	if n < j.conf.Int("mapreduce.job.maxfetchfailures.per.map") {

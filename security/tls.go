@@ -9,7 +9,9 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"gomr/conf"
@@ -155,14 +157,20 @@ func ChildConf(t *TLS) map[string]string {
 // TLS handshake, see Server) carries role; others get 403 naming who they
 // are. A request that did not come over TLS gets 403 too.
 func RequireRole(role string, h http.Handler) http.Handler {
+	return RequireAnyRole(h, role)
+}
+
+// RequireAnyRole is RequireRole for clients of any of roles.
+func RequireAnyRole(h http.Handler, roles ...string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id, err := PeerIdentity(r.TLS)
 		if err != nil {
 			http.Error(w, "forbidden: "+err.Error(), http.StatusForbidden)
 			return
 		}
-		if id.Role != role {
-			http.Error(w, fmt.Sprintf("forbidden: %s may not call %s; it needs a %s certificate", id, r.URL.Path, role), http.StatusForbidden)
+		if !slices.Contains(roles, id.Role) {
+			http.Error(w, fmt.Sprintf("forbidden: %s may not call %s; it needs a %s certificate", id, r.URL.Path, strings.Join(roles, " or ")),
+				http.StatusForbidden)
 			return
 		}
 		h.ServeHTTP(w, r)

@@ -202,6 +202,28 @@ func TestTLSHTTPRequireRole(t *testing.T) {
 	}
 }
 
+func TestTLSHTTPRequireAnyRole(t *testing.T) {
+	p := newTestPKI(t)
+	t1 := p.load(IssueOptions{Role: RoleTaskTracker, Name: "t1", Hosts: []string{"127.0.0.1"}})
+	t2 := p.load(IssueOptions{Role: RoleTaskTracker, Name: "t2", Hosts: []string{"127.0.0.1"}})
+	jt := p.load(IssueOptions{Role: RoleJobTracker, Name: "jt", Hosts: []string{"127.0.0.1"}})
+	alice := p.load(IssueOptions{Role: RoleUser, Name: "alice"})
+	addr := serve(t, t1, RequireAnyRole(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "ok")
+	}), RoleJobTracker, RoleTaskTracker))
+	url := "http://" + addr + "/metrics"
+	for _, c := range []*TLS{t2, jt} {
+		if code, body, err := get(t, c.Transport(nil), url); err != nil || code != 200 || body != "ok" {
+			t.Errorf("%s: %d %q %v", c.Identity(), code, body, err)
+		}
+	}
+	code, body, err := get(t, alice.Transport(nil), url)
+	if err != nil || code != http.StatusForbidden || !strings.Contains(body, "user alice") ||
+		!strings.Contains(body, "needs a jobtracker or tasktracker certificate") {
+		t.Errorf("user alice: %d %q %v; want 403 naming her and the roles", code, body, err)
+	}
+}
+
 func TestTLSChildConf(t *testing.T) {
 	if m := ChildConf(nil); m[KeyTLSEnabled] != "false" || m[KeyTLSCert] != "" {
 		t.Errorf("ChildConf(nil) = %v", m)

@@ -109,6 +109,7 @@ type worker struct {
 	requests              map[string]int    // attempt/spill/reduce -> count
 	inFlight, maxInFlight int
 	served                int64
+	outcomes              map[string]int // WithOutcome's counts
 	srv                   *httptest.Server
 	// override, if set, serves requests instead of the shuffle handler,
 	// which it is given.
@@ -158,10 +159,15 @@ func newWorker(t testing.TB, job string, secret []byte) *worker {
 		secrets:  map[string][]byte{job: secret},
 		dirs:     map[string]string{},
 		requests: map[string]int{},
+		outcomes: map[string]int{},
 	}
 	h := NewHandler(w, w, nil, WithServedBytes(func(_ string, n int64) {
 		w.mu.Lock()
 		w.served += n
+		w.mu.Unlock()
+	}), WithOutcome(func(o string) {
+		w.mu.Lock()
+		w.outcomes[o]++
 		w.mu.Unlock()
 	}))
 	w.srv = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {

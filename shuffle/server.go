@@ -41,6 +41,31 @@ func WithServedBytes(fn func(jobID string, n int64)) HandlerOption {
 	return func(h *handler) { h.served = fn }
 }
 
+// Outcomes of a shuffle request, as WithOutcome reports them.
+const (
+	// OutcomeServed is a 200 whose segment was sent whole.
+	OutcomeServed = "served"
+	// OutcomeCutShort is a 200 whose copy ended early (the client went
+	// away, or the connection broke).
+	OutcomeCutShort = "cut_short"
+	// OutcomeUnauthorized is a 401: no hash or a wrong one, a job this
+	// worker does not know, a signed time outside the window.
+	OutcomeUnauthorized = "unauthorized"
+	// OutcomeBadRequest is a 400 or a 405: malformed parameters, a reduce
+	// out of range, a method other than GET.
+	OutcomeBadRequest = "bad_request"
+	// OutcomeNotFound is a 404: another path, an unknown attempt or spill.
+	OutcomeNotFound = "not_found"
+	// OutcomeError is a 500: the spill files could not be read.
+	OutcomeError = "error"
+)
+
+// WithOutcome registers a metrics callback called once after each request
+// with its outcome (one of the Outcome constants).
+func WithOutcome(fn func(outcome string)) HandlerOption {
+	return func(h *handler) { h.outcome = fn }
+}
+
 // WithRequestWindow sets how far a request's signed time may be from the
 // server's clock (DefaultRequestWindow by default).
 func WithRequestWindow(d time.Duration) HandlerOption {
@@ -61,6 +86,7 @@ type handler struct {
 	loc     Locator
 	log     *slog.Logger
 	served  func(jobID string, n int64)
+	outcome func(string)
 	window  time.Duration
 	now     func() time.Time
 }
@@ -94,6 +120,11 @@ type request struct {
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.outcome != nil {
+		ow := &outcomeWriter{ResponseWriter: w}
+		defer func() { h.outcome(ow.outcome()) }()
+		w = ow
+	}
 	if r.URL.Path != Path {
 		http.NotFound(w, r)
 		return
@@ -242,8 +273,53 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, req request, has
 		h.served(req.job, n)
 	}
 	if err != nil {
+		if ow, ok := w.(*outcomeWriter); ok {
+			ow.cut = true
+		}
 		log.Warn("shuffle: segment copy cut short", "bytes", n, "of", seg.Length, "remote", r.RemoteAddr, "err", err)
 		return
 	}
 	log.Debug("shuffle: segment served", "bytes", n, "remote", r.RemoteAddr)
+}
+
+// outcomeWriter notes the status of a response, and whether its copy was
+// cut short, for WithOutcome.
+type outcomeWriter struct {
+	http.ResponseWriter
+	code int
+	cut  bool
+}
+
+func (w *outcomeWriter) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *outcomeWriter) Write(b []byte) (int, error) {
+	if w.code == 0 {
+		w.code = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap gives http.ResponseController the writer underneath.
+func (w *outcomeWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w *outcomeWriter) outcome() string {
+	switch {
+	case w.cut:
+		return OutcomeCutShort
+	case w.code == 0 || w.code == http.StatusOK:
+		return OutcomeServed
+	case w.code == http.StatusUnauthorized:
+		return OutcomeUnauthorized
+	case w.code == http.StatusNotFound:
+		return OutcomeNotFound
+	case w.code >= 500:
+		return OutcomeError
+	default:
+		return OutcomeBadRequest
+	}
 }

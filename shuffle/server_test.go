@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -139,7 +141,10 @@ func TestHandler(t *testing.T) {
 		{"POST", Path, "POST", q("j", "a0", "0", "0"), good("j", "a0", 0, 0), 405, 0, 0},
 	}
 	var wantServed int64
+	wantOutcomes := map[string]int{}
 	for _, tc := range tests {
+		wantOutcomes[map[int]string{200: OutcomeServed, 400: OutcomeBadRequest, 401: OutcomeUnauthorized,
+			404: OutcomeNotFound, 405: OutcomeBadRequest}[tc.status]]++
 		t.Run(tc.name, func(t *testing.T) {
 			at := tc.at
 			if at == 0 {
@@ -182,9 +187,41 @@ func TestHandler(t *testing.T) {
 		})
 	}
 	f.w.mu.Lock()
-	served := f.w.served
+	served, outcomes := f.w.served, maps.Clone(f.w.outcomes)
 	f.w.mu.Unlock()
 	if served != wantServed {
 		t.Errorf("metrics callback counted %d bytes, want %d", served, wantServed)
+	}
+	if !maps.Equal(outcomes, wantOutcomes) {
+		t.Errorf("outcomes %v, want %v", outcomes, wantOutcomes)
+	}
+}
+
+// TestOutcomeWriter checks the outcomes of the responses TestHandler
+// cannot make: a copy cut short and a 500.
+func TestOutcomeWriter(t *testing.T) {
+	tests := []struct {
+		code int
+		cut  bool
+		want string
+	}{
+		{0, false, OutcomeServed},
+		{200, false, OutcomeServed},
+		{200, true, OutcomeCutShort},
+		{500, false, OutcomeError},
+		{401, false, OutcomeUnauthorized},
+		{404, false, OutcomeNotFound},
+		{405, false, OutcomeBadRequest},
+	}
+	for _, tc := range tests {
+		w := &outcomeWriter{ResponseWriter: httptest.NewRecorder()}
+		if tc.code != 0 {
+			w.WriteHeader(tc.code)
+			w.WriteHeader(299) // superfluous: the first stands
+		}
+		w.cut = tc.cut
+		if got := w.outcome(); got != tc.want {
+			t.Errorf("status %d, cut %v: outcome %s, want %s", tc.code, tc.cut, got, tc.want)
+		}
 	}
 }

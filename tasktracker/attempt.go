@@ -180,6 +180,7 @@ func (tt *TaskTracker) launch(ctx context.Context, l *mrpb.LaunchTask) error {
 	if err := start(); err != nil {
 		a.mu.Lock()
 		a.state, a.diag, a.finish = "FAILED", "launching the task child: "+err.Error(), time.Now()
+		tt.prom.attemptEnded(l, a.state, nil) // before a heartbeat can report the end
 		a.mu.Unlock()
 		close(a.exited)
 		tt.poke()
@@ -223,6 +224,7 @@ func (tt *TaskTracker) register(l *mrpb.LaunchTask) (*taskAttempt, error) {
 		tt.jobs[l.JobId] = &localJob{secret: l.JobSecret, dir: tt.jobDir(l.JobId)}
 	}
 	tt.mu.Unlock()
+	tt.prom.started.WithLabelValues(typeLabel(l.Type)).Inc()
 	return a, nil
 }
 
@@ -358,6 +360,7 @@ func (a *taskAttempt) wait() {
 		}
 		a.state, a.diag = "FAILED", msg
 	}
+	a.tt.prom.attemptEnded(a.launch, a.state, a.counters) // before a heartbeat can report the end
 	a.mu.Unlock()
 	close(a.exited)
 	a.tt.log.Info("attempt ended", "attempt", a.launch.AttemptId, "state", a.state, "diagnostic", firstLine(a.diag))

@@ -97,6 +97,10 @@ func (tt *TaskTracker) clone(ctx context.Context, c *mrpb.CloneAttempt) {
 		if err != nil {
 			a.cloneStats.Error = err.Error()
 			a.state, a.diag, a.finish = "FAILED", "clone failed: "+err.Error(), time.Now()
+			tt.prom.clones.WithLabelValues("failed").Inc()
+			tt.prom.attemptEnded(l, a.state, nil) // before a heartbeat can report the end
+		} else {
+			tt.prom.clones.WithLabelValues("succeeded").Inc()
 		}
 		a.mu.Unlock()
 		if err != nil {
@@ -493,6 +497,7 @@ func (tt *TaskTracker) serveCheckpoint(w http.ResponseWriter, r *http.Request) {
 	defer os.RemoveAll(imgDir)
 	cp, err := tt.checkpointAttempt(r.Context(), src, cloneID, imgDir)
 	if err != nil {
+		tt.prom.checkpoints.WithLabelValues("failed").Inc()
 		http.Error(w, err.Error(), http.StatusConflict)
 		return
 	}
@@ -530,7 +535,10 @@ func (tt *TaskTracker) serveCheckpoint(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		// The receiver sees a truncated archive and fails the clone.
 		tt.log.Warn("sending a checkpoint failed", "attempt", source, "clone", cloneID, "error", err)
+		tt.prom.checkpoints.WithLabelValues("failed").Inc()
+		return
 	}
+	tt.prom.checkpoints.WithLabelValues("sent").Inc()
 }
 
 // httpTransport is the transport to other trackers' HTTP servers: TLS

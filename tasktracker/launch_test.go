@@ -98,6 +98,48 @@ func TestLaunchMapThenReduce(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(j.output, "_temporary", r0)); !os.IsNotExist(err) {
 		t.Errorf("the reduce's uncommitted output directory is still there (%v)", err)
 	}
+
+	// The tracker's metrics: what it ran, what its shuffle server served
+	// (the reduce fetched the map's output from this tracker), and what
+	// the reduce fetched.
+	m := tr.scrape(t)
+	fetched := counter(st, mr.TaskCounterGroup, mr.ReduceShuffleBytes)
+	for _, c := range []struct {
+		name, labels string
+		want         float64
+	}{
+		{"gomr_tasktracker_attempts_started_total", "type=map", 1},
+		{"gomr_tasktracker_attempts_started_total", "type=reduce", 1},
+		{"gomr_tasktracker_attempts_ended_total", "state=succeeded,type=map", 1},
+		{"gomr_tasktracker_attempts_ended_total", "state=succeeded,type=reduce", 1},
+		{"gomr_tasktracker_attempts_ended_total", "state=failed,type=map", 0},
+		{"gomr_tasktracker_attempts_ended_total", "state=killed,type=reduce", 0},
+		{"gomr_tasktracker_spills_announced_total", "", float64(len(spills))},
+		{"gomr_tasktracker_shuffle_requests_total", "outcome=served", float64(len(spills))},
+		{"gomr_tasktracker_shuffle_requests_total", "outcome=unauthorized", 0},
+		{"gomr_tasktracker_shuffle_served_bytes_total", "", float64(fetched)},
+		{"gomr_tasktracker_shuffle_fetched_bytes_total", "", float64(fetched)},
+		{"gomr_tasktracker_slots", "state=free,type=map", 1},
+		{"gomr_tasktracker_slots", "state=occupied,type=reduce", 0},
+		{"gomr_tasktracker_running_attempts", "type=map", 0},
+		{"gomr_tasktracker_clones_total", "outcome=succeeded", 0},
+		{"gomr_tasktracker_checkpoints_total", "outcome=sent", 0},
+	} {
+		if got, ok := m[c.name][c.labels]; !ok || got != c.want {
+			t.Errorf("%s{%s} = %v (present %v), want %v", c.name, c.labels, got, ok, c.want)
+		}
+	}
+	if fetched <= 0 {
+		t.Errorf("%s fetched %d bytes", r0, fetched)
+	}
+	if n := m["gomr_tasktracker_heartbeat_rtt_seconds"][""]; n < 2 {
+		t.Errorf("%v heartbeat round trips observed, want several", n)
+	}
+	for _, name := range []string{"go_goroutines", "process_resident_memory_bytes"} {
+		if m[name][""] <= 0 {
+			t.Errorf("%s = %v, want a positive value", name, m[name][""])
+		}
+	}
 }
 
 // TestLaunchMapOnly runs the map of a map-only job as a real child: it

@@ -92,6 +92,8 @@ type TaskTracker struct {
 	instance string
 	// faults are the injected faults (FaultsEnv).
 	faults *faults
+	// prom is the tracker's metrics registry (metrics.go).
+	prom *ttMetrics
 }
 
 type localJob struct {
@@ -174,6 +176,7 @@ func New(cfg *conf.Config, opts Options) (*TaskTracker, error) {
 		wake:            make(chan struct{}, 1),
 		pidNamespaces:   os.Geteuid() == 0,
 	}
+	tt.prom = newTTMetrics(tt)
 	tt.name = opts.Name
 	if sec != nil {
 		if err := tt.checkCertificate(); err != nil {
@@ -247,9 +250,12 @@ func (tt *TaskTracker) Run(ctx context.Context) error {
 	if tt.tls != nil {
 		// HTTPS only, from other trackers and their children (a
 		// tasktracker certificate), besides each request's HMAC; task
-		// logs to the JobTracker only, which checks the job's ACL.
+		// logs to the JobTracker only, which checks the job's ACL; the
+		// metrics to either (an operator scrapes them with such a
+		// certificate, docs/security.md).
 		secured := http.NewServeMux()
 		secured.Handle(mrpb.TaskLogPath, security.RequireRole(security.RoleJobTracker, httpSrv.Handler))
+		secured.Handle(MetricsPath, security.RequireAnyRole(httpSrv.Handler, security.RoleJobTracker, security.RoleTaskTracker))
 		secured.Handle("/", security.RequireRole(security.RoleTaskTracker, httpSrv.Handler))
 		httpSrv.Handler = secured
 		httpSrv.ErrorLog = slog.NewLogLogger(tt.log.Handler(), slog.LevelWarn)
@@ -272,9 +278,12 @@ func (tt *TaskTracker) Run(ctx context.Context) error {
 
 func (tt *TaskTracker) shuffleMux() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle(shuffle.Path, shuffle.NewHandler(secretSource{tt}, locator{tt}, tt.log, shuffle.WithRequestWindow(tt.requestWindow)))
+	mux.Handle(shuffle.Path, shuffle.NewHandler(secretSource{tt}, locator{tt}, tt.log, shuffle.WithRequestWindow(tt.requestWindow),
+		shuffle.WithServedBytes(func(_ string, n int64) { tt.prom.shuffleBytes.Add(float64(n)) }),
+		shuffle.WithOutcome(func(o string) { tt.prom.shuffleRequests.WithLabelValues(o).Inc() })))
 	mux.HandleFunc(CheckpointPath, tt.serveCheckpoint)
 	mux.HandleFunc(mrpb.TaskLogPath, tt.serveTaskLog)
+	mux.Handle("GET "+MetricsPath, tt.prom.handler(tt))
 	return mux
 }
 
@@ -343,8 +352,12 @@ func (tt *TaskTracker) heartbeatLoop(ctx context.Context) error {
 		}
 		req, sent := tt.buildHeartbeat(reg)
 		hctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		sentAt := time.Now()
 		resp, err := tt.jt.Heartbeat(hctx, req)
 		cancel()
+		if err == nil {
+			tt.prom.heartbeat.Observe(time.Since(sentAt).Seconds())
+		}
 		if err == nil && tt.faults.dropReply(len(resp.Actions)) {
 			tt.log.Warn("fault injection: dropping a heartbeat reply", "reply", resp.ResponseId, "actions", len(resp.Actions))
 			resp, err = nil, errors.New("fault injection: reply dropped")
@@ -367,6 +380,7 @@ func (tt *TaskTracker) heartbeatLoop(ctx context.Context) error {
 				continue
 			}
 			failures++
+			tt.prom.lostReplies.Inc()
 			if failures == 1 || failures%20 == 0 {
 				tt.log.Warn("heartbeat failed", "error", err, "failures", failures)
 			}

@@ -119,6 +119,7 @@ func (u *umbilical) SpillReady(ctx context.Context, req *mrpb.SpillReadyRequest)
 	u.tt.mu.Lock()
 	u.tt.spills = append(u.tt.spills, req.Spill)
 	u.tt.mu.Unlock()
+	u.tt.prom.spills.Inc()
 	u.tt.poke()
 	return &mrpb.Empty{}, nil
 }

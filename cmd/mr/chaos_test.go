@@ -845,9 +845,11 @@ func jobsKnown(c *cluster) (int, error) {
 	n := 0
 	for _, l := range strings.Split(string(body), "\n") {
 		if strings.HasPrefix(l, "gomr_jobs{") {
+			// The client library writes values as floats (1e+06 from
+			// a million on).
 			f := strings.Fields(l)
-			v, _ := strconv.Atoi(f[len(f)-1])
-			n += v
+			v, _ := strconv.ParseFloat(f[len(f)-1], 64)
+			n += int(v)
 		}
 	}
 	return n, nil

@@ -314,6 +314,20 @@ func TestE2ESecurityTLSAndACLs(t *testing.T) {
 	if code, body, err := get(p.transport("t2"), url); err != nil || code != http.StatusUnauthorized {
 		t.Errorf("fetch with t2's certificate but no request hash: %d %q %v, want 401", code, body, err)
 	}
+	// The tracker's metrics: to jobtracker and tasktracker certificates
+	// (a scraper holds one), not to a user's; over HTTPS only.
+	metrics := "http://" + shuffle + "/metrics"
+	for _, who := range []string{"jt", "t2"} {
+		if code, body, err := get(p.transport(who), metrics); err != nil || code != 200 || !strings.Contains(body, "gomr_tasktracker_attempts_ended_total") {
+			t.Errorf("t1's metrics with %s's certificate: %d %v\n%s", who, code, err, tail(body, 500))
+		}
+	}
+	if code, body, err := get(p.transport("alice"), metrics); err != nil || code != http.StatusForbidden || !strings.Contains(body, "user alice") {
+		t.Errorf("t1's metrics with alice's certificate: %d %q %v, want 403 naming her", code, body, err)
+	}
+	if code, body, err := get(&http.Transport{}, metrics); err == nil && code < 400 {
+		t.Errorf("t1's metrics over plain HTTP: %d %q, want a refusal", code, tail(body, 200))
+	}
 
 	// A tracker must run under its certificate's name.
 	text, err = runMR(t, append([]string{"tasktracker", "--name", "t9", "-D", "mapreduce.jobtracker.address=" + c.jtAddr,

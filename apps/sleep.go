@@ -42,7 +42,7 @@ func init() {
 	mr.RegisterApp(&mr.App{
 		Name:        sleepAppName,
 		Usage:       sleepAppUsage,
-		Description: "A job whose tasks only sleep (defaults -m 1 -r 1 -mt 100 -rt 100); -o names its (empty) output directory, otherwise a temporary one is used and removed.",
+		Description: "A job whose tasks only sleep (defaults -m 1 -r 1 -mt 100 -rt 100); -o names its (empty) output directory, otherwise a temporary one under the system temporary directory ($TMPDIR) is used and removed.",
 		Run:         runSleep,
 	})
 }
@@ -75,11 +75,11 @@ func runSleep(ctx context.Context, jc mr.JobClient, args []string) error {
 	}
 	output := *out
 	if output == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return fmt.Errorf("sleep: finding the working directory for a temporary output: %w", err)
-		}
-		output = filepath.Join(wd, ".sleep-temp-"+randomSuffix())
+		// The temporary output goes in the system's temporary directory,
+		// never the working directory: a client interrupted (Ctrl-C)
+		// while the job runs on a cluster removes it, but the job's tasks
+		// and committer may make it again before the job ends.
+		output = filepath.Join(os.TempDir(), "gomr-sleep-temp-"+randomSuffix())
 		defer removeTemp(sleepAppName, output)
 	}
 	_, err := runJob(ctx, jc, &mr.JobSpec{

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -87,6 +88,20 @@ type Options struct {
 	Logger *slog.Logger
 	// Now replaces time.Now (tests).
 	Now func() time.Time
+	// Ident, if set, is the JobTracker's identifier, the <ident> of its
+	// job ids job_<ident>_<n>: digits only. The default is the start
+	// time to the minute, yyyymmddhhmm, as Hadoop 1's; a JobTracker whose
+	// history starts empty every time (mr local's) gives a finer one, so
+	// that its job ids differ from run to run.
+	Ident string
+}
+
+// LocalIdent is an identifier for a JobTracker that starts with an
+// empty history every run: its start time t to the millisecond,
+// yyyymmddhhmmssSSS, as Hadoop's local runner numbers its jobs by the
+// time in ms.
+func LocalIdent(t time.Time) string {
+	return t.Format("20060102150405") + fmt.Sprintf("%03d", t.Nanosecond()/1e6)
 }
 
 // New builds a JobTracker from the cluster configuration.
@@ -129,7 +144,12 @@ func New(cfg *conf.Config, opts Options) (*JobTracker, error) {
 	if err != nil {
 		return nil, err
 	}
-	ident := now().Format("200601021504")
+	ident := opts.Ident
+	if ident == "" {
+		ident = now().Format("200601021504")
+	} else if strings.Trim(ident, "0123456789") != "" {
+		return nil, fmt.Errorf("jobtracker identifier %q: job ids are job_<identifier>_<n>, and the identifier must be digits only", ident)
+	}
 	lastJob, err := lastJobNumber(ident, histDir, sysDir)
 	if err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -149,7 +150,9 @@ func startLocalCluster(ctx context.Context, cfg *conf.Config, trackers int, keep
 	log := newLogger(cfg, stderr)
 
 	ctx, cancel := context.WithCancel(ctx)
-	jt, err := jobtracker.New(cfg, jobtracker.Options{Logger: log})
+	// A fresh history every run: the JobTracker's identifier is its start
+	// time to the millisecond, so that job ids differ across runs.
+	jt, err := jobtracker.New(cfg, jobtracker.Options{Logger: log, Ident: jobtracker.LocalIdent(time.Now())})
 	if err != nil {
 		cancel()
 		return fail(err)

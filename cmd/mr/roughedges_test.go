@@ -34,3 +34,33 @@ func TestSimHelp(t *testing.T) {
 		}
 	}
 }
+
+// localJobIDs runs mr local with args and returns the job ids it printed.
+func localJobIDs(t *testing.T, args ...string) []string {
+	t.Helper()
+	out, err := runMR(t, append([]string{"local"}, args...)...)
+	if err != nil {
+		t.Fatalf("mr local %v: %v\n%s", args, err, out)
+	}
+	var ids []string
+	for _, line := range strings.Split(out, "\n") {
+		if rest, ok := strings.CutPrefix(line, "Running job: "); ok {
+			ids = append(ids, strings.Fields(rest)[0])
+		}
+	}
+	if len(ids) == 0 {
+		t.Fatalf("mr local %v printed no job id:\n%s", args, out)
+	}
+	return ids
+}
+
+// TestE2ELocalJobIDsDiffer: two mr local runs, each with a fresh
+// history, give their jobs different ids (they were both
+// job_<minute>_0001 within a minute).
+func TestE2ELocalJobIDsDiffer(t *testing.T) {
+	a := localJobIDs(t, "--trackers", "1", "sleep", "-m", "1", "-r", "0", "-mt", "0")
+	b := localJobIDs(t, "--trackers", "1", "sleep", "-m", "1", "-r", "0", "-mt", "0")
+	if a[0] == b[0] {
+		t.Errorf("two mr local runs gave the same job id %s", a[0])
+	}
+}

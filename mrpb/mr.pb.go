@@ -550,8 +550,11 @@ func (x *SubmitJobRequest) GetSplitsJson() []byte {
 }
 
 type SubmitJobResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	JobId         string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	JobId string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	// The job's page on the JobTracker's web UI (http://host:port/job?id=...),
+	// for the client to print; empty when the JobTracker serves no UI.
+	TrackingUrl   string `protobuf:"bytes,2,opt,name=tracking_url,json=trackingUrl,proto3" json:"tracking_url,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -589,6 +592,13 @@ func (*SubmitJobResponse) Descriptor() ([]byte, []int) {
 func (x *SubmitJobResponse) GetJobId() string {
 	if x != nil {
 		return x.JobId
+	}
+	return ""
+}
+
+func (x *SubmitJobResponse) GetTrackingUrl() string {
+	if x != nil {
+		return x.TrackingUrl
 	}
 	return ""
 }
@@ -3473,9 +3483,10 @@ const file_mr_proto_rawDesc = "" +
 	"\x10SubmitJobRequest\x12\x1b\n" +
 	"\tspec_json\x18\x01 \x01(\fR\bspecJson\x12\x1f\n" +
 	"\vsplits_json\x18\x02 \x01(\fR\n" +
-	"splitsJson\"*\n" +
+	"splitsJson\"M\n" +
 	"\x11SubmitJobResponse\x12\x15\n" +
-	"\x06job_id\x18\x01 \x01(\tR\x05jobId\")\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12!\n" +
+	"\ftracking_url\x18\x02 \x01(\tR\vtrackingUrl\")\n" +
 	"\x10JobStatusRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"\xa5\x01\n" +
 	"\vTaskSummary\x12\x14\n" +

@@ -55,6 +55,7 @@ func newSubmitCmd() *cobra.Command {
 			}
 			defer client.Close()
 			client.Out = os.Stdout
+			client.TTY = isTerminal(os.Stdout)
 			ctx, cancel := signalContext()
 			defer cancel()
 			return app.Run(ctx, client, appArgs)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 
 	"gomr/conf"
 )
@@ -174,4 +175,15 @@ func printApps(w io.Writer) {
 			fmt.Fprintf(w, "  %-13s   %s\n", "", a.Description)
 		}
 	}
+}
+
+// isTerminal tells whether w is a terminal (a tty), where the client
+// redraws its progress line in place.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
 }

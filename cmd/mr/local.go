@@ -71,6 +71,10 @@ func runLocal(ctx context.Context, cfg *conf.Config, trackers int, keep bool, ap
 		return err
 	}
 	lc.client.Out = stdout
+	lc.client.TTY = isTerminal(stdout)
+	if lc.ui != "" {
+		fmt.Fprintf(stdout, "JobTracker web UI: %s\n", lc.ui)
+	}
 	runErr := app.Run(ctx, lc.client, args)
 	lc.close()
 	return runErr
@@ -81,6 +85,7 @@ func runLocal(ctx context.Context, cfg *conf.Config, trackers int, keep bool, ap
 // work directory, and a client connected to it.
 type localCluster struct {
 	client   *jobtracker.Client
+	ui       string // the JobTracker's web UI, http://host:port ("" if none)
 	trackers int
 	cancel   context.CancelFunc
 	wg       *sync.WaitGroup
@@ -191,5 +196,8 @@ func startLocalCluster(ctx context.Context, cfg *conf.Config, trackers int, keep
 		wg.Wait()
 		return fail(err)
 	}
-	return &localCluster{client: client, trackers: trackers, cancel: cancel, wg: wg, work: work, keep: keep}, nil
+	uiCtx, uiCancel := context.WithTimeout(ctx, 10*time.Second)
+	ui := jt.HTTPAddress(uiCtx)
+	uiCancel()
+	return &localCluster{client: client, ui: ui, trackers: trackers, cancel: cancel, wg: wg, work: work, keep: keep}, nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -35,8 +36,9 @@ func TestSimHelp(t *testing.T) {
 	}
 }
 
-// localJobIDs runs mr local with args and returns the job ids it printed.
-func localJobIDs(t *testing.T, args ...string) []string {
+// localJobIDs runs mr local with args and returns its output and the
+// job ids it printed.
+func localJobIDs(t *testing.T, args ...string) (string, []string) {
 	t.Helper()
 	out, err := runMR(t, append([]string{"local"}, args...)...)
 	if err != nil {
@@ -51,16 +53,31 @@ func localJobIDs(t *testing.T, args ...string) []string {
 	if len(ids) == 0 {
 		t.Fatalf("mr local %v printed no job id:\n%s", args, out)
 	}
-	return ids
+	return out, ids
 }
 
 // TestE2ELocalJobIDsDiffer: two mr local runs, each with a fresh
 // history, give their jobs different ids (they were both
-// job_<minute>_0001 within a minute).
+// job_<minute>_0001 within a minute). Each prints its web UI's address
+// and the job's tracking URL, and the map-only job ends at "map 100%
+// reduce 0%", as in Hadoop, never reduce 100%.
 func TestE2ELocalJobIDsDiffer(t *testing.T) {
-	a := localJobIDs(t, "--trackers", "1", "sleep", "-m", "1", "-r", "0", "-mt", "0")
-	b := localJobIDs(t, "--trackers", "1", "sleep", "-m", "1", "-r", "0", "-mt", "0")
+	args := []string{"--trackers", "1", "sleep", "-m", "1", "-r", "0", "-mt", "0"}
+	out, a := localJobIDs(t, args...)
+	_, b := localJobIDs(t, args...)
 	if a[0] == b[0] {
 		t.Errorf("two mr local runs gave the same job id %s", a[0])
+	}
+	ui := regexp.MustCompile(`(?m)^JobTracker web UI: (http://127\.0\.0\.1:[0-9]+)$`).FindStringSubmatch(out)
+	if ui == nil {
+		t.Fatalf("mr local printed no web UI address:\n%s", out)
+	}
+	for _, want := range []string{"The url to track the job: " + ui[1] + "/job?id=" + a[0] + "\n", " map 100% reduce 0%\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("mr local output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "reduce 100%") {
+		t.Errorf("a map-only job reported reduce 100%%:\n%s", out)
 	}
 }

@@ -42,6 +42,9 @@ func newSubmitCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if err := app.CheckArgs(appArgs); err != nil {
+				return err
+			}
 			cfg, err := cf.load(nil)
 			if err != nil {
 				return err

@@ -47,6 +47,10 @@ func newLocalCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// The app's arguments are checked before the cluster starts.
+			if err := app.CheckArgs(appArgs); err != nil {
+				return err
+			}
 			cfg, err := cf.load(nil)
 			if err != nil {
 				return err

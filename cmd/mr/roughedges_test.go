@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"errors"
+	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
@@ -79,5 +81,22 @@ func TestE2ELocalJobIDsDiffer(t *testing.T) {
 	}
 	if strings.Contains(out, "reduce 100%") {
 		t.Errorf("a map-only job reported reduce 100%%:\n%s", out)
+	}
+}
+
+// TestE2ELocalChecksArgsFirst: mr local refuses an app's bad arguments
+// with its usage error (exit status 2) before it starts the cluster
+// (--keep would print the work directory of a cluster it started).
+func TestE2ELocalChecksArgsFirst(t *testing.T) {
+	out, err := runMR(t, "local", "--keep", "wordcount", "only-an-input")
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+		t.Fatalf("mr local wordcount with one argument: %v, want exit status 2\n%s", err, out)
+	}
+	if !strings.Contains(out, "usage: wordcount <in> [<in>...] <out>") {
+		t.Errorf("no usage in the output:\n%s", out)
+	}
+	if strings.Contains(out, "work directory:") {
+		t.Errorf("mr local started its cluster before checking the arguments:\n%s", out)
 	}
 }

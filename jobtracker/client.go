@@ -334,8 +334,10 @@ func PrintFinal(w io.Writer, st *mrpb.JobStatus) {
 	PrintCounters(w, countersFromProto(st.Counters))
 }
 
-// PrintCounters prints counters grouped, as "Counters: N" then one line per
-// counter.
+// PrintCounters prints counters grouped, as Hadoop's client does:
+// "Counters: N", then each group's display name and one line per counter
+// with its display name ("Map input records=10"; see
+// mr.CounterDisplayName).
 func PrintCounters(w io.Writer, cs mr.CounterSet) {
 	n := 0
 	for _, g := range cs {
@@ -345,7 +347,7 @@ func PrintCounters(w io.Writer, cs mr.CounterSet) {
 	for _, g := range cs.Groups() {
 		fmt.Fprintf(w, "\t%s\n", mr.GroupDisplayName(g))
 		for _, name := range cs.Names(g) {
-			fmt.Fprintf(w, "\t\t%s=%d\n", name, cs[g][name])
+			fmt.Fprintf(w, "\t\t%s=%d\n", mr.CounterDisplayName(g, name), cs[g][name])
 		}
 	}
 }

@@ -162,6 +162,7 @@ func (t *task) counterProto() []*mrpb.Counter {
 		ms := (ru.Utime.Nano() + ru.Stime.Nano()) / 1e6
 		t.counters.Get(mr.TaskCounterGroup, mr.CPUMilliseconds).Set(ms)
 	}
+	setResourceCounters(t.counters)
 	snap := t.counters.Snapshot()
 	var out []*mrpb.Counter
 	for _, g := range snap.Groups() {

@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"errors"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -98,5 +100,26 @@ func TestE2ELocalChecksArgsFirst(t *testing.T) {
 	}
 	if strings.Contains(out, "work directory:") {
 		t.Errorf("mr local started its cluster before checking the arguments:\n%s", out)
+	}
+}
+
+// TestE2ELocalInputGlob: an input glob is expanded as Hadoop expands it
+// (only the .txt files are counted); one that matches nothing fails the
+// job with an error saying so.
+func TestE2ELocalInputGlob(t *testing.T) {
+	in := t.TempDir()
+	for name, text := range map[string]string{"1.txt": "a b a\n", "2.txt": "c\n", "3.log": "zzz\n"} {
+		if err := os.WriteFile(filepath.Join(in, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	if text, err := runMR(t, "local", "--trackers", "1", "wordcount", in+"/*.txt", out); err != nil {
+		t.Fatalf("mr local wordcount %s/*.txt: %v\n%s", in, err, text)
+	}
+	checkWordCount(t, out, map[string]int{"a": 2, "b": 1, "c": 1})
+	text, err := runMR(t, "local", "--trackers", "1", "wordcount", in+"/*.none", out+"2")
+	if err == nil || !strings.Contains(text, "input pattern "+in+"/*.none matches no files") {
+		t.Errorf("a glob matching nothing: %v, want the error saying so:\n%s", err, text)
 	}
 }

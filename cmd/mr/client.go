@@ -52,6 +52,7 @@ func newSubmitCmd() *cobra.Command {
 			if jtAddr == "" {
 				jtAddr = cfg.String("mapreduce.jobtracker.address")
 			}
+			installLogger(cfg, os.Stderr)
 			client, err := jobtracker.Dial(jtAddr, cfg)
 			if err != nil {
 				return err

@@ -123,6 +123,16 @@ func (f *confFlags) load(extra map[string]string) (*conf.Config, error) {
 }
 
 // newLogger makes the process logger at the configured level.
+// installLogger makes newLogger's logger the process's default, so that
+// code logging through slog's default logger or the standard log
+// package (apps' drivers, libraries) logs in the same format, and
+// returns it.
+func installLogger(cfg *conf.Config, w io.Writer) *slog.Logger {
+	l := newLogger(cfg, w)
+	slog.SetDefault(l)
+	return l
+}
+
 func newLogger(cfg *conf.Config, w io.Writer) *slog.Logger {
 	var lvl slog.Level
 	switch strings.ToLower(cfg.String("log.level")) {

@@ -55,6 +55,9 @@ func newLocalCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// The app's driver logs at the user's level; the embedded
+			// daemons at warn unless log.level is given.
+			installLogger(cfg, os.Stderr)
 			ctx, cancel := signalContext()
 			defer cancel()
 			return runLocal(ctx, cfg, trackers, keep, app, appArgs, os.Stdout, os.Stderr)

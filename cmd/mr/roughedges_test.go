@@ -3,12 +3,16 @@ package main
 import (
 	"bytes"
 	"errors"
+	"log"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"gomr/conf"
 )
 
 // runMRSplit runs mr with args and returns its stdout and stderr apart.
@@ -121,5 +125,39 @@ func TestE2ELocalInputGlob(t *testing.T) {
 	text, err := runMR(t, "local", "--trackers", "1", "wordcount", in+"/*.none", out+"2")
 	if err == nil || !strings.Contains(text, "input pattern "+in+"/*.none matches no files") {
 		t.Errorf("a glob matching nothing: %v, want the error saying so:\n%s", err, text)
+	}
+}
+
+// TestE2ELocalOneLogFormat: an app driver's log lines (dfsio logs its
+// result through slog's default logger) come out in the daemons' format
+// (level=INFO msg=...), not the standard log package's
+// ("2026/11/25 22:15:59 INFO ...").
+func TestE2ELocalOneLogFormat(t *testing.T) {
+	dir := t.TempDir()
+	text, err := runMR(t, "local", "--trackers", "1", "dfsio", "-write", "-files", "1", "-size", "1KB", filepath.Join(dir, "io"), filepath.Join(dir, "result"))
+	if err != nil {
+		t.Fatalf("mr local dfsio: %v\n%s", err, text)
+	}
+	if !strings.Contains(text, `level=INFO msg="dfsio done"`) {
+		t.Errorf("the driver's log line is not in the daemons' format:\n%s", text)
+	}
+}
+
+// TestInstallLogger: after installLogger, the standard log package and
+// slog's default logger write in the one format.
+func TestInstallLogger(t *testing.T) {
+	defer slog.SetDefault(slog.Default())
+	var buf bytes.Buffer
+	cfg, err := conf.FromMap(map[string]string{"log.level": "info"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	installLogger(cfg, &buf)
+	log.Print("from the log package")
+	slog.Info("from slog", "k", 1)
+	for _, want := range []string{`level=INFO msg="from the log package"`, `level=INFO msg="from slog" k=1`} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, buf.String())
+		}
 	}
 }

@@ -593,7 +593,7 @@ func TestE2EAttemptsExhausted(t *testing.T) {
 			t.Fatalf("fail %s succeeded:\n%s", c.flag, text)
 		}
 		want := fmt.Sprintf("failed %d times; last error: ", c.attempts)
-		for _, s := range []string{"FAILED", c.task, want, "intentional failure (fail job)", fmt.Sprintf("%s=%d", c.failed, c.attempts)} {
+		for _, s := range []string{"FAILED", c.task, want, "intentional failure (fail job)", fmt.Sprintf("%s=%d", mr.CounterDisplayName(mr.JobCounterGroup, c.failed), c.attempts)} {
 			if !strings.Contains(text, s) {
 				t.Errorf("fail %s: output lacks %q:\n%s", c.flag, s, text)
 			}

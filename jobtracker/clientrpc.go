@@ -260,6 +260,7 @@ func (jt *JobTracker) jobStatusLocked(j *job) *mrpb.JobStatus {
 	st.ReduceProgress = float32(j.progress(partitions.Reduce))
 	st.Counters = countersToProto(jt.jobCountersLocked(j))
 	st.SchedulingInfo = jt.schedulingInfoLocked(j.id)
+	st.TrackingUrl = jt.trackingURL(j.id)
 	for _, s := range j.speculations {
 		st.Speculations = append(st.Speculations, s.proto())
 	}

@@ -391,6 +391,9 @@ func printStatus(st *mrpb.JobStatus) {
 		fmt.Fprintf(out, "Error: %s\n", st.Error)
 	}
 	fmt.Fprintf(out, "Output: %s\n", st.Output)
+	if st.TrackingUrl != "" {
+		fmt.Fprintf(out, "Tracking URL: %s\n", st.TrackingUrl)
+	}
 	fmt.Fprintf(out, "map %d%% reduce %d%%\n", int(st.MapProgress*100), int(st.ReduceProgress*100))
 	for _, x := range []struct {
 		name string

@@ -548,6 +548,9 @@ func TestE2EJobCommands(t *testing.T) {
 		!strings.Contains(text, "Scheduling: pool research, fair share") {
 		t.Fatalf("job -status: %v\n%s", err, text)
 	}
+	if !regexp.MustCompile(`(?m)^Tracking URL: http://127\.0\.0\.1:[0-9]+/job\?id=` + id + `$`).MatchString(text) {
+		t.Errorf("job -status prints no tracking URL:\n%s", text)
+	}
 	waitFor(t, "the map to launch", 20*time.Second, func() bool {
 		text, _ := runMR(t, append([]string{"job"}, append(jt, "-counter", id, mr.JobCounterGroup, mr.TotalLaunchedMaps)...)...)
 		return strings.TrimSpace(text) == "1"

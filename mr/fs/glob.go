@@ -23,6 +23,21 @@ func Glob(pattern string) ([]string, error) {
 	if !HasMeta(pattern) {
 		return []string{pattern}, nil
 	}
+	base, elems, err := splitPattern(pattern)
+	if err != nil {
+		return nil, err
+	}
+	fsys, err := Resolve(pattern)
+	if err != nil {
+		return nil, fmt.Errorf("input pattern %s: %w", pattern, err)
+	}
+	return globIn(fsys, base, elems), nil
+}
+
+// splitPattern splits a pattern into the directory above its first
+// element with metacharacters, in the pattern's form, and the elements
+// from there on, each checked.
+func splitPattern(pattern string) (base string, elems []string, err error) {
 	i := strings.IndexAny(pattern, "*?[")
 	slash := strings.LastIndexByte(pattern[:i], '/')
 	base, rest := ".", pattern
@@ -36,16 +51,18 @@ func Glob(pattern string) ([]string, error) {
 			base += "/"
 		}
 	}
-	elems := strings.Split(strings.Trim(rest, "/"), "/")
+	elems = strings.Split(strings.Trim(rest, "/"), "/")
 	for _, e := range elems {
 		if _, err := path.Match(e, ""); err != nil {
-			return nil, fmt.Errorf("input pattern %s: bad element %q: %w", pattern, e, err)
+			return "", nil, fmt.Errorf("input pattern %s: bad element %q: %w", pattern, e, err)
 		}
 	}
-	fsys, err := Resolve(pattern)
-	if err != nil {
-		return nil, fmt.Errorf("input pattern %s: %w", pattern, err)
-	}
+	return base, elems, nil
+}
+
+// globIn returns the paths under base that match the pattern elements
+// elems, listing directories through fsys.
+func globIn(fsys FS, base string, elems []string) []string {
 	matches := []string{base}
 	for n, e := range elems {
 		last := n == len(elems)-1
@@ -74,9 +91,9 @@ func Glob(pattern string) ([]string, error) {
 		}
 		matches = next
 		if len(matches) == 0 {
-			return nil, nil
+			return nil
 		}
 	}
 	sort.Strings(matches)
-	return matches, nil
+	return matches
 }

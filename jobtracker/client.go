@@ -284,7 +284,7 @@ func (c *Client) Wait(ctx context.Context, jobID string) (*mr.JobResult, error) 
 
 // progressLine is Hadoop's client progress line.
 func progressLine(mapProgress, reduceProgress float32) string {
-	return fmt.Sprintf(" map %d%% reduce %d%%", pct(mapProgress), pct(reduceProgress))
+	return fmt.Sprintf(" map %d%% reduce %d%%", Percent(mapProgress), Percent(reduceProgress))
 }
 
 // progressPrinter prints a job's progress lines when they change: each
@@ -319,9 +319,9 @@ func (p *progressPrinter) end() {
 	}
 }
 
-// pct is a progress as a whole percentage, rounded down (100% only when
-// done) past float32's error (0.45 is 45%, not 44%).
-func pct(p float32) int { return int(math.Floor(float64(p)*100 + 1e-4)) }
+// Percent is a progress as a whole percentage, rounded down (100% only
+// when done) past float32's error (0.45 is 45%, not 44%).
+func Percent(p float32) int { return int(math.Floor(float64(p)*100 + 1e-4)) }
 
 // PrintFinal prints the job's outcome and counters as Hadoop's client does.
 func PrintFinal(w io.Writer, st *mrpb.JobStatus) {

@@ -89,3 +89,12 @@ func TestEmptyPhaseProgress(t *testing.T) {
 		}
 	}
 }
+
+// TestPercent: whole percentages round down, past float32's error.
+func TestPercent(t *testing.T) {
+	for p, want := range map[float32]int{0: 0, 0.45: 45, 0.29: 29, 0.999: 99, 0.57: 57, 1: 100} {
+		if got := Percent(p); got != want {
+			t.Errorf("Percent(%v) = %d, want %d", p, got, want)
+		}
+	}
+}

@@ -168,7 +168,7 @@ func runJobCommand(ctx context.Context, c *jobtracker.Client, args []string) err
 		for _, j := range jobs {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d%%\t%d%%\t%s\n", j.JobId, j.Name, j.State,
 				time.UnixMilli(j.StartMs).Format(time.RFC3339), j.User, j.Priority, j.Pool,
-				int(j.MapProgress*100), int(j.ReduceProgress*100), j.SchedulingInfo)
+				jobtracker.Percent(j.MapProgress), jobtracker.Percent(j.ReduceProgress), j.SchedulingInfo)
 		}
 		return tw.Flush()
 	case "-status":
@@ -394,7 +394,7 @@ func printStatus(st *mrpb.JobStatus) {
 	if st.TrackingUrl != "" {
 		fmt.Fprintf(out, "Tracking URL: %s\n", st.TrackingUrl)
 	}
-	fmt.Fprintf(out, "map %d%% reduce %d%%\n", int(st.MapProgress*100), int(st.ReduceProgress*100))
+	fmt.Fprintf(out, "map %d%% reduce %d%%\n", jobtracker.Percent(st.MapProgress), jobtracker.Percent(st.ReduceProgress))
 	for _, x := range []struct {
 		name string
 		s    *mrpb.TaskSummary

@@ -73,6 +73,17 @@ func removeTemp(app, path string) {
 	}
 }
 
+// argCount is the Check of an app that takes exactly n arguments, as its
+// Run checks them.
+func argCount(app, synopsis string, n int) func([]string) error {
+	return func(args []string) error {
+		if len(args) != n {
+			return usage(app, synopsis, "need %d arguments, got %d", n, len(args))
+		}
+		return nil
+	}
+}
+
 // usage builds the usage error of an app.
 func usage(app, synopsis, format string, args ...any) error {
 	return &mr.UsageError{App: app, Usage: synopsis, Problem: fmt.Sprintf(format, args...)}

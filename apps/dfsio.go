@@ -35,6 +35,7 @@ func init() {
 		Usage:       dfsioAppUsage,
 		Description: "Measure the file system's write or read throughput with N maps each writing or reading one file (Hadoop's TestDFSIO; -size takes B, KB, MB, GB or TB suffixes, powers of 1024; defaults -files 1 -size 1MB).",
 		Run:         runDFSIO,
+		Check:       func(args []string) error { _, err := dfsioArgs(args); return err },
 	})
 }
 
@@ -88,32 +89,50 @@ func dfsioFile(dir string, i int64) string {
 	return fs.Join(dfsioDataDir(dir), "test_io_"+strconv.FormatInt(i, 10))
 }
 
-func runDFSIO(ctx context.Context, jc mr.JobClient, args []string) error {
+// dfsioOpts are the dfsio app's options and arguments.
+type dfsioOpts struct {
+	write       bool
+	files, size int64
+	dir, result string
+}
+
+// dfsioArgs parses and checks the dfsio app's arguments.
+func dfsioArgs(args []string) (*dfsioOpts, error) {
+	o := &dfsioOpts{}
 	flags := flag.NewFlagSet(dfsioAppName, flag.ContinueOnError)
 	flags.SetOutput(io.Discard)
-	write := flags.Bool("write", false, "write the files")
+	flags.BoolVar(&o.write, "write", false, "write the files")
 	read := flags.Bool("read", false, "read the files back")
-	files := flags.Int64("files", 1, "number of files (and maps)")
+	flags.Int64Var(&o.files, "files", 1, "number of files (and maps)")
 	sizeArg := flags.String("size", "1MB", "size of each file")
 	if err := flags.Parse(args); err != nil {
-		return usage(dfsioAppName, dfsioAppUsage, "%v", err)
+		return nil, usage(dfsioAppName, dfsioAppUsage, "%v", err)
 	}
 	size, err := parseDFSIOSize(*sizeArg)
 	switch {
-	case *write == *read:
-		return usage(dfsioAppName, dfsioAppUsage, "give exactly one of -write and -read")
+	case o.write == *read:
+		return nil, usage(dfsioAppName, dfsioAppUsage, "give exactly one of -write and -read")
 	case err != nil:
-		return usage(dfsioAppName, dfsioAppUsage, "-size: %v", err)
-	case *files < 1:
-		return usage(dfsioAppName, dfsioAppUsage, "-files %d: need at least one file", *files)
+		return nil, usage(dfsioAppName, dfsioAppUsage, "-size: %v", err)
+	case o.files < 1:
+		return nil, usage(dfsioAppName, dfsioAppUsage, "-files %d: need at least one file", o.files)
 	case flags.NArg() != 2:
-		return usage(dfsioAppName, dfsioAppUsage, "need <dir> and <result> after the flags, got %d argument(s) %q", flags.NArg(), flags.Args())
+		return nil, usage(dfsioAppName, dfsioAppUsage, "need <dir> and <result> after the flags, got %d argument(s) %q", flags.NArg(), flags.Args())
 	}
-	dir, err := fs.Absolute(flags.Arg(0))
+	o.size, o.dir, o.result = size, flags.Arg(0), flags.Arg(1)
+	return o, nil
+}
+
+func runDFSIO(ctx context.Context, jc mr.JobClient, args []string) error {
+	o, err := dfsioArgs(args)
+	if err != nil {
+		return err
+	}
+	write, files, size, result := &o.write, &o.files, o.size, o.result
+	dir, err := fs.Absolute(o.dir)
 	if err != nil {
 		return fmt.Errorf("%s: %w", dfsioAppName, err)
 	}
-	result := flags.Arg(1)
 	mode := "read"
 	if *write {
 		mode = "write"

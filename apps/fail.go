@@ -54,35 +54,51 @@ func init() {
 		Usage:       failAppUsage,
 		Description: "Hadoop's FailJob: maps (-failMappers) or reduces (-failReducers) that always fail.",
 		Run:         runFail,
+		Check:       func(args []string) error { _, err := failArgs(args); return err },
 	})
 }
 
-func runFail(ctx context.Context, jc mr.JobClient, args []string) error {
+// failOpts are the fail app's options.
+type failOpts struct {
+	failMaps, failReduces bool
+	maps                  int
+	out                   string
+}
+
+// failArgs parses and checks the fail app's arguments.
+func failArgs(args []string) (*failOpts, error) {
+	o := &failOpts{}
 	flags := flag.NewFlagSet(failJob, flag.ContinueOnError)
 	flags.SetOutput(io.Discard)
-	failMaps := flags.Bool("failMappers", false, "maps fail")
-	failReduces := flags.Bool("failReducers", false, "reduces fail")
-	maps := flags.Int("m", 1, "number of maps")
-	out := flags.String("o", "", "output directory")
+	flags.BoolVar(&o.failMaps, "failMappers", false, "maps fail")
+	flags.BoolVar(&o.failReduces, "failReducers", false, "reduces fail")
+	flags.IntVar(&o.maps, "m", 1, "number of maps")
+	flags.StringVar(&o.out, "o", "", "output directory")
 	if err := flags.Parse(args); err != nil {
-		return usage(failJob, failAppUsage, "%v", err)
+		return nil, usage(failJob, failAppUsage, "%v", err)
 	}
 	if flags.NArg() > 0 {
-		return usage(failJob, failAppUsage, "unexpected argument %q", flags.Arg(0))
+		return nil, usage(failJob, failAppUsage, "unexpected argument %q", flags.Arg(0))
 	}
-	if *maps < 1 {
-		return usage(failJob, failAppUsage, "-m %d: need at least one map", *maps)
+	if o.maps < 1 {
+		return nil, usage(failJob, failAppUsage, "-m %d: need at least one map", o.maps)
 	}
+	return o, nil
+}
+
+func runFail(ctx context.Context, jc mr.JobClient, args []string) error {
+	o, err := failArgs(args)
+	if err != nil {
+		return err
+	}
+	failMaps, failReduces, maps, out := &o.failMaps, &o.failReduces, &o.maps, &o.out
 	output := *out
 	if output == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return err
-		}
-		output = filepath.Join(wd, ".fail-temp-"+randomSuffix())
+		// Not in the working directory: see runSleep.
+		output = filepath.Join(os.TempDir(), "gomr-fail-temp-"+randomSuffix())
 		defer removeTemp(failJob, output)
 	}
-	_, err := runJob(ctx, jc, &mr.JobSpec{
+	_, err = runJob(ctx, jc, &mr.JobSpec{
 		Name: failJob,
 		Def:  failJob,
 		Params: map[string]string{

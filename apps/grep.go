@@ -46,6 +46,7 @@ func init() {
 		Usage:       grepAppUsage,
 		Description: "A map/reduce program that counts the matches of a regex in the input.",
 		Run:         runGrep,
+		Check:       checkGrep,
 	})
 }
 
@@ -73,17 +74,29 @@ func compileGrep(expr, group string) (*regexp.Regexp, int, error) {
 	return re, g, nil
 }
 
-func runGrep(ctx context.Context, jc mr.JobClient, args []string) error {
+// checkGrep checks grep's arguments.
+func checkGrep(args []string) error {
 	if len(args) != 3 && len(args) != 4 {
 		return usage(grepAppName, grepAppUsage, "need 3 or 4 arguments, got %d", len(args))
+	}
+	group := ""
+	if len(args) == 4 {
+		group = args[3]
+	}
+	if _, _, err := compileGrep(args[2], group); err != nil {
+		return usage(grepAppName, grepAppUsage, "%v", err)
+	}
+	return nil
+}
+
+func runGrep(ctx context.Context, jc mr.JobClient, args []string) error {
+	if err := checkGrep(args); err != nil {
+		return err
 	}
 	in, out, expr := args[0], args[1], args[2]
 	group := ""
 	if len(args) == 4 {
 		group = args[3]
-	}
-	if _, _, err := compileGrep(expr, group); err != nil {
-		return usage(grepAppName, grepAppUsage, "%v", err)
 	}
 	if group == "" {
 		group = "0"

@@ -44,12 +44,14 @@ func init() {
 		Usage:       kmeansGenAppUsage,
 		Description: "Generate <points> points of <dims> dimensions around <k> random centers, one comma-separated line each (HiBench ml/kmeans input).",
 		Run:         runKMeansGen,
+		Check:       func(args []string) error { _, err := kmeansGenArgs(args); return err },
 	})
 	mr.RegisterApp(&mr.App{
 		Name:        kmeansAppName,
 		Usage:       kmeansAppUsage,
 		Description: "Cluster points with <iterations> rounds of Lloyd's k-means (one job each), starting from the first <k> points; writes cluster<TAB>size<TAB>center lines.",
 		Run:         runKMeans,
+		Check:       func(args []string) error { _, _, err := kmeansArgs(args); return err },
 	})
 }
 
@@ -75,17 +77,27 @@ func positiveArg(what, s string) (int64, error) {
 	return n, nil
 }
 
-func runKMeansGen(ctx context.Context, jc mr.JobClient, args []string) error {
-	if len(args) != 4 {
-		return usage(kmeansGenAppName, kmeansGenAppUsage, "need 4 arguments, got %d", len(args))
-	}
+// kmeansGenArgs checks kmeansgen's arguments and returns its point,
+// cluster and dimension counts.
+func kmeansGenArgs(args []string) ([3]int64, error) {
 	var n [3]int64
+	if len(args) != 4 {
+		return n, usage(kmeansGenAppName, kmeansGenAppUsage, "need 4 arguments, got %d", len(args))
+	}
 	for i, what := range []string{"point count", "cluster count k", "dimension count"} {
 		v, err := positiveArg(what, args[i])
 		if err != nil {
-			return usage(kmeansGenAppName, kmeansGenAppUsage, "%v", err)
+			return n, usage(kmeansGenAppName, kmeansGenAppUsage, "%v", err)
 		}
 		n[i] = v
+	}
+	return n, nil
+}
+
+func runKMeansGen(ctx context.Context, jc mr.JobClient, args []string) error {
+	n, err := kmeansGenArgs(args)
+	if err != nil {
+		return err
 	}
 	maps, err := confInt(jc.Conf, "mapreduce.job.maps", defaultMaps)
 	if err != nil {
@@ -233,19 +245,27 @@ func decodeCenters(s string) ([][]float64, error) {
 	return centers, nil
 }
 
-func runKMeans(ctx context.Context, jc mr.JobClient, args []string) error {
+// kmeansArgs checks kmeans' arguments and returns k and the iteration
+// count.
+func kmeansArgs(args []string) (k, iterations int64, err error) {
 	if len(args) != 4 {
-		return usage(kmeansAppName, kmeansAppUsage, "need 4 arguments, got %d", len(args))
+		return 0, 0, usage(kmeansAppName, kmeansAppUsage, "need 4 arguments, got %d", len(args))
+	}
+	if k, err = positiveArg("cluster count k", args[2]); err != nil {
+		return 0, 0, usage(kmeansAppName, kmeansAppUsage, "%v", err)
+	}
+	if iterations, err = positiveArg("iteration count", args[3]); err != nil {
+		return 0, 0, usage(kmeansAppName, kmeansAppUsage, "%v", err)
+	}
+	return k, iterations, nil
+}
+
+func runKMeans(ctx context.Context, jc mr.JobClient, args []string) error {
+	k, iterations, err := kmeansArgs(args)
+	if err != nil {
+		return err
 	}
 	in, out := args[0], args[1]
-	k, err := positiveArg("cluster count k", args[2])
-	if err != nil {
-		return usage(kmeansAppName, kmeansAppUsage, "%v", err)
-	}
-	iterations, err := positiveArg("iteration count", args[3])
-	if err != nil {
-		return usage(kmeansAppName, kmeansAppUsage, "%v", err)
-	}
 	centers, err := firstPoints(ctx, in, int(min(k, 1<<20)))
 	if err != nil {
 		return fmt.Errorf("%s: choosing the initial centers: %w", kmeansAppName, err)

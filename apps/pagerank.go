@@ -53,12 +53,14 @@ func init() {
 		Usage:       webGraphAppUsage,
 		Description: "Generate a random directed graph of <pages> pages as lines page<TAB>out1,out2,... (HiBench websearch/pagerank input).",
 		Run:         runWebGraph,
+		Check:       func(args []string) error { _, err := webGraphArgs(args); return err },
 	})
 	mr.RegisterApp(&mr.App{
 		Name:        pageRankAppName,
 		Usage:       pageRankAppUsage,
 		Description: "Compute PageRank (damping 0.85, dangling pages' rank spread over all pages, ranks summing to 1) with one job per iteration; writes page<TAB>rank lines.",
 		Run:         runPageRank,
+		Check:       func(args []string) error { _, err := pageRankArgs(args); return err },
 	})
 }
 
@@ -74,13 +76,22 @@ const (
 	pageRankDanglingQ = "DANGLING_RANK_E18" // dangling pages' rank sum, in units of 1e-18
 )
 
-func runWebGraph(ctx context.Context, jc mr.JobClient, args []string) error {
+// webGraphArgs checks webgraph's arguments and returns its page count.
+func webGraphArgs(args []string) (int64, error) {
 	if len(args) != 2 {
-		return usage(webGraphAppName, webGraphAppUsage, "need 2 arguments, got %d", len(args))
+		return 0, usage(webGraphAppName, webGraphAppUsage, "need 2 arguments, got %d", len(args))
 	}
 	pages, err := parseHumanRows(args[0])
 	if err != nil || pages < 1 {
-		return usage(webGraphAppName, webGraphAppUsage, "page count %q is not a positive integer (with an optional k, m, b or t suffix)", args[0])
+		return 0, usage(webGraphAppName, webGraphAppUsage, "page count %q is not a positive integer (with an optional k, m, b or t suffix)", args[0])
+	}
+	return pages, nil
+}
+
+func runWebGraph(ctx context.Context, jc mr.JobClient, args []string) error {
+	pages, err := webGraphArgs(args)
+	if err != nil {
+		return err
 	}
 	maps, err := confInt(jc.Conf, "mapreduce.job.maps", defaultMaps)
 	if err != nil {
@@ -221,15 +232,25 @@ func pageRankCount(tc mr.TaskContext, _, line []byte, _ mr.Emitter) error {
 	return nil
 }
 
-func runPageRank(ctx context.Context, jc mr.JobClient, args []string) error {
+// pageRankArgs checks pagerank's arguments and returns its iteration
+// count.
+func pageRankArgs(args []string) (int, error) {
 	if len(args) != 3 {
-		return usage(pageRankAppName, pageRankAppUsage, "need 3 arguments, got %d", len(args))
+		return 0, usage(pageRankAppName, pageRankAppUsage, "need 3 arguments, got %d", len(args))
 	}
-	graph, out := args[0], args[1]
 	iterations, err := strconv.Atoi(args[2])
 	if err != nil || iterations < 1 {
-		return usage(pageRankAppName, pageRankAppUsage, "iterations %q is not a positive integer", args[2])
+		return 0, usage(pageRankAppName, pageRankAppUsage, "iterations %q is not a positive integer", args[2])
 	}
+	return iterations, nil
+}
+
+func runPageRank(ctx context.Context, jc mr.JobClient, args []string) error {
+	iterations, err := pageRankArgs(args)
+	if err != nil {
+		return err
+	}
+	graph, out := args[0], args[1]
 	tmp := siblingPath(out, ".pagerank-temp-")
 	defer removeTemp(pageRankAppName, tmp)
 

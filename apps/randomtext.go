@@ -25,6 +25,7 @@ func init() {
 		Usage:       randomTextAppUsage,
 		Description: "Write about <bytes> of text lines of random words (HiBench's RandomTextWriter; bytes may end in k, m, b or t).",
 		Run:         runRandomText,
+		Check:       func(args []string) error { _, err := randomTextArgs(args); return err },
 	})
 }
 
@@ -84,13 +85,22 @@ func parseHumanBytes(s string) (int64, error) {
 	return n, nil
 }
 
-func runRandomText(ctx context.Context, jc mr.JobClient, args []string) error {
+// randomTextArgs checks randomtext's arguments and returns its size.
+func randomTextArgs(args []string) (int64, error) {
 	if len(args) != 2 {
-		return usage(randomTextAppName, randomTextAppUsage, "need 2 arguments, got %d", len(args))
+		return 0, usage(randomTextAppName, randomTextAppUsage, "need 2 arguments, got %d", len(args))
 	}
 	total, err := parseHumanBytes(args[0])
 	if err != nil {
-		return usage(randomTextAppName, randomTextAppUsage, "%v", err)
+		return 0, usage(randomTextAppName, randomTextAppUsage, "%v", err)
+	}
+	return total, nil
+}
+
+func runRandomText(ctx context.Context, jc mr.JobClient, args []string) error {
+	total, err := randomTextArgs(args)
+	if err != nil {
+		return err
 	}
 	maps, err := confInt(jc.Conf, "mapreduce.job.maps", defaultMaps)
 	if err != nil {

@@ -42,8 +42,9 @@ func init() {
 	mr.RegisterApp(&mr.App{
 		Name:        sleepAppName,
 		Usage:       sleepAppUsage,
-		Description: "A job whose tasks only sleep (defaults -m 1 -r 1 -mt 100 -rt 100); -o names its (empty) output directory, otherwise a temporary one is used and removed.",
+		Description: "A job whose tasks only sleep (defaults -m 1 -r 1 -mt 100 -rt 100); -o names its (empty) output directory, otherwise a temporary one under the system temporary directory ($TMPDIR) is used and removed.",
 		Run:         runSleep,
+		Check:       func(args []string) error { _, err := sleepArgs(args); return err },
 	})
 }
 
@@ -52,37 +53,55 @@ const (
 	sleepAppUsage = "[-m maps] [-r reduces] [-mt ms] [-rt ms] [-o dir]"
 )
 
-func runSleep(ctx context.Context, jc mr.JobClient, args []string) error {
+// sleepOpts are the sleep app's options.
+type sleepOpts struct {
+	maps, reduces   int
+	mapMs, reduceMs int64
+	out             string
+}
+
+// sleepArgs parses and checks the sleep app's arguments.
+func sleepArgs(args []string) (*sleepOpts, error) {
+	o := &sleepOpts{}
 	flags := flag.NewFlagSet(sleepAppName, flag.ContinueOnError)
 	flags.SetOutput(io.Discard)
-	maps := flags.Int("m", 1, "number of maps")
-	reduces := flags.Int("r", 1, "number of reduces")
-	mapMs := flags.Int64("mt", 100, "milliseconds each map sleeps")
-	reduceMs := flags.Int64("rt", 100, "milliseconds each reduce sleeps")
-	out := flags.String("o", "", "output directory")
+	flags.IntVar(&o.maps, "m", 1, "number of maps")
+	flags.IntVar(&o.reduces, "r", 1, "number of reduces")
+	flags.Int64Var(&o.mapMs, "mt", 100, "milliseconds each map sleeps")
+	flags.Int64Var(&o.reduceMs, "rt", 100, "milliseconds each reduce sleeps")
+	flags.StringVar(&o.out, "o", "", "output directory")
 	if err := flags.Parse(args); err != nil {
-		return usage(sleepAppName, sleepAppUsage, "%v", err)
+		return nil, usage(sleepAppName, sleepAppUsage, "%v", err)
 	}
 	switch {
 	case flags.NArg() > 0:
-		return usage(sleepAppName, sleepAppUsage, "unexpected argument %q", flags.Arg(0))
-	case *maps < 1:
-		return usage(sleepAppName, sleepAppUsage, "-m %d: need at least one map", *maps)
-	case *reduces < 0:
-		return usage(sleepAppName, sleepAppUsage, "-r %d: the number of reduces cannot be negative", *reduces)
-	case *mapMs < 0 || *reduceMs < 0:
-		return usage(sleepAppName, sleepAppUsage, "sleep times cannot be negative (-mt %d, -rt %d)", *mapMs, *reduceMs)
+		return nil, usage(sleepAppName, sleepAppUsage, "unexpected argument %q", flags.Arg(0))
+	case o.maps < 1:
+		return nil, usage(sleepAppName, sleepAppUsage, "-m %d: need at least one map", o.maps)
+	case o.reduces < 0:
+		return nil, usage(sleepAppName, sleepAppUsage, "-r %d: the number of reduces cannot be negative", o.reduces)
+	case o.mapMs < 0 || o.reduceMs < 0:
+		return nil, usage(sleepAppName, sleepAppUsage, "sleep times cannot be negative (-mt %d, -rt %d)", o.mapMs, o.reduceMs)
 	}
+	return o, nil
+}
+
+func runSleep(ctx context.Context, jc mr.JobClient, args []string) error {
+	o, err := sleepArgs(args)
+	if err != nil {
+		return err
+	}
+	maps, reduces, mapMs, reduceMs, out := &o.maps, &o.reduces, &o.mapMs, &o.reduceMs, &o.out
 	output := *out
 	if output == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return fmt.Errorf("sleep: finding the working directory for a temporary output: %w", err)
-		}
-		output = filepath.Join(wd, ".sleep-temp-"+randomSuffix())
+		// The temporary output goes in the system's temporary directory,
+		// never the working directory: a client interrupted (Ctrl-C)
+		// while the job runs on a cluster removes it, but the job's tasks
+		// and committer may make it again before the job ends.
+		output = filepath.Join(os.TempDir(), "gomr-sleep-temp-"+randomSuffix())
 		defer removeTemp(sleepAppName, output)
 	}
-	_, err := runJob(ctx, jc, &mr.JobSpec{
+	_, err = runJob(ctx, jc, &mr.JobSpec{
 		Name: sleepJob,
 		Def:  sleepJob,
 		Params: map[string]string{

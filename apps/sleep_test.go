@@ -14,7 +14,7 @@ import (
 )
 
 func TestSleepDriver(t *testing.T) {
-	t.Chdir(t.TempDir()) // the temporary output goes in the working directory
+	t.Setenv("TMPDIR", t.TempDir()) // the temporary output goes there
 	tests := []struct {
 		args           []string
 		params         map[string]string
@@ -47,13 +47,43 @@ func TestSleepDriver(t *testing.T) {
 			}
 			continue
 		}
-		wd, _ := os.Getwd()
-		if filepath.Dir(out) != wd || !strings.HasPrefix(filepath.Base(out), ".sleep-temp-") {
-			t.Errorf("args %q: temporary output %s, want %s/.sleep-temp-*", tt.args, out, wd)
+		if filepath.Dir(out) != os.TempDir() || !strings.HasPrefix(filepath.Base(out), "gomr-sleep-temp-") {
+			t.Errorf("args %q: temporary output %s, want %s/gomr-sleep-temp-*", tt.args, out, os.TempDir())
 		}
 		if _, err := os.Stat(out); !os.IsNotExist(err) {
 			t.Errorf("args %q: temporary output %s left behind", tt.args, out)
 		}
+	}
+}
+
+// TestSleepInterruptedLeavesNoTemp: a sleep run interrupted (Ctrl-C:
+// its context canceled) while its job still runs, and so may still make
+// its output, leaves nothing in the working directory, and removes the
+// temporary output it made.
+func TestSleepInterruptedLeavesNoTemp(t *testing.T) {
+	wd := t.TempDir()
+	t.Chdir(wd)
+	t.Setenv("TMPDIR", t.TempDir())
+	var out string
+	jc := &fakeClient{run: func(spec *mr.JobSpec) error {
+		out = spec.Output
+		if err := os.MkdirAll(spec.Output, 0o755); err != nil {
+			return err
+		}
+		return context.Canceled
+	}}
+	if err := runApp(t, "sleep", jc); !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted sleep: %v, want context.Canceled", err)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("interrupted sleep left its temporary output %s", out)
+	}
+	// The job, still running on the cluster, makes its output again.
+	if err := os.MkdirAll(filepath.Join(out, "_temporary", "0"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if ents, _ := os.ReadDir(wd); len(ents) != 0 {
+		t.Errorf("an interrupted sleep's job left %v in the working directory", ents)
 	}
 }
 

@@ -26,6 +26,7 @@ func init() {
 		Usage:       sortAppUsage,
 		Description: "Sort text lines into one total order across the output files (HiBench's sort).",
 		Run:         runSort,
+		Check:       argCount(sortAppName, sortAppUsage, 2),
 	})
 }
 

@@ -27,6 +27,7 @@ func init() {
 		Usage:       teraGenAppUsage,
 		Description: "Generate rows of 100-byte GraySort records (rows may end in k, m, b or t).",
 		Run:         runTeraGen,
+		Check:       func(args []string) error { _, err := teraGenArgs(args); return err },
 	})
 }
 
@@ -68,13 +69,22 @@ func parseHumanRows(s string) (int64, error) {
 	return n * base, nil
 }
 
-func runTeraGen(ctx context.Context, jc mr.JobClient, args []string) error {
+// teraGenArgs checks teragen's arguments and returns its row count.
+func teraGenArgs(args []string) (int64, error) {
 	if len(args) != 2 {
-		return usage(teraGenAppName, teraGenAppUsage, "need 2 arguments, got %d", len(args))
+		return 0, usage(teraGenAppName, teraGenAppUsage, "need 2 arguments, got %d", len(args))
 	}
 	rows, err := parseHumanRows(args[0])
 	if err != nil {
-		return usage(teraGenAppName, teraGenAppUsage, "%v", err)
+		return 0, usage(teraGenAppName, teraGenAppUsage, "%v", err)
+	}
+	return rows, nil
+}
+
+func runTeraGen(ctx context.Context, jc mr.JobClient, args []string) error {
+	rows, err := teraGenArgs(args)
+	if err != nil {
+		return err
 	}
 	maps, err := confInt(jc.Conf, "mapreduce.job.maps", defaultMaps)
 	if err != nil {

@@ -48,6 +48,7 @@ func init() {
 		Usage:       teraSortAppUsage,
 		Description: "Sort GraySort records into one total order across the output files.",
 		Run:         runTeraSort,
+		Check:       argCount(teraSortAppName, teraSortAppUsage, 2),
 	})
 }
 

@@ -51,12 +51,14 @@ func init() {
 		Usage:       teraValidateAppUsage,
 		Description: "Check that GraySort records are sorted within and across files; report their count and checksum.",
 		Run:         runTeraValidate,
+		Check:       argCount(teraValidateAppName, teraValidateAppUsage, 2),
 	})
 	mr.RegisterApp(&mr.App{
 		Name:        teraSumAppName,
 		Usage:       teraSumAppUsage,
 		Description: "Count GraySort records and sum their checksum, without checking their order.",
 		Run:         runTeraSum,
+		Check:       argCount(teraSumAppName, teraSumAppUsage, 2),
 	})
 }
 

@@ -31,6 +31,7 @@ func init() {
 		Usage:       wordCountAppUsage,
 		Description: "A map/reduce program that counts the words in the input files.",
 		Run:         runWordCount,
+		Check:       checkWordCount,
 	})
 }
 
@@ -39,9 +40,17 @@ const (
 	wordCountAppUsage = "<in> [<in>...] <out>"
 )
 
-func runWordCount(ctx context.Context, jc mr.JobClient, args []string) error {
+// checkWordCount checks wordcount's arguments.
+func checkWordCount(args []string) error {
 	if len(args) < 2 {
 		return usage(wordCountAppName, wordCountAppUsage, "need at least one input and an output, got %d argument(s)", len(args))
+	}
+	return nil
+}
+
+func runWordCount(ctx context.Context, jc mr.JobClient, args []string) error {
+	if err := checkWordCount(args); err != nil {
+		return err
 	}
 	_, err := runJob(ctx, jc, &mr.JobSpec{
 		Name:       wordCountJob,

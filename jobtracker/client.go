@@ -33,6 +33,9 @@ type Client struct {
 	tls  bool // the client speaks TLS
 	// Out receives progress lines and counters; nil prints nothing.
 	Out io.Writer
+	// TTY says Out is a terminal: the progress is then one line, "map x%
+	// reduce y%", redrawn in place, instead of a line per change.
+	TTY bool
 	// Poll is how often Wait asks for the job's status.
 	Poll time.Duration
 }
@@ -73,9 +76,19 @@ func (c *Client) RPC() mrpb.JobTrackerClient { return c.jt }
 // Submit computes the job's splits and submits it. Job-scoped configuration
 // the client was given (file, environment, -D) travels with the job.
 func (c *Client) Submit(ctx context.Context, spec *mr.JobSpec) (string, error) {
-	def, err := mr.LookupJob(spec.Def)
+	resp, err := c.submit(ctx, spec)
 	if err != nil {
 		return "", err
+	}
+	return resp.JobId, nil
+}
+
+// submit is Submit, returning the JobTracker's whole answer (the job id
+// and its tracking URL).
+func (c *Client) submit(ctx context.Context, spec *mr.JobSpec) (*mrpb.SubmitJobResponse, error) {
+	def, err := mr.LookupJob(spec.Def)
+	if err != nil {
+		return nil, err
 	}
 	s := *spec
 	// Plain relative paths are taken against the client's working
@@ -83,11 +96,11 @@ func (c *Client) Submit(ctx context.Context, spec *mr.JobSpec) (string, error) {
 	s.Inputs = make([]string, len(spec.Inputs))
 	for i, in := range spec.Inputs {
 		if s.Inputs[i], err = fs.Absolute(in); err != nil {
-			return "", err
+			return nil, err
 		}
 	}
 	if s.Output, err = fs.Absolute(spec.Output); err != nil {
-		return "", err
+		return nil, err
 	}
 	s.Conf = map[string]string{}
 	for _, e := range c.cfg.Entries() {
@@ -100,7 +113,7 @@ func (c *Client) Submit(ctx context.Context, spec *mr.JobSpec) (string, error) {
 	}
 	jcfg, err := c.cfg.JobOverrides(s.Conf)
 	if err != nil {
-		return "", fmt.Errorf("job %s: %w", spec.Name, err)
+		return nil, fmt.Errorf("job %s: %w", spec.Name, err)
 	}
 	if s.Name == "" {
 		s.Name = jcfg.String("mapreduce.job.name")
@@ -127,21 +140,21 @@ func (c *Client) Submit(ctx context.Context, spec *mr.JobSpec) (string, error) {
 		MinSplitSize: jcfg.Int64("mapreduce.input.fileinputformat.split.minsize"),
 	})
 	if err != nil {
-		return "", fmt.Errorf("computing input splits: %w", err)
+		return nil, fmt.Errorf("computing input splits: %w", err)
 	}
 	specJSON, err := json.Marshal(&s)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	splitsJSON, err := json.Marshal(splits)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	resp, err := c.jt.SubmitJob(ctx, &mrpb.SubmitJobRequest{SpecJson: specJSON, SplitsJson: splitsJSON})
 	if err != nil {
-		return "", c.rpcError("submitting job", err)
+		return nil, c.rpcError("submitting job", err)
 	}
-	return resp.JobId, nil
+	return resp, nil
 }
 
 // rpcError turns a gRPC status into a plain error with its message, and
@@ -200,12 +213,14 @@ func (c *Client) Trackers(ctx context.Context) ([]*mrpb.TrackerStatus, error) {
 	return resp.Trackers, nil
 }
 
-// Wait polls the job until it ends, printing Hadoop-style progress lines
-// (" map x% reduce y%") when they change, then the counters. A JobTracker
-// that cannot be reached (restarting) is retried for
+// Wait polls the job until it ends, printing Hadoop-style progress
+// (" map x% reduce y%") when it changes: a line per change, or with TTY
+// one line redrawn in place; then the outcome and the counters. A
+// JobTracker that cannot be reached (restarting) is retried for
 // mapreduce.jobclient.retry.timeout.
 func (c *Client) Wait(ctx context.Context, jobID string) (*mr.JobResult, error) {
-	last := ""
+	prog := &progressPrinter{w: c.Out, tty: c.TTY}
+	defer prog.end()
 	tick := time.NewTicker(c.Poll)
 	defer tick.Stop()
 	var unreachable time.Time
@@ -215,6 +230,7 @@ func (c *Client) Wait(ctx context.Context, jobID string) (*mr.JobResult, error) 
 			limit := c.cfg.Duration("mapreduce.jobclient.retry.timeout")
 			if unreachable.IsZero() {
 				unreachable = time.Now()
+				prog.end()
 				if c.Out != nil {
 					fmt.Fprintf(c.Out, "JobTracker unreachable (%s); retrying for up to %s\n", status.Convert(err).Message(), limit)
 				}
@@ -234,17 +250,22 @@ func (c *Client) Wait(ctx context.Context, jobID string) (*mr.JobResult, error) 
 			return nil, c.rpcError("job status", err)
 		}
 		unreachable = time.Time{}
-		line := fmt.Sprintf(" map %d%% reduce %d%%", pct(st.MapProgress), pct(st.ReduceProgress))
-		if line != last && c.Out != nil && st.State == StateRunning {
-			fmt.Fprintln(c.Out, line)
-			last = line
+		if st.State == StateRunning {
+			prog.show(progressLine(st.MapProgress, st.ReduceProgress))
 		}
 		switch st.State {
 		case StateSucceeded, StateFailed, StateKilled:
-			if c.Out != nil {
-				if st.State == StateSucceeded && last != " map 100% reduce 100%" {
-					fmt.Fprintln(c.Out, " map 100% reduce 100%")
+			if st.State == StateSucceeded {
+				// The last poll may have missed the end; a map-only
+				// job ends at reduce 0%, as in Hadoop.
+				reduce := float32(1)
+				if st.Reduces.GetTotal() == 0 {
+					reduce = st.ReduceProgress
 				}
+				prog.show(progressLine(1, reduce))
+			}
+			prog.end()
+			if c.Out != nil {
 				PrintFinal(c.Out, st)
 			}
 			res := &mr.JobResult{ID: st.JobId, State: st.State, Error: st.Error, Counters: countersFromProto(st.Counters)}
@@ -261,7 +282,46 @@ func (c *Client) Wait(ctx context.Context, jobID string) (*mr.JobResult, error) 
 	}
 }
 
-func pct(p float32) int { return int(math.Floor(float64(p) * 100)) }
+// progressLine is Hadoop's client progress line.
+func progressLine(mapProgress, reduceProgress float32) string {
+	return fmt.Sprintf(" map %d%% reduce %d%%", Percent(mapProgress), Percent(reduceProgress))
+}
+
+// progressPrinter prints a job's progress lines when they change: each
+// on its own line, or on a terminal one line redrawn in place (carriage
+// return, the line, erase to its end) and ended by end before anything
+// else is printed.
+type progressPrinter struct {
+	w     io.Writer // nil prints nothing
+	tty   bool
+	last  string
+	drawn bool // a line is drawn and not yet ended
+}
+
+func (p *progressPrinter) show(line string) {
+	if p.w == nil || line == p.last {
+		return
+	}
+	p.last = line
+	if p.tty {
+		fmt.Fprintf(p.w, "\r%s\x1b[K", line)
+		p.drawn = true
+		return
+	}
+	fmt.Fprintln(p.w, line)
+}
+
+// end ends a line drawn in place.
+func (p *progressPrinter) end() {
+	if p.drawn {
+		fmt.Fprintln(p.w)
+		p.drawn = false
+	}
+}
+
+// Percent is a progress as a whole percentage, rounded down (100% only
+// when done) past float32's error (0.45 is 45%, not 44%).
+func Percent(p float32) int { return int(math.Floor(float64(p)*100 + 1e-4)) }
 
 // PrintFinal prints the job's outcome and counters as Hadoop's client does.
 func PrintFinal(w io.Writer, st *mrpb.JobStatus) {
@@ -274,8 +334,10 @@ func PrintFinal(w io.Writer, st *mrpb.JobStatus) {
 	PrintCounters(w, countersFromProto(st.Counters))
 }
 
-// PrintCounters prints counters grouped, as "Counters: N" then one line per
-// counter.
+// PrintCounters prints counters grouped, as Hadoop's client does:
+// "Counters: N", then each group's display name and one line per counter
+// with its display name ("Map input records=10"; see
+// mr.CounterDisplayName).
 func PrintCounters(w io.Writer, cs mr.CounterSet) {
 	n := 0
 	for _, g := range cs {
@@ -285,14 +347,14 @@ func PrintCounters(w io.Writer, cs mr.CounterSet) {
 	for _, g := range cs.Groups() {
 		fmt.Fprintf(w, "\t%s\n", mr.GroupDisplayName(g))
 		for _, name := range cs.Names(g) {
-			fmt.Fprintf(w, "\t\t%s=%d\n", name, cs[g][name])
+			fmt.Fprintf(w, "\t\t%s=%d\n", mr.CounterDisplayName(g, name), cs[g][name])
 		}
 	}
 }
 
 // RunJob submits a job and waits for it; it implements mr.JobClient.
 func (c *Client) RunJob(ctx context.Context, spec *mr.JobSpec) (*mr.JobResult, error) {
-	id, err := c.Submit(ctx, spec)
+	resp, err := c.submit(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -301,9 +363,12 @@ func (c *Client) RunJob(ctx context.Context, spec *mr.JobSpec) (*mr.JobResult, e
 		if name == "" {
 			name = spec.Def
 		}
-		fmt.Fprintf(c.Out, "Running job: %s (%s)\n", id, name)
+		if resp.TrackingUrl != "" {
+			fmt.Fprintf(c.Out, "The url to track the job: %s\n", resp.TrackingUrl)
+		}
+		fmt.Fprintf(c.Out, "Running job: %s (%s)\n", resp.JobId, name)
 	}
-	return c.Wait(ctx, id)
+	return c.Wait(ctx, resp.JobId)
 }
 
 // Kill kills a job.

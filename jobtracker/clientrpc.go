@@ -82,7 +82,7 @@ func (jt *JobTracker) SubmitJob(ctx context.Context, req *mrpb.SubmitJobRequest)
 	jt.addJobLocked(j, now)
 	jt.log.Info("job submitted", "job", j.id, "name", spec.Name, "maps", len(j.maps), "reduces", len(j.reduces), "output", spec.Output)
 	jt.checkJobDoneLocked(j) // a job with no tasks at all is done at once
-	return &mrpb.SubmitJobResponse{JobId: j.id}, nil
+	return &mrpb.SubmitJobResponse{JobId: j.id, TrackingUrl: jt.trackingURL(j.id)}, nil
 }
 
 // newJob builds a running job with all its tasks pending.
@@ -260,6 +260,7 @@ func (jt *JobTracker) jobStatusLocked(j *job) *mrpb.JobStatus {
 	st.ReduceProgress = float32(j.progress(partitions.Reduce))
 	st.Counters = countersToProto(jt.jobCountersLocked(j))
 	st.SchedulingInfo = jt.schedulingInfoLocked(j.id)
+	st.TrackingUrl = jt.trackingURL(j.id)
 	for _, s := range j.speculations {
 		st.Speculations = append(st.Speculations, s.proto())
 	}
@@ -303,16 +304,29 @@ func (j *job) summary(typ partitions.TaskType) *mrpb.TaskSummary {
 		Killed: int32(n[taskKilled]), Running: int32(n[taskRunning]), Pending: int32(n[taskPending])}
 }
 
+// emptyPhaseProgress is the progress of a phase without tasks, given
+// the number of maps: a job without maps has done its map phase (100%),
+// and a job without any task is done (Hadoop 1 sets both phases to 100%
+// when a job has no splits); a map-only job reports reduce 0%
+// throughout, as Hadoop's client shows it ("map 100% reduce 0%" at the
+// end): it has no reduce phase to report.
+func emptyPhaseProgress(typ partitions.TaskType, maps int) float64 {
+	if typ == partitions.Reduce && maps > 0 {
+		return 0
+	}
+	return 1
+}
+
 // progress is the mean progress of the job's tasks of a type: 1 for a
 // task that succeeded, its best live attempt's for a running one, 0
-// otherwise (1 for a type without tasks).
+// otherwise (emptyPhaseProgress for a type without tasks).
 func (j *job) progress(typ partitions.TaskType) float64 {
 	total := len(j.maps)
 	if typ == partitions.Reduce {
 		total = len(j.reduces)
 	}
 	if total == 0 {
-		return 1
+		return emptyPhaseProgress(typ, len(j.maps))
 	}
 	sum := float64(j.byState[typ][taskSucceeded])
 	for t := range j.active {

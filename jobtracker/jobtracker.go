@@ -12,7 +12,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/url"
+	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -80,9 +83,13 @@ type JobTracker struct {
 
 	grpc     *grpc.Server
 	listener net.Listener
-	stop     chan struct{}
-	stopOnce sync.Once
-	wg       sync.WaitGroup
+	// httpAddr is the web UI's bound address, set once httpBound is
+	// closed (empty if it could not be bound).
+	httpAddr  string
+	httpBound chan struct{}
+	stop      chan struct{}
+	stopOnce  sync.Once
+	wg        sync.WaitGroup
 }
 
 // Options are the optional parts of a JobTracker.
@@ -90,6 +97,20 @@ type Options struct {
 	Logger *slog.Logger
 	// Now replaces time.Now (tests).
 	Now func() time.Time
+	// Ident, if set, is the JobTracker's identifier, the <ident> of its
+	// job ids job_<ident>_<n>: digits only. The default is the start
+	// time to the minute, yyyymmddhhmm, as Hadoop 1's; a JobTracker whose
+	// history starts empty every time (mr local's) gives a finer one, so
+	// that its job ids differ from run to run.
+	Ident string
+}
+
+// LocalIdent is an identifier for a JobTracker that starts with an
+// empty history every run: its start time t to the millisecond,
+// yyyymmddhhmmssSSS, as Hadoop's local runner numbers its jobs by the
+// time in ms.
+func LocalIdent(t time.Time) string {
+	return t.Format("20060102150405") + fmt.Sprintf("%03d", t.Nanosecond()/1e6)
 }
 
 // New builds a JobTracker from the cluster configuration.
@@ -132,7 +153,12 @@ func New(cfg *conf.Config, opts Options) (*JobTracker, error) {
 	if err != nil {
 		return nil, err
 	}
-	ident := now().Format("200601021504")
+	ident := opts.Ident
+	if ident == "" {
+		ident = now().Format("200601021504")
+	} else if strings.Trim(ident, "0123456789") != "" {
+		return nil, fmt.Errorf("jobtracker identifier %q: job ids are job_<identifier>_<n>, and the identifier must be digits only", ident)
+	}
 	lastJob, err := lastJobNumber(ident, histDir, sysDir)
 	if err != nil {
 		return nil, err
@@ -154,6 +180,7 @@ func New(cfg *conf.Config, opts Options) (*JobTracker, error) {
 		jobs:       map[string]*job{},
 		trackers:   map[string]*trackerState{},
 		stop:       make(chan struct{}),
+		httpBound:  make(chan struct{}),
 		retire: newRetirement(cfg.Duration("mapred.jobtracker.retirejob.interval"), cfg.Duration("mapred.jobtracker.retirejob.check"),
 			cfg.Int("mapred.jobtracker.completeuserjobs.maximum"), cfg.Int("mapred.job.tracker.retiredjobs.cache.size")),
 	}
@@ -185,16 +212,64 @@ func (jt *JobTracker) Listen(addr string) (string, error) {
 	return l.Addr().String(), nil
 }
 
+// HTTPAddress waits until Serve has bound the web UI
+// (mapreduce.jobtracker.http.address), or ctx ends, and returns its
+// address as a URL, http://host:port, with the host name in place of an
+// unspecified address (0.0.0.0, ::); "" if it could not be bound.
+func (jt *JobTracker) HTTPAddress(ctx context.Context) string {
+	select {
+	case <-jt.httpBound:
+	case <-ctx.Done():
+		return ""
+	}
+	return httpURL(jt.httpAddr)
+}
+
+// httpURL makes a bound listen address an http:// URL others can reach.
+func httpURL(addr string) string {
+	if addr == "" {
+		return ""
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "http://" + addr
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		if h, err := os.Hostname(); err == nil {
+			host = h
+		}
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}
+
+// trackingURL is a job's page on the web UI, or "" before the UI is
+// bound.
+func (jt *JobTracker) trackingURL(jobID string) string {
+	select {
+	case <-jt.httpBound:
+	default:
+		return ""
+	}
+	if jt.httpAddr == "" {
+		return ""
+	}
+	return httpURL(jt.httpAddr) + "/job?id=" + url.QueryEscape(jobID)
+}
+
 // Serve runs the RPC server and the tracker-expiry loop until ctx ends or
 // Stop is called. Listen must have been called.
 func (jt *JobTracker) Serve(ctx context.Context) error {
 	if jt.listener == nil {
 		return errors.New("jobtracker: Serve before Listen")
 	}
-	if _, err := jt.StartHTTP(ctx, ""); err != nil {
+	httpAddr, err := jt.StartHTTP(ctx, "")
+	if err != nil {
+		close(jt.httpBound)
 		jt.listener.Close()
 		return err
 	}
+	jt.httpAddr = httpAddr
+	close(jt.httpBound)
 	jt.grpc = grpc.NewServer(jt.serverOptions()...)
 	mrpb.RegisterJobTrackerServer(jt.grpc, jt)
 	jt.wg.Add(1)
@@ -220,7 +295,7 @@ func (jt *JobTracker) Serve(ctx context.Context) error {
 		jt.grpc.Stop()
 	}()
 	jt.log.Info("jobtracker serving", "address", jt.listener.Addr().String(), "policy", jt.policy.Name())
-	err := jt.grpc.Serve(jt.listener)
+	err = jt.grpc.Serve(jt.listener)
 	jt.Stop()
 	jt.wg.Wait()
 	if errors.Is(err, grpc.ErrServerStopped) {

@@ -326,3 +326,27 @@ func TestFetchFailureFromAnotherJobRefused(t *testing.T) {
 		t.Fatalf("the victim's map is %s after forged reports, want RUNNING", st)
 	}
 }
+
+// TestIdentOption: Options.Ident names the JobTracker's jobs; an
+// identifier that is not digits is refused, as job ids must parse.
+func TestIdentOption(t *testing.T) {
+	ident := LocalIdent(time.Date(2026, 11, 25, 22, 13, 45, 123e6, time.UTC))
+	if ident != "20261125221345123" {
+		t.Errorf("LocalIdent = %s, want 20261125221345123", ident)
+	}
+	dir := t.TempDir()
+	cfg, err := conf.Default().With(map[string]string{"mapreduce.jobtracker.jobhistory.location": filepath.Join(dir, "history")}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	jt, err := New(cfg, Options{Ident: ident})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if jt.ident != ident {
+		t.Errorf("ident %s, want %s", jt.ident, ident)
+	}
+	if _, err := New(cfg, Options{Ident: "local-1"}); err == nil || !strings.Contains(err.Error(), "digits only") {
+		t.Errorf("New with ident local-1: %v, want a digits-only error", err)
+	}
+}

@@ -318,7 +318,7 @@ func summaryFromHistory(rec *jobhistory.Record) *retiredJob {
 	// A finished job's progress is its share of succeeded tasks (a task
 	// that did not succeed has no live attempt left), as for a job in
 	// memory.
-	s.mapProgress, s.reduceProgress = doneFraction(s.maps), doneFraction(s.reduces)
+	s.mapProgress, s.reduceProgress = doneFraction(s.maps, partitions.Map, s.maps.Total), doneFraction(s.reduces, partitions.Reduce, s.maps.Total)
 	for _, g := range h.Counters.Groups() {
 		for _, name := range h.Counters.Names(g) {
 			s.counters = append(s.counters, retiredCounter{group: g, name: name, value: h.Counters[g][name]})
@@ -327,9 +327,9 @@ func summaryFromHistory(rec *jobhistory.Record) *retiredJob {
 	return s
 }
 
-func doneFraction(c TaskCounts) float64 {
+func doneFraction(c TaskCounts, typ partitions.TaskType, maps int) float64 {
 	if c.Total == 0 {
-		return 1
+		return emptyPhaseProgress(typ, maps)
 	}
 	return float64(c.Succeeded) / float64(c.Total)
 }

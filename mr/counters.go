@@ -13,6 +13,12 @@ const (
 	JobCounterGroup        = "org.apache.hadoop.mapreduce.JobCounter"
 	FileSystemCounterGroup = "org.apache.hadoop.mapreduce.FileSystemCounter"
 	ShuffleErrorsGroup     = "Shuffle Errors"
+	// FileInputFormatCounterGroup holds BytesRead: the bytes the maps'
+	// record readers read from their splits.
+	FileInputFormatCounterGroup = "org.apache.hadoop.mapreduce.lib.input.FileInputFormatCounter"
+	// FileOutputFormatCounterGroup holds BytesWritten: the bytes the
+	// tasks' record writers wrote to the job's output.
+	FileOutputFormatCounterGroup = "org.apache.hadoop.mapreduce.lib.output.FileOutputFormatCounter"
 	// SpeculationGroup holds the speculation and cloning counters, which
 	// Hadoop has no group for.
 	SpeculationGroup = "gomr.Speculation"
@@ -48,6 +54,25 @@ const (
 	FailedShuffle              = "FAILED_SHUFFLE"
 	CPUMilliseconds            = "CPU_MILLISECONDS"
 	MergedMapOutputs           = "MERGED_MAP_OUTPUTS"
+	// GCTimeMillis is the CPU time the Go runtime estimates its garbage
+	// collector took in the task (Hadoop: the JVM's GC time).
+	GCTimeMillis = "GC_TIME_MILLIS"
+	// PhysicalMemoryBytes and VirtualMemoryBytes are the task process's
+	// resident and virtual sizes at its last report (snapshots, summed
+	// over the job's tasks as in Hadoop).
+	PhysicalMemoryBytes = "PHYSICAL_MEMORY_BYTES"
+	VirtualMemoryBytes  = "VIRTUAL_MEMORY_BYTES"
+	// CommittedHeapBytes is the heap the Go runtime holds for the task
+	// (in use or free, not returned to the OS; Hadoop: the JVM's
+	// committed heap).
+	CommittedHeapBytes = "COMMITTED_HEAP_BYTES"
+)
+
+// File format counter names (groups FileInputFormatCounterGroup and
+// FileOutputFormatCounterGroup).
+const (
+	BytesRead    = "BYTES_READ"
+	BytesWritten = "BYTES_WRITTEN"
 )
 
 // Job counter names (group JobCounterGroup).
@@ -81,10 +106,73 @@ func GroupDisplayName(group string) string {
 		return "Job Counters"
 	case FileSystemCounterGroup:
 		return "File System Counters"
+	case FileInputFormatCounterGroup:
+		return "File Input Format Counters"
+	case FileOutputFormatCounterGroup:
+		return "File Output Format Counters"
 	case SpeculationGroup:
 		return "Speculation"
 	}
 	return group
+}
+
+// counterDisplayNames are the names Hadoop's client prints for the
+// counters of its groups (its TaskCounter, JobCounter and format counter
+// resource bundles), by group and name.
+var counterDisplayNames = map[string]map[string]string{
+	TaskCounterGroup: {
+		MapInputRecords:            "Map input records",
+		MapOutputRecords:           "Map output records",
+		MapOutputBytes:             "Map output bytes",
+		MapOutputMaterializedBytes: "Map output materialized bytes",
+		"SPLIT_RAW_BYTES":          "Input split bytes",
+		CombineInputRecords:        "Combine input records",
+		CombineOutputRecords:       "Combine output records",
+		ReduceInputGroups:          "Reduce input groups",
+		ReduceShuffleBytes:         "Reduce shuffle bytes",
+		ReduceInputRecords:         "Reduce input records",
+		ReduceOutputRecords:        "Reduce output records",
+		SpilledRecords:             "Spilled Records",
+		ShuffledMaps:               "Shuffled Maps",
+		FailedShuffle:              "Failed Shuffles",
+		MergedMapOutputs:           "Merged Map outputs",
+		GCTimeMillis:               "GC time elapsed (ms)",
+		CPUMilliseconds:            "CPU time spent (ms)",
+		PhysicalMemoryBytes:        "Physical memory (bytes) snapshot",
+		VirtualMemoryBytes:         "Virtual memory (bytes) snapshot",
+		CommittedHeapBytes:         "Total committed heap usage (bytes)",
+	},
+	JobCounterGroup: {
+		TotalLaunchedMaps:    "Launched map tasks",
+		TotalLaunchedReduces: "Launched reduce tasks",
+		NumFailedMaps:        "Failed map tasks",
+		NumFailedReduces:     "Failed reduce tasks",
+		NumKilledMaps:        "Killed map tasks",
+		NumKilledReduces:     "Killed reduce tasks",
+		MillisMaps:           "Total time spent by all map tasks (ms)",
+		MillisReduces:        "Total time spent by all reduce tasks (ms)",
+		DataLocalMaps:        "Data-local map tasks",
+		"RACK_LOCAL_MAPS":    "Rack-local map tasks",
+		"OTHER_LOCAL_MAPS":   "Other local map tasks",
+	},
+	FileSystemCounterGroup: {
+		FileBytesRead:    "FILE: Number of bytes read",
+		FileBytesWritten: "FILE: Number of bytes written",
+		HDFSBytesRead:    "HDFS: Number of bytes read",
+		HDFSBytesWritten: "HDFS: Number of bytes written",
+	},
+	FileInputFormatCounterGroup:  {BytesRead: "Bytes Read"},
+	FileOutputFormatCounterGroup: {BytesWritten: "Bytes Written"},
+}
+
+// CounterDisplayName returns the name Hadoop's client prints for a
+// counter ("Map input records" for MAP_INPUT_RECORDS); a counter Hadoop
+// has no display name for keeps its own.
+func CounterDisplayName(group, name string) string {
+	if d, ok := counterDisplayNames[group][name]; ok {
+		return d
+	}
+	return name
 }
 
 // Counter is a named 64-bit count, safe for concurrent use.
@@ -183,9 +271,11 @@ func (s CounterSet) Subtract(o CounterSet) {
 }
 
 // Groups returns the group names in a stable order: Hadoop's own groups
-// first, then the rest alphabetically.
+// first, in the order its client prints them, then the rest
+// alphabetically.
 func (s CounterSet) Groups() []string {
-	rank := map[string]int{FileSystemCounterGroup: 0, JobCounterGroup: 1, TaskCounterGroup: 2, ShuffleErrorsGroup: 3}
+	rank := map[string]int{FileSystemCounterGroup: 0, JobCounterGroup: 1, TaskCounterGroup: 2, ShuffleErrorsGroup: 3,
+		FileInputFormatCounterGroup: 4, FileOutputFormatCounterGroup: 5}
 	out := make([]string, 0, len(s))
 	for g := range s {
 		out = append(out, g)

@@ -87,6 +87,19 @@ type App struct {
 	Usage       string // argument synopsis, e.g. "<in> <out>"
 	Description string
 	Run         func(ctx context.Context, jc JobClient, args []string) error
+	// Check, if set, checks the arguments as Run does, without running
+	// anything or touching any file, and returns Run's usage error for
+	// arguments Run would refuse; commands call it before they start a
+	// cluster or connect to one.
+	Check func(args []string) error
+}
+
+// CheckArgs checks args with the app's Check (nil without one).
+func (a *App) CheckArgs(args []string) error {
+	if a.Check == nil {
+		return nil
+	}
+	return a.Check(args)
 }
 
 // UsageError reports wrong app arguments.

@@ -22,15 +22,24 @@ const SplitSlop = 1.1
 // storage through.
 const readBufferSize = 256 << 10
 
-// InputPathError reports a job input path that does not exist. Its message
-// is "input path does not exist: <path>"; it unwraps to the filesystem's
-// error, so errors.Is(err, fs.ErrNotExist) holds.
+// InputPathError reports a job input path that does not exist, or a glob
+// pattern that matches nothing. Its message is "input path does not
+// exist: <path>", or "input pattern <pattern> matches no files"; it
+// unwraps to the filesystem's error, so errors.Is(err, fs.ErrNotExist)
+// holds.
 type InputPathError struct {
 	Path string
-	Err  error
+	// Pattern says Path is a glob pattern that matched no (visible) path.
+	Pattern bool
+	Err     error
 }
 
-func (e *InputPathError) Error() string { return "input path does not exist: " + e.Path }
+func (e *InputPathError) Error() string {
+	if e.Pattern {
+		return "input pattern " + e.Path + " matches no files"
+	}
+	return "input path does not exist: " + e.Path
+}
 
 // Unwrap returns the underlying filesystem error.
 func (e *InputPathError) Unwrap() error { return e.Err }
@@ -53,7 +62,11 @@ func listInputFiles(sc SplitContext) ([]fs.FileInfo, error) {
 		ctx = context.Background()
 	}
 	var files []fs.FileInfo
-	for _, in := range sc.Inputs {
+	inputs, err := expandInputGlobs(sc.Inputs)
+	if err != nil {
+		return nil, err
+	}
+	for _, in := range inputs {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("listing input %s: %w", in, err)
 		}
@@ -86,6 +99,36 @@ func listInputFiles(sc SplitContext) ([]fs.FileInfo, error) {
 		}
 	}
 	return files, nil
+}
+
+// expandInputGlobs replaces each input path with glob metacharacters
+// (/in/*.txt, hdfs://nn:8020/logs/*/part-*) by the paths it matches,
+// sorted, leaving out hidden ones (names starting with "_" or "."), as
+// Hadoop's FileInputFormat does; each match is then read as if named
+// (a directory contributes its files). A pattern that matches nothing is
+// an *InputPathError: "input pattern /in/*.txt matches no files".
+func expandInputGlobs(inputs []string) ([]string, error) {
+	var out []string
+	for _, in := range inputs {
+		if !fs.HasMeta(in) {
+			out = append(out, in)
+			continue
+		}
+		matches, err := fs.Glob(in)
+		if err != nil {
+			return nil, err
+		}
+		n := len(out)
+		for _, m := range matches {
+			if !hiddenName(m) {
+				out = append(out, m)
+			}
+		}
+		if len(out) == n {
+			return nil, &InputPathError{Path: in, Pattern: true, Err: fs.ErrNotExist}
+		}
+	}
+	return out, nil
 }
 
 // hiddenName tells whether the last element of p starts with "_" or ".".

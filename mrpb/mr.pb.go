@@ -550,8 +550,11 @@ func (x *SubmitJobRequest) GetSplitsJson() []byte {
 }
 
 type SubmitJobResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	JobId         string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	JobId string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	// The job's page on the JobTracker's web UI (http://host:port/job?id=...),
+	// for the client to print; empty when the JobTracker serves no UI.
+	TrackingUrl   string `protobuf:"bytes,2,opt,name=tracking_url,json=trackingUrl,proto3" json:"tracking_url,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -589,6 +592,13 @@ func (*SubmitJobResponse) Descriptor() ([]byte, []int) {
 func (x *SubmitJobResponse) GetJobId() string {
 	if x != nil {
 		return x.JobId
+	}
+	return ""
+}
+
+func (x *SubmitJobResponse) GetTrackingUrl() string {
+	if x != nil {
+		return x.TrackingUrl
 	}
 	return ""
 }
@@ -748,7 +758,9 @@ type JobStatus struct {
 	BlacklistedTrackers []string `protobuf:"bytes,18,rep,name=blacklisted_trackers,json=blacklistedTrackers,proto3" json:"blacklisted_trackers,omitempty"`
 	// VERY_HIGH, HIGH, NORMAL, LOW or VERY_LOW (mapreduce.job.priority,
 	// or as changed by mr job -set-priority).
-	Priority      string `protobuf:"bytes,19,opt,name=priority,proto3" json:"priority,omitempty"`
+	Priority string `protobuf:"bytes,19,opt,name=priority,proto3" json:"priority,omitempty"`
+	// The job's page on the JobTracker's web UI, as SubmitJobResponse's.
+	TrackingUrl   string `protobuf:"bytes,20,opt,name=tracking_url,json=trackingUrl,proto3" json:"tracking_url,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -912,6 +924,13 @@ func (x *JobStatus) GetBlacklistedTrackers() []string {
 func (x *JobStatus) GetPriority() string {
 	if x != nil {
 		return x.Priority
+	}
+	return ""
+}
+
+func (x *JobStatus) GetTrackingUrl() string {
+	if x != nil {
+		return x.TrackingUrl
 	}
 	return ""
 }
@@ -3473,9 +3492,10 @@ const file_mr_proto_rawDesc = "" +
 	"\x10SubmitJobRequest\x12\x1b\n" +
 	"\tspec_json\x18\x01 \x01(\fR\bspecJson\x12\x1f\n" +
 	"\vsplits_json\x18\x02 \x01(\fR\n" +
-	"splitsJson\"*\n" +
+	"splitsJson\"M\n" +
 	"\x11SubmitJobResponse\x12\x15\n" +
-	"\x06job_id\x18\x01 \x01(\tR\x05jobId\")\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12!\n" +
+	"\ftracking_url\x18\x02 \x01(\tR\vtrackingUrl\")\n" +
 	"\x10JobStatusRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"\xa5\x01\n" +
 	"\vTaskSummary\x12\x14\n" +
@@ -3484,7 +3504,7 @@ const file_mr_proto_rawDesc = "" +
 	"\arunning\x18\x03 \x01(\x05R\arunning\x12\x1c\n" +
 	"\tsucceeded\x18\x04 \x01(\x05R\tsucceeded\x12\x16\n" +
 	"\x06failed\x18\x05 \x01(\x05R\x06failed\x12\x16\n" +
-	"\x06killed\x18\x06 \x01(\x05R\x06killed\"\xf1\x04\n" +
+	"\x06killed\x18\x06 \x01(\x05R\x06killed\"\x94\x05\n" +
 	"\tJobStatus\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
@@ -3505,7 +3525,8 @@ const file_mr_proto_rawDesc = "" +
 	"\x06output\x18\x10 \x01(\tR\x06output\x125\n" +
 	"\fspeculations\x18\x11 \x03(\v2\x11.gomr.SpeculationR\fspeculations\x121\n" +
 	"\x14blacklisted_trackers\x18\x12 \x03(\tR\x13blacklistedTrackers\x12\x1a\n" +
-	"\bpriority\x18\x13 \x01(\tR\bpriority\"\xef\x01\n" +
+	"\bpriority\x18\x13 \x01(\tR\bpriority\x12!\n" +
+	"\ftracking_url\x18\x14 \x01(\tR\vtrackingUrl\"\xef\x01\n" +
 	"\vSpeculation\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12%\n" +

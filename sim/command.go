@@ -18,12 +18,23 @@ import (
 	"gomr/speculator"
 )
 
+// Usage is the synopsis of `mr sim`, and Short its one-line description.
+const (
+	Usage = "mr sim --policy P [--compare P1,P2,...] --workload W [--seed S] [--speculation none|fresh|clone | --compare-speculation] [--json] [--svg FILE] [flags]"
+	Short = "Run scheduling policies on a simulated cluster (the same policy code the JobTracker runs)"
+)
+
 // Command is the `mr sim` subcommand: it simulates one policy, or several
 // side by side, on a built-in workload or a trace file, and prints a table
 // or (--json) one JSON object.
 func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := pflag.NewFlagSet("sim", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
+	// -h and --help print the description, the usage and every flag on
+	// stdout, as cobra's help does, and succeed.
+	fs.Usage = func() {
+		fmt.Fprintf(stdout, "%s\n\nUsage:\n  %s\n\nFlags:\n%s", Short, Usage, fs.FlagUsages())
+	}
 	policy := fs.String("policy", "", "scheduling policy to simulate (one of "+strings.Join(partitions.Names(), ", ")+")")
 	compare := fs.String("compare", "", "comma-separated policies to simulate side by side (with --policy, that one first)")
 	workload := fs.String("workload", "", "built-in workload ("+strings.Join(WorkloadNames(), ", ")+") or a trace/history file path")
@@ -72,6 +83,9 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	knowledge := fs.String("knowledge", "", "what policies are told of a job at submission: history (the profile of earlier runs of jobs with its name, as the JobTracker builds it from its history, and the size it predicts), oracle (the job's own true profile and size) or none (default: the workload's; the deadline workloads: oracle, others: history)")
 	details := fs.String("details", "", "write every metric of every policy as JSON to this file")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return nil
+		}
 		return fmt.Errorf("sim: %w", err)
 	}
 	if fs.NArg() > 0 {

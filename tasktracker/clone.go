@@ -36,8 +36,14 @@ const quiesceTimeout = 10 * time.Second
 // probeCRIU checks the CRIU binary named by mapreduce.tasktracker.criu.path
 // (empty: cloning off). Without a working CRIU the tracker reports that it
 // cannot clone, and the JobTracker's speculator then starts fresh attempts
-// only.
+// only. It runs once, when the tracker starts: a CRIU that is absent is
+// the common case (CRIU needs root), so it is logged at INFO, once per
+// tracker; a probe cut short by the tracker stopping logs nothing, as it
+// says nothing about CRIU.
 func (tt *TaskTracker) probeCRIU(ctx context.Context) {
+	if ctx.Err() != nil {
+		return
+	}
 	path := tt.cfg.String("mapreduce.tasktracker.criu.path")
 	if path == "" {
 		tt.log.Info("cloning disabled: mapreduce.tasktracker.criu.path is empty; speculative attempts will be fresh")
@@ -47,7 +53,11 @@ func (tt *TaskTracker) probeCRIU(ctx context.Context) {
 	defer cancel()
 	info, err := criu.Probe(pctx, path)
 	if err != nil {
-		tt.log.Warn("CRIU unavailable: speculative attempts will be fresh, never clones", "path", path, "error", err)
+		if ctx.Err() != nil {
+			tt.log.Debug("CRIU probe cut short: the tracker is stopping", "path", path, "error", err)
+			return
+		}
+		tt.log.Info("CRIU unavailable: speculative attempts will be fresh, never clones", "path", path, "error", err)
 		return
 	}
 	if !tt.pidNamespaces {

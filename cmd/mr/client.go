@@ -42,6 +42,9 @@ func newSubmitCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if err := app.CheckArgs(appArgs); err != nil {
+				return err
+			}
 			cfg, err := cf.load(nil)
 			if err != nil {
 				return err
@@ -49,12 +52,14 @@ func newSubmitCmd() *cobra.Command {
 			if jtAddr == "" {
 				jtAddr = cfg.String("mapreduce.jobtracker.address")
 			}
+			installLogger(cfg, os.Stderr)
 			client, err := jobtracker.Dial(jtAddr, cfg)
 			if err != nil {
 				return err
 			}
 			defer client.Close()
 			client.Out = os.Stdout
+			client.TTY = isTerminal(os.Stdout)
 			ctx, cancel := signalContext()
 			defer cancel()
 			return app.Run(ctx, client, appArgs)
@@ -163,7 +168,7 @@ func runJobCommand(ctx context.Context, c *jobtracker.Client, args []string) err
 		for _, j := range jobs {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d%%\t%d%%\t%s\n", j.JobId, j.Name, j.State,
 				time.UnixMilli(j.StartMs).Format(time.RFC3339), j.User, j.Priority, j.Pool,
-				int(j.MapProgress*100), int(j.ReduceProgress*100), j.SchedulingInfo)
+				jobtracker.Percent(j.MapProgress), jobtracker.Percent(j.ReduceProgress), j.SchedulingInfo)
 		}
 		return tw.Flush()
 	case "-status":
@@ -386,7 +391,10 @@ func printStatus(st *mrpb.JobStatus) {
 		fmt.Fprintf(out, "Error: %s\n", st.Error)
 	}
 	fmt.Fprintf(out, "Output: %s\n", st.Output)
-	fmt.Fprintf(out, "map %d%% reduce %d%%\n", int(st.MapProgress*100), int(st.ReduceProgress*100))
+	if st.TrackingUrl != "" {
+		fmt.Fprintf(out, "Tracking URL: %s\n", st.TrackingUrl)
+	}
+	fmt.Fprintf(out, "map %d%% reduce %d%%\n", jobtracker.Percent(st.MapProgress), jobtracker.Percent(st.ReduceProgress))
 	for _, x := range []struct {
 		name string
 		s    *mrpb.TaskSummary

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 
 	"gomr/conf"
 )
@@ -122,6 +123,16 @@ func (f *confFlags) load(extra map[string]string) (*conf.Config, error) {
 }
 
 // newLogger makes the process logger at the configured level.
+// installLogger makes newLogger's logger the process's default, so that
+// code logging through slog's default logger or the standard log
+// package (apps' drivers, libraries) logs in the same format, and
+// returns it.
+func installLogger(cfg *conf.Config, w io.Writer) *slog.Logger {
+	l := newLogger(cfg, w)
+	slog.SetDefault(l)
+	return l
+}
+
 func newLogger(cfg *conf.Config, w io.Writer) *slog.Logger {
 	var lvl slog.Level
 	switch strings.ToLower(cfg.String("log.level")) {
@@ -174,4 +185,15 @@ func printApps(w io.Writer) {
 			fmt.Fprintf(w, "  %-13s   %s\n", "", a.Description)
 		}
 	}
+}
+
+// isTerminal tells whether w is a terminal (a tty), where the client
+// redraws its progress line in place.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
 }

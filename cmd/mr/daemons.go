@@ -29,7 +29,7 @@ func newJobTrackerCmd() *cobra.Command {
 			}
 			ctx, cancel := signalContext()
 			defer cancel()
-			jt, err := jobtracker.New(cfg, jobtracker.Options{Logger: newLogger(cfg, os.Stderr)})
+			jt, err := jobtracker.New(cfg, jobtracker.Options{Logger: installLogger(cfg, os.Stderr)})
 			if err != nil {
 				return err
 			}
@@ -57,7 +57,7 @@ func newTaskTrackerCmd() *cobra.Command {
 			}
 			ctx, cancel := signalContext()
 			defer cancel()
-			tt, err := tasktracker.New(cfg, tasktracker.Options{Logger: newLogger(cfg, os.Stderr), Name: name})
+			tt, err := tasktracker.New(cfg, tasktracker.Options{Logger: installLogger(cfg, os.Stderr), Name: name})
 			if err != nil {
 				return err
 			}

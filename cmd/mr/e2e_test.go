@@ -170,7 +170,7 @@ func TestE2EWordCountLocal(t *testing.T) {
 	if err != nil {
 		t.Fatalf("mr local wordcount: %v\n%s", err, text)
 	}
-	for _, s := range []string{"map 100% reduce 100%", "completed successfully", "TOTAL_LAUNCHED_MAPS=7", "TOTAL_LAUNCHED_REDUCES=3"} {
+	for _, s := range []string{"map 100% reduce 100%", "completed successfully", "Launched map tasks=7", "Launched reduce tasks=3"} {
 		if !strings.Contains(text, s) {
 			t.Errorf("output lacks %q:\n%s", s, text)
 		}
@@ -349,6 +349,7 @@ func TestE2ECountersExact(t *testing.T) {
 		{mr.JobCounterGroup, mr.TotalLaunchedReduces, 1},
 		{mr.JobCounterGroup, mr.NumFailedMaps, 0},
 		{mr.FileSystemCounterGroup, mr.FileBytesRead, 26 + 12},
+		{mr.FileInputFormatCounterGroup, mr.BytesRead, 26 + 12},
 	}
 	for _, w := range want {
 		if got := res.Counters.Get(w.group, w.name); got != w.v {
@@ -368,6 +369,18 @@ func TestE2ECountersExact(t *testing.T) {
 	}
 	if got := res.Counters.Get(mr.FileSystemCounterGroup, mr.FileBytesWritten); got != int64(outBytes) {
 		t.Errorf("FILE_BYTES_WRITTEN = %d, want %d", got, outBytes)
+	}
+	if got := res.Counters.Get(mr.FileOutputFormatCounterGroup, mr.BytesWritten); got != int64(outBytes) {
+		t.Errorf("File Output Format Counters BYTES_WRITTEN = %d, want %d", got, outBytes)
+	}
+	// The resource counters, summed over the three tasks as in Hadoop.
+	for _, name := range []string{mr.PhysicalMemoryBytes, mr.VirtualMemoryBytes, mr.CommittedHeapBytes} {
+		if got := res.Counters.Get(mr.TaskCounterGroup, name); got <= 0 {
+			t.Errorf("%s = %d, want > 0", name, got)
+		}
+	}
+	if _, ok := res.Counters[mr.TaskCounterGroup][mr.GCTimeMillis]; !ok {
+		t.Errorf("no %s counter", mr.GCTimeMillis)
 	}
 	checkWordCount(t, out, map[string]int{"the": 3, "cat": 2, "hat": 1, "end": 1, "a": 2, "dog": 1})
 
@@ -535,6 +548,9 @@ func TestE2EJobCommands(t *testing.T) {
 		!strings.Contains(text, "Scheduling: pool research, fair share") {
 		t.Fatalf("job -status: %v\n%s", err, text)
 	}
+	if !regexp.MustCompile(`(?m)^Tracking URL: http://127\.0\.0\.1:[0-9]+/job\?id=` + id + `$`).MatchString(text) {
+		t.Errorf("job -status prints no tracking URL:\n%s", text)
+	}
 	waitFor(t, "the map to launch", 20*time.Second, func() bool {
 		text, _ := runMR(t, append([]string{"job"}, append(jt, "-counter", id, mr.JobCounterGroup, mr.TotalLaunchedMaps)...)...)
 		return strings.TrimSpace(text) == "1"
@@ -580,7 +596,7 @@ func TestE2EAttemptsExhausted(t *testing.T) {
 			t.Fatalf("fail %s succeeded:\n%s", c.flag, text)
 		}
 		want := fmt.Sprintf("failed %d times; last error: ", c.attempts)
-		for _, s := range []string{"FAILED", c.task, want, "intentional failure (fail job)", fmt.Sprintf("%s=%d", c.failed, c.attempts)} {
+		for _, s := range []string{"FAILED", c.task, want, "intentional failure (fail job)", fmt.Sprintf("%s=%d", mr.CounterDisplayName(mr.JobCounterGroup, c.failed), c.attempts)} {
 			if !strings.Contains(text, s) {
 				t.Errorf("fail %s: output lacks %q:\n%s", c.flag, s, text)
 			}

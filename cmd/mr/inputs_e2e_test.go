@@ -99,8 +99,8 @@ func TestE2EDefineAfterApp(t *testing.T) {
 	if err != nil {
 		t.Fatalf("mr local wordcount with -D after the app name: %v\n%s", err, text)
 	}
-	if !strings.Contains(text, "TOTAL_LAUNCHED_REDUCES=3") {
-		t.Errorf("output lacks TOTAL_LAUNCHED_REDUCES=3:\n%s", text)
+	if !strings.Contains(text, "Launched reduce tasks=3") {
+		t.Errorf("output lacks Launched reduce tasks=3:\n%s", text)
 	}
 	parts, _ := filepath.Glob(filepath.Join(out, "part-r-*"))
 	if len(parts) != 3 {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -46,10 +47,17 @@ func newLocalCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// The app's arguments are checked before the cluster starts.
+			if err := app.CheckArgs(appArgs); err != nil {
+				return err
+			}
 			cfg, err := cf.load(nil)
 			if err != nil {
 				return err
 			}
+			// The app's driver logs at the user's level; the embedded
+			// daemons at warn unless log.level is given.
+			installLogger(cfg, os.Stderr)
 			ctx, cancel := signalContext()
 			defer cancel()
 			return runLocal(ctx, cfg, trackers, keep, app, appArgs, os.Stdout, os.Stderr)
@@ -70,6 +78,10 @@ func runLocal(ctx context.Context, cfg *conf.Config, trackers int, keep bool, ap
 		return err
 	}
 	lc.client.Out = stdout
+	lc.client.TTY = isTerminal(stdout)
+	if lc.ui != "" {
+		fmt.Fprintf(stdout, "JobTracker web UI: %s\n", lc.ui)
+	}
 	runErr := app.Run(ctx, lc.client, args)
 	lc.close()
 	return runErr
@@ -80,6 +92,7 @@ func runLocal(ctx context.Context, cfg *conf.Config, trackers int, keep bool, ap
 // work directory, and a client connected to it.
 type localCluster struct {
 	client   *jobtracker.Client
+	ui       string // the JobTracker's web UI, http://host:port ("" if none)
 	trackers int
 	cancel   context.CancelFunc
 	wg       *sync.WaitGroup
@@ -149,7 +162,9 @@ func startLocalCluster(ctx context.Context, cfg *conf.Config, trackers int, keep
 	log := newLogger(cfg, stderr)
 
 	ctx, cancel := context.WithCancel(ctx)
-	jt, err := jobtracker.New(cfg, jobtracker.Options{Logger: log})
+	// A fresh history every run: the JobTracker's identifier is its start
+	// time to the millisecond, so that job ids differ across runs.
+	jt, err := jobtracker.New(cfg, jobtracker.Options{Logger: log, Ident: jobtracker.LocalIdent(time.Now())})
 	if err != nil {
 		cancel()
 		return fail(err)
@@ -188,5 +203,8 @@ func startLocalCluster(ctx context.Context, cfg *conf.Config, trackers int, keep
 		wg.Wait()
 		return fail(err)
 	}
-	return &localCluster{client: client, trackers: trackers, cancel: cancel, wg: wg, work: work, keep: keep}, nil
+	uiCtx, uiCancel := context.WithTimeout(ctx, 10*time.Second)
+	ui := jt.HTTPAddress(uiCtx)
+	uiCancel()
+	return &localCluster{client: client, ui: ui, trackers: trackers, cancel: cancel, wg: wg, work: work, keep: keep}, nil
 }

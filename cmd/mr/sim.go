@@ -3,16 +3,19 @@ package main
 import (
 	"context"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"gomr/sim"
 )
 
+// newSimCmd is mr sim. The simulator parses its own flags, so -h and
+// --help are its own too: it prints its usage and flags on stdout.
 func newSimCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:                "sim --policy P [--compare P1,P2,...] --workload W [--seed S] [--speculation none|fresh|clone | --compare-speculation] [--json] [--svg FILE]",
-		Short:              "Run scheduling policies on a simulated cluster (the same policy code the JobTracker runs)",
+		Use:                strings.TrimPrefix(sim.Usage, "mr "),
+		Short:              sim.Short,
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return sim.Command(context.Background(), args, os.Stdout, os.Stderr)

@@ -32,6 +32,9 @@ const umbilicalLostAfter = 30 * time.Second
 // Main runs one task attempt and returns the process exit code.
 func Main(attemptID, umbilicalAddr string) int {
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("attempt", attemptID)
+	// One log format: the task's own code (slog's default logger, the
+	// standard log package) logs through the same handler.
+	slog.SetDefault(log)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	startLifeline(log)
@@ -162,6 +165,7 @@ func (t *task) counterProto() []*mrpb.Counter {
 		ms := (ru.Utime.Nano() + ru.Stime.Nano()) / 1e6
 		t.counters.Get(mr.TaskCounterGroup, mr.CPUMilliseconds).Set(ms)
 	}
+	setResourceCounters(t.counters)
 	snap := t.counters.Snapshot()
 	var out []*mrpb.Counter
 	for _, g := range snap.Groups() {

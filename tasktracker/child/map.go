@@ -54,6 +54,7 @@ func (t *task) runMap() error {
 	}
 	inputRecords := t.counters.Get(mr.TaskCounterGroup, mr.MapInputRecords)
 	bytesRead := t.counters.Get(mr.FileSystemCounterGroup, fsCounterPrefix(split.Path)+"_BYTES_READ")
+	formatRead := t.counters.Get(mr.FileInputFormatCounterGroup, mr.BytesRead)
 	slow, err := t.newSlowdown()
 	if err != nil {
 		return err
@@ -89,6 +90,7 @@ func (t *task) runMap() error {
 				}
 			}
 			bytesRead.Set(rr.BytesRead())
+			formatRead.Set(rr.BytesRead())
 			if err := t.ctx.Err(); err != nil {
 				return err
 			}
@@ -100,6 +102,7 @@ func (t *task) runMap() error {
 	slow.tick(t.ctx)
 	t.setCloneable(false)
 	bytesRead.Set(rr.BytesRead())
+	formatRead.Set(rr.BytesRead())
 	t.finalFrom, t.finalWeight = time.Now(), mapWeight
 	if err := finish(); err != nil {
 		return err
@@ -182,6 +185,7 @@ func (t *task) mapOnlyOutput() (emit mr.Emitter, finish func() error, settle fun
 	records := t.counters.Get(mr.TaskCounterGroup, mr.MapOutputRecords)
 	bytes := t.counters.Get(mr.TaskCounterGroup, mr.MapOutputBytes)
 	written := t.counters.Get(mr.FileSystemCounterGroup, fsCounterPrefix(t.spec.Output)+"_BYTES_WRITTEN")
+	formatWritten := t.counters.Get(mr.FileOutputFormatCounterGroup, mr.BytesWritten)
 	emit = mr.EmitFunc(func(k, v []byte) error {
 		records.Increment()
 		bytes.Add(int64(len(k) + len(v)))
@@ -192,6 +196,7 @@ func (t *task) mapOnlyOutput() (emit mr.Emitter, finish func() error, settle fun
 			return fmt.Errorf("closing output %s: %w", path, err)
 		}
 		written.Set(w.BytesWritten())
+		formatWritten.Set(w.BytesWritten())
 		return t.commit(c)
 	}, settle, nil
 }

@@ -114,6 +114,7 @@ func (t *task) runReduce() error {
 	inRecords := t.counters.Get(mr.TaskCounterGroup, mr.ReduceInputRecords)
 	outRecords := t.counters.Get(mr.TaskCounterGroup, mr.ReduceOutputRecords)
 	written := t.counters.Get(mr.FileSystemCounterGroup, fsCounterPrefix(t.spec.Output)+"_BYTES_WRITTEN")
+	formatWritten := t.counters.Get(mr.FileOutputFormatCounterGroup, mr.BytesWritten)
 	emit := mr.EmitFunc(func(k, v []byte) error {
 		outRecords.Increment()
 		return w.Write(k, v)
@@ -161,6 +162,7 @@ func (t *task) runReduce() error {
 		return fmt.Errorf("closing output %s: %w", path, err)
 	}
 	written.Set(w.BytesWritten())
+	formatWritten.Set(w.BytesWritten())
 	t.setProgress(1)
 	return t.commit(c)
 }

@@ -278,7 +278,10 @@ func TestTraceRoundTripAndErrors(t *testing.T) {
 		t.Errorf("round trip changed the jobs:\n%+v\n%+v", back.Jobs[0], w.Jobs[0])
 	}
 	bad := []struct{ in, want string }{
-		{`{"id":"a","submit_s":0}`, "line 1: job a: needs at least one map"},
+		{`{"id":"a","submit_s":0}`, "line 1: job a: missing field maps_s"},
+		{`{"maps_s":[1]}`, "line 1: missing field id"},
+		{"\n\n" + `{"id":"a","maps_s":[1],"reduces_s":[2,-3]}`, "line 3: job a: reduces_s[1] = -3"},
+		{`{"id":"a","maps_s":[1],"input_bytes":-5}`, "input_bytes -5"},
 		{"\n" + `{"id":"a","submit_s":-1,"maps_s":[1]}`, "line 2: job a: submit_s"},
 		{`{"id":"a","maps_s":[1],"bogus":1}`, "unknown field"},
 		{`{"id":"a","maps_s":[1]}` + "\n" + `{"id":"a","maps_s":[1]}`, "appears twice"},

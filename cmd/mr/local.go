@@ -4,17 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
-	"path/filepath"
-	"sync"
 
 	"github.com/spf13/cobra"
 
 	"gomr/conf"
-	"gomr/jobtracker"
 	"gomr/mr"
-	"gomr/security"
-	"gomr/tasktracker"
+	"gomr/workloads/replay"
 )
 
 func mrApps() []*mr.App { return mr.Apps() }
@@ -63,92 +60,16 @@ func newLocalCmd() *cobra.Command {
 	return cmd
 }
 
-// runLocal runs app on an embedded cluster.
+// runLocal runs app on an embedded cluster (replay.StartCluster, which
+// mr workload replay and compare start too).
 func runLocal(ctx context.Context, cfg *conf.Config, trackers int, keep bool, app *mr.App, args []string, stdout, stderr io.Writer) error {
-	if cfg.Bool(security.KeyTLSEnabled) {
-		return fmt.Errorf("mr local does not use TLS (%s): its daemons and client share one configuration, so one certificate; "+
-			"start mr jobtracker and mr tasktracker, each with its own certificate (docs/security.md)", security.KeyTLSEnabled)
-	}
-	work, err := os.MkdirTemp("", "gomr-local-")
-	if err != nil {
-		return err
-	}
-	if keep {
-		fmt.Fprintln(stderr, "work directory:", work)
-	} else {
-		defer os.RemoveAll(work)
-	}
-	// Loopback addresses on free ports, and private directories, unless the
-	// user chose them.
-	set := map[string]string{
-		"mapreduce.jobtracker.address":             "127.0.0.1:0",
-		"mapreduce.jobtracker.http.address":        "127.0.0.1:0",
-		"mapreduce.tasktracker.http.address":       "127.0.0.1:0",
-		"mapreduce.tasktracker.report.address":     "127.0.0.1:0",
-		"mapreduce.jobtracker.jobhistory.location": filepath.Join(work, "history"),
-		"mapreduce.cluster.local.dir":              filepath.Join(work, "local"),
-		"mapreduce.tasktracker.host.name":          "localhost",
-		"log.level":                                "warn",
-	}
-	sources := map[string]string{}
-	for _, e := range cfg.Entries() {
-		sources[e.Key] = e.Source
-	}
-	over := map[string]string{}
-	for k, v := range set {
-		if sources[k] == "default" || k == "mapreduce.jobtracker.address" {
-			over[k] = v
-		}
-	}
-	cfg, err = cfg.With(over, "local")
-	if err != nil {
-		return err
-	}
-	log := newLogger(cfg, stderr)
-
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	jt, err := jobtracker.New(cfg, jobtracker.Options{Logger: log})
+	cl, err := replay.StartCluster(ctx, cfg, trackers, keep, func(c *conf.Config) *slog.Logger { return newLogger(c, stderr) }, stderr)
 	if err != nil {
 		return err
 	}
-	addr, err := jt.Listen("")
-	if err != nil {
-		return err
-	}
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		if err := jt.Serve(ctx); err != nil {
-			log.Error("jobtracker", "error", err)
-		}
-	}()
-	for i := 0; i < trackers; i++ {
-		tt, err := tasktracker.New(cfg, tasktracker.Options{Logger: log, Name: fmt.Sprintf("tracker_local_%d", i), JobTracker: addr})
-		if err != nil {
-			cancel()
-			wg.Wait()
-			return err
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := tt.Run(ctx); err != nil {
-				log.Error("tasktracker", "error", err)
-			}
-		}()
-	}
-	client, err := jobtracker.Dial(addr, cfg)
-	if err != nil {
-		cancel()
-		wg.Wait()
-		return err
-	}
-	client.Out = stdout
-	runErr := app.Run(ctx, client, args)
-	client.Close()
-	cancel()
-	wg.Wait()
-	return runErr
+	defer cl.Close()
+	cl.Client.Out = stdout
+	return app.Run(ctx, cl.Client, args)
 }

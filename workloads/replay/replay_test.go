@@ -1,0 +1,49 @@
+package replay
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"gomr/sim"
+)
+
+// TestMixesFitTheEmbeddedCluster generates every small mix and checks,
+// with the simulator, that it runs in 2-5 minutes on the default
+// embedded cluster under FIFO and fair sharing, with few enough tasks.
+func TestMixesFitTheEmbeddedCluster(t *testing.T) {
+	for _, m := range Mixes {
+		w, err := Load(m.Name, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tasks := 0
+		for _, j := range w.Jobs {
+			tasks += len(j.Maps) + len(j.Reduces)
+			for _, d := range append(append([]time.Duration(nil), j.Maps...), j.Reduces...) {
+				if d < MinTask {
+					t.Errorf("%s: job %s has a task of %v < %v", m.Name, j.ID, d, MinTask)
+				}
+			}
+		}
+		for _, p := range []string{"fifo", "fair"} {
+			r, err := Simulate(w, p, w.Conf, DefaultTrackers, DefaultMapSlots, DefaultReduceSlots, 0.05)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s %s: %d jobs, %d tasks, makespan %.0f s, mean slowdown %.2f", m.Name, p, len(w.Jobs), tasks, r.Summary.MakespanS, r.Summary.Slowdown.Mean)
+			if r.Summary.MakespanS < 120 || r.Summary.MakespanS > 300 {
+				t.Errorf("%s under %s: simulated makespan %.0f s, want 2-5 min", m.Name, p, r.Summary.MakespanS)
+			}
+		}
+	}
+}
+
+func TestLoadRefusesBadTraces(t *testing.T) {
+	if _, err := Load("no-such-mix", 1); err == nil || !strings.Contains(err.Error(), "hvw-small") {
+		t.Errorf("unknown trace: %v, want an error listing the mixes", err)
+	}
+	if _, err := Scale(&sim.Workload{}, 0); err == nil {
+		t.Error("time scale 0 accepted")
+	}
+}

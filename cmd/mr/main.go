@@ -77,6 +77,7 @@ func newRoot() *cobra.Command {
 		newAppsCmd(),
 		newSimCmd(),
 		newCertsCmd(),
+		newWorkloadCmd(),
 	)
 	return root
 }

@@ -47,3 +47,21 @@ func TestLoadRefusesBadTraces(t *testing.T) {
 		t.Error("time scale 0 accepted")
 	}
 }
+
+func TestRankingsAgree(t *testing.T) {
+	run := func(p string, mean float64) PolicyRun {
+		r := &sim.Result{Policy: p}
+		r.Summary.Slowdown.Mean = mean
+		return PolicyRun{Policy: p, Real: r}
+	}
+	real := Ranking([]PolicyRun{run("fifo", 3), run("fair", 2), run("sita", 2)}, func(r PolicyRun) *sim.Result { return r.Real })
+	if got := rankString(real); got != "fair = sita < fifo" {
+		t.Errorf("ranking %q", got)
+	}
+	if !RankingsAgree(real, [][]string{{"sita"}, {"fair"}, {"fifo"}}) {
+		t.Error("a tie should agree with any order of its policies")
+	}
+	if RankingsAgree(real, [][]string{{"fifo"}, {"fair", "sita"}}) {
+		t.Error("fifo first should disagree")
+	}
+}

@@ -11,7 +11,7 @@ import (
 
 func newSimCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:                "sim --policy P [--compare P1,P2,...] --workload W [--seed S] [--speculation none|fresh|clone | --compare-speculation] [--json] [--svg FILE]",
+		Use:                "sim --policy P [--compare P1,P2,...] --workload W [--seed S] [--speculation none|fresh|clone | --compare-speculation] [--json] [--svg FILE] [--plots DIR]",
 		Short:              "Run scheduling policies on a simulated cluster (the same policy code the JobTracker runs)",
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -209,3 +209,56 @@ func TestE2EWorkloadReplayRefusesBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestE2EWorkloadReplayOnJobTracker replays the tiny trace on a running
+// cluster (--jobtracker): every job is submitted with the trace's name,
+// pool, priority and deadline, and the history written with
+// --history-out is a trace the simulator reads back.
+func TestE2EWorkloadReplayOnJobTracker(t *testing.T) {
+	c := startCluster(t, []trackerSpec{{"t1", 2, 1}, {"t2", 2, 1}}, "scheduler.policy=fair")
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "tiny.jsonl")
+	if err := os.WriteFile(trace, []byte(tinyTrace), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hist := filepath.Join(dir, "history.jsonl")
+	got, err := runMREnv(t, time.Minute, nil, "workload", "replay", "--trace", trace, "--jobtracker", c.jtAddr, "--history-out", hist)
+	if err != nil {
+		t.Fatalf("mr workload replay: %v\n%s", err, got)
+	}
+	if !strings.Contains(got, "4 jobs done") || !regexp.MustCompile(`(?m)^\s*policy\s+remote\s*$`).MatchString(got) ||
+		!strings.Contains(got, "the policy of the JobTracker at "+c.jtAddr) {
+		t.Errorf("output lacks the end of the replay, the JobTracker's address or the table of the remote policy:\n%s", got)
+	}
+	data, err := os.ReadFile(hist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := jobhistory.ParseAll(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string][]jobhistory.Job{}
+	for _, r := range recs {
+		byName[r.Job.Name] = append(byName[r.Job.Name], r.Job)
+	}
+	if len(recs) != 4 || len(byName["small"]) != 2 {
+		t.Fatalf("history has %d jobs %v, want the trace's 4", len(recs), byName)
+	}
+	mid := byName["mid"][0]
+	if mid.Pool != "p2" || mid.Priority != 1 || mid.Reduces != 0 || mid.Maps != 2 || mid.InputBytes != 1000000 {
+		t.Errorf("job mid: pool %q priority %d, %d maps %d reduces, %d input bytes; want p2, 1, 2, 0, 1000000", mid.Pool, mid.Priority, mid.Maps, mid.Reduces, mid.InputBytes)
+	}
+	deadlines := 0
+	for _, j := range byName["small"] {
+		if j.Deadline == 6 {
+			deadlines++
+		}
+	}
+	if deadlines != 1 {
+		t.Errorf("the small jobs' deadlines: %v; want one of 6 s", byName["small"])
+	}
+	if out, err := runMR(t, "sim", "--policy", "fair", "--workload", hist, "--trackers", "2", "--map-slots", "2", "--reduce-slots", "1"); err != nil || !strings.Contains(out, "jobs") {
+		t.Errorf("mr sim on the collected history: %v\n%s", err, out)
+	}
+}

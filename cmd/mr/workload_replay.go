@@ -170,7 +170,13 @@ func newWorkloadReplayCmd() *cobra.Command {
 				defer cl.Close()
 				client = cl.Client
 			}
-			fmt.Fprintf(stderr, "replay: %s, %d jobs, policy %s\n", w.Description, len(w.Jobs), cfg.String("scheduler.policy"))
+			label, policyText := cfg.String("scheduler.policy"), "policy "+cfg.String("scheduler.policy")
+			if jt != "" {
+				// The JobTracker's policy is in its own configuration, which
+				// no RPC reports.
+				label, policyText = "remote", "the policy of the JobTracker at "+jt
+			}
+			fmt.Fprintf(stderr, "replay: %s, %d jobs, %s\n", w.Description, len(w.Jobs), policyText)
 			run, runErr := replay.Replay(ctx, client, w, f.options(stderr))
 			if run != nil && historyOut != "" && len(run.HistoryJSONL) > 0 {
 				if err := os.WriteFile(historyOut, run.HistoryJSONL, 0o644); err != nil {
@@ -180,7 +186,7 @@ func newWorkloadReplayCmd() *cobra.Command {
 			if runErr != nil {
 				return runErr
 			}
-			res, err := replay.ResultOf(run, cfg.String("scheduler.policy"), trackers, mapSlots, reduceSlots, cfg.Float("mapreduce.job.reduce.slowstart.completedmaps"))
+			res, err := replay.ResultOf(run, label, trackers, mapSlots, reduceSlots, cfg.Float("mapreduce.job.reduce.slowstart.completedmaps"))
 			if err != nil {
 				return err
 			}

@@ -43,8 +43,11 @@ type Mix struct {
 	Span time.Duration
 	Load float64
 	// MaxMaps and MaxReduces cap a job's tasks: a job with more is
-	// replayed with that many tasks of the same total slot-time.
+	// replayed with that many tasks of the same total slot-time, or, with
+	// Truncate, with its first MaxMaps maps and MaxReduces reduces (the
+	// durations of its tasks kept, its size cut).
 	MaxMaps, MaxReduces int
+	Truncate            bool
 }
 
 // The embedded cluster the small mixes are scaled for: DefaultTrackers
@@ -64,7 +67,7 @@ var Mixes = []Mix{
 	{Name: "hvw-small", Source: "tyrex-hvw", Jobs: 20, Span: 120 * time.Second, Load: 0.7, MaxMaps: 12, MaxReduces: 3},
 	{Name: "mvw-small", Source: "tyrex-mvw", Jobs: 20, Span: 120 * time.Second, Load: 0.7, MaxMaps: 12, MaxReduces: 3},
 	{Name: "lvw-small", Source: "tyrex-lvw", Jobs: 16, Span: 120 * time.Second, Load: 0.7, MaxMaps: 12, MaxReduces: 3},
-	{Name: "deadline-fb-small", Source: "deadline-fb", Jobs: 24, Span: 120 * time.Second, Load: 0.6, MaxMaps: 12, MaxReduces: 3},
+	{Name: "deadline-fb-small", Source: "deadline-fb", Jobs: 24, Span: 120 * time.Second, Load: 0.6, MaxMaps: 12, MaxReduces: 3, Truncate: true},
 }
 
 // MixNames lists the built-in small mixes.
@@ -122,9 +125,15 @@ func (m Mix) Generate(seed uint64) (*sim.Workload, error) {
 	ms, rs := DefaultTrackers*DefaultMapSlots, DefaultTrackers*DefaultReduceSlots
 	total := 0.0
 	for i, j := range src.Jobs {
-		j.Maps = merge(j.Maps, m.MaxMaps)
-		j.Reduces = merge(j.Reduces, m.MaxReduces)
-		j.Shuffles = merge(j.Shuffles, m.MaxReduces)
+		if m.Truncate {
+			j.Maps = truncate(j.Maps, m.MaxMaps)
+			j.Reduces = truncate(j.Reduces, m.MaxReduces)
+			j.Shuffles = truncate(j.Shuffles, m.MaxReduces)
+		} else {
+			j.Maps = merge(j.Maps, m.MaxMaps)
+			j.Reduces = merge(j.Reduces, m.MaxReduces)
+			j.Shuffles = merge(j.Shuffles, m.MaxReduces)
+		}
 		total += j.Size().Seconds()
 		w.Jobs[i] = j
 	}
@@ -134,6 +143,8 @@ func (m Mix) Generate(seed uint64) (*sim.Workload, error) {
 		j := &w.Jobs[i]
 		ratio := 0.0
 		if src.Jobs[i].Deadline > 0 {
+			// The deadline's ratio to the runtime alone of the job as
+			// drawn (before its tasks were cut) on the source cluster.
 			ratio = src.Jobs[i].Deadline.Seconds() / sim.AloneRuntime(&src.Jobs[i], srcMS, srcRS, 1).Seconds()
 		}
 		for _, ds := range [][]time.Duration{j.Maps, j.Reduces} {
@@ -159,8 +170,12 @@ func (m Mix) Generate(seed uint64) (*sim.Workload, error) {
 	if t, ok := w.Conf["scheduler.tyrex.timers"]; ok {
 		w.Conf["scheduler.tyrex.timers"] = scaleDurationList(t, f)
 	}
-	w.Description = fmt.Sprintf("%s: %d jobs of %s (seed %d), tasks merged to at most %d maps and %d reduces a job, durations ×%.4f (at least %v), arrivals over %v, load %.2f of %d trackers × (%d map + %d reduce) slots",
-		m.Name, len(w.Jobs), m.Source, seed, m.MaxMaps, m.MaxReduces, f, MinTask, m.Span, m.Load, DefaultTrackers, DefaultMapSlots, DefaultReduceSlots)
+	how := "merged"
+	if m.Truncate {
+		how = "cut"
+	}
+	w.Description = fmt.Sprintf("%s: %d jobs of %s (seed %d), tasks %s to at most %d maps and %d reduces a job, durations ×%.4f (at least %v), arrivals over %v, load %.2f of %d trackers × (%d map + %d reduce) slots",
+		m.Name, len(w.Jobs), m.Source, seed, how, m.MaxMaps, m.MaxReduces, f, MinTask, m.Span, m.Load, DefaultTrackers, DefaultMapSlots, DefaultReduceSlots)
 	return &w, nil
 }
 
@@ -175,6 +190,14 @@ func merge(ds []time.Duration, n int) []time.Duration {
 		out[i*n/len(ds)] += d
 	}
 	return out
+}
+
+// truncate returns the first n entries of ds (all when n <= 0).
+func truncate(ds []time.Duration, n int) []time.Duration {
+	if n > 0 && len(ds) > n {
+		ds = ds[:n]
+	}
+	return append([]time.Duration(nil), ds...)
 }
 
 func scaleDur(d time.Duration, f float64) time.Duration {

@@ -405,8 +405,10 @@ func Replay(ctx context.Context, client *jobtracker.Client, w *sim.Workload, o O
 			}
 			switch st.State {
 			case jobtracker.StateSucceeded, jobtracker.StateFailed, jobtracker.StateKilled:
+				mu.Lock()
 				run.Jobs[i].State, run.Jobs[i].Error = st.State, st.Error
 				run.Jobs[i].Counters = jobtracker.CountersOf(st)
+				mu.Unlock()
 				delete(live, i)
 				done++
 			default:
@@ -415,8 +417,12 @@ func Replay(ctx context.Context, client *jobtracker.Client, w *sim.Workload, o O
 				}
 			}
 		}
-		prog.show(len(live)+done, running, done, failedCount(run))
+		mu.Lock()
+		failed := failedCount(run)
+		mu.Unlock()
+		prog.show(len(live)+done, running, done, failed)
 	}
+	wg.Wait() // every submitter has finished: run.Jobs is ours alone
 	prog.finish(len(w.Jobs), done, failedCount(run))
 	var failed []string
 	for i := range run.Jobs {

@@ -44,7 +44,7 @@ func StartCluster(ctx context.Context, cfg *conf.Config, trackers int, keep bool
 		return nil, fmt.Errorf("embedded cluster: %d trackers: need at least one", trackers)
 	}
 	if cfg.Bool(security.KeyTLSEnabled) {
-		return nil, fmt.Errorf("an embedded cluster does not use TLS (%s): its daemons and client share one configuration, so one certificate; "+
+		return nil, fmt.Errorf("an embedded cluster (mr local, mr workload) does not use TLS (%s): its daemons and client share one configuration, so one certificate; "+
 			"start mr jobtracker and mr tasktracker, each with its own certificate (docs/security.md)", security.KeyTLSEnabled)
 	}
 	work, err := os.MkdirTemp("", "gomr-local-")

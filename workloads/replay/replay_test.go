@@ -65,3 +65,27 @@ func TestRankingsAgree(t *testing.T) {
 		t.Error("fifo first should disagree")
 	}
 }
+
+func TestMergeTruncateScale(t *testing.T) {
+	s := time.Second
+	ds := []time.Duration{1 * s, 2 * s, 3 * s, 4 * s, 5 * s}
+	if got := merge(ds, 2); len(got) != 2 || got[0]+got[1] != 15*s {
+		t.Errorf("merge: %v, want 2 tasks of 15 s in all", got)
+	}
+	if got := truncate(ds, 2); len(got) != 2 || got[0] != s || got[1] != 2*s {
+		t.Errorf("truncate: %v", got)
+	}
+	w := &sim.Workload{Conf: map[string]string{"scheduler.tyrex.timers": "60s"},
+		Jobs: []sim.Job{{ID: "a", Submit: 10 * s, Maps: ds, Reduces: []time.Duration{s}, Deadline: 30 * s}}}
+	c, err := Scale(w, 0.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := c.Jobs[0]
+	if j.Submit != 5*s || j.Maps[4] != 2500*time.Millisecond || j.Reduces[0] != s/2 || j.Deadline != 15*s || c.Conf["scheduler.tyrex.timers"] != "30s" {
+		t.Errorf("scaled: %+v, conf %v", j, c.Conf)
+	}
+	if w.Jobs[0].Maps[4] != 5*s {
+		t.Error("Scale changed its input")
+	}
+}

@@ -38,6 +38,7 @@ func TestAppsCheckArgs(t *testing.T) {
 		"terasum":      {bad: [][]string{{"in"}}, good: [][]string{{"in", "report"}}},
 		"sleep":        {bad: [][]string{{"-m", "0"}, {"extra"}, {"-x"}}, good: [][]string{{}, {"-m", "2", "-r", "0"}}},
 		"fail":         {bad: [][]string{{"-m", "0"}, {"extra"}}, good: [][]string{{"-failMappers"}}},
+		"replay":       {bad: [][]string{{}, {"-maps-ms", "x"}, {"-maps-ms", "10", "extra"}}, good: [][]string{{"-maps-ms", "10,20", "-reduces-ms", "5"}}},
 		"dfsio":        {bad: [][]string{{"-write", "-read", "d", "r"}, {"-write", "d"}, {"-read", "-size", "x", "d", "r"}}, good: [][]string{{"-write", "-files", "2", "d", "r"}}},
 	}
 	for _, app := range mr.Apps() {

@@ -44,6 +44,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	mapSlots := fs.Int("map-slots", 0, "map slots per tracker (default: the workload's)")
 	reduceSlots := fs.Int("reduce-slots", 0, "reduce slots per tracker (default: the workload's)")
 	svg := fs.String("svg", "", "write a CDF of job slowdown per policy to this SVG file")
+	plots := fs.String("plots", "", "write plots (slowdown CDF, slowdown vs job size; SVG and PNG) into this directory")
 	jobs := fs.Int("jobs", 0, "number of jobs of a generated workload (default: the source's)")
 	load := fs.Float64("load", 0, "offered load of a generated workload (default: the source's)")
 	interArrival := fs.Duration("interarrival", 0, "mean inter-arrival time of a generated workload (overrides --load)")
@@ -176,6 +177,14 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *svg != "" {
 		title := fmt.Sprintf("Job slowdown CDF, %s (seed %d)", w.Name, *seed)
 		if err := writeFile(*svg, func(f io.Writer) error { return WriteSlowdownCDF(f, title, results) }); err != nil {
+			return fmt.Errorf("sim: %w", err)
+		}
+	}
+	if *plots != "" {
+		if err := os.MkdirAll(*plots, 0o755); err != nil {
+			return fmt.Errorf("sim: --plots: %w", err)
+		}
+		if err := WritePlots(*plots, fmt.Sprintf("%s (seed %d)", w.Name, *seed), results); err != nil {
 			return fmt.Errorf("sim: %w", err)
 		}
 	}

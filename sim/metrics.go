@@ -194,6 +194,25 @@ func (r *Result) finish(e *engine) {
 	for i := range e.w.Jobs {
 		specs[e.w.Jobs[i].ID] = &e.w.Jobs[i]
 	}
+	for i := range r.Jobs {
+		r.Jobs[i].Ref = e.refRuntime(specs[r.Jobs[i].ID]).Seconds()
+	}
+	r.Summarize()
+}
+
+// SetBusy sets the slot-seconds the run's map and reduce attempts held,
+// from which Summarize computes utilization: for a Result built from a
+// run measured elsewhere (a real cluster's job history).
+func (r *Result) SetBusy(mapSlotSeconds, reduceSlotSeconds float64) {
+	r.busy = [2]float64{mapSlotSeconds, reduceSlotSeconds}
+}
+
+// Summarize orders the jobs by submission, sets each job's slowdown
+// (Response / Ref) and deadline miss, and computes the Summary, as at the
+// end of a simulation. A Result built from a real run (the jobs' times,
+// Ref, Size and Deadline, the kill counts and SetBusy) is summarized with
+// it so that its metrics are the simulator's.
+func (r *Result) Summarize() {
 	sort.SliceStable(r.Jobs, func(a, b int) bool {
 		if r.Jobs[a].Submit != r.Jobs[b].Submit {
 			return r.Jobs[a].Submit < r.Jobs[b].Submit
@@ -203,7 +222,6 @@ func (r *Result) finish(e *engine) {
 	anyDeadline := false
 	for i := range r.Jobs {
 		j := &r.Jobs[i]
-		j.Ref = e.refRuntime(specs[j.ID]).Seconds()
 		if j.Ref > 0 {
 			j.Slowdown = j.Response / j.Ref
 		}

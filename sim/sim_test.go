@@ -278,7 +278,10 @@ func TestTraceRoundTripAndErrors(t *testing.T) {
 		t.Errorf("round trip changed the jobs:\n%+v\n%+v", back.Jobs[0], w.Jobs[0])
 	}
 	bad := []struct{ in, want string }{
-		{`{"id":"a","submit_s":0}`, "line 1: job a: needs at least one map"},
+		{`{"id":"a","submit_s":0}`, "line 1: job a: missing field maps_s"},
+		{`{"maps_s":[1]}`, "line 1: missing field id"},
+		{"\n\n" + `{"id":"a","maps_s":[1],"reduces_s":[2,-3]}`, "line 3: job a: reduces_s[1] = -3"},
+		{`{"id":"a","maps_s":[1],"input_bytes":-5}`, "input_bytes -5"},
 		{"\n" + `{"id":"a","submit_s":-1,"maps_s":[1]}`, "line 2: job a: submit_s"},
 		{`{"id":"a","maps_s":[1],"bogus":1}`, "unknown field"},
 		{`{"id":"a","maps_s":[1]}` + "\n" + `{"id":"a","maps_s":[1]}`, "appears twice"},
@@ -333,7 +336,7 @@ func TestCommandJSONShape(t *testing.T) {
 	dir := t.TempDir()
 	svg := filepath.Join(dir, "cdf.svg")
 	err := Command(context.Background(), []string{"--policy", "edf", "--compare", "minedf,minedf-wc", "--workload", "deadline-fb",
-		"--jobs", "50", "--seed", "4", "--json", "--svg", svg}, &out, &errOut)
+		"--jobs", "50", "--seed", "4", "--json", "--svg", svg, "--plots", filepath.Join(dir, "plots")}, &out, &errOut)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, errOut.String())
 	}
@@ -370,8 +373,13 @@ func TestCommandJSONShape(t *testing.T) {
 		t.Errorf("deadline keys %s", got)
 	}
 	b, err := os.ReadFile(svg)
-	if err != nil || !bytes.Contains(b, []byte("<polyline")) || !bytes.Contains(b, []byte("minedf-wc")) {
+	if err != nil || !bytes.Contains(b, []byte("<svg")) || !bytes.Contains(b, []byte("<path")) || !bytes.Contains(b, []byte("minedf-wc")) {
 		t.Errorf("svg: %v %.200s", err, b)
+	}
+	for _, f := range []string{"slowdown-cdf.svg", "slowdown-cdf.png", "slowdown-vs-size.svg", "slowdown-vs-size.png"} {
+		if st, err := os.Stat(filepath.Join(dir, "plots", f)); err != nil || st.Size() == 0 {
+			t.Errorf("--plots: %s: %v", f, err)
+		}
 	}
 	// no deadline object without deadlines
 	out.Reset()

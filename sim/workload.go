@@ -153,26 +153,32 @@ func (j *Job) Record() TraceRecord {
 // job validates a record and converts it.
 func (r *TraceRecord) job() (Job, error) {
 	if r.ID == "" {
-		return Job{}, errors.New("missing id")
+		return Job{}, errors.New("missing field id")
 	}
 	if r.SubmitS < 0 || math.IsNaN(r.SubmitS) || math.IsInf(r.SubmitS, 0) {
 		return Job{}, fmt.Errorf("job %s: submit_s %v must be a finite time >= 0", r.ID, r.SubmitS)
 	}
 	if len(r.MapsS) == 0 {
-		return Job{}, fmt.Errorf("job %s: needs at least one map duration in maps_s", r.ID)
+		return Job{}, fmt.Errorf("job %s: missing field maps_s (at least one map duration)", r.ID)
 	}
 	if len(r.ShufflesS) != 0 && len(r.ShufflesS) != len(r.ReducesS) {
 		return Job{}, fmt.Errorf("job %s: %d shuffles_s for %d reduces_s", r.ID, len(r.ShufflesS), len(r.ReducesS))
 	}
-	for _, xs := range [][]float64{r.MapsS, r.ReducesS, r.ShufflesS} {
-		for _, x := range xs {
+	for _, f := range []struct {
+		name string
+		xs   []float64
+	}{{"maps_s", r.MapsS}, {"reduces_s", r.ReducesS}, {"shuffles_s", r.ShufflesS}} {
+		for i, x := range f.xs {
 			if x < 0 || math.IsNaN(x) || math.IsInf(x, 0) {
-				return Job{}, fmt.Errorf("job %s: task duration %v must be finite and >= 0", r.ID, x)
+				return Job{}, fmt.Errorf("job %s: %s[%d] = %v: a task duration must be finite and >= 0", r.ID, f.name, i, x)
 			}
 		}
 	}
-	if r.DeadlineS < 0 {
-		return Job{}, fmt.Errorf("job %s: deadline_s %v must be >= 0", r.ID, r.DeadlineS)
+	if r.DeadlineS < 0 || math.IsNaN(r.DeadlineS) || math.IsInf(r.DeadlineS, 0) {
+		return Job{}, fmt.Errorf("job %s: deadline_s %v must be finite and >= 0", r.ID, r.DeadlineS)
+	}
+	if r.InputBytes < 0 {
+		return Job{}, fmt.Errorf("job %s: input_bytes %d must be >= 0", r.ID, r.InputBytes)
 	}
 	name := r.Name
 	if name == "" {

@@ -4,18 +4,15 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
-	"path/filepath"
-	"sync"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"gomr/conf"
 	"gomr/jobtracker"
 	"gomr/mr"
-	"gomr/security"
-	"gomr/tasktracker"
+	"gomr/workloads/replay"
 )
 
 func mrApps() []*mr.App { return mr.Apps() }
@@ -71,140 +68,43 @@ func newLocalCmd() *cobra.Command {
 	return cmd
 }
 
-// runLocal runs app on an embedded cluster.
+// runLocal runs app on an embedded cluster (replay.StartCluster, which
+// mr workload replay and compare start too).
 func runLocal(ctx context.Context, cfg *conf.Config, trackers int, keep bool, app *mr.App, args []string, stdout, stderr io.Writer) error {
 	lc, err := startLocalCluster(ctx, cfg, trackers, keep, stderr)
 	if err != nil {
 		return err
 	}
+	defer lc.close()
 	lc.client.Out = stdout
 	lc.client.TTY = isTerminal(stdout)
 	if lc.ui != "" {
 		fmt.Fprintf(stdout, "JobTracker web UI: %s\n", lc.ui)
 	}
-	runErr := app.Run(ctx, lc.client, args)
-	lc.close()
-	return runErr
+	return app.Run(ctx, lc.client, args)
 }
 
-// localCluster is an embedded cluster: a JobTracker and TaskTrackers
-// serving from goroutines of this process on loopback, in a temporary
-// work directory, and a client connected to it.
+// localCluster is an embedded cluster (replay.StartCluster, which mr
+// workload replay and compare start too) and a client connected to it.
 type localCluster struct {
 	client   *jobtracker.Client
 	ui       string // the JobTracker's web UI, http://host:port ("" if none)
 	trackers int
-	cancel   context.CancelFunc
-	wg       *sync.WaitGroup
-	work     string
-	keep     bool
+	c        *replay.Cluster
 }
 
 // close closes the client, stops the daemons and removes the work
 // directory (unless kept).
-func (lc *localCluster) close() {
-	lc.client.Close()
-	lc.cancel()
-	lc.wg.Wait()
-	if !lc.keep {
-		os.RemoveAll(lc.work)
-	}
-}
+func (lc *localCluster) close() { lc.c.Close() }
 
 // startLocalCluster starts an embedded cluster of the given number of
 // TaskTrackers with cfg (addresses and directories the user left at their
 // defaults are replaced by loopback ones and a temporary work directory);
 // close stops it.
 func startLocalCluster(ctx context.Context, cfg *conf.Config, trackers int, keep bool, stderr io.Writer) (*localCluster, error) {
-	if cfg.Bool(security.KeyTLSEnabled) {
-		return nil, fmt.Errorf("mr local does not use TLS (%s): its daemons and client share one configuration, so one certificate; "+
-			"start mr jobtracker and mr tasktracker, each with its own certificate (docs/security.md)", security.KeyTLSEnabled)
-	}
-	work, err := os.MkdirTemp("", "gomr-local-")
+	c, err := replay.StartCluster(ctx, cfg, trackers, keep, func(c *conf.Config) *slog.Logger { return newLogger(c, stderr) }, stderr)
 	if err != nil {
 		return nil, err
 	}
-	fail := func(err error) (*localCluster, error) {
-		if !keep {
-			os.RemoveAll(work)
-		}
-		return nil, err
-	}
-	if keep {
-		fmt.Fprintln(stderr, "work directory:", work)
-	}
-	// Loopback addresses on free ports, and private directories, unless the
-	// user chose them.
-	set := map[string]string{
-		"mapreduce.jobtracker.address":             "127.0.0.1:0",
-		"mapreduce.jobtracker.http.address":        "127.0.0.1:0",
-		"mapreduce.tasktracker.http.address":       "127.0.0.1:0",
-		"mapreduce.tasktracker.report.address":     "127.0.0.1:0",
-		"mapreduce.jobtracker.jobhistory.location": filepath.Join(work, "history"),
-		"mapreduce.cluster.local.dir":              filepath.Join(work, "local"),
-		"mapreduce.tasktracker.host.name":          "localhost",
-		"log.level":                                "warn",
-	}
-	sources := map[string]string{}
-	for _, e := range cfg.Entries() {
-		sources[e.Key] = e.Source
-	}
-	over := map[string]string{}
-	for k, v := range set {
-		if sources[k] == "default" || k == "mapreduce.jobtracker.address" {
-			over[k] = v
-		}
-	}
-	cfg, err = cfg.With(over, "local")
-	if err != nil {
-		return fail(err)
-	}
-	log := newLogger(cfg, stderr)
-
-	ctx, cancel := context.WithCancel(ctx)
-	// A fresh history every run: the JobTracker's identifier is its start
-	// time to the millisecond, so that job ids differ across runs.
-	jt, err := jobtracker.New(cfg, jobtracker.Options{Logger: log, Ident: jobtracker.LocalIdent(time.Now())})
-	if err != nil {
-		cancel()
-		return fail(err)
-	}
-	addr, err := jt.Listen("")
-	if err != nil {
-		cancel()
-		return fail(err)
-	}
-	wg := &sync.WaitGroup{}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		if err := jt.Serve(ctx); err != nil {
-			log.Error("jobtracker", "error", err)
-		}
-	}()
-	for i := 0; i < trackers; i++ {
-		tt, err := tasktracker.New(cfg, tasktracker.Options{Logger: log, Name: fmt.Sprintf("tracker_local_%d", i), JobTracker: addr})
-		if err != nil {
-			cancel()
-			wg.Wait()
-			return fail(err)
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := tt.Run(ctx); err != nil {
-				log.Error("tasktracker", "error", err)
-			}
-		}()
-	}
-	client, err := jobtracker.Dial(addr, cfg)
-	if err != nil {
-		cancel()
-		wg.Wait()
-		return fail(err)
-	}
-	uiCtx, uiCancel := context.WithTimeout(ctx, 10*time.Second)
-	ui := jt.HTTPAddress(uiCtx)
-	uiCancel()
-	return &localCluster{client: client, ui: ui, trackers: trackers, cancel: cancel, wg: wg, work: work, keep: keep}, nil
+	return &localCluster{client: c.Client, ui: c.UI, trackers: c.Trackers, c: c}, nil
 }

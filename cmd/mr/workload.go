@@ -28,19 +28,24 @@ func newWorkloadCmd() *cobra.Command {
 	f := &workloadFlags{} // bound to the flags; subcommands read them through workloadFlagsOf
 	cmd := &cobra.Command{
 		Use:   "workload",
-		Short: "HiBench-style workloads: prepare and run them, and report their throughput",
+		Short: "HiBench-style workloads (prepare, run, suite) and trace replays comparing policies with the simulator (replay, compare)",
 		Long: "workload runs the workload suite of workloads/ (docs/workloads.md): the conf files in --conf\n" +
 			"(workloads.conf, <name>.conf, benchmarks.lst) say the scale profile and sizes; each run appends\n" +
 			"HiBench report lines to --report and writes a folder beside it with the job ids, configuration,\n" +
 			"counters, histories, log and a monitor chart. Without --jobtracker (or gomr.cluster in\n" +
 			"workloads.conf) an embedded cluster is started once for the command, as mr local does.",
 	}
-	pf := cmd.PersistentFlags()
-	pf.StringVar(&f.profile, "profile", "", "scale profile: tiny, small, large, huge or gigantic (default hibench.scale.profile of workloads.conf)")
-	pf.StringVar(&f.confDir, "conf", "workloads/conf", "directory of the workload conf files")
-	pf.StringVar(&f.jobtracker, "jobtracker", "", "JobTracker address HOST:PORT (default gomr.cluster of workloads.conf; \"embedded\" starts one)")
-	pf.StringVar(&f.report, "report", "", "report file (default hibench.report.dir/hibench.report.name of workloads.conf); run folders go beside it")
-	pf.StringArrayVarP(&f.defines, "define", "D", nil, "runtime configuration override key=value for the cluster and the jobs (repeatable)")
+	// The suite's options are flags of prepare, run and suite (replay
+	// and compare, whose --conf is a configuration file, have their own).
+	suiteFlags := func(c *cobra.Command) *cobra.Command {
+		pf := c.Flags()
+		pf.StringVar(&f.profile, "profile", "", "scale profile: tiny, small, large, huge or gigantic (default hibench.scale.profile of workloads.conf)")
+		pf.StringVar(&f.confDir, "conf", "workloads/conf", "directory of the workload conf files")
+		pf.StringVar(&f.jobtracker, "jobtracker", "", "JobTracker address HOST:PORT (default gomr.cluster of workloads.conf; \"embedded\" starts one)")
+		pf.StringVar(&f.report, "report", "", "report file (default hibench.report.dir/hibench.report.name of workloads.conf); run folders go beside it")
+		pf.StringArrayVarP(&f.defines, "define", "D", nil, "runtime configuration override key=value for the cluster and the jobs (repeatable)")
+		return c
+	}
 
 	one := func(use, short string, run func(ctx context.Context, r *workloads.Runner, name string) error) *cobra.Command {
 		return &cobra.Command{
@@ -61,14 +66,14 @@ func newWorkloadCmd() *cobra.Command {
 		}
 	}
 	cmd.AddCommand(
-		one("prepare", "Write a workload's input at the profile's size", func(ctx context.Context, r *workloads.Runner, name string) error {
+		suiteFlags(one("prepare", "Write a workload's input at the profile's size", func(ctx context.Context, r *workloads.Runner, name string) error {
 			return r.Prepare(ctx, name)
-		}),
-		one("run", "Run a workload on its prepared input, check its output and report it", func(ctx context.Context, r *workloads.Runner, name string) error {
+		})),
+		suiteFlags(one("run", "Run a workload on its prepared input, check its output and report it", func(ctx context.Context, r *workloads.Runner, name string) error {
 			_, err := r.Run(ctx, name)
 			return err
-		}),
-		&cobra.Command{
+		})),
+		suiteFlags(&cobra.Command{
 			Use:   "suite",
 			Short: "Prepare and run every workload of benchmarks.lst (those whose apps are not built in are skipped)",
 			Args:  cobra.NoArgs,
@@ -83,14 +88,15 @@ func newWorkloadCmd() *cobra.Command {
 					return r.Suite(ctx)
 				})
 			},
-		},
+		}),
+		newWorkloadReplayCmd(),
+		newWorkloadCompareCmd(),
 	)
 	return cmd
 }
 
-// workloadFlagsOf returns the options of mr workload as given to cmd, one
-// of its subcommands (cobra merges the parent's persistent flags into
-// cmd.Flags()).
+// workloadFlagsOf returns the suite's options as given to cmd, one of
+// prepare, run and suite.
 func workloadFlagsOf(cmd *cobra.Command) (*workloadFlags, error) {
 	fl := cmd.Flags()
 	f := &workloadFlags{}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -218,7 +219,7 @@ func TestE2EWorkloadRefusals(t *testing.T) {
 	}
 	for _, c := range cases {
 		args := append(c.args, "--report", report)
-		if !contains(args, "--conf") {
+		if !slices.Contains(args, "--conf") {
 			args = append(args, "--conf", confDir)
 		}
 		out, err := runMREnv(t, time.Minute, nil, args...)
@@ -235,15 +236,6 @@ func TestE2EWorkloadRefusals(t *testing.T) {
 	if _, err := os.Stat(dataDir); err == nil {
 		t.Errorf("a refused command wrote data in %s", dataDir)
 	}
-}
-
-func contains(xs []string, s string) bool {
-	for _, x := range xs {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // TestE2EWorkloadOnCluster runs a workload on a running cluster

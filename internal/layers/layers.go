@@ -40,8 +40,10 @@ var Tiers = [][]string{
 	{"jobtracker", "tasktracker"},
 	// 6, the simulator, which drives the policies as the JobTracker does.
 	{"sim"},
-	// 7, conf/all: links every package that registers configuration keys.
-	{"conf/all"},
+	// 7, conf/all: links every package that registers configuration keys;
+	// the workload tools (replaying a trace on a real cluster and comparing
+	// it with the simulator).
+	{"conf/all", "workloads/replay"},
 	// 8, tools over the daemons and the simulator: the workload suite
 	// over the apps and the daemons, the tracker load generator.
 	{"workloads", "loadgen"},

@@ -1,0 +1,264 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"gomr/apps"
+	"gomr/jobtracker/jobhistory"
+	"gomr/mr"
+)
+
+// replayTolerance is how much longer than asked a replay task may be
+// recorded: the attempt's start and end in the history are the
+// JobTracker's, so they include the child's start (a process exec) and
+// the report of its end (a heartbeat, 100 ms here).
+const replayTolerance = 1500 * time.Millisecond
+
+// TestE2EReplayJobTimesAndBytes runs one replay job on a real cluster and
+// checks, from its job history, that every map and reduce attempt lasted
+// what it was asked (never less, at most replayTolerance more), and from
+// its counters that the bytes went through the spill and the shuffle.
+func TestE2EReplayJobTimesAndBytes(t *testing.T) {
+	c := startCluster(t, []trackerSpec{{"t1", 3, 2}})
+	task := apps.ReplayTask{
+		Maps:        []time.Duration{300 * time.Millisecond, 1200 * time.Millisecond, 600 * time.Millisecond},
+		Reduces:     []time.Duration{700 * time.Millisecond, 200 * time.Millisecond},
+		Shuffles:    []time.Duration{2500 * time.Millisecond, 0},
+		InputBytes:  3 << 20,
+		OutputBytes: 300_000,
+	}
+	spec, err := task.Spec("replay-e2e", filepath.Join(t.TempDir(), "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := c.submit(spec)
+	res := c.wait(id)
+	rec := c.history(id)
+	if rec.Job.InputBytes != task.InputBytes {
+		t.Errorf("history input bytes %d, want %d", rec.Job.InputBytes, task.InputBytes)
+	}
+	var mapsEnd time.Time
+	for _, a := range rec.Attempts {
+		if a.TaskType == "m" && a.Finish.After(mapsEnd) {
+			mapsEnd = a.Finish
+		}
+	}
+	for _, a := range rec.Attempts {
+		if a.State != "SUCCEEDED" {
+			t.Errorf("attempt %s ended %s: %s", a.AttemptID, a.State, a.Error)
+			continue
+		}
+		took := a.Finish.Sub(a.Start)
+		var want, most time.Duration
+		if a.TaskType == "m" {
+			want = task.Maps[a.Task]
+			most = want
+		} else {
+			// The reduce phase starts at the end of the sort, which the
+			// reduce holds until its shuffle time has passed; the shuffle
+			// also waits for the last map, as in the simulator.
+			want = task.Shuffles[a.Task] + task.Reduces[a.Task]
+			most = max(task.Shuffles[a.Task], mapsEnd.Sub(a.Start)) + task.Reduces[a.Task]
+			if a.SortFinish != nil {
+				if rp := a.Finish.Sub(*a.SortFinish); rp < task.Reduces[a.Task] {
+					t.Errorf("reduce %d: reduce phase %v, asked at least %v", a.Task, rp, task.Reduces[a.Task])
+				}
+			}
+		}
+		t.Logf("%s %d: %v (asked %v, at most %v)", a.TaskType, a.Task, took.Round(time.Millisecond), want, most)
+		if took < want || took > most+replayTolerance {
+			t.Errorf("%s task %d lasted %v in the history, asked %v..%v (tolerance +%v)", a.TaskType, a.Task, took, want, most, replayTolerance)
+		}
+	}
+	if got := res.Counters.Get(apps.ReplayCounterGroup, apps.ReplayMapBytes); got != task.OutputBytes {
+		t.Errorf("%s = %d, want %d", apps.ReplayMapBytes, got, task.OutputBytes)
+	}
+	if got := res.Counters.Get(apps.ReplayCounterGroup, apps.ReplayReduceBytes); got != task.OutputBytes {
+		t.Errorf("%s = %d, want %d", apps.ReplayReduceBytes, got, task.OutputBytes)
+	}
+	if got := res.Counters.Get(mr.TaskCounterGroup, mr.ReduceShuffleBytes); got < task.OutputBytes*9/10 {
+		t.Errorf("%s = %d: want at least 90%% of the %d bytes the maps emitted (random values: compression keeps little)", mr.ReduceShuffleBytes, got, task.OutputBytes)
+	}
+	if got := res.Counters.Get(mr.TaskCounterGroup, mr.MapOutputBytes); got < task.OutputBytes {
+		t.Errorf("%s = %d, want at least %d", mr.MapOutputBytes, got, task.OutputBytes)
+	}
+}
+
+// tinyTrace is a trace of four jobs with sub-second tasks: a wide one,
+// two small ones of the same name (the second has a deadline) and a
+// map-only one in another pool.
+const tinyTrace = `# four jobs, sub-second tasks
+{"id":"a","name":"big","submit_s":0,"maps_s":[0.8,0.8,0.8,0.8,0.8],"reduces_s":[0.4],"input_bytes":5000000}
+{"id":"b","name":"small","submit_s":0.3,"maps_s":[0.4],"reduces_s":[0.3],"input_bytes":1000000}
+{"id":"c","name":"small","submit_s":0.6,"maps_s":[0.4,0.4],"reduces_s":[0.3],"shuffles_s":[0.2],"input_bytes":2000000,"deadline_s":6}
+{"id":"d","name":"mid","pool":"p2","priority":1,"submit_s":1.0,"maps_s":[0.6,0.6],"input_bytes":1000000}
+`
+
+// TestE2EWorkloadCompare runs mr workload compare on a tiny trace under
+// fifo and fair, each on its embedded cluster, and checks that every job
+// of both runs succeeded (the histories), the table's columns and rows
+// (real and simulated figures side by side) and the output files.
+func TestE2EWorkloadCompare(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "tiny.jsonl")
+	if err := os.WriteFile(trace, []byte(tinyTrace), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	start := time.Now()
+	got, err := runMREnv(t, 2*time.Minute, nil, "workload", "compare", "--trace", trace, "--policies", "fifo,fair", "--out", out)
+	if err != nil {
+		t.Fatalf("mr workload compare: %v\n%s", err, got)
+	}
+	t.Logf("compare took %v:\n%s", time.Since(start).Round(time.Millisecond), got)
+	header := regexp.MustCompile(`(?m)^\s*policy\s+fifo\s+fair\s*$`)
+	if !header.MatchString(got) {
+		t.Errorf("no table header with columns fifo and fair in:\n%s", got)
+	}
+	if !regexp.MustCompile(`(?m)^\s*jobs\s+4 \(4\)\s+4 \(4\)\s*$`).MatchString(got) {
+		t.Errorf("the jobs row does not show 4 real (4 simulated) jobs for both policies:\n%s", got)
+	}
+	for _, row := range []string{"slowdown mean", "slowdown p95", "response median [s]", "makespan [s]", "missed deadlines [%]", "job response rel. error median/p90"} {
+		if !regexp.MustCompile(`(?m)^\s*` + regexp.QuoteMeta(row) + `\s+\S+( \(\S+\))?\s+\S+( \(\S+\))?\s*$`).MatchString(got) {
+			t.Errorf("row %q missing or without two cells:\n%s", row, got)
+		}
+	}
+	if !strings.Contains(got, "ranking by mean slowdown") {
+		t.Errorf("no ranking line:\n%s", got)
+	}
+	for _, f := range []string{"table.txt", "metrics.csv", "report.json", "history-fifo-seed1.jsonl", "history-fair-seed1.jsonl",
+		"slowdown-cdf-seed1.svg", "slowdown-cdf-seed1.png", "slowdown-vs-size-seed1.svg", "occupancy-seed1.svg",
+		"timeline-fifo-seed1.svg", "timeline-fair-seed1.png"} {
+		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
+			t.Errorf("output %s: %v (empty or missing)", f, err)
+		}
+	}
+	for _, pol := range []string{"fifo", "fair"} {
+		data, err := os.ReadFile(filepath.Join(out, "history-"+pol+"-seed1.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs, err := jobhistory.ParseAll(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names := map[string]int{}
+		for _, r := range recs {
+			if r.Job.State != "SUCCEEDED" {
+				t.Errorf("%s: job %s (%s) ended %s: %s", pol, r.Job.JobID, r.Job.Name, r.Job.State, r.Job.Error)
+			}
+			names[r.Job.Name]++
+		}
+		if len(recs) != 4 || names["big"] != 1 || names["small"] != 2 || names["mid"] != 1 {
+			t.Errorf("%s: history has %d jobs named %v, want big, small ×2, mid", pol, len(recs), names)
+		}
+	}
+	var rep struct {
+		Runs []struct {
+			Policy   string `json:"policy"`
+			RealJobs []struct {
+				ID string `json:"id"`
+			} `json:"real_jobs"`
+		} `json:"runs"`
+	}
+	data, err := os.ReadFile(filepath.Join(out, "report.json"))
+	if err == nil {
+		err = json.Unmarshal(data, &rep)
+	}
+	if err != nil || len(rep.Runs) != 2 || len(rep.Runs[0].RealJobs) != 4 {
+		t.Errorf("report.json: %v, %d runs: want 2 runs of 4 jobs", err, len(rep.Runs))
+	}
+	csv, _ := os.ReadFile(filepath.Join(out, "metrics.csv"))
+	if !strings.HasPrefix(string(csv), "trace,seed,policy,metric,real,sim\n") {
+		t.Errorf("metrics.csv starts %q", string(csv[:min(len(csv), 60)]))
+	}
+}
+
+// TestE2EWorkloadReplayRefusesBadInput: a trace with an unknown field, a
+// negative duration or a missing field, or an unknown policy, is refused
+// before anything runs, naming the file, the line and the field.
+func TestE2EWorkloadReplayRefusesBadInput(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, trace string
+		args        []string
+		want        string
+	}{
+		{"unknown field", `{"id":"a","maps_s":[1],"reduce_s":[1]}`, nil, `line 1: json: unknown field "reduce_s"`},
+		{"negative", "\n" + `{"id":"a","maps_s":[1,-2]}`, nil, "line 2: job a: maps_s[1] = -2"},
+		{"missing", `{"id":"a","submit_s":1}`, nil, "line 1: job a: missing field maps_s"},
+		{"policy", `{"id":"a","maps_s":[1]}`, []string{"--policy", "lottery"}, `--policy "lottery": unknown policy`},
+	} {
+		path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".jsonl")
+		if err := os.WriteFile(path, []byte(tc.trace+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		got, err := runMREnv(t, 30*time.Second, nil, append([]string{"workload", "replay", "--trace", path}, tc.args...)...)
+		if err == nil || !strings.Contains(got, tc.want) || (tc.args == nil && !strings.Contains(got, path)) {
+			t.Errorf("%s: %v, output %q; want an error naming the file and %q", tc.name, err, got, tc.want)
+		}
+		if strings.Contains(got, "replay:") || time.Since(start) > 10*time.Second {
+			t.Errorf("%s: something ran before the refusal: %q", tc.name, got)
+		}
+	}
+}
+
+// TestE2EWorkloadReplayOnJobTracker replays the tiny trace on a running
+// cluster (--jobtracker): every job is submitted with the trace's name,
+// pool, priority and deadline, and the history written with
+// --history-out is a trace the simulator reads back.
+func TestE2EWorkloadReplayOnJobTracker(t *testing.T) {
+	c := startCluster(t, []trackerSpec{{"t1", 2, 1}, {"t2", 2, 1}}, "scheduler.policy=fair")
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "tiny.jsonl")
+	if err := os.WriteFile(trace, []byte(tinyTrace), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hist := filepath.Join(dir, "history.jsonl")
+	got, err := runMREnv(t, time.Minute, nil, "workload", "replay", "--trace", trace, "--jobtracker", c.jtAddr, "--history-out", hist)
+	if err != nil {
+		t.Fatalf("mr workload replay: %v\n%s", err, got)
+	}
+	if !strings.Contains(got, "4 jobs done") || !regexp.MustCompile(`(?m)^\s*policy\s+remote\s*$`).MatchString(got) ||
+		!strings.Contains(got, "the policy of the JobTracker at "+c.jtAddr) {
+		t.Errorf("output lacks the end of the replay, the JobTracker's address or the table of the remote policy:\n%s", got)
+	}
+	data, err := os.ReadFile(hist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := jobhistory.ParseAll(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string][]jobhistory.Job{}
+	for _, r := range recs {
+		byName[r.Job.Name] = append(byName[r.Job.Name], r.Job)
+	}
+	if len(recs) != 4 || len(byName["small"]) != 2 {
+		t.Fatalf("history has %d jobs %v, want the trace's 4", len(recs), byName)
+	}
+	mid := byName["mid"][0]
+	if mid.Pool != "p2" || mid.Priority != 1 || mid.Reduces != 0 || mid.Maps != 2 || mid.InputBytes != 1000000 {
+		t.Errorf("job mid: pool %q priority %d, %d maps %d reduces, %d input bytes; want p2, 1, 2, 0, 1000000", mid.Pool, mid.Priority, mid.Maps, mid.Reduces, mid.InputBytes)
+	}
+	deadlines := 0
+	for _, j := range byName["small"] {
+		if j.Deadline == 6 {
+			deadlines++
+		}
+	}
+	if deadlines != 1 {
+		t.Errorf("the small jobs' deadlines: %v; want one of 6 s", byName["small"])
+	}
+	if out, err := runMR(t, "sim", "--policy", "fair", "--workload", hist, "--trackers", "2", "--map-slots", "2", "--reduce-slots", "1"); err != nil || !strings.Contains(out, "jobs") {
+		t.Errorf("mr sim on the collected history: %v\n%s", err, out)
+	}
+}

@@ -1,0 +1,265 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"gomr/conf"
+	"gomr/jobtracker"
+	"gomr/partitions"
+	"gomr/sim"
+	"gomr/workloads/replay"
+)
+
+// replayFlags are the flags replay and compare share.
+type replayFlags struct {
+	cf                              confFlags
+	trace                           string
+	timeScale                       float64
+	trackers, mapSlots, reduceSlots int
+	shuffleRatio, byteScale         float64
+	keep                            bool
+}
+
+func (f *replayFlags) add(cmd *cobra.Command) {
+	f.cf.add(cmd)
+	fl := cmd.Flags()
+	fl.StringVar(&f.trace, "trace", "", "trace file (docs/trace-format.md, or a job history), a built-in mix ("+strings.Join(replay.MixNames(), ", ")+") or a simulator workload")
+	fl.Float64Var(&f.timeScale, "time-scale", 1, "multiply every time of the trace (submissions, tasks, deadlines) by this factor")
+	fl.IntVar(&f.trackers, "trackers", replay.DefaultTrackers, "TaskTrackers of the embedded cluster")
+	fl.IntVar(&f.mapSlots, "map-slots", replay.DefaultMapSlots, "map slots per TaskTracker")
+	fl.IntVar(&f.reduceSlots, "reduce-slots", replay.DefaultReduceSlots, "reduce slots per TaskTracker")
+	fl.Float64Var(&f.shuffleRatio, "shuffle-ratio", replay.DefaultShuffleRatio, "map output bytes per input byte of a job")
+	fl.Float64Var(&f.byteScale, "byte-scale", replay.DefaultByteScale, "scale of the bytes a job moves: input_bytes × shuffle-ratio × byte-scale")
+	fl.BoolVar(&f.keep, "keep", false, "keep the embedded cluster's work directory (logs, history)")
+}
+
+// check refuses flag values no run can use.
+func (f *replayFlags) check() error {
+	switch {
+	case f.trace == "":
+		return fmt.Errorf("name a trace with --trace (a file, or one of %s)", strings.Join(replay.MixNames(), ", "))
+	case !(f.timeScale > 0):
+		return fmt.Errorf("--time-scale %v: want a factor > 0", f.timeScale)
+	case f.trackers < 1 || f.mapSlots < 1 || f.reduceSlots < 0:
+		return fmt.Errorf("--trackers %d, --map-slots %d, --reduce-slots %d: want at least one tracker and one map slot", f.trackers, f.mapSlots, f.reduceSlots)
+	case !(f.shuffleRatio >= 0) || !(f.byteScale >= 0):
+		return fmt.Errorf("--shuffle-ratio %v and --byte-scale %v must be >= 0", f.shuffleRatio, f.byteScale)
+	}
+	return nil
+}
+
+// load reads (or generates) and scales the trace.
+func (f *replayFlags) load(seed uint64) (*sim.Workload, error) {
+	w, err := replay.Load(f.trace, seed)
+	if err != nil {
+		return nil, err
+	}
+	if f.timeScale != 1 {
+		return replay.Scale(w, f.timeScale)
+	}
+	return w, nil
+}
+
+// config builds a run's configuration: the workload's policy settings,
+// the cluster shape, the workload's reduce slow-start and speculation
+// off (the simulator runs none), under the user's --conf, MR_ variables
+// and -D, which win; policy, when set, is scheduler.policy.
+func (f *replayFlags) config(policy string, w *sim.Workload) (*conf.Config, error) {
+	extra := map[string]string{
+		"mapreduce.tasktracker.map.tasks.maximum":      strconv.Itoa(f.mapSlots),
+		"mapreduce.tasktracker.reduce.tasks.maximum":   strconv.Itoa(f.reduceSlots),
+		"mapreduce.job.reduce.slowstart.completedmaps": strconv.FormatFloat(w.Slowstart, 'g', -1, 64),
+		"mapreduce.map.speculative":                    "false",
+		"mapreduce.reduce.speculative":                 "false",
+		"log.level":                                    "error",
+	}
+	for k, v := range w.Conf {
+		extra[k] = v
+	}
+	if policy != "" {
+		extra["scheduler.policy"] = policy
+	}
+	cfg, err := f.cf.load(extra)
+	if err != nil {
+		return nil, err
+	}
+	if policy != "" && cfg.String("scheduler.policy") != policy {
+		return nil, fmt.Errorf("--policy %s and -D scheduler.policy=%s disagree", policy, cfg.String("scheduler.policy"))
+	}
+	return cfg, nil
+}
+
+func (f *replayFlags) options(progress io.Writer) replay.Options {
+	return replay.Options{ShuffleRatio: f.shuffleRatio, ByteScale: f.byteScale, Progress: progress, Bar: isTerminal(progress)}
+}
+
+func newWorkloadReplayCmd() *cobra.Command {
+	var f replayFlags
+	var policy, jt, historyOut string
+	var seed uint64
+	cmd := &cobra.Command{
+		Use:   "replay --trace FILE|MIX [--policy P | -D key=value ...] [--time-scale X] [--jobtracker HOST:PORT]",
+		Short: "Replay a workload trace on a real cluster with synthetic jobs, and print its metrics",
+		Long: "replay submits one synthetic replay job per trace entry (apps/replay.go) at its submit time, with its name,\n" +
+			"pool, priority and deadline; each map and reduce lasts what the trace says and the maps move input_bytes ×\n" +
+			"--shuffle-ratio × --byte-scale bytes through the shuffle. It runs on an embedded cluster (as mr local) whose\n" +
+			"policy is --policy (or -D scheduler.policy), or on a running JobTracker (--jobtracker) with that cluster's\n" +
+			"policy; it shows progress, waits for every job, collects their job history (--history-out) and prints the\n" +
+			"simulator's metrics of the run. The trace is checked as mr sim checks it, before anything runs.\n" +
+			"Built-in mixes: " + strings.Join(replay.MixNames(), ", ") + " (docs/comparison.md).",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.check(); err != nil {
+				return err
+			}
+			if policy != "" && !slices.Contains(partitions.Names(), policy) {
+				return fmt.Errorf("--policy %q: unknown policy (want one of %s)", policy, strings.Join(partitions.Names(), ", "))
+			}
+			if jt != "" && policy != "" {
+				return fmt.Errorf("--policy sets the embedded cluster's policy; the JobTracker at %s runs its own (drop --policy or --jobtracker)", jt)
+			}
+			w, err := f.load(seed)
+			if err != nil {
+				return err
+			}
+			cfg, err := f.config(policy, w)
+			if err != nil {
+				return err
+			}
+			ctx, cancel := signalContext()
+			defer cancel()
+			stderr := cmd.ErrOrStderr()
+			var client *jobtracker.Client
+			trackers, mapSlots, reduceSlots := f.trackers, f.trackers*f.mapSlots, f.trackers*f.reduceSlots
+			if jt != "" {
+				if client, err = jobtracker.Dial(jt, cfg); err != nil {
+					return err
+				}
+				defer client.Close()
+				ts, err := client.Trackers(ctx)
+				if err != nil {
+					return err
+				}
+				trackers, mapSlots, reduceSlots = len(ts), 0, 0
+				for _, t := range ts {
+					mapSlots += int(t.MapSlots)
+					reduceSlots += int(t.ReduceSlots)
+				}
+			} else {
+				cl, err := replay.StartCluster(ctx, cfg, f.trackers, f.keep, func(c *conf.Config) *slog.Logger { return newLogger(c, stderr) }, stderr)
+				if err != nil {
+					return err
+				}
+				defer cl.Close()
+				client = cl.Client
+			}
+			label, policyText := cfg.String("scheduler.policy"), "policy "+cfg.String("scheduler.policy")
+			if jt != "" {
+				// The JobTracker's policy is in its own configuration, which
+				// no RPC reports.
+				label, policyText = "remote", "the policy of the JobTracker at "+jt
+			}
+			fmt.Fprintf(stderr, "replay: %s, %d jobs, %s\n", w.Description, len(w.Jobs), policyText)
+			run, runErr := replay.Replay(ctx, client, w, f.options(stderr))
+			if run != nil && historyOut != "" && len(run.HistoryJSONL) > 0 {
+				if err := os.WriteFile(historyOut, run.HistoryJSONL, 0o644); err != nil {
+					return fmt.Errorf("writing the job history: %w", err)
+				}
+			}
+			if runErr != nil {
+				return runErr
+			}
+			res, err := replay.ResultOf(run, label, trackers, mapSlots, reduceSlots, cfg.Float("mapreduce.job.reduce.slowstart.completedmaps"))
+			if err != nil {
+				return err
+			}
+			return sim.WriteTable(cmd.OutOrStdout(), w.Name+" (real run)", seed, []*sim.Result{res})
+		},
+	}
+	f.add(cmd)
+	fl := cmd.Flags()
+	fl.StringVar(&policy, "policy", "", "scheduling policy of the embedded cluster ("+strings.Join(partitions.Names(), ", ")+"); default: the configuration's scheduler.policy")
+	fl.StringVar(&jt, "jobtracker", "", "replay on the JobTracker at HOST:PORT instead of an embedded cluster")
+	fl.StringVar(&historyOut, "history-out", "", "write the jobs' history (JSON lines, replayable by mr sim) to this file")
+	fl.Uint64Var(&seed, "seed", 1, "seed of a generated mix")
+	return cmd
+}
+
+func newWorkloadCompareCmd() *cobra.Command {
+	var f replayFlags
+	var policies, seeds, out string
+	cmd := &cobra.Command{
+		Use:   "compare --policies P1,P2,... --trace NAME|FILE [--seeds 1,2,3] [--out DIR]",
+		Short: "Run a trace under each policy on a fresh embedded cluster and compare with the simulator",
+		Long: "compare replays the trace (as mr workload replay) under each policy, each on a fresh embedded cluster whose\n" +
+			"policy is set by configuration only, turns each run's job history into the simulator's metrics and prints\n" +
+			"them beside the simulator's figures for the same trace, policy and cluster shape (sim.Run in-process),\n" +
+			"with the ranking of the policies and the relative error of per-job response times. --out DIR receives the\n" +
+			"table (text, CSV, JSON), the job histories and plots (slowdown CDF, slowdown vs size, timelines, slot\n" +
+			"occupancy). Everything (trace, policies, configuration) is checked before the first run.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.check(); err != nil {
+				return err
+			}
+			var ps []string
+			for _, p := range strings.Split(policies, ",") {
+				if p = strings.TrimSpace(p); p != "" && !slices.Contains(ps, p) {
+					ps = append(ps, p)
+				}
+			}
+			if len(ps) == 0 {
+				return fmt.Errorf("name the policies to compare with --policies (from %s)", strings.Join(partitions.Names(), ", "))
+			}
+			var ss []uint64
+			for _, s := range strings.Split(seeds, ",") {
+				if s = strings.TrimSpace(s); s == "" {
+					continue
+				}
+				v, err := strconv.ParseUint(s, 10, 64)
+				if err != nil {
+					return fmt.Errorf("--seeds: %q is not a seed (a non-negative integer)", s)
+				}
+				ss = append(ss, v)
+			}
+			stderr := cmd.ErrOrStderr()
+			ctx, cancel := signalContext()
+			defer cancel()
+			c, err := replay.Compare(ctx, replay.CompareOptions{
+				Policies: ps, Trace: f.trace, Seeds: ss, TimeScale: f.timeScale,
+				Trackers: f.trackers, MapSlots: f.mapSlots, ReduceSlots: f.reduceSlots,
+				Replay: f.options(stderr),
+				Config: f.config,
+				NewLog: func(c *conf.Config) *slog.Logger { return newLogger(c, stderr) },
+				Keep:   f.keep, Log: stderr,
+			})
+			if err != nil {
+				return err
+			}
+			if err := c.WriteTable(cmd.OutOrStdout()); err != nil {
+				return err
+			}
+			if out != "" {
+				if err := c.WriteDir(out); err != nil {
+					return err
+				}
+				fmt.Fprintf(stderr, "compare: wrote %s (table.txt, metrics.csv, report.json, histories, plots)\n", out)
+			}
+			return nil
+		},
+	}
+	f.add(cmd)
+	fl := cmd.Flags()
+	fl.StringVar(&policies, "policies", "", "comma-separated policies to run ("+strings.Join(partitions.Names(), ", ")+")")
+	fl.StringVar(&seeds, "seeds", "1", "comma-separated seeds of a generated mix (a file is run once)")
+	fl.StringVar(&out, "out", "", "write the table (text, CSV, JSON), histories and plots to this directory")
+	return cmd
+}

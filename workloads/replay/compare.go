@@ -1,0 +1,465 @@
+package replay
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"gomr/conf"
+	"gomr/partitions"
+	"gomr/sim"
+)
+
+// CompareOptions say what `mr workload compare` runs.
+type CompareOptions struct {
+	// Policies are run one after the other, each on a fresh embedded
+	// cluster, on the trace (a mix, simulator workload or file) generated
+	// with each of Seeds (one run when the trace is a file).
+	Policies []string
+	Trace    string
+	Seeds    []uint64
+	// TimeScale multiplies every time of the trace (1: as is).
+	TimeScale float64
+	// Trackers, MapSlots and ReduceSlots (per tracker) shape the embedded
+	// cluster and the simulated one.
+	Trackers, MapSlots, ReduceSlots int
+	// Replay are the replay options (bytes, progress).
+	Replay Options
+	// Config returns the configuration of the cluster that runs policy on
+	// w: the caller's (defaults, file, environment, -D) with the policy,
+	// the slots and the workload's policy settings. It is asked for every
+	// run before any runs, so that a bad setting stops the comparison
+	// before it starts.
+	Config func(policy string, w *sim.Workload) (*conf.Config, error)
+	// NewLog makes the daemons' logger; Keep keeps their work directories.
+	NewLog func(*conf.Config) *slog.Logger
+	Keep   bool
+	// Log receives what the comparison is doing (runs starting); nil: none.
+	Log io.Writer
+}
+
+// PolicyRun is one policy on one seed: the real run and the simulator's.
+type PolicyRun struct {
+	Policy string
+	Seed   uint64
+	// Real are the metrics of the real run, Sim the simulator's.
+	Real, Sim *sim.Result
+	// Run is the real run (jobs, histories).
+	Run *Run
+	// JobErrors are the relative errors of the jobs' response times,
+	// |real − sim| / sim, sorted.
+	JobErrors []float64
+}
+
+// Comparison is the outcome of `mr workload compare`.
+type Comparison struct {
+	Trace                           string
+	Description                     string
+	Trackers, MapSlots, ReduceSlots int
+	Runs                            []PolicyRun
+}
+
+// checkPolicies refuses an unknown policy name, listing the known ones.
+func checkPolicies(ps []string) error {
+	if len(ps) == 0 {
+		return errNoPolicies
+	}
+	known := partitions.Names()
+	for _, p := range ps {
+		ok := false
+		for _, k := range known {
+			ok = ok || k == p
+		}
+		if !ok {
+			return fmt.Errorf("unknown policy %q (want one of %s)", p, strings.Join(known, ", "))
+		}
+	}
+	return nil
+}
+
+// Compare runs the trace under each policy on a fresh embedded cluster,
+// simulates it under the same policy and cluster shape, and returns both.
+// The trace, the policies and every run's configuration are checked
+// before the first run starts.
+func Compare(ctx context.Context, o CompareOptions) (*Comparison, error) {
+	if err := checkPolicies(o.Policies); err != nil {
+		return nil, fmt.Errorf("compare: %w", err)
+	}
+	if o.Trackers < 1 || o.MapSlots < 1 || o.ReduceSlots < 0 {
+		return nil, fmt.Errorf("compare: a cluster of %d trackers with %d map and %d reduce slots each is not usable", o.Trackers, o.MapSlots, o.ReduceSlots)
+	}
+	seeds := o.Seeds
+	if len(seeds) == 0 {
+		seeds = []uint64{1}
+	}
+	if _, err := os.Stat(o.Trace); err == nil && len(seeds) > 1 {
+		seeds = seeds[:1] // a file is the same whatever the seed
+	}
+	type plan struct {
+		seed uint64
+		w    *sim.Workload
+		cfg  map[string]*conf.Config
+		sims map[string]*sim.Result
+	}
+	var plans []plan
+	for _, seed := range seeds {
+		w, err := Load(o.Trace, seed)
+		if err != nil {
+			return nil, fmt.Errorf("compare: %w", err)
+		}
+		if o.TimeScale != 0 && o.TimeScale != 1 {
+			if w, err = Scale(w, o.TimeScale); err != nil {
+				return nil, fmt.Errorf("compare: %w", err)
+			}
+		}
+		p := plan{seed: seed, w: w, cfg: map[string]*conf.Config{}, sims: map[string]*sim.Result{}}
+		for _, pol := range o.Policies {
+			cfg, err := o.Config(pol, w)
+			if err != nil {
+				return nil, fmt.Errorf("compare: policy %s: %w", pol, err)
+			}
+			if got := cfg.String("scheduler.policy"); got != pol {
+				return nil, fmt.Errorf("compare: policy %s: the configuration sets scheduler.policy=%s; compare sets it from --policies", pol, got)
+			}
+			p.cfg[pol] = cfg
+			conf := map[string]string{}
+			for _, e := range cfg.Entries() {
+				conf[e.Key] = cfg.String(e.Key)
+			}
+			r, err := Simulate(w, pol, conf, o.Trackers, o.MapSlots, o.ReduceSlots, cfg.Float(keySlowstart))
+			if err != nil {
+				return nil, fmt.Errorf("compare: %w", err)
+			}
+			p.sims[pol] = r
+		}
+		plans = append(plans, p)
+	}
+	c := &Comparison{Trace: o.Trace, Description: plans[0].w.Description, Trackers: o.Trackers, MapSlots: o.MapSlots, ReduceSlots: o.ReduceSlots}
+	for _, p := range plans {
+		for _, pol := range o.Policies {
+			if o.Log != nil {
+				fmt.Fprintf(o.Log, "compare: %s, seed %d, policy %s: %d jobs on an embedded cluster of %d trackers × (%d map + %d reduce) slots\n",
+					p.w.Name, p.seed, pol, len(p.w.Jobs), o.Trackers, o.MapSlots, o.ReduceSlots)
+			}
+			run, err := replayOnFreshCluster(ctx, p.cfg[pol], p.w, o)
+			if err != nil {
+				return c, fmt.Errorf("compare: policy %s, seed %d: %w", pol, p.seed, err)
+			}
+			real, err := ResultOf(run, pol, o.Trackers, o.Trackers*o.MapSlots, o.Trackers*o.ReduceSlots, p.cfg[pol].Float(keySlowstart))
+			if err != nil {
+				return c, fmt.Errorf("compare: policy %s, seed %d: %w", pol, p.seed, err)
+			}
+			c.Runs = append(c.Runs, PolicyRun{Policy: pol, Seed: p.seed, Real: real, Sim: p.sims[pol], Run: run, JobErrors: JobErrors(real, p.sims[pol])})
+		}
+	}
+	return c, nil
+}
+
+// keySlowstart is the reduce slow-start key, read for the simulation.
+const keySlowstart = "mapreduce.job.reduce.slowstart.completedmaps"
+
+// replayOnFreshCluster starts an embedded cluster, replays w on it and
+// stops it.
+func replayOnFreshCluster(ctx context.Context, cfg *conf.Config, w *sim.Workload, o CompareOptions) (*Run, error) {
+	newLog := o.NewLog
+	if newLog == nil {
+		newLog = func(*conf.Config) *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+	}
+	logw := o.Log
+	if logw == nil {
+		logw = io.Discard
+	}
+	cl, err := StartCluster(ctx, cfg, o.Trackers, o.Keep, newLog, logw)
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	return Replay(ctx, cl.Client, w, o.Replay)
+}
+
+// metricRow is one row of the comparison table.
+type metricRow struct {
+	name string
+	get  func(r *sim.Result) float64
+	// deadline rows are shown when a job has a deadline.
+	deadline bool
+}
+
+var metricRows = []metricRow{
+	{name: "slowdown mean", get: func(r *sim.Result) float64 { return r.Summary.Slowdown.Mean }},
+	{name: "slowdown median", get: func(r *sim.Result) float64 { return r.Summary.Slowdown.Median }},
+	{name: "slowdown p95", get: func(r *sim.Result) float64 { return r.Summary.Slowdown.P95 }},
+	{name: "slowdown p99", get: func(r *sim.Result) float64 { return r.Summary.Slowdown.P99 }},
+	{name: "response mean [s]", get: func(r *sim.Result) float64 { return r.Summary.Response.Mean }},
+	{name: "response median [s]", get: func(r *sim.Result) float64 { return r.Summary.Response.Median }},
+	{name: "response p95 [s]", get: func(r *sim.Result) float64 { return r.Summary.Response.P95 }},
+	{name: "makespan [s]", get: func(r *sim.Result) float64 { return r.Summary.MakespanS }},
+	{name: "utilization map", get: func(r *sim.Result) float64 { return r.Summary.UtilMap }},
+	{name: "utilization reduce", get: func(r *sim.Result) float64 { return r.Summary.UtilReduce }},
+	{name: "missed deadlines [%]", deadline: true, get: func(r *sim.Result) float64 { return deadline(r).MissedPct }},
+	{name: "relative deadline exceeded [%]", deadline: true, get: func(r *sim.Result) float64 { return deadline(r).RelativeExceededPct }},
+	{name: "killed map tasks", get: func(r *sim.Result) float64 { return float64(r.KilledMapTasks) }},
+	{name: "killed reduce tasks", get: func(r *sim.Result) float64 { return float64(r.KilledReduceTasks) }},
+}
+
+func deadline(r *sim.Result) *sim.DeadlineStats {
+	if r.Summary.Deadline == nil {
+		return &sim.DeadlineStats{}
+	}
+	return r.Summary.Deadline
+}
+
+func (c *Comparison) hasDeadlines() bool {
+	for _, r := range c.Runs {
+		if r.Real.Summary.Deadline != nil || r.Sim.Summary.Deadline != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *Comparison) rows() []metricRow {
+	var rows []metricRow
+	d := c.hasDeadlines()
+	for _, r := range metricRows {
+		if !r.deadline || d {
+			rows = append(rows, r)
+		}
+	}
+	return rows
+}
+
+// seeds returns the comparison's seeds in order.
+func (c *Comparison) seeds() []uint64 {
+	var out []uint64
+	seen := map[uint64]bool{}
+	for _, r := range c.Runs {
+		if !seen[r.Seed] {
+			seen[r.Seed] = true
+			out = append(out, r.Seed)
+		}
+	}
+	return out
+}
+
+func (c *Comparison) runsOf(seed uint64) []PolicyRun {
+	var out []PolicyRun
+	for _, r := range c.Runs {
+		if r.Seed == seed {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// WriteTable prints, per seed, one column per policy with each real
+// figure and beside it, in parentheses, the simulator's; then the ranking
+// of the policies by mean slowdown, real and simulated, and the median
+// and P90 relative error of per-job response times.
+func (c *Comparison) WriteTable(w io.Writer) error {
+	fmt.Fprintln(w, c.Description)
+	for _, seed := range c.seeds() {
+		runs := c.runsOf(seed)
+		fmt.Fprintf(w, "\ntrace %s, seed %d, %d trackers × (%d map + %d reduce) slots; each cell: real (simulated)\n",
+			c.Trace, seed, c.Trackers, c.MapSlots, c.ReduceSlots)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		row := func(cells ...string) { fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t") }
+		head := []string{"policy"}
+		jobs := []string{"jobs"}
+		for _, r := range runs {
+			head = append(head, r.Policy)
+			jobs = append(jobs, fmt.Sprintf("%d (%d)", r.Real.Summary.Jobs, r.Sim.Summary.Jobs))
+		}
+		row(head...)
+		row(jobs...)
+		for _, m := range c.rows() {
+			cells := []string{m.name}
+			for _, r := range runs {
+				cells = append(cells, fmt.Sprintf("%.2f (%.2f)", m.get(r.Real), m.get(r.Sim)))
+			}
+			row(cells...)
+		}
+		errRow := []string{"job response rel. error median/p90"}
+		for _, r := range runs {
+			errRow = append(errRow, fmt.Sprintf("%.3f/%.3f", sim.Percentile(r.JobErrors, 50), sim.Percentile(r.JobErrors, 90)))
+		}
+		row(errRow...)
+		if err := tw.Flush(); err != nil {
+			return fmt.Errorf("write table: %w", err)
+		}
+		realRank, simRank := Ranking(runs, func(r PolicyRun) *sim.Result { return r.Real }), Ranking(runs, func(r PolicyRun) *sim.Result { return r.Sim })
+		agree := "agree"
+		if !RankingsAgree(realRank, simRank) {
+			agree = "DISAGREE"
+		}
+		fmt.Fprintf(w, "ranking by mean slowdown (best first): real %s; simulated %s: %s\n", rankString(realRank), rankString(simRank), agree)
+	}
+	return nil
+}
+
+// Ranking orders the runs' policies by mean slowdown, lowest first, as
+// groups of policies whose means are equal to 0.1% (ties), each group
+// sorted by name.
+func Ranking(runs []PolicyRun, res func(PolicyRun) *sim.Result) [][]string {
+	rs := append([]PolicyRun(nil), runs...)
+	mean := func(r PolicyRun) float64 { return res(r).Summary.Slowdown.Mean }
+	sort.SliceStable(rs, func(a, b int) bool {
+		if x, y := mean(rs[a]), mean(rs[b]); x != y {
+			return x < y
+		}
+		return rs[a].Policy < rs[b].Policy
+	})
+	var out [][]string
+	for i, r := range rs {
+		if i > 0 && math.Abs(mean(r)-mean(rs[i-1])) <= 1e-3*math.Max(math.Abs(mean(r)), 1e-9) {
+			out[len(out)-1] = append(out[len(out)-1], r.Policy)
+			continue
+		}
+		out = append(out, []string{r.Policy})
+	}
+	return out
+}
+
+// RankingsAgree tells whether two rankings order every pair of policies
+// the same way; a tie in either agrees with any order.
+func RankingsAgree(a, b [][]string) bool {
+	pos := func(r [][]string) map[string]int {
+		m := map[string]int{}
+		for i, g := range r {
+			for _, p := range g {
+				m[p] = i
+			}
+		}
+		return m
+	}
+	pa, pb := pos(a), pos(b)
+	for p, x := range pa {
+		for q, y := range pa {
+			if x < y && pb[p] > pb[q] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func rankString(r [][]string) string {
+	var gs []string
+	for _, g := range r {
+		gs = append(gs, strings.Join(g, " = "))
+	}
+	return strings.Join(gs, " < ")
+}
+
+// WriteCSV writes one line per seed, policy, source (real or sim) and
+// metric.
+func (c *Comparison) WriteCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	_ = cw.Write([]string{"trace", "seed", "policy", "metric", "real", "sim"})
+	for _, r := range c.Runs {
+		for _, m := range c.rows() {
+			_ = cw.Write([]string{c.Trace, strconv.FormatUint(r.Seed, 10), r.Policy, m.name, fmtFloat(m.get(r.Real)), fmtFloat(m.get(r.Sim))})
+		}
+		_ = cw.Write([]string{c.Trace, strconv.FormatUint(r.Seed, 10), r.Policy, "job response rel. error median", fmtFloat(sim.Percentile(r.JobErrors, 50)), ""})
+		_ = cw.Write([]string{c.Trace, strconv.FormatUint(r.Seed, 10), r.Policy, "job response rel. error p90", fmtFloat(sim.Percentile(r.JobErrors, 90)), ""})
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return fmt.Errorf("write csv: %w", err)
+	}
+	return nil
+}
+
+func fmtFloat(x float64) string {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return ""
+	}
+	return strconv.FormatFloat(x, 'f', 4, 64)
+}
+
+// jsonRun is one PolicyRun in the JSON report.
+type jsonRun struct {
+	Policy    string          `json:"policy"`
+	Seed      uint64          `json:"seed"`
+	Real      sim.Summary     `json:"real"`
+	Sim       sim.Summary     `json:"sim"`
+	RealJobs  []sim.JobRecord `json:"real_jobs"`
+	SimJobs   []sim.JobRecord `json:"sim_jobs"`
+	JobErrMed float64         `json:"job_response_rel_error_median"`
+	JobErrP90 float64         `json:"job_response_rel_error_p90"`
+	Killed    [2]int64        `json:"real_killed_map_reduce"`
+}
+
+// WriteJSON writes the comparison as one JSON object: per run, both
+// summaries and both sets of per-job records.
+func (c *Comparison) WriteJSON(w io.Writer) error {
+	rep := struct {
+		Trace       string    `json:"trace"`
+		Description string    `json:"description"`
+		Trackers    int       `json:"trackers"`
+		MapSlots    int       `json:"map_slots_per_tracker"`
+		ReduceSlots int       `json:"reduce_slots_per_tracker"`
+		Runs        []jsonRun `json:"runs"`
+	}{c.Trace, c.Description, c.Trackers, c.MapSlots, c.ReduceSlots, nil}
+	for _, r := range c.Runs {
+		rep.Runs = append(rep.Runs, jsonRun{Policy: r.Policy, Seed: r.Seed, Real: r.Real.Summary, Sim: r.Sim.Summary,
+			RealJobs: r.Real.Jobs, SimJobs: r.Sim.Jobs, JobErrMed: sim.Percentile(r.JobErrors, 50), JobErrP90: sim.Percentile(r.JobErrors, 90),
+			Killed: [2]int64{r.Real.KilledMapTasks, r.Real.KilledReduceTasks}})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(rep); err != nil {
+		return fmt.Errorf("write json: %w", err)
+	}
+	return nil
+}
+
+// WriteDir writes the comparison into dir (created if need be): the table
+// (table.txt), the metrics (metrics.csv), the report (report.json), each
+// run's job history (history-<policy>-seed<N>.jsonl) and the plots.
+func (c *Comparison) WriteDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("output directory: %w", err)
+	}
+	files := []struct {
+		name  string
+		write func(io.Writer) error
+	}{{"table.txt", c.WriteTable}, {"metrics.csv", c.WriteCSV}, {"report.json", c.WriteJSON}}
+	for _, f := range files {
+		if err := writeFile(filepath.Join(dir, f.name), f.write); err != nil {
+			return err
+		}
+	}
+	for _, r := range c.Runs {
+		name := filepath.Join(dir, fmt.Sprintf("history-%s-seed%d.jsonl", r.Policy, r.Seed))
+		if err := os.WriteFile(name, r.Run.HistoryJSONL, 0o644); err != nil {
+			return fmt.Errorf("write %s: %w", name, err)
+		}
+	}
+	return c.WritePlots(dir)
+}
+
+func writeFile(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", path, err)
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("close %s: %w", path, err)
+	}
+	return nil
+}

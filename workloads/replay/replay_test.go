@@ -1,0 +1,91 @@
+package replay
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"gomr/sim"
+)
+
+// TestMixesFitTheEmbeddedCluster generates every small mix and checks,
+// with the simulator, that it runs in 2-5 minutes on the default
+// embedded cluster under FIFO and fair sharing, with few enough tasks.
+func TestMixesFitTheEmbeddedCluster(t *testing.T) {
+	for _, m := range Mixes {
+		w, err := Load(m.Name, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tasks := 0
+		for _, j := range w.Jobs {
+			tasks += len(j.Maps) + len(j.Reduces)
+			for _, d := range append(append([]time.Duration(nil), j.Maps...), j.Reduces...) {
+				if d < MinTask {
+					t.Errorf("%s: job %s has a task of %v < %v", m.Name, j.ID, d, MinTask)
+				}
+			}
+		}
+		for _, p := range []string{"fifo", "fair"} {
+			r, err := Simulate(w, p, w.Conf, DefaultTrackers, DefaultMapSlots, DefaultReduceSlots, 0.05)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s %s: %d jobs, %d tasks, makespan %.0f s, mean slowdown %.2f", m.Name, p, len(w.Jobs), tasks, r.Summary.MakespanS, r.Summary.Slowdown.Mean)
+			if r.Summary.MakespanS < 120 || r.Summary.MakespanS > 300 {
+				t.Errorf("%s under %s: simulated makespan %.0f s, want 2-5 min", m.Name, p, r.Summary.MakespanS)
+			}
+		}
+	}
+}
+
+func TestLoadRefusesBadTraces(t *testing.T) {
+	if _, err := Load("no-such-mix", 1); err == nil || !strings.Contains(err.Error(), "hvw-small") {
+		t.Errorf("unknown trace: %v, want an error listing the mixes", err)
+	}
+	if _, err := Scale(&sim.Workload{}, 0); err == nil {
+		t.Error("time scale 0 accepted")
+	}
+}
+
+func TestRankingsAgree(t *testing.T) {
+	run := func(p string, mean float64) PolicyRun {
+		r := &sim.Result{Policy: p}
+		r.Summary.Slowdown.Mean = mean
+		return PolicyRun{Policy: p, Real: r}
+	}
+	real := Ranking([]PolicyRun{run("fifo", 3), run("fair", 2), run("sita", 2)}, func(r PolicyRun) *sim.Result { return r.Real })
+	if got := rankString(real); got != "fair = sita < fifo" {
+		t.Errorf("ranking %q", got)
+	}
+	if !RankingsAgree(real, [][]string{{"sita"}, {"fair"}, {"fifo"}}) {
+		t.Error("a tie should agree with any order of its policies")
+	}
+	if RankingsAgree(real, [][]string{{"fifo"}, {"fair", "sita"}}) {
+		t.Error("fifo first should disagree")
+	}
+}
+
+func TestMergeTruncateScale(t *testing.T) {
+	s := time.Second
+	ds := []time.Duration{1 * s, 2 * s, 3 * s, 4 * s, 5 * s}
+	if got := merge(ds, 2); len(got) != 2 || got[0]+got[1] != 15*s {
+		t.Errorf("merge: %v, want 2 tasks of 15 s in all", got)
+	}
+	if got := truncate(ds, 2); len(got) != 2 || got[0] != s || got[1] != 2*s {
+		t.Errorf("truncate: %v", got)
+	}
+	w := &sim.Workload{Conf: map[string]string{"scheduler.tyrex.timers": "60s"},
+		Jobs: []sim.Job{{ID: "a", Submit: 10 * s, Maps: ds, Reduces: []time.Duration{s}, Deadline: 30 * s}}}
+	c, err := Scale(w, 0.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := c.Jobs[0]
+	if j.Submit != 5*s || j.Maps[4] != 2500*time.Millisecond || j.Reduces[0] != s/2 || j.Deadline != 15*s || c.Conf["scheduler.tyrex.timers"] != "30s" {
+		t.Errorf("scaled: %+v, conf %v", j, c.Conf)
+	}
+	if w.Jobs[0].Maps[4] != 5*s {
+		t.Error("Scale changed its input")
+	}
+}

@@ -74,9 +74,9 @@ const webuiJS = `"use strict";
       width: width(el), height: Math.min(900, Math.max(140, rows.length * 22 + 70)),
       legend: {show: false},
       cursor: {y: false, drag: {x: true, y: false}},
-      scales: {x: {time: true, range: [lo, hi]}, y: {auto: false, range: [rows.length - 0.5, -0.5]}},
+      scales: {x: {time: true, range: [lo, hi]}, y: {auto: false, dir: -1, range: [-0.5, rows.length - 0.5]}},
       series: [{}, {label: "attempts", stroke: "transparent", points: {show: false}}],
-      axes: [{}, {size: 170, splits: () => rows.map((_, i) => i), values: (u, sp) => sp.map(i => rows[i] || ""), grid: {show: false}}],
+      axes: [{}, {size: 170, space: 8, splits: () => rows.map((_, i) => i), incrs: [1], values: (u, sp) => sp.map(i => rows[i] || ""), grid: {show: false}}],
       hooks: {draw: [draw], setCursor: [hover]},
     };
     new uPlot(opts, [[lo, hi], [null, null]], el);

@@ -11,7 +11,7 @@ var pages = template.Must(template.New("pages").Funcs(pageFuncs).Parse(pageTempl
 const pageTemplates = `
 {{define "head"}}<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{{.Title}}</title>
-<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="viewport" content="width=device-width, initial-scale=1"><link rel="icon" href="data:,">
 {{if .Refresh}}<meta http-equiv="refresh" content="{{.Refresh}}">
 {{end}}{{if .Charts}}<link rel="stylesheet" href="/static/uPlot.min.css">
 <script src="/static/uPlot.iife.min.js"></script>
@@ -22,7 +22,8 @@ nav { margin-bottom: 0.5em; padding-bottom: 4px; border-bottom: 1px solid #bbb; 
 nav a { margin-right: 1em; }
 .scroll { overflow-x: auto; max-width: 100%; margin-bottom: 1em; }
 table { border-collapse: collapse; }
-th, td { border: 1px solid #bbb; padding: 2px 8px; text-align: left; vertical-align: top; overflow-wrap: anywhere; }
+th, td { border: 1px solid #bbb; padding: 2px 8px; text-align: left; vertical-align: top; overflow-wrap: break-word; }
+table.kv td, td.wrap { overflow-wrap: anywhere; }
 th { background: #eee; }
 td.n { text-align: right; white-space: nowrap; }
 tr.attempt td:first-child { padding-left: 2em; }
@@ -40,7 +41,7 @@ pre { background: #f6f6f6; padding: 4px; white-space: pre-wrap; overflow-wrap: a
 {{define "jobs"}}<div class="scroll"><table>
 <tr><th>Job</th><th>Name</th><th>User</th><th>Pool</th><th>Priority</th><th>State</th><th>Submitted</th><th>Finished</th>
 <th>Map %</th><th>Maps (done/total)</th><th>Reduce %</th><th>Reduces (done/total)</th><th>Error</th></tr>
-{{range .}}<tr><td><a href="/job?id={{.ID}}">{{.ID}}</a></td><td>{{.Name}}</td><td>{{.User}}</td><td>{{.Pool}}</td>
+{{range .}}<tr><td><a href="/job?id={{.ID}}">{{.ID}}</a></td><td class="wrap">{{.Name}}</td><td>{{.User}}</td><td>{{.Pool}}</td>
 <td class="n">{{.Priority}}</td><td>{{.State}}{{if .Retired}} (retired){{end}}</td><td>{{when .Submit}}</td><td>{{when .Finish}}</td>
 <td class="n">{{pct .MapProgress}}</td><td class="n">{{.Maps.Succeeded}}/{{.Maps.Total}}</td>
 <td class="n">{{pct .ReduceProgress}}</td><td class="n">{{.Reduces.Succeeded}}/{{.Reduces.Total}}</td>
@@ -111,7 +112,7 @@ Jobs: {{index .Jobs "RUNNING"}} running, {{index .Jobs "SUCCEEDED"}} succeeded, 
 {{define "job"}}{{template "head" .Meta}}
 <p><a href="/api/job?id={{.ID}}">JSON</a> <a href="/api/job/timeline?id={{.ID}}">timeline JSON</a></p>
 <h1>Job {{.ID}}</h1>
-<div class="scroll"><table>
+<div class="scroll"><table class="kv">
 <tr><th>Name</th><td>{{.Name}}</td></tr>
 <tr><th>User</th><td>{{.User}}</td></tr>
 <tr><th>Pool</th><td>{{.Pool}}</td></tr>
@@ -180,7 +181,7 @@ Jobs: {{index .Jobs "RUNNING"}} running, {{index .Jobs "SUCCEEDED"}} succeeded, 
 {{define "attempt"}}{{template "head" .Meta}}
 <p>Job <a href="/job?id={{.Job.ID}}">{{.Job.ID}}</a> ({{.Job.Name}}, {{.Job.State}}), task <a href="/task?id={{.Task.ID}}">{{.Task.ID}}</a></p>
 <h1>Attempt {{.Attempt.ID}}</h1>
-<div class="scroll"><table>
+<div class="scroll"><table class="kv">
 <tr><th>Tracker</th><td>{{if .Attempt.Tracker}}<a href="/tracker?name={{.Attempt.Tracker}}">{{.Attempt.Tracker}}</a>{{end}}</td></tr>
 <tr><th>State</th><td>{{.Attempt.State}}{{if .Extra.Speculative}} (speculative){{end}}{{if .Extra.Cloned}} (cloned){{end}}</td></tr>
 <tr><th>Progress</th><td>{{pct .Attempt.Progress}}{{if .Attempt.Phase}} ({{.Attempt.Phase}}){{end}}</td></tr>
@@ -215,7 +216,7 @@ Jobs: {{index .Jobs "RUNNING"}} running, {{index .Jobs "SUCCEEDED"}} succeeded, 
 
 {{define "tracker"}}{{template "head" .Meta}}
 <h1>TaskTracker {{.Name}}</h1>
-<div class="scroll"><table>
+<div class="scroll"><table class="kv">
 <tr><th>Host</th><td>{{.Host}}</td></tr>
 <tr><th>Shuffle address</th><td>{{.ShuffleAddress}}</td></tr>
 <tr><th>Map slots</th><td>{{.MapSlots}} ({{.RunningMaps}} running)</td></tr>
@@ -242,7 +243,7 @@ Jobs: {{index .Jobs "RUNNING"}} running, {{index .Jobs "SUCCEEDED"}} succeeded, 
 {{end}}<p>{{.Total}} finished jobs in the history directory{{if gt .Total (len .Jobs)}}, the newest {{len .Jobs}} shown{{end}}.</p>
 {{if .Jobs}}<div class="scroll"><table>
 <tr><th>Job</th><th>Name</th><th>User</th><th>Queue</th><th>State</th><th>Submitted</th><th>Started</th><th>Finished</th><th>Elapsed</th><th>Maps</th><th>Reduces</th><th>Error</th></tr>
-{{range .Jobs}}<tr><td><a href="/job?id={{.ID}}">{{.ID}}</a></td><td>{{.Name}}</td><td>{{.User}}</td><td>{{.Queue}}</td><td>{{.State}}</td>
+{{range .Jobs}}<tr><td><a href="/job?id={{.ID}}">{{.ID}}</a></td><td class="wrap">{{.Name}}</td><td>{{.User}}</td><td>{{.Queue}}</td><td>{{.State}}</td>
 <td>{{when .Submit}}</td><td>{{when .Start}}</td><td>{{when .Finish}}</td><td>{{elapsed .Start .Finish .Finish}}</td><td class="n">{{.Maps}}</td><td class="n">{{.Reduces}}</td><td title="{{.Error}}">{{firstLine .Error}}</td></tr>
 {{end}}</table></div>
 {{end}}</body></html>

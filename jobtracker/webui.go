@@ -425,6 +425,17 @@ func (jt *JobTracker) trackerDetail(name string) (trackerDetail, bool) {
 	return td, true
 }
 
+// liveTrackers are the names of the live trackers.
+func (jt *JobTracker) liveTrackers() map[string]bool {
+	jt.mu.Lock()
+	defer jt.unlock()
+	out := make(map[string]bool, len(jt.trackers))
+	for name := range jt.trackers {
+		out[name] = true
+	}
+	return out
+}
+
 // trackerFaults are the faults of every tracker within the window.
 func (jt *JobTracker) trackerFaults() map[string]int {
 	jt.mu.Lock()
@@ -492,6 +503,8 @@ type taskPage struct {
 	// Extras are the attempts' extras by attempt id.
 	Extras map[string]attemptExtra
 	Now    time.Time
+	// Live are the live trackers: the others have no page to link to.
+	Live map[string]bool
 }
 
 type attemptPage struct {
@@ -503,6 +516,7 @@ type attemptPage struct {
 	Counters    []counterGroup
 	Logs        []attemptLog
 	FromHistory bool
+	Live        map[string]bool
 }
 
 // attemptLog is one of an attempt's logs, or why it could not be read.
@@ -632,7 +646,7 @@ func (jt *JobTracker) handleTaskPage(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("unknown task %s", id), http.StatusNotFound)
 		return
 	}
-	renderHTML(w, "task", taskPage{Meta: meta(r, id, !finalJobState(v.State), false), Job: v.JobInfo, Task: t, Extras: v.Extras, Now: utc(jt.now())})
+	renderHTML(w, "task", taskPage{Meta: meta(r, id, !finalJobState(v.State), false), Job: v.JobInfo, Task: t, Extras: v.Extras, Now: utc(jt.now()), Live: jt.liveTrackers()})
 }
 
 func (jt *JobTracker) handleAttemptPage(w http.ResponseWriter, r *http.Request) {
@@ -658,6 +672,7 @@ func (jt *JobTracker) handleAttemptPage(w http.ResponseWriter, r *http.Request) 
 	}
 	p.Job, p.Extra, p.FromHistory = v.JobInfo, v.Extras[id], v.FromHistory
 	p.Counters = counterGroups(p.Extra.Counters)
+	p.Live = jt.liveTrackers()
 	live := p.Attempt.Finish.IsZero() && !finalJobState(v.State)
 	p.Meta = meta(r, id, live, false)
 	if jt.auth != nil && jt.auth.acls {

@@ -158,7 +158,7 @@ Jobs: {{index .Jobs "RUNNING"}} running, {{index .Jobs "SUCCEEDED"}} succeeded, 
 {{end}}
 
 {{define "attemptrows"}}{{$x := .Extras}}{{range .Task.Attempts}}<tr><td><a href="/attempt?id={{.ID}}">{{.ID}}</a>{{with index $x .ID}}{{if .Speculative}} (speculative){{end}}{{if .Cloned}} (cloned){{end}}{{end}}</td>
-<td>{{if .Tracker}}<a href="/tracker?name={{.Tracker}}">{{.Tracker}}</a>{{end}}</td><td>{{.State}}</td><td class="n">{{pct .Progress}}</td><td>{{.Phase}}</td>
+<td>{{if index $.Live .Tracker}}<a href="/tracker?name={{.Tracker}}">{{.Tracker}}</a>{{else}}{{.Tracker}}{{end}}</td><td>{{.State}}</td><td class="n">{{pct .Progress}}</td><td>{{.Phase}}</td>
 <td>{{when .Start}}</td><td>{{when .ShuffleFinish}}</td><td>{{when .SortFinish}}</td><td>{{when .Finish}}</td><td>{{elapsed .Start .Finish $.Now}}</td>
 <td>{{with index $x .ID}}{{range $g, $m := .Counters}}{{range $n, $v := $m}}{{$n}}={{$v}} {{end}}{{end}}{{end}}</td>
 <td><a href="/tasklog?attemptid={{.ID}}&amp;filter=stdout">stdout</a> <a href="/tasklog?attemptid={{.ID}}&amp;filter=stderr">stderr</a></td>
@@ -182,7 +182,7 @@ Jobs: {{index .Jobs "RUNNING"}} running, {{index .Jobs "SUCCEEDED"}} succeeded, 
 <p>Job <a href="/job?id={{.Job.ID}}">{{.Job.ID}}</a> ({{.Job.Name}}, {{.Job.State}}), task <a href="/task?id={{.Task.ID}}">{{.Task.ID}}</a></p>
 <h1>Attempt {{.Attempt.ID}}</h1>
 <div class="scroll"><table class="kv">
-<tr><th>Tracker</th><td>{{if .Attempt.Tracker}}<a href="/tracker?name={{.Attempt.Tracker}}">{{.Attempt.Tracker}}</a>{{end}}</td></tr>
+<tr><th>Tracker</th><td>{{if index .Live .Attempt.Tracker}}<a href="/tracker?name={{.Attempt.Tracker}}">{{.Attempt.Tracker}}</a>{{else}}{{.Attempt.Tracker}} (not live){{end}}</td></tr>
 <tr><th>State</th><td>{{.Attempt.State}}{{if .Extra.Speculative}} (speculative){{end}}{{if .Extra.Cloned}} (cloned){{end}}</td></tr>
 <tr><th>Progress</th><td>{{pct .Attempt.Progress}}{{if .Attempt.Phase}} ({{.Attempt.Phase}}){{end}}</td></tr>
 <tr><th>Started</th><td>{{when .Attempt.Start}}</td></tr>

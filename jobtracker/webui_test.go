@@ -115,3 +115,45 @@ func TestSeriesBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestWebUIRetiredJob: a retired job's pages and timeline come from its
+// history file.
+func TestWebUIRetiredJob(t *testing.T) {
+	r := newRetireRig(t, map[string]string{
+		"mapred.jobtracker.completeuserjobs.maximum": "0",
+		"mapred.job.tracker.retiredjobs.cache.size":  "1",
+	})
+	id := r.runJob("alice")
+	if n := r.jt.retireJobs(); n != 1 || r.inMemory(id) {
+		t.Fatalf("retired %d jobs", n)
+	}
+	h := r.jt.HTTPHandler()
+	short := strings.TrimPrefix(id, "job_")
+	for path, want := range map[string][]string{
+		"/job?id=" + id: {"its tasks are shown from its history file", `<a href="/task?id=task_` + short + `_r_000000">`},
+		"/task?id=task_" + short + "_m_000000": {`<a href="/attempt?id=attempt_` + short + `_m_000000_0">`, "MAP_INPUT_RECORDS=1", "<td>SUCCEEDED</td>"},
+		"/attempt?id=attempt_" + short + "_r_000000_0": {"REDUCE_OUTPUT_RECORDS", `<a href="/tracker?name=t1">t1</a>`},
+		"/history": {`<a href="/job?id=` + id + `">`, "<td>alice</td>"},
+	} {
+		rec := httpGet(t, h, "GET", path)
+		if rec.Code != 200 {
+			t.Errorf("%s: %d %s", path, rec.Code, rec.Body)
+			continue
+		}
+		for _, w := range want {
+			if !strings.Contains(rec.Body.String(), w) {
+				t.Errorf("%s lacks %q:\n%s", path, w, rec.Body)
+			}
+		}
+		if strings.Contains(rec.Body.String(), `http-equiv="refresh"`) && path != "/history" {
+			t.Errorf("%s of a finished job refreshes itself", path)
+		}
+	}
+	var tl Timeline
+	if err := json.Unmarshal(httpGet(t, h, "GET", "/api/job/timeline?id="+id).Body.Bytes(), &tl); err != nil {
+		t.Fatal(err)
+	}
+	if len(tl.Bars) != 2 || len(tl.Rows) != 2 || len(tl.Progress) != 0 {
+		t.Errorf("retired job's timeline: %d bars, %d rows, %d progress samples; want 2, 2, 0", len(tl.Bars), len(tl.Rows), len(tl.Progress))
+	}
+}

@@ -130,8 +130,8 @@ func TestWebUIRetiredJob(t *testing.T) {
 	h := r.jt.HTTPHandler()
 	short := strings.TrimPrefix(id, "job_")
 	for path, want := range map[string][]string{
-		"/job?id=" + id: {"its tasks are shown from its history file", `<a href="/task?id=task_` + short + `_r_000000">`},
-		"/task?id=task_" + short + "_m_000000": {`<a href="/attempt?id=attempt_` + short + `_m_000000_0">`, "MAP_INPUT_RECORDS=1", "<td>SUCCEEDED</td>"},
+		"/job?id=" + id:                                {"its tasks are shown from its history file", `<a href="/task?id=task_` + short + `_r_000000">`},
+		"/task?id=task_" + short + "_m_000000":         {`<a href="/attempt?id=attempt_` + short + `_m_000000_0">`, "MAP_INPUT_RECORDS=1", "<td>SUCCEEDED</td>"},
 		"/attempt?id=attempt_" + short + "_r_000000_0": {"REDUCE_OUTPUT_RECORDS", `<a href="/tracker?name=t1">t1</a>`},
 		"/history": {`<a href="/job?id=` + id + `">`, "<td>alice</td>"},
 	} {

@@ -2,9 +2,13 @@ package jobtracker
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"gomr/mr"
+	"gomr/mrpb"
 )
 
 // TestWebUIPages checks the task, attempt, tracker and history pages, the
@@ -155,5 +159,39 @@ func TestWebUIRetiredJob(t *testing.T) {
 	}
 	if len(tl.Bars) != 2 || len(tl.Rows) != 2 || len(tl.Progress) != 0 {
 		t.Errorf("retired job's timeline: %d bars, %d rows, %d progress samples; want 2, 2, 0", len(tl.Bars), len(tl.Rows), len(tl.Progress))
+	}
+}
+
+// TestWebUIPolicyColumns: the policy's job table shows only the columns
+// the active policy fills.
+func TestWebUIPolicyColumns(t *testing.T) {
+	for _, tc := range []struct {
+		policy    string
+		want, not []string
+	}{
+		{"tyrex-static", []string{"<th>Service</th>"}, []string{"<th>Fair share maps</th>", "<th>Deadline</th>", "<th>Min maps</th>"}},
+		{"fair", []string{"<th>Pool</th>", "<th>Fair share maps</th>"}, []string{"<th>Service</th>", "<th>Deadline</th>", "<th>Min maps</th>"}},
+	} {
+		jt, _ := newHTTPTestJT(t, map[string]string{"scheduler.policy": tc.policy})
+		httpSubmit(t, jt, mr.JobSpec{Name: "p", Def: "wordcount", Output: filepath.Join(t.TempDir(), "out")}, []mr.Split{{Path: "/in/a", Length: 10}})
+		httpHeartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "tt1", Host: "h1", MapSlots: 2, ReduceSlots: 1,
+			FreeMapSlots: 2, FreeReduceSlots: 1, InitialContact: true, AcceptNewTasks: true})
+		page := httpGet(t, jt.HTTPHandler(), "GET", "/").Body.String()
+		i := strings.Index(page, "<h3>Jobs in the policy's order")
+		if i < 0 {
+			t.Errorf("%s: no policy job table:\n%s", tc.policy, page)
+			continue
+		}
+		table := page[i:]
+		for _, w := range tc.want {
+			if !strings.Contains(table, w) {
+				t.Errorf("%s: policy job table lacks %s:\n%s", tc.policy, w, table)
+			}
+		}
+		for _, w := range tc.not {
+			if strings.Contains(table, w) {
+				t.Errorf("%s: policy job table has %s:\n%s", tc.policy, w, table)
+			}
+		}
 	}
 }

@@ -54,6 +54,11 @@ func TestWebUIPages(t *testing.T) {
 		}
 	}
 
+	// Marked as the speculator would have (speculation.go), for the bar.
+	jt.mu.Lock()
+	_, spec := jt.findAttempt(httpM1A1)
+	spec.speculative = true
+	jt.unlock()
 	var tl Timeline
 	if err := json.Unmarshal(httpGet(t, h, "GET", "/api/job/timeline?id="+httpJobAlpha).Body.Bytes(), &tl); err != nil {
 		t.Fatal(err)
@@ -67,6 +72,9 @@ func TestWebUIPages(t *testing.T) {
 	for _, b := range tl.Bars {
 		r := tl.Rows[b.Row]
 		rows[r.Tracker+" "+r.Type] = true
+		if b.Speculative != (b.Attempt == httpM1A1) || b.Cloned {
+			t.Errorf("bar %+v: speculative only %s, none cloned", b, httpM1A1)
+		}
 		if b.Attempt == httpR0A0 && (!b.Running || r.Type != "reduce" || r.Tracker != "tt1") {
 			t.Errorf("reduce bar %+v on row %+v", b, r)
 		}

@@ -562,7 +562,7 @@ func (jt *JobTracker) handleJobPage(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, msg, code)
 		return
 	}
-	v, ok := jt.jobView(id)
+	v, ok := jt.jobView(id, "")
 	if !ok {
 		http.Error(w, fmt.Sprintf("unknown job %s", id), http.StatusNotFound)
 		return

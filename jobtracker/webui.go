@@ -145,8 +145,10 @@ type jobView struct {
 	FromHistory bool
 }
 
-// jobView copies a job for the pages; false if there is no such job.
-func (jt *JobTracker) jobView(id string) (jobView, bool) {
+// jobView copies a job for the pages; false if there is no such job. The
+// counters of attempts are copied for the attempts of task countersOf
+// only ("" for none), so that a big job's page does not copy them all.
+func (jt *JobTracker) jobView(id, countersOf string) (jobView, bool) {
 	d, ok := jt.jobDetail(id)
 	if !ok {
 		return jobView{}, false
@@ -157,8 +159,16 @@ func (jt *JobTracker) jobView(id string) (jobView, bool) {
 		if j := jt.jobs[id]; j != nil {
 			for _, ts := range [][]*task{j.maps, j.reduces} {
 				for _, t := range ts {
+					withCounters := countersOf != "" && t.id() == countersOf
 					for _, a := range t.attempts {
-						v.Extras[a.id] = attemptExtra{Counters: copyCounters(a.counters), Speculative: a.speculative, Cloned: a.cloned}
+						if !a.speculative && !a.cloned && !withCounters {
+							continue
+						}
+						x := attemptExtra{Speculative: a.speculative, Cloned: a.cloned}
+						if withCounters {
+							x.Counters = copyCounters(a.counters)
+						}
+						v.Extras[a.id] = x
 					}
 				}
 			}
@@ -610,7 +620,7 @@ func (jt *JobTracker) handleAPITimeline(w http.ResponseWriter, r *http.Request) 
 		jsonError(w, code, msg)
 		return
 	}
-	v, ok := jt.jobView(id)
+	v, ok := jt.jobView(id, "")
 	if !ok {
 		jsonError(w, http.StatusNotFound, fmt.Sprintf("unknown job %s", id))
 		return
@@ -637,7 +647,7 @@ func (jt *JobTracker) handleTaskPage(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	v, ok := jt.jobView(jobOfTask(id))
+	v, ok := jt.jobView(jobOfTask(id), id)
 	var t TaskInfo
 	if ok {
 		t, ok = findTask(v, id)
@@ -655,7 +665,7 @@ func (jt *JobTracker) handleAttemptPage(w http.ResponseWriter, r *http.Request) 
 		return
 	}
 	taskID := taskOfAttempt(id)
-	v, ok := jt.jobView(jobOfTask(taskID))
+	v, ok := jt.jobView(jobOfTask(taskID), taskID)
 	var p attemptPage
 	if ok {
 		p.Task, ok = findTask(v, taskID)

@@ -70,13 +70,17 @@ const webuiJS = `"use strict";
       info.textContent = hit ? hit.b.attempt + " " + hit.b.state + (hit.b.speculative ? " speculative" : "") +
         (hit.b.cloned ? " cloned" : "") + " on " + rows[row] + ", " + (hit.f - hit.s).toFixed(1) + " s" + (hit.b.running ? " (running)" : "") : "\u00a0";
     }
+    // A row label every k rows, so that labels do not overlap on a big
+    // cluster.
+    const height = Math.min(1200, Math.max(140, rows.length * 22 + 70));
+    const k = Math.max(1, Math.ceil(13 * rows.length / (height - 60)));
     const opts = {
-      width: width(el), height: Math.min(900, Math.max(140, rows.length * 22 + 70)),
+      width: width(el), height: height,
       legend: {show: false},
       cursor: {y: false, drag: {x: true, y: false}},
       scales: {x: {time: true, range: [lo, hi]}, y: {auto: false, dir: -1, range: [-0.5, rows.length - 0.5]}},
       series: [{}, {label: "attempts", stroke: "transparent", points: {show: false}}],
-      axes: [{}, {size: 170, space: 8, splits: () => rows.map((_, i) => i), incrs: [1], values: (u, sp) => sp.map(i => rows[i] || ""), grid: {show: false}}],
+      axes: [{}, {size: 170, space: 8, splits: () => rows.map((_, i) => i).filter(i => i % k === 0), incrs: [1], values: (u, sp) => sp.map(i => rows[i] || ""), grid: {show: false}}],
       hooks: {draw: [draw], setCursor: [hover]},
     };
     new uPlot(opts, [[lo, hi], [null, null]], el);

@@ -727,7 +727,7 @@ func (jt *JobTracker) handleTrackerPage(w http.ResponseWriter, r *http.Request) 
 }
 
 func (jt *JobTracker) handleHistoryPage(w http.ResponseWriter, r *http.Request) {
-	p := historyPage{Meta: meta(r, "Job history", true, false)}
+	p := historyPage{Meta: meta(r, "Job history", false, false)}
 	jobs, total, err := jt.history.historyEntries()
 	if err != nil {
 		p.Error = err.Error()

@@ -157,7 +157,7 @@ func TestWebUIRetiredJob(t *testing.T) {
 				t.Errorf("%s lacks %q:\n%s", path, w, rec.Body)
 			}
 		}
-		if strings.Contains(rec.Body.String(), `http-equiv="refresh"`) && path != "/history" {
+		if strings.Contains(rec.Body.String(), `http-equiv="refresh"`) {
 			t.Errorf("%s of a finished job refreshes itself", path)
 		}
 	}

@@ -158,11 +158,11 @@ Jobs: {{index .Jobs "RUNNING"}} running, {{index .Jobs "SUCCEEDED"}} succeeded, 
 {{end}}
 
 {{define "attemptrows"}}{{$x := .Extras}}{{range .Task.Attempts}}<tr><td><a href="/attempt?id={{.ID}}">{{.ID}}</a>{{with index $x .ID}}{{if .Speculative}} (speculative){{end}}{{if .Cloned}} (cloned){{end}}{{end}}</td>
+<td><a href="/tasklog?attemptid={{.ID}}&amp;filter=stdout">stdout</a> <a href="/tasklog?attemptid={{.ID}}&amp;filter=stderr">stderr</a></td>
 <td>{{if index $.Live .Tracker}}<a href="/tracker?name={{.Tracker}}">{{.Tracker}}</a>{{else}}{{.Tracker}}{{end}}</td><td>{{.State}}</td><td class="n">{{pct .Progress}}</td><td>{{.Phase}}</td>
 <td>{{when .Start}}</td><td>{{when .ShuffleFinish}}</td><td>{{when .SortFinish}}</td><td>{{when .Finish}}</td><td>{{elapsed .Start .Finish $.Now}}</td>
-<td>{{with index $x .ID}}{{range $g, $m := .Counters}}{{range $n, $v := $m}}{{$n}}={{$v}} {{end}}{{end}}{{end}}</td>
-<td><a href="/tasklog?attemptid={{.ID}}&amp;filter=stdout">stdout</a> <a href="/tasklog?attemptid={{.ID}}&amp;filter=stderr">stderr</a></td>
-<td title="{{.Error}}">{{firstLine .Error}}</td></tr>
+<td title="{{.Error}}">{{firstLine .Error}}</td>
+<td class="wrap">{{with index $x .ID}}{{range $g, $m := .Counters}}{{range $n, $v := $m}}{{$n}}={{$v}} {{end}}{{end}}{{end}}</td></tr>
 {{end}}{{end}}
 
 {{define "task"}}{{template "head" .Meta}}
@@ -172,7 +172,7 @@ Jobs: {{index .Jobs "RUNNING"}} running, {{index .Jobs "SUCCEEDED"}} succeeded, 
 {{if .Task.Error}}<pre>{{.Task.Error}}</pre>
 {{end}}<h2>Attempts ({{len .Task.Attempts}})</h2>
 {{if .Task.Attempts}}<div class="scroll"><table>
-<tr><th>Attempt</th><th>Tracker</th><th>State</th><th>Progress</th><th>Phase</th><th>Started</th><th>Shuffle finished</th><th>Sort finished</th><th>Finished</th><th>Elapsed</th><th>Counters</th><th>Logs</th><th>Error</th></tr>
+<tr><th>Attempt</th><th>Logs</th><th>Tracker</th><th>State</th><th>Progress</th><th>Phase</th><th>Started</th><th>Shuffle finished</th><th>Sort finished</th><th>Finished</th><th>Elapsed</th><th>Error</th><th>Counters</th></tr>
 {{template "attemptrows" .}}</table></div>
 {{else}}<p>None yet.</p>
 {{end}}</body></html>

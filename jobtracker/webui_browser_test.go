@@ -58,7 +58,8 @@ func browserRig(t *testing.T) (*JobTracker, string, int) {
 	t.Cleanup(logs.Close)
 	shuffle := strings.TrimPrefix(logs.URL, "http://")
 
-	jt, clk := newHTTPTestJT(t, nil)
+	// Retired only when the test calls retireJobs.
+	jt, clk := newHTTPTestJT(t, map[string]string{"mapred.jobtracker.completeuserjobs.maximum": "0"})
 	splits := make([]mr.Split, 5)
 	for i := range splits {
 		splits[i] = mr.Split{Path: fmt.Sprintf("/in/part-%d", i), Length: 100, Hosts: []string{"h1"}}
@@ -136,7 +137,15 @@ func browserRig(t *testing.T) (*JobTracker, string, int) {
 	return jt, id, attempts
 }
 
-// TestWebUIBrowser loads the pages in headless Chromium: no console error
+// inMemory tells whether a job is in the JobTracker's memory (not retired).
+func inMemory(jt *JobTracker, id string) bool {
+	jt.mu.Lock()
+	defer jt.unlock()
+	return jt.jobs[id] != nil
+}
+
+// TestWebUIBrowser loads the pages in headless Chromium, and a job's
+// pages again once it is retired (from its history file): no console error
 // or exception, the timeline has a bar per attempt, every link answers 200,
 // and no page is wider than a 1,400 px window. It leaves a screenshot of
 // the job page in /tmp/webui-job.png.
@@ -178,7 +187,15 @@ func TestWebUIBrowser(t *testing.T) {
 
 	links := map[string]string{} // link -> the page it is on
 	pages := []string{"/", "/job?id=" + id, "/task?id=" + task, "/attempt?id=" + attempt, "/trackers", "/tracker?name=tt1", "/history"}
-	for _, p := range pages {
+	// Then the job retired: its pages from its history file.
+	retiredPages := []string{"/job?id=" + id + "&retired", "/task?id=" + task + "&retired", "/attempt?id=" + attempt + "&retired"}
+	for _, p := range append(pages, retiredPages...) {
+		retired := strings.HasSuffix(p, "&retired")
+		if retired && inMemory(jt, id) {
+			if n := jt.retireJobs(); n != 1 {
+				t.Fatalf("retired %d jobs, want %s", n, id)
+			}
+		}
 		u := srv.URL + p
 		if strings.Contains(p, "?") {
 			u += "&refresh=0"
@@ -216,9 +233,16 @@ func TestWebUIBrowser(t *testing.T) {
 			if err != nil || bars != fmt.Sprint(attempts) {
 				t.Errorf("timeline: %q bars (%v), want one per attempt: %d", bars, err, attempts)
 			}
-			points, err := chromedp.Run(bctx, chromedp.Evaluate[int](`document.querySelectorAll("#progress canvas").length`))
-			if err != nil || points != 1 {
-				t.Errorf("progress chart: %d canvases (%v), want 1", points, err)
+			canvases, err := chromedp.Run(bctx, chromedp.Evaluate[int](`document.querySelectorAll("#progress canvas").length`))
+			want := 1
+			if retired {
+				want = 0 // no progress samples once retired: a note instead
+			}
+			if err != nil || canvases != want {
+				t.Errorf("progress chart: %d canvases (%v), want %d", canvases, err, want)
+			}
+			if retired {
+				continue
 			}
 			png, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
 			if err != nil {
@@ -262,5 +286,5 @@ func TestWebUIBrowser(t *testing.T) {
 			t.Errorf("link %s on %s: status %d", h, on, resp.StatusCode)
 		}
 	}
-	t.Logf("%d pages, %d links, %d attempts; screenshot of the job page in /tmp/webui-job.png", len(pages), len(links), attempts)
+	t.Logf("%d pages, %d links, %d attempts; screenshot of the job page in /tmp/webui-job.png", len(pages)+len(retiredPages), len(links), attempts)
 }

@@ -20,16 +20,16 @@ GOMR_REQUIRE_CRIU ?= 1
 endif
 export GOMR_CRIU GOMR_REQUIRE_CRIU
 
-.PHONY: all build test unit race e2e lint fuzz bench bench-speculation bench-scale proto clean criu chaos workloads
+.PHONY: all build test unit race e2e lint fuzz bench bench-speculation bench-scale proto clean criu chaos workloads chromium
 
 all: build
 
 build:
 	$(GO) build -o $(BIN) ./cmd/mr
 
-# make test: what CI runs. Lint, CRIU install, unit and end-to-end tests,
-# then the race detector on the concurrent packages.
-test: lint criu
+# make test: what CI runs. Lint, CRIU and Chromium installs, unit and
+# end-to-end tests, then the race detector on the concurrent packages.
+test: lint criu chromium
 	$(GO) test -count=1 -timeout 20m ./...
 	$(GO) test -count=1 -race -timeout 20m $(RACE_PKGS)
 
@@ -103,6 +103,16 @@ workloads: build
 # non-root user it only says that cloning is unavailable.
 criu:
 	bash tasktracker/criu/install.sh $(CRIU_DIR)
+
+# Chromium for the web UI's browser test (TestWebUIBrowser in jobtracker):
+# installed from Debian's package as root when missing and apt-get is there.
+# The test finds it through GOMR_CHROMIUM or PATH; without it the test is
+# skipped with a message, except in CI (CI=true), where it fails.
+chromium:
+	@if [ -z "$$GOMR_CHROMIUM" ] && ! command -v chromium >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing chromium for the web UI's browser test"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null || echo "could not install chromium: TestWebUIBrowser will be skipped (or fail with CI=true)"; \
+	fi
 
 bench: build
 	$(GO) run ./cmd/mrbench -size $(SIZE) -bin $(BIN)

@@ -128,6 +128,7 @@ func (jt *JobTracker) Heartbeat(ctx context.Context, req *mrpb.HeartbeatRequest)
 			max(int(req.FreeReduceSlots)-resent[partitions.Reduce], 0), now)
 	}
 	resp.ResponseId, resp.Actions = jt.replyLocked(t)
+	jt.sampleLocked(now)
 	return resp, nil
 }
 

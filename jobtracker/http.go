@@ -10,6 +10,8 @@ package jobtracker
 //	GET /api/cluster   ClusterInfo as JSON
 //	GET /api/jobs      JobList as JSON
 //	GET /api/job?id=J  JobDetail as JSON
+//	GET /tasklog?attemptid=A&filter=stdout|stderr
+//	                   an attempt's log, from its tracker
 //	GET /metrics       Prometheus metrics (metrics.go, docs/metrics.md), in
 //	                   the format the scraper negotiates: text 0.0.4 by
 //	                   default
@@ -49,6 +51,9 @@ package jobtracker
 //	AttemptInfo   {id, tracker, state, progress, phase, start, finish,
 //	              shuffle_finish, sort_finish (the last three omitted while
 //	              zero), error}
+//
+// The task, attempt, tracker and history pages, the charts' JSON and the
+// static assets are in webui.go.
 //
 // An unknown job is a 404, a missing id a 400, both with {"error": text}.
 
@@ -259,6 +264,7 @@ func (jt *JobTracker) HTTPHandler() http.Handler {
 	mux.HandleFunc("GET /api/job", jt.handleAPIJob)
 	mux.Handle("GET /metrics", jt.prom.handler(jt))
 	mux.HandleFunc("GET /tasklog", jt.handleTaskLog)
+	jt.registerWebUI(mux)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		w.Header().Set("Cache-Control", "no-store")
@@ -520,19 +526,24 @@ type counterValue struct {
 }
 
 type clusterPage struct {
+	Meta pageMeta
 	ClusterInfo
 	Running, Finished []JobInfo
+	// Columns are the policy's columns with something to show.
+	Columns policyColumns
 }
 
 type jobPage struct {
+	Meta pageMeta
 	JobDetail
-	Now      time.Time
-	Counters []counterGroup
+	Now         time.Time
+	Counters    []counterGroup
+	FromHistory bool
 }
 
 func (jt *JobTracker) handleClusterPage(w http.ResponseWriter, r *http.Request) {
 	ci, jobs := jt.clusterInfo(true)
-	p := clusterPage{ClusterInfo: ci}
+	p := clusterPage{Meta: meta(r, "gomr JobTracker", true, true), ClusterInfo: ci, Columns: columnsOf(ci.PolicyStatus)}
 	for _, j := range jobs {
 		if j.State == StateRunning || j.State == StatePrep {
 			p.Running = append(p.Running, j)
@@ -551,19 +562,13 @@ func (jt *JobTracker) handleJobPage(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, msg, code)
 		return
 	}
-	d, ok := jt.jobDetail(id)
+	v, ok := jt.jobView(id, "")
 	if !ok {
 		http.Error(w, fmt.Sprintf("unknown job %s", id), http.StatusNotFound)
 		return
 	}
-	p := jobPage{JobDetail: d, Now: utc(jt.now())}
-	for _, g := range d.Counters.Groups() {
-		cg := counterGroup{Name: mr.GroupDisplayName(g)}
-		for _, n := range d.Counters.Names(g) {
-			cg.Counters = append(cg.Counters, counterValue{n, d.Counters[g][n]})
-		}
-		p.Counters = append(p.Counters, cg)
-	}
+	p := jobPage{Meta: meta(r, id, !finalJobState(v.State), true), JobDetail: v.JobDetail, Now: utc(jt.now()),
+		Counters: counterGroups(v.Counters), FromHistory: v.FromHistory}
 	renderHTML(w, "job", p)
 }
 
@@ -600,130 +605,3 @@ var pageFuncs = template.FuncMap{
 		return to.Sub(from).Round(time.Second).String()
 	},
 }
-
-// pages holds the parsed, immutable page templates.
-var pages = template.Must(template.New("pages").Funcs(pageFuncs).Parse(pageTemplates))
-
-const pageTemplates = `
-{{define "head"}}<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>{{.}}</title>
-<style>
-body { font-family: sans-serif; margin: 1em 2em; }
-table { border-collapse: collapse; margin-bottom: 1em; }
-th, td { border: 1px solid #bbb; padding: 2px 8px; text-align: left; }
-th { background: #eee; }
-td.n { text-align: right; }
-tr.attempt td:first-child { padding-left: 2em; }
-pre { background: #f6f6f6; padding: 4px; }
-</style></head><body>
-{{end}}
-
-{{define "jobs"}}<table>
-<tr><th>Job</th><th>Name</th><th>User</th><th>Pool</th><th>Priority</th><th>State</th><th>Submitted</th><th>Finished</th>
-<th>Map %</th><th>Maps (done/total)</th><th>Reduce %</th><th>Reduces (done/total)</th><th>Error</th></tr>
-{{range .}}<tr><td><a href="/job?id={{.ID}}">{{.ID}}</a></td><td>{{.Name}}</td><td>{{.User}}</td><td>{{.Pool}}</td>
-<td class="n">{{.Priority}}</td><td>{{.State}}{{if .Retired}} (retired){{end}}</td><td>{{when .Submit}}</td><td>{{when .Finish}}</td>
-<td class="n">{{pct .MapProgress}}</td><td class="n">{{.Maps.Succeeded}}/{{.Maps.Total}}</td>
-<td class="n">{{pct .ReduceProgress}}</td><td class="n">{{.Reduces.Succeeded}}/{{.Reduces.Total}}</td>
-<td title="{{.Error}}">{{firstLine .Error}}</td></tr>
-{{end}}</table>
-{{end}}
-
-{{define "cluster"}}{{template "head" "gomr JobTracker"}}
-<h1>gomr JobTracker</h1>
-<p>At {{when .Time}} UTC. Scheduling policy: <b>{{.Policy}}</b>.
-Map slots: {{.MapSlots}} ({{.RunningMaps}} running). Reduce slots: {{.ReduceSlots}} ({{.RunningReduces}} running).
-Jobs: {{index .Jobs "RUNNING"}} running, {{index .Jobs "SUCCEEDED"}} succeeded, {{index .Jobs "FAILED"}} failed, {{index .Jobs "KILLED"}} killed.
-<a href="/api/cluster">JSON</a> <a href="/api/jobs">jobs JSON</a> <a href="/metrics">metrics</a></p>
-
-<h2>TaskTrackers ({{len .Trackers}})</h2>
-{{if .Trackers}}<table>
-<tr><th>Tracker</th><th>Host</th><th>Shuffle</th><th>Map slots</th><th>Reduce slots</th><th>Running maps</th><th>Running reduces</th>
-<th>Last heartbeat</th><th>CRIU</th><th>Blacklisted</th><th>Running attempts</th></tr>
-{{range .Trackers}}<tr><td>{{.Name}}</td><td>{{.Host}}</td><td>{{.ShuffleAddress}}</td><td class="n">{{.MapSlots}}</td><td class="n">{{.ReduceSlots}}</td>
-<td class="n">{{.RunningMaps}}</td><td class="n">{{.RunningReduces}}</td><td>{{secs .LastHeartbeatAgeSeconds}} ago</td>
-<td>{{if .CRIU}}yes{{else}}no{{end}}</td><td>{{if .Blacklisted}}yes: {{.BlacklistReason}}{{else}}no{{end}}</td><td>{{range $i, $a := .RunningAttempts}}{{if $i}}, {{end}}{{$a}}{{end}}</td></tr>
-{{end}}</table>
-{{else}}<p>No live TaskTracker.</p>
-{{end}}
-<h2>Running jobs ({{len .Running}})</h2>
-{{if .Running}}{{template "jobs" .Running}}{{else}}<p>None.</p>
-{{end}}
-<h2>Finished jobs ({{len .Finished}})</h2>
-{{if .Finished}}{{template "jobs" .Finished}}{{else}}<p>None.</p>
-{{end}}
-<h2>Policy {{.Policy}}</h2>
-{{with .PolicyStatus}}{{if .Partitions}}<h3>Partitions</h3>
-<table>
-<tr><th>Partition</th><th>Capacity</th><th>Map slots</th><th>Reduce slots</th><th>Running maps</th><th>Running reduces</th><th>Timer</th><th>Jobs</th></tr>
-{{range .Partitions}}<tr><td class="n">{{.Index}}</td><td class="n">{{pct .Capacity}}</td><td class="n">{{.MapSlots}}</td><td class="n">{{.ReduceSlots}}</td>
-<td class="n">{{.RunningMaps}}</td><td class="n">{{.RunningReduces}}</td><td>{{if .Timer}}{{dur .Timer}}{{else}}none{{end}}</td><td class="n">{{.Jobs}}</td></tr>
-{{end}}</table>
-{{end}}{{if .Pools}}<h3>Pools</h3>
-<table>
-<tr><th>Pool</th><th>Weight</th><th>Min maps</th><th>Min reduces</th><th>Fair share maps</th><th>Fair share reduces</th></tr>
-{{range .Pools}}<tr><td>{{.Name}}</td><td class="n">{{printf "%.2f" .Weight}}</td><td class="n">{{.MinMaps}}</td><td class="n">{{.MinReduces}}</td>
-<td class="n">{{printf "%.2f" .FairShareMaps}}</td><td class="n">{{printf "%.2f" .FairShareReduces}}</td></tr>
-{{end}}</table>
-{{end}}<h3>Jobs in the policy's order ({{len .Jobs}})</h3>
-{{if .Jobs}}<table>
-<tr><th>Job</th><th>Queue</th><th>Pool</th><th>Service in queue</th><th>Service</th><th>Fair share maps</th><th>Fair share reduces</th>
-<th>Deadline</th><th>Min maps</th><th>Min reduces</th><th>Feasible</th></tr>
-{{range .Jobs}}<tr><td><a href="/job?id={{.ID}}">{{.ID}}</a></td><td class="n">{{.Queue}}</td><td>{{.Pool}}</td><td>{{dur .PartialSize}}</td><td>{{dur .Service}}</td>
-<td class="n">{{printf "%.2f" .FairShareMaps}}</td><td class="n">{{printf "%.2f" .FairShareReduces}}</td><td>{{when .Deadline}}</td>
-<td class="n">{{.MinMaps}}</td><td class="n">{{.MinReduces}}</td><td>{{if .Feasible}}yes{{else}}no{{end}}</td></tr>
-{{end}}</table>
-{{end}}{{if .Counters}}<h3>Policy counters</h3>
-<table>
-{{range $name, $v := .Counters}}<tr><td>{{$name}}</td><td class="n">{{$v}}</td></tr>
-{{end}}</table>
-{{end}}{{else}}<p>Policy {{.Policy}} does not describe its state.</p>
-{{end}}</body></html>
-{{end}}
-
-{{define "job"}}{{template "head" .ID}}
-<p><a href="/">cluster</a> <a href="/api/job?id={{.ID}}">JSON</a></p>
-<h1>Job {{.ID}}</h1>
-<table>
-<tr><th>Name</th><td>{{.Name}}</td></tr>
-<tr><th>User</th><td>{{.User}}</td></tr>
-<tr><th>Pool</th><td>{{.Pool}}</td></tr>
-<tr><th>Priority</th><td>{{.Priority}}</td></tr>
-<tr><th>State</th><td>{{.State}}{{if .Retired}} (retired){{end}}</td></tr>
-<tr><th>Output</th><td>{{.Output}}</td></tr>
-<tr><th>Submitted</th><td>{{when .Submit}}</td></tr>
-<tr><th>Started</th><td>{{when .Start}}</td></tr>
-<tr><th>Finished</th><td>{{when .Finish}}</td></tr>
-<tr><th>Elapsed</th><td>{{elapsed .Start .Finish .Now}}</td></tr>
-{{if not .Deadline.IsZero}}<tr><th>Deadline</th><td>{{when .Deadline}}</td></tr>
-{{end}}<tr><th>Map progress</th><td>{{pct .MapProgress}} ({{.Maps.Succeeded}}/{{.Maps.Total}} done, {{.Maps.Running}} running, {{.Maps.Pending}} pending, {{.Maps.Failed}} failed, {{.Maps.Killed}} killed)</td></tr>
-<tr><th>Reduce progress</th><td>{{pct .ReduceProgress}} ({{.Reduces.Succeeded}}/{{.Reduces.Total}} done, {{.Reduces.Running}} running, {{.Reduces.Pending}} pending, {{.Reduces.Failed}} failed, {{.Reduces.Killed}} killed)</td></tr>
-</table>
-{{if .Error}}<h2>Error</h2>
-<pre>{{.Error}}</pre>
-{{end}}
-<h2>Counters</h2>
-{{if .Counters}}<table>
-<tr><th>Group</th><th>Counter</th><th>Value</th></tr>
-{{range .Counters}}{{$g := .Name}}{{range .Counters}}<tr><td>{{$g}}</td><td>{{.Name}}</td><td class="n">{{.Value}}</td></tr>
-{{end}}{{end}}</table>
-{{else}}<p>None.</p>
-{{end}}
-{{if .Speculations}}<h2>Speculative attempts ({{len .Speculations}})</h2>
-<table>
-<tr><th>Task</th><th>Kind</th><th>Of</th><th>Attempt</th><th>Decided</th><th>Outcome</th><th>Estimates</th></tr>
-{{range .Speculations}}<tr><td>{{.Task}}</td><td>{{.Kind}}</td><td>{{.SourceAttempt}}</td><td>{{.Attempt}}</td><td>{{when .Decided}}</td><td>{{.Outcome}}</td><td>{{.Explanation}}{{if .Note}}<br><i>{{.Note}}</i>{{end}}</td></tr>
-{{end}}</table>
-{{end}}<h2>Tasks ({{len .Tasks}})</h2>
-{{if .Tasks}}<table>
-<tr><th>Task / attempt</th><th>Tracker</th><th>State</th><th>Progress</th><th>Phase</th><th>Started</th><th>Finished</th><th>Error</th></tr>
-{{range .Tasks}}<tr class="task"><td><b>{{.ID}}</b></td><td></td><td>{{.State}}</td><td class="n">{{pct .Progress}}</td><td></td><td></td><td></td>
-<td title="{{.Error}}">{{if .Failures}}{{.Failures}} failed: {{firstLine .Error}}{{end}}</td></tr>
-{{range .Attempts}}<tr class="attempt"><td>{{.ID}} <a href="tasklog?attemptid={{.ID}}&amp;filter=stdout">stdout</a> <a href="tasklog?attemptid={{.ID}}&amp;filter=stderr">stderr</a></td><td>{{.Tracker}}</td><td>{{.State}}</td><td class="n">{{pct .Progress}}</td><td>{{.Phase}}</td>
-<td>{{when .Start}}</td><td>{{when .Finish}}</td><td title="{{.Error}}">{{firstLine .Error}}</td></tr>
-{{end}}{{end}}</table>
-{{else if .Retired}}<p>The job is retired: the JobTracker keeps its summary only; <code>mr job -history {{.ID}}</code> prints its attempts.</p>
-{{else}}<p>The job has no tasks.</p>
-{{end}}</body></html>
-{{end}}
-`

@@ -437,19 +437,19 @@ func TestHTTPPages(t *testing.T) {
 			"Map slots: 3 (1 running). Reduce slots: 1 (1 running).",
 			"Jobs: 1 running, 1 succeeded, 0 failed, 0 killed.",
 			"<h2>TaskTrackers (2)</h2>",
-			`<tr><td>tt1</td><td>h1</td><td>h1:7000</td><td class="n">2</td><td class="n">1</td>
+			`<tr><td><a href="/tracker?name=tt1">tt1</a></td><td>h1</td><td>h1:7000</td><td class="n">2</td><td class="n">1</td>
 <td class="n">0</td><td class="n">1</td><td>4.0s ago</td>
-<td>no</td><td>no</td><td>` + httpR0A0 + `</td></tr>`,
-			`<tr><td>tt2</td><td>h2</td><td>h2:7000</td><td class="n">1</td><td class="n">0</td>
+<td>no</td><td>no</td><td><a href="/attempt?id=` + httpR0A0 + `">` + httpR0A0 + `</a></td></tr>`,
+			`<tr><td><a href="/tracker?name=tt2">tt2</a></td><td>h2</td><td>h2:7000</td><td class="n">1</td><td class="n">0</td>
 <td class="n">1</td><td class="n">0</td><td>1.0s ago</td>
-<td>yes</td><td>no</td><td>` + httpM1A1 + `</td></tr>`,
+<td>yes</td><td>no</td><td><a href="/attempt?id=` + httpM1A1 + `">` + httpM1A1 + `</a></td></tr>`,
 			"<h2>Running jobs (1)</h2>",
-			`<tr><td><a href="/job?id=job_202601020304_0002">job_202601020304_0002</a></td><td>alpha &lt;b&gt;</td><td>ann</td><td>default</td>
+			`<tr><td><a href="/job?id=job_202601020304_0002">job_202601020304_0002</a></td><td class="wrap">alpha &lt;b&gt;</td><td>ann</td><td>default</td>
 <td class="n">0</td><td>RUNNING</td><td>2026-01-02 03:04:05</td><td>-</td>
 <td class="n">62.5%</td><td class="n">1/2</td>
 <td class="n">10.0%</td><td class="n">0/1</td>`,
 			"<h2>Finished jobs (1)</h2>",
-			`<a href="/job?id=job_202601020304_0001">job_202601020304_0001</a></td><td>empty</td>`,
+			`<a href="/job?id=job_202601020304_0001">job_202601020304_0001</a></td><td class="wrap">empty</td>`,
 			"<p>Policy fifo does not describe its state.</p>",
 		}},
 		{"/job?id=" + httpJobAlpha, 200, []string{
@@ -462,13 +462,13 @@ func TestHTTPPages(t *testing.T) {
 			`<tr><td>Job Counters</td><td>NUM_FAILED_MAPS</td><td class="n">1</td></tr>`,
 			`<tr><td>Map-Reduce Framework</td><td>MAP_INPUT_RECORDS</td><td class="n">110</td></tr>`,
 			"<h2>Tasks (3)</h2>",
-			`<tr class="task"><td><b>task_202601020304_0002_m_000001</b></td><td></td><td>RUNNING</td><td class="n">25.0%</td><td></td><td></td><td></td>
+			`<tr class="task"><td><b><a href="/task?id=task_202601020304_0002_m_000001">task_202601020304_0002_m_000001</a></b></td><td></td><td>RUNNING</td><td class="n">25.0%</td><td></td><td></td><td></td>
 <td title="boom
 at line 3">1 failed: boom</td></tr>`,
-			`<tr class="attempt"><td>` + httpM1A0 + ` <a href="tasklog?attemptid=` + httpM1A0 + `&amp;filter=stdout">stdout</a> <a href="tasklog?attemptid=` + httpM1A0 + `&amp;filter=stderr">stderr</a></td><td>tt1</td><td>FAILED</td><td class="n">50.0%</td><td>MAP</td>
+			`<tr class="attempt"><td><a href="/attempt?id=` + httpM1A0 + `">` + httpM1A0 + `</a> <a href="/tasklog?attemptid=` + httpM1A0 + `&amp;filter=stdout">stdout</a> <a href="/tasklog?attemptid=` + httpM1A0 + `&amp;filter=stderr">stderr</a></td><td>tt1</td><td>FAILED</td><td class="n">50.0%</td><td>MAP</td>
 <td>2026-01-02 03:04:05</td><td>2026-01-02 03:04:17</td><td title="boom
 at line 3">boom</td></tr>`,
-			`<tr class="attempt"><td>` + httpR0A0 + ` <a href="tasklog?attemptid=` + httpR0A0 + `&amp;filter=stdout">stdout</a> <a href="tasklog?attemptid=` + httpR0A0 + `&amp;filter=stderr">stderr</a></td><td>tt1</td><td>RUNNING</td><td class="n">10.0%</td><td>SHUFFLE</td>
+			`<tr class="attempt"><td><a href="/attempt?id=` + httpR0A0 + `">` + httpR0A0 + `</a> <a href="/tasklog?attemptid=` + httpR0A0 + `&amp;filter=stdout">stdout</a> <a href="/tasklog?attemptid=` + httpR0A0 + `&amp;filter=stderr">stderr</a></td><td>tt1</td><td>RUNNING</td><td class="n">10.0%</td><td>SHUFFLE</td>
 <td>2026-01-02 03:04:15</td><td>-</td><td title=""></td></tr>`,
 		}},
 		{"/job?id=" + httpJobEmpty, 200, []string{
@@ -556,7 +556,7 @@ func TestHTTPPolicyStatus(t *testing.T) {
 	}
 	page := httpGet(t, h, "GET", "/").Body.String()
 	for _, w := range []string{"<h3>Pools</h3>", "<tr><td>etl</td>", "<h3>Jobs in the policy's order (1)</h3>",
-		`<tr><td><a href="/job?id=` + id + `">` + id + `</a></td><td class="n">0</td><td>etl</td>`} {
+		`<tr><td><a href="/job?id=` + id + `">` + id + `</a></td><td>etl</td>`} {
 		if !strings.Contains(page, w) {
 			t.Errorf("page lacks %q:\n%s", w, page)
 		}

@@ -78,6 +78,11 @@ type JobTracker struct {
 	specParams speculator.Params
 	cloneCost  *speculator.Estimator
 
+	// occupancy is the cluster's slot occupancy by job over time, sampled
+	// at lastSample at the latest (samples.go).
+	occupancy  series[occupancySample]
+	lastSample time.Time
+
 	// prom is the JobTracker's metrics registry (metrics.go).
 	prom *jtMetrics
 

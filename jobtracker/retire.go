@@ -108,6 +108,7 @@ func newRetirement(interval, check time.Duration, maxPerUser, cacheSize int) ret
 // jobEndedLocked records a job that has just ended (endJobLocked's last
 // step); written says whether its history file was written.
 func (jt *JobTracker) jobEndedLocked(j *job) {
+	j.sampleProgressLocked(j.finish, true)
 	r := &jt.retire
 	r.completed = append(r.completed, completedJob{job: j})
 	r.perUser[j.spec.User]++

@@ -93,6 +93,10 @@ type job struct {
 	history     historyState
 	historyDone chan struct{}
 
+	// progressSeries is the job's map and reduce progress over time
+	// (samples.go).
+	progressSeries series[progressSample]
+
 	// recoveryDeadline is set on a job recovered after a restart while
 	// maps it kept wait for their trackers to confirm their output
 	// (recovery.go).

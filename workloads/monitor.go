@@ -1,7 +1,6 @@
 package workloads
 
 import (
-	_ "embed"
 	"encoding/json"
 	"fmt"
 	"html/template"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"gomr/mrpb"
+	"gomr/webassets"
 )
 
 // Target is a process the monitor samples with all its descendants (the
@@ -333,14 +333,12 @@ func (s *Samples) WriteCSV(w io.Writer) {
 	}
 }
 
-// uPlot (https://github.com/leeoniya/uPlot, MIT, assets/LICENSE.uPlot) is
-// embedded whole in every monitor.html, so that the page draws its charts
-// offline.
+// uPlot (https://github.com/leeoniya/uPlot, MIT, webassets/LICENSE.uPlot)
+// is embedded whole in every monitor.html, so that the page draws its
+// charts offline.
 var (
-	//go:embed assets/uPlot.iife.min.js
-	uplotJS string
-	//go:embed assets/uPlot.min.css
-	uplotCSS string
+	uplotJS  = webassets.UPlotJS
+	uplotCSS = webassets.UPlotCSS
 )
 
 var monitorPage = template.Must(template.New("monitor").Parse(`<!DOCTYPE html>

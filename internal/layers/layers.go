@@ -23,8 +23,9 @@ const Module = "gomr"
 // ("." is the module root).
 var Tiers = [][]string{
 	// 0, foundation: import nothing of the module. conf is the
-	// configuration registry every other package may register keys with.
-	{"conf", "mr/fs", "mrpb", "tasktracker/criu"},
+	// configuration registry every other package may register keys with;
+	// webassets the web assets (uPlot) the web pages embed.
+	{"conf", "mr/fs", "mrpb", "tasktracker/criu", "webassets"},
 	// 1, core libraries: the MapReduce API, security, the scheduling
 	// policies (pure code: events in, decisions out).
 	{"mr", "security", "partitions"},

@@ -1,0 +1,290 @@
+package jobtracker
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"gomr/mr"
+	"gomr/mrpb"
+)
+
+// chromiumPath finds the browser of TestWebUIBrowser: GOMR_CHROMIUM, or
+// chromium (Debian's package; make test installs it as root) or another
+// Chrome on PATH. Without one the test is skipped, except in CI (CI=true),
+// where it fails.
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("GOMR_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	msg := "no chromium: install it (apt-get install -y chromium; make test does as root) or set GOMR_CHROMIUM to a Chrome or Chromium binary"
+	if os.Getenv("CI") == "true" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+	return ""
+}
+
+// browserRig runs a job of five maps and one reduce to the end on two fake
+// trackers over the JobTracker's RPC methods, on a fake clock a second
+// per heartbeat round; the first attempt of map 1 fails. The trackers'
+// log server serves every attempt's log.
+func browserRig(t *testing.T) (*JobTracker, string, int) {
+	t.Helper()
+	logs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != mrpb.TaskLogPath {
+			http.NotFound(w, r)
+			return
+		}
+		fmt.Fprintf(w, "%s of %s\nline two <b>escaped</b>\n", r.URL.Query().Get("filter"), r.URL.Query().Get("attemptid"))
+	}))
+	t.Cleanup(logs.Close)
+	shuffle := strings.TrimPrefix(logs.URL, "http://")
+
+	// Retired only when the test calls retireJobs.
+	jt, clk := newHTTPTestJT(t, map[string]string{"mapred.jobtracker.completeuserjobs.maximum": "0"})
+	splits := make([]mr.Split, 5)
+	for i := range splits {
+		splits[i] = mr.Split{Path: fmt.Sprintf("/in/part-%d", i), Length: 100, Hosts: []string{"h1"}}
+	}
+	// A long name with no space, to check that the pages wrap it.
+	id := httpSubmit(t, jt, mr.JobSpec{Name: "browser-" + strings.Repeat("verylongjobname", 16), Def: "wordcount", User: "ann",
+		NumReduces: 1, Output: filepath.Join(t.TempDir(), "out")}, splits)
+
+	type run struct {
+		id   string
+		left int
+	}
+	trackers := []struct {
+		name          string
+		maps, reduces int32
+		running       []*run
+	}{{name: "tt1", maps: 2, reduces: 1}, {name: "tt2", maps: 2, reduces: 0}}
+	attempts := 0
+	for round := 0; ; round++ {
+		if round > 60 {
+			t.Fatal("the job did not end in 60 rounds")
+		}
+		clk.at(time.Duration(round) * time.Second)
+		for i := range trackers {
+			tr := &trackers[i]
+			req := &mrpb.HeartbeatRequest{Tracker: tr.name, Host: "h1", ShuffleAddress: shuffle, MapSlots: tr.maps,
+				ReduceSlots: tr.reduces, InitialContact: round == 0, AcceptNewTasks: true, CriuAvailable: i == 1}
+			var still []*run
+			busy := [2]int32{}
+			for _, r := range tr.running {
+				r.left--
+				isMap := strings.Contains(r.id, "_m_")
+				st := &mrpb.AttemptStatus{AttemptId: r.id, State: StateRunning, Progress: 0.5, Phase: "MAP",
+					Counters: []*mrpb.Counter{{Group: mr.TaskCounterGroup, Name: mr.MapInputRecords, Value: 7}}}
+				if !isMap {
+					st.Phase = "REDUCE"
+				}
+				switch {
+				case r.left > 0:
+					still = append(still, r)
+					if isMap {
+						busy[0]++
+					} else {
+						busy[1]++
+					}
+				case strings.HasSuffix(r.id, "_m_000001_0"):
+					st.State, st.Diagnostic = StateFailed, "java.lang.RuntimeException: injected failure\n\tat Mapper.map"
+				default:
+					st.State, st.Progress = StateSucceeded, 1
+					if isMap {
+						req.Spills = append(req.Spills, &mrpb.SpillAnnouncement{AttemptId: r.id, Spill: 0, Final: true, Segments: seg(uint32(len(r.id)))})
+					}
+				}
+				req.Attempts = append(req.Attempts, st)
+			}
+			tr.running = still
+			req.FreeMapSlots, req.FreeReduceSlots = tr.maps-busy[0], tr.reduces-busy[1]
+			for _, a := range httpHeartbeat(t, jt, req) {
+				attempts++
+				tr.running = append(tr.running, &run{id: a, left: 2 + attempts%3})
+			}
+		}
+		jt.mu.Lock()
+		j := jt.jobs[id]
+		done := j.done() && j.history != historyWriting
+		jt.unlock()
+		if done {
+			break
+		}
+		time.Sleep(2 * time.Millisecond) // the commit runs in its own goroutine
+	}
+	if st := jt.jobs[id].state.String(); st != StateSucceeded {
+		t.Fatalf("job %s %s", id, st)
+	}
+	return jt, id, attempts
+}
+
+// inMemory tells whether a job is in the JobTracker's memory (not retired).
+func inMemory(jt *JobTracker, id string) bool {
+	jt.mu.Lock()
+	defer jt.unlock()
+	return jt.jobs[id] != nil
+}
+
+// TestWebUIBrowser loads the pages in headless Chromium, and a job's
+// pages again once it is retired (from its history file): no console error
+// or exception, the timeline has a bar per attempt, every link answers 200,
+// and no page is wider than a 1,400 px window. It leaves a screenshot of
+// the job page in /tmp/webui-job.png.
+func TestWebUIBrowser(t *testing.T) {
+	exe := chromiumPath(t)
+	jt, id, attempts := browserRig(t)
+	srv := httptest.NewServer(jt.HTTPHandler())
+	defer srv.Close()
+	task := "task_" + strings.TrimPrefix(id, "job_") + "_m_000001"
+	attempt := "attempt_" + strings.TrimPrefix(id, "job_") + "_m_000001_0"
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.WindowSize(1400, 1000))
+	if os.Geteuid() == 0 {
+		opts = append(opts, chromedp.NoSandbox) // Chromium refuses to run as root with its sandbox
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	actx, cancelA := chromedp.NewExecAllocator(ctx, opts...)
+	defer cancelA()
+	bctx, cancelB := chromedp.NewContext(actx)
+	defer cancelB()
+	if err := chromedp.Do(bctx, chromedp.EmulateViewport(1400, 1000)); err != nil {
+		t.Fatalf("starting %s: %v", exe, err)
+	}
+	var mu sync.Mutex
+	var console []string
+	go func() {
+		for m, err := range chromedp.Console(bctx) {
+			if err != nil {
+				return
+			}
+			if m.Type == chromedp.ConsoleError || m.IsException() {
+				mu.Lock()
+				console = append(console, fmt.Sprintf("%s (%s:%d)", m, m.URL, m.Line))
+				mu.Unlock()
+			}
+		}
+	}()
+
+	links := map[string]string{} // link -> the page it is on
+	pages := []string{"/", "/job?id=" + id, "/task?id=" + task, "/attempt?id=" + attempt, "/trackers", "/tracker?name=tt1", "/history"}
+	// Then the job retired: its pages from its history file.
+	retiredPages := []string{"/job?id=" + id + "&retired", "/task?id=" + task + "&retired", "/attempt?id=" + attempt + "&retired"}
+	for _, p := range append(pages, retiredPages...) {
+		retired := strings.HasSuffix(p, "&retired")
+		if retired && inMemory(jt, id) {
+			if n := jt.retireJobs(); n != 1 {
+				t.Fatalf("retired %d jobs, want %s", n, id)
+			}
+		}
+		u := srv.URL + p
+		if strings.Contains(p, "?") {
+			u += "&refresh=0"
+		} else {
+			u += "?refresh=0"
+		}
+		if err := chromedp.Do(bctx, chromedp.Navigate(u)); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		// Charts drawn (or failed).
+		if _, err := chromedp.Run(bctx, chromedp.Poll[bool](`document.querySelectorAll("div[data-chart]:not([data-ready]):not([data-error])").length === 0`,
+			chromedp.WithPollingTimeout(10*time.Second))); err != nil {
+			t.Errorf("%s: charts not drawn: %v", p, err)
+		}
+		errs, err := chromedp.Run(bctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("div[data-chart][data-error]")].map(e => e.id + ": " + e.dataset.error)`))
+		if err != nil || len(errs) > 0 {
+			t.Errorf("%s: chart errors %v %v", p, errs, err)
+		}
+		width, err := chromedp.Run(bctx, chromedp.Evaluate[int](`document.body.scrollWidth`))
+		if err != nil || width > 1400 {
+			t.Errorf("%s: body %d px wide (%v), want at most 1400", p, width, err)
+		}
+		hrefs, err := chromedp.Run(bctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("a[href]")].map(a => a.href)`))
+		if err != nil {
+			t.Fatalf("%s: links: %v", p, err)
+		}
+		for _, h := range hrefs {
+			if _, ok := links[h]; !ok {
+				links[h] = p
+			}
+		}
+		switch {
+		case strings.HasPrefix(p, "/job?"):
+			bars, err := chromedp.Run(bctx, chromedp.Evaluate[string](`document.getElementById("timeline").dataset.bars`))
+			if err != nil || bars != fmt.Sprint(attempts) {
+				t.Errorf("timeline: %q bars (%v), want one per attempt: %d", bars, err, attempts)
+			}
+			canvases, err := chromedp.Run(bctx, chromedp.Evaluate[int](`document.querySelectorAll("#progress canvas").length`))
+			want := 1
+			if retired {
+				want = 0 // no progress samples once retired: a note instead
+			}
+			if err != nil || canvases != want {
+				t.Errorf("progress chart: %d canvases (%v), want %d", canvases, err, want)
+			}
+			if retired {
+				continue
+			}
+			png, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
+			if err != nil {
+				t.Errorf("screenshot: %v", err)
+			} else if err := os.WriteFile("/tmp/webui-job.png", png, 0o644); err != nil {
+				t.Logf("screenshot: %v", err)
+			}
+		case p == "/":
+			n, err := chromedp.Run(bctx, chromedp.Evaluate[int](`document.querySelectorAll("#occupancy canvas").length`))
+			if err != nil || n != 1 {
+				t.Errorf("occupancy chart: %d canvases (%v), want 1", n, err)
+			}
+		case strings.HasPrefix(p, "/attempt?"):
+			text, err := chromedp.Run(bctx, chromedp.Evaluate[string](`document.body.innerText`))
+			if err != nil || !strings.Contains(text, "stdout of "+attempt) || !strings.Contains(text, "line two <b>escaped</b>") ||
+				!strings.Contains(text, "injected failure") {
+				t.Errorf("attempt page lacks its logs or diagnostic (%v):\n%s", err, text)
+			}
+		}
+	}
+	time.Sleep(100 * time.Millisecond) // the last console events
+	mu.Lock()
+	for _, c := range console {
+		t.Errorf("console: %s", c)
+	}
+	mu.Unlock()
+
+	for h, on := range links {
+		u, err := url.Parse(h)
+		if err != nil || u.Host != strings.TrimPrefix(srv.URL, "http://") {
+			t.Errorf("link %q on %s leaves the server", h, on)
+			continue
+		}
+		resp, err := http.Get(h)
+		if err != nil {
+			t.Errorf("link %s on %s: %v", h, on, err)
+			continue
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Errorf("link %s on %s: status %d", h, on, resp.StatusCode)
+		}
+	}
+	t.Logf("%d pages, %d links, %d attempts; screenshot of the job page in /tmp/webui-job.png", len(pages)+len(retiredPages), len(links), attempts)
+}

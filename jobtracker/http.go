@@ -586,6 +586,8 @@ func renderHTML(w http.ResponseWriter, name string, data any) {
 
 var pageFuncs = template.FuncMap{
 	"pct": func(p float64) string { return fmt.Sprintf("%.1f%%", p*100) },
+	// priority is Hadoop's name of a job priority (VERY_HIGH..VERY_LOW).
+	"priority": priorityName,
 	"when": func(t time.Time) string {
 		if t.IsZero() {
 			return "-"

@@ -445,7 +445,7 @@ func TestHTTPPages(t *testing.T) {
 <td>yes</td><td>no</td><td><a href="/attempt?id=` + httpM1A1 + `">` + httpM1A1 + `</a></td></tr>`,
 			"<h2>Running jobs (1)</h2>",
 			`<tr><td><a href="/job?id=job_202601020304_0002">job_202601020304_0002</a></td><td class="wrap">alpha &lt;b&gt;</td><td>ann</td><td>default</td>
-<td class="n">0</td><td>RUNNING</td><td>2026-01-02 03:04:05</td><td>-</td>
+<td>NORMAL</td><td>RUNNING</td><td>2026-01-02 03:04:05</td><td>-</td>
 <td class="n">62.5%</td><td class="n">1/2</td>
 <td class="n">10.0%</td><td class="n">0/1</td>`,
 			"<h2>Finished jobs (1)</h2>",

@@ -42,7 +42,7 @@ pre { background: #f6f6f6; padding: 4px; white-space: pre-wrap; overflow-wrap: a
 <tr><th>Job</th><th>Name</th><th>User</th><th>Pool</th><th>Priority</th><th>State</th><th>Submitted</th><th>Finished</th>
 <th>Map %</th><th>Maps (done/total)</th><th>Reduce %</th><th>Reduces (done/total)</th><th>Error</th></tr>
 {{range .}}<tr><td><a href="/job?id={{.ID}}">{{.ID}}</a></td><td class="wrap">{{.Name}}</td><td>{{.User}}</td><td>{{.Pool}}</td>
-<td class="n">{{.Priority}}</td><td>{{.State}}{{if .Retired}} (retired){{end}}</td><td>{{when .Submit}}</td><td>{{when .Finish}}</td>
+<td>{{priority .Priority}}</td><td>{{.State}}{{if .Retired}} (retired){{end}}</td><td>{{when .Submit}}</td><td>{{when .Finish}}</td>
 <td class="n">{{pct .MapProgress}}</td><td class="n">{{.Maps.Succeeded}}/{{.Maps.Total}}</td>
 <td class="n">{{pct .ReduceProgress}}</td><td class="n">{{.Reduces.Succeeded}}/{{.Reduces.Total}}</td>
 <td title="{{.Error}}">{{firstLine .Error}}</td></tr>
@@ -116,7 +116,7 @@ Jobs: {{index .Jobs "RUNNING"}} running, {{index .Jobs "SUCCEEDED"}} succeeded, 
 <tr><th>Name</th><td>{{.Name}}</td></tr>
 <tr><th>User</th><td>{{.User}}</td></tr>
 <tr><th>Pool</th><td>{{.Pool}}</td></tr>
-<tr><th>Priority</th><td>{{.Priority}}</td></tr>
+<tr><th>Priority</th><td>{{priority .Priority}}</td></tr>
 <tr><th>State</th><td>{{.State}}{{if .Retired}} (retired){{end}}</td></tr>
 <tr><th>Output</th><td>{{.Output}}</td></tr>
 <tr><th>Submitted</th><td>{{when .Submit}}</td></tr>

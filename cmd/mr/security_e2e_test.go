@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -265,7 +266,17 @@ func TestE2ESecurityTLSAndACLs(t *testing.T) {
 		t.Fatalf("the staged job %s: %v (%d bytes of secret)", id, err, len(staged.Secret))
 	}
 	ui := c.logValue("jobtracker", "jobtracker http serving", "address")
-	for _, page := range []string{"/", "/job?id=" + id, "/api/jobs", "/api/job?id=" + id, "/api/cluster", "/metrics"} {
+	pages := []string{"/", "/job?id=" + id, "/api/jobs", "/api/job?id=" + id, "/api/cluster", "/metrics",
+		"/trackers", "/tracker?name=t1", "/history", "/api/job/timeline?id=" + id, "/api/cluster/occupancy"}
+	// The task and attempt pages (rendered by the same code for every
+	// job) of an attempt of alice's word count.
+	_, body, err := get(http.DefaultTransport, "http://"+ui+"/api/job?id="+wc)
+	m := regexp.MustCompile(`attempt_[0-9]+_[0-9]+_m_[0-9]+_[0-9]+`).FindString(body)
+	if err != nil || m == "" {
+		t.Fatalf("no map attempt of job %s in /api/job (%v)", wc, err)
+	}
+	pages = append(pages, "/task?id=task_"+strings.TrimPrefix(m[:strings.LastIndexByte(m, '_')], "attempt_"), "/attempt?id="+m)
+	for _, page := range pages {
 		code, body, err := get(http.DefaultTransport, "http://"+ui+page)
 		if err != nil || code != 200 {
 			t.Fatalf("status page %s: %d %v", page, code, err)

@@ -4,7 +4,6 @@ import (
 	"testing"
 	"time"
 
-	. "gomr/partitions"
 	"gomr/sched/schedtest"
 )
 
@@ -23,4 +22,3 @@ func newHarness(t *testing.T, name string, conf map[string]string, mapSlots, red
 	return schedtest.New(t, name, conf, mapSlots, reduceSlots)
 }
 
-var _ = Map

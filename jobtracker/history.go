@@ -113,7 +113,7 @@ func (jt *JobTracker) historyRecordLocked(j *job) jobhistory.Record {
 				ha := jobhistory.Attempt{
 					Type: "attempt", AttemptID: a.id, TaskType: typeLetter(t.typ), Task: t.index,
 					Tracker: a.tracker, State: a.state.String(), Error: a.diag, Start: a.start, Finish: a.finish,
-					Counters: a.counters,
+					Counters: a.counters, Speculative: a.speculative, Cloned: a.cloned,
 				}
 				if !a.shuffleFinish.IsZero() {
 					sf := a.shuffleFinish

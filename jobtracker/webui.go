@@ -227,7 +227,7 @@ func historyTasks(rec *jobhistory.Record, extras map[string]attemptExtra) []Task
 			ai.Progress = 1
 		}
 		t.Attempts = append(t.Attempts, ai)
-		extras[a.AttemptID] = attemptExtra{Counters: a.Counters}
+		extras[a.AttemptID] = attemptExtra{Counters: a.Counters, Speculative: a.Speculative, Cloned: a.Cloned}
 		switch {
 		case t.State == StateSucceeded:
 		case a.State == StateSucceeded:

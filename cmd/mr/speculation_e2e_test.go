@@ -2,14 +2,20 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
+	"gomr/jobtracker"
+	"gomr/jobtracker/jobhistory"
 	"gomr/mr"
+	"gomr/mrpb"
 	"gomr/speculator"
 	"gomr/tasktracker"
 )
@@ -269,6 +275,7 @@ func TestE2ECloneMap(t *testing.T) {
 	if wonClone == 0 {
 		t.Errorf("no clone won")
 	}
+	checkTimelineMarksClones(t, c, id, st)
 	slowShuffle := c.trackerShuffleAddr("slow")
 	data, _ := os.ReadFile(filepath.Join(c.dir, "fast.log"))
 	crossed := 0
@@ -459,5 +466,67 @@ func checkSameAsPlainRun(t *testing.T, c *cluster, spec *mr.JobSpec, out string)
 			t.Errorf("%s (%d bytes) differs from the run without cloning's %s (%d bytes)",
 				filepath.Base(got[i]), len(a), filepath.Base(want[i]), len(b))
 		}
+	}
+}
+
+// checkTimelineMarksClones checks that the job page's task timeline marks
+// every clone the job status lists as cloned (and speculative), and no
+// other attempt as cloned, both while the JobTracker holds the job and from
+// its history file once it has been written.
+func checkTimelineMarksClones(t *testing.T, c *cluster, id string, st *mrpb.JobStatus) {
+	t.Helper()
+	clones := map[string]bool{}
+	for _, s := range st.Speculations {
+		if s.Kind == "clone" && s.AttemptId != "" {
+			clones[s.AttemptId] = true
+		}
+	}
+	addr := c.logValue("jobtracker", "jobtracker http serving", "address")
+	if addr == "" {
+		t.Fatal("no http address in the JobTracker's log")
+	}
+	cl := http.Client{Timeout: 10 * time.Second}
+	resp, err := cl.Get("http://" + addr + "/api/job/timeline?id=" + id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var tl jobtracker.Timeline
+	if err := json.NewDecoder(resp.Body).Decode(&tl); err != nil {
+		t.Fatalf("timeline of %s: %v", id, err)
+	}
+	marked := map[string]bool{}
+	for _, b := range tl.Bars {
+		if b.Cloned {
+			marked[b.Attempt] = true
+			if !b.Speculative {
+				t.Errorf("timeline bar %s: cloned but not speculative", b.Attempt)
+			}
+		}
+	}
+	if len(clones) == 0 || !reflect.DeepEqual(marked, clones) {
+		t.Errorf("timeline marks %v as cloned, want the job's clones %v", marked, clones)
+	}
+	hist := filepath.Join(c.dir, "history", id+".jsonl")
+	waitFor(t, "the job's history file", 20*time.Second, func() bool {
+		_, err := os.Stat(hist)
+		return err == nil
+	})
+	data, err := os.ReadFile(hist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := jobhistory.Parse(data)
+	if err != nil {
+		t.Fatalf("history of %s: %v", id, err)
+	}
+	fromHistory := map[string]bool{}
+	for _, a := range rec.Attempts {
+		if a.Cloned {
+			fromHistory[a.AttemptID] = true
+		}
+	}
+	if !reflect.DeepEqual(fromHistory, clones) {
+		t.Errorf("history marks %v as cloned, want %v", fromHistory, clones)
 	}
 }

@@ -70,6 +70,11 @@ type Attempt struct {
 	ShuffleFinish *time.Time    `json:"shuffle_finish,omitempty"`
 	SortFinish    *time.Time    `json:"sort_finish,omitempty"`
 	Counters      mr.CounterSet `json:"counters,omitempty"`
+	// Speculative marks an attempt the speculator launched beside a
+	// running one; Cloned one that it made by cloning a running attempt
+	// with CRIU (a cloned attempt is speculative too).
+	Speculative bool `json:"speculative,omitempty"`
+	Cloned      bool `json:"cloned,omitempty"`
 }
 
 // Record is a whole job's history.

@@ -68,6 +68,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/url"
 	"sort"
 	"time"
 
@@ -539,6 +540,9 @@ type jobPage struct {
 	Now         time.Time
 	Counters    []counterGroup
 	FromHistory bool
+	// List is the page of tasks the query asks for (all the job's tasks
+	// are in JobDetail.Tasks).
+	List taskList
 }
 
 func (jt *JobTracker) handleClusterPage(w http.ResponseWriter, r *http.Request) {
@@ -562,13 +566,22 @@ func (jt *JobTracker) handleJobPage(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, msg, code)
 		return
 	}
+	f, err := parseTaskFilter(r.URL.Query())
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
 	v, ok := jt.jobView(id, "")
 	if !ok {
 		http.Error(w, fmt.Sprintf("unknown job %s", id), http.StatusNotFound)
 		return
 	}
+	base := url.Values{"id": {id}}
+	if r.URL.Query().Get("refresh") == "0" {
+		base.Set("refresh", "0")
+	}
 	p := jobPage{Meta: meta(r, id, !finalJobState(v.State), true), JobDetail: v.JobDetail, Now: utc(jt.now()),
-		Counters: counterGroups(v.Counters), FromHistory: v.FromHistory}
+		Counters: counterGroups(v.Counters), FromHistory: v.FromHistory, List: pageOfTasks(v.Tasks, f, base)}
 	renderHTML(w, "job", p)
 }
 
@@ -597,6 +610,8 @@ var pageFuncs = template.FuncMap{
 	"secs":      func(s float64) string { return fmt.Sprintf("%.1fs", s) },
 	"dur":       func(d time.Duration) string { return d.Round(time.Millisecond).String() },
 	"firstLine": firstLine,
+	"tasks":     taskListLink,
+	"states":    func() []string { return []string{"pending", "running", "succeeded", "failed", "killed"} },
 	"elapsed": func(from, to, now time.Time) string {
 		if from.IsZero() {
 			return "-"

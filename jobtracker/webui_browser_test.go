@@ -2,6 +2,7 @@ package jobtracker
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -287,4 +288,121 @@ func TestWebUIBrowser(t *testing.T) {
 		}
 	}
 	t.Logf("%d pages, %d links, %d attempts; screenshot of the job page in /tmp/webui-job.png", len(pages)+len(retiredPages), len(links), attempts)
+}
+
+// TestWebUIJobAtScale loads the job page of a job of 100,000 maps run on
+// 1,000 trackers of 4 map slots (every tenth map with a second, killed
+// speculative attempt) in headless Chromium: the timeline draws every
+// attempt with no console error, the task list shows one page of 100
+// tasks, and the page fits a 1,400 px window. It logs the sizes and times
+// (not asserted: the machine is shared).
+func TestWebUIJobAtScale(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 100,000-map job page in a browser: not in -short")
+	}
+	exe := chromiumPath(t)
+	const maps, trackers, slots = 100000, 1000, 4
+	jt, _ := newHTTPTestJT(t, nil)
+	splits := make([]mr.Split, maps)
+	for i := range splits {
+		splits[i] = mr.Split{Path: fmt.Sprintf("/in/part-%d", i), Length: 100, Hosts: []string{"h1"}}
+	}
+	id := httpSubmit(t, jt, mr.JobSpec{Name: "big", Def: "wordcount", User: "ann", NumReduces: 0,
+		Output: filepath.Join(t.TempDir(), "out")}, splits)
+	attempts := 0
+	jt.mu.Lock()
+	j := jt.jobs[id]
+	for i, m := range j.maps {
+		wave := i / (trackers * slots)
+		start := httpT0.Add(time.Duration(wave) * 10 * time.Second)
+		a := &attempt{id: attemptID(m, 0), num: 0, task: m, tracker: fmt.Sprintf("tt%04d", i%trackers),
+			state: attemptSucceeded, start: start, finish: start.Add(9 * time.Second), progress: 1, final: 0}
+		m.attempts = append(m.attempts, a)
+		attempts++
+		if i%10 == 0 {
+			s := &attempt{id: attemptID(m, 1), num: 1, task: m, tracker: fmt.Sprintf("tt%04d", (i+1)%trackers),
+				state: attemptKilled, start: start.Add(5 * time.Second), finish: start.Add(9 * time.Second), speculative: true, final: -1}
+			m.attempts = append(m.attempts, s)
+			attempts++
+		}
+		m.nextAttempt = len(m.attempts)
+		m.successful = a
+		jt.taskToLocked(m, taskSucceeded)
+		j.finishedMaps++
+	}
+	jt.unlock()
+
+	srv := httptest.NewServer(jt.HTTPHandler())
+	defer srv.Close()
+	t0 := time.Now()
+	resp, err := http.Get(srv.URL + "/api/job/timeline?id=" + id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tl Timeline
+	err = json.NewDecoder(resp.Body).Decode(&tl)
+	resp.Body.Close()
+	if err != nil || len(tl.Bars) != attempts {
+		t.Fatalf("timeline JSON: %d bars (%v), want %d", len(tl.Bars), err, attempts)
+	}
+	t.Logf("timeline JSON of %d bars on %d rows: %s", len(tl.Bars), len(tl.Rows), time.Since(t0).Round(time.Millisecond))
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.WindowSize(1400, 1000))
+	if os.Geteuid() == 0 {
+		opts = append(opts, chromedp.NoSandbox)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	actx, cancelA := chromedp.NewExecAllocator(ctx, opts...)
+	defer cancelA()
+	bctx, cancelB := chromedp.NewContext(actx)
+	defer cancelB()
+	if err := chromedp.Do(bctx, chromedp.EmulateViewport(1400, 1000)); err != nil {
+		t.Fatalf("starting %s: %v", exe, err)
+	}
+	var mu sync.Mutex
+	var console []string
+	go func() {
+		for m, err := range chromedp.Console(bctx) {
+			if err != nil {
+				return
+			}
+			if m.Type == chromedp.ConsoleError || m.IsException() {
+				mu.Lock()
+				console = append(console, fmt.Sprintf("%s (%s:%d)", m, m.URL, m.Line))
+				mu.Unlock()
+			}
+		}
+	}()
+	t0 = time.Now()
+	if err := chromedp.Do(bctx, chromedp.Navigate(srv.URL+"/job?id="+id+"&refresh=0")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(bctx, chromedp.Poll[bool](`document.querySelectorAll("div[data-chart]:not([data-ready]):not([data-error])").length === 0`,
+		chromedp.WithPollingTimeout(90*time.Second))); err != nil {
+		t.Fatalf("charts not drawn: %v", err)
+	}
+	t.Logf("job page with its charts drawn in %s", time.Since(t0).Round(time.Millisecond))
+	errs, err := chromedp.Run(bctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("div[data-chart][data-error]")].map(e => e.id + ": " + e.dataset.error)`))
+	if err != nil || len(errs) > 0 {
+		t.Errorf("chart errors %v %v", errs, err)
+	}
+	bars, err := chromedp.Run(bctx, chromedp.Evaluate[string](`document.getElementById("timeline").dataset.bars`))
+	if err != nil || bars != fmt.Sprint(attempts) {
+		t.Errorf("timeline: %q bars (%v), want %d", bars, err, attempts)
+	}
+	rows, err := chromedp.Run(bctx, chromedp.Evaluate[int](`document.querySelectorAll("tr.task").length`))
+	if err != nil || rows != tasksPerPage {
+		t.Errorf("task list: %d tasks (%v), want a page of %d", rows, err, tasksPerPage)
+	}
+	width, err := chromedp.Run(bctx, chromedp.Evaluate[int](`document.body.scrollWidth`))
+	if err != nil || width > 1400 {
+		t.Errorf("body %d px wide (%v), want at most 1400", width, err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	mu.Lock()
+	for _, c := range console {
+		t.Errorf("console: %s", c)
+	}
+	mu.Unlock()
 }

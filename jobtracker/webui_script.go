@@ -28,7 +28,13 @@ const webuiJS = `"use strict";
       note(el, "No attempt has started.");
       return;
     }
-    let lo = Math.min(...bars.map(x => x.s)), hi = Math.max(...bars.map(x => x.f));
+    // A loop, not Math.min(...bars): a spread passes every bar as an
+    // argument, and engines cap the number of arguments.
+    let lo = Infinity, hi = -Infinity;
+    for (const x of bars) {
+      if (x.s < lo) lo = x.s;
+      if (x.f > hi) hi = x.f;
+    }
     if (hi <= lo) hi = lo + 1;
     const rows = d.rows.map(r => r.tracker + " " + r.type + " " + r.slot);
     const info = document.createElement("div");

@@ -124,8 +124,8 @@ Jobs: {{index .Jobs "RUNNING"}} running, {{index .Jobs "SUCCEEDED"}} succeeded, 
 <tr><th>Finished</th><td>{{when .Finish}}</td></tr>
 <tr><th>Elapsed</th><td>{{elapsed .Start .Finish .Now}}</td></tr>
 {{if not .Deadline.IsZero}}<tr><th>Deadline</th><td>{{when .Deadline}}</td></tr>
-{{end}}<tr><th>Map progress</th><td>{{pct .MapProgress}} ({{.Maps.Succeeded}}/{{.Maps.Total}} done, {{.Maps.Running}} running, {{.Maps.Pending}} pending, {{.Maps.Failed}} failed, {{.Maps.Killed}} killed)</td></tr>
-<tr><th>Reduce progress</th><td>{{pct .ReduceProgress}} ({{.Reduces.Succeeded}}/{{.Reduces.Total}} done, {{.Reduces.Running}} running, {{.Reduces.Pending}} pending, {{.Reduces.Failed}} failed, {{.Reduces.Killed}} killed)</td></tr>
+{{end}}<tr><th>Map progress</th><td>{{pct .MapProgress}} (<a href="{{tasks .ID "map" "succeeded"}}">{{.Maps.Succeeded}}</a>/<a href="{{tasks .ID "map" ""}}">{{.Maps.Total}}</a> done, <a href="{{tasks .ID "map" "running"}}">{{.Maps.Running}} running</a>, <a href="{{tasks .ID "map" "pending"}}">{{.Maps.Pending}} pending</a>, <a href="{{tasks .ID "map" "failed"}}">{{.Maps.Failed}} failed</a>, <a href="{{tasks .ID "map" "killed"}}">{{.Maps.Killed}} killed</a>)</td></tr>
+<tr><th>Reduce progress</th><td>{{pct .ReduceProgress}} (<a href="{{tasks .ID "reduce" "succeeded"}}">{{.Reduces.Succeeded}}</a>/<a href="{{tasks .ID "reduce" ""}}">{{.Reduces.Total}}</a> done, <a href="{{tasks .ID "reduce" "running"}}">{{.Reduces.Running}} running</a>, <a href="{{tasks .ID "reduce" "pending"}}">{{.Reduces.Pending}} pending</a>, <a href="{{tasks .ID "reduce" "failed"}}">{{.Reduces.Failed}} failed</a>, <a href="{{tasks .ID "reduce" "killed"}}">{{.Reduces.Killed}} killed</a>)</td></tr>
 </table></div>
 {{if .Error}}<h2>Error</h2>
 <pre>{{.Error}}</pre>
@@ -137,18 +137,25 @@ Jobs: {{index .Jobs "RUNNING"}} running, {{index .Jobs "SUCCEEDED"}} succeeded, 
 <tr><th>Task</th><th>Kind</th><th>Of</th><th>Attempt</th><th>Decided</th><th>Outcome</th><th>Estimates</th></tr>
 {{range .Speculations}}<tr><td><a href="/task?id={{.Task}}">{{.Task}}</a></td><td>{{.Kind}}</td><td><a href="/attempt?id={{.SourceAttempt}}">{{.SourceAttempt}}</a></td><td>{{if .Attempt}}<a href="/attempt?id={{.Attempt}}">{{.Attempt}}</a>{{end}}</td><td>{{when .Decided}}</td><td>{{.Outcome}}</td><td>{{.Explanation}}{{if .Note}}<br><i>{{.Note}}</i>{{end}}</td></tr>
 {{end}}</table></div>
-{{end}}<h2>Tasks ({{len .Tasks}})</h2>
+{{end}}<h2 id="tasks">Tasks{{with .List}}{{if .Filter.Type}}: {{.Filter}}{{else if .Filter.State}}: {{.Filter}}{{end}} ({{.Matching}} of {{.Total}}){{end}}</h2>
 {{if .FromHistory}}<p>The job is retired: its tasks are shown from its history file.</p>
-{{end}}{{if .Tasks}}<div class="scroll"><table>
+{{end}}{{$id := .ID}}<p class="filters">Show: <a href="{{tasks $id "" ""}}">all</a> · map: <a href="{{tasks $id "map" ""}}">all</a>
+{{range $s := states}}<a href="{{tasks $id "map" $s}}">{{$s}}</a> {{end}}· reduce: <a href="{{tasks $id "reduce" ""}}">all</a>
+{{range $s := states}}<a href="{{tasks $id "reduce" $s}}">{{$s}}</a> {{end}}</p>
+{{with .List}}{{if .Tasks}}<p>Showing {{.From}}-{{.To}} of {{.Matching}}, page {{.Page}} of {{.Pages}}.
+{{if .First}}<a href="{{.First}}">first</a> <a href="{{.Prev}}">previous</a>{{end}}
+{{if .Next}}<a href="{{.Next}}">next</a> <a href="{{.Last}}">last</a>{{end}}</p>
+<div class="scroll"><table>
 <tr><th>Task / attempt</th><th>Tracker</th><th>State</th><th>Progress</th><th>Phase</th><th>Started</th><th>Finished</th><th>Error</th></tr>
 {{range .Tasks}}<tr class="task"><td><b><a href="/task?id={{.ID}}">{{.ID}}</a></b></td><td></td><td>{{.State}}</td><td class="n">{{pct .Progress}}</td><td></td><td></td><td></td>
 <td title="{{.Error}}">{{if .Failures}}{{.Failures}} failed: {{firstLine .Error}}{{end}}</td></tr>
 {{range .Attempts}}<tr class="attempt"><td><a href="/attempt?id={{.ID}}">{{.ID}}</a> <a href="/tasklog?attemptid={{.ID}}&amp;filter=stdout">stdout</a> <a href="/tasklog?attemptid={{.ID}}&amp;filter=stderr">stderr</a></td><td>{{.Tracker}}</td><td>{{.State}}</td><td class="n">{{pct .Progress}}</td><td>{{.Phase}}</td>
 <td>{{when .Start}}</td><td>{{when .Finish}}</td><td title="{{.Error}}">{{firstLine .Error}}</td></tr>
 {{end}}{{end}}</table></div>
-{{else if .Retired}}<p>The job is retired: the JobTracker keeps its summary only; <code>mr job -history {{.ID}}</code> prints its attempts.</p>
+{{else if .Total}}<p>No {{.Filter}}.</p>
+{{end}}{{end}}{{if not .Tasks}}{{if .Retired}}<p>The job is retired: the JobTracker keeps its summary only; <code>mr job -history {{.ID}}</code> prints its attempts.</p>
 {{else}}<p>The job has no tasks.</p>
-{{end}}
+{{end}}{{end}}
 <h2>Task timeline</h2>
 <p class="chartnote">One row per tracker slot (attempts of a tracker packed into the fewest rows); drag to zoom, double-click to reset.</p>
 <div class="chart" id="timeline" data-chart="timeline" data-src="/api/job/timeline?id={{.ID}}"></div>

@@ -65,6 +65,10 @@ type progressSample [2]float32
 type occupancySample struct {
 	mapSlots, reduceSlots int32
 	jobs                  []jobOccupancy
+	// partitions are the running maps and reduces of each partition of a
+	// multi-queue policy (TYREX, SITA...), as the policy counts them; nil
+	// under a policy with one queue.
+	partitions [][2]int32
 }
 
 // jobOccupancy is the live attempts of one job in an occupancy sample.
@@ -92,6 +96,15 @@ func (jt *JobTracker) sampleLocked(now time.Time) {
 		j.sampleProgressLocked(now, false)
 		if m, r := j.live[partitions.Map], j.live[partitions.Reduce]; m+r > 0 {
 			occ.jobs = append(occ.jobs, jobOccupancy{job: j.id, maps: int32(m), reduces: int32(r)})
+		}
+	}
+	// Policies are pure code driven under jt.mu; Describe returns a copy.
+	if d, ok := jt.policy.(partitions.Describer); ok {
+		if st := d.Describe(now); len(st.Partitions) > 1 {
+			occ.partitions = make([][2]int32, len(st.Partitions))
+			for k, p := range st.Partitions {
+				occ.partitions[k] = [2]int32{int32(p.RunningMaps), int32(p.RunningReduces)}
+			}
 		}
 	}
 	jt.occupancy.add(now, occ, false)

@@ -103,6 +103,18 @@ type Occupancy struct {
 	MapSlots    []int             `json:"map_slots"`
 	ReduceSlots []int             `json:"reduce_slots"`
 	Jobs        []OccupancySeries `json:"jobs"`
+	// Partitions are the attempts running in each partition of a
+	// multi-queue policy (absent under other policies; zero where a
+	// sample has no partitions).
+	Partitions []PartitionOccupancy `json:"partitions,omitempty"`
+}
+
+// PartitionOccupancy is one partition's running maps and reduces over
+// time; Partition is 0-based, as in the policy status.
+type PartitionOccupancy struct {
+	Partition int   `json:"partition"`
+	Maps      []int `json:"maps"`
+	Reduces   []int `json:"reduces"`
 }
 
 // OccupancySeries is one job's running maps and reduces over time.
@@ -328,6 +340,13 @@ func (jt *JobTracker) occupancySeries() Occupancy {
 				o.Jobs = append(o.Jobs, OccupancySeries{Job: jo.job, Maps: make([]int, len(s.times)), Reduces: make([]int, len(s.times))})
 			}
 			o.Jobs[k].Maps[i], o.Jobs[k].Reduces[i] = int(jo.maps), int(jo.reduces)
+		}
+		for k, p := range v.partitions {
+			for len(o.Partitions) <= k {
+				o.Partitions = append(o.Partitions, PartitionOccupancy{Partition: len(o.Partitions),
+					Maps: make([]int, len(s.times)), Reduces: make([]int, len(s.times))})
+			}
+			o.Partitions[k].Maps[i], o.Partitions[k].Reduces[i] = int(p[0]), int(p[1])
 		}
 	}
 	return o

@@ -119,20 +119,26 @@ const webuiJS = `"use strict";
     new uPlot(opts, [xs, d.progress.map(p => p.map * 100), d.progress.map(p => p.reduce * 100)], el);
   }
 
+  // occupancy stacks the attempts running by job, or with
+  // data-by="partition" by partition of a multi-queue policy.
   function occupancy(el, d) {
     if (d.times.length === 0) {
       note(el, "No samples yet (taken at most once a second, as trackers heartbeat).");
       return;
     }
+    const groups = el.dataset.by === "partition" ?
+      (d.partitions || []).map(p => ({label: "partition " + (p.partition + 1), maps: p.maps, reduces: p.reduces})) :
+      d.jobs.map(j => ({label: j.job, maps: j.maps, reduces: j.reduces}));
+    el.dataset.series = String(groups.length);
     const xs = d.times.map(secs);
     const slots = d.map_slots.map((m, i) => m + d.reduce_slots[i]);
     let acc = xs.map(() => 0);
-    const stacked = d.jobs.map(j => (acc = acc.map((a, i) => a + j.maps[i] + j.reduces[i])));
+    const stacked = groups.map(g => (acc = acc.map((a, i) => a + g.maps[i] + g.reduces[i])));
     const series = [{}, {label: "slots", stroke: "#000", width: 1, dash: [5, 4]}];
     const data = [xs, slots];
-    for (let k = d.jobs.length - 1; k >= 0; k--) {
+    for (let k = groups.length - 1; k >= 0; k--) {
       const c = palette[k % palette.length];
-      series.push({label: d.jobs[k].job, stroke: c, fill: c + "99", width: 1, paths: uPlot.paths.stepped({align: 1})});
+      series.push({label: groups[k].label, stroke: c, fill: c + "99", width: 1, paths: uPlot.paths.stepped({align: 1})});
       data.push(stacked[k]);
     }
     new uPlot({width: width(el), height: 240, series: series, axes: [{}, {label: "attempts running"}],

@@ -70,7 +70,9 @@ Jobs: {{index .Jobs "RUNNING"}} running, {{index .Jobs "SUCCEEDED"}} succeeded, 
 {{end}}
 <h2>Slot occupancy by job</h2>
 <div class="chart" id="occupancy" data-chart="occupancy" data-src="/api/cluster/occupancy"></div>
-<h2>Running jobs ({{len .Running}})</h2>
+{{with .PolicyStatus}}{{if gt (len .Partitions) 1}}<h2>Slot occupancy by partition</h2>
+<div class="chart" id="occupancy-partitions" data-chart="occupancy" data-by="partition" data-src="/api/cluster/occupancy"></div>
+{{end}}{{end}}<h2>Running jobs ({{len .Running}})</h2>
 {{if .Running}}{{template "jobs" .Running}}{{else}}<p>None.</p>
 {{end}}
 <h2>Finished jobs ({{len .Finished}})</h2>

@@ -2,6 +2,7 @@ package jobtracker
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -201,5 +202,57 @@ func TestWebUIPolicyColumns(t *testing.T) {
 				t.Errorf("%s: policy job table has %s:\n%s", tc.policy, w, table)
 			}
 		}
+	}
+}
+
+// TestOccupancyByPartition checks that under a multi-queue policy the
+// occupancy samples carry each partition's running attempts as the policy
+// counts them, and that the cluster page draws them; under FIFO neither.
+func TestOccupancyByPartition(t *testing.T) {
+	for _, policy := range []string{"tyrex-static", "fifo"} {
+		t.Run(policy, func(t *testing.T) {
+			jt, clk := newHTTPTestJT(t, map[string]string{"scheduler.policy": policy})
+			splits := make([]mr.Split, 3)
+			for i := range splits {
+				splits[i] = mr.Split{Path: fmt.Sprintf("/in/part-%d", i), Length: 100, Hosts: []string{"h1"}}
+			}
+			httpSubmit(t, jt, mr.JobSpec{Name: "p", Def: "wordcount", NumReduces: 1, Output: filepath.Join(t.TempDir(), "out")}, splits)
+			launched := 0
+			for round := 0; round < 2; round++ {
+				clk.at(time.Duration(round) * 2 * time.Second)
+				launched += len(httpHeartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "tt1", Host: "h1", MapSlots: 2, ReduceSlots: 1,
+					FreeMapSlots: 2 - int32(min(launched, 2)), InitialContact: round == 0, AcceptNewTasks: true}))
+			}
+			if launched == 0 {
+				t.Fatal("nothing launched")
+			}
+			occ := jt.occupancySeries()
+			page := httpGet(t, jt.HTTPHandler(), "GET", "/?refresh=0").Body.String()
+			hasChart := strings.Contains(page, `id="occupancy-partitions" data-chart="occupancy" data-by="partition"`)
+			if policy == "fifo" {
+				if occ.Partitions != nil || hasChart {
+					t.Errorf("fifo: partitions %+v, chart %v; want none", occ.Partitions, hasChart)
+				}
+				return
+			}
+			if len(occ.Partitions) < 2 || !hasChart {
+				t.Fatalf("partitions %+v, chart %v; want every partition and the chart", occ.Partitions, hasChart)
+			}
+			last := len(occ.Times) - 1
+			sum := 0
+			for k, p := range occ.Partitions {
+				if p.Partition != k || len(p.Maps) != len(occ.Times) {
+					t.Errorf("partition %d: %+v", k, p)
+				}
+				sum += p.Maps[last] + p.Reduces[last]
+			}
+			jobs := 0
+			for _, j := range occ.Jobs {
+				jobs += j.Maps[last] + j.Reduces[last]
+			}
+			if sum != jobs || sum == 0 {
+				t.Errorf("last sample: %d attempts by partition, %d by job; want the same, > 0", sum, jobs)
+			}
+		})
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
-	"strings"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -297,12 +296,8 @@ func (jt *JobTracker) redactJobList(id security.Identity, list *mrpb.ListJobsRes
 	}
 }
 
-// jobOfAttempt is the job id an attempt id names
-// (attempt_<ident>_<n>_<m|r>_<task>_<k> is of job_<ident>_<n>), or "".
+// jobOfAttempt is the job id an attempt id names, or "".
 func jobOfAttempt(id string) string {
-	parts := strings.Split(id, "_")
-	if len(parts) != 6 || parts[0] != "attempt" {
-		return ""
-	}
-	return "job_" + parts[1] + "_" + parts[2]
+	job, _ := mrpb.JobOfAttempt(id)
+	return job
 }

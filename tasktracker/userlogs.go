@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"gomr/mrpb"
 	"io"
 	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 )
 
@@ -62,7 +62,8 @@ func (tt *TaskTracker) keepLogs(jobID string) {
 // taskLogFile is where attempt's log name is: its directory while its job
 // runs, userlogs after.
 func (tt *TaskTracker) taskLogFile(attemptID, name string) (string, error) {
-	job, ok := jobOfAttempt(attemptID)
+	job, ok := mrpb.JobOfAttempt(attemptID)
+	ok = ok && validID(attemptID)
 	if !ok {
 		return "", fmt.Errorf("%q is not a task attempt id", attemptID)
 	}
@@ -72,16 +73,6 @@ func (tt *TaskTracker) taskLogFile(attemptID, name string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("no %s log of attempt %s on tracker %s (never run here, or its logs were removed after mapreduce.job.userlog.retain.hours)", name, attemptID, tt.name)
-}
-
-// jobOfAttempt is the job id an attempt id names
-// (attempt_<ident>_<n>_<m|r>_<task>_<k> is of job_<ident>_<n>).
-func jobOfAttempt(id string) (string, bool) {
-	parts := strings.Split(id, "_")
-	if !validID(id) || len(parts) != 6 || parts[0] != "attempt" || (parts[3] != "m" && parts[3] != "r") {
-		return "", false
-	}
-	return "job_" + parts[1] + "_" + parts[2], true
 }
 
 // serveTaskLog answers GET mrpb.TaskLogPath?attemptid=A&filter=stdout|stderr

@@ -138,6 +138,58 @@ func browserRig(t *testing.T) (*JobTracker, string, int) {
 	return jt, id, attempts
 }
 
+// startBrowser starts headless Chromium with a 1,400 x 1,000 window for
+// at most timeout, and collects its console errors and exceptions.
+func startBrowser(t *testing.T, exe string, timeout time.Duration) (context.Context, *consoleErrors) {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.WindowSize(1400, 1000))
+	if os.Geteuid() == 0 {
+		opts = append(opts, chromedp.NoSandbox) // Chromium refuses to run as root with its sandbox
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	t.Cleanup(cancel)
+	actx, cancelA := chromedp.NewExecAllocator(ctx, opts...)
+	t.Cleanup(cancelA)
+	bctx, cancelB := chromedp.NewContext(actx)
+	t.Cleanup(cancelB)
+	if err := chromedp.Do(bctx, chromedp.EmulateViewport(1400, 1000)); err != nil {
+		t.Fatalf("starting %s: %v", exe, err)
+	}
+	c := &consoleErrors{t: t}
+	go func() {
+		for m, err := range chromedp.Console(bctx) {
+			if err != nil {
+				return
+			}
+			if m.Type == chromedp.ConsoleError || m.IsException() {
+				c.mu.Lock()
+				c.lines = append(c.lines, fmt.Sprintf("%s (%s:%d)", m, m.URL, m.Line))
+				c.mu.Unlock()
+			}
+		}
+	}()
+	return bctx, c
+}
+
+// consoleErrors are the errors and exceptions a page logged.
+type consoleErrors struct {
+	t     *testing.T
+	mu    sync.Mutex
+	lines []string
+}
+
+// check fails the test with every console error so far, after a moment
+// for the last events to arrive.
+func (c *consoleErrors) check() {
+	c.t.Helper()
+	time.Sleep(100 * time.Millisecond)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, l := range c.lines {
+		c.t.Errorf("console: %s", l)
+	}
+}
+
 // inMemory tells whether a job is in the JobTracker's memory (not retired).
 func inMemory(jt *JobTracker, id string) bool {
 	jt.mu.Lock()
@@ -158,33 +210,7 @@ func TestWebUIBrowser(t *testing.T) {
 	task := "task_" + strings.TrimPrefix(id, "job_") + "_m_000001"
 	attempt := "attempt_" + strings.TrimPrefix(id, "job_") + "_m_000001_0"
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.WindowSize(1400, 1000))
-	if os.Geteuid() == 0 {
-		opts = append(opts, chromedp.NoSandbox) // Chromium refuses to run as root with its sandbox
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	actx, cancelA := chromedp.NewExecAllocator(ctx, opts...)
-	defer cancelA()
-	bctx, cancelB := chromedp.NewContext(actx)
-	defer cancelB()
-	if err := chromedp.Do(bctx, chromedp.EmulateViewport(1400, 1000)); err != nil {
-		t.Fatalf("starting %s: %v", exe, err)
-	}
-	var mu sync.Mutex
-	var console []string
-	go func() {
-		for m, err := range chromedp.Console(bctx) {
-			if err != nil {
-				return
-			}
-			if m.Type == chromedp.ConsoleError || m.IsException() {
-				mu.Lock()
-				console = append(console, fmt.Sprintf("%s (%s:%d)", m, m.URL, m.Line))
-				mu.Unlock()
-			}
-		}
-	}()
+	bctx, console := startBrowser(t, exe, 60*time.Second)
 
 	links := map[string]string{} // link -> the page it is on
 	pages := []string{"/", "/job?id=" + id, "/task?id=" + task, "/attempt?id=" + attempt, "/trackers", "/tracker?name=tt1", "/history"}
@@ -264,12 +290,7 @@ func TestWebUIBrowser(t *testing.T) {
 			}
 		}
 	}
-	time.Sleep(100 * time.Millisecond) // the last console events
-	mu.Lock()
-	for _, c := range console {
-		t.Errorf("console: %s", c)
-	}
-	mu.Unlock()
+	console.check()
 
 	for h, on := range links {
 		u, err := url.Parse(h)
@@ -347,33 +368,7 @@ func TestWebUIJobAtScale(t *testing.T) {
 	}
 	t.Logf("timeline JSON of %d bars on %d rows: %s", len(tl.Bars), len(tl.Rows), time.Since(t0).Round(time.Millisecond))
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.WindowSize(1400, 1000))
-	if os.Geteuid() == 0 {
-		opts = append(opts, chromedp.NoSandbox)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
-	defer cancel()
-	actx, cancelA := chromedp.NewExecAllocator(ctx, opts...)
-	defer cancelA()
-	bctx, cancelB := chromedp.NewContext(actx)
-	defer cancelB()
-	if err := chromedp.Do(bctx, chromedp.EmulateViewport(1400, 1000)); err != nil {
-		t.Fatalf("starting %s: %v", exe, err)
-	}
-	var mu sync.Mutex
-	var console []string
-	go func() {
-		for m, err := range chromedp.Console(bctx) {
-			if err != nil {
-				return
-			}
-			if m.Type == chromedp.ConsoleError || m.IsException() {
-				mu.Lock()
-				console = append(console, fmt.Sprintf("%s (%s:%d)", m, m.URL, m.Line))
-				mu.Unlock()
-			}
-		}
-	}()
+	bctx, console := startBrowser(t, exe, 120*time.Second)
 	t0 = time.Now()
 	if err := chromedp.Do(bctx, chromedp.Navigate(srv.URL+"/job?id="+id+"&refresh=0")); err != nil {
 		t.Fatal(err)
@@ -399,10 +394,5 @@ func TestWebUIJobAtScale(t *testing.T) {
 	if err != nil || width > 1400 {
 		t.Errorf("body %d px wide (%v), want at most 1400", width, err)
 	}
-	time.Sleep(100 * time.Millisecond)
-	mu.Lock()
-	for _, c := range console {
-		t.Errorf("console: %s", c)
-	}
-	mu.Unlock()
+	console.check()
 }

@@ -1,0 +1,151 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"gomr/preempt"
+)
+
+// timeline is the spec's §2.2 scenario (seed 002 §3.2.3.4, Fig. 12 and
+// 15): one slot; a low-priority job of one 60 s task with 5 GiB of memory
+// starts at 0; a high-priority job of the same shape arrives at 30 s. FIFO
+// with priority preemption asks for the slot; the mechanism and the
+// checkpoint bandwidth decide what happens. "wait" is the run without
+// preemption.
+func timeline(t *testing.T, mech string, bwMiB float64) (high, low time.Duration, r *Result) {
+	t.Helper()
+	w := &Workload{Name: "timeline", Trackers: 1, MapSlots: 1, ReduceSlots: 0, Slowstart: 1, Jobs: []Job{
+		{ID: "low", Name: "low", Maps: []time.Duration{time.Minute}, Memory: 5 << 30},
+		{ID: "high", Name: "high", Priority: 1, Submit: 30 * time.Second, Maps: []time.Duration{time.Minute}, Memory: 5 << 30},
+	}}
+	conf := map[string]string{"scheduler.fifo.preemption": "true", preempt.KeyMechanism: mech,
+		preempt.KeyBWWrite: fmt.Sprint(bwMiB), preempt.KeyBWRead: fmt.Sprint(bwMiB)}
+	if mech == "wait" {
+		conf = map[string]string{"scheduler.fifo.preemption": "false"}
+	}
+	bw := bwMiB * preempt.MiB
+	r, err := Run(w, Options{Policy: "fifo", Conf: conf, Slowstart: -1, Knowledge: KnowNone,
+		Preemption: PreemptionModel{BWWrite: bw, BWRead: bw}})
+	if err != nil {
+		t.Fatalf("%s at %v MiB/s: %v", mech, bwMiB, err)
+	}
+	for _, j := range r.Jobs {
+		switch j.ID {
+		case "high":
+			high = dur(j.Response)
+		case "low":
+			low = dur(j.Response)
+		}
+	}
+	return high, low, r
+}
+
+func nearDur(a, b time.Duration) bool { return (a - b).Abs() <= 10*time.Millisecond }
+
+// TestTimelineOracle checks the simulator against the spec's §2.2 table:
+// wait 90/60, kill 60/150, checkpoint 60+D / 120+D+R, adaptive the
+// checkpoint figures iff D+R < 30 s and the kill ones otherwise; and the
+// order the table derives: the high-priority job is best with kill, worst
+// with wait; the low-priority job best with wait, worst with kill.
+func TestTimelineOracle(t *testing.T) {
+	bw := 1750.0 // nvm: D = R = 5120/1750 s
+	d := time.Duration(float64(5120) / bw * float64(time.Second))
+	for _, tc := range []struct {
+		mech      string
+		high, low time.Duration
+	}{
+		{"wait", 90 * time.Second, 60 * time.Second},
+		{"kill", 60 * time.Second, 150 * time.Second},
+		{"checkpoint", 60*time.Second + d, 120*time.Second + 2*d},
+		{"adaptive", 60*time.Second + d, 120*time.Second + 2*d},
+	} {
+		high, low, r := timeline(t, tc.mech, bw)
+		if !nearDur(high, tc.high) || !nearDur(low, tc.low) {
+			t.Errorf("%s: high %v low %v, want %v and %v", tc.mech, high, low, tc.high, tc.low)
+		}
+		t.Logf("%-10s high %6.2fs low %6.2fs wasted %6.2f slot-s", tc.mech, high.Seconds(), low.Seconds(), r.WastedSlotSeconds)
+	}
+	hw, lw, _ := timeline(t, "wait", bw)
+	hk, lk, rk := timeline(t, "kill", bw)
+	hc, lc, rc := timeline(t, "checkpoint", bw)
+	if !(hk < hc && hc < hw) || !(lw < lc && lc < lk) {
+		t.Errorf("order: high kill %v < checkpoint %v < wait %v; low wait %v < checkpoint %v < kill %v", hk, hc, hw, lw, lc, lk)
+	}
+	if rk.WastedSlotSeconds != 30 || math.Abs(rc.WastedSlotSeconds-2*d.Seconds()) > 0.01 {
+		t.Errorf("wasted: kill %v (want 30), checkpoint %v (want D+R = %v)", rk.WastedSlotSeconds, rc.WastedSlotSeconds, 2*d.Seconds())
+	}
+	if s := rc.Preemption; s == nil || s.Checkpoints != 1 || s.ImageBytes != 5<<30 || math.Abs(s.WorkSavedSeconds-30) > 0.01 {
+		t.Errorf("checkpoint stats %+v", s)
+	}
+}
+
+// TestTimelineBandwidthSensitivity is the spec's §5.14 sensitivity run:
+// bandwidth swept from 10 MiB/s to 2 GiB/s; adaptive is kill below
+// 2·5120/30 ≈ 341 MiB/s and checkpoint above, and its high-priority
+// response is never worse than wait's.
+func TestTimelineBandwidthSensitivity(t *testing.T) {
+	hw, _, _ := timeline(t, "wait", 100)
+	for _, bw := range []float64{10, 30, 117, 300, 340, 342, 400, 1000, 1750, 2048} {
+		ha, la, _ := timeline(t, "adaptive", bw)
+		hk, lk, _ := timeline(t, "kill", bw)
+		hc, lc, _ := timeline(t, "checkpoint", bw)
+		want := "kill"
+		wh, wl := hk, lk
+		if bw > 2*5120.0/30 {
+			want, wh, wl = "checkpoint", hc, lc
+		}
+		if ha != wh || la != wl {
+			t.Errorf("%v MiB/s: adaptive high %v low %v, want %s's %v %v", bw, ha, la, want, wh, wl)
+		}
+		if ha > hw {
+			t.Errorf("%v MiB/s: adaptive high %v worse than wait %v", bw, ha, hw)
+		}
+		t.Logf("%6.0f MiB/s: adaptive=%-10s high %6.2fs low %6.2fs (checkpoint %6.2fs %6.2fs)", bw, want, ha.Seconds(), la.Seconds(), hc.Seconds(), lc.Seconds())
+	}
+}
+
+// TestTimelineSplitAndAuto runs the timeline with a splittable low job:
+// split frees the slot at once (no heartbeat) and the low job's remainder
+// costs its start-up (1 s); auto leaves a task about to finish alone
+// (wait) and splits one that is not.
+func TestTimelineSplitAndAuto(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		mech      string
+		arrive    time.Duration
+		high, low time.Duration
+		wantMech  string
+	}{
+		{"split at 30s", preempt.SettingSplit, 30 * time.Second, 60 * time.Second, 121 * time.Second, "split"},
+		{"auto at 30s: split", preempt.SettingAuto, 30 * time.Second, 60 * time.Second, 121 * time.Second, "split"},
+		{"auto at 55s: wait 5s", preempt.SettingAuto, 55 * time.Second, 65 * time.Second, 60 * time.Second, "wait"},
+		{"kill at 55s", preempt.SettingKill, 55 * time.Second, 60 * time.Second, 175 * time.Second, "kill"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := &Workload{Name: "timeline", Trackers: 1, MapSlots: 1, Slowstart: 1, Jobs: []Job{
+				{ID: "low", Name: "low", Maps: []time.Duration{time.Minute}},
+				{ID: "high", Name: "high", Priority: 1, Submit: tc.arrive, Maps: []time.Duration{time.Minute}},
+			}}
+			conf := map[string]string{"scheduler.fifo.preemption": "true", preempt.KeyMechanism: tc.mech, preempt.KeySplitMinAge: "10s"}
+			r, err := Run(w, Options{Policy: "fifo", Conf: conf, Slowstart: -1, Knowledge: KnowNone, Preemption: PreemptionModel{Splittable: true}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]time.Duration{}
+			for _, j := range r.Jobs {
+				got[j.ID] = dur(j.Response)
+			}
+			if !nearDur(got["high"], tc.high) || !nearDur(got["low"], tc.low) {
+				t.Errorf("high %v low %v, want %v %v", got["high"], got["low"], tc.high, tc.low)
+			}
+			s := r.Preemption
+			n := map[string]int64{"split": s.Splits, "wait": s.Waits, "kill": s.Kills, "checkpoint": s.Checkpoints}
+			if n[tc.wantMech] != 1 || s.Splits+s.Waits+s.Kills+s.Checkpoints != 1 {
+				t.Errorf("stats %+v, want one %s", s, tc.wantMech)
+			}
+		})
+	}
+}

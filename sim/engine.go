@@ -603,6 +603,7 @@ func (h simHost) Kill(a sched.Attempt) error {
 	}
 	for el := sj.running[a.Type].Front(); el != nil; el = el.Next() {
 		if at := el.Value.(*attempt); at.task == a.Task && at.num == a.Attempt {
+			h.e.attemptEnded(at, true)
 			h.e.preempt(at)
 			return nil
 		}
@@ -780,6 +781,7 @@ func (e *engine) preempt(at *attempt) {
 func (e *engine) finishAttempt(at *attempt) {
 	sj := at.job
 	at.done = true
+	e.attemptEnded(at, false)
 	sj.running[at.typ].Remove(at.elem)
 	t := &e.trackers[at.tracker]
 	d := at.end - at.start

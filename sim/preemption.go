@@ -102,10 +102,17 @@ type preState struct {
 	busy  []time.Duration // per tracker: when its checkpoint queue is free
 	saved map[taskKey]saved
 	rel   map[*attempt]releasing
-	// useful is when a resumed attempt's useful work began (after its
-	// restore or start-up); others' is their start.
-	useful map[*attempt]time.Duration
-	stats  *PreemptStats
+	// resumed are the running attempts that resumed a task: what they
+	// resumed from (a kill sends the task back to it: the image, or the
+	// split's remainder, is still there) and when their useful work began,
+	// after the restore or start-up (others' begins at their start).
+	resumed map[*attempt]resumedFrom
+	stats   *PreemptStats
+}
+
+type resumedFrom struct {
+	s      saved
+	useful time.Duration
 }
 
 // setupPreemption builds the driver's planner from the run's preemption.*
@@ -141,7 +148,7 @@ func (e *engine) setupPreemption(conf confMap) error {
 	p := preempt.New(cfg)
 	e.d.SetPlanner(p)
 	e.pre = &preState{pl: p, m: m, mech: cfg.Mechanism, busy: make([]time.Duration, len(e.trackers)),
-		saved: map[taskKey]saved{}, rel: map[*attempt]releasing{}, useful: map[*attempt]time.Duration{},
+		saved: map[taskKey]saved{}, rel: map[*attempt]releasing{}, resumed: map[*attempt]resumedFrom{},
 		stats: &PreemptStats{Mechanism: cfg.Mechanism}}
 	e.res.Preemption = e.pre.stats
 	e.d.OnPreempt(func(a sched.PreemptAction) {
@@ -188,10 +195,7 @@ func (h simHost) Describe(a sched.Attempt) preempt.Candidate {
 	if err != nil || e.pre == nil {
 		return preempt.Candidate{Remaining: -1}
 	}
-	from, ok := e.pre.useful[at]
-	if !ok {
-		from = at.start
-	}
+	from := e.usefulFrom(at)
 	c := preempt.Candidate{Node: e.trackers[at.tracker].name, RSSBytes: e.memory(at.job), Progressed: max(e.now-from, 0), Remaining: -1,
 		CanCheckpoint: !e.pre.m.NoCheckpoint && !at.waiting, Splittable: e.pre.m.Splittable && at.typ == partitions.Map}
 	if !at.waiting {
@@ -220,10 +224,7 @@ func (h simHost) Checkpoint(a sched.Attempt, _ bool) error {
 	bytes := e.memory(at.job)
 	d := byteDur(bytes, e.pre.m.BWWrite)
 	e.pre.busy[at.tracker] = start + d
-	from, ok := e.pre.useful[at]
-	if !ok {
-		from = at.start
-	}
+	from := e.usefulFrom(at)
 	e.pre.rel[at] = releasing{mech: preempt.MechCkpt, work: at.end - start, dump: d, bytes: bytes, progress: start - from}
 	at.end = -1 // its finish event is stale now
 	e.push(&event{at: start + d, kind: evPreempted, att: at})
@@ -247,10 +248,7 @@ func (h simHost) Split(a sched.Attempt) error {
 	if at.end <= sp {
 		return nil
 	}
-	from, ok := e.pre.useful[at]
-	if !ok {
-		from = at.start
-	}
+	from := e.usefulFrom(at)
 	e.pre.rel[at] = releasing{mech: preempt.MechSplit, work: at.end - sp, progress: sp - from}
 	at.end = -1
 	e.push(&event{at: sp, kind: evPreempted, att: at})
@@ -266,7 +264,7 @@ func (e *engine) preempted(at *attempt) {
 		return
 	}
 	delete(e.pre.rel, at)
-	delete(e.pre.useful, at)
+	delete(e.pre.resumed, at)
 	sj := at.job
 	sj.running[at.typ].Remove(at.elem)
 	at.killed = true
@@ -332,6 +330,30 @@ func (e *engine) resume(at *attempt) bool {
 	}
 	at.base = overhead + s.work
 	at.end = e.now + at.base
-	e.pre.useful[at] = e.now + overhead
+	e.pre.resumed[at] = resumedFrom{s: s, useful: e.now + overhead}
 	return true
+}
+
+// usefulFrom is when the attempt's useful work began: its start, or the
+// end of its restore or start-up when it resumed a task.
+func (e *engine) usefulFrom(at *attempt) time.Duration {
+	if r, ok := e.pre.resumed[at]; ok {
+		return r.useful
+	}
+	return at.start
+}
+
+// attemptEnded forgets a finished or killed attempt; a killed one that
+// had resumed a task sends the task back to what it resumed from, so it
+// loses only what it did since (the planner's Progressed).
+func (e *engine) attemptEnded(at *attempt, killed bool) {
+	if e.pre == nil {
+		return
+	}
+	if r, ok := e.pre.resumed[at]; ok {
+		delete(e.pre.resumed, at)
+		if killed {
+			e.pre.saved[taskKey{at.job, at.typ, at.task}] = r.s
+		}
+	}
 }

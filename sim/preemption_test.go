@@ -149,3 +149,32 @@ func TestTimelineSplitAndAuto(t *testing.T) {
 		})
 	}
 }
+
+// TestKillAfterResumeKeepsImage checks that killing a resumed attempt
+// loses only what it did since its image: adaptive checkpoints the low job
+// at 30 s (30 s of progress against 1.17 s of dump and restore), resumes
+// it at 90.585 s, then kills it at 91.5 s (0.33 s of progress since the
+// restore); its task resumes from the same image after the high job.
+func TestKillAfterResumeKeepsImage(t *testing.T) {
+	w := &Workload{Name: "resume", Trackers: 1, MapSlots: 1, Slowstart: 1, Jobs: []Job{
+		{ID: "low", Name: "low", Maps: []time.Duration{time.Minute}},
+		{ID: "mid", Name: "mid", Priority: 1, Submit: 30 * time.Second, Maps: []time.Duration{time.Minute}},
+		{ID: "high", Name: "high", Priority: 2, Submit: 91500 * time.Millisecond, Maps: []time.Duration{time.Minute}},
+	}}
+	bw := 1750.0 * preempt.MiB
+	conf := map[string]string{"scheduler.fifo.preemption": "true", preempt.KeyMechanism: preempt.SettingAdaptive, preempt.KeyMedium: "nvm"}
+	r, err := Run(w, Options{Policy: "fifo", Conf: conf, Slowstart: -1, Knowledge: KnowNone, Preemption: PreemptionModel{BWWrite: bw, BWRead: bw}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := time.Duration(float64(1<<30) / bw * float64(time.Second))
+	want := 151500*time.Millisecond + d + 30*time.Second
+	for _, j := range r.Jobs {
+		if j.ID == "low" && !nearDur(dur(j.Response), want) {
+			t.Errorf("low job's response %v, want %v (resumed twice from its one image)", dur(j.Response), want)
+		}
+	}
+	if s := r.Preemption; s.Checkpoints != 1 || s.Kills != 1 {
+		t.Errorf("stats %+v, want one checkpoint and one kill", s)
+	}
+}

@@ -1,9 +1,27 @@
 package partitions
 
-import "sort"
+import (
+	"fmt"
+	"sort"
+
+	"gomr/conf"
+)
+
+// fifoKeys are the FIFO policy's keys.
+var fifoKeys = []conf.Key{
+	{Name: "scheduler.fifo.preemption", Type: conf.Bool, Default: "false", Description: "fifo: when a job of higher priority has pending tasks and no slot of their type is free, preempt tasks of the lowest-priority running jobs (the spec's PriorityArrival trigger; Hadoop's FIFO never preempts)"},
+}
 
 func init() {
-	Register("fifo", func(Config) (Policy, error) { return &FIFO{}, nil })
+	registerKeys(fifoKeys...)
+	Register("fifo", func(cfg Config) (Policy, error) {
+		r := newReader(cfg)
+		f := &FIFO{Preemption: r.boolean("scheduler.fifo.preemption")}
+		if r.err != nil {
+			return nil, fmt.Errorf("policy fifo: %w", r.err)
+		}
+		return f, nil
+	})
 }
 
 // FIFO is Hadoop's default scheduler: jobs in order of priority (higher
@@ -11,7 +29,18 @@ func init() {
 // a pending map, preferring, among jobs of the same rank, none: order is
 // strict, as in Hadoop's JobQueueTaskScheduler. Within the chosen job the
 // JobTracker picks a data-local task when it has one.
-type FIFO struct{}
+//
+// With Preemption (scheduler.fifo.preemption), a job of higher priority
+// that has pending tasks of a type while no slot of that type is free in
+// the cluster takes slots back from running jobs of lower priority, the
+// lowest priority first, among equals the most recently submitted first
+// (spec preemption-elasticity §5.4, PriorityArrival): the policy asks for
+// as many as the higher-priority jobs have pending, counting those already
+// being released, so asking again at every offer while checkpoints run
+// preempts nothing more (the driver's in-flight accounting).
+type FIFO struct {
+	Preemption bool
+}
 
 // Name returns "fifo".
 func (*FIFO) Name() string { return "fifo" }
@@ -19,8 +48,9 @@ func (*FIFO) Name() string { return "fifo" }
 // Observe does nothing: FIFO keeps no state of its own.
 func (*FIFO) Observe(Event) {}
 
-// Offer fills the free slots from the jobs in FIFO order.
-func (*FIFO) Offer(view *ClusterView, offer SlotOffer) Decision {
+// Offer fills the free slots from the jobs in FIFO order, then preempts
+// for higher-priority jobs left waiting when Preemption is on.
+func (f *FIFO) Offer(view *ClusterView, offer SlotOffer) Decision {
 	jobs := make([]JobView, len(view.Jobs))
 	copy(jobs, view.Jobs)
 	sort.SliceStable(jobs, func(i, j int) bool {
@@ -34,6 +64,7 @@ func (*FIFO) Offer(view *ClusterView, offer SlotOffer) Decision {
 		localLeft[i] = jobs[i].LocalPendingMaps[offer.Host]
 	}
 	var d Decision
+	var assigned [2]int
 	free := offer.FreeMaps
 	for i := range jobs {
 		for free > 0 && jobs[i].PendingMaps > 0 {
@@ -44,6 +75,7 @@ func (*FIFO) Offer(view *ClusterView, offer SlotOffer) Decision {
 			d.Assign = append(d.Assign, Assignment{JobID: jobs[i].ID, Type: Map, Local: local})
 			jobs[i].PendingMaps--
 			free--
+			assigned[Map]++
 		}
 	}
 	free = offer.FreeReduces
@@ -52,7 +84,85 @@ func (*FIFO) Offer(view *ClusterView, offer SlotOffer) Decision {
 			d.Assign = append(d.Assign, Assignment{JobID: jobs[i].ID, Type: Reduce})
 			jobs[i].PendingReduces--
 			free--
+			assigned[Reduce]++
+		}
+	}
+	if f.Preemption {
+		for _, t := range []TaskType{Map, Reduce} {
+			d.Preempt = append(d.Preempt, fifoPreempt(view, jobs, t, assigned[t])...)
 		}
 	}
 	return d
+}
+
+// fifoPreempt returns the preemptions of type t for the jobs (in FIFO
+// order, their pending counts less this offer's assignments) when no slot
+// of type t is free in the cluster.
+func fifoPreempt(view *ClusterView, jobs []JobView, t TaskType, assigned int) []Preemption {
+	slots, running := view.MapSlots, 0
+	if t == Reduce {
+		slots = view.ReduceSlots
+	}
+	pend := func(j *JobView) int {
+		if t == Map {
+			return j.PendingMaps
+		}
+		if !j.ReducesReady {
+			return 0
+		}
+		return j.PendingReduces
+	}
+	run := func(j *JobView) int {
+		if t == Map {
+			return j.RunningMaps
+		}
+		return j.RunningReduces
+	}
+	for i := range jobs {
+		running += run(&jobs[i])
+	}
+	if slots-running-assigned > 0 {
+		return nil
+	}
+	// Victims: lowest priority first, then the most recently submitted.
+	victims := make([]int, 0, len(jobs))
+	for i := range jobs {
+		if run(&jobs[i]) > 0 {
+			victims = append(victims, i)
+		}
+	}
+	sort.SliceStable(victims, func(a, b int) bool {
+		ja, jb := &jobs[victims[a]], &jobs[victims[b]]
+		if ja.Priority != jb.Priority {
+			return ja.Priority < jb.Priority
+		}
+		return ja.Submitted.After(jb.Submitted)
+	})
+	avail := make(map[int]int, len(victims))
+	for _, v := range victims {
+		avail[v] = run(&jobs[v])
+	}
+	count := map[int]int{}
+	for w := range jobs { // highest priority first
+		need := pend(&jobs[w])
+		for _, v := range victims {
+			if need == 0 {
+				break
+			}
+			if jobs[v].Priority >= jobs[w].Priority || avail[v] == 0 {
+				continue
+			}
+			k := min(need, avail[v])
+			avail[v] -= k
+			count[v] += k
+			need -= k
+		}
+	}
+	var out []Preemption
+	for _, v := range victims {
+		if count[v] > 0 {
+			out = append(out, Preemption{JobID: jobs[v].ID, Type: t, Count: count[v], Reason: ReclaimPriorityArrival})
+		}
+	}
+	return out
 }

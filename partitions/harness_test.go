@@ -21,3 +21,5 @@ func newHarness(t *testing.T, name string, conf map[string]string, mapSlots, red
 	t.Helper()
 	return schedtest.New(t, name, conf, mapSlots, reduceSlots)
 }
+
+type schedtestHarness = schedtest.Harness

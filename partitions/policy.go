@@ -95,13 +95,40 @@ type Assignment struct {
 	Queue int
 }
 
-// Preemption asks the JobTracker to kill Count running tasks of a type of a
-// job (the most recently started first) to free slots for others.
+// Preemption asks for Count slots of running tasks of a type of a job back,
+// to free slots for others. The policy driver's preemption planner
+// (package preempt, preemption.mechanism) chooses the victims and how each
+// gives its slot back; with the default mechanism, kill, it kills the most
+// recently started attempts, as Hadoop does. Count counts the job's
+// attempts already giving their slot back (a checkpoint or a split under
+// way), so a policy that asks again while they run preempts nothing more.
 type Preemption struct {
 	JobID string
 	Type  TaskType
 	Count int
+	// Reason says why the slots are wanted (spec §5.4; it weighs the
+	// beneficiary's wait against lost work in the planner's auto mode);
+	// Budget is how long the beneficiary can wait for a slot (0: any).
+	// Both are optional.
+	Reason ReclaimReason
+	Budget time.Duration
 }
+
+// ReclaimReason is why a policy preempts.
+type ReclaimReason uint8
+
+// Reclaim reasons.
+const (
+	ReclaimUnspecified ReclaimReason = iota
+	// ReclaimPriorityArrival: a higher-priority job waits (FIFO).
+	ReclaimPriorityArrival
+	// ReclaimFairMinShare: a pool below its minimum share (FAIR).
+	ReclaimFairMinShare
+	// ReclaimFairShare: a pool below half its fair share (FAIR).
+	ReclaimFairShare
+	// ReclaimDeadlineAtRisk: a deadline job short of its slots (MinEDF-WC).
+	ReclaimDeadlineAtRisk
+)
 
 // Decision is a policy's answer to a slot offer.
 type Decision struct {
@@ -144,6 +171,10 @@ type Event struct {
 	Attempt int
 	// Duration is a finished task's running time.
 	Duration time.Duration
+	// PreemptedBy is set on the TaskFailed of an attempt that ended as a
+	// preemption victim: the mechanism that took its slot ("kill",
+	// "checkpoint", "checkpoint-incremental", "split").
+	PreemptedBy string
 	// Job is set on JobSubmitted.
 	Job *JobView
 }
@@ -161,9 +192,11 @@ type Event struct {
 //     TaskFinished or TaskFailed of the same attempt (same JobID, Type, Task
 //     and Attempt), before the job's JobFinished;
 //   - in a Decision, the preemptions are carried out before the
-//     assignments: for each Preemption the driver kills the newest running
-//     attempts of that type of the job and reports them as TaskFailed, so an
-//     attempt launched by the same decision is never its victim;
+//     assignments: for each Preemption the driver has the victims the
+//     planner chose killed (reported as TaskFailed at once, so an attempt
+//     launched by the same decision is never a victim), or checkpointed or
+//     split (reported as TaskFailed when the host has done it, a later
+//     heartbeat; the slot stays taken until then);
 //   - after a JobSubmitted it calls Offer at least once, even with no free
 //     slot (a heartbeat of a full tracker does), so that a policy can
 //     answer an arrival with preemptions;

@@ -12,6 +12,14 @@
 // speculative attempts waiting for a slot), choosing which pending task an
 // assignment runs, and how a kill is carried out (a kill order in a
 // heartbeat reply, a freed slot in the simulator).
+//
+// Preemption: for each Preemption of a decision the driver asks its
+// planner (package preempt, SetPlanner; kill only by default) to choose
+// victims among the job's live attempts of that type, and a mechanism for
+// each, and carries them out through the host: Host.Kill, or the optional
+// Checkpointer and Splitter. A host that implements Describer tells the
+// planner what each candidate costs to checkpoint or split; one that does
+// not implement an interface never gets that mechanism.
 package sched
 
 import (
@@ -20,6 +28,7 @@ import (
 	"time"
 
 	"gomr/partitions"
+	"gomr/preempt"
 )
 
 // Attempt names one task attempt the way policies key it.
@@ -49,6 +58,46 @@ type Host interface {
 	Kill(a Attempt) error
 }
 
+// Describer is a host that describes a live attempt to the preemption
+// planner: its tracker, memory, progress, remaining time and what can be
+// done with it. A host without it has its victims described by the
+// driver alone (run time since start, nothing else known), so they are
+// only ever killed.
+type Describer interface {
+	Describe(a Attempt) preempt.Candidate
+}
+
+// Checkpointer is a host that can checkpoint a live attempt (CRIU): it
+// orders the dump (incremental: against the attempt's earlier image) and
+// returns; the slot is freed later, when the host reports the attempt's
+// end with Driver.Ended. An error means the order could not be given; the
+// driver then kills the attempt.
+type Checkpointer interface {
+	Checkpoint(a Attempt, incremental bool) error
+}
+
+// Splitter is a host that can split a live attempt at its next safe point
+// (Amoeba): it orders the split and returns; the slot is freed later, when
+// the host reports the attempt's end with Driver.Ended. An error means the
+// order could not be given; the driver then kills the attempt.
+type Splitter interface {
+	Split(a Attempt) error
+}
+
+// PreemptAction is one victim the driver had preempted, for the OnPreempt
+// hook.
+type PreemptAction struct {
+	Time    time.Time
+	Attempt Attempt
+	// Mech is the mechanism carried out; Planned differs from it when the
+	// planned one failed to be ordered (Err) and the attempt was killed.
+	Mech, Planned preempt.Mechanism
+	Cost          preempt.Cost
+	// Bytes is what a checkpoint dumps.
+	Bytes int64
+	Err   error
+}
+
 // DecisionError is a policy decision the driver refused, whole: nothing of
 // it was carried out.
 type DecisionError struct {
@@ -73,14 +122,24 @@ type Stats struct {
 	Dropped         int
 	// Preempted counts attempts killed for preemptions, by task type.
 	Preempted [2]int
+	// Mechanisms counts preemption victims by mechanism (preempt.Mech*)
+	// and task type: kills (as Preempted), and the checkpoints, splits
+	// and waits ordered.
+	Mechanisms [preempt.NumMechanisms][2]int
+	// Fallbacks counts checkpoints and splits the host could not order,
+	// killed instead.
+	Fallbacks int
 }
 
 // Outcome is what one Offer did.
 type Outcome struct {
 	// Launched counts the attempts started, by task type; Preempted the
-	// attempts killed.
+	// attempts killed (their slots are free); Releasing the victims
+	// ordered to checkpoint or split, or left to finish (their slots are
+	// not free yet).
 	Launched  [2]int
 	Preempted int
+	Releasing int
 }
 
 // live is a running attempt as the driver knows it.
@@ -104,17 +163,40 @@ type Driver struct {
 	// onDecision every decision before it is carried out.
 	onEvent    func(partitions.Event)
 	onDecision func(*partitions.ClusterView, partitions.SlotOffer, partitions.Decision, error)
+	onPreempt  func(PreemptAction)
 	stats      Stats
 	// during an Offer: the assignment being launched and how many starts
 	// it reported.
 	launching *partitions.Assignment
 	starts    int
+	// planner chooses preemption victims and mechanisms; killing marks
+	// the victim being killed, for its TaskFailed.
+	planner *preempt.Planner
+	killing *Attempt
 }
 
-// New makes a driver for the policy.
+// New makes a driver for the policy. It preempts by killing, as Hadoop
+// does, until SetPlanner gives it another planner.
 func New(p partitions.Policy) *Driver {
-	return &Driver{pol: p, jobs: map[string]*jobState{}}
+	return &Driver{pol: p, jobs: map[string]*jobState{}, planner: preempt.New(preempt.DefaultConfig())}
 }
+
+// SetPlanner sets the preemption planner (nil: the default, kill only).
+// Call it before the first Offer.
+func (d *Driver) SetPlanner(p *preempt.Planner) {
+	if p == nil {
+		p = preempt.New(preempt.DefaultConfig())
+	}
+	d.planner = p
+}
+
+// Planner returns the preemption planner (a host reports the dumps,
+// restores and transfers it measures to it: Planner().Observe).
+func (d *Driver) Planner() *preempt.Planner { return d.planner }
+
+// OnPreempt sets a function that sees every preemption victim as the
+// driver has it preempted.
+func (d *Driver) OnPreempt(f func(PreemptAction)) { d.onPreempt = f }
 
 // Policy returns the driven policy.
 func (d *Driver) Policy() partitions.Policy { return d.pol }
@@ -179,6 +261,7 @@ func (d *Driver) Succeeded(now time.Time, a Attempt, ran time.Duration) {
 	if !d.end(a) {
 		return
 	}
+	d.planner.Released(now, a.String())
 	d.observe(partitions.Event{Time: now, Kind: partitions.TaskFinished, JobID: a.Job, Type: a.Type, Task: a.Task, Attempt: a.Attempt, Duration: ran})
 }
 
@@ -186,11 +269,22 @@ func (d *Driver) Succeeded(now time.Time, a Attempt, ran time.Duration) {
 // it: failed, killed, lost, or a speculative race lost. It is idempotent:
 // an attempt that is not running is ignored, so a host may report an end
 // from every path that ends an attempt.
+//
+// The end of a victim being checkpointed or split is how the host reports
+// that the mechanism freed its slot; the TaskFailed event then carries the
+// mechanism (PreemptedBy), as it does for a victim killed.
 func (d *Driver) Ended(now time.Time, a Attempt, ran time.Duration) {
 	if !d.end(a) {
 		return
 	}
-	d.observe(partitions.Event{Time: now, Kind: partitions.TaskFailed, JobID: a.Job, Type: a.Type, Task: a.Task, Attempt: a.Attempt, Duration: ran})
+	by := ""
+	if m, ok := d.planner.Releasing(a.String()); ok && m != preempt.MechWait {
+		by = m.String()
+	} else if d.killing != nil && *d.killing == a {
+		by = preempt.MechKill.String()
+	}
+	d.planner.Released(now, a.String())
+	d.observe(partitions.Event{Time: now, Kind: partitions.TaskFailed, JobID: a.Job, Type: a.Type, Task: a.Task, Attempt: a.Attempt, Duration: ran, PreemptedBy: by})
 }
 
 func (d *Driver) end(a Attempt) bool {
@@ -252,33 +346,36 @@ func sortedLive(js *jobState, typ *partitions.TaskType) []live {
 	return out
 }
 
-// Victims lists the attempts a preemption of count attempts of a type of a
-// job would kill: the most recently started first.
-func (d *Driver) Victims(job string, typ partitions.TaskType, count int) []Attempt {
-	js := d.jobs[job]
-	if js == nil {
-		return nil
-	}
-	ls := sortedLive(js, &typ)
-	var out []Attempt
-	for i := len(ls) - 1; i >= 0 && len(out) < count; i-- {
-		out = append(out, ls[i].a)
-	}
-	return out
-}
-
 // Offer asks the policy what to do with a tracker's free slots (the offer)
 // given the cluster view, checks the decision, and carries it out through
-// the host: first the preemptions (the newest attempts of each named job
-// and type are killed), then the assignments, in the policy's order. A
-// decision that breaks a rule is refused whole with a *DecisionError and
-// nothing of it is carried out; a host error stops the offer where it
-// happened.
+// the host: first the preemptions (for each, the victims and mechanisms
+// the planner chooses: with the default planner the newest attempts of
+// the named job and type, killed), then the assignments, in the policy's
+// order. A decision that breaks a rule is refused whole with a
+// *DecisionError and nothing of it is carried out; a host error stops the
+// offer where it happened.
 func (d *Driver) Offer(view *partitions.ClusterView, offer partitions.SlotOffer, h Host) (Outcome, error) {
 	var out Outcome
 	d.stats.Offers++
 	dec := d.pol.Offer(view, offer)
-	err := d.check(view, offer, dec)
+	// The planner runs only on preemptions that keep the rules; a
+	// checkpoint, a split or a wait frees no slot in this offer, so only
+	// kills make their tasks pending again for the assignments.
+	var plan []planned
+	freed := map[jobType]int{}
+	if d.checkPreempt(offer, dec) == nil {
+		plan = d.plan(view.Now, dec, h)
+		for _, pl := range plan {
+			if pl.c.Mech == preempt.MechKill {
+				freed[jobType{pl.a.Job, pl.a.Type}]++
+			}
+		}
+	} else {
+		for _, p := range dec.Preempt {
+			freed[jobType{p.JobID, p.Type}] += max(p.Count, 0)
+		}
+	}
+	err := d.check(view, offer, dec, freed)
 	if d.onDecision != nil {
 		d.onDecision(view, offer, dec, err)
 	}
@@ -286,16 +383,9 @@ func (d *Driver) Offer(view *partitions.ClusterView, offer partitions.SlotOffer,
 		d.stats.Refused++
 		return out, err
 	}
-	for _, p := range dec.Preempt {
-		for _, a := range d.Victims(p.JobID, p.Type, p.Count) {
-			if err := h.Kill(a); err != nil {
-				return out, fmt.Errorf("preempting %s: %w", a, err)
-			}
-			if d.Running(a) {
-				return out, fmt.Errorf("preempting %s: the host did not end the attempt", a)
-			}
-			out.Preempted++
-			d.stats.Preempted[a.Type]++
+	for _, pl := range plan {
+		if err := d.carry(view.Now, pl, h, &out); err != nil {
+			return out, err
 		}
 	}
 	for i := range dec.Assign {
@@ -324,9 +414,145 @@ func (d *Driver) Offer(view *partitions.ClusterView, offer partitions.SlotOffer,
 	return out, nil
 }
 
+type jobType struct {
+	job string
+	typ partitions.TaskType
+}
+
+// planned is one victim of a decision with its group and the planner's
+// choice.
+type planned struct {
+	group string
+	a     Attempt
+	c     preempt.Choice
+}
+
+func group(job string, typ partitions.TaskType) string { return job + "/" + typ.String() }
+
+// reasons maps the policies' reclaim reasons to the planner's.
+var reasons = map[partitions.ReclaimReason]preempt.Reason{
+	partitions.ReclaimUnspecified:     preempt.ReasonUnspecified,
+	partitions.ReclaimPriorityArrival: preempt.ReasonPriorityArrival,
+	partitions.ReclaimFairMinShare:    preempt.ReasonFairMinShare,
+	partitions.ReclaimFairShare:       preempt.ReasonFairShare,
+	partitions.ReclaimDeadlineAtRisk:  preempt.ReasonDeadlineAtRisk,
+}
+
+// plan asks the planner for the victims of a decision's preemptions: each
+// job and type's candidates are its live attempts, newest first (Hadoop's
+// kill order). Preemptions of the same job and type are asked for together.
+func (d *Driver) plan(now time.Time, dec partitions.Decision, h Host) []planned {
+	if len(dec.Preempt) == 0 {
+		return nil
+	}
+	byID := map[string]Attempt{}
+	var reqs []preempt.Request
+	at := map[string]int{}
+	for _, p := range dec.Preempt {
+		g := group(p.JobID, p.Type)
+		if i, ok := at[g]; ok {
+			reqs[i].Count += p.Count
+			continue
+		}
+		at[g] = len(reqs)
+		reqs = append(reqs, preempt.Request{Group: g, Count: p.Count, Reason: reasons[p.Reason], Budget: p.Budget,
+			Victims: d.candidates(now, d.jobs[p.JobID], p.Type, h, byID)})
+	}
+	var out []planned
+	for i, cs := range d.planner.Plan(now, reqs) {
+		for _, c := range cs {
+			out = append(out, planned{group: reqs[i].Group, a: byID[c.ID], c: c})
+		}
+	}
+	return out
+}
+
+// candidates describes a job's live attempts of a type, newest first, and
+// records their ids in byID. With a kill-only planner they are not
+// described: a kill needs nothing but the order.
+func (d *Driver) candidates(now time.Time, js *jobState, typ partitions.TaskType, h Host, byID map[string]Attempt) []preempt.Victim {
+	ls := sortedLive(js, &typ)
+	describe := !d.planner.KillOnly()
+	ds, _ := h.(Describer)
+	_, canCkpt := h.(Checkpointer)
+	_, canSplit := h.(Splitter)
+	perTask := map[int]int{}
+	if describe {
+		for _, l := range ls {
+			perTask[l.a.Task]++
+		}
+	}
+	out := make([]preempt.Victim, 0, len(ls))
+	for i := len(ls) - 1; i >= 0; i-- {
+		l := ls[i]
+		c := preempt.Candidate{Progressed: now.Sub(l.start), Remaining: -1}
+		if describe {
+			if ds != nil {
+				c = ds.Describe(l.a)
+			}
+			c.CanCheckpoint = c.CanCheckpoint && canCkpt
+			c.Splittable = c.Splittable && canSplit
+			c.Duplicate = c.Duplicate || perTask[l.a.Task] > 1
+		}
+		id := l.a.String()
+		byID[id] = l.a
+		out = append(out, preempt.Victim{ID: id, Candidate: c})
+	}
+	return out
+}
+
+// carry has one victim preempted by its planned mechanism. A checkpoint or
+// a split the host cannot order falls back to a kill.
+func (d *Driver) carry(now time.Time, pl planned, h Host, out *Outcome) error {
+	a, c := pl.a, pl.c
+	act := PreemptAction{Time: now, Attempt: a, Mech: c.Mech, Planned: c.Mech, Cost: c.Cost, Bytes: c.Bytes}
+	if c.Mech != preempt.MechKill {
+		// In flight before the order: a host may report the end at once.
+		d.planner.Begin(now, pl.group, c)
+		var err error
+		switch c.Mech {
+		case preempt.MechCkpt, preempt.MechCkptInc:
+			err = h.(Checkpointer).Checkpoint(a, c.Mech == preempt.MechCkptInc)
+		case preempt.MechSplit:
+			err = h.(Splitter).Split(a)
+		}
+		if err != nil {
+			d.planner.Released(now, a.String())
+			act.Mech, act.Err = preempt.MechKill, fmt.Errorf("%s of %s: %w", c.Mech, a, err)
+			d.stats.Fallbacks++
+		}
+	}
+	if act.Mech == preempt.MechKill {
+		if d.Running(a) {
+			d.killing = &a
+			err := h.Kill(a)
+			d.killing = nil
+			if err != nil {
+				return fmt.Errorf("preempting %s: %w", a, err)
+			}
+			if d.Running(a) {
+				return fmt.Errorf("preempting %s: the host did not end the attempt", a)
+			}
+		}
+		out.Preempted++
+		d.stats.Preempted[a.Type]++
+	} else {
+		out.Releasing++
+	}
+	d.stats.Mechanisms[act.Mech][a.Type]++
+	if d.onPreempt != nil {
+		d.onPreempt(act)
+	}
+	return nil
+}
+
 // check applies the rules a decision must keep, against the view and the
 // offer it answers.
-func (d *Driver) check(view *partitions.ClusterView, offer partitions.SlotOffer, dec partitions.Decision) error {
+// freed counts, by job and type, the attempts the decision's preemptions
+// kill: their tasks are pending again (unless another attempt of the task
+// runs, which the host finds at launch), so a decision may give their
+// slots back to the same job.
+func (d *Driver) check(view *partitions.ClusterView, offer partitions.SlotOffer, dec partitions.Decision, freed map[jobType]int) error {
 	bad := func(format string, args ...any) error {
 		return &DecisionError{Policy: d.pol.Name(), Tracker: offer.Tracker, Problem: fmt.Sprintf(format, args...)}
 	}
@@ -334,17 +560,7 @@ func (d *Driver) check(view *partitions.ClusterView, offer partitions.SlotOffer,
 	for i := range view.Jobs {
 		jobs[view.Jobs[i].ID] = &view.Jobs[i]
 	}
-	type jt struct {
-		job string
-		typ partitions.TaskType
-	}
-	// Preempted attempts' tasks are pending again (unless another attempt
-	// of the task runs, which the host finds at launch): a decision may
-	// give their slots back to the same job.
-	freed := map[jt]int{}
-	for _, p := range dec.Preempt {
-		freed[jt{p.JobID, p.Type}] += max(p.Count, 0)
-	}
+	type jt = jobType
 	var total [2]int
 	per := map[jt]int{}
 	for _, as := range dec.Assign {
@@ -379,6 +595,15 @@ func (d *Driver) check(view *partitions.ClusterView, offer partitions.SlotOffer,
 		return bad("assigned %d maps and %d reduces for %d and %d free slots",
 			total[partitions.Map], total[partitions.Reduce], offer.FreeMaps, offer.FreeReduces)
 	}
+	return d.checkPreempt(offer, dec)
+}
+
+// checkPreempt applies the rules a decision's preemptions must keep.
+func (d *Driver) checkPreempt(offer partitions.SlotOffer, dec partitions.Decision) error {
+	bad := func(format string, args ...any) error {
+		return &DecisionError{Policy: d.pol.Name(), Tracker: offer.Tracker, Problem: fmt.Sprintf(format, args...)}
+	}
+	type jt = jobType
 	kills := map[jt]int{}
 	for _, p := range dec.Preempt {
 		if p.Type != partitions.Map && p.Type != partitions.Reduce {

@@ -55,6 +55,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	setupTask := fs.Duration("job-setup", 0, "Hadoop 1 job setup task: a slot held this long before a job's tasks may start (0: none)")
 	cleanupTask := fs.Duration("job-cleanup", 0, "Hadoop 1 job cleanup task: a slot held this long after a job's last task, before it completes (0: none)")
 	hadoop1 := fs.Bool("hadoop1", false, "the thesis' Hadoop 1.0.0 cluster overheads: --heartbeat 3s --job-setup 3.5s --job-cleanup 3.5s unless given (docs/policies.md, chapter 4)")
+	preemption := fs.String("preemption", "", "preemption mechanism (key preemption.mechanism: kill, checkpoint, adaptive, split, auto; its costs: --set preemption.*)")
 	sets := fs.StringArray("set", nil, "policy, speculator or straggler-injector configuration key=value (repeatable; speculator keys: mapreduce.job.speculative.*, speculation.*, straggler.*)")
 	specMode := fs.String("speculation", SpecNone, "speculative execution: none, fresh (fresh attempts only, Hadoop's speculator) or clone (a fresh attempt or a CRIU clone, whichever the speculator expects to end first)")
 	compareSpec := fs.Bool("compare-speculation", false, "simulate each policy with speculation none, fresh and clone side by side (same workload and stragglers)")
@@ -121,6 +122,9 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return fmt.Errorf("sim: --set %q: want key=value", s)
 		}
 		conf[strings.TrimSpace(k)] = v
+	}
+	if *preemption != "" {
+		conf["preemption.mechanism"] = *preemption
 	}
 	for _, sf := range stragFlags {
 		if f := fs.Lookup(sf.flag); f.Changed {

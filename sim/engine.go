@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"gomr/partitions"
+	"gomr/preempt"
 	"gomr/sched"
 	"gomr/speculator"
 )
@@ -52,6 +53,10 @@ type Options struct {
 	// (speculator.Keys) are read from Conf; the injector slows attempts
 	// whatever the mode.
 	Speculation Speculation
+	// Preemption is the true cost of each preemption mechanism
+	// (sim/preemption.go); the mechanism and the planner's priors are the
+	// preemption.* keys of Conf.
+	Preemption PreemptionModel
 
 	// alone marks the run of one job that gives another run its slowdown
 	// reference (refRuntime); it needs no reference itself.
@@ -79,6 +84,7 @@ type evKind int
 
 const (
 	evFinish       evKind = iota // completions first
+	evPreempted                  // a checkpoint or split freed its slot
 	evHousekeeping               // a job setup or cleanup task ends
 	evArrival
 	evHeartbeat
@@ -239,16 +245,20 @@ type engine struct {
 	// setups and cleanups are the jobs waiting for a slot for their
 	// setup or cleanup task, in arrival order.
 	setups, cleanups []*simJob
+	// pre is the preemption state (sim/preemption.go).
+	pre *preState
 }
 
 // Run simulates the workload under one policy.
 func Run(w *Workload, opt Options) (*Result, error) {
 	conf := map[string]string{}
-	specConf := confMap{}
+	specConf, preConf := confMap{}, confMap{}
 	for _, src := range []map[string]string{w.Conf, opt.Conf} {
 		for k, v := range src {
 			if isSpeculatorKey(k) {
 				specConf[k] = v
+			} else if preempt.IsKey(k) {
+				preConf[k] = v
 			} else {
 				conf[k] = v
 			}
@@ -316,6 +326,9 @@ func Run(w *Workload, opt Options) (*Result, error) {
 	for i := 0; i < n; i++ {
 		e.trackers = append(e.trackers, tracker{name: "tracker_" + strconv.Itoa(i), freeMaps: ms, freeReds: rs})
 	}
+	if err := e.setupPreemption(preConf); err != nil {
+		return nil, fmt.Errorf("simulate %s: %w", opt.Policy, err)
+	}
 	for i := range w.Jobs {
 		j := &w.Jobs[i]
 		if len(j.Maps) == 0 {
@@ -364,6 +377,8 @@ func (e *engine) loop() error {
 			if !ev.att.killed && !ev.att.done && ev.at == ev.att.end {
 				e.finishAttempt(ev.att)
 			}
+		case evPreempted:
+			e.preempted(ev.att)
 		case evCloneReady:
 			if err := e.cloneReady(ev.att); err != nil {
 				return err
@@ -588,6 +603,7 @@ func (h simHost) Kill(a sched.Attempt) error {
 	}
 	for el := sj.running[a.Type].Front(); el != nil; el = el.Next() {
 		if at := el.Value.(*attempt); at.task == a.Task && at.num == a.Attempt {
+			h.e.attemptEnded(at, true)
 			h.e.preempt(at)
 			return nil
 		}
@@ -678,6 +694,9 @@ func (e *engine) newAttempt(sj *simJob, typ partitions.TaskType, task, ti, queue
 // shuffle and the job's map stage, then its reduce phase, or waits for
 // the map stage to end.
 func (e *engine) schedule(at *attempt) {
+	if e.resume(at) {
+		return
+	}
 	sj := at.job
 	if at.typ == partitions.Map {
 		at.base = sj.spec.Maps[at.task]
@@ -762,6 +781,7 @@ func (e *engine) preempt(at *attempt) {
 func (e *engine) finishAttempt(at *attempt) {
 	sj := at.job
 	at.done = true
+	e.attemptEnded(at, false)
 	sj.running[at.typ].Remove(at.elem)
 	t := &e.trackers[at.tracker]
 	d := at.end - at.start

@@ -120,6 +120,8 @@ type Result struct {
 	WastedSlotSeconds float64 `json:"wasted_slot_s"`
 	// Speculation counts speculative attempts; nil when the mode is none.
 	Speculation *SpecStats `json:"speculation,omitempty"`
+	// Preemption counts what the preemption planner did.
+	Preemption *PreemptStats `json:"preemption,omitempty"`
 
 	busy       [2]float64
 	queueBusy  []float64
@@ -458,6 +460,15 @@ func WriteTable(w io.Writer, workload string, seed uint64, results []*Result) er
 	if mixedModes(results) {
 		specRows(row, results)
 	}
+	if preemptedAny(results) {
+		row("preemption mechanism", func(r *Result) string { return r.Preemption.Mechanism })
+		row("preempted: kill/checkpoint/split/wait", func(r *Result) string {
+			s := r.Preemption
+			return fmt.Sprintf("%d/%d/%d/%d", s.Kills, s.Checkpoints, s.Splits, s.Waits)
+		})
+		row("wasted slot-s (kills' work, C/R, start-ups)", func(r *Result) string { return f(r.WastedSlotSeconds) })
+		row("work saved by checkpoint/split [slot-s]", func(r *Result) string { return f(r.Preemption.WorkSavedSeconds) })
+	}
 	if hasD {
 		d := func(r *Result) *DeadlineStats {
 			if r.Summary.Deadline == nil {
@@ -546,4 +557,21 @@ func specRows(row func(string, func(*Result) string), results []*Result) {
 		}
 		return fmt.Sprintf("%v, %.3f (%d samples)", s.EstTVM.Round(time.Millisecond), s.EstImageBps/1e9, s.EstSamples)
 	})
+}
+
+// preemptedAny tells whether a run preempted by another mechanism than a
+// kill, or preempted at all: then the table shows the preemption rows.
+func preemptedAny(results []*Result) bool {
+	for _, r := range results {
+		if s := r.Preemption; s == nil {
+			return false
+		}
+	}
+	for _, r := range results {
+		s := r.Preemption
+		if s.Mechanism != "kill" || s.Kills+s.Checkpoints+s.Splits+s.Waits > 0 {
+			return true
+		}
+	}
+	return false
 }

@@ -49,6 +49,9 @@ type Job struct {
 	InputBytes int64
 	// Deadline is relative to Submit; 0 means none.
 	Deadline time.Duration
+	// Memory is the resident memory of each of its attempts, what a
+	// checkpoint dumps; 0 means the run's (PreemptionModel.TaskMemory).
+	Memory int64
 }
 
 // Size is the job's total task time (slot-time), map and reduce tasks.

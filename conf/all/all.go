@@ -12,6 +12,8 @@ package all
 import (
 	// The scheduling policies' keys (scheduler.*).
 	_ "gomr/partitions"
+	// The preemption planner's keys (preemption.*).
+	_ "gomr/preempt"
 	// The speculator's keys (speculation, the straggler injector).
 	_ "gomr/speculator"
 )

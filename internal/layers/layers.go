@@ -27,8 +27,9 @@ var Tiers = [][]string{
 	// webassets the web assets (uPlot) the web pages embed.
 	{"conf", "mr/fs", "mrpb", "tasktracker/criu", "webassets"},
 	// 1, core libraries: the MapReduce API, security, the scheduling
-	// policies (pure code: events in, decisions out).
-	{"mr", "security", "partitions"},
+	// policies (pure code: events in, decisions out), the preemption
+	// planner (pure code: victims and mechanisms).
+	{"mr", "security", "partitions", "preempt"},
 	// 2, mechanisms over them: the spill format, the speculator, the
 	// policy driver, the job history format (with the job profiles it
 	// yields).

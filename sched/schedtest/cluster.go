@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"gomr/partitions"
+	"gomr/preempt"
 	"gomr/sched"
 )
 
@@ -21,6 +22,14 @@ import (
 // task fails the job after mapreduce.map.maxattempts (or .reduce.)
 // counted failures; a lost tracker's live attempts end, and its finished
 // maps lose their output while a reduce of their job still needs it.
+//
+// It models preemption by checkpoint and split too (PreemptionRunner):
+// with preemption.* keys set, the driver's planner sees each attempt with
+// its tracker, its job's memory (rss), its run time since launch and
+// whether its tracker can checkpoint (criu) and its job be split; an
+// ordered dump or split keeps the attempt's slot until the scenario
+// reports it done (dumped, split-done), when the attempt ends and its task
+// waits again (to resume from its image, or as the remainder).
 type Cluster struct {
 	t        testing.TB
 	d        *sched.Driver
@@ -36,6 +45,7 @@ type modelTracker struct {
 	live       map[sched.Attempt]bool
 	dying      [2]int // attempts told to die, not yet heard by the tracker
 	killOrders []sched.Attempt
+	criu       bool
 }
 
 type modelJob struct {
@@ -65,6 +75,9 @@ type modelAttempt struct {
 	tracker string
 	start   time.Time
 	live    bool
+	// ordered is the mechanism the attempt was ordered to give its slot
+	// back by ("checkpoint", "split"), until it has.
+	ordered string
 }
 
 // NewCluster builds the reference host for a policy (its keys in conf, the
@@ -90,8 +103,18 @@ func NewCluster(t testing.TB, policy string, conf map[string]string) Runner {
 			t.Fatalf("policy %s: %v", policy, err)
 		}
 	}
-	return &Cluster{t: t, d: sched.New(p), conf: conf, profiles: map[string]partitions.Profile{}}
+	pcfg, err := preempt.FromConfig(mapGetter(conf))
+	if err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	d := sched.New(p)
+	d.SetPlanner(preempt.New(pcfg))
+	return &Cluster{t: t, d: d, conf: conf, profiles: map[string]partitions.Profile{}}
 }
+
+type mapGetter map[string]string
+
+func (m mapGetter) String(k string) string { return m[k] }
 
 // Driver implements Runner.
 func (c *Cluster) Driver() *sched.Driver { return c.d }
@@ -282,6 +305,69 @@ func (h clusterHost) Launch(_ partitions.SlotOffer, as partitions.Assignment) (b
 		}
 	}
 	return false, nil
+}
+
+// Describe implements sched.Describer.
+func (h clusterHost) Describe(k sched.Attempt) preempt.Candidate {
+	a := h.c.attempt(k)
+	if a == nil {
+		return preempt.Candidate{Remaining: -1}
+	}
+	j := h.c.job(k.Job)
+	t := h.c.tracker(a.tracker)
+	return preempt.Candidate{Node: a.tracker, RSSBytes: int64(j.spec.RSSMiB * preempt.MiB), Progressed: h.at.Sub(a.start), Remaining: -1,
+		Splittable: j.spec.Splittable, CanCheckpoint: t != nil && t.criu}
+}
+
+// Checkpoint implements sched.Checkpointer: the dump is ordered; the
+// scenario reports it done (dumped).
+func (h clusterHost) Checkpoint(k sched.Attempt, incremental bool) error {
+	return h.order(k, "checkpoint")
+}
+
+// Split implements sched.Splitter: the split is ordered; the scenario
+// reports it done (split-done).
+func (h clusterHost) Split(k sched.Attempt) error { return h.order(k, "split") }
+
+func (h clusterHost) order(k sched.Attempt, what string) error {
+	a := h.c.attempt(k)
+	if a == nil || !a.live {
+		return fmt.Errorf("attempt %s is not running", k)
+	}
+	if a.ordered != "" {
+		return fmt.Errorf("attempt %s is already ordered to %s", k, a.ordered)
+	}
+	a.ordered = what
+	return nil
+}
+
+// EnableCheckpoint implements PreemptionRunner.
+func (c *Cluster) EnableCheckpoint(name string) error {
+	t := c.tracker(name)
+	if t == nil {
+		return fmt.Errorf("no tracker %s", name)
+	}
+	t.criu = true
+	return nil
+}
+
+// Dumped implements PreemptionRunner.
+func (c *Cluster) Dumped(at time.Time, k sched.Attempt) error { return c.released(at, k, "checkpoint") }
+
+// SplitDone implements PreemptionRunner.
+func (c *Cluster) SplitDone(at time.Time, k sched.Attempt) error { return c.released(at, k, "split") }
+
+// released is the tracker's report that an ordered checkpoint or split is
+// done: the attempt ends, uncounted, and its task waits again.
+func (c *Cluster) released(at time.Time, k sched.Attempt, what string) error {
+	a := c.attempt(k)
+	if a == nil || !a.live {
+		return fmt.Errorf("attempt %s is not running", k)
+	}
+	if a.ordered != what {
+		return fmt.Errorf("attempt %s was not ordered to %s", k, what)
+	}
+	return c.report(k, func(a *modelAttempt) { c.end(at, a, false, false) })
 }
 
 func (h clusterHost) Kill(k sched.Attempt) error {

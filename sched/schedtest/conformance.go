@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"gomr/partitions"
+	"gomr/preempt"
 	"gomr/sched"
 )
 
@@ -48,6 +49,16 @@ import (
 //	lose TRACKER                      the tracker is declared lost
 //	kill JOB                          a user kills the job
 //
+// and, for a runner that models checkpoints and splits (PreemptionRunner,
+// the reference host; preemption.* keys set the planner):
+//
+//	criu TRACKER                      the tracker can checkpoint attempts
+//	dumped JOB/m3.0                   its checkpoint is on disk: the
+//	                                  attempt ends, its task waits to resume
+//	split-done JOB/m3.0               it stopped at a safe point: the
+//	                                  attempt ends, the rest waits as a task
+//
+// submit then also takes rss=MiB (the attempts' memory) and splittable=1.
 // A tracker's free slots are its slots less its live attempts and the
 // attempts it has been told to kill but has not yet heard of: a kill order
 // travels in the reply to the tracker's next heartbeat (a status report
@@ -76,6 +87,19 @@ type Runner interface {
 	KillJob(at time.Time, job string) error
 }
 
+// PreemptionRunner is a Runner that models checkpoints and splits: its
+// host describes attempts to the preemption planner and orders dumps and
+// splits, whose ends the scenario reports.
+type PreemptionRunner interface {
+	Runner
+	// EnableCheckpoint lets the tracker checkpoint attempts.
+	EnableCheckpoint(tracker string) error
+	// Dumped reports an ordered checkpoint done; SplitDone an ordered
+	// split done.
+	Dumped(at time.Time, a sched.Attempt) error
+	SplitDone(at time.Time, a sched.Attempt) error
+}
+
 // ScenarioJob is a job a scenario submits.
 type ScenarioJob struct {
 	Name            string
@@ -83,6 +107,10 @@ type ScenarioJob struct {
 	Pool            string
 	Priority        int
 	DeadlineSeconds float64
+	// RSSMiB is the memory of the job's attempts and Splittable whether
+	// they may be split, for hosts that model checkpoints and splits.
+	RSSMiB     float64
+	Splittable bool
 }
 
 // NewRunner makes a runner for a policy and its configuration (the
@@ -309,7 +337,7 @@ func runCommand(cmd string, policy *string, conf map[string]string, now *time.Ti
 		for _, x := range []struct {
 			k string
 			p *float64
-		}{{"maps", &m}, {"reduces", &rd}, {"priority", &p}, {"deadline", &d}} {
+		}{{"maps", &m}, {"reduces", &rd}, {"priority", &p}, {"deadline", &d}, {"rss", &j.RSSMiB}} {
 			v, err := num(x.k, 0)
 			errs = append(errs, err)
 			*x.p = v
@@ -320,6 +348,7 @@ func runCommand(cmd string, policy *string, conf map[string]string, now *time.Ti
 			}
 		}
 		j.Maps, j.Reduces, j.Priority, j.DeadlineSeconds = int(m), int(rd), int(p), d
+		j.Splittable = args["splittable"] == "1" || args["splittable"] == "true"
 		return r.Submit(*now, j)
 	case "heartbeat":
 		return r.Heartbeat(*now, name)
@@ -327,6 +356,22 @@ func runCommand(cmd string, policy *string, conf map[string]string, now *time.Ti
 		return r.LoseTracker(*now, name)
 	case "kill":
 		return r.KillJob(*now, name)
+	case "criu", "dumped", "split-done":
+		pr, ok := r.(PreemptionRunner)
+		if !ok {
+			return fmt.Errorf("%s: this runner does not model checkpoints and splits", f[0])
+		}
+		if f[0] == "criu" {
+			return pr.EnableCheckpoint(name)
+		}
+		a, err := ParseAttempt(name)
+		if err != nil {
+			return err
+		}
+		if f[0] == "dumped" {
+			return pr.Dumped(*now, a)
+		}
+		return pr.SplitDone(*now, a)
 	case "succeed", "fail", "speculate":
 		a, err := ParseAttempt(name)
 		if err != nil {
@@ -377,6 +422,7 @@ func newRecorder(r Runner) *recorder {
 	rec := &recorder{r: r}
 	r.Driver().OnEvent(rec.event)
 	r.Driver().OnDecision(rec.decision)
+	r.Driver().OnPreempt(rec.preempt)
 	return rec
 }
 
@@ -425,6 +471,11 @@ func (rec *recorder) eventLine(ev partitions.Event) string {
 		s = fmt.Sprintf("succeeded %s ran=%gs", rec.attempt(ev), ev.Duration.Seconds())
 	case partitions.TaskFailed:
 		s = fmt.Sprintf("ended %s ran=%gs", rec.attempt(ev), ev.Duration.Seconds())
+		// A kill shows as the decision's preempt list; other mechanisms
+		// end their victims later, so their ends say so.
+		if ev.PreemptedBy != "" && ev.PreemptedBy != preempt.MechKill.String() {
+			s += " by=" + ev.PreemptedBy
+		}
 	case partitions.MapOutputLost:
 		s = fmt.Sprintf("map-output-lost %s/m%d", rec.r.JobName(ev.JobID), ev.Task)
 	case partitions.JobFinished:
@@ -433,6 +484,24 @@ func (rec *recorder) eventLine(ev partitions.Event) string {
 		s = fmt.Sprintf("event %d of %s", ev.Kind, rec.r.JobName(ev.JobID))
 	}
 	return s
+}
+
+// preempt writes "checkpoint JOB/m3.0 release=855ms waste=1.709s" for a victim
+// the driver had preempted by another mechanism than a kill (a kill shows
+// in the decision and its end), and "kill JOB/m3.0 (checkpoint failed: ...)"
+// for a fallback.
+func (rec *recorder) preempt(act sched.PreemptAction) {
+	if act.Mech == preempt.MechKill && act.Err == nil {
+		return
+	}
+	rec.lines = append(rec.lines, func() string {
+		a := act.Attempt
+		a.Job = rec.r.JobName(a.Job)
+		if act.Err != nil {
+			return fmt.Sprintf("%s %s (planned %s: %v)", act.Mech, a, act.Planned, act.Err)
+		}
+		return fmt.Sprintf("%s %s release=%v waste=%v", act.Mech, a, act.Cost.Release.Round(time.Millisecond), act.Cost.Waste.Round(time.Millisecond))
+	})
 }
 
 // decision writes "offer T free=M/R slots=M/R trackers=N | JOB p1/0 r2/0

@@ -1,0 +1,228 @@
+package preempt
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"gomr/conf"
+)
+
+// Configuration key names.
+const (
+	KeyMechanism         = "preemption.mechanism"
+	KeyMedium            = "preemption.medium"
+	KeyBWWrite           = "preemption.bandwidth.write"
+	KeyBWRead            = "preemption.bandwidth.read"
+	KeyBWNet             = "preemption.bandwidth.net"
+	KeySmoothing         = "preemption.bandwidth.smoothing"
+	KeyWaitBelow         = "preemption.wait-if-remaining-below"
+	KeySplitMinAge       = "preemption.split.min-task-age"
+	KeySplitMinRemaining = "preemption.split.min-remaining"
+	KeyStartupCost       = "preemption.split.startup-cost"
+)
+
+// Settings of preemption.mechanism.
+const (
+	// SettingKill kills the newest attempts: Hadoop's behaviour, and the
+	// policies' published one (the default).
+	SettingKill = "kill"
+	// SettingCheckpoint checkpoints every victim the host can checkpoint
+	// ([002]'s basic policy), kills the others.
+	SettingCheckpoint = "checkpoint"
+	// SettingAdaptive is [002] Alg. 1: checkpoint iff the progress exceeds
+	// dump + restore + queue, cheapest dump first.
+	SettingAdaptive = "adaptive"
+	// SettingSplit splits every victim the host can split (Amoeba), kills
+	// the others.
+	SettingSplit = "split"
+	// SettingAuto is the spec's extended mode (adaptive+split, §5.5): each
+	// candidate takes its cheapest feasible mechanism among wait, split,
+	// checkpoint and kill.
+	SettingAuto = "auto"
+)
+
+// Settings lists the values preemption.mechanism accepts.
+func Settings() []string {
+	return []string{SettingKill, SettingCheckpoint, SettingAdaptive, SettingSplit, SettingAuto}
+}
+
+func mediaNames() []string {
+	out := make([]string, 0, len(Media))
+	for k := range Media {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// keys are the planner's configuration keys; cluster keys, read by the
+// JobTracker and the simulator.
+var keys = []conf.Key{
+	{Name: KeyMechanism, Type: conf.String, Default: SettingKill, Check: conf.OneOf(Settings()...),
+		Description: "how a preemption takes a slot back: kill (Hadoop's), checkpoint (CRIU dump, resume later), adaptive (checkpoint iff progress > dump + restore + queue, else kill), split (Amoeba: stop at a safe point, the rest becomes a new task), auto (cheapest of wait, split, checkpoint, kill per victim)"},
+	{Name: KeyMedium, Type: conf.String, Default: "ssd", Check: conf.OneOf(mediaNames()...),
+		Description: "checkpoint medium whose bandwidth the planner assumes until it has measured dumps: hdd 30, ssd 117, nvm 1750 MiB/s"},
+	{Name: KeyBWWrite, Type: conf.Float, Default: "0", Unit: "MiB/s", Description: "prior checkpoint dump bandwidth; 0 = the medium's", Valid: "a number >= 0"},
+	{Name: KeyBWRead, Type: conf.Float, Default: "0", Unit: "MiB/s", Description: "prior checkpoint restore bandwidth; 0 = the dump bandwidth", Valid: "a number >= 0"},
+	{Name: KeyBWNet, Type: conf.Float, Default: "112", Unit: "MiB/s", Description: "prior bandwidth of sending an image to another tracker (Alg. 2's remote resume)", Valid: "a number > 0"},
+	{Name: KeySmoothing, Type: conf.Float, Default: "0.3", Description: "weight of a new dump, restore or transfer measurement in the learnt bandwidths", Valid: "a number in (0, 1]"},
+	{Name: KeyWaitBelow, Type: conf.Duration, Default: "10s", Description: "auto: a victim expected to finish within this long is left to finish (natural vacancy)", Valid: "a duration >= 0"},
+	{Name: KeySplitMinAge, Type: conf.Duration, Default: "60s", Description: "split: a task runs at least this long before it may be split", Valid: "a duration >= 0"},
+	{Name: KeySplitMinRemaining, Type: conf.Duration, Default: "30s", Description: "split: a task with less than this left (when known) is not split", Valid: "a duration >= 0"},
+	{Name: KeyStartupCost, Type: conf.Duration, Default: "1s", Description: "split: the start-up cost of the task that takes the remainder (waste of a split)", Valid: "a duration >= 0"},
+}
+
+func init() { conf.Register(keys...) }
+
+// Keys lists the planner's configuration keys.
+func Keys() []conf.Key { return slices.Clone(keys) }
+
+// IsKey tells whether name is one of the planner's keys.
+func IsKey(name string) bool {
+	for _, k := range keys {
+		if k.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Getter gives configuration values by key as strings; an empty string
+// means the key's default. *conf.Config and partitions.MapConfig satisfy it.
+type Getter interface {
+	String(key string) string
+}
+
+// Config is the planner's configuration.
+type Config struct {
+	// Mechanism is one of the Setting* values.
+	Mechanism string
+	// Prior is the model of a node before any measurement.
+	Prior Model
+	// Smoothing is the weight of a new measurement, in (0, 1].
+	Smoothing float64
+	// MinSampleBytes is the smallest image a bandwidth is learnt from.
+	MinSampleBytes int64
+	// WaitBelow: auto leaves a victim with less than this left to finish.
+	WaitBelow time.Duration
+	// SplitMinAge and SplitMinRemaining bound which tasks are split.
+	SplitMinAge, SplitMinRemaining time.Duration
+	// StartupCost is what starting the remainder of a split costs.
+	StartupCost time.Duration
+	// Heartbeat is the time a directive takes to reach a tracker (the
+	// host's heartbeat interval; not a key of this package). Kill and
+	// split release their slot one heartbeat after the order.
+	Heartbeat time.Duration
+}
+
+// DefaultConfig returns the configuration with every key at its default.
+func DefaultConfig() Config {
+	c, err := FromConfig(nil)
+	if err != nil {
+		panic("preempt: bad defaults: " + err.Error())
+	}
+	return c
+}
+
+// FromConfig reads the configuration from cfg (nil: all defaults) and
+// checks it; the error names the first bad key, its value and what is
+// allowed. Heartbeat is left zero for the host to set.
+func FromConfig(cfg Getter) (Config, error) {
+	r := &reader{cfg: cfg, defs: map[string]string{}}
+	for _, k := range keys {
+		r.defs[k.Name] = k.Default
+	}
+	c := Config{
+		Mechanism:         r.oneOf(KeyMechanism, Settings()...),
+		Smoothing:         r.float(KeySmoothing),
+		MinSampleBytes:    MiB,
+		WaitBelow:         r.duration(KeyWaitBelow),
+		SplitMinAge:       r.duration(KeySplitMinAge),
+		SplitMinRemaining: r.duration(KeySplitMinRemaining),
+		StartupCost:       r.duration(KeyStartupCost),
+	}
+	medium := r.oneOf(KeyMedium, mediaNames()...)
+	w := r.float(KeyBWWrite)
+	if w == 0 {
+		w = Media[medium]
+	}
+	rd := r.float(KeyBWRead)
+	if rd == 0 {
+		rd = w
+	}
+	n := r.float(KeyBWNet)
+	if r.err == nil && n == 0 {
+		r.fail(KeyBWNet, r.raw(KeyBWNet), "must be positive")
+	}
+	if r.err == nil && (c.Smoothing == 0 || c.Smoothing > 1) {
+		r.fail(KeySmoothing, r.raw(KeySmoothing), "must be in (0, 1]")
+	}
+	c.Prior = Model{BWWrite: w * MiB, BWRead: rd * MiB, BWNet: n * MiB}
+	if r.err != nil {
+		return Config{}, r.err
+	}
+	return c, nil
+}
+
+type reader struct {
+	cfg  Getter
+	defs map[string]string
+	err  error
+}
+
+func (r *reader) raw(key string) string {
+	v := ""
+	if r.cfg != nil {
+		v = strings.TrimSpace(r.cfg.String(key))
+	}
+	if v == "" {
+		v = r.defs[key]
+	}
+	return v
+}
+
+func (r *reader) fail(key, v, what string) {
+	if r.err == nil {
+		r.err = fmt.Errorf("preemption configuration %s=%q: %s", key, v, what)
+	}
+}
+
+func (r *reader) float(key string) float64 {
+	v := r.raw(key)
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
+		r.fail(key, v, "want a finite number >= 0")
+		return 0
+	}
+	return f
+}
+
+// duration accepts Go durations ("90s") and plain numbers of seconds.
+func (r *reader) duration(key string) time.Duration {
+	v := r.raw(key)
+	var d time.Duration
+	if f, err := strconv.ParseFloat(v, 64); err == nil {
+		d = time.Duration(f * float64(time.Second))
+	} else if d, err = time.ParseDuration(v); err != nil {
+		r.fail(key, v, "want a duration such as 10s")
+		return 0
+	}
+	if d < 0 {
+		r.fail(key, v, "must not be negative")
+		return 0
+	}
+	return d
+}
+
+func (r *reader) oneOf(key string, allowed ...string) string {
+	v := r.raw(key)
+	if !slices.Contains(allowed, v) {
+		r.fail(key, v, "want one of "+strings.Join(allowed, ", "))
+		return allowed[0]
+	}
+	return v
+}

@@ -1,0 +1,172 @@
+package preempt
+
+import (
+	"testing"
+	"time"
+)
+
+const GiB = 1 << 30
+
+func sec(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+func medium(mibps float64) Model {
+	return Model{BWWrite: mibps * MiB, BWRead: mibps * MiB, BWNet: 112 * MiB}
+}
+
+// TestAdaptiveAlg1 is the spec's §5.14 Alg. 1 table, from the numbers
+// derived out of [002] (§1.6).
+func TestAdaptiveAlg1(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		c        Candidate
+		m        Model
+		queue    time.Duration
+		want     Mechanism
+		overhead time.Duration // 0: not checked
+	}{
+		{"5GiB HDD 30s progress: kill (threshold 341s)", Candidate{RSSBytes: 5 * GiB, Progressed: sec(30), CanCheckpoint: true}, medium(30), 0, MechKill, sec(2 * 5120.0 / 30)},
+		{"5GiB NVM 30s progress: checkpoint (threshold 5.85s)", Candidate{RSSBytes: 5 * GiB, Progressed: sec(30), CanCheckpoint: true}, medium(1750), 0, MechCkpt, sec(2 * 5120.0 / 1750)},
+		{"1843MiB SSD 31s: kill (threshold 31.5s)", Candidate{RSSBytes: 1843 * MiB, Progressed: sec(31), CanCheckpoint: true}, medium(117.08), 0, MechKill, 0},
+		{"1843MiB SSD 32s: checkpoint", Candidate{RSSBytes: 1843 * MiB, Progressed: sec(32), CanCheckpoint: true}, medium(117.08), 0, MechCkpt, 0},
+		{"progress equal to overhead: kill", Candidate{RSSBytes: 100 * MiB, Progressed: sec(2), CanCheckpoint: true}, medium(100), 0, MechKill, sec(2)},
+		{"just above the overhead: checkpoint", Candidate{RSSBytes: 100 * MiB, Progressed: sec(2) + time.Millisecond, CanCheckpoint: true}, medium(100), 0, MechCkpt, 0},
+		{"queue raises the threshold: 3s > 2s+0.5s", Candidate{RSSBytes: 100 * MiB, Progressed: sec(3), CanCheckpoint: true}, medium(100), sec(0.5), MechCkpt, sec(2.5)},
+		{"queue raises the threshold: 3s = 2s+1s, kill", Candidate{RSSBytes: 100 * MiB, Progressed: sec(3), CanCheckpoint: true}, medium(100), sec(1), MechKill, sec(3)},
+		{"an image: incremental dump of the dirty bytes", Candidate{RSSBytes: 100 * MiB, DirtyBytes: 10 * MiB, HasImage: true, Progressed: sec(1.5), CanCheckpoint: true}, medium(100), 0, MechCkptInc, sec(1.1)},
+		{"an image, dirty unknown: incremental of the whole", Candidate{RSSBytes: 100 * MiB, HasImage: true, Progressed: sec(3), CanCheckpoint: true}, medium(100), 0, MechCkptInc, sec(2)},
+		{"no CRIU on the node: kill", Candidate{RSSBytes: 100 * MiB, Progressed: sec(300)}, medium(100), 0, MechKill, 0},
+		{"sensitivity: 5GiB at 30s, 340 MiB/s: kill", Candidate{RSSBytes: 5 * GiB, Progressed: sec(30), CanCheckpoint: true}, medium(340), 0, MechKill, 0},
+		{"sensitivity: 5GiB at 30s, 342 MiB/s: checkpoint", Candidate{RSSBytes: 5 * GiB, Progressed: sec(30), CanCheckpoint: true}, medium(342), 0, MechCkpt, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Adaptive(tc.c, tc.m, tc.queue); got != tc.want {
+				t.Errorf("Adaptive = %v, want %v (overhead %v)", got, tc.want, Overhead(tc.c, tc.m, tc.queue))
+			}
+			if tc.overhead != 0 {
+				if got := Overhead(tc.c, tc.m, tc.queue); (got - tc.overhead).Abs() > time.Millisecond {
+					t.Errorf("Overhead = %v, want %v", got, tc.overhead)
+				}
+			}
+		})
+	}
+}
+
+// TestResumeAlg2 is the spec's §5.14 Alg. 2 table.
+func TestResumeAlg2(t *testing.T) {
+	m := Model{BWWrite: 100 * MiB, BWRead: 100 * MiB, BWNet: 50 * MiB}
+	for _, tc := range []struct {
+		name            string
+		bytes           int64
+		image           bool
+		qLocal, qRemote time.Duration
+		want            Where
+	}{
+		{"no image: restart", 100 * MiB, false, 0, 0, Restart},
+		{"idle queues: local (1s <= 3s)", 100 * MiB, true, 0, 0, Local},
+		{"home queue 1.5s: still local (2.5s <= 3s)", 100 * MiB, true, sec(1.5), 0, Local},
+		{"tie: local (3s = 3s)", 100 * MiB, true, sec(2), 0, Local},
+		{"busy home queue flips to remote", 100 * MiB, true, sec(10), 0, Remote},
+		{"busy remote queue keeps local", 100 * MiB, true, sec(10), sec(9), Local},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Resume(tc.bytes, tc.image, m, tc.qLocal, tc.qRemote); got != tc.want {
+				t.Errorf("Resume = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestModelTimes(t *testing.T) {
+	m := Model{BWWrite: 100 * MiB, BWRead: 200 * MiB, BWNet: 50 * MiB}
+	for _, tc := range []struct {
+		name string
+		got  time.Duration
+		want time.Duration
+	}{
+		{"dump", m.Dump(100 * MiB), sec(1)},
+		{"restore", m.Restore(100 * MiB), sec(0.5)},
+		{"transfer", m.Transfer(100 * MiB), sec(2)},
+		{"nothing", m.Dump(0), 0},
+		{"no bandwidth", Model{}.Dump(1), time.Duration(1<<63 - 1)},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, tc.got, tc.want)
+		}
+	}
+}
+
+func TestMechanismString(t *testing.T) {
+	want := []string{"wait", "split", "checkpoint", "checkpoint-incremental", "kill"}
+	for i, w := range want {
+		if got := Mechanism(i).String(); got != w {
+			t.Errorf("Mechanism(%d) = %q, want %q", i, got, w)
+		}
+	}
+}
+
+// TestLearner checks the damped bandwidth estimate: the prior until a
+// measurement, then (1-w)·bw + w·measured, per node and operation; small
+// samples and bad measurements change nothing.
+func TestLearner(t *testing.T) {
+	prior := Model{BWWrite: 100 * MiB, BWRead: 100 * MiB, BWNet: 100 * MiB}
+	l := NewLearner(prior, 0.5, MiB)
+	if err := l.Observe("a", OpDump, 200*MiB, sec(1)); err != nil {
+		t.Fatal(err)
+	}
+	if got := l.Model("a").BWWrite / MiB; got != 150 {
+		t.Errorf("after one 200 MiB/s dump: %v MiB/s, want 150", got)
+	}
+	if err := l.Observe("a", OpDump, 200*MiB, sec(1)); err != nil {
+		t.Fatal(err)
+	}
+	if got := l.Model("a").BWWrite / MiB; got != 175 {
+		t.Errorf("after two: %v MiB/s, want 175", got)
+	}
+	if l.Model("b") != prior || l.Model("a").BWRead != prior.BWRead {
+		t.Errorf("other node or operation moved: %+v %+v", l.Model("b"), l.Model("a"))
+	}
+	if err := l.Observe("a", OpRestore, 1000, sec(1)); err != nil || l.Model("a").BWRead != prior.BWRead {
+		t.Errorf("a sample below the minimum was used (err %v)", err)
+	}
+	if err := l.Observe("a", OpTransfer, MiB, 0); err == nil {
+		t.Error("a zero time was accepted")
+	}
+	if l.Samples() != 2 {
+		t.Errorf("samples %d, want 2", l.Samples())
+	}
+}
+
+// TestQueue checks the per-node sequential queue: waits add up, an early
+// end lets the next start at once, an abandoned one shortens the wait.
+func TestQueue(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	q := NewQueue()
+	if w := q.Wait("n", t0); w != 0 {
+		t.Fatalf("empty queue waits %v", w)
+	}
+	if s := q.Add("n", "a", t0, sec(10)); !s.Equal(t0) {
+		t.Errorf("first starts at %v", s.Sub(t0))
+	}
+	if s := q.Add("n", "b", t0.Add(sec(2)), sec(5)); !s.Equal(t0.Add(sec(10))) {
+		t.Errorf("second starts at %v, want 10s", s.Sub(t0))
+	}
+	if w := q.Wait("n", t0.Add(sec(4))); w != sec(11) {
+		t.Errorf("wait at 4s: %v, want 11s", w)
+	}
+	if w := q.Wait("m", t0); w != 0 {
+		t.Errorf("other node waits %v", w)
+	}
+	q.Done("a", t0.Add(sec(6))) // early: b starts at 6s, ends at 11s
+	if w := q.Wait("n", t0.Add(sec(6))); w != sec(5) {
+		t.Errorf("wait after an early end: %v, want 5s", w)
+	}
+	q.Add("n", "c", t0.Add(sec(7)), sec(3)) // 11s..14s
+	q.Done("b", t0.Add(sec(7)))             // abandoned: c runs 7s..10s
+	if w := q.Wait("n", t0.Add(sec(7))); w != sec(3) {
+		t.Errorf("wait after abandoning b: %v, want 3s", w)
+	}
+	q.Done("c", t0.Add(sec(20)))
+	if q.Len("n") != 0 || q.Wait("n", t0.Add(sec(20))) != 0 {
+		t.Errorf("queue not empty: %d", q.Len("n"))
+	}
+}

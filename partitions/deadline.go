@@ -497,7 +497,7 @@ func (p *Deadline) onArrival(view *ClusterView, nj *dlJob, d *Decision) {
 		if p.cfg.killOnlyNeeded {
 			k = min(extra, max(mJ-fm, 1))
 		}
-		d.Preempt = append(d.Preempt, Preemption{JobID: j.id, Type: Map, Count: k})
+		d.Preempt = append(d.Preempt, Preemption{JobID: j.id, Type: Map, Count: k, Reason: ReclaimDeadlineAtRisk})
 		w.runMaps -= k
 		w.pendMaps += k
 		p.killedMaps += int64(k)

@@ -116,6 +116,7 @@ func (f *Fair) preempt(now time.Time, cands []fairCand, poolNames []string, pool
 		}
 	}
 	want := 0
+	belowMin := false // a pool is owed its minimum share, not only its fair share
 	for _, ps := range pools {
 		atMin, atHalf := p.atMin[ps.name], p.atHalfFair[ps.name]
 		if atMin == nil {
@@ -133,6 +134,7 @@ func (f *Fair) preempt(now time.Time, cands []fairCand, poolNames []string, pool
 		n := 0
 		if to := f.minShareTimeout(ps.name); to > 0 && now.Sub(atMin[t]) > to {
 			n = max(n, int(min(ps.minShare, ps.demand))-ps.running)
+			belowMin = belowMin || n > 0
 		}
 		if to := p.fairTimeout; to > 0 && now.Sub(atHalf[t]) > to {
 			n = max(n, int(min(ps.fairShr, ps.demand))-ps.running)
@@ -194,9 +196,13 @@ func (f *Fair) preempt(now time.Time, cands []fairCand, poolNames []string, pool
 		}
 		count[v.key.job]++
 	}
+	reason := ReclaimFairShare
+	if belowMin {
+		reason = ReclaimFairMinShare
+	}
 	var out []Preemption
 	for _, id := range order {
-		out = append(out, Preemption{JobID: id, Type: t, Count: count[id]})
+		out = append(out, Preemption{JobID: id, Type: t, Count: count[id], Reason: reason})
 		p.killed[t] += count[id]
 	}
 	return out

@@ -117,9 +117,18 @@ func TestFairPreemptionMinShare(t *testing.T) {
 			t.Fatalf("at %gs after P's arrival: %q, want nothing", s, got)
 		}
 	}
+	var reasons []ReclaimReason
+	h.Driver().OnDecision(func(_ *ClusterView, _ SlotOffer, d Decision, _ error) {
+		for _, p := range d.Preempt {
+			reasons = append(reasons, p.Reason)
+		}
+	})
 	h.Now = at(11.5) // starved 10.5 s
 	if got := h.Offer(0, 0); got != "kill:A:map:3" {
 		t.Fatalf("after the timeout: %q, want three of A's maps killed", got)
+	}
+	if len(reasons) != 1 || reasons[0] != ReclaimFairMinShare {
+		t.Errorf("reasons %v, want the minimum share's", reasons)
 	}
 	// The freed slots go to the starved pool.
 	if got := h.Offer(3, 0); got != "P:m P:m P:m" {
@@ -151,6 +160,12 @@ func TestFairPreemptionFairShare(t *testing.T) {
 		if got := h.Offer(0, 0); got != "" {
 			t.Fatalf("before the timeout: %q", got)
 		}
+		var reasons []ReclaimReason
+		h.Driver().OnDecision(func(_ *ClusterView, _ SlotOffer, d Decision, _ error) {
+			for _, p := range d.Preempt {
+				reasons = append(reasons, p.Reason)
+			}
+		})
 		h.Now = at(21)
 		want := "kill:A:map:3" // B's fair share is 3 of 6: A keeps its 3
 		if !on {
@@ -158,6 +173,9 @@ func TestFairPreemptionFairShare(t *testing.T) {
 		}
 		if got := h.Offer(0, 0); got != want {
 			t.Fatalf("preemption %v after the timeout: %q, want %q", on, got, want)
+		}
+		if on && (len(reasons) != 1 || reasons[0] != ReclaimFairShare) {
+			t.Errorf("reasons %v, want the fair share's", reasons)
 		}
 	}
 }

@@ -24,6 +24,18 @@ type TimerSource interface {
 	TimerChecks() int
 }
 
+// Waker is implemented by policies whose decision can change with the
+// passing of time alone: a starved pool's preemption timeout expiring.
+// The JobTracker needs nothing of it (every tracker heartbeats, full or
+// not, so the policy is asked often); the simulator, which offers slots
+// when they free, asks the policy again at the time it names.
+type Waker interface {
+	// NextWake is the earliest time after now at which an offer of no
+	// free slots may get a different decision than now, with nothing else
+	// happening; the zero time for none.
+	NextWake(now time.Time) time.Time
+}
+
 // PolicyStatus is a policy's view of the cluster for users.
 type PolicyStatus struct {
 	Policy string `json:"policy"`

@@ -42,6 +42,10 @@ type fairPreemption struct {
 	// counts the attempts preempted, by type.
 	running map[attemptKey]time.Time
 	killed  [2]int
+	// wake is, per task type, when a pool's timeout next expires or the
+	// interval next allows a preemption that the last offer wanted (zero:
+	// nothing pending).
+	wake [2]time.Time
 }
 
 func newFairPreemption(r *reader) fairPreemption {
@@ -117,6 +121,7 @@ func (f *Fair) preempt(now time.Time, cands []fairCand, poolNames []string, pool
 	}
 	want := 0
 	belowMin := false // a pool is owed its minimum share, not only its fair share
+	var wake time.Time
 	for _, ps := range pools {
 		atMin, atHalf := p.atMin[ps.name], p.atHalfFair[ps.name]
 		if atMin == nil {
@@ -124,23 +129,38 @@ func (f *Fair) preempt(now time.Time, cands []fairCand, poolNames []string, pool
 			p.atMin[ps.name], p.atHalfFair[ps.name] = atMin, atHalf
 		}
 		run := float64(ps.running)
-		if run >= min(ps.minShare, ps.demand) {
+		hasMin := run >= min(ps.minShare, ps.demand)
+		hasHalf := run >= min(ps.fairShr/2, ps.demand)
+		if hasMin {
 			atMin[t] = now
 		}
-		if run >= min(ps.fairShr/2, ps.demand) {
+		if hasHalf {
 			atHalf[t] = now
 		}
-		// Hadoop's tasksToPreempt.
+		// Hadoop's tasksToPreempt; a pool short of a share whose timeout
+		// has not expired sets the wake-up.
 		n := 0
-		if to := f.minShareTimeout(ps.name); to > 0 && now.Sub(atMin[t]) > to {
-			n = max(n, int(min(ps.minShare, ps.demand))-ps.running)
-			belowMin = belowMin || n > 0
+		if to := f.minShareTimeout(ps.name); to > 0 && !hasMin {
+			if now.Sub(atMin[t]) > to {
+				n = max(n, int(min(ps.minShare, ps.demand))-ps.running)
+				belowMin = belowMin || n > 0
+			} else {
+				wake = earliest(wake, atMin[t].Add(to+time.Nanosecond))
+			}
 		}
-		if to := p.fairTimeout; to > 0 && now.Sub(atHalf[t]) > to {
-			n = max(n, int(min(ps.fairShr, ps.demand))-ps.running)
+		if to := p.fairTimeout; to > 0 && !hasHalf {
+			if now.Sub(atHalf[t]) > to {
+				n = max(n, int(min(ps.fairShr, ps.demand))-ps.running)
+			} else {
+				wake = earliest(wake, atHalf[t].Add(to+time.Nanosecond))
+			}
 		}
 		want += max(n, 0)
 	}
+	if want > 0 && now.Sub(p.lastCheck) < p.interval {
+		wake = earliest(wake, p.lastCheck.Add(p.interval))
+	}
+	p.wake[t] = wake
 	if want == 0 || now.Sub(p.lastCheck) < p.interval {
 		return nil
 	}
@@ -215,4 +235,30 @@ func (f *Fair) minShareTimeout(pool string) time.Duration {
 		return pl.MinShareTimeout
 	}
 	return f.preemption.minTimeout
+}
+
+// earliest is the earlier of a and b, a zero time counting as none.
+func earliest(a, b time.Time) time.Time {
+	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
+		return b
+	}
+	return a
+}
+
+// NextWake is when a starved pool's timeout expires, or when the
+// preemption interval lets through a preemption the last offer wanted
+// (partitions.Waker); the zero time when preemption is off or nothing is
+// pending. It is as of the last offer: a pool's starvation is measured
+// at offers.
+func (f *Fair) NextWake(now time.Time) time.Time {
+	if !f.preemption.on {
+		return time.Time{}
+	}
+	var w time.Time
+	for _, t := range f.preemption.wake {
+		if t.After(now) {
+			w = earliest(w, t)
+		}
+	}
+	return w
 }

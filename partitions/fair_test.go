@@ -110,11 +110,15 @@ func TestFairPreemptionMinShare(t *testing.T) {
 	}
 	h.Advance(1)
 	h.Submit(JobView{ID: "P", Pool: "prod", Maps: 10})
-	// Below its minimum share of 3 (it has 0) but not yet for 10 s.
+	// Below its minimum share of 3 (it has 0) but not yet for 10 s: the
+	// policy wants to be asked again when the 10 s are up.
 	for _, s := range []float64{5, 10} {
 		h.Now = at(1 + s)
 		if got := h.Offer(0, 0); got != "" {
 			t.Fatalf("at %gs after P's arrival: %q, want nothing", s, got)
+		}
+		if w, want := h.Policy().(Waker).NextWake(h.Now), at(11).Add(time.Nanosecond); !w.Equal(want) {
+			t.Errorf("at %gs after P's arrival: next wake %v, want %v", s, w, want)
 		}
 	}
 	var reasons []ReclaimReason
@@ -134,10 +138,13 @@ func TestFairPreemptionMinShare(t *testing.T) {
 	if got := h.Offer(3, 0); got != "P:m P:m P:m" {
 		t.Fatalf("offer of the freed slots: %q", got)
 	}
-	// At its minimum share now: nothing more is taken.
+	// At its minimum share now: nothing more is taken, nothing to wake for.
 	h.Now = at(30)
 	if got := h.Offer(0, 0); got != "" {
 		t.Fatalf("at the minimum share: %q", got)
+	}
+	if w := h.Policy().(Waker).NextWake(h.Now); !w.IsZero() {
+		t.Errorf("at the minimum share: next wake %v, want none", w)
 	}
 }
 

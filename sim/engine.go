@@ -90,6 +90,7 @@ const (
 	evHeartbeat
 	evCloneReady // a clone has been made and starts running
 	evScan       // a speculation scan
+	evWake       // the policy asked to be offered again (partitions.Waker)
 )
 
 type event struct {
@@ -226,10 +227,12 @@ type engine struct {
 	active   []*simJob
 	views    []partitions.JobView
 	needOff  bool
-	left     int // jobs not finished
-	res      *Result
-	checks   int
-	byID     map[string]*simJob
+	// wakeAt is the time of the latest evWake queued (scheduleWake).
+	wakeAt time.Duration
+	left   int // jobs not finished
+	res    *Result
+	checks int
+	byID   map[string]*simJob
 	// lastKills is set by offer when the decision preempted tasks.
 	lastKills bool
 	// viewsDirty is set when the set of active jobs changed.
@@ -391,6 +394,10 @@ func (e *engine) loop() error {
 			e.housekeepingDone(ev)
 		case evArrival:
 			e.arrive(ev.job)
+		case evWake:
+			// A preemption timeout expired: the policy is offered again
+			// even if no slot is free, as a tracker's heartbeat would.
+			e.needOff = true
 		case evHeartbeat:
 			if e.left == 0 {
 				continue
@@ -580,10 +587,30 @@ func (e *engine) offer(i, fm, fr int) (int, int, error) {
 	out, err := e.d.Offer(view, partitions.SlotOffer{Tracker: t.name, Host: t.name, FreeMaps: fm, FreeReduces: fr}, simHost{e, i})
 	e.res.Offers++
 	e.lastKills = out.Preempted > 0
+	e.scheduleWake()
 	if err != nil {
 		return 0, 0, fmt.Errorf("simulate: %w", err)
 	}
 	return out.Launched[partitions.Map], out.Launched[partitions.Reduce], nil
+}
+
+// scheduleWake queues an evWake at the time a partitions.Waker policy
+// names: the runtime's trackers heartbeat whether or not they have a free
+// slot, so a policy there is asked again when a preemption timeout
+// expires; here offers follow freed slots, so the policy says when.
+func (e *engine) scheduleWake() {
+	w, ok := e.d.Policy().(partitions.Waker)
+	if !ok {
+		return
+	}
+	t := w.NextWake(e.at())
+	if t.IsZero() {
+		return
+	}
+	if at := t.Sub(epoch); at > e.now && at != e.wakeAt {
+		e.wakeAt = at
+		e.push(&event{at: at, kind: evWake})
+	}
 }
 
 // simHost carries out the driver's decisions on tracker i.

@@ -24,6 +24,7 @@ import (
 	"gomr/conf"
 	"gomr/mrpb"
 	"gomr/partitions"
+	"gomr/preempt"
 	"gomr/sched"
 	"gomr/speculator"
 )
@@ -154,6 +155,13 @@ func New(cfg *conf.Config, opts Options) (*JobTracker, error) {
 	if err != nil {
 		return nil, err
 	}
+	plan, err := preempt.FromConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	// A preemption order reaches its tracker in the reply to its next
+	// heartbeat (mapreduce.tasktracker.heartbeat.interval is in ms).
+	plan.Heartbeat = time.Duration(cfg.Int("mapreduce.tasktracker.heartbeat.interval")) * time.Millisecond
 	auth, err := newAuth(cfg)
 	if err != nil {
 		return nil, err
@@ -189,6 +197,7 @@ func New(cfg *conf.Config, opts Options) (*JobTracker, error) {
 		retire: newRetirement(cfg.Duration("mapred.jobtracker.retirejob.interval"), cfg.Duration("mapred.jobtracker.retirejob.check"),
 			cfg.Int("mapred.jobtracker.completeuserjobs.maximum"), cfg.Int("mapred.job.tracker.retiredjobs.cache.size")),
 	}
+	jt.driver.SetPlanner(preempt.New(plan))
 	jt.prom = newJTMetrics(jt)
 	if cfg.Bool("mapreduce.jobtracker.restart.recover") {
 		jt.mu.Lock()

@@ -350,3 +350,31 @@ func TestIdentOption(t *testing.T) {
 		t.Errorf("New with ident local-1: %v, want a digits-only error", err)
 	}
 }
+
+// TestNewRefusesBadPreemptionSettings: the planner's configuration is
+// checked when the JobTracker starts, naming the key; a good one gives
+// the driver a planner of that mechanism.
+func TestNewRefusesBadPreemptionSettings(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		key, value, want string
+	}{
+		{"preemption.mechanism", "suspend", "preemption.mechanism"},
+		{"preemption.bandwidth.smoothing", "2", "preemption.bandwidth.smoothing"},
+	} {
+		cfg, err := conf.Default().With(map[string]string{"mapreduce.jobtracker.jobhistory.location": filepath.Join(dir, "history"), tc.key: tc.value}, "test")
+		if err != nil {
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%s=%s: configuration error %v, want it to name %s", tc.key, tc.value, err, tc.want)
+			}
+			continue
+		}
+		if _, err := New(cfg, Options{}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s=%s: New error %v, want one naming %s", tc.key, tc.value, err, tc.want)
+		}
+	}
+	jt, _ := newTestJTWith(t, dir, 0, nil, map[string]string{"preemption.mechanism": "adaptive"})
+	if p := jt.driver.Planner(); p == nil || p.Config().Mechanism != "adaptive" || p.Config().Heartbeat != 300*time.Millisecond {
+		t.Errorf("planner %+v, want adaptive with the 300 ms heartbeat", p.Config())
+	}
+}

@@ -86,6 +86,16 @@ const (
 	MillisMaps           = "MILLIS_MAPS"
 	MillisReduces        = "MILLIS_REDUCES"
 	DataLocalMaps        = "DATA_LOCAL_MAPS"
+	// Preemption by checkpoint (CRIU): attempts checkpointed, the bytes of
+	// their images and working-file snapshots, the time their dumps and
+	// the restores took, and the work saved: the run time a kill would
+	// have thrown away.
+	Checkpoints               = "CHECKPOINTS"
+	CheckpointBytes           = "CHECKPOINT_BYTES"
+	CheckpointDumpMillis      = "CHECKPOINT_DUMP_MILLIS"
+	CheckpointRestores        = "CHECKPOINT_RESTORES"
+	CheckpointRestoreMillis   = "CHECKPOINT_RESTORE_MILLIS"
+	CheckpointWorkSavedMillis = "CHECKPOINT_WORK_SAVED_MILLIS"
 )
 
 // File system counter names (group FileSystemCounterGroup); Hadoop prefixes
@@ -143,17 +153,23 @@ var counterDisplayNames = map[string]map[string]string{
 		CommittedHeapBytes:         "Total committed heap usage (bytes)",
 	},
 	JobCounterGroup: {
-		TotalLaunchedMaps:    "Launched map tasks",
-		TotalLaunchedReduces: "Launched reduce tasks",
-		NumFailedMaps:        "Failed map tasks",
-		NumFailedReduces:     "Failed reduce tasks",
-		NumKilledMaps:        "Killed map tasks",
-		NumKilledReduces:     "Killed reduce tasks",
-		MillisMaps:           "Total time spent by all map tasks (ms)",
-		MillisReduces:        "Total time spent by all reduce tasks (ms)",
-		DataLocalMaps:        "Data-local map tasks",
-		"RACK_LOCAL_MAPS":    "Rack-local map tasks",
-		"OTHER_LOCAL_MAPS":   "Other local map tasks",
+		TotalLaunchedMaps:         "Launched map tasks",
+		TotalLaunchedReduces:      "Launched reduce tasks",
+		NumFailedMaps:             "Failed map tasks",
+		NumFailedReduces:          "Failed reduce tasks",
+		NumKilledMaps:             "Killed map tasks",
+		NumKilledReduces:          "Killed reduce tasks",
+		MillisMaps:                "Total time spent by all map tasks (ms)",
+		MillisReduces:             "Total time spent by all reduce tasks (ms)",
+		DataLocalMaps:             "Data-local map tasks",
+		"RACK_LOCAL_MAPS":         "Rack-local map tasks",
+		"OTHER_LOCAL_MAPS":        "Other local map tasks",
+		Checkpoints:               "Checkpointed tasks",
+		CheckpointBytes:           "Checkpoint bytes",
+		CheckpointDumpMillis:      "Total time spent dumping checkpoints (ms)",
+		CheckpointRestores:        "Restored tasks",
+		CheckpointRestoreMillis:   "Total time spent restoring checkpoints (ms)",
+		CheckpointWorkSavedMillis: "Work saved by checkpoints (ms)",
 	},
 	FileSystemCounterGroup: {
 		FileBytesRead:    "FILE: Number of bytes read",

@@ -1,0 +1,252 @@
+package main
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"gomr/mr"
+	"gomr/tasktracker"
+)
+
+// Preemption by checkpoint on real trackers with CRIU (issue 15): a running
+// map is checkpointed on an operator's order (the admin RPC the policy
+// driver's Checkpoint shares its path with), its tracker dumps it and keeps
+// the image, and the task resumes from the image as a new attempt, on the
+// same tracker or on another; the output is byte for byte that of an
+// undisturbed run. The failure paths fall back to running the task from
+// scratch.
+
+// checkpointJob is a word count of one map (one split of 1.5 MB, slowed on
+// tracker "slow" by the straggler injector so that it is still running when
+// it is checkpointed) with small sort buffers, so that the map has announced
+// spills before the checkpoint and announces more after the restore.
+func checkpointJob(t *testing.T) (spec *mr.JobSpec, in, out string) {
+	in = t.TempDir()
+	genText(t, filepath.Join(in, "a.txt"), 3<<19, 11)
+	out = filepath.Join(t.TempDir(), "out")
+	spec = wordCountSpec(in, out, 2)
+	spec.Conf = map[string]string{
+		"mapreduce.task.progress.report.interval": "100",
+		"mapreduce.task.io.sort.mb":               "1",
+	}
+	for k, v := range stragglerDefines {
+		spec.Conf[k] = v
+	}
+	return spec, in, out
+}
+
+// runningMapAt waits until the job's map has progressed past p and returns
+// its running attempt.
+func (c *cluster) runningMapAt(id string, p float32) string {
+	var attempt string
+	waitFor(c.t, "the map to progress", 40*time.Second, func() bool {
+		st := c.status(id)
+		if st.MapProgress < p {
+			return false
+		}
+		as, err := c.client.Attempts(context.Background(), id)
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		for _, a := range as {
+			if a.TaskType == "m" && a.State == "RUNNING" {
+				attempt = a.AttemptId
+				return true
+			}
+		}
+		return false
+	})
+	return attempt
+}
+
+// attemptState is an attempt's state as the JobTracker lists it.
+func (c *cluster) attemptState(id, attempt string) string {
+	as, err := c.client.Attempts(context.Background(), id)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	for _, a := range as {
+		if a.AttemptId == attempt {
+			return a.State
+		}
+	}
+	return ""
+}
+
+// checkCheckpointCounters checks the job's checkpoint counters.
+func checkCheckpointCounters(t *testing.T, res *mr.JobResult, checkpoints, restores int64) {
+	t.Helper()
+	g := mr.JobCounterGroup
+	if n := res.Counters.Get(g, mr.Checkpoints); n != checkpoints {
+		t.Errorf("%s = %d, want %d", mr.Checkpoints, n, checkpoints)
+	}
+	if n := res.Counters.Get(g, mr.CheckpointRestores); n != restores {
+		t.Errorf("%s = %d, want %d", mr.CheckpointRestores, n, restores)
+	}
+	if checkpoints > 0 {
+		for _, n := range []string{mr.CheckpointBytes, mr.CheckpointDumpMillis, mr.CheckpointWorkSavedMillis} {
+			if res.Counters.Get(g, n) <= 0 {
+				t.Errorf("%s = %d, want > 0", n, res.Counters.Get(g, n))
+			}
+		}
+		if saved, ran := res.Counters.Get(g, mr.CheckpointWorkSavedMillis), res.Counters.Get(g, mr.MillisMaps); saved > ran {
+			t.Errorf("work saved %d ms is more than the maps ran (%d ms)", saved, ran)
+		}
+	}
+	if restores > 0 && res.Counters.Get(g, mr.CheckpointRestoreMillis) <= 0 {
+		t.Errorf("%s = %d, want > 0", mr.CheckpointRestoreMillis, res.Counters.Get(g, mr.CheckpointRestoreMillis))
+	}
+	if n := res.Counters.Get(g, mr.NumFailedMaps); n != 0 {
+		t.Errorf("NUM_FAILED_MAPS = %d, want 0", n)
+	}
+}
+
+// (a) The map is checkpointed on its tracker and resumes there from the
+// kept image; (b) it resumes on the other tracker, which fetches the image
+// over the signed checkpoint endpoint.
+func TestE2ECheckpointResume(t *testing.T) {
+	path := criuPath(t)
+	for _, tc := range []struct {
+		name    string
+		migrate bool
+	}{{"local", false}, {"remote", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			// The map runs on "slow" (the only map slot); "fast" has the
+			// reduces. In the remote case tracker "other" joins with a
+			// map slot once the map runs, and the task resumes there.
+			c := startCluster(t, []trackerSpec{{"slow", 1, 0}, {"fast", 0, 2}},
+				"mapreduce.tasktracker.criu.path="+path)
+			spec, in, out := checkpointJob(t)
+			id := c.submit(spec)
+			victim := c.runningMapAt(id, 0.3)
+			if !strings.Contains(victim, "_m_000000_") {
+				t.Fatalf("running map attempt %s", victim)
+			}
+			if tc.migrate {
+				c.startTracker(trackerSpec{"other", 1, 0})
+				if !c.waitJoined(20*time.Second, "other") {
+					t.Fatal("tracker other did not join")
+				}
+			}
+			resp, err := c.client.CheckpointTask(context.Background(), victim, tc.migrate)
+			if err != nil || !resp.Ordered {
+				t.Fatalf("checkpoint order: %v %v", resp, err)
+			}
+			res := c.wait(id)
+			if res.State != "SUCCEEDED" {
+				t.Fatalf("job %s: %s", res.State, res.Error)
+			}
+			if st := c.attemptState(id, victim); st != "CHECKPOINTED" {
+				t.Errorf("attempt %s is %s, want CHECKPOINTED", victim, st)
+			}
+			checkCheckpointCounters(t, res, 1, 1)
+			if n := res.Counters.Get(mr.JobCounterGroup, mr.NumKilledMaps); n != 0 {
+				t.Errorf("NUM_KILLED_MAPS = %d, want 0", n)
+			}
+			if n := res.Counters.Get(mr.JobCounterGroup, mr.TotalLaunchedMaps); n != 2 {
+				t.Errorf("TOTAL_LAUNCHED_MAPS = %d, want 2 (the map and its restore)", n)
+			}
+			checkWordCount(t, out, countWords(t, in))
+			checkSameAsPlainRun(t, c, spec, out)
+
+			// Where it was restored, from what.
+			where, from := "slow", "local"
+			if tc.migrate {
+				where, from = "other", c.trackerShuffleAddr("slow")
+			}
+			for _, l := range c.logLines(where, "attempt restored") {
+				t.Log(l)
+			}
+			if got := c.logValue(where, "attempt restored", "from"); got != from {
+				t.Errorf("restored on %s from %q, want from %q", where, got, from)
+			}
+			// The restored attempt announced spills after the checkpoint:
+			// the reducers took spills of both attempts.
+			st := c.status(id)
+			if st.State != "SUCCEEDED" {
+				t.Errorf("status %s", st.State)
+			}
+			text, err := runMR(t, "job", "-status", id, "-D", "mapreduce.jobtracker.address="+c.jtAddr)
+			if err != nil {
+				t.Fatalf("job -status: %v\n%s", err, text)
+			}
+			for _, want := range []string{"Checkpointed tasks=1", "Restored tasks=1", "Work saved by checkpoints (ms)="} {
+				if !strings.Contains(text, want) {
+					t.Errorf("job -status lacks %q:\n%s", want, text)
+				}
+			}
+		})
+	}
+}
+
+// A dump that fails (CRIU refusing it, by fault injection) kills the
+// attempt instead, and the task runs again from scratch: the job's output
+// is exact and nothing was checkpointed.
+func TestE2ECheckpointDumpFailsFallsBackToKill(t *testing.T) {
+	path := criuPath(t)
+	t.Setenv(tasktracker.CloneFaultEnv, "dump")
+	c := startCluster(t, []trackerSpec{{"slow", 1, 0}, {"fast", 0, 2}},
+		"mapreduce.tasktracker.criu.path="+path)
+	spec, in, out := checkpointJob(t)
+	spec.Conf["mapreduce.task.io.sort.mb"] = "4"
+	id := c.submit(spec)
+	victim := c.runningMapAt(id, 0.05)
+	if _, err := c.client.CheckpointTask(context.Background(), victim, false); err != nil {
+		t.Fatal(err)
+	}
+	res := c.wait(id)
+	if res.State != "SUCCEEDED" {
+		t.Fatalf("job %s: %s", res.State, res.Error)
+	}
+	if st := c.attemptState(id, victim); st != "KILLED" {
+		t.Errorf("attempt %s is %s, want KILLED", victim, st)
+	}
+	checkCheckpointCounters(t, res, 0, 0)
+	if n := res.Counters.Get(mr.JobCounterGroup, mr.NumKilledMaps); n != 1 {
+		t.Errorf("NUM_KILLED_MAPS = %d, want 1", n)
+	}
+	if !c.logHas("slow", "checkpoint for preemption failed") {
+		t.Errorf("tracker slow does not log the failed checkpoint")
+	}
+	checkWordCount(t, out, countWords(t, in))
+}
+
+// A checkpointed task whose image's tracker is lost before it is resumed
+// runs again from scratch on another tracker: the job's output is exact.
+func TestE2ECheckpointImageLost(t *testing.T) {
+	path := criuPath(t)
+	// "slow" runs the map; "fast" has no map slot, so that the image (to
+	// be restored elsewhere: migrate) waits until "slow" is gone.
+	c := startCluster(t, []trackerSpec{{"slow", 1, 0}, {"fast", 0, 2}},
+		"mapreduce.tasktracker.criu.path="+path,
+		"mapreduce.jobtracker.expire.trackers.interval=2000")
+	spec, in, out := checkpointJob(t)
+	id := c.submit(spec)
+	victim := c.runningMapAt(id, 0.2)
+	if _, err := c.client.CheckpointTask(context.Background(), victim, true); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the map to be checkpointed", 30*time.Second, func() bool { return c.attemptState(id, victim) == "CHECKPOINTED" })
+	c.kill("slow")
+	c.startTracker(trackerSpec{"c", 1, 0})
+	res := c.wait(id)
+	if res.State != "SUCCEEDED" {
+		t.Fatalf("job %s: %s", res.State, res.Error)
+	}
+	checkCheckpointCounters(t, res, 1, 0)
+	checkWordCount(t, out, countWords(t, in))
+	var restarted bool
+	as, _ := c.client.Attempts(context.Background(), id)
+	for _, a := range as {
+		if a.TaskType == "m" && a.State == "SUCCEEDED" && a.Tracker == "c" {
+			restarted = true
+		}
+	}
+	if !restarted {
+		t.Errorf("the map did not run again on tracker c: %v", as)
+	}
+}
+

@@ -121,10 +121,13 @@ func TestE2ECheckpointResume(t *testing.T) {
 				"mapreduce.tasktracker.criu.path="+path)
 			spec, in, out := checkpointJob(t)
 			id := c.submit(spec)
-			victim := c.runningMapAt(id, 0.3)
+			victim := c.runningMapAt(id, 0.05)
 			if !strings.Contains(victim, "_m_000000_") {
 				t.Fatalf("running map attempt %s", victim)
 			}
+			// Checkpointed once it has announced spills: the reducers
+			// then take spills of both attempts.
+			waitFor(t, "a spill of "+victim, 30*time.Second, func() bool { return len(c.spillsOf("slow", id, victim)) >= 2 })
 			if tc.migrate {
 				c.startTracker(trackerSpec{"other", 1, 0})
 				if !c.waitJoined(20*time.Second, "other") {
@@ -247,6 +250,16 @@ func TestE2ECheckpointImageLost(t *testing.T) {
 	}
 	if !restarted {
 		t.Errorf("the map did not run again on tracker c: %v", as)
+	}
+	// Either the JobTracker forgot the image with its tracker, or tracker
+	// c tried to fetch it first and failed: the task ran from scratch.
+	lost := c.logLines("jobtracker", "checkpoint image lost with its tracker")
+	failed := c.logLines("jobtracker", "restore failed; the task runs again from scratch")
+	for _, l := range append(lost, failed...) {
+		t.Log(l)
+	}
+	if len(lost)+len(failed) == 0 {
+		t.Errorf("the JobTracker logs neither a lost image nor a failed restore")
 	}
 }
 

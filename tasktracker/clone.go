@@ -240,15 +240,15 @@ func (tt *TaskTracker) restoreAttempt(ctx context.Context, a *taskAttempt, cp *c
 type checkpoint struct {
 	sourceAttempt string
 	from          string // where it came from (a tracker's shuffle address, or "local")
-	progress     float32
-	dump         time.Duration // quiesce plus dump
-	imageBytes   int64
-	fileBytes    int64
-	ctrlInode    uint64
-	sourceDir    string // the original's attempt directory
-	sourceOutput string // the original's output attempt directory, if any
-	img          string // directory of the image
-	files        []dirCopy
+	progress      float32
+	dump          time.Duration // quiesce plus dump
+	imageBytes    int64
+	fileBytes     int64
+	ctrlInode     uint64
+	sourceDir     string // the original's attempt directory
+	sourceOutput  string // the original's output attempt directory, if any
+	img           string // directory of the image
+	files         []dirCopy
 }
 
 // checkpointAttempt brings attempt src to a quiet point, notes the files a

@@ -262,4 +262,3 @@ func TestE2ECheckpointImageLost(t *testing.T) {
 		t.Errorf("the JobTracker logs neither a lost image nor a failed restore")
 	}
 }
-

@@ -161,10 +161,17 @@ func (tt *TaskTracker) checkpointForPreemption(ctx context.Context, c *mrpb.Chec
 		a.mu.Lock()
 		if err != nil {
 			a.ckptStats.Error = err.Error()
+			held := a.holdEnd
 			a.holdEnd = false
-			reason := "checkpoint for preemption failed: " + err.Error()
+			if !held && terminal(a.state) {
+				// It ended on its own before it could be dumped (it
+				// finished, failed, or was killed): its end stands.
+				a.mu.Unlock()
+				tt.log.Info("checkpoint for preemption not made: the attempt ended first", "attempt", a.launch.AttemptId, "error", err)
+				return
+			}
 			if a.killReason == "" {
-				a.killReason = reason
+				a.killReason = "checkpoint for preemption failed: " + err.Error()
 			}
 			select {
 			case <-a.exited:

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -166,11 +167,27 @@ func TestE2ECheckpointResume(t *testing.T) {
 			if got := c.logValue(where, "attempt restored", "from"); got != from {
 				t.Errorf("restored on %s from %q, want from %q", where, got, from)
 			}
-			// The restored attempt announced spills after the checkpoint:
-			// the reducers took spills of both attempts.
-			st := c.status(id)
-			if st.State != "SUCCEEDED" {
-				t.Errorf("status %s", st.State)
+			// The counters are the tracker's figures.
+			img, _ := strconv.ParseInt(c.logValue("slow", "attempt checkpointed for preemption", "image_bytes"), 10, 64)
+			files, _ := strconv.ParseInt(c.logValue("slow", "attempt checkpointed for preemption", "file_set_bytes"), 10, 64)
+			dump, _ := strconv.ParseInt(c.logValue("slow", "attempt checkpointed for preemption", "dump_ms"), 10, 64)
+			if got := res.Counters.Get(mr.JobCounterGroup, mr.CheckpointBytes); got != img+files || img <= 0 {
+				t.Errorf("CHECKPOINT_BYTES = %d, the tracker kept %d + %d", got, img, files)
+			}
+			if got := res.Counters.Get(mr.JobCounterGroup, mr.CheckpointDumpMillis); got != dump {
+				t.Errorf("CHECKPOINT_DUMP_MILLIS = %d, the tracker measured %d", got, dump)
+			}
+			// The job history has the counters and the checkpointed attempt.
+			h := c.history(id)
+			if got := h.Job.Counters[mr.JobCounterGroup][mr.Checkpoints]; got != 1 {
+				t.Errorf("history: CHECKPOINTS = %d, want 1", got)
+			}
+			var inHistory bool
+			for _, a := range h.Attempts {
+				inHistory = inHistory || (a.AttemptID == victim && a.State == "CHECKPOINTED")
+			}
+			if !inHistory {
+				t.Errorf("history has no CHECKPOINTED attempt %s", victim)
 			}
 			text, err := runMR(t, "job", "-status", id, "-D", "mapreduce.jobtracker.address="+c.jtAddr)
 			if err != nil {

@@ -2,13 +2,19 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"gomr/jobtracker"
 	"gomr/mr"
+	"gomr/speculator"
 	"gomr/tasktracker"
 )
 
@@ -277,5 +283,93 @@ func TestE2ECheckpointImageLost(t *testing.T) {
 	}
 	if len(lost)+len(failed) == 0 {
 		t.Errorf("the JobTracker logs neither a lost image nor a failed restore")
+	}
+}
+
+// A reduce in its reduce phase (slowed 48-fold by the straggler injector,
+// task scope: seed 264 slows r_000000 only) is checkpointed and resumes on
+// its tracker: the restored attempt takes over its partial output file
+// (copied with the image and bound over the old path), commits, and the
+// output is byte for byte that of an undisturbed run.
+func TestE2ECheckpointReduce(t *testing.T) {
+	path := criuPath(t)
+	c := startCluster(t, []trackerSpec{{"tt", 2, 2}}, "mapreduce.tasktracker.criu.path="+path)
+	in := t.TempDir()
+	var text strings.Builder
+	for i := range 300000 {
+		fmt.Fprintf(&text, "u%d", i*7919%300000)
+		if i%10 == 9 {
+			text.WriteByte('\n')
+		} else {
+			text.WriteByte(' ')
+		}
+	}
+	if err := os.WriteFile(filepath.Join(in, "a.txt"), []byte(text.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	spec := wordCountSpec(in, out, 2)
+	spec.Conf = map[string]string{
+		"mapreduce.task.progress.report.interval":       "100",
+		"mapreduce.input.fileinputformat.split.maxsize": "524288",
+		"mapreduce.job.reduce.slowstart.completedmaps":  "1",
+		speculator.KeyStragglerFraction:                 "0.3",
+		speculator.KeyStragglerScope:                    "task",
+		speculator.KeyStragglerShape:                    "0.5",
+		speculator.KeyStragglerLocation:                 "3.4",
+		speculator.KeyStragglerMaxFactor:                "50",
+		speculator.KeyStragglerSeed:                     "264",
+	}
+	id := c.submit(spec)
+	ui := c.logValue("jobtracker", "jobtracker http serving", "address")
+	var victim string
+	waitFor(t, "reduce 0 to be in its reduce phase", 40*time.Second, func() bool {
+		resp, err := http.Get("http://" + ui + "/api/job?id=" + id)
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		var d jobtracker.JobDetail
+		if json.NewDecoder(resp.Body).Decode(&d) != nil {
+			return false
+		}
+		for _, tk := range d.Tasks {
+			if tk.Type != "reduce" || tk.Index != 0 {
+				continue
+			}
+			for _, a := range tk.Attempts {
+				if a.State == "RUNNING" && a.Phase == "REDUCE" && a.Progress > 0.7 {
+					victim = a.ID
+					return true
+				}
+			}
+		}
+		return false
+	})
+	if _, err := c.client.CheckpointTask(context.Background(), victim, false); err != nil {
+		t.Fatal(err)
+	}
+	res := c.wait(id)
+	if res.State != "SUCCEEDED" {
+		t.Fatalf("job %s: %s", res.State, res.Error)
+	}
+	if st := c.attemptState(id, victim); st != "CHECKPOINTED" {
+		t.Errorf("attempt %s is %s, want CHECKPOINTED", victim, st)
+	}
+	checkCheckpointCounters(t, res, 1, 1)
+	if n := res.Counters.Get(mr.JobCounterGroup, mr.NumKilledReduces); n != 0 {
+		t.Errorf("NUM_KILLED_REDUCES = %d, want 0", n)
+	}
+	if n := res.Counters.Get(mr.JobCounterGroup, mr.TotalLaunchedReduces); n != 3 {
+		t.Errorf("TOTAL_LAUNCHED_REDUCES = %d, want 3 (two reduces and a restore)", n)
+	}
+	if files, _ := strconv.ParseInt(c.logValue("tt", "attempt checkpointed for preemption", "file_set_bytes"), 10, 64); files <= 0 {
+		t.Errorf("the reduce's checkpoint kept %d bytes of working files, want its partial output", files)
+	}
+	checkWordCount(t, out, countWords(t, in))
+	checkSameAsPlainRun(t, c, spec, out)
+	parts, _ := filepath.Glob(filepath.Join(out, "part-r-*"))
+	if len(parts) != 2 {
+		t.Errorf("output parts %v, want part-r-00000 and part-r-00001", parts)
 	}
 }

@@ -179,3 +179,31 @@ func TestCheckpointImageLostWithTracker(t *testing.T) {
 		t.Fatalf("launches on t2: %v, want one fresh attempt", ls)
 	}
 }
+
+// The policy driver's host orders checkpoints and describes candidates.
+func TestTrackerHostCheckpointAndDescribe(t *testing.T) {
+	jt, _ := newTestJT(t, 1)
+	a0 := startCheckpointable(t, jt)
+	jt.mu.Lock()
+	_, a := jt.findAttempt(a0)
+	h := &trackerHost{jt: jt, t: jt.trackers["t1"], now: jt.now()}
+	c := h.Describe(attemptKey(a))
+	err := h.Checkpoint(attemptKey(a), true)
+	again := h.Checkpoint(attemptKey(a), false)
+	jt.unlock()
+	if c.Node != "t1" || c.RSSBytes != 5<<20 || !c.CanCheckpoint || c.HasImage || c.Duplicate {
+		t.Errorf("candidate %+v", c)
+	}
+	if err != nil || again == nil {
+		t.Fatalf("checkpoint orders: %v, then %v (want nil, then an error)", err, again)
+	}
+	resp := heartbeat(t, jt, &mrpb.HeartbeatRequest{CriuAvailable: true})
+	for _, act := range resp.Actions {
+		if c := act.GetCheckpoint(); c != nil && (c.AttemptId != a0 || !c.Incremental) {
+			t.Errorf("checkpoint action %v", c)
+		}
+	}
+	if got := checkpointActions(resp); len(got) != 1 {
+		t.Errorf("checkpoint actions %v, want one", got)
+	}
+}

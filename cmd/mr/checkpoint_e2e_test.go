@@ -167,6 +167,13 @@ func TestE2ECheckpointResume(t *testing.T) {
 			if tc.migrate {
 				where, from = "other", c.trackerShuffleAddr("slow")
 			}
+			// The time from the order to the freed slot, for the record.
+			if o, d := c.logTimes("jobtracker", "checkpoint ordered"), c.logTimes("jobtracker", `msg="attempt checkpointed"`); len(o) == 1 && len(d) == 1 {
+				t.Logf("order to slot freed: %v", d[0].Sub(o[0]))
+			}
+			for _, l := range c.logLines("jobtracker", `msg="attempt checkpointed"`) {
+				t.Log(l)
+			}
 			for _, l := range c.logLines(where, "attempt restored") {
 				t.Log(l)
 			}

@@ -390,6 +390,17 @@ func (c *Client) KillTask(ctx context.Context, attemptID string, fail bool) (*mr
 	return resp, nil
 }
 
+// CheckpointTask preempts a running task attempt by checkpoint: its
+// tracker dumps it with CRIU and the task resumes from the image, on the
+// same tracker or, with migrate, on another one.
+func (c *Client) CheckpointTask(ctx context.Context, attemptID string, migrate bool) (*mrpb.CheckpointTaskAttemptResponse, error) {
+	resp, err := c.jt.CheckpointTaskAttempt(ctx, &mrpb.CheckpointTaskAttemptRequest{AttemptId: attemptID, Migrate: migrate})
+	if err != nil {
+		return nil, c.rpcError("checkpointing task attempt", err)
+	}
+	return resp, nil
+}
+
 // SetPriority changes a running job's priority (VERY_HIGH, HIGH, NORMAL,
 // LOW or VERY_LOW).
 func (c *Client) SetPriority(ctx context.Context, jobID, priority string) error {

@@ -110,6 +110,7 @@ func (jt *JobTracker) Heartbeat(ctx context.Context, req *mrpb.HeartbeatRequest)
 	}
 	t.lastSeen = now
 	t.criu = req.CriuAvailable
+	t.crQueue, t.crWait = int(req.CrQueueLength), time.Duration(req.CrQueueWaitMs)*time.Millisecond
 
 	for _, sp := range req.Spills {
 		jt.spillAnnouncedLocked(t, sp)

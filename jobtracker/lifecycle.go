@@ -74,10 +74,14 @@ const (
 	attemptSucceeded
 	attemptFailed
 	attemptKilled
+	// attemptCheckpointed: dumped for preemption; its task resumes from
+	// the image (checkpoint.go).
+	attemptCheckpointed
 )
 
 var attemptStateNames = [...]string{attemptRunning: StateRunning, attemptCommitPending: StateCommitPending,
-	attemptSucceeded: StateSucceeded, attemptFailed: StateFailed, attemptKilled: StateKilled}
+	attemptSucceeded: StateSucceeded, attemptFailed: StateFailed, attemptKilled: StateKilled,
+	attemptCheckpointed: StateCheckpointed}
 
 func (s attemptState) String() string { return stateName(attemptStateNames[:], int(s)) }
 
@@ -87,7 +91,9 @@ func (s attemptState) live() bool { return s == attemptRunning || s == attemptCo
 // attemptTransitions lists the states an attempt may go to from each
 // state.
 var attemptTransitions = map[attemptState][]attemptState{
-	attemptRunning:       {attemptCommitPending, attemptSucceeded, attemptFailed, attemptKilled},
+	// Checkpointed: its tracker dumped it for preemption (an attempt
+	// committing its output is never checkpointed).
+	attemptRunning:       {attemptCommitPending, attemptSucceeded, attemptFailed, attemptKilled, attemptCheckpointed},
 	attemptCommitPending: {attemptSucceeded, attemptFailed, attemptKilled},
 	// Failed: a succeeded map whose output reducers could not fetch
 	// (Hadoop marks it FAILED, "Too many fetch-failures").

@@ -43,6 +43,13 @@ type jtMetrics struct {
 	attemptDuration *prometheus.HistogramVec
 	// fetchFailures counts reducers' fetch-failure reports accepted.
 	fetchFailures prometheus.Counter
+	// preemptCheckpoints counts checkpoints for preemption by outcome
+	// (checkpointed, failed), preemptRestores the resumes of checkpointed
+	// tasks by outcome (succeeded, failed, lost: the image's tracker
+	// was lost first); checkpointBytes the image and file-set bytes kept
+	// (checkpoint.go).
+	preemptCheckpoints, preemptRestores *prometheus.CounterVec
+	checkpointBytes                     prometheus.Counter
 }
 
 // newJTMetrics builds the registry of jt: its own collector, the event
@@ -69,8 +76,27 @@ func newJTMetrics(jt *JobTracker) *jtMetrics {
 			Name: "gomr_fetch_failures_reported_total",
 			Help: "Reducers' reports of a map output they could not fetch, accepted by the JobTracker.",
 		}),
+		preemptCheckpoints: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gomr_preemption_checkpoints_total",
+			Help: "Attempts checkpointed with CRIU for preemption, by outcome (checkpointed; failed: killed instead).",
+		}, []string{"outcome"}),
+		preemptRestores: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gomr_preemption_restores_total",
+			Help: "Checkpointed tasks resumed from their image, by outcome (succeeded; failed or lost: the task restarted from scratch).",
+		}, []string{"outcome"}),
+		checkpointBytes: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "gomr_preemption_checkpoint_bytes_total",
+			Help: "Bytes (CRIU image plus working-file snapshot) of the checkpoints for preemption made.",
+		}),
+	}
+	for _, o := range []string{"checkpointed", "failed"} {
+		m.preemptCheckpoints.WithLabelValues(o)
+	}
+	for _, o := range []string{"succeeded", "failed", "lost"} {
+		m.preemptRestores.WithLabelValues(o)
 	}
 	m.reg.MustRegister(m.heartbeat, m.jobDuration, m.attemptDuration, m.fetchFailures,
+		m.preemptCheckpoints, m.preemptRestores, m.checkpointBytes,
 		newJTCollector(jt, m.heartbeat),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

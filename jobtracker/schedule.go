@@ -107,7 +107,7 @@ func (jt *JobTracker) assignLocked(t *trackerState, freeMaps, freeReduces int, n
 		return
 	}
 	offer := partitions.SlotOffer{Tracker: t.name, Host: t.host, FreeMaps: freeMaps, FreeReduces: freeReduces}
-	if _, err := jt.driver.Offer(view, offer, trackerHost{jt: jt, t: t, now: now}); err != nil {
+	if _, err := jt.driver.Offer(view, offer, &trackerHost{jt: jt, t: t, now: now}); err != nil {
 		// A refused decision is a policy's bug: nothing of it was carried
 		// out, and the next heartbeat offers again.
 		jt.log.Error("scheduling decision refused", "tracker", t.name, "error", err)
@@ -187,6 +187,17 @@ func (jt *JobTracker) pickTaskLocked(j *job, typ partitions.TaskType, t *tracker
 			continue
 		}
 		score := 0
+		if tk.image != nil {
+			// A preempted task resumes from its image where the resume
+			// rule says (checkpoint.go), first thing on the image's tracker.
+			here, ok := jt.restoreHereLocked(tk, t)
+			if !ok {
+				continue
+			}
+			if here {
+				score -= 4
+			}
+		}
 		if tk.failedOn[t.name] {
 			if jt.otherTrackerCanRunLocked(tk) {
 				continue // another tracker can take it
@@ -282,6 +293,9 @@ func (jt *JobTracker) startAttemptLocked(j *job, tk *task, t *trackerState, now 
 		}
 	} else {
 		j.counters.Add(mr.JobCounterGroup, mr.TotalLaunchedReduces, 1)
+	}
+	if cloneOf == nil && !speculative {
+		jt.restoreSourceLocked(tk, a, launch) // a preempted task resumes
 	}
 	if cloneOf != nil {
 		src := ""

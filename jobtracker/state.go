@@ -164,6 +164,9 @@ type task struct {
 	// nextAttempt numbers the task's next attempt (from 1000 times the
 	// restarts for a recovered job).
 	nextAttempt int
+	// image is the checkpoint a preempted task resumes from (nil: none;
+	// checkpoint.go).
+	image *taskImage
 }
 
 func (t *task) id() string {
@@ -255,6 +258,9 @@ type attempt struct {
 	// unconfirmed marks a map output kept by recovery whose tracker has
 	// not yet confirmed it still holds it.
 	unconfirmed bool
+	// ckpt is the attempt's part in preemption by checkpoint (nil: none;
+	// checkpoint.go).
+	ckpt *attemptCkpt
 }
 
 func (a *attempt) live() bool { return a.state.live() }
@@ -292,6 +298,11 @@ type trackerState struct {
 	replyID, acked int64
 	unacked        []pendingAction
 	lostReplies    int
+	// crQueue and crWait are the tracker's checkpoint/restore queue as
+	// its last heartbeat reported it: operations waiting or running, and
+	// the expected wait of a new one.
+	crQueue int
+	crWait  time.Duration
 	// blacklisted: the tracker gets no task of any job (blacklist.go).
 	blacklisted     bool
 	blacklistReason string

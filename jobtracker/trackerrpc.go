@@ -97,7 +97,12 @@ func (jt *JobTracker) attemptStatusLocked(t *trackerState, st *mrpb.AttemptStatu
 			return
 		}
 	}
+	if st.Restore != nil && jt.restoreStatusLocked(a, st.Restore, now) {
+		return
+	}
 	switch st.State {
+	case StateCheckpointed:
+		jt.attemptCheckpointedLocked(a, st.Checkpoint, now)
 	case StateRunning:
 	case StateCommitPending:
 		if a.state == attemptRunning {
@@ -108,6 +113,7 @@ func (jt *JobTracker) attemptStatusLocked(t *trackerState, st *mrpb.AttemptStatu
 	case StateFailed:
 		jt.attemptFailedLocked(a, st.Diagnostic, now, true)
 	case StateKilled:
+		jt.checkpointFailedLocked(a, st.Checkpoint)
 		jt.attemptFailedLocked(a, st.Diagnostic, now, false)
 	}
 }
@@ -349,6 +355,7 @@ func (jt *JobTracker) lostTrackerLocked(t *trackerState, why string) {
 	delete(jt.trackers, t.name)
 	jt.capacityStale = true
 	now := jt.now()
+	jt.imagesLostLocked(t.name)
 	for _, j := range jt.order {
 		if j.done() {
 			continue

@@ -86,6 +86,16 @@ const (
 	MillisMaps           = "MILLIS_MAPS"
 	MillisReduces        = "MILLIS_REDUCES"
 	DataLocalMaps        = "DATA_LOCAL_MAPS"
+	// Preemption by checkpoint (CRIU): attempts checkpointed, the bytes of
+	// their images and working-file snapshots, the time their dumps and
+	// the restores took, and the work saved: the run time a kill would
+	// have thrown away.
+	Checkpoints               = "CHECKPOINTS"
+	CheckpointBytes           = "CHECKPOINT_BYTES"
+	CheckpointDumpMillis      = "CHECKPOINT_DUMP_MILLIS"
+	CheckpointRestores        = "CHECKPOINT_RESTORES"
+	CheckpointRestoreMillis   = "CHECKPOINT_RESTORE_MILLIS"
+	CheckpointWorkSavedMillis = "CHECKPOINT_WORK_SAVED_MILLIS"
 )
 
 // File system counter names (group FileSystemCounterGroup); Hadoop prefixes
@@ -154,6 +164,14 @@ var counterDisplayNames = map[string]map[string]string{
 		DataLocalMaps:        "Data-local map tasks",
 		"RACK_LOCAL_MAPS":    "Rack-local map tasks",
 		"OTHER_LOCAL_MAPS":   "Other local map tasks",
+
+		// Preemption by checkpoint, which Hadoop does not have.
+		Checkpoints:               "Checkpointed tasks",
+		CheckpointBytes:           "Checkpoint bytes",
+		CheckpointDumpMillis:      "Total time spent dumping checkpoints (ms)",
+		CheckpointRestores:        "Restored tasks",
+		CheckpointRestoreMillis:   "Total time spent restoring checkpoints (ms)",
+		CheckpointWorkSavedMillis: "Work saved by checkpoints (ms)",
 	},
 	FileSystemCounterGroup: {
 		FileBytesRead:    "FILE: Number of bytes read",

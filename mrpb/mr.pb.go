@@ -258,7 +258,15 @@ type AttemptStatus struct {
 	// point (a map whose output is spills or a flushable local file, a
 	// reduce in its reduce phase writing a flushable local file) and the
 	// tracker has CRIU.
-	Cloneable     bool `protobuf:"varint,14,opt,name=cloneable,proto3" json:"cloneable,omitempty"`
+	Cloneable bool `protobuf:"varint,14,opt,name=cloneable,proto3" json:"cloneable,omitempty"`
+	// Set on an attempt checkpointed for preemption (state CHECKPOINTED), or
+	// whose checkpoint failed (state KILLED, error set).
+	Checkpoint *CheckpointStats `protobuf:"bytes,15,opt,name=checkpoint,proto3" json:"checkpoint,omitempty"`
+	// Set on an attempt restored from a preempted attempt's image: how the
+	// restore went (source_attempt, copy_ms, restore_ms, image_bytes,
+	// file_set_bytes, start_progress; error when it failed, the attempt is
+	// then FAILED).
+	Restore       *CloneStats `protobuf:"bytes,16,opt,name=restore,proto3" json:"restore,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -391,6 +399,111 @@ func (x *AttemptStatus) GetCloneable() bool {
 	return false
 }
 
+func (x *AttemptStatus) GetCheckpoint() *CheckpointStats {
+	if x != nil {
+		return x.Checkpoint
+	}
+	return nil
+}
+
+func (x *AttemptStatus) GetRestore() *CloneStats {
+	if x != nil {
+		return x.Restore
+	}
+	return nil
+}
+
+// CheckpointStats is what checkpointing an attempt for preemption cost,
+// measured by its tracker, which keeps the image and the file-set snapshot
+// and serves them on its checkpoint endpoint.
+type CheckpointStats struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Quiesce plus dump, in milliseconds.
+	DumpMs       int64 `protobuf:"varint,1,opt,name=dump_ms,json=dumpMs,proto3" json:"dump_ms,omitempty"`
+	ImageBytes   int64 `protobuf:"varint,2,opt,name=image_bytes,json=imageBytes,proto3" json:"image_bytes,omitempty"`
+	FileSetBytes int64 `protobuf:"varint,3,opt,name=file_set_bytes,json=fileSetBytes,proto3" json:"file_set_bytes,omitempty"`
+	// The attempt's progress at the dump: where a restore starts.
+	Progress float32 `protobuf:"fixed32,4,opt,name=progress,proto3" json:"progress,omitempty"`
+	// Whether the dump was incremental (against a same-process parent image).
+	Incremental bool `protobuf:"varint,5,opt,name=incremental,proto3" json:"incremental,omitempty"`
+	// Why the checkpoint failed (the attempt is then KILLED).
+	Error         string `protobuf:"bytes,6,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CheckpointStats) Reset() {
+	*x = CheckpointStats{}
+	mi := &file_mr_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CheckpointStats) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CheckpointStats) ProtoMessage() {}
+
+func (x *CheckpointStats) ProtoReflect() protoreflect.Message {
+	mi := &file_mr_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CheckpointStats.ProtoReflect.Descriptor instead.
+func (*CheckpointStats) Descriptor() ([]byte, []int) {
+	return file_mr_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *CheckpointStats) GetDumpMs() int64 {
+	if x != nil {
+		return x.DumpMs
+	}
+	return 0
+}
+
+func (x *CheckpointStats) GetImageBytes() int64 {
+	if x != nil {
+		return x.ImageBytes
+	}
+	return 0
+}
+
+func (x *CheckpointStats) GetFileSetBytes() int64 {
+	if x != nil {
+		return x.FileSetBytes
+	}
+	return 0
+}
+
+func (x *CheckpointStats) GetProgress() float32 {
+	if x != nil {
+		return x.Progress
+	}
+	return 0
+}
+
+func (x *CheckpointStats) GetIncremental() bool {
+	if x != nil {
+		return x.Incremental
+	}
+	return false
+}
+
+func (x *CheckpointStats) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
 // CloneStats is what cloning an attempt cost, measured by the tracker.
 type CloneStats struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -411,7 +524,7 @@ type CloneStats struct {
 
 func (x *CloneStats) Reset() {
 	*x = CloneStats{}
-	mi := &file_mr_proto_msgTypes[4]
+	mi := &file_mr_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -423,7 +536,7 @@ func (x *CloneStats) String() string {
 func (*CloneStats) ProtoMessage() {}
 
 func (x *CloneStats) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[4]
+	mi := &file_mr_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -436,7 +549,7 @@ func (x *CloneStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloneStats.ProtoReflect.Descriptor instead.
 func (*CloneStats) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{4}
+	return file_mr_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *CloneStats) GetSourceAttempt() string {
@@ -507,7 +620,7 @@ type SubmitJobRequest struct {
 
 func (x *SubmitJobRequest) Reset() {
 	*x = SubmitJobRequest{}
-	mi := &file_mr_proto_msgTypes[5]
+	mi := &file_mr_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -519,7 +632,7 @@ func (x *SubmitJobRequest) String() string {
 func (*SubmitJobRequest) ProtoMessage() {}
 
 func (x *SubmitJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[5]
+	mi := &file_mr_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -532,7 +645,7 @@ func (x *SubmitJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitJobRequest.ProtoReflect.Descriptor instead.
 func (*SubmitJobRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{5}
+	return file_mr_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *SubmitJobRequest) GetSpecJson() []byte {
@@ -561,7 +674,7 @@ type SubmitJobResponse struct {
 
 func (x *SubmitJobResponse) Reset() {
 	*x = SubmitJobResponse{}
-	mi := &file_mr_proto_msgTypes[6]
+	mi := &file_mr_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -573,7 +686,7 @@ func (x *SubmitJobResponse) String() string {
 func (*SubmitJobResponse) ProtoMessage() {}
 
 func (x *SubmitJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[6]
+	mi := &file_mr_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -586,7 +699,7 @@ func (x *SubmitJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitJobResponse.ProtoReflect.Descriptor instead.
 func (*SubmitJobResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{6}
+	return file_mr_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *SubmitJobResponse) GetJobId() string {
@@ -612,7 +725,7 @@ type JobStatusRequest struct {
 
 func (x *JobStatusRequest) Reset() {
 	*x = JobStatusRequest{}
-	mi := &file_mr_proto_msgTypes[7]
+	mi := &file_mr_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -624,7 +737,7 @@ func (x *JobStatusRequest) String() string {
 func (*JobStatusRequest) ProtoMessage() {}
 
 func (x *JobStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[7]
+	mi := &file_mr_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -637,7 +750,7 @@ func (x *JobStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobStatusRequest.ProtoReflect.Descriptor instead.
 func (*JobStatusRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{7}
+	return file_mr_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *JobStatusRequest) GetJobId() string {
@@ -661,7 +774,7 @@ type TaskSummary struct {
 
 func (x *TaskSummary) Reset() {
 	*x = TaskSummary{}
-	mi := &file_mr_proto_msgTypes[8]
+	mi := &file_mr_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -673,7 +786,7 @@ func (x *TaskSummary) String() string {
 func (*TaskSummary) ProtoMessage() {}
 
 func (x *TaskSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[8]
+	mi := &file_mr_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -686,7 +799,7 @@ func (x *TaskSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskSummary.ProtoReflect.Descriptor instead.
 func (*TaskSummary) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{8}
+	return file_mr_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *TaskSummary) GetTotal() int32 {
@@ -767,7 +880,7 @@ type JobStatus struct {
 
 func (x *JobStatus) Reset() {
 	*x = JobStatus{}
-	mi := &file_mr_proto_msgTypes[9]
+	mi := &file_mr_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -779,7 +892,7 @@ func (x *JobStatus) String() string {
 func (*JobStatus) ProtoMessage() {}
 
 func (x *JobStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[9]
+	mi := &file_mr_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -792,7 +905,7 @@ func (x *JobStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobStatus.ProtoReflect.Descriptor instead.
 func (*JobStatus) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{9}
+	return file_mr_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *JobStatus) GetJobId() string {
@@ -959,7 +1072,7 @@ type Speculation struct {
 
 func (x *Speculation) Reset() {
 	*x = Speculation{}
-	mi := &file_mr_proto_msgTypes[10]
+	mi := &file_mr_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -971,7 +1084,7 @@ func (x *Speculation) String() string {
 func (*Speculation) ProtoMessage() {}
 
 func (x *Speculation) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[10]
+	mi := &file_mr_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -984,7 +1097,7 @@ func (x *Speculation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Speculation.ProtoReflect.Descriptor instead.
 func (*Speculation) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{10}
+	return file_mr_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Speculation) GetTaskId() string {
@@ -1052,7 +1165,7 @@ type ListJobsRequest struct {
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_mr_proto_msgTypes[11]
+	mi := &file_mr_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1064,7 +1177,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[11]
+	mi := &file_mr_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1077,7 +1190,7 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{11}
+	return file_mr_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ListJobsRequest) GetAll() bool {
@@ -1096,7 +1209,7 @@ type ListJobsResponse struct {
 
 func (x *ListJobsResponse) Reset() {
 	*x = ListJobsResponse{}
-	mi := &file_mr_proto_msgTypes[12]
+	mi := &file_mr_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1108,7 +1221,7 @@ func (x *ListJobsResponse) String() string {
 func (*ListJobsResponse) ProtoMessage() {}
 
 func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[12]
+	mi := &file_mr_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1121,7 +1234,7 @@ func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
 func (*ListJobsResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{12}
+	return file_mr_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ListJobsResponse) GetJobs() []*JobStatus {
@@ -1139,7 +1252,7 @@ type ListTrackersRequest struct {
 
 func (x *ListTrackersRequest) Reset() {
 	*x = ListTrackersRequest{}
-	mi := &file_mr_proto_msgTypes[13]
+	mi := &file_mr_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1151,7 +1264,7 @@ func (x *ListTrackersRequest) String() string {
 func (*ListTrackersRequest) ProtoMessage() {}
 
 func (x *ListTrackersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[13]
+	mi := &file_mr_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1164,7 +1277,7 @@ func (x *ListTrackersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTrackersRequest.ProtoReflect.Descriptor instead.
 func (*ListTrackersRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{13}
+	return file_mr_proto_rawDescGZIP(), []int{14}
 }
 
 type ListTrackersResponse struct {
@@ -1176,7 +1289,7 @@ type ListTrackersResponse struct {
 
 func (x *ListTrackersResponse) Reset() {
 	*x = ListTrackersResponse{}
-	mi := &file_mr_proto_msgTypes[14]
+	mi := &file_mr_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1188,7 +1301,7 @@ func (x *ListTrackersResponse) String() string {
 func (*ListTrackersResponse) ProtoMessage() {}
 
 func (x *ListTrackersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[14]
+	mi := &file_mr_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1201,7 +1314,7 @@ func (x *ListTrackersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTrackersResponse.ProtoReflect.Descriptor instead.
 func (*ListTrackersResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{14}
+	return file_mr_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ListTrackersResponse) GetTrackers() []*TrackerStatus {
@@ -1233,7 +1346,7 @@ type TrackerStatus struct {
 
 func (x *TrackerStatus) Reset() {
 	*x = TrackerStatus{}
-	mi := &file_mr_proto_msgTypes[15]
+	mi := &file_mr_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1245,7 +1358,7 @@ func (x *TrackerStatus) String() string {
 func (*TrackerStatus) ProtoMessage() {}
 
 func (x *TrackerStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[15]
+	mi := &file_mr_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1258,7 +1371,7 @@ func (x *TrackerStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrackerStatus.ProtoReflect.Descriptor instead.
 func (*TrackerStatus) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{15}
+	return file_mr_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *TrackerStatus) GetName() string {
@@ -1340,7 +1453,7 @@ type KillJobRequest struct {
 
 func (x *KillJobRequest) Reset() {
 	*x = KillJobRequest{}
-	mi := &file_mr_proto_msgTypes[16]
+	mi := &file_mr_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1352,7 +1465,7 @@ func (x *KillJobRequest) String() string {
 func (*KillJobRequest) ProtoMessage() {}
 
 func (x *KillJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[16]
+	mi := &file_mr_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1365,7 +1478,7 @@ func (x *KillJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KillJobRequest.ProtoReflect.Descriptor instead.
 func (*KillJobRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{16}
+	return file_mr_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *KillJobRequest) GetJobId() string {
@@ -1385,7 +1498,7 @@ type KillJobResponse struct {
 
 func (x *KillJobResponse) Reset() {
 	*x = KillJobResponse{}
-	mi := &file_mr_proto_msgTypes[17]
+	mi := &file_mr_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1397,7 +1510,7 @@ func (x *KillJobResponse) String() string {
 func (*KillJobResponse) ProtoMessage() {}
 
 func (x *KillJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[17]
+	mi := &file_mr_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1410,7 +1523,7 @@ func (x *KillJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KillJobResponse.ProtoReflect.Descriptor instead.
 func (*KillJobResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{17}
+	return file_mr_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *KillJobResponse) GetKilled() bool {
@@ -1436,7 +1549,7 @@ type JobHistoryRequest struct {
 
 func (x *JobHistoryRequest) Reset() {
 	*x = JobHistoryRequest{}
-	mi := &file_mr_proto_msgTypes[18]
+	mi := &file_mr_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1448,7 +1561,7 @@ func (x *JobHistoryRequest) String() string {
 func (*JobHistoryRequest) ProtoMessage() {}
 
 func (x *JobHistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[18]
+	mi := &file_mr_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1461,7 +1574,7 @@ func (x *JobHistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobHistoryRequest.ProtoReflect.Descriptor instead.
 func (*JobHistoryRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{18}
+	return file_mr_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *JobHistoryRequest) GetJobId() string {
@@ -1480,7 +1593,7 @@ type JobHistoryResponse struct {
 
 func (x *JobHistoryResponse) Reset() {
 	*x = JobHistoryResponse{}
-	mi := &file_mr_proto_msgTypes[19]
+	mi := &file_mr_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1492,7 +1605,7 @@ func (x *JobHistoryResponse) String() string {
 func (*JobHistoryResponse) ProtoMessage() {}
 
 func (x *JobHistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[19]
+	mi := &file_mr_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1505,7 +1618,7 @@ func (x *JobHistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobHistoryResponse.ProtoReflect.Descriptor instead.
 func (*JobHistoryResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{19}
+	return file_mr_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *JobHistoryResponse) GetJsonLines() []byte {
@@ -1528,7 +1641,7 @@ type KillTaskAttemptRequest struct {
 
 func (x *KillTaskAttemptRequest) Reset() {
 	*x = KillTaskAttemptRequest{}
-	mi := &file_mr_proto_msgTypes[20]
+	mi := &file_mr_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1540,7 +1653,7 @@ func (x *KillTaskAttemptRequest) String() string {
 func (*KillTaskAttemptRequest) ProtoMessage() {}
 
 func (x *KillTaskAttemptRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[20]
+	mi := &file_mr_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1553,7 +1666,7 @@ func (x *KillTaskAttemptRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KillTaskAttemptRequest.ProtoReflect.Descriptor instead.
 func (*KillTaskAttemptRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{20}
+	return file_mr_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *KillTaskAttemptRequest) GetAttemptId() string {
@@ -1581,7 +1694,7 @@ type KillTaskAttemptResponse struct {
 
 func (x *KillTaskAttemptResponse) Reset() {
 	*x = KillTaskAttemptResponse{}
-	mi := &file_mr_proto_msgTypes[21]
+	mi := &file_mr_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1593,7 +1706,7 @@ func (x *KillTaskAttemptResponse) String() string {
 func (*KillTaskAttemptResponse) ProtoMessage() {}
 
 func (x *KillTaskAttemptResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[21]
+	mi := &file_mr_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1606,7 +1719,7 @@ func (x *KillTaskAttemptResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KillTaskAttemptResponse.ProtoReflect.Descriptor instead.
 func (*KillTaskAttemptResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{21}
+	return file_mr_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *KillTaskAttemptResponse) GetKilled() bool {
@@ -1625,6 +1738,123 @@ func (x *KillTaskAttemptResponse) GetState() string {
 
 // SetJobPriorityRequest changes a job's priority (`mr job -set-priority`):
 // VERY_HIGH, HIGH, NORMAL, LOW or VERY_LOW.
+// CheckpointTaskAttemptRequest preempts a running attempt by checkpoint
+// (an operator's or a test's order): its tracker dumps it with CRIU and the
+// task resumes from the image. With migrate, the image is restored on
+// another tracker (to drain a tracker).
+type CheckpointTaskAttemptRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AttemptId     string                 `protobuf:"bytes,1,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"`
+	Migrate       bool                   `protobuf:"varint,2,opt,name=migrate,proto3" json:"migrate,omitempty"`
+	Incremental   bool                   `protobuf:"varint,3,opt,name=incremental,proto3" json:"incremental,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CheckpointTaskAttemptRequest) Reset() {
+	*x = CheckpointTaskAttemptRequest{}
+	mi := &file_mr_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CheckpointTaskAttemptRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CheckpointTaskAttemptRequest) ProtoMessage() {}
+
+func (x *CheckpointTaskAttemptRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_mr_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CheckpointTaskAttemptRequest.ProtoReflect.Descriptor instead.
+func (*CheckpointTaskAttemptRequest) Descriptor() ([]byte, []int) {
+	return file_mr_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *CheckpointTaskAttemptRequest) GetAttemptId() string {
+	if x != nil {
+		return x.AttemptId
+	}
+	return ""
+}
+
+func (x *CheckpointTaskAttemptRequest) GetMigrate() bool {
+	if x != nil {
+		return x.Migrate
+	}
+	return false
+}
+
+func (x *CheckpointTaskAttemptRequest) GetIncremental() bool {
+	if x != nil {
+		return x.Incremental
+	}
+	return false
+}
+
+type CheckpointTaskAttemptResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The order was sent; the attempt's state after the call.
+	Ordered       bool   `protobuf:"varint,1,opt,name=ordered,proto3" json:"ordered,omitempty"`
+	State         string `protobuf:"bytes,2,opt,name=state,proto3" json:"state,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CheckpointTaskAttemptResponse) Reset() {
+	*x = CheckpointTaskAttemptResponse{}
+	mi := &file_mr_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CheckpointTaskAttemptResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CheckpointTaskAttemptResponse) ProtoMessage() {}
+
+func (x *CheckpointTaskAttemptResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_mr_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CheckpointTaskAttemptResponse.ProtoReflect.Descriptor instead.
+func (*CheckpointTaskAttemptResponse) Descriptor() ([]byte, []int) {
+	return file_mr_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *CheckpointTaskAttemptResponse) GetOrdered() bool {
+	if x != nil {
+		return x.Ordered
+	}
+	return false
+}
+
+func (x *CheckpointTaskAttemptResponse) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
 type SetJobPriorityRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	JobId         string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
@@ -1635,7 +1865,7 @@ type SetJobPriorityRequest struct {
 
 func (x *SetJobPriorityRequest) Reset() {
 	*x = SetJobPriorityRequest{}
-	mi := &file_mr_proto_msgTypes[22]
+	mi := &file_mr_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1647,7 +1877,7 @@ func (x *SetJobPriorityRequest) String() string {
 func (*SetJobPriorityRequest) ProtoMessage() {}
 
 func (x *SetJobPriorityRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[22]
+	mi := &file_mr_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1660,7 +1890,7 @@ func (x *SetJobPriorityRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetJobPriorityRequest.ProtoReflect.Descriptor instead.
 func (*SetJobPriorityRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{22}
+	return file_mr_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *SetJobPriorityRequest) GetJobId() string {
@@ -1686,7 +1916,7 @@ type SetJobPriorityResponse struct {
 
 func (x *SetJobPriorityResponse) Reset() {
 	*x = SetJobPriorityResponse{}
-	mi := &file_mr_proto_msgTypes[23]
+	mi := &file_mr_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1698,7 +1928,7 @@ func (x *SetJobPriorityResponse) String() string {
 func (*SetJobPriorityResponse) ProtoMessage() {}
 
 func (x *SetJobPriorityResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[23]
+	mi := &file_mr_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1711,7 +1941,7 @@ func (x *SetJobPriorityResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetJobPriorityResponse.ProtoReflect.Descriptor instead.
 func (*SetJobPriorityResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{23}
+	return file_mr_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *SetJobPriorityResponse) GetPriority() int32 {
@@ -1732,7 +1962,7 @@ type TaskAttemptsRequest struct {
 
 func (x *TaskAttemptsRequest) Reset() {
 	*x = TaskAttemptsRequest{}
-	mi := &file_mr_proto_msgTypes[24]
+	mi := &file_mr_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1744,7 +1974,7 @@ func (x *TaskAttemptsRequest) String() string {
 func (*TaskAttemptsRequest) ProtoMessage() {}
 
 func (x *TaskAttemptsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[24]
+	mi := &file_mr_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1757,7 +1987,7 @@ func (x *TaskAttemptsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskAttemptsRequest.ProtoReflect.Descriptor instead.
 func (*TaskAttemptsRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{24}
+	return file_mr_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *TaskAttemptsRequest) GetJobId() string {
@@ -1786,7 +2016,7 @@ type TaskAttemptInfo struct {
 
 func (x *TaskAttemptInfo) Reset() {
 	*x = TaskAttemptInfo{}
-	mi := &file_mr_proto_msgTypes[25]
+	mi := &file_mr_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1798,7 +2028,7 @@ func (x *TaskAttemptInfo) String() string {
 func (*TaskAttemptInfo) ProtoMessage() {}
 
 func (x *TaskAttemptInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[25]
+	mi := &file_mr_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1811,7 +2041,7 @@ func (x *TaskAttemptInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskAttemptInfo.ProtoReflect.Descriptor instead.
 func (*TaskAttemptInfo) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{25}
+	return file_mr_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *TaskAttemptInfo) GetAttemptId() string {
@@ -1886,7 +2116,7 @@ type TaskAttemptsResponse struct {
 
 func (x *TaskAttemptsResponse) Reset() {
 	*x = TaskAttemptsResponse{}
-	mi := &file_mr_proto_msgTypes[26]
+	mi := &file_mr_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1898,7 +2128,7 @@ func (x *TaskAttemptsResponse) String() string {
 func (*TaskAttemptsResponse) ProtoMessage() {}
 
 func (x *TaskAttemptsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[26]
+	mi := &file_mr_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1911,7 +2141,7 @@ func (x *TaskAttemptsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskAttemptsResponse.ProtoReflect.Descriptor instead.
 func (*TaskAttemptsResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{26}
+	return file_mr_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *TaskAttemptsResponse) GetAttempts() []*TaskAttemptInfo {
@@ -1934,7 +2164,7 @@ type TaskLogRequest struct {
 
 func (x *TaskLogRequest) Reset() {
 	*x = TaskLogRequest{}
-	mi := &file_mr_proto_msgTypes[27]
+	mi := &file_mr_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1946,7 +2176,7 @@ func (x *TaskLogRequest) String() string {
 func (*TaskLogRequest) ProtoMessage() {}
 
 func (x *TaskLogRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[27]
+	mi := &file_mr_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1959,7 +2189,7 @@ func (x *TaskLogRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskLogRequest.ProtoReflect.Descriptor instead.
 func (*TaskLogRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{27}
+	return file_mr_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *TaskLogRequest) GetAttemptId() string {
@@ -1987,7 +2217,7 @@ type TaskLogResponse struct {
 
 func (x *TaskLogResponse) Reset() {
 	*x = TaskLogResponse{}
-	mi := &file_mr_proto_msgTypes[28]
+	mi := &file_mr_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1999,7 +2229,7 @@ func (x *TaskLogResponse) String() string {
 func (*TaskLogResponse) ProtoMessage() {}
 
 func (x *TaskLogResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[28]
+	mi := &file_mr_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2012,7 +2242,7 @@ func (x *TaskLogResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskLogResponse.ProtoReflect.Descriptor instead.
 func (*TaskLogResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{28}
+	return file_mr_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *TaskLogResponse) GetData() []byte {
@@ -2063,14 +2293,19 @@ type HeartbeatRequest struct {
 	// On initial contact: the attempts of those jobs whose files (map
 	// output) it still has. A JobTracker recovering from a restart keeps the
 	// completed maps among them.
-	HeldAttempts  []string `protobuf:"bytes,17,rep,name=held_attempts,json=heldAttempts,proto3" json:"held_attempts,omitempty"`
+	HeldAttempts []string `protobuf:"bytes,17,rep,name=held_attempts,json=heldAttempts,proto3" json:"held_attempts,omitempty"`
+	// The tracker's checkpoint/restore queue (CRIU operations run one at a
+	// time): operations waiting or running, and the expected wait of a new
+	// one in milliseconds.
+	CrQueueLength int32 `protobuf:"varint,18,opt,name=cr_queue_length,json=crQueueLength,proto3" json:"cr_queue_length,omitempty"`
+	CrQueueWaitMs int64 `protobuf:"varint,19,opt,name=cr_queue_wait_ms,json=crQueueWaitMs,proto3" json:"cr_queue_wait_ms,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_mr_proto_msgTypes[29]
+	mi := &file_mr_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2082,7 +2317,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[29]
+	mi := &file_mr_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2095,7 +2330,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{29}
+	return file_mr_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *HeartbeatRequest) GetTracker() string {
@@ -2217,6 +2452,20 @@ func (x *HeartbeatRequest) GetHeldAttempts() []string {
 	return nil
 }
 
+func (x *HeartbeatRequest) GetCrQueueLength() int32 {
+	if x != nil {
+		return x.CrQueueLength
+	}
+	return 0
+}
+
+func (x *HeartbeatRequest) GetCrQueueWaitMs() int64 {
+	if x != nil {
+		return x.CrQueueWaitMs
+	}
+	return 0
+}
+
 type LaunchTask struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	AttemptId string                 `protobuf:"bytes,1,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"`
@@ -2235,14 +2484,17 @@ type LaunchTask struct {
 	// A speculative attempt (the straggler injector leaves these alone).
 	Speculative bool `protobuf:"varint,11,opt,name=speculative,proto3" json:"speculative,omitempty"`
 	// The tracker the attempt runs on.
-	Tracker       string `protobuf:"bytes,12,opt,name=tracker,proto3" json:"tracker,omitempty"`
+	Tracker string `protobuf:"bytes,12,opt,name=tracker,proto3" json:"tracker,omitempty"`
+	// Set when the attempt continues a preempted attempt from its CRIU
+	// image instead of starting afresh.
+	Restore       *RestoreSource `protobuf:"bytes,13,opt,name=restore,proto3" json:"restore,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *LaunchTask) Reset() {
 	*x = LaunchTask{}
-	mi := &file_mr_proto_msgTypes[30]
+	mi := &file_mr_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2254,7 +2506,7 @@ func (x *LaunchTask) String() string {
 func (*LaunchTask) ProtoMessage() {}
 
 func (x *LaunchTask) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[30]
+	mi := &file_mr_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2267,7 +2519,7 @@ func (x *LaunchTask) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaunchTask.ProtoReflect.Descriptor instead.
 func (*LaunchTask) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{30}
+	return file_mr_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *LaunchTask) GetAttemptId() string {
@@ -2354,6 +2606,84 @@ func (x *LaunchTask) GetTracker() string {
 	return ""
 }
 
+func (x *LaunchTask) GetRestore() *RestoreSource {
+	if x != nil {
+		return x.Restore
+	}
+	return nil
+}
+
+// RestoreSource names the image a restored attempt starts from.
+type RestoreSource struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The checkpointed attempt and the tracker that holds its image.
+	SourceAttempt string `protobuf:"bytes,1,opt,name=source_attempt,json=sourceAttempt,proto3" json:"source_attempt,omitempty"`
+	SourceTracker string `protobuf:"bytes,2,opt,name=source_tracker,json=sourceTracker,proto3" json:"source_tracker,omitempty"`
+	// That tracker's shuffle server (checkpoint endpoint).
+	SourceAddress string `protobuf:"bytes,3,opt,name=source_address,json=sourceAddress,proto3" json:"source_address,omitempty"`
+	ImageBytes    int64  `protobuf:"varint,4,opt,name=image_bytes,json=imageBytes,proto3" json:"image_bytes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RestoreSource) Reset() {
+	*x = RestoreSource{}
+	mi := &file_mr_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RestoreSource) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RestoreSource) ProtoMessage() {}
+
+func (x *RestoreSource) ProtoReflect() protoreflect.Message {
+	mi := &file_mr_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RestoreSource.ProtoReflect.Descriptor instead.
+func (*RestoreSource) Descriptor() ([]byte, []int) {
+	return file_mr_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *RestoreSource) GetSourceAttempt() string {
+	if x != nil {
+		return x.SourceAttempt
+	}
+	return ""
+}
+
+func (x *RestoreSource) GetSourceTracker() string {
+	if x != nil {
+		return x.SourceTracker
+	}
+	return ""
+}
+
+func (x *RestoreSource) GetSourceAddress() string {
+	if x != nil {
+		return x.SourceAddress
+	}
+	return ""
+}
+
+func (x *RestoreSource) GetImageBytes() int64 {
+	if x != nil {
+		return x.ImageBytes
+	}
+	return 0
+}
+
 type TaskAction struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Types that are valid to be assigned to Action:
@@ -2362,6 +2692,7 @@ type TaskAction struct {
 	//	*TaskAction_KillAttempt
 	//	*TaskAction_PurgeJob
 	//	*TaskAction_Clone
+	//	*TaskAction_Checkpoint
 	Action        isTaskAction_Action `protobuf_oneof:"action"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2369,7 +2700,7 @@ type TaskAction struct {
 
 func (x *TaskAction) Reset() {
 	*x = TaskAction{}
-	mi := &file_mr_proto_msgTypes[31]
+	mi := &file_mr_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2381,7 +2712,7 @@ func (x *TaskAction) String() string {
 func (*TaskAction) ProtoMessage() {}
 
 func (x *TaskAction) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[31]
+	mi := &file_mr_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2394,7 +2725,7 @@ func (x *TaskAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskAction.ProtoReflect.Descriptor instead.
 func (*TaskAction) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{31}
+	return file_mr_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *TaskAction) GetAction() isTaskAction_Action {
@@ -2440,6 +2771,15 @@ func (x *TaskAction) GetClone() *CloneAttempt {
 	return nil
 }
 
+func (x *TaskAction) GetCheckpoint() *CheckpointAttempt {
+	if x != nil {
+		if x, ok := x.Action.(*TaskAction_Checkpoint); ok {
+			return x.Checkpoint
+		}
+	}
+	return nil
+}
+
 type isTaskAction_Action interface {
 	isTaskAction_Action()
 }
@@ -2464,6 +2804,12 @@ type TaskAction_Clone struct {
 	Clone *CloneAttempt `protobuf:"bytes,4,opt,name=clone,proto3,oneof"`
 }
 
+type TaskAction_Checkpoint struct {
+	// Checkpoint a running attempt for preemption: dump it (stopped, not
+	// left running), keep the image, free the slot.
+	Checkpoint *CheckpointAttempt `protobuf:"bytes,5,opt,name=checkpoint,proto3,oneof"`
+}
+
 func (*TaskAction_Launch) isTaskAction_Action() {}
 
 func (*TaskAction_KillAttempt) isTaskAction_Action() {}
@@ -2471,6 +2817,62 @@ func (*TaskAction_KillAttempt) isTaskAction_Action() {}
 func (*TaskAction_PurgeJob) isTaskAction_Action() {}
 
 func (*TaskAction_Clone) isTaskAction_Action() {}
+
+func (*TaskAction_Checkpoint) isTaskAction_Action() {}
+
+// CheckpointAttempt orders a preemption checkpoint of a running attempt.
+type CheckpointAttempt struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	AttemptId string                 `protobuf:"bytes,1,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"`
+	// Dump against a same-process parent image when there is one.
+	Incremental   bool `protobuf:"varint,2,opt,name=incremental,proto3" json:"incremental,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CheckpointAttempt) Reset() {
+	*x = CheckpointAttempt{}
+	mi := &file_mr_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CheckpointAttempt) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CheckpointAttempt) ProtoMessage() {}
+
+func (x *CheckpointAttempt) ProtoReflect() protoreflect.Message {
+	mi := &file_mr_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CheckpointAttempt.ProtoReflect.Descriptor instead.
+func (*CheckpointAttempt) Descriptor() ([]byte, []int) {
+	return file_mr_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *CheckpointAttempt) GetAttemptId() string {
+	if x != nil {
+		return x.AttemptId
+	}
+	return ""
+}
+
+func (x *CheckpointAttempt) GetIncremental() bool {
+	if x != nil {
+		return x.Incremental
+	}
+	return false
+}
 
 // CloneAttempt asks a tracker to restore a CRIU clone of a running
 // attempt (on it or on another tracker) as a new attempt; launch describes
@@ -2489,7 +2891,7 @@ type CloneAttempt struct {
 
 func (x *CloneAttempt) Reset() {
 	*x = CloneAttempt{}
-	mi := &file_mr_proto_msgTypes[32]
+	mi := &file_mr_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2501,7 +2903,7 @@ func (x *CloneAttempt) String() string {
 func (*CloneAttempt) ProtoMessage() {}
 
 func (x *CloneAttempt) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[32]
+	mi := &file_mr_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2514,7 +2916,7 @@ func (x *CloneAttempt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloneAttempt.ProtoReflect.Descriptor instead.
 func (*CloneAttempt) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{32}
+	return file_mr_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *CloneAttempt) GetSourceAttempt() string {
@@ -2556,7 +2958,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_mr_proto_msgTypes[33]
+	mi := &file_mr_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2568,7 +2970,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[33]
+	mi := &file_mr_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2581,7 +2983,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{33}
+	return file_mr_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *HeartbeatResponse) GetActions() []*TaskAction {
@@ -2636,7 +3038,7 @@ type MapEvent struct {
 
 func (x *MapEvent) Reset() {
 	*x = MapEvent{}
-	mi := &file_mr_proto_msgTypes[34]
+	mi := &file_mr_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2648,7 +3050,7 @@ func (x *MapEvent) String() string {
 func (*MapEvent) ProtoMessage() {}
 
 func (x *MapEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[34]
+	mi := &file_mr_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2661,7 +3063,7 @@ func (x *MapEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MapEvent.ProtoReflect.Descriptor instead.
 func (*MapEvent) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{34}
+	return file_mr_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *MapEvent) GetKind() string {
@@ -2728,7 +3130,7 @@ type MapEventsRequest struct {
 
 func (x *MapEventsRequest) Reset() {
 	*x = MapEventsRequest{}
-	mi := &file_mr_proto_msgTypes[35]
+	mi := &file_mr_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2740,7 +3142,7 @@ func (x *MapEventsRequest) String() string {
 func (*MapEventsRequest) ProtoMessage() {}
 
 func (x *MapEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[35]
+	mi := &file_mr_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2753,7 +3155,7 @@ func (x *MapEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MapEventsRequest.ProtoReflect.Descriptor instead.
 func (*MapEventsRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{35}
+	return file_mr_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *MapEventsRequest) GetJobId() string {
@@ -2800,7 +3202,7 @@ type MapEventsResponse struct {
 
 func (x *MapEventsResponse) Reset() {
 	*x = MapEventsResponse{}
-	mi := &file_mr_proto_msgTypes[36]
+	mi := &file_mr_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2812,7 +3214,7 @@ func (x *MapEventsResponse) String() string {
 func (*MapEventsResponse) ProtoMessage() {}
 
 func (x *MapEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[36]
+	mi := &file_mr_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2825,7 +3227,7 @@ func (x *MapEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MapEventsResponse.ProtoReflect.Descriptor instead.
 func (*MapEventsResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{36}
+	return file_mr_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *MapEventsResponse) GetEvents() []*MapEvent {
@@ -2849,7 +3251,7 @@ type FetchFailureRequest struct {
 
 func (x *FetchFailureRequest) Reset() {
 	*x = FetchFailureRequest{}
-	mi := &file_mr_proto_msgTypes[37]
+	mi := &file_mr_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2861,7 +3263,7 @@ func (x *FetchFailureRequest) String() string {
 func (*FetchFailureRequest) ProtoMessage() {}
 
 func (x *FetchFailureRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[37]
+	mi := &file_mr_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2874,7 +3276,7 @@ func (x *FetchFailureRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchFailureRequest.ProtoReflect.Descriptor instead.
 func (*FetchFailureRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{37}
+	return file_mr_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *FetchFailureRequest) GetJobId() string {
@@ -2928,7 +3330,7 @@ type CanCommitRequest struct {
 
 func (x *CanCommitRequest) Reset() {
 	*x = CanCommitRequest{}
-	mi := &file_mr_proto_msgTypes[38]
+	mi := &file_mr_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2940,7 +3342,7 @@ func (x *CanCommitRequest) String() string {
 func (*CanCommitRequest) ProtoMessage() {}
 
 func (x *CanCommitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[38]
+	mi := &file_mr_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2953,7 +3355,7 @@ func (x *CanCommitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CanCommitRequest.ProtoReflect.Descriptor instead.
 func (*CanCommitRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{38}
+	return file_mr_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *CanCommitRequest) GetAttemptId() string {
@@ -2972,7 +3374,7 @@ type CanCommitResponse struct {
 
 func (x *CanCommitResponse) Reset() {
 	*x = CanCommitResponse{}
-	mi := &file_mr_proto_msgTypes[39]
+	mi := &file_mr_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2984,7 +3386,7 @@ func (x *CanCommitResponse) String() string {
 func (*CanCommitResponse) ProtoMessage() {}
 
 func (x *CanCommitResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[39]
+	mi := &file_mr_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2997,7 +3399,7 @@ func (x *CanCommitResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CanCommitResponse.ProtoReflect.Descriptor instead.
 func (*CanCommitResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{39}
+	return file_mr_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *CanCommitResponse) GetCanCommit() bool {
@@ -3015,7 +3417,7 @@ type Empty struct {
 
 func (x *Empty) Reset() {
 	*x = Empty{}
-	mi := &file_mr_proto_msgTypes[40]
+	mi := &file_mr_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3027,7 +3429,7 @@ func (x *Empty) String() string {
 func (*Empty) ProtoMessage() {}
 
 func (x *Empty) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[40]
+	mi := &file_mr_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3040,7 +3442,7 @@ func (x *Empty) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Empty.ProtoReflect.Descriptor instead.
 func (*Empty) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{40}
+	return file_mr_proto_rawDescGZIP(), []int{45}
 }
 
 type GetTaskRequest struct {
@@ -3052,7 +3454,7 @@ type GetTaskRequest struct {
 
 func (x *GetTaskRequest) Reset() {
 	*x = GetTaskRequest{}
-	mi := &file_mr_proto_msgTypes[41]
+	mi := &file_mr_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3064,7 +3466,7 @@ func (x *GetTaskRequest) String() string {
 func (*GetTaskRequest) ProtoMessage() {}
 
 func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[41]
+	mi := &file_mr_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3077,7 +3479,7 @@ func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskRequest.ProtoReflect.Descriptor instead.
 func (*GetTaskRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{41}
+	return file_mr_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *GetTaskRequest) GetAttemptId() string {
@@ -3102,7 +3504,7 @@ type StatusUpdateRequest struct {
 
 func (x *StatusUpdateRequest) Reset() {
 	*x = StatusUpdateRequest{}
-	mi := &file_mr_proto_msgTypes[42]
+	mi := &file_mr_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3114,7 +3516,7 @@ func (x *StatusUpdateRequest) String() string {
 func (*StatusUpdateRequest) ProtoMessage() {}
 
 func (x *StatusUpdateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[42]
+	mi := &file_mr_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3127,7 +3529,7 @@ func (x *StatusUpdateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusUpdateRequest.ProtoReflect.Descriptor instead.
 func (*StatusUpdateRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{42}
+	return file_mr_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *StatusUpdateRequest) GetAttemptId() string {
@@ -3182,7 +3584,7 @@ type StatusUpdateResponse struct {
 
 func (x *StatusUpdateResponse) Reset() {
 	*x = StatusUpdateResponse{}
-	mi := &file_mr_proto_msgTypes[43]
+	mi := &file_mr_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3194,7 +3596,7 @@ func (x *StatusUpdateResponse) String() string {
 func (*StatusUpdateResponse) ProtoMessage() {}
 
 func (x *StatusUpdateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[43]
+	mi := &file_mr_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3207,7 +3609,7 @@ func (x *StatusUpdateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusUpdateResponse.ProtoReflect.Descriptor instead.
 func (*StatusUpdateResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{43}
+	return file_mr_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *StatusUpdateResponse) GetKnown() bool {
@@ -3226,7 +3628,7 @@ type SpillReadyRequest struct {
 
 func (x *SpillReadyRequest) Reset() {
 	*x = SpillReadyRequest{}
-	mi := &file_mr_proto_msgTypes[44]
+	mi := &file_mr_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3238,7 +3640,7 @@ func (x *SpillReadyRequest) String() string {
 func (*SpillReadyRequest) ProtoMessage() {}
 
 func (x *SpillReadyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[44]
+	mi := &file_mr_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3251,7 +3653,7 @@ func (x *SpillReadyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpillReadyRequest.ProtoReflect.Descriptor instead.
 func (*SpillReadyRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{44}
+	return file_mr_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *SpillReadyRequest) GetSpill() *SpillAnnouncement {
@@ -3271,7 +3673,7 @@ type DoneRequest struct {
 
 func (x *DoneRequest) Reset() {
 	*x = DoneRequest{}
-	mi := &file_mr_proto_msgTypes[45]
+	mi := &file_mr_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3283,7 +3685,7 @@ func (x *DoneRequest) String() string {
 func (*DoneRequest) ProtoMessage() {}
 
 func (x *DoneRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[45]
+	mi := &file_mr_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3296,7 +3698,7 @@ func (x *DoneRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DoneRequest.ProtoReflect.Descriptor instead.
 func (*DoneRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{45}
+	return file_mr_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *DoneRequest) GetAttemptId() string {
@@ -3324,7 +3726,7 @@ type FailedRequest struct {
 
 func (x *FailedRequest) Reset() {
 	*x = FailedRequest{}
-	mi := &file_mr_proto_msgTypes[46]
+	mi := &file_mr_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3336,7 +3738,7 @@ func (x *FailedRequest) String() string {
 func (*FailedRequest) ProtoMessage() {}
 
 func (x *FailedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[46]
+	mi := &file_mr_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3349,7 +3751,7 @@ func (x *FailedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailedRequest.ProtoReflect.Descriptor instead.
 func (*FailedRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{46}
+	return file_mr_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *FailedRequest) GetAttemptId() string {
@@ -3387,7 +3789,7 @@ type QuietRequest struct {
 
 func (x *QuietRequest) Reset() {
 	*x = QuietRequest{}
-	mi := &file_mr_proto_msgTypes[47]
+	mi := &file_mr_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3399,7 +3801,7 @@ func (x *QuietRequest) String() string {
 func (*QuietRequest) ProtoMessage() {}
 
 func (x *QuietRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[47]
+	mi := &file_mr_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3412,7 +3814,7 @@ func (x *QuietRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QuietRequest.ProtoReflect.Descriptor instead.
 func (*QuietRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{47}
+	return file_mr_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *QuietRequest) GetAttemptId() string {
@@ -3457,7 +3859,7 @@ const file_mr_proto_rawDesc = "" +
 	"attempt_id\x18\x01 \x01(\tR\tattemptId\x12\x14\n" +
 	"\x05spill\x18\x02 \x01(\x05R\x05spill\x12\x14\n" +
 	"\x05final\x18\x03 \x01(\bR\x05final\x12)\n" +
-	"\bsegments\x18\x04 \x03(\v2\r.gomr.SegmentR\bsegments\"\xd4\x03\n" +
+	"\bsegments\x18\x04 \x03(\v2\r.gomr.SegmentR\bsegments\"\xb7\x04\n" +
 	"\rAttemptStatus\x12\x1d\n" +
 	"\n" +
 	"attempt_id\x18\x01 \x01(\tR\tattemptId\x12\x14\n" +
@@ -3476,7 +3878,19 @@ const file_mr_proto_rawDesc = "" +
 	"\trss_bytes\x18\v \x01(\x03R\brssBytes\x12$\n" +
 	"\x0efile_set_bytes\x18\f \x01(\x03R\ffileSetBytes\x12&\n" +
 	"\x05clone\x18\r \x01(\v2\x10.gomr.CloneStatsR\x05clone\x12\x1c\n" +
-	"\tcloneable\x18\x0e \x01(\bR\tcloneable\"\x88\x02\n" +
+	"\tcloneable\x18\x0e \x01(\bR\tcloneable\x125\n" +
+	"\n" +
+	"checkpoint\x18\x0f \x01(\v2\x15.gomr.CheckpointStatsR\n" +
+	"checkpoint\x12*\n" +
+	"\arestore\x18\x10 \x01(\v2\x10.gomr.CloneStatsR\arestore\"\xc5\x01\n" +
+	"\x0fCheckpointStats\x12\x17\n" +
+	"\adump_ms\x18\x01 \x01(\x03R\x06dumpMs\x12\x1f\n" +
+	"\vimage_bytes\x18\x02 \x01(\x03R\n" +
+	"imageBytes\x12$\n" +
+	"\x0efile_set_bytes\x18\x03 \x01(\x03R\ffileSetBytes\x12\x1a\n" +
+	"\bprogress\x18\x04 \x01(\x02R\bprogress\x12 \n" +
+	"\vincremental\x18\x05 \x01(\bR\vincremental\x12\x14\n" +
+	"\x05error\x18\x06 \x01(\tR\x05error\"\x88\x02\n" +
 	"\n" +
 	"CloneStats\x12%\n" +
 	"\x0esource_attempt\x18\x01 \x01(\tR\rsourceAttempt\x12\x17\n" +
@@ -3573,6 +3987,14 @@ const file_mr_proto_rawDesc = "" +
 	"\x04fail\x18\x02 \x01(\bR\x04fail\"G\n" +
 	"\x17KillTaskAttemptResponse\x12\x16\n" +
 	"\x06killed\x18\x01 \x01(\bR\x06killed\x12\x14\n" +
+	"\x05state\x18\x02 \x01(\tR\x05state\"y\n" +
+	"\x1cCheckpointTaskAttemptRequest\x12\x1d\n" +
+	"\n" +
+	"attempt_id\x18\x01 \x01(\tR\tattemptId\x12\x18\n" +
+	"\amigrate\x18\x02 \x01(\bR\amigrate\x12 \n" +
+	"\vincremental\x18\x03 \x01(\bR\vincremental\"O\n" +
+	"\x1dCheckpointTaskAttemptResponse\x12\x18\n" +
+	"\aordered\x18\x01 \x01(\bR\aordered\x12\x14\n" +
 	"\x05state\x18\x02 \x01(\tR\x05state\"J\n" +
 	"\x15SetJobPriorityRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x1a\n" +
@@ -3602,7 +4024,7 @@ const file_mr_proto_rawDesc = "" +
 	"\x06filter\x18\x02 \x01(\tR\x06filter\"?\n" +
 	"\x0fTaskLogResponse\x12\x12\n" +
 	"\x04data\x18\x01 \x01(\fR\x04data\x12\x18\n" +
-	"\atracker\x18\x02 \x01(\tR\atracker\"\xf8\x04\n" +
+	"\atracker\x18\x02 \x01(\tR\atracker\"\xc9\x05\n" +
 	"\x10HeartbeatRequest\x12\x18\n" +
 	"\atracker\x18\x01 \x01(\tR\atracker\x12\x12\n" +
 	"\x04host\x18\x02 \x01(\tR\x04host\x12'\n" +
@@ -3622,7 +4044,9 @@ const file_mr_proto_rawDesc = "" +
 	"\vincarnation\x18\x0e \x01(\tR\vincarnation\x12\x1a\n" +
 	"\binstance\x18\x0f \x01(\tR\binstance\x12\x1b\n" +
 	"\theld_jobs\x18\x10 \x03(\tR\bheldJobs\x12#\n" +
-	"\rheld_attempts\x18\x11 \x03(\tR\fheldAttempts\"\xa8\x03\n" +
+	"\rheld_attempts\x18\x11 \x03(\tR\fheldAttempts\x12&\n" +
+	"\x0fcr_queue_length\x18\x12 \x01(\x05R\rcrQueueLength\x12'\n" +
+	"\x10cr_queue_wait_ms\x18\x13 \x01(\x03R\rcrQueueWaitMs\"\xd7\x03\n" +
 	"\n" +
 	"LaunchTask\x12\x1d\n" +
 	"\n" +
@@ -3641,17 +4065,31 @@ const file_mr_proto_rawDesc = "" +
 	"job_secret\x18\n" +
 	" \x01(\fR\tjobSecret\x12 \n" +
 	"\vspeculative\x18\v \x01(\bR\vspeculative\x12\x18\n" +
-	"\atracker\x18\f \x01(\tR\atracker\x1a7\n" +
+	"\atracker\x18\f \x01(\tR\atracker\x12-\n" +
+	"\arestore\x18\r \x01(\v2\x13.gomr.RestoreSourceR\arestore\x1a7\n" +
 	"\tConfEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xb2\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xa5\x01\n" +
+	"\rRestoreSource\x12%\n" +
+	"\x0esource_attempt\x18\x01 \x01(\tR\rsourceAttempt\x12%\n" +
+	"\x0esource_tracker\x18\x02 \x01(\tR\rsourceTracker\x12%\n" +
+	"\x0esource_address\x18\x03 \x01(\tR\rsourceAddress\x12\x1f\n" +
+	"\vimage_bytes\x18\x04 \x01(\x03R\n" +
+	"imageBytes\"\xed\x01\n" +
 	"\n" +
 	"TaskAction\x12*\n" +
 	"\x06launch\x18\x01 \x01(\v2\x10.gomr.LaunchTaskH\x00R\x06launch\x12#\n" +
 	"\fkill_attempt\x18\x02 \x01(\tH\x00R\vkillAttempt\x12\x1d\n" +
 	"\tpurge_job\x18\x03 \x01(\tH\x00R\bpurgeJob\x12*\n" +
-	"\x05clone\x18\x04 \x01(\v2\x12.gomr.CloneAttemptH\x00R\x05cloneB\b\n" +
-	"\x06action\"\x86\x01\n" +
+	"\x05clone\x18\x04 \x01(\v2\x12.gomr.CloneAttemptH\x00R\x05clone\x129\n" +
+	"\n" +
+	"checkpoint\x18\x05 \x01(\v2\x17.gomr.CheckpointAttemptH\x00R\n" +
+	"checkpointB\b\n" +
+	"\x06action\"T\n" +
+	"\x11CheckpointAttempt\x12\x1d\n" +
+	"\n" +
+	"attempt_id\x18\x01 \x01(\tR\tattemptId\x12 \n" +
+	"\vincremental\x18\x02 \x01(\bR\vincremental\"\x86\x01\n" +
 	"\fCloneAttempt\x12%\n" +
 	"\x0esource_attempt\x18\x01 \x01(\tR\rsourceAttempt\x12(\n" +
 	"\x06launch\x18\x02 \x01(\v2\x10.gomr.LaunchTaskR\x06launch\x12%\n" +
@@ -3723,7 +4161,7 @@ const file_mr_proto_rawDesc = "" +
 	"\n" +
 	"attempt_id\x18\x01 \x01(\tR\tattemptId\x12\x1a\n" +
 	"\bprogress\x18\x02 \x01(\x02R\bprogress\x12\x18\n" +
-	"\arefused\x18\x03 \x01(\tR\arefused2\x9f\a\n" +
+	"\arefused\x18\x03 \x01(\tR\arefused2\x81\b\n" +
 	"\n" +
 	"JobTracker\x12<\n" +
 	"\tSubmitJob\x12\x16.gomr.SubmitJobRequest\x1a\x17.gomr.SubmitJobResponse\x127\n" +
@@ -3736,7 +4174,8 @@ const file_mr_proto_rawDesc = "" +
 	"\x0eSetJobPriority\x12\x1b.gomr.SetJobPriorityRequest\x1a\x1c.gomr.SetJobPriorityResponse\x12I\n" +
 	"\x10ListTaskAttempts\x12\x19.gomr.TaskAttemptsRequest\x1a\x1a.gomr.TaskAttemptsResponse\x129\n" +
 	"\n" +
-	"GetTaskLog\x12\x14.gomr.TaskLogRequest\x1a\x15.gomr.TaskLogResponse\x12<\n" +
+	"GetTaskLog\x12\x14.gomr.TaskLogRequest\x1a\x15.gomr.TaskLogResponse\x12`\n" +
+	"\x15CheckpointTaskAttempt\x12\".gomr.CheckpointTaskAttemptRequest\x1a#.gomr.CheckpointTaskAttemptResponse\x12<\n" +
 	"\tHeartbeat\x12\x16.gomr.HeartbeatRequest\x1a\x17.gomr.HeartbeatResponse\x12?\n" +
 	"\fGetMapEvents\x12\x16.gomr.MapEventsRequest\x1a\x17.gomr.MapEventsResponse\x12<\n" +
 	"\x12ReportFetchFailure\x12\x19.gomr.FetchFailureRequest\x1a\v.gomr.Empty\x12<\n" +
@@ -3765,133 +4204,144 @@ func file_mr_proto_rawDescGZIP() []byte {
 	return file_mr_proto_rawDescData
 }
 
-var file_mr_proto_msgTypes = make([]protoimpl.MessageInfo, 49)
+var file_mr_proto_msgTypes = make([]protoimpl.MessageInfo, 54)
 var file_mr_proto_goTypes = []any{
-	(*Counter)(nil),                 // 0: gomr.Counter
-	(*Segment)(nil),                 // 1: gomr.Segment
-	(*SpillAnnouncement)(nil),       // 2: gomr.SpillAnnouncement
-	(*AttemptStatus)(nil),           // 3: gomr.AttemptStatus
-	(*CloneStats)(nil),              // 4: gomr.CloneStats
-	(*SubmitJobRequest)(nil),        // 5: gomr.SubmitJobRequest
-	(*SubmitJobResponse)(nil),       // 6: gomr.SubmitJobResponse
-	(*JobStatusRequest)(nil),        // 7: gomr.JobStatusRequest
-	(*TaskSummary)(nil),             // 8: gomr.TaskSummary
-	(*JobStatus)(nil),               // 9: gomr.JobStatus
-	(*Speculation)(nil),             // 10: gomr.Speculation
-	(*ListJobsRequest)(nil),         // 11: gomr.ListJobsRequest
-	(*ListJobsResponse)(nil),        // 12: gomr.ListJobsResponse
-	(*ListTrackersRequest)(nil),     // 13: gomr.ListTrackersRequest
-	(*ListTrackersResponse)(nil),    // 14: gomr.ListTrackersResponse
-	(*TrackerStatus)(nil),           // 15: gomr.TrackerStatus
-	(*KillJobRequest)(nil),          // 16: gomr.KillJobRequest
-	(*KillJobResponse)(nil),         // 17: gomr.KillJobResponse
-	(*JobHistoryRequest)(nil),       // 18: gomr.JobHistoryRequest
-	(*JobHistoryResponse)(nil),      // 19: gomr.JobHistoryResponse
-	(*KillTaskAttemptRequest)(nil),  // 20: gomr.KillTaskAttemptRequest
-	(*KillTaskAttemptResponse)(nil), // 21: gomr.KillTaskAttemptResponse
-	(*SetJobPriorityRequest)(nil),   // 22: gomr.SetJobPriorityRequest
-	(*SetJobPriorityResponse)(nil),  // 23: gomr.SetJobPriorityResponse
-	(*TaskAttemptsRequest)(nil),     // 24: gomr.TaskAttemptsRequest
-	(*TaskAttemptInfo)(nil),         // 25: gomr.TaskAttemptInfo
-	(*TaskAttemptsResponse)(nil),    // 26: gomr.TaskAttemptsResponse
-	(*TaskLogRequest)(nil),          // 27: gomr.TaskLogRequest
-	(*TaskLogResponse)(nil),         // 28: gomr.TaskLogResponse
-	(*HeartbeatRequest)(nil),        // 29: gomr.HeartbeatRequest
-	(*LaunchTask)(nil),              // 30: gomr.LaunchTask
-	(*TaskAction)(nil),              // 31: gomr.TaskAction
-	(*CloneAttempt)(nil),            // 32: gomr.CloneAttempt
-	(*HeartbeatResponse)(nil),       // 33: gomr.HeartbeatResponse
-	(*MapEvent)(nil),                // 34: gomr.MapEvent
-	(*MapEventsRequest)(nil),        // 35: gomr.MapEventsRequest
-	(*MapEventsResponse)(nil),       // 36: gomr.MapEventsResponse
-	(*FetchFailureRequest)(nil),     // 37: gomr.FetchFailureRequest
-	(*CanCommitRequest)(nil),        // 38: gomr.CanCommitRequest
-	(*CanCommitResponse)(nil),       // 39: gomr.CanCommitResponse
-	(*Empty)(nil),                   // 40: gomr.Empty
-	(*GetTaskRequest)(nil),          // 41: gomr.GetTaskRequest
-	(*StatusUpdateRequest)(nil),     // 42: gomr.StatusUpdateRequest
-	(*StatusUpdateResponse)(nil),    // 43: gomr.StatusUpdateResponse
-	(*SpillReadyRequest)(nil),       // 44: gomr.SpillReadyRequest
-	(*DoneRequest)(nil),             // 45: gomr.DoneRequest
-	(*FailedRequest)(nil),           // 46: gomr.FailedRequest
-	(*QuietRequest)(nil),            // 47: gomr.QuietRequest
-	nil,                             // 48: gomr.LaunchTask.ConfEntry
+	(*Counter)(nil),                       // 0: gomr.Counter
+	(*Segment)(nil),                       // 1: gomr.Segment
+	(*SpillAnnouncement)(nil),             // 2: gomr.SpillAnnouncement
+	(*AttemptStatus)(nil),                 // 3: gomr.AttemptStatus
+	(*CheckpointStats)(nil),               // 4: gomr.CheckpointStats
+	(*CloneStats)(nil),                    // 5: gomr.CloneStats
+	(*SubmitJobRequest)(nil),              // 6: gomr.SubmitJobRequest
+	(*SubmitJobResponse)(nil),             // 7: gomr.SubmitJobResponse
+	(*JobStatusRequest)(nil),              // 8: gomr.JobStatusRequest
+	(*TaskSummary)(nil),                   // 9: gomr.TaskSummary
+	(*JobStatus)(nil),                     // 10: gomr.JobStatus
+	(*Speculation)(nil),                   // 11: gomr.Speculation
+	(*ListJobsRequest)(nil),               // 12: gomr.ListJobsRequest
+	(*ListJobsResponse)(nil),              // 13: gomr.ListJobsResponse
+	(*ListTrackersRequest)(nil),           // 14: gomr.ListTrackersRequest
+	(*ListTrackersResponse)(nil),          // 15: gomr.ListTrackersResponse
+	(*TrackerStatus)(nil),                 // 16: gomr.TrackerStatus
+	(*KillJobRequest)(nil),                // 17: gomr.KillJobRequest
+	(*KillJobResponse)(nil),               // 18: gomr.KillJobResponse
+	(*JobHistoryRequest)(nil),             // 19: gomr.JobHistoryRequest
+	(*JobHistoryResponse)(nil),            // 20: gomr.JobHistoryResponse
+	(*KillTaskAttemptRequest)(nil),        // 21: gomr.KillTaskAttemptRequest
+	(*KillTaskAttemptResponse)(nil),       // 22: gomr.KillTaskAttemptResponse
+	(*CheckpointTaskAttemptRequest)(nil),  // 23: gomr.CheckpointTaskAttemptRequest
+	(*CheckpointTaskAttemptResponse)(nil), // 24: gomr.CheckpointTaskAttemptResponse
+	(*SetJobPriorityRequest)(nil),         // 25: gomr.SetJobPriorityRequest
+	(*SetJobPriorityResponse)(nil),        // 26: gomr.SetJobPriorityResponse
+	(*TaskAttemptsRequest)(nil),           // 27: gomr.TaskAttemptsRequest
+	(*TaskAttemptInfo)(nil),               // 28: gomr.TaskAttemptInfo
+	(*TaskAttemptsResponse)(nil),          // 29: gomr.TaskAttemptsResponse
+	(*TaskLogRequest)(nil),                // 30: gomr.TaskLogRequest
+	(*TaskLogResponse)(nil),               // 31: gomr.TaskLogResponse
+	(*HeartbeatRequest)(nil),              // 32: gomr.HeartbeatRequest
+	(*LaunchTask)(nil),                    // 33: gomr.LaunchTask
+	(*RestoreSource)(nil),                 // 34: gomr.RestoreSource
+	(*TaskAction)(nil),                    // 35: gomr.TaskAction
+	(*CheckpointAttempt)(nil),             // 36: gomr.CheckpointAttempt
+	(*CloneAttempt)(nil),                  // 37: gomr.CloneAttempt
+	(*HeartbeatResponse)(nil),             // 38: gomr.HeartbeatResponse
+	(*MapEvent)(nil),                      // 39: gomr.MapEvent
+	(*MapEventsRequest)(nil),              // 40: gomr.MapEventsRequest
+	(*MapEventsResponse)(nil),             // 41: gomr.MapEventsResponse
+	(*FetchFailureRequest)(nil),           // 42: gomr.FetchFailureRequest
+	(*CanCommitRequest)(nil),              // 43: gomr.CanCommitRequest
+	(*CanCommitResponse)(nil),             // 44: gomr.CanCommitResponse
+	(*Empty)(nil),                         // 45: gomr.Empty
+	(*GetTaskRequest)(nil),                // 46: gomr.GetTaskRequest
+	(*StatusUpdateRequest)(nil),           // 47: gomr.StatusUpdateRequest
+	(*StatusUpdateResponse)(nil),          // 48: gomr.StatusUpdateResponse
+	(*SpillReadyRequest)(nil),             // 49: gomr.SpillReadyRequest
+	(*DoneRequest)(nil),                   // 50: gomr.DoneRequest
+	(*FailedRequest)(nil),                 // 51: gomr.FailedRequest
+	(*QuietRequest)(nil),                  // 52: gomr.QuietRequest
+	nil,                                   // 53: gomr.LaunchTask.ConfEntry
 }
 var file_mr_proto_depIdxs = []int32{
 	1,  // 0: gomr.SpillAnnouncement.segments:type_name -> gomr.Segment
 	0,  // 1: gomr.AttemptStatus.counters:type_name -> gomr.Counter
-	4,  // 2: gomr.AttemptStatus.clone:type_name -> gomr.CloneStats
-	0,  // 3: gomr.JobStatus.counters:type_name -> gomr.Counter
-	8,  // 4: gomr.JobStatus.maps:type_name -> gomr.TaskSummary
-	8,  // 5: gomr.JobStatus.reduces:type_name -> gomr.TaskSummary
-	10, // 6: gomr.JobStatus.speculations:type_name -> gomr.Speculation
-	9,  // 7: gomr.ListJobsResponse.jobs:type_name -> gomr.JobStatus
-	15, // 8: gomr.ListTrackersResponse.trackers:type_name -> gomr.TrackerStatus
-	25, // 9: gomr.TaskAttemptsResponse.attempts:type_name -> gomr.TaskAttemptInfo
-	3,  // 10: gomr.HeartbeatRequest.attempts:type_name -> gomr.AttemptStatus
-	2,  // 11: gomr.HeartbeatRequest.spills:type_name -> gomr.SpillAnnouncement
-	48, // 12: gomr.LaunchTask.conf:type_name -> gomr.LaunchTask.ConfEntry
-	30, // 13: gomr.TaskAction.launch:type_name -> gomr.LaunchTask
-	32, // 14: gomr.TaskAction.clone:type_name -> gomr.CloneAttempt
-	30, // 15: gomr.CloneAttempt.launch:type_name -> gomr.LaunchTask
-	31, // 16: gomr.HeartbeatResponse.actions:type_name -> gomr.TaskAction
-	1,  // 17: gomr.MapEvent.segment:type_name -> gomr.Segment
-	34, // 18: gomr.MapEventsResponse.events:type_name -> gomr.MapEvent
-	0,  // 19: gomr.StatusUpdateRequest.counters:type_name -> gomr.Counter
-	2,  // 20: gomr.SpillReadyRequest.spill:type_name -> gomr.SpillAnnouncement
-	0,  // 21: gomr.DoneRequest.counters:type_name -> gomr.Counter
-	0,  // 22: gomr.FailedRequest.counters:type_name -> gomr.Counter
-	5,  // 23: gomr.JobTracker.SubmitJob:input_type -> gomr.SubmitJobRequest
-	7,  // 24: gomr.JobTracker.GetJobStatus:input_type -> gomr.JobStatusRequest
-	11, // 25: gomr.JobTracker.ListJobs:input_type -> gomr.ListJobsRequest
-	16, // 26: gomr.JobTracker.KillJob:input_type -> gomr.KillJobRequest
-	18, // 27: gomr.JobTracker.GetJobHistory:input_type -> gomr.JobHistoryRequest
-	13, // 28: gomr.JobTracker.ListTrackers:input_type -> gomr.ListTrackersRequest
-	20, // 29: gomr.JobTracker.KillTaskAttempt:input_type -> gomr.KillTaskAttemptRequest
-	22, // 30: gomr.JobTracker.SetJobPriority:input_type -> gomr.SetJobPriorityRequest
-	24, // 31: gomr.JobTracker.ListTaskAttempts:input_type -> gomr.TaskAttemptsRequest
-	27, // 32: gomr.JobTracker.GetTaskLog:input_type -> gomr.TaskLogRequest
-	29, // 33: gomr.JobTracker.Heartbeat:input_type -> gomr.HeartbeatRequest
-	35, // 34: gomr.JobTracker.GetMapEvents:input_type -> gomr.MapEventsRequest
-	37, // 35: gomr.JobTracker.ReportFetchFailure:input_type -> gomr.FetchFailureRequest
-	38, // 36: gomr.JobTracker.CanCommit:input_type -> gomr.CanCommitRequest
-	41, // 37: gomr.Umbilical.GetTask:input_type -> gomr.GetTaskRequest
-	42, // 38: gomr.Umbilical.StatusUpdate:input_type -> gomr.StatusUpdateRequest
-	44, // 39: gomr.Umbilical.SpillReady:input_type -> gomr.SpillReadyRequest
-	35, // 40: gomr.Umbilical.GetMapEvents:input_type -> gomr.MapEventsRequest
-	37, // 41: gomr.Umbilical.ReportFetchFailure:input_type -> gomr.FetchFailureRequest
-	38, // 42: gomr.Umbilical.CanCommit:input_type -> gomr.CanCommitRequest
-	45, // 43: gomr.Umbilical.Done:input_type -> gomr.DoneRequest
-	46, // 44: gomr.Umbilical.Failed:input_type -> gomr.FailedRequest
-	47, // 45: gomr.Umbilical.Quiet:input_type -> gomr.QuietRequest
-	6,  // 46: gomr.JobTracker.SubmitJob:output_type -> gomr.SubmitJobResponse
-	9,  // 47: gomr.JobTracker.GetJobStatus:output_type -> gomr.JobStatus
-	12, // 48: gomr.JobTracker.ListJobs:output_type -> gomr.ListJobsResponse
-	17, // 49: gomr.JobTracker.KillJob:output_type -> gomr.KillJobResponse
-	19, // 50: gomr.JobTracker.GetJobHistory:output_type -> gomr.JobHistoryResponse
-	14, // 51: gomr.JobTracker.ListTrackers:output_type -> gomr.ListTrackersResponse
-	21, // 52: gomr.JobTracker.KillTaskAttempt:output_type -> gomr.KillTaskAttemptResponse
-	23, // 53: gomr.JobTracker.SetJobPriority:output_type -> gomr.SetJobPriorityResponse
-	26, // 54: gomr.JobTracker.ListTaskAttempts:output_type -> gomr.TaskAttemptsResponse
-	28, // 55: gomr.JobTracker.GetTaskLog:output_type -> gomr.TaskLogResponse
-	33, // 56: gomr.JobTracker.Heartbeat:output_type -> gomr.HeartbeatResponse
-	36, // 57: gomr.JobTracker.GetMapEvents:output_type -> gomr.MapEventsResponse
-	40, // 58: gomr.JobTracker.ReportFetchFailure:output_type -> gomr.Empty
-	39, // 59: gomr.JobTracker.CanCommit:output_type -> gomr.CanCommitResponse
-	30, // 60: gomr.Umbilical.GetTask:output_type -> gomr.LaunchTask
-	43, // 61: gomr.Umbilical.StatusUpdate:output_type -> gomr.StatusUpdateResponse
-	40, // 62: gomr.Umbilical.SpillReady:output_type -> gomr.Empty
-	36, // 63: gomr.Umbilical.GetMapEvents:output_type -> gomr.MapEventsResponse
-	40, // 64: gomr.Umbilical.ReportFetchFailure:output_type -> gomr.Empty
-	39, // 65: gomr.Umbilical.CanCommit:output_type -> gomr.CanCommitResponse
-	40, // 66: gomr.Umbilical.Done:output_type -> gomr.Empty
-	40, // 67: gomr.Umbilical.Failed:output_type -> gomr.Empty
-	40, // 68: gomr.Umbilical.Quiet:output_type -> gomr.Empty
-	46, // [46:69] is the sub-list for method output_type
-	23, // [23:46] is the sub-list for method input_type
-	23, // [23:23] is the sub-list for extension type_name
-	23, // [23:23] is the sub-list for extension extendee
-	0,  // [0:23] is the sub-list for field type_name
+	5,  // 2: gomr.AttemptStatus.clone:type_name -> gomr.CloneStats
+	4,  // 3: gomr.AttemptStatus.checkpoint:type_name -> gomr.CheckpointStats
+	5,  // 4: gomr.AttemptStatus.restore:type_name -> gomr.CloneStats
+	0,  // 5: gomr.JobStatus.counters:type_name -> gomr.Counter
+	9,  // 6: gomr.JobStatus.maps:type_name -> gomr.TaskSummary
+	9,  // 7: gomr.JobStatus.reduces:type_name -> gomr.TaskSummary
+	11, // 8: gomr.JobStatus.speculations:type_name -> gomr.Speculation
+	10, // 9: gomr.ListJobsResponse.jobs:type_name -> gomr.JobStatus
+	16, // 10: gomr.ListTrackersResponse.trackers:type_name -> gomr.TrackerStatus
+	28, // 11: gomr.TaskAttemptsResponse.attempts:type_name -> gomr.TaskAttemptInfo
+	3,  // 12: gomr.HeartbeatRequest.attempts:type_name -> gomr.AttemptStatus
+	2,  // 13: gomr.HeartbeatRequest.spills:type_name -> gomr.SpillAnnouncement
+	53, // 14: gomr.LaunchTask.conf:type_name -> gomr.LaunchTask.ConfEntry
+	34, // 15: gomr.LaunchTask.restore:type_name -> gomr.RestoreSource
+	33, // 16: gomr.TaskAction.launch:type_name -> gomr.LaunchTask
+	37, // 17: gomr.TaskAction.clone:type_name -> gomr.CloneAttempt
+	36, // 18: gomr.TaskAction.checkpoint:type_name -> gomr.CheckpointAttempt
+	33, // 19: gomr.CloneAttempt.launch:type_name -> gomr.LaunchTask
+	35, // 20: gomr.HeartbeatResponse.actions:type_name -> gomr.TaskAction
+	1,  // 21: gomr.MapEvent.segment:type_name -> gomr.Segment
+	39, // 22: gomr.MapEventsResponse.events:type_name -> gomr.MapEvent
+	0,  // 23: gomr.StatusUpdateRequest.counters:type_name -> gomr.Counter
+	2,  // 24: gomr.SpillReadyRequest.spill:type_name -> gomr.SpillAnnouncement
+	0,  // 25: gomr.DoneRequest.counters:type_name -> gomr.Counter
+	0,  // 26: gomr.FailedRequest.counters:type_name -> gomr.Counter
+	6,  // 27: gomr.JobTracker.SubmitJob:input_type -> gomr.SubmitJobRequest
+	8,  // 28: gomr.JobTracker.GetJobStatus:input_type -> gomr.JobStatusRequest
+	12, // 29: gomr.JobTracker.ListJobs:input_type -> gomr.ListJobsRequest
+	17, // 30: gomr.JobTracker.KillJob:input_type -> gomr.KillJobRequest
+	19, // 31: gomr.JobTracker.GetJobHistory:input_type -> gomr.JobHistoryRequest
+	14, // 32: gomr.JobTracker.ListTrackers:input_type -> gomr.ListTrackersRequest
+	21, // 33: gomr.JobTracker.KillTaskAttempt:input_type -> gomr.KillTaskAttemptRequest
+	25, // 34: gomr.JobTracker.SetJobPriority:input_type -> gomr.SetJobPriorityRequest
+	27, // 35: gomr.JobTracker.ListTaskAttempts:input_type -> gomr.TaskAttemptsRequest
+	30, // 36: gomr.JobTracker.GetTaskLog:input_type -> gomr.TaskLogRequest
+	23, // 37: gomr.JobTracker.CheckpointTaskAttempt:input_type -> gomr.CheckpointTaskAttemptRequest
+	32, // 38: gomr.JobTracker.Heartbeat:input_type -> gomr.HeartbeatRequest
+	40, // 39: gomr.JobTracker.GetMapEvents:input_type -> gomr.MapEventsRequest
+	42, // 40: gomr.JobTracker.ReportFetchFailure:input_type -> gomr.FetchFailureRequest
+	43, // 41: gomr.JobTracker.CanCommit:input_type -> gomr.CanCommitRequest
+	46, // 42: gomr.Umbilical.GetTask:input_type -> gomr.GetTaskRequest
+	47, // 43: gomr.Umbilical.StatusUpdate:input_type -> gomr.StatusUpdateRequest
+	49, // 44: gomr.Umbilical.SpillReady:input_type -> gomr.SpillReadyRequest
+	40, // 45: gomr.Umbilical.GetMapEvents:input_type -> gomr.MapEventsRequest
+	42, // 46: gomr.Umbilical.ReportFetchFailure:input_type -> gomr.FetchFailureRequest
+	43, // 47: gomr.Umbilical.CanCommit:input_type -> gomr.CanCommitRequest
+	50, // 48: gomr.Umbilical.Done:input_type -> gomr.DoneRequest
+	51, // 49: gomr.Umbilical.Failed:input_type -> gomr.FailedRequest
+	52, // 50: gomr.Umbilical.Quiet:input_type -> gomr.QuietRequest
+	7,  // 51: gomr.JobTracker.SubmitJob:output_type -> gomr.SubmitJobResponse
+	10, // 52: gomr.JobTracker.GetJobStatus:output_type -> gomr.JobStatus
+	13, // 53: gomr.JobTracker.ListJobs:output_type -> gomr.ListJobsResponse
+	18, // 54: gomr.JobTracker.KillJob:output_type -> gomr.KillJobResponse
+	20, // 55: gomr.JobTracker.GetJobHistory:output_type -> gomr.JobHistoryResponse
+	15, // 56: gomr.JobTracker.ListTrackers:output_type -> gomr.ListTrackersResponse
+	22, // 57: gomr.JobTracker.KillTaskAttempt:output_type -> gomr.KillTaskAttemptResponse
+	26, // 58: gomr.JobTracker.SetJobPriority:output_type -> gomr.SetJobPriorityResponse
+	29, // 59: gomr.JobTracker.ListTaskAttempts:output_type -> gomr.TaskAttemptsResponse
+	31, // 60: gomr.JobTracker.GetTaskLog:output_type -> gomr.TaskLogResponse
+	24, // 61: gomr.JobTracker.CheckpointTaskAttempt:output_type -> gomr.CheckpointTaskAttemptResponse
+	38, // 62: gomr.JobTracker.Heartbeat:output_type -> gomr.HeartbeatResponse
+	41, // 63: gomr.JobTracker.GetMapEvents:output_type -> gomr.MapEventsResponse
+	45, // 64: gomr.JobTracker.ReportFetchFailure:output_type -> gomr.Empty
+	44, // 65: gomr.JobTracker.CanCommit:output_type -> gomr.CanCommitResponse
+	33, // 66: gomr.Umbilical.GetTask:output_type -> gomr.LaunchTask
+	48, // 67: gomr.Umbilical.StatusUpdate:output_type -> gomr.StatusUpdateResponse
+	45, // 68: gomr.Umbilical.SpillReady:output_type -> gomr.Empty
+	41, // 69: gomr.Umbilical.GetMapEvents:output_type -> gomr.MapEventsResponse
+	45, // 70: gomr.Umbilical.ReportFetchFailure:output_type -> gomr.Empty
+	44, // 71: gomr.Umbilical.CanCommit:output_type -> gomr.CanCommitResponse
+	45, // 72: gomr.Umbilical.Done:output_type -> gomr.Empty
+	45, // 73: gomr.Umbilical.Failed:output_type -> gomr.Empty
+	45, // 74: gomr.Umbilical.Quiet:output_type -> gomr.Empty
+	51, // [51:75] is the sub-list for method output_type
+	27, // [27:51] is the sub-list for method input_type
+	27, // [27:27] is the sub-list for extension type_name
+	27, // [27:27] is the sub-list for extension extendee
+	0,  // [0:27] is the sub-list for field type_name
 }
 
 func init() { file_mr_proto_init() }
@@ -3899,11 +4349,12 @@ func file_mr_proto_init() {
 	if File_mr_proto != nil {
 		return
 	}
-	file_mr_proto_msgTypes[31].OneofWrappers = []any{
+	file_mr_proto_msgTypes[35].OneofWrappers = []any{
 		(*TaskAction_Launch)(nil),
 		(*TaskAction_KillAttempt)(nil),
 		(*TaskAction_PurgeJob)(nil),
 		(*TaskAction_Clone)(nil),
+		(*TaskAction_Checkpoint)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -3911,7 +4362,7 @@ func file_mr_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_mr_proto_rawDesc), len(file_mr_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   49,
+			NumMessages:   54,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -23,20 +23,21 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	JobTracker_SubmitJob_FullMethodName          = "/gomr.JobTracker/SubmitJob"
-	JobTracker_GetJobStatus_FullMethodName       = "/gomr.JobTracker/GetJobStatus"
-	JobTracker_ListJobs_FullMethodName           = "/gomr.JobTracker/ListJobs"
-	JobTracker_KillJob_FullMethodName            = "/gomr.JobTracker/KillJob"
-	JobTracker_GetJobHistory_FullMethodName      = "/gomr.JobTracker/GetJobHistory"
-	JobTracker_ListTrackers_FullMethodName       = "/gomr.JobTracker/ListTrackers"
-	JobTracker_KillTaskAttempt_FullMethodName    = "/gomr.JobTracker/KillTaskAttempt"
-	JobTracker_SetJobPriority_FullMethodName     = "/gomr.JobTracker/SetJobPriority"
-	JobTracker_ListTaskAttempts_FullMethodName   = "/gomr.JobTracker/ListTaskAttempts"
-	JobTracker_GetTaskLog_FullMethodName         = "/gomr.JobTracker/GetTaskLog"
-	JobTracker_Heartbeat_FullMethodName          = "/gomr.JobTracker/Heartbeat"
-	JobTracker_GetMapEvents_FullMethodName       = "/gomr.JobTracker/GetMapEvents"
-	JobTracker_ReportFetchFailure_FullMethodName = "/gomr.JobTracker/ReportFetchFailure"
-	JobTracker_CanCommit_FullMethodName          = "/gomr.JobTracker/CanCommit"
+	JobTracker_SubmitJob_FullMethodName             = "/gomr.JobTracker/SubmitJob"
+	JobTracker_GetJobStatus_FullMethodName          = "/gomr.JobTracker/GetJobStatus"
+	JobTracker_ListJobs_FullMethodName              = "/gomr.JobTracker/ListJobs"
+	JobTracker_KillJob_FullMethodName               = "/gomr.JobTracker/KillJob"
+	JobTracker_GetJobHistory_FullMethodName         = "/gomr.JobTracker/GetJobHistory"
+	JobTracker_ListTrackers_FullMethodName          = "/gomr.JobTracker/ListTrackers"
+	JobTracker_KillTaskAttempt_FullMethodName       = "/gomr.JobTracker/KillTaskAttempt"
+	JobTracker_SetJobPriority_FullMethodName        = "/gomr.JobTracker/SetJobPriority"
+	JobTracker_ListTaskAttempts_FullMethodName      = "/gomr.JobTracker/ListTaskAttempts"
+	JobTracker_GetTaskLog_FullMethodName            = "/gomr.JobTracker/GetTaskLog"
+	JobTracker_CheckpointTaskAttempt_FullMethodName = "/gomr.JobTracker/CheckpointTaskAttempt"
+	JobTracker_Heartbeat_FullMethodName             = "/gomr.JobTracker/Heartbeat"
+	JobTracker_GetMapEvents_FullMethodName          = "/gomr.JobTracker/GetMapEvents"
+	JobTracker_ReportFetchFailure_FullMethodName    = "/gomr.JobTracker/ReportFetchFailure"
+	JobTracker_CanCommit_FullMethodName             = "/gomr.JobTracker/CanCommit"
 )
 
 // JobTrackerClient is the client API for JobTracker service.
@@ -53,6 +54,7 @@ type JobTrackerClient interface {
 	SetJobPriority(ctx context.Context, in *SetJobPriorityRequest, opts ...grpc.CallOption) (*SetJobPriorityResponse, error)
 	ListTaskAttempts(ctx context.Context, in *TaskAttemptsRequest, opts ...grpc.CallOption) (*TaskAttemptsResponse, error)
 	GetTaskLog(ctx context.Context, in *TaskLogRequest, opts ...grpc.CallOption) (*TaskLogResponse, error)
+	CheckpointTaskAttempt(ctx context.Context, in *CheckpointTaskAttemptRequest, opts ...grpc.CallOption) (*CheckpointTaskAttemptResponse, error)
 	Heartbeat(ctx context.Context, in *HeartbeatRequest, opts ...grpc.CallOption) (*HeartbeatResponse, error)
 	GetMapEvents(ctx context.Context, in *MapEventsRequest, opts ...grpc.CallOption) (*MapEventsResponse, error)
 	ReportFetchFailure(ctx context.Context, in *FetchFailureRequest, opts ...grpc.CallOption) (*Empty, error)
@@ -167,6 +169,16 @@ func (c *jobTrackerClient) GetTaskLog(ctx context.Context, in *TaskLogRequest, o
 	return out, nil
 }
 
+func (c *jobTrackerClient) CheckpointTaskAttempt(ctx context.Context, in *CheckpointTaskAttemptRequest, opts ...grpc.CallOption) (*CheckpointTaskAttemptResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CheckpointTaskAttemptResponse)
+	err := c.cc.Invoke(ctx, JobTracker_CheckpointTaskAttempt_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *jobTrackerClient) Heartbeat(ctx context.Context, in *HeartbeatRequest, opts ...grpc.CallOption) (*HeartbeatResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(HeartbeatResponse)
@@ -221,6 +233,7 @@ type JobTrackerServer interface {
 	SetJobPriority(context.Context, *SetJobPriorityRequest) (*SetJobPriorityResponse, error)
 	ListTaskAttempts(context.Context, *TaskAttemptsRequest) (*TaskAttemptsResponse, error)
 	GetTaskLog(context.Context, *TaskLogRequest) (*TaskLogResponse, error)
+	CheckpointTaskAttempt(context.Context, *CheckpointTaskAttemptRequest) (*CheckpointTaskAttemptResponse, error)
 	Heartbeat(context.Context, *HeartbeatRequest) (*HeartbeatResponse, error)
 	GetMapEvents(context.Context, *MapEventsRequest) (*MapEventsResponse, error)
 	ReportFetchFailure(context.Context, *FetchFailureRequest) (*Empty, error)
@@ -264,6 +277,9 @@ func (UnimplementedJobTrackerServer) ListTaskAttempts(context.Context, *TaskAtte
 }
 func (UnimplementedJobTrackerServer) GetTaskLog(context.Context, *TaskLogRequest) (*TaskLogResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetTaskLog not implemented")
+}
+func (UnimplementedJobTrackerServer) CheckpointTaskAttempt(context.Context, *CheckpointTaskAttemptRequest) (*CheckpointTaskAttemptResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CheckpointTaskAttempt not implemented")
 }
 func (UnimplementedJobTrackerServer) Heartbeat(context.Context, *HeartbeatRequest) (*HeartbeatResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Heartbeat not implemented")
@@ -478,6 +494,24 @@ func _JobTracker_GetTaskLog_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _JobTracker_CheckpointTaskAttempt_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CheckpointTaskAttemptRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JobTrackerServer).CheckpointTaskAttempt(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: JobTracker_CheckpointTaskAttempt_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JobTrackerServer).CheckpointTaskAttempt(ctx, req.(*CheckpointTaskAttemptRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _JobTracker_Heartbeat_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(HeartbeatRequest)
 	if err := dec(in); err != nil {
@@ -596,6 +630,10 @@ var JobTracker_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetTaskLog",
 			Handler:    _JobTracker_GetTaskLog_Handler,
+		},
+		{
+			MethodName: "CheckpointTaskAttempt",
+			Handler:    _JobTracker_CheckpointTaskAttempt_Handler,
 		},
 		{
 			MethodName: "Heartbeat",

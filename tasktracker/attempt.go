@@ -69,6 +69,15 @@ type taskAttempt struct {
 	cloning        bool
 	quiet          chan quietReport
 	cloneStats     *mrpb.CloneStats
+
+	// Preemption by checkpoint (preempt.go): holdEnd is set while a dump
+	// that ends the process runs, so that its exit does not settle the
+	// attempt's state (the checkpoint does: CHECKPOINTED, or KILLED when
+	// the dump failed); ckptStats is how the checkpoint went. restoreStats
+	// is set on an attempt restored from a preempted attempt's image.
+	holdEnd      bool
+	ckptStats    *mrpb.CheckpointStats
+	restoreStats *mrpb.CloneStats
 }
 
 func (a *taskAttempt) status() *mrpb.AttemptStatus {
@@ -86,7 +95,11 @@ func (a *taskAttempt) status() *mrpb.AttemptStatus {
 		Diagnostic:   a.diag,
 		StartMs:      a.start.UnixMilli(),
 		Clone:        cloneStatsCopy(a.cloneStats), // it changes under a.mu; the copy is marshalled later
+		Restore:      cloneStatsCopy(a.restoreStats),
 		Cloneable:    a.ctrl != nil && a.childCloneable && !a.cloning && a.state == "RUNNING",
+	}
+	if a.ckptStats != nil {
+		st.Checkpoint = proto.Clone(a.ckptStats).(*mrpb.CheckpointStats)
 	}
 	if !a.finish.IsZero() {
 		st.FinishMs = a.finish.UnixMilli()
@@ -118,7 +131,7 @@ func (a *taskAttempt) sizes() (rss, fileSet int64) {
 	if !running || proc == nil {
 		return 0, 0
 	}
-	rss = residentBytes(proc.Pid)
+	rss = treeResidentBytes(proc.Pid)
 	isMap := a.launch.Type == "m"
 	_ = filepath.WalkDir(a.dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -158,9 +171,9 @@ func residentBytes(pid int) int64 {
 	return 0
 }
 
-// terminal tells whether an attempt in state has ended.
+// terminal tells whether an attempt in state has ended (its slot is free).
 func terminal(state string) bool {
-	return state == "SUCCEEDED" || state == "FAILED" || state == "KILLED"
+	return state == "SUCCEEDED" || state == "FAILED" || state == "KILLED" || state == stateCheckpointed
 }
 
 // errKnownAttempt is a launch of an attempt this tracker already has: the
@@ -343,6 +356,13 @@ func (a *taskAttempt) wait() {
 		a.lifeline = nil
 	}
 	a.finish = time.Now()
+	if a.holdEnd {
+		// Ended by a dump for preemption: the checkpoint settles the
+		// state once the image is kept (checkpointForPreemption).
+		a.mu.Unlock()
+		close(a.exited)
+		return
+	}
 	switch {
 	case a.killReason != "":
 		a.state, a.diag = "KILLED", a.killReason

@@ -130,7 +130,7 @@ func (tt *TaskTracker) cloneFrom(ctx context.Context, a *taskAttempt, c *mrpb.Cl
 		return err
 	}
 	defer os.RemoveAll(imgDir)
-	outFrom, outTo, hasOutput := outputDirs(a.launch, c.SourceAttempt, a.launch.AttemptId)
+	_, outTo, _ := outputDirs(a.launch, c.SourceAttempt, a.launch.AttemptId)
 
 	began := time.Now()
 	cp, err := fetchCheckpoint(ctx, tt.httpTransport(), c.SourceAddress, a.launch, c.SourceAttempt,
@@ -138,7 +138,22 @@ func (tt *TaskTracker) cloneFrom(ctx context.Context, a *taskAttempt, c *mrpb.Cl
 	if err != nil {
 		return err
 	}
-	received := time.Now()
+	cp.sourceAttempt, cp.from = c.SourceAttempt, c.SourceAddress
+	return tt.restoreAttempt(ctx, a, cp, imgDir, began, time.Now(), "clone")
+}
+
+// restoreAttempt restores the checkpoint cp, whose image is in imgDir and
+// whose file set is already in attempt a's directories, as attempt a of
+// this tracker: in a private mount namespace where a's directories are
+// bind-mounted over the source's paths, so that the restored process
+// writes its own files; then it hands the process a's attempt id, this
+// tracker's umbilical and a's token through its fresh control pipe. began
+// is when the transfer of the checkpoint began, received when it ended;
+// a's stats (its clone or restore stats, by kind) get the times. It is the
+// one restore path of clones and of preempted attempts.
+func (tt *TaskTracker) restoreAttempt(ctx context.Context, a *taskAttempt, cp *checkpoint, imgDir string, began, received time.Time, kind string) error {
+	source := cp.sourceAttempt
+	outFrom, outTo, hasOutput := outputDirs(a.launch, source, a.launch.AttemptId)
 	// The bind mounts need the original's paths to exist here (on another
 	// host they would not): empty directories do.
 	binds := []criu.Bind{{Source: a.dir, Target: cp.sourceDir}}
@@ -163,21 +178,26 @@ func (tt *TaskTracker) cloneFrom(ctx context.Context, a *taskAttempt, c *mrpb.Cl
 			return fmt.Errorf("fault injection: %w", err)
 		}
 	}
-	// No child may start while CRIU holds the clone's pipe end
-	// inheritable: it would inherit a copy.
-	tt.forkMu.Lock()
-	r, err := criu.Restore(ctx, tt.criuPath, criu.RestoreSpec{
-		ImagesDir: imgDir, WorkDir: imgDir, CtrlInode: cp.ctrlInode, Binds: binds,
+	var r criu.Restored
+	err := tt.cr.run(ctx, restoreEstimate(cp.imageBytes), func() error {
+		// No child may start while CRIU holds the clone's pipe end
+		// inheritable: it would inherit a copy.
+		tt.forkMu.Lock()
+		defer tt.forkMu.Unlock()
+		var err error
+		r, err = criu.Restore(ctx, tt.criuPath, criu.RestoreSpec{
+			ImagesDir: imgDir, WorkDir: imgDir, CtrlInode: cp.ctrlInode, Binds: binds,
+		})
+		return err
 	})
-	tt.forkMu.Unlock()
 	if err != nil {
-		return fmt.Errorf("restoring the clone of %s: %w", c.SourceAttempt, err)
+		return fmt.Errorf("restoring the %s of %s: %w", kind, source, err)
 	}
 	restored := time.Now()
 	clonedProc, err := os.FindProcess(r.Pid)
 	if err != nil {
 		_ = r.Ctrl.Close()
-		return fmt.Errorf("finding the restored clone (pid %d): %w", r.Pid, err)
+		return fmt.Errorf("finding the restored %s (pid %d): %w", kind, r.Pid, err)
 	}
 	a.mu.Lock()
 	a.proc = clonedProc
@@ -186,6 +206,9 @@ func (tt *TaskTracker) cloneFrom(ctx context.Context, a *taskAttempt, c *mrpb.Cl
 	a.start = began
 	a.lastProgress = time.Now()
 	cs := a.cloneStats
+	if kind != "clone" {
+		cs = a.restoreStats
+	}
 	cs.DumpMs = cp.dump.Milliseconds()
 	cs.CopyMs = max(received.Sub(began)-cp.dump, 0).Milliseconds()
 	cs.RestoreMs = restored.Sub(received).Milliseconds()
@@ -202,10 +225,11 @@ func (tt *TaskTracker) cloneFrom(ctx context.Context, a *taskAttempt, c *mrpb.Cl
 	if _, err := r.Ctrl.W.Write([]byte(line)); err != nil {
 		_ = clonedProc.Kill()
 		_, _ = clonedProc.Wait()
-		return fmt.Errorf("handing the clone its identity: %w", err)
+		return fmt.Errorf("handing the %s its identity: %w", kind, err)
 	}
 	go a.wait()
-	tt.log.Info("attempt cloned", "attempt", a.launch.AttemptId, "source", c.SourceAttempt, "from", c.SourceAddress,
+	verb := map[bool]string{true: "attempt cloned", false: "attempt restored"}[kind == "clone"]
+	tt.log.Info(verb, "attempt", a.launch.AttemptId, "source", source, "from", cp.from,
 		"pid", r.Pid, "dump", cp.dump, "transfer", received.Sub(began)-cp.dump, "restore", restored.Sub(received),
 		"image_bytes", cp.imageBytes, "file_bytes", cp.fileBytes)
 	return nil
@@ -214,21 +238,27 @@ func (tt *TaskTracker) cloneFrom(ctx context.Context, a *taskAttempt, c *mrpb.Cl
 // checkpoint is a dumped attempt ready to be sent to the tracker that
 // restores its clone.
 type checkpoint struct {
-	progress     float32
-	dump         time.Duration // quiesce plus dump
-	imageBytes   int64
-	fileBytes    int64
-	ctrlInode    uint64
-	sourceDir    string // the original's attempt directory
-	sourceOutput string // the original's output attempt directory, if any
-	img          string // directory of the image
-	files        []dirCopy
+	sourceAttempt string
+	from          string // where it came from (a tracker's shuffle address, or "local")
+	progress      float32
+	dump          time.Duration // quiesce plus dump
+	imageBytes    int64
+	fileBytes     int64
+	ctrlInode     uint64
+	sourceDir     string // the original's attempt directory
+	sourceOutput  string // the original's output attempt directory, if any
+	img           string // directory of the image
+	files         []dirCopy
 }
 
 // checkpointAttempt brings attempt src to a quiet point, notes the files a
-// clone needs, dumps it into imgDir with CRIU and resumes it. The original
-// goes on as soon as the dump is done.
-func (tt *TaskTracker) checkpointAttempt(ctx context.Context, src *taskAttempt, cloneID, imgDir string) (*checkpoint, error) {
+// clone needs, dumps it into imgDir with CRIU (through the tracker's
+// checkpoint/restore queue) and resumes it: the original goes on as soon
+// as the dump is done. With stop (a checkpoint for preemption), the dump
+// ends the process instead, and the attempt's end is held (holdEnd) for
+// the caller to settle: on success CRIU has ended it; on failure it is
+// left parked at its quiet point, for the caller to kill.
+func (tt *TaskTracker) checkpointAttempt(ctx context.Context, src *taskAttempt, cloneID, imgDir string, stop bool) (*checkpoint, error) {
 	if !tt.cloneable() {
 		return nil, errors.New("CRIU is not available on tracker " + tt.name)
 	}
@@ -248,7 +278,7 @@ func (tt *TaskTracker) checkpointAttempt(ctx context.Context, src *taskAttempt, 
 	case state != "RUNNING":
 		return nil, fmt.Errorf("source attempt %s is %s", sourceID, state)
 	case busy:
-		return nil, fmt.Errorf("source attempt %s is being cloned already", sourceID)
+		return nil, fmt.Errorf("source attempt %s is being cloned or checkpointed already", sourceID)
 	}
 	parked := false // the child is waiting on its pipe to be resumed
 	defer func() {
@@ -264,7 +294,7 @@ func (tt *TaskTracker) checkpointAttempt(ctx context.Context, src *taskAttempt, 
 			default:
 			}
 		}
-		if parked {
+		if parked && !stop {
 			if err := ctrl.Resume(sourceID, "orig"); err != nil {
 				tt.log.Error("could not resume a quiesced attempt", "attempt", sourceID, "error", err)
 			}
@@ -275,7 +305,7 @@ func (tt *TaskTracker) checkpointAttempt(ctx context.Context, src *taskAttempt, 
 	if _, err := ctrl.W.Write([]byte("quiesce\n")); err != nil {
 		return nil, fmt.Errorf("asking %s to quiesce: %w", sourceID, err)
 	}
-	cp := &checkpoint{sourceDir: src.dir, img: imgDir}
+	cp := &checkpoint{sourceAttempt: sourceID, sourceDir: src.dir, img: imgDir}
 	select {
 	case q := <-quiet:
 		if q.refused != "" {
@@ -309,10 +339,28 @@ func (tt *TaskTracker) checkpointAttempt(ctx context.Context, src *taskAttempt, 
 		return nil, err
 	}
 	cp.ctrlInode = ino
-	ds, err := criu.Dump(ctx, tt.criuPath, proc.Pid, imgDir, imgDir)
+	if stop {
+		src.mu.Lock()
+		src.holdEnd = true
+		src.mu.Unlock()
+	}
+	var ds criu.DumpStats
+	err = tt.cr.run(ctx, dumpEstimate(residentBytes(proc.Pid)), func() error {
+		if stop && os.Getenv(CloneFaultEnv) == "dump" {
+			// Fault injection (tests): CRIU refusing the dump.
+			return errors.New("fault injection: dump refused")
+		}
+		var err error
+		ds, err = criu.DumpWith(ctx, tt.criuPath, proc.Pid, imgDir, imgDir, criu.DumpOptions{Stop: stop})
+		return err
+	})
 	cp.dump = time.Since(began)
-	if err := ctrl.Resume(sourceID, "orig"); err == nil {
-		parked = false
+	if !stop {
+		if err := ctrl.Resume(sourceID, "orig"); err == nil {
+			parked = false
+		}
+	} else if err == nil {
+		parked = false // CRIU ended it
 	}
 	if err != nil {
 		return nil, fmt.Errorf("dumping %s: %w", sourceID, err)
@@ -495,6 +543,11 @@ func (tt *TaskTracker) serveCheckpoint(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "unauthorized", http.StatusUnauthorized)
 		return
 	}
+	if img := tt.storedImage(job, source); img != nil {
+		// A preempted attempt's image, kept here: sent as it is.
+		tt.sendStoredImage(w, img, cloneID)
+		return
+	}
 	if src == nil || src.launch.JobId != job {
 		http.Error(w, fmt.Sprintf("attempt %s is not running on tracker %s", source, tt.name), http.StatusNotFound)
 		return
@@ -505,35 +558,17 @@ func (tt *TaskTracker) serveCheckpoint(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer os.RemoveAll(imgDir)
-	cp, err := tt.checkpointAttempt(r.Context(), src, cloneID, imgDir)
+	cp, err := tt.checkpointAttempt(r.Context(), src, cloneID, imgDir, false)
 	if err != nil {
 		tt.prom.checkpoints.WithLabelValues("failed").Inc()
 		http.Error(w, err.Error(), http.StatusConflict)
 		return
 	}
-	h := w.Header()
-	h.Set("Content-Type", "application/x-tar")
-	h.Set(cloneProgressHeader, strconv.FormatFloat(float64(cp.progress), 'g', -1, 32))
-	h.Set(cloneDumpHeader, strconv.FormatInt(int64(cp.dump), 10))
-	h.Set(cloneImageHeader, strconv.FormatInt(cp.imageBytes, 10))
-	h.Set(cloneFilesHeader, strconv.FormatInt(cp.fileBytes, 10))
-	h.Set(cloneInodeHeader, strconv.FormatUint(cp.ctrlInode, 10))
-	h.Set(cloneDirHeader, cp.sourceDir)
-	h.Set(cloneOutputHeader, cp.sourceOutput)
+	setCheckpointHeaders(w.Header(), cp)
 	tw := tar.NewWriter(w)
 	err = func() error {
-		ents, err := os.ReadDir(imgDir)
-		if err != nil {
+		if err := tarImage(tw, imgDir); err != nil {
 			return err
-		}
-		for _, e := range ents {
-			info, err := e.Info()
-			if err != nil || !info.Mode().IsRegular() {
-				continue
-			}
-			if err := tarFile(tw, "img/"+e.Name(), filepath.Join(imgDir, e.Name()), info.Size()); err != nil {
-				return err
-			}
 		}
 		for i := range cp.files {
 			if err := cp.files[i].writeTar(tw); err != nil {
@@ -549,6 +584,36 @@ func (tt *TaskTracker) serveCheckpoint(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	tt.prom.checkpoints.WithLabelValues("sent").Inc()
+}
+
+// setCheckpointHeaders describes checkpoint cp in the headers of its transfer.
+func setCheckpointHeaders(h http.Header, cp *checkpoint) {
+	h.Set("Content-Type", "application/x-tar")
+	h.Set(cloneProgressHeader, strconv.FormatFloat(float64(cp.progress), 'g', -1, 32))
+	h.Set(cloneDumpHeader, strconv.FormatInt(int64(cp.dump), 10))
+	h.Set(cloneImageHeader, strconv.FormatInt(cp.imageBytes, 10))
+	h.Set(cloneFilesHeader, strconv.FormatInt(cp.fileBytes, 10))
+	h.Set(cloneInodeHeader, strconv.FormatUint(cp.ctrlInode, 10))
+	h.Set(cloneDirHeader, cp.sourceDir)
+	h.Set(cloneOutputHeader, cp.sourceOutput)
+}
+
+// tarImage sends the regular files of a CRIU image directory under "img/".
+func tarImage(tw *tar.Writer, imgDir string) error {
+	ents, err := os.ReadDir(imgDir)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		info, err := e.Info()
+		if err != nil || !info.Mode().IsRegular() {
+			continue
+		}
+		if err := tarFile(tw, "img/"+e.Name(), filepath.Join(imgDir, e.Name()), info.Size()); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // httpTransport is the transport to other trackers' HTTP servers: TLS

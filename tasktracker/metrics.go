@@ -44,6 +44,12 @@ type ttMetrics struct {
 	// clones counts clones made here by outcome, checkpoints the
 	// checkpoints sent to other trackers' clones by outcome.
 	clones, checkpoints *prometheus.CounterVec
+	// preemptions counts checkpoints for preemption by outcome
+	// (checkpointed, failed), restores the restores of preempted attempts
+	// by outcome (succeeded, failed); imageBytes the bytes (image plus
+	// file set) of the checkpoints kept.
+	preemptions, restores *prometheus.CounterVec
+	imageBytes            prometheus.Counter
 	// heartbeat is the round trip of heartbeats answered; lostReplies
 	// counts the heartbeats that got no reply.
 	heartbeat   prometheus.Histogram
@@ -59,7 +65,7 @@ func newTTMetrics(tt *TaskTracker) *ttMetrics {
 		}, []string{"type"}),
 		ended: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gomr_tasktracker_attempts_ended_total",
-			Help: "Task attempts of this tracker that ended, by task type and final state (succeeded, failed, killed).",
+			Help: "Task attempts of this tracker that ended, by task type and final state (succeeded, failed, killed, checkpointed).",
 		}, []string{"type", "state"}),
 		shuffleBytes: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "gomr_tasktracker_shuffle_served_bytes_total",
@@ -85,6 +91,18 @@ func newTTMetrics(tt *TaskTracker) *ttMetrics {
 			Name: "gomr_tasktracker_checkpoints_total",
 			Help: "Checkpoints of this tracker's running attempts asked for by other trackers' clones, by outcome (sent, failed).",
 		}, []string{"outcome"}),
+		preemptions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gomr_tasktracker_preemption_checkpoints_total",
+			Help: "Attempts of this tracker checkpointed for preemption (dumped with CRIU, image kept), by outcome (checkpointed, failed: killed instead).",
+		}, []string{"outcome"}),
+		restores: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gomr_tasktracker_preemption_restores_total",
+			Help: "Preempted attempts restored on this tracker from their checkpoint, by outcome (succeeded, failed).",
+		}, []string{"outcome"}),
+		imageBytes: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "gomr_tasktracker_preemption_checkpoint_bytes_total",
+			Help: "Bytes (CRIU image plus working-file snapshot) of the checkpoints for preemption this tracker made.",
+		}),
 		heartbeat: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "gomr_tasktracker_heartbeat_rtt_seconds",
 			Help:    "Round trip of this tracker's heartbeats that the JobTracker answered.",
@@ -98,7 +116,7 @@ func newTTMetrics(tt *TaskTracker) *ttMetrics {
 	// Every label value known in advance is there from the start, at 0.
 	for _, typ := range []string{"map", "reduce"} {
 		m.started.WithLabelValues(typ)
-		for _, st := range []string{"succeeded", "failed", "killed"} {
+		for _, st := range []string{"succeeded", "failed", "killed", "checkpointed"} {
 			m.ended.WithLabelValues(typ, st)
 		}
 	}
@@ -112,8 +130,14 @@ func newTTMetrics(tt *TaskTracker) *ttMetrics {
 	for _, o := range []string{"sent", "failed"} {
 		m.checkpoints.WithLabelValues(o)
 	}
+	for _, o := range []string{"checkpointed", "failed"} {
+		m.preemptions.WithLabelValues(o)
+	}
+	for _, o := range []string{"succeeded", "failed"} {
+		m.restores.WithLabelValues(o)
+	}
 	m.reg.MustRegister(m.started, m.ended, m.shuffleBytes, m.shuffleRequests, m.fetchedBytes, m.spills,
-		m.clones, m.checkpoints, m.heartbeat, m.lostReplies,
+		m.clones, m.checkpoints, m.preemptions, m.restores, m.imageBytes, m.heartbeat, m.lostReplies,
 		newTTCollector(tt),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -164,8 +188,8 @@ func (m *ttMetrics) attemptEnded(l *mrpb.LaunchTask, state string, counters []*m
 // ttCollector reports the tracker's slots and live attempts, read under
 // its lock at scrape time.
 type ttCollector struct {
-	tt             *TaskTracker
-	slots, running *prometheus.Desc
+	tt                      *TaskTracker
+	slots, running, crQueue *prometheus.Desc
 }
 
 func newTTCollector(tt *TaskTracker) *ttCollector {
@@ -175,6 +199,8 @@ func newTTCollector(tt *TaskTracker) *ttCollector {
 			"Task slots of this tracker by task type and state: occupied by a live attempt, or free.", []string{"type", "state"}, nil),
 		running: prometheus.NewDesc("gomr_tasktracker_running_attempts",
 			"Live task attempts of this tracker (started and not ended), by task type.", []string{"type"}, nil),
+		crQueue: prometheus.NewDesc("gomr_tasktracker_cr_queue_operations",
+			"CRIU dumps and restores of this tracker waiting or running (they run one at a time).", nil, nil),
 	}
 }
 
@@ -182,6 +208,7 @@ func newTTCollector(tt *TaskTracker) *ttCollector {
 func (c *ttCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.slots
 	ch <- c.running
+	ch <- c.crQueue
 }
 
 // Collect counts the live attempts by type under the tracker's lock, as
@@ -205,6 +232,8 @@ func (c *ttCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	slots := [2]int{tt.mapSlots, tt.reduceSlots}
 	tt.mu.Unlock()
+	ops, _ := tt.cr.stats()
+	ch <- prometheus.MustNewConstMetric(c.crQueue, prometheus.GaugeValue, float64(ops))
 	for i, typ := range []string{"map", "reduce"} {
 		occupied := min(live[i], slots[i])
 		ch <- prometheus.MustNewConstMetric(c.slots, prometheus.GaugeValue, float64(occupied), typ, "occupied")

@@ -94,6 +94,12 @@ type TaskTracker struct {
 	faults *faults
 	// prom is the tracker's metrics registry (metrics.go).
 	prom *ttMetrics
+
+	// cr runs the tracker's CRIU dumps and restores one at a time; images
+	// holds the images of attempts checkpointed for preemption, by
+	// attempt id (preempt.go).
+	cr     *crQueue
+	images map[string]*storedImage
 }
 
 type localJob struct {
@@ -175,6 +181,8 @@ func New(cfg *conf.Config, opts Options) (*TaskTracker, error) {
 		jobs:            map[string]*localJob{},
 		wake:            make(chan struct{}, 1),
 		pidNamespaces:   os.Geteuid() == 0,
+		cr:              newCRQueue(),
+		images:          map[string]*storedImage{},
 	}
 	tt.prom = newTTMetrics(tt)
 	tt.name = opts.Name
@@ -462,6 +470,7 @@ func (tt *TaskTracker) buildHeartbeat(reg registration) (*mrpb.HeartbeatRequest,
 		HeldJobs:       held,
 		HeldAttempts:   heldAttempts,
 	}
+	req.CrQueueLength, req.CrQueueWaitMs = tt.cr.stats()
 	usedMaps, usedReduces := 0, 0
 	var sent sentState
 	for id, a := range tt.attempts {
@@ -586,6 +595,10 @@ func (tt *TaskTracker) act(ctx context.Context, a *mrpb.TaskAction) {
 	switch x := a.Action.(type) {
 	case *mrpb.TaskAction_Launch:
 		tt.withChildConf(x.Launch)
+		if x.Launch.Restore != nil {
+			tt.restoreLaunch(ctx, x.Launch)
+			return
+		}
 		if err := tt.launch(ctx, x.Launch); errors.Is(err, errKnownAttempt) {
 			// The action of a reply thought lost, sent again.
 			tt.log.Debug("launch of a known attempt ignored", "attempt", x.Launch.AttemptId)
@@ -599,6 +612,8 @@ func (tt *TaskTracker) act(ctx context.Context, a *mrpb.TaskAction) {
 	case *mrpb.TaskAction_Clone:
 		tt.withChildConf(x.Clone.GetLaunch())
 		tt.clone(ctx, x.Clone)
+	case *mrpb.TaskAction_Checkpoint:
+		tt.checkpointForPreemption(ctx, x.Checkpoint)
 	}
 }
 
@@ -636,6 +651,11 @@ func (tt *TaskTracker) purge(jobID string) {
 		}
 	}
 	delete(tt.jobs, jobID)
+	for id, img := range tt.images {
+		if img.job == jobID {
+			delete(tt.images, id) // its files go with the job's directory
+		}
+	}
 	tt.mu.Unlock()
 	for _, a := range as {
 		a.kill("job is over")

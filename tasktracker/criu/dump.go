@@ -56,6 +56,21 @@ type DumpStats struct {
 // RLIMIT_NOFILE warning). ctx is checked before CRIU starts; a started dump
 // runs to its end (stopping CRIU half-way could leave the task frozen).
 func Dump(ctx context.Context, criuPath string, pid int, imagesDir, workDir string) (DumpStats, error) {
+	return DumpWith(ctx, criuPath, pid, imagesDir, workDir, DumpOptions{})
+}
+
+// DumpOptions are the choices of a dump beyond Dump's defaults.
+type DumpOptions struct {
+	// Stop ends the process tree once the dump succeeded (CRIU's default,
+	// without --leave-running): a checkpoint for preemption, whose image is
+	// the only copy of the task. A failed dump leaves the process running
+	// (CRIU resumes it).
+	Stop bool
+}
+
+// DumpWith is Dump with options: with o.Stop the process is not left
+// running after a successful dump.
+func DumpWith(ctx context.Context, criuPath string, pid int, imagesDir, workDir string, o DumpOptions) (DumpStats, error) {
 	if err := ctx.Err(); err != nil {
 		return DumpStats{}, fmt.Errorf("criu: dump of pid %d: %w", pid, err)
 	}
@@ -78,7 +93,7 @@ func Dump(ctx context.Context, criuPath string, pid int, imagesDir, workDir stri
 		LogFile:      proto.String(DumpLog),
 		LogLevel:     proto.Int32(criuLogLevel),
 		Pid:          proto.Int32(int32(pid)),
-		LeaveRunning: proto.Bool(true),
+		LeaveRunning: proto.Bool(!o.Stop),
 		TcpClose:     proto.Bool(true),
 	}
 	var wall time.Duration

@@ -1,0 +1,284 @@
+package jobtracker
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"gomr/mr"
+	"gomr/mrpb"
+	"gomr/partitions"
+)
+
+// Preemption by checkpoint (spec/preemption-elasticity.md §5.3, §5.7): an
+// attempt is ordered checkpointed (trackerHost.Checkpoint, or an operator's
+// CheckpointTaskAttempt); its tracker dumps it with CRIU and reports it
+// CHECKPOINTED, which frees the slot; the task goes back to pending as
+// restorable from the image, and its next launch restores the image as a
+// new attempt, on the image's tracker or, by the resume rule (resumeWhere),
+// on the tracker offering the slot. A dump that fails ends the attempt
+// KILLED and the task runs again from scratch; so does a task whose image
+// is lost (its tracker lost, or the restore failing).
+
+// StateCheckpointed is the state of an attempt dumped for preemption.
+const StateCheckpointed = "CHECKPOINTED"
+
+// resumeLocalityWait bounds how long a restorable task waits for a slot on
+// its image's tracker before the resume rule counts that wait as over
+// (spec §5.7's resume.localityWait).
+const resumeLocalityWait = 15 * time.Second
+
+// taskImage is the checkpoint a preempted task resumes from.
+type taskImage struct {
+	tracker, attempt string
+	// bytes is the image plus the working-file snapshot.
+	bytes    int64
+	progress float32
+	// at is when the task became restorable from it; useful is the run
+	// time of the task's work the image holds (what a kill would lose).
+	at     time.Time
+	useful time.Duration
+	// migrate: restore on another tracker than the image's (an order).
+	migrate bool
+}
+
+// attemptCkpt is an attempt's part in preemption by checkpoint.
+type attemptCkpt struct {
+	// ordered is when its checkpoint was ordered (zero: never), migrate
+	// whether the task is to resume on another tracker.
+	ordered time.Time
+	migrate bool
+	// from is the image a restored attempt started from (nil: fresh);
+	// restored is set once its restore was counted.
+	from     *taskImage
+	restored bool
+}
+
+// checkpointAttemptLocked orders a running attempt checkpointed by its
+// tracker in its next heartbeat reply.
+func (jt *JobTracker) checkpointAttemptLocked(a *attempt, incremental, migrate bool) error {
+	t := jt.trackers[a.tracker]
+	switch {
+	case a.state != attemptRunning:
+		return fmt.Errorf("attempt %s is %s, not running", a.id, a.state)
+	case a.task.job.done():
+		return fmt.Errorf("the job of attempt %s has ended", a.id)
+	case t == nil:
+		return fmt.Errorf("the tracker of attempt %s is lost", a.id)
+	case !t.criu:
+		return fmt.Errorf("tracker %s of attempt %s cannot checkpoint (no CRIU)", a.tracker, a.id)
+	case a.ckpt != nil && !a.ckpt.ordered.IsZero():
+		return fmt.Errorf("attempt %s is being checkpointed already", a.id)
+	}
+	if a.ckpt == nil {
+		a.ckpt = &attemptCkpt{}
+	}
+	a.ckpt.ordered, a.ckpt.migrate = jt.now(), migrate
+	t.actions = append(t.actions, &mrpb.TaskAction{Action: &mrpb.TaskAction_Checkpoint{
+		Checkpoint: &mrpb.CheckpointAttempt{AttemptId: a.id, Incremental: incremental}}})
+	jt.log.Info("checkpoint ordered", "attempt", a.id, "tracker", a.tracker, "incremental", incremental, "migrate", migrate)
+	return nil
+}
+
+// attemptCheckpointedLocked ends a live attempt its tracker reports
+// checkpointed: the slot is free, and the task is pending again,
+// restorable from the image (unless another attempt of it runs).
+func (jt *JobTracker) attemptCheckpointedLocked(a *attempt, cs *mrpb.CheckpointStats, now time.Time) {
+	if cs == nil {
+		cs = &mrpb.CheckpointStats{}
+	}
+	t := a.task
+	j := t.job
+	if !jt.attemptToLocked(a, attemptCheckpointed) {
+		return
+	}
+	if tr := jt.trackers[a.tracker]; tr != nil {
+		delete(tr.attempts, a.id)
+	}
+	a.finish, a.diag, a.progress = now, "checkpointed for preemption", cs.Progress
+	jt.observeAttemptLocked(a)
+	if t.commitGrant == a {
+		t.commitGrant = nil
+	}
+	if sp := t.specPending; sp != nil && (sp.source == a || sp.attempt == a) {
+		endSpeculationLocked(t, "attempt "+a.id+" was checkpointed")
+	}
+	jt.addMillisLocked(a)
+	img := &taskImage{tracker: a.tracker, attempt: a.id, bytes: cs.ImageBytes + cs.FileSetBytes,
+		progress: cs.Progress, at: now, useful: a.usefulRunTime()}
+	if a.ckpt != nil {
+		img.migrate = a.ckpt.migrate
+	}
+	g := mr.JobCounterGroup
+	j.counters.Add(g, mr.Checkpoints, 1)
+	j.counters.Add(g, mr.CheckpointBytes, img.bytes)
+	j.counters.Add(g, mr.CheckpointDumpMillis, cs.DumpMs)
+	j.counters.Add(g, mr.CheckpointWorkSavedMillis, img.useful.Milliseconds())
+	jt.prom.preemptCheckpoints.WithLabelValues("checkpointed").Inc()
+	jt.prom.checkpointBytes.Add(float64(img.bytes))
+	jt.driver.Ended(now, attemptKey(a), a.finish.Sub(a.start))
+	jt.log.Info("attempt checkpointed", "attempt", a.id, "tracker", a.tracker, "dump_ms", cs.DumpMs,
+		"bytes", img.bytes, "progress", cs.Progress, "work_saved", img.useful.Round(time.Millisecond))
+	if j.done() || t.state == taskSucceeded {
+		return
+	}
+	t.image = img
+	if len(t.running()) > 0 {
+		return // another attempt runs on; the image waits in case it ends
+	}
+	jt.taskToLocked(t, taskPending)
+}
+
+// usefulRunTime is the run time of the task's work an attempt holds: its
+// own since it started (less a restore's cost), plus what the image it
+// was restored from held.
+func (a *attempt) usefulRunTime() time.Duration {
+	d := max(a.finish.Sub(a.start)-a.cloneCost, 0)
+	if a.ckpt != nil && a.ckpt.from != nil {
+		d += a.ckpt.from.useful
+	}
+	return d
+}
+
+// checkpointFailedLocked counts a checkpoint for preemption that failed
+// (the tracker killed the attempt instead; the caller ends it KILLED).
+func (jt *JobTracker) checkpointFailedLocked(a *attempt, cs *mrpb.CheckpointStats) {
+	if cs == nil || cs.Error == "" || !a.live() {
+		return
+	}
+	jt.prom.preemptCheckpoints.WithLabelValues("failed").Inc()
+	jt.log.Warn("checkpoint failed; the attempt was killed and its task runs again from scratch", "attempt", a.id,
+		"tracker", a.tracker, "error", cs.Error)
+}
+
+// restoreStatusLocked takes in what a tracker reports of a restored
+// attempt: once it runs, its restore is counted and its cost kept (the
+// speculator leaves it out of the attempt's run time); a restore that
+// failed ends the attempt KILLED (not counted against the task), and the
+// task runs again from scratch. It reports true when the status is fully
+// handled.
+func (jt *JobTracker) restoreStatusLocked(a *attempt, cs *mrpb.CloneStats, now time.Time) bool {
+	j := a.task.job
+	if cs.Error != "" {
+		jt.prom.preemptRestores.WithLabelValues("failed").Inc()
+		jt.log.Warn("restore failed; the task runs again from scratch", "attempt", a.id, "source", cs.SourceAttempt, "error", cs.Error)
+		jt.attemptFailedLocked(a, "restore failed: "+cs.Error, now, false)
+		return true
+	}
+	if a.ckpt == nil || a.ckpt.from == nil || a.ckpt.restored || cs.ImageBytes <= 0 {
+		return false // being restored, or already counted
+	}
+	a.ckpt.restored = true
+	a.cloneCost = time.Duration(cs.CopyMs+cs.RestoreMs) * time.Millisecond
+	j.counters.Add(mr.JobCounterGroup, mr.CheckpointRestores, 1)
+	j.counters.Add(mr.JobCounterGroup, mr.CheckpointRestoreMillis, cs.RestoreMs)
+	jt.prom.preemptRestores.WithLabelValues("succeeded").Inc()
+	jt.log.Info("attempt restored", "attempt", a.id, "tracker", a.tracker, "source", cs.SourceAttempt,
+		"copy_ms", cs.CopyMs, "restore_ms", cs.RestoreMs, "start_progress", cs.StartProgress)
+	return false
+}
+
+// restoreSourceLocked makes the launch of a's task a restore when the task
+// is restorable: the launch names the image, the attempt starts at the
+// image's progress (and its run time, for the speculator, at its restore),
+// and the image is spent: if this restore fails the task starts afresh.
+func (jt *JobTracker) restoreSourceLocked(tk *task, a *attempt, launch *mrpb.LaunchTask) {
+	img := tk.image
+	if img == nil {
+		return
+	}
+	tk.image = nil
+	home := jt.trackers[img.tracker]
+	if home == nil {
+		return // lost with its tracker (imagesLostLocked); afresh
+	}
+	launch.Restore = &mrpb.RestoreSource{SourceAttempt: img.attempt, SourceTracker: img.tracker,
+		SourceAddress: home.shuffleAddr, ImageBytes: img.bytes}
+	a.ckpt = &attemptCkpt{from: img}
+	a.startProgress, a.progress = float64(img.progress), img.progress
+	jt.log.Info("resuming a checkpointed task", "attempt", a.id, "tracker", a.tracker, "image", img.attempt,
+		"image_tracker", img.tracker, "local", img.tracker == a.tracker)
+}
+
+// restoreHereLocked tells whether restorable task tk may be launched on
+// tracker t now (ok), and whether that is on its image's tracker (here).
+// A task whose image's tracker is gone runs afresh anywhere.
+func (jt *JobTracker) restoreHereLocked(tk *task, t *trackerState) (here, ok bool) {
+	img := tk.image
+	home := jt.trackers[img.tracker]
+	if home == nil {
+		tk.image = nil
+		return false, true
+	}
+	if t.name == img.tracker {
+		return true, !img.migrate
+	}
+	if !t.criu {
+		return false, false
+	}
+	if img.migrate {
+		return false, true
+	}
+	qLocal := home.crWait + jt.slotWaitLocked(home, tk.typ, img)
+	where := resumeWhere(img.bytes, true, defaultResumeModel, qLocal, t.crWait)
+	return false, where == resumeRemote
+}
+
+// slotWaitLocked is how long a restorable task is expected to wait for a
+// slot of its type on its image's tracker: none when one is free, else
+// what is left of resumeLocalityWait since the task became restorable.
+func (jt *JobTracker) slotWaitLocked(home *trackerState, typ partitions.TaskType, img *taskImage) time.Duration {
+	busy := 0
+	for _, a := range home.attempts {
+		if a.live() && a.task.typ == typ {
+			busy++
+		}
+	}
+	slots := home.mapSlots
+	if typ == partitions.Reduce {
+		slots = home.reduceSlots
+	}
+	if busy < slots {
+		return 0
+	}
+	return max(resumeLocalityWait-jt.now().Sub(img.at), 0)
+}
+
+// imagesLostLocked forgets the images kept by a lost tracker: their tasks
+// run again from scratch.
+func (jt *JobTracker) imagesLostLocked(tracker string) {
+	for _, j := range jt.order {
+		if j.done() {
+			continue
+		}
+		for _, typ := range []partitions.TaskType{partitions.Map, partitions.Reduce} {
+			for _, tk := range j.tasks(typ) {
+				if tk.image != nil && tk.image.tracker == tracker {
+					jt.log.Warn("checkpoint image lost with its tracker; the task runs again from scratch",
+						"task", tk.id(), "image", tk.image.attempt, "tracker", tracker)
+					jt.prom.preemptRestores.WithLabelValues("lost").Inc()
+					tk.image = nil
+				}
+			}
+		}
+	}
+}
+
+// CheckpointTaskAttempt preempts a running attempt by checkpoint at an
+// operator's request: its task resumes from the image, on the same
+// tracker or, with Migrate, on another.
+func (jt *JobTracker) CheckpointTaskAttempt(ctx context.Context, req *mrpb.CheckpointTaskAttemptRequest) (*mrpb.CheckpointTaskAttemptResponse, error) {
+	jt.mu.Lock()
+	defer jt.unlock()
+	_, a := jt.findAttempt(req.AttemptId)
+	if a == nil {
+		return nil, status.Errorf(codes.NotFound, "no task attempt %s (an attempt id is attempt_<jobtracker>_<job>_<m|r>_<task>_<n>)", req.AttemptId)
+	}
+	if err := jt.checkpointAttemptLocked(a, req.Incremental, req.Migrate); err != nil {
+		return nil, status.Error(codes.FailedPrecondition, err.Error())
+	}
+	return &mrpb.CheckpointTaskAttemptResponse{Ordered: true, State: a.state.String()}, nil
+}

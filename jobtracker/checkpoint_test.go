@@ -1,0 +1,209 @@
+package jobtracker
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"gomr/mr"
+	"gomr/mrpb"
+)
+
+func TestResumeWhere(t *testing.T) {
+	const mib = 1 << 20
+	m := resumeModel{BwRead: 100 * mib, BwNet: 100 * mib} // 1 s per 100 MiB either way
+	for _, tc := range []struct {
+		name            string
+		bytes           int64
+		hasImage        bool
+		qLocal, qRemote time.Duration
+		want            resumeWhereKind
+	}{
+		{"no image restarts", 100 * mib, false, 0, 0, resumeRestart},
+		{"idle home is local", 100 * mib, true, 0, 0, resumeLocal},
+		{"tie is local", 100 * mib, true, time.Second, 0, resumeLocal},
+		{"busy home queue goes remote", 100 * mib, true, 1500 * time.Millisecond, 0, resumeRemote},
+		{"busy remote queue stays local", 100 * mib, true, 1500 * time.Millisecond, time.Second, resumeLocal},
+		{"a small image moves cheaply", mib, true, 50 * time.Millisecond, 0, resumeRemote},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := resumeWhere(tc.bytes, tc.hasImage, m, tc.qLocal, tc.qRemote); got != tc.want {
+				t.Errorf("resumeWhere(%d, %v, %v, %v) = %d, want %d", tc.bytes, tc.hasImage, tc.qLocal, tc.qRemote, got, tc.want)
+			}
+		})
+	}
+}
+
+// jobCounter reads a job counter.
+func jobCounter(jt *JobTracker, job, name string) int64 {
+	jt.mu.Lock()
+	defer jt.unlock()
+	return jt.jobs[job].counters[mr.JobCounterGroup][name]
+}
+
+func checkpointActions(resp *mrpb.HeartbeatResponse) []string {
+	var out []string
+	for _, a := range resp.Actions {
+		if c := a.GetCheckpoint(); c != nil {
+			out = append(out, c.AttemptId)
+		}
+	}
+	return out
+}
+
+// startCheckpointable launches the job's map on tracker t1 (with CRIU) and
+// reports it running at progress 0.4; it returns the attempt.
+func startCheckpointable(t *testing.T, jt *JobTracker, extra ...string) string {
+	t.Helper()
+	first := heartbeat(t, jt, &mrpb.HeartbeatRequest{InitialContact: true, FreeMapSlots: 2, CriuAvailable: true, Instance: "p1"})
+	ls := launches(first)
+	if len(ls) != 1 {
+		t.Fatalf("launches %v", ls)
+	}
+	for _, name := range extra {
+		heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: name, InitialContact: true, CriuAvailable: true, Instance: name})
+	}
+	heartbeat(t, jt, &mrpb.HeartbeatRequest{CriuAvailable: true, Attempts: []*mrpb.AttemptStatus{
+		{AttemptId: ls[0].AttemptId, State: StateRunning, Progress: 0.4, Cloneable: true, RssBytes: 5 << 20}}})
+	return ls[0].AttemptId
+}
+
+// A checkpoint order goes to the attempt's tracker; the CHECKPOINTED report
+// frees the slot, counts the checkpoint and makes the task restorable; its
+// next launch, on the image's tracker, names the image; the restored
+// attempt's report counts the restore. A late report of the checkpointed
+// attempt changes nothing.
+func TestCheckpointedTaskResumesFromImage(t *testing.T) {
+	jt, job := newTestJT(t, 1)
+	a0 := startCheckpointable(t, jt)
+	if _, err := jt.CheckpointTaskAttempt(context.Background(), &mrpb.CheckpointTaskAttemptRequest{AttemptId: a0}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := jt.CheckpointTaskAttempt(context.Background(), &mrpb.CheckpointTaskAttemptRequest{AttemptId: a0}); err == nil {
+		t.Errorf("a second checkpoint order of %s was accepted", a0)
+	}
+	resp := heartbeat(t, jt, &mrpb.HeartbeatRequest{CriuAvailable: true})
+	if got := checkpointActions(resp); len(got) != 1 || got[0] != a0 {
+		t.Fatalf("checkpoint actions %v, want [%s]", got, a0)
+	}
+	resp = heartbeat(t, jt, &mrpb.HeartbeatRequest{CriuAvailable: true, FreeMapSlots: 2, Attempts: []*mrpb.AttemptStatus{
+		{AttemptId: a0, State: StateCheckpointed, Progress: 0.4,
+			Checkpoint: &mrpb.CheckpointStats{DumpMs: 120, ImageBytes: 1000, FileSetBytes: 24, Progress: 0.4}}}})
+	if st, _ := attemptStateOf(jt, a0); st != StateCheckpointed {
+		t.Fatalf("attempt %s is %s, want CHECKPOINTED", a0, st)
+	}
+	ls := launches(resp)
+	if len(ls) != 1 || ls[0].Restore == nil {
+		t.Fatalf("launches after the checkpoint: %v, want one restore", ls)
+	}
+	if r := ls[0].Restore; r.SourceAttempt != a0 || r.SourceTracker != "t1" || r.ImageBytes != 1024 {
+		t.Errorf("restore source %v", r)
+	}
+	for name, want := range map[string]int64{mr.Checkpoints: 1, mr.CheckpointBytes: 1024, mr.CheckpointDumpMillis: 120, mr.NumKilledMaps: 0} {
+		if got := jobCounter(jt, job, name); got != want {
+			t.Errorf("%s = %d, want %d", name, got, want)
+		}
+	}
+	a1 := ls[0].AttemptId
+	// A late report of the checkpointed attempt is fenced off.
+	heartbeat(t, jt, &mrpb.HeartbeatRequest{CriuAvailable: true, Attempts: []*mrpb.AttemptStatus{
+		{AttemptId: a0, State: StateCheckpointed, Checkpoint: &mrpb.CheckpointStats{DumpMs: 120, ImageBytes: 1000}},
+		{AttemptId: a1, State: StateRunning, Progress: 0.45,
+			Restore: &mrpb.CloneStats{SourceAttempt: a0, ImageBytes: 1000, CopyMs: 3, RestoreMs: 50, StartProgress: 0.4}}}})
+	if got := jobCounter(jt, job, mr.Checkpoints); got != 1 {
+		t.Errorf("CHECKPOINTS = %d after a late report, want 1", got)
+	}
+	if got := jobCounter(jt, job, mr.CheckpointRestores); got != 1 {
+		t.Errorf("CHECKPOINT_RESTORES = %d, want 1", got)
+	}
+	if got := jobCounter(jt, job, mr.CheckpointRestoreMillis); got != 50 {
+		t.Errorf("CHECKPOINT_RESTORE_MILLIS = %d, want 50", got)
+	}
+	jt.mu.Lock()
+	_, a := jt.findAttempt(a1)
+	startProgress, cost := a.startProgress, a.cloneCost
+	jt.unlock()
+	if startProgress < 0.39 || cost != 53*time.Millisecond {
+		t.Errorf("restored attempt: start progress %v, restore cost %v; want 0.4 and 53ms", startProgress, cost)
+	}
+}
+
+// A dump that failed ends the attempt KILLED, and the task runs again from
+// scratch.
+func TestCheckpointFailureRunsTaskAfresh(t *testing.T) {
+	jt, job := newTestJT(t, 1)
+	a0 := startCheckpointable(t, jt)
+	if _, err := jt.CheckpointTaskAttempt(context.Background(), &mrpb.CheckpointTaskAttemptRequest{AttemptId: a0}); err != nil {
+		t.Fatal(err)
+	}
+	heartbeat(t, jt, &mrpb.HeartbeatRequest{CriuAvailable: true})
+	resp := heartbeat(t, jt, &mrpb.HeartbeatRequest{CriuAvailable: true, FreeMapSlots: 2, Attempts: []*mrpb.AttemptStatus{
+		{AttemptId: a0, State: StateKilled, Diagnostic: "checkpoint for preemption failed: CRIU said no",
+			Checkpoint: &mrpb.CheckpointStats{Error: "CRIU said no"}}}})
+	if st, _ := attemptStateOf(jt, a0); st != StateKilled {
+		t.Fatalf("attempt %s is %s, want KILLED", a0, st)
+	}
+	ls := launches(resp)
+	if len(ls) != 1 || ls[0].Restore != nil {
+		t.Fatalf("launches %v, want one fresh attempt", ls)
+	}
+	if got := jobCounter(jt, job, mr.Checkpoints); got != 0 {
+		t.Errorf("CHECKPOINTS = %d, want 0", got)
+	}
+	if got := jobCounter(jt, job, mr.NumKilledMaps); got != 1 {
+		t.Errorf("NUM_KILLED_MAPS = %d, want 1", got)
+	}
+}
+
+// An image to be restored elsewhere (migrate) is not restored on its own
+// tracker; when that tracker is lost the image is lost with it, and the
+// task runs again from scratch on another tracker.
+func TestCheckpointImageLostWithTracker(t *testing.T) {
+	jt, _ := newTestJT(t, 1)
+	a0 := startCheckpointable(t, jt, "t2")
+	if _, err := jt.CheckpointTaskAttempt(context.Background(), &mrpb.CheckpointTaskAttemptRequest{AttemptId: a0, Migrate: true}); err != nil {
+		t.Fatal(err)
+	}
+	heartbeat(t, jt, &mrpb.HeartbeatRequest{CriuAvailable: true})
+	resp := heartbeat(t, jt, &mrpb.HeartbeatRequest{CriuAvailable: true, FreeMapSlots: 2, Attempts: []*mrpb.AttemptStatus{
+		{AttemptId: a0, State: StateCheckpointed, Checkpoint: &mrpb.CheckpointStats{DumpMs: 10, ImageBytes: 100, Progress: 0.4}}}})
+	if ls := launches(resp); len(ls) != 0 {
+		t.Fatalf("launches on the image's own tracker despite migrate: %v", ls)
+	}
+	jt.mu.Lock()
+	jt.lostTrackerLocked(jt.trackers["t1"], "lost in a test")
+	jt.unlock()
+	resp = heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "t2", CriuAvailable: true, FreeMapSlots: 2})
+	ls := launches(resp)
+	if len(ls) != 1 || ls[0].Restore != nil {
+		t.Fatalf("launches on t2: %v, want one fresh attempt", ls)
+	}
+}
+
+// The policy driver's host orders checkpoints and describes candidates.
+func TestTrackerHostCheckpointAndDescribe(t *testing.T) {
+	jt, _ := newTestJT(t, 1)
+	a0 := startCheckpointable(t, jt)
+	jt.mu.Lock()
+	_, a := jt.findAttempt(a0)
+	h := &trackerHost{jt: jt, t: jt.trackers["t1"], now: jt.now()}
+	c := h.Describe(attemptKey(a))
+	err := h.Checkpoint(attemptKey(a), true)
+	again := h.Checkpoint(attemptKey(a), false)
+	jt.unlock()
+	if c.Node != "t1" || c.RSSBytes != 5<<20 || !c.CanCheckpoint || c.HasImage || c.Duplicate {
+		t.Errorf("candidate %+v", c)
+	}
+	if err != nil || again == nil {
+		t.Fatalf("checkpoint orders: %v, then %v (want nil, then an error)", err, again)
+	}
+	resp := heartbeat(t, jt, &mrpb.HeartbeatRequest{CriuAvailable: true})
+	for _, act := range resp.Actions {
+		if c := act.GetCheckpoint(); c != nil && (c.AttemptId != a0 || !c.Incremental) {
+			t.Errorf("checkpoint action %v", c)
+		}
+	}
+	if got := checkpointActions(resp); len(got) != 1 {
+		t.Errorf("checkpoint actions %v, want one", got)
+	}
+}

@@ -1,0 +1,473 @@
+package tasktracker
+
+// Preemption by checkpoint (spec/preemption-elasticity.md §5.6, §5.7): on
+// the JobTracker's order the tracker dumps a running attempt with CRIU,
+// ending its process, keeps the image and a snapshot of the attempt's
+// working files under its local directory, and reports the attempt
+// CHECKPOINTED (the slot is free from then on). A later launch that names
+// the image restores it as a new attempt: here, from the kept files, or on
+// another tracker, which fetches them over the signed checkpoint endpoint
+// (serveCheckpoint) as a clone's are fetched. The quiet point, the dump,
+// the restore and the re-binding of the attempt id are the clone's
+// (clone.go); every CRIU operation of the tracker goes through one queue.
+
+import (
+	"archive/tar"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"gomr/mrpb"
+)
+
+// stateCheckpointed is the state of an attempt ended by a dump whose image
+// this tracker keeps.
+const stateCheckpointed = "CHECKPOINTED"
+
+// ---- the checkpoint/restore queue ----
+
+// crQueue runs the tracker's CRIU operations (dumps for clones and for
+// preemption, restores) one at a time, in arrival order, and knows how
+// long a new one would wait: the estimates of those queued and running.
+type crQueue struct {
+	sem chan struct{}
+
+	mu      sync.Mutex
+	ops     int           // waiting or running
+	pending time.Duration // their estimated durations, summed
+}
+
+func newCRQueue() *crQueue { return &crQueue{sem: make(chan struct{}, 1)} }
+
+// run waits for the queue, then runs op; est is op's expected duration.
+func (q *crQueue) run(ctx context.Context, est time.Duration, op func() error) error {
+	q.mu.Lock()
+	q.ops++
+	q.pending += est
+	q.mu.Unlock()
+	defer func() {
+		q.mu.Lock()
+		q.ops--
+		q.pending -= est
+		q.mu.Unlock()
+	}()
+	select {
+	case q.sem <- struct{}{}:
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for the checkpoint/restore queue: %w", ctx.Err())
+	}
+	defer func() { <-q.sem }()
+	return op()
+}
+
+// stats reports the operations waiting or running and the expected wait
+// of a new one, in milliseconds (for the heartbeat).
+func (q *crQueue) stats() (ops int32, waitMs int64) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return int32(q.ops), q.pending.Milliseconds()
+}
+
+// The priors of a CRIU operation's duration (shared/design.md, measured on
+// these machines): a fixed ~140 ms plus the image at ~0.95 GB/s.
+const (
+	crFixedCost = 140 * time.Millisecond
+	crBytesPerS = 0.95e9
+)
+
+// dumpEstimate is the expected duration of a dump of a process of rss bytes.
+func dumpEstimate(rss int64) time.Duration {
+	return crFixedCost + time.Duration(float64(rss)/crBytesPerS*float64(time.Second))
+}
+
+// restoreEstimate is the expected duration of a restore of an image.
+func restoreEstimate(imageBytes int64) time.Duration { return dumpEstimate(imageBytes) }
+
+// ---- kept images ----
+
+// storedImage is a preempted attempt's checkpoint kept by this tracker:
+// the image in dir/img, the attempt's working files in dir/attempt and
+// its output attempt directory (if any) in dir/output, as they were at
+// the dump.
+type storedImage struct {
+	job, attempt string
+	dir          string
+	cp           checkpoint // what the transfer headers and the restore need
+}
+
+func (s *storedImage) imgDir() string { return filepath.Join(s.dir, "img") }
+
+// storedImage returns the kept image of attempt of job, or nil.
+func (tt *TaskTracker) storedImage(job, attempt string) *storedImage {
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
+	if img := tt.images[attempt]; img != nil && img.job == job {
+		return img
+	}
+	return nil
+}
+
+// dropImage forgets a kept image and removes its files: it has been
+// restored (here, or sent to the tracker restoring it), and the task's
+// next restore, if any, will be from a newer one.
+func (tt *TaskTracker) dropImage(img *storedImage) {
+	tt.mu.Lock()
+	if tt.images[img.attempt] == img {
+		delete(tt.images, img.attempt)
+	}
+	tt.mu.Unlock()
+	if err := os.RemoveAll(img.dir); err != nil {
+		tt.log.Warn("removing a used checkpoint image", "attempt", img.attempt, "error", err)
+	}
+}
+
+// checkpointForPreemption carries out a CheckpointAttempt order in the
+// background: quiet point, dump ending the process, snapshot of the working
+// files; then the attempt is CHECKPOINTED with its stats, or, when any of
+// it failed, killed (KILLED, the reason in its checkpoint stats) so that
+// the task runs again from scratch. The slot is free only once it ended
+// either way. Incremental dumps need a parent image of the same process
+// (spec §5.8), which the tracker never has after a preemption (the dump
+// ends the process); an incremental order is therefore carried out as a
+// full dump and reported as not incremental.
+func (tt *TaskTracker) checkpointForPreemption(ctx context.Context, c *mrpb.CheckpointAttempt) {
+	tt.mu.Lock()
+	a := tt.attempts[c.AttemptId]
+	tt.mu.Unlock()
+	if a == nil {
+		tt.log.Debug("checkpoint of an unknown attempt ignored", "attempt", c.AttemptId)
+		return
+	}
+	a.mu.Lock()
+	dup := a.ckptStats != nil
+	if !dup {
+		a.ckptStats = &mrpb.CheckpointStats{}
+	}
+	a.mu.Unlock()
+	if dup {
+		return // the order of a reply thought lost, sent again
+	}
+	go func() {
+		st, err := tt.preempt(ctx, a)
+		a.mu.Lock()
+		if err != nil {
+			a.ckptStats.Error = err.Error()
+			held := a.holdEnd
+			a.holdEnd = false
+			if !held && terminal(a.state) {
+				// It ended on its own before it could be dumped (it
+				// finished, failed, or was killed): its end stands.
+				a.mu.Unlock()
+				tt.log.Info("checkpoint for preemption not made: the attempt ended first", "attempt", a.launch.AttemptId, "error", err)
+				return
+			}
+			if a.killReason == "" {
+				a.killReason = "checkpoint for preemption failed: " + err.Error()
+			}
+			select {
+			case <-a.exited:
+				// It ended while its end was held: settle it here.
+				a.state, a.diag, a.finish = "KILLED", a.killReason, time.Now()
+				tt.prom.attemptEnded(a.launch, a.state, a.counters)
+			default:
+			}
+			proc := a.proc
+			a.mu.Unlock()
+			if proc != nil {
+				_ = proc.Kill() // wait settles it as KILLED
+			}
+			tt.prom.preemptions.WithLabelValues("failed").Inc()
+			tt.log.Warn("checkpoint for preemption failed; the attempt is killed", "attempt", a.launch.AttemptId, "error", err)
+			tt.poke()
+			return
+		}
+		a.ckptStats = st
+		a.mu.Unlock()
+		<-a.exited // CRIU ended it; wait has reaped it
+		a.mu.Lock()
+		a.state, a.progress, a.finish = stateCheckpointed, st.Progress, time.Now()
+		a.diag = "checkpointed for preemption"
+		tt.prom.attemptEnded(a.launch, a.state, a.counters)
+		a.mu.Unlock()
+		tt.prom.preemptions.WithLabelValues("checkpointed").Inc()
+		tt.prom.imageBytes.Add(float64(st.ImageBytes + st.FileSetBytes))
+		tt.log.Info("attempt checkpointed for preemption", "attempt", a.launch.AttemptId, "dump_ms", st.DumpMs,
+			"image_bytes", st.ImageBytes, "file_set_bytes", st.FileSetBytes, "progress", st.Progress)
+		tt.poke()
+	}()
+}
+
+// preempt dumps attempt a, ending it, and keeps its image and files.
+func (tt *TaskTracker) preempt(ctx context.Context, a *taskAttempt) (*mrpb.CheckpointStats, error) {
+	id := a.launch.AttemptId
+	dir := filepath.Join(tt.jobDir(a.launch.JobId), id+".image")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	img := &storedImage{job: a.launch.JobId, attempt: id, dir: dir}
+	cp, err := tt.checkpointAttempt(ctx, a, id, img.imgDir(), true)
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	// The process is gone: its files are as the image expects them. Keep
+	// copies, cut at the sizes noted at the quiet point, so that nothing
+	// done to the attempt's directories later can spoil a restore.
+	for i := range cp.files {
+		if err := cp.files[i].copyTo(filepath.Join(dir, cp.files[i].name)); err != nil {
+			_ = os.RemoveAll(dir)
+			return nil, fmt.Errorf("keeping the working files of %s: %w", id, err)
+		}
+	}
+	img.cp = *cp
+	img.cp.files = nil
+	tt.mu.Lock()
+	tt.images[id] = img
+	tt.mu.Unlock()
+	return &mrpb.CheckpointStats{DumpMs: cp.dump.Milliseconds(), ImageBytes: cp.imageBytes,
+		FileSetBytes: cp.fileBytes, Progress: cp.progress}, nil
+}
+
+// copyTo copies the noted directories and files (each cut at its noted
+// size) under dst.
+func (d *dirCopy) copyTo(dst string) error {
+	for _, rel := range d.dirs {
+		if err := os.MkdirAll(filepath.Join(dst, rel), 0o755); err != nil {
+			return err
+		}
+	}
+	for _, f := range d.files {
+		if err := copyFileN(filepath.Join(d.from, f.rel), filepath.Join(dst, f.rel), f.size); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// copyFileN writes the first n bytes of src to dst (created or truncated).
+func copyFileN(src, dst string, n int64) error {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	if n > 0 {
+		in, err := os.Open(src)
+		if err != nil {
+			out.Close()
+			return err
+		}
+		_, err = io.CopyN(out, in, n)
+		in.Close()
+		if err != nil {
+			out.Close()
+			return fmt.Errorf("copying %s: %w", src, err)
+		}
+	}
+	return out.Close()
+}
+
+// copyTree copies the directory tree src into dst.
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(path string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil {
+			return err
+		}
+		to := filepath.Join(dst, rel)
+		if e.IsDir() {
+			return os.MkdirAll(to, 0o755)
+		}
+		if !e.Type().IsRegular() {
+			return nil
+		}
+		info, err := e.Info()
+		if err != nil {
+			return err
+		}
+		return copyFileN(path, to, info.Size())
+	})
+}
+
+// tarTree sends the directory tree dir under prefix ("attempt/").
+func tarTree(tw *tar.Writer, prefix, dir string) error {
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return filepath.WalkDir(dir, func(path string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, path)
+		if err != nil {
+			return err
+		}
+		name := prefix + "/" + filepath.ToSlash(rel)
+		if e.IsDir() {
+			return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: name + "/", Mode: 0o755})
+		}
+		if !e.Type().IsRegular() {
+			return nil
+		}
+		info, err := e.Info()
+		if err != nil {
+			return err
+		}
+		return tarFile(tw, name, path, info.Size())
+	})
+}
+
+// sendStoredImage answers a checkpoint request for a kept image: the
+// image and the kept files, as serveCheckpoint sends a fresh dump. Once
+// sent whole, the image is dropped: the tracker that asked restores it.
+func (tt *TaskTracker) sendStoredImage(w http.ResponseWriter, img *storedImage, restoreID string) {
+	setCheckpointHeaders(w.Header(), &img.cp)
+	tw := tar.NewWriter(w)
+	err := func() error {
+		if err := tarImage(tw, img.imgDir()); err != nil {
+			return err
+		}
+		for _, part := range []string{"attempt", "output"} {
+			if err := tarTree(tw, part, filepath.Join(img.dir, part)); err != nil {
+				return err
+			}
+		}
+		return tw.Close()
+	}()
+	if err != nil {
+		tt.log.Warn("sending a kept checkpoint failed", "attempt", img.attempt, "to", restoreID, "error", err)
+		tt.prom.checkpoints.WithLabelValues("failed").Inc()
+		return
+	}
+	tt.prom.checkpoints.WithLabelValues("sent").Inc()
+	tt.dropImage(img)
+}
+
+// restoreLaunch starts a launch that names a preempted attempt's image:
+// the image is restored as the new attempt, from this tracker's kept copy
+// or fetched from the tracker that keeps it. A restore that fails leaves
+// the attempt FAILED with the reason in its restore stats; the JobTracker
+// then runs the task from scratch (the image is spent).
+func (tt *TaskTracker) restoreLaunch(ctx context.Context, l *mrpb.LaunchTask) {
+	a, err := tt.register(l)
+	if errors.Is(err, errKnownAttempt) {
+		tt.log.Debug("restore of a known attempt ignored", "attempt", l.AttemptId)
+		return
+	} else if err != nil {
+		tt.log.Error("restore refused", "attempt", l.AttemptId, "error", err)
+		return
+	}
+	src := l.Restore
+	a.mu.Lock()
+	a.restoreStats = &mrpb.CloneStats{SourceAttempt: src.SourceAttempt}
+	a.cloning = true
+	a.mu.Unlock()
+	go func() {
+		err := tt.restoreFrom(ctx, a, src)
+		a.mu.Lock()
+		a.cloning = false
+		if err != nil {
+			a.restoreStats.Error = err.Error()
+			a.state, a.diag, a.finish = "FAILED", "restore failed: "+err.Error(), time.Now()
+			tt.prom.restores.WithLabelValues("failed").Inc()
+			tt.prom.attemptEnded(l, a.state, nil)
+		} else {
+			tt.prom.restores.WithLabelValues("succeeded").Inc()
+		}
+		a.mu.Unlock()
+		if err != nil {
+			tt.log.Warn("restore failed", "attempt", l.AttemptId, "source", src.SourceAttempt, "error", err)
+			close(a.exited)
+			tt.poke()
+		}
+	}()
+}
+
+func (tt *TaskTracker) restoreFrom(ctx context.Context, a *taskAttempt, src *mrpb.RestoreSource) error {
+	if !tt.cloneable() {
+		return errors.New("CRIU is not available on tracker " + tt.name)
+	}
+	_, outTo, _ := outputDirs(a.launch, src.SourceAttempt, a.launch.AttemptId)
+	began := time.Now()
+	if img := tt.storedImage(a.launch.JobId, src.SourceAttempt); img != nil {
+		// Local: the image and the files are here.
+		if err := copyTree(filepath.Join(img.dir, "attempt"), a.dir); err != nil {
+			return fmt.Errorf("copying the kept files of %s: %w", src.SourceAttempt, err)
+		}
+		if out := filepath.Join(img.dir, "output"); outTo != "" {
+			if _, err := os.Stat(out); err == nil {
+				if err := copyTree(out, outTo); err != nil {
+					return fmt.Errorf("copying the kept output of %s: %w", src.SourceAttempt, err)
+				}
+			}
+		}
+		cp := img.cp
+		cp.from, cp.dump = "local", 0 // the dump is the checkpoint's cost, counted there
+		err := tt.restoreAttempt(ctx, a, &cp, img.imgDir(), began, time.Now(), "restore")
+		if err == nil {
+			tt.dropImage(img)
+		}
+		return err
+	}
+	if src.SourceTracker == tt.name {
+		return fmt.Errorf("the image of %s is no longer kept on this tracker", src.SourceAttempt)
+	}
+	imgDir := filepath.Join(tt.jobDir(a.launch.JobId), a.launch.AttemptId+".criu")
+	if err := os.MkdirAll(imgDir, 0o755); err != nil {
+		return err
+	}
+	defer os.RemoveAll(imgDir)
+	cp, err := fetchCheckpoint(ctx, tt.httpTransport(), src.SourceAddress, a.launch, src.SourceAttempt,
+		map[string]string{"img": imgDir, "attempt": a.dir, "output": outTo})
+	if err != nil {
+		return err
+	}
+	// A kept image's dump happened long before: the transfer is the copy.
+	cp.dump = 0
+	cp.sourceAttempt, cp.from = src.SourceAttempt, src.SourceAddress
+	return tt.restoreAttempt(ctx, a, cp, imgDir, began, time.Now(), "restore")
+}
+
+// treeResidentBytes is the resident set of process pid and its
+// descendants (a task child's process tree), 0 if it cannot be read.
+func treeResidentBytes(pid int) int64 {
+	var total int64
+	seen := map[int]bool{}
+	queue := []int{pid}
+	for len(queue) > 0 && len(seen) < 1024 {
+		p := queue[0]
+		queue = queue[1:]
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		total += residentBytes(p)
+		tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", p))
+		for _, t := range tasks {
+			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", p, t.Name()))
+			if err != nil {
+				continue
+			}
+			for _, f := range strings.Fields(string(b)) {
+				if c, err := strconv.Atoi(f); err == nil {
+					queue = append(queue, c)
+				}
+			}
+		}
+	}
+	return total
+}

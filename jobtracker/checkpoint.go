@@ -11,6 +11,7 @@ import (
 	"gomr/mr"
 	"gomr/mrpb"
 	"gomr/partitions"
+	"gomr/preempt"
 )
 
 // Preemption by checkpoint (spec/preemption-elasticity.md §5.3, §5.7): an
@@ -18,7 +19,7 @@ import (
 // CheckpointTaskAttempt); its tracker dumps it with CRIU and reports it
 // CHECKPOINTED, which frees the slot; the task goes back to pending as
 // restorable from the image, and its next launch restores the image as a
-// new attempt, on the image's tracker or, by the resume rule (resumeWhere),
+// new attempt, on the image's tracker or, by the resume rule (preempt.Resume, seed 002 Alg. 2),
 // on the tracker offering the slot. A dump that fails ends the attempt
 // KILLED and the task runs again from scratch; so does a task whose image
 // is lost (its tracker lost, or the restore failing).
@@ -120,6 +121,7 @@ func (jt *JobTracker) attemptCheckpointedLocked(a *attempt, cs *mrpb.CheckpointS
 	jt.prom.preemptCheckpoints.WithLabelValues("checkpointed").Inc()
 	jt.prom.checkpointBytes.Add(float64(img.bytes))
 	jt.driver.Ended(now, attemptKey(a), a.finish.Sub(a.start))
+	jt.observeCROpLocked(a.tracker, preempt.OpDump, cs.ImageBytes, cs.DumpMs)
 	jt.log.Info("attempt checkpointed", "attempt", a.id, "tracker", a.tracker, "dump_ms", cs.DumpMs,
 		"bytes", img.bytes, "progress", cs.Progress, "work_saved", img.useful.Round(time.Millisecond))
 	if j.done() || t.state == taskSucceeded {
@@ -176,6 +178,10 @@ func (jt *JobTracker) restoreStatusLocked(a *attempt, cs *mrpb.CloneStats, now t
 	j.counters.Add(mr.JobCounterGroup, mr.CheckpointRestores, 1)
 	j.counters.Add(mr.JobCounterGroup, mr.CheckpointRestoreMillis, cs.RestoreMs)
 	jt.prom.preemptRestores.WithLabelValues("succeeded").Inc()
+	jt.observeCROpLocked(a.tracker, preempt.OpRestore, cs.ImageBytes, cs.RestoreMs)
+	if a.ckpt.from.tracker != a.tracker {
+		jt.observeCROpLocked(a.tracker, preempt.OpTransfer, cs.ImageBytes, cs.CopyMs)
+	}
 	jt.log.Info("attempt restored", "attempt", a.id, "tracker", a.tracker, "source", cs.SourceAttempt,
 		"copy_ms", cs.CopyMs, "restore_ms", cs.RestoreMs, "start_progress", cs.StartProgress)
 	return false
@@ -223,8 +229,8 @@ func (jt *JobTracker) restoreHereLocked(tk *task, t *trackerState) (here, ok boo
 		return false, true
 	}
 	qLocal := home.crWait + jt.slotWaitLocked(home, tk.typ, img)
-	where := resumeWhere(img.bytes, true, defaultResumeModel, qLocal, t.crWait)
-	return false, where == resumeRemote
+	where := preempt.Resume(img.bytes, true, jt.driver.Planner().Model(img.tracker), qLocal, t.crWait)
+	return false, where == preempt.Remote
 }
 
 // slotWaitLocked is how long a restorable task is expected to wait for a
@@ -281,4 +287,16 @@ func (jt *JobTracker) CheckpointTaskAttempt(ctx context.Context, req *mrpb.Check
 		return nil, status.Error(codes.FailedPrecondition, err.Error())
 	}
 	return &mrpb.CheckpointTaskAttemptResponse{Ordered: true, State: a.state.String()}, nil
+}
+
+// observeCROpLocked gives the reclaim planner a measured dump, restore or
+// image transfer of a tracker, from which it learns that tracker's
+// bandwidths (preemption.bandwidth.smoothing).
+func (jt *JobTracker) observeCROpLocked(tracker string, op preempt.Op, bytes, ms int64) {
+	if bytes <= 0 || ms <= 0 {
+		return
+	}
+	if err := jt.driver.Planner().Observe(tracker, op, bytes, time.Duration(ms)*time.Millisecond); err != nil {
+		jt.log.Warn("checkpoint measurement not used", "tracker", tracker, "error", err)
+	}
 }

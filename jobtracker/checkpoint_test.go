@@ -9,31 +9,6 @@ import (
 	"gomr/mrpb"
 )
 
-func TestResumeWhere(t *testing.T) {
-	const mib = 1 << 20
-	m := resumeModel{BwRead: 100 * mib, BwNet: 100 * mib} // 1 s per 100 MiB either way
-	for _, tc := range []struct {
-		name            string
-		bytes           int64
-		hasImage        bool
-		qLocal, qRemote time.Duration
-		want            resumeWhereKind
-	}{
-		{"no image restarts", 100 * mib, false, 0, 0, resumeRestart},
-		{"idle home is local", 100 * mib, true, 0, 0, resumeLocal},
-		{"tie is local", 100 * mib, true, time.Second, 0, resumeLocal},
-		{"busy home queue goes remote", 100 * mib, true, 1500 * time.Millisecond, 0, resumeRemote},
-		{"busy remote queue stays local", 100 * mib, true, 1500 * time.Millisecond, time.Second, resumeLocal},
-		{"a small image moves cheaply", mib, true, 50 * time.Millisecond, 0, resumeRemote},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := resumeWhere(tc.bytes, tc.hasImage, m, tc.qLocal, tc.qRemote); got != tc.want {
-				t.Errorf("resumeWhere(%d, %v, %v, %v) = %d, want %d", tc.bytes, tc.hasImage, tc.qLocal, tc.qRemote, got, tc.want)
-			}
-		})
-	}
-}
-
 // jobCounter reads a job counter.
 func jobCounter(jt *JobTracker, job, name string) int64 {
 	jt.mu.Lock()

@@ -4,83 +4,13 @@ import (
 	"fmt"
 	"time"
 
+	"gomr/preempt"
 	"gomr/sched"
 )
 
 // The host side of preemption by checkpoint for the policy driver: the
-// trackerHost methods that package sched's optional interfaces
-// sched.Checkpointer and sched.Describer name, and the resume rule.
-//
-// Placeholders: package preempt (preempt.Candidate, preempt.Model,
-// preempt.Where, preempt.Resume) is being written beside this; until it is
-// on main, preemptCandidate, resumeModel, resumeWhere and its Where values
-// below stand in for them with the same fields and rule, so that the merge
-// is a type swap (preemptCandidate -> preempt.Candidate, resumeWhere ->
-// preempt.Resume).
-
-// preemptCandidate is what the planner needs to know of a running attempt
-// it may preempt (stands in for preempt.Candidate).
-type preemptCandidate struct {
-	// Node is the attempt's tracker.
-	Node string
-	// RSSBytes is the resident set of its process tree (the size of a
-	// full image).
-	RSSBytes int64
-	// Progressed is the run time of the task's work the attempt holds (what
-	// a kill loses); Remaining its expected time to finish (0: unknown).
-	Progressed, Remaining time.Duration
-	// HasImage: the task has a checkpoint image already.
-	HasImage bool
-	// CanCheckpoint: the attempt's tracker has CRIU and the attempt can
-	// reach a quiet point now.
-	CanCheckpoint bool
-	// Duplicate: another attempt of the task runs (a kill loses no
-	// unique work).
-	Duplicate bool
-}
-
-// resumeModel is the cost model of a restore (stands in for
-// preempt.Model): read bandwidth of the image store and network bandwidth
-// between trackers, in bytes per second.
-type resumeModel struct {
-	BwRead, BwNet float64
-}
-
-// defaultResumeModel is spec §1.6's SSD prior (117 MiB/s) for reading
-// images, and a gigabit network.
-var defaultResumeModel = resumeModel{BwRead: 117 << 20, BwNet: 125e6}
-
-// resumeWhereKind is where a preempted task resumes (stands in for
-// preempt.Where).
-type resumeWhereKind uint8
-
-const (
-	resumeRestart resumeWhereKind = iota // no image: run from scratch
-	resumeLocal                          // restore on the image's tracker
-	resumeRemote                         // fetch the image and restore elsewhere
-)
-
-// resumeWhere is seed 002's Alg. 2 (stands in for preempt.Resume): with no
-// image the task restarts; otherwise it resumes locally iff
-// size/bwRead + qLocal <= size/bwNet + size/bwRead + qRemote (a tie is
-// local), qLocal and qRemote being the waits for the C/R queue (and, on
-// the image's tracker, for a slot).
-func resumeWhere(imageBytes int64, hasImage bool, m resumeModel, qLocal, qRemote time.Duration) resumeWhereKind {
-	if !hasImage {
-		return resumeRestart
-	}
-	secs := func(bytes int64, bps float64) time.Duration {
-		if bps <= 0 {
-			return 0
-		}
-		return time.Duration(float64(bytes) / bps * float64(time.Second))
-	}
-	read := secs(imageBytes, m.BwRead)
-	if read+qLocal <= secs(imageBytes, m.BwNet)+read+qRemote {
-		return resumeLocal
-	}
-	return resumeRemote
-}
+// trackerHost methods of package sched's optional interfaces
+// sched.Checkpointer and sched.Describer.
 
 // Checkpoint orders a live attempt the driver chose as a victim
 // checkpointed (incremental: against a same-process parent image when its
@@ -96,17 +26,22 @@ func (h *trackerHost) Checkpoint(k sched.Attempt, incremental bool) error {
 	return h.jt.checkpointAttemptLocked(a, incremental, false)
 }
 
-// Describe tells the planner what it needs of a live attempt.
-func (h *trackerHost) Describe(k sched.Attempt) preemptCandidate {
+// Describe tells the planner what it needs of a live attempt. HasImage
+// stays false: a preemption dump ends its process, so no attempt ever has
+// a same-process parent image to dump incrementally against (spec §5.8).
+// Progressed counts the work of the image the attempt was restored from
+// too: a restored attempt that is killed runs again from scratch (its
+// task keeps one image, which its restore spent).
+func (h *trackerHost) Describe(k sched.Attempt) preempt.Candidate {
 	jt := h.jt
 	a := jt.attemptOfLocked(k)
 	if a == nil {
-		return preemptCandidate{}
+		return preempt.Candidate{Remaining: -1}
 	}
-	c := preemptCandidate{
+	c := preempt.Candidate{
 		Node:      a.tracker,
 		RSSBytes:  a.rssBytes,
-		HasImage:  a.task.image != nil,
+		Remaining: -1,
 		Duplicate: len(a.task.running()) > 1,
 	}
 	if a.live() {
@@ -124,3 +59,10 @@ func (h *trackerHost) Describe(k sched.Attempt) preemptCandidate {
 	}
 	return c
 }
+
+// The policy driver finds these by type assertion: a change of signature
+// must not silently turn checkpoint preemption into kills.
+var (
+	_ sched.Describer    = (*trackerHost)(nil)
+	_ sched.Checkpointer = (*trackerHost)(nil)
+)

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"gomr/mr"
+)
+
+// Preemption through the policy driver's reclaim planner on a real
+// cluster with CRIU (issue 15): the policy asks for slots back, the
+// planner (preemption.mechanism) says how each victim gives its slot back.
+
+// TestE2EMinEDFWCCheckpointPreemption: under minedf-wc with
+// preemption.mechanism=checkpoint, a filler word count (slowed by the
+// straggler injector on tracker "slow") holds both map slots as spare
+// slots; a job with a deadline and a profile arrives. The policy reclaims
+// the filler's spare maps, and the planner checkpoints them instead of
+// killing them: the deadline job meets its deadline, the filler's maps
+// resume from their images (none is killed) and its output is byte for
+// byte that of an undisturbed run.
+func TestE2EMinEDFWCCheckpointPreemption(t *testing.T) {
+	path := criuPath(t)
+	c := startCluster(t, []trackerSpec{{"slow", 2, 0}, {"fast", 0, 2}},
+		"scheduler.policy=minedf-wc", "preemption.mechanism=checkpoint", "mapreduce.tasktracker.criu.path="+path)
+	dir := t.TempDir()
+	// The profile run: later runs of the name are matched by it.
+	c.wait(c.submit(sleepSpec("urgent", filepath.Join(dir, "profile"), 2, 300)))
+
+	spec, in, out := checkpointJob(t)
+	spec.Name = "filler"
+	spec.Conf["mapreduce.input.fileinputformat.split.maxsize"] = "800000" // two maps
+	filler := c.submit(spec)
+	waitFor(t, "the filler to take both map slots", 30*time.Second, func() bool { return c.status(filler).Maps.Running == 2 })
+	waitFor(t, "the filler's maps to progress", 30*time.Second, func() bool { return c.status(filler).MapProgress >= 0.05 })
+
+	urgentSpec := sleepSpec("urgent", filepath.Join(dir, "urgent"), 2, 300)
+	const deadline = 10.0
+	urgentSpec.DeadlineSeconds = deadline
+	urgent := c.submit(urgentSpec)
+	ur := c.wait(urgent)
+	fr := c.wait(filler)
+	if ur.State != "SUCCEEDED" || fr.State != "SUCCEEDED" {
+		t.Fatalf("deadline job ended %s (%s), filler %s (%s)", ur.State, ur.Error, fr.State, fr.Error)
+	}
+	uh := c.history(urgent)
+	if took := uh.Job.Finish.Sub(uh.Job.Submit).Seconds(); took > deadline {
+		t.Errorf("deadline job took %.1f s, deadline %.0f s", took, deadline)
+	}
+	g := mr.JobCounterGroup
+	ckpts, restores := fr.Counters.Get(g, mr.Checkpoints), fr.Counters.Get(g, mr.CheckpointRestores)
+	if ckpts < 1 || restores != ckpts {
+		t.Errorf("filler: %d checkpoints, %d restores; want at least one, each restored", ckpts, restores)
+	}
+	if n := fr.Counters.Get(g, mr.NumKilledMaps); n != 0 {
+		t.Errorf("filler NUM_KILLED_MAPS = %d, want 0: its maps were checkpointed, not killed", n)
+	}
+	checkpointed := 0
+	for _, a := range c.history(filler).Attempts {
+		if a.TaskType == "m" && a.State == "CHECKPOINTED" {
+			checkpointed++
+		}
+	}
+	if int64(checkpointed) != ckpts {
+		t.Errorf("history: %d CHECKPOINTED map attempts, counters say %d", checkpointed, ckpts)
+	}
+	for _, l := range c.logLines("jobtracker", `msg="attempt checkpointed"`) {
+		t.Log(l)
+	}
+	if !c.logHas("jobtracker", "checkpoint ordered") {
+		t.Error("the JobTracker logged no checkpoint order")
+	}
+	checkWordCount(t, out, countWords(t, in))
+	checkSameAsPlainRun(t, c, spec, out)
+}

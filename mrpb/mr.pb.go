@@ -164,11 +164,14 @@ func (x *Segment) GetCrc() uint32 {
 // SpillAnnouncement says that spill `spill` of a map attempt is durable on
 // the tracker that sends it. `segments` has one entry per reduce partition.
 type SpillAnnouncement struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	AttemptId     string                 `protobuf:"bytes,1,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"`
-	Spill         int32                  `protobuf:"varint,2,opt,name=spill,proto3" json:"spill,omitempty"`
-	Final         bool                   `protobuf:"varint,3,opt,name=final,proto3" json:"final,omitempty"`
-	Segments      []*Segment             `protobuf:"bytes,4,rep,name=segments,proto3" json:"segments,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	AttemptId string                 `protobuf:"bytes,1,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"`
+	Spill     int32                  `protobuf:"varint,2,opt,name=spill,proto3" json:"spill,omitempty"`
+	Final     bool                   `protobuf:"varint,3,opt,name=final,proto3" json:"final,omitempty"`
+	Segments  []*Segment             `protobuf:"bytes,4,rep,name=segments,proto3" json:"segments,omitempty"`
+	// Set on the last spill of a map attempt that was split (docs/split.md):
+	// where the remainder of the map starts.
+	SplitAt       *MapCut `protobuf:"bytes,20,opt,name=split_at,json=splitAt,proto3" json:"split_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -231,11 +234,155 @@ func (x *SpillAnnouncement) GetSegments() []*Segment {
 	return nil
 }
 
+func (x *SpillAnnouncement) GetSplitAt() *MapCut {
+	if x != nil {
+		return x.SplitAt
+	}
+	return nil
+}
+
+// MapCut is a split point of a map task: the remainder starts with the
+// record at byte offset offset of the split's file, its first spill is
+// spill, and records input records come before it.
+type MapCut struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Offset        int64                  `protobuf:"varint,1,opt,name=offset,proto3" json:"offset,omitempty"`
+	Spill         int32                  `protobuf:"varint,2,opt,name=spill,proto3" json:"spill,omitempty"`
+	Records       int64                  `protobuf:"varint,3,opt,name=records,proto3" json:"records,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MapCut) Reset() {
+	*x = MapCut{}
+	mi := &file_mr_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MapCut) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MapCut) ProtoMessage() {}
+
+func (x *MapCut) ProtoReflect() protoreflect.Message {
+	mi := &file_mr_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MapCut.ProtoReflect.Descriptor instead.
+func (*MapCut) Descriptor() ([]byte, []int) {
+	return file_mr_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *MapCut) GetOffset() int64 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+func (x *MapCut) GetSpill() int32 {
+	if x != nil {
+		return x.Spill
+	}
+	return 0
+}
+
+func (x *MapCut) GetRecords() int64 {
+	if x != nil {
+		return x.Records
+	}
+	return 0
+}
+
+// MapResume tells a map attempt where to start and where to cut spills
+// besides the buffer-full cuts (docs/split.md): it reads from offset (the
+// exact start of a record), numbers its spills from first_spill, and cuts
+// a spill before each record that starts at one of cuts' offsets, the
+// spill after each cut numbered as the cut says.
+type MapResume struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Offset        int64                  `protobuf:"varint,1,opt,name=offset,proto3" json:"offset,omitempty"`
+	FirstSpill    int32                  `protobuf:"varint,2,opt,name=first_spill,json=firstSpill,proto3" json:"first_spill,omitempty"`
+	RecordsBefore int64                  `protobuf:"varint,3,opt,name=records_before,json=recordsBefore,proto3" json:"records_before,omitempty"`
+	Cuts          []*MapCut              `protobuf:"bytes,4,rep,name=cuts,proto3" json:"cuts,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MapResume) Reset() {
+	*x = MapResume{}
+	mi := &file_mr_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MapResume) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MapResume) ProtoMessage() {}
+
+func (x *MapResume) ProtoReflect() protoreflect.Message {
+	mi := &file_mr_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MapResume.ProtoReflect.Descriptor instead.
+func (*MapResume) Descriptor() ([]byte, []int) {
+	return file_mr_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *MapResume) GetOffset() int64 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+func (x *MapResume) GetFirstSpill() int32 {
+	if x != nil {
+		return x.FirstSpill
+	}
+	return 0
+}
+
+func (x *MapResume) GetRecordsBefore() int64 {
+	if x != nil {
+		return x.RecordsBefore
+	}
+	return 0
+}
+
+func (x *MapResume) GetCuts() []*MapCut {
+	if x != nil {
+		return x.Cuts
+	}
+	return nil
+}
+
 // AttemptStatus is a task attempt's state as its tracker reports it.
 type AttemptStatus struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	AttemptId string                 `protobuf:"bytes,1,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"`
-	// RUNNING, COMMIT_PENDING, SUCCEEDED, FAILED or KILLED.
+	// RUNNING, COMMIT_PENDING, SUCCEEDED, FAILED, KILLED or SPLIT (a map
+	// that stopped early because it was split, docs/split.md).
 	State    string  `protobuf:"bytes,2,opt,name=state,proto3" json:"state,omitempty"`
 	Progress float32 `protobuf:"fixed32,3,opt,name=progress,proto3" json:"progress,omitempty"`
 	// MAP, SHUFFLE, SORT or REDUCE.
@@ -265,7 +412,7 @@ type AttemptStatus struct {
 
 func (x *AttemptStatus) Reset() {
 	*x = AttemptStatus{}
-	mi := &file_mr_proto_msgTypes[3]
+	mi := &file_mr_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -277,7 +424,7 @@ func (x *AttemptStatus) String() string {
 func (*AttemptStatus) ProtoMessage() {}
 
 func (x *AttemptStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[3]
+	mi := &file_mr_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -290,7 +437,7 @@ func (x *AttemptStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttemptStatus.ProtoReflect.Descriptor instead.
 func (*AttemptStatus) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{3}
+	return file_mr_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *AttemptStatus) GetAttemptId() string {
@@ -411,7 +558,7 @@ type CloneStats struct {
 
 func (x *CloneStats) Reset() {
 	*x = CloneStats{}
-	mi := &file_mr_proto_msgTypes[4]
+	mi := &file_mr_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -423,7 +570,7 @@ func (x *CloneStats) String() string {
 func (*CloneStats) ProtoMessage() {}
 
 func (x *CloneStats) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[4]
+	mi := &file_mr_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -436,7 +583,7 @@ func (x *CloneStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloneStats.ProtoReflect.Descriptor instead.
 func (*CloneStats) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{4}
+	return file_mr_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *CloneStats) GetSourceAttempt() string {
@@ -507,7 +654,7 @@ type SubmitJobRequest struct {
 
 func (x *SubmitJobRequest) Reset() {
 	*x = SubmitJobRequest{}
-	mi := &file_mr_proto_msgTypes[5]
+	mi := &file_mr_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -519,7 +666,7 @@ func (x *SubmitJobRequest) String() string {
 func (*SubmitJobRequest) ProtoMessage() {}
 
 func (x *SubmitJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[5]
+	mi := &file_mr_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -532,7 +679,7 @@ func (x *SubmitJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitJobRequest.ProtoReflect.Descriptor instead.
 func (*SubmitJobRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{5}
+	return file_mr_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *SubmitJobRequest) GetSpecJson() []byte {
@@ -561,7 +708,7 @@ type SubmitJobResponse struct {
 
 func (x *SubmitJobResponse) Reset() {
 	*x = SubmitJobResponse{}
-	mi := &file_mr_proto_msgTypes[6]
+	mi := &file_mr_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -573,7 +720,7 @@ func (x *SubmitJobResponse) String() string {
 func (*SubmitJobResponse) ProtoMessage() {}
 
 func (x *SubmitJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[6]
+	mi := &file_mr_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -586,7 +733,7 @@ func (x *SubmitJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitJobResponse.ProtoReflect.Descriptor instead.
 func (*SubmitJobResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{6}
+	return file_mr_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *SubmitJobResponse) GetJobId() string {
@@ -612,7 +759,7 @@ type JobStatusRequest struct {
 
 func (x *JobStatusRequest) Reset() {
 	*x = JobStatusRequest{}
-	mi := &file_mr_proto_msgTypes[7]
+	mi := &file_mr_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -624,7 +771,7 @@ func (x *JobStatusRequest) String() string {
 func (*JobStatusRequest) ProtoMessage() {}
 
 func (x *JobStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[7]
+	mi := &file_mr_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -637,7 +784,7 @@ func (x *JobStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobStatusRequest.ProtoReflect.Descriptor instead.
 func (*JobStatusRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{7}
+	return file_mr_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *JobStatusRequest) GetJobId() string {
@@ -661,7 +808,7 @@ type TaskSummary struct {
 
 func (x *TaskSummary) Reset() {
 	*x = TaskSummary{}
-	mi := &file_mr_proto_msgTypes[8]
+	mi := &file_mr_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -673,7 +820,7 @@ func (x *TaskSummary) String() string {
 func (*TaskSummary) ProtoMessage() {}
 
 func (x *TaskSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[8]
+	mi := &file_mr_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -686,7 +833,7 @@ func (x *TaskSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskSummary.ProtoReflect.Descriptor instead.
 func (*TaskSummary) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{8}
+	return file_mr_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *TaskSummary) GetTotal() int32 {
@@ -767,7 +914,7 @@ type JobStatus struct {
 
 func (x *JobStatus) Reset() {
 	*x = JobStatus{}
-	mi := &file_mr_proto_msgTypes[9]
+	mi := &file_mr_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -779,7 +926,7 @@ func (x *JobStatus) String() string {
 func (*JobStatus) ProtoMessage() {}
 
 func (x *JobStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[9]
+	mi := &file_mr_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -792,7 +939,7 @@ func (x *JobStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobStatus.ProtoReflect.Descriptor instead.
 func (*JobStatus) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{9}
+	return file_mr_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *JobStatus) GetJobId() string {
@@ -959,7 +1106,7 @@ type Speculation struct {
 
 func (x *Speculation) Reset() {
 	*x = Speculation{}
-	mi := &file_mr_proto_msgTypes[10]
+	mi := &file_mr_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -971,7 +1118,7 @@ func (x *Speculation) String() string {
 func (*Speculation) ProtoMessage() {}
 
 func (x *Speculation) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[10]
+	mi := &file_mr_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -984,7 +1131,7 @@ func (x *Speculation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Speculation.ProtoReflect.Descriptor instead.
 func (*Speculation) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{10}
+	return file_mr_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Speculation) GetTaskId() string {
@@ -1052,7 +1199,7 @@ type ListJobsRequest struct {
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_mr_proto_msgTypes[11]
+	mi := &file_mr_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1064,7 +1211,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[11]
+	mi := &file_mr_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1077,7 +1224,7 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{11}
+	return file_mr_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ListJobsRequest) GetAll() bool {
@@ -1096,7 +1243,7 @@ type ListJobsResponse struct {
 
 func (x *ListJobsResponse) Reset() {
 	*x = ListJobsResponse{}
-	mi := &file_mr_proto_msgTypes[12]
+	mi := &file_mr_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1108,7 +1255,7 @@ func (x *ListJobsResponse) String() string {
 func (*ListJobsResponse) ProtoMessage() {}
 
 func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[12]
+	mi := &file_mr_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1121,7 +1268,7 @@ func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
 func (*ListJobsResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{12}
+	return file_mr_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ListJobsResponse) GetJobs() []*JobStatus {
@@ -1139,7 +1286,7 @@ type ListTrackersRequest struct {
 
 func (x *ListTrackersRequest) Reset() {
 	*x = ListTrackersRequest{}
-	mi := &file_mr_proto_msgTypes[13]
+	mi := &file_mr_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1151,7 +1298,7 @@ func (x *ListTrackersRequest) String() string {
 func (*ListTrackersRequest) ProtoMessage() {}
 
 func (x *ListTrackersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[13]
+	mi := &file_mr_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1164,7 +1311,7 @@ func (x *ListTrackersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTrackersRequest.ProtoReflect.Descriptor instead.
 func (*ListTrackersRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{13}
+	return file_mr_proto_rawDescGZIP(), []int{15}
 }
 
 type ListTrackersResponse struct {
@@ -1176,7 +1323,7 @@ type ListTrackersResponse struct {
 
 func (x *ListTrackersResponse) Reset() {
 	*x = ListTrackersResponse{}
-	mi := &file_mr_proto_msgTypes[14]
+	mi := &file_mr_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1188,7 +1335,7 @@ func (x *ListTrackersResponse) String() string {
 func (*ListTrackersResponse) ProtoMessage() {}
 
 func (x *ListTrackersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[14]
+	mi := &file_mr_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1201,7 +1348,7 @@ func (x *ListTrackersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTrackersResponse.ProtoReflect.Descriptor instead.
 func (*ListTrackersResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{14}
+	return file_mr_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ListTrackersResponse) GetTrackers() []*TrackerStatus {
@@ -1233,7 +1380,7 @@ type TrackerStatus struct {
 
 func (x *TrackerStatus) Reset() {
 	*x = TrackerStatus{}
-	mi := &file_mr_proto_msgTypes[15]
+	mi := &file_mr_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1245,7 +1392,7 @@ func (x *TrackerStatus) String() string {
 func (*TrackerStatus) ProtoMessage() {}
 
 func (x *TrackerStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[15]
+	mi := &file_mr_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1258,7 +1405,7 @@ func (x *TrackerStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrackerStatus.ProtoReflect.Descriptor instead.
 func (*TrackerStatus) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{15}
+	return file_mr_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *TrackerStatus) GetName() string {
@@ -1340,7 +1487,7 @@ type KillJobRequest struct {
 
 func (x *KillJobRequest) Reset() {
 	*x = KillJobRequest{}
-	mi := &file_mr_proto_msgTypes[16]
+	mi := &file_mr_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1352,7 +1499,7 @@ func (x *KillJobRequest) String() string {
 func (*KillJobRequest) ProtoMessage() {}
 
 func (x *KillJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[16]
+	mi := &file_mr_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1365,7 +1512,7 @@ func (x *KillJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KillJobRequest.ProtoReflect.Descriptor instead.
 func (*KillJobRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{16}
+	return file_mr_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *KillJobRequest) GetJobId() string {
@@ -1385,7 +1532,7 @@ type KillJobResponse struct {
 
 func (x *KillJobResponse) Reset() {
 	*x = KillJobResponse{}
-	mi := &file_mr_proto_msgTypes[17]
+	mi := &file_mr_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1397,7 +1544,7 @@ func (x *KillJobResponse) String() string {
 func (*KillJobResponse) ProtoMessage() {}
 
 func (x *KillJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[17]
+	mi := &file_mr_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1410,7 +1557,7 @@ func (x *KillJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KillJobResponse.ProtoReflect.Descriptor instead.
 func (*KillJobResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{17}
+	return file_mr_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *KillJobResponse) GetKilled() bool {
@@ -1436,7 +1583,7 @@ type JobHistoryRequest struct {
 
 func (x *JobHistoryRequest) Reset() {
 	*x = JobHistoryRequest{}
-	mi := &file_mr_proto_msgTypes[18]
+	mi := &file_mr_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1448,7 +1595,7 @@ func (x *JobHistoryRequest) String() string {
 func (*JobHistoryRequest) ProtoMessage() {}
 
 func (x *JobHistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[18]
+	mi := &file_mr_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1461,7 +1608,7 @@ func (x *JobHistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobHistoryRequest.ProtoReflect.Descriptor instead.
 func (*JobHistoryRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{18}
+	return file_mr_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *JobHistoryRequest) GetJobId() string {
@@ -1480,7 +1627,7 @@ type JobHistoryResponse struct {
 
 func (x *JobHistoryResponse) Reset() {
 	*x = JobHistoryResponse{}
-	mi := &file_mr_proto_msgTypes[19]
+	mi := &file_mr_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1492,7 +1639,7 @@ func (x *JobHistoryResponse) String() string {
 func (*JobHistoryResponse) ProtoMessage() {}
 
 func (x *JobHistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[19]
+	mi := &file_mr_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1505,7 +1652,7 @@ func (x *JobHistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobHistoryResponse.ProtoReflect.Descriptor instead.
 func (*JobHistoryResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{19}
+	return file_mr_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *JobHistoryResponse) GetJsonLines() []byte {
@@ -1528,7 +1675,7 @@ type KillTaskAttemptRequest struct {
 
 func (x *KillTaskAttemptRequest) Reset() {
 	*x = KillTaskAttemptRequest{}
-	mi := &file_mr_proto_msgTypes[20]
+	mi := &file_mr_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1540,7 +1687,7 @@ func (x *KillTaskAttemptRequest) String() string {
 func (*KillTaskAttemptRequest) ProtoMessage() {}
 
 func (x *KillTaskAttemptRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[20]
+	mi := &file_mr_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1553,7 +1700,7 @@ func (x *KillTaskAttemptRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KillTaskAttemptRequest.ProtoReflect.Descriptor instead.
 func (*KillTaskAttemptRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{20}
+	return file_mr_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *KillTaskAttemptRequest) GetAttemptId() string {
@@ -1581,7 +1728,7 @@ type KillTaskAttemptResponse struct {
 
 func (x *KillTaskAttemptResponse) Reset() {
 	*x = KillTaskAttemptResponse{}
-	mi := &file_mr_proto_msgTypes[21]
+	mi := &file_mr_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1593,7 +1740,7 @@ func (x *KillTaskAttemptResponse) String() string {
 func (*KillTaskAttemptResponse) ProtoMessage() {}
 
 func (x *KillTaskAttemptResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[21]
+	mi := &file_mr_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1606,7 +1753,7 @@ func (x *KillTaskAttemptResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KillTaskAttemptResponse.ProtoReflect.Descriptor instead.
 func (*KillTaskAttemptResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{21}
+	return file_mr_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *KillTaskAttemptResponse) GetKilled() bool {
@@ -1623,6 +1770,88 @@ func (x *KillTaskAttemptResponse) GetState() string {
 	return ""
 }
 
+// SplitTaskAttemptRequest orders a running map attempt split at its next
+// record (`mr job -split-task`, docs/split.md).
+type SplitTaskAttemptRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AttemptId     string                 `protobuf:"bytes,1,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SplitTaskAttemptRequest) Reset() {
+	*x = SplitTaskAttemptRequest{}
+	mi := &file_mr_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SplitTaskAttemptRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SplitTaskAttemptRequest) ProtoMessage() {}
+
+func (x *SplitTaskAttemptRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_mr_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SplitTaskAttemptRequest.ProtoReflect.Descriptor instead.
+func (*SplitTaskAttemptRequest) Descriptor() ([]byte, []int) {
+	return file_mr_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *SplitTaskAttemptRequest) GetAttemptId() string {
+	if x != nil {
+		return x.AttemptId
+	}
+	return ""
+}
+
+type SplitTaskAttemptResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SplitTaskAttemptResponse) Reset() {
+	*x = SplitTaskAttemptResponse{}
+	mi := &file_mr_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SplitTaskAttemptResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SplitTaskAttemptResponse) ProtoMessage() {}
+
+func (x *SplitTaskAttemptResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_mr_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SplitTaskAttemptResponse.ProtoReflect.Descriptor instead.
+func (*SplitTaskAttemptResponse) Descriptor() ([]byte, []int) {
+	return file_mr_proto_rawDescGZIP(), []int{25}
+}
+
 // SetJobPriorityRequest changes a job's priority (`mr job -set-priority`):
 // VERY_HIGH, HIGH, NORMAL, LOW or VERY_LOW.
 type SetJobPriorityRequest struct {
@@ -1635,7 +1864,7 @@ type SetJobPriorityRequest struct {
 
 func (x *SetJobPriorityRequest) Reset() {
 	*x = SetJobPriorityRequest{}
-	mi := &file_mr_proto_msgTypes[22]
+	mi := &file_mr_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1647,7 +1876,7 @@ func (x *SetJobPriorityRequest) String() string {
 func (*SetJobPriorityRequest) ProtoMessage() {}
 
 func (x *SetJobPriorityRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[22]
+	mi := &file_mr_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1660,7 +1889,7 @@ func (x *SetJobPriorityRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetJobPriorityRequest.ProtoReflect.Descriptor instead.
 func (*SetJobPriorityRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{22}
+	return file_mr_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *SetJobPriorityRequest) GetJobId() string {
@@ -1686,7 +1915,7 @@ type SetJobPriorityResponse struct {
 
 func (x *SetJobPriorityResponse) Reset() {
 	*x = SetJobPriorityResponse{}
-	mi := &file_mr_proto_msgTypes[23]
+	mi := &file_mr_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1698,7 +1927,7 @@ func (x *SetJobPriorityResponse) String() string {
 func (*SetJobPriorityResponse) ProtoMessage() {}
 
 func (x *SetJobPriorityResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[23]
+	mi := &file_mr_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1711,7 +1940,7 @@ func (x *SetJobPriorityResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetJobPriorityResponse.ProtoReflect.Descriptor instead.
 func (*SetJobPriorityResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{23}
+	return file_mr_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *SetJobPriorityResponse) GetPriority() int32 {
@@ -1732,7 +1961,7 @@ type TaskAttemptsRequest struct {
 
 func (x *TaskAttemptsRequest) Reset() {
 	*x = TaskAttemptsRequest{}
-	mi := &file_mr_proto_msgTypes[24]
+	mi := &file_mr_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1744,7 +1973,7 @@ func (x *TaskAttemptsRequest) String() string {
 func (*TaskAttemptsRequest) ProtoMessage() {}
 
 func (x *TaskAttemptsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[24]
+	mi := &file_mr_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1757,7 +1986,7 @@ func (x *TaskAttemptsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskAttemptsRequest.ProtoReflect.Descriptor instead.
 func (*TaskAttemptsRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{24}
+	return file_mr_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *TaskAttemptsRequest) GetJobId() string {
@@ -1786,7 +2015,7 @@ type TaskAttemptInfo struct {
 
 func (x *TaskAttemptInfo) Reset() {
 	*x = TaskAttemptInfo{}
-	mi := &file_mr_proto_msgTypes[25]
+	mi := &file_mr_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1798,7 +2027,7 @@ func (x *TaskAttemptInfo) String() string {
 func (*TaskAttemptInfo) ProtoMessage() {}
 
 func (x *TaskAttemptInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[25]
+	mi := &file_mr_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1811,7 +2040,7 @@ func (x *TaskAttemptInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskAttemptInfo.ProtoReflect.Descriptor instead.
 func (*TaskAttemptInfo) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{25}
+	return file_mr_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *TaskAttemptInfo) GetAttemptId() string {
@@ -1886,7 +2115,7 @@ type TaskAttemptsResponse struct {
 
 func (x *TaskAttemptsResponse) Reset() {
 	*x = TaskAttemptsResponse{}
-	mi := &file_mr_proto_msgTypes[26]
+	mi := &file_mr_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1898,7 +2127,7 @@ func (x *TaskAttemptsResponse) String() string {
 func (*TaskAttemptsResponse) ProtoMessage() {}
 
 func (x *TaskAttemptsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[26]
+	mi := &file_mr_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1911,7 +2140,7 @@ func (x *TaskAttemptsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskAttemptsResponse.ProtoReflect.Descriptor instead.
 func (*TaskAttemptsResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{26}
+	return file_mr_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *TaskAttemptsResponse) GetAttempts() []*TaskAttemptInfo {
@@ -1934,7 +2163,7 @@ type TaskLogRequest struct {
 
 func (x *TaskLogRequest) Reset() {
 	*x = TaskLogRequest{}
-	mi := &file_mr_proto_msgTypes[27]
+	mi := &file_mr_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1946,7 +2175,7 @@ func (x *TaskLogRequest) String() string {
 func (*TaskLogRequest) ProtoMessage() {}
 
 func (x *TaskLogRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[27]
+	mi := &file_mr_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1959,7 +2188,7 @@ func (x *TaskLogRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskLogRequest.ProtoReflect.Descriptor instead.
 func (*TaskLogRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{27}
+	return file_mr_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *TaskLogRequest) GetAttemptId() string {
@@ -1987,7 +2216,7 @@ type TaskLogResponse struct {
 
 func (x *TaskLogResponse) Reset() {
 	*x = TaskLogResponse{}
-	mi := &file_mr_proto_msgTypes[28]
+	mi := &file_mr_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1999,7 +2228,7 @@ func (x *TaskLogResponse) String() string {
 func (*TaskLogResponse) ProtoMessage() {}
 
 func (x *TaskLogResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[28]
+	mi := &file_mr_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2012,7 +2241,7 @@ func (x *TaskLogResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskLogResponse.ProtoReflect.Descriptor instead.
 func (*TaskLogResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{28}
+	return file_mr_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *TaskLogResponse) GetData() []byte {
@@ -2070,7 +2299,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_mr_proto_msgTypes[29]
+	mi := &file_mr_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2082,7 +2311,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[29]
+	mi := &file_mr_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2095,7 +2324,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{29}
+	return file_mr_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *HeartbeatRequest) GetTracker() string {
@@ -2235,14 +2464,16 @@ type LaunchTask struct {
 	// A speculative attempt (the straggler injector leaves these alone).
 	Speculative bool `protobuf:"varint,11,opt,name=speculative,proto3" json:"speculative,omitempty"`
 	// The tracker the attempt runs on.
-	Tracker       string `protobuf:"bytes,12,opt,name=tracker,proto3" json:"tracker,omitempty"`
+	Tracker string `protobuf:"bytes,12,opt,name=tracker,proto3" json:"tracker,omitempty"`
+	// Maps of a task that was split: where to start and where to cut.
+	Resume        *MapResume `protobuf:"bytes,20,opt,name=resume,proto3" json:"resume,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *LaunchTask) Reset() {
 	*x = LaunchTask{}
-	mi := &file_mr_proto_msgTypes[30]
+	mi := &file_mr_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2254,7 +2485,7 @@ func (x *LaunchTask) String() string {
 func (*LaunchTask) ProtoMessage() {}
 
 func (x *LaunchTask) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[30]
+	mi := &file_mr_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2267,7 +2498,7 @@ func (x *LaunchTask) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaunchTask.ProtoReflect.Descriptor instead.
 func (*LaunchTask) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{30}
+	return file_mr_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *LaunchTask) GetAttemptId() string {
@@ -2354,6 +2585,13 @@ func (x *LaunchTask) GetTracker() string {
 	return ""
 }
 
+func (x *LaunchTask) GetResume() *MapResume {
+	if x != nil {
+		return x.Resume
+	}
+	return nil
+}
+
 type TaskAction struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Types that are valid to be assigned to Action:
@@ -2362,6 +2600,7 @@ type TaskAction struct {
 	//	*TaskAction_KillAttempt
 	//	*TaskAction_PurgeJob
 	//	*TaskAction_Clone
+	//	*TaskAction_SplitAttempt
 	Action        isTaskAction_Action `protobuf_oneof:"action"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2369,7 +2608,7 @@ type TaskAction struct {
 
 func (x *TaskAction) Reset() {
 	*x = TaskAction{}
-	mi := &file_mr_proto_msgTypes[31]
+	mi := &file_mr_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2381,7 +2620,7 @@ func (x *TaskAction) String() string {
 func (*TaskAction) ProtoMessage() {}
 
 func (x *TaskAction) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[31]
+	mi := &file_mr_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2394,7 +2633,7 @@ func (x *TaskAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskAction.ProtoReflect.Descriptor instead.
 func (*TaskAction) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{31}
+	return file_mr_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *TaskAction) GetAction() isTaskAction_Action {
@@ -2440,6 +2679,15 @@ func (x *TaskAction) GetClone() *CloneAttempt {
 	return nil
 }
 
+func (x *TaskAction) GetSplitAttempt() string {
+	if x != nil {
+		if x, ok := x.Action.(*TaskAction_SplitAttempt); ok {
+			return x.SplitAttempt
+		}
+	}
+	return ""
+}
+
 type isTaskAction_Action interface {
 	isTaskAction_Action()
 }
@@ -2464,6 +2712,12 @@ type TaskAction_Clone struct {
 	Clone *CloneAttempt `protobuf:"bytes,4,opt,name=clone,proto3,oneof"`
 }
 
+type TaskAction_SplitAttempt struct {
+	// Split the running map attempt with this id at its next record
+	// (docs/split.md).
+	SplitAttempt string `protobuf:"bytes,20,opt,name=split_attempt,json=splitAttempt,proto3,oneof"`
+}
+
 func (*TaskAction_Launch) isTaskAction_Action() {}
 
 func (*TaskAction_KillAttempt) isTaskAction_Action() {}
@@ -2471,6 +2725,8 @@ func (*TaskAction_KillAttempt) isTaskAction_Action() {}
 func (*TaskAction_PurgeJob) isTaskAction_Action() {}
 
 func (*TaskAction_Clone) isTaskAction_Action() {}
+
+func (*TaskAction_SplitAttempt) isTaskAction_Action() {}
 
 // CloneAttempt asks a tracker to restore a CRIU clone of a running
 // attempt (on it or on another tracker) as a new attempt; launch describes
@@ -2489,7 +2745,7 @@ type CloneAttempt struct {
 
 func (x *CloneAttempt) Reset() {
 	*x = CloneAttempt{}
-	mi := &file_mr_proto_msgTypes[32]
+	mi := &file_mr_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2501,7 +2757,7 @@ func (x *CloneAttempt) String() string {
 func (*CloneAttempt) ProtoMessage() {}
 
 func (x *CloneAttempt) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[32]
+	mi := &file_mr_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2514,7 +2770,7 @@ func (x *CloneAttempt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloneAttempt.ProtoReflect.Descriptor instead.
 func (*CloneAttempt) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{32}
+	return file_mr_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *CloneAttempt) GetSourceAttempt() string {
@@ -2556,7 +2812,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_mr_proto_msgTypes[33]
+	mi := &file_mr_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2568,7 +2824,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[33]
+	mi := &file_mr_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2581,7 +2837,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{33}
+	return file_mr_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *HeartbeatResponse) GetActions() []*TaskAction {
@@ -2636,7 +2892,7 @@ type MapEvent struct {
 
 func (x *MapEvent) Reset() {
 	*x = MapEvent{}
-	mi := &file_mr_proto_msgTypes[34]
+	mi := &file_mr_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2648,7 +2904,7 @@ func (x *MapEvent) String() string {
 func (*MapEvent) ProtoMessage() {}
 
 func (x *MapEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[34]
+	mi := &file_mr_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2661,7 +2917,7 @@ func (x *MapEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MapEvent.ProtoReflect.Descriptor instead.
 func (*MapEvent) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{34}
+	return file_mr_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *MapEvent) GetKind() string {
@@ -2728,7 +2984,7 @@ type MapEventsRequest struct {
 
 func (x *MapEventsRequest) Reset() {
 	*x = MapEventsRequest{}
-	mi := &file_mr_proto_msgTypes[35]
+	mi := &file_mr_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2740,7 +2996,7 @@ func (x *MapEventsRequest) String() string {
 func (*MapEventsRequest) ProtoMessage() {}
 
 func (x *MapEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[35]
+	mi := &file_mr_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2753,7 +3009,7 @@ func (x *MapEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MapEventsRequest.ProtoReflect.Descriptor instead.
 func (*MapEventsRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{35}
+	return file_mr_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *MapEventsRequest) GetJobId() string {
@@ -2800,7 +3056,7 @@ type MapEventsResponse struct {
 
 func (x *MapEventsResponse) Reset() {
 	*x = MapEventsResponse{}
-	mi := &file_mr_proto_msgTypes[36]
+	mi := &file_mr_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2812,7 +3068,7 @@ func (x *MapEventsResponse) String() string {
 func (*MapEventsResponse) ProtoMessage() {}
 
 func (x *MapEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[36]
+	mi := &file_mr_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2825,7 +3081,7 @@ func (x *MapEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MapEventsResponse.ProtoReflect.Descriptor instead.
 func (*MapEventsResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{36}
+	return file_mr_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *MapEventsResponse) GetEvents() []*MapEvent {
@@ -2849,7 +3105,7 @@ type FetchFailureRequest struct {
 
 func (x *FetchFailureRequest) Reset() {
 	*x = FetchFailureRequest{}
-	mi := &file_mr_proto_msgTypes[37]
+	mi := &file_mr_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2861,7 +3117,7 @@ func (x *FetchFailureRequest) String() string {
 func (*FetchFailureRequest) ProtoMessage() {}
 
 func (x *FetchFailureRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[37]
+	mi := &file_mr_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2874,7 +3130,7 @@ func (x *FetchFailureRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchFailureRequest.ProtoReflect.Descriptor instead.
 func (*FetchFailureRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{37}
+	return file_mr_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *FetchFailureRequest) GetJobId() string {
@@ -2928,7 +3184,7 @@ type CanCommitRequest struct {
 
 func (x *CanCommitRequest) Reset() {
 	*x = CanCommitRequest{}
-	mi := &file_mr_proto_msgTypes[38]
+	mi := &file_mr_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2940,7 +3196,7 @@ func (x *CanCommitRequest) String() string {
 func (*CanCommitRequest) ProtoMessage() {}
 
 func (x *CanCommitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[38]
+	mi := &file_mr_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2953,7 +3209,7 @@ func (x *CanCommitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CanCommitRequest.ProtoReflect.Descriptor instead.
 func (*CanCommitRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{38}
+	return file_mr_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *CanCommitRequest) GetAttemptId() string {
@@ -2972,7 +3228,7 @@ type CanCommitResponse struct {
 
 func (x *CanCommitResponse) Reset() {
 	*x = CanCommitResponse{}
-	mi := &file_mr_proto_msgTypes[39]
+	mi := &file_mr_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2984,7 +3240,7 @@ func (x *CanCommitResponse) String() string {
 func (*CanCommitResponse) ProtoMessage() {}
 
 func (x *CanCommitResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[39]
+	mi := &file_mr_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2997,7 +3253,7 @@ func (x *CanCommitResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CanCommitResponse.ProtoReflect.Descriptor instead.
 func (*CanCommitResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{39}
+	return file_mr_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *CanCommitResponse) GetCanCommit() bool {
@@ -3015,7 +3271,7 @@ type Empty struct {
 
 func (x *Empty) Reset() {
 	*x = Empty{}
-	mi := &file_mr_proto_msgTypes[40]
+	mi := &file_mr_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3027,7 +3283,7 @@ func (x *Empty) String() string {
 func (*Empty) ProtoMessage() {}
 
 func (x *Empty) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[40]
+	mi := &file_mr_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3040,7 +3296,7 @@ func (x *Empty) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Empty.ProtoReflect.Descriptor instead.
 func (*Empty) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{40}
+	return file_mr_proto_rawDescGZIP(), []int{44}
 }
 
 type GetTaskRequest struct {
@@ -3052,7 +3308,7 @@ type GetTaskRequest struct {
 
 func (x *GetTaskRequest) Reset() {
 	*x = GetTaskRequest{}
-	mi := &file_mr_proto_msgTypes[41]
+	mi := &file_mr_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3064,7 +3320,7 @@ func (x *GetTaskRequest) String() string {
 func (*GetTaskRequest) ProtoMessage() {}
 
 func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[41]
+	mi := &file_mr_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3077,7 +3333,7 @@ func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskRequest.ProtoReflect.Descriptor instead.
 func (*GetTaskRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{41}
+	return file_mr_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *GetTaskRequest) GetAttemptId() string {
@@ -3102,7 +3358,7 @@ type StatusUpdateRequest struct {
 
 func (x *StatusUpdateRequest) Reset() {
 	*x = StatusUpdateRequest{}
-	mi := &file_mr_proto_msgTypes[42]
+	mi := &file_mr_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3114,7 +3370,7 @@ func (x *StatusUpdateRequest) String() string {
 func (*StatusUpdateRequest) ProtoMessage() {}
 
 func (x *StatusUpdateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[42]
+	mi := &file_mr_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3127,7 +3383,7 @@ func (x *StatusUpdateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusUpdateRequest.ProtoReflect.Descriptor instead.
 func (*StatusUpdateRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{42}
+	return file_mr_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *StatusUpdateRequest) GetAttemptId() string {
@@ -3175,14 +3431,17 @@ func (x *StatusUpdateRequest) GetCloneable() bool {
 type StatusUpdateResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// False when the tracker no longer knows the attempt (killed): the child exits.
-	Known         bool `protobuf:"varint,1,opt,name=known,proto3" json:"known,omitempty"`
+	Known bool `protobuf:"varint,1,opt,name=known,proto3" json:"known,omitempty"`
+	// The JobTracker ordered the attempt split: the map stops at its next
+	// record, spills what it holds and reports done with split set.
+	Split         bool `protobuf:"varint,20,opt,name=split,proto3" json:"split,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *StatusUpdateResponse) Reset() {
 	*x = StatusUpdateResponse{}
-	mi := &file_mr_proto_msgTypes[43]
+	mi := &file_mr_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3194,7 +3453,7 @@ func (x *StatusUpdateResponse) String() string {
 func (*StatusUpdateResponse) ProtoMessage() {}
 
 func (x *StatusUpdateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[43]
+	mi := &file_mr_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3207,12 +3466,19 @@ func (x *StatusUpdateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusUpdateResponse.ProtoReflect.Descriptor instead.
 func (*StatusUpdateResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{43}
+	return file_mr_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *StatusUpdateResponse) GetKnown() bool {
 	if x != nil {
 		return x.Known
+	}
+	return false
+}
+
+func (x *StatusUpdateResponse) GetSplit() bool {
+	if x != nil {
+		return x.Split
 	}
 	return false
 }
@@ -3226,7 +3492,7 @@ type SpillReadyRequest struct {
 
 func (x *SpillReadyRequest) Reset() {
 	*x = SpillReadyRequest{}
-	mi := &file_mr_proto_msgTypes[44]
+	mi := &file_mr_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3238,7 +3504,7 @@ func (x *SpillReadyRequest) String() string {
 func (*SpillReadyRequest) ProtoMessage() {}
 
 func (x *SpillReadyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[44]
+	mi := &file_mr_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3251,7 +3517,7 @@ func (x *SpillReadyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpillReadyRequest.ProtoReflect.Descriptor instead.
 func (*SpillReadyRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{44}
+	return file_mr_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *SpillReadyRequest) GetSpill() *SpillAnnouncement {
@@ -3262,16 +3528,19 @@ func (x *SpillReadyRequest) GetSpill() *SpillAnnouncement {
 }
 
 type DoneRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	AttemptId     string                 `protobuf:"bytes,1,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"`
-	Counters      []*Counter             `protobuf:"bytes,2,rep,name=counters,proto3" json:"counters,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	AttemptId string                 `protobuf:"bytes,1,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"`
+	Counters  []*Counter             `protobuf:"bytes,2,rep,name=counters,proto3" json:"counters,omitempty"`
+	// The map stopped early because it was split: its last spill carries
+	// the split point, and the attempt ends as SPLIT.
+	Split         bool `protobuf:"varint,20,opt,name=split,proto3" json:"split,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *DoneRequest) Reset() {
 	*x = DoneRequest{}
-	mi := &file_mr_proto_msgTypes[45]
+	mi := &file_mr_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3283,7 +3552,7 @@ func (x *DoneRequest) String() string {
 func (*DoneRequest) ProtoMessage() {}
 
 func (x *DoneRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[45]
+	mi := &file_mr_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3296,7 +3565,7 @@ func (x *DoneRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DoneRequest.ProtoReflect.Descriptor instead.
 func (*DoneRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{45}
+	return file_mr_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *DoneRequest) GetAttemptId() string {
@@ -3313,6 +3582,13 @@ func (x *DoneRequest) GetCounters() []*Counter {
 	return nil
 }
 
+func (x *DoneRequest) GetSplit() bool {
+	if x != nil {
+		return x.Split
+	}
+	return false
+}
+
 type FailedRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	AttemptId     string                 `protobuf:"bytes,1,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"`
@@ -3324,7 +3600,7 @@ type FailedRequest struct {
 
 func (x *FailedRequest) Reset() {
 	*x = FailedRequest{}
-	mi := &file_mr_proto_msgTypes[46]
+	mi := &file_mr_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3336,7 +3612,7 @@ func (x *FailedRequest) String() string {
 func (*FailedRequest) ProtoMessage() {}
 
 func (x *FailedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[46]
+	mi := &file_mr_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3349,7 +3625,7 @@ func (x *FailedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailedRequest.ProtoReflect.Descriptor instead.
 func (*FailedRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{46}
+	return file_mr_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *FailedRequest) GetAttemptId() string {
@@ -3387,7 +3663,7 @@ type QuietRequest struct {
 
 func (x *QuietRequest) Reset() {
 	*x = QuietRequest{}
-	mi := &file_mr_proto_msgTypes[47]
+	mi := &file_mr_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3399,7 +3675,7 @@ func (x *QuietRequest) String() string {
 func (*QuietRequest) ProtoMessage() {}
 
 func (x *QuietRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[47]
+	mi := &file_mr_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3412,7 +3688,7 @@ func (x *QuietRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QuietRequest.ProtoReflect.Descriptor instead.
 func (*QuietRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{47}
+	return file_mr_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *QuietRequest) GetAttemptId() string {
@@ -3451,13 +3727,24 @@ const file_mr_proto_rawDesc = "" +
 	"\n" +
 	"raw_length\x18\x03 \x01(\x03R\trawLength\x12\x18\n" +
 	"\arecords\x18\x04 \x01(\x03R\arecords\x12\x10\n" +
-	"\x03crc\x18\x05 \x01(\rR\x03crc\"\x89\x01\n" +
+	"\x03crc\x18\x05 \x01(\rR\x03crc\"\xb2\x01\n" +
 	"\x11SpillAnnouncement\x12\x1d\n" +
 	"\n" +
 	"attempt_id\x18\x01 \x01(\tR\tattemptId\x12\x14\n" +
 	"\x05spill\x18\x02 \x01(\x05R\x05spill\x12\x14\n" +
 	"\x05final\x18\x03 \x01(\bR\x05final\x12)\n" +
-	"\bsegments\x18\x04 \x03(\v2\r.gomr.SegmentR\bsegments\"\xd4\x03\n" +
+	"\bsegments\x18\x04 \x03(\v2\r.gomr.SegmentR\bsegments\x12'\n" +
+	"\bsplit_at\x18\x14 \x01(\v2\f.gomr.MapCutR\asplitAt\"P\n" +
+	"\x06MapCut\x12\x16\n" +
+	"\x06offset\x18\x01 \x01(\x03R\x06offset\x12\x14\n" +
+	"\x05spill\x18\x02 \x01(\x05R\x05spill\x12\x18\n" +
+	"\arecords\x18\x03 \x01(\x03R\arecords\"\x8d\x01\n" +
+	"\tMapResume\x12\x16\n" +
+	"\x06offset\x18\x01 \x01(\x03R\x06offset\x12\x1f\n" +
+	"\vfirst_spill\x18\x02 \x01(\x05R\n" +
+	"firstSpill\x12%\n" +
+	"\x0erecords_before\x18\x03 \x01(\x03R\rrecordsBefore\x12 \n" +
+	"\x04cuts\x18\x04 \x03(\v2\f.gomr.MapCutR\x04cuts\"\xd4\x03\n" +
 	"\rAttemptStatus\x12\x1d\n" +
 	"\n" +
 	"attempt_id\x18\x01 \x01(\tR\tattemptId\x12\x14\n" +
@@ -3573,7 +3860,11 @@ const file_mr_proto_rawDesc = "" +
 	"\x04fail\x18\x02 \x01(\bR\x04fail\"G\n" +
 	"\x17KillTaskAttemptResponse\x12\x16\n" +
 	"\x06killed\x18\x01 \x01(\bR\x06killed\x12\x14\n" +
-	"\x05state\x18\x02 \x01(\tR\x05state\"J\n" +
+	"\x05state\x18\x02 \x01(\tR\x05state\"8\n" +
+	"\x17SplitTaskAttemptRequest\x12\x1d\n" +
+	"\n" +
+	"attempt_id\x18\x01 \x01(\tR\tattemptId\"\x1a\n" +
+	"\x18SplitTaskAttemptResponse\"J\n" +
 	"\x15SetJobPriorityRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x1a\n" +
 	"\bpriority\x18\x02 \x01(\tR\bpriority\"4\n" +
@@ -3622,7 +3913,7 @@ const file_mr_proto_rawDesc = "" +
 	"\vincarnation\x18\x0e \x01(\tR\vincarnation\x12\x1a\n" +
 	"\binstance\x18\x0f \x01(\tR\binstance\x12\x1b\n" +
 	"\theld_jobs\x18\x10 \x03(\tR\bheldJobs\x12#\n" +
-	"\rheld_attempts\x18\x11 \x03(\tR\fheldAttempts\"\xa8\x03\n" +
+	"\rheld_attempts\x18\x11 \x03(\tR\fheldAttempts\"\xd1\x03\n" +
 	"\n" +
 	"LaunchTask\x12\x1d\n" +
 	"\n" +
@@ -3641,16 +3932,18 @@ const file_mr_proto_rawDesc = "" +
 	"job_secret\x18\n" +
 	" \x01(\fR\tjobSecret\x12 \n" +
 	"\vspeculative\x18\v \x01(\bR\vspeculative\x12\x18\n" +
-	"\atracker\x18\f \x01(\tR\atracker\x1a7\n" +
+	"\atracker\x18\f \x01(\tR\atracker\x12'\n" +
+	"\x06resume\x18\x14 \x01(\v2\x0f.gomr.MapResumeR\x06resume\x1a7\n" +
 	"\tConfEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xb2\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xd9\x01\n" +
 	"\n" +
 	"TaskAction\x12*\n" +
 	"\x06launch\x18\x01 \x01(\v2\x10.gomr.LaunchTaskH\x00R\x06launch\x12#\n" +
 	"\fkill_attempt\x18\x02 \x01(\tH\x00R\vkillAttempt\x12\x1d\n" +
 	"\tpurge_job\x18\x03 \x01(\tH\x00R\bpurgeJob\x12*\n" +
-	"\x05clone\x18\x04 \x01(\v2\x12.gomr.CloneAttemptH\x00R\x05cloneB\b\n" +
+	"\x05clone\x18\x04 \x01(\v2\x12.gomr.CloneAttemptH\x00R\x05clone\x12%\n" +
+	"\rsplit_attempt\x18\x14 \x01(\tH\x00R\fsplitAttemptB\b\n" +
 	"\x06action\"\x86\x01\n" +
 	"\fCloneAttempt\x12%\n" +
 	"\x0esource_attempt\x18\x01 \x01(\tR\rsourceAttempt\x12(\n" +
@@ -3705,15 +3998,17 @@ const file_mr_proto_rawDesc = "" +
 	"\x05phase\x18\x03 \x01(\tR\x05phase\x12)\n" +
 	"\bcounters\x18\x04 \x03(\v2\r.gomr.CounterR\bcounters\x12!\n" +
 	"\fstate_string\x18\x05 \x01(\tR\vstateString\x12\x1c\n" +
-	"\tcloneable\x18\x06 \x01(\bR\tcloneable\",\n" +
+	"\tcloneable\x18\x06 \x01(\bR\tcloneable\"B\n" +
 	"\x14StatusUpdateResponse\x12\x14\n" +
-	"\x05known\x18\x01 \x01(\bR\x05known\"B\n" +
+	"\x05known\x18\x01 \x01(\bR\x05known\x12\x14\n" +
+	"\x05split\x18\x14 \x01(\bR\x05split\"B\n" +
 	"\x11SpillReadyRequest\x12-\n" +
-	"\x05spill\x18\x01 \x01(\v2\x17.gomr.SpillAnnouncementR\x05spill\"W\n" +
+	"\x05spill\x18\x01 \x01(\v2\x17.gomr.SpillAnnouncementR\x05spill\"m\n" +
 	"\vDoneRequest\x12\x1d\n" +
 	"\n" +
 	"attempt_id\x18\x01 \x01(\tR\tattemptId\x12)\n" +
-	"\bcounters\x18\x02 \x03(\v2\r.gomr.CounterR\bcounters\"o\n" +
+	"\bcounters\x18\x02 \x03(\v2\r.gomr.CounterR\bcounters\x12\x14\n" +
+	"\x05split\x18\x14 \x01(\bR\x05split\"o\n" +
 	"\rFailedRequest\x12\x1d\n" +
 	"\n" +
 	"attempt_id\x18\x01 \x01(\tR\tattemptId\x12\x14\n" +
@@ -3723,7 +4018,7 @@ const file_mr_proto_rawDesc = "" +
 	"\n" +
 	"attempt_id\x18\x01 \x01(\tR\tattemptId\x12\x1a\n" +
 	"\bprogress\x18\x02 \x01(\x02R\bprogress\x12\x18\n" +
-	"\arefused\x18\x03 \x01(\tR\arefused2\x9f\a\n" +
+	"\arefused\x18\x03 \x01(\tR\arefused2\xf2\a\n" +
 	"\n" +
 	"JobTracker\x12<\n" +
 	"\tSubmitJob\x12\x16.gomr.SubmitJobRequest\x1a\x17.gomr.SubmitJobResponse\x127\n" +
@@ -3736,7 +4031,8 @@ const file_mr_proto_rawDesc = "" +
 	"\x0eSetJobPriority\x12\x1b.gomr.SetJobPriorityRequest\x1a\x1c.gomr.SetJobPriorityResponse\x12I\n" +
 	"\x10ListTaskAttempts\x12\x19.gomr.TaskAttemptsRequest\x1a\x1a.gomr.TaskAttemptsResponse\x129\n" +
 	"\n" +
-	"GetTaskLog\x12\x14.gomr.TaskLogRequest\x1a\x15.gomr.TaskLogResponse\x12<\n" +
+	"GetTaskLog\x12\x14.gomr.TaskLogRequest\x1a\x15.gomr.TaskLogResponse\x12Q\n" +
+	"\x10SplitTaskAttempt\x12\x1d.gomr.SplitTaskAttemptRequest\x1a\x1e.gomr.SplitTaskAttemptResponse\x12<\n" +
 	"\tHeartbeat\x12\x16.gomr.HeartbeatRequest\x1a\x17.gomr.HeartbeatResponse\x12?\n" +
 	"\fGetMapEvents\x12\x16.gomr.MapEventsRequest\x1a\x17.gomr.MapEventsResponse\x12<\n" +
 	"\x12ReportFetchFailure\x12\x19.gomr.FetchFailureRequest\x1a\v.gomr.Empty\x12<\n" +
@@ -3765,133 +4061,142 @@ func file_mr_proto_rawDescGZIP() []byte {
 	return file_mr_proto_rawDescData
 }
 
-var file_mr_proto_msgTypes = make([]protoimpl.MessageInfo, 49)
+var file_mr_proto_msgTypes = make([]protoimpl.MessageInfo, 53)
 var file_mr_proto_goTypes = []any{
-	(*Counter)(nil),                 // 0: gomr.Counter
-	(*Segment)(nil),                 // 1: gomr.Segment
-	(*SpillAnnouncement)(nil),       // 2: gomr.SpillAnnouncement
-	(*AttemptStatus)(nil),           // 3: gomr.AttemptStatus
-	(*CloneStats)(nil),              // 4: gomr.CloneStats
-	(*SubmitJobRequest)(nil),        // 5: gomr.SubmitJobRequest
-	(*SubmitJobResponse)(nil),       // 6: gomr.SubmitJobResponse
-	(*JobStatusRequest)(nil),        // 7: gomr.JobStatusRequest
-	(*TaskSummary)(nil),             // 8: gomr.TaskSummary
-	(*JobStatus)(nil),               // 9: gomr.JobStatus
-	(*Speculation)(nil),             // 10: gomr.Speculation
-	(*ListJobsRequest)(nil),         // 11: gomr.ListJobsRequest
-	(*ListJobsResponse)(nil),        // 12: gomr.ListJobsResponse
-	(*ListTrackersRequest)(nil),     // 13: gomr.ListTrackersRequest
-	(*ListTrackersResponse)(nil),    // 14: gomr.ListTrackersResponse
-	(*TrackerStatus)(nil),           // 15: gomr.TrackerStatus
-	(*KillJobRequest)(nil),          // 16: gomr.KillJobRequest
-	(*KillJobResponse)(nil),         // 17: gomr.KillJobResponse
-	(*JobHistoryRequest)(nil),       // 18: gomr.JobHistoryRequest
-	(*JobHistoryResponse)(nil),      // 19: gomr.JobHistoryResponse
-	(*KillTaskAttemptRequest)(nil),  // 20: gomr.KillTaskAttemptRequest
-	(*KillTaskAttemptResponse)(nil), // 21: gomr.KillTaskAttemptResponse
-	(*SetJobPriorityRequest)(nil),   // 22: gomr.SetJobPriorityRequest
-	(*SetJobPriorityResponse)(nil),  // 23: gomr.SetJobPriorityResponse
-	(*TaskAttemptsRequest)(nil),     // 24: gomr.TaskAttemptsRequest
-	(*TaskAttemptInfo)(nil),         // 25: gomr.TaskAttemptInfo
-	(*TaskAttemptsResponse)(nil),    // 26: gomr.TaskAttemptsResponse
-	(*TaskLogRequest)(nil),          // 27: gomr.TaskLogRequest
-	(*TaskLogResponse)(nil),         // 28: gomr.TaskLogResponse
-	(*HeartbeatRequest)(nil),        // 29: gomr.HeartbeatRequest
-	(*LaunchTask)(nil),              // 30: gomr.LaunchTask
-	(*TaskAction)(nil),              // 31: gomr.TaskAction
-	(*CloneAttempt)(nil),            // 32: gomr.CloneAttempt
-	(*HeartbeatResponse)(nil),       // 33: gomr.HeartbeatResponse
-	(*MapEvent)(nil),                // 34: gomr.MapEvent
-	(*MapEventsRequest)(nil),        // 35: gomr.MapEventsRequest
-	(*MapEventsResponse)(nil),       // 36: gomr.MapEventsResponse
-	(*FetchFailureRequest)(nil),     // 37: gomr.FetchFailureRequest
-	(*CanCommitRequest)(nil),        // 38: gomr.CanCommitRequest
-	(*CanCommitResponse)(nil),       // 39: gomr.CanCommitResponse
-	(*Empty)(nil),                   // 40: gomr.Empty
-	(*GetTaskRequest)(nil),          // 41: gomr.GetTaskRequest
-	(*StatusUpdateRequest)(nil),     // 42: gomr.StatusUpdateRequest
-	(*StatusUpdateResponse)(nil),    // 43: gomr.StatusUpdateResponse
-	(*SpillReadyRequest)(nil),       // 44: gomr.SpillReadyRequest
-	(*DoneRequest)(nil),             // 45: gomr.DoneRequest
-	(*FailedRequest)(nil),           // 46: gomr.FailedRequest
-	(*QuietRequest)(nil),            // 47: gomr.QuietRequest
-	nil,                             // 48: gomr.LaunchTask.ConfEntry
+	(*Counter)(nil),                  // 0: gomr.Counter
+	(*Segment)(nil),                  // 1: gomr.Segment
+	(*SpillAnnouncement)(nil),        // 2: gomr.SpillAnnouncement
+	(*MapCut)(nil),                   // 3: gomr.MapCut
+	(*MapResume)(nil),                // 4: gomr.MapResume
+	(*AttemptStatus)(nil),            // 5: gomr.AttemptStatus
+	(*CloneStats)(nil),               // 6: gomr.CloneStats
+	(*SubmitJobRequest)(nil),         // 7: gomr.SubmitJobRequest
+	(*SubmitJobResponse)(nil),        // 8: gomr.SubmitJobResponse
+	(*JobStatusRequest)(nil),         // 9: gomr.JobStatusRequest
+	(*TaskSummary)(nil),              // 10: gomr.TaskSummary
+	(*JobStatus)(nil),                // 11: gomr.JobStatus
+	(*Speculation)(nil),              // 12: gomr.Speculation
+	(*ListJobsRequest)(nil),          // 13: gomr.ListJobsRequest
+	(*ListJobsResponse)(nil),         // 14: gomr.ListJobsResponse
+	(*ListTrackersRequest)(nil),      // 15: gomr.ListTrackersRequest
+	(*ListTrackersResponse)(nil),     // 16: gomr.ListTrackersResponse
+	(*TrackerStatus)(nil),            // 17: gomr.TrackerStatus
+	(*KillJobRequest)(nil),           // 18: gomr.KillJobRequest
+	(*KillJobResponse)(nil),          // 19: gomr.KillJobResponse
+	(*JobHistoryRequest)(nil),        // 20: gomr.JobHistoryRequest
+	(*JobHistoryResponse)(nil),       // 21: gomr.JobHistoryResponse
+	(*KillTaskAttemptRequest)(nil),   // 22: gomr.KillTaskAttemptRequest
+	(*KillTaskAttemptResponse)(nil),  // 23: gomr.KillTaskAttemptResponse
+	(*SplitTaskAttemptRequest)(nil),  // 24: gomr.SplitTaskAttemptRequest
+	(*SplitTaskAttemptResponse)(nil), // 25: gomr.SplitTaskAttemptResponse
+	(*SetJobPriorityRequest)(nil),    // 26: gomr.SetJobPriorityRequest
+	(*SetJobPriorityResponse)(nil),   // 27: gomr.SetJobPriorityResponse
+	(*TaskAttemptsRequest)(nil),      // 28: gomr.TaskAttemptsRequest
+	(*TaskAttemptInfo)(nil),          // 29: gomr.TaskAttemptInfo
+	(*TaskAttemptsResponse)(nil),     // 30: gomr.TaskAttemptsResponse
+	(*TaskLogRequest)(nil),           // 31: gomr.TaskLogRequest
+	(*TaskLogResponse)(nil),          // 32: gomr.TaskLogResponse
+	(*HeartbeatRequest)(nil),         // 33: gomr.HeartbeatRequest
+	(*LaunchTask)(nil),               // 34: gomr.LaunchTask
+	(*TaskAction)(nil),               // 35: gomr.TaskAction
+	(*CloneAttempt)(nil),             // 36: gomr.CloneAttempt
+	(*HeartbeatResponse)(nil),        // 37: gomr.HeartbeatResponse
+	(*MapEvent)(nil),                 // 38: gomr.MapEvent
+	(*MapEventsRequest)(nil),         // 39: gomr.MapEventsRequest
+	(*MapEventsResponse)(nil),        // 40: gomr.MapEventsResponse
+	(*FetchFailureRequest)(nil),      // 41: gomr.FetchFailureRequest
+	(*CanCommitRequest)(nil),         // 42: gomr.CanCommitRequest
+	(*CanCommitResponse)(nil),        // 43: gomr.CanCommitResponse
+	(*Empty)(nil),                    // 44: gomr.Empty
+	(*GetTaskRequest)(nil),           // 45: gomr.GetTaskRequest
+	(*StatusUpdateRequest)(nil),      // 46: gomr.StatusUpdateRequest
+	(*StatusUpdateResponse)(nil),     // 47: gomr.StatusUpdateResponse
+	(*SpillReadyRequest)(nil),        // 48: gomr.SpillReadyRequest
+	(*DoneRequest)(nil),              // 49: gomr.DoneRequest
+	(*FailedRequest)(nil),            // 50: gomr.FailedRequest
+	(*QuietRequest)(nil),             // 51: gomr.QuietRequest
+	nil,                              // 52: gomr.LaunchTask.ConfEntry
 }
 var file_mr_proto_depIdxs = []int32{
 	1,  // 0: gomr.SpillAnnouncement.segments:type_name -> gomr.Segment
-	0,  // 1: gomr.AttemptStatus.counters:type_name -> gomr.Counter
-	4,  // 2: gomr.AttemptStatus.clone:type_name -> gomr.CloneStats
-	0,  // 3: gomr.JobStatus.counters:type_name -> gomr.Counter
-	8,  // 4: gomr.JobStatus.maps:type_name -> gomr.TaskSummary
-	8,  // 5: gomr.JobStatus.reduces:type_name -> gomr.TaskSummary
-	10, // 6: gomr.JobStatus.speculations:type_name -> gomr.Speculation
-	9,  // 7: gomr.ListJobsResponse.jobs:type_name -> gomr.JobStatus
-	15, // 8: gomr.ListTrackersResponse.trackers:type_name -> gomr.TrackerStatus
-	25, // 9: gomr.TaskAttemptsResponse.attempts:type_name -> gomr.TaskAttemptInfo
-	3,  // 10: gomr.HeartbeatRequest.attempts:type_name -> gomr.AttemptStatus
-	2,  // 11: gomr.HeartbeatRequest.spills:type_name -> gomr.SpillAnnouncement
-	48, // 12: gomr.LaunchTask.conf:type_name -> gomr.LaunchTask.ConfEntry
-	30, // 13: gomr.TaskAction.launch:type_name -> gomr.LaunchTask
-	32, // 14: gomr.TaskAction.clone:type_name -> gomr.CloneAttempt
-	30, // 15: gomr.CloneAttempt.launch:type_name -> gomr.LaunchTask
-	31, // 16: gomr.HeartbeatResponse.actions:type_name -> gomr.TaskAction
-	1,  // 17: gomr.MapEvent.segment:type_name -> gomr.Segment
-	34, // 18: gomr.MapEventsResponse.events:type_name -> gomr.MapEvent
-	0,  // 19: gomr.StatusUpdateRequest.counters:type_name -> gomr.Counter
-	2,  // 20: gomr.SpillReadyRequest.spill:type_name -> gomr.SpillAnnouncement
-	0,  // 21: gomr.DoneRequest.counters:type_name -> gomr.Counter
-	0,  // 22: gomr.FailedRequest.counters:type_name -> gomr.Counter
-	5,  // 23: gomr.JobTracker.SubmitJob:input_type -> gomr.SubmitJobRequest
-	7,  // 24: gomr.JobTracker.GetJobStatus:input_type -> gomr.JobStatusRequest
-	11, // 25: gomr.JobTracker.ListJobs:input_type -> gomr.ListJobsRequest
-	16, // 26: gomr.JobTracker.KillJob:input_type -> gomr.KillJobRequest
-	18, // 27: gomr.JobTracker.GetJobHistory:input_type -> gomr.JobHistoryRequest
-	13, // 28: gomr.JobTracker.ListTrackers:input_type -> gomr.ListTrackersRequest
-	20, // 29: gomr.JobTracker.KillTaskAttempt:input_type -> gomr.KillTaskAttemptRequest
-	22, // 30: gomr.JobTracker.SetJobPriority:input_type -> gomr.SetJobPriorityRequest
-	24, // 31: gomr.JobTracker.ListTaskAttempts:input_type -> gomr.TaskAttemptsRequest
-	27, // 32: gomr.JobTracker.GetTaskLog:input_type -> gomr.TaskLogRequest
-	29, // 33: gomr.JobTracker.Heartbeat:input_type -> gomr.HeartbeatRequest
-	35, // 34: gomr.JobTracker.GetMapEvents:input_type -> gomr.MapEventsRequest
-	37, // 35: gomr.JobTracker.ReportFetchFailure:input_type -> gomr.FetchFailureRequest
-	38, // 36: gomr.JobTracker.CanCommit:input_type -> gomr.CanCommitRequest
-	41, // 37: gomr.Umbilical.GetTask:input_type -> gomr.GetTaskRequest
-	42, // 38: gomr.Umbilical.StatusUpdate:input_type -> gomr.StatusUpdateRequest
-	44, // 39: gomr.Umbilical.SpillReady:input_type -> gomr.SpillReadyRequest
-	35, // 40: gomr.Umbilical.GetMapEvents:input_type -> gomr.MapEventsRequest
-	37, // 41: gomr.Umbilical.ReportFetchFailure:input_type -> gomr.FetchFailureRequest
-	38, // 42: gomr.Umbilical.CanCommit:input_type -> gomr.CanCommitRequest
-	45, // 43: gomr.Umbilical.Done:input_type -> gomr.DoneRequest
-	46, // 44: gomr.Umbilical.Failed:input_type -> gomr.FailedRequest
-	47, // 45: gomr.Umbilical.Quiet:input_type -> gomr.QuietRequest
-	6,  // 46: gomr.JobTracker.SubmitJob:output_type -> gomr.SubmitJobResponse
-	9,  // 47: gomr.JobTracker.GetJobStatus:output_type -> gomr.JobStatus
-	12, // 48: gomr.JobTracker.ListJobs:output_type -> gomr.ListJobsResponse
-	17, // 49: gomr.JobTracker.KillJob:output_type -> gomr.KillJobResponse
-	19, // 50: gomr.JobTracker.GetJobHistory:output_type -> gomr.JobHistoryResponse
-	14, // 51: gomr.JobTracker.ListTrackers:output_type -> gomr.ListTrackersResponse
-	21, // 52: gomr.JobTracker.KillTaskAttempt:output_type -> gomr.KillTaskAttemptResponse
-	23, // 53: gomr.JobTracker.SetJobPriority:output_type -> gomr.SetJobPriorityResponse
-	26, // 54: gomr.JobTracker.ListTaskAttempts:output_type -> gomr.TaskAttemptsResponse
-	28, // 55: gomr.JobTracker.GetTaskLog:output_type -> gomr.TaskLogResponse
-	33, // 56: gomr.JobTracker.Heartbeat:output_type -> gomr.HeartbeatResponse
-	36, // 57: gomr.JobTracker.GetMapEvents:output_type -> gomr.MapEventsResponse
-	40, // 58: gomr.JobTracker.ReportFetchFailure:output_type -> gomr.Empty
-	39, // 59: gomr.JobTracker.CanCommit:output_type -> gomr.CanCommitResponse
-	30, // 60: gomr.Umbilical.GetTask:output_type -> gomr.LaunchTask
-	43, // 61: gomr.Umbilical.StatusUpdate:output_type -> gomr.StatusUpdateResponse
-	40, // 62: gomr.Umbilical.SpillReady:output_type -> gomr.Empty
-	36, // 63: gomr.Umbilical.GetMapEvents:output_type -> gomr.MapEventsResponse
-	40, // 64: gomr.Umbilical.ReportFetchFailure:output_type -> gomr.Empty
-	39, // 65: gomr.Umbilical.CanCommit:output_type -> gomr.CanCommitResponse
-	40, // 66: gomr.Umbilical.Done:output_type -> gomr.Empty
-	40, // 67: gomr.Umbilical.Failed:output_type -> gomr.Empty
-	40, // 68: gomr.Umbilical.Quiet:output_type -> gomr.Empty
-	46, // [46:69] is the sub-list for method output_type
-	23, // [23:46] is the sub-list for method input_type
-	23, // [23:23] is the sub-list for extension type_name
-	23, // [23:23] is the sub-list for extension extendee
-	0,  // [0:23] is the sub-list for field type_name
+	3,  // 1: gomr.SpillAnnouncement.split_at:type_name -> gomr.MapCut
+	3,  // 2: gomr.MapResume.cuts:type_name -> gomr.MapCut
+	0,  // 3: gomr.AttemptStatus.counters:type_name -> gomr.Counter
+	6,  // 4: gomr.AttemptStatus.clone:type_name -> gomr.CloneStats
+	0,  // 5: gomr.JobStatus.counters:type_name -> gomr.Counter
+	10, // 6: gomr.JobStatus.maps:type_name -> gomr.TaskSummary
+	10, // 7: gomr.JobStatus.reduces:type_name -> gomr.TaskSummary
+	12, // 8: gomr.JobStatus.speculations:type_name -> gomr.Speculation
+	11, // 9: gomr.ListJobsResponse.jobs:type_name -> gomr.JobStatus
+	17, // 10: gomr.ListTrackersResponse.trackers:type_name -> gomr.TrackerStatus
+	29, // 11: gomr.TaskAttemptsResponse.attempts:type_name -> gomr.TaskAttemptInfo
+	5,  // 12: gomr.HeartbeatRequest.attempts:type_name -> gomr.AttemptStatus
+	2,  // 13: gomr.HeartbeatRequest.spills:type_name -> gomr.SpillAnnouncement
+	52, // 14: gomr.LaunchTask.conf:type_name -> gomr.LaunchTask.ConfEntry
+	4,  // 15: gomr.LaunchTask.resume:type_name -> gomr.MapResume
+	34, // 16: gomr.TaskAction.launch:type_name -> gomr.LaunchTask
+	36, // 17: gomr.TaskAction.clone:type_name -> gomr.CloneAttempt
+	34, // 18: gomr.CloneAttempt.launch:type_name -> gomr.LaunchTask
+	35, // 19: gomr.HeartbeatResponse.actions:type_name -> gomr.TaskAction
+	1,  // 20: gomr.MapEvent.segment:type_name -> gomr.Segment
+	38, // 21: gomr.MapEventsResponse.events:type_name -> gomr.MapEvent
+	0,  // 22: gomr.StatusUpdateRequest.counters:type_name -> gomr.Counter
+	2,  // 23: gomr.SpillReadyRequest.spill:type_name -> gomr.SpillAnnouncement
+	0,  // 24: gomr.DoneRequest.counters:type_name -> gomr.Counter
+	0,  // 25: gomr.FailedRequest.counters:type_name -> gomr.Counter
+	7,  // 26: gomr.JobTracker.SubmitJob:input_type -> gomr.SubmitJobRequest
+	9,  // 27: gomr.JobTracker.GetJobStatus:input_type -> gomr.JobStatusRequest
+	13, // 28: gomr.JobTracker.ListJobs:input_type -> gomr.ListJobsRequest
+	18, // 29: gomr.JobTracker.KillJob:input_type -> gomr.KillJobRequest
+	20, // 30: gomr.JobTracker.GetJobHistory:input_type -> gomr.JobHistoryRequest
+	15, // 31: gomr.JobTracker.ListTrackers:input_type -> gomr.ListTrackersRequest
+	22, // 32: gomr.JobTracker.KillTaskAttempt:input_type -> gomr.KillTaskAttemptRequest
+	26, // 33: gomr.JobTracker.SetJobPriority:input_type -> gomr.SetJobPriorityRequest
+	28, // 34: gomr.JobTracker.ListTaskAttempts:input_type -> gomr.TaskAttemptsRequest
+	31, // 35: gomr.JobTracker.GetTaskLog:input_type -> gomr.TaskLogRequest
+	24, // 36: gomr.JobTracker.SplitTaskAttempt:input_type -> gomr.SplitTaskAttemptRequest
+	33, // 37: gomr.JobTracker.Heartbeat:input_type -> gomr.HeartbeatRequest
+	39, // 38: gomr.JobTracker.GetMapEvents:input_type -> gomr.MapEventsRequest
+	41, // 39: gomr.JobTracker.ReportFetchFailure:input_type -> gomr.FetchFailureRequest
+	42, // 40: gomr.JobTracker.CanCommit:input_type -> gomr.CanCommitRequest
+	45, // 41: gomr.Umbilical.GetTask:input_type -> gomr.GetTaskRequest
+	46, // 42: gomr.Umbilical.StatusUpdate:input_type -> gomr.StatusUpdateRequest
+	48, // 43: gomr.Umbilical.SpillReady:input_type -> gomr.SpillReadyRequest
+	39, // 44: gomr.Umbilical.GetMapEvents:input_type -> gomr.MapEventsRequest
+	41, // 45: gomr.Umbilical.ReportFetchFailure:input_type -> gomr.FetchFailureRequest
+	42, // 46: gomr.Umbilical.CanCommit:input_type -> gomr.CanCommitRequest
+	49, // 47: gomr.Umbilical.Done:input_type -> gomr.DoneRequest
+	50, // 48: gomr.Umbilical.Failed:input_type -> gomr.FailedRequest
+	51, // 49: gomr.Umbilical.Quiet:input_type -> gomr.QuietRequest
+	8,  // 50: gomr.JobTracker.SubmitJob:output_type -> gomr.SubmitJobResponse
+	11, // 51: gomr.JobTracker.GetJobStatus:output_type -> gomr.JobStatus
+	14, // 52: gomr.JobTracker.ListJobs:output_type -> gomr.ListJobsResponse
+	19, // 53: gomr.JobTracker.KillJob:output_type -> gomr.KillJobResponse
+	21, // 54: gomr.JobTracker.GetJobHistory:output_type -> gomr.JobHistoryResponse
+	16, // 55: gomr.JobTracker.ListTrackers:output_type -> gomr.ListTrackersResponse
+	23, // 56: gomr.JobTracker.KillTaskAttempt:output_type -> gomr.KillTaskAttemptResponse
+	27, // 57: gomr.JobTracker.SetJobPriority:output_type -> gomr.SetJobPriorityResponse
+	30, // 58: gomr.JobTracker.ListTaskAttempts:output_type -> gomr.TaskAttemptsResponse
+	32, // 59: gomr.JobTracker.GetTaskLog:output_type -> gomr.TaskLogResponse
+	25, // 60: gomr.JobTracker.SplitTaskAttempt:output_type -> gomr.SplitTaskAttemptResponse
+	37, // 61: gomr.JobTracker.Heartbeat:output_type -> gomr.HeartbeatResponse
+	40, // 62: gomr.JobTracker.GetMapEvents:output_type -> gomr.MapEventsResponse
+	44, // 63: gomr.JobTracker.ReportFetchFailure:output_type -> gomr.Empty
+	43, // 64: gomr.JobTracker.CanCommit:output_type -> gomr.CanCommitResponse
+	34, // 65: gomr.Umbilical.GetTask:output_type -> gomr.LaunchTask
+	47, // 66: gomr.Umbilical.StatusUpdate:output_type -> gomr.StatusUpdateResponse
+	44, // 67: gomr.Umbilical.SpillReady:output_type -> gomr.Empty
+	40, // 68: gomr.Umbilical.GetMapEvents:output_type -> gomr.MapEventsResponse
+	44, // 69: gomr.Umbilical.ReportFetchFailure:output_type -> gomr.Empty
+	43, // 70: gomr.Umbilical.CanCommit:output_type -> gomr.CanCommitResponse
+	44, // 71: gomr.Umbilical.Done:output_type -> gomr.Empty
+	44, // 72: gomr.Umbilical.Failed:output_type -> gomr.Empty
+	44, // 73: gomr.Umbilical.Quiet:output_type -> gomr.Empty
+	50, // [50:74] is the sub-list for method output_type
+	26, // [26:50] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_mr_proto_init() }
@@ -3899,11 +4204,12 @@ func file_mr_proto_init() {
 	if File_mr_proto != nil {
 		return
 	}
-	file_mr_proto_msgTypes[31].OneofWrappers = []any{
+	file_mr_proto_msgTypes[35].OneofWrappers = []any{
 		(*TaskAction_Launch)(nil),
 		(*TaskAction_KillAttempt)(nil),
 		(*TaskAction_PurgeJob)(nil),
 		(*TaskAction_Clone)(nil),
+		(*TaskAction_SplitAttempt)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -3911,7 +4217,7 @@ func file_mr_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_mr_proto_rawDesc), len(file_mr_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   49,
+			NumMessages:   53,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -33,6 +33,7 @@ const (
 	JobTracker_SetJobPriority_FullMethodName     = "/gomr.JobTracker/SetJobPriority"
 	JobTracker_ListTaskAttempts_FullMethodName   = "/gomr.JobTracker/ListTaskAttempts"
 	JobTracker_GetTaskLog_FullMethodName         = "/gomr.JobTracker/GetTaskLog"
+	JobTracker_SplitTaskAttempt_FullMethodName   = "/gomr.JobTracker/SplitTaskAttempt"
 	JobTracker_Heartbeat_FullMethodName          = "/gomr.JobTracker/Heartbeat"
 	JobTracker_GetMapEvents_FullMethodName       = "/gomr.JobTracker/GetMapEvents"
 	JobTracker_ReportFetchFailure_FullMethodName = "/gomr.JobTracker/ReportFetchFailure"
@@ -53,6 +54,7 @@ type JobTrackerClient interface {
 	SetJobPriority(ctx context.Context, in *SetJobPriorityRequest, opts ...grpc.CallOption) (*SetJobPriorityResponse, error)
 	ListTaskAttempts(ctx context.Context, in *TaskAttemptsRequest, opts ...grpc.CallOption) (*TaskAttemptsResponse, error)
 	GetTaskLog(ctx context.Context, in *TaskLogRequest, opts ...grpc.CallOption) (*TaskLogResponse, error)
+	SplitTaskAttempt(ctx context.Context, in *SplitTaskAttemptRequest, opts ...grpc.CallOption) (*SplitTaskAttemptResponse, error)
 	Heartbeat(ctx context.Context, in *HeartbeatRequest, opts ...grpc.CallOption) (*HeartbeatResponse, error)
 	GetMapEvents(ctx context.Context, in *MapEventsRequest, opts ...grpc.CallOption) (*MapEventsResponse, error)
 	ReportFetchFailure(ctx context.Context, in *FetchFailureRequest, opts ...grpc.CallOption) (*Empty, error)
@@ -167,6 +169,16 @@ func (c *jobTrackerClient) GetTaskLog(ctx context.Context, in *TaskLogRequest, o
 	return out, nil
 }
 
+func (c *jobTrackerClient) SplitTaskAttempt(ctx context.Context, in *SplitTaskAttemptRequest, opts ...grpc.CallOption) (*SplitTaskAttemptResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SplitTaskAttemptResponse)
+	err := c.cc.Invoke(ctx, JobTracker_SplitTaskAttempt_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *jobTrackerClient) Heartbeat(ctx context.Context, in *HeartbeatRequest, opts ...grpc.CallOption) (*HeartbeatResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(HeartbeatResponse)
@@ -221,6 +233,7 @@ type JobTrackerServer interface {
 	SetJobPriority(context.Context, *SetJobPriorityRequest) (*SetJobPriorityResponse, error)
 	ListTaskAttempts(context.Context, *TaskAttemptsRequest) (*TaskAttemptsResponse, error)
 	GetTaskLog(context.Context, *TaskLogRequest) (*TaskLogResponse, error)
+	SplitTaskAttempt(context.Context, *SplitTaskAttemptRequest) (*SplitTaskAttemptResponse, error)
 	Heartbeat(context.Context, *HeartbeatRequest) (*HeartbeatResponse, error)
 	GetMapEvents(context.Context, *MapEventsRequest) (*MapEventsResponse, error)
 	ReportFetchFailure(context.Context, *FetchFailureRequest) (*Empty, error)
@@ -264,6 +277,9 @@ func (UnimplementedJobTrackerServer) ListTaskAttempts(context.Context, *TaskAtte
 }
 func (UnimplementedJobTrackerServer) GetTaskLog(context.Context, *TaskLogRequest) (*TaskLogResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetTaskLog not implemented")
+}
+func (UnimplementedJobTrackerServer) SplitTaskAttempt(context.Context, *SplitTaskAttemptRequest) (*SplitTaskAttemptResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SplitTaskAttempt not implemented")
 }
 func (UnimplementedJobTrackerServer) Heartbeat(context.Context, *HeartbeatRequest) (*HeartbeatResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Heartbeat not implemented")
@@ -478,6 +494,24 @@ func _JobTracker_GetTaskLog_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _JobTracker_SplitTaskAttempt_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SplitTaskAttemptRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JobTrackerServer).SplitTaskAttempt(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: JobTracker_SplitTaskAttempt_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JobTrackerServer).SplitTaskAttempt(ctx, req.(*SplitTaskAttemptRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _JobTracker_Heartbeat_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(HeartbeatRequest)
 	if err := dec(in); err != nil {
@@ -596,6 +630,10 @@ var JobTracker_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetTaskLog",
 			Handler:    _JobTracker_GetTaskLog_Handler,
+		},
+		{
+			MethodName: "SplitTaskAttempt",
+			Handler:    _JobTracker_SplitTaskAttempt_Handler,
 		},
 		{
 			MethodName: "Heartbeat",

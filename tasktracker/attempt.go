@@ -56,13 +56,14 @@ type taskAttempt struct {
 	shuffleDone  time.Time
 	sortDone     time.Time
 	doneReported bool
+	failReported string
+	killReason   string
+	exited       chan struct{}
+
 	// splitOrdered: the JobTracker ordered the map split (the child learns
 	// it from its next status report); splitReported: the child stopped
 	// because of it, and the attempt ends as SPLIT (docs/split.md).
 	splitOrdered, splitReported bool
-	failReported string
-	killReason   string
-	exited       chan struct{}
 
 	// Cloning: the tracker's end of the child's control pipe (nil when
 	// the tracker cannot clone), whether a clone of it is being made and

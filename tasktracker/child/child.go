@@ -108,17 +108,18 @@ type task struct {
 	finalFrom   time.Time
 	finalWeight float64
 	cloneable   atomic.Bool
+	spec        mr.JobSpec
+	def         *mr.JobDef
+	conf        *conf.Config
+	counters    *mr.Counters
+	isMap       bool
+
 	// Map splitting (split.go): splitOrdered is set when the tracker's
 	// answer to a status report says the JobTracker ordered a split;
 	// split once the map stopped because of it, splitCut being where.
 	splitOrdered atomic.Bool
 	split        atomic.Bool
 	splitCut     *mrpb.MapCut
-	spec        mr.JobSpec
-	def         *mr.JobDef
-	conf        *conf.Config
-	counters    *mr.Counters
-	isMap       bool
 
 	mu       sync.Mutex
 	progress float32

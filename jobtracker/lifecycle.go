@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"gomr/mr"
 	"gomr/partitions"
 )
 
@@ -74,10 +75,13 @@ const (
 	attemptSucceeded
 	attemptFailed
 	attemptKilled
+	// attemptSplit: a map that stopped early because it was split
+	// (split.go); its spills stand.
+	attemptSplit
 )
 
 var attemptStateNames = [...]string{attemptRunning: StateRunning, attemptCommitPending: StateCommitPending,
-	attemptSucceeded: StateSucceeded, attemptFailed: StateFailed, attemptKilled: StateKilled}
+	attemptSucceeded: StateSucceeded, attemptFailed: StateFailed, attemptKilled: StateKilled, attemptSplit: StateSplit}
 
 func (s attemptState) String() string { return stateName(attemptStateNames[:], int(s)) }
 
@@ -87,7 +91,7 @@ func (s attemptState) live() bool { return s == attemptRunning || s == attemptCo
 // attemptTransitions lists the states an attempt may go to from each
 // state.
 var attemptTransitions = map[attemptState][]attemptState{
-	attemptRunning:       {attemptCommitPending, attemptSucceeded, attemptFailed, attemptKilled},
+	attemptRunning:       {attemptCommitPending, attemptSucceeded, attemptFailed, attemptKilled, attemptSplit},
 	attemptCommitPending: {attemptSucceeded, attemptFailed, attemptKilled},
 	// Failed: a succeeded map whose output reducers could not fetch
 	// (Hadoop marks it FAILED, "Too many fetch-failures").
@@ -150,10 +154,17 @@ func (t *task) to(s taskState) error {
 	// stays succeeded: callers set t.successful before the change to
 	// succeeded and clear it after the change from it.
 	if j.doneCounters != nil && t.successful != nil {
+		// So do those of the split attempts it continues (split.go).
+		var prefix mr.CounterSet
+		if t.split != nil {
+			prefix = t.split.prefix
+		}
 		if s == taskSucceeded {
 			j.doneCounters.Merge(t.successful.counters)
+			j.doneCounters.Merge(prefix)
 		} else if from == taskSucceeded {
 			j.doneCounters.Subtract(t.successful.counters)
+			j.doneCounters.Subtract(prefix)
 		}
 	}
 	return nil

@@ -283,6 +283,7 @@ func (jt *JobTracker) startAttemptLocked(j *job, tk *task, t *trackerState, now 
 	} else {
 		j.counters.Add(mr.JobCounterGroup, mr.TotalLaunchedReduces, 1)
 	}
+	jt.mapLaunchLocked(tk, a, launch, cloneOf)
 	if cloneOf != nil {
 		src := ""
 		if st := jt.trackers[cloneOf.tracker]; st != nil {

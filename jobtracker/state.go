@@ -164,6 +164,9 @@ type task struct {
 	// nextAttempt numbers the task's next attempt (from 1000 times the
 	// restarts for a recovered job).
 	nextAttempt int
+	// split holds a map task's recorded split points (split.go); nil
+	// until it is first split.
+	split *taskSplit
 }
 
 func (t *task) id() string {
@@ -255,6 +258,9 @@ type attempt struct {
 	// unconfirmed marks a map output kept by recovery whose tracker has
 	// not yet confirmed it still holds it.
 	unconfirmed bool
+	// split is where a map attempt of a split task started, and whether
+	// and where it was split (split.go); nil for a map never split.
+	split *attemptSplitInfo
 }
 
 func (a *attempt) live() bool { return a.state.live() }

@@ -109,6 +109,8 @@ func (jt *JobTracker) attemptStatusLocked(t *trackerState, st *mrpb.AttemptStatu
 		jt.attemptFailedLocked(a, st.Diagnostic, now, true)
 	case StateKilled:
 		jt.attemptFailedLocked(a, st.Diagnostic, now, false)
+	case StateSplit:
+		jt.attemptSplitLocked(a, now)
 	}
 }
 
@@ -131,6 +133,12 @@ func (jt *JobTracker) spillAnnouncedLocked(t *trackerState, sp *mrpb.SpillAnnoun
 	a.shuffleAddr = t.shuffleAddr
 	if sp.Final {
 		a.final = k
+	}
+	if sp.SplitAt != nil {
+		jt.splitAnnouncedLocked(a, k, sp.SplitAt)
+		if !a.live() {
+			return
+		}
 	}
 	key := spillKey{a.task.index, k}
 	if w, ok := j.winners[key]; ok {
@@ -210,6 +218,7 @@ func (jt *JobTracker) attemptSucceededLocked(a *attempt, now time.Time) {
 		jt.driver.Ended(now, attemptKey(a), a.finish.Sub(a.start))
 		return
 	}
+	jt.splitSucceededLocked(a)
 	t.successful = a
 	if !jt.taskToLocked(t, taskSucceeded) {
 		t.successful = nil
@@ -367,6 +376,7 @@ func (jt *JobTracker) lostTrackerLocked(t *trackerState, why string) {
 					if m.successful == a {
 						jt.rerunMapLocked(m, now)
 					}
+					jt.splitOutputLostLocked(m, now)
 				}
 			}
 		}
@@ -477,6 +487,7 @@ func (jt *JobTracker) ReportFetchFailure(ctx context.Context, req *mrpb.FetchFai
 	now := jt.now()
 	m := a.task
 	jt.obsoleteMapOutputLocked(a)
+	jt.splitOutputLostLocked(m, now)
 	if a.live() {
 		jt.failAttemptLocked(a, "Too many fetch-failures")
 	} else if m.successful == a && jt.attemptToLocked(a, attemptFailed) {

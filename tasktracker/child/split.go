@@ -65,10 +65,11 @@ func (m *mapCutter) after(off, records int64) (*mrpb.MapCut, error) {
 	return c, nil
 }
 
-// resumeSplit is the part of split the attempt reads: all of it, or what
-// follows the launch's resume point.
+// resumeSplit is the part of split the attempt reads: all of it (no
+// resume point, or one at the split's start: first spill 0), or what
+// follows the resume point, from the exact start of its record.
 func resumeSplit(split mr.Split, r *mrpb.MapResume) (mr.Split, error) {
-	if r == nil {
+	if r == nil || r.FirstSpill == 0 {
 		return split, nil
 	}
 	s, err := split.From(r.Offset)

@@ -71,11 +71,14 @@ func TestResumeSplit(t *testing.T) {
 	if got, err := resumeSplit(s, nil); err != nil || got.Start != s.Start || got.Length != s.Length || got.ExactStart {
 		t.Fatalf("no resume: %+v, %v", got, err)
 	}
-	got, err := resumeSplit(s, &mrpb.MapResume{Offset: 40})
+	if got, err := resumeSplit(s, &mrpb.MapResume{Offset: 10, Cuts: []*mrpb.MapCut{{Offset: 40, Spill: 1}}}); err != nil || got.Start != 10 || got.ExactStart {
+		t.Fatalf("a re-run from the start with cuts: %+v, %v", got, err)
+	}
+	got, err := resumeSplit(s, &mrpb.MapResume{Offset: 40, FirstSpill: 2})
 	if err != nil || got.Start != 40 || got.Length != 60 || !got.ExactStart {
 		t.Fatalf("resume at 40: %+v, %v", got, err)
 	}
-	if _, err := resumeSplit(s, &mrpb.MapResume{Offset: 5}); err == nil {
+	if _, err := resumeSplit(s, &mrpb.MapResume{Offset: 5, FirstSpill: 1}); err == nil {
 		t.Fatal("a resume point before the split was accepted")
 	}
 }

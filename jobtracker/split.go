@@ -96,6 +96,42 @@ func cmpInt64(a, b int64) int {
 	return 0
 }
 
+// loggedCut is a mapCut in the recovery event log (recovery.go).
+type loggedCut struct {
+	Offset  int64 `json:"offset"`
+	Spill   int   `json:"spill"`
+	Records int64 `json:"records"`
+}
+
+// logged is the task's split points for the recovery event log.
+func (s *taskSplit) logged() []loggedCut {
+	if s == nil {
+		return nil
+	}
+	out := make([]loggedCut, len(s.cuts))
+	for i, c := range s.cuts {
+		out[i] = loggedCut{Offset: c.off, Spill: c.spill, Records: c.records}
+	}
+	return out
+}
+
+// splitFromLog rebuilds a task's split points from the recovery event
+// log (nil when it has none). A restarted JobTracker keeps a split map's
+// points, so that its attempts cut their spills as before; the counters
+// of its split attempts are in the job's logged counters.
+func splitFromLog(cs []loggedCut) *taskSplit {
+	if len(cs) == 0 {
+		return nil
+	}
+	s := &taskSplit{chain: map[int]*attempt{}}
+	for _, c := range cs {
+		if s.insert(mapCut{off: c.Offset, spill: c.Spill, records: c.Records}) != nil {
+			return nil // a corrupt log: the map runs again as never split
+		}
+	}
+	return s
+}
+
 // resumePoint is where a new attempt of a map task starts: the first
 // split point (the split's start included) after which a spill is not
 // published, or the last one; and the cuts after it. published tells

@@ -162,6 +162,10 @@ func TestE2EMapSplitWordCount(t *testing.T) {
 			if !strings.Contains(text, "Map Splits") || !strings.Contains(text, "Map attempts split=") {
 				t.Errorf("job -status does not show the split counters:\n%s", text)
 			}
+			hist, err := runMR(t, "job", "-history", id, "-D", "mapreduce.jobtracker.address="+c.jtAddr)
+			if err != nil || !strings.Contains(hist, mr.MapSplits) || !strings.Contains(hist, `"SPLIT"`) {
+				t.Errorf("job -history does not hold the split counters and SPLIT attempts: %v\n%s", err, tail(hist, 3000))
+			}
 		})
 	}
 }

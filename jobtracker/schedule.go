@@ -107,7 +107,7 @@ func (jt *JobTracker) assignLocked(t *trackerState, freeMaps, freeReduces int, n
 		return
 	}
 	offer := partitions.SlotOffer{Tracker: t.name, Host: t.host, FreeMaps: freeMaps, FreeReduces: freeReduces}
-	if _, err := jt.driver.Offer(view, offer, trackerHost{jt: jt, t: t, now: now}); err != nil {
+	if _, err := jt.driver.Offer(view, offer, &trackerHost{jt: jt, t: t, now: now}); err != nil {
 		// A refused decision is a policy's bug: nothing of it was carried
 		// out, and the next heartbeat offers again.
 		jt.log.Error("scheduling decision refused", "tracker", t.name, "error", err)

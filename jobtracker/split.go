@@ -240,6 +240,9 @@ func (jt *JobTracker) orderSplitLocked(a *attempt) error {
 	return nil
 }
 
+// trackerHost is the policy driver's splitter (sched.Splitter).
+var _ interface{ Split(sched.Attempt) error } = (*trackerHost)(nil)
+
 // Split orders a running map attempt split at its next record (the policy
 // driver's sched.Splitter): the order goes out in the attempt's tracker's
 // next heartbeat reply; the slot is freed, and Driver.Ended reported, when

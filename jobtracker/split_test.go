@@ -310,3 +310,43 @@ func TestSplitRefusals(t *testing.T) {
 		t.Fatal("split of an unknown attempt accepted")
 	}
 }
+
+// A remainder that fails is retried from its split point, and any other
+// attempt of the task (a speculative one here) starts there too.
+func TestSplitRemainderRetryAndSpeculation(t *testing.T) {
+	dir := t.TempDir()
+	jt, _ := newTestJTWith(t, dir, 0, nil, nil)
+	id := submitSplitJob(t, jt, dir, 1, map[string]string{mr.KeySplitSafe: "true"})
+	ctx := context.Background()
+	first := launches(heartbeat(t, jt, &mrpb.HeartbeatRequest{InitialContact: true, FreeMapSlots: 1}))[0]
+	if _, err := jt.SplitTaskAttempt(ctx, &mrpb.SplitTaskAttemptRequest{AttemptId: first.AttemptId}); err != nil {
+		t.Fatal(err)
+	}
+	rem := launches(heartbeat(t, jt, &mrpb.HeartbeatRequest{FreeMapSlots: 1,
+		Spills:   []*mrpb.SpillAnnouncement{{AttemptId: first.AttemptId, Spill: 0, Segments: seg(1), SplitAt: &mrpb.MapCut{Offset: 400, Spill: 1, Records: 50}}},
+		Attempts: []*mrpb.AttemptStatus{{AttemptId: first.AttemptId, State: StateSplit, Counters: inputRecords(50)}},
+	}))[0]
+	retry := launches(heartbeat(t, jt, &mrpb.HeartbeatRequest{FreeMapSlots: 1,
+		Attempts: []*mrpb.AttemptStatus{{AttemptId: rem.AttemptId, State: StateFailed, Diagnostic: "boom"}},
+	}))
+	if len(retry) != 1 || retry[0].Resume.GetOffset() != 400 || retry[0].Resume.GetFirstSpill() != 1 || retry[0].Resume.GetRecordsBefore() != 50 {
+		t.Fatalf("retry of the failed remainder launched as %v", retry)
+	}
+	jt.mu.Lock()
+	j := jt.jobs[id]
+	spec := jt.startAttemptLocked(j, j.maps[0], jt.trackers["t1"], jt.now(), true, nil)
+	var r *mrpb.MapResume
+	for _, a := range jt.trackers["t1"].actions {
+		if l := a.GetLaunch(); l != nil && l.AttemptId == spec.id {
+			r = l.Resume
+		}
+	}
+	err := jt.splitRefusalLocked(spec)
+	jt.unlock()
+	if r.GetOffset() != 400 || r.GetFirstSpill() != 1 {
+		t.Fatalf("speculative attempt launched with resume point %v", r)
+	}
+	if err == nil || !strings.Contains(err.Error(), "speculative") {
+		t.Fatalf("splitting a speculative attempt: %v", err)
+	}
+}

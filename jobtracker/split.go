@@ -290,8 +290,10 @@ func (jt *JobTracker) mapLaunchLocked(t *task, a *attempt, launch *mrpb.LaunchTa
 }
 
 // splitAnnouncedLocked records the split point that map attempt a
-// announced with its last spill k; it is the task's once the attempt ends
-// as SPLIT.
+// announced with its last spill k. It is the task's at once: spill k is
+// published with it as its end, so every later attempt must cut there,
+// whether a ends as SPLIT or is killed first. a counts, for the task's
+// counters, as the attempt that covered its part.
 func (jt *JobTracker) splitAnnouncedLocked(a *attempt, k int, at *mrpb.MapCut) {
 	c := mapCut{off: at.Offset, spill: int(at.Spill), records: at.Records}
 	sp := splitInfo(a)
@@ -303,7 +305,16 @@ func (jt *JobTracker) splitAnnouncedLocked(a *attempt, k int, at *mrpb.MapCut) {
 		jt.failAttemptLocked(a, fmt.Sprintf("spill %d announces a bad split point (offset %d, spill %d, %d records) for an attempt that started at offset %d",
 			k, c.off, c.spill, c.records, sp.from.off))
 	default:
+		t := a.task
+		if t.split == nil {
+			t.split = &taskSplit{chain: map[int]*attempt{}}
+		}
+		if err := t.split.insert(c); err != nil {
+			jt.failAttemptLocked(a, "non-deterministic map split: "+err.Error())
+			return
+		}
 		sp.cut = &c
+		t.split.chain[sp.from.spill] = a
 	}
 }
 
@@ -326,13 +337,6 @@ func (jt *JobTracker) attemptSplitLocked(a *attempt, now time.Time) {
 		jt.attemptFailedLocked(a, "attempt ended as split without a split order and an announced split point", now, true)
 		return
 	}
-	if t.split == nil {
-		t.split = &taskSplit{chain: map[int]*attempt{}}
-	}
-	if err := t.split.insert(*sp.cut); err != nil {
-		jt.attemptFailedLocked(a, "non-deterministic map split: "+err.Error(), now, true)
-		return
-	}
 	if !jt.attemptToLocked(a, attemptSplit) {
 		return
 	}
@@ -342,7 +346,6 @@ func (jt *JobTracker) attemptSplitLocked(a *attempt, now time.Time) {
 	a.finish = now
 	jt.observeAttemptLocked(a)
 	jt.addMillisLocked(a)
-	t.split.chain[sp.from.spill] = a
 	s := j.splits[t.index]
 	j.counters.Add(mr.SplitGroup, mr.MapSplits, 1)
 	j.counters.Add(mr.SplitGroup, mr.SplitFragments, int64(sp.cut.spill-sp.from.spill))

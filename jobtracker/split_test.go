@@ -350,3 +350,29 @@ func TestSplitRemainderRetryAndSpeculation(t *testing.T) {
 		t.Fatalf("splitting a speculative attempt: %v", err)
 	}
 }
+
+// An attempt killed after it announced its split point (before it ended
+// SPLIT) leaves the split point to the task: its last spill is published
+// and ends there, so the next attempt starts at it.
+func TestSplitPointStandsWhenTheAttemptIsKilled(t *testing.T) {
+	dir := t.TempDir()
+	jt, _ := newTestJTWith(t, dir, 0, nil, nil)
+	submitSplitJob(t, jt, dir, 1, map[string]string{mr.KeySplitSafe: "true"})
+	ctx := context.Background()
+	first := launches(heartbeat(t, jt, &mrpb.HeartbeatRequest{InitialContact: true, FreeMapSlots: 1}))[0]
+	if _, err := jt.SplitTaskAttempt(ctx, &mrpb.SplitTaskAttemptRequest{AttemptId: first.AttemptId}); err != nil {
+		t.Fatal(err)
+	}
+	heartbeat(t, jt, &mrpb.HeartbeatRequest{
+		Spills:   []*mrpb.SpillAnnouncement{{AttemptId: first.AttemptId, Spill: 0, Segments: seg(1), SplitAt: &mrpb.MapCut{Offset: 400, Spill: 1, Records: 50}}},
+		Attempts: []*mrpb.AttemptStatus{{AttemptId: first.AttemptId, State: StateRunning, Counters: inputRecords(50)}},
+	})
+	if _, err := jt.KillTaskAttempt(ctx, &mrpb.KillTaskAttemptRequest{AttemptId: first.AttemptId}); err != nil {
+		t.Fatal(err)
+	}
+	next := launches(heartbeat(t, jt, &mrpb.HeartbeatRequest{FreeMapSlots: 1,
+		Attempts: []*mrpb.AttemptStatus{{AttemptId: first.AttemptId, State: StateKilled}}}))
+	if len(next) != 1 || next[0].Resume.GetOffset() != 400 || next[0].Resume.GetFirstSpill() != 1 {
+		t.Fatalf("after the kill the map was launched as %v, want from the split point", next)
+	}
+}

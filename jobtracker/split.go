@@ -188,7 +188,7 @@ func (jt *JobTracker) jobSplitRefusal(j *job, m *task) error {
 	}
 	in, ok := def.Input.(mr.ResumableInput)
 	if !ok || !in.Resumable(j.splits[m.index]) {
-		return fmt.Errorf("the input of map %s cannot be resumed at a record (not a seekable, uncompressed text or fixed-length split)", m.id())
+		return fmt.Errorf("the input of map %s cannot be resumed at a record (its input format is not an mr.ResumableInput, or says this split cannot seek)", m.id())
 	}
 	return nil
 }

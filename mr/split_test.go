@@ -3,8 +3,13 @@ package mr
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
+
+	"gomr/mr/fs"
 )
 
 // resumeLines reads split s of content in pieces: after every cut-th
@@ -164,5 +169,61 @@ func TestSplitFrom(t *testing.T) {
 		if (err != nil) != tc.wantErr || !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("From(%d) = %+v, %v; want %+v, error %v", tc.off, got, err, tc.want, tc.wantErr)
 		}
+	}
+}
+
+func TestSequenceResume(t *testing.T) {
+	big := strings.Repeat("v", readBufferSize+10) // read around the buffer
+	recs := []rec{{"k1", "v1"}, {"", ""}, {"big", big}, {"k3", "after big"}, {"k4", "v4"}, {"", "last"}}
+	p := filepath.Join(t.TempDir(), "seq")
+	w, err := SequenceOutput{}.Create(fs.Local{}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		if err := w.Write([]byte(r.Key), []byte(r.Value)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := os.Stat(p)
+	in := SequenceInput{}
+	whole := Split{Path: p, Length: st.Size()}
+	if !in.Resumable(whole) {
+		t.Fatal("sequence splits are not resumable")
+	}
+	for _, cut := range []int{1, 2, 4} {
+		var got []rec
+		s := whole
+		for {
+			rr, err := in.Open(context.Background(), s, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for n < cut && rr.Next() {
+				got = append(got, rec{string(rr.Key()), string(rr.Value())})
+				n++
+			}
+			if err := rr.Err(); err != nil {
+				t.Fatal(err)
+			}
+			off := rr.(PositionReader).NextOffset()
+			rr.Close()
+			if n < cut || off >= st.Size() {
+				break
+			}
+			if s, err = whole.From(off); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !reflect.DeepEqual(got, recs) {
+			t.Fatalf("cut every %d: records %v, want %v", cut, got, recs)
+		}
+	}
+	if _, err := in.Open(context.Background(), Split{Path: p, Start: 5, Length: st.Size() - 5}, nil); err == nil {
+		t.Fatal("a sequence split starting past 0 without ExactStart was opened")
 	}
 }

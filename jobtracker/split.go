@@ -174,6 +174,16 @@ func (s *taskSplit) prefixCounters(from mapCut) mr.CounterSet {
 	return sum
 }
 
+// splitPrefixOf is the counters of the split attempts that running
+// attempt a of task t continues (nil if none): a running remainder's job
+// counters include them, as a successful one's do.
+func (t *task) splitPrefixOf(a *attempt) mr.CounterSet {
+	if t.split == nil || a.split == nil {
+		return nil
+	}
+	return t.split.prefixCounters(a.split.from)
+}
+
 // jobSplitRefusal tells why the job's maps cannot be split, or nil.
 func (jt *JobTracker) jobSplitRefusal(j *job, m *task) error {
 	if !j.conf.Bool(mr.KeySplitSafe) {

@@ -202,11 +202,18 @@ func TestSplitProtocol(t *testing.T) {
 	if rem.Resume == nil || rem.Resume.Offset != want.Offset || rem.Resume.FirstSpill != want.FirstSpill || rem.Resume.RecordsBefore != want.RecordsBefore || len(rem.Resume.Cuts) != 0 {
 		t.Fatalf("remainder launched with resume point %v, want %v", rem.Resume, want)
 	}
+	// While the remainder runs, the job's counters hold the split
+	// attempt's and the remainder's so far.
+	heartbeat(t, jt, &mrpb.HeartbeatRequest{Attempts: []*mrpb.AttemptStatus{{AttemptId: rem.AttemptId, State: StateRunning, Counters: inputRecords(20)}}})
+	st, _ := jt.GetJobStatus(ctx, &mrpb.JobStatusRequest{JobId: id})
+	if got := countersFromProto(st.Counters).Get(mr.TaskCounterGroup, mr.MapInputRecords); got != 70 {
+		t.Errorf("MAP_INPUT_RECORDS while the remainder runs = %d, want 50 + 20", got)
+	}
 	heartbeat(t, jt, &mrpb.HeartbeatRequest{
 		Spills:   []*mrpb.SpillAnnouncement{{AttemptId: rem.AttemptId, Spill: 2, Final: true, Segments: seg(3)}},
 		Attempts: []*mrpb.AttemptStatus{{AttemptId: rem.AttemptId, State: StateSucceeded, Counters: inputRecords(75)}},
 	})
-	st, _ := jt.GetJobStatus(ctx, &mrpb.JobStatusRequest{JobId: id})
+	st, _ = jt.GetJobStatus(ctx, &mrpb.JobStatusRequest{JobId: id})
 	if st.Maps.Succeeded != 1 {
 		t.Fatalf("map not succeeded: %+v", st.Maps)
 	}

@@ -90,10 +90,11 @@ type seqReader struct {
 	n            int
 	started      bool
 	done, closed bool
+	err          error
+
 	// resumeAt is the offset of the first record to read (0: the first
 	// after the header).
 	resumeAt int64
-	err          error
 }
 
 func newSeqReader(ctx context.Context, f fs.File, path string, size int64) *seqReader {

@@ -145,7 +145,7 @@ func (jt *JobTracker) authorize(ctx context.Context, req any, info *grpc.UnarySe
 		mrpb.JobTracker_KillJob_FullMethodName, mrpb.JobTracker_ListJobs_FullMethodName,
 		mrpb.JobTracker_KillTaskAttempt_FullMethodName, mrpb.JobTracker_SetJobPriority_FullMethodName,
 		mrpb.JobTracker_ListTaskAttempts_FullMethodName, mrpb.JobTracker_GetTaskLog_FullMethodName,
-		mrpb.JobTracker_CheckpointTaskAttempt_FullMethodName:
+		mrpb.JobTracker_CheckpointTaskAttempt_FullMethodName, mrpb.JobTracker_SplitTaskAttempt_FullMethodName:
 		if id.Role != security.RoleUser {
 			return nil, denied("%s may not call %s: client calls need a user certificate", id, call)
 		}
@@ -166,6 +166,8 @@ func (jt *JobTracker) authorize(ctx context.Context, req any, info *grpc.UnarySe
 	case *mrpb.KillTaskAttemptRequest:
 		err = jt.checkJobAccess(id, jobOfAttempt(r.AttemptId), security.ModifyJob)
 	case *mrpb.CheckpointTaskAttemptRequest:
+		err = jt.checkJobAccess(id, jobOfAttempt(r.AttemptId), security.ModifyJob)
+	case *mrpb.SplitTaskAttemptRequest:
 		err = jt.checkJobAccess(id, jobOfAttempt(r.AttemptId), security.ModifyJob)
 	case *mrpb.TaskLogRequest:
 		err = jt.checkJobAccess(id, jobOfAttempt(r.AttemptId), security.ViewJob)

@@ -287,6 +287,7 @@ func (jt *JobTracker) jobCountersLocked(j *job) mr.CounterSet {
 		}
 		if best != nil {
 			out.Merge(best.counters)
+			out.Merge(t.splitPrefixOf(best))
 		}
 	}
 	return out

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"gomr/mr"
 	"gomr/partitions"
 )
 
@@ -77,11 +78,14 @@ const (
 	// attemptCheckpointed: dumped for preemption; its task resumes from
 	// the image (checkpoint.go).
 	attemptCheckpointed
+	// attemptSplit: a map that stopped early because it was split
+	// (split.go); its spills stand.
+	attemptSplit
 )
 
 var attemptStateNames = [...]string{attemptRunning: StateRunning, attemptCommitPending: StateCommitPending,
 	attemptSucceeded: StateSucceeded, attemptFailed: StateFailed, attemptKilled: StateKilled,
-	attemptCheckpointed: StateCheckpointed}
+	attemptCheckpointed: StateCheckpointed, attemptSplit: StateSplit}
 
 func (s attemptState) String() string { return stateName(attemptStateNames[:], int(s)) }
 
@@ -92,8 +96,9 @@ func (s attemptState) live() bool { return s == attemptRunning || s == attemptCo
 // state.
 var attemptTransitions = map[attemptState][]attemptState{
 	// Checkpointed: its tracker dumped it for preemption (an attempt
-	// committing its output is never checkpointed).
-	attemptRunning:       {attemptCommitPending, attemptSucceeded, attemptFailed, attemptKilled, attemptCheckpointed},
+	// committing its output is never checkpointed). Split: a map stopped
+	// at a record on a split order.
+	attemptRunning:       {attemptCommitPending, attemptSucceeded, attemptFailed, attemptKilled, attemptCheckpointed, attemptSplit},
 	attemptCommitPending: {attemptSucceeded, attemptFailed, attemptKilled},
 	// Failed: a succeeded map whose output reducers could not fetch
 	// (Hadoop marks it FAILED, "Too many fetch-failures").
@@ -156,10 +161,17 @@ func (t *task) to(s taskState) error {
 	// stays succeeded: callers set t.successful before the change to
 	// succeeded and clear it after the change from it.
 	if j.doneCounters != nil && t.successful != nil {
+		// So do those of the split attempts it continues (split.go).
+		var prefix mr.CounterSet
+		if t.split != nil {
+			prefix = t.split.prefix
+		}
 		if s == taskSucceeded {
 			j.doneCounters.Merge(t.successful.counters)
+			j.doneCounters.Merge(prefix)
 		} else if from == taskSucceeded {
 			j.doneCounters.Subtract(t.successful.counters)
+			j.doneCounters.Subtract(prefix)
 		}
 	}
 	return nil

@@ -76,6 +76,9 @@ func viewCountsMatch(j *job) error {
 			}
 			if tk.state == taskSucceeded && tk.successful != nil {
 				done.Merge(tk.successful.counters)
+				if tk.split != nil {
+					done.Merge(tk.split.prefix) // the split attempts it continues (split.go)
+				}
 			}
 		}
 	}

@@ -57,6 +57,7 @@ func (h *trackerHost) Describe(k sched.Attempt) preempt.Candidate {
 	if t := jt.trackers[a.tracker]; t != nil {
 		c.CanCheckpoint = t.criu && a.cloneable && a.state == attemptRunning
 	}
+	c.Splittable = jt.splittableLocked(a)
 	return c
 }
 

@@ -53,6 +53,8 @@ type taskEvent struct {
 	// JobCounters are the job counters (launched, failed, killed,
 	// millis) as of this event.
 	JobCounters mr.CounterSet `json:"job_counters,omitempty"`
+	// Cuts are a split map's split points (split.go).
+	Cuts []loggedCut `json:"cuts,omitempty"`
 }
 
 // loggedSegment is an mrpb.Segment in the event log.
@@ -130,6 +132,7 @@ func (jt *JobTracker) logTaskLocked(a *attempt) {
 		Shuffle: a.shuffleAddr, Start: a.start, Finish: a.finish, Counters: a.counters, JobCounters: tk.job.counters}
 	if tk.typ == partitions.Map && len(tk.job.reduces) > 0 {
 		ev.Final = a.final
+		ev.Cuts = tk.split.logged()
 		ev.Spills = map[int][]loggedSegment{}
 		for k, segs := range a.spills {
 			ls := make([]loggedSegment, len(segs))
@@ -227,6 +230,13 @@ func (jt *JobTracker) recoverJob(sj *stagedJob, now time.Time) error {
 			shuffleAddr: ev.Shuffle,
 		}
 		if tk.typ == partitions.Map && len(j.reduces) > 0 {
+			tk.split = splitFromLog(ev.Cuts)
+			if len(ev.Spills) != ev.Final+1 {
+				// A split map (split.go): its attempt made only the
+				// spills after the last split point, and the split
+				// points are not logged. It runs again.
+				continue
+			}
 			a.final = ev.Final
 			for k, ls := range ev.Spills {
 				segs := make([]*mrpb.Segment, len(ls))

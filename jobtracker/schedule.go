@@ -297,6 +297,7 @@ func (jt *JobTracker) startAttemptLocked(j *job, tk *task, t *trackerState, now 
 	if cloneOf == nil && !speculative {
 		jt.restoreSourceLocked(tk, a, launch) // a preempted task resumes
 	}
+	jt.mapLaunchLocked(tk, a, launch, cloneOf)
 	if cloneOf != nil {
 		src := ""
 		if st := jt.trackers[cloneOf.tracker]; st != nil {

@@ -167,6 +167,9 @@ type task struct {
 	// image is the checkpoint a preempted task resumes from (nil: none;
 	// checkpoint.go).
 	image *taskImage
+	// split holds a map task's recorded split points (split.go); nil
+	// until it is first split.
+	split *taskSplit
 }
 
 func (t *task) id() string {
@@ -261,6 +264,9 @@ type attempt struct {
 	// ckpt is the attempt's part in preemption by checkpoint (nil: none;
 	// checkpoint.go).
 	ckpt *attemptCkpt
+	// split is where a map attempt of a split task started, and whether
+	// and where it was split (split.go); nil for a map never split.
+	split *attemptSplitInfo
 }
 
 func (a *attempt) live() bool { return a.state.live() }

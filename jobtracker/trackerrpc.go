@@ -115,6 +115,8 @@ func (jt *JobTracker) attemptStatusLocked(t *trackerState, st *mrpb.AttemptStatu
 	case StateKilled:
 		jt.checkpointFailedLocked(a, st.Checkpoint)
 		jt.attemptFailedLocked(a, st.Diagnostic, now, false)
+	case StateSplit:
+		jt.attemptSplitLocked(a, now)
 	}
 }
 
@@ -137,6 +139,12 @@ func (jt *JobTracker) spillAnnouncedLocked(t *trackerState, sp *mrpb.SpillAnnoun
 	a.shuffleAddr = t.shuffleAddr
 	if sp.Final {
 		a.final = k
+	}
+	if sp.SplitAt != nil {
+		jt.splitAnnouncedLocked(a, k, sp.SplitAt)
+		if !a.live() {
+			return
+		}
 	}
 	key := spillKey{a.task.index, k}
 	if w, ok := j.winners[key]; ok {
@@ -216,6 +224,7 @@ func (jt *JobTracker) attemptSucceededLocked(a *attempt, now time.Time) {
 		jt.driver.Ended(now, attemptKey(a), a.finish.Sub(a.start))
 		return
 	}
+	jt.splitSucceededLocked(a)
 	t.successful = a
 	if !jt.taskToLocked(t, taskSucceeded) {
 		t.successful = nil
@@ -374,6 +383,7 @@ func (jt *JobTracker) lostTrackerLocked(t *trackerState, why string) {
 					if m.successful == a {
 						jt.rerunMapLocked(m, now)
 					}
+					jt.splitOutputLostLocked(m, now)
 				}
 			}
 		}
@@ -484,6 +494,7 @@ func (jt *JobTracker) ReportFetchFailure(ctx context.Context, req *mrpb.FetchFai
 	now := jt.now()
 	m := a.task
 	jt.obsoleteMapOutputLocked(a)
+	jt.splitOutputLostLocked(m, now)
 	if a.live() {
 		jt.failAttemptLocked(a, "Too many fetch-failures")
 	} else if m.successful == a && jt.attemptToLocked(a, attemptFailed) {

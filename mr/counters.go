@@ -122,6 +122,8 @@ func GroupDisplayName(group string) string {
 		return "File Output Format Counters"
 	case SpeculationGroup:
 		return "Speculation"
+	case SplitGroup:
+		return "Map Splits"
 	}
 	return group
 }
@@ -178,6 +180,12 @@ var counterDisplayNames = map[string]map[string]string{
 		FileBytesWritten: "FILE: Number of bytes written",
 		HDFSBytesRead:    "HDFS: Number of bytes read",
 		HDFSBytesWritten: "HDFS: Number of bytes written",
+	},
+	SplitGroup: {
+		MapSplits:        "Map attempts split",
+		SplitFragments:   "Spills committed by split attempts",
+		RemainderBytes:   "Input bytes handed to remainders",
+		RemainderRecords: "Input records read by remainders",
 	},
 	FileInputFormatCounterGroup:  {BytesRead: "Bytes Read"},
 	FileOutputFormatCounterGroup: {BytesWritten: "Bytes Written"},

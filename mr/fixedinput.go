@@ -62,6 +62,11 @@ func (in FixedLengthInput) Splits(sc SplitContext) ([]Split, error) {
 	return out, nil
 }
 
+// Resumable tells that every fixed-length split can be resumed at a
+// record: records are found by arithmetic, and Open rounds a start up to
+// a record boundary, which a resume offset already is.
+func (in FixedLengthInput) Resumable(Split) bool { return true }
+
 // Open returns a reader of the records of split: those that start in
 // [Start, Start+Length), Start being rounded up to a record boundary.
 func (in FixedLengthInput) Open(ctx context.Context, split Split, params map[string]string) (RecordReader, error) {
@@ -156,6 +161,14 @@ func (fr *fixedReader) Next() bool {
 	fr.rec = rec
 	fr.n++
 	return true
+}
+
+// NextOffset is the file offset of the record after the current one.
+func (fr *fixedReader) NextOffset() int64 {
+	if fr.rec != nil {
+		return fr.pos + int64(fr.recLen)
+	}
+	return fr.pos
 }
 
 // Key returns the first KeyLength bytes of the record.

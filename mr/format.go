@@ -14,6 +14,9 @@ type Split struct {
 	Start  int64    `json:"start"`
 	Length int64    `json:"length"`
 	Hosts  []string `json:"hosts,omitempty"`
+	// ExactStart says Start is the exact start of a record (a split map's
+	// remainder, see From): a line reader does not skip to the next line.
+	ExactStart bool `json:"exact_start,omitempty"`
 }
 
 // SplitContext is what an InputFormat needs to compute splits: the job's

@@ -43,9 +43,11 @@ func (SequenceInput) Splits(sc SplitContext) ([]Split, error) {
 	return out, nil
 }
 
-// Open returns a reader of the records of a whole sequence file.
+// Open returns a reader of the records of a whole sequence file, or of
+// its records from the offset of one of them (a split map's remainder:
+// Split.From, ExactStart set).
 func (SequenceInput) Open(ctx context.Context, split Split, params map[string]string) (RecordReader, error) {
-	if split.Start != 0 {
+	if split.Start != 0 && !split.ExactStart {
 		return nil, fmt.Errorf("sequence file %s is not splittable, but its split starts at offset %d", split.Path, split.Start)
 	}
 	fsys, err := fs.Resolve(split.Path)
@@ -60,8 +62,14 @@ func (SequenceInput) Open(ctx context.Context, split Split, params map[string]st
 	if err != nil {
 		return nil, fmt.Errorf("opening sequence file: %w", err)
 	}
-	return newSeqReader(ctx, f, split.Path, st.Size), nil
+	sr := newSeqReader(ctx, f, split.Path, st.Size)
+	sr.resumeAt = split.Start
+	return sr, nil
 }
+
+// Resumable tells that a sequence file can be resumed at a record: the
+// reader knows each record's offset, and seeks to it past the header.
+func (SequenceInput) Resumable(Split) bool { return true }
 
 // seqReader reads a sequence file of known size. Records that fit in its
 // buffered reader are returned in place (bufio.Reader.Peek); larger ones
@@ -83,6 +91,10 @@ type seqReader struct {
 	started      bool
 	done, closed bool
 	err          error
+
+	// resumeAt is the offset of the first record to read (0: the first
+	// after the header).
+	resumeAt int64
 }
 
 func newSeqReader(ctx context.Context, f fs.File, path string, size int64) *seqReader {
@@ -155,6 +167,9 @@ func (sr *seqReader) Next() bool {
 		if !sr.readHeader() {
 			return false
 		}
+		if sr.resumeAt > 0 && !sr.seek(sr.resumeAt) {
+			return false
+		}
 	}
 	if sr.pending > 0 {
 		if _, err := sr.br.Discard(sr.pending); err != nil {
@@ -223,6 +238,26 @@ func (sr *seqReader) Next() bool {
 	sr.value = rec[kl:total:total]
 	return true
 }
+
+// seek moves the reader to offset off, a record's start after the header.
+func (sr *seqReader) seek(off int64) bool {
+	if off < sr.pos || off > sr.size {
+		return sr.fail("resume offset %d is outside the records (%d to %d)", off, sr.pos, sr.size)
+	}
+	sk, ok := sr.f.(io.Seeker)
+	if !ok {
+		return sr.fail("cannot seek to resume at offset %d", off)
+	}
+	if _, err := sk.Seek(off, io.SeekStart); err != nil {
+		return sr.fail("seeking to offset %d: %w", off, err)
+	}
+	sr.br.Reset(&sr.src)
+	sr.pos = off
+	return true
+}
+
+// NextOffset is the file offset of the record after the current one.
+func (sr *seqReader) NextOffset() int64 { return sr.pos + int64(sr.pending) }
 
 // Key returns the record's key.
 func (sr *seqReader) Key() []byte { return sr.key }

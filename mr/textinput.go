@@ -246,8 +246,15 @@ func (TextInput) Open(ctx context.Context, split Split, params map[string]string
 	if err != nil {
 		return nil, err
 	}
-	return newLineReader(ctx, f, split.Path, split.Start, split.Start+split.Length, readBufferSize), nil
+	lr := newLineReader(ctx, f, split.Path, split.Start, split.Start+split.Length, readBufferSize)
+	lr.exact = split.ExactStart
+	return lr, nil
 }
+
+// Resumable tells that every text split can be resumed at a line: the
+// files are read uncompressed, and a reader knows where its next line
+// starts (NextOffset).
+func (TextInput) Resumable(Split) bool { return true }
 
 // lineReader implements LineRecordReader over a file positioned at start.
 // It scans an internal buffer in place; a line longer than the buffer grows
@@ -265,6 +272,8 @@ type lineReader struct {
 	start, end int64
 	pos        int64 // file offset of buf[r]
 
+	// exact: start is a line's start (Split.ExactStart), not skipped.
+	exact                 bool
 	started, done, closed bool
 	err                   error
 	key                   [8]byte
@@ -345,7 +354,7 @@ func (lr *lineReader) Next() bool {
 	}
 	if !lr.started {
 		lr.started = true
-		if lr.start > 0 {
+		if lr.start > 0 && !lr.exact {
 			if err := lr.skipFirstLine(); err != nil {
 				lr.err = err
 				return false
@@ -388,6 +397,9 @@ func (lr *lineReader) Next() bool {
 	lr.pos += int64(consumed)
 	return true
 }
+
+// NextOffset is the file offset of the line after the current one.
+func (lr *lineReader) NextOffset() int64 { return lr.pos }
 
 // Key returns the line's byte offset in the file, 8 bytes big-endian.
 func (lr *lineReader) Key() []byte { return lr.key[:] }

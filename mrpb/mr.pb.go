@@ -164,11 +164,14 @@ func (x *Segment) GetCrc() uint32 {
 // SpillAnnouncement says that spill `spill` of a map attempt is durable on
 // the tracker that sends it. `segments` has one entry per reduce partition.
 type SpillAnnouncement struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	AttemptId     string                 `protobuf:"bytes,1,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"`
-	Spill         int32                  `protobuf:"varint,2,opt,name=spill,proto3" json:"spill,omitempty"`
-	Final         bool                   `protobuf:"varint,3,opt,name=final,proto3" json:"final,omitempty"`
-	Segments      []*Segment             `protobuf:"bytes,4,rep,name=segments,proto3" json:"segments,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	AttemptId string                 `protobuf:"bytes,1,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"`
+	Spill     int32                  `protobuf:"varint,2,opt,name=spill,proto3" json:"spill,omitempty"`
+	Final     bool                   `protobuf:"varint,3,opt,name=final,proto3" json:"final,omitempty"`
+	Segments  []*Segment             `protobuf:"bytes,4,rep,name=segments,proto3" json:"segments,omitempty"`
+	// Set on the last spill of a map attempt that was split (docs/split.md):
+	// where the remainder of the map starts.
+	SplitAt       *MapCut `protobuf:"bytes,20,opt,name=split_at,json=splitAt,proto3" json:"split_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -231,11 +234,155 @@ func (x *SpillAnnouncement) GetSegments() []*Segment {
 	return nil
 }
 
+func (x *SpillAnnouncement) GetSplitAt() *MapCut {
+	if x != nil {
+		return x.SplitAt
+	}
+	return nil
+}
+
+// MapCut is a split point of a map task: the remainder starts with the
+// record at byte offset offset of the split's file, its first spill is
+// spill, and records input records come before it.
+type MapCut struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Offset        int64                  `protobuf:"varint,1,opt,name=offset,proto3" json:"offset,omitempty"`
+	Spill         int32                  `protobuf:"varint,2,opt,name=spill,proto3" json:"spill,omitempty"`
+	Records       int64                  `protobuf:"varint,3,opt,name=records,proto3" json:"records,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MapCut) Reset() {
+	*x = MapCut{}
+	mi := &file_mr_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MapCut) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MapCut) ProtoMessage() {}
+
+func (x *MapCut) ProtoReflect() protoreflect.Message {
+	mi := &file_mr_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MapCut.ProtoReflect.Descriptor instead.
+func (*MapCut) Descriptor() ([]byte, []int) {
+	return file_mr_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *MapCut) GetOffset() int64 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+func (x *MapCut) GetSpill() int32 {
+	if x != nil {
+		return x.Spill
+	}
+	return 0
+}
+
+func (x *MapCut) GetRecords() int64 {
+	if x != nil {
+		return x.Records
+	}
+	return 0
+}
+
+// MapResume tells a map attempt where to start and where to cut spills
+// besides the buffer-full cuts (docs/split.md): it reads from offset (the
+// exact start of a record), numbers its spills from first_spill, and cuts
+// a spill before each record that starts at one of cuts' offsets, the
+// spill after each cut numbered as the cut says.
+type MapResume struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Offset        int64                  `protobuf:"varint,1,opt,name=offset,proto3" json:"offset,omitempty"`
+	FirstSpill    int32                  `protobuf:"varint,2,opt,name=first_spill,json=firstSpill,proto3" json:"first_spill,omitempty"`
+	RecordsBefore int64                  `protobuf:"varint,3,opt,name=records_before,json=recordsBefore,proto3" json:"records_before,omitempty"`
+	Cuts          []*MapCut              `protobuf:"bytes,4,rep,name=cuts,proto3" json:"cuts,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MapResume) Reset() {
+	*x = MapResume{}
+	mi := &file_mr_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MapResume) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MapResume) ProtoMessage() {}
+
+func (x *MapResume) ProtoReflect() protoreflect.Message {
+	mi := &file_mr_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MapResume.ProtoReflect.Descriptor instead.
+func (*MapResume) Descriptor() ([]byte, []int) {
+	return file_mr_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *MapResume) GetOffset() int64 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+func (x *MapResume) GetFirstSpill() int32 {
+	if x != nil {
+		return x.FirstSpill
+	}
+	return 0
+}
+
+func (x *MapResume) GetRecordsBefore() int64 {
+	if x != nil {
+		return x.RecordsBefore
+	}
+	return 0
+}
+
+func (x *MapResume) GetCuts() []*MapCut {
+	if x != nil {
+		return x.Cuts
+	}
+	return nil
+}
+
 // AttemptStatus is a task attempt's state as its tracker reports it.
 type AttemptStatus struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	AttemptId string                 `protobuf:"bytes,1,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"`
-	// RUNNING, COMMIT_PENDING, SUCCEEDED, FAILED or KILLED.
+	// RUNNING, COMMIT_PENDING, SUCCEEDED, FAILED, KILLED or SPLIT (a map
+	// that stopped early because it was split, docs/split.md).
 	State    string  `protobuf:"bytes,2,opt,name=state,proto3" json:"state,omitempty"`
 	Progress float32 `protobuf:"fixed32,3,opt,name=progress,proto3" json:"progress,omitempty"`
 	// MAP, SHUFFLE, SORT or REDUCE.
@@ -273,7 +420,7 @@ type AttemptStatus struct {
 
 func (x *AttemptStatus) Reset() {
 	*x = AttemptStatus{}
-	mi := &file_mr_proto_msgTypes[3]
+	mi := &file_mr_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -285,7 +432,7 @@ func (x *AttemptStatus) String() string {
 func (*AttemptStatus) ProtoMessage() {}
 
 func (x *AttemptStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[3]
+	mi := &file_mr_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -298,7 +445,7 @@ func (x *AttemptStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttemptStatus.ProtoReflect.Descriptor instead.
 func (*AttemptStatus) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{3}
+	return file_mr_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *AttemptStatus) GetAttemptId() string {
@@ -434,7 +581,7 @@ type CheckpointStats struct {
 
 func (x *CheckpointStats) Reset() {
 	*x = CheckpointStats{}
-	mi := &file_mr_proto_msgTypes[4]
+	mi := &file_mr_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -446,7 +593,7 @@ func (x *CheckpointStats) String() string {
 func (*CheckpointStats) ProtoMessage() {}
 
 func (x *CheckpointStats) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[4]
+	mi := &file_mr_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -459,7 +606,7 @@ func (x *CheckpointStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckpointStats.ProtoReflect.Descriptor instead.
 func (*CheckpointStats) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{4}
+	return file_mr_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *CheckpointStats) GetDumpMs() int64 {
@@ -524,7 +671,7 @@ type CloneStats struct {
 
 func (x *CloneStats) Reset() {
 	*x = CloneStats{}
-	mi := &file_mr_proto_msgTypes[5]
+	mi := &file_mr_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -536,7 +683,7 @@ func (x *CloneStats) String() string {
 func (*CloneStats) ProtoMessage() {}
 
 func (x *CloneStats) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[5]
+	mi := &file_mr_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -549,7 +696,7 @@ func (x *CloneStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloneStats.ProtoReflect.Descriptor instead.
 func (*CloneStats) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{5}
+	return file_mr_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *CloneStats) GetSourceAttempt() string {
@@ -620,7 +767,7 @@ type SubmitJobRequest struct {
 
 func (x *SubmitJobRequest) Reset() {
 	*x = SubmitJobRequest{}
-	mi := &file_mr_proto_msgTypes[6]
+	mi := &file_mr_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -632,7 +779,7 @@ func (x *SubmitJobRequest) String() string {
 func (*SubmitJobRequest) ProtoMessage() {}
 
 func (x *SubmitJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[6]
+	mi := &file_mr_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -645,7 +792,7 @@ func (x *SubmitJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitJobRequest.ProtoReflect.Descriptor instead.
 func (*SubmitJobRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{6}
+	return file_mr_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *SubmitJobRequest) GetSpecJson() []byte {
@@ -674,7 +821,7 @@ type SubmitJobResponse struct {
 
 func (x *SubmitJobResponse) Reset() {
 	*x = SubmitJobResponse{}
-	mi := &file_mr_proto_msgTypes[7]
+	mi := &file_mr_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -686,7 +833,7 @@ func (x *SubmitJobResponse) String() string {
 func (*SubmitJobResponse) ProtoMessage() {}
 
 func (x *SubmitJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[7]
+	mi := &file_mr_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -699,7 +846,7 @@ func (x *SubmitJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitJobResponse.ProtoReflect.Descriptor instead.
 func (*SubmitJobResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{7}
+	return file_mr_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *SubmitJobResponse) GetJobId() string {
@@ -725,7 +872,7 @@ type JobStatusRequest struct {
 
 func (x *JobStatusRequest) Reset() {
 	*x = JobStatusRequest{}
-	mi := &file_mr_proto_msgTypes[8]
+	mi := &file_mr_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -737,7 +884,7 @@ func (x *JobStatusRequest) String() string {
 func (*JobStatusRequest) ProtoMessage() {}
 
 func (x *JobStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[8]
+	mi := &file_mr_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -750,7 +897,7 @@ func (x *JobStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobStatusRequest.ProtoReflect.Descriptor instead.
 func (*JobStatusRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{8}
+	return file_mr_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *JobStatusRequest) GetJobId() string {
@@ -774,7 +921,7 @@ type TaskSummary struct {
 
 func (x *TaskSummary) Reset() {
 	*x = TaskSummary{}
-	mi := &file_mr_proto_msgTypes[9]
+	mi := &file_mr_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -786,7 +933,7 @@ func (x *TaskSummary) String() string {
 func (*TaskSummary) ProtoMessage() {}
 
 func (x *TaskSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[9]
+	mi := &file_mr_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -799,7 +946,7 @@ func (x *TaskSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskSummary.ProtoReflect.Descriptor instead.
 func (*TaskSummary) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{9}
+	return file_mr_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *TaskSummary) GetTotal() int32 {
@@ -880,7 +1027,7 @@ type JobStatus struct {
 
 func (x *JobStatus) Reset() {
 	*x = JobStatus{}
-	mi := &file_mr_proto_msgTypes[10]
+	mi := &file_mr_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -892,7 +1039,7 @@ func (x *JobStatus) String() string {
 func (*JobStatus) ProtoMessage() {}
 
 func (x *JobStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[10]
+	mi := &file_mr_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -905,7 +1052,7 @@ func (x *JobStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobStatus.ProtoReflect.Descriptor instead.
 func (*JobStatus) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{10}
+	return file_mr_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *JobStatus) GetJobId() string {
@@ -1072,7 +1219,7 @@ type Speculation struct {
 
 func (x *Speculation) Reset() {
 	*x = Speculation{}
-	mi := &file_mr_proto_msgTypes[11]
+	mi := &file_mr_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1084,7 +1231,7 @@ func (x *Speculation) String() string {
 func (*Speculation) ProtoMessage() {}
 
 func (x *Speculation) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[11]
+	mi := &file_mr_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1097,7 +1244,7 @@ func (x *Speculation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Speculation.ProtoReflect.Descriptor instead.
 func (*Speculation) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{11}
+	return file_mr_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Speculation) GetTaskId() string {
@@ -1165,7 +1312,7 @@ type ListJobsRequest struct {
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_mr_proto_msgTypes[12]
+	mi := &file_mr_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1177,7 +1324,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[12]
+	mi := &file_mr_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1190,7 +1337,7 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{12}
+	return file_mr_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ListJobsRequest) GetAll() bool {
@@ -1209,7 +1356,7 @@ type ListJobsResponse struct {
 
 func (x *ListJobsResponse) Reset() {
 	*x = ListJobsResponse{}
-	mi := &file_mr_proto_msgTypes[13]
+	mi := &file_mr_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1221,7 +1368,7 @@ func (x *ListJobsResponse) String() string {
 func (*ListJobsResponse) ProtoMessage() {}
 
 func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[13]
+	mi := &file_mr_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1234,7 +1381,7 @@ func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
 func (*ListJobsResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{13}
+	return file_mr_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ListJobsResponse) GetJobs() []*JobStatus {
@@ -1252,7 +1399,7 @@ type ListTrackersRequest struct {
 
 func (x *ListTrackersRequest) Reset() {
 	*x = ListTrackersRequest{}
-	mi := &file_mr_proto_msgTypes[14]
+	mi := &file_mr_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1264,7 +1411,7 @@ func (x *ListTrackersRequest) String() string {
 func (*ListTrackersRequest) ProtoMessage() {}
 
 func (x *ListTrackersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[14]
+	mi := &file_mr_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1277,7 +1424,7 @@ func (x *ListTrackersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTrackersRequest.ProtoReflect.Descriptor instead.
 func (*ListTrackersRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{14}
+	return file_mr_proto_rawDescGZIP(), []int{16}
 }
 
 type ListTrackersResponse struct {
@@ -1289,7 +1436,7 @@ type ListTrackersResponse struct {
 
 func (x *ListTrackersResponse) Reset() {
 	*x = ListTrackersResponse{}
-	mi := &file_mr_proto_msgTypes[15]
+	mi := &file_mr_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1301,7 +1448,7 @@ func (x *ListTrackersResponse) String() string {
 func (*ListTrackersResponse) ProtoMessage() {}
 
 func (x *ListTrackersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[15]
+	mi := &file_mr_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1314,7 +1461,7 @@ func (x *ListTrackersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTrackersResponse.ProtoReflect.Descriptor instead.
 func (*ListTrackersResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{15}
+	return file_mr_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ListTrackersResponse) GetTrackers() []*TrackerStatus {
@@ -1346,7 +1493,7 @@ type TrackerStatus struct {
 
 func (x *TrackerStatus) Reset() {
 	*x = TrackerStatus{}
-	mi := &file_mr_proto_msgTypes[16]
+	mi := &file_mr_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1358,7 +1505,7 @@ func (x *TrackerStatus) String() string {
 func (*TrackerStatus) ProtoMessage() {}
 
 func (x *TrackerStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[16]
+	mi := &file_mr_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1371,7 +1518,7 @@ func (x *TrackerStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrackerStatus.ProtoReflect.Descriptor instead.
 func (*TrackerStatus) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{16}
+	return file_mr_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *TrackerStatus) GetName() string {
@@ -1453,7 +1600,7 @@ type KillJobRequest struct {
 
 func (x *KillJobRequest) Reset() {
 	*x = KillJobRequest{}
-	mi := &file_mr_proto_msgTypes[17]
+	mi := &file_mr_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1465,7 +1612,7 @@ func (x *KillJobRequest) String() string {
 func (*KillJobRequest) ProtoMessage() {}
 
 func (x *KillJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[17]
+	mi := &file_mr_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1478,7 +1625,7 @@ func (x *KillJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KillJobRequest.ProtoReflect.Descriptor instead.
 func (*KillJobRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{17}
+	return file_mr_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *KillJobRequest) GetJobId() string {
@@ -1498,7 +1645,7 @@ type KillJobResponse struct {
 
 func (x *KillJobResponse) Reset() {
 	*x = KillJobResponse{}
-	mi := &file_mr_proto_msgTypes[18]
+	mi := &file_mr_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1510,7 +1657,7 @@ func (x *KillJobResponse) String() string {
 func (*KillJobResponse) ProtoMessage() {}
 
 func (x *KillJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[18]
+	mi := &file_mr_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1523,7 +1670,7 @@ func (x *KillJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KillJobResponse.ProtoReflect.Descriptor instead.
 func (*KillJobResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{18}
+	return file_mr_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *KillJobResponse) GetKilled() bool {
@@ -1549,7 +1696,7 @@ type JobHistoryRequest struct {
 
 func (x *JobHistoryRequest) Reset() {
 	*x = JobHistoryRequest{}
-	mi := &file_mr_proto_msgTypes[19]
+	mi := &file_mr_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1561,7 +1708,7 @@ func (x *JobHistoryRequest) String() string {
 func (*JobHistoryRequest) ProtoMessage() {}
 
 func (x *JobHistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[19]
+	mi := &file_mr_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1574,7 +1721,7 @@ func (x *JobHistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobHistoryRequest.ProtoReflect.Descriptor instead.
 func (*JobHistoryRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{19}
+	return file_mr_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *JobHistoryRequest) GetJobId() string {
@@ -1593,7 +1740,7 @@ type JobHistoryResponse struct {
 
 func (x *JobHistoryResponse) Reset() {
 	*x = JobHistoryResponse{}
-	mi := &file_mr_proto_msgTypes[20]
+	mi := &file_mr_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1605,7 +1752,7 @@ func (x *JobHistoryResponse) String() string {
 func (*JobHistoryResponse) ProtoMessage() {}
 
 func (x *JobHistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[20]
+	mi := &file_mr_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1618,7 +1765,7 @@ func (x *JobHistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobHistoryResponse.ProtoReflect.Descriptor instead.
 func (*JobHistoryResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{20}
+	return file_mr_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *JobHistoryResponse) GetJsonLines() []byte {
@@ -1641,7 +1788,7 @@ type KillTaskAttemptRequest struct {
 
 func (x *KillTaskAttemptRequest) Reset() {
 	*x = KillTaskAttemptRequest{}
-	mi := &file_mr_proto_msgTypes[21]
+	mi := &file_mr_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1653,7 +1800,7 @@ func (x *KillTaskAttemptRequest) String() string {
 func (*KillTaskAttemptRequest) ProtoMessage() {}
 
 func (x *KillTaskAttemptRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[21]
+	mi := &file_mr_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1666,7 +1813,7 @@ func (x *KillTaskAttemptRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KillTaskAttemptRequest.ProtoReflect.Descriptor instead.
 func (*KillTaskAttemptRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{21}
+	return file_mr_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *KillTaskAttemptRequest) GetAttemptId() string {
@@ -1694,7 +1841,7 @@ type KillTaskAttemptResponse struct {
 
 func (x *KillTaskAttemptResponse) Reset() {
 	*x = KillTaskAttemptResponse{}
-	mi := &file_mr_proto_msgTypes[22]
+	mi := &file_mr_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1706,7 +1853,7 @@ func (x *KillTaskAttemptResponse) String() string {
 func (*KillTaskAttemptResponse) ProtoMessage() {}
 
 func (x *KillTaskAttemptResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[22]
+	mi := &file_mr_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1719,7 +1866,7 @@ func (x *KillTaskAttemptResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KillTaskAttemptResponse.ProtoReflect.Descriptor instead.
 func (*KillTaskAttemptResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{22}
+	return file_mr_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *KillTaskAttemptResponse) GetKilled() bool {
@@ -1736,8 +1883,88 @@ func (x *KillTaskAttemptResponse) GetState() string {
 	return ""
 }
 
-// SetJobPriorityRequest changes a job's priority (`mr job -set-priority`):
-// VERY_HIGH, HIGH, NORMAL, LOW or VERY_LOW.
+// SplitTaskAttemptRequest orders a running map attempt split at its next
+// record (`mr job -split-task`, docs/split.md).
+type SplitTaskAttemptRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AttemptId     string                 `protobuf:"bytes,1,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SplitTaskAttemptRequest) Reset() {
+	*x = SplitTaskAttemptRequest{}
+	mi := &file_mr_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SplitTaskAttemptRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SplitTaskAttemptRequest) ProtoMessage() {}
+
+func (x *SplitTaskAttemptRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_mr_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SplitTaskAttemptRequest.ProtoReflect.Descriptor instead.
+func (*SplitTaskAttemptRequest) Descriptor() ([]byte, []int) {
+	return file_mr_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *SplitTaskAttemptRequest) GetAttemptId() string {
+	if x != nil {
+		return x.AttemptId
+	}
+	return ""
+}
+
+type SplitTaskAttemptResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SplitTaskAttemptResponse) Reset() {
+	*x = SplitTaskAttemptResponse{}
+	mi := &file_mr_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SplitTaskAttemptResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SplitTaskAttemptResponse) ProtoMessage() {}
+
+func (x *SplitTaskAttemptResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_mr_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SplitTaskAttemptResponse.ProtoReflect.Descriptor instead.
+func (*SplitTaskAttemptResponse) Descriptor() ([]byte, []int) {
+	return file_mr_proto_rawDescGZIP(), []int{26}
+}
+
 // CheckpointTaskAttemptRequest preempts a running attempt by checkpoint
 // (an operator's or a test's order): its tracker dumps it with CRIU and the
 // task resumes from the image. With migrate, the image is restored on
@@ -1753,7 +1980,7 @@ type CheckpointTaskAttemptRequest struct {
 
 func (x *CheckpointTaskAttemptRequest) Reset() {
 	*x = CheckpointTaskAttemptRequest{}
-	mi := &file_mr_proto_msgTypes[23]
+	mi := &file_mr_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1765,7 +1992,7 @@ func (x *CheckpointTaskAttemptRequest) String() string {
 func (*CheckpointTaskAttemptRequest) ProtoMessage() {}
 
 func (x *CheckpointTaskAttemptRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[23]
+	mi := &file_mr_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1778,7 +2005,7 @@ func (x *CheckpointTaskAttemptRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckpointTaskAttemptRequest.ProtoReflect.Descriptor instead.
 func (*CheckpointTaskAttemptRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{23}
+	return file_mr_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *CheckpointTaskAttemptRequest) GetAttemptId() string {
@@ -1813,7 +2040,7 @@ type CheckpointTaskAttemptResponse struct {
 
 func (x *CheckpointTaskAttemptResponse) Reset() {
 	*x = CheckpointTaskAttemptResponse{}
-	mi := &file_mr_proto_msgTypes[24]
+	mi := &file_mr_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1825,7 +2052,7 @@ func (x *CheckpointTaskAttemptResponse) String() string {
 func (*CheckpointTaskAttemptResponse) ProtoMessage() {}
 
 func (x *CheckpointTaskAttemptResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[24]
+	mi := &file_mr_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1838,7 +2065,7 @@ func (x *CheckpointTaskAttemptResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckpointTaskAttemptResponse.ProtoReflect.Descriptor instead.
 func (*CheckpointTaskAttemptResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{24}
+	return file_mr_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *CheckpointTaskAttemptResponse) GetOrdered() bool {
@@ -1855,6 +2082,8 @@ func (x *CheckpointTaskAttemptResponse) GetState() string {
 	return ""
 }
 
+// SetJobPriorityRequest changes a job's priority (`mr job -set-priority`):
+// VERY_HIGH, HIGH, NORMAL, LOW or VERY_LOW.
 type SetJobPriorityRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	JobId         string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
@@ -1865,7 +2094,7 @@ type SetJobPriorityRequest struct {
 
 func (x *SetJobPriorityRequest) Reset() {
 	*x = SetJobPriorityRequest{}
-	mi := &file_mr_proto_msgTypes[25]
+	mi := &file_mr_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1877,7 +2106,7 @@ func (x *SetJobPriorityRequest) String() string {
 func (*SetJobPriorityRequest) ProtoMessage() {}
 
 func (x *SetJobPriorityRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[25]
+	mi := &file_mr_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1890,7 +2119,7 @@ func (x *SetJobPriorityRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetJobPriorityRequest.ProtoReflect.Descriptor instead.
 func (*SetJobPriorityRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{25}
+	return file_mr_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *SetJobPriorityRequest) GetJobId() string {
@@ -1916,7 +2145,7 @@ type SetJobPriorityResponse struct {
 
 func (x *SetJobPriorityResponse) Reset() {
 	*x = SetJobPriorityResponse{}
-	mi := &file_mr_proto_msgTypes[26]
+	mi := &file_mr_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1928,7 +2157,7 @@ func (x *SetJobPriorityResponse) String() string {
 func (*SetJobPriorityResponse) ProtoMessage() {}
 
 func (x *SetJobPriorityResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[26]
+	mi := &file_mr_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1941,7 +2170,7 @@ func (x *SetJobPriorityResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetJobPriorityResponse.ProtoReflect.Descriptor instead.
 func (*SetJobPriorityResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{26}
+	return file_mr_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *SetJobPriorityResponse) GetPriority() int32 {
@@ -1962,7 +2191,7 @@ type TaskAttemptsRequest struct {
 
 func (x *TaskAttemptsRequest) Reset() {
 	*x = TaskAttemptsRequest{}
-	mi := &file_mr_proto_msgTypes[27]
+	mi := &file_mr_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1974,7 +2203,7 @@ func (x *TaskAttemptsRequest) String() string {
 func (*TaskAttemptsRequest) ProtoMessage() {}
 
 func (x *TaskAttemptsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[27]
+	mi := &file_mr_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1987,7 +2216,7 @@ func (x *TaskAttemptsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskAttemptsRequest.ProtoReflect.Descriptor instead.
 func (*TaskAttemptsRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{27}
+	return file_mr_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *TaskAttemptsRequest) GetJobId() string {
@@ -2016,7 +2245,7 @@ type TaskAttemptInfo struct {
 
 func (x *TaskAttemptInfo) Reset() {
 	*x = TaskAttemptInfo{}
-	mi := &file_mr_proto_msgTypes[28]
+	mi := &file_mr_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2028,7 +2257,7 @@ func (x *TaskAttemptInfo) String() string {
 func (*TaskAttemptInfo) ProtoMessage() {}
 
 func (x *TaskAttemptInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[28]
+	mi := &file_mr_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2041,7 +2270,7 @@ func (x *TaskAttemptInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskAttemptInfo.ProtoReflect.Descriptor instead.
 func (*TaskAttemptInfo) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{28}
+	return file_mr_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *TaskAttemptInfo) GetAttemptId() string {
@@ -2116,7 +2345,7 @@ type TaskAttemptsResponse struct {
 
 func (x *TaskAttemptsResponse) Reset() {
 	*x = TaskAttemptsResponse{}
-	mi := &file_mr_proto_msgTypes[29]
+	mi := &file_mr_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2128,7 +2357,7 @@ func (x *TaskAttemptsResponse) String() string {
 func (*TaskAttemptsResponse) ProtoMessage() {}
 
 func (x *TaskAttemptsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[29]
+	mi := &file_mr_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2141,7 +2370,7 @@ func (x *TaskAttemptsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskAttemptsResponse.ProtoReflect.Descriptor instead.
 func (*TaskAttemptsResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{29}
+	return file_mr_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *TaskAttemptsResponse) GetAttempts() []*TaskAttemptInfo {
@@ -2164,7 +2393,7 @@ type TaskLogRequest struct {
 
 func (x *TaskLogRequest) Reset() {
 	*x = TaskLogRequest{}
-	mi := &file_mr_proto_msgTypes[30]
+	mi := &file_mr_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2176,7 +2405,7 @@ func (x *TaskLogRequest) String() string {
 func (*TaskLogRequest) ProtoMessage() {}
 
 func (x *TaskLogRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[30]
+	mi := &file_mr_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2189,7 +2418,7 @@ func (x *TaskLogRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskLogRequest.ProtoReflect.Descriptor instead.
 func (*TaskLogRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{30}
+	return file_mr_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *TaskLogRequest) GetAttemptId() string {
@@ -2217,7 +2446,7 @@ type TaskLogResponse struct {
 
 func (x *TaskLogResponse) Reset() {
 	*x = TaskLogResponse{}
-	mi := &file_mr_proto_msgTypes[31]
+	mi := &file_mr_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2229,7 +2458,7 @@ func (x *TaskLogResponse) String() string {
 func (*TaskLogResponse) ProtoMessage() {}
 
 func (x *TaskLogResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[31]
+	mi := &file_mr_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2242,7 +2471,7 @@ func (x *TaskLogResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskLogResponse.ProtoReflect.Descriptor instead.
 func (*TaskLogResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{31}
+	return file_mr_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *TaskLogResponse) GetData() []byte {
@@ -2305,7 +2534,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_mr_proto_msgTypes[32]
+	mi := &file_mr_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2317,7 +2546,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[32]
+	mi := &file_mr_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2330,7 +2559,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{32}
+	return file_mr_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *HeartbeatRequest) GetTracker() string {
@@ -2487,14 +2716,16 @@ type LaunchTask struct {
 	Tracker string `protobuf:"bytes,12,opt,name=tracker,proto3" json:"tracker,omitempty"`
 	// Set when the attempt continues a preempted attempt from its CRIU
 	// image instead of starting afresh.
-	Restore       *RestoreSource `protobuf:"bytes,13,opt,name=restore,proto3" json:"restore,omitempty"`
+	Restore *RestoreSource `protobuf:"bytes,13,opt,name=restore,proto3" json:"restore,omitempty"`
+	// Maps of a task that was split: where to start and where to cut.
+	Resume        *MapResume `protobuf:"bytes,20,opt,name=resume,proto3" json:"resume,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *LaunchTask) Reset() {
 	*x = LaunchTask{}
-	mi := &file_mr_proto_msgTypes[33]
+	mi := &file_mr_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2506,7 +2737,7 @@ func (x *LaunchTask) String() string {
 func (*LaunchTask) ProtoMessage() {}
 
 func (x *LaunchTask) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[33]
+	mi := &file_mr_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2519,7 +2750,7 @@ func (x *LaunchTask) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaunchTask.ProtoReflect.Descriptor instead.
 func (*LaunchTask) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{33}
+	return file_mr_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *LaunchTask) GetAttemptId() string {
@@ -2613,6 +2844,13 @@ func (x *LaunchTask) GetRestore() *RestoreSource {
 	return nil
 }
 
+func (x *LaunchTask) GetResume() *MapResume {
+	if x != nil {
+		return x.Resume
+	}
+	return nil
+}
+
 // RestoreSource names the image a restored attempt starts from.
 type RestoreSource struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2628,7 +2866,7 @@ type RestoreSource struct {
 
 func (x *RestoreSource) Reset() {
 	*x = RestoreSource{}
-	mi := &file_mr_proto_msgTypes[34]
+	mi := &file_mr_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2640,7 +2878,7 @@ func (x *RestoreSource) String() string {
 func (*RestoreSource) ProtoMessage() {}
 
 func (x *RestoreSource) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[34]
+	mi := &file_mr_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2653,7 +2891,7 @@ func (x *RestoreSource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreSource.ProtoReflect.Descriptor instead.
 func (*RestoreSource) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{34}
+	return file_mr_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *RestoreSource) GetSourceAttempt() string {
@@ -2693,6 +2931,7 @@ type TaskAction struct {
 	//	*TaskAction_PurgeJob
 	//	*TaskAction_Clone
 	//	*TaskAction_Checkpoint
+	//	*TaskAction_SplitAttempt
 	Action        isTaskAction_Action `protobuf_oneof:"action"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2700,7 +2939,7 @@ type TaskAction struct {
 
 func (x *TaskAction) Reset() {
 	*x = TaskAction{}
-	mi := &file_mr_proto_msgTypes[35]
+	mi := &file_mr_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2712,7 +2951,7 @@ func (x *TaskAction) String() string {
 func (*TaskAction) ProtoMessage() {}
 
 func (x *TaskAction) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[35]
+	mi := &file_mr_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2725,7 +2964,7 @@ func (x *TaskAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskAction.ProtoReflect.Descriptor instead.
 func (*TaskAction) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{35}
+	return file_mr_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *TaskAction) GetAction() isTaskAction_Action {
@@ -2780,6 +3019,15 @@ func (x *TaskAction) GetCheckpoint() *CheckpointAttempt {
 	return nil
 }
 
+func (x *TaskAction) GetSplitAttempt() string {
+	if x != nil {
+		if x, ok := x.Action.(*TaskAction_SplitAttempt); ok {
+			return x.SplitAttempt
+		}
+	}
+	return ""
+}
+
 type isTaskAction_Action interface {
 	isTaskAction_Action()
 }
@@ -2810,6 +3058,12 @@ type TaskAction_Checkpoint struct {
 	Checkpoint *CheckpointAttempt `protobuf:"bytes,5,opt,name=checkpoint,proto3,oneof"`
 }
 
+type TaskAction_SplitAttempt struct {
+	// Split the running map attempt with this id at its next record
+	// (docs/split.md).
+	SplitAttempt string `protobuf:"bytes,20,opt,name=split_attempt,json=splitAttempt,proto3,oneof"`
+}
+
 func (*TaskAction_Launch) isTaskAction_Action() {}
 
 func (*TaskAction_KillAttempt) isTaskAction_Action() {}
@@ -2819,6 +3073,8 @@ func (*TaskAction_PurgeJob) isTaskAction_Action() {}
 func (*TaskAction_Clone) isTaskAction_Action() {}
 
 func (*TaskAction_Checkpoint) isTaskAction_Action() {}
+
+func (*TaskAction_SplitAttempt) isTaskAction_Action() {}
 
 // CheckpointAttempt orders a preemption checkpoint of a running attempt.
 type CheckpointAttempt struct {
@@ -2832,7 +3088,7 @@ type CheckpointAttempt struct {
 
 func (x *CheckpointAttempt) Reset() {
 	*x = CheckpointAttempt{}
-	mi := &file_mr_proto_msgTypes[36]
+	mi := &file_mr_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2844,7 +3100,7 @@ func (x *CheckpointAttempt) String() string {
 func (*CheckpointAttempt) ProtoMessage() {}
 
 func (x *CheckpointAttempt) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[36]
+	mi := &file_mr_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2857,7 +3113,7 @@ func (x *CheckpointAttempt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckpointAttempt.ProtoReflect.Descriptor instead.
 func (*CheckpointAttempt) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{36}
+	return file_mr_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *CheckpointAttempt) GetAttemptId() string {
@@ -2891,7 +3147,7 @@ type CloneAttempt struct {
 
 func (x *CloneAttempt) Reset() {
 	*x = CloneAttempt{}
-	mi := &file_mr_proto_msgTypes[37]
+	mi := &file_mr_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2903,7 +3159,7 @@ func (x *CloneAttempt) String() string {
 func (*CloneAttempt) ProtoMessage() {}
 
 func (x *CloneAttempt) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[37]
+	mi := &file_mr_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2916,7 +3172,7 @@ func (x *CloneAttempt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloneAttempt.ProtoReflect.Descriptor instead.
 func (*CloneAttempt) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{37}
+	return file_mr_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *CloneAttempt) GetSourceAttempt() string {
@@ -2958,7 +3214,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_mr_proto_msgTypes[38]
+	mi := &file_mr_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2970,7 +3226,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[38]
+	mi := &file_mr_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2983,7 +3239,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{38}
+	return file_mr_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *HeartbeatResponse) GetActions() []*TaskAction {
@@ -3038,7 +3294,7 @@ type MapEvent struct {
 
 func (x *MapEvent) Reset() {
 	*x = MapEvent{}
-	mi := &file_mr_proto_msgTypes[39]
+	mi := &file_mr_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3050,7 +3306,7 @@ func (x *MapEvent) String() string {
 func (*MapEvent) ProtoMessage() {}
 
 func (x *MapEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[39]
+	mi := &file_mr_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3063,7 +3319,7 @@ func (x *MapEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MapEvent.ProtoReflect.Descriptor instead.
 func (*MapEvent) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{39}
+	return file_mr_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *MapEvent) GetKind() string {
@@ -3130,7 +3386,7 @@ type MapEventsRequest struct {
 
 func (x *MapEventsRequest) Reset() {
 	*x = MapEventsRequest{}
-	mi := &file_mr_proto_msgTypes[40]
+	mi := &file_mr_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3142,7 +3398,7 @@ func (x *MapEventsRequest) String() string {
 func (*MapEventsRequest) ProtoMessage() {}
 
 func (x *MapEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[40]
+	mi := &file_mr_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3155,7 +3411,7 @@ func (x *MapEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MapEventsRequest.ProtoReflect.Descriptor instead.
 func (*MapEventsRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{40}
+	return file_mr_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *MapEventsRequest) GetJobId() string {
@@ -3202,7 +3458,7 @@ type MapEventsResponse struct {
 
 func (x *MapEventsResponse) Reset() {
 	*x = MapEventsResponse{}
-	mi := &file_mr_proto_msgTypes[41]
+	mi := &file_mr_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3214,7 +3470,7 @@ func (x *MapEventsResponse) String() string {
 func (*MapEventsResponse) ProtoMessage() {}
 
 func (x *MapEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[41]
+	mi := &file_mr_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3227,7 +3483,7 @@ func (x *MapEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MapEventsResponse.ProtoReflect.Descriptor instead.
 func (*MapEventsResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{41}
+	return file_mr_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *MapEventsResponse) GetEvents() []*MapEvent {
@@ -3251,7 +3507,7 @@ type FetchFailureRequest struct {
 
 func (x *FetchFailureRequest) Reset() {
 	*x = FetchFailureRequest{}
-	mi := &file_mr_proto_msgTypes[42]
+	mi := &file_mr_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3263,7 +3519,7 @@ func (x *FetchFailureRequest) String() string {
 func (*FetchFailureRequest) ProtoMessage() {}
 
 func (x *FetchFailureRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[42]
+	mi := &file_mr_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3276,7 +3532,7 @@ func (x *FetchFailureRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchFailureRequest.ProtoReflect.Descriptor instead.
 func (*FetchFailureRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{42}
+	return file_mr_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *FetchFailureRequest) GetJobId() string {
@@ -3330,7 +3586,7 @@ type CanCommitRequest struct {
 
 func (x *CanCommitRequest) Reset() {
 	*x = CanCommitRequest{}
-	mi := &file_mr_proto_msgTypes[43]
+	mi := &file_mr_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3342,7 +3598,7 @@ func (x *CanCommitRequest) String() string {
 func (*CanCommitRequest) ProtoMessage() {}
 
 func (x *CanCommitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[43]
+	mi := &file_mr_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3355,7 +3611,7 @@ func (x *CanCommitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CanCommitRequest.ProtoReflect.Descriptor instead.
 func (*CanCommitRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{43}
+	return file_mr_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *CanCommitRequest) GetAttemptId() string {
@@ -3374,7 +3630,7 @@ type CanCommitResponse struct {
 
 func (x *CanCommitResponse) Reset() {
 	*x = CanCommitResponse{}
-	mi := &file_mr_proto_msgTypes[44]
+	mi := &file_mr_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3386,7 +3642,7 @@ func (x *CanCommitResponse) String() string {
 func (*CanCommitResponse) ProtoMessage() {}
 
 func (x *CanCommitResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[44]
+	mi := &file_mr_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3399,7 +3655,7 @@ func (x *CanCommitResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CanCommitResponse.ProtoReflect.Descriptor instead.
 func (*CanCommitResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{44}
+	return file_mr_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *CanCommitResponse) GetCanCommit() bool {
@@ -3417,7 +3673,7 @@ type Empty struct {
 
 func (x *Empty) Reset() {
 	*x = Empty{}
-	mi := &file_mr_proto_msgTypes[45]
+	mi := &file_mr_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3429,7 +3685,7 @@ func (x *Empty) String() string {
 func (*Empty) ProtoMessage() {}
 
 func (x *Empty) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[45]
+	mi := &file_mr_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3442,7 +3698,7 @@ func (x *Empty) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Empty.ProtoReflect.Descriptor instead.
 func (*Empty) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{45}
+	return file_mr_proto_rawDescGZIP(), []int{49}
 }
 
 type GetTaskRequest struct {
@@ -3454,7 +3710,7 @@ type GetTaskRequest struct {
 
 func (x *GetTaskRequest) Reset() {
 	*x = GetTaskRequest{}
-	mi := &file_mr_proto_msgTypes[46]
+	mi := &file_mr_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3466,7 +3722,7 @@ func (x *GetTaskRequest) String() string {
 func (*GetTaskRequest) ProtoMessage() {}
 
 func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[46]
+	mi := &file_mr_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3479,7 +3735,7 @@ func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskRequest.ProtoReflect.Descriptor instead.
 func (*GetTaskRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{46}
+	return file_mr_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *GetTaskRequest) GetAttemptId() string {
@@ -3504,7 +3760,7 @@ type StatusUpdateRequest struct {
 
 func (x *StatusUpdateRequest) Reset() {
 	*x = StatusUpdateRequest{}
-	mi := &file_mr_proto_msgTypes[47]
+	mi := &file_mr_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3516,7 +3772,7 @@ func (x *StatusUpdateRequest) String() string {
 func (*StatusUpdateRequest) ProtoMessage() {}
 
 func (x *StatusUpdateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[47]
+	mi := &file_mr_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3529,7 +3785,7 @@ func (x *StatusUpdateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusUpdateRequest.ProtoReflect.Descriptor instead.
 func (*StatusUpdateRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{47}
+	return file_mr_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *StatusUpdateRequest) GetAttemptId() string {
@@ -3577,14 +3833,17 @@ func (x *StatusUpdateRequest) GetCloneable() bool {
 type StatusUpdateResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// False when the tracker no longer knows the attempt (killed): the child exits.
-	Known         bool `protobuf:"varint,1,opt,name=known,proto3" json:"known,omitempty"`
+	Known bool `protobuf:"varint,1,opt,name=known,proto3" json:"known,omitempty"`
+	// The JobTracker ordered the attempt split: the map stops at its next
+	// record, spills what it holds and reports done with split set.
+	Split         bool `protobuf:"varint,20,opt,name=split,proto3" json:"split,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *StatusUpdateResponse) Reset() {
 	*x = StatusUpdateResponse{}
-	mi := &file_mr_proto_msgTypes[48]
+	mi := &file_mr_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3596,7 +3855,7 @@ func (x *StatusUpdateResponse) String() string {
 func (*StatusUpdateResponse) ProtoMessage() {}
 
 func (x *StatusUpdateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[48]
+	mi := &file_mr_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3609,12 +3868,19 @@ func (x *StatusUpdateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusUpdateResponse.ProtoReflect.Descriptor instead.
 func (*StatusUpdateResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{48}
+	return file_mr_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *StatusUpdateResponse) GetKnown() bool {
 	if x != nil {
 		return x.Known
+	}
+	return false
+}
+
+func (x *StatusUpdateResponse) GetSplit() bool {
+	if x != nil {
+		return x.Split
 	}
 	return false
 }
@@ -3628,7 +3894,7 @@ type SpillReadyRequest struct {
 
 func (x *SpillReadyRequest) Reset() {
 	*x = SpillReadyRequest{}
-	mi := &file_mr_proto_msgTypes[49]
+	mi := &file_mr_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3640,7 +3906,7 @@ func (x *SpillReadyRequest) String() string {
 func (*SpillReadyRequest) ProtoMessage() {}
 
 func (x *SpillReadyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[49]
+	mi := &file_mr_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3653,7 +3919,7 @@ func (x *SpillReadyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpillReadyRequest.ProtoReflect.Descriptor instead.
 func (*SpillReadyRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{49}
+	return file_mr_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *SpillReadyRequest) GetSpill() *SpillAnnouncement {
@@ -3664,16 +3930,19 @@ func (x *SpillReadyRequest) GetSpill() *SpillAnnouncement {
 }
 
 type DoneRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	AttemptId     string                 `protobuf:"bytes,1,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"`
-	Counters      []*Counter             `protobuf:"bytes,2,rep,name=counters,proto3" json:"counters,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	AttemptId string                 `protobuf:"bytes,1,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"`
+	Counters  []*Counter             `protobuf:"bytes,2,rep,name=counters,proto3" json:"counters,omitempty"`
+	// The map stopped early because it was split: its last spill carries
+	// the split point, and the attempt ends as SPLIT.
+	Split         bool `protobuf:"varint,20,opt,name=split,proto3" json:"split,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *DoneRequest) Reset() {
 	*x = DoneRequest{}
-	mi := &file_mr_proto_msgTypes[50]
+	mi := &file_mr_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3685,7 +3954,7 @@ func (x *DoneRequest) String() string {
 func (*DoneRequest) ProtoMessage() {}
 
 func (x *DoneRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[50]
+	mi := &file_mr_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3698,7 +3967,7 @@ func (x *DoneRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DoneRequest.ProtoReflect.Descriptor instead.
 func (*DoneRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{50}
+	return file_mr_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *DoneRequest) GetAttemptId() string {
@@ -3715,6 +3984,13 @@ func (x *DoneRequest) GetCounters() []*Counter {
 	return nil
 }
 
+func (x *DoneRequest) GetSplit() bool {
+	if x != nil {
+		return x.Split
+	}
+	return false
+}
+
 type FailedRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	AttemptId     string                 `protobuf:"bytes,1,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"`
@@ -3726,7 +4002,7 @@ type FailedRequest struct {
 
 func (x *FailedRequest) Reset() {
 	*x = FailedRequest{}
-	mi := &file_mr_proto_msgTypes[51]
+	mi := &file_mr_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3738,7 +4014,7 @@ func (x *FailedRequest) String() string {
 func (*FailedRequest) ProtoMessage() {}
 
 func (x *FailedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[51]
+	mi := &file_mr_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3751,7 +4027,7 @@ func (x *FailedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailedRequest.ProtoReflect.Descriptor instead.
 func (*FailedRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{51}
+	return file_mr_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *FailedRequest) GetAttemptId() string {
@@ -3789,7 +4065,7 @@ type QuietRequest struct {
 
 func (x *QuietRequest) Reset() {
 	*x = QuietRequest{}
-	mi := &file_mr_proto_msgTypes[52]
+	mi := &file_mr_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3801,7 +4077,7 @@ func (x *QuietRequest) String() string {
 func (*QuietRequest) ProtoMessage() {}
 
 func (x *QuietRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[52]
+	mi := &file_mr_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3814,7 +4090,7 @@ func (x *QuietRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QuietRequest.ProtoReflect.Descriptor instead.
 func (*QuietRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{52}
+	return file_mr_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *QuietRequest) GetAttemptId() string {
@@ -3853,13 +4129,24 @@ const file_mr_proto_rawDesc = "" +
 	"\n" +
 	"raw_length\x18\x03 \x01(\x03R\trawLength\x12\x18\n" +
 	"\arecords\x18\x04 \x01(\x03R\arecords\x12\x10\n" +
-	"\x03crc\x18\x05 \x01(\rR\x03crc\"\x89\x01\n" +
+	"\x03crc\x18\x05 \x01(\rR\x03crc\"\xb2\x01\n" +
 	"\x11SpillAnnouncement\x12\x1d\n" +
 	"\n" +
 	"attempt_id\x18\x01 \x01(\tR\tattemptId\x12\x14\n" +
 	"\x05spill\x18\x02 \x01(\x05R\x05spill\x12\x14\n" +
 	"\x05final\x18\x03 \x01(\bR\x05final\x12)\n" +
-	"\bsegments\x18\x04 \x03(\v2\r.gomr.SegmentR\bsegments\"\xb7\x04\n" +
+	"\bsegments\x18\x04 \x03(\v2\r.gomr.SegmentR\bsegments\x12'\n" +
+	"\bsplit_at\x18\x14 \x01(\v2\f.gomr.MapCutR\asplitAt\"P\n" +
+	"\x06MapCut\x12\x16\n" +
+	"\x06offset\x18\x01 \x01(\x03R\x06offset\x12\x14\n" +
+	"\x05spill\x18\x02 \x01(\x05R\x05spill\x12\x18\n" +
+	"\arecords\x18\x03 \x01(\x03R\arecords\"\x8d\x01\n" +
+	"\tMapResume\x12\x16\n" +
+	"\x06offset\x18\x01 \x01(\x03R\x06offset\x12\x1f\n" +
+	"\vfirst_spill\x18\x02 \x01(\x05R\n" +
+	"firstSpill\x12%\n" +
+	"\x0erecords_before\x18\x03 \x01(\x03R\rrecordsBefore\x12 \n" +
+	"\x04cuts\x18\x04 \x03(\v2\f.gomr.MapCutR\x04cuts\"\xb7\x04\n" +
 	"\rAttemptStatus\x12\x1d\n" +
 	"\n" +
 	"attempt_id\x18\x01 \x01(\tR\tattemptId\x12\x14\n" +
@@ -3987,7 +4274,11 @@ const file_mr_proto_rawDesc = "" +
 	"\x04fail\x18\x02 \x01(\bR\x04fail\"G\n" +
 	"\x17KillTaskAttemptResponse\x12\x16\n" +
 	"\x06killed\x18\x01 \x01(\bR\x06killed\x12\x14\n" +
-	"\x05state\x18\x02 \x01(\tR\x05state\"y\n" +
+	"\x05state\x18\x02 \x01(\tR\x05state\"8\n" +
+	"\x17SplitTaskAttemptRequest\x12\x1d\n" +
+	"\n" +
+	"attempt_id\x18\x01 \x01(\tR\tattemptId\"\x1a\n" +
+	"\x18SplitTaskAttemptResponse\"y\n" +
 	"\x1cCheckpointTaskAttemptRequest\x12\x1d\n" +
 	"\n" +
 	"attempt_id\x18\x01 \x01(\tR\tattemptId\x12\x18\n" +
@@ -4046,7 +4337,7 @@ const file_mr_proto_rawDesc = "" +
 	"\theld_jobs\x18\x10 \x03(\tR\bheldJobs\x12#\n" +
 	"\rheld_attempts\x18\x11 \x03(\tR\fheldAttempts\x12&\n" +
 	"\x0fcr_queue_length\x18\x12 \x01(\x05R\rcrQueueLength\x12'\n" +
-	"\x10cr_queue_wait_ms\x18\x13 \x01(\x03R\rcrQueueWaitMs\"\xd7\x03\n" +
+	"\x10cr_queue_wait_ms\x18\x13 \x01(\x03R\rcrQueueWaitMs\"\x80\x04\n" +
 	"\n" +
 	"LaunchTask\x12\x1d\n" +
 	"\n" +
@@ -4066,7 +4357,8 @@ const file_mr_proto_rawDesc = "" +
 	" \x01(\fR\tjobSecret\x12 \n" +
 	"\vspeculative\x18\v \x01(\bR\vspeculative\x12\x18\n" +
 	"\atracker\x18\f \x01(\tR\atracker\x12-\n" +
-	"\arestore\x18\r \x01(\v2\x13.gomr.RestoreSourceR\arestore\x1a7\n" +
+	"\arestore\x18\r \x01(\v2\x13.gomr.RestoreSourceR\arestore\x12'\n" +
+	"\x06resume\x18\x14 \x01(\v2\x0f.gomr.MapResumeR\x06resume\x1a7\n" +
 	"\tConfEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xa5\x01\n" +
@@ -4075,7 +4367,7 @@ const file_mr_proto_rawDesc = "" +
 	"\x0esource_tracker\x18\x02 \x01(\tR\rsourceTracker\x12%\n" +
 	"\x0esource_address\x18\x03 \x01(\tR\rsourceAddress\x12\x1f\n" +
 	"\vimage_bytes\x18\x04 \x01(\x03R\n" +
-	"imageBytes\"\xed\x01\n" +
+	"imageBytes\"\x94\x02\n" +
 	"\n" +
 	"TaskAction\x12*\n" +
 	"\x06launch\x18\x01 \x01(\v2\x10.gomr.LaunchTaskH\x00R\x06launch\x12#\n" +
@@ -4084,7 +4376,8 @@ const file_mr_proto_rawDesc = "" +
 	"\x05clone\x18\x04 \x01(\v2\x12.gomr.CloneAttemptH\x00R\x05clone\x129\n" +
 	"\n" +
 	"checkpoint\x18\x05 \x01(\v2\x17.gomr.CheckpointAttemptH\x00R\n" +
-	"checkpointB\b\n" +
+	"checkpoint\x12%\n" +
+	"\rsplit_attempt\x18\x14 \x01(\tH\x00R\fsplitAttemptB\b\n" +
 	"\x06action\"T\n" +
 	"\x11CheckpointAttempt\x12\x1d\n" +
 	"\n" +
@@ -4143,15 +4436,17 @@ const file_mr_proto_rawDesc = "" +
 	"\x05phase\x18\x03 \x01(\tR\x05phase\x12)\n" +
 	"\bcounters\x18\x04 \x03(\v2\r.gomr.CounterR\bcounters\x12!\n" +
 	"\fstate_string\x18\x05 \x01(\tR\vstateString\x12\x1c\n" +
-	"\tcloneable\x18\x06 \x01(\bR\tcloneable\",\n" +
+	"\tcloneable\x18\x06 \x01(\bR\tcloneable\"B\n" +
 	"\x14StatusUpdateResponse\x12\x14\n" +
-	"\x05known\x18\x01 \x01(\bR\x05known\"B\n" +
+	"\x05known\x18\x01 \x01(\bR\x05known\x12\x14\n" +
+	"\x05split\x18\x14 \x01(\bR\x05split\"B\n" +
 	"\x11SpillReadyRequest\x12-\n" +
-	"\x05spill\x18\x01 \x01(\v2\x17.gomr.SpillAnnouncementR\x05spill\"W\n" +
+	"\x05spill\x18\x01 \x01(\v2\x17.gomr.SpillAnnouncementR\x05spill\"m\n" +
 	"\vDoneRequest\x12\x1d\n" +
 	"\n" +
 	"attempt_id\x18\x01 \x01(\tR\tattemptId\x12)\n" +
-	"\bcounters\x18\x02 \x03(\v2\r.gomr.CounterR\bcounters\"o\n" +
+	"\bcounters\x18\x02 \x03(\v2\r.gomr.CounterR\bcounters\x12\x14\n" +
+	"\x05split\x18\x14 \x01(\bR\x05split\"o\n" +
 	"\rFailedRequest\x12\x1d\n" +
 	"\n" +
 	"attempt_id\x18\x01 \x01(\tR\tattemptId\x12\x14\n" +
@@ -4161,7 +4456,7 @@ const file_mr_proto_rawDesc = "" +
 	"\n" +
 	"attempt_id\x18\x01 \x01(\tR\tattemptId\x12\x1a\n" +
 	"\bprogress\x18\x02 \x01(\x02R\bprogress\x12\x18\n" +
-	"\arefused\x18\x03 \x01(\tR\arefused2\x81\b\n" +
+	"\arefused\x18\x03 \x01(\tR\arefused2\xd4\b\n" +
 	"\n" +
 	"JobTracker\x12<\n" +
 	"\tSubmitJob\x12\x16.gomr.SubmitJobRequest\x1a\x17.gomr.SubmitJobResponse\x127\n" +
@@ -4175,7 +4470,8 @@ const file_mr_proto_rawDesc = "" +
 	"\x10ListTaskAttempts\x12\x19.gomr.TaskAttemptsRequest\x1a\x1a.gomr.TaskAttemptsResponse\x129\n" +
 	"\n" +
 	"GetTaskLog\x12\x14.gomr.TaskLogRequest\x1a\x15.gomr.TaskLogResponse\x12`\n" +
-	"\x15CheckpointTaskAttempt\x12\".gomr.CheckpointTaskAttemptRequest\x1a#.gomr.CheckpointTaskAttemptResponse\x12<\n" +
+	"\x15CheckpointTaskAttempt\x12\".gomr.CheckpointTaskAttemptRequest\x1a#.gomr.CheckpointTaskAttemptResponse\x12Q\n" +
+	"\x10SplitTaskAttempt\x12\x1d.gomr.SplitTaskAttemptRequest\x1a\x1e.gomr.SplitTaskAttemptResponse\x12<\n" +
 	"\tHeartbeat\x12\x16.gomr.HeartbeatRequest\x1a\x17.gomr.HeartbeatResponse\x12?\n" +
 	"\fGetMapEvents\x12\x16.gomr.MapEventsRequest\x1a\x17.gomr.MapEventsResponse\x12<\n" +
 	"\x12ReportFetchFailure\x12\x19.gomr.FetchFailureRequest\x1a\v.gomr.Empty\x12<\n" +
@@ -4204,144 +4500,153 @@ func file_mr_proto_rawDescGZIP() []byte {
 	return file_mr_proto_rawDescData
 }
 
-var file_mr_proto_msgTypes = make([]protoimpl.MessageInfo, 54)
+var file_mr_proto_msgTypes = make([]protoimpl.MessageInfo, 58)
 var file_mr_proto_goTypes = []any{
 	(*Counter)(nil),                       // 0: gomr.Counter
 	(*Segment)(nil),                       // 1: gomr.Segment
 	(*SpillAnnouncement)(nil),             // 2: gomr.SpillAnnouncement
-	(*AttemptStatus)(nil),                 // 3: gomr.AttemptStatus
-	(*CheckpointStats)(nil),               // 4: gomr.CheckpointStats
-	(*CloneStats)(nil),                    // 5: gomr.CloneStats
-	(*SubmitJobRequest)(nil),              // 6: gomr.SubmitJobRequest
-	(*SubmitJobResponse)(nil),             // 7: gomr.SubmitJobResponse
-	(*JobStatusRequest)(nil),              // 8: gomr.JobStatusRequest
-	(*TaskSummary)(nil),                   // 9: gomr.TaskSummary
-	(*JobStatus)(nil),                     // 10: gomr.JobStatus
-	(*Speculation)(nil),                   // 11: gomr.Speculation
-	(*ListJobsRequest)(nil),               // 12: gomr.ListJobsRequest
-	(*ListJobsResponse)(nil),              // 13: gomr.ListJobsResponse
-	(*ListTrackersRequest)(nil),           // 14: gomr.ListTrackersRequest
-	(*ListTrackersResponse)(nil),          // 15: gomr.ListTrackersResponse
-	(*TrackerStatus)(nil),                 // 16: gomr.TrackerStatus
-	(*KillJobRequest)(nil),                // 17: gomr.KillJobRequest
-	(*KillJobResponse)(nil),               // 18: gomr.KillJobResponse
-	(*JobHistoryRequest)(nil),             // 19: gomr.JobHistoryRequest
-	(*JobHistoryResponse)(nil),            // 20: gomr.JobHistoryResponse
-	(*KillTaskAttemptRequest)(nil),        // 21: gomr.KillTaskAttemptRequest
-	(*KillTaskAttemptResponse)(nil),       // 22: gomr.KillTaskAttemptResponse
-	(*CheckpointTaskAttemptRequest)(nil),  // 23: gomr.CheckpointTaskAttemptRequest
-	(*CheckpointTaskAttemptResponse)(nil), // 24: gomr.CheckpointTaskAttemptResponse
-	(*SetJobPriorityRequest)(nil),         // 25: gomr.SetJobPriorityRequest
-	(*SetJobPriorityResponse)(nil),        // 26: gomr.SetJobPriorityResponse
-	(*TaskAttemptsRequest)(nil),           // 27: gomr.TaskAttemptsRequest
-	(*TaskAttemptInfo)(nil),               // 28: gomr.TaskAttemptInfo
-	(*TaskAttemptsResponse)(nil),          // 29: gomr.TaskAttemptsResponse
-	(*TaskLogRequest)(nil),                // 30: gomr.TaskLogRequest
-	(*TaskLogResponse)(nil),               // 31: gomr.TaskLogResponse
-	(*HeartbeatRequest)(nil),              // 32: gomr.HeartbeatRequest
-	(*LaunchTask)(nil),                    // 33: gomr.LaunchTask
-	(*RestoreSource)(nil),                 // 34: gomr.RestoreSource
-	(*TaskAction)(nil),                    // 35: gomr.TaskAction
-	(*CheckpointAttempt)(nil),             // 36: gomr.CheckpointAttempt
-	(*CloneAttempt)(nil),                  // 37: gomr.CloneAttempt
-	(*HeartbeatResponse)(nil),             // 38: gomr.HeartbeatResponse
-	(*MapEvent)(nil),                      // 39: gomr.MapEvent
-	(*MapEventsRequest)(nil),              // 40: gomr.MapEventsRequest
-	(*MapEventsResponse)(nil),             // 41: gomr.MapEventsResponse
-	(*FetchFailureRequest)(nil),           // 42: gomr.FetchFailureRequest
-	(*CanCommitRequest)(nil),              // 43: gomr.CanCommitRequest
-	(*CanCommitResponse)(nil),             // 44: gomr.CanCommitResponse
-	(*Empty)(nil),                         // 45: gomr.Empty
-	(*GetTaskRequest)(nil),                // 46: gomr.GetTaskRequest
-	(*StatusUpdateRequest)(nil),           // 47: gomr.StatusUpdateRequest
-	(*StatusUpdateResponse)(nil),          // 48: gomr.StatusUpdateResponse
-	(*SpillReadyRequest)(nil),             // 49: gomr.SpillReadyRequest
-	(*DoneRequest)(nil),                   // 50: gomr.DoneRequest
-	(*FailedRequest)(nil),                 // 51: gomr.FailedRequest
-	(*QuietRequest)(nil),                  // 52: gomr.QuietRequest
-	nil,                                   // 53: gomr.LaunchTask.ConfEntry
+	(*MapCut)(nil),                        // 3: gomr.MapCut
+	(*MapResume)(nil),                     // 4: gomr.MapResume
+	(*AttemptStatus)(nil),                 // 5: gomr.AttemptStatus
+	(*CheckpointStats)(nil),               // 6: gomr.CheckpointStats
+	(*CloneStats)(nil),                    // 7: gomr.CloneStats
+	(*SubmitJobRequest)(nil),              // 8: gomr.SubmitJobRequest
+	(*SubmitJobResponse)(nil),             // 9: gomr.SubmitJobResponse
+	(*JobStatusRequest)(nil),              // 10: gomr.JobStatusRequest
+	(*TaskSummary)(nil),                   // 11: gomr.TaskSummary
+	(*JobStatus)(nil),                     // 12: gomr.JobStatus
+	(*Speculation)(nil),                   // 13: gomr.Speculation
+	(*ListJobsRequest)(nil),               // 14: gomr.ListJobsRequest
+	(*ListJobsResponse)(nil),              // 15: gomr.ListJobsResponse
+	(*ListTrackersRequest)(nil),           // 16: gomr.ListTrackersRequest
+	(*ListTrackersResponse)(nil),          // 17: gomr.ListTrackersResponse
+	(*TrackerStatus)(nil),                 // 18: gomr.TrackerStatus
+	(*KillJobRequest)(nil),                // 19: gomr.KillJobRequest
+	(*KillJobResponse)(nil),               // 20: gomr.KillJobResponse
+	(*JobHistoryRequest)(nil),             // 21: gomr.JobHistoryRequest
+	(*JobHistoryResponse)(nil),            // 22: gomr.JobHistoryResponse
+	(*KillTaskAttemptRequest)(nil),        // 23: gomr.KillTaskAttemptRequest
+	(*KillTaskAttemptResponse)(nil),       // 24: gomr.KillTaskAttemptResponse
+	(*SplitTaskAttemptRequest)(nil),       // 25: gomr.SplitTaskAttemptRequest
+	(*SplitTaskAttemptResponse)(nil),      // 26: gomr.SplitTaskAttemptResponse
+	(*CheckpointTaskAttemptRequest)(nil),  // 27: gomr.CheckpointTaskAttemptRequest
+	(*CheckpointTaskAttemptResponse)(nil), // 28: gomr.CheckpointTaskAttemptResponse
+	(*SetJobPriorityRequest)(nil),         // 29: gomr.SetJobPriorityRequest
+	(*SetJobPriorityResponse)(nil),        // 30: gomr.SetJobPriorityResponse
+	(*TaskAttemptsRequest)(nil),           // 31: gomr.TaskAttemptsRequest
+	(*TaskAttemptInfo)(nil),               // 32: gomr.TaskAttemptInfo
+	(*TaskAttemptsResponse)(nil),          // 33: gomr.TaskAttemptsResponse
+	(*TaskLogRequest)(nil),                // 34: gomr.TaskLogRequest
+	(*TaskLogResponse)(nil),               // 35: gomr.TaskLogResponse
+	(*HeartbeatRequest)(nil),              // 36: gomr.HeartbeatRequest
+	(*LaunchTask)(nil),                    // 37: gomr.LaunchTask
+	(*RestoreSource)(nil),                 // 38: gomr.RestoreSource
+	(*TaskAction)(nil),                    // 39: gomr.TaskAction
+	(*CheckpointAttempt)(nil),             // 40: gomr.CheckpointAttempt
+	(*CloneAttempt)(nil),                  // 41: gomr.CloneAttempt
+	(*HeartbeatResponse)(nil),             // 42: gomr.HeartbeatResponse
+	(*MapEvent)(nil),                      // 43: gomr.MapEvent
+	(*MapEventsRequest)(nil),              // 44: gomr.MapEventsRequest
+	(*MapEventsResponse)(nil),             // 45: gomr.MapEventsResponse
+	(*FetchFailureRequest)(nil),           // 46: gomr.FetchFailureRequest
+	(*CanCommitRequest)(nil),              // 47: gomr.CanCommitRequest
+	(*CanCommitResponse)(nil),             // 48: gomr.CanCommitResponse
+	(*Empty)(nil),                         // 49: gomr.Empty
+	(*GetTaskRequest)(nil),                // 50: gomr.GetTaskRequest
+	(*StatusUpdateRequest)(nil),           // 51: gomr.StatusUpdateRequest
+	(*StatusUpdateResponse)(nil),          // 52: gomr.StatusUpdateResponse
+	(*SpillReadyRequest)(nil),             // 53: gomr.SpillReadyRequest
+	(*DoneRequest)(nil),                   // 54: gomr.DoneRequest
+	(*FailedRequest)(nil),                 // 55: gomr.FailedRequest
+	(*QuietRequest)(nil),                  // 56: gomr.QuietRequest
+	nil,                                   // 57: gomr.LaunchTask.ConfEntry
 }
 var file_mr_proto_depIdxs = []int32{
 	1,  // 0: gomr.SpillAnnouncement.segments:type_name -> gomr.Segment
-	0,  // 1: gomr.AttemptStatus.counters:type_name -> gomr.Counter
-	5,  // 2: gomr.AttemptStatus.clone:type_name -> gomr.CloneStats
-	4,  // 3: gomr.AttemptStatus.checkpoint:type_name -> gomr.CheckpointStats
-	5,  // 4: gomr.AttemptStatus.restore:type_name -> gomr.CloneStats
-	0,  // 5: gomr.JobStatus.counters:type_name -> gomr.Counter
-	9,  // 6: gomr.JobStatus.maps:type_name -> gomr.TaskSummary
-	9,  // 7: gomr.JobStatus.reduces:type_name -> gomr.TaskSummary
-	11, // 8: gomr.JobStatus.speculations:type_name -> gomr.Speculation
-	10, // 9: gomr.ListJobsResponse.jobs:type_name -> gomr.JobStatus
-	16, // 10: gomr.ListTrackersResponse.trackers:type_name -> gomr.TrackerStatus
-	28, // 11: gomr.TaskAttemptsResponse.attempts:type_name -> gomr.TaskAttemptInfo
-	3,  // 12: gomr.HeartbeatRequest.attempts:type_name -> gomr.AttemptStatus
-	2,  // 13: gomr.HeartbeatRequest.spills:type_name -> gomr.SpillAnnouncement
-	53, // 14: gomr.LaunchTask.conf:type_name -> gomr.LaunchTask.ConfEntry
-	34, // 15: gomr.LaunchTask.restore:type_name -> gomr.RestoreSource
-	33, // 16: gomr.TaskAction.launch:type_name -> gomr.LaunchTask
-	37, // 17: gomr.TaskAction.clone:type_name -> gomr.CloneAttempt
-	36, // 18: gomr.TaskAction.checkpoint:type_name -> gomr.CheckpointAttempt
-	33, // 19: gomr.CloneAttempt.launch:type_name -> gomr.LaunchTask
-	35, // 20: gomr.HeartbeatResponse.actions:type_name -> gomr.TaskAction
-	1,  // 21: gomr.MapEvent.segment:type_name -> gomr.Segment
-	39, // 22: gomr.MapEventsResponse.events:type_name -> gomr.MapEvent
-	0,  // 23: gomr.StatusUpdateRequest.counters:type_name -> gomr.Counter
-	2,  // 24: gomr.SpillReadyRequest.spill:type_name -> gomr.SpillAnnouncement
-	0,  // 25: gomr.DoneRequest.counters:type_name -> gomr.Counter
-	0,  // 26: gomr.FailedRequest.counters:type_name -> gomr.Counter
-	6,  // 27: gomr.JobTracker.SubmitJob:input_type -> gomr.SubmitJobRequest
-	8,  // 28: gomr.JobTracker.GetJobStatus:input_type -> gomr.JobStatusRequest
-	12, // 29: gomr.JobTracker.ListJobs:input_type -> gomr.ListJobsRequest
-	17, // 30: gomr.JobTracker.KillJob:input_type -> gomr.KillJobRequest
-	19, // 31: gomr.JobTracker.GetJobHistory:input_type -> gomr.JobHistoryRequest
-	14, // 32: gomr.JobTracker.ListTrackers:input_type -> gomr.ListTrackersRequest
-	21, // 33: gomr.JobTracker.KillTaskAttempt:input_type -> gomr.KillTaskAttemptRequest
-	25, // 34: gomr.JobTracker.SetJobPriority:input_type -> gomr.SetJobPriorityRequest
-	27, // 35: gomr.JobTracker.ListTaskAttempts:input_type -> gomr.TaskAttemptsRequest
-	30, // 36: gomr.JobTracker.GetTaskLog:input_type -> gomr.TaskLogRequest
-	23, // 37: gomr.JobTracker.CheckpointTaskAttempt:input_type -> gomr.CheckpointTaskAttemptRequest
-	32, // 38: gomr.JobTracker.Heartbeat:input_type -> gomr.HeartbeatRequest
-	40, // 39: gomr.JobTracker.GetMapEvents:input_type -> gomr.MapEventsRequest
-	42, // 40: gomr.JobTracker.ReportFetchFailure:input_type -> gomr.FetchFailureRequest
-	43, // 41: gomr.JobTracker.CanCommit:input_type -> gomr.CanCommitRequest
-	46, // 42: gomr.Umbilical.GetTask:input_type -> gomr.GetTaskRequest
-	47, // 43: gomr.Umbilical.StatusUpdate:input_type -> gomr.StatusUpdateRequest
-	49, // 44: gomr.Umbilical.SpillReady:input_type -> gomr.SpillReadyRequest
-	40, // 45: gomr.Umbilical.GetMapEvents:input_type -> gomr.MapEventsRequest
-	42, // 46: gomr.Umbilical.ReportFetchFailure:input_type -> gomr.FetchFailureRequest
-	43, // 47: gomr.Umbilical.CanCommit:input_type -> gomr.CanCommitRequest
-	50, // 48: gomr.Umbilical.Done:input_type -> gomr.DoneRequest
-	51, // 49: gomr.Umbilical.Failed:input_type -> gomr.FailedRequest
-	52, // 50: gomr.Umbilical.Quiet:input_type -> gomr.QuietRequest
-	7,  // 51: gomr.JobTracker.SubmitJob:output_type -> gomr.SubmitJobResponse
-	10, // 52: gomr.JobTracker.GetJobStatus:output_type -> gomr.JobStatus
-	13, // 53: gomr.JobTracker.ListJobs:output_type -> gomr.ListJobsResponse
-	18, // 54: gomr.JobTracker.KillJob:output_type -> gomr.KillJobResponse
-	20, // 55: gomr.JobTracker.GetJobHistory:output_type -> gomr.JobHistoryResponse
-	15, // 56: gomr.JobTracker.ListTrackers:output_type -> gomr.ListTrackersResponse
-	22, // 57: gomr.JobTracker.KillTaskAttempt:output_type -> gomr.KillTaskAttemptResponse
-	26, // 58: gomr.JobTracker.SetJobPriority:output_type -> gomr.SetJobPriorityResponse
-	29, // 59: gomr.JobTracker.ListTaskAttempts:output_type -> gomr.TaskAttemptsResponse
-	31, // 60: gomr.JobTracker.GetTaskLog:output_type -> gomr.TaskLogResponse
-	24, // 61: gomr.JobTracker.CheckpointTaskAttempt:output_type -> gomr.CheckpointTaskAttemptResponse
-	38, // 62: gomr.JobTracker.Heartbeat:output_type -> gomr.HeartbeatResponse
-	41, // 63: gomr.JobTracker.GetMapEvents:output_type -> gomr.MapEventsResponse
-	45, // 64: gomr.JobTracker.ReportFetchFailure:output_type -> gomr.Empty
-	44, // 65: gomr.JobTracker.CanCommit:output_type -> gomr.CanCommitResponse
-	33, // 66: gomr.Umbilical.GetTask:output_type -> gomr.LaunchTask
-	48, // 67: gomr.Umbilical.StatusUpdate:output_type -> gomr.StatusUpdateResponse
-	45, // 68: gomr.Umbilical.SpillReady:output_type -> gomr.Empty
-	41, // 69: gomr.Umbilical.GetMapEvents:output_type -> gomr.MapEventsResponse
-	45, // 70: gomr.Umbilical.ReportFetchFailure:output_type -> gomr.Empty
-	44, // 71: gomr.Umbilical.CanCommit:output_type -> gomr.CanCommitResponse
-	45, // 72: gomr.Umbilical.Done:output_type -> gomr.Empty
-	45, // 73: gomr.Umbilical.Failed:output_type -> gomr.Empty
-	45, // 74: gomr.Umbilical.Quiet:output_type -> gomr.Empty
-	51, // [51:75] is the sub-list for method output_type
-	27, // [27:51] is the sub-list for method input_type
-	27, // [27:27] is the sub-list for extension type_name
-	27, // [27:27] is the sub-list for extension extendee
-	0,  // [0:27] is the sub-list for field type_name
+	3,  // 1: gomr.SpillAnnouncement.split_at:type_name -> gomr.MapCut
+	3,  // 2: gomr.MapResume.cuts:type_name -> gomr.MapCut
+	0,  // 3: gomr.AttemptStatus.counters:type_name -> gomr.Counter
+	7,  // 4: gomr.AttemptStatus.clone:type_name -> gomr.CloneStats
+	6,  // 5: gomr.AttemptStatus.checkpoint:type_name -> gomr.CheckpointStats
+	7,  // 6: gomr.AttemptStatus.restore:type_name -> gomr.CloneStats
+	0,  // 7: gomr.JobStatus.counters:type_name -> gomr.Counter
+	11, // 8: gomr.JobStatus.maps:type_name -> gomr.TaskSummary
+	11, // 9: gomr.JobStatus.reduces:type_name -> gomr.TaskSummary
+	13, // 10: gomr.JobStatus.speculations:type_name -> gomr.Speculation
+	12, // 11: gomr.ListJobsResponse.jobs:type_name -> gomr.JobStatus
+	18, // 12: gomr.ListTrackersResponse.trackers:type_name -> gomr.TrackerStatus
+	32, // 13: gomr.TaskAttemptsResponse.attempts:type_name -> gomr.TaskAttemptInfo
+	5,  // 14: gomr.HeartbeatRequest.attempts:type_name -> gomr.AttemptStatus
+	2,  // 15: gomr.HeartbeatRequest.spills:type_name -> gomr.SpillAnnouncement
+	57, // 16: gomr.LaunchTask.conf:type_name -> gomr.LaunchTask.ConfEntry
+	38, // 17: gomr.LaunchTask.restore:type_name -> gomr.RestoreSource
+	4,  // 18: gomr.LaunchTask.resume:type_name -> gomr.MapResume
+	37, // 19: gomr.TaskAction.launch:type_name -> gomr.LaunchTask
+	41, // 20: gomr.TaskAction.clone:type_name -> gomr.CloneAttempt
+	40, // 21: gomr.TaskAction.checkpoint:type_name -> gomr.CheckpointAttempt
+	37, // 22: gomr.CloneAttempt.launch:type_name -> gomr.LaunchTask
+	39, // 23: gomr.HeartbeatResponse.actions:type_name -> gomr.TaskAction
+	1,  // 24: gomr.MapEvent.segment:type_name -> gomr.Segment
+	43, // 25: gomr.MapEventsResponse.events:type_name -> gomr.MapEvent
+	0,  // 26: gomr.StatusUpdateRequest.counters:type_name -> gomr.Counter
+	2,  // 27: gomr.SpillReadyRequest.spill:type_name -> gomr.SpillAnnouncement
+	0,  // 28: gomr.DoneRequest.counters:type_name -> gomr.Counter
+	0,  // 29: gomr.FailedRequest.counters:type_name -> gomr.Counter
+	8,  // 30: gomr.JobTracker.SubmitJob:input_type -> gomr.SubmitJobRequest
+	10, // 31: gomr.JobTracker.GetJobStatus:input_type -> gomr.JobStatusRequest
+	14, // 32: gomr.JobTracker.ListJobs:input_type -> gomr.ListJobsRequest
+	19, // 33: gomr.JobTracker.KillJob:input_type -> gomr.KillJobRequest
+	21, // 34: gomr.JobTracker.GetJobHistory:input_type -> gomr.JobHistoryRequest
+	16, // 35: gomr.JobTracker.ListTrackers:input_type -> gomr.ListTrackersRequest
+	23, // 36: gomr.JobTracker.KillTaskAttempt:input_type -> gomr.KillTaskAttemptRequest
+	29, // 37: gomr.JobTracker.SetJobPriority:input_type -> gomr.SetJobPriorityRequest
+	31, // 38: gomr.JobTracker.ListTaskAttempts:input_type -> gomr.TaskAttemptsRequest
+	34, // 39: gomr.JobTracker.GetTaskLog:input_type -> gomr.TaskLogRequest
+	27, // 40: gomr.JobTracker.CheckpointTaskAttempt:input_type -> gomr.CheckpointTaskAttemptRequest
+	25, // 41: gomr.JobTracker.SplitTaskAttempt:input_type -> gomr.SplitTaskAttemptRequest
+	36, // 42: gomr.JobTracker.Heartbeat:input_type -> gomr.HeartbeatRequest
+	44, // 43: gomr.JobTracker.GetMapEvents:input_type -> gomr.MapEventsRequest
+	46, // 44: gomr.JobTracker.ReportFetchFailure:input_type -> gomr.FetchFailureRequest
+	47, // 45: gomr.JobTracker.CanCommit:input_type -> gomr.CanCommitRequest
+	50, // 46: gomr.Umbilical.GetTask:input_type -> gomr.GetTaskRequest
+	51, // 47: gomr.Umbilical.StatusUpdate:input_type -> gomr.StatusUpdateRequest
+	53, // 48: gomr.Umbilical.SpillReady:input_type -> gomr.SpillReadyRequest
+	44, // 49: gomr.Umbilical.GetMapEvents:input_type -> gomr.MapEventsRequest
+	46, // 50: gomr.Umbilical.ReportFetchFailure:input_type -> gomr.FetchFailureRequest
+	47, // 51: gomr.Umbilical.CanCommit:input_type -> gomr.CanCommitRequest
+	54, // 52: gomr.Umbilical.Done:input_type -> gomr.DoneRequest
+	55, // 53: gomr.Umbilical.Failed:input_type -> gomr.FailedRequest
+	56, // 54: gomr.Umbilical.Quiet:input_type -> gomr.QuietRequest
+	9,  // 55: gomr.JobTracker.SubmitJob:output_type -> gomr.SubmitJobResponse
+	12, // 56: gomr.JobTracker.GetJobStatus:output_type -> gomr.JobStatus
+	15, // 57: gomr.JobTracker.ListJobs:output_type -> gomr.ListJobsResponse
+	20, // 58: gomr.JobTracker.KillJob:output_type -> gomr.KillJobResponse
+	22, // 59: gomr.JobTracker.GetJobHistory:output_type -> gomr.JobHistoryResponse
+	17, // 60: gomr.JobTracker.ListTrackers:output_type -> gomr.ListTrackersResponse
+	24, // 61: gomr.JobTracker.KillTaskAttempt:output_type -> gomr.KillTaskAttemptResponse
+	30, // 62: gomr.JobTracker.SetJobPriority:output_type -> gomr.SetJobPriorityResponse
+	33, // 63: gomr.JobTracker.ListTaskAttempts:output_type -> gomr.TaskAttemptsResponse
+	35, // 64: gomr.JobTracker.GetTaskLog:output_type -> gomr.TaskLogResponse
+	28, // 65: gomr.JobTracker.CheckpointTaskAttempt:output_type -> gomr.CheckpointTaskAttemptResponse
+	26, // 66: gomr.JobTracker.SplitTaskAttempt:output_type -> gomr.SplitTaskAttemptResponse
+	42, // 67: gomr.JobTracker.Heartbeat:output_type -> gomr.HeartbeatResponse
+	45, // 68: gomr.JobTracker.GetMapEvents:output_type -> gomr.MapEventsResponse
+	49, // 69: gomr.JobTracker.ReportFetchFailure:output_type -> gomr.Empty
+	48, // 70: gomr.JobTracker.CanCommit:output_type -> gomr.CanCommitResponse
+	37, // 71: gomr.Umbilical.GetTask:output_type -> gomr.LaunchTask
+	52, // 72: gomr.Umbilical.StatusUpdate:output_type -> gomr.StatusUpdateResponse
+	49, // 73: gomr.Umbilical.SpillReady:output_type -> gomr.Empty
+	45, // 74: gomr.Umbilical.GetMapEvents:output_type -> gomr.MapEventsResponse
+	49, // 75: gomr.Umbilical.ReportFetchFailure:output_type -> gomr.Empty
+	48, // 76: gomr.Umbilical.CanCommit:output_type -> gomr.CanCommitResponse
+	49, // 77: gomr.Umbilical.Done:output_type -> gomr.Empty
+	49, // 78: gomr.Umbilical.Failed:output_type -> gomr.Empty
+	49, // 79: gomr.Umbilical.Quiet:output_type -> gomr.Empty
+	55, // [55:80] is the sub-list for method output_type
+	30, // [30:55] is the sub-list for method input_type
+	30, // [30:30] is the sub-list for extension type_name
+	30, // [30:30] is the sub-list for extension extendee
+	0,  // [0:30] is the sub-list for field type_name
 }
 
 func init() { file_mr_proto_init() }
@@ -4349,12 +4654,13 @@ func file_mr_proto_init() {
 	if File_mr_proto != nil {
 		return
 	}
-	file_mr_proto_msgTypes[35].OneofWrappers = []any{
+	file_mr_proto_msgTypes[39].OneofWrappers = []any{
 		(*TaskAction_Launch)(nil),
 		(*TaskAction_KillAttempt)(nil),
 		(*TaskAction_PurgeJob)(nil),
 		(*TaskAction_Clone)(nil),
 		(*TaskAction_Checkpoint)(nil),
+		(*TaskAction_SplitAttempt)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -4362,7 +4668,7 @@ func file_mr_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_mr_proto_rawDesc), len(file_mr_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   54,
+			NumMessages:   58,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -34,6 +34,7 @@ const (
 	JobTracker_ListTaskAttempts_FullMethodName      = "/gomr.JobTracker/ListTaskAttempts"
 	JobTracker_GetTaskLog_FullMethodName            = "/gomr.JobTracker/GetTaskLog"
 	JobTracker_CheckpointTaskAttempt_FullMethodName = "/gomr.JobTracker/CheckpointTaskAttempt"
+	JobTracker_SplitTaskAttempt_FullMethodName      = "/gomr.JobTracker/SplitTaskAttempt"
 	JobTracker_Heartbeat_FullMethodName             = "/gomr.JobTracker/Heartbeat"
 	JobTracker_GetMapEvents_FullMethodName          = "/gomr.JobTracker/GetMapEvents"
 	JobTracker_ReportFetchFailure_FullMethodName    = "/gomr.JobTracker/ReportFetchFailure"
@@ -55,6 +56,7 @@ type JobTrackerClient interface {
 	ListTaskAttempts(ctx context.Context, in *TaskAttemptsRequest, opts ...grpc.CallOption) (*TaskAttemptsResponse, error)
 	GetTaskLog(ctx context.Context, in *TaskLogRequest, opts ...grpc.CallOption) (*TaskLogResponse, error)
 	CheckpointTaskAttempt(ctx context.Context, in *CheckpointTaskAttemptRequest, opts ...grpc.CallOption) (*CheckpointTaskAttemptResponse, error)
+	SplitTaskAttempt(ctx context.Context, in *SplitTaskAttemptRequest, opts ...grpc.CallOption) (*SplitTaskAttemptResponse, error)
 	Heartbeat(ctx context.Context, in *HeartbeatRequest, opts ...grpc.CallOption) (*HeartbeatResponse, error)
 	GetMapEvents(ctx context.Context, in *MapEventsRequest, opts ...grpc.CallOption) (*MapEventsResponse, error)
 	ReportFetchFailure(ctx context.Context, in *FetchFailureRequest, opts ...grpc.CallOption) (*Empty, error)
@@ -179,6 +181,16 @@ func (c *jobTrackerClient) CheckpointTaskAttempt(ctx context.Context, in *Checkp
 	return out, nil
 }
 
+func (c *jobTrackerClient) SplitTaskAttempt(ctx context.Context, in *SplitTaskAttemptRequest, opts ...grpc.CallOption) (*SplitTaskAttemptResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SplitTaskAttemptResponse)
+	err := c.cc.Invoke(ctx, JobTracker_SplitTaskAttempt_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *jobTrackerClient) Heartbeat(ctx context.Context, in *HeartbeatRequest, opts ...grpc.CallOption) (*HeartbeatResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(HeartbeatResponse)
@@ -234,6 +246,7 @@ type JobTrackerServer interface {
 	ListTaskAttempts(context.Context, *TaskAttemptsRequest) (*TaskAttemptsResponse, error)
 	GetTaskLog(context.Context, *TaskLogRequest) (*TaskLogResponse, error)
 	CheckpointTaskAttempt(context.Context, *CheckpointTaskAttemptRequest) (*CheckpointTaskAttemptResponse, error)
+	SplitTaskAttempt(context.Context, *SplitTaskAttemptRequest) (*SplitTaskAttemptResponse, error)
 	Heartbeat(context.Context, *HeartbeatRequest) (*HeartbeatResponse, error)
 	GetMapEvents(context.Context, *MapEventsRequest) (*MapEventsResponse, error)
 	ReportFetchFailure(context.Context, *FetchFailureRequest) (*Empty, error)
@@ -280,6 +293,9 @@ func (UnimplementedJobTrackerServer) GetTaskLog(context.Context, *TaskLogRequest
 }
 func (UnimplementedJobTrackerServer) CheckpointTaskAttempt(context.Context, *CheckpointTaskAttemptRequest) (*CheckpointTaskAttemptResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CheckpointTaskAttempt not implemented")
+}
+func (UnimplementedJobTrackerServer) SplitTaskAttempt(context.Context, *SplitTaskAttemptRequest) (*SplitTaskAttemptResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SplitTaskAttempt not implemented")
 }
 func (UnimplementedJobTrackerServer) Heartbeat(context.Context, *HeartbeatRequest) (*HeartbeatResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Heartbeat not implemented")
@@ -512,6 +528,24 @@ func _JobTracker_CheckpointTaskAttempt_Handler(srv interface{}, ctx context.Cont
 	return interceptor(ctx, in, info, handler)
 }
 
+func _JobTracker_SplitTaskAttempt_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SplitTaskAttemptRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JobTrackerServer).SplitTaskAttempt(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: JobTracker_SplitTaskAttempt_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JobTrackerServer).SplitTaskAttempt(ctx, req.(*SplitTaskAttemptRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _JobTracker_Heartbeat_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(HeartbeatRequest)
 	if err := dec(in); err != nil {
@@ -634,6 +668,10 @@ var JobTracker_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CheckpointTaskAttempt",
 			Handler:    _JobTracker_CheckpointTaskAttempt_Handler,
+		},
+		{
+			MethodName: "SplitTaskAttempt",
+			Handler:    _JobTracker_SplitTaskAttempt_Handler,
 		},
 		{
 			MethodName: "Heartbeat",

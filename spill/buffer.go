@@ -78,6 +78,10 @@ type Options struct {
 	// value; 0 means DefaultRecordOverhead. Boundaries depend on it, so
 	// every attempt of a task must use the same value.
 	RecordOverhead int64
+	// FirstIndex is the index of the buffer's first spill (0 for a map
+	// that starts at its split's start; a map that resumes a split task
+	// continues the task's numbering, see Cut).
+	FirstIndex int
 	// OnSpill is called, in spill order, from the goroutine that called Emit or Close,
 	// after spill k is durable. An error from it fails the Emit/Close.
 	OnSpill func(SpillInfo) error
@@ -228,6 +232,8 @@ func NewBuffer(opts Options) (*Buffer, error) {
 		return nil, fmt.Errorf("spill: block size %d is negative", opts.BlockSize)
 	case opts.Dir == "":
 		return nil, errors.New("spill: no spill directory given")
+	case opts.FirstIndex < 0:
+		return nil, fmt.Errorf("spill: first spill index %d is negative", opts.FirstIndex)
 	case opts.RecordOverhead < 0:
 		return nil, fmt.Errorf("spill: record overhead %d is negative", opts.RecordOverhead)
 	}
@@ -254,6 +260,7 @@ func NewBuffer(opts Options) (*Buffer, error) {
 		cmp:   opts.Compare,
 		cur:   newBatch(opts.NumPartitions),
 		sw:    NewSegmentWriter(nil, opts.BlockSize),
+		next:  opts.FirstIndex,
 	}
 	if b.limit < 1 {
 		b.limit = 1
@@ -444,7 +451,50 @@ func (b *Buffer) Poll() error {
 // Close spills what is left as the final spill (an empty one if nothing is
 // left) after waiting for the spill in progress, and reports both through
 // OnSpill. It returns the first error met.
-func (b *Buffer) Close() error {
+func (b *Buffer) Close() error { return b.close(true) }
+
+// CloseSplit is Close for a map that stops early because it was split
+// (docs/split.md): what is left becomes a spill that is not final (an
+// empty one if nothing is left), as Cut would make it, and the map's
+// remainder continues the numbering in another attempt.
+func (b *Buffer) CloseSplit() error { return b.close(false) }
+
+// Cut ends the current batch here, as a spill of its own (an empty one if
+// nothing was emitted since the last boundary) whatever its size, waits
+// for it to be written and reports it, and leaves the Buffer in the state
+// NewBuffer leaves it in (nothing held, no spill in progress, a fresh
+// combining table) but for the next spill's index. A map that resumes a
+// split task, or runs one again, cuts at the task's recorded split points:
+// its spills after a cut are then those of an attempt that started there
+// with FirstIndex the cut's spill, byte for byte, as its spills before are
+// those of the attempt that was split.
+func (b *Buffer) Cut() error {
+	if b.err != nil {
+		return b.err
+	}
+	if b.closed {
+		return errors.New("spill: cut on a closed buffer")
+	}
+	if b.aborted.Load() {
+		return b.fail(errors.New("spill: cut on an aborted buffer"))
+	}
+	if err := b.startSpill(); err != nil {
+		return err
+	}
+	if err := b.finishInflight(); err != nil {
+		return err
+	}
+	b.prevOut = 0
+	if b.tab != nil {
+		b.tab = newCombTable(b.opts.NumPartitions)
+	}
+	return nil
+}
+
+// NextIndex is the index the next spill will have.
+func (b *Buffer) NextIndex() int { return b.next }
+
+func (b *Buffer) close(final bool) error {
 	if b.err != nil {
 		return b.err
 	}
@@ -468,7 +518,7 @@ func (b *Buffer) Close() error {
 	}
 	index := b.next
 	b.next++
-	info, err := b.writeSpill(index, true, b.cur)
+	info, err := b.writeSpill(index, final, b.cur)
 	if err != nil {
 		return b.fail(err)
 	}

@@ -45,7 +45,7 @@ type taskAttempt struct {
 	mu           sync.Mutex
 	cmd          *exec.Cmd   // the child as started (nil for a clone)
 	proc         *os.Process // the child's process (a clone's is restored by CRIU)
-	state        string      // RUNNING, COMMIT_PENDING, SUCCEEDED, FAILED, KILLED
+	state        string      // RUNNING, COMMIT_PENDING, SUCCEEDED, FAILED, KILLED, SPLIT
 	progress     float32
 	phase        string
 	counters     []*mrpb.Counter
@@ -59,6 +59,11 @@ type taskAttempt struct {
 	failReported string
 	killReason   string
 	exited       chan struct{}
+
+	// splitOrdered: the JobTracker ordered the map split (the child learns
+	// it from its next status report); splitReported: the child stopped
+	// because of it, and the attempt ends as SPLIT (docs/split.md).
+	splitOrdered, splitReported bool
 
 	// Cloning: the tracker's end of the child's control pipe (nil when
 	// the tracker cannot clone), whether a clone of it is being made and
@@ -173,7 +178,7 @@ func residentBytes(pid int) int64 {
 
 // terminal tells whether an attempt in state has ended (its slot is free).
 func terminal(state string) bool {
-	return state == "SUCCEEDED" || state == "FAILED" || state == "KILLED" || state == stateCheckpointed
+	return state == "SUCCEEDED" || state == "FAILED" || state == "KILLED" || state == stateCheckpointed || state == "SPLIT"
 }
 
 // errKnownAttempt is a launch of an attempt this tracker already has: the
@@ -368,6 +373,8 @@ func (a *taskAttempt) wait() {
 		a.state, a.diag = "KILLED", a.killReason
 	case a.failReported != "":
 		a.state, a.diag = "FAILED", a.failReported
+	case a.doneReported && err == nil && a.splitReported:
+		a.state = "SPLIT"
 	case a.doneReported && err == nil:
 		a.state, a.progress = "SUCCEEDED", 1
 	default:
@@ -415,7 +422,7 @@ func tailFile(path string, n int64) string {
 // kill kills the child (the whole PID namespace when it has one).
 func (a *taskAttempt) kill(why string) {
 	a.mu.Lock()
-	if a.killReason == "" && a.state != "SUCCEEDED" && a.state != "FAILED" {
+	if a.killReason == "" && a.state != "SUCCEEDED" && a.state != "FAILED" && a.state != "SPLIT" {
 		a.killReason = why
 	}
 	proc := a.proc

@@ -614,7 +614,26 @@ func (tt *TaskTracker) act(ctx context.Context, a *mrpb.TaskAction) {
 		tt.clone(ctx, x.Clone)
 	case *mrpb.TaskAction_Checkpoint:
 		tt.checkpointForPreemption(ctx, x.Checkpoint)
+	case *mrpb.TaskAction_SplitAttempt:
+		tt.split(x.SplitAttempt)
 	}
+}
+
+// split passes the JobTracker's split order to a running map attempt: its
+// child learns it from the answer to its next status report and stops
+// after its current record (docs/split.md).
+func (tt *TaskTracker) split(attemptID string) {
+	tt.mu.Lock()
+	a := tt.attempts[attemptID]
+	tt.mu.Unlock()
+	if a == nil || a.launch.Type != "m" {
+		tt.log.Warn("split order for an attempt that is not a running map here", "attempt", attemptID)
+		return
+	}
+	a.mu.Lock()
+	a.splitOrdered = true
+	a.mu.Unlock()
+	tt.log.Info("split ordered", "attempt", attemptID)
 }
 
 func (tt *TaskTracker) kill(attemptID, why string) {

@@ -98,7 +98,7 @@ func (u *umbilical) StatusUpdate(ctx context.Context, req *mrpb.StatusUpdateRequ
 	}
 	a.progress, a.phase, a.counters = req.Progress, req.Phase, req.Counters
 	a.childCloneable = req.Cloneable
-	return &mrpb.StatusUpdateResponse{Known: true}, nil
+	return &mrpb.StatusUpdateResponse{Known: true, Split: a.splitOrdered}, nil
 }
 
 func sameCounters(x, y []*mrpb.Counter) bool {
@@ -204,6 +204,7 @@ func (u *umbilical) Done(ctx context.Context, req *mrpb.DoneRequest) (*mrpb.Empt
 	}
 	a.mu.Lock()
 	a.doneReported = true
+	a.splitReported = req.Split && a.splitOrdered
 	a.counters = req.Counters
 	a.progress = 1
 	a.mu.Unlock()

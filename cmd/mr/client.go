@@ -83,6 +83,7 @@ const jobUsage = `mr job [--jobtracker HOST:PORT] <command>
   -logs <job-id> [<attempt-id>]  the stdout and stderr of an attempt, or of every attempt of the job
   -kill-task <attempt-id>      kill a task attempt (not counted as a failure)
   -fail-task <attempt-id>      fail a task attempt (counted against the task's attempts)
+  -split-task <attempt-id>     split a running map attempt at its next record (docs/split.md)
   -history <job-id>            a finished job's history (JSON lines)
   -list-active-trackers        the live TaskTrackers
   -list-blacklisted-trackers   the TaskTrackers blacklisted across all jobs, and why`
@@ -143,7 +144,7 @@ func newJobCmd() *cobra.Command {
 
 // jobVerbs is the one-line form of mr job's commands.
 const jobVerbs = "-list | -status ID | -kill ID | -set-priority ID PRIORITY | -counter ID GROUP NAME | -events ID FROM N | " +
-	"-list-attempt-ids ID TYPE STATE | -logs ID [ATTEMPT] | -kill-task ATTEMPT | -fail-task ATTEMPT | -history ID | -list-active-trackers | -list-blacklisted-trackers"
+	"-list-attempt-ids ID TYPE STATE | -logs ID [ATTEMPT] | -kill-task ATTEMPT | -fail-task ATTEMPT | -split-task ATTEMPT | -history ID | -list-active-trackers | -list-blacklisted-trackers"
 
 func needArgs(cmd string, got []string, n int, what string) error {
 	if len(got) != n {
@@ -244,6 +245,15 @@ func runJobCommand(ctx context.Context, c *jobtracker.Client, args []string) err
 			return err
 		}
 		fmt.Fprintln(out, "Changed job priority.")
+		return nil
+	case "-split-task":
+		if err := needArgs(cmd, rest, 1, "<attempt-id>"); err != nil {
+			return err
+		}
+		if err := c.SplitTask(ctx, rest[0]); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "Ordered task %s split\n", rest[0])
 		return nil
 	case "-kill-task", "-fail-task":
 		if err := needArgs(cmd, rest, 1, "<attempt-id>"); err != nil {

@@ -10,6 +10,8 @@
 package all
 
 import (
+	// The job API's keys (mapreduce.job.split.safe).
+	_ "gomr/mr"
 	// The scheduling policies' keys (scheduler.*).
 	_ "gomr/partitions"
 	// The preemption planner's keys (preemption.*).

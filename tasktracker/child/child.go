@@ -77,7 +77,7 @@ func Main(attemptID, umbilicalAddr string) int {
 		t.log.Error("task failed", "error", err)
 		return 1
 	}
-	if _, err := t.umb.Done(context.Background(), &mrpb.DoneRequest{AttemptId: t.launch.AttemptId, Counters: t.counterProto()}); err != nil {
+	if _, err := t.umb.Done(context.Background(), &mrpb.DoneRequest{AttemptId: t.launch.AttemptId, Counters: t.counterProto(), Split: t.split.Load()}); err != nil {
 		t.log.Error("reporting done", "error", err)
 		return 1
 	}
@@ -113,6 +113,13 @@ type task struct {
 	conf        *conf.Config
 	counters    *mr.Counters
 	isMap       bool
+
+	// Map splitting (split.go): splitOrdered is set when the tracker's
+	// answer to a status report says the JobTracker ordered a split;
+	// split once the map stopped because of it, splitCut being where.
+	splitOrdered atomic.Bool
+	split        atomic.Bool
+	splitCut     *mrpb.MapCut
 
 	mu       sync.Mutex
 	progress float32
@@ -190,6 +197,9 @@ func (t *task) sendStatus() bool {
 	if !resp.Known {
 		t.log.Warn("the tracker no longer knows this attempt: exiting")
 		os.Exit(3)
+	}
+	if resp.Split {
+		t.splitOrdered.Store(true)
 	}
 	return true
 }

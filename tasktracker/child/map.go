@@ -22,9 +22,18 @@ func fsCounterPrefix(path string) string {
 }
 
 func (t *task) runMap() error {
-	var split mr.Split
-	if err := json.Unmarshal(t.launch.SplitJson, &split); err != nil {
+	var whole mr.Split
+	if err := json.Unmarshal(t.launch.SplitJson, &whole); err != nil {
 		return fmt.Errorf("decoding the input split: %w", err)
+	}
+	resume := t.launch.Resume
+	split, err := resumeSplit(whole, resume)
+	if err != nil {
+		return err
+	}
+	cutter, err := newMapCutter(resume)
+	if err != nil {
+		return err
 	}
 	tc := taskContext{t}
 	mapper, err := t.def.Mapper(tc)
@@ -42,16 +51,25 @@ func (t *task) runMap() error {
 	// settle brings the output to a quiet point for a clone; only spilled
 	// output can be cloned (a map-only task writes its part file directly).
 	var settle func() error
+	var buf *spill.Buffer
 	if t.launch.NumReduces == 0 {
 		out, finish, settle, err = t.mapOnlyOutput()
 	} else {
-		var buf *spill.Buffer
-		buf, finish, err = t.spillOutput(tc)
-		out, settle = buf, buf.Settle
+		buf, finish, err = t.spillOutput(tc, int(resume.GetFirstSpill()))
+		if buf != nil {
+			out, settle = buf, buf.Settle
+		}
 	}
 	if err != nil {
 		return err
 	}
+	// A map with spills can be split (or resume a split task) when its
+	// reader knows where its next record starts.
+	pos, _ := rr.(mr.PositionReader)
+	if resume != nil && (buf == nil || pos == nil) {
+		return fmt.Errorf("map %s was split, but its input reader cannot resume at a record", t.launch.AttemptId)
+	}
+	before, end := resume.GetRecordsBefore(), split.Start+split.Length
 	inputRecords := t.counters.Get(mr.TaskCounterGroup, mr.MapInputRecords)
 	bytesRead := t.counters.Get(mr.FileSystemCounterGroup, fsCounterPrefix(split.Path)+"_BYTES_READ")
 	formatRead := t.counters.Get(mr.FileInputFormatCounterGroup, mr.BytesRead)
@@ -81,7 +99,30 @@ func (t *task) runMap() error {
 		if err := mapper.Map(tc, rr.Key(), rr.Value(), out); err != nil {
 			return fmt.Errorf("map: %w", err)
 		}
-		if n++; n&1023 == 0 {
+		n++
+		if pos != nil && buf != nil && (cutter.pending() || t.splitOrdered.Load()) {
+			off, records := pos.NextOffset(), before+int64(n)
+			cut, err := cutter.after(off, records)
+			if err != nil {
+				return err
+			}
+			if t.splitOrdered.Load() && off <= end {
+				t.setCloneable(false)
+				if err := t.splitAt(buf, off, records); err != nil {
+					return err
+				}
+				bytesRead.Set(rr.BytesRead())
+				formatRead.Set(rr.BytesRead())
+				t.setProgress(1)
+				return nil
+			}
+			if cut != nil {
+				if err := buf.Cut(); err != nil {
+					return fmt.Errorf("spill at the split point at offset %d: %w", off, err)
+				}
+			}
+		}
+		if n&1023 == 0 {
 			t.setProgress(rr.Progress() * mapWeight)
 			slow.tick(t.ctx)
 			if settle != nil && t.quiesceRequested() {
@@ -114,7 +155,7 @@ func (t *task) runMap() error {
 
 // spillOutput sends map output through the sort buffer; each durable spill
 // is announced to the tracker at once.
-func (t *task) spillOutput(tc taskContext) (*spill.Buffer, func() error, error) {
+func (t *task) spillOutput(tc taskContext, firstSpill int) (*spill.Buffer, func() error, error) {
 	opts := spill.Options{
 		BufferBytes:   int64(t.conf.Int("mapreduce.task.io.sort.mb")) << 20,
 		SpillPercent:  t.conf.Float("mapreduce.map.sort.spill.percent"),
@@ -124,6 +165,7 @@ func (t *task) spillOutput(tc taskContext) (*spill.Buffer, func() error, error) 
 		Dir:           "spills",
 		Counters:      t.counters,
 		OnSpill:       t.announceSpill,
+		FirstIndex:    firstSpill,
 	}
 	if abs, err := filepath.Abs(opts.Dir); err == nil {
 		opts.Dir = abs
@@ -159,6 +201,9 @@ func (t *task) announceSpill(info spill.SpillInfo) error {
 		t.finalPhase()
 	}
 	ann := &mrpb.SpillAnnouncement{AttemptId: t.launch.AttemptId, Spill: int32(info.Index), Final: info.Final}
+	if c := t.splitCut; c != nil && int(c.Spill) == info.Index+1 {
+		ann.SplitAt = c
+	}
 	for _, s := range info.Partitions {
 		ann.Segments = append(ann.Segments, &mrpb.Segment{Offset: s.Offset, Length: s.Length, RawLength: s.RawLength, Records: s.Records, Crc: s.CRC})
 	}

@@ -1,0 +1,84 @@
+package child
+
+import (
+	"testing"
+
+	"gomr/mr"
+	"gomr/mrpb"
+)
+
+func TestMapCutter(t *testing.T) {
+	type step struct {
+		off, records int64
+		cut          bool
+		err          bool
+	}
+	resume := &mrpb.MapResume{Offset: 100, FirstSpill: 2, RecordsBefore: 10, Cuts: []*mrpb.MapCut{
+		{Offset: 150, Spill: 4, Records: 15},
+		{Offset: 200, Spill: 5, Records: 20},
+	}}
+	tests := []struct {
+		name  string
+		steps []step
+	}{
+		{"both cuts", []step{{120, 12, false, false}, {150, 15, true, false}, {170, 17, false, false}, {200, 20, true, false}, {210, 21, false, false}}},
+		{"a record straddles the cut", []step{{140, 14, false, false}, {160, 16, false, true}}},
+		{"another record count", []step{{150, 16, false, true}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := newMapCutter(resume)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, s := range tc.steps {
+				c, err := m.after(s.off, s.records)
+				if (err != nil) != s.err || (c != nil) != s.cut {
+					t.Fatalf("step %d (offset %d, %d records): cut %v, error %v; want cut %v, error %v", i, s.off, s.records, c, err, s.cut, s.err)
+				}
+				if err != nil {
+					return
+				}
+			}
+			if m.pending() {
+				t.Fatal("cuts still pending after the last one was passed")
+			}
+		})
+	}
+}
+
+func TestNewMapCutterChecksOrder(t *testing.T) {
+	tests := []struct {
+		name string
+		r    *mrpb.MapResume
+		ok   bool
+	}{
+		{"none", nil, true},
+		{"in order", &mrpb.MapResume{Offset: 5, FirstSpill: 1, Cuts: []*mrpb.MapCut{{Offset: 9, Spill: 2}, {Offset: 20, Spill: 4}}}, true},
+		{"cut at the resume point", &mrpb.MapResume{Offset: 5, FirstSpill: 1, Cuts: []*mrpb.MapCut{{Offset: 5, Spill: 2}}}, false},
+		{"spills out of order", &mrpb.MapResume{Offset: 5, FirstSpill: 3, Cuts: []*mrpb.MapCut{{Offset: 9, Spill: 3}}}, false},
+		{"offsets out of order", &mrpb.MapResume{Cuts: []*mrpb.MapCut{{Offset: 9, Spill: 1}, {Offset: 8, Spill: 2}}}, false},
+	}
+	for _, tc := range tests {
+		if _, err := newMapCutter(tc.r); (err == nil) != tc.ok {
+			t.Errorf("%s: error %v, want ok %v", tc.name, err, tc.ok)
+		}
+	}
+}
+
+func TestResumeSplit(t *testing.T) {
+	s := mr.Split{Path: "f", Start: 10, Length: 90}
+	if got, err := resumeSplit(s, nil); err != nil || got.Start != s.Start || got.Length != s.Length || got.ExactStart {
+		t.Fatalf("no resume: %+v, %v", got, err)
+	}
+	if got, err := resumeSplit(s, &mrpb.MapResume{Offset: 10, Cuts: []*mrpb.MapCut{{Offset: 40, Spill: 1}}}); err != nil || got.Start != 10 || got.ExactStart {
+		t.Fatalf("a re-run from the start with cuts: %+v, %v", got, err)
+	}
+	got, err := resumeSplit(s, &mrpb.MapResume{Offset: 40, FirstSpill: 2})
+	if err != nil || got.Start != 40 || got.Length != 60 || !got.ExactStart {
+		t.Fatalf("resume at 40: %+v, %v", got, err)
+	}
+	if _, err := resumeSplit(s, &mrpb.MapResume{Offset: 5, FirstSpill: 1}); err == nil {
+		t.Fatal("a resume point before the split was accepted")
+	}
+}

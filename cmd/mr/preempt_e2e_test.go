@@ -1,6 +1,7 @@
 package main
 
 import (
+	"maps"
 	"path/filepath"
 	"testing"
 	"time"
@@ -73,4 +74,59 @@ func TestE2EMinEDFWCCheckpointPreemption(t *testing.T) {
 	}
 	checkWordCount(t, out, countWords(t, in))
 	checkSameAsPlainRun(t, c, spec, out)
+}
+
+// TestE2EMinEDFWCSplitPreemption: as TestE2EMinEDFWCCheckpointPreemption
+// with preemption.mechanism=split and a split-safe filler: the reclaimed
+// maps stop at a record and their remainders run later, nothing is
+// killed, and the filler's output is byte for byte that of a run without
+// splits.
+func TestE2EMinEDFWCSplitPreemption(t *testing.T) {
+	c := startCluster(t, []trackerSpec{{"slow", 2, 0}, {"fast", 0, 2}},
+		"scheduler.policy=minedf-wc", "preemption.mechanism=split",
+		"preemption.split.min-task-age=0s", "preemption.split.min-remaining=0s")
+	dir := t.TempDir()
+	c.wait(c.submit(sleepSpec("urgent", filepath.Join(dir, "profile"), 2, 300)))
+
+	in := t.TempDir()
+	genText(t, filepath.Join(in, "a.txt"), 3<<20, 23)
+	spec := wordCountSpec(in, filepath.Join(t.TempDir(), "out"), 2)
+	spec.Name = "filler"
+	spec.Conf = splitJobConf()
+	spec.Conf["mapreduce.input.fileinputformat.split.maxsize"] = "1600000" // two maps
+	filler := c.submit(spec)
+	waitFor(t, "the filler to take both map slots", 30*time.Second, func() bool { return c.status(filler).Maps.Running == 2 })
+	waitFor(t, "the filler's maps to progress", 30*time.Second, func() bool { return c.status(filler).MapProgress >= 0.05 })
+
+	urgentSpec := sleepSpec("urgent", filepath.Join(dir, "urgent"), 2, 300)
+	const deadline = 10.0
+	urgentSpec.DeadlineSeconds = deadline
+	urgent := c.submit(urgentSpec)
+	ur := c.wait(urgent)
+	fr := c.wait(filler)
+	if ur.State != "SUCCEEDED" || fr.State != "SUCCEEDED" {
+		t.Fatalf("deadline job ended %s (%s), filler %s (%s)", ur.State, ur.Error, fr.State, fr.Error)
+	}
+	uh := c.history(urgent)
+	if took := uh.Job.Finish.Sub(uh.Job.Submit).Seconds(); took > deadline {
+		t.Errorf("deadline job took %.1f s, deadline %.0f s", took, deadline)
+	}
+	if n := fr.Counters.Get(mr.SplitGroup, mr.MapSplits); n < 1 {
+		t.Errorf("filler MAP_SPLITS = %d, want its reclaimed maps split", n)
+	}
+	if n := fr.Counters.Get(mr.JobCounterGroup, mr.NumKilledMaps); n != 0 {
+		t.Errorf("filler NUM_KILLED_MAPS = %d, want 0: its maps were split, not killed", n)
+	}
+	if !c.logHas("jobtracker", "split ordered") {
+		t.Error("the JobTracker logged no split order")
+	}
+	plain := *spec
+	plain.Output = filepath.Join(t.TempDir(), "plain")
+	plain.Conf = maps.Clone(spec.Conf)
+	plain.Conf[mr.KeySplitSafe] = "false"
+	if res := c.wait(c.submit(&plain)); res.State != "SUCCEEDED" {
+		t.Fatalf("the run without splits ended %s: %s", res.State, res.Error)
+	}
+	sameParts(t, spec.Output, plain.Output)
+	checkWordCount(t, spec.Output, countWords(t, in))
 }

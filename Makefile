@@ -20,7 +20,7 @@ GOMR_REQUIRE_CRIU ?= 1
 endif
 export GOMR_CRIU GOMR_REQUIRE_CRIU
 
-.PHONY: all build test unit race e2e lint fuzz bench bench-speculation bench-scale proto clean criu chaos workloads chromium iproute2
+.PHONY: all build test unit race e2e lint fuzz bench bench-speculation bench-preemption bench-scale proto clean criu chaos workloads chromium iproute2
 
 all: build
 
@@ -129,6 +129,14 @@ bench: build
 SPEC_SIZE ?= 512m
 bench-speculation: build
 	$(GO) run ./cmd/mrbench speculation -size $(SPEC_SIZE) -bin $(BIN)
+
+# Preemption (docs/preemption.md): seed 002's priority experiment (wait,
+# kill, checkpoint, adaptive under FIFO with priority preemption) and seed
+# 004's contention experiment (kill against split under FAIR) on real
+# clusters started afresh for each run; about 12 minutes. Checkpoints need
+# CRIU (make criu, root).
+bench-preemption: build
+	$(GO) run ./cmd/mrbench preemption -bin $(BIN) $(if $(PREEMPT_JSON),-json $(PREEMPT_JSON))
 
 # Scale (docs/scaling.md): the JobTracker (started as its own process, so
 # that its CPU and RSS are its own) driven by SCALE_TRACKERS simulated

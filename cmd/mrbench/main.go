@@ -50,6 +50,8 @@ func main() {
 			os.Exit(measureMain(os.Args[2:]))
 		case speculationArg:
 			os.Exit(speculationMain(os.Args[2:]))
+		case preemptionArg:
+			os.Exit(preemptionMain(os.Args[2:]))
 		}
 	}
 	os.Exit(benchMain(os.Args[1:]))

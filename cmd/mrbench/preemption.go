@@ -1,0 +1,552 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	_ "gomr/apps" // the job definitions the client checks a spec against
+	"gomr/conf"
+	"gomr/jobtracker"
+	"gomr/jobtracker/jobhistory"
+	"gomr/mr"
+	"gomr/speculator"
+)
+
+// preemptionArg selects the preemption benchmark (make bench-preemption):
+//
+//	mrbench preemption -bin bin/mr [-experiments timeline,priority,contention] [-mechanisms wait,kill,checkpoint,adaptive]
+//
+// Experiments of the sources, scaled to one machine, each on a real
+// cluster (a JobTracker and TaskTracker processes on loopback, every task a
+// child process) started afresh for every run:
+//
+//   - timeline, the spec's §2.2 scenario (seed 002 Figs. 12 and 15): one map
+//     slot, a low-priority job of one map, a high-priority job of the same
+//     shape arriving when the first is about half done; the response times
+//     of each mechanism in the order the spec's table derives.
+//   - priority, seed 002's YARN experiment (§3.4.3): low-priority jobs keep
+//     every map slot busy; high-priority jobs arrive every few seconds; FIFO
+//     with priority preemption takes slots back with the mechanism of the
+//     run (wait: no preemption). Measured from the job histories: mean
+//     response time of each class, wasted work (run time of killed map
+//     attempts plus checkpoint dump and restore time), checkpoints made.
+//   - contention, seed 004's contention experiment (§4.2): a long job and
+//     periodic jobs of a pool entitled to 80% of the map slots (FAIR, a
+//     minimum share with a 1 s timeout); the long job's completion time with
+//     kill against split.
+//
+// Tasks are word counts slowed by the straggler injector (every attempt by
+// the same factor, in proportion to its own work, so that a checkpointed
+// or split task's remaining work is what it had left). Every job's output
+// is checked against an independent count.
+const preemptionArg = "preemption"
+
+// preemptRun is one run of an experiment under one mechanism.
+type preemptRun struct {
+	Experiment string `json:"experiment"`
+	Mechanism  string `json:"mechanism"`
+	// Response times in seconds, by class (low, high; long, periodic).
+	Response map[string][]float64 `json:"response_s"`
+	// WastedSeconds: run time of killed map attempts plus checkpoint dump
+	// and restore time; KilledMaps, Checkpoints, Splits count them.
+	WastedSeconds float64 `json:"wasted_s"`
+	KilledMaps    int64   `json:"killed_maps"`
+	Checkpoints   int64   `json:"checkpoints"`
+	Splits        int64   `json:"splits"`
+	// DumpMillis and ImageBytes are the checkpoints' totals.
+	DumpMillis    int64   `json:"dump_ms"`
+	RestoreMillis int64   `json:"restore_ms"`
+	ImageBytes    int64   `json:"image_bytes"`
+	Makespan      float64 `json:"makespan_s"`
+	Check         string  `json:"check"`
+}
+
+// mean of one class's response times.
+func (r *preemptRun) mean(class string) float64 {
+	v := r.Response[class]
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
+}
+
+// preemptJob is a job of an experiment's workload.
+type preemptJob struct {
+	name, class, pool string
+	priority          int
+	at                time.Duration // submission, from the start
+	maps              int
+	mapBytes          int
+	splitSafe         bool
+}
+
+// preemptBench holds a run's settings.
+type preemptBench struct {
+	bin, work, criu string
+	slow            float64 // straggler location: every attempt slowed by e^slow
+	heartbeat       int
+}
+
+func preemptionMain(args []string) int {
+	fl := flag.NewFlagSet("mrbench preemption", flag.ContinueOnError)
+	bin := fl.String("bin", "bin/mr", "the mr binary")
+	work := fl.String("work", "", "work directory (default: a temporary one, removed afterwards)")
+	keep := fl.Bool("keep", false, "keep the work directory")
+	exps := fl.String("experiments", "timeline,priority,contention", "experiments to run: timeline, priority, contention")
+	mechs := fl.String("mechanisms", "wait,kill,checkpoint,adaptive", "mechanisms of the timeline and priority experiments (wait: no preemption)")
+	criu := fl.String("criu", "/opt/gomr/criu/criu.sh", "the CRIU wrapper the trackers use (make criu); checkpoint and adaptive need it")
+	slow := fl.Float64("slow", 3.9, "straggler location: every attempt's work is stretched by e^slow (3.9: about 49 times)")
+	jsonOut := fl.String("json", "", "write the runs as JSON to this file")
+	if err := fl.Parse(args); err != nil {
+		return 2
+	}
+	b := &preemptBench{bin: *bin, criu: *criu, slow: *slow, heartbeat: 100}
+	if *work == "" {
+		dir, err := os.MkdirTemp("", "mrbench-preemption-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "mrbench preemption:", err)
+			return 1
+		}
+		b.work = dir
+		if !*keep {
+			defer os.RemoveAll(dir)
+		}
+	} else {
+		b.work = *work
+	}
+	var runs []*preemptRun
+	for _, e := range strings.Split(*exps, ",") {
+		var mechanisms []string
+		switch e {
+		case "priority", "timeline":
+			mechanisms = strings.Split(*mechs, ",")
+		case "contention":
+			mechanisms = []string{"kill", "split"}
+		default:
+			fmt.Fprintf(os.Stderr, "mrbench preemption: unknown experiment %q (want timeline, priority, contention)\n", e)
+			return 2
+		}
+		for _, m := range mechanisms {
+			progress("preemption: %s with %s", e, m)
+			r, err := b.run(e, m)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "mrbench preemption: %s with %s: %v\n", e, m, err)
+				return 1
+			}
+			runs = append(runs, r)
+		}
+	}
+	printPreemption(os.Stdout, runs)
+	if *jsonOut != "" {
+		data, _ := json.MarshalIndent(runs, "", "  ")
+		if err := os.WriteFile(*jsonOut, data, 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "mrbench preemption:", err)
+			return 1
+		}
+	}
+	return 0
+}
+
+// workload returns an experiment's jobs and the cluster's settings.
+func (b *preemptBench) workload(exp, mech string) (jobs []preemptJob, trackers, mapSlots int, defines []string) {
+	switch exp {
+	case "timeline":
+		// The spec's §2.2 timeline, scaled: one map slot; a low-priority
+		// job of one map (seconds of work) starts; a high-priority job of
+		// the same shape arrives 3 s later.
+		jobs = []preemptJob{
+			{name: "low", class: "low", maps: 1, mapBytes: 3 << 20},
+			{name: "high", class: "high", priority: 1, at: 3 * time.Second, maps: 1, mapBytes: 3 << 20},
+		}
+		defines = []string{"scheduler.policy=fifo", "scheduler.fifo.preemption=" + strconv.FormatBool(mech != "wait")}
+		if mech != "wait" {
+			defines = append(defines, "preemption.mechanism="+mech)
+		}
+		return jobs, 1, 1, defines
+	case "priority":
+		// Two trackers of 2 map slots and 1 reduce slot. Low-priority jobs
+		// of 4 long maps fill the map slots; a high-priority job of 2 short
+		// maps arrives every 6 s from 4 s on.
+		for i := range 4 {
+			jobs = append(jobs, preemptJob{name: fmt.Sprintf("low%d", i), class: "low", at: time.Duration(i) * 200 * time.Millisecond,
+				maps: 4, mapBytes: 4 << 20})
+		}
+		for i := range 4 {
+			jobs = append(jobs, preemptJob{name: fmt.Sprintf("high%d", i), class: "high", priority: 1,
+				at: 4*time.Second + time.Duration(i)*6*time.Second, maps: 2, mapBytes: 1 << 20})
+		}
+		defines = []string{"scheduler.policy=fifo", "scheduler.fifo.preemption=" + strconv.FormatBool(mech != "wait")}
+		if mech != "wait" {
+			defines = append(defines, "preemption.mechanism="+mech)
+		}
+		return jobs, 2, 2, defines
+	default: // contention
+		// One tracker of 10 map slots. A long split-safe job of 30 maps;
+		// every 12 s a periodic job of 8 short maps in a pool entitled to
+		// 8 slots (80%), with a 1 s minimum-share timeout.
+		jobs = append(jobs, preemptJob{name: "long", class: "long", pool: "long", maps: 30, mapBytes: 4 << 20, splitSafe: true})
+		for i := range 4 {
+			jobs = append(jobs, preemptJob{name: fmt.Sprintf("periodic%d", i), class: "periodic", pool: "periodic",
+				at: 3*time.Second + time.Duration(i)*12*time.Second, maps: 8, mapBytes: 1 << 20, splitSafe: true})
+		}
+		defines = []string{"scheduler.policy=fair", "scheduler.fair.preemption=true",
+			"scheduler.fair.pools=long:1,periodic:4:8:0:1s", "scheduler.fair.preemption-interval=0s",
+			"preemption.mechanism=" + mech, "preemption.split.min-task-age=0s", "preemption.split.min-remaining=0s"}
+		return jobs, 1, 10, defines
+	}
+}
+
+// run runs one experiment under one mechanism on a fresh cluster.
+func (b *preemptBench) run(exp, mech string) (*preemptRun, error) {
+	jobs, trackers, mapSlots, defines := b.workload(exp, mech)
+	dir := filepath.Join(b.work, exp+"-"+mech)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	c, err := b.startCluster(dir, trackers, mapSlots, defines)
+	if err != nil {
+		return nil, err
+	}
+	defer c.stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+
+	type submitted struct {
+		job  preemptJob
+		id   string
+		out  string
+		want map[string]*int64
+	}
+	var subs []*submitted
+	start := time.Now()
+	for _, j := range jobs {
+		in := filepath.Join(dir, "in-"+j.name)
+		if err := os.MkdirAll(in, 0o755); err != nil {
+			return nil, err
+		}
+		if _, err := writeText(filepath.Join(in, "part.txt"), int64(j.maps*j.mapBytes)); err != nil {
+			return nil, err
+		}
+		f, err := os.Open(filepath.Join(in, "part.txt"))
+		if err != nil {
+			return nil, err
+		}
+		want, err := countWords(f)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		subs = append(subs, &submitted{job: j, out: filepath.Join(dir, "out-"+j.name), want: want})
+	}
+	for _, s := range subs {
+		if d := time.Until(start.Add(s.job.at)); d > 0 {
+			time.Sleep(d)
+		}
+		j := s.job
+		spec := &mr.JobSpec{Name: j.name, Def: "wordcount", Inputs: []string{filepath.Join(dir, "in-"+j.name)}, Output: s.out,
+			NumReduces: 1, Pool: j.pool, Priority: j.priority, Conf: map[string]string{
+				"mapreduce.input.fileinputformat.split.maxsize": strconv.Itoa(j.mapBytes),
+				"mapreduce.task.io.sort.mb":                     "4",
+				"mapreduce.job.reduce.slowstart.completedmaps":  "1",
+				"mapreduce.task.progress.report.interval":       "100",
+				speculator.KeyStragglerFraction:                 "1",
+				speculator.KeyStragglerScope:                    "attempt",
+				speculator.KeyStragglerShape:                    "0",
+				speculator.KeyStragglerLocation:                 strconv.FormatFloat(b.slow, 'f', -1, 64),
+				speculator.KeyStragglerMaxFactor:                "50",
+				mr.KeySplitSafe:                                 strconv.FormatBool(j.splitSafe),
+			}}
+		if s.id, err = c.client.Submit(ctx, spec); err != nil {
+			return nil, fmt.Errorf("submitting %s: %w", j.name, err)
+		}
+	}
+	r := &preemptRun{Experiment: exp, Mechanism: mech, Response: map[string][]float64{}}
+	var first, last time.Time
+	for _, s := range subs {
+		res, err := c.client.Wait(ctx, s.id)
+		if err != nil {
+			return nil, fmt.Errorf("job %s: %w", s.job.name, err)
+		}
+		if res.State != "SUCCEEDED" {
+			return nil, fmt.Errorf("job %s (%s) %s: %s", s.job.name, s.id, res.State, res.Error)
+		}
+		if err := checkWordCountOutput(s.out, s.want); err != nil {
+			return nil, fmt.Errorf("job %s: %w", s.job.name, err)
+		}
+		rec, err := c.history(ctx, s.id)
+		if err != nil {
+			return nil, err
+		}
+		r.Response[s.job.class] = append(r.Response[s.job.class], rec.Job.Finish.Sub(rec.Job.Submit).Seconds())
+		if first.IsZero() || rec.Job.Submit.Before(first) {
+			first = rec.Job.Submit
+		}
+		if rec.Job.Finish.After(last) {
+			last = rec.Job.Finish
+		}
+		for _, a := range rec.Attempts {
+			if a.TaskType == "m" && a.State == "KILLED" {
+				r.WastedSeconds += a.Finish.Sub(a.Start).Seconds()
+			}
+		}
+		g := mr.JobCounterGroup
+		r.KilledMaps += res.Counters.Get(g, mr.NumKilledMaps)
+		r.Checkpoints += res.Counters.Get(g, mr.Checkpoints)
+		r.DumpMillis += res.Counters.Get(g, mr.CheckpointDumpMillis)
+		r.RestoreMillis += res.Counters.Get(g, mr.CheckpointRestoreMillis)
+		r.ImageBytes += res.Counters.Get(g, mr.CheckpointBytes)
+		r.Splits += res.Counters.Get(mr.SplitGroup, mr.MapSplits)
+	}
+	r.WastedSeconds += float64(r.DumpMillis+r.RestoreMillis) / 1000
+	r.Makespan = last.Sub(first).Seconds()
+	r.Check = fmt.Sprintf("%d jobs, every output equal to an independent word count", len(subs))
+	return r, nil
+}
+
+// checkWordCountOutput compares a word count's part files with want.
+func checkWordCountOutput(out string, want map[string]*int64) error {
+	parts, _ := filepath.Glob(filepath.Join(out, "part-r-*"))
+	if len(parts) == 0 {
+		return fmt.Errorf("no part files in %s", out)
+	}
+	got := map[string]int64{}
+	for _, p := range parts {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		for _, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+			if line == "" {
+				continue
+			}
+			k, v, ok := strings.Cut(line, "\t")
+			n, err := strconv.ParseInt(v, 10, 64)
+			if !ok || err != nil {
+				return fmt.Errorf("%s: bad line %q", p, line)
+			}
+			got[k] += n
+		}
+	}
+	if len(got) != len(want) {
+		return fmt.Errorf("%d words counted, want %d", len(got), len(want))
+	}
+	for k, n := range want {
+		if got[k] != *n {
+			return fmt.Errorf("word %q counted %d times, want %d", k, got[k], *n)
+		}
+	}
+	return nil
+}
+
+// benchCluster is a JobTracker and TaskTracker processes of one run.
+type benchCluster struct {
+	procs      []*exec.Cmd
+	client     *jobtracker.Client
+	historyDir string
+}
+
+// startCluster starts the JobTracker and the trackers with the run's
+// configuration, logs in dir.
+func (b *preemptBench) startCluster(dir string, trackers, mapSlots int, defines []string) (*benchCluster, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	addr := l.Addr().String()
+	l.Close()
+	c := &benchCluster{historyDir: filepath.Join(dir, "history")}
+	all := append([]string{
+		"mapreduce.jobtracker.address=" + addr,
+		"mapreduce.jobtracker.http.address=127.0.0.1:0",
+		"mapreduce.jobtracker.jobhistory.location=" + c.historyDir,
+		"mapreduce.cluster.local.dir=" + filepath.Join(dir, "local"),
+		"mapreduce.tasktracker.heartbeat.interval=" + strconv.Itoa(b.heartbeat),
+		"mapreduce.tasktracker.host.name=localhost",
+		"mapreduce.tasktracker.http.address=127.0.0.1:0",
+		"mapreduce.map.speculative=false",
+		"mapreduce.reduce.speculative=false",
+		"log.level=info",
+	}, defines...)
+	if _, err := os.Stat(b.criu); err == nil && os.Geteuid() == 0 {
+		all = append(all, "mapreduce.tasktracker.criu.path="+b.criu)
+	}
+	start := func(name string, args ...string) error {
+		for _, d := range all {
+			args = append(args, "-D", d)
+		}
+		cmd := exec.Command(b.bin, args...)
+		logf, err := os.Create(filepath.Join(dir, name+".log"))
+		if err != nil {
+			return err
+		}
+		defer logf.Close()
+		cmd.Stdout, cmd.Stderr = logf, logf
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := cmd.Start(); err != nil {
+			return fmt.Errorf("starting %s: %w", name, err)
+		}
+		c.procs = append(c.procs, cmd)
+		return nil
+	}
+	if err := start("jobtracker", "jobtracker"); err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		conn, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			conn.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			c.stop()
+			return nil, fmt.Errorf("the JobTracker did not listen on %s (log in %s)", addr, dir)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for i := range trackers {
+		if err := start(fmt.Sprintf("tt%d", i), "tasktracker", "--name", fmt.Sprintf("tt%d", i),
+			"-D", fmt.Sprintf("mapreduce.tasktracker.map.tasks.maximum=%d", mapSlots),
+			"-D", "mapreduce.tasktracker.reduce.tasks.maximum=2"); err != nil {
+			c.stop()
+			return nil, err
+		}
+	}
+	over := map[string]string{}
+	for _, d := range all {
+		k, v, _ := conf.ParseDefine(d)
+		over[k] = v
+	}
+	cfg, err := conf.Load(conf.LoadOptions{Overrides: over})
+	if err != nil {
+		c.stop()
+		return nil, err
+	}
+	if c.client, err = jobtracker.Dial(addr, cfg); err != nil {
+		c.stop()
+		return nil, err
+	}
+	// Every tracker registered before the first job.
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		trs, err := c.client.Trackers(ctx)
+		cancel()
+		if err == nil && len(trs) == trackers {
+			return c, nil
+		}
+		if time.Now().After(deadline) {
+			c.stop()
+			return nil, fmt.Errorf("%d of %d trackers joined (logs in %s): %v", len(trs), trackers, dir, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// history reads a job's history once the JobTracker has written it.
+func (c *benchCluster) history(ctx context.Context, id string) (*jobhistory.Record, error) {
+	path := filepath.Join(c.historyDir, id+".jsonl")
+	for {
+		data, err := os.ReadFile(path)
+		if err == nil {
+			return jobhistory.Parse(data)
+		}
+		if !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("history of %s: %w", id, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// stop kills the daemons (task children die with their tracker).
+func (c *benchCluster) stop() {
+	if c.client != nil {
+		c.client.Close()
+	}
+	for i := len(c.procs) - 1; i >= 0; i-- {
+		_ = c.procs[i].Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func(p *exec.Cmd) { _ = p.Wait(); close(done) }(c.procs[i])
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = c.procs[i].Process.Kill()
+			<-done
+		}
+	}
+}
+
+// printPreemption prints the runs and the issue's targets.
+func printPreemption(w io.Writer, runs []*preemptRun) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "experiment\tmechanism\tresponse low/long [s]\tresponse high/periodic [s]\twasted [s]\tkilled maps\tcheckpoints\tsplits\tdump ms\timage MB\tmakespan [s]\t")
+	by := map[string]*preemptRun{}
+	for _, r := range runs {
+		a, b := "low", "high"
+		if r.Experiment == "contention" {
+			a, b = "long", "periodic"
+		}
+		by[r.Experiment+"/"+r.Mechanism] = r
+		fmt.Fprintf(tw, "%s\t%s\t%.2f\t%.2f\t%.2f\t%d\t%d\t%d\t%d\t%.1f\t%.1f\t\n", r.Experiment, r.Mechanism, r.mean(a), r.mean(b),
+			r.WastedSeconds, r.KilledMaps, r.Checkpoints, r.Splits, r.DumpMillis, float64(r.ImageBytes)/1e6, r.Makespan)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	verdict := func(ok bool) string {
+		if ok {
+			return "met"
+		}
+		return "MISSED"
+	}
+	var lines []string
+	if k := by["priority/kill"]; k != nil {
+		for _, m := range []string{"checkpoint", "adaptive"} {
+			r := by["priority/"+m]
+			if r == nil {
+				continue
+			}
+			waste := 1 - r.WastedSeconds/k.WastedSeconds
+			low := 1 - r.mean("low")/k.mean("low")
+			high := r.mean("high")/k.mean("high") - 1
+			lines = append(lines,
+				fmt.Sprintf("priority, %s against kill: wasted work %.0f%% lower (target >= 60%%: %s); low-priority response %.0f%% better (target >= 30%%: %s); high-priority response %+.1f%% (target within 5%%: %s)",
+					m, 100*waste, verdict(waste >= 0.6), 100*low, verdict(low >= 0.3), 100*high, verdict(high <= 0.05)))
+		}
+	}
+	if w, k, c := by["timeline/wait"], by["timeline/kill"], by["timeline/checkpoint"]; w != nil && k != nil && c != nil {
+		hk, hc, hw := k.mean("high"), c.mean("high"), w.mean("high")
+		lw, lc, lk := w.mean("low"), c.mean("low"), k.mean("low")
+		lines = append(lines, fmt.Sprintf("timeline (spec §2.2): high priority kill %.1f s <= checkpoint %.1f s < wait %.1f s: %s; low priority wait %.1f s < checkpoint %.1f s < kill %.1f s: %s",
+			hk, hc, hw, verdict(hk <= hc && hc < hw), lw, lc, lk, verdict(lw < lc && lc < lk)))
+	}
+	if k, s := by["contention/kill"], by["contention/split"]; k != nil && s != nil {
+		gain := 1 - s.mean("long")/k.mean("long")
+		lines = append(lines, fmt.Sprintf("contention: the long job %.0f%% faster with split than with kill (target >= 25%%: %s)", 100*gain, verdict(gain >= 0.25)))
+	}
+	sort.Strings(lines)
+	for _, l := range lines {
+		fmt.Fprintln(w, l)
+	}
+}

@@ -92,7 +92,10 @@ type handler struct {
 }
 
 // NewHandler returns the shuffle server: it serves
-// GET /mapOutput?job=J&attempt=A&spill=K&reduce=R.
+// GET /mapOutput?job=J&attempt=A&spill=K&reduce=R, one segment per request,
+// and POST /mapOutputs (BatchPath), many segments of one reduce per request
+// (batch.go describes that format and serveBatch its answers). Mount it on
+// both paths.
 //
 // A missing or wrong HashHeader, a signed time (TimeHeader) outside the
 // window around the server's clock, or a job this worker does not know, is
@@ -124,6 +127,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ow := &outcomeWriter{ResponseWriter: w}
 		defer func() { h.outcome(ow.outcome()) }()
 		w = ow
+	}
+	if r.URL.Path == BatchPath {
+		h.serveBatch(w, r)
+		return
 	}
 	if r.URL.Path != Path {
 		http.NotFound(w, r)

@@ -14,4 +14,6 @@ import (
 	_ "gomr/partitions"
 	// The speculator's keys (speculation, the straggler injector).
 	_ "gomr/speculator"
+	// The shuffle's batched fetch keys (mapreduce.reduce.shuffle.batch.*).
+	_ "gomr/shuffle"
 )

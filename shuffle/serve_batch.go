@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -70,29 +69,25 @@ func (h *handler) serveBatch(w http.ResponseWriter, r *http.Request) {
 
 	log := h.log.With("job", req.Job, "reduce", req.Reduce, "remote", r.RemoteAddr)
 	bw := bufio.NewWriterSize(w, 64<<10)
-	var hdr []byte
-	hdr = append(hdr, batchReplyMagic...)
-	hdr = append(hdr, batchVersion)
+	_, werr := bw.WriteString(batchReplyMagic + string(rune(batchVersion)))
 	dirs := map[string]dirResult{}
 	var total int64
-	var werr error
+	var buf []byte
 	for _, it := range req.Items {
+		if werr != nil {
+			break
+		}
 		d, ok := dirs[it.Attempt]
 		if !ok {
 			d.dir, d.err = h.loc.SpillDir(req.Job, it.Attempt)
 			dirs[it.Attempt] = d
 		}
 		var n int64
-		hdr, n, werr = h.serveFrame(bw, hdr, d, it, req.Reduce, log)
+		n, werr = h.serveFrame(bw, &buf, d, it, req.Reduce, log)
 		total += n
-		if werr != nil {
-			break
-		}
 	}
 	if werr == nil {
-		if _, werr = bw.Write(hdr); werr == nil {
-			werr = bw.Flush()
-		}
+		werr = bw.Flush()
 	}
 	if h.served != nil {
 		h.served(req.Job, total)
@@ -117,54 +112,54 @@ type dirResult struct {
 	err error
 }
 
-// serveFrame appends the frame of one requested segment: a failure frame
-// to hdr (pending bytes, written before the next data), or a served
-// frame's header and data to bw. It returns the pending bytes, the
-// segment bytes written, and an error only when the reply cannot go on.
-func (h *handler) serveFrame(bw *bufio.Writer, hdr []byte, d dirResult, it BatchItem, reduce int, log *slog.Logger) ([]byte, int64, error) {
+// serveFrame writes the frame of one requested segment to bw: a failure
+// frame, or a served frame's header and data (read into *buf, which it
+// reuses). It returns the segment bytes written, and an error only when
+// the reply cannot go on.
+func (h *handler) serveFrame(bw *bufio.Writer, buf *[]byte, d dirResult, it BatchItem, reduce int, log *slog.Logger) (int64, error) {
+	failure := func(status byte, msg string) (int64, error) {
+		var b [maxFrameMessage + 16]byte
+		_, err := bw.Write(appendFrameFailure(b[:0], status, msg))
+		return 0, err
+	}
 	if d.err != nil {
 		log.Info("shuffle batch: unknown attempt", "attempt", it.Attempt, "err", d.err)
-		return appendFrameFailure(hdr, frameNotFound, "unknown attempt "+it.Attempt), 0, nil
+		return failure(frameNotFound, "unknown attempt "+it.Attempt)
 	}
-	segs, err := spill.ReadIndex(filepath.Join(d.dir, spill.IndexFileName(it.Spill)))
+	segs, err := h.indexes.read(filepath.Join(d.dir, spill.IndexFileName(it.Spill)))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return appendFrameFailure(hdr, frameNotFound, fmt.Sprintf("unknown spill %d of attempt %s", it.Spill, it.Attempt)), 0, nil
+			return failure(frameNotFound, fmt.Sprintf("unknown spill %d of attempt %s", it.Spill, it.Attempt))
 		}
 		log.Error("shuffle batch: cannot read spill index", "attempt", it.Attempt, "spill", it.Spill, "err", err)
-		return appendFrameFailure(hdr, frameError, "cannot read spill index"), 0, nil
+		return failure(frameError, "cannot read spill index")
 	}
 	if reduce >= len(segs) {
-		return appendFrameFailure(hdr, frameBadRequest, fmt.Sprintf("reduce %d out of range: the spill has %d partitions", reduce, len(segs))), 0, nil
+		return failure(frameBadRequest, fmt.Sprintf("reduce %d out of range: the spill has %d partitions", reduce, len(segs)))
 	}
 	seg := segs[reduce]
+	if seg.Offset < 0 || seg.Length < 0 || seg.Length > 1<<31 {
+		log.Error("shuffle batch: bad segment in the index", "attempt", it.Attempt, "spill", it.Spill, "offset", seg.Offset, "length", seg.Length)
+		return failure(frameError, "bad spill index entry")
+	}
 	dataPath := filepath.Join(d.dir, spill.DataFileName(it.Spill))
-	f, err := os.Open(dataPath)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			log.Error("shuffle batch: spill index without data file", "path", dataPath)
-			return appendFrameFailure(hdr, frameNotFound, fmt.Sprintf("unknown spill %d of attempt %s", it.Spill, it.Attempt)), 0, nil
-		}
-		log.Error("shuffle batch: cannot open spill data", "err", err)
-		return appendFrameFailure(hdr, frameError, "cannot open spill data"), 0, nil
+	data, err := readSegment(dataPath, seg.Offset, seg.Length, *buf)
+	*buf = data[:0]
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		log.Error("shuffle batch: spill index without data file", "path", dataPath)
+		return failure(frameNotFound, fmt.Sprintf("unknown spill %d of attempt %s", it.Spill, it.Attempt))
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		log.Error("shuffle batch: segment outside the data file", "path", dataPath, "offset", seg.Offset, "length", seg.Length, "err", err)
+		return failure(frameError, "spill data file is truncated")
+	case err != nil:
+		log.Error("shuffle batch: cannot read spill data", "err", err)
+		return failure(frameError, "cannot read spill data")
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		log.Error("shuffle batch: cannot stat spill data", "err", err)
-		return appendFrameFailure(hdr, frameError, "cannot read spill data"), 0, nil
+	var hdr [64]byte
+	if _, err := bw.Write(appendFrameHeader(hdr[:0], seg)); err != nil {
+		return 0, err
 	}
-	if seg.Offset < 0 || seg.Length < 0 || seg.Offset+seg.Length > st.Size() {
-		log.Error("shuffle batch: segment outside the data file", "path", dataPath, "offset", seg.Offset, "length", seg.Length, "size", st.Size())
-		return appendFrameFailure(hdr, frameError, "spill data file is truncated"), 0, nil
-	}
-	hdr = appendFrameHeader(hdr, seg)
-	if _, err := bw.Write(hdr); err != nil {
-		return hdr[:0], 0, err
-	}
-	n, err := io.Copy(bw, io.NewSectionReader(f, seg.Offset, seg.Length))
-	if err == nil && n != seg.Length {
-		err = fmt.Errorf("spill data %s ended after %d of %d bytes", dataPath, n, seg.Length)
-	}
-	return hdr[:0], n, err
+	n, err := bw.Write(data)
+	return int64(n), err
 }

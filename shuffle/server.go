@@ -89,6 +89,8 @@ type handler struct {
 	outcome func(string)
 	window  time.Duration
 	now     func() time.Time
+	// indexes caches spill indexes for the batched endpoint.
+	indexes *indexCache
 }
 
 // NewHandler returns the shuffle server: it serves
@@ -109,7 +111,7 @@ func NewHandler(secrets SecretSource, loc Locator, log *slog.Logger, opts ...Han
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	h := &handler{secrets: secrets, loc: loc, log: log, window: DefaultRequestWindow, now: time.Now}
+	h := &handler{secrets: secrets, loc: loc, log: log, window: DefaultRequestWindow, now: time.Now, indexes: newIndexCache(indexCacheBytes)}
 	for _, o := range opts {
 		o(h)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 
 	"gomr/spill"
 )
@@ -288,8 +289,22 @@ type frameReader struct {
 	r *bufio.Reader
 }
 
+// frameBuffers recycles the frame readers' buffers: large enough for the
+// headers and a few small segments, while larger segments are read past
+// them.
+var frameBuffers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 16<<10) }}
+
 func newFrameReader(r io.Reader) *frameReader {
-	return &frameReader{r: bufio.NewReaderSize(r, 64<<10)}
+	br := frameBuffers.Get().(*bufio.Reader)
+	br.Reset(r)
+	return &frameReader{r: br}
+}
+
+// release gives the reader's buffer back; the reader is not used after.
+func (fr *frameReader) release() {
+	fr.r.Reset(nil)
+	frameBuffers.Put(fr.r)
+	fr.r = nil
 }
 
 // readMagic checks the reply's magic and version.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"net"
 	"net/http"
@@ -28,8 +29,9 @@ func NewTransport(parallel int) *http.Transport {
 		IdleConnTimeout:     90 * time.Second,
 		// Segments are compressed already.
 		DisableCompression: true,
-		// Replies are streamed; a large buffer saves syscalls.
-		ReadBufferSize:  64 << 10,
+		// Replies are streamed: a buffer of a few small segments saves
+		// system calls, and larger segments are read past it.
+		ReadBufferSize:  32 << 10,
 		WriteBufferSize: 16 << 10,
 	}
 }
@@ -37,9 +39,12 @@ func NewTransport(parallel int) *http.Transport {
 // FetchBatch fetches partition reduce of every spill in locs, which must
 // all be of one job on one host (locs[0].Host), in one POST BatchPath
 // request, and returns one error per location: nil where errs' data slot
-// holds the verified segment. Each segment is checked as Fetch checks it
-// (the server's reply hash, its index entry against the announcement, its
-// bytes against the CRC and structure) and fails on its own: a segment the
+// holds the verified segment. Each segment is checked: the server's reply
+// hash, its index entry against the announcement (length, raw length,
+// records, CRC), its bytes against the length and the CRC32C. (Fetch also
+// decodes every block and record; a batch leaves that to the merge, which
+// decodes them anyway: bytes that match the map's CRC are the bytes the map
+// wrote.) Each segment fails on its own: a segment the
 // server does not have is ErrNotFound while the others are kept, and
 // segments that failed for a reason worth retrying (a broken connection, a
 // 5xx, a checksum mismatch, a server error frame) are asked for again, in
@@ -157,6 +162,7 @@ func (f *Fetcher) fetchBatchOnce(ctx context.Context, locs []SpillLocation, idx 
 		return failAll(0, &permanentError{fmt.Errorf("server %s sent a missing or wrong reply hash: %w", host, ErrUnauthorized)})
 	}
 	fr := newFrameReader(resp.Body)
+	defer fr.release()
 	if err := fr.readMagic(); err != nil {
 		return failAll(0, fmt.Errorf("batch reply from %s: %w", host, err))
 	}
@@ -196,11 +202,26 @@ func (f *Fetcher) fetchBatchOnce(ctx context.Context, locs []SpillLocation, idx 
 		if err := fr.data(buf); err != nil {
 			return failAll(n, fmt.Errorf("read segment from %s: %w", host, err))
 		}
-		if err := spill.VerifySegment(buf, want); err != nil {
+		if err := verifyChecksum(buf, want); err != nil {
 			errs[i] = fmt.Errorf("segment from %s: %w: %w", host, ErrChecksum, err)
 			continue
 		}
 		data[i] = buf
 	}
 	return errs
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// verifyChecksum checks a fetched segment's length and CRC32C against its
+// announcement (spill.SegmentInfo.CRC is the CRC32C of the on-disk bytes).
+// A mismatch wraps spill.ErrCorrupt, as spill.VerifySegment's do.
+func verifyChecksum(data []byte, seg spill.SegmentInfo) error {
+	if int64(len(data)) != seg.Length {
+		return fmt.Errorf("%w: segment length mismatch: expected %d bytes, got %d", spill.ErrCorrupt, seg.Length, len(data))
+	}
+	if got := crc32.Checksum(data, castagnoli); got != seg.CRC {
+		return fmt.Errorf("%w: segment CRC32C mismatch: expected %08x, got %08x", spill.ErrCorrupt, seg.CRC, got)
+	}
+	return nil
 }

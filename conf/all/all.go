@@ -16,4 +16,6 @@ import (
 	_ "gomr/speculator"
 	// The shuffle's batched fetch keys (mapreduce.reduce.shuffle.batch.*).
 	_ "gomr/shuffle"
+	// The JobTracker's heartbeat pacing (mapreduce.jobtracker.heartbeats.*).
+	_ "gomr/jobtracker"
 )

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -494,4 +495,56 @@ func FuzzBatchReply(f *testing.F) {
 			}
 		}
 	})
+}
+
+// BenchmarkBatchHandler measures the server's cost of a segment: batches
+// of 64 small segments (one per spill file, as a reduce asks for them)
+// answered by the handler into a discarding writer.
+func BenchmarkBatchHandler(b *testing.B) {
+	const spills = 64
+	dir := b.TempDir()
+	w := &worker{secrets: map[string][]byte{"j": []byte("s")}, dirs: map[string]string{"j/a": dir}}
+	items := make([]BatchItem, spills)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for k := range spills {
+		v := make([]byte, 800)
+		for i := range v {
+			v[i] = byte(' ' + rng.IntN(95))
+		}
+		writeSpillFiles(b, dir, k, [][]kv{{{"key", string(v)}}, {{"k2", "x"}}})
+		items[k] = BatchItem{Attempt: "a", Spill: k}
+	}
+	h := NewHandler(w, w, nil)
+	body, err := EncodeBatchRequest(BatchRequest{Job: "j", Reduce: 0, At: time.Now().UnixMilli(), Items: items})
+	if err != nil {
+		b.Fatal(err)
+	}
+	hash := BatchRequestHash([]byte("s"), body)
+	b.ReportAllocs()
+	for b.Loop() {
+		req := httptest.NewRequest("POST", BatchPath, bytes.NewReader(body))
+		req.Header.Set(HashHeader, hash)
+		rec := &discardWriter{h: http.Header{}}
+		h.ServeHTTP(rec, req)
+		if rec.code != 200 || rec.n < spills*800 {
+			b.Fatalf("status %d, %d bytes", rec.code, rec.n)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*spills), "ns/segment")
+}
+
+type discardWriter struct {
+	h    http.Header
+	code int
+	n    int
+}
+
+func (d *discardWriter) Header() http.Header { return d.h }
+func (d *discardWriter) WriteHeader(c int)   { d.code = c }
+func (d *discardWriter) Write(p []byte) (int, error) {
+	if d.code == 0 {
+		d.code = 200
+	}
+	d.n += len(p)
+	return len(p), nil
 }

@@ -20,7 +20,7 @@ GOMR_REQUIRE_CRIU ?= 1
 endif
 export GOMR_CRIU GOMR_REQUIRE_CRIU
 
-.PHONY: all build test unit race e2e lint fuzz bench bench-speculation bench-preemption bench-scale proto clean criu chaos workloads chromium iproute2
+.PHONY: all build test unit race e2e lint fuzz bench bench-speculation bench-preemption bench-shuffle bench-scale proto clean criu chaos workloads chromium iproute2
 
 all: build
 
@@ -137,6 +137,16 @@ bench-speculation: build
 # CRIU (make criu, root).
 bench-preemption: build
 	$(GO) run ./cmd/mrbench preemption -bin $(BIN) $(if $(PREEMPT_JSON),-json $(PREEMPT_JSON))
+
+# Shuffle at scale (docs/scaling.md): SHUFFLE_MAPS maps x 4 spills x 50
+# reduces of small segments (SHUFFLE_RECORDS records of 100 bytes each),
+# served by 4 shuffle server processes on loopback and fetched by the real
+# fetchers, batched and one segment a request, against one client reading
+# the same bytes as one file.
+SHUFFLE_MAPS    ?= 1000
+SHUFFLE_RECORDS ?= 8
+bench-shuffle:
+	$(GO) run ./cmd/mrbench shuffle -maps $(SHUFFLE_MAPS) -spills 4 -reduces 50 -trackers 4 -records $(SHUFFLE_RECORDS)
 
 # Scale (docs/scaling.md): the JobTracker (started as its own process, so
 # that its CPU and RSS are its own) driven by SCALE_TRACKERS simulated

@@ -81,7 +81,7 @@ var keyTable = []Key{
 	// TaskTracker (cluster).
 	{Name: "mapreduce.tasktracker.map.tasks.maximum", Type: Int, Default: "2", Description: "map slots per TaskTracker", Check: atLeast(0)},
 	{Name: "mapreduce.tasktracker.reduce.tasks.maximum", Type: Int, Default: "2", Description: "reduce slots per TaskTracker", Check: atLeast(0)},
-	{Name: "mapreduce.tasktracker.heartbeat.interval", Type: Int, Default: "300", Description: "TaskTracker heartbeat period", Check: atLeast(10), Unit: "ms"},
+	{Name: "mapreduce.tasktracker.heartbeat.interval", Type: Int, Default: "300", Description: "TaskTracker heartbeat period until the JobTracker's first reply, and the least interval the JobTracker tells (it grows with the cluster: mapreduce.jobtracker.heartbeats.in.second)", Check: atLeast(10), Unit: "ms"},
 	{Name: "mapreduce.tasktracker.outofband.heartbeat", Type: Bool, Default: "true", Description: "heartbeat at once when a task ends"},
 	{Name: "mapreduce.tasktracker.http.address", Type: String, Default: "127.0.0.1:0", Description: "tracker HTTP server address: shuffle, task logs and metrics (host:port; port 0 = any)", Check: hostPort},
 	{Name: "mapreduce.tasktracker.report.address", Type: String, Default: "127.0.0.1:0", Description: "umbilical address for task children (host:port; port 0 = any)", Check: hostPort},

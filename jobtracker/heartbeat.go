@@ -56,7 +56,8 @@ func (jt *JobTracker) Heartbeat(ctx context.Context, req *mrpb.HeartbeatRequest)
 	jt.mu.Lock()
 	defer jt.unlock()
 	now := jt.now()
-	resp := &mrpb.HeartbeatResponse{HeartbeatIntervalMs: int32(jt.cfg.Int("mapreduce.tasktracker.heartbeat.interval"))}
+	// The interval grows with the cluster (interval.go).
+	resp := &mrpb.HeartbeatResponse{HeartbeatIntervalMs: int32(jt.heartbeatIntervalLocked().Milliseconds())}
 	t, known := jt.trackers[req.Tracker]
 	switch {
 	case req.InitialContact:

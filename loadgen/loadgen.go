@@ -73,6 +73,14 @@ type Config struct {
 	// mapreduce.tasktracker.outofband.heartbeat; off, trackers heartbeat
 	// only every Heartbeat (Hadoop 1's default).
 	OutOfBand bool
+	// FollowInterval makes a tracker wait the interval the JobTracker's
+	// last reply asked for, as a TaskTracker does, instead of Heartbeat
+	// (which is then only the interval until the first reply, and the
+	// started JobTracker's minimum). When the asked interval changes by
+	// more than a tenth, the tracker's next wait is a random part of it,
+	// so that the trackers' heartbeats spread over the new interval as
+	// those of a cluster whose trackers started at different times.
+	FollowInterval bool
 	// MapEvents makes every reduce in its shuffle ask for its job's map
 	// events as a reduce task does (GetMapEvents, waiting up to a second
 	// for new ones), until its job's maps are done.
@@ -124,9 +132,10 @@ type Result struct {
 	ReduceSlots int     `json:"reduce_slots"`
 	Connections int     `json:"connections"`
 	HeartbeatS  float64 `json:"heartbeat_s"`
-	// AdvertisedHeartbeatS is the interval the JobTracker's replies ask
-	// for (the generator keeps HeartbeatS).
+	// AdvertisedHeartbeatS is the interval the JobTracker's last reply
+	// asked for (the trackers keep HeartbeatS unless FollowInterval).
 	AdvertisedHeartbeatS float64 `json:"advertised_heartbeat_s"`
+	FollowInterval       bool    `json:"follow_interval,omitempty"`
 	OutOfBand            bool    `json:"out_of_band"`
 	DurationS            float64 `json:"duration_s"`
 	// WindowS is the measured part of the run: from the end of the
@@ -328,7 +337,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}
 	res := &Result{Mode: jt.mode, JobTracker: jt.addr, Policy: cfg.Policy, Trackers: cfg.Trackers, MapSlots: cfg.MapSlots,
-		ReduceSlots: cfg.ReduceSlots, HeartbeatS: cfg.Heartbeat.Seconds(), OutOfBand: cfg.OutOfBand, LostLogged: -1}
+		ReduceSlots: cfg.ReduceSlots, HeartbeatS: cfg.Heartbeat.Seconds(), OutOfBand: cfg.OutOfBand, FollowInterval: cfg.FollowInterval, LostLogged: -1}
 	if cfg.SubmitOnly {
 		res.Trackers, res.MapSlots, res.ReduceSlots, res.HeartbeatS = 0, 0, 0, 0
 		err = g.submitOnly(ctx, outDir, res)
@@ -503,6 +512,9 @@ func (g *generator) run(ctx context.Context, outDir string, res *Result) error {
 	res.Heartbeats = g.heartbeats.Load()
 	res.HeartbeatsPerSec = float64(res.Heartbeats) / window.Seconds()
 	res.ExpectedHeartbeatsPerSec = float64(cfg.Trackers) / cfg.Heartbeat.Seconds()
+	if adv := g.advertised.Load(); cfg.FollowInterval && adv > 0 {
+		res.ExpectedHeartbeatsPerSec = float64(cfg.Trackers) / (float64(adv) / 1000)
+	}
 	res.HeartbeatErrors = g.hbErrors.Load()
 	res.HeartbeatLatency = g.latency.dist()
 	res.SlotToLaunch = g.slotToLaunch.dist()

@@ -75,3 +75,34 @@ func TestSpeed(t *testing.T) {
 		t.Error("Speed(0) did not fail")
 	}
 }
+
+// TestFollowInterval: 40 trackers following the JobTracker's adaptive
+// interval (20 heartbeats a second: 2 s for 40 trackers, over the 100 ms
+// minimum) heartbeat at about 20 a second in all, not at the 400 a second
+// of the minimum.
+func TestFollowInterval(t *testing.T) {
+	jobs, err := Fixed{Jobs: 1, Maps: 20, MapTime: 100 * time.Millisecond, Seed: 1}.Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := Run(ctx, Config{
+		Jobs: jobs, Trackers: 40, MapSlots: 1, ReduceSlots: 0, Heartbeat: 100 * time.Millisecond, FollowInterval: true,
+		Duration: 7 * time.Second, Warmup: 2 * time.Second, Policy: "fifo",
+		Defines: map[string]string{"mapreduce.jobtracker.heartbeats.in.second": "20"},
+		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.AdvertisedHeartbeatS != 2 || !res.FollowInterval {
+		t.Errorf("advertised interval %gs (followed %v), want 2s followed", res.AdvertisedHeartbeatS, res.FollowInterval)
+	}
+	if res.ExpectedHeartbeatsPerSec != 20 {
+		t.Errorf("expected %g heartbeats/s, want 20 (40 trackers / 2 s)", res.ExpectedHeartbeatsPerSec)
+	}
+	if res.HeartbeatsPerSec < 10 || res.HeartbeatsPerSec > 35 {
+		t.Errorf("%g heartbeats/s measured, want about 20", res.HeartbeatsPerSec)
+	}
+}

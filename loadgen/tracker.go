@@ -3,6 +3,7 @@ package loadgen
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"sort"
 	"sync"
 	"time"
@@ -40,8 +41,13 @@ type tracker struct {
 
 	registered  bool
 	incarnation string
-	responseID  int64
-	attempts    map[string]*attempt
+	// interval is what the JobTracker's last reply asked for (0: none
+	// yet); rephase, that it changed and the next wait is a random part
+	// of it (Config.FollowInterval).
+	interval   time.Duration
+	rephase    bool
+	responseID int64
+	attempts   map[string]*attempt
 	// freed are the slots of each type (0 maps, 1 reduces) that became
 	// free and were not filled again yet, oldest first.
 	freed [2][]freedSlot
@@ -101,6 +107,12 @@ func (t *tracker) run(ctx context.Context, phase time.Duration) {
 		}
 		launched := t.heartbeat(ctx)
 		next := t.g.cfg.Heartbeat
+		if t.g.cfg.FollowInterval && t.interval > 0 {
+			next = t.interval
+			if t.rephase {
+				next, t.rephase = rand.N(t.interval)+time.Millisecond, false
+			}
+		}
 		if t.g.cfg.OutOfBand {
 			if launched {
 				// As the TaskTracker: report soon after a launch.
@@ -213,6 +225,11 @@ func (t *tracker) heartbeat(ctx context.Context) bool {
 	t.responseID = resp.ResponseId
 	if resp.HeartbeatIntervalMs > 0 {
 		g.advertised.Store(int64(resp.HeartbeatIntervalMs))
+		iv := time.Duration(resp.HeartbeatIntervalMs) * time.Millisecond
+		if d := iv - t.interval; d > t.interval/10 || -d > t.interval/10 {
+			t.rephase = true
+		}
+		t.interval = iv
 	}
 	launched := false
 	for _, act := range resp.Actions {

@@ -17,4 +17,10 @@
 // reply is 200 with X-MR-Shuffle-Reply-Hash set to ReplyHash(secret, hash),
 // X-MR-Segment holding the segment's spill.SegmentInfo as JSON, a
 // Content-Length, and the segment's on-disk bytes.
+//
+// Batched: POST /mapOutputs (BatchPath) fetches many segments of one reduce
+// from one server in one request, each with its own index entry and CRC
+// check and its own failure; the request's HMAC covers the whole list. Run
+// uses it when Options.BatchSegments is above 1 (the reduce child does, with
+// mapreduce.reduce.shuffle.batch.segments); batch.go gives the format.
 package shuffle

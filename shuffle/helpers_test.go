@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -110,6 +111,7 @@ type worker struct {
 	inFlight, maxInFlight int
 	served                int64
 	outcomes              map[string]int // WithOutcome's counts
+	httpRequests          map[string]int // by URL path
 	srv                   *httptest.Server
 	// override, if set, serves requests instead of the shuffle handler,
 	// which it is given.
@@ -160,6 +162,8 @@ func newWorker(t testing.TB, job string, secret []byte) *worker {
 		dirs:     map[string]string{},
 		requests: map[string]int{},
 		outcomes: map[string]int{},
+
+		httpRequests: map[string]int{},
 	}
 	h := NewHandler(w, w, nil, WithServedBytes(func(_ string, n int64) {
 		w.mu.Lock()
@@ -171,9 +175,26 @@ func newWorker(t testing.TB, job string, secret []byte) *worker {
 		w.mu.Unlock()
 	}))
 	w.srv = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		q := r.URL.Query()
+		// Count each segment asked for, by attempt/spill/reduce, in a
+		// single request or in a batch (whose body is put back).
+		var keys []string
+		if r.URL.Path == BatchPath {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if req, err := DecodeBatchRequest(body); err == nil {
+				for _, it := range req.Items {
+					keys = append(keys, fmt.Sprintf("%s/%d/%d", it.Attempt, it.Spill, req.Reduce))
+				}
+			}
+		} else {
+			q := r.URL.Query()
+			keys = append(keys, q.Get("attempt")+"/"+q.Get("spill")+"/"+q.Get("reduce"))
+		}
 		w.mu.Lock()
-		w.requests[q.Get("attempt")+"/"+q.Get("spill")+"/"+q.Get("reduce")]++
+		for _, k := range keys {
+			w.requests[k]++
+		}
+		w.httpRequests[r.URL.Path]++
 		w.inFlight++
 		w.maxInFlight = max(w.maxInFlight, w.inFlight)
 		override := w.override

@@ -66,9 +66,18 @@ type Options struct {
 	Reduce int
 	// NumMaps is the job's number of map tasks.
 	NumMaps int
-	// Parallel is the most fetches in flight
+	// Parallel is the most fetch requests in flight
 	// (mapreduce.reduce.shuffle.parallelcopies); at least 1.
 	Parallel int
+	// BatchSegments, if more than 1, makes each request fetch up to that
+	// many segments from one host (Fetcher.FetchBatch, BatchPath); 0 or 1
+	// fetches one segment per request (Fetcher.Fetch, Path).
+	// (mapreduce.reduce.shuffle.batch.segments; at most MaxBatchSegments.)
+	BatchSegments int
+	// BatchBytes, if positive, bounds the announced bytes of the segments
+	// of one batched request; a segment larger than it goes alone
+	// (mapreduce.reduce.shuffle.batch.bytes).
+	BatchBytes int64
 	// Fetcher fetches and verifies segments; required.
 	Fetcher *Fetcher
 	// Merger receives every fetched segment; required.
@@ -120,9 +129,16 @@ const (
 
 // Run fetches, for every map task m in [0, NumMaps), every spill 0..final
 // of m (the final index is known once the spill with Final=true has been
-// seen), exactly once each, with at most Parallel fetches in flight, and
+// seen), exactly once each, with at most Parallel requests in flight, and
 // hands each to Merger.Add. Segments announced with no records and no bytes
 // are handed over without a request.
+//
+// Segments wait in one queue per host. Each free fetcher takes the host
+// with the fewest requests in flight (so fetchers spread over hosts) and,
+// with BatchSegments > 1, as many of that host's waiting segments as
+// BatchSegments and BatchBytes allow, in one request; a segment that fails
+// in a batch is counted, reported and retried on its own, the others of
+// the batch are kept.
 //
 // It returns nil when all are fetched, ctx's error when ctx ends, or an
 // error on anything it cannot recover from: a Merger.Add failure, events
@@ -150,6 +166,10 @@ func Run(ctx context.Context, src EventSource, opts Options) error {
 		return fmt.Errorf("shuffle run: Options.NumMaps=%d is negative", opts.NumMaps)
 	case opts.Reduce < 0:
 		return fmt.Errorf("shuffle run: Options.Reduce=%d is negative", opts.Reduce)
+	case opts.BatchSegments < 0 || opts.BatchSegments > MaxBatchSegments:
+		return fmt.Errorf("shuffle run: Options.BatchSegments=%d, want 0 to %d", opts.BatchSegments, MaxBatchSegments)
+	case opts.BatchBytes < 0:
+		return fmt.Errorf("shuffle run: Options.BatchBytes=%d is negative", opts.BatchBytes)
 	}
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
@@ -158,11 +178,12 @@ func Run(ctx context.Context, src EventSource, opts Options) error {
 		opts.Counters = mr.NewCounters()
 	}
 	r := &runner{
-		src:  src,
-		opts: opts,
-		log:  opts.Log.With("reduce", opts.Reduce),
-		segs: map[segKey]*segState{},
-		maps: make([]mapState, opts.NumMaps),
+		src:   src,
+		opts:  opts,
+		log:   opts.Log.With("reduce", opts.Reduce),
+		segs:  map[segKey]*segState{},
+		maps:  make([]mapState, opts.NumMaps),
+		hosts: map[string]*hostQueue{},
 	}
 	for i := range r.maps {
 		r.maps[i] = mapState{final: -1, maxSeen: -1}
@@ -188,6 +209,25 @@ type mapState struct {
 	done    bool
 }
 
+// hostQueue is the segments waiting to be fetched from one host, oldest
+// first, and the requests in flight to it.
+type hostQueue struct {
+	keys     []segKey
+	inFlight int
+}
+
+// fetchItem is one segment handed to a fetcher.
+type fetchItem struct {
+	key segKey
+	loc SpillLocation
+}
+
+// batchResult is what a fetcher reports for one request.
+type batchResult struct {
+	host    string
+	results []fetchResult
+}
+
 type fetchResult struct {
 	key   segKey
 	loc   SpillLocation
@@ -208,7 +248,7 @@ type runner struct {
 
 	segs     map[segKey]*segState
 	maps     []mapState
-	ready    []segKey
+	hosts    map[string]*hostQueue // waiting segments by host
 	delayed  retryHeap
 	inFlight int
 	doneMaps int
@@ -228,7 +268,7 @@ func (r *runner) run(parent context.Context) (err error) {
 		wg.Wait()
 	}()
 	evCh := make(chan pollResult)
-	resCh := make(chan fetchResult, r.opts.Parallel)
+	resCh := make(chan batchResult, r.opts.Parallel)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -258,10 +298,15 @@ func (r *runner) run(parent context.Context) (err error) {
 					return fmt.Errorf("shuffle of reduce %d: %w", r.opts.Reduce, err)
 				}
 			}
-		case res := <-resCh:
+		case br := <-resCh:
 			r.inFlight--
-			if err := r.complete(ctx, res); err != nil {
-				return fmt.Errorf("shuffle of reduce %d: %w", r.opts.Reduce, err)
+			if hq := r.hosts[br.host]; hq != nil {
+				hq.inFlight--
+			}
+			for _, res := range br.results {
+				if err := r.complete(ctx, res); err != nil {
+					return fmt.Errorf("shuffle of reduce %d: %w", r.opts.Reduce, err)
+				}
 			}
 		case <-timerC:
 		}
@@ -409,7 +454,12 @@ func (r *runner) announce(loc SpillLocation) error {
 func (r *runner) enqueue(key segKey, st *segState) {
 	if !st.queued && !st.inFlight && st.fetched == nil && st.loc != nil {
 		st.queued = true
-		r.ready = append(r.ready, key)
+		hq := r.hosts[st.loc.Host]
+		if hq == nil {
+			hq = &hostQueue{}
+			r.hosts[st.loc.Host] = hq
+		}
+		hq.keys = append(hq.keys, key)
 	}
 }
 
@@ -427,51 +477,138 @@ func (r *runner) promote(now time.Time) {
 	}
 }
 
-func (r *runner) dispatch(ctx context.Context, wg *sync.WaitGroup, out chan<- fetchResult, now time.Time) {
-	for r.inFlight < r.opts.Parallel && len(r.ready) > 0 {
-		key := r.ready[0]
-		r.ready = r.ready[1:]
-		st := r.segs[key]
-		st.queued = false
-		if st.fetched != nil || st.inFlight || st.loc == nil {
+func (r *runner) dispatch(ctx context.Context, wg *sync.WaitGroup, out chan<- batchResult, now time.Time) {
+	for r.inFlight < r.opts.Parallel {
+		host, hq := r.pickHost()
+		if hq == nil {
+			return
+		}
+		items := r.takeBatch(host, hq, now)
+		if len(items) == 0 {
 			continue
 		}
-		if now.Before(st.notBefore) {
-			heap.Push(&r.delayed, retryItem{at: st.notBefore, key: key})
-			continue
-		}
-		st.inFlight = true
+		hq.inFlight++
 		r.inFlight++
-		loc := *st.loc
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out <- r.fetch(ctx, key, loc)
+			out <- batchResult{host: host, results: r.fetchItems(ctx, items)}
 		}()
 	}
 }
 
-// fetch runs in its own goroutine: it fetches one segment, hands it to the
-// merger, or reports the failure to the JobTracker.
-func (r *runner) fetch(ctx context.Context, key segKey, loc SpillLocation) fetchResult {
-	res := fetchResult{key: key, loc: loc}
-	var data []byte
-	if loc.Segment.Records != 0 || loc.Segment.Length != 0 {
-		data, res.err = r.opts.Fetcher.Fetch(ctx, loc, r.opts.Reduce)
-		if res.err != nil {
-			if ctx.Err() == nil {
-				if err := r.src.ReportFetchFailure(ctx, loc, res.err); err != nil && ctx.Err() == nil {
-					r.log.Warn("shuffle: cannot report fetch failure", "map", key.m, "spill", key.k, "err", err)
-				}
+// pickHost returns the host with waiting segments that has the fewest
+// requests in flight (the one waiting longest among equals is not
+// tracked: map order decides), and forgets idle hosts with nothing
+// waiting.
+func (r *runner) pickHost() (string, *hostQueue) {
+	var best string
+	var bq *hostQueue
+	for h, hq := range r.hosts {
+		if len(hq.keys) == 0 {
+			if hq.inFlight == 0 {
+				delete(r.hosts, h)
 			}
-			return res
+			continue
+		}
+		if bq == nil || hq.inFlight < bq.inFlight {
+			best, bq = h, hq
 		}
 	}
-	if err := r.opts.Merger.Add(data, loc.Segment); err != nil {
-		res.err, res.fatal = fmt.Errorf("merge map %d spill %d: %w", key.m, key.k, err), true
-		return res
+	return best, bq
+}
+
+// takeBatch takes from host's queue the segments of one request: one
+// without batching, else up to BatchSegments of at most BatchBytes
+// announced bytes (at least one). Entries that are stale (fetched, in
+// flight, obsolete), moved to another host, or not due yet are dropped
+// from the queue on the way (the latter two re-queued where they belong).
+func (r *runner) takeBatch(host string, hq *hostQueue, now time.Time) []fetchItem {
+	limit := max(r.opts.BatchSegments, 1)
+	var items []fetchItem
+	var bytes int64
+	for len(hq.keys) > 0 && len(items) < limit {
+		key := hq.keys[0]
+		st := r.segs[key]
+		if st.fetched == nil && !st.inFlight && st.loc != nil && st.loc.Host == host && !now.Before(st.notBefore) &&
+			len(items) > 0 && r.opts.BatchBytes > 0 && bytes+st.loc.Segment.Length > r.opts.BatchBytes {
+			break
+		}
+		hq.keys = hq.keys[1:]
+		st.queued = false
+		switch {
+		case st.fetched != nil || st.inFlight || st.loc == nil:
+			continue
+		case st.loc.Host != host:
+			r.enqueue(key, st)
+			continue
+		case now.Before(st.notBefore):
+			heap.Push(&r.delayed, retryItem{at: st.notBefore, key: key})
+			continue
+		}
+		st.inFlight = true
+		items = append(items, fetchItem{key: key, loc: *st.loc})
+		bytes += st.loc.Segment.Length
 	}
-	res.bytes = int64(len(data))
+	if len(hq.keys) == 0 {
+		hq.keys = nil // let the backing array go
+	}
+	return items
+}
+
+// fetchItems runs in its own goroutine: it fetches the segments of one
+// request (one at a time without batching, else in one batch), hands
+// them to the merger in order, and reports each failure to the JobTracker.
+// It returns one result per item.
+func (r *runner) fetchItems(ctx context.Context, items []fetchItem) []fetchResult {
+	res := make([]fetchResult, len(items))
+	data := make([][]byte, len(items))
+	errs := make([]error, len(items))
+	var want []int // items that need a request
+	for i, it := range items {
+		res[i] = fetchResult{key: it.key, loc: it.loc}
+		if it.loc.Segment.Records != 0 || it.loc.Segment.Length != 0 {
+			want = append(want, i)
+		}
+	}
+	switch {
+	case len(want) == 0:
+	case r.opts.BatchSegments <= 1:
+		for _, i := range want {
+			data[i], errs[i] = r.opts.Fetcher.Fetch(ctx, items[i].loc, r.opts.Reduce)
+		}
+	default:
+		locs := make([]SpillLocation, len(want))
+		for n, i := range want {
+			locs[n] = items[i].loc
+		}
+		d, e := r.opts.Fetcher.FetchBatch(ctx, locs, r.opts.Reduce)
+		for n, i := range want {
+			data[i], errs[i] = d[n], e[n]
+		}
+	}
+	fatal := false
+	for i, it := range items {
+		switch {
+		case fatal:
+			res[i].err, res[i].fatal = errors.New("not merged: an earlier segment's merge failed"), true
+		case errs[i] != nil:
+			res[i].err = errs[i]
+			if ctx.Err() == nil {
+				if err := r.src.ReportFetchFailure(ctx, it.loc, errs[i]); err != nil && ctx.Err() == nil {
+					r.log.Warn("shuffle: cannot report fetch failure", "map", it.key.m, "spill", it.key.k, "err", err)
+				}
+			}
+		default:
+			if err := r.opts.Merger.Add(data[i], it.loc.Segment); err != nil {
+				res[i].err, res[i].fatal = fmt.Errorf("merge map %d spill %d: %w", it.key.m, it.key.k, err), true
+				fatal = true
+				continue
+			}
+			res[i].bytes = int64(len(data[i]))
+			data[i] = nil
+		}
+	}
 	return res
 }
 

@@ -99,7 +99,25 @@ func (j *mapJob) want(r int) []kv {
 	return out
 }
 
+// fetchModes are the ways Run fetches: one segment per request, and
+// batches bounded in count or in bytes.
+var fetchModes = []struct {
+	name          string
+	batchSegments int
+	batchBytes    int64
+}{
+	{"single", 0, 0},
+	{"batch", 16, 0},
+	{"batch-bytes", 64, 1500},
+}
+
 func TestRunEndToEnd(t *testing.T) {
+	for _, mode := range fetchModes {
+		t.Run(mode.name, func(t *testing.T) { testRunEndToEnd(t, mode.batchSegments, mode.batchBytes) })
+	}
+}
+
+func testRunEndToEnd(t *testing.T, batchSegments int, batchBytes int64) {
 	const maps, reduces, parallel = 4, 3, 3
 	j := newMapJob(t, maps, reduces, 600, 7)
 	workers := []*worker{newWorker(t, j.job, j.secret), newWorker(t, j.job, j.secret)}
@@ -137,13 +155,15 @@ func TestRunEndToEnd(t *testing.T) {
 				w.mu.Unlock()
 			}
 			err := Run(context.Background(), src, Options{
-				Reduce:   r,
-				NumMaps:  maps,
-				Parallel: parallel,
-				Fetcher:  &Fetcher{Secret: j.secret, Retries: 1, RetryDelay: time.Millisecond},
-				Merger:   merger,
-				Counters: counters,
-				Progress: func(done, total int) { progress = append(progress, [2]int{done, total}) },
+				Reduce:        r,
+				NumMaps:       maps,
+				Parallel:      parallel,
+				BatchSegments: batchSegments,
+				BatchBytes:    batchBytes,
+				Fetcher:       &Fetcher{Secret: j.secret, Retries: 1, RetryDelay: time.Millisecond},
+				Merger:        merger,
+				Counters:      counters,
+				Progress:      func(done, total int) { progress = append(progress, [2]int{done, total}) },
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -186,7 +206,27 @@ func TestRunEndToEnd(t *testing.T) {
 				if w.maxInFlight > parallel {
 					t.Errorf("worker %d saw %d requests at once, more than Parallel=%d", i, w.maxInFlight, parallel)
 				}
+				if batchSegments > 1 && w.httpRequests[Path] != 0 {
+					t.Errorf("worker %d got %d single-segment requests in batch mode", i, w.httpRequests[Path])
+				}
+				if batchSegments <= 1 && w.httpRequests[BatchPath] != 0 {
+					t.Errorf("worker %d got %d batch requests in single mode", i, w.httpRequests[BatchPath])
+				}
 				w.mu.Unlock()
+			}
+			if batchSegments > 1 {
+				requests, segments := 0, 0
+				for _, w := range workers {
+					w.mu.Lock()
+					requests += w.httpRequests[BatchPath]
+					for _, n := range w.requests {
+						segments += n
+					}
+					w.mu.Unlock()
+				}
+				if requests*2 > segments {
+					t.Errorf("%d batch requests for %d segments: batches of under 2 on average", requests, segments)
+				}
 			}
 			if fails, _ := src.reported(); len(fails) != 0 {
 				t.Errorf("failures reported: %v", fails)
@@ -200,6 +240,12 @@ func TestRunEndToEnd(t *testing.T) {
 // obsolete and announces a re-run on another worker, whose byte-identical
 // spills are fetched instead.
 func TestRunLostTracker(t *testing.T) {
+	for _, mode := range fetchModes {
+		t.Run(mode.name, func(t *testing.T) { testRunLostTracker(t, mode.batchSegments, mode.batchBytes) })
+	}
+}
+
+func testRunLostTracker(t *testing.T, batchSegments int, batchBytes int64) {
 	const maps, reduces, r = 2, 2, 1
 	j := newMapJob(t, maps, reduces, 500, 11)
 	live := newWorker(t, j.job, j.secret)
@@ -229,7 +275,7 @@ func TestRunLostTracker(t *testing.T) {
 	counters := mr.NewCounters()
 	merger := newTestMerger(t, 64<<10, counters)
 	err := Run(context.Background(), src, Options{
-		Reduce: r, NumMaps: maps, Parallel: 2,
+		Reduce: r, NumMaps: maps, Parallel: 2, BatchSegments: batchSegments, BatchBytes: batchBytes,
 		Fetcher:  &Fetcher{Secret: j.secret, Retries: 1, RetryDelay: 5 * time.Millisecond},
 		Merger:   merger,
 		Counters: counters,

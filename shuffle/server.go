@@ -89,10 +89,15 @@ type handler struct {
 	outcome func(string)
 	window  time.Duration
 	now     func() time.Time
+	// indexes caches spill indexes for the batched endpoint.
+	indexes *indexCache
 }
 
 // NewHandler returns the shuffle server: it serves
-// GET /mapOutput?job=J&attempt=A&spill=K&reduce=R.
+// GET /mapOutput?job=J&attempt=A&spill=K&reduce=R, one segment per request,
+// and POST /mapOutputs (BatchPath), many segments of one reduce per request
+// (batch.go describes that format and serveBatch its answers). Mount it on
+// both paths.
 //
 // A missing or wrong HashHeader, a signed time (TimeHeader) outside the
 // window around the server's clock, or a job this worker does not know, is
@@ -106,7 +111,7 @@ func NewHandler(secrets SecretSource, loc Locator, log *slog.Logger, opts ...Han
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	h := &handler{secrets: secrets, loc: loc, log: log, window: DefaultRequestWindow, now: time.Now}
+	h := &handler{secrets: secrets, loc: loc, log: log, window: DefaultRequestWindow, now: time.Now, indexes: newIndexCache(indexCacheBytes)}
 	for _, o := range opts {
 		o(h)
 	}
@@ -124,6 +129,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ow := &outcomeWriter{ResponseWriter: w}
 		defer func() { h.outcome(ow.outcome()) }()
 		w = ow
+	}
+	if r.URL.Path == BatchPath {
+		h.serveBatch(w, r)
+		return
 	}
 	if r.URL.Path != Path {
 		http.NotFound(w, r)

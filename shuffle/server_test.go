@@ -56,7 +56,7 @@ type serverFixture struct {
 	segs   []spill.SegmentInfo
 }
 
-func newServerFixture(t *testing.T) *serverFixture {
+func newServerFixture(t testing.TB) *serverFixture {
 	t.Helper()
 	f := &serverFixture{secret: []byte("job secret"), dir: t.TempDir()}
 	f.w = newWorker(t, "j", f.secret)

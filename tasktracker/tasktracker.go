@@ -286,9 +286,11 @@ func (tt *TaskTracker) Run(ctx context.Context) error {
 
 func (tt *TaskTracker) shuffleMux() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle(shuffle.Path, shuffle.NewHandler(secretSource{tt}, locator{tt}, tt.log, shuffle.WithRequestWindow(tt.requestWindow),
+	sh := shuffle.NewHandler(secretSource{tt}, locator{tt}, tt.log, shuffle.WithRequestWindow(tt.requestWindow),
 		shuffle.WithServedBytes(func(_ string, n int64) { tt.prom.shuffleBytes.Add(float64(n)) }),
-		shuffle.WithOutcome(func(o string) { tt.prom.shuffleRequests.WithLabelValues(o).Inc() })))
+		shuffle.WithOutcome(func(o string) { tt.prom.shuffleRequests.WithLabelValues(o).Inc() }))
+	mux.Handle(shuffle.Path, sh)
+	mux.Handle(shuffle.BatchPath, sh)
 	mux.HandleFunc(CheckpointPath, tt.serveCheckpoint)
 	mux.HandleFunc(mrpb.TaskLogPath, tt.serveTaskLog)
 	mux.Handle("GET "+MetricsPath, tt.prom.handler(tt))

@@ -107,6 +107,7 @@ func newLoadgenCmd() *cobra.Command {
 	f.IntVar(&mapS, "map-slots", 2, "map slots per tracker")
 	f.IntVar(&redS, "reduce-slots", 2, "reduce slots per tracker")
 	f.DurationVar(&heartbeat, "heartbeat", 3*time.Second, "heartbeat interval of every tracker (also the started JobTracker's mapreduce.tasktracker.heartbeat.interval)")
+	f.BoolVar(&cfg.FollowInterval, "follow-interval", false, "trackers wait the interval the JobTracker's replies ask for (it grows with the cluster: mapreduce.jobtracker.heartbeats.in.second) instead of --heartbeat, as TaskTrackers do")
 	f.BoolVar(&cfg.OutOfBand, "out-of-band", false, "heartbeat at once when an attempt ends and soon after a launch, as a TaskTracker with mapreduce.tasktracker.outofband.heartbeat")
 	f.BoolVar(&cfg.MapEvents, "map-events", true, "shuffling reduces ask for their job's map events (GetMapEvents) as reduce tasks do")
 	f.IntVar(&cns, "conns", 0, fmt.Sprintf("gRPC connections the trackers share (0: one per tracker up to %d)", loadgen.MaxConns))

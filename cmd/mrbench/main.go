@@ -52,6 +52,10 @@ func main() {
 			os.Exit(speculationMain(os.Args[2:]))
 		case preemptionArg:
 			os.Exit(preemptionMain(os.Args[2:]))
+		case shuffleArg:
+			os.Exit(shuffleMain(os.Args[2:]))
+		case shuffleServeArg:
+			os.Exit(shuffleServeMain(os.Args[2:]))
 		}
 	}
 	os.Exit(benchMain(os.Args[1:]))

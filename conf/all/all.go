@@ -18,4 +18,8 @@ import (
 	_ "gomr/preempt"
 	// The speculator's keys (speculation, the straggler injector).
 	_ "gomr/speculator"
+	// The shuffle's batched fetch keys (mapreduce.reduce.shuffle.batch.*).
+	_ "gomr/shuffle"
+	// The JobTracker's heartbeat pacing (mapreduce.jobtracker.heartbeats.*).
+	_ "gomr/jobtracker"
 )

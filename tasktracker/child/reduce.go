@@ -3,7 +3,6 @@ package child
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -48,10 +47,8 @@ func (t *task) runReduce() error {
 
 	// Shuffle: fetch every spill of every map, as they are announced.
 	fetcher := &shuffle.Fetcher{
-		Client: &http.Client{Transport: &http.Transport{
-			DialContext:         (&net.Dialer{Timeout: 10 * time.Second}).DialContext,
-			MaxIdleConnsPerHost: t.conf.Int("mapreduce.reduce.shuffle.parallelcopies"),
-		}, Timeout: 5 * time.Minute},
+		// One keep-alive transport for all of this reduce's fetchers.
+		Client:     &http.Client{Transport: shuffle.NewTransport(t.conf.Int("mapreduce.reduce.shuffle.parallelcopies")), Timeout: 5 * time.Minute},
 		Secret:     t.launch.JobSecret,
 		Retries:    t.conf.Int("mapreduce.reduce.shuffle.fetch.retries"),
 		RetryDelay: t.conf.Duration("mapreduce.reduce.shuffle.retry.delay.ms"),
@@ -65,13 +62,15 @@ func (t *task) runReduce() error {
 	numMaps := int(t.launch.NumMaps)
 	events := &eventSource{t: t, records: map[[2]int]int64{}}
 	err = shuffle.Run(t.ctx, events, shuffle.Options{
-		Reduce:   int(t.launch.Index),
-		NumMaps:  numMaps,
-		Parallel: t.conf.Int("mapreduce.reduce.shuffle.parallelcopies"),
-		Fetcher:  fetcher,
-		Merger:   mm,
-		Counters: t.counters,
-		Log:      t.log,
+		Reduce:        int(t.launch.Index),
+		NumMaps:       numMaps,
+		Parallel:      t.conf.Int("mapreduce.reduce.shuffle.parallelcopies"),
+		BatchSegments: t.conf.Int(shuffle.KeyBatchSegments),
+		BatchBytes:    t.conf.Int64(shuffle.KeyBatchBytes),
+		Fetcher:       fetcher,
+		Merger:        mm,
+		Counters:      t.counters,
+		Log:           t.log,
 		Progress: func(done, total int) {
 			if total > 0 {
 				t.setProgress(float64(done) / float64(total) / 3)

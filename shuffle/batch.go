@@ -1,0 +1,392 @@
+package shuffle
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"gomr/spill"
+)
+
+// The batched shuffle protocol: one request fetches many segments of one
+// reduce (many map attempts' spills) from one shuffle server, as Hadoop's
+// ShuffleHandler serves several maps per request.
+//
+// Request: POST BatchPath with the body EncodeBatchRequest gives, all
+// integers unsigned varints except the time (a signed varint):
+//
+//	"GMSB" | version 1 | len(job) job | reduce | at (Unix ms) | n |
+//	n × (len(attempt) attempt | spill)
+//
+// and HashHeader set to BatchRequestHash(secret, body): the HMAC covers the
+// whole list, the reduce and the signed time.
+//
+// Reply: 200 with ReplyHashHeader set to ReplyHash(secret, hash) and a body
+// of one frame per requested segment, in the request's order:
+//
+//	"GMSR" | version 1 |
+//	n × (status byte | ok: length, raw length, records, crc uint32 LE, length bytes
+//	                 | otherwise: len(message) message)
+//
+// so that each segment keeps its own index entry, checked against its
+// announcement and its CRC by the fetcher, and fails on its own: a segment
+// the server does not have is a not-found frame, the others are served.
+// A server that cannot finish a segment it started breaks the connection;
+// the fetcher keeps the segments before it.
+const (
+	// BatchPath is the URL path of the batched shuffle endpoint.
+	BatchPath = "/mapOutputs"
+
+	batchRequestMagic = "GMSB"
+	batchReplyMagic   = "GMSR"
+	batchVersion      = 1
+
+	// MaxBatchSegments is the most segments one batched request may ask
+	// for; the server refuses longer lists.
+	MaxBatchSegments = 4096
+	// maxBatchRequestBytes bounds a batched request's body.
+	maxBatchRequestBytes = 1 << 20
+	// maxIDLength bounds a job or attempt identifier in the batch formats.
+	maxIDLength = 256
+	// maxFrameMessage bounds a failed frame's message.
+	maxFrameMessage = 1024
+)
+
+// Status of one segment in a batched reply.
+const (
+	frameOK         byte = 0
+	frameNotFound   byte = 1
+	frameBadRequest byte = 2
+	frameError      byte = 3
+)
+
+// BatchItem names one segment of a batched request: partition
+// BatchRequest.Reduce of spill Spill of attempt Attempt.
+type BatchItem struct {
+	Attempt string
+	Spill   int
+}
+
+// BatchRequest is a decoded batched request.
+type BatchRequest struct {
+	Job    string
+	Reduce int
+	// At is the time the request was signed, Unix milliseconds.
+	At    int64
+	Items []BatchItem
+}
+
+// ErrBadBatch: a batched request or reply does not follow the format.
+var ErrBadBatch = errors.New("shuffle: malformed batch")
+
+// EncodeBatchRequest returns the body of a batched request. It fails on
+// what DecodeBatchRequest would refuse (bad identifiers, negative numbers,
+// an empty or too long list).
+func EncodeBatchRequest(req BatchRequest) ([]byte, error) {
+	if err := checkBatchID("job", req.Job); err != nil {
+		return nil, err
+	}
+	if req.Reduce < 0 {
+		return nil, fmt.Errorf("%w: reduce %d is negative", ErrBadBatch, req.Reduce)
+	}
+	if len(req.Items) == 0 || len(req.Items) > MaxBatchSegments {
+		return nil, fmt.Errorf("%w: %d segments, want 1 to %d", ErrBadBatch, len(req.Items), MaxBatchSegments)
+	}
+	b := make([]byte, 0, 32+len(req.Job)+len(req.Items)*(len(req.Items[0].Attempt)+4))
+	b = append(b, batchRequestMagic...)
+	b = append(b, batchVersion)
+	b = appendString(b, req.Job)
+	b = binary.AppendUvarint(b, uint64(req.Reduce))
+	b = binary.AppendVarint(b, req.At)
+	b = binary.AppendUvarint(b, uint64(len(req.Items)))
+	for _, it := range req.Items {
+		if err := checkBatchID("attempt", it.Attempt); err != nil {
+			return nil, err
+		}
+		if it.Spill < 0 {
+			return nil, fmt.Errorf("%w: spill %d of attempt %s is negative", ErrBadBatch, it.Spill, it.Attempt)
+		}
+		b = appendString(b, it.Attempt)
+		b = binary.AppendUvarint(b, uint64(it.Spill))
+	}
+	if len(b) > maxBatchRequestBytes {
+		return nil, fmt.Errorf("%w: request of %d bytes, more than %d", ErrBadBatch, len(b), maxBatchRequestBytes)
+	}
+	return b, nil
+}
+
+// DecodeBatchRequest parses a batched request's body. Every identifier must
+// pass the same checks as the single-segment request's, the list must hold
+// 1 to MaxBatchSegments items, and nothing may follow it.
+func DecodeBatchRequest(b []byte) (BatchRequest, error) {
+	var req BatchRequest
+	if len(b) > maxBatchRequestBytes {
+		return req, fmt.Errorf("%w: request of %d bytes, more than %d", ErrBadBatch, len(b), maxBatchRequestBytes)
+	}
+	d := decoder{b: b}
+	if string(d.bytes(len(batchRequestMagic))) != batchRequestMagic || d.byte() != batchVersion {
+		return req, fmt.Errorf("%w: not a batch request (magic or version)", ErrBadBatch)
+	}
+	req.Job = d.string()
+	reduce := d.uvarint()
+	req.At = d.varint()
+	n := d.uvarint()
+	if d.err != nil {
+		return req, d.err
+	}
+	if err := checkBatchID("job", req.Job); err != nil {
+		return req, err
+	}
+	if reduce > 1<<31-1 {
+		return req, fmt.Errorf("%w: reduce %d out of range", ErrBadBatch, reduce)
+	}
+	req.Reduce = int(reduce)
+	if n == 0 || n > MaxBatchSegments {
+		return req, fmt.Errorf("%w: %d segments, want 1 to %d", ErrBadBatch, n, MaxBatchSegments)
+	}
+	req.Items = make([]BatchItem, 0, n)
+	for range n {
+		attempt := d.string()
+		k := d.uvarint()
+		if d.err != nil {
+			return req, d.err
+		}
+		if err := checkBatchID("attempt", attempt); err != nil {
+			return req, err
+		}
+		if k > 1<<31-1 {
+			return req, fmt.Errorf("%w: spill %d out of range", ErrBadBatch, k)
+		}
+		req.Items = append(req.Items, BatchItem{Attempt: attempt, Spill: int(k)})
+	}
+	if len(d.b) != 0 {
+		return req, fmt.Errorf("%w: %d bytes after the last segment", ErrBadBatch, len(d.b))
+	}
+	return req, nil
+}
+
+func checkBatchID(name, v string) error {
+	if len(v) > maxIDLength {
+		return fmt.Errorf("%w: %s of %d bytes, more than %d", ErrBadBatch, name, len(v), maxIDLength)
+	}
+	if err := checkID(name, v); err != nil {
+		return fmt.Errorf("%w: %w", ErrBadBatch, err)
+	}
+	return nil
+}
+
+// BatchRequestHash returns the base64 HMAC-SHA256, keyed with the job's
+// secret, of a batched request's body. The body starts with a magic that
+// is neither a decimal length (RequestHash's messages) nor base64 text
+// (ReplyHash's), so no two kinds of message share a signature.
+func BatchRequestHash(secret, body []byte) string {
+	return sign(secret, body)
+}
+
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+// decoder reads the batch formats from a byte slice; its first error
+// sticks and every later read returns zero values.
+type decoder struct {
+	b   []byte
+	err error
+}
+
+func (d *decoder) fail(what string) {
+	if d.err == nil {
+		d.err = fmt.Errorf("%w: truncated or bad %s", ErrBadBatch, what)
+	}
+	d.b = nil
+}
+
+func (d *decoder) bytes(n int) []byte {
+	if d.err != nil || n < 0 || n > len(d.b) {
+		d.fail("field")
+		return nil
+	}
+	v := d.b[:n]
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) byte() byte {
+	v := d.bytes(1)
+	if v == nil {
+		return 0
+	}
+	return v[0]
+}
+
+func (d *decoder) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.fail("integer")
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) varint() int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.fail("integer")
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) string() string {
+	n := d.uvarint()
+	if n > maxIDLength {
+		d.fail("identifier length")
+		return ""
+	}
+	return string(d.bytes(int(n)))
+}
+
+// appendFrameHeader appends the header of a served segment's frame.
+func appendFrameHeader(b []byte, seg spill.SegmentInfo) []byte {
+	b = append(b, frameOK)
+	b = binary.AppendUvarint(b, uint64(seg.Length))
+	b = binary.AppendUvarint(b, uint64(seg.RawLength))
+	b = binary.AppendUvarint(b, uint64(seg.Records))
+	return binary.LittleEndian.AppendUint32(b, seg.CRC)
+}
+
+// appendFrameFailure appends the frame of a segment that is not served.
+func appendFrameFailure(b []byte, status byte, msg string) []byte {
+	if len(msg) > maxFrameMessage {
+		msg = msg[:maxFrameMessage]
+	}
+	b = append(b, status)
+	return appendString(b, msg)
+}
+
+// frame is one segment's frame of a batched reply as the reader sees it:
+// a served segment's index entry (Offset is not sent), or a failure.
+type frame struct {
+	status byte
+	seg    spill.SegmentInfo
+	msg    string
+}
+
+// frameReader reads a batched reply's frames.
+type frameReader struct {
+	r *bufio.Reader
+}
+
+// frameBuffers recycles the frame readers' buffers: large enough for the
+// headers and a few small segments, while larger segments are read past
+// them.
+var frameBuffers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 16<<10) }}
+
+func newFrameReader(r io.Reader) *frameReader {
+	br := frameBuffers.Get().(*bufio.Reader)
+	br.Reset(r)
+	return &frameReader{r: br}
+}
+
+// release gives the reader's buffer back; the reader is not used after.
+func (fr *frameReader) release() {
+	fr.r.Reset(nil)
+	frameBuffers.Put(fr.r)
+	fr.r = nil
+}
+
+// readMagic checks the reply's magic and version.
+func (fr *frameReader) readMagic() error {
+	var m [len(batchReplyMagic) + 1]byte
+	if _, err := io.ReadFull(fr.r, m[:]); err != nil {
+		return fmt.Errorf("read batch reply header: %w", err)
+	}
+	if string(m[:len(batchReplyMagic)]) != batchReplyMagic || m[len(batchReplyMagic)] != batchVersion {
+		return fmt.Errorf("%w: not a batch reply (magic or version)", ErrBadBatch)
+	}
+	return nil
+}
+
+// next reads one frame's header (not its data). A served frame's length
+// must be at most maxLen, which the caller takes from the announcement, so
+// that a lying server cannot make the reader allocate without bound.
+func (fr *frameReader) next(maxLen int64) (frame, error) {
+	var f frame
+	st, err := fr.r.ReadByte()
+	if err != nil {
+		return f, fmt.Errorf("read frame status: %w", err)
+	}
+	f.status = st
+	switch st {
+	case frameOK:
+		var vals [3]uint64
+		for i := range vals {
+			if vals[i], err = binary.ReadUvarint(fr.r); err != nil {
+				return f, fmt.Errorf("read frame header: %w", noEOF(err))
+			}
+			if vals[i] > 1<<62 {
+				return f, fmt.Errorf("%w: frame field %d out of range", ErrBadBatch, vals[i])
+			}
+		}
+		var crc [4]byte
+		if _, err := io.ReadFull(fr.r, crc[:]); err != nil {
+			return f, fmt.Errorf("read frame header: %w", noEOF(err))
+		}
+		f.seg = spill.SegmentInfo{Length: int64(vals[0]), RawLength: int64(vals[1]), Records: int64(vals[2]), CRC: binary.LittleEndian.Uint32(crc[:])}
+		if f.seg.Length > maxLen {
+			return f, fmt.Errorf("%w: frame of %d bytes, more than the %d announced", ErrSegmentMismatch, f.seg.Length, maxLen)
+		}
+		return f, nil
+	case frameNotFound, frameBadRequest, frameError:
+		n, err := binary.ReadUvarint(fr.r)
+		if err != nil {
+			return f, fmt.Errorf("read frame message: %w", noEOF(err))
+		}
+		if n > maxFrameMessage {
+			return f, fmt.Errorf("%w: frame message of %d bytes", ErrBadBatch, n)
+		}
+		msg := make([]byte, n)
+		if _, err := io.ReadFull(fr.r, msg); err != nil {
+			return f, fmt.Errorf("read frame message: %w", noEOF(err))
+		}
+		f.msg = string(msg)
+		return f, nil
+	}
+	return f, fmt.Errorf("%w: frame status %d", ErrBadBatch, st)
+}
+
+// data reads a served frame's bytes into buf (of the frame's length).
+func (fr *frameReader) data(buf []byte) error {
+	if n, err := io.ReadFull(fr.r, buf); err != nil {
+		return fmt.Errorf("got %d of %d bytes: %w", n, len(buf), noEOF(err))
+	}
+	return nil
+}
+
+// skip discards n bytes (a frame whose data is not wanted).
+func (fr *frameReader) skip(n int64) error {
+	if m, err := fr.r.Discard(int(n)); err != nil {
+		return fmt.Errorf("skipped %d of %d bytes: %w", m, n, noEOF(err))
+	}
+	return nil
+}
+
+// noEOF turns a clean EOF in the middle of a frame into ErrUnexpectedEOF.
+func noEOF(err error) error {
+	if errors.Is(err, io.EOF) {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}

@@ -1,0 +1,550 @@
+package shuffle
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"gomr/spill"
+)
+
+func TestBatchRequestEncoding(t *testing.T) {
+	many := make([]BatchItem, MaxBatchSegments+1)
+	for i := range many {
+		many[i] = BatchItem{Attempt: "a", Spill: i}
+	}
+	tests := []struct {
+		name    string
+		req     BatchRequest
+		wantErr string
+	}{
+		{"one", BatchRequest{Job: "job_1", Reduce: 0, At: 1, Items: []BatchItem{{"attempt_1_m_0_0", 0}}}, ""},
+		{"several", BatchRequest{Job: "j", Reduce: 49, At: 1764115200000, Items: []BatchItem{{"a", 0}, {"a", 1}, {"b", 3}, {"c", 1 << 20}}}, ""},
+		{"negative time", BatchRequest{Job: "j", Reduce: 1, At: -5, Items: []BatchItem{{"a", 0}}}, ""},
+		{"the most", BatchRequest{Job: "j", Items: many[:MaxBatchSegments]}, ""},
+		{"too many", BatchRequest{Job: "j", Items: many}, "segments"},
+		{"none", BatchRequest{Job: "j"}, "segments"},
+		{"no job", BatchRequest{Items: []BatchItem{{"a", 0}}}, "missing parameter job"},
+		{"job with a path", BatchRequest{Job: "../j", Items: []BatchItem{{"a", 0}}}, "not a valid identifier"},
+		{"attempt dot-dot", BatchRequest{Job: "j", Items: []BatchItem{{"..", 0}}}, "not a valid identifier"},
+		{"long attempt", BatchRequest{Job: "j", Items: []BatchItem{{strings.Repeat("a", maxIDLength+1), 0}}}, "more than"},
+		{"negative spill", BatchRequest{Job: "j", Items: []BatchItem{{"a", -1}}}, "negative"},
+		{"negative reduce", BatchRequest{Job: "j", Reduce: -1, Items: []BatchItem{{"a", 0}}}, "negative"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := EncodeBatchRequest(tc.req)
+			if tc.wantErr != "" {
+				if err == nil || !errors.Is(err, ErrBadBatch) || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want ErrBadBatch saying %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := DecodeBatchRequest(b)
+			if err != nil {
+				t.Fatalf("decode: %v", err)
+			}
+			if !reflect.DeepEqual(got, tc.req) {
+				t.Errorf("decoded %+v, want %+v", got, tc.req)
+			}
+			// Every proper prefix is refused, and so is a trailing byte.
+			for n := range len(b) {
+				if _, err := DecodeBatchRequest(b[:n]); !errors.Is(err, ErrBadBatch) {
+					t.Fatalf("prefix of %d of %d bytes: error %v, want ErrBadBatch", n, len(b), err)
+				}
+			}
+			if _, err := DecodeBatchRequest(append(b, 0)); !errors.Is(err, ErrBadBatch) {
+				t.Errorf("trailing byte: error %v, want ErrBadBatch", err)
+			}
+		})
+	}
+}
+
+func TestBatchRequestHashCoversTheList(t *testing.T) {
+	s := []byte("secret")
+	base := BatchRequest{Job: "j", Reduce: 2, At: 7, Items: []BatchItem{{"a", 0}, {"b", 1}}}
+	hash := func(r BatchRequest) string {
+		b, err := EncodeBatchRequest(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return BatchRequestHash(s, b)
+	}
+	h0 := hash(base)
+	change := map[string]func(*BatchRequest){
+		"job":      func(r *BatchRequest) { r.Job = "k" },
+		"reduce":   func(r *BatchRequest) { r.Reduce = 3 },
+		"time":     func(r *BatchRequest) { r.At = 8 },
+		"attempt":  func(r *BatchRequest) { r.Items = []BatchItem{{"a", 0}, {"c", 1}} },
+		"spill":    func(r *BatchRequest) { r.Items = []BatchItem{{"a", 0}, {"b", 2}} },
+		"order":    func(r *BatchRequest) { r.Items = []BatchItem{{"b", 1}, {"a", 0}} },
+		"one more": func(r *BatchRequest) { r.Items = []BatchItem{{"a", 0}, {"b", 1}, {"b", 2}} },
+		"one less": func(r *BatchRequest) { r.Items = []BatchItem{{"a", 0}} },
+	}
+	for name, f := range change {
+		r := base
+		r.Items = append([]BatchItem(nil), base.Items...)
+		f(&r)
+		if hash(r) == h0 {
+			t.Errorf("changing the %s does not change the hash", name)
+		}
+	}
+	if RequestHash(s, "j", "a", 0, 2, 7) == h0 {
+		t.Error("a single request's hash equals the batch's")
+	}
+}
+
+// batchFixture is a worker with spills 0, 1 and 2 of attempt "a0" of job
+// "j" (three partitions each, partition 1 empty) and spill 0 of "a1".
+type batchFixture struct {
+	*serverFixture
+	segs map[string][]spill.SegmentInfo // attempt/spill -> segments
+}
+
+func newBatchFixture(t testing.TB) *batchFixture {
+	t.Helper()
+	f := &batchFixture{serverFixture: newServerFixture(t), segs: map[string][]spill.SegmentInfo{}}
+	f.segs["a0/0"] = f.serverFixture.segs
+	for k := 1; k <= 2; k++ {
+		f.segs[fmt.Sprintf("a0/%d", k)] = writeSpillFiles(t, f.dir, k, [][]kv{
+			{{fmt.Sprint("k", k), "v"}}, nil, {{"z", strings.Repeat(fmt.Sprint(k), 500)}},
+		})
+	}
+	dir1 := t.TempDir()
+	f.w.addAttempt("j", "a1", dir1)
+	f.segs["a1/0"] = writeSpillFiles(t, dir1, 0, [][]kv{{{"q", "1"}}, nil, {{"r", "2"}}})
+	return f
+}
+
+func (f *batchFixture) locOf(attempt string, k, reduce int) SpillLocation {
+	return SpillLocation{JobID: "j", Spill: k, AttemptID: attempt, Host: f.w.host(), Segment: f.segs[fmt.Sprintf("%s/%d", attempt, k)][reduce]}
+}
+
+// post sends a batch request body with a hash and returns the reply.
+func (f *batchFixture) post(t *testing.T, method string, body []byte, hash string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, f.w.srv.URL+BatchPath, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hash != "" {
+		req.Header.Set(HashHeader, hash)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, b
+}
+
+func TestBatchHandler(t *testing.T) {
+	f := newBatchFixture(t)
+	now := time.Now().UnixMilli()
+	enc := func(job string, reduce int, at int64, items ...BatchItem) []byte {
+		b, err := EncodeBatchRequest(BatchRequest{Job: job, Reduce: reduce, At: at, Items: items})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	good := enc("j", 2, now, BatchItem{"a0", 1}, BatchItem{"gone", 0}, BatchItem{"a0", 0}, BatchItem{"a0", 9}, BatchItem{"a1", 0}, BatchItem{"a0", 2})
+	old := now - 2*DefaultRequestWindow.Milliseconds()
+	refusals := []struct {
+		name   string
+		method string
+		body   []byte
+		hash   string
+		status int
+	}{
+		{"GET", "GET", good, BatchRequestHash(f.secret, good), 405},
+		{"no hash", "POST", good, "", 401},
+		{"another secret", "POST", good, BatchRequestHash([]byte("guess"), good), 401},
+		{"unknown job", "POST", enc("k", 0, now, BatchItem{"a0", 0}), BatchRequestHash(f.secret, enc("k", 0, now, BatchItem{"a0", 0})), 401},
+		{"replayed", "POST", enc("j", 0, old, BatchItem{"a0", 0}), BatchRequestHash(f.secret, enc("j", 0, old, BatchItem{"a0", 0})), 401},
+		{"not a batch", "POST", []byte("job=j"), BatchRequestHash(f.secret, []byte("job=j")), 400},
+		{"too large", "POST", make([]byte, maxBatchRequestBytes+1), "x", 400},
+	}
+	for _, tc := range refusals {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, body := f.post(t, tc.method, tc.body, tc.hash)
+			if resp.StatusCode != tc.status {
+				t.Fatalf("status %d, want %d (%q)", resp.StatusCode, tc.status, body)
+			}
+			if resp.Header.Get(ReplyHashHeader) != "" {
+				t.Error("a refused request got a reply hash")
+			}
+		})
+	}
+
+	t.Run("frames", func(t *testing.T) {
+		hash := BatchRequestHash(f.secret, good)
+		resp, body := f.post(t, "POST", good, hash)
+		if resp.StatusCode != 200 {
+			t.Fatalf("status %d: %q", resp.StatusCode, body)
+		}
+		if got, want := resp.Header.Get(ReplyHashHeader), ReplyHash(f.secret, hash); got != want {
+			t.Errorf("reply hash %q, want %q", got, want)
+		}
+		fr := newFrameReader(bytes.NewReader(body))
+		if err := fr.readMagic(); err != nil {
+			t.Fatal(err)
+		}
+		want := []struct {
+			status byte
+			key    string
+		}{{frameOK, "a0/1"}, {frameNotFound, ""}, {frameOK, "a0/0"}, {frameNotFound, ""}, {frameOK, "a1/0"}, {frameOK, "a0/2"}}
+		for i, w := range want {
+			fm, err := fr.next(1 << 20)
+			if err != nil {
+				t.Fatalf("frame %d: %v", i, err)
+			}
+			if fm.status != w.status {
+				t.Fatalf("frame %d: status %d (%q), want %d", i, fm.status, fm.msg, w.status)
+			}
+			if w.status != frameOK {
+				continue
+			}
+			seg := f.segs[w.key][2]
+			seg.Offset = 0
+			if fm.seg != seg {
+				t.Errorf("frame %d: %+v, want %+v", i, fm.seg, seg)
+			}
+			buf := make([]byte, fm.seg.Length)
+			if err := fr.data(buf); err != nil {
+				t.Fatal(err)
+			}
+			if err := spill.VerifySegment(buf, seg); err != nil {
+				t.Errorf("frame %d: %v", i, err)
+			}
+		}
+		if _, err := fr.next(1 << 20); !errors.Is(err, io.EOF) {
+			t.Errorf("after the last frame: %v, want EOF", err)
+		}
+	})
+
+	t.Run("reduce out of range", func(t *testing.T) {
+		b := enc("j", 3, now, BatchItem{"a0", 0})
+		resp, body := f.post(t, "POST", b, BatchRequestHash(f.secret, b))
+		if resp.StatusCode != 200 {
+			t.Fatalf("status %d", resp.StatusCode)
+		}
+		fr := newFrameReader(bytes.NewReader(body))
+		if err := fr.readMagic(); err != nil {
+			t.Fatal(err)
+		}
+		if fm, err := fr.next(0); err != nil || fm.status != frameBadRequest || !strings.Contains(fm.msg, "out of range") {
+			t.Errorf("frame %+v, %v; want a bad-request frame saying out of range", fm, err)
+		}
+	})
+}
+
+func TestFetchBatch(t *testing.T) {
+	f := newBatchFixture(t)
+	all := []SpillLocation{f.locOf("a0", 0, 2), f.locOf("a0", 1, 2), f.locOf("a1", 0, 2), f.locOf("a0", 2, 2)}
+	check := func(t *testing.T, data [][]byte, errs []error, wantErr map[int]error) {
+		t.Helper()
+		for i := range all {
+			if w := wantErr[i]; w != nil {
+				if !errors.Is(errs[i], w) {
+					t.Errorf("segment %d: error %v, want %v", i, errs[i], w)
+				}
+				if data[i] != nil {
+					t.Errorf("segment %d: data with an error", i)
+				}
+				continue
+			}
+			if errs[i] != nil {
+				t.Errorf("segment %d: %v", i, errs[i])
+				continue
+			}
+			if err := spill.VerifySegment(data[i], all[i].Segment); err != nil {
+				t.Errorf("segment %d: %v", i, err)
+			}
+		}
+	}
+
+	t.Run("all", func(t *testing.T) {
+		ct := &countingTransport{}
+		fe := &Fetcher{Client: &http.Client{Transport: ct}, Secret: f.secret, Retries: 2, RetryDelay: time.Millisecond}
+		data, errs := fe.FetchBatch(context.Background(), all, 2)
+		check(t, data, errs, nil)
+		if n := ct.n.Load(); n != 1 {
+			t.Errorf("%d requests, want 1", n)
+		}
+	})
+
+	t.Run("one missing, the others kept", func(t *testing.T) {
+		locs := append([]SpillLocation(nil), all...)
+		locs[1].AttemptID = "gone"
+		ct := &countingTransport{}
+		fe := &Fetcher{Client: &http.Client{Transport: ct}, Secret: f.secret, Retries: 2, RetryDelay: time.Millisecond}
+		data, errs := fe.FetchBatch(context.Background(), locs, 2)
+		check(t, data, errs, map[int]error{1: ErrNotFound})
+		if n := ct.n.Load(); n != 1 {
+			t.Errorf("%d requests, want 1 (a missing segment is not retried)", n)
+		}
+		if !strings.Contains(errs[1].Error(), "gone") || !strings.Contains(errs[1].Error(), f.w.host()) {
+			t.Errorf("error %q should name the attempt and the host", errs[1])
+		}
+	})
+
+	t.Run("announcement differs", func(t *testing.T) {
+		locs := append([]SpillLocation(nil), all...)
+		locs[0].Segment.Records++
+		locs[2].Segment.CRC ^= 1
+		fe := &Fetcher{Secret: f.secret, Retries: 2, RetryDelay: time.Millisecond}
+		data, errs := fe.FetchBatch(context.Background(), locs, 2)
+		if !errors.Is(errs[0], ErrSegmentMismatch) || !errors.Is(errs[2], ErrSegmentMismatch) {
+			t.Errorf("errors %v, %v; want ErrSegmentMismatch", errs[0], errs[2])
+		}
+		for _, i := range []int{1, 3} {
+			if errs[i] != nil || spill.VerifySegment(data[i], locs[i].Segment) != nil {
+				t.Errorf("segment %d: %v", i, errs[i])
+			}
+		}
+	})
+
+	t.Run("impostor", func(t *testing.T) {
+		fe := &Fetcher{Secret: []byte("other"), Retries: 2, RetryDelay: time.Millisecond}
+		_, errs := fe.FetchBatch(context.Background(), all, 2)
+		for i, err := range errs {
+			if !errors.Is(err, ErrUnauthorized) {
+				t.Errorf("segment %d: %v, want ErrUnauthorized", i, err)
+			}
+		}
+	})
+
+	t.Run("corrupt segment retried alone", func(t *testing.T) {
+		g := newBatchFixture(t)
+		path := filepath.Join(g.dir, spill.DataFileName(1))
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seg := g.segs["a0/1"][2]
+		data[seg.Offset+seg.Length/2] ^= 0x40
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		locs := []SpillLocation{g.locOf("a0", 0, 2), g.locOf("a0", 1, 2), g.locOf("a1", 0, 2)}
+		fe := &Fetcher{Secret: g.secret, Retries: 2, RetryDelay: time.Millisecond}
+		got, errs := fe.FetchBatch(context.Background(), locs, 2)
+		if !errors.Is(errs[1], ErrChecksum) || !strings.Contains(errs[1].Error(), "failed 3 times") {
+			t.Errorf("error %v, want ErrChecksum after 3 tries", errs[1])
+		}
+		for _, i := range []int{0, 2} {
+			if errs[i] != nil || spill.VerifySegment(got[i], locs[i].Segment) != nil {
+				t.Errorf("segment %d: %v", i, errs[i])
+			}
+		}
+		for key, want := range map[string]int{"a0/0/2": 1, "a0/1/2": 3, "a1/0/2": 1} {
+			if n := g.w.count(key); n != want {
+				t.Errorf("%s asked for %d times, want %d", key, n, want)
+			}
+		}
+	})
+
+	t.Run("reply cut short", func(t *testing.T) {
+		g := newBatchFixture(t)
+		var calls atomic.Int32
+		first := g.segs["a0/0"][2].Length
+		g.w.setOverride(func(w http.ResponseWriter, r *http.Request, real http.Handler) {
+			if calls.Add(1) > 1 {
+				real.ServeHTTP(w, r)
+				return
+			}
+			// The first reply breaks in the middle of the second frame.
+			rec := httptest.NewRecorder()
+			real.ServeHTTP(rec, r)
+			for k, v := range rec.Header() {
+				w.Header()[k] = v
+			}
+			w.WriteHeader(rec.Code)
+			w.Write(rec.Body.Bytes()[:int(first)+40])
+			w.(http.Flusher).Flush()
+			panic(http.ErrAbortHandler)
+		})
+		locs := []SpillLocation{g.locOf("a0", 0, 2), g.locOf("a0", 1, 2), g.locOf("a0", 2, 2)}
+		fe := &Fetcher{Secret: g.secret, Retries: 1, RetryDelay: time.Millisecond}
+		got, errs := fe.FetchBatch(context.Background(), locs, 2)
+		for i := range locs {
+			if errs[i] != nil || spill.VerifySegment(got[i], locs[i].Segment) != nil {
+				t.Errorf("segment %d: %v", i, errs[i])
+			}
+		}
+		for key, want := range map[string]int{"a0/0/2": 1, "a0/1/2": 2, "a0/2/2": 2} {
+			if n := g.w.count(key); n != want {
+				t.Errorf("%s asked for %d times, want %d", key, n, want)
+			}
+		}
+	})
+
+	t.Run("mixed hosts refused", func(t *testing.T) {
+		locs := append([]SpillLocation(nil), all[:2]...)
+		locs[1].Host = "127.0.0.1:1"
+		fe := &Fetcher{Secret: f.secret}
+		_, errs := fe.FetchBatch(context.Background(), locs, 2)
+		for i, err := range errs {
+			if err == nil || !strings.Contains(err.Error(), "internal error") {
+				t.Errorf("segment %d: %v, want an internal error", i, err)
+			}
+		}
+	})
+}
+
+// FuzzDecodeBatchRequest: any body either is refused with ErrBadBatch or
+// decodes to a request that encodes and decodes to itself.
+func FuzzDecodeBatchRequest(f *testing.F) {
+	for _, r := range []BatchRequest{
+		{Job: "job_1", Reduce: 3, At: 1764115200000, Items: []BatchItem{{"attempt_1_m_000001_0", 0}, {"attempt_1_m_000002_1", 4}}},
+		{Job: "j", Items: []BatchItem{{"a", 0}}},
+	} {
+		b, err := EncodeBatchRequest(r)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte("GMSB\x01\x01j\x00\x00\xff\xff\xff\xff\x0f"))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		req, err := DecodeBatchRequest(b)
+		if err != nil {
+			if !errors.Is(err, ErrBadBatch) {
+				t.Fatalf("error %v is not ErrBadBatch", err)
+			}
+			return
+		}
+		again, err := EncodeBatchRequest(req)
+		if err != nil {
+			t.Fatalf("decoded request %+v does not encode: %v", req, err)
+		}
+		req2, err := DecodeBatchRequest(again)
+		if err != nil || !reflect.DeepEqual(req, req2) {
+			t.Fatalf("round trip: %+v, %v; want %+v", req2, err, req)
+		}
+	})
+}
+
+// FuzzBatchReply: whatever a server with the job's secret replies, a
+// batched fetch neither panics nor returns a segment that does not verify
+// against its announcement.
+func FuzzBatchReply(f *testing.F) {
+	fx := newBatchFixture(f)
+	locs := []SpillLocation{fx.locOf("a0", 0, 2), fx.locOf("a1", 0, 2), fx.locOf("a0", 1, 2)}
+	// Seeds: the real server's reply, and pieces of it.
+	now := time.Now().UnixMilli()
+	body, err := EncodeBatchRequest(BatchRequest{Job: "j", Reduce: 2, At: now, Items: []BatchItem{{"a0", 0}, {"a1", 0}, {"a0", 1}}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest("POST", BatchPath, bytes.NewReader(body))
+	req.Header.Set(HashHeader, BatchRequestHash(fx.secret, body))
+	NewHandler(fx.w, fx.w, nil).ServeHTTP(rec, req)
+	real := rec.Body.Bytes()
+	if rec.Code != 200 || len(real) < 20 {
+		f.Fatalf("seed reply: %d, %d bytes", rec.Code, len(real))
+	}
+	f.Add(real)
+	f.Add(real[:len(real)/2])
+	f.Add([]byte("GMSR\x01\x01\x00\x03\x02abc\x00"))
+	f.Add([]byte("GMSR\x01\x00\xff\xff\xff\xff\xff\xff\xff\xff\x7f"))
+	var reply atomic.Pointer[[]byte]
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set(ReplyHashHeader, ReplyHash(fx.secret, r.Header.Get(HashHeader)))
+		w.Write(*reply.Load())
+	}))
+	f.Cleanup(srv.Close)
+	for i := range locs {
+		locs[i].Host = srv.Listener.Addr().String()
+	}
+	fe := &Fetcher{Secret: fx.secret, Client: srv.Client()}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		reply.Store(&b)
+		data, errs := fe.FetchBatch(context.Background(), locs, 2)
+		for i := range locs {
+			if errs[i] != nil {
+				if data[i] != nil {
+					t.Fatalf("segment %d: data and error %v", i, errs[i])
+				}
+				continue
+			}
+			if err := spill.VerifySegment(data[i], locs[i].Segment); err != nil {
+				t.Fatalf("segment %d returned without verifying: %v", i, err)
+			}
+		}
+	})
+}
+
+// BenchmarkBatchHandler measures the server's cost of a segment: batches
+// of 64 small segments (one per spill file, as a reduce asks for them)
+// answered by the handler into a discarding writer.
+func BenchmarkBatchHandler(b *testing.B) {
+	const spills = 64
+	dir := b.TempDir()
+	w := &worker{secrets: map[string][]byte{"j": []byte("s")}, dirs: map[string]string{"j/a": dir}}
+	items := make([]BatchItem, spills)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for k := range spills {
+		v := make([]byte, 800)
+		for i := range v {
+			v[i] = byte(' ' + rng.IntN(95))
+		}
+		writeSpillFiles(b, dir, k, [][]kv{{{"key", string(v)}}, {{"k2", "x"}}})
+		items[k] = BatchItem{Attempt: "a", Spill: k}
+	}
+	h := NewHandler(w, w, nil)
+	body, err := EncodeBatchRequest(BatchRequest{Job: "j", Reduce: 0, At: time.Now().UnixMilli(), Items: items})
+	if err != nil {
+		b.Fatal(err)
+	}
+	hash := BatchRequestHash([]byte("s"), body)
+	b.ReportAllocs()
+	for b.Loop() {
+		req := httptest.NewRequest("POST", BatchPath, bytes.NewReader(body))
+		req.Header.Set(HashHeader, hash)
+		rec := &discardWriter{h: http.Header{}}
+		h.ServeHTTP(rec, req)
+		if rec.code != 200 || rec.n < spills*800 {
+			b.Fatalf("status %d, %d bytes", rec.code, rec.n)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*spills), "ns/segment")
+}
+
+type discardWriter struct {
+	h    http.Header
+	code int
+	n    int
+}
+
+func (d *discardWriter) Header() http.Header { return d.h }
+func (d *discardWriter) WriteHeader(c int)   { d.code = c }
+func (d *discardWriter) Write(p []byte) (int, error) {
+	if d.code == 0 {
+		d.code = 200
+	}
+	d.n += len(p)
+	return len(p), nil
+}

@@ -1,0 +1,227 @@
+package shuffle
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"net"
+	"net/http"
+	"time"
+
+	"gomr/spill"
+)
+
+// NewTransport returns the HTTP transport of one reducer's fetchers: its
+// connections are kept alive and reused, up to parallel to each host (a
+// reducer has at most parallel requests in flight, so that is all it can
+// use), with the dial timeout of the shuffle.
+func NewTransport(parallel int) *http.Transport {
+	parallel = max(parallel, 1)
+	return &http.Transport{
+		Proxy:               nil,
+		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:        0, // no bound over all hosts
+		MaxIdleConnsPerHost: parallel,
+		MaxConnsPerHost:     parallel,
+		IdleConnTimeout:     90 * time.Second,
+		// Segments are compressed already.
+		DisableCompression: true,
+		// Replies are streamed: a buffer of a few small segments saves
+		// system calls, and larger segments are read past it.
+		ReadBufferSize:  32 << 10,
+		WriteBufferSize: 16 << 10,
+	}
+}
+
+// FetchBatch fetches partition reduce of every spill in locs, which must
+// all be of one job on one host (locs[0].Host), in one POST BatchPath
+// request, and returns one error per location: nil where errs' data slot
+// holds the verified segment. Each segment is checked: the server's reply
+// hash, its index entry against the announcement (length, raw length,
+// records, CRC), its bytes against the length and the CRC32C. (Fetch also
+// decodes every block and record; a batch leaves that to the merge, which
+// decodes them anyway: bytes that match the map's CRC are the bytes the map
+// wrote.) Each segment fails on its own: a segment the
+// server does not have is ErrNotFound while the others are kept, and
+// segments that failed for a reason worth retrying (a broken connection, a
+// 5xx, a checksum mismatch, a server error frame) are asked for again, in
+// one request, up to Retries times with back-off. The errors name the
+// location and wrap the cause, as Fetch's do.
+func (f *Fetcher) FetchBatch(ctx context.Context, locs []SpillLocation, reduce int) (data [][]byte, errs []error) {
+	data = make([][]byte, len(locs))
+	errs = make([]error, len(locs))
+	if len(locs) == 0 {
+		return data, errs
+	}
+	for i, l := range locs[1:] {
+		if l.Host != locs[0].Host || l.JobID != locs[0].JobID {
+			for j := range errs {
+				errs[j] = fmt.Errorf("fetch reduce %d of %v: batch mixes %s of job %s with %s of job %s (internal error)",
+					reduce, locs[j], locs[0].Host, locs[0].JobID, locs[i+1].Host, l.JobID)
+			}
+			return data, errs
+		}
+	}
+	retries := max(f.Retries, 0)
+	delay := f.RetryDelay
+	pending := make([]int, len(locs))
+	for i := range pending {
+		pending[i] = i
+	}
+	for attempt := 0; ; attempt++ {
+		last := f.fetchBatchOnce(ctx, locs, pending, reduce, data)
+		var again []int
+		for _, i := range pending {
+			err := last[i]
+			if err == nil {
+				continue
+			}
+			var perm *permanentError
+			switch {
+			case ctx.Err() != nil:
+				errs[i] = fmt.Errorf("fetch reduce %d of %v: %w", reduce, locs[i], ctx.Err())
+			case errors.As(err, &perm):
+				errs[i] = fmt.Errorf("fetch reduce %d of %v: %w", reduce, locs[i], perm.err)
+			case attempt >= retries:
+				errs[i] = fmt.Errorf("fetch reduce %d of %v: failed %d times, last: %w", reduce, locs[i], attempt+1, err)
+			default:
+				again = append(again, i)
+			}
+		}
+		if len(again) == 0 {
+			return data, errs
+		}
+		pending = again
+		if delay > 0 {
+			if !sleep(ctx, delay) {
+				for _, i := range pending {
+					errs[i] = fmt.Errorf("fetch reduce %d of %v: %w", reduce, locs[i], ctx.Err())
+				}
+				return data, errs
+			}
+			delay *= 2
+		}
+	}
+}
+
+// fetchBatchOnce makes one batched request for locs[i], i in idx, storing
+// verified segments in data and returning the errors by index of locs
+// (permanentError for those not worth retrying).
+func (f *Fetcher) fetchBatchOnce(ctx context.Context, locs []SpillLocation, idx []int, reduce int, data [][]byte) map[int]error {
+	errs := make(map[int]error, len(idx))
+	failAll := func(from int, err error) map[int]error {
+		for _, i := range idx[from:] {
+			errs[i] = err
+		}
+		return errs
+	}
+	host := locs[0].Host
+	req := BatchRequest{Job: locs[0].JobID, Reduce: reduce, At: time.Now().UnixMilli(), Items: make([]BatchItem, len(idx))}
+	for n, i := range idx {
+		req.Items[n] = BatchItem{Attempt: locs[i].AttemptID, Spill: locs[i].Spill}
+	}
+	body, err := EncodeBatchRequest(req)
+	if err != nil {
+		return failAll(0, &permanentError{fmt.Errorf("build batch request: %w", err)})
+	}
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+host+BatchPath, bytes.NewReader(body))
+	if err != nil {
+		return failAll(0, &permanentError{fmt.Errorf("build request: %w", err)})
+	}
+	hash := BatchRequestHash(f.Secret, body)
+	hreq.Header.Set(HashHeader, hash)
+	hreq.Header.Set("Content-Type", "application/octet-stream")
+	client := f.Client
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(hreq)
+	if err != nil {
+		return failAll(0, fmt.Errorf("connect to shuffle server %s: %w", host, err))
+	}
+	defer func() {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		resp.Body.Close()
+	}()
+	switch {
+	case resp.StatusCode == http.StatusOK:
+	case resp.StatusCode == http.StatusUnauthorized:
+		return failAll(0, &permanentError{fmt.Errorf("server %s answered 401: %w", host, ErrUnauthorized)})
+	case resp.StatusCode == http.StatusNotFound:
+		return failAll(0, &permanentError{fmt.Errorf("server %s answered 404 to a batch (%s): %w", host, errorBody(resp), ErrNotFound)})
+	case resp.StatusCode >= 400 && resp.StatusCode < 500:
+		return failAll(0, &permanentError{fmt.Errorf("server %s refused the batch request: %s: %s", host, resp.Status, errorBody(resp))})
+	default:
+		return failAll(0, fmt.Errorf("server %s answered %s: %s", host, resp.Status, errorBody(resp)))
+	}
+	reply := resp.Header.Get(ReplyHashHeader)
+	if reply == "" || !hashEqual(reply, ReplyHash(f.Secret, hash)) {
+		return failAll(0, &permanentError{fmt.Errorf("server %s sent a missing or wrong reply hash: %w", host, ErrUnauthorized)})
+	}
+	fr := newFrameReader(resp.Body)
+	defer fr.release()
+	if err := fr.readMagic(); err != nil {
+		return failAll(0, fmt.Errorf("batch reply from %s: %w", host, err))
+	}
+	for n, i := range idx {
+		want := locs[i].Segment
+		fm, err := fr.next(want.Length)
+		if err != nil {
+			if errors.Is(err, ErrSegmentMismatch) {
+				// The frame cannot be skipped safely: this segment is
+				// wrong, the rest are asked for again.
+				errs[i] = &permanentError{fmt.Errorf("server %s: %w", host, err)}
+				return failAll(n+1, fmt.Errorf("batch reply from %s abandoned after a mismatched segment", host))
+			}
+			return failAll(n, fmt.Errorf("batch reply from %s, segment %d of %d: %w", host, n+1, len(idx), err))
+		}
+		switch fm.status {
+		case frameNotFound:
+			errs[i] = &permanentError{fmt.Errorf("server %s has no such segment (%s): %w", host, fm.msg, ErrNotFound)}
+			continue
+		case frameBadRequest:
+			errs[i] = &permanentError{fmt.Errorf("server %s refused the segment: %s", host, fm.msg)}
+			continue
+		case frameError:
+			errs[i] = fmt.Errorf("server %s could not serve the segment: %s", host, fm.msg)
+			continue
+		}
+		got := fm.seg
+		if got.Length != want.Length || got.RawLength != want.RawLength || got.Records != want.Records || got.CRC != want.CRC {
+			errs[i] = &permanentError{fmt.Errorf("server %s has length %d, raw length %d, records %d, crc %08x; announced length %d, raw length %d, records %d, crc %08x: %w",
+				host, got.Length, got.RawLength, got.Records, got.CRC, want.Length, want.RawLength, want.Records, want.CRC, ErrSegmentMismatch)}
+			if err := fr.skip(got.Length); err != nil {
+				return failAll(n+1, fmt.Errorf("batch reply from %s, segment %d of %d: %w", host, n+1, len(idx), err))
+			}
+			continue
+		}
+		buf := make([]byte, want.Length)
+		if err := fr.data(buf); err != nil {
+			return failAll(n, fmt.Errorf("read segment from %s: %w", host, err))
+		}
+		if err := verifyChecksum(buf, want); err != nil {
+			errs[i] = fmt.Errorf("segment from %s: %w: %w", host, ErrChecksum, err)
+			continue
+		}
+		data[i] = buf
+	}
+	return errs
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// verifyChecksum checks a fetched segment's length and CRC32C against its
+// announcement (spill.SegmentInfo.CRC is the CRC32C of the on-disk bytes).
+// A mismatch wraps spill.ErrCorrupt, as spill.VerifySegment's do.
+func verifyChecksum(data []byte, seg spill.SegmentInfo) error {
+	if int64(len(data)) != seg.Length {
+		return fmt.Errorf("%w: segment length mismatch: expected %d bytes, got %d", spill.ErrCorrupt, seg.Length, len(data))
+	}
+	if got := crc32.Checksum(data, castagnoli); got != seg.CRC {
+		return fmt.Errorf("%w: segment CRC32C mismatch: expected %08x, got %08x", spill.ErrCorrupt, seg.CRC, got)
+	}
+	return nil
+}

@@ -1,0 +1,48 @@
+package shuffle
+
+import (
+	"fmt"
+
+	"gomr/conf"
+)
+
+// Configuration keys of the reduce side's batched fetch (Options.BatchSegments
+// and Options.BatchBytes); the other shuffle keys are the runtime's (conf).
+const (
+	// KeyBatchSegments is the most segments one request fetches from one
+	// host; 1 fetches one segment per request (the single-segment
+	// endpoint).
+	KeyBatchSegments = "mapreduce.reduce.shuffle.batch.segments"
+	// KeyBatchBytes bounds the announced bytes of one batched request; 0
+	// means no bound.
+	KeyBatchBytes = "mapreduce.reduce.shuffle.batch.bytes"
+)
+
+func init() {
+	conf.Register(
+		conf.Key{Name: KeyBatchSegments, Type: conf.Int, Default: "64", Job: true, Check: intRange(1, MaxBatchSegments),
+			Description: "most map output segments a reduce fetches from one host in one request; 1 fetches one segment per request"},
+		conf.Key{Name: KeyBatchBytes, Type: conf.Int64, Default: "4194304", Job: true, Unit: "bytes", Check: int64AtLeast(0),
+			Description: "most announced bytes of the segments of one batched fetch request (a larger segment goes alone); 0 means no bound"},
+	)
+}
+
+func intRange(lo, hi int) func(any) error {
+	return func(v any) error {
+		n, ok := v.(int)
+		if !ok || n < lo || n > hi {
+			return fmt.Errorf("want an integer from %d to %d", lo, hi)
+		}
+		return nil
+	}
+}
+
+func int64AtLeast(lo int64) func(any) error {
+	return func(v any) error {
+		n, ok := v.(int64)
+		if !ok || n < lo {
+			return fmt.Errorf("want an integer >= %d", lo)
+		}
+		return nil
+	}
+}

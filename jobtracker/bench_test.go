@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"gomr/mrpb"
+	"gomr/partitions"
 )
 
 // The cost of a heartbeat and of a job-status call against the size of
@@ -64,4 +65,23 @@ func newBenchJT(b testing.TB, maps int) (*JobTracker, string) {
 	}
 	jt.unlock()
 	return jt, id
+}
+
+// BenchmarkPickTask is the choice of a task for a free slot in a job of
+// 100,000 maps, half of them done, on a tracker no split is local to (the
+// common case on a large cluster): the scan starts at the first pending
+// task and stops at the first the tracker may run.
+func BenchmarkPickTask(b *testing.B) {
+	jt, id := newBenchJT(b, 100000)
+	jt.mu.Lock()
+	defer jt.unlock()
+	j := jt.jobs[id]
+	t := &trackerState{name: "far", host: "far", mapSlots: 2}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if tk := jt.pickTaskLocked(j, partitions.Map, t); tk == nil || tk.index != 50000 {
+			b.Fatalf("picked %v, want map 50000", tk)
+		}
+	}
 }

@@ -127,7 +127,7 @@ func (jt *JobTracker) attemptCheckpointedLocked(a *attempt, cs *mrpb.CheckpointS
 	if j.done() || t.state == taskSucceeded {
 		return
 	}
-	t.image = img
+	t.setImage(img)
 	if len(t.running()) > 0 {
 		return // another attempt runs on; the image waits in case it ends
 	}
@@ -196,7 +196,7 @@ func (jt *JobTracker) restoreSourceLocked(tk *task, a *attempt, launch *mrpb.Lau
 	if img == nil {
 		return
 	}
-	tk.image = nil
+	tk.setImage(nil)
 	home := jt.trackers[img.tracker]
 	if home == nil {
 		return // lost with its tracker (imagesLostLocked); afresh
@@ -216,7 +216,7 @@ func (jt *JobTracker) restoreHereLocked(tk *task, t *trackerState) (here, ok boo
 	img := tk.image
 	home := jt.trackers[img.tracker]
 	if home == nil {
-		tk.image = nil
+		tk.setImage(nil)
 		return false, true
 	}
 	if t.name == img.tracker {
@@ -266,7 +266,7 @@ func (jt *JobTracker) imagesLostLocked(tracker string) {
 					jt.log.Warn("checkpoint image lost with its tracker; the task runs again from scratch",
 						"task", tk.id(), "image", tk.image.attempt, "tracker", tracker)
 					jt.prom.preemptRestores.WithLabelValues("lost").Inc()
-					tk.image = nil
+					tk.setImage(nil)
 				}
 			}
 		}
@@ -299,4 +299,17 @@ func (jt *JobTracker) observeCROpLocked(tracker string, op preempt.Op, bytes, ms
 	if err := jt.driver.Planner().Observe(tracker, op, bytes, time.Duration(ms)*time.Millisecond); err != nil {
 		jt.log.Warn("checkpoint measurement not used", "tracker", tracker, "error", err)
 	}
+}
+
+// setImage sets or clears the image the task resumes from, keeping the
+// job's count of tasks with one (pickTaskLocked stops early without any).
+func (t *task) setImage(img *taskImage) {
+	if (t.image == nil) != (img == nil) {
+		if img != nil {
+			t.job.images++
+		} else {
+			t.job.images--
+		}
+	}
+	t.image = img
 }

@@ -181,6 +181,9 @@ func (t *task) to(s taskState) error {
 // a map, to the pending maps of each host of its split).
 func (j *job) pendingChanged(t *task, d int) {
 	j.pending[t.typ] += d
+	if d > 0 && t.index < j.pendingFrom[t.typ] {
+		j.pendingFrom[t.typ] = t.index
+	}
 	if t.typ != partitions.Map || t.index >= len(j.splits) || j.localPending == nil {
 		return
 	}

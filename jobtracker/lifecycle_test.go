@@ -38,10 +38,16 @@ func noIllegalTransitions(t testing.TB, jt *JobTracker) {
 func viewCountsMatch(j *job) error {
 	var pending, live [2]int
 	local := map[string]int{}
-	waiting := 0
+	waiting, images := 0, 0
 	for _, ts := range [][]*task{j.maps, j.reduces} {
 		for _, tk := range ts {
+			if tk.image != nil {
+				images++
+			}
 			if tk.state == taskPending {
+				if tk.index < j.pendingFrom[tk.typ] {
+					return fmt.Errorf("job %s: task %s is pending below the scan's start %d", j.id, tk.id(), j.pendingFrom[tk.typ])
+				}
 				pending[tk.typ]++
 				if tk.typ == partitions.Map {
 					for _, h := range j.splits[tk.index].Hosts {
@@ -57,6 +63,9 @@ func viewCountsMatch(j *job) error {
 				}
 			}
 		}
+	}
+	if images != j.images {
+		return fmt.Errorf("job %s: %d tasks hold a checkpoint image, counted %d", j.id, images, j.images)
 	}
 	if pending != j.pending || live != j.live || !maps.Equal(local, j.localPending) || waiting != len(j.specWaiting) {
 		return fmt.Errorf("job %s: counted pending %v live %v local %v waiting %d; kept pending %v live %v local %v waiting %d",

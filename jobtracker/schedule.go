@@ -182,10 +182,22 @@ func attemptKey(a *attempt) sched.Attempt {
 func (jt *JobTracker) pickTaskLocked(j *job, typ partitions.TaskType, t *trackerState) *task {
 	var best *task
 	bestScore := math.MaxInt
-	for _, tk := range j.tasks(typ) {
+	ts := j.tasks(typ)
+	from := min(j.pendingFrom[typ], len(ts))
+	// No task before the first pending one is pending: the next scan
+	// starts there (pendingChanged lowers it when a task is pending again).
+	first := len(ts)
+	defer func() { j.pendingFrom[typ] = first }()
+	floor := 0
+	if typ == partitions.Map && j.localPending != nil && j.localPending[t.host] == 0 {
+		floor = 1
+	}
+	for i := from; i < len(ts); i++ {
+		tk := ts[i]
 		if tk.state != taskPending {
 			continue
 		}
+		first = min(first, i)
 		score := 0
 		if tk.image != nil {
 			// A preempted task resumes from its image where the resume
@@ -209,6 +221,13 @@ func (jt *JobTracker) pickTaskLocked(j *job, typ partitions.TaskType, t *tracker
 		}
 		if score < bestScore {
 			best, bestScore = tk, score
+		}
+		// Nothing scores below 0 but a task resuming on its image's
+		// tracker, nor below 1 a map when no pending map is local to
+		// this host: without images, the first task of the floor score
+		// is the pick.
+		if bestScore <= floor && j.images == 0 {
+			break
 		}
 	}
 	return best

@@ -76,8 +76,13 @@ type job struct {
 	// the job has: tasks pending and attempts live, by type; pending maps
 	// by host of their split; tasks whose speculative attempt waits for a
 	// slot; the job's pool and deadline and its input bytes.
-	pending, live  [2]int
-	localPending   map[string]int
+	pending, live [2]int
+	localPending  map[string]int
+	// pendingFrom is, per task type, an index below which no task is
+	// pending (pickTaskLocked's scan starts there); images counts the
+	// tasks holding a checkpoint image to resume from.
+	pendingFrom    [2]int
+	images         int
 	specWaiting    map[*task]bool
 	viewPool       string
 	viewDeadline   time.Time

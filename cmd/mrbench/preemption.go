@@ -200,10 +200,10 @@ func (b *preemptBench) workload(exp, mech string) (jobs []preemptJob, trackers, 
 		}
 		return jobs, 2, 2, defines
 	default: // contention
-		// One tracker of 10 map slots. A long split-safe job of 30 maps;
+		// One tracker of 10 map slots. A long split-safe job of 20 maps;
 		// every 12 s a periodic job of 8 short maps in a pool entitled to
 		// 8 slots (80%), with a 1 s minimum-share timeout.
-		jobs = append(jobs, preemptJob{name: "long", class: "long", pool: "long", maps: 30, mapBytes: 4 << 20, splitSafe: true})
+		jobs = append(jobs, preemptJob{name: "long", class: "long", pool: "long", maps: 20, mapBytes: 4 << 20, splitSafe: true})
 		for i := range 4 {
 			jobs = append(jobs, preemptJob{name: fmt.Sprintf("periodic%d", i), class: "periodic", pool: "periodic",
 				at: 3*time.Second + time.Duration(i)*12*time.Second, maps: 8, mapBytes: 1 << 20, splitSafe: true})
@@ -237,7 +237,6 @@ func (b *preemptBench) run(exp, mech string) (*preemptRun, error) {
 		want map[string]*int64
 	}
 	var subs []*submitted
-	start := time.Now()
 	for _, j := range jobs {
 		in := filepath.Join(dir, "in-"+j.name)
 		if err := os.MkdirAll(in, 0o755); err != nil {
@@ -257,6 +256,7 @@ func (b *preemptBench) run(exp, mech string) (*preemptRun, error) {
 		}
 		subs = append(subs, &submitted{job: j, out: filepath.Join(dir, "out-"+j.name), want: want})
 	}
+	start := time.Now() // the inputs are written: the workload's clock starts
 	for _, s := range subs {
 		if d := time.Until(start.Add(s.job.at)); d > 0 {
 			time.Sleep(d)

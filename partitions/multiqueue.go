@@ -110,13 +110,19 @@ type MultiQueue struct {
 }
 
 type mqJob struct {
-	id        string
-	seq       int
-	arrival   time.Time
-	entered   time.Time
-	queue     int
-	partial   []time.Duration
-	service   time.Duration
+	id      string
+	seq     int
+	arrival time.Time
+	entered time.Time
+	queue   int
+	partial []time.Duration
+	service time.Duration
+	// work is the service without the time reduces held their slots
+	// waiting for the job's map stage to end (a reduce's work counts from
+	// the later of its start and the last map's end): the size SITA's
+	// regression and COMP's comparison learn from.
+	work      time.Duration
+	lastMap   time.Time
 	input     int64
 	estimate  time.Duration
 	predicted time.Duration
@@ -250,9 +256,9 @@ func (p *MultiQueue) Observe(ev Event) {
 			return
 		}
 		if p.dispatch != feedback {
-			p.fit.add(j.input, j.service)
+			p.fit.add(j.input, j.work)
 			if p.k > 1 {
-				p.history = append(p.history, j.service)
+				p.history = append(p.history, j.work)
 				if len(p.history) > p.k-1 {
 					p.history = p.history[len(p.history)-(p.k-1):]
 				}
@@ -297,6 +303,7 @@ func (p *MultiQueue) Observe(ev Event) {
 		}
 		j.partial[q] += ev.Duration
 		j.service += ev.Duration
+		j.work += taskWork(j, ev)
 		switch {
 		case p.dynamic:
 			for k := 0; k < p.k-1; k++ {
@@ -308,6 +315,26 @@ func (p *MultiQueue) Observe(ev Event) {
 			}
 		}
 	}
+}
+
+// taskWork is a finished task's work for the size estimates: a map's
+// running time, and a reduce's running time since the later of its start
+// and its job's last map end, as a reduce launched at slow-start holds its
+// slot without working until the map stage ends.
+func taskWork(j *mqJob, ev Event) time.Duration {
+	if ev.Kind != TaskFinished {
+		return ev.Duration
+	}
+	if ev.Type == Map {
+		if ev.Time.After(j.lastMap) {
+			j.lastMap = ev.Time
+		}
+		return ev.Duration
+	}
+	if j.lastMap.IsZero() {
+		return ev.Duration
+	}
+	return max(min(ev.Duration, ev.Time.Sub(j.lastMap)), 0)
 }
 
 func (p *MultiQueue) admit(v *JobView, now time.Time) *mqJob {

@@ -264,6 +264,35 @@ func TestSITARegression(t *testing.T) {
 	}
 }
 
+// TestSITARegressionLearnsWork: a reduce launched at slow-start holds its
+// slot through the map stage; the size SITA learns counts the reduce from
+// the map stage's end, not from its launch.
+func TestSITARegressionLearnsWork(t *testing.T) {
+	h := newHarness(t, "sita", map[string]string{
+		"scheduler.sita.cutoffs": "1000s",
+		"scheduler.sita.min-fit": "2",
+	}, 10, 2)
+	for i, in := range []int64{100000, 1000000} {
+		id := string(rune('p' + i))
+		size := float64(in) / 1000 // the map's 90% and the reduce's 10%
+		h.Submit(JobView{ID: id, Maps: 1, Reduces: 1, InputBytes: in})
+		h.Start(id, Map)
+		h.Start(id, Reduce) // at slow-start, with the map
+		h.Advance(0.9 * size)
+		h.Finish(id, Map, secs(0.9*size))
+		h.Advance(0.1 * size)
+		// the reduce held its slot for the whole job: size, of which 0.9 waiting
+		h.Finish(id, Reduce, secs(size))
+		h.End(id)
+	}
+	// sizes 100 s and 1000 s learnt (1.9 times that if the wait counted):
+	// 600 s predicted stays below the cutoff
+	h.Submit(JobView{ID: "y", Maps: 1, InputBytes: 600000})
+	if q, _ := h.Policy().(*MultiQueue).QueueOf("y"); q != 0 {
+		t.Errorf("y (600 s of work) in queue %d, want 0: the regression counted the reduce's wait", q)
+	}
+}
+
 func TestCOMP(t *testing.T) {
 	h := newHarness(t, "comp", map[string]string{"scheduler.comp.queues": "3", "scheduler.comp.predictor": "oracle"}, 4, 2)
 	// no history yet: queue 1

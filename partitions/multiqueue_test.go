@@ -75,10 +75,12 @@ func TestTyrexPartialEqualToTimerStays(t *testing.T) {
 }
 
 func TestTyrexDynamic(t *testing.T) {
-	pos := map[string]string{"scheduler.tyrex.dynamic-sample": "positive"}
-	queue := map[string]string{"scheduler.tyrex.dynamic-sample": "queue"}
+	// the readings with the timer mode check (jobs move only when a cutoff
+	// is computed) unless a case sets sticky
+	pos := map[string]string{"scheduler.tyrex.dynamic-sample": "positive", "scheduler.tyrex.dynamic-timer": "check"}
+	queue := map[string]string{"scheduler.tyrex.dynamic-sample": "queue", "scheduler.tyrex.dynamic-timer": "check"}
 	with := func(kv ...string) map[string]string {
-		m := map[string]string{}
+		m := map[string]string{"scheduler.tyrex.dynamic-timer": "check"}
 		for i := 0; i+1 < len(kv); i += 2 {
 			m[kv[i]] = kv[i+1]
 		}

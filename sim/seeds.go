@@ -189,7 +189,8 @@ type SeedExperiment struct {
 // SeedReport is the result of a SeedExperiment: per policy, every metric
 // over the seeds.
 type SeedReport struct {
-	Workload    string            `json:"workload"`
+	Workload string `json:"workload"`
+	// Description is the workload's, generated with the first seed.
 	Description string            `json:"description"`
 	Seeds       string            `json:"seeds"`
 	Policies    []PolicySeedStats `json:"policies"`
@@ -343,7 +344,8 @@ func (rep *SeedReport) WriteJSON(w io.Writer) error {
 func (rep *SeedReport) WriteTable(w io.Writer) error {
 	fmt.Fprintf(w, "workload %s, seeds %s: mean ± half-width of the 95%% confidence interval (Student t)\n", rep.Workload, rep.Seeds)
 	if rep.Description != "" {
-		fmt.Fprintf(w, "(seed %s) %s\n", strings.SplitN(rep.Seeds, "-", 2)[0], rep.Description)
+		first, _, _ := strings.Cut(strings.SplitN(rep.Seeds, ",", 2)[0], "-")
+		fmt.Fprintf(w, "(seed %s) %s\n", first, rep.Description)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	names := map[string]bool{}

@@ -36,7 +36,8 @@ test: lint criu chromium
 # make sim-check: mr sim --check on SIM_SEEDS (docs/policies.md): each claim of
 # sim/testdata/claims.tsv, the sources' numbers with their sections, as
 # reproduced or not with its margin. Seeds 11-30 were not used to tune any
-# default. Takes about 15 minutes of CPU; SIM_CHECK_STRICT=1 fails on a miss.
+# default. About 30 minutes on two busy cores (thesis-fb is most of it);
+# SIM_CHECK_STRICT=1 fails on a miss.
 SIM_SEEDS ?= 11-30
 sim-check: build
 	$(BIN) sim --check --seeds $(SIM_SEEDS) $(if $(SIM_CHECK_STRICT),--strict)

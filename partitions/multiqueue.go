@@ -32,7 +32,7 @@ var multiQueueKeys = []conf.Key{
 	{Name: "scheduler.tyrex.min-sample", Type: conf.Int, Default: "2", Description: "DynamicTAGS: fewest jobs in the CV^2 test (with dynamic-sample queue: jobs of the partition; else jobs of the sample)", Valid: "an integer >= 2"},
 	{Name: "scheduler.tyrex.dynamic-sample", Type: conf.String, Default: "recent", Description: "DynamicTAGS sample: recent (the partial sizes > 0 of the jobs in the partition plus those there of the latest dynamic-window jobs that left it, finished or moved on; test and cutoff over them), queue (CV^2 test over every job of the partition, waiting ones at 0; cutoff over the partial sizes > 0, down to 0+), positive (test and cutoff over the jobs in the partition with a partial size > 0) or all (both over every job in the partition, zeros included)", Check: conf.OneOf("recent", "queue", "positive", "all")},
 	{Name: "scheduler.tyrex.dynamic-window", Type: conf.Int, Default: "100", Description: "DynamicTAGS recent sample: how many of the latest jobs to leave a partition (finished there or moved on) count with their partial size there, besides the jobs in it", Valid: "an integer >= 1"},
-	{Name: "scheduler.tyrex.dynamic-timer", Type: conf.String, Default: "check", Description: "DynamicTAGS: check (jobs move only when a cutoff is computed, thesis §4.4.4) or sticky (the latest cutoff stays the partition's timer until the next one)", Check: conf.OneOf("check", "sticky")},
+	{Name: "scheduler.tyrex.dynamic-timer", Type: conf.String, Default: "sticky", Description: "DynamicTAGS: sticky (the latest cutoff stays the partition's timer until the next one: the thesis' timer is 'always set to some value', §4.6.3; the default since a re-sweep on seeds 1-10, docs/policies.md) or check (jobs move only when a cutoff is computed, §4.4.4)", Check: conf.OneOf("check", "sticky")},
 	{Name: "scheduler.tyrex.fallback-timer", Type: conf.Duration, Default: "0s", Description: "DynamicTAGS safety net: migrate a job whose partial size passes this even without a dynamic timer; 0 = never (faithful)", Valid: "a duration >= 0"},
 
 	{Name: "scheduler.fbq.limits", Type: conf.String, Default: "12000s", Description: "FBQ service limits of queues 1..K-1; K = count+1", Check: durationList, Valid: "comma-separated durations: at least one positive duration; increasing when cumulative"},
@@ -110,13 +110,19 @@ type MultiQueue struct {
 }
 
 type mqJob struct {
-	id        string
-	seq       int
-	arrival   time.Time
-	entered   time.Time
-	queue     int
-	partial   []time.Duration
-	service   time.Duration
+	id      string
+	seq     int
+	arrival time.Time
+	entered time.Time
+	queue   int
+	partial []time.Duration
+	service time.Duration
+	// work is the service without the time reduces held their slots
+	// waiting for the job's map stage to end (a reduce's work counts from
+	// the later of its start and the last map's end): the size SITA's
+	// regression and COMP's comparison learn from.
+	work      time.Duration
+	lastMap   time.Time
 	input     int64
 	estimate  time.Duration
 	predicted time.Duration
@@ -250,9 +256,9 @@ func (p *MultiQueue) Observe(ev Event) {
 			return
 		}
 		if p.dispatch != feedback {
-			p.fit.add(j.input, j.service)
+			p.fit.add(j.input, j.work)
 			if p.k > 1 {
-				p.history = append(p.history, j.service)
+				p.history = append(p.history, j.work)
 				if len(p.history) > p.k-1 {
 					p.history = p.history[len(p.history)-(p.k-1):]
 				}
@@ -297,6 +303,7 @@ func (p *MultiQueue) Observe(ev Event) {
 		}
 		j.partial[q] += ev.Duration
 		j.service += ev.Duration
+		j.work += taskWork(j, ev)
 		switch {
 		case p.dynamic:
 			for k := 0; k < p.k-1; k++ {
@@ -308,6 +315,26 @@ func (p *MultiQueue) Observe(ev Event) {
 			}
 		}
 	}
+}
+
+// taskWork is a finished task's work for the size estimates: a map's
+// running time, and a reduce's running time since the later of its start
+// and its job's last map end, as a reduce launched at slow-start holds its
+// slot without working until the map stage ends.
+func taskWork(j *mqJob, ev Event) time.Duration {
+	if ev.Kind != TaskFinished {
+		return ev.Duration
+	}
+	if ev.Type == Map {
+		if ev.Time.After(j.lastMap) {
+			j.lastMap = ev.Time
+		}
+		return ev.Duration
+	}
+	if j.lastMap.IsZero() {
+		return ev.Duration
+	}
+	return max(min(ev.Duration, ev.Time.Sub(j.lastMap)), 0)
 }
 
 func (p *MultiQueue) admit(v *JobView, now time.Time) *mqJob {

@@ -75,10 +75,12 @@ func TestTyrexPartialEqualToTimerStays(t *testing.T) {
 }
 
 func TestTyrexDynamic(t *testing.T) {
-	pos := map[string]string{"scheduler.tyrex.dynamic-sample": "positive"}
-	queue := map[string]string{"scheduler.tyrex.dynamic-sample": "queue"}
+	// the readings with the timer mode check (jobs move only when a cutoff
+	// is computed) unless a case sets sticky
+	pos := map[string]string{"scheduler.tyrex.dynamic-sample": "positive", "scheduler.tyrex.dynamic-timer": "check"}
+	queue := map[string]string{"scheduler.tyrex.dynamic-sample": "queue", "scheduler.tyrex.dynamic-timer": "check"}
 	with := func(kv ...string) map[string]string {
-		m := map[string]string{}
+		m := map[string]string{"scheduler.tyrex.dynamic-timer": "check"}
 		for i := 0; i+1 < len(kv); i += 2 {
 			m[kv[i]] = kv[i+1]
 		}
@@ -261,6 +263,35 @@ func TestSITARegression(t *testing.T) {
 	}
 	if q, _ := mq.QueueOf("y"); q != 0 {
 		t.Errorf("y in queue %d, want 0", q)
+	}
+}
+
+// TestSITARegressionLearnsWork: a reduce launched at slow-start holds its
+// slot through the map stage; the size SITA learns counts the reduce from
+// the map stage's end, not from its launch.
+func TestSITARegressionLearnsWork(t *testing.T) {
+	h := newHarness(t, "sita", map[string]string{
+		"scheduler.sita.cutoffs": "1000s",
+		"scheduler.sita.min-fit": "2",
+	}, 10, 2)
+	for i, in := range []int64{100000, 1000000} {
+		id := string(rune('p' + i))
+		size := float64(in) / 1000 // the map's 90% and the reduce's 10%
+		h.Submit(JobView{ID: id, Maps: 1, Reduces: 1, InputBytes: in})
+		h.Start(id, Map)
+		h.Start(id, Reduce) // at slow-start, with the map
+		h.Advance(0.9 * size)
+		h.Finish(id, Map, secs(0.9*size))
+		h.Advance(0.1 * size)
+		// the reduce held its slot for the whole job: size, of which 0.9 waiting
+		h.Finish(id, Reduce, secs(size))
+		h.End(id)
+	}
+	// sizes 100 s and 1000 s learnt (1.9 times that if the wait counted):
+	// 600 s predicted stays below the cutoff
+	h.Submit(JobView{ID: "y", Maps: 1, InputBytes: 600000})
+	if q, _ := h.Policy().(*MultiQueue).QueueOf("y"); q != 0 {
+		t.Errorf("y (600 s of work) in queue %d, want 0: the regression counted the reduce's wait", q)
 	}
 }
 

@@ -20,7 +20,7 @@ import (
 
 // Usage is the synopsis of `mr sim`, and Short its one-line description.
 const (
-	Usage = "mr sim --policy P [--compare P1,P2,...] --workload W [--seed S] [--speculation none|fresh|clone | --compare-speculation] [--json] [--svg FILE] [flags]"
+	Usage = "mr sim --policy P [--compare P1,P2,...] --workload W [--seed S | --seeds 1-20] [--check [--only ID,...] [--strict]] [--speculation none|fresh|clone | --compare-speculation] [--json] [--svg FILE] [flags]"
 	Short = "Run scheduling policies on a simulated cluster (the same policy code the JobTracker runs)"
 )
 
@@ -84,6 +84,12 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	traceOut := fs.String("write-trace", "", "write the workload as a trace file (JSON lines) to this path")
 	knowledge := fs.String("knowledge", "", "what policies are told of a job at submission: history (the profile of earlier runs of jobs with its name, as the JobTracker builds it from its history, and the size it predicts), oracle (the job's own true profile and size) or none (default: the workload's; the deadline workloads: oracle, others: history)")
 	details := fs.String("details", "", "write every metric of every policy as JSON to this file")
+	seedList := fs.String("seeds", "", "run every policy on each of these seeds (ranges and lists: 1-20, 1,3,5) and print each metric's mean and 95% confidence interval (with --json: per seed too)")
+	parallel := fs.Int("parallel", 0, "simulations run at once with --seeds or --check (0: GOMAXPROCS)")
+	check := fs.Bool("check", false, "compare the simulator with the sources' reference numbers (--claims) on --seeds (default "+DefaultCheckSeeds+") and print per claim reproduced or not, with the margin")
+	claimsFile := fs.String("claims", "", "claims file for --check (default: the built-in sim/testdata/claims.tsv)")
+	claimsOnly := fs.String("only", "", "with --check: only the claims whose id starts with one of these comma-separated prefixes")
+	strict := fs.Bool("strict", false, "with --check: exit non-zero when a claim is not reproduced")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return nil
@@ -108,6 +114,40 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if p = strings.TrimSpace(p); p != "" && !contains(policies, p) {
 			policies = append(policies, p)
 		}
+	}
+	if *check {
+		seeds := DefaultCheckSeeds
+		if *seedList != "" {
+			seeds = *seedList
+		}
+		ss, err := ParseSeeds(seeds)
+		if err != nil {
+			return fmt.Errorf("sim: --seeds: %w", err)
+		}
+		claims, err := LoadClaims(*claimsFile)
+		if err != nil {
+			return fmt.Errorf("sim: --check: %w", err)
+		}
+		claims = FilterClaims(claims, *claimsOnly)
+		if len(claims) == 0 {
+			return fmt.Errorf("sim: --check: no claim matches --only %q", *claimsOnly)
+		}
+		outcomes, err := CheckClaims(ctx, claims, ss, *parallel, stderr)
+		if err != nil {
+			return fmt.Errorf("sim: --check: %w", err)
+		}
+		if *asJSON {
+			err = WriteCheckJSON(stdout, ss, outcomes)
+		} else {
+			err = WriteCheckTable(stdout, ss, outcomes)
+		}
+		if err != nil {
+			return fmt.Errorf("sim: %w", err)
+		}
+		if n := notReproduced(outcomes); n > 0 && *strict {
+			return fmt.Errorf("sim: --check: %d of %d claims not reproduced", n, len(outcomes))
+		}
+		return nil
 	}
 	if len(policies) == 0 {
 		return errors.New("sim: name a policy with --policy or several with --compare")
@@ -152,7 +192,30 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	} else if !contains(SpeculationModes(), *specMode) {
 		return fmt.Errorf("sim: --speculation %q: want %s", *specMode, strings.Join(SpeculationModes(), ", "))
 	}
-	w, err := LoadWorkload(*workload, GenOptions{Seed: *seed, Jobs: *jobs, Load: *load, InterArrival: *interArrival})
+	gen := GenOptions{Seed: *seed, Jobs: *jobs, Load: *load, InterArrival: *interArrival}
+	if *seedList != "" {
+		ss, err := ParseSeeds(*seedList)
+		if err != nil {
+			return fmt.Errorf("sim: --seeds: %w", err)
+		}
+		if len(modes) > 1 || *svg != "" || *plots != "" || *jobsOut != "" || *details != "" || *traceOut != "" {
+			return errors.New("sim: --seeds prints aggregates only: --compare-speculation, --svg, --plots, --jobs-out, --details and --write-trace take one --seed")
+		}
+		start := time.Now()
+		rep, err := RunSeeds(ctx, SeedExperiment{Workload: *workload, Gen: gen, Policies: policies, Seeds: ss, Parallel: *parallel,
+			Options: Options{Conf: conf, Trackers: *trackers, MapSlots: *mapSlots, ReduceSlots: *reduceSlots,
+				Heartbeat: *heartbeat, HeartbeatMaps: *hbMaps, HeartbeatReduces: *hbReds, SetupTask: *setupTask, CleanupTask: *cleanupTask,
+				Slowstart: *slowstart, Knowledge: *knowledge, Speculation: Speculation{Mode: *specMode, Clone: clone}}})
+		if err != nil {
+			return fmt.Errorf("sim: %w", err)
+		}
+		fmt.Fprintf(stderr, "sim: %d policies × %d seeds on %s in %v\n", len(policies), len(ss), *workload, time.Since(start).Round(time.Millisecond))
+		if *asJSON {
+			return rep.WriteJSON(stdout)
+		}
+		return rep.WriteTable(stdout)
+	}
+	w, err := LoadWorkload(*workload, gen)
 	if err != nil {
 		return fmt.Errorf("sim: %w", err)
 	}

@@ -64,10 +64,18 @@ type DeadlineStats struct {
 	MissedPct           float64 `json:"missed_pct"`
 	MissedJobs          int     `json:"missed_jobs"`
 	MeanOverrunPct      float64 `json:"mean_overrun_pct"`
-	ExtraMapTasks       int64   `json:"extra_map_tasks"`
-	ExtraReduceTasks    int64   `json:"extra_reduce_tasks"`
-	KilledMapTasks      int64   `json:"killed_map_tasks"`
-	WastedSlotSeconds   float64 `json:"wasted_slot_s"`
+	// The robust forms beside the paper's sum, which a single job can
+	// dominate: RelativeExceededTrim1Pct is the sum without the largest 1%
+	// (rounded up) of the jobs' overruns; OverrunMedianPct the median
+	// overrun of a missed job.
+	RelativeExceededTrim1Pct float64 `json:"relative_exceeded_trim1_pct"`
+	OverrunMedianPct         float64 `json:"overrun_median_pct"`
+	// KillRatioPct is killed map tasks over extra (spare) map tasks, ×100.
+	KillRatioPct      float64 `json:"kill_ratio_pct"`
+	ExtraMapTasks     int64   `json:"extra_map_tasks"`
+	ExtraReduceTasks  int64   `json:"extra_reduce_tasks"`
+	KilledMapTasks    int64   `json:"killed_map_tasks"`
+	WastedSlotSeconds float64 `json:"wasted_slot_s"`
 }
 
 // TimerStats summarise the dynamic timers a policy computed.
@@ -301,6 +309,7 @@ func summarize(r *Result, anyDeadline bool) Summary {
 	if anyDeadline {
 		d := &DeadlineStats{ExtraMapTasks: r.ExtraMapTasks, ExtraReduceTasks: r.ExtraReduceTasks,
 			KilledMapTasks: r.KilledMapTasks, WastedSlotSeconds: r.WastedSlotSeconds}
+		var overruns []float64
 		for _, j := range r.Jobs {
 			if j.Deadline <= 0 {
 				continue
@@ -308,7 +317,9 @@ func summarize(r *Result, anyDeadline bool) Summary {
 			d.Jobs++
 			if j.Missed {
 				d.MissedJobs++
-				d.RelativeExceededPct += (j.Response - j.Deadline) / j.Deadline * 100
+				o := (j.Response - j.Deadline) / j.Deadline * 100
+				d.RelativeExceededPct += o
+				overruns = append(overruns, o)
 			}
 		}
 		if d.Jobs > 0 {
@@ -316,6 +327,15 @@ func summarize(r *Result, anyDeadline bool) Summary {
 		}
 		if d.MissedJobs > 0 {
 			d.MeanOverrunPct = d.RelativeExceededPct / float64(d.MissedJobs)
+			sort.Float64s(overruns)
+			d.OverrunMedianPct = Percentile(overruns, 50)
+			drop := int(math.Ceil(float64(d.Jobs) / 100))
+			for _, o := range overruns[:max(len(overruns)-drop, 0)] {
+				d.RelativeExceededTrim1Pct += o
+			}
+		}
+		if d.ExtraMapTasks > 0 {
+			d.KillRatioPct = float64(d.KilledMapTasks) / float64(d.ExtraMapTasks) * 100
 		}
 		s.Deadline = d
 	}
@@ -478,10 +498,13 @@ func WriteTable(w io.Writer, workload string, seed uint64, results []*Result) er
 		}
 		row("relative deadline exceeded [%]", func(r *Result) string { return f(d(r).RelativeExceededPct) })
 		row("missed deadlines [%]", func(r *Result) string { return f(d(r).MissedPct) })
+		row("relative exceeded without the top 1% of jobs [%]", func(r *Result) string { return f(d(r).RelativeExceededTrim1Pct) })
 		row("mean overrun of a missed job [%]", func(r *Result) string { return f(d(r).MeanOverrunPct) })
+		row("median overrun of a missed job [%]", func(r *Result) string { return f(d(r).OverrunMedianPct) })
 		row("extra map tasks", func(r *Result) string { return fmt.Sprint(d(r).ExtraMapTasks) })
 		row("extra reduce tasks", func(r *Result) string { return fmt.Sprint(d(r).ExtraReduceTasks) })
 		row("killed map tasks", func(r *Result) string { return fmt.Sprint(d(r).KilledMapTasks) })
+		row("kill ratio (killed / extra maps) [%]", func(r *Result) string { return f(d(r).KillRatioPct) })
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write table: %w", err)

@@ -155,6 +155,16 @@ func TestRecoveryKeepsCommittedReduces(t *testing.T) {
 		jt2, _ := newTestJTWith(t, dir, 0, now, nil)
 		if committed {
 			waitJob(t, jt2, id, StateSucceeded)
+			// The history is written, and the job's files removed from
+			// the system directory, after the job ends, without the lock.
+			jt2.mu.Lock()
+			done := jt2.jobs[id].historyDone
+			jt2.unlock()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the job's history was not written")
+			}
 			if data, err := os.ReadFile(filepath.Join(dir, "system", id+".events")); err == nil {
 				t.Fatalf("the event log outlived the job:\n%s", data)
 			}

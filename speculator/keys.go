@@ -42,6 +42,7 @@ const (
 	KeyStragglerMaxFactor   = "straggler.max-factor"
 	KeyStragglerSeed        = "straggler.seed"
 	KeyStragglerSpeculative = "straggler.speculative"
+	KeyStragglerTaskTypes   = "straggler.task-types"
 )
 
 // keys are the speculator's configuration keys (speculation switches and
@@ -81,6 +82,7 @@ var keys = []conf.Key{
 	{Name: KeyStragglerMaxFactor, Type: conf.Float, Default: "50", Description: "straggler injector: upper bound on k (a long tail of shape 10 would otherwise stall a task for ever)", Job: true, Valid: "a number from 0 to 1000000"},
 	{Name: KeyStragglerSeed, Type: conf.Int, Default: "1", Description: "straggler injector: seed of the draws (the same seed slows the same attempts)", Job: true},
 	{Name: KeyStragglerSpeculative, Type: conf.Bool, Default: "false", Description: "straggler injector: slow speculative attempts (fresh or cloned) too", Job: true},
+	{Name: KeyStragglerTaskTypes, Type: conf.String, Default: "map,reduce", Description: "straggler injector: the task types slowed (map, reduce or both, comma-separated)", Check: conf.OneOf("map,reduce", "reduce,map", "map", "reduce"), Job: true},
 }
 
 func init() {

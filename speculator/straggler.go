@@ -34,6 +34,9 @@ type Stragglers struct {
 	// Speculative slows speculative attempts too (by default they run at
 	// full speed, as the source's reproduction notes recommend).
 	Speculative bool
+	// SparesMaps and SparesReduces leave that task type alone
+	// (straggler.task-types).
+	SparesMaps, SparesReduces bool
 }
 
 // StragglersFromConfig reads the injector's keys from cfg (nil means the
@@ -50,6 +53,15 @@ func StragglersFromConfig(cfg Getter) (Stragglers, error) {
 		MaxFactor:   r.float(KeyStragglerMaxFactor, 0, 1e6),
 		Seed:        int64(r.integer(KeyStragglerSeed, math.MinInt)),
 		Speculative: r.boolean(KeyStragglerSpeculative),
+	}
+	switch types := r.raw(KeyStragglerTaskTypes); types {
+	case "map,reduce", "reduce,map":
+	case "map":
+		s.SparesReduces = true
+	case "reduce":
+		s.SparesMaps = true
+	default:
+		r.fail(KeyStragglerTaskTypes, types, "want map, reduce or map,reduce")
 	}
 	switch scope := r.raw(KeyStragglerScope); scope {
 	case "attempt":
@@ -70,6 +82,10 @@ func StragglersFromConfig(cfg Getter) (Stragglers, error) {
 // (1+k) times as long as it would. 0 means it is not slowed.
 func (s Stragglers) Factor(attemptID, tracker string, speculative bool) float64 {
 	if s.Fraction <= 0 || (speculative && !s.Speculative) {
+		return 0
+	}
+	switch t := taskTypeOf(attemptID); {
+	case t == "m" && s.SparesMaps, t == "r" && s.SparesReduces:
 		return 0
 	}
 	who := attemptID
@@ -117,4 +133,14 @@ func taskOf(attemptID string) string {
 		return attemptID
 	}
 	return parts[3] + "_" + parts[4]
+}
+
+// taskTypeOf is "m" or "r" for an attempt id attempt_<ident>_<n>_<m|r>_<task>_<k>,
+// "" for anything else.
+func taskTypeOf(attemptID string) string {
+	parts := strings.Split(attemptID, "_")
+	if len(parts) != 6 {
+		return ""
+	}
+	return parts[3]
 }

@@ -113,3 +113,30 @@ func TestStragglerFactors(t *testing.T) {
 		t.Fatal("map and reduce tasks of the same index are drawn alike")
 	}
 }
+
+// straggler.task-types leaves the other type's attempts alone; a bad value
+// is an error naming the key.
+func TestStragglerTaskTypes(t *testing.T) {
+	base := mapGetter{KeyStragglerFraction: "1", KeyStragglerShape: "0", KeyStragglerLocation: "1"}
+	for _, tc := range []struct {
+		types      string
+		mapK, redK bool
+	}{{"map,reduce", true, true}, {"map", true, false}, {"reduce", false, true}} {
+		cfg := mapGetter{KeyStragglerTaskTypes: tc.types}
+		for k, v := range base {
+			cfg[k] = v
+		}
+		s, err := StragglersFromConfig(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := s.Factor("attempt_1_0001_m_000003_0", "t1", false)
+		r := s.Factor("attempt_1_0001_r_000000_0", "t1", false)
+		if (m > 0) != tc.mapK || (r > 0) != tc.redK {
+			t.Errorf("%s: map k %v, reduce k %v", tc.types, m, r)
+		}
+	}
+	if _, err := StragglersFromConfig(mapGetter{KeyStragglerTaskTypes: "setup"}); err == nil || !strings.Contains(err.Error(), KeyStragglerTaskTypes) {
+		t.Errorf("bad task types: %v, want an error naming %s", err, KeyStragglerTaskTypes)
+	}
+}

@@ -273,6 +273,7 @@ func (b *preemptBench) run(exp, mech string) (*preemptRun, error) {
 				speculator.KeyStragglerShape:                    "0",
 				speculator.KeyStragglerLocation:                 strconv.FormatFloat(b.slow, 'f', -1, 64),
 				speculator.KeyStragglerMaxFactor:                "50",
+				speculator.KeyStragglerTaskTypes:                "map", // the experiments are about map slots
 				mr.KeySplitSafe:                                 strconv.FormatBool(j.splitSafe),
 			}}
 		if s.id, err = c.client.Submit(ctx, spec); err != nil {

@@ -121,6 +121,9 @@ func TestE2ECheckpointResume(t *testing.T) {
 		migrate bool
 	}{{"local", false}, {"remote", true}} {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.migrate {
+				skipUnderRace(t, "TestE2ECheckpointResume/local")
+			}
 			// The map runs on "slow" (the only map slot); "fast" has the
 			// reduces. In the remote case tracker "other" joins with a
 			// map slot once the map runs, and the task resumes there.
@@ -219,6 +222,7 @@ func TestE2ECheckpointResume(t *testing.T) {
 // attempt instead, and the task runs again from scratch: the job's output
 // is exact and nothing was checkpointed.
 func TestE2ECheckpointDumpFailsFallsBackToKill(t *testing.T) {
+	skipUnderRace(t, "TestE2ECheckpointResume/local and TestE2EMinEDFWCCheckpointPreemption")
 	path := criuPath(t)
 	t.Setenv(tasktracker.CloneFaultEnv, "dump")
 	c := startCluster(t, []trackerSpec{{"slow", 1, 0}, {"fast", 0, 2}},
@@ -250,6 +254,7 @@ func TestE2ECheckpointDumpFailsFallsBackToKill(t *testing.T) {
 // A checkpointed task whose image's tracker is lost before it is resumed
 // runs again from scratch on another tracker: the job's output is exact.
 func TestE2ECheckpointImageLost(t *testing.T) {
+	skipUnderRace(t, "TestE2ECheckpointResume/local and TestE2EMinEDFWCCheckpointPreemption")
 	path := criuPath(t)
 	// "slow" runs the map; "fast" has no map slot, so that the image (to
 	// be restored elsewhere: migrate) waits until "slow" is gone.
@@ -299,6 +304,7 @@ func TestE2ECheckpointImageLost(t *testing.T) {
 // (copied with the image and bound over the old path), commits, and the
 // output is byte for byte that of an undisturbed run.
 func TestE2ECheckpointReduce(t *testing.T) {
+	skipUnderRace(t, "TestE2ECheckpointResume/local and TestE2EMinEDFWCCheckpointPreemption")
 	path := criuPath(t)
 	c := startCluster(t, []trackerSpec{{"tt", 2, 2}}, "mapreduce.tasktracker.criu.path="+path)
 	in := t.TempDir()

@@ -326,3 +326,14 @@ func childPID(attemptID string) int {
 	}
 	return 0
 }
+
+// skipUnderRace skips a long end-to-end test in make test's race-built
+// run (its task children are race-built too, which makes it minutes long
+// there); the race detector covers the same daemon code in the tests
+// named by covered, which do run race-built.
+func skipUnderRace(t *testing.T, covered string) {
+	t.Helper()
+	if raceEnabled {
+		t.Skip("run without -race only (race-built children make it minutes long); the race-built run covers the same code with " + covered)
+	}
+}

@@ -178,6 +178,36 @@ func TestE2EWorkloadCompare(t *testing.T) {
 	if !strings.HasPrefix(string(csv), "trace,seed,policy,metric,real,sim\n") {
 		t.Errorf("metrics.csv starts %q", string(csv[:min(len(csv), 60)]))
 	}
+	if !strings.Contains(got, "simulator: heartbeat 300ms with out-of-band heartbeats") || !strings.Contains(got, "real costs median [ms]") {
+		t.Errorf("the table does not describe the simulator's model or the real run's costs:\n%s", got)
+	}
+
+	// --from simulates the saved runs again: the real figures are the
+	// same, read back from the report and the histories.
+	out2 := filepath.Join(dir, "ideal")
+	again, err := runMREnv(t, time.Minute, nil, "workload", "compare", "--from", out, "--ideal-sim", "--out", out2)
+	if err != nil {
+		t.Fatalf("mr workload compare --from: %v\n%s", err, again)
+	}
+	if !strings.Contains(again, "simulator: ideal cluster") {
+		t.Errorf("--ideal-sim: the table does not say the simulator's cluster is ideal:\n%s", again)
+	}
+	realOf := func(path string) []string {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cells []string
+		for _, line := range strings.Split(string(data), "\n") {
+			if f := strings.Split(line, ","); len(f) == 6 && !strings.Contains(f[3], "rel. error") {
+				cells = append(cells, f[2]+" "+f[3]+" "+f[4])
+			}
+		}
+		return cells
+	}
+	if a, b := realOf(filepath.Join(out, "metrics.csv")), realOf(filepath.Join(out2, "metrics.csv")); strings.Join(a, "\n") != strings.Join(b, "\n") || len(a) < 20 {
+		t.Errorf("the real figures read back differ from the run's:\n%v\n%v", a, b)
+	}
 }
 
 // TestE2EWorkloadReplayRefusesBadInput: a trace with an unknown field, a

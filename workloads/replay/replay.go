@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"gomr/apps"
+	"gomr/conf"
 	"gomr/jobtracker"
 	"gomr/jobtracker/jobhistory"
 	"gomr/mr"
@@ -578,12 +579,37 @@ func ResultOf(run *Run, policy string, trackers, mapSlots, reduceSlots int, slow
 	return r, nil
 }
 
+// SimModel is how the simulator models the real cluster: its heartbeat
+// period and the runtime's costs (sim.Overheads). The zero value is the
+// ideal cluster: slots offered the instant they free, tasks that cost
+// nothing beyond their durations.
+type SimModel struct {
+	Heartbeat time.Duration
+	Overheads sim.Overheads
+}
+
+// Configuration keys the model reads; the tasktracker package declares
+// them (conf/keys.go).
+const (
+	keyHeartbeat = "mapreduce.tasktracker.heartbeat.interval"
+	keyOutOfBand = "mapreduce.tasktracker.outofband.heartbeat"
+)
+
+// ModelOf is the simulator's model of a cluster run with cfg: its
+// heartbeat period, its out-of-band heartbeat setting, and the costs
+// measured on the runtime (sim.MeasuredOverheads).
+func ModelOf(cfg *conf.Config) SimModel {
+	o := sim.MeasuredOverheads
+	o.OutOfBand = cfg.Bool(keyOutOfBand)
+	return SimModel{Heartbeat: cfg.Duration(keyHeartbeat), Overheads: o}
+}
+
 // Simulate runs the simulator on the same workload, policy and cluster
-// shape as a real run: slots offered as soon as they free (the
-// TaskTrackers' out-of-band heartbeat), the cluster's reduce slow-start,
-// and what the JobTracker knows of a job (the history of earlier jobs of
-// its name in the run). Only scheduler.* keys of conf reach the policy.
-func Simulate(w *sim.Workload, policy string, conf map[string]string, trackers, mapSlots, reduceSlots int, slowstart float64) (*sim.Result, error) {
+// shape as a real run: the cluster's reduce slow-start, the model of its
+// heartbeats and costs, and what the JobTracker knows of a job (the
+// history of earlier jobs of its name in the run). Only scheduler.* keys
+// of conf reach the policy.
+func Simulate(w *sim.Workload, policy string, conf map[string]string, trackers, mapSlots, reduceSlots int, slowstart float64, m SimModel) (*sim.Result, error) {
 	pc := map[string]string{}
 	for k, v := range conf {
 		if strings.HasPrefix(k, "scheduler.") && k != "scheduler.policy" {
@@ -591,7 +617,7 @@ func Simulate(w *sim.Workload, policy string, conf map[string]string, trackers, 
 		}
 	}
 	r, err := sim.Run(w, sim.Options{Policy: policy, Conf: pc, Trackers: trackers, MapSlots: mapSlots, ReduceSlots: reduceSlots,
-		Slowstart: slowstart, Knowledge: sim.KnowHistory})
+		Slowstart: slowstart, Knowledge: sim.KnowHistory, Heartbeat: m.Heartbeat, Overheads: m.Overheads})
 	if err != nil {
 		return nil, err
 	}

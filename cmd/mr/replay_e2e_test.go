@@ -256,9 +256,9 @@ func TestE2EWorkloadReplayOnJobTracker(t *testing.T) {
 	if err != nil {
 		t.Fatalf("mr workload replay: %v\n%s", err, got)
 	}
-	if !strings.Contains(got, "4 jobs done") || !regexp.MustCompile(`(?m)^\s*policy\s+remote\s*$`).MatchString(got) ||
-		!strings.Contains(got, "the policy of the JobTracker at "+c.jtAddr) {
-		t.Errorf("output lacks the end of the replay, the JobTracker's address or the table of the remote policy:\n%s", got)
+	if !strings.Contains(got, "4 jobs done") || !regexp.MustCompile(`(?m)^\s*policy\s+fair\s*$`).MatchString(got) ||
+		!strings.Contains(got, "policy fair of the JobTracker at "+c.jtAddr) {
+		t.Errorf("output lacks the end of the replay, the JobTracker's address or the table of its policy (fair, asked of it):\n%s", got)
 	}
 	data, err := os.ReadFile(hist)
 	if err != nil {

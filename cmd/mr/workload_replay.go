@@ -13,6 +13,7 @@ import (
 
 	"gomr/conf"
 	"gomr/jobtracker"
+	"gomr/mrpb"
 	"gomr/partitions"
 	"gomr/sim"
 	"gomr/workloads/replay"
@@ -138,18 +139,20 @@ func newWorkloadReplayCmd() *cobra.Command {
 			defer cancel()
 			stderr := cmd.ErrOrStderr()
 			var client *jobtracker.Client
+			var remotePolicy string
 			trackers, mapSlots, reduceSlots := f.trackers, f.trackers*f.mapSlots, f.trackers*f.reduceSlots
 			if jt != "" {
 				if client, err = jobtracker.Dial(jt, cfg); err != nil {
 					return err
 				}
 				defer client.Close()
-				ts, err := client.Trackers(ctx)
+				resp, err := client.RPC().ListTrackers(ctx, &mrpb.ListTrackersRequest{})
 				if err != nil {
-					return err
+					return fmt.Errorf("asking the JobTracker at %s for its trackers and policy: %w", jt, err)
 				}
-				trackers, mapSlots, reduceSlots = len(ts), 0, 0
-				for _, t := range ts {
+				remotePolicy = resp.Policy
+				trackers, mapSlots, reduceSlots = len(resp.Trackers), 0, 0
+				for _, t := range resp.Trackers {
 					mapSlots += int(t.MapSlots)
 					reduceSlots += int(t.ReduceSlots)
 				}
@@ -163,9 +166,12 @@ func newWorkloadReplayCmd() *cobra.Command {
 			}
 			label, policyText := cfg.String("scheduler.policy"), "policy "+cfg.String("scheduler.policy")
 			if jt != "" {
-				// The JobTracker's policy is in its own configuration, which
-				// no RPC reports.
-				label, policyText = "remote", "the policy of the JobTracker at "+jt
+				// The JobTracker's policy is its own configuration's, which
+				// its ListTrackers reply names (empty from an older one).
+				label, policyText = remotePolicy, "policy "+remotePolicy+" of the JobTracker at "+jt
+				if remotePolicy == "" {
+					label, policyText = "remote", "the policy of the JobTracker at "+jt
+				}
 			}
 			fmt.Fprintf(stderr, "replay: %s, %d jobs, %s\n", w.Description, len(w.Jobs), policyText)
 			run, runErr := replay.Replay(ctx, client, w, f.options(stderr))

@@ -20,6 +20,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"gomr/apps"
@@ -93,7 +94,14 @@ func Load(name string, seed uint64) (*sim.Workload, error) {
 		return nil, fmt.Errorf("trace %q is neither a built-in mix (%s), a simulator workload (%s) nor a readable file: %w",
 			name, strings.Join(MixNames(), ", "), strings.Join(sim.WorkloadNames(), ", "), err)
 	}
-	return sim.LoadWorkload(name, sim.GenOptions{Seed: seed})
+	w, err := sim.LoadWorkload(name, sim.GenOptions{Seed: seed})
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckApps(w, name); err != nil {
+		return nil, err
+	}
+	return w, nil
 }
 
 func isSimBuiltin(name string) bool {
@@ -285,6 +293,9 @@ type JobRun struct {
 	// History is its job history; Counters its final counters.
 	History  *jobhistory.Record
 	Counters mr.CounterSet
+	// AppJobs are the ids of the jobs of an entry that names an app (ID
+	// is the first); History is then theirs together (apps.go).
+	AppJobs []string
 }
 
 // Run is a replayed workload: the trace, when it started (the trace's
@@ -330,14 +341,28 @@ func Replay(ctx context.Context, client *jobtracker.Client, w *sim.Workload, o O
 		defer os.RemoveAll(tmp)
 		out = tmp
 	}
+	if err := CheckApps(w, w.Name); err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
+	}
 	stamp := time.Now().Format("20060102-150405.000")
 	specs := make([]*mr.JobSpec, len(w.Jobs))
+	outputs := make([]string, len(w.Jobs))
 	for i := range w.Jobs {
-		spec, err := Spec(&w.Jobs[i], filepath.Join(out, fmt.Sprintf("%s-%s-%d", stamp, safeName(w.Jobs[i].ID), i)), o)
+		outputs[i] = filepath.Join(out, fmt.Sprintf("%s-%s-%d", stamp, safeName(w.Jobs[i].ID), i))
+		if w.Jobs[i].App != "" {
+			continue
+		}
+		spec, err := Spec(&w.Jobs[i], outputs[i], o)
 		if err != nil {
 			return nil, fmt.Errorf("replay: %w", err)
 		}
 		specs[i] = spec
+	}
+	// The inputs of the entries that run an app are made first; the
+	// replay's clock starts after.
+	inputs, err := prepareApps(ctx, client, w, out)
+	if err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
 	}
 	run := &Run{Workload: w, Start: time.Now(), Jobs: make([]JobRun, len(w.Jobs))}
 	for i := range w.Jobs {
@@ -348,6 +373,7 @@ func Replay(ctx context.Context, client *jobtracker.Client, w *sim.Workload, o O
 	var mu sync.Mutex
 	submitted := make(chan int, len(w.Jobs))
 	var wg sync.WaitGroup
+	var appsRunning atomic.Int32
 	for i := range w.Jobs {
 		wg.Add(1)
 		go func() {
@@ -360,6 +386,35 @@ func Replay(ctx context.Context, client *jobtracker.Client, w *sim.Workload, o O
 			case <-t.C:
 			}
 			now := time.Now()
+			if j := &w.Jobs[i]; j.App != "" {
+				// An app runs its jobs itself; the entry is done when it
+				// returns.
+				appsRunning.Add(1)
+				defer appsRunning.Add(-1)
+				mu.Lock()
+				run.Jobs[i].Submitted = now
+				mu.Unlock()
+				jc := &appClient{client: client, job: j, onSubmit: func(id string) {
+					mu.Lock()
+					if run.Jobs[i].ID == "" {
+						run.Jobs[i].ID = id
+					}
+					mu.Unlock()
+				}}
+				app, err := mr.LookupApp(j.App)
+				if err == nil {
+					err = app.Run(ctx, jc, appArgs(j, inputs[i], outputs[i]))
+				}
+				mu.Lock()
+				jr := &run.Jobs[i]
+				jr.AppJobs, jr.State = jc.jobIDs(), jobtracker.StateSucceeded
+				if err != nil {
+					jr.State, jr.Error = jobtracker.StateFailed, fmt.Sprintf("app %s: %v", j.App, err)
+				}
+				mu.Unlock()
+				submitted <- i
+				return
+			}
 			id, err := client.Submit(ctx, specs[i])
 			mu.Lock()
 			jr := &run.Jobs[i]
@@ -421,7 +476,8 @@ func Replay(ctx context.Context, client *jobtracker.Client, w *sim.Workload, o O
 		mu.Lock()
 		failed := failedCount(run)
 		mu.Unlock()
-		prog.show(len(live)+done, running, done, failed)
+		apps := int(appsRunning.Load())
+		prog.show(len(live)+done+apps, running+apps, done, failed)
 	}
 	wg.Wait() // every submitter has finished: run.Jobs is ours alone
 	prog.finish(len(w.Jobs), done, failedCount(run))
@@ -430,6 +486,15 @@ func Replay(ctx context.Context, client *jobtracker.Client, w *sim.Workload, o O
 		jr := &run.Jobs[i]
 		if jr.ID == "" {
 			failed = append(failed, fmt.Sprintf("%s (%s)", jr.Trace.ID, jr.Error))
+			continue
+		}
+		if len(jr.AppJobs) > 0 {
+			if err := appHistory(ctx, client, run, jr); err != nil {
+				return run, fmt.Errorf("replay: %w", err)
+			}
+			if jr.State != jobtracker.StateSucceeded {
+				failed = append(failed, fmt.Sprintf("%s = %s %s (%s)", jr.Trace.ID, jr.ID, jr.State, jr.Error))
+			}
 			continue
 		}
 		data, err := client.History(ctx, jr.ID)

@@ -350,7 +350,7 @@ func (c *Comparison) WriteTable(w io.Writer) error {
 			errRow = append(errRow, fmt.Sprintf("%.3f/%.3f", sim.Percentile(r.JobErrors, 50), sim.Percentile(r.JobErrors, 90)))
 		}
 		row(errRow...)
-		costRow := []string{"real costs median [ms] map excess/reduce report/map events/job start lag"}
+		costRow := []string{"real costs median [ms] map/reduce/events/start"}
 		for _, r := range runs {
 			c := r.Costs
 			costRow = append(costRow, fmt.Sprintf("%.0f/%.0f/%.0f/%.0f", 1000*c.MapExcess.Median, 1000*c.ReduceReport.Median, 1000*c.MapEvents.Median, 1000*c.StartLag.Median))

@@ -1,10 +1,15 @@
 package replay
 
 import (
+	"errors"
 	"math"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"gomr/conf"
 	"gomr/jobtracker"
 	"gomr/jobtracker/jobhistory"
 	"gomr/sim"
@@ -52,5 +57,32 @@ func TestMeasureOverheads(t *testing.T) {
 	tj.Shuffles = []time.Duration{3 * time.Second}
 	if m := MeasureOverheads(&Run{Jobs: []JobRun{{Trace: tj, History: h}}}); m.MapEvents.N != 0 {
 		t.Errorf("map events of a reduce that did not wait: %+v", m.MapEvents)
+	}
+}
+
+// TestResimulateRefuses: a folder without a report, a report that is not
+// a comparison's, and histories of another trace are refused, naming what.
+func TestResimulateRefuses(t *testing.T) {
+	dir := t.TempDir()
+	o := CompareOptions{Config: func(string, *sim.Workload) (*conf.Config, error) { return nil, errors.New("not reached") }}
+	if _, err := Resimulate(dir, o); err == nil || !strings.Contains(err.Error(), "report.json") {
+		t.Errorf("no report: %v", err)
+	}
+	write := func(name, s string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("report.json", `{"trace":"x"}`)
+	if _, err := Resimulate(dir, o); err == nil || !strings.Contains(err.Error(), "not a comparison report") {
+		t.Errorf("empty report: %v", err)
+	}
+	trace := filepath.Join(dir, "t.jsonl")
+	write("t.jsonl", `{"id":"a","name":"one","maps_s":[1]}`+"\n")
+	write("report.json", `{"trace":"`+trace+`","trackers":1,"map_slots_per_tracker":1,"reduce_slots_per_tracker":1,
+		"runs":[{"policy":"fifo","seed":1,"real_jobs":[{"id":"a","submit_s":0}]}]}`)
+	write("history-fifo-seed1.jsonl", `{"type":"job","job_id":"job_1","name":"other","state":"SUCCEEDED"}`+"\n")
+	if _, err := Resimulate(dir, o); err == nil || !strings.Contains(err.Error(), `is "other"`) {
+		t.Errorf("history of another trace: %v", err)
 	}
 }

@@ -58,9 +58,9 @@ const TaskTrackerAfterLaunch = 50 * time.Millisecond
 // heartbeat. The heartbeat period itself is Options.Heartbeat, the
 // cluster's mapreduce.tasktracker.heartbeat.interval.
 var MeasuredOverheads = Overheads{
-	Launch:      20 * time.Millisecond,
-	Report:      10 * time.Millisecond,
-	MapEvents:   10 * time.Millisecond,
+	Launch:      55 * time.Millisecond,
+	Report:      8 * time.Millisecond,
+	MapEvents:   0,
 	OutOfBand:   true,
 	AfterLaunch: TaskTrackerAfterLaunch,
 }

@@ -68,6 +68,11 @@ type PolicyRun struct {
 	// run's history shows of the costs it models.
 	Model SimModel
 	Costs MeasuredOverheads
+	// Recorded is the simulator's run of the real run's recorded task
+	// durations (Recorded, RecordedModel), RecordedErrors the relative
+	// errors of the real jobs' response times against it, sorted.
+	Recorded       *sim.Result
+	RecordedErrors []float64
 }
 
 // Comparison is the outcome of `mr workload compare`.
@@ -161,6 +166,7 @@ func Compare(ctx context.Context, o CompareOptions) (*Comparison, error) {
 // simPlan is one policy's configuration on a trace and its simulation.
 type simPlan struct {
 	cfg   *conf.Config
+	conf  map[string]string
 	model SimModel
 	res   *sim.Result
 }
@@ -199,7 +205,7 @@ func (o CompareOptions) simulate(pol string, w *sim.Workload) (simPlan, error) {
 	if err != nil {
 		return simPlan{}, err
 	}
-	return simPlan{cfg: cfg, model: m, res: r}, nil
+	return simPlan{cfg: cfg, conf: conf, model: m, res: r}, nil
 }
 
 // comparison is an empty comparison of o's trace.
@@ -217,8 +223,16 @@ func (o CompareOptions) policyRun(pol string, seed uint64, run *Run, sp simPlan)
 	if err != nil {
 		return PolicyRun{}, err
 	}
+	rw, err := Recorded(run)
+	if err != nil {
+		return PolicyRun{}, err
+	}
+	rec, err := Simulate(rw, pol, sp.conf, o.Trackers, o.MapSlots, o.ReduceSlots, sp.cfg.Float(keySlowstart), RecordedModel(sp.model))
+	if err != nil {
+		return PolicyRun{}, fmt.Errorf("simulating the recorded durations: %w", err)
+	}
 	return PolicyRun{Policy: pol, Seed: seed, Real: real, Sim: sp.res, Run: run, JobErrors: JobErrors(real, sp.res),
-		Model: sp.model, Costs: MeasureOverheads(run)}, nil
+		Model: sp.model, Costs: MeasureOverheads(run), Recorded: rec, RecordedErrors: JobErrors(real, rec)}, nil
 }
 
 // keySlowstart is the reduce slow-start key, read for the simulation.
@@ -350,6 +364,11 @@ func (c *Comparison) WriteTable(w io.Writer) error {
 			errRow = append(errRow, fmt.Sprintf("%.3f/%.3f", sim.Percentile(r.JobErrors, 50), sim.Percentile(r.JobErrors, 90)))
 		}
 		row(errRow...)
+		recRow := []string{"same, simulating the recorded durations"}
+		for _, r := range runs {
+			recRow = append(recRow, fmt.Sprintf("%.3f/%.3f", sim.Percentile(r.RecordedErrors, 50), sim.Percentile(r.RecordedErrors, 90)))
+		}
+		row(recRow...)
 		costRow := []string{"real costs median [ms] map/reduce/events/start"}
 		for _, r := range runs {
 			c := r.Costs
@@ -499,6 +518,11 @@ type jsonRun struct {
 	// real run's history shows.
 	Model jsonModel         `json:"sim_model"`
 	Costs MeasuredOverheads `json:"real_costs"`
+	// The simulation of the recorded durations (Recorded).
+	Recorded          sim.Summary     `json:"recorded_sim"`
+	RecordedJobs      []sim.JobRecord `json:"recorded_sim_jobs"`
+	RecordedJobErrMed float64         `json:"recorded_job_response_rel_error_median"`
+	RecordedJobErrP90 float64         `json:"recorded_job_response_rel_error_p90"`
 }
 
 // WriteJSON writes the comparison as one JSON object: per run, both
@@ -516,7 +540,9 @@ func (c *Comparison) WriteJSON(w io.Writer) error {
 	for _, r := range c.Runs {
 		rep.Runs = append(rep.Runs, jsonRun{Policy: r.Policy, Seed: r.Seed, Real: r.Real.Summary, Sim: r.Sim.Summary,
 			RealJobs: r.Real.Jobs, SimJobs: r.Sim.Jobs, JobErrMed: sim.Percentile(r.JobErrors, 50), JobErrP90: sim.Percentile(r.JobErrors, 90),
-			Killed: [2]int64{r.Real.KilledMapTasks, r.Real.KilledReduceTasks}, Model: r.Model.json(), Costs: r.Costs})
+			Killed: [2]int64{r.Real.KilledMapTasks, r.Real.KilledReduceTasks}, Model: r.Model.json(), Costs: r.Costs,
+			Recorded: r.Recorded.Summary, RecordedJobs: r.Recorded.Jobs,
+			RecordedJobErrMed: sim.Percentile(r.RecordedErrors, 50), RecordedJobErrP90: sim.Percentile(r.RecordedErrors, 90)})
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

@@ -3,6 +3,7 @@ package replay
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"time"
 
@@ -117,4 +118,71 @@ func (m MeasuredOverheads) Write(w io.Writer) {
 		fmt.Fprintf(w, "  %-30s n=%-4d p10 %6.0f  median %6.0f  p90 %6.0f  max %6.0f ms\n", x.name, x.s.N,
 			1000*x.s.P10, 1000*x.s.Median, 1000*x.s.P90, 1000*x.s.Max)
 	}
+}
+
+// Recorded is the workload of a real run as it ran: each trace job
+// (same id, name, pool, priority and deadline) submitted when it was,
+// relative to the run's start, its tasks lasting what their successful
+// attempts were recorded to last (a reduce's shuffle up to its shuffle's
+// end, its reduce phase after), so that the costs of the runtime are in
+// the durations. Simulated with the cluster's heartbeats but no task
+// costs (RecordedModel), it tells the scheduling apart from the task
+// durations: where it agrees with the real run and the model does not,
+// the model's durations are what differ.
+func Recorded(run *Run) (*sim.Workload, error) {
+	w := *run.Workload
+	w.Name, w.Description = w.Name+" (recorded)", "the recorded durations of a run of "+w.Name
+	w.Jobs = make([]sim.Job, 0, len(run.Jobs))
+	for _, jr := range run.Jobs {
+		h := jr.History
+		if h == nil {
+			return nil, fmt.Errorf("job %s has no history (it was not run)", jr.Trace.ID)
+		}
+		j := *jr.Trace
+		j.Submit = max(h.Job.Submit.Sub(run.Start), 0)
+		j.Maps, j.Reduces, j.Shuffles = nil, nil, nil
+		mapDur := map[int]time.Duration{}
+		type red struct{ shuffle, reduce time.Duration }
+		reds := map[int]red{}
+		for _, a := range h.Attempts {
+			if a.State != jobtracker.StateSucceeded {
+				continue
+			}
+			d := max(a.Finish.Sub(a.Start), 0)
+			if a.TaskType == "m" {
+				mapDur[a.Task] = d
+				continue
+			}
+			phase := a.SortFinish
+			if phase == nil {
+				phase = a.ShuffleFinish
+			}
+			if phase == nil {
+				reds[a.Task] = red{0, d}
+				continue
+			}
+			reds[a.Task] = red{max(phase.Sub(a.Start), 0), max(a.Finish.Sub(*phase), 0)}
+		}
+		for _, k := range slices.Sorted(maps.Keys(mapDur)) {
+			j.Maps = append(j.Maps, mapDur[k])
+		}
+		for _, k := range slices.Sorted(maps.Keys(reds)) {
+			j.Shuffles = append(j.Shuffles, reds[k].shuffle)
+			j.Reduces = append(j.Reduces, reds[k].reduce)
+		}
+		if len(j.Maps) == 0 {
+			return nil, fmt.Errorf("job %s: no successful map attempt in its history", jr.Trace.ID)
+		}
+		w.Jobs = append(w.Jobs, j)
+	}
+	return &w, nil
+}
+
+// RecordedModel is m without the per-task costs, which recorded durations
+// hold: the heartbeats alone.
+func RecordedModel(m SimModel) SimModel {
+	if m == (SimModel{}) {
+		return m
+	}
+	return SimModel{Heartbeat: m.Heartbeat, Overheads: sim.Overheads{OutOfBand: m.Overheads.OutOfBand, AfterLaunch: m.Overheads.AfterLaunch}}
 }

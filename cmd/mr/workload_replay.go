@@ -203,6 +203,7 @@ func newWorkloadCompareCmd() *cobra.Command {
 	var f replayFlags
 	var policies, seeds, out, from string
 	var ideal bool
+	costs := sim.MeasuredOverheads
 	cmd := &cobra.Command{
 		Use:   "compare --policies P1,P2,... --trace NAME|FILE [--seeds 1,2,3] [--out DIR] | --from DIR [--out DIR]",
 		Short: "Run a trace under each policy on a fresh embedded cluster and compare with the simulator",
@@ -222,7 +223,7 @@ func newWorkloadCompareCmd() *cobra.Command {
 				if cmd.Flags().Changed("trace") || cmd.Flags().Changed("policies") || cmd.Flags().Changed("seeds") {
 					return fmt.Errorf("--from %s takes the trace, policies and seeds of its report; drop --trace, --policies and --seeds", from)
 				}
-				c, err := replay.Resimulate(from, replay.CompareOptions{Config: f.config, Ideal: ideal})
+				c, err := replay.Resimulate(from, replay.CompareOptions{Config: f.config, Ideal: ideal, Costs: &costs})
 				if err != nil {
 					return err
 				}
@@ -259,7 +260,7 @@ func newWorkloadCompareCmd() *cobra.Command {
 				Replay: f.options(stderr),
 				Config: f.config,
 				NewLog: func(c *conf.Config) *slog.Logger { return newLogger(c, stderr) },
-				Keep:   f.keep, Log: stderr, Ideal: ideal,
+				Keep:   f.keep, Log: stderr, Ideal: ideal, Costs: &costs,
 			})
 			if err != nil {
 				return err
@@ -274,6 +275,9 @@ func newWorkloadCompareCmd() *cobra.Command {
 	fl.StringVar(&out, "out", "", "write the table (text, CSV, JSON), histories and plots to this directory")
 	fl.StringVar(&from, "from", "", "simulate again the real runs of an earlier --out directory instead of running the trace")
 	fl.BoolVar(&ideal, "ideal-sim", false, "simulate an ideal cluster (slots offered as they free, no per-task costs) instead of the model of the configured one")
+	fl.DurationVar(&costs.Launch, "sim-launch", costs.Launch, "the model's task launch cost (from assignment to the task code starting)")
+	fl.DurationVar(&costs.Report, "sim-report", costs.Report, "the model's task end report cost (from the task code's end to the JobTracker recording it)")
+	fl.DurationVar(&costs.MapEvents, "sim-map-events", costs.MapEvents, "the model's delay from the last map's recorded end to a waiting reduce's reduce phase")
 	return cmd
 }
 

@@ -51,6 +51,9 @@ type CompareOptions struct {
 	// Ideal simulates the ideal cluster (SimModel{}: no heartbeats, no
 	// costs) instead of the model of the configured one (ModelOf).
 	Ideal bool
+	// Costs are the task costs of the model (ModelOf); nil:
+	// sim.MeasuredOverheads.
+	Costs *sim.Overheads
 }
 
 // PolicyRun is one policy on one seed: the real run and the simulator's.
@@ -199,7 +202,11 @@ func (o CompareOptions) simulate(pol string, w *sim.Workload) (simPlan, error) {
 	}
 	var m SimModel
 	if !o.Ideal {
-		m = ModelOf(cfg)
+		costs := sim.MeasuredOverheads
+		if o.Costs != nil {
+			costs = *o.Costs
+		}
+		m = ModelOf(cfg, costs)
 	}
 	r, err := Simulate(w, pol, conf, o.Trackers, o.MapSlots, o.ReduceSlots, cfg.Float(keySlowstart), m)
 	if err != nil {

@@ -661,10 +661,12 @@ const (
 )
 
 // ModelOf is the simulator's model of a cluster run with cfg: its
-// heartbeat period, its out-of-band heartbeat setting, and the costs
-// measured on the runtime (sim.MeasuredOverheads).
-func ModelOf(cfg *conf.Config) SimModel {
+// heartbeat period and out-of-band heartbeat setting, the TaskTracker's
+// follow-up heartbeat, and the task costs of costs (Launch, Report,
+// MapEvents; sim.MeasuredOverheads are those measured on the runtime).
+func ModelOf(cfg *conf.Config, costs sim.Overheads) SimModel {
 	o := sim.MeasuredOverheads
+	o.Launch, o.Report, o.MapEvents = costs.Launch, costs.Report, costs.MapEvents
 	o.OutOfBand = cfg.Bool(keyOutOfBand)
 	return SimModel{Heartbeat: cfg.Duration(keyHeartbeat), Overheads: o}
 }

@@ -130,7 +130,7 @@ func TestE2EWorkloadCompare(t *testing.T) {
 			t.Errorf("row %q missing or without two cells:\n%s", row, got)
 		}
 	}
-	if !strings.Contains(got, "ranking by mean slowdown") {
+	if !strings.Contains(got, "ranking by slowdown mean") || !strings.Contains(got, "ranking by slowdown p95") || !strings.Contains(got, "ranking by missed deadlines") {
 		t.Errorf("no ranking line:\n%s", got)
 	}
 	for _, f := range []string{"table.txt", "metrics.csv", "report.json", "history-fifo-seed1.jsonl", "history-fair-seed1.jsonl",

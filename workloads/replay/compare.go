@@ -385,12 +385,15 @@ func (c *Comparison) WriteTable(w io.Writer) error {
 		if err := tw.Flush(); err != nil {
 			return fmt.Errorf("write table: %w", err)
 		}
-		realRank, simRank := Ranking(runs, func(r PolicyRun) *sim.Result { return r.Real }), Ranking(runs, func(r PolicyRun) *sim.Result { return r.Sim })
-		agree := "agree"
-		if !RankingsAgree(realRank, simRank) {
-			agree = "DISAGREE"
+		for _, by := range c.rankings() {
+			realRank := RankingBy(runs, func(r PolicyRun) *sim.Result { return r.Real }, by.get)
+			simRank := RankingBy(runs, func(r PolicyRun) *sim.Result { return r.Sim }, by.get)
+			agree := "agree"
+			if !RankingsAgree(realRank, simRank) {
+				agree = "DISAGREE"
+			}
+			fmt.Fprintf(w, "ranking by %s (best first): real %s; simulated %s: %s\n", by.name, rankString(realRank), rankString(simRank), agree)
 		}
-		fmt.Fprintf(w, "ranking by mean slowdown (best first): real %s; simulated %s: %s\n", rankString(realRank), rankString(simRank), agree)
 		if len(runs) > 0 {
 			fmt.Fprintf(w, "simulator: %s\n", runs[0].Model)
 		}
@@ -430,12 +433,31 @@ func (m SimModel) json() jsonModel {
 	return jsonModel{ms(m.Heartbeat), o.OutOfBand, ms(o.AfterLaunch), ms(o.Launch), ms(o.Report), ms(o.MapEvents)}
 }
 
-// Ranking orders the runs' policies by mean slowdown, lowest first, as
-// groups of policies whose means are equal to 0.1% (ties), each group
-// sorted by name.
+// rankings are the metrics the policies are ranked by: mean and P95
+// slowdown, and missed deadlines when jobs have deadlines.
+func (c *Comparison) rankings() []metricRow {
+	rs := []metricRow{metricRows[0], metricRows[2]}
+	if c.hasDeadlines() {
+		for _, m := range metricRows {
+			if m.name == "missed deadlines [%]" {
+				rs = append(rs, m)
+			}
+		}
+	}
+	return rs
+}
+
+// Ranking orders the runs' policies by mean slowdown (RankingBy).
 func Ranking(runs []PolicyRun, res func(PolicyRun) *sim.Result) [][]string {
+	return RankingBy(runs, res, metricRows[0].get)
+}
+
+// RankingBy orders the runs' policies by a metric, lowest first, as
+// groups of policies whose figures are equal to 0.1% (ties), each group
+// sorted by name.
+func RankingBy(runs []PolicyRun, res func(PolicyRun) *sim.Result, get func(*sim.Result) float64) [][]string {
 	rs := append([]PolicyRun(nil), runs...)
-	mean := func(r PolicyRun) float64 { return res(r).Summary.Slowdown.Mean }
+	mean := func(r PolicyRun) float64 { return get(res(r)) }
 	sort.SliceStable(rs, func(a, b int) bool {
 		if x, y := mean(rs[a]), mean(rs[b]); x != y {
 			return x < y

@@ -122,10 +122,12 @@ func (m MeasuredOverheads) Write(w io.Writer) {
 
 // Recorded is the workload of a real run as it ran: each trace job
 // (same id, name, pool, priority and deadline) submitted when it was,
-// relative to the run's start, its tasks lasting what their successful
-// attempts were recorded to last (a reduce's shuffle up to its shuffle's
-// end, its reduce phase after), so that the costs of the runtime are in
-// the durations. Simulated with the cluster's heartbeats but no task
+// relative to the run's start, its maps lasting what their successful
+// attempts were recorded to last and its reduces' reduce phases from the
+// history's sort end to the attempt's end, so that the costs of the
+// runtime are in the durations. A reduce's shuffle is the trace's: the
+// recorded one includes the wait for the job's maps, which depends on
+// when the reduce started. Simulated with the cluster's heartbeats but no task
 // costs (RecordedModel), it tells the scheduling apart from the task
 // durations: where it agrees with the real run and the model does not,
 // the model's durations are what differ.
@@ -153,15 +155,19 @@ func Recorded(run *Run) (*sim.Workload, error) {
 				mapDur[a.Task] = d
 				continue
 			}
+			var sh time.Duration
+			if a.Task < len(jr.Trace.Shuffles) {
+				sh = jr.Trace.Shuffles[a.Task]
+			}
 			phase := a.SortFinish
 			if phase == nil {
 				phase = a.ShuffleFinish
 			}
 			if phase == nil {
-				reds[a.Task] = red{0, d}
+				reds[a.Task] = red{sh, d}
 				continue
 			}
-			reds[a.Task] = red{max(phase.Sub(a.Start), 0), max(a.Finish.Sub(*phase), 0)}
+			reds[a.Task] = red{sh, max(a.Finish.Sub(*phase), 0)}
 		}
 		for _, k := range slices.Sorted(maps.Keys(mapDur)) {
 			j.Maps = append(j.Maps, mapDur[k])

@@ -152,5 +152,5 @@ func (jt *JobTracker) trackerStatuses() []*mrpb.TrackerStatus {
 // ListTrackers lists the live trackers, blacklisted ones marked (mr job
 // -list-active-trackers, -list-blacklisted-trackers).
 func (jt *JobTracker) ListTrackers(ctx context.Context, req *mrpb.ListTrackersRequest) (*mrpb.ListTrackersResponse, error) {
-	return &mrpb.ListTrackersResponse{Trackers: jt.trackerStatuses()}, nil
+	return &mrpb.ListTrackersResponse{Trackers: jt.trackerStatuses(), Policy: jt.policy.Name()}, nil
 }

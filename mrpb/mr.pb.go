@@ -1428,8 +1428,10 @@ func (*ListTrackersRequest) Descriptor() ([]byte, []int) {
 }
 
 type ListTrackersResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Trackers      []*TrackerStatus       `protobuf:"bytes,1,rep,name=trackers,proto3" json:"trackers,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Trackers []*TrackerStatus       `protobuf:"bytes,1,rep,name=trackers,proto3" json:"trackers,omitempty"`
+	// policy is the JobTracker's scheduling policy (scheduler.policy).
+	Policy        string `protobuf:"bytes,2,opt,name=policy,proto3" json:"policy,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1469,6 +1471,13 @@ func (x *ListTrackersResponse) GetTrackers() []*TrackerStatus {
 		return x.Trackers
 	}
 	return nil
+}
+
+func (x *ListTrackersResponse) GetPolicy() string {
+	if x != nil {
+		return x.Policy
+	}
+	return ""
 }
 
 // TrackerStatus is a live TaskTracker as the JobTracker sees it.
@@ -4243,9 +4252,10 @@ const file_mr_proto_rawDesc = "" +
 	"\x03all\x18\x01 \x01(\bR\x03all\"7\n" +
 	"\x10ListJobsResponse\x12#\n" +
 	"\x04jobs\x18\x01 \x03(\v2\x0f.gomr.JobStatusR\x04jobs\"\x15\n" +
-	"\x13ListTrackersRequest\"G\n" +
+	"\x13ListTrackersRequest\"_\n" +
 	"\x14ListTrackersResponse\x12/\n" +
-	"\btrackers\x18\x01 \x03(\v2\x13.gomr.TrackerStatusR\btrackers\"\xd4\x02\n" +
+	"\btrackers\x18\x01 \x03(\v2\x13.gomr.TrackerStatusR\btrackers\x12\x16\n" +
+	"\x06policy\x18\x02 \x01(\tR\x06policy\"\xd4\x02\n" +
 	"\rTrackerStatus\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04host\x18\x02 \x01(\tR\x04host\x12'\n" +

@@ -57,6 +57,10 @@ type Options struct {
 	// (sim/preemption.go); the mechanism and the planner's priors are the
 	// preemption.* keys of Conf.
 	Preemption PreemptionModel
+	// Overheads are the real runtime's costs per task and heartbeat
+	// (sim/overhead.go); the zero value has none. They are not combined
+	// with speculation.
+	Overheads Overheads
 
 	// alone marks the run of one job that gives another run its slowdown
 	// reference (refRuntime); it needs no reference itself.
@@ -100,6 +104,9 @@ type event struct {
 	att     *attempt
 	job     *simJob
 	tracker int
+	// gen is a heartbeat's generation: a heartbeat restarts its
+	// tracker's period, so an older one still queued is stale.
+	gen int64
 	// hkReduce: a housekeeping task occupied a reduce slot.
 	hkReduce bool
 }
@@ -203,6 +210,8 @@ type tracker struct {
 	name     string
 	freeMaps int
 	freeReds int
+	// hbGen is the generation of the tracker's next heartbeat.
+	hbGen int64
 }
 
 type engine struct {
@@ -303,6 +312,9 @@ func Run(w *Workload, opt Options) (*Result, error) {
 	if (opt.HeartbeatMaps > 0 || opt.HeartbeatReduces > 0) && opt.Heartbeat == 0 {
 		return nil, fmt.Errorf("simulate: per-heartbeat task caps need a heartbeat interval")
 	}
+	if err := opt.Overheads.check(opt.Heartbeat); err != nil {
+		return nil, fmt.Errorf("simulate: %w", err)
+	}
 	if opt.SetupTask < 0 || opt.CleanupTask < 0 {
 		return nil, fmt.Errorf("simulate: job setup %v and cleanup %v must not be negative", opt.SetupTask, opt.CleanupTask)
 	}
@@ -325,6 +337,9 @@ func Run(w *Workload, opt Options) (*Result, error) {
 	e.res = &Result{Policy: opt.Policy, Workload: w.Name, Trackers: n, MapSlots: n * ms, ReduceSlots: n * rs}
 	if err := e.setupSpeculation(specConf); err != nil {
 		return nil, fmt.Errorf("simulate %s: %w", opt.Policy, err)
+	}
+	if e.sp != nil && !opt.Overheads.IsZero() {
+		return nil, fmt.Errorf("simulate %s: the overhead model is not combined with speculation", opt.Policy)
 	}
 	for i := 0; i < n; i++ {
 		e.trackers = append(e.trackers, tracker{name: "tracker_" + strconv.Itoa(i), freeMaps: ms, freeReds: rs})
@@ -399,13 +414,15 @@ func (e *engine) loop() error {
 			// even if no slot is free, as a tracker's heartbeat would.
 			e.needOff = true
 		case evHeartbeat:
-			if e.left == 0 {
+			t := &e.trackers[ev.tracker]
+			if e.left == 0 || ev.gen != t.hbGen {
 				continue
 			}
-			t := &e.trackers[ev.tracker]
+			launched := false
 			if e.launchHousekeeping(ev.tracker) {
 				// Hadoop 1's JobTracker answers a heartbeat that gets a
 				// setup or cleanup task with that task alone.
+				launched = true
 			} else if t.freeMaps > 0 || t.freeReds > 0 || e.needOff {
 				e.buildViews()
 				fm, fr := t.freeMaps, t.freeReds
@@ -415,12 +432,15 @@ func (e *engine) loop() error {
 				if c := e.opt.HeartbeatReduces; c > 0 {
 					fr = min(fr, c)
 				}
-				if _, _, err := e.offer(ev.tracker, fm, fr); err != nil {
+				gm, gr, err := e.offer(ev.tracker, fm, fr)
+				if err != nil {
 					return err
 				}
+				launched = gm+gr > 0
 				e.needOff = false
 			}
-			e.push(&event{at: e.now + e.opt.Heartbeat, kind: evHeartbeat, tracker: ev.tracker})
+			t.hbGen++
+			e.push(&event{at: e.opt.Overheads.nextHeartbeat(e.now, e.opt.Heartbeat, launched), kind: evHeartbeat, tracker: ev.tracker, gen: t.hbGen})
 		}
 		if e.opt.Heartbeat == 0 && (e.q.Len() == 0 || e.q[0].at != e.now) {
 			if changed {
@@ -727,7 +747,7 @@ func (e *engine) schedule(at *attempt) {
 	sj := at.job
 	if at.typ == partitions.Map {
 		at.base = sj.spec.Maps[at.task]
-		at.end = e.now + slowed(at.base, at.k)
+		at.end = e.opt.Overheads.mapEnd(e.now, slowed(at.base, at.k))
 		return
 	}
 	if sj.doneMaps >= len(sj.spec.Maps) {
@@ -739,13 +759,14 @@ func (e *engine) schedule(at *attempt) {
 }
 
 // setReduceEnd sets a reduce attempt's end once its job's map stage ended
-// at mapsEnd: max(start + shuffle, mapsEnd) + reduce, both phases slowed.
+// at mapsEnd: max(start + shuffle, mapsEnd) + reduce, both phases slowed,
+// plus the overheads (Overheads.reduceEnd).
 func (e *engine) setReduceEnd(at *attempt, mapsEnd time.Duration) {
 	j := at.job.spec
 	sh, rd := j.shuffle(at.task), j.Reduces[at.task]
-	at.end = max(at.start+slowed(sh, at.k), mapsEnd) + slowed(rd, at.k)
-	at.base = max(sh, mapsEnd-at.start) + rd
-	at.cloneFrom = at.end - slowed(rd, at.k)
+	o := e.opt.Overheads
+	at.cloneFrom, at.end = o.reduceEnd(at.start, slowed(sh, at.k), mapsEnd, slowed(rd, at.k))
+	_, at.base = o.reduceEnd(0, sh, mapsEnd-at.start, rd)
 }
 
 // started records a launched attempt and tells the policy.
@@ -829,6 +850,11 @@ func (e *engine) finishAttempt(at *attempt) {
 	} else {
 		t.freeReds++
 		sj.doneReds++
+	}
+	if e.opt.Overheads.OutOfBand {
+		// The tracker reports the end at once, and the JobTracker offers
+		// its free slots in the reply (after this instant's other events).
+		e.push(&event{at: e.now, kind: evHeartbeat, tracker: at.tracker, gen: t.hbGen})
 	}
 	e.syncView(sj)
 	e.d.Succeeded(e.at(), attemptOf(at), d)
@@ -944,6 +970,11 @@ func (e *engine) complete(sj *simJob) {
 func (e *engine) refRuntime(j *Job) time.Duration {
 	if e.opt.alone {
 		return 0
+	}
+	if !e.opt.Overheads.IsZero() {
+		// The ideal runtime, the reference a real run is measured
+		// against (replay.ResultOf): slowdowns then show the overheads.
+		return AloneRuntime(j, e.mapSlots, e.redSlots, e.opt.Slowstart)
 	}
 	if e.opt.Heartbeat == 0 && e.opt.SetupTask == 0 && e.opt.CleanupTask == 0 {
 		return AloneRuntime(j, e.mapSlots, e.redSlots, e.opt.Slowstart)

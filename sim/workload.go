@@ -20,6 +20,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -52,7 +53,16 @@ type Job struct {
 	// Memory is the resident memory of each of its attempts, what a
 	// checkpoint dumps; 0 means the run's (PreemptionModel.TaskMemory).
 	Memory int64
+	// App, when set, names a real app (TraceApps) that a replay on the
+	// runtime runs, with AppArgs, in place of the synthetic replay job;
+	// the simulator simulates the durations above all the same.
+	App     string
+	AppArgs []string
 }
+
+// TraceApps are the apps a trace entry may name (field app): a replay runs
+// them for real on an input of input_bytes (none for sleep).
+var TraceApps = []string{"grep", "sleep", "sort", "terasort", "wordcount"}
 
 // Size is the job's total task time (slot-time), map and reduce tasks.
 func (j *Job) Size() time.Duration {
@@ -120,6 +130,8 @@ type TraceRecord struct {
 	ShufflesS  []float64 `json:"shuffles_s,omitempty"`
 	InputBytes int64     `json:"input_bytes,omitempty"`
 	DeadlineS  float64   `json:"deadline_s,omitempty"`
+	App        string    `json:"app,omitempty"`
+	AppArgs    []string  `json:"app_args,omitempty"`
 }
 
 func dur(s float64) time.Duration { return time.Duration(math.Round(s * float64(time.Second))) }
@@ -150,7 +162,7 @@ func secsOf(ds []time.Duration) []float64 {
 func (j *Job) Record() TraceRecord {
 	return TraceRecord{ID: j.ID, Name: j.Name, Pool: j.Pool, Priority: j.Priority, SubmitS: j.Submit.Seconds(),
 		MapsS: secsOf(j.Maps), ReducesS: secsOf(j.Reduces), ShufflesS: secsOf(j.Shuffles),
-		InputBytes: j.InputBytes, DeadlineS: j.Deadline.Seconds()}
+		InputBytes: j.InputBytes, DeadlineS: j.Deadline.Seconds(), App: j.App, AppArgs: j.AppArgs}
 }
 
 // job validates a record and converts it.
@@ -183,12 +195,21 @@ func (r *TraceRecord) job() (Job, error) {
 	if r.InputBytes < 0 {
 		return Job{}, fmt.Errorf("job %s: input_bytes %d must be >= 0", r.ID, r.InputBytes)
 	}
+	switch {
+	case r.App == "" && len(r.AppArgs) > 0:
+		return Job{}, fmt.Errorf("job %s: app_args without app", r.ID)
+	case r.App != "" && !slices.Contains(TraceApps, r.App):
+		return Job{}, fmt.Errorf("job %s: app %q: not an app a trace may name (%s)", r.ID, r.App, strings.Join(TraceApps, ", "))
+	case r.App != "" && r.App != "sleep" && r.InputBytes == 0:
+		return Job{}, fmt.Errorf("job %s: app %s needs input_bytes, the size of the input it runs on", r.ID, r.App)
+	}
 	name := r.Name
 	if name == "" {
 		name = r.ID
 	}
 	return Job{ID: r.ID, Name: name, Pool: r.Pool, Priority: r.Priority, Submit: dur(r.SubmitS), Maps: durs(r.MapsS),
-		Reduces: durs(r.ReducesS), Shuffles: durs(r.ShufflesS), InputBytes: r.InputBytes, Deadline: dur(r.DeadlineS)}, nil
+		Reduces: durs(r.ReducesS), Shuffles: durs(r.ShufflesS), InputBytes: r.InputBytes, Deadline: dur(r.DeadlineS),
+		App: r.App, AppArgs: r.AppArgs}, nil
 }
 
 // HistoryJob is one completed job as the JobTracker's job history records

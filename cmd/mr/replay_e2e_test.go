@@ -124,12 +124,13 @@ func TestE2EWorkloadCompare(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^\s*jobs\s+4 \(4\)\s+4 \(4\)\s*$`).MatchString(got) {
 		t.Errorf("the jobs row does not show 4 real (4 simulated) jobs for both policies:\n%s", got)
 	}
-	for _, row := range []string{"slowdown mean", "slowdown p95", "response median [s]", "makespan [s]", "missed deadlines [%]", "job response rel. error median/p90"} {
+	for _, row := range []string{"slowdown mean", "slowdown p95", "response median [s]", "makespan [s]", "missed deadlines [%]", "job response rel. error median/p90",
+		"same, simulating the recorded durations"} {
 		if !regexp.MustCompile(`(?m)^\s*` + regexp.QuoteMeta(row) + `\s+\S+( \(\S+\))?\s+\S+( \(\S+\))?\s*$`).MatchString(got) {
 			t.Errorf("row %q missing or without two cells:\n%s", row, got)
 		}
 	}
-	if !strings.Contains(got, "ranking by mean slowdown") {
+	if !strings.Contains(got, "ranking by slowdown mean") || !strings.Contains(got, "ranking by slowdown p95") || !strings.Contains(got, "ranking by missed deadlines") {
 		t.Errorf("no ranking line:\n%s", got)
 	}
 	for _, f := range []string{"table.txt", "metrics.csv", "report.json", "history-fifo-seed1.jsonl", "history-fair-seed1.jsonl",
@@ -178,6 +179,36 @@ func TestE2EWorkloadCompare(t *testing.T) {
 	if !strings.HasPrefix(string(csv), "trace,seed,policy,metric,real,sim\n") {
 		t.Errorf("metrics.csv starts %q", string(csv[:min(len(csv), 60)]))
 	}
+	if !strings.Contains(got, "simulator: heartbeat 300ms with out-of-band heartbeats") || !strings.Contains(got, "real costs median [ms]") {
+		t.Errorf("the table does not describe the simulator's model or the real run's costs:\n%s", got)
+	}
+
+	// --from simulates the saved runs again: the real figures are the
+	// same, read back from the report and the histories.
+	out2 := filepath.Join(dir, "ideal")
+	again, err := runMREnv(t, time.Minute, nil, "workload", "compare", "--from", out, "--ideal-sim", "--out", out2)
+	if err != nil {
+		t.Fatalf("mr workload compare --from: %v\n%s", err, again)
+	}
+	if !strings.Contains(again, "simulator: ideal cluster") {
+		t.Errorf("--ideal-sim: the table does not say the simulator's cluster is ideal:\n%s", again)
+	}
+	realOf := func(path string) []string {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cells []string
+		for _, line := range strings.Split(string(data), "\n") {
+			if f := strings.Split(line, ","); len(f) == 6 && !strings.Contains(f[3], "rel. error") {
+				cells = append(cells, f[2]+" "+f[3]+" "+f[4])
+			}
+		}
+		return cells
+	}
+	if a, b := realOf(filepath.Join(out, "metrics.csv")), realOf(filepath.Join(out2, "metrics.csv")); strings.Join(a, "\n") != strings.Join(b, "\n") || len(a) < 20 {
+		t.Errorf("the real figures read back differ from the run's:\n%v\n%v", a, b)
+	}
 }
 
 // TestE2EWorkloadReplayRefusesBadInput: a trace with an unknown field, a
@@ -194,6 +225,8 @@ func TestE2EWorkloadReplayRefusesBadInput(t *testing.T) {
 		{"negative", "\n" + `{"id":"a","maps_s":[1,-2]}`, nil, "line 2: job a: maps_s[1] = -2"},
 		{"missing", `{"id":"a","submit_s":1}`, nil, "line 1: job a: missing field maps_s"},
 		{"policy", `{"id":"a","maps_s":[1]}`, []string{"--policy", "lottery"}, `--policy "lottery": unknown policy`},
+		{"unknown app", `{"id":"a","maps_s":[1],"app":"pi","input_bytes":5}`, nil, `line 1: job a: app "pi": not an app a trace may name`},
+		{"app arguments", `{"id":"a","maps_s":[1],"app":"grep","input_bytes":5}`, nil, "job a: field app_args: grep: "},
 	} {
 		path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".jsonl")
 		if err := os.WriteFile(path, []byte(tc.trace+"\n"), 0o644); err != nil {
@@ -226,9 +259,9 @@ func TestE2EWorkloadReplayOnJobTracker(t *testing.T) {
 	if err != nil {
 		t.Fatalf("mr workload replay: %v\n%s", err, got)
 	}
-	if !strings.Contains(got, "4 jobs done") || !regexp.MustCompile(`(?m)^\s*policy\s+remote\s*$`).MatchString(got) ||
-		!strings.Contains(got, "the policy of the JobTracker at "+c.jtAddr) {
-		t.Errorf("output lacks the end of the replay, the JobTracker's address or the table of the remote policy:\n%s", got)
+	if !strings.Contains(got, "4 jobs done") || !regexp.MustCompile(`(?m)^\s*policy\s+fair\s*$`).MatchString(got) ||
+		!strings.Contains(got, "policy fair of the JobTracker at "+c.jtAddr) {
+		t.Errorf("output lacks the end of the replay, the JobTracker's address or the table of its policy (fair, asked of it):\n%s", got)
 	}
 	data, err := os.ReadFile(hist)
 	if err != nil {
@@ -260,5 +293,65 @@ func TestE2EWorkloadReplayOnJobTracker(t *testing.T) {
 	}
 	if out, err := runMR(t, "sim", "--policy", "fair", "--workload", hist, "--trackers", "2", "--map-slots", "2", "--reduce-slots", "1"); err != nil || !strings.Contains(out, "jobs") {
 		t.Errorf("mr sim on the collected history: %v\n%s", err, out)
+	}
+}
+
+// TestE2EWorkloadReplayApps replays a trace whose entries run real apps
+// (wordcount, and grep's two jobs) beside a synthetic job: each app runs
+// on an input of its input_bytes made before the replay, its jobs carry
+// the entry's name and pool, and its record in the run's history is its
+// jobs together.
+func TestE2EWorkloadReplayApps(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "apps.jsonl")
+	const in = `{"id":"wc","name":"count","pool":"p1","submit_s":0,"maps_s":[1],"reduces_s":[1],"input_bytes":200000,"app":"wordcount"}
+{"id":"g","name":"find","submit_s":0.2,"maps_s":[1],"reduces_s":[1],"input_bytes":100000,"app":"grep","app_args":["wo+"]}
+{"id":"syn","submit_s":0.4,"maps_s":[0.3],"input_bytes":1000}
+`
+	if err := os.WriteFile(trace, []byte(in), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hist := filepath.Join(dir, "history.jsonl")
+	got, err := runMREnv(t, 2*time.Minute, nil, "workload", "replay", "--trace", trace, "--policy", "fair", "--history-out", hist)
+	if err != nil {
+		t.Fatalf("mr workload replay: %v\n%s", err, got)
+	}
+	if !strings.Contains(got, "3 jobs done") {
+		t.Errorf("the replay did not end with its 3 jobs done:\n%s", got)
+	}
+	data, err := os.ReadFile(hist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := jobhistory.ParseAll(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]jobhistory.Record{}
+	for _, r := range recs {
+		byName[r.Job.Name] = r
+		if r.Job.State != "SUCCEEDED" {
+			t.Errorf("%s ended %s: %s", r.Job.Name, r.Job.State, r.Job.Error)
+		}
+	}
+	if len(recs) != 3 {
+		t.Fatalf("history has %d records, want one per trace entry: %v", len(recs), byName)
+	}
+	wc := byName["count"]
+	if wc.Job.Pool != "p1" || wc.Job.InputBytes < 200000 || wc.Job.InputBytes > 220000 {
+		t.Errorf("wordcount entry: pool %q, input %d bytes; want p1 and about 200000 (randomtext's)", wc.Job.Pool, wc.Job.InputBytes)
+	}
+	// grep is a search job and a sort job: one record with both jobs'
+	// attempts, from the search's submission to the sort's end.
+	g := byName["find"]
+	jobs := map[string]bool{}
+	for _, a := range g.Attempts {
+		jobs[strings.Join(strings.Split(a.AttemptID, "_")[1:3], "_")] = true
+	}
+	if len(jobs) != 2 || !g.Job.Finish.After(g.Job.Submit) {
+		t.Errorf("grep entry: attempts of %d jobs %v, submit %v finish %v; want its 2 jobs together", len(jobs), jobs, g.Job.Submit, g.Job.Finish)
+	}
+	if _, ok := byName["syn"]; !ok {
+		t.Errorf("no record of the synthetic job: %v", byName)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"gomr/conf"
 	"gomr/jobtracker"
+	"gomr/mrpb"
 	"gomr/partitions"
 	"gomr/sim"
 	"gomr/workloads/replay"
@@ -138,18 +139,20 @@ func newWorkloadReplayCmd() *cobra.Command {
 			defer cancel()
 			stderr := cmd.ErrOrStderr()
 			var client *jobtracker.Client
+			var remotePolicy string
 			trackers, mapSlots, reduceSlots := f.trackers, f.trackers*f.mapSlots, f.trackers*f.reduceSlots
 			if jt != "" {
 				if client, err = jobtracker.Dial(jt, cfg); err != nil {
 					return err
 				}
 				defer client.Close()
-				ts, err := client.Trackers(ctx)
+				resp, err := client.RPC().ListTrackers(ctx, &mrpb.ListTrackersRequest{})
 				if err != nil {
-					return err
+					return fmt.Errorf("asking the JobTracker at %s for its trackers and policy: %w", jt, err)
 				}
-				trackers, mapSlots, reduceSlots = len(ts), 0, 0
-				for _, t := range ts {
+				remotePolicy = resp.Policy
+				trackers, mapSlots, reduceSlots = len(resp.Trackers), 0, 0
+				for _, t := range resp.Trackers {
 					mapSlots += int(t.MapSlots)
 					reduceSlots += int(t.ReduceSlots)
 				}
@@ -163,9 +166,12 @@ func newWorkloadReplayCmd() *cobra.Command {
 			}
 			label, policyText := cfg.String("scheduler.policy"), "policy "+cfg.String("scheduler.policy")
 			if jt != "" {
-				// The JobTracker's policy is in its own configuration, which
-				// no RPC reports.
-				label, policyText = "remote", "the policy of the JobTracker at "+jt
+				// The JobTracker's policy is its own configuration's, which
+				// its ListTrackers reply names (empty from an older one).
+				label, policyText = remotePolicy, "policy "+remotePolicy+" of the JobTracker at "+jt
+				if remotePolicy == "" {
+					label, policyText = "remote", "the policy of the JobTracker at "+jt
+				}
 			}
 			fmt.Fprintf(stderr, "replay: %s, %d jobs, %s\n", w.Description, len(w.Jobs), policyText)
 			run, runErr := replay.Replay(ctx, client, w, f.options(stderr))
@@ -195,18 +201,34 @@ func newWorkloadReplayCmd() *cobra.Command {
 
 func newWorkloadCompareCmd() *cobra.Command {
 	var f replayFlags
-	var policies, seeds, out string
+	var policies, seeds, out, from string
+	var ideal bool
+	costs := sim.MeasuredOverheads
 	cmd := &cobra.Command{
-		Use:   "compare --policies P1,P2,... --trace NAME|FILE [--seeds 1,2,3] [--out DIR]",
+		Use:   "compare --policies P1,P2,... --trace NAME|FILE [--seeds 1,2,3] [--out DIR] | --from DIR [--out DIR]",
 		Short: "Run a trace under each policy on a fresh embedded cluster and compare with the simulator",
 		Long: "compare replays the trace (as mr workload replay) under each policy, each on a fresh embedded cluster whose\n" +
 			"policy is set by configuration only, turns each run's job history into the simulator's metrics and prints\n" +
 			"them beside the simulator's figures for the same trace, policy and cluster shape (sim.Run in-process),\n" +
 			"with the ranking of the policies and the relative error of per-job response times. --out DIR receives the\n" +
 			"table (text, CSV, JSON), the job histories and plots (slowdown CDF, slowdown vs size, timelines, slot\n" +
-			"occupancy). Everything (trace, policies, configuration) is checked before the first run.",
+			"occupancy). Everything (trace, policies, configuration) is checked before the first run.\n" +
+			"The simulator models the cluster's heartbeats and the runtime's per-task costs (sim.Overheads, measured;\n" +
+			"--ideal-sim: an ideal cluster instead). --from DIR simulates again the real runs an earlier --out DIR holds\n" +
+			"(its trace, seeds, policies and cluster), without running them again.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			stderr := cmd.ErrOrStderr()
+			if from != "" {
+				if cmd.Flags().Changed("trace") || cmd.Flags().Changed("policies") || cmd.Flags().Changed("seeds") {
+					return fmt.Errorf("--from %s takes the trace, policies and seeds of its report; drop --trace, --policies and --seeds", from)
+				}
+				c, err := replay.Resimulate(from, replay.CompareOptions{Config: f.config, Ideal: ideal, Costs: &costs})
+				if err != nil {
+					return err
+				}
+				return writeComparison(cmd, c, out)
+			}
 			if err := f.check(); err != nil {
 				return err
 			}
@@ -230,7 +252,6 @@ func newWorkloadCompareCmd() *cobra.Command {
 				}
 				ss = append(ss, v)
 			}
-			stderr := cmd.ErrOrStderr()
 			ctx, cancel := signalContext()
 			defer cancel()
 			c, err := replay.Compare(ctx, replay.CompareOptions{
@@ -239,21 +260,12 @@ func newWorkloadCompareCmd() *cobra.Command {
 				Replay: f.options(stderr),
 				Config: f.config,
 				NewLog: func(c *conf.Config) *slog.Logger { return newLogger(c, stderr) },
-				Keep:   f.keep, Log: stderr,
+				Keep:   f.keep, Log: stderr, Ideal: ideal, Costs: &costs,
 			})
 			if err != nil {
 				return err
 			}
-			if err := c.WriteTable(cmd.OutOrStdout()); err != nil {
-				return err
-			}
-			if out != "" {
-				if err := c.WriteDir(out); err != nil {
-					return err
-				}
-				fmt.Fprintf(stderr, "compare: wrote %s (table.txt, metrics.csv, report.json, histories, plots)\n", out)
-			}
-			return nil
+			return writeComparison(cmd, c, out)
 		},
 	}
 	f.add(cmd)
@@ -261,5 +273,24 @@ func newWorkloadCompareCmd() *cobra.Command {
 	fl.StringVar(&policies, "policies", "", "comma-separated policies to run ("+strings.Join(partitions.Names(), ", ")+")")
 	fl.StringVar(&seeds, "seeds", "1", "comma-separated seeds of a generated mix (a file is run once)")
 	fl.StringVar(&out, "out", "", "write the table (text, CSV, JSON), histories and plots to this directory")
+	fl.StringVar(&from, "from", "", "simulate again the real runs of an earlier --out directory instead of running the trace")
+	fl.BoolVar(&ideal, "ideal-sim", false, "simulate an ideal cluster (slots offered as they free, no per-task costs) instead of the model of the configured one")
+	fl.DurationVar(&costs.Launch, "sim-launch", costs.Launch, "the model's task launch cost (from assignment to the task code starting)")
+	fl.DurationVar(&costs.Report, "sim-report", costs.Report, "the model's task end report cost (from the task code's end to the JobTracker recording it)")
+	fl.DurationVar(&costs.MapEvents, "sim-map-events", costs.MapEvents, "the model's delay from the last map's recorded end to a waiting reduce's reduce phase")
 	return cmd
+}
+
+// writeComparison prints the comparison's table and writes its folder.
+func writeComparison(cmd *cobra.Command, c *replay.Comparison, out string) error {
+	if err := c.WriteTable(cmd.OutOrStdout()); err != nil {
+		return err
+	}
+	if out != "" {
+		if err := c.WriteDir(out); err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "compare: wrote %s (table.txt, metrics.csv, report.json, histories, plots)\n", out)
+	}
+	return nil
 }

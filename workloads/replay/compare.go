@@ -14,8 +14,10 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"gomr/conf"
+	"gomr/jobtracker/jobhistory"
 	"gomr/partitions"
 	"gomr/sim"
 )
@@ -46,6 +48,12 @@ type CompareOptions struct {
 	Keep   bool
 	// Log receives what the comparison is doing (runs starting); nil: none.
 	Log io.Writer
+	// Ideal simulates the ideal cluster (SimModel{}: no heartbeats, no
+	// costs) instead of the model of the configured one (ModelOf).
+	Ideal bool
+	// Costs are the task costs of the model (ModelOf); nil:
+	// sim.MeasuredOverheads.
+	Costs *sim.Overheads
 }
 
 // PolicyRun is one policy on one seed: the real run and the simulator's.
@@ -59,12 +67,22 @@ type PolicyRun struct {
 	// JobErrors are the relative errors of the jobs' response times,
 	// |real − sim| / sim, sorted.
 	JobErrors []float64
+	// Model is the simulator's model of the cluster; Costs what the real
+	// run's history shows of the costs it models.
+	Model SimModel
+	Costs MeasuredOverheads
+	// Recorded is the simulator's run of the real run's recorded task
+	// durations (Recorded, RecordedModel), RecordedErrors the relative
+	// errors of the real jobs' response times against it, sorted.
+	Recorded       *sim.Result
+	RecordedErrors []float64
 }
 
 // Comparison is the outcome of `mr workload compare`.
 type Comparison struct {
 	Trace                           string
 	Description                     string
+	TimeScale                       float64
 	Trackers, MapSlots, ReduceSlots int
 	Runs                            []PolicyRun
 }
@@ -108,61 +126,120 @@ func Compare(ctx context.Context, o CompareOptions) (*Comparison, error) {
 	type plan struct {
 		seed uint64
 		w    *sim.Workload
-		cfg  map[string]*conf.Config
-		sims map[string]*sim.Result
+		sims map[string]simPlan
 	}
 	var plans []plan
 	for _, seed := range seeds {
-		w, err := Load(o.Trace, seed)
+		w, err := o.load(seed)
 		if err != nil {
 			return nil, fmt.Errorf("compare: %w", err)
 		}
-		if o.TimeScale != 0 && o.TimeScale != 1 {
-			if w, err = Scale(w, o.TimeScale); err != nil {
-				return nil, fmt.Errorf("compare: %w", err)
-			}
-		}
-		p := plan{seed: seed, w: w, cfg: map[string]*conf.Config{}, sims: map[string]*sim.Result{}}
+		p := plan{seed: seed, w: w, sims: map[string]simPlan{}}
 		for _, pol := range o.Policies {
-			cfg, err := o.Config(pol, w)
-			if err != nil {
-				return nil, fmt.Errorf("compare: policy %s: %w", pol, err)
-			}
-			if got := cfg.String("scheduler.policy"); got != pol {
-				return nil, fmt.Errorf("compare: policy %s: the configuration sets scheduler.policy=%s; compare sets it from --policies", pol, got)
-			}
-			p.cfg[pol] = cfg
-			conf := map[string]string{}
-			for _, e := range cfg.Entries() {
-				conf[e.Key] = cfg.String(e.Key)
-			}
-			r, err := Simulate(w, pol, conf, o.Trackers, o.MapSlots, o.ReduceSlots, cfg.Float(keySlowstart))
+			sp, err := o.simulate(pol, w)
 			if err != nil {
 				return nil, fmt.Errorf("compare: %w", err)
 			}
-			p.sims[pol] = r
+			p.sims[pol] = sp
 		}
 		plans = append(plans, p)
 	}
-	c := &Comparison{Trace: o.Trace, Description: plans[0].w.Description, Trackers: o.Trackers, MapSlots: o.MapSlots, ReduceSlots: o.ReduceSlots}
+	c := o.comparison(plans[0].w)
 	for _, p := range plans {
 		for _, pol := range o.Policies {
 			if o.Log != nil {
 				fmt.Fprintf(o.Log, "compare: %s, seed %d, policy %s: %d jobs on an embedded cluster of %d trackers × (%d map + %d reduce) slots\n",
 					p.w.Name, p.seed, pol, len(p.w.Jobs), o.Trackers, o.MapSlots, o.ReduceSlots)
 			}
-			run, err := replayOnFreshCluster(ctx, p.cfg[pol], p.w, o)
+			sp := p.sims[pol]
+			run, err := replayOnFreshCluster(ctx, sp.cfg, p.w, o)
 			if err != nil {
 				return c, fmt.Errorf("compare: policy %s, seed %d: %w", pol, p.seed, err)
 			}
-			real, err := ResultOf(run, pol, o.Trackers, o.Trackers*o.MapSlots, o.Trackers*o.ReduceSlots, p.cfg[pol].Float(keySlowstart))
+			pr, err := o.policyRun(pol, p.seed, run, sp)
 			if err != nil {
 				return c, fmt.Errorf("compare: policy %s, seed %d: %w", pol, p.seed, err)
 			}
-			c.Runs = append(c.Runs, PolicyRun{Policy: pol, Seed: p.seed, Real: real, Sim: p.sims[pol], Run: run, JobErrors: JobErrors(real, p.sims[pol])})
+			c.Runs = append(c.Runs, pr)
 		}
 	}
 	return c, nil
+}
+
+// simPlan is one policy's configuration on a trace and its simulation.
+type simPlan struct {
+	cfg   *conf.Config
+	conf  map[string]string
+	model SimModel
+	res   *sim.Result
+}
+
+// load reads or generates the trace of seed, scaled.
+func (o CompareOptions) load(seed uint64) (*sim.Workload, error) {
+	w, err := Load(o.Trace, seed)
+	if err != nil {
+		return nil, err
+	}
+	if o.TimeScale != 0 && o.TimeScale != 1 {
+		return Scale(w, o.TimeScale)
+	}
+	return w, nil
+}
+
+// simulate builds the configuration of policy's run of w, checks it, and
+// runs the simulator on the model of that cluster.
+func (o CompareOptions) simulate(pol string, w *sim.Workload) (simPlan, error) {
+	cfg, err := o.Config(pol, w)
+	if err != nil {
+		return simPlan{}, fmt.Errorf("policy %s: %w", pol, err)
+	}
+	if got := cfg.String("scheduler.policy"); got != pol {
+		return simPlan{}, fmt.Errorf("policy %s: the configuration sets scheduler.policy=%s; compare sets it from --policies", pol, got)
+	}
+	conf := map[string]string{}
+	for _, e := range cfg.Entries() {
+		conf[e.Key] = cfg.String(e.Key)
+	}
+	var m SimModel
+	if !o.Ideal {
+		costs := sim.MeasuredOverheads
+		if o.Costs != nil {
+			costs = *o.Costs
+		}
+		m = ModelOf(cfg, costs)
+	}
+	r, err := Simulate(w, pol, conf, o.Trackers, o.MapSlots, o.ReduceSlots, cfg.Float(keySlowstart), m)
+	if err != nil {
+		return simPlan{}, err
+	}
+	return simPlan{cfg: cfg, conf: conf, model: m, res: r}, nil
+}
+
+// comparison is an empty comparison of o's trace.
+func (o CompareOptions) comparison(w *sim.Workload) *Comparison {
+	ts := o.TimeScale
+	if ts == 0 {
+		ts = 1
+	}
+	return &Comparison{Trace: o.Trace, Description: w.Description, TimeScale: ts, Trackers: o.Trackers, MapSlots: o.MapSlots, ReduceSlots: o.ReduceSlots}
+}
+
+// policyRun puts a real run beside its simulation.
+func (o CompareOptions) policyRun(pol string, seed uint64, run *Run, sp simPlan) (PolicyRun, error) {
+	real, err := ResultOf(run, pol, o.Trackers, o.Trackers*o.MapSlots, o.Trackers*o.ReduceSlots, sp.cfg.Float(keySlowstart))
+	if err != nil {
+		return PolicyRun{}, err
+	}
+	rw, err := Recorded(run)
+	if err != nil {
+		return PolicyRun{}, err
+	}
+	rec, err := Simulate(rw, pol, sp.conf, o.Trackers, o.MapSlots, o.ReduceSlots, sp.cfg.Float(keySlowstart), RecordedModel(sp.model))
+	if err != nil {
+		return PolicyRun{}, fmt.Errorf("simulating the recorded durations: %w", err)
+	}
+	return PolicyRun{Policy: pol, Seed: seed, Real: real, Sim: sp.res, Run: run, JobErrors: JobErrors(real, sp.res),
+		Model: sp.model, Costs: MeasureOverheads(run), Recorded: rec, RecordedErrors: JobErrors(real, rec)}, nil
 }
 
 // keySlowstart is the reduce slow-start key, read for the simulation.
@@ -294,25 +371,93 @@ func (c *Comparison) WriteTable(w io.Writer) error {
 			errRow = append(errRow, fmt.Sprintf("%.3f/%.3f", sim.Percentile(r.JobErrors, 50), sim.Percentile(r.JobErrors, 90)))
 		}
 		row(errRow...)
+		recRow := []string{"same, simulating the recorded durations"}
+		for _, r := range runs {
+			recRow = append(recRow, fmt.Sprintf("%.3f/%.3f", sim.Percentile(r.RecordedErrors, 50), sim.Percentile(r.RecordedErrors, 90)))
+		}
+		row(recRow...)
+		costRow := []string{"real costs median [ms] map/reduce/events/start"}
+		for _, r := range runs {
+			c := r.Costs
+			costRow = append(costRow, fmt.Sprintf("%.0f/%.0f/%.0f/%.0f", 1000*c.MapExcess.Median, 1000*c.ReduceReport.Median, 1000*c.MapEvents.Median, 1000*c.StartLag.Median))
+		}
+		row(costRow...)
 		if err := tw.Flush(); err != nil {
 			return fmt.Errorf("write table: %w", err)
 		}
-		realRank, simRank := Ranking(runs, func(r PolicyRun) *sim.Result { return r.Real }), Ranking(runs, func(r PolicyRun) *sim.Result { return r.Sim })
-		agree := "agree"
-		if !RankingsAgree(realRank, simRank) {
-			agree = "DISAGREE"
+		for _, by := range c.rankings() {
+			realRank := RankingBy(runs, func(r PolicyRun) *sim.Result { return r.Real }, by.get)
+			simRank := RankingBy(runs, func(r PolicyRun) *sim.Result { return r.Sim }, by.get)
+			agree := "agree"
+			if !RankingsAgree(realRank, simRank) {
+				agree = "DISAGREE"
+			}
+			fmt.Fprintf(w, "ranking by %s (best first): real %s; simulated %s: %s\n", by.name, rankString(realRank), rankString(simRank), agree)
 		}
-		fmt.Fprintf(w, "ranking by mean slowdown (best first): real %s; simulated %s: %s\n", rankString(realRank), rankString(simRank), agree)
+		if len(runs) > 0 {
+			fmt.Fprintf(w, "simulator: %s\n", runs[0].Model)
+		}
 	}
 	return nil
 }
 
-// Ranking orders the runs' policies by mean slowdown, lowest first, as
-// groups of policies whose means are equal to 0.1% (ties), each group
-// sorted by name.
+// String describes the model in one line.
+func (m SimModel) String() string {
+	if m == (SimModel{}) {
+		return "ideal cluster (slots offered as they free, no task costs)"
+	}
+	o := m.Overheads
+	s := fmt.Sprintf("heartbeat %v", m.Heartbeat)
+	if o.OutOfBand {
+		s += " with out-of-band heartbeats"
+	}
+	if o.AfterLaunch > 0 {
+		s += fmt.Sprintf(", again %v after a launch", o.AfterLaunch)
+	}
+	return s + fmt.Sprintf("; task launch %v, end report %v, map events %v", o.Launch, o.Report, o.MapEvents)
+}
+
+// jsonModel is a SimModel in the JSON report, in milliseconds.
+type jsonModel struct {
+	HeartbeatMs   float64 `json:"heartbeat_ms"`
+	OutOfBand     bool    `json:"out_of_band"`
+	AfterLaunchMs float64 `json:"after_launch_ms"`
+	LaunchMs      float64 `json:"launch_ms"`
+	ReportMs      float64 `json:"report_ms"`
+	MapEventsMs   float64 `json:"map_events_ms"`
+}
+
+func (m SimModel) json() jsonModel {
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	o := m.Overheads
+	return jsonModel{ms(m.Heartbeat), o.OutOfBand, ms(o.AfterLaunch), ms(o.Launch), ms(o.Report), ms(o.MapEvents)}
+}
+
+// rankings are the metrics the policies are ranked by: mean and P95
+// slowdown, and missed deadlines when jobs have deadlines.
+func (c *Comparison) rankings() []metricRow {
+	rs := []metricRow{metricRows[0], metricRows[2]}
+	if c.hasDeadlines() {
+		for _, m := range metricRows {
+			if m.name == "missed deadlines [%]" {
+				rs = append(rs, m)
+			}
+		}
+	}
+	return rs
+}
+
+// Ranking orders the runs' policies by mean slowdown (RankingBy).
 func Ranking(runs []PolicyRun, res func(PolicyRun) *sim.Result) [][]string {
+	return RankingBy(runs, res, metricRows[0].get)
+}
+
+// RankingBy orders the runs' policies by a metric, lowest first, as
+// groups of policies whose figures are equal to 0.1% (ties), each group
+// sorted by name.
+func RankingBy(runs []PolicyRun, res func(PolicyRun) *sim.Result, get func(*sim.Result) float64) [][]string {
 	rs := append([]PolicyRun(nil), runs...)
-	mean := func(r PolicyRun) float64 { return res(r).Summary.Slowdown.Mean }
+	mean := func(r PolicyRun) float64 { return get(res(r)) }
 	sort.SliceStable(rs, func(a, b int) bool {
 		if x, y := mean(rs[a]), mean(rs[b]); x != y {
 			return x < y
@@ -398,6 +543,15 @@ type jsonRun struct {
 	JobErrMed float64         `json:"job_response_rel_error_median"`
 	JobErrP90 float64         `json:"job_response_rel_error_p90"`
 	Killed    [2]int64        `json:"real_killed_map_reduce"`
+	// Model is the simulator's model of the cluster, Costs the costs the
+	// real run's history shows.
+	Model jsonModel         `json:"sim_model"`
+	Costs MeasuredOverheads `json:"real_costs"`
+	// The simulation of the recorded durations (Recorded).
+	Recorded          sim.Summary     `json:"recorded_sim"`
+	RecordedJobs      []sim.JobRecord `json:"recorded_sim_jobs"`
+	RecordedJobErrMed float64         `json:"recorded_job_response_rel_error_median"`
+	RecordedJobErrP90 float64         `json:"recorded_job_response_rel_error_p90"`
 }
 
 // WriteJSON writes the comparison as one JSON object: per run, both
@@ -406,15 +560,18 @@ func (c *Comparison) WriteJSON(w io.Writer) error {
 	rep := struct {
 		Trace       string    `json:"trace"`
 		Description string    `json:"description"`
+		TimeScale   float64   `json:"time_scale"`
 		Trackers    int       `json:"trackers"`
 		MapSlots    int       `json:"map_slots_per_tracker"`
 		ReduceSlots int       `json:"reduce_slots_per_tracker"`
 		Runs        []jsonRun `json:"runs"`
-	}{c.Trace, c.Description, c.Trackers, c.MapSlots, c.ReduceSlots, nil}
+	}{c.Trace, c.Description, c.TimeScale, c.Trackers, c.MapSlots, c.ReduceSlots, nil}
 	for _, r := range c.Runs {
 		rep.Runs = append(rep.Runs, jsonRun{Policy: r.Policy, Seed: r.Seed, Real: r.Real.Summary, Sim: r.Sim.Summary,
 			RealJobs: r.Real.Jobs, SimJobs: r.Sim.Jobs, JobErrMed: sim.Percentile(r.JobErrors, 50), JobErrP90: sim.Percentile(r.JobErrors, 90),
-			Killed: [2]int64{r.Real.KilledMapTasks, r.Real.KilledReduceTasks}})
+			Killed: [2]int64{r.Real.KilledMapTasks, r.Real.KilledReduceTasks}, Model: r.Model.json(), Costs: r.Costs,
+			Recorded: r.Recorded.Summary, RecordedJobs: r.Recorded.Jobs,
+			RecordedJobErrMed: sim.Percentile(r.RecordedErrors, 50), RecordedJobErrP90: sim.Percentile(r.RecordedErrors, 90)})
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -462,4 +619,90 @@ func writeFile(path string, write func(io.Writer) error) error {
 		return fmt.Errorf("close %s: %w", path, err)
 	}
 	return nil
+}
+
+// Resimulate rebuilds the comparison written into dir by WriteDir from
+// its real runs (report.json and the job histories), simulating each
+// again under o's model (ModelOf, or the ideal cluster with o.Ideal): the
+// simulator's side of a comparison is redone without running the trace
+// again. The trace, seeds, policies, time scale and cluster shape are
+// the report's; o.Config gives each run's configuration, as in Compare.
+func Resimulate(dir string, o CompareOptions) (*Comparison, error) {
+	path := filepath.Join(dir, "report.json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("resimulate: %w", err)
+	}
+	var rep struct {
+		Trace       string  `json:"trace"`
+		TimeScale   float64 `json:"time_scale"`
+		Trackers    int     `json:"trackers"`
+		MapSlots    int     `json:"map_slots_per_tracker"`
+		ReduceSlots int     `json:"reduce_slots_per_tracker"`
+		Runs        []struct {
+			Policy   string          `json:"policy"`
+			Seed     uint64          `json:"seed"`
+			RealJobs []sim.JobRecord `json:"real_jobs"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(data, &rep); err != nil {
+		return nil, fmt.Errorf("resimulate: %s: %w", path, err)
+	}
+	if rep.Trace == "" || len(rep.Runs) == 0 || rep.Trackers < 1 || rep.MapSlots < 1 {
+		return nil, fmt.Errorf("resimulate: %s: not a comparison report (no trace, runs or cluster)", path)
+	}
+	o.Trace, o.Trackers, o.MapSlots, o.ReduceSlots = rep.Trace, rep.Trackers, rep.MapSlots, rep.ReduceSlots
+	o.TimeScale = rep.TimeScale
+	var c *Comparison
+	for _, r := range rep.Runs {
+		w, err := o.load(r.Seed)
+		if err != nil {
+			return nil, fmt.Errorf("resimulate: %w", err)
+		}
+		if c == nil {
+			c = o.comparison(w)
+		}
+		run, err := loadRun(dir, r.Policy, r.Seed, w, r.RealJobs)
+		if err != nil {
+			return nil, fmt.Errorf("resimulate: %w", err)
+		}
+		sp, err := o.simulate(r.Policy, w)
+		if err != nil {
+			return nil, fmt.Errorf("resimulate: %w", err)
+		}
+		pr, err := o.policyRun(r.Policy, r.Seed, run, sp)
+		if err != nil {
+			return nil, fmt.Errorf("resimulate: policy %s, seed %d: %w", r.Policy, r.Seed, err)
+		}
+		c.Runs = append(c.Runs, pr)
+	}
+	return c, nil
+}
+
+// loadRun reads back a real run written by WriteDir: its job histories,
+// in trace order, and its start, which the report's submission times (from
+// the start) and the histories' (clock times) give.
+func loadRun(dir, policy string, seed uint64, w *sim.Workload, real []sim.JobRecord) (*Run, error) {
+	name := filepath.Join(dir, fmt.Sprintf("history-%s-seed%d.jsonl", policy, seed))
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := jobhistory.ParseAll(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(recs) != len(w.Jobs) || len(real) != len(w.Jobs) {
+		return nil, fmt.Errorf("%s: %d job histories and %d report records for a trace of %d jobs", name, len(recs), len(real), len(w.Jobs))
+	}
+	run := &Run{Workload: w, Jobs: make([]JobRun, len(w.Jobs)), HistoryJSONL: data}
+	for i := range w.Jobs {
+		if recs[i].Job.Name != w.Jobs[i].Name || real[i].ID != w.Jobs[i].ID {
+			return nil, fmt.Errorf("%s: job %d is %q (report: %s), the trace's is %q (%s): not this trace's run", name, i+1, recs[i].Job.Name, real[i].ID, w.Jobs[i].Name, w.Jobs[i].ID)
+		}
+		run.Jobs[i] = JobRun{Trace: &w.Jobs[i], ID: recs[i].Job.JobID, State: recs[i].Job.State, Error: recs[i].Job.Error,
+			Submitted: recs[i].Job.Submit, History: &recs[i]}
+	}
+	run.Start = recs[0].Job.Submit.Add(-time.Duration(real[0].Submit * float64(time.Second)))
+	return run, nil
 }

@@ -20,9 +20,11 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"gomr/apps"
+	"gomr/conf"
 	"gomr/jobtracker"
 	"gomr/jobtracker/jobhistory"
 	"gomr/mr"
@@ -92,7 +94,14 @@ func Load(name string, seed uint64) (*sim.Workload, error) {
 		return nil, fmt.Errorf("trace %q is neither a built-in mix (%s), a simulator workload (%s) nor a readable file: %w",
 			name, strings.Join(MixNames(), ", "), strings.Join(sim.WorkloadNames(), ", "), err)
 	}
-	return sim.LoadWorkload(name, sim.GenOptions{Seed: seed})
+	w, err := sim.LoadWorkload(name, sim.GenOptions{Seed: seed})
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckApps(w, name); err != nil {
+		return nil, err
+	}
+	return w, nil
 }
 
 func isSimBuiltin(name string) bool {
@@ -284,6 +293,9 @@ type JobRun struct {
 	// History is its job history; Counters its final counters.
 	History  *jobhistory.Record
 	Counters mr.CounterSet
+	// AppJobs are the ids of the jobs of an entry that names an app (ID
+	// is the first); History is then theirs together (apps.go).
+	AppJobs []string
 }
 
 // Run is a replayed workload: the trace, when it started (the trace's
@@ -329,14 +341,28 @@ func Replay(ctx context.Context, client *jobtracker.Client, w *sim.Workload, o O
 		defer os.RemoveAll(tmp)
 		out = tmp
 	}
+	if err := CheckApps(w, w.Name); err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
+	}
 	stamp := time.Now().Format("20060102-150405.000")
 	specs := make([]*mr.JobSpec, len(w.Jobs))
+	outputs := make([]string, len(w.Jobs))
 	for i := range w.Jobs {
-		spec, err := Spec(&w.Jobs[i], filepath.Join(out, fmt.Sprintf("%s-%s-%d", stamp, safeName(w.Jobs[i].ID), i)), o)
+		outputs[i] = filepath.Join(out, fmt.Sprintf("%s-%s-%d", stamp, safeName(w.Jobs[i].ID), i))
+		if w.Jobs[i].App != "" {
+			continue
+		}
+		spec, err := Spec(&w.Jobs[i], outputs[i], o)
 		if err != nil {
 			return nil, fmt.Errorf("replay: %w", err)
 		}
 		specs[i] = spec
+	}
+	// The inputs of the entries that run an app are made first; the
+	// replay's clock starts after.
+	inputs, err := prepareApps(ctx, client, w, out)
+	if err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
 	}
 	run := &Run{Workload: w, Start: time.Now(), Jobs: make([]JobRun, len(w.Jobs))}
 	for i := range w.Jobs {
@@ -347,6 +373,7 @@ func Replay(ctx context.Context, client *jobtracker.Client, w *sim.Workload, o O
 	var mu sync.Mutex
 	submitted := make(chan int, len(w.Jobs))
 	var wg sync.WaitGroup
+	var appsRunning atomic.Int32
 	for i := range w.Jobs {
 		wg.Add(1)
 		go func() {
@@ -359,6 +386,35 @@ func Replay(ctx context.Context, client *jobtracker.Client, w *sim.Workload, o O
 			case <-t.C:
 			}
 			now := time.Now()
+			if j := &w.Jobs[i]; j.App != "" {
+				// An app runs its jobs itself; the entry is done when it
+				// returns.
+				appsRunning.Add(1)
+				defer appsRunning.Add(-1)
+				mu.Lock()
+				run.Jobs[i].Submitted = now
+				mu.Unlock()
+				jc := &appClient{client: client, job: j, onSubmit: func(id string) {
+					mu.Lock()
+					if run.Jobs[i].ID == "" {
+						run.Jobs[i].ID = id
+					}
+					mu.Unlock()
+				}}
+				app, err := mr.LookupApp(j.App)
+				if err == nil {
+					err = app.Run(ctx, jc, appArgs(j, inputs[i], outputs[i]))
+				}
+				mu.Lock()
+				jr := &run.Jobs[i]
+				jr.AppJobs, jr.State = jc.jobIDs(), jobtracker.StateSucceeded
+				if err != nil {
+					jr.State, jr.Error = jobtracker.StateFailed, fmt.Sprintf("app %s: %v", j.App, err)
+				}
+				mu.Unlock()
+				submitted <- i
+				return
+			}
 			id, err := client.Submit(ctx, specs[i])
 			mu.Lock()
 			jr := &run.Jobs[i]
@@ -420,7 +476,8 @@ func Replay(ctx context.Context, client *jobtracker.Client, w *sim.Workload, o O
 		mu.Lock()
 		failed := failedCount(run)
 		mu.Unlock()
-		prog.show(len(live)+done, running, done, failed)
+		apps := int(appsRunning.Load())
+		prog.show(len(live)+done+apps, running+apps, done, failed)
 	}
 	wg.Wait() // every submitter has finished: run.Jobs is ours alone
 	prog.finish(len(w.Jobs), done, failedCount(run))
@@ -429,6 +486,15 @@ func Replay(ctx context.Context, client *jobtracker.Client, w *sim.Workload, o O
 		jr := &run.Jobs[i]
 		if jr.ID == "" {
 			failed = append(failed, fmt.Sprintf("%s (%s)", jr.Trace.ID, jr.Error))
+			continue
+		}
+		if len(jr.AppJobs) > 0 {
+			if err := appHistory(ctx, client, run, jr); err != nil {
+				return run, fmt.Errorf("replay: %w", err)
+			}
+			if jr.State != jobtracker.StateSucceeded {
+				failed = append(failed, fmt.Sprintf("%s = %s %s (%s)", jr.Trace.ID, jr.ID, jr.State, jr.Error))
+			}
 			continue
 		}
 		data, err := client.History(ctx, jr.ID)
@@ -578,12 +644,39 @@ func ResultOf(run *Run, policy string, trackers, mapSlots, reduceSlots int, slow
 	return r, nil
 }
 
+// SimModel is how the simulator models the real cluster: its heartbeat
+// period and the runtime's costs (sim.Overheads). The zero value is the
+// ideal cluster: slots offered the instant they free, tasks that cost
+// nothing beyond their durations.
+type SimModel struct {
+	Heartbeat time.Duration
+	Overheads sim.Overheads
+}
+
+// Configuration keys the model reads; the tasktracker package declares
+// them (conf/keys.go).
+const (
+	keyHeartbeat = "mapreduce.tasktracker.heartbeat.interval"
+	keyOutOfBand = "mapreduce.tasktracker.outofband.heartbeat"
+)
+
+// ModelOf is the simulator's model of a cluster run with cfg: its
+// heartbeat period and out-of-band heartbeat setting, the TaskTracker's
+// follow-up heartbeat, and the task costs of costs (Launch, Report,
+// MapEvents; sim.MeasuredOverheads are those measured on the runtime).
+func ModelOf(cfg *conf.Config, costs sim.Overheads) SimModel {
+	o := sim.MeasuredOverheads
+	o.Launch, o.Report, o.MapEvents = costs.Launch, costs.Report, costs.MapEvents
+	o.OutOfBand = cfg.Bool(keyOutOfBand)
+	return SimModel{Heartbeat: cfg.Duration(keyHeartbeat), Overheads: o}
+}
+
 // Simulate runs the simulator on the same workload, policy and cluster
-// shape as a real run: slots offered as soon as they free (the
-// TaskTrackers' out-of-band heartbeat), the cluster's reduce slow-start,
-// and what the JobTracker knows of a job (the history of earlier jobs of
-// its name in the run). Only scheduler.* keys of conf reach the policy.
-func Simulate(w *sim.Workload, policy string, conf map[string]string, trackers, mapSlots, reduceSlots int, slowstart float64) (*sim.Result, error) {
+// shape as a real run: the cluster's reduce slow-start, the model of its
+// heartbeats and costs, and what the JobTracker knows of a job (the
+// history of earlier jobs of its name in the run). Only scheduler.* keys
+// of conf reach the policy.
+func Simulate(w *sim.Workload, policy string, conf map[string]string, trackers, mapSlots, reduceSlots int, slowstart float64, m SimModel) (*sim.Result, error) {
 	pc := map[string]string{}
 	for k, v := range conf {
 		if strings.HasPrefix(k, "scheduler.") && k != "scheduler.policy" {
@@ -591,7 +684,7 @@ func Simulate(w *sim.Workload, policy string, conf map[string]string, trackers, 
 		}
 	}
 	r, err := sim.Run(w, sim.Options{Policy: policy, Conf: pc, Trackers: trackers, MapSlots: mapSlots, ReduceSlots: reduceSlots,
-		Slowstart: slowstart, Knowledge: sim.KnowHistory})
+		Slowstart: slowstart, Knowledge: sim.KnowHistory, Heartbeat: m.Heartbeat, Overheads: m.Overheads})
 	if err != nil {
 		return nil, err
 	}

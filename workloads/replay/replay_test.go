@@ -27,7 +27,7 @@ func TestMixesFitTheEmbeddedCluster(t *testing.T) {
 			}
 		}
 		for _, p := range []string{"fifo", "fair"} {
-			r, err := Simulate(w, p, w.Conf, DefaultTrackers, DefaultMapSlots, DefaultReduceSlots, 0.05)
+			r, err := Simulate(w, p, w.Conf, DefaultTrackers, DefaultMapSlots, DefaultReduceSlots, 0.05, SimModel{})
 			if err != nil {
 				t.Fatal(err)
 			}

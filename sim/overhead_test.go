@@ -1,0 +1,183 @@
+package sim
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func ms(x float64) time.Duration { return time.Duration(x * float64(time.Millisecond)) }
+
+// TestOverheadFormulas checks the model's formulas (Overheads).
+func TestOverheadFormulas(t *testing.T) {
+	o := Overheads{Launch: ms(20), Report: ms(10), MapEvents: ms(5), OutOfBand: true, AfterLaunch: ms(50)}
+	neg := o
+	neg.MapEvents = -ms(8)
+	tests := []struct {
+		name      string
+		got, want time.Duration
+	}{
+		{"map: launch + work + report", o.mapEnd(s(1), s(2)), s(3) + ms(30)},
+		{"map: zero model adds nothing", Overheads{}.mapEnd(s(1), s(2)), s(3)},
+		{"reduce waiting for the maps: phase at maps end + map events", phaseOf(o.reduceEnd(s(1), s(1), s(5), s(2))), s(5) + ms(5)},
+		{"reduce waiting for the maps: end", endOf(o.reduceEnd(s(1), s(1), s(5), s(2))), s(7) + ms(15)},
+		{"reduce whose shuffle outlasts the maps: phase after launch + shuffle", phaseOf(o.reduceEnd(s(1), s(5), s(3), s(2))), s(6) + ms(20)},
+		{"reduce: end = phase + reduce + report", endOf(o.reduceEnd(s(1), s(5), s(3), s(2))), s(8) + ms(30)},
+		{"reduce: map events before the map's end is reported", phaseOf(neg.reduceEnd(s(1), 0, s(5), s(2))), s(5) - ms(8)},
+		{"reduce: zero model is max(start + shuffle, maps end)", endOf(Overheads{}.reduceEnd(s(1), s(1), s(5), s(2))), s(7)},
+		{"heartbeat after a launch: after-launch delay", o.nextHeartbeat(s(1), ms(300), true), s(1) + ms(50)},
+		{"heartbeat without a launch: the period", o.nextHeartbeat(s(1), ms(300), false), s(1) + ms(300)},
+		{"after-launch delay is at most the period", o.nextHeartbeat(s(1), ms(30), true), s(1) + ms(30)},
+		{"no after-launch delay: the period", Overheads{}.nextHeartbeat(s(1), ms(300), true), s(1) + ms(300)},
+	}
+	for _, tt := range tests {
+		if tt.got != tt.want {
+			t.Errorf("%s: %v, want %v", tt.name, tt.got, tt.want)
+		}
+	}
+}
+
+func phaseOf(phase, _ time.Duration) time.Duration { return phase }
+func endOf(_, end time.Duration) time.Duration     { return end }
+
+func TestOverheadChecks(t *testing.T) {
+	tests := []struct {
+		o         Overheads
+		heartbeat time.Duration
+		want      string // "" valid
+	}{
+		{Overheads{}, 0, ""},
+		{MeasuredOverheads, ms(300), ""},
+		{Overheads{Launch: ms(10), Report: ms(10), MapEvents: -ms(10)}, 0, ""},
+		{Overheads{Launch: -ms(1)}, 0, "must not be negative"},
+		{Overheads{AfterLaunch: -ms(1)}, ms(300), "must not be negative"},
+		{Overheads{Report: ms(10), MapEvents: -ms(11)}, 0, "earlier than the last map's code ends"},
+		{Overheads{OutOfBand: true}, 0, "need a heartbeat interval"},
+		{Overheads{AfterLaunch: ms(50)}, 0, "need a heartbeat interval"},
+	}
+	for _, tt := range tests {
+		err := tt.o.check(tt.heartbeat)
+		if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
+			t.Errorf("%+v, heartbeat %v: %v, want %q", tt.o, tt.heartbeat, err, tt.want)
+		}
+	}
+	w := tiny(Job{ID: "A", Maps: ds(1)})
+	if _, err := Run(w, Options{Policy: "fifo", Slowstart: -1, Overheads: Overheads{OutOfBand: true}}); err == nil || !strings.Contains(err.Error(), "heartbeat") {
+		t.Errorf("Run with out-of-band heartbeats and no heartbeat: %v", err)
+	}
+	if _, err := Run(w, Options{Policy: "fifo", Slowstart: -1, Overheads: Overheads{Launch: ms(1)}, Speculation: Speculation{Mode: SpecFresh}}); err == nil || !strings.Contains(err.Error(), "speculation") {
+		t.Errorf("Run with overheads and speculation: %v", err)
+	}
+}
+
+// TestOverheadsInTheEngine checks the engine's use of the model on
+// hand-made schedules, to the millisecond.
+func TestOverheadsInTheEngine(t *testing.T) {
+	type want struct{ start, finish float64 }
+	costs := Overheads{Launch: ms(100), Report: ms(50), MapEvents: ms(20)}
+	oneSlot := func(slowstart float64, jobs ...Job) *Workload {
+		return &Workload{Name: "one", Trackers: 1, MapSlots: 1, ReduceSlots: 1, Slowstart: slowstart, Jobs: jobs}
+	}
+	twoTrackers := func(jobs ...Job) *Workload {
+		return &Workload{Name: "two", Trackers: 2, MapSlots: 1, ReduceSlots: 1, Slowstart: 1, Jobs: jobs}
+	}
+	tests := []struct {
+		name string
+		w    *Workload
+		opt  Options
+		want map[string]want
+		// ref is A's slowdown reference (the ideal runtime alone).
+		ref float64
+	}{
+		{
+			// map 0: 0-1.15, map 1: 1.15-2.3; the reduce starts at 2.3,
+			// its phase at max(2.3 + 0.1, 2.3 + 0.02) = 2.4, ends at
+			// 2.4 + 2 + 0.05
+			name: "task costs, reduce after the maps",
+			w:    oneSlot(1, Job{ID: "A", Maps: ds(1, 1), Reduces: ds(2)}),
+			opt:  Options{Overheads: costs},
+			want: map[string]want{"A": {0, 4.45}},
+			ref:  4,
+		},
+		{
+			// the reduce starts at 0 and waits: phase at 2.3 + 0.02
+			name: "task costs, reduce waiting for the maps",
+			w:    oneSlot(0, Job{ID: "A", Maps: ds(1, 1), Reduces: ds(2)}),
+			opt:  Options{Overheads: costs},
+			want: map[string]want{"A": {0, 4.37}},
+			ref:  4,
+		},
+		{
+			// the reduce's shuffle (3 s from its process start at 0.1)
+			// outlasts the maps: phase at 3.1
+			name: "task costs, long shuffle",
+			w:    oneSlot(0, Job{ID: "A", Maps: ds(1, 1), Reduces: ds(2), Shuffles: ds(3)}),
+			opt:  Options{Overheads: costs},
+			want: map[string]want{"A": {0, 5.15}},
+			ref:  5,
+		},
+		{
+			// heartbeats every 1 s, tracker 0 at 0, 1, 2..., tracker 1 at
+			// 0.5, 1.5...: A arrives at 0.2 and starts at tracker 1's 0.5
+			// (map 0: 0.5-2.3), then tracker 0's 1.0 (map 1: 1.0-2.8). Map
+			// 0's end on tracker 1 is reported out of band at 2.3, which
+			// launches map 2 at once: 2.3-4.1.
+			name: "a job waits for a heartbeat; a task's end offers its tracker at once",
+			w:    twoTrackers(Job{ID: "A", Submit: s(0.2), Maps: ds(1.8, 1.8, 1.8)}),
+			opt:  Options{Heartbeat: s(1), Overheads: Overheads{OutOfBand: true}},
+			want: map[string]want{"A": {0.5, 4.1}},
+			ref:  3.6,
+		},
+		{
+			// without the out-of-band heartbeat map 2 waits for tracker
+			// 1's 2.5
+			name: "without out-of-band heartbeats a freed slot waits",
+			w:    twoTrackers(Job{ID: "A", Submit: s(0.2), Maps: ds(1.8, 1.8, 1.8)}),
+			opt:  Options{Heartbeat: s(1)},
+			want: map[string]want{"A": {0.5, 4.3}},
+		},
+		{
+			// A's last map (2.3-2.8 on tracker 1) and map 1 (1.0-2.8 on
+			// tracker 0) end at 2.8; their out-of-band heartbeats restart
+			// both trackers' periods: next heartbeats at 3.8, not tracker
+			// 1's 3.5 or tracker 0's 3.0. B, arriving at 3.4, starts at 3.8.
+			name: "every heartbeat restarts the tracker's period",
+			w:    twoTrackers(Job{ID: "A", Submit: s(0.2), Maps: ds(1.8, 1.8, 0.5)}, Job{ID: "B", Submit: s(3.4), Maps: ds(1)}),
+			opt:  Options{Heartbeat: s(1), Overheads: Overheads{OutOfBand: true}},
+			want: map[string]want{"A": {0.5, 2.8}, "B": {3.8, 4.8}},
+		},
+		{
+			// one tracker of 2 map slots: A's heartbeat at 0 launches its
+			// map, so the tracker heartbeats again at 0.05 and B (0.02)
+			// starts then, not at 1
+			name: "a heartbeat that launched is followed by another soon",
+			w: &Workload{Name: "after", Trackers: 1, MapSlots: 2, ReduceSlots: 1, Slowstart: 1,
+				Jobs: []Job{{ID: "A", Maps: ds(5)}, {ID: "B", Submit: s(0.02), Maps: ds(1)}}},
+			opt:  Options{Heartbeat: s(1), Overheads: Overheads{AfterLaunch: ms(50)}},
+			want: map[string]want{"A": {0, 5}, "B": {0.05, 1.05}},
+			ref:  5,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			opt := tt.opt
+			opt.Policy, opt.Slowstart = "fifo", -1
+			r, err := Run(tt.w, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := byID(r)
+			for id, w := range tt.want {
+				j := got[id]
+				if !nearMs(j.Start, w.start) || !nearMs(j.Finish, w.finish) {
+					t.Errorf("%s: start %v finish %v, want %v %v", id, j.Start, j.Finish, w.start, w.finish)
+				}
+			}
+			if a := got["A"]; tt.ref > 0 && !nearMs(a.Ref, tt.ref) {
+				t.Errorf("A's reference %v, want the ideal runtime alone %v", a.Ref, tt.ref)
+			}
+		})
+	}
+}
+
+func nearMs(a, b float64) bool { return a-b < 1e-6 && b-a < 1e-6 }

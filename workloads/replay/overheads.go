@@ -1,0 +1,194 @@
+package replay
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"time"
+
+	"gomr/jobtracker"
+	"gomr/sim"
+)
+
+// Spread is the distribution of one measured cost, in seconds.
+type Spread struct {
+	N      int     `json:"n"`
+	P10    float64 `json:"p10"`
+	Median float64 `json:"median"`
+	P90    float64 `json:"p90"`
+	Max    float64 `json:"max"`
+}
+
+func spreadOf(xs []float64) Spread {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	sp := Spread{N: len(s)}
+	if len(s) == 0 {
+		return sp
+	}
+	sp.P10, sp.Median, sp.P90, sp.Max = sim.Percentile(s, 10), sim.Percentile(s, 50), sim.Percentile(s, 90), s[len(s)-1]
+	return sp
+}
+
+// MeasuredOverheads are the runtime's costs as a replayed run's job
+// history shows them, against the trace's durations: what the
+// simulator's overhead model (sim.Overheads) stands for.
+type MeasuredOverheads struct {
+	// MapExcess is a successful map attempt's recorded duration minus its
+	// trace duration: Launch + Report in the model.
+	MapExcess Spread `json:"map_excess"`
+	// ReduceReport is a successful reduce attempt's end minus the start of
+	// its reduce phase (the history's sort end) minus its trace reduce
+	// duration: Report in the model.
+	ReduceReport Spread `json:"reduce_report"`
+	// MapEvents is, for a reduce that waited for its job's maps (its trace
+	// shuffle ended before them), the start of its reduce phase minus the
+	// recorded end of the job's last map: MapEvents in the model.
+	MapEvents Spread `json:"map_events"`
+	// StartLag is a job's first attempt start minus its submission (job
+	// initialisation, then a heartbeat with a free slot, when one is free).
+	StartLag Spread `json:"start_lag"`
+	// EndLag is a job's recorded finish minus its last attempt's end (job
+	// commit).
+	EndLag Spread `json:"end_lag"`
+}
+
+// MeasureOverheads reads the run's job histories against its trace.
+func MeasureOverheads(run *Run) MeasuredOverheads {
+	var mapEx, redRep, mapEv, startLag, endLag []float64
+	for _, jr := range run.Jobs {
+		h, tj := jr.History, jr.Trace
+		if h == nil || tj == nil {
+			continue
+		}
+		var lastMap, first, last time.Time
+		for _, a := range h.Attempts {
+			if first.IsZero() || a.Start.Before(first) {
+				first = a.Start
+			}
+			if a.Finish.After(last) {
+				last = a.Finish
+			}
+			if a.State == jobtracker.StateSucceeded && a.TaskType == "m" {
+				if a.Finish.After(lastMap) {
+					lastMap = a.Finish
+				}
+				if a.Task < len(tj.Maps) {
+					mapEx = append(mapEx, (a.Finish.Sub(a.Start) - tj.Maps[a.Task]).Seconds())
+				}
+			}
+		}
+		for _, a := range h.Attempts {
+			if a.State != jobtracker.StateSucceeded || a.TaskType != "r" || a.Task >= len(tj.Reduces) {
+				continue
+			}
+			phase := a.SortFinish
+			if phase == nil {
+				phase = a.ShuffleFinish
+			}
+			if phase == nil {
+				continue
+			}
+			redRep = append(redRep, (a.Finish.Sub(*phase) - tj.Reduces[a.Task]).Seconds())
+			var sh time.Duration
+			if a.Task < len(tj.Shuffles) {
+				sh = tj.Shuffles[a.Task]
+			}
+			if !lastMap.IsZero() && a.Start.Add(sh).Before(lastMap) {
+				mapEv = append(mapEv, phase.Sub(lastMap).Seconds())
+			}
+		}
+		if !first.IsZero() {
+			startLag = append(startLag, first.Sub(h.Job.Submit).Seconds())
+			endLag = append(endLag, h.Job.Finish.Sub(last).Seconds())
+		}
+	}
+	return MeasuredOverheads{MapExcess: spreadOf(mapEx), ReduceReport: spreadOf(redRep), MapEvents: spreadOf(mapEv),
+		StartLag: spreadOf(startLag), EndLag: spreadOf(endLag)}
+}
+
+// Write prints the measured costs, one line each, in milliseconds.
+func (m MeasuredOverheads) Write(w io.Writer) {
+	for _, x := range []struct {
+		name string
+		s    Spread
+	}{{"map excess (launch + report)", m.MapExcess}, {"reduce report", m.ReduceReport}, {"map events to reduce phase", m.MapEvents},
+		{"job start lag", m.StartLag}, {"job end lag", m.EndLag}} {
+		fmt.Fprintf(w, "  %-30s n=%-4d p10 %6.0f  median %6.0f  p90 %6.0f  max %6.0f ms\n", x.name, x.s.N,
+			1000*x.s.P10, 1000*x.s.Median, 1000*x.s.P90, 1000*x.s.Max)
+	}
+}
+
+// Recorded is the workload of a real run as it ran: each trace job
+// (same id, name, pool, priority and deadline) submitted when it was,
+// relative to the run's start, its maps lasting what their successful
+// attempts were recorded to last and its reduces' reduce phases from the
+// history's sort end to the attempt's end, so that the costs of the
+// runtime are in the durations. A reduce's shuffle is the trace's: the
+// recorded one includes the wait for the job's maps, which depends on
+// when the reduce started. Simulated with the cluster's heartbeats but no task
+// costs (RecordedModel), it tells the scheduling apart from the task
+// durations: where it agrees with the real run and the model does not,
+// the model's durations are what differ.
+func Recorded(run *Run) (*sim.Workload, error) {
+	w := *run.Workload
+	w.Name, w.Description = w.Name+" (recorded)", "the recorded durations of a run of "+w.Name
+	w.Jobs = make([]sim.Job, 0, len(run.Jobs))
+	for _, jr := range run.Jobs {
+		h := jr.History
+		if h == nil {
+			return nil, fmt.Errorf("job %s has no history (it was not run)", jr.Trace.ID)
+		}
+		j := *jr.Trace
+		j.Submit = max(h.Job.Submit.Sub(run.Start), 0)
+		j.Maps, j.Reduces, j.Shuffles = nil, nil, nil
+		mapDur := map[int]time.Duration{}
+		type red struct{ shuffle, reduce time.Duration }
+		reds := map[int]red{}
+		for _, a := range h.Attempts {
+			if a.State != jobtracker.StateSucceeded {
+				continue
+			}
+			d := max(a.Finish.Sub(a.Start), 0)
+			if a.TaskType == "m" {
+				mapDur[a.Task] = d
+				continue
+			}
+			var sh time.Duration
+			if a.Task < len(jr.Trace.Shuffles) {
+				sh = jr.Trace.Shuffles[a.Task]
+			}
+			phase := a.SortFinish
+			if phase == nil {
+				phase = a.ShuffleFinish
+			}
+			if phase == nil {
+				reds[a.Task] = red{sh, d}
+				continue
+			}
+			reds[a.Task] = red{sh, max(a.Finish.Sub(*phase), 0)}
+		}
+		for _, k := range slices.Sorted(maps.Keys(mapDur)) {
+			j.Maps = append(j.Maps, mapDur[k])
+		}
+		for _, k := range slices.Sorted(maps.Keys(reds)) {
+			j.Shuffles = append(j.Shuffles, reds[k].shuffle)
+			j.Reduces = append(j.Reduces, reds[k].reduce)
+		}
+		if len(j.Maps) == 0 {
+			return nil, fmt.Errorf("job %s: no successful map attempt in its history", jr.Trace.ID)
+		}
+		w.Jobs = append(w.Jobs, j)
+	}
+	return &w, nil
+}
+
+// RecordedModel is m without the per-task costs, which recorded durations
+// hold: the heartbeats alone.
+func RecordedModel(m SimModel) SimModel {
+	if m == (SimModel{}) {
+		return m
+	}
+	return SimModel{Heartbeat: m.Heartbeat, Overheads: sim.Overheads{OutOfBand: m.Overheads.OutOfBand, AfterLaunch: m.Overheads.AfterLaunch}}
+}

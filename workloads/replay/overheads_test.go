@@ -1,0 +1,100 @@
+package replay
+
+import (
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"gomr/conf"
+	"gomr/jobtracker"
+	"gomr/jobtracker/jobhistory"
+	"gomr/sim"
+)
+
+// TestMeasureOverheads reads the costs off a hand-made history: maps
+// recorded 40 and 60 ms longer than their trace durations, a reduce that
+// waited for the maps and started its reduce phase 5 ms after the last
+// map's recorded end and ended 10 ms after its trace reduce time, a
+// failed attempt that counts for nothing, and a job whose first task
+// started 120 ms after its submission and which ended 2 ms after its
+// last task.
+func TestMeasureOverheads(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	ptr := func(x time.Time) *time.Time { return &x }
+	tj := &sim.Job{ID: "a", Maps: []time.Duration{time.Second, 2 * time.Second}, Reduces: []time.Duration{time.Second}}
+	h := &jobhistory.Record{Job: jobhistory.Job{Submit: at(0), Finish: at(3577)}, Attempts: []jobhistory.Attempt{
+		{TaskType: "m", Task: 0, State: jobtracker.StateSucceeded, Start: at(120), Finish: at(1160)},
+		{TaskType: "m", Task: 1, State: jobtracker.StateFailed, Start: at(120), Finish: at(500)},
+		{TaskType: "m", Task: 1, State: jobtracker.StateSucceeded, Start: at(500), Finish: at(2560)},
+		{TaskType: "r", Task: 0, State: jobtracker.StateSucceeded, Start: at(1160), ShuffleFinish: ptr(at(2564)), SortFinish: ptr(at(2565)), Finish: at(3575)},
+	}}
+	m := MeasureOverheads(&Run{Jobs: []JobRun{{Trace: tj, History: h}}})
+	for _, c := range []struct {
+		name string
+		got  Spread
+		n    int
+		med  float64
+	}{
+		{"map excess", m.MapExcess, 2, 0.040},
+		{"reduce report", m.ReduceReport, 1, 0.010},
+		{"map events", m.MapEvents, 1, 0.005},
+		{"start lag", m.StartLag, 1, 0.120},
+		{"end lag", m.EndLag, 1, 0.002},
+	} {
+		if c.got.N != c.n || math.Abs(c.got.Median-c.med) > 1e-9 {
+			t.Errorf("%s: %+v, want n=%d median %v", c.name, c.got, c.n, c.med)
+		}
+	}
+	if math.Abs(m.MapExcess.Max-0.060) > 1e-9 {
+		t.Errorf("map excess max %v, want 0.060", m.MapExcess.Max)
+	}
+	// the recorded workload: the successful attempts' durations, the
+	// reduce's phase from its sort end, its shuffle the trace's
+	rw, err := Recorded(&Run{Workload: &sim.Workload{Name: "w"}, Start: at(-10), Jobs: []JobRun{{Trace: tj, History: h}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := func(x int) time.Duration { return time.Duration(x) * time.Millisecond }
+	if j := rw.Jobs[0]; j.ID != "a" || j.Submit != ms(10) || !slices.Equal(j.Maps, []time.Duration{ms(1040), ms(2060)}) ||
+		!slices.Equal(j.Shuffles, []time.Duration{0}) || !slices.Equal(j.Reduces, []time.Duration{ms(1010)}) {
+		t.Errorf("recorded job: %+v", j)
+	}
+	// a reduce whose shuffle outlasted the maps did not wait for them
+	tj.Shuffles = []time.Duration{3 * time.Second}
+	if m := MeasureOverheads(&Run{Jobs: []JobRun{{Trace: tj, History: h}}}); m.MapEvents.N != 0 {
+		t.Errorf("map events of a reduce that did not wait: %+v", m.MapEvents)
+	}
+}
+
+// TestResimulateRefuses: a folder without a report, a report that is not
+// a comparison's, and histories of another trace are refused, naming what.
+func TestResimulateRefuses(t *testing.T) {
+	dir := t.TempDir()
+	o := CompareOptions{Config: func(string, *sim.Workload) (*conf.Config, error) { return nil, errors.New("not reached") }}
+	if _, err := Resimulate(dir, o); err == nil || !strings.Contains(err.Error(), "report.json") {
+		t.Errorf("no report: %v", err)
+	}
+	write := func(name, s string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("report.json", `{"trace":"x"}`)
+	if _, err := Resimulate(dir, o); err == nil || !strings.Contains(err.Error(), "not a comparison report") {
+		t.Errorf("empty report: %v", err)
+	}
+	trace := filepath.Join(dir, "t.jsonl")
+	write("t.jsonl", `{"id":"a","name":"one","maps_s":[1]}`+"\n")
+	write("report.json", `{"trace":"`+trace+`","trackers":1,"map_slots_per_tracker":1,"reduce_slots_per_tracker":1,
+		"runs":[{"policy":"fifo","seed":1,"real_jobs":[{"id":"a","submit_s":0}]}]}`)
+	write("history-fifo-seed1.jsonl", `{"type":"job","job_id":"job_1","name":"other","state":"SUCCEEDED"}`+"\n")
+	if _, err := Resimulate(dir, o); err == nil || !strings.Contains(err.Error(), `is "other"`) {
+		t.Errorf("history of another trace: %v", err)
+	}
+}

@@ -25,30 +25,10 @@ func TestE2EMinEDFWCCheckpointPreemption(t *testing.T) {
 	path := criuPath(t)
 	c := startCluster(t, []trackerSpec{{"slow", 2, 0}, {"fast", 0, 2}},
 		"scheduler.policy=minedf-wc", "preemption.mechanism=checkpoint", "mapreduce.tasktracker.criu.path="+path)
-	dir := t.TempDir()
-	// The profile run: later runs of the name are matched by it.
-	c.wait(c.submit(sleepSpec("urgent", filepath.Join(dir, "profile"), 2, 300)))
-
 	spec, in, out := checkpointJob(t)
 	spec.Name = "filler"
 	spec.Conf["mapreduce.input.fileinputformat.split.maxsize"] = "800000" // two maps
-	filler := c.submit(spec)
-	waitFor(t, "the filler to take both map slots", 30*time.Second, func() bool { return c.status(filler).Maps.Running == 2 })
-	waitFor(t, "the filler's maps to progress", 30*time.Second, func() bool { return c.status(filler).MapProgress >= 0.05 })
-
-	urgentSpec := sleepSpec("urgent", filepath.Join(dir, "urgent"), 2, 300)
-	const deadline = 10.0
-	urgentSpec.DeadlineSeconds = deadline
-	urgent := c.submit(urgentSpec)
-	ur := c.wait(urgent)
-	fr := c.wait(filler)
-	if ur.State != "SUCCEEDED" || fr.State != "SUCCEEDED" {
-		t.Fatalf("deadline job ended %s (%s), filler %s (%s)", ur.State, ur.Error, fr.State, fr.Error)
-	}
-	uh := c.history(urgent)
-	if took := uh.Job.Finish.Sub(uh.Job.Submit).Seconds(); took > deadline {
-		t.Errorf("deadline job took %.1f s, deadline %.0f s", took, deadline)
-	}
+	filler, fr := reclaimForDeadline(t, c, spec)
 	g := mr.JobCounterGroup
 	ckpts, restores := fr.Counters.Get(g, mr.Checkpoints), fr.Counters.Get(g, mr.CheckpointRestores)
 	if ckpts < 1 || restores != ckpts {
@@ -85,32 +65,13 @@ func TestE2EMinEDFWCSplitPreemption(t *testing.T) {
 	c := startCluster(t, []trackerSpec{{"slow", 2, 0}, {"fast", 0, 2}},
 		"scheduler.policy=minedf-wc", "preemption.mechanism=split",
 		"preemption.split.min-task-age=0s", "preemption.split.min-remaining=0s")
-	dir := t.TempDir()
-	c.wait(c.submit(sleepSpec("urgent", filepath.Join(dir, "profile"), 2, 300)))
-
 	in := t.TempDir()
 	genText(t, filepath.Join(in, "a.txt"), 3<<20, 23)
 	spec := wordCountSpec(in, filepath.Join(t.TempDir(), "out"), 2)
 	spec.Name = "filler"
 	spec.Conf = splitJobConf()
 	spec.Conf["mapreduce.input.fileinputformat.split.maxsize"] = "1600000" // two maps
-	filler := c.submit(spec)
-	waitFor(t, "the filler to take both map slots", 30*time.Second, func() bool { return c.status(filler).Maps.Running == 2 })
-	waitFor(t, "the filler's maps to progress", 30*time.Second, func() bool { return c.status(filler).MapProgress >= 0.05 })
-
-	urgentSpec := sleepSpec("urgent", filepath.Join(dir, "urgent"), 2, 300)
-	const deadline = 10.0
-	urgentSpec.DeadlineSeconds = deadline
-	urgent := c.submit(urgentSpec)
-	ur := c.wait(urgent)
-	fr := c.wait(filler)
-	if ur.State != "SUCCEEDED" || fr.State != "SUCCEEDED" {
-		t.Fatalf("deadline job ended %s (%s), filler %s (%s)", ur.State, ur.Error, fr.State, fr.Error)
-	}
-	uh := c.history(urgent)
-	if took := uh.Job.Finish.Sub(uh.Job.Submit).Seconds(); took > deadline {
-		t.Errorf("deadline job took %.1f s, deadline %.0f s", took, deadline)
-	}
+	_, fr := reclaimForDeadline(t, c, spec)
 	if n := fr.Counters.Get(mr.SplitGroup, mr.MapSplits); n < 1 {
 		t.Errorf("filler MAP_SPLITS = %d, want its reclaimed maps split", n)
 	}
@@ -129,4 +90,33 @@ func TestE2EMinEDFWCSplitPreemption(t *testing.T) {
 	}
 	sameParts(t, spec.Output, plain.Output)
 	checkWordCount(t, spec.Output, countWords(t, in))
+}
+
+// reclaimForDeadline is the scenario of the MinEDF-WC preemption tests: a
+// profile run of the deadline job's name (2 maps of 300 ms), then the
+// filler, which takes both map slots of tracker "slow"; once its maps have
+// progressed, the deadline job (10 s) arrives. It waits for both, checks
+// they succeeded and the deadline was met, and returns the filler's id and
+// result.
+func reclaimForDeadline(t *testing.T, c *cluster, fillerSpec *mr.JobSpec) (string, *mr.JobResult) {
+	t.Helper()
+	dir := t.TempDir()
+	c.wait(c.submit(sleepSpec("urgent", filepath.Join(dir, "profile"), 2, 300)))
+	filler := c.submit(fillerSpec)
+	waitFor(t, "the filler to take both map slots", 30*time.Second, func() bool { return c.status(filler).Maps.Running == 2 })
+	waitFor(t, "the filler's maps to progress", 30*time.Second, func() bool { return c.status(filler).MapProgress >= 0.05 })
+	urgentSpec := sleepSpec("urgent", filepath.Join(dir, "urgent"), 2, 300)
+	const deadline = 10.0
+	urgentSpec.DeadlineSeconds = deadline
+	urgent := c.submit(urgentSpec)
+	ur := c.wait(urgent)
+	fr := c.wait(filler)
+	if ur.State != "SUCCEEDED" || fr.State != "SUCCEEDED" {
+		t.Fatalf("deadline job ended %s (%s), filler %s (%s)", ur.State, ur.Error, fr.State, fr.Error)
+	}
+	uh := c.history(urgent)
+	if took := uh.Job.Finish.Sub(uh.Job.Submit).Seconds(); took > deadline {
+		t.Errorf("deadline job took %.1f s, deadline %.0f s", took, deadline)
+	}
+	return filler, fr
 }

@@ -99,19 +99,7 @@ func (s *slowdown) tick(ctx context.Context) {
 	timer.Stop()
 	s.slept += s.owed
 	s.owed = 0
-	s.restart()
-}
-
-// restart starts counting work anew after a delay: the CPU the process
-// spent while the task slept (the runtime's and the race detector's
-// background threads) is not the task's work. Counted as work, it was
-// owed k times again: with k around 50, 2% of background CPU during the
-// sleeps kept a task sleeping for ever (seen in a race-built reduce).
-func (s *slowdown) restart() {
 	s.last = time.Now()
-	if s.lastCPU > 0 {
-		s.lastCPU = processCPU()
-	}
 }
 
 // phase owes k times a phase of work that had no records to spread the
@@ -144,7 +132,7 @@ func (s *slowdown) phase(ctx context.Context, work time.Duration, progress func(
 		case <-timer.C:
 		}
 	}
-	s.restart()
+	s.last = time.Now()
 }
 
 // report logs the delay injected, if any.

@@ -1,11 +1,9 @@
 package preempt
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"gomr/conf"
@@ -93,9 +91,7 @@ func IsKey(name string) bool {
 
 // Getter gives configuration values by key as strings; an empty string
 // means the key's default. *conf.Config and partitions.MapConfig satisfy it.
-type Getter interface {
-	String(key string) string
-}
+type Getter = conf.Getter
 
 // Config is the planner's configuration.
 type Config struct {
@@ -132,97 +128,46 @@ func DefaultConfig() Config {
 // checks it; the error names the first bad key, its value and what is
 // allowed. Heartbeat is left zero for the host to set.
 func FromConfig(cfg Getter) (Config, error) {
-	r := &reader{cfg: cfg, defs: map[string]string{}}
-	for _, k := range keys {
-		r.defs[k.Name] = k.Default
-	}
+	r := conf.NewReader("preemption configuration", cfg, keys)
 	c := Config{
-		Mechanism:         r.oneOf(KeyMechanism, Settings()...),
-		Smoothing:         r.float(KeySmoothing),
+		Mechanism:         r.OneOf(KeyMechanism, Settings()...),
+		Smoothing:         nonNegative(r, KeySmoothing),
 		MinSampleBytes:    MiB,
-		WaitBelow:         r.duration(KeyWaitBelow),
-		SplitMinAge:       r.duration(KeySplitMinAge),
-		SplitMinRemaining: r.duration(KeySplitMinRemaining),
-		StartupCost:       r.duration(KeyStartupCost),
+		WaitBelow:         r.Duration(KeyWaitBelow),
+		SplitMinAge:       r.Duration(KeySplitMinAge),
+		SplitMinRemaining: r.Duration(KeySplitMinRemaining),
+		StartupCost:       r.Duration(KeyStartupCost),
 	}
-	medium := r.oneOf(KeyMedium, mediaNames()...)
-	w := r.float(KeyBWWrite)
+	medium := r.OneOf(KeyMedium, mediaNames()...)
+	w := nonNegative(r, KeyBWWrite)
 	if w == 0 {
 		w = Media[medium]
 	}
-	rd := r.float(KeyBWRead)
+	rd := nonNegative(r, KeyBWRead)
 	if rd == 0 {
 		rd = w
 	}
-	n := r.float(KeyBWNet)
-	if r.err == nil && n == 0 {
-		r.fail(KeyBWNet, r.raw(KeyBWNet), "must be positive")
+	n := nonNegative(r, KeyBWNet)
+	if r.Err() == nil && n == 0 {
+		r.Fail(KeyBWNet, r.Raw(KeyBWNet), "must be positive")
 	}
-	if r.err == nil && (c.Smoothing == 0 || c.Smoothing > 1) {
-		r.fail(KeySmoothing, r.raw(KeySmoothing), "must be in (0, 1]")
+	if r.Err() == nil && (c.Smoothing == 0 || c.Smoothing > 1) {
+		r.Fail(KeySmoothing, r.Raw(KeySmoothing), "must be in (0, 1]")
 	}
 	c.Prior = Model{BWWrite: w * MiB, BWRead: rd * MiB, BWNet: n * MiB}
-	if r.err != nil {
-		return Config{}, r.err
+	if r.Err() != nil {
+		return Config{}, r.Err()
 	}
 	return c, nil
 }
 
-type reader struct {
-	cfg  Getter
-	defs map[string]string
-	err  error
-}
-
-func (r *reader) raw(key string) string {
-	v := ""
-	if r.cfg != nil {
-		v = strings.TrimSpace(r.cfg.String(key))
-	}
-	if v == "" {
-		v = r.defs[key]
-	}
-	return v
-}
-
-func (r *reader) fail(key, v, what string) {
-	if r.err == nil {
-		r.err = fmt.Errorf("preemption configuration %s=%q: %s", key, v, what)
-	}
-}
-
-func (r *reader) float(key string) float64 {
-	v := r.raw(key)
+// nonNegative reads a finite number >= 0.
+func nonNegative(r *conf.Reader, key string) float64 {
+	v := r.Raw(key)
 	f, err := strconv.ParseFloat(v, 64)
 	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
-		r.fail(key, v, "want a finite number >= 0")
+		r.Fail(key, v, "want a finite number >= 0")
 		return 0
 	}
 	return f
-}
-
-// duration accepts Go durations ("90s") and plain numbers of seconds.
-func (r *reader) duration(key string) time.Duration {
-	v := r.raw(key)
-	var d time.Duration
-	if f, err := strconv.ParseFloat(v, 64); err == nil {
-		d = time.Duration(f * float64(time.Second))
-	} else if d, err = time.ParseDuration(v); err != nil {
-		r.fail(key, v, "want a duration such as 10s")
-		return 0
-	}
-	if d < 0 {
-		r.fail(key, v, "must not be negative")
-		return 0
-	}
-	return d
-}
-
-func (r *reader) oneOf(key string, allowed ...string) string {
-	v := r.raw(key)
-	if !slices.Contains(allowed, v) {
-		r.fail(key, v, "want one of "+strings.Join(allowed, ", "))
-		return allowed[0]
-	}
-	return v
 }

@@ -1,11 +1,9 @@
 package speculator
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"gomr/conf"
@@ -95,9 +93,7 @@ func Keys() []conf.Key { return slices.Clone(keys) }
 
 // Getter gives configuration values by key as strings; an empty string
 // means the key's default. partitions.MapConfig satisfies it.
-type Getter interface {
-	String(key string) string
-}
+type Getter = conf.Getter
 
 // Params are the speculator's parameters.
 type Params struct {
@@ -147,140 +143,51 @@ func DefaultParams() Params {
 // checks them. The error names the first bad key, its value and what is
 // allowed.
 func FromConfig(cfg Getter) (Params, error) {
-	r := &reader{cfg: cfg, defs: map[string]string{}}
-	for _, k := range Keys() {
-		r.defs[k.Name] = k.Default
-	}
+	r := conf.NewReader("speculator configuration", cfg, keys)
 	p := Params{
-		MapSpeculative:    r.boolean(KeyMapSpeculative),
-		ReduceSpeculative: r.boolean(KeyReduceSpeculative),
-		CapRunning:        r.float(KeyCapRunning, 0, 1),
-		CapTotal:          r.float(KeyCapTotal, 0, 1),
-		MinAllowed:        r.integer(KeyMinAllowed, 0),
-		RetryNoSpec:       r.duration(KeyRetryNoSpec),
-		RetryAfterSpec:    r.duration(KeyRetryAfterSpec),
-		SlowTaskThreshold: r.float(KeySlowTaskThreshold, 0, math.Inf(1)),
-		ApplyThreshold:    r.boolean(KeyApplyThreshold),
-		MinDoneCount:      r.integer(KeyMinDoneCount, 1),
-		MinDoneFraction:   r.float(KeyMinDoneFraction, 0, 1),
-		Stagnation:        r.duration(KeyStagnation),
-		RuntimeEstimator:  r.oneOf(KeyRuntimeEstimator, EstimatorLegacy, EstimatorSmoothed),
-		SmoothLambda:      r.duration(KeySmoothLambda),
-		CloneEnabled:      r.boolean(KeyCloneEnabled),
+		MapSpeculative:    r.Bool(KeyMapSpeculative),
+		ReduceSpeculative: r.Bool(KeyReduceSpeculative),
+		CapRunning:        r.Float(KeyCapRunning, 0, 1),
+		CapTotal:          r.Float(KeyCapTotal, 0, 1),
+		MinAllowed:        r.Int(KeyMinAllowed, 0),
+		RetryNoSpec:       r.Duration(KeyRetryNoSpec),
+		RetryAfterSpec:    r.Duration(KeyRetryAfterSpec),
+		SlowTaskThreshold: r.Float(KeySlowTaskThreshold, 0, math.Inf(1)),
+		ApplyThreshold:    r.Bool(KeyApplyThreshold),
+		MinDoneCount:      r.Int(KeyMinDoneCount, 1),
+		MinDoneFraction:   r.Float(KeyMinDoneFraction, 0, 1),
+		Stagnation:        r.Duration(KeyStagnation),
+		RuntimeEstimator:  r.OneOf(KeyRuntimeEstimator, EstimatorLegacy, EstimatorSmoothed),
+		SmoothLambda:      r.Duration(KeySmoothLambda),
+		CloneEnabled:      r.Bool(KeyCloneEnabled),
 		Estimator: EstimatorParams{
-			Beta:           r.float(KeyBeta, 0, math.Inf(1)),
-			TVM:            r.duration(KeyTVM),
-			ImageBps:       r.positive(KeyImageBandwidth),
-			CopyBps:        r.positive(KeyCopyBandwidth),
-			Smoothing:      r.float(KeySmoothing, 0, 1),
-			MinSampleBytes: int64(r.integer(KeyMinSampleBytes, 0)),
+			Beta:           r.Float(KeyBeta, 0, math.Inf(1)),
+			TVM:            r.Duration(KeyTVM),
+			ImageBps:       positive(r, KeyImageBandwidth),
+			CopyBps:        positive(r, KeyCopyBandwidth),
+			Smoothing:      r.Float(KeySmoothing, 0, 1),
+			MinSampleBytes: int64(r.Int(KeyMinSampleBytes, 0)),
 		},
 	}
-	if r.err == nil && p.SmoothLambda <= 0 {
-		r.fail(KeySmoothLambda, r.raw(KeySmoothLambda), "must be positive")
+	if r.Err() == nil && p.SmoothLambda <= 0 {
+		r.Fail(KeySmoothLambda, r.Raw(KeySmoothLambda), "must be positive")
 	}
-	if r.err == nil && p.Estimator.Smoothing == 0 {
-		r.fail(KeySmoothing, r.raw(KeySmoothing), "must be in (0, 1]")
+	if r.Err() == nil && p.Estimator.Smoothing == 0 {
+		r.Fail(KeySmoothing, r.Raw(KeySmoothing), "must be in (0, 1]")
 	}
-	if r.err != nil {
-		return Params{}, r.err
+	if r.Err() != nil {
+		return Params{}, r.Err()
 	}
 	return p, nil
 }
 
-type reader struct {
-	cfg  Getter
-	defs map[string]string
-	err  error
-}
-
-func (r *reader) raw(key string) string {
-	v := ""
-	if r.cfg != nil {
-		v = strings.TrimSpace(r.cfg.String(key))
-	}
-	if v == "" {
-		v = r.defs[key]
-	}
-	return v
-}
-
-func (r *reader) fail(key, v, what string) {
-	if r.err == nil {
-		r.err = fmt.Errorf("speculator configuration %s=%q: %s", key, v, what)
-	}
-}
-
-func (r *reader) boolean(key string) bool {
-	v := r.raw(key)
-	b, err := strconv.ParseBool(v)
-	if err != nil {
-		r.fail(key, v, "want true or false")
-	}
-	return b
-}
-
-func (r *reader) integer(key string, min int) int {
-	v := r.raw(key)
-	n, err := strconv.Atoi(v)
-	if err != nil {
-		r.fail(key, v, "want an integer")
-		return min
-	}
-	if n < min {
-		r.fail(key, v, fmt.Sprintf("must be at least %d", min))
-		return min
-	}
-	return n
-}
-
-func (r *reader) float(key string, min, max float64) float64 {
-	v := r.raw(key)
-	f, err := strconv.ParseFloat(v, 64)
-	if err != nil || math.IsNaN(f) {
-		r.fail(key, v, "want a number")
-		return min
-	}
-	if f < min || f > max {
-		r.fail(key, v, fmt.Sprintf("must be in [%g, %g]", min, max))
-		return min
-	}
-	return f
-}
-
-func (r *reader) positive(key string) float64 {
-	v := r.raw(key)
+// positive reads a positive finite number.
+func positive(r *conf.Reader, key string) float64 {
+	v := r.Raw(key)
 	f, err := strconv.ParseFloat(v, 64)
 	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f <= 0 {
-		r.fail(key, v, "want a positive finite number")
+		r.Fail(key, v, "want a positive finite number")
 		return 1
 	}
 	return f
-}
-
-// duration accepts Go durations ("90s") and plain numbers of seconds.
-func (r *reader) duration(key string) time.Duration {
-	v := r.raw(key)
-	var d time.Duration
-	if f, err := strconv.ParseFloat(v, 64); err == nil {
-		d = time.Duration(f * float64(time.Second))
-	} else if d, err = time.ParseDuration(v); err != nil {
-		r.fail(key, v, "want a duration such as 9s")
-		return 0
-	}
-	if d < 0 {
-		r.fail(key, v, "must not be negative")
-		return 0
-	}
-	return d
-}
-
-// oneOf returns the key's value if it is one of allowed.
-func (r *reader) oneOf(key string, allowed ...string) string {
-	v := r.raw(key)
-	if !slices.Contains(allowed, v) {
-		r.fail(key, v, "want one of "+strings.Join(allowed, ", "))
-		return allowed[0]
-	}
-	return v
 }

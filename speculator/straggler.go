@@ -5,6 +5,8 @@ import (
 	"hash/fnv"
 	"math"
 	"strings"
+
+	"gomr/conf"
 )
 
 // Stragglers is the straggler injector's model (spec §5.3): a chosen
@@ -42,38 +44,35 @@ type Stragglers struct {
 // StragglersFromConfig reads the injector's keys from cfg (nil means the
 // defaults: off). The error names the first bad key.
 func StragglersFromConfig(cfg Getter) (Stragglers, error) {
-	r := &reader{cfg: cfg, defs: map[string]string{}}
-	for _, k := range Keys() {
-		r.defs[k.Name] = k.Default
-	}
+	r := conf.NewReader("speculator configuration", cfg, keys)
 	s := Stragglers{
-		Fraction:    r.float(KeyStragglerFraction, 0, 1),
-		Shape:       r.float(KeyStragglerShape, 0, 100),
-		Location:    r.float(KeyStragglerLocation, -100, 100),
-		MaxFactor:   r.float(KeyStragglerMaxFactor, 0, 1e6),
-		Seed:        int64(r.integer(KeyStragglerSeed, math.MinInt)),
-		Speculative: r.boolean(KeyStragglerSpeculative),
+		Fraction:    r.Float(KeyStragglerFraction, 0, 1),
+		Shape:       r.Float(KeyStragglerShape, 0, 100),
+		Location:    r.Float(KeyStragglerLocation, -100, 100),
+		MaxFactor:   r.Float(KeyStragglerMaxFactor, 0, 1e6),
+		Seed:        int64(r.Int(KeyStragglerSeed, math.MinInt)),
+		Speculative: r.Bool(KeyStragglerSpeculative),
 	}
-	switch types := r.raw(KeyStragglerTaskTypes); types {
+	switch types := r.Raw(KeyStragglerTaskTypes); types {
 	case "map,reduce", "reduce,map":
 	case "map":
 		s.SparesReduces = true
 	case "reduce":
 		s.SparesMaps = true
 	default:
-		r.fail(KeyStragglerTaskTypes, types, "want map, reduce or map,reduce")
+		r.Fail(KeyStragglerTaskTypes, types, "want map, reduce or map,reduce")
 	}
-	switch scope := r.raw(KeyStragglerScope); scope {
+	switch scope := r.Raw(KeyStragglerScope); scope {
 	case "attempt":
 	case "tracker":
 		s.ByTracker = true
 	case "task":
 		s.ByTask = true
 	default:
-		r.fail(KeyStragglerScope, scope, "want attempt, task or tracker")
+		r.Fail(KeyStragglerScope, scope, "want attempt, task or tracker")
 	}
-	if r.err != nil {
-		return Stragglers{}, r.err
+	if r.Err() != nil {
+		return Stragglers{}, r.Err()
 	}
 	return s, nil
 }

@@ -1,0 +1,295 @@
+package jobtracker
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"gomr/mr"
+	"gomr/mrpb"
+)
+
+// The cost of one heartbeat at the scale of issue 17 (docs/scaling.md):
+// N registered trackers of 2 map and 2 reduce slots, all of them busy with
+// a job of 100,000 maps, and heartbeats that go round the trackers, each
+// reporting its running attempts (progress, phase and counters as a task
+// reports them) and the end of its oldest one, with the map's final spill
+// announced; the JobTracker fills the freed slot in its reply. That is the
+// heartbeat of a busy cluster with out-of-band heartbeats: one per task
+// end. The direct variant calls the handler; the grpc one goes through a
+// gRPC client and server on loopback (marshalling, HTTP/2, the server's
+// goroutine per call). ns/op is the CPU of a heartbeat (the benchmark runs
+// one at a time); 1 core at 3,333 heartbeats a second is 300 µs.
+//
+//	go test -run '^$' -bench HeartbeatScale -benchtime 20000x ./jobtracker/
+//
+// GOMR_BENCH_TRACKERS and GOMR_BENCH_POLICIES narrow the sweep
+// ("10000", "fifo fair").
+func BenchmarkHeartbeatScale(b *testing.B) {
+	trackers := []int{1000, 10000}
+	if s := os.Getenv("GOMR_BENCH_TRACKERS"); s != "" {
+		trackers = nil
+		for _, f := range splitFields(s) {
+			var n int
+			fmt.Sscan(f, &n)
+			trackers = append(trackers, n)
+		}
+	}
+	policies := []string{"fifo", "fair", "tyrex-static", "minedf-wc"}
+	if s := os.Getenv("GOMR_BENCH_POLICIES"); s != "" {
+		policies = splitFields(s)
+	}
+	for _, via := range []string{"direct", "grpc"} {
+		for _, policy := range policies {
+			for _, n := range trackers {
+				b.Run(fmt.Sprintf("%s/%s/trackers=%d/maps=100000", via, policy, n), func(b *testing.B) {
+					r := newHeartbeatRig(b, policy, n, 100000, via == "grpc")
+					b.ReportAllocs()
+					if f := os.Getenv("GOMR_BENCH_CPUPROFILE"); f != "" {
+						// The measured loop's profile only (-cpuprofile
+						// would hold the setup's registrations too).
+						w, err := os.Create(fmt.Sprintf("%s.%s.%s.%d", f, via, policy, n))
+						if err != nil {
+							b.Fatal(err)
+						}
+						if err := pprof.StartCPUProfile(w); err != nil {
+							b.Fatal(err)
+						}
+						defer func() { pprof.StopCPUProfile(); w.Close() }()
+					}
+					b.ResetTimer()
+					cpu0 := processCPU()
+					for i := 0; i < b.N; i++ {
+						r.beat(b, i%n, true)
+					}
+					b.StopTimer()
+					// The process's CPU (both ends, for grpc; the GC
+					// included): what a heartbeat costs when they queue.
+					b.ReportMetric(float64((processCPU()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+					r.close()
+				})
+			}
+		}
+	}
+}
+
+// processCPU is the process's user and system CPU time so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func splitFields(s string) []string {
+	return strings.FieldsFunc(s, func(c rune) bool { return c == ' ' || c == ',' })
+}
+
+// heartbeatRig is a JobTracker with simulated trackers that answer its
+// replies as TaskTrackers do.
+type heartbeatRig struct {
+	jt       *JobTracker
+	dir      string
+	maps     int
+	reduces  int
+	trackers []*rigTracker
+	call     func(*mrpb.HeartbeatRequest) (*mrpb.HeartbeatResponse, error)
+	closeFn  func()
+	start    time.Time
+}
+
+type rigTracker struct {
+	name, host, incarnation string
+	replyID                 int64
+	running                 []rigAttempt
+}
+
+type rigAttempt struct {
+	id     string
+	start  time.Time
+	reduce bool
+}
+
+func newHeartbeatRig(b testing.TB, policy string, trackers, maps int, viaGRPC bool) *heartbeatRig {
+	b.Helper()
+	dir := b.TempDir()
+	jt, _ := newTestJTWith(b, dir, 0, nil, map[string]string{
+		"scheduler.policy": policy,
+		// No speculation: the attempts all run at one pace.
+		"mapreduce.map.speculative":    "false",
+		"mapreduce.reduce.speculative": "false",
+	})
+	jt.log = slog.New(slog.DiscardHandler)
+	r := &heartbeatRig{jt: jt, dir: dir, maps: maps, reduces: 10, start: time.Now()}
+	r.call = func(req *mrpb.HeartbeatRequest) (*mrpb.HeartbeatResponse, error) {
+		return jt.Heartbeat(context.Background(), req)
+	}
+	r.closeFn = func() {}
+	if viaGRPC {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			b.Fatal(err)
+		}
+		srv := grpc.NewServer()
+		mrpb.RegisterJobTrackerServer(srv, jt)
+		go srv.Serve(l)
+		cc, err := grpc.NewClient(l.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			b.Fatal(err)
+		}
+		client := mrpb.NewJobTrackerClient(cc)
+		r.call = func(req *mrpb.HeartbeatRequest) (*mrpb.HeartbeatResponse, error) {
+			return client.Heartbeat(context.Background(), req)
+		}
+		r.closeFn = func() { cc.Close(); srv.Stop() }
+	}
+	for i := 0; i < trackers; i++ {
+		r.trackers = append(r.trackers, &rigTracker{name: fmt.Sprintf("tracker_%d", i), host: fmt.Sprintf("host%d", i)})
+	}
+	r.submit(b)
+	for i := range r.trackers {
+		r.beat(b, i, false) // registration: fills the tracker's slots
+	}
+	for i := range r.trackers {
+		r.beat(b, i, false) // the launches acknowledged
+	}
+	return r
+}
+
+func (r *heartbeatRig) close() { r.closeFn() }
+
+// submit submits a job of r.maps maps and r.reduces reduces whose splits
+// are each on 3 of the trackers' hosts.
+func (r *heartbeatRig) submit(b testing.TB) {
+	in := filepath.Join(r.dir, "in.txt")
+	if err := os.WriteFile(in, []byte("a b c\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	splits := make([]mr.Split, r.maps)
+	n := len(r.trackers)
+	for i := range splits {
+		splits[i] = mr.Split{Path: in, Start: 0, Length: 6,
+			Hosts: []string{r.trackers[i%n].host, r.trackers[(i+n/3)%n].host, r.trackers[(i+2*n/3)%n].host}}
+	}
+	spec, _ := json.Marshal(&mr.JobSpec{Def: "wordcount", Inputs: []string{in},
+		Output: filepath.Join(r.dir, fmt.Sprintf("out%d", time.Now().UnixNano())), NumReduces: r.reduces})
+	sj, _ := json.Marshal(splits)
+	if _, err := r.jt.SubmitJob(context.Background(), &mrpb.SubmitJobRequest{SpecJson: spec, SplitsJson: sj}); err != nil {
+		b.Fatal(err)
+	}
+}
+
+var rigCounterNames = []string{mr.MapInputRecords, mr.MapOutputRecords, mr.MapOutputBytes, mr.CPUMilliseconds,
+	mr.SpilledRecords, mr.CombineInputRecords, mr.CombineOutputRecords, "MAP_OUTPUT_MATERIALIZED_BYTES",
+	"GC_TIME_MILLIS", "PHYSICAL_MEMORY_BYTES", "VIRTUAL_MEMORY_BYTES", "COMMITTED_HEAP_BYTES"}
+
+// beat sends tracker i's heartbeat: every running attempt reported, and,
+// with end, the oldest one SUCCEEDED with its final spill announced.
+func (r *heartbeatRig) beat(b testing.TB, i int, end bool) {
+	t := r.trackers[i]
+	now := time.Now()
+	req := &mrpb.HeartbeatRequest{Tracker: t.name, Host: t.host, ShuffleAddress: t.host + ":50060",
+		MapSlots: 2, ReduceSlots: 2, AcceptNewTasks: true, Incarnation: t.incarnation, ResponseId: t.replyID,
+		InitialContact: t.incarnation == "", Instance: t.name}
+	ended := -1
+	if end && len(t.running) > 0 {
+		ended = 0
+	}
+	free := [2]int32{2, 2}
+	for k, a := range t.running {
+		st := &mrpb.AttemptStatus{AttemptId: a.id, State: StateRunning, StartMs: a.start.UnixMilli(), Phase: "MAP",
+			Progress: 0.5, RssBytes: 200 << 20}
+		if a.reduce {
+			st.Phase = "SHUFFLE"
+		}
+		for c, name := range rigCounterNames {
+			st.Counters = append(st.Counters, &mrpb.Counter{Group: mr.TaskCounterGroup, Name: name, Value: int64(1000 * (c + 1))})
+		}
+		if k == ended {
+			st.State, st.Progress, st.FinishMs = StateSucceeded, 1, now.UnixMilli()
+			if !a.reduce {
+				sp := &mrpb.SpillAnnouncement{AttemptId: a.id, Spill: 0, Final: true}
+				for p := 0; p < r.reduces; p++ {
+					sp.Segments = append(sp.Segments, &mrpb.Segment{Length: 1000, RawLength: 2000, Records: 100, Crc: 7})
+				}
+				req.Spills = append(req.Spills, sp)
+			}
+		} else if a.reduce {
+			free[1]--
+		} else {
+			free[0]--
+		}
+		req.Attempts = append(req.Attempts, st)
+	}
+	if ended >= 0 {
+		t.running = t.running[1:]
+	}
+	req.FreeMapSlots, req.FreeReduceSlots = free[0], free[1]
+	resp, err := r.call(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if resp.Incarnation != "" {
+		t.incarnation = resp.Incarnation
+	}
+	t.replyID = resp.ResponseId
+	for _, a := range resp.Actions {
+		if l := a.GetLaunch(); l != nil {
+			if !containsAttempt(t.running, l.AttemptId) {
+				t.running = append(t.running, rigAttempt{id: l.AttemptId, start: now, reduce: l.Type == "r"})
+			}
+		}
+		if k := a.GetKillAttempt(); k != "" {
+			for x := range t.running {
+				if t.running[x].id == k {
+					t.running = append(t.running[:x], t.running[x+1:]...)
+					break
+				}
+			}
+		}
+	}
+	if end && ended < 0 && r.pendingMaps() == 0 {
+		// The job's maps are all launched: a new job keeps the slots busy.
+		if tb, ok := b.(*testing.B); ok {
+			tb.StopTimer()
+			r.submit(b)
+			tb.StartTimer()
+		} else {
+			r.submit(b)
+		}
+	}
+}
+
+func containsAttempt(as []rigAttempt, id string) bool {
+	for _, a := range as {
+		if a.id == id {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *heartbeatRig) pendingMaps() int {
+	r.jt.mu.Lock()
+	defer r.jt.unlock()
+	n := 0
+	for _, j := range r.jt.order {
+		if !j.done() {
+			n += j.pending[0]
+		}
+	}
+	return n
+}

@@ -191,6 +191,9 @@ func (j *job) pendingChanged(t *task, d int) {
 		if j.localPending[h] += d; j.localPending[h] <= 0 {
 			delete(j.localPending, h)
 		}
+		if from, ok := j.hostFrom[h]; ok && d > 0 && t.index < from {
+			j.hostFrom[h] = t.index
+		}
 	}
 }
 

@@ -52,6 +52,9 @@ func viewCountsMatch(j *job) error {
 				if tk.typ == partitions.Map {
 					for _, h := range j.splits[tk.index].Hosts {
 						local[h]++
+						if from, ok := j.hostFrom[h]; ok && tk.index < from {
+							return fmt.Errorf("job %s: map %s is pending below host %s's scan start %d", j.id, tk.id(), h, from)
+						}
 					}
 				}
 			}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"sort"
 	"time"
 
 	"gomr/mr"
@@ -180,6 +181,15 @@ func attemptKey(a *attempt) sched.Attempt {
 // data-local maps first, tasks that have not failed on this tracker before
 // others, then the lowest index.
 func (jt *JobTracker) pickTaskLocked(j *job, typ partitions.TaskType, t *trackerState) *task {
+	if typ == partitions.Map && j.images == 0 && j.localPending[t.host] > 0 {
+		// A map local to the host is pending: the scan below would stop
+		// at the first one that has not failed here, which the host's
+		// own list finds without walking the maps of other hosts (a
+		// walk of about maps / hosts tasks on a large cluster).
+		if tk := jt.pickLocalMapLocked(j, t); tk != nil {
+			return tk
+		}
+	}
 	var best *task
 	bestScore := math.MaxInt
 	ts := j.tasks(typ)
@@ -231,6 +241,49 @@ func (jt *JobTracker) pickTaskLocked(j *job, typ partitions.TaskType, t *tracker
 		}
 	}
 	return best
+}
+
+// pickLocalMapLocked is the pending map of lowest index whose split is on
+// t's host and that has not failed on t, or nil: with no checkpoint image
+// pending, the task pickTaskLocked's scan picks when there is one.
+func (jt *JobTracker) pickLocalMapLocked(j *job, t *trackerState) *task {
+	list := j.hostMapsLocked()[t.host]
+	from := j.hostFrom[t.host]
+	k := sort.Search(len(list), func(k int) bool { return int(list[k]) >= from })
+	first := math.MaxInt
+	defer func() { j.hostFrom[t.host] = first }()
+	for ; k < len(list); k++ {
+		tk := j.maps[list[k]]
+		if tk.state != taskPending {
+			continue
+		}
+		first = min(first, tk.index)
+		if !tk.failedOn[t.name] {
+			return tk
+		}
+	}
+	return nil
+}
+
+// hostMapsLocked is the job's maps by host of their split, in index order,
+// built at its first use.
+func (j *job) hostMapsLocked() map[string][]int32 {
+	if j.hostMaps == nil {
+		j.hostMaps = map[string][]int32{}
+		j.hostFrom = map[string]int{}
+		for i := range j.maps {
+			if i >= len(j.splits) {
+				break
+			}
+			for _, h := range j.splits[i].Hosts {
+				l := j.hostMaps[h]
+				if n := len(l); n == 0 || l[n-1] != int32(i) {
+					j.hostMaps[h] = append(l, int32(i))
+				}
+			}
+		}
+	}
+	return j.hostMaps
 }
 
 // otherTrackerCanRunLocked tells whether a live tracker with slots of the

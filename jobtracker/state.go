@@ -81,7 +81,12 @@ type job struct {
 	// pendingFrom is, per task type, an index below which no task is
 	// pending (pickTaskLocked's scan starts there); images counts the
 	// tasks holding a checkpoint image to resume from.
-	pendingFrom    [2]int
+	pendingFrom [2]int
+	// hostMaps are the maps whose split is on each host, by index
+	// (built at the first pick, hostMapsLocked); hostFrom is, per host, a
+	// map index below which none of them is pending.
+	hostMaps       map[string][]int32
+	hostFrom       map[string]int
 	images         int
 	specWaiting    map[*task]bool
 	viewPool       string

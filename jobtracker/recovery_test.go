@@ -85,6 +85,7 @@ func TestRecoveryKeepsCompletedMaps(t *testing.T) {
 		Attempts: []*mrpb.AttemptStatus{{AttemptId: rs[0].AttemptId, State: StateSucceeded}}}))...)
 	heartbeat(t, jt, &mrpb.HeartbeatRequest{ShuffleAddress: "127.0.0.1:7001", Attempts: []*mrpb.AttemptStatus{{AttemptId: rs[1].AttemptId, State: StateSucceeded}}})
 	waitJob(t, jt, id, StateSucceeded)
+	waitHistoryWritten(t, jt, id)
 	st, _ = jt.GetJobStatus(context.Background(), &mrpb.JobStatusRequest{JobId: id})
 	if got := countersFromProto(st.Counters).Get(mr.JobCounterGroup, mr.TotalLaunchedMaps); got != 3 {
 		t.Errorf("TOTAL_LAUNCHED_MAPS = %d, want 3 (2 before the restart, map 1 again after)", got)
@@ -155,16 +156,7 @@ func TestRecoveryKeepsCommittedReduces(t *testing.T) {
 		jt2, _ := newTestJTWith(t, dir, 0, now, nil)
 		if committed {
 			waitJob(t, jt2, id, StateSucceeded)
-			// The history is written, and the job's files removed from
-			// the system directory, after the job ends, without the lock.
-			jt2.mu.Lock()
-			done := jt2.jobs[id].historyDone
-			jt2.unlock()
-			select {
-			case <-done:
-			case <-time.After(10 * time.Second):
-				t.Fatal("the job's history was not written")
-			}
+			waitHistoryWritten(t, jt2, id)
 			if data, err := os.ReadFile(filepath.Join(dir, "system", id+".events")); err == nil {
 				t.Fatalf("the event log outlived the job:\n%s", data)
 			}
@@ -288,5 +280,20 @@ func TestRecoveryCommittedJobSucceeds(t *testing.T) {
 				t.Errorf("_SUCCESS: %v", err)
 			}
 		})
+	}
+}
+
+// waitHistoryWritten waits for an ended job's history write: the history
+// is written, and the job's files removed from the system directory, after
+// the job ends, without the lock.
+func waitHistoryWritten(t *testing.T, jt *JobTracker, id string) {
+	t.Helper()
+	jt.mu.Lock()
+	done := jt.jobs[id].historyDone
+	jt.unlock()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the job's history was not written")
 	}
 }

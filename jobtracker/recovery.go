@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"sync"
 	"time"
 
 	"gomr/mr"
@@ -71,30 +72,100 @@ func (s *Staging) eventsPath(id string) (string, error) {
 	return p[:len(p)-len(".json")] + ".events", nil
 }
 
-// appendEvent adds one line to a job's event log. The write is not synced:
-// a JobTracker process that dies keeps it (the kernel has it); a machine
-// that dies may lose the last lines, which only makes tasks run again.
+// appendEvent queues one line for a job's event log; flushEvents writes
+// it. The JobTracker queues under its lock, which orders the lines, and
+// flushes once the lock is released (afterUnlockLocked): the marshalling
+// and the file's system calls are not on the heartbeats' critical path, and
+// the call that queued a line returns once it is written. The write is not
+// synced: a JobTracker process that dies keeps it (the kernel has it); a
+// machine that dies may lose the last lines, which only makes tasks run
+// again.
 func (s *Staging) appendEvent(id string, ev *taskEvent) error {
 	p, err := s.eventsPath(id)
 	if err != nil {
 		return err
 	}
-	line, err := json.Marshal(ev)
+	s.events.mu.Lock()
+	s.events.queue = append(s.events.queue, queuedEvent{job: id, path: p, ev: ev})
+	s.events.mu.Unlock()
+	return nil
+}
+
+// eventLog writes the jobs' event logs, in the order appendEvent queued
+// their lines, keeping each running job's file open.
+type eventLog struct {
+	// mu guards queue; write is held while lines are written and files
+	// opened or closed (files).
+	mu    sync.Mutex
+	queue []queuedEvent
+	write sync.Mutex
+	files map[string]*os.File
+}
+
+type queuedEvent struct {
+	job, path string
+	ev        *taskEvent
+}
+
+// flushEvents writes every queued line. It returns once the lines queued
+// before the call are written, by this call or by another under way; the
+// first error names its job.
+func (s *Staging) flushEvents() error {
+	l := &s.events
+	l.write.Lock()
+	defer l.write.Unlock()
+	l.mu.Lock()
+	batch := l.queue
+	l.queue = nil
+	l.mu.Unlock()
+	var first error
+	for _, q := range batch {
+		if err := l.writeLocked(q); err != nil && first == nil {
+			first = fmt.Errorf("event log of job %s: %w", q.job, err)
+		}
+	}
+	return first
+}
+
+func (l *eventLog) writeLocked(q queuedEvent) error {
+	line, err := json.Marshal(q.ev)
 	if err != nil {
 		return err
 	}
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
-	if err != nil {
-		return fmt.Errorf("event log of job %s: %w", id, err)
+	f := l.files[q.job]
+	if f == nil {
+		if f, err = os.OpenFile(q.path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600); err != nil {
+			return err
+		}
+		if l.files == nil {
+			l.files = map[string]*os.File{}
+		}
+		l.files[q.job] = f
 	}
-	_, err = f.Write(append(line, '\n'))
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("event log of job %s: %w", id, err)
+	if _, err := f.Write(append(line, '\n')); err != nil {
+		f.Close()
+		delete(l.files, q.job)
+		return err
 	}
 	return nil
+}
+
+// forget writes what is queued for the job and closes its file: the job
+// ended, and its log is about to be removed.
+func (l *eventLog) forget(id string) {
+	l.write.Lock()
+	defer l.write.Unlock()
+	l.mu.Lock()
+	batch := l.queue
+	l.queue = nil
+	l.mu.Unlock()
+	for _, q := range batch {
+		_ = l.writeLocked(q) // the other jobs' lines; this job's go with its file
+	}
+	if f := l.files[id]; f != nil {
+		f.Close()
+		delete(l.files, id)
+	}
 }
 
 // readEvents reads a job's event log; a torn last line (the process died
@@ -142,16 +213,31 @@ func (jt *JobTracker) logTaskLocked(a *attempt) {
 			ev.Spills[k] = ls
 		}
 	}
+	jt.appendEventLocked(tk, ev)
+}
+
+// appendEventLocked queues a line of the task's job's event log, written
+// once the lock is released. The event holds copies of what changes later
+// (the job's counters); the attempt's counters are replaced, not changed,
+// by its reports.
+func (jt *JobTracker) appendEventLocked(tk *task, ev *taskEvent) {
+	jc := mr.CounterSet{}
+	jc.Merge(ev.JobCounters)
+	ev.JobCounters = jc
 	if err := jt.staging.appendEvent(tk.job.id, ev); err != nil {
 		jt.log.Error("recording a task for recovery", "task", tk.id(), "error", err)
+		return
 	}
+	jt.afterUnlockLocked(func() {
+		if err := jt.staging.flushEvents(); err != nil {
+			jt.log.Error("recording tasks for recovery", "error", err)
+		}
+	})
 }
 
 // logRerunLocked records that succeeded map m runs again.
 func (jt *JobTracker) logRerunLocked(m *task) {
-	if err := jt.staging.appendEvent(m.job.id, &taskEvent{Kind: "rerun", Type: "m", Task: m.index, JobCounters: m.job.counters}); err != nil {
-		jt.log.Error("recording a re-run for recovery", "task", m.id(), "error", err)
-	}
+	jt.appendEventLocked(m, &taskEvent{Kind: "rerun", Type: "m", Task: m.index, JobCounters: m.job.counters})
 }
 
 // recoverJobs rebuilds the staged jobs of a previous JobTracker process.

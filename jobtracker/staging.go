@@ -20,7 +20,11 @@ import (
 // not finished, <job id>.json, written before the submission is answered
 // and removed once the job's history is written. After a restart it tells
 // which jobs were lost, and which job numbers are taken.
-type Staging struct{ dir string }
+type Staging struct {
+	dir string
+	// events is the jobs' event logs' writer (recovery.go).
+	events eventLog
+}
 
 // stagedJob is what the JobTracker keeps of a job it has not finished.
 type stagedJob struct {
@@ -84,6 +88,9 @@ func (s *Staging) Remove(id string) error {
 	if err != nil {
 		return err
 	}
+	// Events queued for the job are written first (into the file about
+	// to go), and none is written after.
+	s.events.forget(id)
 	ev, _ := s.eventsPath(id)
 	for _, f := range []string{ev, p} {
 		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {

@@ -53,8 +53,14 @@ func (jt *JobTracker) Heartbeat(ctx context.Context, req *mrpb.HeartbeatRequest)
 	previousGone := req.InitialContact && jt.previousTrackerGone(req)
 	from := peerAddress(ctx)
 
+	waitFrom := time.Now()
 	jt.mu.Lock()
-	defer jt.unlock()
+	acquired := time.Now()
+	jt.prom.lockWait.Observe(acquired.Sub(waitFrom).Seconds())
+	defer func() {
+		jt.prom.lockHeld.Observe(sinceSeconds(acquired))
+		jt.unlock()
+	}()
 	now := jt.now()
 	// The interval grows with the cluster (interval.go).
 	resp := &mrpb.HeartbeatResponse{HeartbeatIntervalMs: int32(jt.heartbeatIntervalLocked().Milliseconds())}

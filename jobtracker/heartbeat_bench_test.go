@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
@@ -71,6 +73,7 @@ func BenchmarkHeartbeatScale(b *testing.B) {
 					}
 					b.ResetTimer()
 					cpu0 := processCPU()
+					held0, wait0 := histogramSum(r.jt.prom.lockHeld), histogramSum(r.jt.prom.lockWait)
 					for i := 0; i < b.N; i++ {
 						r.beat(b, i%n, true)
 					}
@@ -78,11 +81,24 @@ func BenchmarkHeartbeatScale(b *testing.B) {
 					// The process's CPU (both ends, for grpc; the GC
 					// included): what a heartbeat costs when they queue.
 					b.ReportMetric(float64((processCPU()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+					// The time under the JobTracker's lock: what bounds the
+					// heartbeats it answers a second, whatever the cores.
+					b.ReportMetric((histogramSum(r.jt.prom.lockHeld)-held0)*1e9/float64(b.N), "locked-ns/op")
+					b.ReportMetric((histogramSum(r.jt.prom.lockWait)-wait0)*1e9/float64(b.N), "lockwait-ns/op")
 					r.close()
 				})
 			}
 		}
 	}
+}
+
+// histogramSum is the sum of a histogram's observations.
+func histogramSum(h prometheus.Histogram) float64 {
+	var m dto.Metric
+	if err := h.Write(&m); err != nil {
+		return 0
+	}
+	return m.GetHistogram().GetSampleSum()
 }
 
 // processCPU is the process's user and system CPU time so far.

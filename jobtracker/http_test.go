@@ -374,6 +374,8 @@ func TestHTTPMetrics(t *testing.T) {
 		// Added with the client library.
 		{"gomr_heartbeats_received_total", counter, "", map[string]float64{"": 5}},
 		{"gomr_heartbeat_duration_seconds", histogram, "", map[string]float64{"": 5}},
+		{"gomr_heartbeat_lock_wait_seconds", histogram, "", map[string]float64{"": 5}},
+		{"gomr_heartbeat_lock_held_seconds", histogram, "", map[string]float64{"": 5}},
 		{"gomr_slots_by_state", gauge, "", map[string]float64{"state=occupied,type=map": 1, "state=free,type=map": 2,
 			"state=occupied,type=reduce": 1, "state=free,type=reduce": 0}},
 		{"gomr_pending_tasks", gauge, "", map[string]float64{"type=map": 0, "type=reduce": 0}},

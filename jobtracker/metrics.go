@@ -5,9 +5,9 @@ package jobtracker
 // registry (no global state): the gauges and the counters that the
 // JobTracker's state already keeps are read under jt.mu at scrape time by
 // jtCollector; the histograms and the fetch-failure counter are updated
-// where their events happen. The heartbeat path does one histogram
-// observation and nothing else: heartbeats received are that histogram's
-// count.
+// where their events happen. The heartbeat path does three histogram
+// observations (its duration, its wait for the lock and its hold of it)
+// and nothing else: heartbeats received are the first one's count.
 
 import (
 	"fmt"
@@ -36,6 +36,10 @@ type jtMetrics struct {
 	// heartbeat is the time a Heartbeat call takes, from its arrival to
 	// its reply (or refusal).
 	heartbeat prometheus.Histogram
+	// lockWait is the time a heartbeat waits for the JobTracker's lock,
+	// lockHeld the time it holds it (the work every other heartbeat and
+	// client call queues behind).
+	lockWait, lockHeld prometheus.Histogram
 	// jobDuration is a job's time from submission to its end, by final
 	// state; attemptDuration an attempt's from launch to its end, by
 	// task type and final state.
@@ -61,6 +65,16 @@ func newJTMetrics(jt *JobTracker) *jtMetrics {
 			Name:    "gomr_heartbeat_duration_seconds",
 			Help:    "Time the JobTracker took to handle a TaskTracker heartbeat, from its arrival to the reply.",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16), // 0.1 ms to 3.3 s
+		}),
+		lockWait: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "gomr_heartbeat_lock_wait_seconds",
+			Help:    "Time a TaskTracker heartbeat waited for the JobTracker's lock.",
+			Buckets: prometheus.ExponentialBuckets(0.000005, 2, 20), // 5 us to 2.6 s
+		}),
+		lockHeld: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "gomr_heartbeat_lock_held_seconds",
+			Help:    "Time a TaskTracker heartbeat held the JobTracker's lock.",
+			Buckets: prometheus.ExponentialBuckets(0.000005, 2, 20),
 		}),
 		jobDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "gomr_job_duration_seconds",
@@ -95,7 +109,7 @@ func newJTMetrics(jt *JobTracker) *jtMetrics {
 	for _, o := range []string{"succeeded", "failed", "lost"} {
 		m.preemptRestores.WithLabelValues(o)
 	}
-	m.reg.MustRegister(m.heartbeat, m.jobDuration, m.attemptDuration, m.fetchFailures,
+	m.reg.MustRegister(m.heartbeat, m.lockWait, m.lockHeld, m.jobDuration, m.attemptDuration, m.fetchFailures,
 		m.preemptCheckpoints, m.preemptRestores, m.checkpointBytes,
 		newJTCollector(jt, m.heartbeat),
 		collectors.NewGoCollector(),

@@ -91,7 +91,7 @@ func newJob(id string, spec mr.JobSpec, splits []mr.Split, secret []byte, submit
 		id:            id,
 		spec:          spec,
 		conf:          jcfg,
-		confMap:       jcfg.Map(),
+		confMap:       launchConf(jcfg),
 		secret:        secret,
 		splits:        splits,
 		priority:      priorityOf(spec.Priority, jcfg.String("mapreduce.job.priority")),

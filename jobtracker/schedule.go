@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"sync"
 	"time"
 
+	"gomr/conf"
 	"gomr/mr"
 	"gomr/mrpb"
 	"gomr/partitions"
@@ -114,6 +116,25 @@ func (jt *JobTracker) assignLocked(t *trackerState, freeMaps, freeReduces int, n
 		jt.log.Error("scheduling decision refused", "tracker", t.name, "error", err)
 	}
 }
+
+// launchConf is the job's configuration as its launches carry it: the
+// keys whose value is not the built-in default. A TaskTracker and a task
+// rebuild the whole configuration with conf.FromMap, which starts from the
+// defaults, so the result is the same; a launch then carries a few keys
+// instead of every registered one (142, 5.8 KB, marshalled and parsed
+// map entry by map entry at both ends of every launch).
+func launchConf(jcfg *conf.Config) map[string]string {
+	m := jcfg.Map()
+	for k, v := range defaultConfMap() {
+		if m[k] == v {
+			delete(m, k)
+		}
+	}
+	return m
+}
+
+// defaultConfMap is conf.Default().Map(), made once.
+var defaultConfMap = sync.OnceValue(func() map[string]string { return conf.Default().Map() })
 
 // trackerHost carries out the policy driver's decisions for an offer of
 // tracker t.

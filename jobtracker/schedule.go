@@ -377,7 +377,11 @@ func (jt *JobTracker) startAttemptLocked(j *job, tk *task, t *trackerState, now 
 		Speculative: speculative,
 		Tracker:     t.name,
 	}
-	launch.SpecJson, _ = json.Marshal(j.spec)
+	if j.specJSON == nil {
+		// The spec does not change once submitted: marshalled once.
+		j.specJSON, _ = json.Marshal(j.spec)
+	}
+	launch.SpecJson = j.specJSON
 	if tk.typ == partitions.Map {
 		launch.SplitJson, _ = json.Marshal(j.splits[tk.index])
 		j.counters.Add(mr.JobCounterGroup, mr.TotalLaunchedMaps, 1)

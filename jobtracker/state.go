@@ -24,10 +24,12 @@ const (
 
 // job is one submitted job and everything the JobTracker knows of it.
 type job struct {
-	id       string
-	spec     mr.JobSpec
-	conf     *conf.Config
-	confMap  map[string]string
+	id      string
+	spec    mr.JobSpec
+	conf    *conf.Config
+	confMap map[string]string
+	// specJSON is spec as launches carry it, marshalled at the first.
+	specJSON []byte
 	secret   []byte
 	splits   []mr.Split
 	priority int

@@ -52,6 +52,13 @@ func (jt *JobTracker) Heartbeat(ctx context.Context, req *mrpb.HeartbeatRequest)
 	// dialing it, which must not happen under the lock.
 	previousGone := req.InitialContact && jt.previousTrackerGone(req)
 	from := peerAddress(ctx)
+	// What needs no lock is done before it: the statuses' attempt ids
+	// taken apart, their counters decoded, the attempts reported.
+	decoded := decodeStatuses(req)
+	var reported map[string]bool
+	if !req.InitialContact {
+		reported = reportedAttempts(req)
+	}
 
 	waitFrom := time.Now()
 	jt.mu.Lock()
@@ -122,11 +129,11 @@ func (jt *JobTracker) Heartbeat(ctx context.Context, req *mrpb.HeartbeatRequest)
 	for _, sp := range req.Spills {
 		jt.spillAnnouncedLocked(t, sp)
 	}
-	for _, st := range req.Attempts {
-		jt.attemptStatusLocked(t, st, now)
+	for i, st := range req.Attempts {
+		jt.attemptStatusLocked(t, st, decoded[i], now)
 	}
 	if !req.InitialContact {
-		jt.reconcileLocked(t, req)
+		jt.reconcileLocked(t, req.ResponseId, reported)
 	}
 	if req.AcceptNewTasks {
 		// Launches of replies the tracker did not get go out again in
@@ -284,18 +291,23 @@ func launchedAttempt(a *mrpb.TaskAction) string {
 // reconcileLocked fails the attempts the JobTracker has on t, whose launch
 // t acknowledged, and that t's heartbeat does not report: the tracker was
 // told to run them, acted on it, and runs nothing of the kind.
-func (jt *JobTracker) reconcileLocked(t *trackerState, req *mrpb.HeartbeatRequest) {
-	reported := make(map[string]bool, len(req.Attempts))
-	for _, st := range req.Attempts {
-		reported[st.AttemptId] = true
-	}
+func (jt *JobTracker) reconcileLocked(t *trackerState, responseID int64, reported map[string]bool) {
 	for id, a := range t.attempts {
-		if !a.live() || a.sentIn == 0 || a.sentIn > req.ResponseId || reported[id] {
+		if !a.live() || a.sentIn == 0 || a.sentIn > responseID || reported[id] {
 			continue
 		}
 		jt.log.Warn("attempt vanished", "attempt", id, "tracker", t.name, "launched_in_reply", a.sentIn)
 		jt.failAttemptLocked(a, fmt.Sprintf("Lost task attempt: tracker %s acknowledged its launch (heartbeat reply %d) but does not report it", t.name, a.sentIn))
 	}
+}
+
+// reportedAttempts is the set of attempts a heartbeat reports.
+func reportedAttempts(req *mrpb.HeartbeatRequest) map[string]bool {
+	reported := make(map[string]bool, len(req.Attempts))
+	for _, st := range req.Attempts {
+		reported[st.AttemptId] = true
+	}
+	return reported
 }
 
 // expireLaunchesLocked fails attempts whose launch a tracker that keeps

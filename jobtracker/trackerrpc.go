@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,38 +21,85 @@ import (
 // status reports, spill announcements, the map events reducers read, fetch
 // failures and output commits.
 
-// findAttempt finds a live job's attempt by its id.
-func (jt *JobTracker) findAttempt(id string) (*job, *attempt) {
-	// attempt_<ident>_<n>_<m|r>_<task>_<k>
+// attemptRef is an attempt id taken apart: its job, task type and task
+// index (parseAttemptRef); ok is false for an id of another form.
+type attemptRef struct {
+	id   string
+	job  string
+	typ  partitions.TaskType
+	task int
+	ok   bool
+}
+
+// parseAttemptRef takes an attempt id apart:
+// attempt_<ident>_<n>_<m|r>_<task>_<k>. It needs no lock: a heartbeat's
+// ids are parsed before the JobTracker's lock is taken.
+func parseAttemptRef(id string) attemptRef {
+	r := attemptRef{id: id}
 	parts := strings.Split(id, "_")
 	if len(parts) != 6 || parts[0] != "attempt" {
-		return nil, nil
+		return r
 	}
-	j := jt.jobs["job_"+parts[1]+"_"+parts[2]]
-	if j == nil {
-		return nil, nil
+	r.job = "job_" + parts[1] + "_" + parts[2]
+	idx, err := strconv.Atoi(parts[4])
+	if err != nil || idx < 0 {
+		r.task = -1
+		return r
 	}
-	var idx int
-	if _, err := fmt.Sscanf(parts[4], "%d", &idx); err != nil {
-		return j, nil
-	}
-	ts := j.maps
+	r.task, r.ok = idx, true
 	if parts[3] == "r" {
-		ts = j.reduces
+		r.typ = partitions.Reduce
 	}
-	if idx < 0 || idx >= len(ts) {
+	return r
+}
+
+// findAttempt finds a live job's attempt by its id.
+func (jt *JobTracker) findAttempt(id string) (*job, *attempt) {
+	return jt.attemptByRefLocked(parseAttemptRef(id))
+}
+
+// attemptByRefLocked finds a live job's attempt by its parsed id: the job
+// (nil if there is none) and the attempt (nil if the job has none of that
+// id).
+func (jt *JobTracker) attemptByRefLocked(r attemptRef) (*job, *attempt) {
+	if r.job == "" {
+		return nil, nil
+	}
+	j := jt.jobs[r.job]
+	if j == nil || !r.ok {
 		return j, nil
 	}
-	for _, a := range ts[idx].attempts {
-		if a.id == id {
+	ts := j.tasks(r.typ)
+	if r.task >= len(ts) {
+		return j, nil
+	}
+	for _, a := range ts[r.task].attempts {
+		if a.id == r.id {
 			return j, a
 		}
 	}
 	return j, nil
 }
 
-func (jt *JobTracker) attemptStatusLocked(t *trackerState, st *mrpb.AttemptStatus, now time.Time) {
-	j, a := jt.findAttempt(st.AttemptId)
+// decodedStatus is what a heartbeat's attempt status says that can be
+// worked out without the JobTracker's lock: its attempt id taken apart and
+// its counters.
+type decodedStatus struct {
+	ref      attemptRef
+	counters mr.CounterSet
+}
+
+// decodeStatuses decodes a heartbeat's attempt statuses, before the lock.
+func decodeStatuses(req *mrpb.HeartbeatRequest) []decodedStatus {
+	out := make([]decodedStatus, len(req.Attempts))
+	for i, st := range req.Attempts {
+		out[i] = decodedStatus{ref: parseAttemptRef(st.AttemptId), counters: countersFromProto(st.Counters)}
+	}
+	return out
+}
+
+func (jt *JobTracker) attemptStatusLocked(t *trackerState, st *mrpb.AttemptStatus, d decodedStatus, now time.Time) {
+	j, a := jt.attemptByRefLocked(d.ref)
 	if a == nil || a.tracker != t.name {
 		// An attempt we do not know (purged job, or from before a reinit).
 		t.actions = append(t.actions, &mrpb.TaskAction{Action: &mrpb.TaskAction_KillAttempt{KillAttempt: st.AttemptId}})
@@ -85,7 +133,7 @@ func (jt *JobTracker) attemptStatusLocked(t *trackerState, st *mrpb.AttemptStatu
 	a.rssBytes, a.fileSetBytes, a.cloneable = st.RssBytes, st.FileSetBytes, st.Cloneable
 	a.progress = st.Progress
 	a.phase = st.Phase
-	a.counters = countersFromProto(st.Counters)
+	a.counters = d.counters
 	if st.ShuffleFinishMs > 0 {
 		a.shuffleFinish = time.UnixMilli(st.ShuffleFinishMs)
 	}

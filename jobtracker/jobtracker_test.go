@@ -248,6 +248,7 @@ func TestProfilesSurviveRestart(t *testing.T) {
 	heartbeat(t, jt, &mrpb.HeartbeatRequest{Attempts: []*mrpb.AttemptStatus{{AttemptId: r, State: StateSucceeded,
 		ShuffleFinishMs: sortDone.UnixMilli(), SortFinishMs: sortDone.UnixMilli()}}})
 	waitJob(t, jt, id, StateSucceeded)
+	waitHistoryWritten(t, jt, id) // the profile is added with the history
 	p := jt.profiles["wordcount"]
 	if p.Runs != 1 || p.MapAvg != 4*time.Second {
 		t.Fatalf("profile after the run: %+v", p)

@@ -105,7 +105,7 @@ func (t *tracker) run(ctx context.Context, phase time.Duration) {
 			return
 		case <-timer.C:
 		}
-		launched := t.heartbeat(ctx)
+		soon := t.heartbeat(ctx)
 		next := t.g.cfg.Heartbeat
 		if t.g.cfg.FollowInterval && t.interval > 0 {
 			next = t.interval
@@ -114,8 +114,9 @@ func (t *tracker) run(ctx context.Context, phase time.Duration) {
 			}
 		}
 		if t.g.cfg.OutOfBand {
-			if launched {
-				// As the TaskTracker: report soon after a launch.
+			if soon {
+				// As the TaskTracker: report soon after a launch that
+				// left slots of its type free, or other orders.
 				next = min(next, 50*time.Millisecond)
 			}
 			if e := t.earliestEnd(); !e.IsZero() {
@@ -141,7 +142,9 @@ func (t *tracker) earliestEnd() time.Time {
 }
 
 // heartbeat sends one heartbeat and acts on its reply; it tells whether
-// the reply launched anything.
+// the next one should go soon (with out-of-band heartbeats): the reply
+// launched a task of a type whose slots are not all busy, or gave other
+// orders.
 func (t *tracker) heartbeat(ctx context.Context) bool {
 	g := t.g
 	now := time.Now()
@@ -231,15 +234,21 @@ func (t *tracker) heartbeat(ctx context.Context) bool {
 		}
 		t.interval = iv
 	}
-	launched := false
+	var launched [2]bool
+	other := false
 	for _, act := range resp.Actions {
 		switch {
 		case act.GetLaunch() != nil:
-			launched = t.launch(act.GetLaunch(), got) || launched
+			if t.launch(act.GetLaunch(), got) {
+				launched[slotType(act.GetLaunch().Type)] = true
+			}
 		case act.GetClone() != nil:
 			// A clone is a launch of a copy: it runs as a fresh attempt.
-			launched = t.launch(act.GetClone().GetLaunch(), got) || launched
+			if l := act.GetClone().GetLaunch(); t.launch(l, got) {
+				launched[slotType(l.Type)] = true
+			}
 		case act.GetKillAttempt() != "":
+			other = true
 			if a := t.attempts[act.GetKillAttempt()]; a != nil {
 				delete(t.attempts, a.id)
 				a.stop()
@@ -247,6 +256,7 @@ func (t *tracker) heartbeat(ctx context.Context) bool {
 				g.attemptEnded(a, got, false)
 			}
 		case act.GetPurgeJob() != "":
+			other = true
 			for id, a := range t.attempts {
 				if a.job == act.GetPurgeJob() {
 					delete(t.attempts, id)
@@ -257,7 +267,16 @@ func (t *tracker) heartbeat(ctx context.Context) bool {
 			}
 		}
 	}
-	return launched
+	if other {
+		return true
+	}
+	// As the TaskTracker (reportSoonAfter): soon after a launch only when
+	// slots of the launched type are still free.
+	var used [2]int
+	for _, a := range t.attempts {
+		used[a.typ]++
+	}
+	return (launched[0] && used[0] < t.slots[0]) || (launched[1] && used[1] < t.slots[1])
 }
 
 // reset forgets every attempt, for a fresh registration.

@@ -416,13 +416,58 @@ func (tt *TaskTracker) heartbeatLoop(ctx context.Context) error {
 		if resp.HeartbeatIntervalMs > 0 {
 			interval = time.Duration(resp.HeartbeatIntervalMs) * time.Millisecond
 		}
-		if len(resp.Actions) > 0 {
-			// Just launched: report soon so the scheduler sees the slots used.
+		if tt.reportSoonAfter(resp.Actions) {
+			// Just launched with slots of that type still free, or given
+			// other orders: report soon, so that the scheduler sees the
+			// slots used and may fill the rest. A reply that filled the slots of the types
+			// it launched waits for the interval (or a task's end): on a
+			// large cluster of busy trackers a report after every launch
+			// would double the heartbeats.
 			timer.Reset(min(interval, 50*time.Millisecond))
 		} else {
 			timer.Reset(interval)
 		}
 	}
+}
+
+// reportSoonAfter tells whether a reply's actions launched a task of
+// a type of which this tracker still has a free slot, or carried orders
+// other than launches (kills, purges, checkpoints, splits: their outcome
+// is reported soon, as before).
+func (tt *TaskTracker) reportSoonAfter(actions []*mrpb.TaskAction) bool {
+	var launched [2]bool // map, reduce
+	for _, a := range actions {
+		l := a.GetLaunch()
+		if l == nil {
+			l = a.GetClone().GetLaunch()
+		}
+		if l == nil {
+			return true
+		}
+		launched[boolIndex(l.Type != "m")] = true
+	}
+	if !launched[0] && !launched[1] {
+		return false
+	}
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
+	var used [2]int
+	for _, a := range tt.attempts {
+		a.mu.Lock()
+		ended := terminal(a.state)
+		a.mu.Unlock()
+		if !ended {
+			used[boolIndex(a.launch.Type != "m")]++
+		}
+	}
+	return (launched[0] && used[0] < tt.mapSlots) || (launched[1] && used[1] < tt.reduceSlots)
+}
+
+func boolIndex(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // registration is where the tracker stands with the JobTracker: before

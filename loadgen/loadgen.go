@@ -701,11 +701,13 @@ func mb(b int64) float64 {
 type procSampler struct {
 	jt    *jobTracker
 	first procSample
-	peak  int64
-	ok    bool
-	done  chan struct{}
-	wg    sync.WaitGroup
-	mu    sync.Mutex
+	// metrics0 is the JobTracker's /metrics at the window's start.
+	metrics0 map[string]float64
+	peak     int64
+	ok       bool
+	done     chan struct{}
+	wg       sync.WaitGroup
+	mu       sync.Mutex
 }
 
 func newProcSampler(jt *jobTracker) *procSampler {
@@ -713,6 +715,9 @@ func newProcSampler(jt *jobTracker) *procSampler {
 }
 
 func (s *procSampler) start() {
+	if m, err := s.jt.metrics(); err == nil {
+		s.metrics0 = m
+	}
 	if s.jt.pid == 0 {
 		return
 	}
@@ -758,6 +763,9 @@ func (s *procSampler) stop() Process {
 		}
 		if v, ok := m["gomr_jobtracker_goroutines"]; ok {
 			p.Goroutines = int(v)
+		}
+		if s.metrics0 != nil {
+			p.Lock = lockFigures(s.metrics0, m)
 		}
 	} else {
 		s.jt.log.Warn("reading the JobTracker's metrics", "error", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"math"
 	"testing"
 	"time"
 )
@@ -104,5 +105,26 @@ func TestFollowInterval(t *testing.T) {
 	}
 	if res.HeartbeatsPerSec < 10 || res.HeartbeatsPerSec > 35 {
 		t.Errorf("%g heartbeats/s measured, want about 20", res.HeartbeatsPerSec)
+	}
+}
+
+func TestLockFigures(t *testing.T) {
+	const w, h = "gomr_heartbeat_lock_wait_seconds", "gomr_heartbeat_lock_held_seconds"
+	before := map[string]float64{w + "_count": 10, w + "_sum": 0.01, h + "_count": 10, h + "_sum": 0.5,
+		w + `_bucket{le="0.001"}`: 10, w + `_bucket{le="0.002"}`: 10, w + `_bucket{le="+Inf"}`: 10,
+		h + `_bucket{le="0.001"}`: 0, h + `_bucket{le="0.1"}`: 10, h + `_bucket{le="+Inf"}`: 10}
+	// 100 heartbeats more: 98 waited under 1 ms and 2 under 2 ms; all
+	// held it under 1 ms.
+	after := map[string]float64{w + "_count": 110, w + "_sum": 0.11, h + "_count": 110, h + "_sum": 0.55,
+		w + `_bucket{le="0.001"}`: 108, w + `_bucket{le="0.002"}`: 110, w + `_bucket{le="+Inf"}`: 110,
+		h + `_bucket{le="0.001"}`: 100, h + `_bucket{le="0.1"}`: 110, h + `_bucket{le="+Inf"}`: 110}
+	got := lockFigures(before, after)
+	want := &LockFigures{WaitMeanMs: 1, WaitP99Ms: 2, HeldMeanMs: 0.5, HeldP99Ms: 1, Heartbeats: 100}
+	if got == nil || math.Abs(got.WaitMeanMs-want.WaitMeanMs) > 1e-9 || math.Abs(got.HeldMeanMs-want.HeldMeanMs) > 1e-9 ||
+		got.WaitP99Ms != want.WaitP99Ms || got.HeldP99Ms != want.HeldP99Ms || got.Heartbeats != want.Heartbeats {
+		t.Errorf("lockFigures = %+v, want %+v", got, want)
+	}
+	if lockFigures(map[string]float64{}, map[string]float64{}) != nil {
+		t.Error("lock figures without the histograms")
 	}
 }

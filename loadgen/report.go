@@ -38,6 +38,10 @@ func WriteTable(w io.Writer, r *Result) error {
 	row("jobtracker CPU", "%s (generator process: %s)", cores(r.Process.CPUCores), cores(r.GeneratorCPUCores))
 	row("jobtracker RSS", "%s start, %s peak, %s end; heap live %s; %s goroutines [%s]",
 		mbs(r.Process.RSSStartMB), mbs(r.Process.RSSPeakMB), mbs(r.Process.RSSEndMB), mbs(r.Process.HeapLiveMB), count(r.Process.Goroutines), r.Process.Source)
+	if l := r.Process.Lock; l != nil {
+		row("jobtracker lock", "heartbeats wait mean %.3fms p99 ≤%.3gms; hold it mean %.3fms p99 ≤%.3gms (%d heartbeats)",
+			l.WaitMeanMs, l.WaitP99Ms, l.HeldMeanMs, l.HeldP99Ms, l.Heartbeats)
+	}
 	row("trackers lost", "%d told so; %s logged by the JobTracker; %d of %d live at the end", r.TrackersLost, count(int(r.LostLogged)), r.TrackersLiveAtEnd, r.Trackers)
 	row("submit latency", "%s", r.SubmitLatency)
 	for _, j := range r.Jobs {

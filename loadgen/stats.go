@@ -2,8 +2,10 @@ package loadgen
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"slices"
@@ -93,6 +95,68 @@ type Process struct {
 	// JobTracker's /metrics at the end; -1 unknown.
 	HeapLiveMB float64 `json:"heap_live_mb"`
 	Goroutines int     `json:"goroutines"`
+	// Lock is the heartbeats' wait for the JobTracker's lock and their
+	// hold of it over the window, from its /metrics histograms
+	// (gomr_heartbeat_lock_wait_seconds, gomr_heartbeat_lock_held_seconds);
+	// nil when they could not be read.
+	Lock *LockFigures `json:"lock,omitempty"`
+}
+
+// LockFigures are the mean and the 99th percentile (the upper bound of the
+// histogram bucket it falls in) of the heartbeats' wait for the
+// JobTracker's lock and of their hold of it, in milliseconds.
+type LockFigures struct {
+	WaitMeanMs float64 `json:"wait_mean_ms"`
+	WaitP99Ms  float64 `json:"wait_p99_ms"`
+	HeldMeanMs float64 `json:"held_mean_ms"`
+	HeldP99Ms  float64 `json:"held_p99_ms"`
+	// Heartbeats is how many heartbeats the figures cover.
+	Heartbeats int64 `json:"heartbeats"`
+}
+
+// lockFigures computes the lock figures between two scrapes of /metrics;
+// nil if the histograms are not in them.
+func lockFigures(before, after map[string]float64) *LockFigures {
+	const wait, held = "gomr_heartbeat_lock_wait_seconds", "gomr_heartbeat_lock_held_seconds"
+	n := after[wait+"_count"] - before[wait+"_count"]
+	if _, ok := after[wait+"_count"]; !ok || n <= 0 {
+		return nil
+	}
+	f := &LockFigures{Heartbeats: int64(n)}
+	f.WaitMeanMs = (after[wait+"_sum"] - before[wait+"_sum"]) / n * 1000
+	f.HeldMeanMs = (after[held+"_sum"] - before[held+"_sum"]) / n * 1000
+	f.WaitP99Ms = histogramQuantile(before, after, wait, 0.99) * 1000
+	f.HeldP99Ms = histogramQuantile(before, after, held, 0.99) * 1000
+	return f
+}
+
+// histogramQuantile is the upper bound of the bucket in which quantile q
+// of the observations between two scrapes falls (+Inf: -1).
+func histogramQuantile(before, after map[string]float64, name string, q float64) float64 {
+	type bucket struct{ le, n float64 }
+	var bs []bucket
+	prefix := name + `_bucket{le="`
+	for k, v := range after {
+		if !strings.HasPrefix(k, prefix) {
+			continue
+		}
+		le, err := strconv.ParseFloat(strings.TrimSuffix(k[len(prefix):], `"}`), 64)
+		if err != nil {
+			continue
+		}
+		bs = append(bs, bucket{le, v - before[k]})
+	}
+	slices.SortFunc(bs, func(a, b bucket) int { return cmp.Compare(a.le, b.le) })
+	total := after[name+"_count"] - before[name+"_count"]
+	for _, b := range bs {
+		if b.n >= q*total {
+			if math.IsInf(b.le, 1) {
+				return -1
+			}
+			return b.le
+		}
+	}
+	return -1
 }
 
 // procSample is a reading of /proc/PID: CPU time and RSS.

@@ -309,3 +309,41 @@ func (r *heartbeatRig) pendingMaps() int {
 	}
 	return n
 }
+
+// BenchmarkLockHolders is the other holders of the JobTracker's lock that
+// heartbeats wait behind, on the same cluster of 10,000 busy trackers and
+// a 100,000-map job: the speculator's scan (every second), the tracker
+// expiry pass (expiryLoop) and the web UI's sample (once a second).
+//
+//	go test -run '^$' -bench LockHolders ./jobtracker/
+func BenchmarkLockHolders(b *testing.B) {
+	r := newHeartbeatRig(b, "fifo", 10000, 100000, false)
+	defer r.close()
+	for i := 0; i < 20000; i++ {
+		r.beat(b, i%10000, true)
+	}
+	jt := r.jt
+	b.Run("speculate", func(b *testing.B) {
+		jt.mu.Lock()
+		defer jt.unlock()
+		for i := 0; i < b.N; i++ {
+			jt.speculateLocked(jt.now())
+		}
+	})
+	b.Run("expiry", func(b *testing.B) {
+		jt.mu.Lock()
+		defer jt.unlock()
+		for i := 0; i < b.N; i++ {
+			jt.expirePassLocked(jt.now())
+		}
+	})
+	b.Run("sample", func(b *testing.B) {
+		jt.mu.Lock()
+		defer jt.unlock()
+		now := jt.now()
+		for i := 0; i < b.N; i++ {
+			now = now.Add(2 * sampleEvery)
+			jt.sampleLocked(now)
+		}
+	})
+}

@@ -337,17 +337,24 @@ func (jt *JobTracker) expiryLoop(ctx context.Context) {
 		case <-tick.C:
 		}
 		jt.mu.Lock()
-		now := jt.now()
-		for name, t := range jt.trackers {
-			if now.Sub(t.lastSeen) > expiry {
-				jt.log.Warn("lost tracker", "tracker", name, "silent", now.Sub(t.lastSeen).Round(time.Millisecond))
-				jt.lostTrackerLocked(t, "Lost task tracker: "+name)
-				continue
-			}
-			jt.expireLaunchesLocked(t, now, expiry)
-		}
-		jt.refreshBlacklistLocked(now)
-		jt.expireRecoveredLocked(now)
+		jt.expirePassLocked(jt.now())
 		jt.unlock()
 	}
+}
+
+// expirePassLocked declares lost the trackers silent for longer than the
+// expiry, fails the launches never acknowledged for that long, and
+// refreshes the blacklist and the recovered jobs' wait.
+func (jt *JobTracker) expirePassLocked(now time.Time) {
+	expiry := jt.cfg.Duration("mapreduce.jobtracker.expire.trackers.interval")
+	for name, t := range jt.trackers {
+		if now.Sub(t.lastSeen) > expiry {
+			jt.log.Warn("lost tracker", "tracker", name, "silent", now.Sub(t.lastSeen).Round(time.Millisecond))
+			jt.lostTrackerLocked(t, "Lost task tracker: "+name)
+			continue
+		}
+		jt.expireLaunchesLocked(t, now, expiry)
+	}
+	jt.refreshBlacklistLocked(now)
+	jt.expireRecoveredLocked(now)
 }

@@ -132,10 +132,20 @@ func (jt *JobTracker) speculateLocked(now time.Time) bool {
 func (jt *JobTracker) speculatorViewLocked(j *job, now time.Time) (*speculator.JobView, map[string]*task) {
 	jv := &speculator.JobView{ID: j.id}
 	byID := map[string]*task{}
+	params := j.speculator.Params()
 	for _, typ := range []partitions.TaskType{partitions.Map, partitions.Reduce} {
 		tv := jv.Type(typ)
 		tasks := j.tasks(typ)
 		tv.Total = len(tasks)
+		if speculative := (typ == partitions.Map && params.MapSpeculative) || (typ == partitions.Reduce && params.ReduceSpeculative); !speculative || j.pending[typ] > 0 {
+			// The speculator looks no further than the pending count
+			// (nothing is speculated while tasks of the type wait for a
+			// slot, as in Hadoop) or the type's switch: the walk over
+			// every task, a large job's under the lock every scan, is
+			// skipped.
+			tv.Pending = j.pending[typ]
+			continue
+		}
 		for _, tk := range tasks {
 			switch {
 			case tk.state == taskSucceeded:

@@ -39,8 +39,8 @@ func WriteTable(w io.Writer, r *Result) error {
 	row("jobtracker RSS", "%s start, %s peak, %s end; heap live %s; %s goroutines [%s]",
 		mbs(r.Process.RSSStartMB), mbs(r.Process.RSSPeakMB), mbs(r.Process.RSSEndMB), mbs(r.Process.HeapLiveMB), count(r.Process.Goroutines), r.Process.Source)
 	if l := r.Process.Lock; l != nil {
-		row("jobtracker lock", "heartbeats wait mean %.3fms p99 ≤%.3gms; hold it mean %.3fms p99 ≤%.3gms (%d heartbeats)",
-			l.WaitMeanMs, l.WaitP99Ms, l.HeldMeanMs, l.HeldP99Ms, l.Heartbeats)
+		row("jobtracker lock", "heartbeats wait mean %.3fms p99 %s; hold it mean %.3fms p99 %s (%d heartbeats)",
+			l.WaitMeanMs, bucketBound(l.WaitP99Ms), l.HeldMeanMs, bucketBound(l.HeldP99Ms), l.Heartbeats)
 	}
 	row("trackers lost", "%d told so; %s logged by the JobTracker; %d of %d live at the end", r.TrackersLost, count(int(r.LostLogged)), r.TrackersLiveAtEnd, r.Trackers)
 	row("submit latency", "%s", r.SubmitLatency)
@@ -143,4 +143,13 @@ func WriteCurves(w io.Writer, rs []*Result) error {
 			coresShort(r.Process.CPUCores), coresShort(r.GeneratorCPUCores), mbs(r.Process.RSSPeakMB), max(r.TrackersLost, r.LostLogged))
 	}
 	return tw.Flush()
+}
+
+// bucketBound prints a quantile's histogram bucket bound (-1: beyond the
+// last bucket, 2.6 s).
+func bucketBound(ms float64) string {
+	if ms < 0 {
+		return "> 2.6s"
+	}
+	return fmt.Sprintf("≤ %.3gms", ms)
 }

@@ -66,7 +66,7 @@ func TestTrackerBlacklisting(t *testing.T) {
 	if ls := launches(heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "t1", FreeMapSlots: 2})); len(ls) != 0 {
 		t.Fatalf("a job that blacklisted t1 launched %v there", attemptIDs(ls))
 	}
-	st := jt.jobStatusLocked(jt.jobs[id])
+	st, _ := jt.jobStatusNoCountersLocked(jt.jobs[id])
 	if len(st.BlacklistedTrackers) != 1 || st.BlacklistedTrackers[0] != "t1" {
 		t.Fatalf("job's blacklisted trackers: %v", st.BlacklistedTrackers)
 	}

@@ -170,24 +170,34 @@ func (jt *JobTracker) GetJobStatus(ctx context.Context, req *mrpb.JobStatusReque
 		jt.unlock()
 		return jt.retiredJobStatus(req.JobId)
 	}
-	defer jt.unlock()
-	return jt.jobStatusLocked(j), nil
+	st, counters := jt.jobStatusNoCountersLocked(j)
+	jt.unlock()
+	// The running tasks' counters are summed without the lock (a large
+	// job's tens of thousands, polled every 100 ms by its client).
+	st.Counters = countersToProto(counters.sum())
+	return st, nil
 }
 
 // ListJobs lists running jobs, or all jobs: those in memory and the
 // retired ones still in the retired-jobs cache, by submission.
 func (jt *JobTracker) ListJobs(ctx context.Context, req *mrpb.ListJobsRequest) (*mrpb.ListJobsResponse, error) {
 	jt.mu.Lock()
-	defer jt.unlock()
 	resp := &mrpb.ListJobsResponse{}
 	if req.All {
 		resp.Jobs = jt.retiredStatusesLocked()
 	}
 	retired := len(resp.Jobs)
+	var counters []counterSources
 	for _, j := range jt.order {
 		if req.All || !j.done() {
-			resp.Jobs = append(resp.Jobs, jt.jobStatusLocked(j))
+			st, c := jt.jobStatusNoCountersLocked(j)
+			resp.Jobs = append(resp.Jobs, st)
+			counters = append(counters, c)
 		}
+	}
+	jt.unlock()
+	for i, c := range counters {
+		resp.Jobs[retired+i].Counters = countersToProto(c.sum())
 	}
 	if retired > 0 {
 		sortStatuses(resp.Jobs)
@@ -238,7 +248,9 @@ func (jt *JobTracker) GetJobHistory(ctx context.Context, req *mrpb.JobHistoryReq
 	return &mrpb.JobHistoryResponse{JsonLines: data}, nil
 }
 
-func (jt *JobTracker) jobStatusLocked(j *job) *mrpb.JobStatus {
+// jobStatusNoCountersLocked is the job's status but its counters, and
+// what they are summed from (counterSources.sum, which needs no lock).
+func (jt *JobTracker) jobStatusNoCountersLocked(j *job) (*mrpb.JobStatus, counterSources) {
 	st := &mrpb.JobStatus{
 		JobId:    j.id,
 		Name:     j.spec.Name,
@@ -256,39 +268,62 @@ func (jt *JobTracker) jobStatusLocked(j *job) *mrpb.JobStatus {
 	if !j.finish.IsZero() {
 		st.FinishMs = j.finish.UnixMilli()
 	}
-	st.MapProgress = float32(j.progress(partitions.Map))
-	st.ReduceProgress = float32(j.progress(partitions.Reduce))
-	st.Counters = countersToProto(jt.jobCountersLocked(j))
+	p := j.progresses()
+	st.MapProgress, st.ReduceProgress = float32(p[partitions.Map]), float32(p[partitions.Reduce])
 	st.SchedulingInfo = jt.schedulingInfoLocked(j.id)
 	st.TrackingUrl = jt.trackingURL(j.id)
 	for _, s := range j.speculations {
 		st.Speculations = append(st.Speculations, s.proto())
 	}
 	st.BlacklistedTrackers = jobBlacklistLocked(j)
-	return st
+	return st, jt.jobCounterSourcesLocked(j)
 }
 
 // jobCountersLocked sums the counters of each task's successful attempt
 // (or, while it runs, its most advanced live attempt) with the job
 // counters, as Hadoop's job counters are.
-//
-// The successful attempts' counters are summed as tasks succeed
-// (lifecycle.go), so only the running tasks are walked.
 func (jt *JobTracker) jobCountersLocked(j *job) mr.CounterSet {
-	out := mr.CounterSet{}
-	out.Merge(j.counters)
-	out.Merge(j.doneCounters)
+	return jt.jobCounterSourcesLocked(j).sum()
+}
+
+// counterSources are the counter sets a job's counters are the sum of.
+// The job counters and the successful attempts' sum, which change under
+// the lock, are copies; an attempt's counters are replaced by its reports,
+// never changed, and a split prefix is made for the call, so those are
+// shared: the sum needs no lock.
+type counterSources []mr.CounterSet
+
+// jobCounterSourcesLocked gathers the job's counter sources. The
+// successful attempts' counters are summed as tasks succeed
+// (lifecycle.go), so only the running tasks are walked.
+func (jt *JobTracker) jobCounterSourcesLocked(j *job) counterSources {
+	job, done := mr.CounterSet{}, mr.CounterSet{}
+	job.Merge(j.counters)
+	done.Merge(j.doneCounters)
+	out := make(counterSources, 2, 2+len(j.active))
+	out[0], out[1] = job, done
 	for t := range j.active {
 		var best *attempt
-		for _, a := range t.running() {
-			if best == nil || a.progress > best.progress {
+		for _, a := range t.attempts {
+			if a.live() && (best == nil || a.progress > best.progress) {
 				best = a
 			}
 		}
 		if best != nil {
-			out.Merge(best.counters)
-			out.Merge(t.splitPrefixOf(best))
+			out = append(out, best.counters)
+			if p := t.splitPrefixOf(best); p != nil {
+				out = append(out, p)
+			}
 		}
+	}
+	return out
+}
+
+// sum adds the sources up.
+func (cs counterSources) sum() mr.CounterSet {
+	out := mr.CounterSet{}
+	for _, c := range cs {
+		out.Merge(c)
 	}
 	return out
 }
@@ -318,24 +353,25 @@ func emptyPhaseProgress(typ partitions.TaskType, maps int) float64 {
 	return 1
 }
 
-// progress is the mean progress of the job's tasks of a type: 1 for a
-// task that succeeded, its best live attempt's for a running one, 0
-// otherwise (emptyPhaseProgress for a type without tasks).
-func (j *job) progress(typ partitions.TaskType) float64 {
-	total := len(j.maps)
-	if typ == partitions.Reduce {
-		total = len(j.reduces)
-	}
-	if total == 0 {
-		return emptyPhaseProgress(typ, len(j.maps))
-	}
-	sum := float64(j.byState[typ][taskSucceeded])
+// progresses is the mean progress of the job's maps and of its reduces:
+// 1 for a task that succeeded, its best live attempt's for a running one,
+// 0 otherwise (emptyPhaseProgress for a type without tasks). One pass over
+// the running tasks gives both (callers want both; a large job runs tens
+// of thousands of tasks, walked under the lock).
+func (j *job) progresses() [2]float64 {
+	var sum [2]float64
 	for t := range j.active {
-		if t.typ == typ {
-			sum += t.progress()
-		}
+		sum[t.typ] += t.progress()
 	}
-	return sum / float64(total)
+	var out [2]float64
+	for typ, total := range [2]int{len(j.maps), len(j.reduces)} {
+		if total == 0 {
+			out[typ] = emptyPhaseProgress(partitions.TaskType(typ), len(j.maps))
+			continue
+		}
+		out[typ] = (float64(j.byState[typ][taskSucceeded]) + sum[typ]) / float64(total)
+	}
+	return out
 }
 
 // KillTaskAttempt ends a running attempt at a user's request: killed

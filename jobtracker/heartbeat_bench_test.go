@@ -313,7 +313,8 @@ func (r *heartbeatRig) pendingMaps() int {
 // BenchmarkLockHolders is the other holders of the JobTracker's lock that
 // heartbeats wait behind, on the same cluster of 10,000 busy trackers and
 // a 100,000-map job: the speculator's scan (every second), the tracker
-// expiry pass (expiryLoop) and the web UI's sample (once a second).
+// expiry pass (expiryLoop), a client's job-status poll and the web UI's
+// sample (once a second).
 //
 //	go test -run '^$' -bench LockHolders ./jobtracker/
 func BenchmarkLockHolders(b *testing.B) {
@@ -335,6 +336,25 @@ func BenchmarkLockHolders(b *testing.B) {
 		defer jt.unlock()
 		for i := 0; i < b.N; i++ {
 			jt.expirePassLocked(jt.now())
+		}
+	})
+	b.Run("jobstatus", func(b *testing.B) {
+		// A client's poll of the running job (mr submit polls every
+		// 100 ms), which takes the lock itself.
+		req := &mrpb.JobStatusRequest{JobId: jt.order[len(jt.order)-1].id}
+		for i := 0; i < b.N; i++ {
+			if _, err := jt.GetJobStatus(context.Background(), req); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("jobstatus-locked", func(b *testing.B) {
+		// Its part under the lock.
+		jt.mu.Lock()
+		defer jt.unlock()
+		j := jt.order[len(jt.order)-1]
+		for i := 0; i < b.N; i++ {
+			jt.jobStatusNoCountersLocked(j)
 		}
 	})
 	b.Run("sample", func(b *testing.B) {

@@ -317,12 +317,13 @@ func taskCounts(s *mrpb.TaskSummary) TaskCounts {
 }
 
 func (jt *JobTracker) jobInfoLocked(j *job) JobInfo {
+	progress := j.progresses()
 	info := JobInfo{
 		ID: j.id, Name: j.spec.Name, User: j.spec.User, Pool: j.spec.Pool, Priority: j.priority,
 		State: j.state.String(), Error: j.err, Output: j.spec.Output,
 		Submit: utc(j.submit), Start: utc(j.start), Finish: utc(j.finish),
-		MapProgress:    round4(j.progress(partitions.Map)),
-		ReduceProgress: round4(j.progress(partitions.Reduce)),
+		MapProgress:    round4(progress[partitions.Map]),
+		ReduceProgress: round4(progress[partitions.Reduce]),
 		Maps:           taskCounts(j.summary(partitions.Map)),
 		Reduces:        taskCounts(j.summary(partitions.Reduce)),
 	}

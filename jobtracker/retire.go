@@ -271,12 +271,13 @@ func (r *retirement) intern(s string) string {
 // summaryLocked is the summary of an ended job.
 func (jt *JobTracker) summaryLocked(j *job) *retiredJob {
 	info := jt.jobInfoLocked(j)
+	progress := j.progresses()
 	s := &retiredJob{
 		id: j.id, name: j.spec.Name, user: j.spec.User, pool: j.spec.Pool, queue: info.Pool, state: j.state.String(), err: j.err,
 		output: j.spec.Output, priority: j.priority,
 		submit: j.submit, start: j.start, finish: j.finish, deadline: info.Deadline,
 		maps: info.Maps, reduces: info.Reduces,
-		mapProgress: j.progress(partitions.Map), reduceProgress: j.progress(partitions.Reduce),
+		mapProgress: progress[partitions.Map], reduceProgress: progress[partitions.Reduce],
 	}
 	if j.conf != nil {
 		s.viewACL, s.modifyACL = j.conf.String(security.KeyJobViewACL), j.conf.String(security.KeyJobModifyACL)

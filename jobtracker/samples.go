@@ -112,5 +112,6 @@ func (jt *JobTracker) sampleLocked(now time.Time) {
 
 // sampleProgressLocked adds the job's progress now to its series.
 func (j *job) sampleProgressLocked(now time.Time, last bool) {
-	j.progressSeries.add(now, progressSample{float32(j.progress(partitions.Map)), float32(j.progress(partitions.Reduce))}, last)
+	p := j.progresses()
+	j.progressSeries.add(now, progressSample{float32(p[partitions.Map]), float32(p[partitions.Reduce])}, last)
 }

@@ -60,14 +60,87 @@ func (jt *JobTracker) Heartbeat(ctx context.Context, req *mrpb.HeartbeatRequest)
 		reported = reportedAttempts(req)
 	}
 
-	waitFrom := time.Now()
+	c := &heartbeatCall{req: req, from: from, previousGone: previousGone, decoded: decoded, reported: reported,
+		queued: time.Now(), wake: make(chan struct{})}
+	jt.combineHeartbeat(c)
+	return c.resp, c.err
+}
+
+// heartbeatCall is a heartbeat waiting for, or taken by, a combiner
+// (combineHeartbeat): what was worked out before the lock, and the reply.
+type heartbeatCall struct {
+	req          *mrpb.HeartbeatRequest
+	from         string
+	previousGone bool
+	decoded      []decodedStatus
+	reported     map[string]bool
+	queued       time.Time
+
+	resp *mrpb.HeartbeatResponse
+	err  error
+	// done is set, before wake is closed, once the call is answered; wake
+	// closed with done unset hands the caller the combiner's role.
+	done bool
+	wake chan struct{}
+}
+
+// combineHeartbeat answers a heartbeat under the JobTracker's lock,
+// together with the heartbeats queued meanwhile: one goroutine at a time,
+// the combiner, takes the whole queue, answers it under one hold of the
+// lock, hands the role to the first heartbeat queued since (if any) and
+// wakes the ones it answered. With heartbeats arriving faster than one at
+// a time, the lock is taken once a batch instead of once a heartbeat: its
+// hand-over from a heartbeat to the next waiting one (a goroutine to wake
+// and schedule, which on a busy machine takes longer than the heartbeat's
+// work) is paid once a batch. A combiner answers one batch, its own
+// heartbeat in it, so that no heartbeat waits for more than the batch
+// before its own.
+func (jt *JobTracker) combineHeartbeat(c *heartbeatCall) {
+	jt.hbMu.Lock()
+	jt.hbQueue = append(jt.hbQueue, c)
+	if jt.hbCombining {
+		jt.hbMu.Unlock()
+		<-c.wake
+		if c.done {
+			return
+		}
+		// The combiner's role was handed to this heartbeat.
+	} else {
+		jt.hbCombining = true
+		jt.hbMu.Unlock()
+	}
+	jt.hbMu.Lock()
+	batch := jt.hbQueue
+	jt.hbQueue = nil
+	jt.hbMu.Unlock()
+
 	jt.mu.Lock()
-	acquired := time.Now()
-	jt.prom.lockWait.Observe(acquired.Sub(waitFrom).Seconds())
-	defer func() {
-		jt.prom.lockHeld.Observe(sinceSeconds(acquired))
-		jt.unlock()
-	}()
+	for _, x := range batch {
+		start := time.Now()
+		jt.prom.lockWait.Observe(start.Sub(x.queued).Seconds())
+		x.resp, x.err = jt.heartbeatLocked(x)
+		jt.prom.lockHeld.Observe(sinceSeconds(start))
+	}
+	jt.unlock() // and the work queued under it (event log, history)
+
+	jt.hbMu.Lock()
+	if len(jt.hbQueue) > 0 {
+		close(jt.hbQueue[0].wake) // the next combiner
+	} else {
+		jt.hbCombining = false
+	}
+	jt.hbMu.Unlock()
+	for _, x := range batch {
+		x.done = true
+		if x != c {
+			close(x.wake)
+		}
+	}
+}
+
+// heartbeatLocked answers one heartbeat.
+func (jt *JobTracker) heartbeatLocked(c *heartbeatCall) (*mrpb.HeartbeatResponse, error) {
+	req, from, previousGone, decoded, reported := c.req, c.from, c.previousGone, c.decoded, c.reported
 	now := jt.now()
 	// The interval grows with the cluster (interval.go).
 	resp := &mrpb.HeartbeatResponse{HeartbeatIntervalMs: int32(jt.heartbeatIntervalLocked().Milliseconds())}

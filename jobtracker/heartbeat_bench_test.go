@@ -367,3 +367,32 @@ func BenchmarkLockHolders(b *testing.B) {
 		}
 	})
 }
+
+// TestConcurrentHeartbeatsCombine sends heartbeats of different trackers
+// at once, so that combiners answer them in batches (combineHeartbeat):
+// every one is answered, as a tracker expects, and the job's counts stay
+// those of its tasks (the rig's check at the end).
+func TestConcurrentHeartbeatsCombine(t *testing.T) {
+	const trackers, workers, beats = 200, 8, 40
+	r := newHeartbeatRig(t, "fifo", trackers, 20000, false)
+	defer r.close()
+	errs := make(chan error, workers)
+	for w := 0; w < workers; w++ {
+		go func(w int) {
+			defer func() { errs <- nil }()
+			for k := 0; k < beats; k++ {
+				for i := w; i < trackers; i += workers {
+					r.beat(t, i, true)
+				}
+			}
+		}(w)
+	}
+	for w := 0; w < workers; w++ {
+		<-errs
+	}
+	r.jt.mu.Lock()
+	defer r.jt.unlock()
+	if n := r.jt.order[0].finishedMaps; n != trackers*beats {
+		t.Errorf("%d maps finished, want %d (one a heartbeat)", n, trackers*beats)
+	}
+}

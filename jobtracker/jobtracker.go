@@ -46,6 +46,12 @@ type JobTracker struct {
 	// auth is the TLS and ACL configuration (acl.go); nil with TLS off.
 	auth *auth
 
+	// hbMu guards the heartbeats waiting for a combiner (hbQueue) and
+	// whether one runs (combineHeartbeat); it is never held with mu.
+	hbMu        sync.Mutex
+	hbQueue     []*heartbeatCall
+	hbCombining bool
+
 	mu       sync.Mutex
 	jobs     map[string]*job
 	order    []*job

@@ -212,9 +212,30 @@ var rigCounterNames = []string{mr.MapInputRecords, mr.MapOutputRecords, mr.MapOu
 	mr.SpilledRecords, mr.CombineInputRecords, mr.CombineOutputRecords, "MAP_OUTPUT_MATERIALIZED_BYTES",
 	"GC_TIME_MILLIS", "PHYSICAL_MEMORY_BYTES", "VIRTUAL_MEMORY_BYTES", "COMMITTED_HEAP_BYTES"}
 
-// beat sends tracker i's heartbeat: every running attempt reported, and,
-// with end, the oldest one SUCCEEDED with its final spill announced.
+// beat sends tracker i's heartbeat (tryBeat), and submits a new job when
+// the running ones have no map left to launch.
 func (r *heartbeatRig) beat(b testing.TB, i int, end bool) {
+	ended, err := r.tryBeat(i, end)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if end && !ended && r.pendingMaps() == 0 {
+		// The job's maps are all launched: a new job keeps the slots busy.
+		if tb, ok := b.(*testing.B); ok {
+			tb.StopTimer()
+			r.submit(b)
+			tb.StartTimer()
+		} else {
+			r.submit(b)
+		}
+	}
+}
+
+// tryBeat sends tracker i's heartbeat: every running attempt reported,
+// and, with end, the oldest one SUCCEEDED with its final spill announced;
+// it tells whether an attempt ended. It may run beside the heartbeats of
+// other trackers.
+func (r *heartbeatRig) tryBeat(i int, end bool) (bool, error) {
 	t := r.trackers[i]
 	now := time.Now()
 	req := &mrpb.HeartbeatRequest{Tracker: t.name, Host: t.host, ShuffleAddress: t.host + ":50060",
@@ -256,7 +277,7 @@ func (r *heartbeatRig) beat(b testing.TB, i int, end bool) {
 	req.FreeMapSlots, req.FreeReduceSlots = free[0], free[1]
 	resp, err := r.call(req)
 	if err != nil {
-		b.Fatal(err)
+		return false, err
 	}
 	if resp.Incarnation != "" {
 		t.incarnation = resp.Incarnation
@@ -277,16 +298,7 @@ func (r *heartbeatRig) beat(b testing.TB, i int, end bool) {
 			}
 		}
 	}
-	if end && ended < 0 && r.pendingMaps() == 0 {
-		// The job's maps are all launched: a new job keeps the slots busy.
-		if tb, ok := b.(*testing.B); ok {
-			tb.StopTimer()
-			r.submit(b)
-			tb.StartTimer()
-		} else {
-			r.submit(b)
-		}
-	}
+	return ended >= 0, nil
 }
 
 func containsAttempt(as []rigAttempt, id string) bool {
@@ -379,16 +391,21 @@ func TestConcurrentHeartbeatsCombine(t *testing.T) {
 	errs := make(chan error, workers)
 	for w := 0; w < workers; w++ {
 		go func(w int) {
-			defer func() { errs <- nil }()
 			for k := 0; k < beats; k++ {
 				for i := w; i < trackers; i += workers {
-					r.beat(t, i, true)
+					if _, err := r.tryBeat(i, true); err != nil {
+						errs <- err
+						return
+					}
 				}
 			}
+			errs <- nil
 		}(w)
 	}
 	for w := 0; w < workers; w++ {
-		<-errs
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
 	}
 	r.jt.mu.Lock()
 	defer r.jt.unlock()

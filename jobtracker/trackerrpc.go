@@ -244,6 +244,7 @@ func (jt *JobTracker) attemptSucceededLocked(a *attempt, now time.Time) {
 	for _, other := range t.running() {
 		jt.killAttemptLocked(other, "another attempt of the task succeeded")
 	}
+	jt.inheritedSuccessLocked(a, now)
 	jt.checkJobDoneLocked(j)
 }
 
@@ -384,6 +385,7 @@ func (jt *JobTracker) lostTrackerLocked(t *trackerState, why string) {
 						jt.rerunMapLocked(m, now)
 					}
 					jt.splitOutputLostLocked(m, now)
+					jt.inheritedOutputLostLocked(m, now)
 				}
 			}
 		}
@@ -507,6 +509,7 @@ func (jt *JobTracker) ReportFetchFailure(ctx context.Context, req *mrpb.FetchFai
 		jt.rerunMapLocked(m, now)
 		jt.failIfExhaustedLocked(m)
 	}
+	jt.inheritedOutputLostLocked(m, now)
 	return &mrpb.Empty{}, nil
 }
 

@@ -10,7 +10,6 @@ package jobtracker
 // count.
 
 import (
-	"fmt"
 	"net/http"
 	"runtime"
 	"runtime/metrics"
@@ -21,9 +20,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	dto "github.com/prometheus/client_model/go"
 
+	"gomr/internal/promexport"
 	"gomr/mr"
 	"gomr/partitions"
 	"gomr/sched"
@@ -103,21 +102,10 @@ func newJTMetrics(jt *JobTracker) *jtMetrics {
 	return m
 }
 
-// handler serves the registry in the exposition format the scraper asks
-// for (the text format by default).
+// handler serves the registry (promexport.Handler: a failed collector is
+// logged, the others served).
 func (m *jtMetrics) handler(jt *JobTracker) http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{
-		ErrorLog:      promLogger{jt},
-		ErrorHandling: promhttp.ContinueOnError,
-	})
-}
-
-// promLogger logs the errors of a scrape.
-type promLogger struct{ jt *JobTracker }
-
-// Println logs one error of a scrape.
-func (l promLogger) Println(v ...any) {
-	l.jt.log.Warn("metrics scrape", "error", strings.TrimSpace(fmt.Sprintln(v...)))
+	return promexport.Handler(m.reg, jt.log)
 }
 
 // typeLabel is the value of the type label of task type t.

@@ -40,7 +40,7 @@ var multiQueueKeys = []conf.Key{
 
 	{Name: "scheduler.sita.capacities", Type: conf.String, Default: "0.3,0.7", Description: "SITA partition capacities C_1..C_K; must sum to 1", Check: floatList, Valid: "comma-separated numbers: each in (0, 1], sum 1"},
 	{Name: "scheduler.sita.cutoffs", Type: conf.String, Default: "18000s", Description: "SITA cumulative size cutoffs B_1..B_{K-1} (predicted job size)", Check: durationList, Valid: "comma-separated durations: exactly K-1 positive increasing durations"},
-	{Name: "scheduler.sita.predictor", Type: conf.String, Default: "regression", Description: "job size predictor: regression (log-log least squares on input bytes over completed jobs) or oracle (JobView.EstimatedSize)", Check: conf.OneOf("regression", "oracle")},
+	{Name: "scheduler.sita.predictor", Type: conf.String, Default: "regression", Description: "job size predictor: regression (log-log least squares on input bytes over completed jobs) or oracle (JobView.EstimatedSize: the size the job is told at submission, from its name's history profile on the runtime and in mr sim by default, its true size with mr sim --knowledge oracle; 0 when unknown)", Check: conf.OneOf("regression", "oracle")},
 	{Name: "scheduler.sita.min-fit", Type: conf.Int, Default: "10", Description: "completed jobs needed before the regression predictor is used; before that the oracle estimate (or 0) is used", Valid: "an integer >= 2"},
 
 	{Name: "scheduler.comp.queues", Type: conf.Int, Default: "2", Description: "COMP number of queues K (compares with the last K-1 completed jobs)", Valid: "an integer >= 2"},

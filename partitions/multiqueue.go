@@ -165,48 +165,48 @@ func newMultiQueue(name string, cfg Config) (*MultiQueue, error) {
 	p := &MultiQueue{name: name, jobs: map[string]*mqJob{}, attempts: map[attemptKey]int{}}
 	switch name {
 	case "tyrex-static", "tyrex-dynamic":
-		p.caps = r.capacities("scheduler.tyrex.capacities")
+		p.caps = capacities(r, "scheduler.tyrex.capacities")
 		p.k = len(p.caps)
-		p.partitionReduces = r.boolean("scheduler.tyrex.partition-reduces")
-		p.arrivalOrder = r.str("scheduler.tyrex.migrated-order", "tail", "arrival") == "arrival"
+		p.partitionReduces = r.Bool("scheduler.tyrex.partition-reduces")
+		p.arrivalOrder = r.OneOf("scheduler.tyrex.migrated-order", "tail", "arrival") == "arrival"
 		if name == "tyrex-static" {
-			cum := r.str("scheduler.tyrex.limits-mode", "cumulative", "per-queue") == "cumulative"
-			p.limits = budgets(r.limits("scheduler.tyrex.timers", p.k-1, cum), cum)
+			cum := r.OneOf("scheduler.tyrex.limits-mode", "cumulative", "per-queue") == "cumulative"
+			p.limits = budgets(limits(r, "scheduler.tyrex.timers", p.k-1, cum), cum)
 		} else {
 			p.dynamic = true
-			p.cv2Threshold = r.float("scheduler.tyrex.cv2-threshold", 0)
-			p.minSample = r.integer("scheduler.tyrex.min-sample", 2)
-			p.fallback = r.duration("scheduler.tyrex.fallback-timer")
-			p.sample = r.str("scheduler.tyrex.dynamic-sample", "recent", "queue", "positive", "all")
-			p.window = r.integer("scheduler.tyrex.dynamic-window", 1)
-			p.sticky = r.str("scheduler.tyrex.dynamic-timer", "check", "sticky") == "sticky"
+			p.cv2Threshold = r.Float("scheduler.tyrex.cv2-threshold", 0, math.Inf(1))
+			p.minSample = r.Int("scheduler.tyrex.min-sample", 2)
+			p.fallback = r.Duration("scheduler.tyrex.fallback-timer")
+			p.sample = r.OneOf("scheduler.tyrex.dynamic-sample", "recent", "queue", "positive", "all")
+			p.window = r.Int("scheduler.tyrex.dynamic-window", 1)
+			p.sticky = r.OneOf("scheduler.tyrex.dynamic-timer", "check", "sticky") == "sticky"
 		}
 	case "fbq":
-		cum := r.str("scheduler.fbq.limits-mode", "cumulative", "per-queue") == "cumulative"
-		ls := r.limits("scheduler.fbq.limits", -1, cum)
-		if r.err == nil && len(ls) == 0 {
-			r.fail("scheduler.fbq.limits", r.raw("scheduler.fbq.limits"), "needs at least one limit", nil)
+		cum := r.OneOf("scheduler.fbq.limits-mode", "cumulative", "per-queue") == "cumulative"
+		ls := limits(r, "scheduler.fbq.limits", -1, cum)
+		if r.Err() == nil && len(ls) == 0 {
+			r.Fail("scheduler.fbq.limits", r.Raw("scheduler.fbq.limits"), "needs at least one limit")
 		}
 		p.limits = budgets(ls, cum)
 		p.k = len(ls) + 1
 	case "sita":
-		p.caps = r.capacities("scheduler.sita.capacities")
+		p.caps = capacities(r, "scheduler.sita.capacities")
 		p.k = len(p.caps)
 		p.partitionReduces = true
 		p.dispatch = bySize
-		p.cutoffs = r.limits("scheduler.sita.cutoffs", p.k-1, true)
-		p.predictor = r.str("scheduler.sita.predictor", "regression", "oracle")
-		p.minFit = r.integer("scheduler.sita.min-fit", 2)
+		p.cutoffs = limits(r, "scheduler.sita.cutoffs", p.k-1, true)
+		p.predictor = r.OneOf("scheduler.sita.predictor", "regression", "oracle")
+		p.minFit = r.Int("scheduler.sita.min-fit", 2)
 	case "comp":
-		p.k = r.integer("scheduler.comp.queues", 2)
+		p.k = r.Int("scheduler.comp.queues", 2)
 		p.dispatch = byCompare
-		p.predictor = r.str("scheduler.comp.predictor", "regression", "oracle")
+		p.predictor = r.OneOf("scheduler.comp.predictor", "regression", "oracle")
 		p.minFit = 2
 	default:
 		return nil, fmt.Errorf("multi-queue policy %q does not exist", name)
 	}
-	if r.err != nil {
-		return nil, fmt.Errorf("policy %s: %w", name, r.err)
+	if r.Err() != nil {
+		return nil, fmt.Errorf("policy %s: %w", name, r.Err())
 	}
 	p.queues = make([][]*mqJob, p.k)
 	if p.sample == "recent" {

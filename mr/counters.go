@@ -186,6 +186,8 @@ var counterDisplayNames = map[string]map[string]string{
 		SplitFragments:   "Spills committed by split attempts",
 		RemainderBytes:   "Input bytes handed to remainders",
 		RemainderRecords: "Input records read by remainders",
+		ReduceSplits:     "Reduce attempts split",
+		OutputFragments:  "Output fragments committed by split reduces",
 	},
 	FileInputFormatCounterGroup:  {BytesRead: "Bytes Read"},
 	FileOutputFormatCounterGroup: {BytesWritten: "Bytes Written"},

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"gomr/mr"
+	"gomr/spill"
 )
 
 // EventKind says what an Event announces.
@@ -564,6 +565,8 @@ func (r *runner) fetchItems(ctx context.Context, items []fetchItem) []fetchResul
 	res := make([]fetchResult, len(items))
 	data := make([][]byte, len(items))
 	errs := make([]error, len(items))
+	// What each fetched segment holds: as announced, or a range fetch's.
+	segs := make([]spill.SegmentInfo, len(items))
 	var want []int // items that need a request
 	for i, it := range items {
 		res[i] = fetchResult{key: it.key, loc: it.loc}
@@ -571,8 +574,15 @@ func (r *runner) fetchItems(ctx context.Context, items []fetchItem) []fetchResul
 			want = append(want, i)
 		}
 	}
+	for i, it := range items {
+		segs[i] = it.loc.Segment
+	}
 	switch {
 	case len(want) == 0:
+	case r.opts.Fetcher.After != nil:
+		for _, i := range want {
+			data[i], segs[i], errs[i] = r.opts.Fetcher.FetchRange(ctx, items[i].loc, r.opts.Reduce)
+		}
 	case r.opts.BatchSegments <= 1:
 		for _, i := range want {
 			data[i], errs[i] = r.opts.Fetcher.Fetch(ctx, items[i].loc, r.opts.Reduce)
@@ -600,7 +610,7 @@ func (r *runner) fetchItems(ctx context.Context, items []fetchItem) []fetchResul
 				}
 			}
 		default:
-			if err := r.opts.Merger.Add(data[i], it.loc.Segment); err != nil {
+			if err := r.opts.Merger.Add(data[i], segs[i]); err != nil {
 				res[i].err, res[i].fatal = fmt.Errorf("merge map %d spill %d: %w", it.key.m, it.key.k, err), true
 				fatal = true
 				continue

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"gomr/mr"
+	"gomr/shuffle"
 	"gomr/speculator"
 )
 
@@ -33,6 +34,7 @@ func reduceSplitConf() map[string]string {
 	c[speculator.KeyMapSpeculative] = "false"
 	c[speculator.KeyStragglerTaskTypes] = "reduce"
 	c[speculator.KeyStragglerLocation] = "3.5"
+	c[shuffle.KeyRangeFetch] = "true"
 	return c
 }
 
@@ -137,6 +139,8 @@ func runReduceSplitAndPlain(t *testing.T, c *cluster, spec *mr.JobSpec, seed uin
 		t.Fatalf("the run without splits ended %s: %s", pres.State, pres.Error)
 	}
 	sameParts(t, split.Output, plain.Output)
+	t.Logf("reduce shuffle bytes: %d with splits (range fetch %s), %d without",
+		res.Counters.Get(mr.TaskCounterGroup, mr.ReduceShuffleBytes), split.Conf[shuffle.KeyRangeFetch], pres.Counters.Get(mr.TaskCounterGroup, mr.ReduceShuffleBytes))
 	// Only reduces were split: every record counter is the same (the
 	// counters of a reduce's fragments add up, spec §5.9.6).
 	for _, name := range []string{mr.MapInputRecords, mr.MapOutputRecords, mr.ReduceInputGroups, mr.ReduceInputRecords, mr.ReduceOutputRecords} {
@@ -166,11 +170,13 @@ func TestE2EReduceSplitTeraSort(t *testing.T) {
 	in := t.TempDir()
 	const rows = 50000
 	teraRecords(t, filepath.Join(in, "part-0"), rows, 61)
-	for _, seed := range []uint64{5, 6} {
+	// Seed 5 with the range fetch, seed 6 with skip-replay.
+	for seed, rangeFetch := range map[uint64]string{5: "true", 6: "false"} {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
 			spec := &mr.JobSpec{Name: "terasort", Def: "terasort", Inputs: []string{in}, NumReduces: 2,
 				Params: map[string]string{"splitpoints": hex.EncodeToString([]byte{0x80})}}
-			spec.Conf = map[string]string{"mapreduce.input.fileinputformat.split.maxsize": "2000000", speculator.KeyStragglerLocation: "3.5"}
+			spec.Conf = map[string]string{"mapreduce.input.fileinputformat.split.maxsize": "2000000", speculator.KeyStragglerLocation: "3.5",
+				shuffle.KeyRangeFetch: rangeFetch}
 			res, out := runReduceSplitAndPlain(t, c, spec, seed, 4)
 			if got := res.Counters.Get(mr.TaskCounterGroup, mr.ReduceOutputRecords); got != rows {
 				t.Errorf("REDUCE_OUTPUT_RECORDS = %d, want %d", got, rows)

@@ -59,6 +59,12 @@ func (t *task) runReduce() error {
 	if fetcher.Client.Transport, err = security.ClusterTransport(t.conf, fetcher.Client.Transport); err != nil {
 		return fmt.Errorf("shuffle TLS: %w", err)
 	}
+	// The remainder of a split reduce fetches only the records after the
+	// key it starts after (docs/split.md); it skips the groups through
+	// that key all the same (skipGroupsThrough), which then skips none.
+	if r := t.launch.ReduceResume; r.GetFragment() > 0 && t.conf.Bool(shuffle.KeyRangeFetch) {
+		fetcher.After, fetcher.Def = append([]byte{}, r.AfterKey...), t.spec.Def
+	}
 	numMaps := int(t.launch.NumMaps)
 	events := &eventSource{t: t, records: map[[2]int]int64{}}
 	err = shuffle.Run(t.ctx, events, shuffle.Options{

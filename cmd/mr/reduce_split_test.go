@@ -61,7 +61,8 @@ func genManyWords(t *testing.T, path string, size int, seed uint64) {
 
 // splitReducesRandomly orders, at random moments drawn from rng, splits of
 // the job's running reduce attempts until the job ends or limit orders
-// were accepted; it returns how many were. A reduce still shuffling is
+// were accepted (the first through `mr job -split-task`); it returns how
+// many were. A reduce still shuffling is
 // refused (not logged); one that ends before the order reaches it ends
 // unsplit.
 func splitReducesRandomly(t *testing.T, c *cluster, id string, rng *rand.Rand, limit int) int {
@@ -87,7 +88,16 @@ func splitReducesRandomly(t *testing.T, c *cluster, id string, rng *rand.Rand, l
 			continue
 		}
 		pick := running[rng.IntN(len(running))]
-		if err := c.client.SplitTask(ctx, pick); err != nil {
+		if accepted == 0 {
+			// The first through the command line, as a user would.
+			text, err := runMR(t, "job", "-split-task", pick, "-D", "mapreduce.jobtracker.address="+c.jtAddr)
+			if err != nil {
+				if !strings.Contains(text, "phase") {
+					t.Logf("mr job -split-task %s refused: %v\n%s", pick, err, text)
+				}
+				continue
+			}
+		} else if err := c.client.SplitTask(ctx, pick); err != nil {
 			if !strings.Contains(err.Error(), "phase") {
 				t.Logf("split %s refused: %v", pick, err)
 			}

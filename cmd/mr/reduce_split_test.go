@@ -27,13 +27,17 @@ import (
 
 // reduceSplitConf is splitJobConf with the tasks not speculated (a
 // reduce with a second attempt is not split) and only the reduces slowed,
-// by k = e^3.5 (about 33), so that the reduce phase lasts seconds.
+// by k = e^3.5 (about 33), so that the reduce phase lasts seconds; a
+// race-built child is slow enough by itself: k = e^1 there.
 func reduceSplitConf() map[string]string {
 	c := splitJobConf()
 	c[speculator.KeyReduceSpeculative] = "false"
 	c[speculator.KeyMapSpeculative] = "false"
 	c[speculator.KeyStragglerTaskTypes] = "reduce"
 	c[speculator.KeyStragglerLocation] = "3.5"
+	if raceEnabled {
+		c[speculator.KeyStragglerLocation] = "1"
+	}
 	c[shuffle.KeyRangeFetch] = "true"
 	return c
 }

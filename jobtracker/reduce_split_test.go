@@ -141,7 +141,7 @@ func TestReduceSplitProtocol(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp = heartbeat(t, jt, &mrpb.HeartbeatRequest{
-		Attempts: []*mrpb.AttemptStatus{{AttemptId: rem.AttemptId, State: StateSplit, ReduceCut: &mrpb.ReduceCut{LastKey: []byte("a"), Fragment: 1}}},
+		Attempts:        []*mrpb.AttemptStatus{{AttemptId: rem.AttemptId, State: StateSplit, ReduceCut: &mrpb.ReduceCut{LastKey: []byte("a"), Fragment: 1}}},
 		FreeReduceSlots: 1,
 	})
 	if s, diag := attemptStateOf(jt, rem.AttemptId); s != StateFailed || !strings.Contains(diag, "not after") {

@@ -215,6 +215,7 @@ func TestE2EReduceSplitTeraSort(t *testing.T) {
 // remainder then reduces the rest; the low job's output is byte for byte
 // that of a run without splits.
 func TestE2EReduceSplitFIFOPreemption(t *testing.T) {
+	skipUnderRace(t, "TestE2EReduceSplitWordCount")
 	c := startCluster(t, []trackerSpec{{"t1", 2, 1}},
 		"scheduler.fifo.preemption=true", "preemption.mechanism=split",
 		"preemption.split.min-task-age=0s", "preemption.split.min-remaining=0s")

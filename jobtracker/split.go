@@ -71,6 +71,9 @@ type attemptSplitInfo struct {
 	// fragment is the output fragment a reduce attempt writes (0 for a
 	// task never split; reduce_split.go).
 	fragment int
+	// fanout is the pieces a scale-up split cuts the remainder into
+	// (scaleup.go); 0 for a split that hands it to one attempt.
+	fanout int
 }
 
 // insert records cut c. A cut already recorded at the same offset must
@@ -380,6 +383,9 @@ func (jt *JobTracker) attemptSplitLocked(a *attempt, cut *mrpb.ReduceCut, now ti
 	j.counters.Add(mr.SplitGroup, mr.RemainderBytes, s.Start+s.Length-sp.cut.off)
 	if sp.from.spill > 0 {
 		j.counters.Add(mr.SplitGroup, mr.RemainderRecords, a.counters.Get(mr.TaskCounterGroup, mr.MapInputRecords))
+	}
+	if sp.fanout > 1 && !j.done() {
+		jt.scaleUpPiecesLocked(t, *sp.cut, sp.fanout)
 	}
 	jt.log.Info("map split", "attempt", a.id, "next_offset", sp.cut.off, "next_spill", sp.cut.spill, "records", sp.cut.records)
 	jt.driver.Ended(now, attemptKey(a), a.finish.Sub(a.start))

@@ -188,6 +188,8 @@ var counterDisplayNames = map[string]map[string]string{
 		RemainderRecords: "Input records read by remainders",
 		ReduceSplits:     "Reduce attempts split",
 		OutputFragments:  "Output fragments committed by split reduces",
+		ScaleUpSplits:    "Map splits for idle slots (scale-up)",
+		ScaleUpMaps:      "Maps added by scale-up splits",
 	},
 	FileInputFormatCounterGroup:  {BytesRead: "Bytes Read"},
 	FileOutputFormatCounterGroup: {BytesWritten: "Bytes Written"},

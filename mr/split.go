@@ -87,4 +87,9 @@ const (
 	// OutputFragments counts the output fragments committed by split
 	// reduce attempts.
 	OutputFragments = "OUTPUT_FRAGMENTS"
+	// ScaleUpSplits counts the map splits whose remainder was cut into
+	// several maps for idle slots (scale-up), and ScaleUpMaps the maps
+	// they added.
+	ScaleUpSplits = "SCALE_UP_SPLITS"
+	ScaleUpMaps   = "SCALE_UP_MAPS"
 )

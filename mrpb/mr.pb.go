@@ -3417,7 +3417,8 @@ func (x *HeartbeatResponse) GetIncarnation() string {
 
 type MapEvent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// SPILL_READY or MAP_OBSOLETE.
+	// SPILL_READY, MAP_OBSOLETE, or MAPS_ADDED (a scale-up split added maps:
+	// map_task is the job's new number of maps, docs/split.md).
 	Kind           string `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
 	MapTask        int32  `protobuf:"varint,2,opt,name=map_task,json=mapTask,proto3" json:"map_task,omitempty"`
 	Spill          int32  `protobuf:"varint,3,opt,name=spill,proto3" json:"spill,omitempty"`

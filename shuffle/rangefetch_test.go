@@ -142,3 +142,36 @@ func TestRunRangeFetch(t *testing.T) {
 		t.Errorf("shuffled %d bytes of a %d-byte segment", got, whole)
 	}
 }
+
+// MapsAdded raises the maps a shuffle waits for: with one map announced
+// and a second added, Run does not end until the second's final spill is
+// fetched too.
+func TestRunMapsAdded(t *testing.T) {
+	f := newServerFixture(t)
+	f.w.addAttempt("j", "a1", f.dir) // the same files, as another map's attempt
+	loc := func(m int, attempt string) Event {
+		return Event{Kind: SpillReady, Location: SpillLocation{JobID: "j", MapTask: m, Spill: 0, Final: true, AttemptID: attempt, Host: f.w.host(), Segment: f.segs[0]}}
+	}
+	src := newFakeSource(loc(0, "a0"), Event{Kind: MapsAdded, MapTask: 2})
+	mm := newTestMerger(t, 1<<20, nil)
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(context.Background(), src, Options{Reduce: 0, NumMaps: 1, Parallel: 1, Fetcher: &Fetcher{Secret: f.secret}, Merger: mm})
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("the shuffle ended (%v) before the added map was fetched", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	src.add(loc(1, "a1"))
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	it, err := mm.Finish(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := drain(t, it); len(got) != 2*len(f.parts[0]) {
+		t.Errorf("merged %d records, want %d (both maps)", len(got), 2*len(f.parts[0]))
+	}
+}

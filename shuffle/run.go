@@ -25,6 +25,10 @@ const (
 	// MapObsolete: the outputs of attempt Event.AttemptID of map
 	// Event.MapTask are gone (its tracker was lost or the map is re-run).
 	MapObsolete
+	// MapsAdded: the job has Event.MapTask maps now (more than before: a
+	// scale-up split cut a map's remainder into new maps, docs/split.md);
+	// the shuffle waits for the new ones too.
+	MapsAdded
 )
 
 // String returns the kind's name.
@@ -34,6 +38,8 @@ func (k EventKind) String() string {
 		return "SpillReady"
 	case MapObsolete:
 		return "MapObsolete"
+	case MapsAdded:
+		return "MapsAdded"
 	}
 	return fmt.Sprintf("EventKind(%d)", int(k))
 }
@@ -45,7 +51,8 @@ type Event struct {
 	// now on.
 	Location SpillLocation
 	// MapTask and AttemptID (MapObsolete) name the attempt whose outputs are
-	// gone; an empty AttemptID means every attempt of MapTask.
+	// gone; an empty AttemptID means every attempt of MapTask. MapTask
+	// (MapsAdded) is the job's new number of maps.
 	MapTask   int
 	AttemptID string
 }
@@ -386,6 +393,12 @@ func (r *runner) apply(ev Event) error {
 	switch ev.Kind {
 	case SpillReady:
 		return r.announce(ev.Location)
+	case MapsAdded:
+		for len(r.maps) < ev.MapTask {
+			r.maps = append(r.maps, mapState{final: -1, maxSeen: -1})
+		}
+		r.opts.NumMaps = len(r.maps)
+		return nil
 	case MapObsolete:
 		m := ev.MapTask
 		if m < 0 || m >= len(r.maps) {

@@ -282,6 +282,8 @@ func (e *eventSource) MapEvents(ctx context.Context, from int) ([]shuffle.Event,
 			}})
 		case "MAP_OBSOLETE":
 			out = append(out, shuffle.Event{Kind: shuffle.MapObsolete, MapTask: int(ev.MapTask), AttemptID: ev.AttemptId})
+		case "MAPS_ADDED":
+			out = append(out, shuffle.Event{Kind: shuffle.MapsAdded, MapTask: int(ev.MapTask)})
 		default:
 			return nil, fmt.Errorf("unknown map event kind %q", ev.Kind)
 		}

@@ -162,6 +162,7 @@ func (jt *JobTracker) reduceSplitLocked(a *attempt, cut *mrpb.ReduceCut, now tim
 	jt.observeAttemptLocked(a)
 	jt.addMillisLocked(a)
 	j.counters.Add(mr.SplitGroup, mr.ReduceSplits, 1)
+	jt.prom.splits.WithLabelValues("reduce").Inc()
 	j.counters.Add(mr.SplitGroup, mr.OutputFragments, 1)
 	jt.log.Info("reduce split", "attempt", a.id, "fragment", cut.Fragment)
 	jt.driver.Ended(now, attemptKey(a), a.finish.Sub(a.start))

@@ -173,5 +173,6 @@ func (jt *JobTracker) scaleUpPiecesLocked(t *task, cut mapCut, k int) {
 	j.appendEvent(&mrpb.MapEvent{Kind: "MAPS_ADDED", MapTask: int32(len(j.maps))}, nil)
 	j.counters.Add(mr.SplitGroup, mr.ScaleUpSplits, 1)
 	j.counters.Add(mr.SplitGroup, mr.ScaleUpMaps, int64(k-1))
+	jt.prom.scaleUpMaps.Add(float64(k - 1))
 	jt.log.Info("scale-up split: remainder cut into pieces", "task", t.id(), "pieces", k, "first_ends", bounds[1], "new_maps", ids)
 }

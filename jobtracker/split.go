@@ -379,6 +379,7 @@ func (jt *JobTracker) attemptSplitLocked(a *attempt, cut *mrpb.ReduceCut, now ti
 	jt.addMillisLocked(a)
 	s := j.splits[t.index]
 	j.counters.Add(mr.SplitGroup, mr.MapSplits, 1)
+	jt.prom.splits.WithLabelValues("map").Inc()
 	j.counters.Add(mr.SplitGroup, mr.SplitFragments, int64(sp.cut.spill-sp.from.spill))
 	j.counters.Add(mr.SplitGroup, mr.RemainderBytes, s.Start+s.Length-sp.cut.off)
 	if sp.from.spill > 0 {

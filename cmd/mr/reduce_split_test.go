@@ -246,6 +246,10 @@ func TestE2EReduceSplitFIFOPreemption(t *testing.T) {
 	if !c.logHas("jobtracker", "reduce split") {
 		t.Error("the JobTracker logged no reduce split")
 	}
+	m := scrapeMetrics(t, "the jobtracker", c.logValue("jobtracker", "jobtracker http serving", "address"))
+	if got, want := m["gomr_task_splits_total"]["type=reduce"], float64(lr.Counters.Get(mr.SplitGroup, mr.ReduceSplits)); got != want {
+		t.Errorf("gomr_task_splits_total{type=reduce} = %v, want %v (the job's REDUCE_SPLITS)", got, want)
+	}
 	hh, lh := c.history(highID), c.history(lowID)
 	t.Logf("high-priority job: %.1f s; low: %.1f s, %d reduce splits",
 		hh.Job.Finish.Sub(hh.Job.Submit).Seconds(), lh.Job.Finish.Sub(lh.Job.Submit).Seconds(), lr.Counters.Get(mr.SplitGroup, mr.ReduceSplits))

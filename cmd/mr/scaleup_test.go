@@ -36,6 +36,12 @@ func TestE2EScaleUpSplit(t *testing.T) {
 		if res.State != "SUCCEEDED" {
 			t.Fatalf("scale-up %v: job ended %s: %s", scaleUp, res.State, res.Error)
 		}
+		if scaleUp {
+			m := scrapeMetrics(t, "the jobtracker", c.logValue("jobtracker", "jobtracker http serving", "address"))
+			if got, want := m["gomr_scale_up_maps_total"][""], float64(res.Counters.Get(mr.SplitGroup, mr.ScaleUpMaps)); got != want {
+				t.Errorf("gomr_scale_up_maps_total = %v, want %v (the job's SCALE_UP_MAPS)", got, want)
+			}
+		}
 		h := c.history(id)
 		took := h.Job.Finish.Sub(h.Job.Submit).Seconds()
 		t.Logf("scale-up %v: %.2f s, %d maps (%d added by %d scale-up splits), %d map splits", scaleUp, took, h.Job.Maps,

@@ -176,6 +176,14 @@ func TestE2EReduceSplitWordCount(t *testing.T) {
 	if got := res.Counters.Get(mr.TaskCounterGroup, mr.MapInputRecords); got != int64(countLines(t, in)) {
 		t.Errorf("MAP_INPUT_RECORDS = %d, the input has %d lines", got, countLines(t, in))
 	}
+	text, err := runMR(t, "job", "-status", res.ID, "-D", "mapreduce.jobtracker.address="+c.jtAddr)
+	if err != nil || !strings.Contains(text, "Reduce attempts split=") || !strings.Contains(text, "Output fragments committed by split reduces=") {
+		t.Errorf("job -status does not show the reduce split counters: %v\n%s", err, text)
+	}
+	hist, err := runMR(t, "job", "-history", res.ID, "-D", "mapreduce.jobtracker.address="+c.jtAddr)
+	if err != nil || !strings.Contains(hist, mr.ReduceSplits) || !strings.Contains(hist, `"SPLIT"`) {
+		t.Errorf("job -history does not hold the reduce split counters and SPLIT attempts: %v\n%s", err, tail(hist, 3000))
+	}
 }
 
 func TestE2EReduceSplitTeraSort(t *testing.T) {

@@ -49,6 +49,10 @@ type jtMetrics struct {
 	// (checkpoint.go).
 	preemptCheckpoints, preemptRestores *prometheus.CounterVec
 	checkpointBytes                     prometheus.Counter
+	// splits counts attempts that ended SPLIT, by task type, and
+	// scaleUpMaps the maps scale-up splits added (split.go, scaleup.go).
+	splits      *prometheus.CounterVec
+	scaleUpMaps prometheus.Counter
 }
 
 // newJTMetrics builds the registry of jt: its own collector, the event
@@ -87,6 +91,17 @@ func newJTMetrics(jt *JobTracker) *jtMetrics {
 			Name: "gomr_preemption_checkpoint_bytes_total",
 			Help: "Bytes (CRIU image plus working-file snapshot) of the checkpoints for preemption made.",
 		}),
+		splits: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gomr_task_splits_total",
+			Help: "Task attempts split (Amoeba): a map stopped at a record, a reduce at a key group with its output so far committed as a fragment; by task type.",
+		}, []string{"type"}),
+		scaleUpMaps: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "gomr_scale_up_maps_total",
+			Help: "Maps added by scale-up splits (a split map's remainder cut into several maps for idle slots).",
+		}),
+	}
+	for _, ty := range []string{"map", "reduce"} {
+		m.splits.WithLabelValues(ty)
 	}
 	for _, o := range []string{"checkpointed", "failed"} {
 		m.preemptCheckpoints.WithLabelValues(o)
@@ -95,7 +110,7 @@ func newJTMetrics(jt *JobTracker) *jtMetrics {
 		m.preemptRestores.WithLabelValues(o)
 	}
 	m.reg.MustRegister(m.heartbeat, m.jobDuration, m.attemptDuration, m.fetchFailures,
-		m.preemptCheckpoints, m.preemptRestores, m.checkpointBytes,
+		m.preemptCheckpoints, m.preemptRestores, m.checkpointBytes, m.splits, m.scaleUpMaps,
 		newJTCollector(jt, m.heartbeat),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -116,7 +116,7 @@ func (jt *JobTracker) attemptStatusLocked(t *trackerState, st *mrpb.AttemptStatu
 		jt.checkpointFailedLocked(a, st.Checkpoint)
 		jt.attemptFailedLocked(a, st.Diagnostic, now, false)
 	case StateSplit:
-		jt.attemptSplitLocked(a, now)
+		jt.attemptSplitLocked(a, st.ReduceCut, now)
 	}
 }
 

@@ -64,6 +64,8 @@ type taskAttempt struct {
 	// it from its next status report); splitReported: the child stopped
 	// because of it, and the attempt ends as SPLIT (docs/split.md).
 	splitOrdered, splitReported bool
+	// reduceCut is where a split reduce stopped (reported with its end).
+	reduceCut *mrpb.ReduceCut
 
 	// Cloning: the tracker's end of the child's control pipe (nil when
 	// the tracker cannot clone), whether a clone of it is being made and
@@ -102,6 +104,9 @@ func (a *taskAttempt) status() *mrpb.AttemptStatus {
 		Clone:        cloneStatsCopy(a.cloneStats), // it changes under a.mu; the copy is marshalled later
 		Restore:      cloneStatsCopy(a.restoreStats),
 		Cloneable:    a.ctrl != nil && a.childCloneable && !a.cloning && a.state == "RUNNING",
+	}
+	if a.state == "SPLIT" {
+		st.ReduceCut = a.reduceCut
 	}
 	if a.ckptStats != nil {
 		st.Checkpoint = proto.Clone(a.ckptStats).(*mrpb.CheckpointStats)

@@ -621,15 +621,15 @@ func (tt *TaskTracker) act(ctx context.Context, a *mrpb.TaskAction) {
 	}
 }
 
-// split passes the JobTracker's split order to a running map attempt: its
+// split passes the JobTracker's split order to a running attempt: its
 // child learns it from the answer to its next status report and stops
-// after its current record (docs/split.md).
+// after its current record (a map) or key group (a reduce) (docs/split.md).
 func (tt *TaskTracker) split(attemptID string) {
 	tt.mu.Lock()
 	a := tt.attempts[attemptID]
 	tt.mu.Unlock()
-	if a == nil || a.launch.Type != "m" {
-		tt.log.Warn("split order for an attempt that is not a running map here", "attempt", attemptID)
+	if a == nil {
+		tt.log.Warn("split order for an attempt that does not run here", "attempt", attemptID)
 		return
 	}
 	a.mu.Lock()

@@ -209,7 +209,7 @@ func (tt *TaskTracker) checkpointForPreemption(ctx context.Context, c *mrpb.Chec
 // preempt dumps attempt a, ending it, and keeps its image and files.
 func (tt *TaskTracker) preempt(ctx context.Context, a *taskAttempt) (*mrpb.CheckpointStats, error) {
 	id := a.launch.AttemptId
-	dir := filepath.Join(tt.jobDir(a.launch.JobId), id+".image")
+	dir := filepath.Join(tt.imageJobDir(a.launch.JobId), id+".image")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}

@@ -52,8 +52,12 @@ type TaskTracker struct {
 	name     string
 	host     string
 	localDir string
-	exe      string
-	jtAddr   string
+	// ckptDir holds the images of attempts checkpointed for preemption
+	// (KeyCheckpointDir, under this tracker's name), "" for the job
+	// directories.
+	ckptDir string
+	exe     string
+	jtAddr  string
 
 	mapSlots, reduceSlots int
 
@@ -198,6 +202,9 @@ func New(cfg *conf.Config, opts Options) (*TaskTracker, error) {
 	}
 	tt.log = log.With("component", "tasktracker", "tracker", tt.name)
 	tt.localDir = filepath.Join(tt.localDir, sanitize(tt.name))
+	if d := cfg.String(KeyCheckpointDir); d != "" {
+		tt.ckptDir = filepath.Join(d, sanitize(tt.name))
+	}
 	if err := os.MkdirAll(tt.localDir, 0o755); err != nil {
 		umb.Close()
 		sh.Close()
@@ -335,6 +342,15 @@ func validID(s string) bool {
 }
 
 func (tt *TaskTracker) jobDir(jobID string) string { return filepath.Join(tt.localDir, "jobs", jobID) }
+
+// imageJobDir is the directory of a job's kept checkpoint images: under
+// KeyCheckpointDir when set, else the job's directory.
+func (tt *TaskTracker) imageJobDir(jobID string) string {
+	if tt.ckptDir == "" {
+		return tt.jobDir(jobID)
+	}
+	return filepath.Join(tt.ckptDir, jobID)
+}
 
 // heartbeatLoop reports to the JobTracker every interval, or at once when
 // a task ends (out-of-band heartbeat), and carries out its orders. Each
@@ -503,10 +519,15 @@ func (tt *TaskTracker) buildHeartbeat(reg registration) (*mrpb.HeartbeatRequest,
 // those jobs that have map output here (a spills directory), sorted.
 func (tt *TaskTracker) heldJobs() (jobs, attempts []string) {
 	seen := map[string]bool{}
-	if ents, err := os.ReadDir(filepath.Join(tt.localDir, "jobs")); err == nil {
-		for _, e := range ents {
-			if e.IsDir() && validID(e.Name()) {
-				seen[e.Name()] = true
+	for _, dir := range []string{filepath.Join(tt.localDir, "jobs"), tt.ckptDir} {
+		if dir == "" {
+			continue
+		}
+		if ents, err := os.ReadDir(dir); err == nil {
+			for _, e := range ents {
+				if e.IsDir() && validID(e.Name()) {
+					seen[e.Name()] = true
+				}
 			}
 		}
 	}
@@ -688,6 +709,11 @@ func (tt *TaskTracker) purge(jobID string) {
 		tt.keepLogs(jobID)
 		if err := os.RemoveAll(tt.jobDir(jobID)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			tt.log.Warn("removing job files", "job", jobID, "error", err)
+		}
+		if tt.ckptDir != "" {
+			if err := os.RemoveAll(tt.imageJobDir(jobID)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				tt.log.Warn("removing the job's checkpoint images", "job", jobID, "error", err)
+			}
 		}
 	}()
 }

@@ -2533,8 +2533,9 @@ type HeartbeatRequest struct {
 	// completed maps among them.
 	HeldAttempts []string `protobuf:"bytes,17,rep,name=held_attempts,json=heldAttempts,proto3" json:"held_attempts,omitempty"`
 	// The tracker's checkpoint/restore queue (CRIU operations run one at a
-	// time): operations waiting or running, and the expected wait of a new
-	// one in milliseconds.
+	// time, preemption dumps before restores before clone dumps): operations
+	// waiting or running, and the expected wait of a new restore in
+	// milliseconds.
 	CrQueueLength int32 `protobuf:"varint,18,opt,name=cr_queue_length,json=crQueueLength,proto3" json:"cr_queue_length,omitempty"`
 	CrQueueWaitMs int64 `protobuf:"varint,19,opt,name=cr_queue_wait_ms,json=crQueueWaitMs,proto3" json:"cr_queue_wait_ms,omitempty"`
 	unknownFields protoimpl.UnknownFields

@@ -179,7 +179,7 @@ func (tt *TaskTracker) restoreAttempt(ctx context.Context, a *taskAttempt, cp *c
 		}
 	}
 	var r criu.Restored
-	err := tt.cr.run(ctx, restoreEstimate(cp.imageBytes), func() error {
+	err := tt.cr.run(ctx, crRestore, restoreEstimate(cp.imageBytes), func() error {
 		// No child may start while CRIU holds the clone's pipe end
 		// inheritable: it would inherit a copy.
 		tt.forkMu.Lock()
@@ -263,12 +263,24 @@ func (tt *TaskTracker) checkpointAttempt(ctx context.Context, src *taskAttempt, 
 		return nil, errors.New("CRIU is not available on tracker " + tt.name)
 	}
 	sourceID := src.launch.AttemptId
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if stop {
+		if err := tt.dropCloneDump(ctx, src); err != nil {
+			return nil, err
+		}
+	}
 	src.mu.Lock()
 	ctrl, proc, state := src.ctrl, src.proc, src.state
 	busy := src.cloning
+	done := make(chan struct{})
 	if ctrl != nil && state == "RUNNING" && !busy {
 		src.cloning = true
 		src.quiet = make(chan quietReport, 1)
+		src.crDone = done
+		if !stop {
+			src.crCancel = cancel
+		}
 	}
 	quiet := src.quiet
 	src.mu.Unlock()
@@ -284,6 +296,8 @@ func (tt *TaskTracker) checkpointAttempt(ctx context.Context, src *taskAttempt, 
 	defer func() {
 		src.mu.Lock()
 		src.cloning, src.quiet = false, nil
+		src.crDone, src.crCancel = nil, nil
+		close(done)
 		src.mu.Unlock()
 		if !parked {
 			// A quiet report that came in as we gave up: the child
@@ -345,7 +359,11 @@ func (tt *TaskTracker) checkpointAttempt(ctx context.Context, src *taskAttempt, 
 		src.mu.Unlock()
 	}
 	var ds criu.DumpStats
-	err = tt.cr.run(ctx, dumpEstimate(residentBytes(proc.Pid)), func() error {
+	class := crCloneDump
+	if stop {
+		class = crPreemptDump
+	}
+	err = tt.cr.run(ctx, class, dumpEstimate(residentBytes(proc.Pid)), func() error {
 		if stop && os.Getenv(CloneFaultEnv) == "dump" {
 			// Fault injection (tests): CRIU refusing the dump.
 			return errors.New("fault injection: dump refused")
@@ -367,6 +385,35 @@ func (tt *TaskTracker) checkpointAttempt(ctx context.Context, src *taskAttempt, 
 	}
 	cp.imageBytes = ds.ImageBytes
 	return cp, nil
+}
+
+// cloneDropWait bounds how long a preemption dump waits for the clone
+// dump it dropped to end: a CRIU dump that has started runs to its end.
+const cloneDropWait = time.Minute
+
+// dropCloneDump makes way for a preemption dump of src: a clone's
+// checkpoint of it in progress is dropped (it ends with an error, and the
+// tracker restoring the clone falls back to a fresh attempt) and waited
+// for; when it is past dropping (its CRIU dump runs), it ends first.
+// Spec §5.10: never two CRIU operations on one process, the preemption
+// dump first.
+func (tt *TaskTracker) dropCloneDump(ctx context.Context, src *taskAttempt) error {
+	src.mu.Lock()
+	drop, done := src.crCancel, src.crDone
+	src.mu.Unlock()
+	if drop == nil {
+		return nil
+	}
+	tt.log.Info("clone of an attempt dropped for its preemption dump", "attempt", src.launch.AttemptId)
+	drop()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(cloneDropWait):
+		return fmt.Errorf("the clone dump of %s did not end within %v", src.launch.AttemptId, cloneDropWait)
+	}
 }
 
 // outputDirs gives the output attempt directories of attempt "from" and

@@ -23,7 +23,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"gomr/mrpb"
@@ -32,65 +31,6 @@ import (
 // stateCheckpointed is the state of an attempt ended by a dump whose image
 // this tracker keeps.
 const stateCheckpointed = "CHECKPOINTED"
-
-// ---- the checkpoint/restore queue ----
-
-// crQueue runs the tracker's CRIU operations (dumps for clones and for
-// preemption, restores) one at a time, in arrival order, and knows how
-// long a new one would wait: the estimates of those queued and running.
-type crQueue struct {
-	sem chan struct{}
-
-	mu      sync.Mutex
-	ops     int           // waiting or running
-	pending time.Duration // their estimated durations, summed
-}
-
-func newCRQueue() *crQueue { return &crQueue{sem: make(chan struct{}, 1)} }
-
-// run waits for the queue, then runs op; est is op's expected duration.
-func (q *crQueue) run(ctx context.Context, est time.Duration, op func() error) error {
-	q.mu.Lock()
-	q.ops++
-	q.pending += est
-	q.mu.Unlock()
-	defer func() {
-		q.mu.Lock()
-		q.ops--
-		q.pending -= est
-		q.mu.Unlock()
-	}()
-	select {
-	case q.sem <- struct{}{}:
-	case <-ctx.Done():
-		return fmt.Errorf("waiting for the checkpoint/restore queue: %w", ctx.Err())
-	}
-	defer func() { <-q.sem }()
-	return op()
-}
-
-// stats reports the operations waiting or running and the expected wait
-// of a new one, in milliseconds (for the heartbeat).
-func (q *crQueue) stats() (ops int32, waitMs int64) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return int32(q.ops), q.pending.Milliseconds()
-}
-
-// The priors of a CRIU operation's duration (shared/design.md, measured on
-// these machines): a fixed ~140 ms plus the image at ~0.95 GB/s.
-const (
-	crFixedCost = 140 * time.Millisecond
-	crBytesPerS = 0.95e9
-)
-
-// dumpEstimate is the expected duration of a dump of a process of rss bytes.
-func dumpEstimate(rss int64) time.Duration {
-	return crFixedCost + time.Duration(float64(rss)/crBytesPerS*float64(time.Second))
-}
-
-// restoreEstimate is the expected duration of a restore of an image.
-func restoreEstimate(imageBytes int64) time.Duration { return dumpEstimate(imageBytes) }
 
 // ---- kept images ----
 

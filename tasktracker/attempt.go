@@ -78,9 +78,14 @@ type taskAttempt struct {
 	// dump) drops it, so that a preemption dump can take the process
 	// (spec §5.10: the preemption dump has priority, the clone request
 	// is dropped).
-	crDone     chan struct{}
-	crCancel   context.CancelFunc
-	cloneStats *mrpb.CloneStats
+	crDone   chan struct{}
+	crCancel context.CancelFunc
+	// nsDir and nsOutput are, for an attempt restored or cloned from a
+	// checkpoint, the attempt and output directories its process uses
+	// (its first attempt's; its own are bound over them in its mount
+	// namespace): a checkpoint of it names those.
+	nsDir, nsOutput string
+	cloneStats      *mrpb.CloneStats
 
 	// Preemption by checkpoint (preempt.go): holdEnd is set while a dump
 	// that ends the process runs, so that its exit does not settle the

@@ -156,12 +156,15 @@ func (tt *TaskTracker) restoreAttempt(ctx context.Context, a *taskAttempt, cp *c
 	outFrom, outTo, hasOutput := outputDirs(a.launch, source, a.launch.AttemptId)
 	// The bind mounts need the original's paths to exist here (on another
 	// host they would not): empty directories do.
+	// The targets are the paths the process uses: its first attempt's,
+	// when the source was itself restored or cloned (it runs with its
+	// directories bound over them).
 	binds := []criu.Bind{{Source: a.dir, Target: cp.sourceDir}}
 	if cp.sourceOutput != "" {
-		if !hasOutput || cp.sourceOutput != outFrom {
-			return fmt.Errorf("the source's output directory %s is not this job's %s", cp.sourceOutput, outFrom)
+		if !hasOutput || filepath.Dir(cp.sourceOutput) != filepath.Dir(outFrom) || !validID(filepath.Base(cp.sourceOutput)) {
+			return fmt.Errorf("the source's output directory %s is not one of this job's (%s)", cp.sourceOutput, filepath.Dir(outFrom))
 		}
-		binds = append(binds, criu.Bind{Source: outTo, Target: outFrom})
+		binds = append(binds, criu.Bind{Source: outTo, Target: cp.sourceOutput})
 	}
 	for _, b := range binds {
 		if err := os.MkdirAll(b.Source, 0o755); err != nil {
@@ -202,6 +205,7 @@ func (tt *TaskTracker) restoreAttempt(ctx context.Context, a *taskAttempt, cp *c
 	a.mu.Lock()
 	a.proc = clonedProc
 	a.ctrl = r.Ctrl
+	a.nsDir, a.nsOutput = cp.sourceDir, cp.sourceOutput
 	a.progress = cp.progress
 	a.start = began
 	a.lastProgress = time.Now()
@@ -245,8 +249,8 @@ type checkpoint struct {
 	imageBytes    int64
 	fileBytes     int64
 	ctrlInode     uint64
-	sourceDir     string // the original's attempt directory
-	sourceOutput  string // the original's output attempt directory, if any
+	sourceDir     string // the attempt directory the process uses (its first attempt's)
+	sourceOutput  string // the output attempt directory the process uses, if any
 	img           string // directory of the image
 	files         []dirCopy
 }
@@ -320,6 +324,12 @@ func (tt *TaskTracker) checkpointAttempt(ctx context.Context, src *taskAttempt, 
 		return nil, fmt.Errorf("asking %s to quiesce: %w", sourceID, err)
 	}
 	cp := &checkpoint{sourceAttempt: sourceID, sourceDir: src.dir, img: imgDir}
+	src.mu.Lock()
+	if src.nsDir != "" {
+		cp.sourceDir = src.nsDir
+	}
+	nsOutput := src.nsOutput
+	src.mu.Unlock()
 	select {
 	case q := <-quiet:
 		if q.refused != "" {
@@ -340,6 +350,9 @@ func (tt *TaskTracker) checkpointAttempt(ctx context.Context, src *taskAttempt, 
 	cp.files = []dirCopy{{name: "attempt", from: src.dir, skipSpills: src.launch.Type == "m"}}
 	if from, _, ok := outputDirs(src.launch, sourceID, cloneID); ok {
 		cp.sourceOutput = from
+		if nsOutput != "" {
+			cp.sourceOutput = nsOutput
+		}
 		cp.files = append(cp.files, dirCopy{name: "output", from: from})
 	}
 	for i := range cp.files {

@@ -2942,6 +2942,7 @@ type TaskAction struct {
 	//	*TaskAction_Clone
 	//	*TaskAction_Checkpoint
 	//	*TaskAction_SplitAttempt
+	//	*TaskAction_DropImage
 	Action        isTaskAction_Action `protobuf_oneof:"action"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -3038,6 +3039,15 @@ func (x *TaskAction) GetSplitAttempt() string {
 	return ""
 }
 
+func (x *TaskAction) GetDropImage() *DropImage {
+	if x != nil {
+		if x, ok := x.Action.(*TaskAction_DropImage); ok {
+			return x.DropImage
+		}
+	}
+	return nil
+}
+
 type isTaskAction_Action interface {
 	isTaskAction_Action()
 }
@@ -3074,6 +3084,12 @@ type TaskAction_SplitAttempt struct {
 	SplitAttempt string `protobuf:"bytes,20,opt,name=split_attempt,json=splitAttempt,proto3,oneof"`
 }
 
+type TaskAction_DropImage struct {
+	// Delete the checkpoint image this tracker keeps of a preempted
+	// attempt: its task has a newer one, or no longer needs it.
+	DropImage *DropImage `protobuf:"bytes,21,opt,name=drop_image,json=dropImage,proto3,oneof"`
+}
+
 func (*TaskAction_Launch) isTaskAction_Action() {}
 
 func (*TaskAction_KillAttempt) isTaskAction_Action() {}
@@ -3085,6 +3101,61 @@ func (*TaskAction_Clone) isTaskAction_Action() {}
 func (*TaskAction_Checkpoint) isTaskAction_Action() {}
 
 func (*TaskAction_SplitAttempt) isTaskAction_Action() {}
+
+func (*TaskAction_DropImage) isTaskAction_Action() {}
+
+// DropImage names a kept checkpoint image (by the checkpointed attempt).
+type DropImage struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	JobId         string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	AttemptId     string                 `protobuf:"bytes,2,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DropImage) Reset() {
+	*x = DropImage{}
+	mi := &file_mr_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DropImage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DropImage) ProtoMessage() {}
+
+func (x *DropImage) ProtoReflect() protoreflect.Message {
+	mi := &file_mr_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DropImage.ProtoReflect.Descriptor instead.
+func (*DropImage) Descriptor() ([]byte, []int) {
+	return file_mr_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *DropImage) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *DropImage) GetAttemptId() string {
+	if x != nil {
+		return x.AttemptId
+	}
+	return ""
+}
 
 // CheckpointAttempt orders a preemption checkpoint of a running attempt.
 type CheckpointAttempt struct {
@@ -3098,7 +3169,7 @@ type CheckpointAttempt struct {
 
 func (x *CheckpointAttempt) Reset() {
 	*x = CheckpointAttempt{}
-	mi := &file_mr_proto_msgTypes[40]
+	mi := &file_mr_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3110,7 +3181,7 @@ func (x *CheckpointAttempt) String() string {
 func (*CheckpointAttempt) ProtoMessage() {}
 
 func (x *CheckpointAttempt) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[40]
+	mi := &file_mr_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3123,7 +3194,7 @@ func (x *CheckpointAttempt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckpointAttempt.ProtoReflect.Descriptor instead.
 func (*CheckpointAttempt) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{40}
+	return file_mr_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *CheckpointAttempt) GetAttemptId() string {
@@ -3157,7 +3228,7 @@ type CloneAttempt struct {
 
 func (x *CloneAttempt) Reset() {
 	*x = CloneAttempt{}
-	mi := &file_mr_proto_msgTypes[41]
+	mi := &file_mr_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3169,7 +3240,7 @@ func (x *CloneAttempt) String() string {
 func (*CloneAttempt) ProtoMessage() {}
 
 func (x *CloneAttempt) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[41]
+	mi := &file_mr_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3182,7 +3253,7 @@ func (x *CloneAttempt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloneAttempt.ProtoReflect.Descriptor instead.
 func (*CloneAttempt) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{41}
+	return file_mr_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *CloneAttempt) GetSourceAttempt() string {
@@ -3224,7 +3295,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_mr_proto_msgTypes[42]
+	mi := &file_mr_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3236,7 +3307,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[42]
+	mi := &file_mr_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3249,7 +3320,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{42}
+	return file_mr_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *HeartbeatResponse) GetActions() []*TaskAction {
@@ -3304,7 +3375,7 @@ type MapEvent struct {
 
 func (x *MapEvent) Reset() {
 	*x = MapEvent{}
-	mi := &file_mr_proto_msgTypes[43]
+	mi := &file_mr_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3316,7 +3387,7 @@ func (x *MapEvent) String() string {
 func (*MapEvent) ProtoMessage() {}
 
 func (x *MapEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[43]
+	mi := &file_mr_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3329,7 +3400,7 @@ func (x *MapEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MapEvent.ProtoReflect.Descriptor instead.
 func (*MapEvent) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{43}
+	return file_mr_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *MapEvent) GetKind() string {
@@ -3396,7 +3467,7 @@ type MapEventsRequest struct {
 
 func (x *MapEventsRequest) Reset() {
 	*x = MapEventsRequest{}
-	mi := &file_mr_proto_msgTypes[44]
+	mi := &file_mr_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3408,7 +3479,7 @@ func (x *MapEventsRequest) String() string {
 func (*MapEventsRequest) ProtoMessage() {}
 
 func (x *MapEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[44]
+	mi := &file_mr_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3421,7 +3492,7 @@ func (x *MapEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MapEventsRequest.ProtoReflect.Descriptor instead.
 func (*MapEventsRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{44}
+	return file_mr_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *MapEventsRequest) GetJobId() string {
@@ -3468,7 +3539,7 @@ type MapEventsResponse struct {
 
 func (x *MapEventsResponse) Reset() {
 	*x = MapEventsResponse{}
-	mi := &file_mr_proto_msgTypes[45]
+	mi := &file_mr_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3480,7 +3551,7 @@ func (x *MapEventsResponse) String() string {
 func (*MapEventsResponse) ProtoMessage() {}
 
 func (x *MapEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[45]
+	mi := &file_mr_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3493,7 +3564,7 @@ func (x *MapEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MapEventsResponse.ProtoReflect.Descriptor instead.
 func (*MapEventsResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{45}
+	return file_mr_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *MapEventsResponse) GetEvents() []*MapEvent {
@@ -3517,7 +3588,7 @@ type FetchFailureRequest struct {
 
 func (x *FetchFailureRequest) Reset() {
 	*x = FetchFailureRequest{}
-	mi := &file_mr_proto_msgTypes[46]
+	mi := &file_mr_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3529,7 +3600,7 @@ func (x *FetchFailureRequest) String() string {
 func (*FetchFailureRequest) ProtoMessage() {}
 
 func (x *FetchFailureRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[46]
+	mi := &file_mr_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3542,7 +3613,7 @@ func (x *FetchFailureRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchFailureRequest.ProtoReflect.Descriptor instead.
 func (*FetchFailureRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{46}
+	return file_mr_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *FetchFailureRequest) GetJobId() string {
@@ -3596,7 +3667,7 @@ type CanCommitRequest struct {
 
 func (x *CanCommitRequest) Reset() {
 	*x = CanCommitRequest{}
-	mi := &file_mr_proto_msgTypes[47]
+	mi := &file_mr_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3608,7 +3679,7 @@ func (x *CanCommitRequest) String() string {
 func (*CanCommitRequest) ProtoMessage() {}
 
 func (x *CanCommitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[47]
+	mi := &file_mr_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3621,7 +3692,7 @@ func (x *CanCommitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CanCommitRequest.ProtoReflect.Descriptor instead.
 func (*CanCommitRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{47}
+	return file_mr_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *CanCommitRequest) GetAttemptId() string {
@@ -3640,7 +3711,7 @@ type CanCommitResponse struct {
 
 func (x *CanCommitResponse) Reset() {
 	*x = CanCommitResponse{}
-	mi := &file_mr_proto_msgTypes[48]
+	mi := &file_mr_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3652,7 +3723,7 @@ func (x *CanCommitResponse) String() string {
 func (*CanCommitResponse) ProtoMessage() {}
 
 func (x *CanCommitResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[48]
+	mi := &file_mr_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3665,7 +3736,7 @@ func (x *CanCommitResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CanCommitResponse.ProtoReflect.Descriptor instead.
 func (*CanCommitResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{48}
+	return file_mr_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *CanCommitResponse) GetCanCommit() bool {
@@ -3683,7 +3754,7 @@ type Empty struct {
 
 func (x *Empty) Reset() {
 	*x = Empty{}
-	mi := &file_mr_proto_msgTypes[49]
+	mi := &file_mr_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3695,7 +3766,7 @@ func (x *Empty) String() string {
 func (*Empty) ProtoMessage() {}
 
 func (x *Empty) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[49]
+	mi := &file_mr_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3708,7 +3779,7 @@ func (x *Empty) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Empty.ProtoReflect.Descriptor instead.
 func (*Empty) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{49}
+	return file_mr_proto_rawDescGZIP(), []int{50}
 }
 
 type GetTaskRequest struct {
@@ -3720,7 +3791,7 @@ type GetTaskRequest struct {
 
 func (x *GetTaskRequest) Reset() {
 	*x = GetTaskRequest{}
-	mi := &file_mr_proto_msgTypes[50]
+	mi := &file_mr_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3732,7 +3803,7 @@ func (x *GetTaskRequest) String() string {
 func (*GetTaskRequest) ProtoMessage() {}
 
 func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[50]
+	mi := &file_mr_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3745,7 +3816,7 @@ func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskRequest.ProtoReflect.Descriptor instead.
 func (*GetTaskRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{50}
+	return file_mr_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *GetTaskRequest) GetAttemptId() string {
@@ -3770,7 +3841,7 @@ type StatusUpdateRequest struct {
 
 func (x *StatusUpdateRequest) Reset() {
 	*x = StatusUpdateRequest{}
-	mi := &file_mr_proto_msgTypes[51]
+	mi := &file_mr_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3782,7 +3853,7 @@ func (x *StatusUpdateRequest) String() string {
 func (*StatusUpdateRequest) ProtoMessage() {}
 
 func (x *StatusUpdateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[51]
+	mi := &file_mr_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3795,7 +3866,7 @@ func (x *StatusUpdateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusUpdateRequest.ProtoReflect.Descriptor instead.
 func (*StatusUpdateRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{51}
+	return file_mr_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *StatusUpdateRequest) GetAttemptId() string {
@@ -3853,7 +3924,7 @@ type StatusUpdateResponse struct {
 
 func (x *StatusUpdateResponse) Reset() {
 	*x = StatusUpdateResponse{}
-	mi := &file_mr_proto_msgTypes[52]
+	mi := &file_mr_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3865,7 +3936,7 @@ func (x *StatusUpdateResponse) String() string {
 func (*StatusUpdateResponse) ProtoMessage() {}
 
 func (x *StatusUpdateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[52]
+	mi := &file_mr_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3878,7 +3949,7 @@ func (x *StatusUpdateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusUpdateResponse.ProtoReflect.Descriptor instead.
 func (*StatusUpdateResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{52}
+	return file_mr_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *StatusUpdateResponse) GetKnown() bool {
@@ -3904,7 +3975,7 @@ type SpillReadyRequest struct {
 
 func (x *SpillReadyRequest) Reset() {
 	*x = SpillReadyRequest{}
-	mi := &file_mr_proto_msgTypes[53]
+	mi := &file_mr_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3916,7 +3987,7 @@ func (x *SpillReadyRequest) String() string {
 func (*SpillReadyRequest) ProtoMessage() {}
 
 func (x *SpillReadyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[53]
+	mi := &file_mr_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3929,7 +4000,7 @@ func (x *SpillReadyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpillReadyRequest.ProtoReflect.Descriptor instead.
 func (*SpillReadyRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{53}
+	return file_mr_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *SpillReadyRequest) GetSpill() *SpillAnnouncement {
@@ -3952,7 +4023,7 @@ type DoneRequest struct {
 
 func (x *DoneRequest) Reset() {
 	*x = DoneRequest{}
-	mi := &file_mr_proto_msgTypes[54]
+	mi := &file_mr_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3964,7 +4035,7 @@ func (x *DoneRequest) String() string {
 func (*DoneRequest) ProtoMessage() {}
 
 func (x *DoneRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[54]
+	mi := &file_mr_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3977,7 +4048,7 @@ func (x *DoneRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DoneRequest.ProtoReflect.Descriptor instead.
 func (*DoneRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{54}
+	return file_mr_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *DoneRequest) GetAttemptId() string {
@@ -4012,7 +4083,7 @@ type FailedRequest struct {
 
 func (x *FailedRequest) Reset() {
 	*x = FailedRequest{}
-	mi := &file_mr_proto_msgTypes[55]
+	mi := &file_mr_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4024,7 +4095,7 @@ func (x *FailedRequest) String() string {
 func (*FailedRequest) ProtoMessage() {}
 
 func (x *FailedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[55]
+	mi := &file_mr_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4037,7 +4108,7 @@ func (x *FailedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailedRequest.ProtoReflect.Descriptor instead.
 func (*FailedRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{55}
+	return file_mr_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *FailedRequest) GetAttemptId() string {
@@ -4075,7 +4146,7 @@ type QuietRequest struct {
 
 func (x *QuietRequest) Reset() {
 	*x = QuietRequest{}
-	mi := &file_mr_proto_msgTypes[56]
+	mi := &file_mr_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4087,7 +4158,7 @@ func (x *QuietRequest) String() string {
 func (*QuietRequest) ProtoMessage() {}
 
 func (x *QuietRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[56]
+	mi := &file_mr_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4100,7 +4171,7 @@ func (x *QuietRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QuietRequest.ProtoReflect.Descriptor instead.
 func (*QuietRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{56}
+	return file_mr_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *QuietRequest) GetAttemptId() string {
@@ -4378,7 +4449,7 @@ const file_mr_proto_rawDesc = "" +
 	"\x0esource_tracker\x18\x02 \x01(\tR\rsourceTracker\x12%\n" +
 	"\x0esource_address\x18\x03 \x01(\tR\rsourceAddress\x12\x1f\n" +
 	"\vimage_bytes\x18\x04 \x01(\x03R\n" +
-	"imageBytes\"\x94\x02\n" +
+	"imageBytes\"\xc6\x02\n" +
 	"\n" +
 	"TaskAction\x12*\n" +
 	"\x06launch\x18\x01 \x01(\v2\x10.gomr.LaunchTaskH\x00R\x06launch\x12#\n" +
@@ -4388,8 +4459,14 @@ const file_mr_proto_rawDesc = "" +
 	"\n" +
 	"checkpoint\x18\x05 \x01(\v2\x17.gomr.CheckpointAttemptH\x00R\n" +
 	"checkpoint\x12%\n" +
-	"\rsplit_attempt\x18\x14 \x01(\tH\x00R\fsplitAttemptB\b\n" +
-	"\x06action\"T\n" +
+	"\rsplit_attempt\x18\x14 \x01(\tH\x00R\fsplitAttempt\x120\n" +
+	"\n" +
+	"drop_image\x18\x15 \x01(\v2\x0f.gomr.DropImageH\x00R\tdropImageB\b\n" +
+	"\x06action\"A\n" +
+	"\tDropImage\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x1d\n" +
+	"\n" +
+	"attempt_id\x18\x02 \x01(\tR\tattemptId\"T\n" +
 	"\x11CheckpointAttempt\x12\x1d\n" +
 	"\n" +
 	"attempt_id\x18\x01 \x01(\tR\tattemptId\x12 \n" +
@@ -4511,7 +4588,7 @@ func file_mr_proto_rawDescGZIP() []byte {
 	return file_mr_proto_rawDescData
 }
 
-var file_mr_proto_msgTypes = make([]protoimpl.MessageInfo, 58)
+var file_mr_proto_msgTypes = make([]protoimpl.MessageInfo, 59)
 var file_mr_proto_goTypes = []any{
 	(*Counter)(nil),                       // 0: gomr.Counter
 	(*Segment)(nil),                       // 1: gomr.Segment
@@ -4553,24 +4630,25 @@ var file_mr_proto_goTypes = []any{
 	(*LaunchTask)(nil),                    // 37: gomr.LaunchTask
 	(*RestoreSource)(nil),                 // 38: gomr.RestoreSource
 	(*TaskAction)(nil),                    // 39: gomr.TaskAction
-	(*CheckpointAttempt)(nil),             // 40: gomr.CheckpointAttempt
-	(*CloneAttempt)(nil),                  // 41: gomr.CloneAttempt
-	(*HeartbeatResponse)(nil),             // 42: gomr.HeartbeatResponse
-	(*MapEvent)(nil),                      // 43: gomr.MapEvent
-	(*MapEventsRequest)(nil),              // 44: gomr.MapEventsRequest
-	(*MapEventsResponse)(nil),             // 45: gomr.MapEventsResponse
-	(*FetchFailureRequest)(nil),           // 46: gomr.FetchFailureRequest
-	(*CanCommitRequest)(nil),              // 47: gomr.CanCommitRequest
-	(*CanCommitResponse)(nil),             // 48: gomr.CanCommitResponse
-	(*Empty)(nil),                         // 49: gomr.Empty
-	(*GetTaskRequest)(nil),                // 50: gomr.GetTaskRequest
-	(*StatusUpdateRequest)(nil),           // 51: gomr.StatusUpdateRequest
-	(*StatusUpdateResponse)(nil),          // 52: gomr.StatusUpdateResponse
-	(*SpillReadyRequest)(nil),             // 53: gomr.SpillReadyRequest
-	(*DoneRequest)(nil),                   // 54: gomr.DoneRequest
-	(*FailedRequest)(nil),                 // 55: gomr.FailedRequest
-	(*QuietRequest)(nil),                  // 56: gomr.QuietRequest
-	nil,                                   // 57: gomr.LaunchTask.ConfEntry
+	(*DropImage)(nil),                     // 40: gomr.DropImage
+	(*CheckpointAttempt)(nil),             // 41: gomr.CheckpointAttempt
+	(*CloneAttempt)(nil),                  // 42: gomr.CloneAttempt
+	(*HeartbeatResponse)(nil),             // 43: gomr.HeartbeatResponse
+	(*MapEvent)(nil),                      // 44: gomr.MapEvent
+	(*MapEventsRequest)(nil),              // 45: gomr.MapEventsRequest
+	(*MapEventsResponse)(nil),             // 46: gomr.MapEventsResponse
+	(*FetchFailureRequest)(nil),           // 47: gomr.FetchFailureRequest
+	(*CanCommitRequest)(nil),              // 48: gomr.CanCommitRequest
+	(*CanCommitResponse)(nil),             // 49: gomr.CanCommitResponse
+	(*Empty)(nil),                         // 50: gomr.Empty
+	(*GetTaskRequest)(nil),                // 51: gomr.GetTaskRequest
+	(*StatusUpdateRequest)(nil),           // 52: gomr.StatusUpdateRequest
+	(*StatusUpdateResponse)(nil),          // 53: gomr.StatusUpdateResponse
+	(*SpillReadyRequest)(nil),             // 54: gomr.SpillReadyRequest
+	(*DoneRequest)(nil),                   // 55: gomr.DoneRequest
+	(*FailedRequest)(nil),                 // 56: gomr.FailedRequest
+	(*QuietRequest)(nil),                  // 57: gomr.QuietRequest
+	nil,                                   // 58: gomr.LaunchTask.ConfEntry
 }
 var file_mr_proto_depIdxs = []int32{
 	1,  // 0: gomr.SpillAnnouncement.segments:type_name -> gomr.Segment
@@ -4589,75 +4667,76 @@ var file_mr_proto_depIdxs = []int32{
 	32, // 13: gomr.TaskAttemptsResponse.attempts:type_name -> gomr.TaskAttemptInfo
 	5,  // 14: gomr.HeartbeatRequest.attempts:type_name -> gomr.AttemptStatus
 	2,  // 15: gomr.HeartbeatRequest.spills:type_name -> gomr.SpillAnnouncement
-	57, // 16: gomr.LaunchTask.conf:type_name -> gomr.LaunchTask.ConfEntry
+	58, // 16: gomr.LaunchTask.conf:type_name -> gomr.LaunchTask.ConfEntry
 	38, // 17: gomr.LaunchTask.restore:type_name -> gomr.RestoreSource
 	4,  // 18: gomr.LaunchTask.resume:type_name -> gomr.MapResume
 	37, // 19: gomr.TaskAction.launch:type_name -> gomr.LaunchTask
-	41, // 20: gomr.TaskAction.clone:type_name -> gomr.CloneAttempt
-	40, // 21: gomr.TaskAction.checkpoint:type_name -> gomr.CheckpointAttempt
-	37, // 22: gomr.CloneAttempt.launch:type_name -> gomr.LaunchTask
-	39, // 23: gomr.HeartbeatResponse.actions:type_name -> gomr.TaskAction
-	1,  // 24: gomr.MapEvent.segment:type_name -> gomr.Segment
-	43, // 25: gomr.MapEventsResponse.events:type_name -> gomr.MapEvent
-	0,  // 26: gomr.StatusUpdateRequest.counters:type_name -> gomr.Counter
-	2,  // 27: gomr.SpillReadyRequest.spill:type_name -> gomr.SpillAnnouncement
-	0,  // 28: gomr.DoneRequest.counters:type_name -> gomr.Counter
-	0,  // 29: gomr.FailedRequest.counters:type_name -> gomr.Counter
-	8,  // 30: gomr.JobTracker.SubmitJob:input_type -> gomr.SubmitJobRequest
-	10, // 31: gomr.JobTracker.GetJobStatus:input_type -> gomr.JobStatusRequest
-	14, // 32: gomr.JobTracker.ListJobs:input_type -> gomr.ListJobsRequest
-	19, // 33: gomr.JobTracker.KillJob:input_type -> gomr.KillJobRequest
-	21, // 34: gomr.JobTracker.GetJobHistory:input_type -> gomr.JobHistoryRequest
-	16, // 35: gomr.JobTracker.ListTrackers:input_type -> gomr.ListTrackersRequest
-	23, // 36: gomr.JobTracker.KillTaskAttempt:input_type -> gomr.KillTaskAttemptRequest
-	29, // 37: gomr.JobTracker.SetJobPriority:input_type -> gomr.SetJobPriorityRequest
-	31, // 38: gomr.JobTracker.ListTaskAttempts:input_type -> gomr.TaskAttemptsRequest
-	34, // 39: gomr.JobTracker.GetTaskLog:input_type -> gomr.TaskLogRequest
-	27, // 40: gomr.JobTracker.CheckpointTaskAttempt:input_type -> gomr.CheckpointTaskAttemptRequest
-	25, // 41: gomr.JobTracker.SplitTaskAttempt:input_type -> gomr.SplitTaskAttemptRequest
-	36, // 42: gomr.JobTracker.Heartbeat:input_type -> gomr.HeartbeatRequest
-	44, // 43: gomr.JobTracker.GetMapEvents:input_type -> gomr.MapEventsRequest
-	46, // 44: gomr.JobTracker.ReportFetchFailure:input_type -> gomr.FetchFailureRequest
-	47, // 45: gomr.JobTracker.CanCommit:input_type -> gomr.CanCommitRequest
-	50, // 46: gomr.Umbilical.GetTask:input_type -> gomr.GetTaskRequest
-	51, // 47: gomr.Umbilical.StatusUpdate:input_type -> gomr.StatusUpdateRequest
-	53, // 48: gomr.Umbilical.SpillReady:input_type -> gomr.SpillReadyRequest
-	44, // 49: gomr.Umbilical.GetMapEvents:input_type -> gomr.MapEventsRequest
-	46, // 50: gomr.Umbilical.ReportFetchFailure:input_type -> gomr.FetchFailureRequest
-	47, // 51: gomr.Umbilical.CanCommit:input_type -> gomr.CanCommitRequest
-	54, // 52: gomr.Umbilical.Done:input_type -> gomr.DoneRequest
-	55, // 53: gomr.Umbilical.Failed:input_type -> gomr.FailedRequest
-	56, // 54: gomr.Umbilical.Quiet:input_type -> gomr.QuietRequest
-	9,  // 55: gomr.JobTracker.SubmitJob:output_type -> gomr.SubmitJobResponse
-	12, // 56: gomr.JobTracker.GetJobStatus:output_type -> gomr.JobStatus
-	15, // 57: gomr.JobTracker.ListJobs:output_type -> gomr.ListJobsResponse
-	20, // 58: gomr.JobTracker.KillJob:output_type -> gomr.KillJobResponse
-	22, // 59: gomr.JobTracker.GetJobHistory:output_type -> gomr.JobHistoryResponse
-	17, // 60: gomr.JobTracker.ListTrackers:output_type -> gomr.ListTrackersResponse
-	24, // 61: gomr.JobTracker.KillTaskAttempt:output_type -> gomr.KillTaskAttemptResponse
-	30, // 62: gomr.JobTracker.SetJobPriority:output_type -> gomr.SetJobPriorityResponse
-	33, // 63: gomr.JobTracker.ListTaskAttempts:output_type -> gomr.TaskAttemptsResponse
-	35, // 64: gomr.JobTracker.GetTaskLog:output_type -> gomr.TaskLogResponse
-	28, // 65: gomr.JobTracker.CheckpointTaskAttempt:output_type -> gomr.CheckpointTaskAttemptResponse
-	26, // 66: gomr.JobTracker.SplitTaskAttempt:output_type -> gomr.SplitTaskAttemptResponse
-	42, // 67: gomr.JobTracker.Heartbeat:output_type -> gomr.HeartbeatResponse
-	45, // 68: gomr.JobTracker.GetMapEvents:output_type -> gomr.MapEventsResponse
-	49, // 69: gomr.JobTracker.ReportFetchFailure:output_type -> gomr.Empty
-	48, // 70: gomr.JobTracker.CanCommit:output_type -> gomr.CanCommitResponse
-	37, // 71: gomr.Umbilical.GetTask:output_type -> gomr.LaunchTask
-	52, // 72: gomr.Umbilical.StatusUpdate:output_type -> gomr.StatusUpdateResponse
-	49, // 73: gomr.Umbilical.SpillReady:output_type -> gomr.Empty
-	45, // 74: gomr.Umbilical.GetMapEvents:output_type -> gomr.MapEventsResponse
-	49, // 75: gomr.Umbilical.ReportFetchFailure:output_type -> gomr.Empty
-	48, // 76: gomr.Umbilical.CanCommit:output_type -> gomr.CanCommitResponse
-	49, // 77: gomr.Umbilical.Done:output_type -> gomr.Empty
-	49, // 78: gomr.Umbilical.Failed:output_type -> gomr.Empty
-	49, // 79: gomr.Umbilical.Quiet:output_type -> gomr.Empty
-	55, // [55:80] is the sub-list for method output_type
-	30, // [30:55] is the sub-list for method input_type
-	30, // [30:30] is the sub-list for extension type_name
-	30, // [30:30] is the sub-list for extension extendee
-	0,  // [0:30] is the sub-list for field type_name
+	42, // 20: gomr.TaskAction.clone:type_name -> gomr.CloneAttempt
+	41, // 21: gomr.TaskAction.checkpoint:type_name -> gomr.CheckpointAttempt
+	40, // 22: gomr.TaskAction.drop_image:type_name -> gomr.DropImage
+	37, // 23: gomr.CloneAttempt.launch:type_name -> gomr.LaunchTask
+	39, // 24: gomr.HeartbeatResponse.actions:type_name -> gomr.TaskAction
+	1,  // 25: gomr.MapEvent.segment:type_name -> gomr.Segment
+	44, // 26: gomr.MapEventsResponse.events:type_name -> gomr.MapEvent
+	0,  // 27: gomr.StatusUpdateRequest.counters:type_name -> gomr.Counter
+	2,  // 28: gomr.SpillReadyRequest.spill:type_name -> gomr.SpillAnnouncement
+	0,  // 29: gomr.DoneRequest.counters:type_name -> gomr.Counter
+	0,  // 30: gomr.FailedRequest.counters:type_name -> gomr.Counter
+	8,  // 31: gomr.JobTracker.SubmitJob:input_type -> gomr.SubmitJobRequest
+	10, // 32: gomr.JobTracker.GetJobStatus:input_type -> gomr.JobStatusRequest
+	14, // 33: gomr.JobTracker.ListJobs:input_type -> gomr.ListJobsRequest
+	19, // 34: gomr.JobTracker.KillJob:input_type -> gomr.KillJobRequest
+	21, // 35: gomr.JobTracker.GetJobHistory:input_type -> gomr.JobHistoryRequest
+	16, // 36: gomr.JobTracker.ListTrackers:input_type -> gomr.ListTrackersRequest
+	23, // 37: gomr.JobTracker.KillTaskAttempt:input_type -> gomr.KillTaskAttemptRequest
+	29, // 38: gomr.JobTracker.SetJobPriority:input_type -> gomr.SetJobPriorityRequest
+	31, // 39: gomr.JobTracker.ListTaskAttempts:input_type -> gomr.TaskAttemptsRequest
+	34, // 40: gomr.JobTracker.GetTaskLog:input_type -> gomr.TaskLogRequest
+	27, // 41: gomr.JobTracker.CheckpointTaskAttempt:input_type -> gomr.CheckpointTaskAttemptRequest
+	25, // 42: gomr.JobTracker.SplitTaskAttempt:input_type -> gomr.SplitTaskAttemptRequest
+	36, // 43: gomr.JobTracker.Heartbeat:input_type -> gomr.HeartbeatRequest
+	45, // 44: gomr.JobTracker.GetMapEvents:input_type -> gomr.MapEventsRequest
+	47, // 45: gomr.JobTracker.ReportFetchFailure:input_type -> gomr.FetchFailureRequest
+	48, // 46: gomr.JobTracker.CanCommit:input_type -> gomr.CanCommitRequest
+	51, // 47: gomr.Umbilical.GetTask:input_type -> gomr.GetTaskRequest
+	52, // 48: gomr.Umbilical.StatusUpdate:input_type -> gomr.StatusUpdateRequest
+	54, // 49: gomr.Umbilical.SpillReady:input_type -> gomr.SpillReadyRequest
+	45, // 50: gomr.Umbilical.GetMapEvents:input_type -> gomr.MapEventsRequest
+	47, // 51: gomr.Umbilical.ReportFetchFailure:input_type -> gomr.FetchFailureRequest
+	48, // 52: gomr.Umbilical.CanCommit:input_type -> gomr.CanCommitRequest
+	55, // 53: gomr.Umbilical.Done:input_type -> gomr.DoneRequest
+	56, // 54: gomr.Umbilical.Failed:input_type -> gomr.FailedRequest
+	57, // 55: gomr.Umbilical.Quiet:input_type -> gomr.QuietRequest
+	9,  // 56: gomr.JobTracker.SubmitJob:output_type -> gomr.SubmitJobResponse
+	12, // 57: gomr.JobTracker.GetJobStatus:output_type -> gomr.JobStatus
+	15, // 58: gomr.JobTracker.ListJobs:output_type -> gomr.ListJobsResponse
+	20, // 59: gomr.JobTracker.KillJob:output_type -> gomr.KillJobResponse
+	22, // 60: gomr.JobTracker.GetJobHistory:output_type -> gomr.JobHistoryResponse
+	17, // 61: gomr.JobTracker.ListTrackers:output_type -> gomr.ListTrackersResponse
+	24, // 62: gomr.JobTracker.KillTaskAttempt:output_type -> gomr.KillTaskAttemptResponse
+	30, // 63: gomr.JobTracker.SetJobPriority:output_type -> gomr.SetJobPriorityResponse
+	33, // 64: gomr.JobTracker.ListTaskAttempts:output_type -> gomr.TaskAttemptsResponse
+	35, // 65: gomr.JobTracker.GetTaskLog:output_type -> gomr.TaskLogResponse
+	28, // 66: gomr.JobTracker.CheckpointTaskAttempt:output_type -> gomr.CheckpointTaskAttemptResponse
+	26, // 67: gomr.JobTracker.SplitTaskAttempt:output_type -> gomr.SplitTaskAttemptResponse
+	43, // 68: gomr.JobTracker.Heartbeat:output_type -> gomr.HeartbeatResponse
+	46, // 69: gomr.JobTracker.GetMapEvents:output_type -> gomr.MapEventsResponse
+	50, // 70: gomr.JobTracker.ReportFetchFailure:output_type -> gomr.Empty
+	49, // 71: gomr.JobTracker.CanCommit:output_type -> gomr.CanCommitResponse
+	37, // 72: gomr.Umbilical.GetTask:output_type -> gomr.LaunchTask
+	53, // 73: gomr.Umbilical.StatusUpdate:output_type -> gomr.StatusUpdateResponse
+	50, // 74: gomr.Umbilical.SpillReady:output_type -> gomr.Empty
+	46, // 75: gomr.Umbilical.GetMapEvents:output_type -> gomr.MapEventsResponse
+	50, // 76: gomr.Umbilical.ReportFetchFailure:output_type -> gomr.Empty
+	49, // 77: gomr.Umbilical.CanCommit:output_type -> gomr.CanCommitResponse
+	50, // 78: gomr.Umbilical.Done:output_type -> gomr.Empty
+	50, // 79: gomr.Umbilical.Failed:output_type -> gomr.Empty
+	50, // 80: gomr.Umbilical.Quiet:output_type -> gomr.Empty
+	56, // [56:81] is the sub-list for method output_type
+	31, // [31:56] is the sub-list for method input_type
+	31, // [31:31] is the sub-list for extension type_name
+	31, // [31:31] is the sub-list for extension extendee
+	0,  // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_mr_proto_init() }
@@ -4672,6 +4751,7 @@ func file_mr_proto_init() {
 		(*TaskAction_Clone)(nil),
 		(*TaskAction_Checkpoint)(nil),
 		(*TaskAction_SplitAttempt)(nil),
+		(*TaskAction_DropImage)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -4679,7 +4759,7 @@ func file_mr_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_mr_proto_rawDesc), len(file_mr_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   58,
+			NumMessages:   59,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

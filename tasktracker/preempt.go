@@ -56,9 +56,11 @@ func (tt *TaskTracker) storedImage(job, attempt string) *storedImage {
 	return nil
 }
 
-// dropImage forgets a kept image and removes its files: it has been
-// restored (here, or sent to the tracker restoring it), and the task's
-// next restore, if any, will be from a newer one.
+// dropImage forgets a kept image and removes its files, on the
+// JobTracker's order (DropImage): the task has a newer image, or no longer
+// needs this one. Until then the image stays after a restore, so that a
+// restored attempt that is killed resumes from it again (a task keeps one
+// image, spec §5.3 "Kill after an earlier image").
 func (tt *TaskTracker) dropImage(img *storedImage) {
 	tt.mu.Lock()
 	if tt.images[img.attempt] == img {
@@ -272,8 +274,8 @@ func tarTree(tw *tar.Writer, prefix, dir string) error {
 }
 
 // sendStoredImage answers a checkpoint request for a kept image: the
-// image and the kept files, as serveCheckpoint sends a fresh dump. Once
-// sent whole, the image is dropped: the tracker that asked restores it.
+// image and the kept files, as serveCheckpoint sends a fresh dump. The
+// image stays (dropImage).
 func (tt *TaskTracker) sendStoredImage(w http.ResponseWriter, img *storedImage, restoreID string) {
 	setCheckpointHeaders(w.Header(), &img.cp)
 	tw := tar.NewWriter(w)
@@ -294,14 +296,14 @@ func (tt *TaskTracker) sendStoredImage(w http.ResponseWriter, img *storedImage, 
 		return
 	}
 	tt.prom.checkpoints.WithLabelValues("sent").Inc()
-	tt.dropImage(img)
 }
 
 // restoreLaunch starts a launch that names a preempted attempt's image:
 // the image is restored as the new attempt, from this tracker's kept copy
-// or fetched from the tracker that keeps it. A restore that fails leaves
-// the attempt FAILED with the reason in its restore stats; the JobTracker
-// then runs the task from scratch (the image is spent).
+// or fetched from the tracker that keeps it (which keeps it still). A
+// restore that fails leaves the attempt FAILED with the reason in its
+// restore stats; the JobTracker then drops the image and runs the task
+// from scratch.
 func (tt *TaskTracker) restoreLaunch(ctx context.Context, l *mrpb.LaunchTask) {
 	a, err := tt.register(l)
 	if errors.Is(err, errKnownAttempt) {
@@ -357,11 +359,7 @@ func (tt *TaskTracker) restoreFrom(ctx context.Context, a *taskAttempt, src *mrp
 		}
 		cp := img.cp
 		cp.from, cp.dump = "local", 0 // the dump is the checkpoint's cost, counted there
-		err := tt.restoreAttempt(ctx, a, &cp, img.imgDir(), began, time.Now(), "restore")
-		if err == nil {
-			tt.dropImage(img)
-		}
-		return err
+		return tt.restoreAttempt(ctx, a, &cp, img.imgDir(), began, time.Now(), "restore")
 	}
 	if src.SourceTracker == tt.name {
 		return fmt.Errorf("the image of %s is no longer kept on this tracker", src.SourceAttempt)

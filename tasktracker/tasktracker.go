@@ -637,6 +637,11 @@ func (tt *TaskTracker) act(ctx context.Context, a *mrpb.TaskAction) {
 		tt.clone(ctx, x.Clone)
 	case *mrpb.TaskAction_Checkpoint:
 		tt.checkpointForPreemption(ctx, x.Checkpoint)
+	case *mrpb.TaskAction_DropImage:
+		if img := tt.storedImage(x.DropImage.JobId, x.DropImage.AttemptId); img != nil {
+			tt.dropImage(img)
+			tt.log.Info("checkpoint image dropped", "attempt", img.attempt)
+		}
 	case *mrpb.TaskAction_SplitAttempt:
 		tt.split(x.SplitAttempt)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -107,4 +108,98 @@ exec %q "$@"
 	}
 	checkWordCount(t, out, countWords(t, in))
 	checkSameAsPlainRun(t, c, spec, out)
+}
+
+// A task keeps one image (spec §5.3): the map is checkpointed (image I0),
+// its restored attempt is killed and the task resumes from I0 again; that
+// attempt is checkpointed in turn (I1), which replaces I0 (its directory is
+// deleted at once), and the task finishes from I1. The output is byte for
+// byte that of an undisturbed run, and no image directory outlives the job.
+func TestE2ECheckpointKeepsOneImagePerTask(t *testing.T) {
+	skipUnderRace(t, "TestE2ECheckpointResume/local")
+	path := criuPath(t)
+	c := startCluster(t, []trackerSpec{{"slow", 1, 0}, {"fast", 0, 2}},
+		"mapreduce.tasktracker.criu.path="+path)
+	spec, in, out := checkpointJob(t)
+	id := c.submit(spec)
+	ctx := context.Background()
+	a0 := c.runningMapAt(id, 0.05)
+	waitFor(t, "a spill of "+a0, 30*time.Second, func() bool { return len(c.spillsOf("slow", id, a0)) >= 1 })
+	imageDir := func(attempt string) string {
+		return filepath.Join(c.dir, "local", "slow", "jobs", id, attempt+".image")
+	}
+	// checkpointed orders a running attempt checkpointed and returns the
+	// attempt restored from its image.
+	checkpointed := func(a string) string {
+		t.Helper()
+		if _, err := c.client.CheckpointTask(ctx, a, false); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, a+" to be checkpointed", 30*time.Second, func() bool { return c.attemptState(id, a) == "CHECKPOINTED" })
+		return c.nextRunningMap(id, a)
+	}
+	a1 := checkpointed(a0)
+	time.Sleep(300 * time.Millisecond) // a1 works a little, then is lost
+	if _, err := c.client.KillTask(ctx, a1, false); err != nil {
+		t.Fatal(err)
+	}
+	a2 := c.nextRunningMap(id, a1)
+	if _, err := os.Stat(imageDir(a0)); err != nil {
+		t.Errorf("the image of %s is gone after its restored attempt was killed: %v", a0, err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	a3 := checkpointed(a2)
+	waitFor(t, "the replaced image of "+a0+" to be deleted", 10*time.Second, func() bool {
+		_, err := os.Stat(imageDir(a0))
+		return os.IsNotExist(err)
+	})
+	res := c.wait(id)
+	if res.State != "SUCCEEDED" {
+		t.Fatalf("job %s: %s", res.State, res.Error)
+	}
+	checkCheckpointCounters(t, res, 2, 3)
+	if n := res.Counters.Get(mr.JobCounterGroup, mr.NumKilledMaps); n != 1 {
+		t.Errorf("NUM_KILLED_MAPS = %d, want 1 (%s)", n, a1)
+	}
+	// Where each restore came from.
+	want := map[string]string{a1: a0, a2: a0, a3: a2}
+	for _, l := range c.logLines("slow", "attempt restored") {
+		for a, from := range want {
+			if strings.Contains(l, "attempt="+a+" ") {
+				if !strings.Contains(l, "source="+from+" ") {
+					t.Errorf("%s restored from the wrong image: %s", a, l)
+				}
+				delete(want, a)
+			}
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("restores not logged: %v", want)
+	}
+	checkWordCount(t, out, countWords(t, in))
+	checkSameAsPlainRun(t, c, spec, out)
+	waitFor(t, "the job's images to be removed", 10*time.Second, func() bool {
+		left, _ := filepath.Glob(filepath.Join(c.dir, "local", "slow", "jobs", id, "*.image"))
+		return len(left) == 0
+	})
+}
+
+// nextRunningMap waits for a running map attempt of the job other than
+// after (and the attempts before it) and returns it.
+func (c *cluster) nextRunningMap(id, after string) string {
+	var next string
+	waitFor(c.t, "a map attempt after "+after+" to run", 30*time.Second, func() bool {
+		as, err := c.client.Attempts(context.Background(), id)
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		for _, a := range as {
+			if a.TaskType == "m" && a.State == "RUNNING" && a.AttemptId > after {
+				next = a.AttemptId
+				return true
+			}
+		}
+		return false
+	})
+	return next
 }

@@ -68,6 +68,17 @@ func (tt *TaskTracker) probeCRIU(ctx context.Context) {
 		tt.log.Warn("CRIU found but inherited descriptors could not be closed on exec: cloning disabled", "error", err)
 		return
 	}
+	// Incremental dumps need the kernel's soft-dirty bits (spec §5.8).
+	switch ok, why, err := criu.DirtyTracking(pctx, info.Path); {
+	case err != nil:
+		tt.dirtyWhy = "the check failed: " + err.Error()
+		tt.log.Warn("cannot tell whether CRIU can track memory: every checkpoint will be a full dump", "error", err)
+	case !ok:
+		tt.dirtyWhy = "CRIU cannot track memory on this kernel (soft-dirty bits, CONFIG_MEM_SOFT_DIRTY): " + why
+		tt.log.Info("CRIU cannot track memory on this kernel (soft-dirty bits, CONFIG_MEM_SOFT_DIRTY): every checkpoint will be a full dump", "criu", why)
+	default:
+		tt.dirtyWhy = "the attempt's process has no earlier image of its own to dump against"
+	}
 	tt.criuPath = info.Path
 	tt.log.Info("CRIU available: running attempts can be cloned", "path", info.Path, "version", info.Version)
 }

@@ -78,9 +78,12 @@ func (tt *TaskTracker) dropImage(img *storedImage) {
 // it failed, killed (KILLED, the reason in its checkpoint stats) so that
 // the task runs again from scratch. The slot is free only once it ended
 // either way. Incremental dumps need a parent image of the same process
-// (spec §5.8), which the tracker never has after a preemption (the dump
-// ends the process); an incremental order is therefore carried out as a
-// full dump and reported as not incremental.
+// made with memory tracking (spec §5.8), which the tracker never has: a
+// preemption dump ends the process, a restore makes a new one, a clone's
+// dump is not kept, and on kernels without soft-dirty bits CRIU cannot
+// track memory at all (probeCRIU says which). An incremental order is
+// therefore carried out as a full dump, says why, and is reported as not
+// incremental.
 func (tt *TaskTracker) checkpointForPreemption(ctx context.Context, c *mrpb.CheckpointAttempt) {
 	tt.mu.Lock()
 	a := tt.attempts[c.AttemptId]
@@ -97,6 +100,9 @@ func (tt *TaskTracker) checkpointForPreemption(ctx context.Context, c *mrpb.Chec
 	a.mu.Unlock()
 	if dup {
 		return // the order of a reply thought lost, sent again
+	}
+	if c.Incremental {
+		tt.log.Info("incremental checkpoint ordered; dumping in full", "attempt", c.AttemptId, "why", tt.dirtyWhy)
 	}
 	go func() {
 		st, err := tt.preempt(ctx, a)

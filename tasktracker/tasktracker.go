@@ -56,8 +56,13 @@ type TaskTracker struct {
 	// (KeyCheckpointDir, under this tracker's name), "" for the job
 	// directories.
 	ckptDir string
-	exe     string
-	jtAddr  string
+	// dirtyWhy says why an incremental checkpoint order is dumped in full
+	// (set by probeCRIU): the kernel cannot track dirty memory, or,
+	// where it can, the attempt's process has no earlier image (a clone's
+	// dump is not kept as one; spec §5.8).
+	dirtyWhy string
+	exe      string
+	jtAddr   string
 
 	mapSlots, reduceSlots int
 

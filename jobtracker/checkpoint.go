@@ -84,6 +84,10 @@ func (jt *JobTracker) checkpointAttemptLocked(a *attempt, incremental, migrate b
 		return fmt.Errorf("tracker %s of attempt %s cannot checkpoint (no CRIU)", a.tracker, a.id)
 	case a.ckpt != nil && !a.ckpt.ordered.IsZero():
 		return fmt.Errorf("attempt %s is being checkpointed already", a.id)
+	case a.ckpt != nil && a.ckpt.from != nil && !a.ckpt.restored:
+		// Spec §5.10: its process is not there yet; an order now would
+		// fail and kill it.
+		return fmt.Errorf("attempt %s is still being restored", a.id)
 	}
 	if a.ckpt == nil {
 		a.ckpt = &attemptCkpt{}

@@ -197,7 +197,8 @@ func dropActions(resp *mrpb.HeartbeatResponse) []string {
 // resumes from the same image again; a restored attempt checkpointed again
 // replaces the image, and the old one's tracker is told to delete it; a
 // restore that fails drops the image and the task runs afresh. The planner
-// sees a restored attempt's progress as its own run only.
+// sees a restored attempt's progress as its own run only. An attempt
+// being restored cannot be checkpointed yet.
 func TestTaskKeepsOneImage(t *testing.T) {
 	clock := time.Unix(1_000_000, 0)
 	jt, job := newTestJTAt(t, t.TempDir(), 1, func() time.Time { return clock })
@@ -221,6 +222,10 @@ func TestTaskKeepsOneImage(t *testing.T) {
 		ls := launches(resp)
 		if len(ls) != 1 || ls[0].Restore == nil || ls[0].Restore.SourceAttempt != from {
 			t.Fatalf("launches %v, want one restore from %s", ls, from)
+		}
+		// Until its restore is done it cannot be checkpointed (spec §5.10).
+		if _, err := jt.CheckpointTaskAttempt(context.Background(), &mrpb.CheckpointTaskAttemptRequest{AttemptId: ls[0].AttemptId}); err == nil {
+			t.Errorf("a checkpoint of %s, still being restored, was ordered", ls[0].AttemptId)
 		}
 		heartbeat(t, jt, &mrpb.HeartbeatRequest{CriuAvailable: true, Attempts: []*mrpb.AttemptStatus{
 			{AttemptId: ls[0].AttemptId, State: StateRunning, Progress: 0.55, Cloneable: true,

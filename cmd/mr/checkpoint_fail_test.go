@@ -120,9 +120,7 @@ func TestE2ECheckpointTrackerLostWhileDumping(t *testing.T) {
 	path := criuPath(t)
 	for _, when := range []string{"before", "after"} {
 		t.Run(when, func(t *testing.T) {
-			if when == "before" {
-				skipUnderRace(t, "TestE2ECheckpointTrackerLostWhileDumping/after")
-			}
+			skipUnderRace(t, "TestE2ELostTracker and TestE2ECheckpointResume/local")
 			// CRIU on tracker slow runs through a wrapper that, once the
 			// test drops a hold file, stops before or after the real CRIU
 			// and says so with a file of its own.

@@ -132,6 +132,10 @@ func TestE2ECheckpointKeepsOneImagePerTask(t *testing.T) {
 	// attempt restored from its image.
 	checkpointed := func(a string) string {
 		t.Helper()
+		if a != a0 {
+			// A checkpoint is refused until the restore is done.
+			c.logValue("jobtracker", `msg="attempt restored" component=jobtracker attempt=`+a+" ", "restore_ms")
+		}
 		if _, err := c.client.CheckpointTask(ctx, a, false); err != nil {
 			t.Fatal(err)
 		}

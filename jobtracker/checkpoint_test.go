@@ -274,3 +274,31 @@ func TestTaskKeepsOneImage(t *testing.T) {
 		t.Errorf("launches after a failed restore: %v, want one fresh attempt", ls)
 	}
 }
+
+// Fencing (spec §5.14): a tracker declared lost while it dumps an attempt
+// reports the dump done afterwards; the report is ignored (the attempt
+// stays KILLED, nothing is counted, no task resumes from that image) and
+// the task runs afresh elsewhere.
+func TestLateCheckpointOfLostTrackerIsFenced(t *testing.T) {
+	jt, job := newTestJT(t, 1)
+	a0 := startCheckpointable(t, jt, "t2")
+	if _, err := jt.CheckpointTaskAttempt(context.Background(), &mrpb.CheckpointTaskAttemptRequest{AttemptId: a0}); err != nil {
+		t.Fatal(err)
+	}
+	heartbeat(t, jt, &mrpb.HeartbeatRequest{CriuAvailable: true})
+	jt.mu.Lock()
+	jt.lostTrackerLocked(jt.trackers["t1"], "lost in a test")
+	jt.unlock()
+	heartbeat(t, jt, &mrpb.HeartbeatRequest{CriuAvailable: true, FreeMapSlots: 2, Attempts: []*mrpb.AttemptStatus{
+		{AttemptId: a0, State: StateCheckpointed, Checkpoint: &mrpb.CheckpointStats{DumpMs: 10, ImageBytes: 100, Progress: 0.4}}}})
+	if st, _ := attemptStateOf(jt, a0); st != StateKilled {
+		t.Errorf("attempt %s is %s after a late checkpoint report, want KILLED", a0, st)
+	}
+	if got := jobCounter(jt, job, mr.Checkpoints); got != 0 {
+		t.Errorf("CHECKPOINTS = %d, want 0", got)
+	}
+	resp := heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "t2", CriuAvailable: true, FreeMapSlots: 2})
+	if ls := launches(resp); len(ls) != 1 || ls[0].Restore != nil {
+		t.Errorf("launches on t2: %v, want one fresh attempt", ls)
+	}
+}

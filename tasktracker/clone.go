@@ -280,12 +280,16 @@ func (tt *TaskTracker) checkpointAttempt(ctx context.Context, src *taskAttempt, 
 	sourceID := src.launch.AttemptId
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if stop {
-		if err := tt.dropCloneDump(ctx, src); err != nil {
+	src.mu.Lock()
+	for stop && src.crCancel != nil {
+		// A clone's checkpoint holds the process: drop it and wait.
+		drop, dropped := src.crCancel, src.crDone
+		src.mu.Unlock()
+		if err := tt.dropCloneDump(ctx, sourceID, drop, dropped); err != nil {
 			return nil, err
 		}
+		src.mu.Lock()
 	}
-	src.mu.Lock()
 	ctrl, proc, state := src.ctrl, src.proc, src.state
 	busy := src.cloning
 	done := make(chan struct{})
@@ -415,20 +419,14 @@ func (tt *TaskTracker) checkpointAttempt(ctx context.Context, src *taskAttempt, 
 // dump it dropped to end: a CRIU dump that has started runs to its end.
 const cloneDropWait = time.Minute
 
-// dropCloneDump makes way for a preemption dump of src: a clone's
-// checkpoint of it in progress is dropped (it ends with an error, and the
-// tracker restoring the clone falls back to a fresh attempt) and waited
-// for; when it is past dropping (its CRIU dump runs), it ends first.
-// Spec §5.10: never two CRIU operations on one process, the preemption
-// dump first.
-func (tt *TaskTracker) dropCloneDump(ctx context.Context, src *taskAttempt) error {
-	src.mu.Lock()
-	drop, done := src.crCancel, src.crDone
-	src.mu.Unlock()
-	if drop == nil {
-		return nil
-	}
-	tt.log.Info("clone of an attempt dropped for its preemption dump", "attempt", src.launch.AttemptId)
+// dropCloneDump makes way for a preemption dump of attempt id: the
+// clone's checkpoint of it in progress is dropped (drop; it ends with an
+// error, and the tracker restoring the clone falls back to a fresh
+// attempt) and waited for (done is closed when it ended); when it is past
+// dropping (its CRIU dump runs), it ends first. Spec §5.10: never two CRIU
+// operations on one process, the preemption dump first.
+func (tt *TaskTracker) dropCloneDump(ctx context.Context, id string, drop context.CancelFunc, done <-chan struct{}) error {
+	tt.log.Info("clone of an attempt dropped for its preemption dump", "attempt", id)
 	drop()
 	select {
 	case <-done:
@@ -436,7 +434,7 @@ func (tt *TaskTracker) dropCloneDump(ctx context.Context, src *taskAttempt) erro
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-time.After(cloneDropWait):
-		return fmt.Errorf("the clone dump of %s did not end within %v", src.launch.AttemptId, cloneDropWait)
+		return fmt.Errorf("the clone dump of %s did not end within %v", id, cloneDropWait)
 	}
 }
 

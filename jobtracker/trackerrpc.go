@@ -230,6 +230,7 @@ func (jt *JobTracker) attemptSucceededLocked(a *attempt, now time.Time) {
 		t.successful = nil
 		return
 	}
+	jt.taskImageDoneLocked(t, "its task has succeeded")
 	jt.logTaskLocked(a)
 	if a.speculative {
 		j.counters.Add(mr.SpeculationGroup, mr.SpeculativeWins, 1)

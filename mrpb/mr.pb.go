@@ -2653,8 +2653,9 @@ type HeartbeatRequest struct {
 	// completed maps among them.
 	HeldAttempts []string `protobuf:"bytes,17,rep,name=held_attempts,json=heldAttempts,proto3" json:"held_attempts,omitempty"`
 	// The tracker's checkpoint/restore queue (CRIU operations run one at a
-	// time): operations waiting or running, and the expected wait of a new
-	// one in milliseconds.
+	// time, preemption dumps before restores before clone dumps): operations
+	// waiting or running, and the expected wait of a new restore in
+	// milliseconds.
 	CrQueueLength int32 `protobuf:"varint,18,opt,name=cr_queue_length,json=crQueueLength,proto3" json:"cr_queue_length,omitempty"`
 	CrQueueWaitMs int64 `protobuf:"varint,19,opt,name=cr_queue_wait_ms,json=crQueueWaitMs,proto3" json:"cr_queue_wait_ms,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -3070,6 +3071,7 @@ type TaskAction struct {
 	//	*TaskAction_Clone
 	//	*TaskAction_Checkpoint
 	//	*TaskAction_SplitAttempt
+	//	*TaskAction_DropImage
 	Action        isTaskAction_Action `protobuf_oneof:"action"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -3166,6 +3168,15 @@ func (x *TaskAction) GetSplitAttempt() string {
 	return ""
 }
 
+func (x *TaskAction) GetDropImage() *DropImage {
+	if x != nil {
+		if x, ok := x.Action.(*TaskAction_DropImage); ok {
+			return x.DropImage
+		}
+	}
+	return nil
+}
+
 type isTaskAction_Action interface {
 	isTaskAction_Action()
 }
@@ -3202,6 +3213,12 @@ type TaskAction_SplitAttempt struct {
 	SplitAttempt string `protobuf:"bytes,20,opt,name=split_attempt,json=splitAttempt,proto3,oneof"`
 }
 
+type TaskAction_DropImage struct {
+	// Delete the checkpoint image this tracker keeps of a preempted
+	// attempt: its task has a newer one, or no longer needs it.
+	DropImage *DropImage `protobuf:"bytes,21,opt,name=drop_image,json=dropImage,proto3,oneof"`
+}
+
 func (*TaskAction_Launch) isTaskAction_Action() {}
 
 func (*TaskAction_KillAttempt) isTaskAction_Action() {}
@@ -3213,6 +3230,61 @@ func (*TaskAction_Clone) isTaskAction_Action() {}
 func (*TaskAction_Checkpoint) isTaskAction_Action() {}
 
 func (*TaskAction_SplitAttempt) isTaskAction_Action() {}
+
+func (*TaskAction_DropImage) isTaskAction_Action() {}
+
+// DropImage names a kept checkpoint image (by the checkpointed attempt).
+type DropImage struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	JobId         string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	AttemptId     string                 `protobuf:"bytes,2,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DropImage) Reset() {
+	*x = DropImage{}
+	mi := &file_mr_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DropImage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DropImage) ProtoMessage() {}
+
+func (x *DropImage) ProtoReflect() protoreflect.Message {
+	mi := &file_mr_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DropImage.ProtoReflect.Descriptor instead.
+func (*DropImage) Descriptor() ([]byte, []int) {
+	return file_mr_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *DropImage) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *DropImage) GetAttemptId() string {
+	if x != nil {
+		return x.AttemptId
+	}
+	return ""
+}
 
 // CheckpointAttempt orders a preemption checkpoint of a running attempt.
 type CheckpointAttempt struct {
@@ -3226,7 +3298,7 @@ type CheckpointAttempt struct {
 
 func (x *CheckpointAttempt) Reset() {
 	*x = CheckpointAttempt{}
-	mi := &file_mr_proto_msgTypes[42]
+	mi := &file_mr_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3238,7 +3310,7 @@ func (x *CheckpointAttempt) String() string {
 func (*CheckpointAttempt) ProtoMessage() {}
 
 func (x *CheckpointAttempt) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[42]
+	mi := &file_mr_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3251,7 +3323,7 @@ func (x *CheckpointAttempt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckpointAttempt.ProtoReflect.Descriptor instead.
 func (*CheckpointAttempt) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{42}
+	return file_mr_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *CheckpointAttempt) GetAttemptId() string {
@@ -3285,7 +3357,7 @@ type CloneAttempt struct {
 
 func (x *CloneAttempt) Reset() {
 	*x = CloneAttempt{}
-	mi := &file_mr_proto_msgTypes[43]
+	mi := &file_mr_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3297,7 +3369,7 @@ func (x *CloneAttempt) String() string {
 func (*CloneAttempt) ProtoMessage() {}
 
 func (x *CloneAttempt) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[43]
+	mi := &file_mr_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3310,7 +3382,7 @@ func (x *CloneAttempt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloneAttempt.ProtoReflect.Descriptor instead.
 func (*CloneAttempt) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{43}
+	return file_mr_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *CloneAttempt) GetSourceAttempt() string {
@@ -3352,7 +3424,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_mr_proto_msgTypes[44]
+	mi := &file_mr_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3364,7 +3436,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[44]
+	mi := &file_mr_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3377,7 +3449,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{44}
+	return file_mr_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *HeartbeatResponse) GetActions() []*TaskAction {
@@ -3433,7 +3505,7 @@ type MapEvent struct {
 
 func (x *MapEvent) Reset() {
 	*x = MapEvent{}
-	mi := &file_mr_proto_msgTypes[45]
+	mi := &file_mr_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3445,7 +3517,7 @@ func (x *MapEvent) String() string {
 func (*MapEvent) ProtoMessage() {}
 
 func (x *MapEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[45]
+	mi := &file_mr_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3458,7 +3530,7 @@ func (x *MapEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MapEvent.ProtoReflect.Descriptor instead.
 func (*MapEvent) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{45}
+	return file_mr_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *MapEvent) GetKind() string {
@@ -3525,7 +3597,7 @@ type MapEventsRequest struct {
 
 func (x *MapEventsRequest) Reset() {
 	*x = MapEventsRequest{}
-	mi := &file_mr_proto_msgTypes[46]
+	mi := &file_mr_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3537,7 +3609,7 @@ func (x *MapEventsRequest) String() string {
 func (*MapEventsRequest) ProtoMessage() {}
 
 func (x *MapEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[46]
+	mi := &file_mr_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3550,7 +3622,7 @@ func (x *MapEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MapEventsRequest.ProtoReflect.Descriptor instead.
 func (*MapEventsRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{46}
+	return file_mr_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *MapEventsRequest) GetJobId() string {
@@ -3597,7 +3669,7 @@ type MapEventsResponse struct {
 
 func (x *MapEventsResponse) Reset() {
 	*x = MapEventsResponse{}
-	mi := &file_mr_proto_msgTypes[47]
+	mi := &file_mr_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3609,7 +3681,7 @@ func (x *MapEventsResponse) String() string {
 func (*MapEventsResponse) ProtoMessage() {}
 
 func (x *MapEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[47]
+	mi := &file_mr_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3622,7 +3694,7 @@ func (x *MapEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MapEventsResponse.ProtoReflect.Descriptor instead.
 func (*MapEventsResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{47}
+	return file_mr_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *MapEventsResponse) GetEvents() []*MapEvent {
@@ -3646,7 +3718,7 @@ type FetchFailureRequest struct {
 
 func (x *FetchFailureRequest) Reset() {
 	*x = FetchFailureRequest{}
-	mi := &file_mr_proto_msgTypes[48]
+	mi := &file_mr_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3658,7 +3730,7 @@ func (x *FetchFailureRequest) String() string {
 func (*FetchFailureRequest) ProtoMessage() {}
 
 func (x *FetchFailureRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[48]
+	mi := &file_mr_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3671,7 +3743,7 @@ func (x *FetchFailureRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchFailureRequest.ProtoReflect.Descriptor instead.
 func (*FetchFailureRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{48}
+	return file_mr_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *FetchFailureRequest) GetJobId() string {
@@ -3725,7 +3797,7 @@ type CanCommitRequest struct {
 
 func (x *CanCommitRequest) Reset() {
 	*x = CanCommitRequest{}
-	mi := &file_mr_proto_msgTypes[49]
+	mi := &file_mr_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3737,7 +3809,7 @@ func (x *CanCommitRequest) String() string {
 func (*CanCommitRequest) ProtoMessage() {}
 
 func (x *CanCommitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[49]
+	mi := &file_mr_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3750,7 +3822,7 @@ func (x *CanCommitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CanCommitRequest.ProtoReflect.Descriptor instead.
 func (*CanCommitRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{49}
+	return file_mr_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *CanCommitRequest) GetAttemptId() string {
@@ -3769,7 +3841,7 @@ type CanCommitResponse struct {
 
 func (x *CanCommitResponse) Reset() {
 	*x = CanCommitResponse{}
-	mi := &file_mr_proto_msgTypes[50]
+	mi := &file_mr_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3781,7 +3853,7 @@ func (x *CanCommitResponse) String() string {
 func (*CanCommitResponse) ProtoMessage() {}
 
 func (x *CanCommitResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[50]
+	mi := &file_mr_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3794,7 +3866,7 @@ func (x *CanCommitResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CanCommitResponse.ProtoReflect.Descriptor instead.
 func (*CanCommitResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{50}
+	return file_mr_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *CanCommitResponse) GetCanCommit() bool {
@@ -3812,7 +3884,7 @@ type Empty struct {
 
 func (x *Empty) Reset() {
 	*x = Empty{}
-	mi := &file_mr_proto_msgTypes[51]
+	mi := &file_mr_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3824,7 +3896,7 @@ func (x *Empty) String() string {
 func (*Empty) ProtoMessage() {}
 
 func (x *Empty) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[51]
+	mi := &file_mr_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3837,7 +3909,7 @@ func (x *Empty) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Empty.ProtoReflect.Descriptor instead.
 func (*Empty) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{51}
+	return file_mr_proto_rawDescGZIP(), []int{52}
 }
 
 type GetTaskRequest struct {
@@ -3849,7 +3921,7 @@ type GetTaskRequest struct {
 
 func (x *GetTaskRequest) Reset() {
 	*x = GetTaskRequest{}
-	mi := &file_mr_proto_msgTypes[52]
+	mi := &file_mr_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3861,7 +3933,7 @@ func (x *GetTaskRequest) String() string {
 func (*GetTaskRequest) ProtoMessage() {}
 
 func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[52]
+	mi := &file_mr_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3874,7 +3946,7 @@ func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskRequest.ProtoReflect.Descriptor instead.
 func (*GetTaskRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{52}
+	return file_mr_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *GetTaskRequest) GetAttemptId() string {
@@ -3899,7 +3971,7 @@ type StatusUpdateRequest struct {
 
 func (x *StatusUpdateRequest) Reset() {
 	*x = StatusUpdateRequest{}
-	mi := &file_mr_proto_msgTypes[53]
+	mi := &file_mr_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3911,7 +3983,7 @@ func (x *StatusUpdateRequest) String() string {
 func (*StatusUpdateRequest) ProtoMessage() {}
 
 func (x *StatusUpdateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[53]
+	mi := &file_mr_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3924,7 +3996,7 @@ func (x *StatusUpdateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusUpdateRequest.ProtoReflect.Descriptor instead.
 func (*StatusUpdateRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{53}
+	return file_mr_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *StatusUpdateRequest) GetAttemptId() string {
@@ -3983,7 +4055,7 @@ type StatusUpdateResponse struct {
 
 func (x *StatusUpdateResponse) Reset() {
 	*x = StatusUpdateResponse{}
-	mi := &file_mr_proto_msgTypes[54]
+	mi := &file_mr_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3995,7 +4067,7 @@ func (x *StatusUpdateResponse) String() string {
 func (*StatusUpdateResponse) ProtoMessage() {}
 
 func (x *StatusUpdateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[54]
+	mi := &file_mr_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4008,7 +4080,7 @@ func (x *StatusUpdateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusUpdateResponse.ProtoReflect.Descriptor instead.
 func (*StatusUpdateResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{54}
+	return file_mr_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *StatusUpdateResponse) GetKnown() bool {
@@ -4034,7 +4106,7 @@ type SpillReadyRequest struct {
 
 func (x *SpillReadyRequest) Reset() {
 	*x = SpillReadyRequest{}
-	mi := &file_mr_proto_msgTypes[55]
+	mi := &file_mr_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4046,7 +4118,7 @@ func (x *SpillReadyRequest) String() string {
 func (*SpillReadyRequest) ProtoMessage() {}
 
 func (x *SpillReadyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[55]
+	mi := &file_mr_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4059,7 +4131,7 @@ func (x *SpillReadyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpillReadyRequest.ProtoReflect.Descriptor instead.
 func (*SpillReadyRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{55}
+	return file_mr_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *SpillReadyRequest) GetSpill() *SpillAnnouncement {
@@ -4084,7 +4156,7 @@ type DoneRequest struct {
 
 func (x *DoneRequest) Reset() {
 	*x = DoneRequest{}
-	mi := &file_mr_proto_msgTypes[56]
+	mi := &file_mr_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4096,7 +4168,7 @@ func (x *DoneRequest) String() string {
 func (*DoneRequest) ProtoMessage() {}
 
 func (x *DoneRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[56]
+	mi := &file_mr_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4109,7 +4181,7 @@ func (x *DoneRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DoneRequest.ProtoReflect.Descriptor instead.
 func (*DoneRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{56}
+	return file_mr_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *DoneRequest) GetAttemptId() string {
@@ -4151,7 +4223,7 @@ type FailedRequest struct {
 
 func (x *FailedRequest) Reset() {
 	*x = FailedRequest{}
-	mi := &file_mr_proto_msgTypes[57]
+	mi := &file_mr_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4163,7 +4235,7 @@ func (x *FailedRequest) String() string {
 func (*FailedRequest) ProtoMessage() {}
 
 func (x *FailedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[57]
+	mi := &file_mr_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4176,7 +4248,7 @@ func (x *FailedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailedRequest.ProtoReflect.Descriptor instead.
 func (*FailedRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{57}
+	return file_mr_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *FailedRequest) GetAttemptId() string {
@@ -4214,7 +4286,7 @@ type QuietRequest struct {
 
 func (x *QuietRequest) Reset() {
 	*x = QuietRequest{}
-	mi := &file_mr_proto_msgTypes[58]
+	mi := &file_mr_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4226,7 +4298,7 @@ func (x *QuietRequest) String() string {
 func (*QuietRequest) ProtoMessage() {}
 
 func (x *QuietRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[58]
+	mi := &file_mr_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4239,7 +4311,7 @@ func (x *QuietRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QuietRequest.ProtoReflect.Descriptor instead.
 func (*QuietRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{58}
+	return file_mr_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *QuietRequest) GetAttemptId() string {
@@ -4526,7 +4598,7 @@ const file_mr_proto_rawDesc = "" +
 	"\x0esource_tracker\x18\x02 \x01(\tR\rsourceTracker\x12%\n" +
 	"\x0esource_address\x18\x03 \x01(\tR\rsourceAddress\x12\x1f\n" +
 	"\vimage_bytes\x18\x04 \x01(\x03R\n" +
-	"imageBytes\"\x94\x02\n" +
+	"imageBytes\"\xc6\x02\n" +
 	"\n" +
 	"TaskAction\x12*\n" +
 	"\x06launch\x18\x01 \x01(\v2\x10.gomr.LaunchTaskH\x00R\x06launch\x12#\n" +
@@ -4536,8 +4608,14 @@ const file_mr_proto_rawDesc = "" +
 	"\n" +
 	"checkpoint\x18\x05 \x01(\v2\x17.gomr.CheckpointAttemptH\x00R\n" +
 	"checkpoint\x12%\n" +
-	"\rsplit_attempt\x18\x14 \x01(\tH\x00R\fsplitAttemptB\b\n" +
-	"\x06action\"T\n" +
+	"\rsplit_attempt\x18\x14 \x01(\tH\x00R\fsplitAttempt\x120\n" +
+	"\n" +
+	"drop_image\x18\x15 \x01(\v2\x0f.gomr.DropImageH\x00R\tdropImageB\b\n" +
+	"\x06action\"A\n" +
+	"\tDropImage\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x1d\n" +
+	"\n" +
+	"attempt_id\x18\x02 \x01(\tR\tattemptId\"T\n" +
 	"\x11CheckpointAttempt\x12\x1d\n" +
 	"\n" +
 	"attempt_id\x18\x01 \x01(\tR\tattemptId\x12 \n" +
@@ -4661,7 +4739,7 @@ func file_mr_proto_rawDescGZIP() []byte {
 	return file_mr_proto_rawDescData
 }
 
-var file_mr_proto_msgTypes = make([]protoimpl.MessageInfo, 60)
+var file_mr_proto_msgTypes = make([]protoimpl.MessageInfo, 61)
 var file_mr_proto_goTypes = []any{
 	(*Counter)(nil),                       // 0: gomr.Counter
 	(*Segment)(nil),                       // 1: gomr.Segment
@@ -4705,24 +4783,25 @@ var file_mr_proto_goTypes = []any{
 	(*LaunchTask)(nil),                    // 39: gomr.LaunchTask
 	(*RestoreSource)(nil),                 // 40: gomr.RestoreSource
 	(*TaskAction)(nil),                    // 41: gomr.TaskAction
-	(*CheckpointAttempt)(nil),             // 42: gomr.CheckpointAttempt
-	(*CloneAttempt)(nil),                  // 43: gomr.CloneAttempt
-	(*HeartbeatResponse)(nil),             // 44: gomr.HeartbeatResponse
-	(*MapEvent)(nil),                      // 45: gomr.MapEvent
-	(*MapEventsRequest)(nil),              // 46: gomr.MapEventsRequest
-	(*MapEventsResponse)(nil),             // 47: gomr.MapEventsResponse
-	(*FetchFailureRequest)(nil),           // 48: gomr.FetchFailureRequest
-	(*CanCommitRequest)(nil),              // 49: gomr.CanCommitRequest
-	(*CanCommitResponse)(nil),             // 50: gomr.CanCommitResponse
-	(*Empty)(nil),                         // 51: gomr.Empty
-	(*GetTaskRequest)(nil),                // 52: gomr.GetTaskRequest
-	(*StatusUpdateRequest)(nil),           // 53: gomr.StatusUpdateRequest
-	(*StatusUpdateResponse)(nil),          // 54: gomr.StatusUpdateResponse
-	(*SpillReadyRequest)(nil),             // 55: gomr.SpillReadyRequest
-	(*DoneRequest)(nil),                   // 56: gomr.DoneRequest
-	(*FailedRequest)(nil),                 // 57: gomr.FailedRequest
-	(*QuietRequest)(nil),                  // 58: gomr.QuietRequest
-	nil,                                   // 59: gomr.LaunchTask.ConfEntry
+	(*DropImage)(nil),                     // 42: gomr.DropImage
+	(*CheckpointAttempt)(nil),             // 43: gomr.CheckpointAttempt
+	(*CloneAttempt)(nil),                  // 44: gomr.CloneAttempt
+	(*HeartbeatResponse)(nil),             // 45: gomr.HeartbeatResponse
+	(*MapEvent)(nil),                      // 46: gomr.MapEvent
+	(*MapEventsRequest)(nil),              // 47: gomr.MapEventsRequest
+	(*MapEventsResponse)(nil),             // 48: gomr.MapEventsResponse
+	(*FetchFailureRequest)(nil),           // 49: gomr.FetchFailureRequest
+	(*CanCommitRequest)(nil),              // 50: gomr.CanCommitRequest
+	(*CanCommitResponse)(nil),             // 51: gomr.CanCommitResponse
+	(*Empty)(nil),                         // 52: gomr.Empty
+	(*GetTaskRequest)(nil),                // 53: gomr.GetTaskRequest
+	(*StatusUpdateRequest)(nil),           // 54: gomr.StatusUpdateRequest
+	(*StatusUpdateResponse)(nil),          // 55: gomr.StatusUpdateResponse
+	(*SpillReadyRequest)(nil),             // 56: gomr.SpillReadyRequest
+	(*DoneRequest)(nil),                   // 57: gomr.DoneRequest
+	(*FailedRequest)(nil),                 // 58: gomr.FailedRequest
+	(*QuietRequest)(nil),                  // 59: gomr.QuietRequest
+	nil,                                   // 60: gomr.LaunchTask.ConfEntry
 }
 var file_mr_proto_depIdxs = []int32{
 	1,  // 0: gomr.SpillAnnouncement.segments:type_name -> gomr.Segment
@@ -4742,77 +4821,78 @@ var file_mr_proto_depIdxs = []int32{
 	34, // 14: gomr.TaskAttemptsResponse.attempts:type_name -> gomr.TaskAttemptInfo
 	7,  // 15: gomr.HeartbeatRequest.attempts:type_name -> gomr.AttemptStatus
 	2,  // 16: gomr.HeartbeatRequest.spills:type_name -> gomr.SpillAnnouncement
-	59, // 17: gomr.LaunchTask.conf:type_name -> gomr.LaunchTask.ConfEntry
+	60, // 17: gomr.LaunchTask.conf:type_name -> gomr.LaunchTask.ConfEntry
 	40, // 18: gomr.LaunchTask.restore:type_name -> gomr.RestoreSource
 	4,  // 19: gomr.LaunchTask.resume:type_name -> gomr.MapResume
 	6,  // 20: gomr.LaunchTask.reduce_resume:type_name -> gomr.ReduceResume
 	39, // 21: gomr.TaskAction.launch:type_name -> gomr.LaunchTask
-	43, // 22: gomr.TaskAction.clone:type_name -> gomr.CloneAttempt
-	42, // 23: gomr.TaskAction.checkpoint:type_name -> gomr.CheckpointAttempt
-	39, // 24: gomr.CloneAttempt.launch:type_name -> gomr.LaunchTask
-	41, // 25: gomr.HeartbeatResponse.actions:type_name -> gomr.TaskAction
-	1,  // 26: gomr.MapEvent.segment:type_name -> gomr.Segment
-	45, // 27: gomr.MapEventsResponse.events:type_name -> gomr.MapEvent
-	0,  // 28: gomr.StatusUpdateRequest.counters:type_name -> gomr.Counter
-	2,  // 29: gomr.SpillReadyRequest.spill:type_name -> gomr.SpillAnnouncement
-	0,  // 30: gomr.DoneRequest.counters:type_name -> gomr.Counter
-	5,  // 31: gomr.DoneRequest.reduce_cut:type_name -> gomr.ReduceCut
-	0,  // 32: gomr.FailedRequest.counters:type_name -> gomr.Counter
-	10, // 33: gomr.JobTracker.SubmitJob:input_type -> gomr.SubmitJobRequest
-	12, // 34: gomr.JobTracker.GetJobStatus:input_type -> gomr.JobStatusRequest
-	16, // 35: gomr.JobTracker.ListJobs:input_type -> gomr.ListJobsRequest
-	21, // 36: gomr.JobTracker.KillJob:input_type -> gomr.KillJobRequest
-	23, // 37: gomr.JobTracker.GetJobHistory:input_type -> gomr.JobHistoryRequest
-	18, // 38: gomr.JobTracker.ListTrackers:input_type -> gomr.ListTrackersRequest
-	25, // 39: gomr.JobTracker.KillTaskAttempt:input_type -> gomr.KillTaskAttemptRequest
-	31, // 40: gomr.JobTracker.SetJobPriority:input_type -> gomr.SetJobPriorityRequest
-	33, // 41: gomr.JobTracker.ListTaskAttempts:input_type -> gomr.TaskAttemptsRequest
-	36, // 42: gomr.JobTracker.GetTaskLog:input_type -> gomr.TaskLogRequest
-	29, // 43: gomr.JobTracker.CheckpointTaskAttempt:input_type -> gomr.CheckpointTaskAttemptRequest
-	27, // 44: gomr.JobTracker.SplitTaskAttempt:input_type -> gomr.SplitTaskAttemptRequest
-	38, // 45: gomr.JobTracker.Heartbeat:input_type -> gomr.HeartbeatRequest
-	46, // 46: gomr.JobTracker.GetMapEvents:input_type -> gomr.MapEventsRequest
-	48, // 47: gomr.JobTracker.ReportFetchFailure:input_type -> gomr.FetchFailureRequest
-	49, // 48: gomr.JobTracker.CanCommit:input_type -> gomr.CanCommitRequest
-	52, // 49: gomr.Umbilical.GetTask:input_type -> gomr.GetTaskRequest
-	53, // 50: gomr.Umbilical.StatusUpdate:input_type -> gomr.StatusUpdateRequest
-	55, // 51: gomr.Umbilical.SpillReady:input_type -> gomr.SpillReadyRequest
-	46, // 52: gomr.Umbilical.GetMapEvents:input_type -> gomr.MapEventsRequest
-	48, // 53: gomr.Umbilical.ReportFetchFailure:input_type -> gomr.FetchFailureRequest
-	49, // 54: gomr.Umbilical.CanCommit:input_type -> gomr.CanCommitRequest
-	56, // 55: gomr.Umbilical.Done:input_type -> gomr.DoneRequest
-	57, // 56: gomr.Umbilical.Failed:input_type -> gomr.FailedRequest
-	58, // 57: gomr.Umbilical.Quiet:input_type -> gomr.QuietRequest
-	11, // 58: gomr.JobTracker.SubmitJob:output_type -> gomr.SubmitJobResponse
-	14, // 59: gomr.JobTracker.GetJobStatus:output_type -> gomr.JobStatus
-	17, // 60: gomr.JobTracker.ListJobs:output_type -> gomr.ListJobsResponse
-	22, // 61: gomr.JobTracker.KillJob:output_type -> gomr.KillJobResponse
-	24, // 62: gomr.JobTracker.GetJobHistory:output_type -> gomr.JobHistoryResponse
-	19, // 63: gomr.JobTracker.ListTrackers:output_type -> gomr.ListTrackersResponse
-	26, // 64: gomr.JobTracker.KillTaskAttempt:output_type -> gomr.KillTaskAttemptResponse
-	32, // 65: gomr.JobTracker.SetJobPriority:output_type -> gomr.SetJobPriorityResponse
-	35, // 66: gomr.JobTracker.ListTaskAttempts:output_type -> gomr.TaskAttemptsResponse
-	37, // 67: gomr.JobTracker.GetTaskLog:output_type -> gomr.TaskLogResponse
-	30, // 68: gomr.JobTracker.CheckpointTaskAttempt:output_type -> gomr.CheckpointTaskAttemptResponse
-	28, // 69: gomr.JobTracker.SplitTaskAttempt:output_type -> gomr.SplitTaskAttemptResponse
-	44, // 70: gomr.JobTracker.Heartbeat:output_type -> gomr.HeartbeatResponse
-	47, // 71: gomr.JobTracker.GetMapEvents:output_type -> gomr.MapEventsResponse
-	51, // 72: gomr.JobTracker.ReportFetchFailure:output_type -> gomr.Empty
-	50, // 73: gomr.JobTracker.CanCommit:output_type -> gomr.CanCommitResponse
-	39, // 74: gomr.Umbilical.GetTask:output_type -> gomr.LaunchTask
-	54, // 75: gomr.Umbilical.StatusUpdate:output_type -> gomr.StatusUpdateResponse
-	51, // 76: gomr.Umbilical.SpillReady:output_type -> gomr.Empty
-	47, // 77: gomr.Umbilical.GetMapEvents:output_type -> gomr.MapEventsResponse
-	51, // 78: gomr.Umbilical.ReportFetchFailure:output_type -> gomr.Empty
-	50, // 79: gomr.Umbilical.CanCommit:output_type -> gomr.CanCommitResponse
-	51, // 80: gomr.Umbilical.Done:output_type -> gomr.Empty
-	51, // 81: gomr.Umbilical.Failed:output_type -> gomr.Empty
-	51, // 82: gomr.Umbilical.Quiet:output_type -> gomr.Empty
-	58, // [58:83] is the sub-list for method output_type
-	33, // [33:58] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	44, // 22: gomr.TaskAction.clone:type_name -> gomr.CloneAttempt
+	43, // 23: gomr.TaskAction.checkpoint:type_name -> gomr.CheckpointAttempt
+	42, // 24: gomr.TaskAction.drop_image:type_name -> gomr.DropImage
+	39, // 25: gomr.CloneAttempt.launch:type_name -> gomr.LaunchTask
+	41, // 26: gomr.HeartbeatResponse.actions:type_name -> gomr.TaskAction
+	1,  // 27: gomr.MapEvent.segment:type_name -> gomr.Segment
+	46, // 28: gomr.MapEventsResponse.events:type_name -> gomr.MapEvent
+	0,  // 29: gomr.StatusUpdateRequest.counters:type_name -> gomr.Counter
+	2,  // 30: gomr.SpillReadyRequest.spill:type_name -> gomr.SpillAnnouncement
+	0,  // 31: gomr.DoneRequest.counters:type_name -> gomr.Counter
+	5,  // 32: gomr.DoneRequest.reduce_cut:type_name -> gomr.ReduceCut
+	0,  // 33: gomr.FailedRequest.counters:type_name -> gomr.Counter
+	10, // 34: gomr.JobTracker.SubmitJob:input_type -> gomr.SubmitJobRequest
+	12, // 35: gomr.JobTracker.GetJobStatus:input_type -> gomr.JobStatusRequest
+	16, // 36: gomr.JobTracker.ListJobs:input_type -> gomr.ListJobsRequest
+	21, // 37: gomr.JobTracker.KillJob:input_type -> gomr.KillJobRequest
+	23, // 38: gomr.JobTracker.GetJobHistory:input_type -> gomr.JobHistoryRequest
+	18, // 39: gomr.JobTracker.ListTrackers:input_type -> gomr.ListTrackersRequest
+	25, // 40: gomr.JobTracker.KillTaskAttempt:input_type -> gomr.KillTaskAttemptRequest
+	31, // 41: gomr.JobTracker.SetJobPriority:input_type -> gomr.SetJobPriorityRequest
+	33, // 42: gomr.JobTracker.ListTaskAttempts:input_type -> gomr.TaskAttemptsRequest
+	36, // 43: gomr.JobTracker.GetTaskLog:input_type -> gomr.TaskLogRequest
+	29, // 44: gomr.JobTracker.CheckpointTaskAttempt:input_type -> gomr.CheckpointTaskAttemptRequest
+	27, // 45: gomr.JobTracker.SplitTaskAttempt:input_type -> gomr.SplitTaskAttemptRequest
+	38, // 46: gomr.JobTracker.Heartbeat:input_type -> gomr.HeartbeatRequest
+	47, // 47: gomr.JobTracker.GetMapEvents:input_type -> gomr.MapEventsRequest
+	49, // 48: gomr.JobTracker.ReportFetchFailure:input_type -> gomr.FetchFailureRequest
+	50, // 49: gomr.JobTracker.CanCommit:input_type -> gomr.CanCommitRequest
+	53, // 50: gomr.Umbilical.GetTask:input_type -> gomr.GetTaskRequest
+	54, // 51: gomr.Umbilical.StatusUpdate:input_type -> gomr.StatusUpdateRequest
+	56, // 52: gomr.Umbilical.SpillReady:input_type -> gomr.SpillReadyRequest
+	47, // 53: gomr.Umbilical.GetMapEvents:input_type -> gomr.MapEventsRequest
+	49, // 54: gomr.Umbilical.ReportFetchFailure:input_type -> gomr.FetchFailureRequest
+	50, // 55: gomr.Umbilical.CanCommit:input_type -> gomr.CanCommitRequest
+	57, // 56: gomr.Umbilical.Done:input_type -> gomr.DoneRequest
+	58, // 57: gomr.Umbilical.Failed:input_type -> gomr.FailedRequest
+	59, // 58: gomr.Umbilical.Quiet:input_type -> gomr.QuietRequest
+	11, // 59: gomr.JobTracker.SubmitJob:output_type -> gomr.SubmitJobResponse
+	14, // 60: gomr.JobTracker.GetJobStatus:output_type -> gomr.JobStatus
+	17, // 61: gomr.JobTracker.ListJobs:output_type -> gomr.ListJobsResponse
+	22, // 62: gomr.JobTracker.KillJob:output_type -> gomr.KillJobResponse
+	24, // 63: gomr.JobTracker.GetJobHistory:output_type -> gomr.JobHistoryResponse
+	19, // 64: gomr.JobTracker.ListTrackers:output_type -> gomr.ListTrackersResponse
+	26, // 65: gomr.JobTracker.KillTaskAttempt:output_type -> gomr.KillTaskAttemptResponse
+	32, // 66: gomr.JobTracker.SetJobPriority:output_type -> gomr.SetJobPriorityResponse
+	35, // 67: gomr.JobTracker.ListTaskAttempts:output_type -> gomr.TaskAttemptsResponse
+	37, // 68: gomr.JobTracker.GetTaskLog:output_type -> gomr.TaskLogResponse
+	30, // 69: gomr.JobTracker.CheckpointTaskAttempt:output_type -> gomr.CheckpointTaskAttemptResponse
+	28, // 70: gomr.JobTracker.SplitTaskAttempt:output_type -> gomr.SplitTaskAttemptResponse
+	45, // 71: gomr.JobTracker.Heartbeat:output_type -> gomr.HeartbeatResponse
+	48, // 72: gomr.JobTracker.GetMapEvents:output_type -> gomr.MapEventsResponse
+	52, // 73: gomr.JobTracker.ReportFetchFailure:output_type -> gomr.Empty
+	51, // 74: gomr.JobTracker.CanCommit:output_type -> gomr.CanCommitResponse
+	39, // 75: gomr.Umbilical.GetTask:output_type -> gomr.LaunchTask
+	55, // 76: gomr.Umbilical.StatusUpdate:output_type -> gomr.StatusUpdateResponse
+	52, // 77: gomr.Umbilical.SpillReady:output_type -> gomr.Empty
+	48, // 78: gomr.Umbilical.GetMapEvents:output_type -> gomr.MapEventsResponse
+	52, // 79: gomr.Umbilical.ReportFetchFailure:output_type -> gomr.Empty
+	51, // 80: gomr.Umbilical.CanCommit:output_type -> gomr.CanCommitResponse
+	52, // 81: gomr.Umbilical.Done:output_type -> gomr.Empty
+	52, // 82: gomr.Umbilical.Failed:output_type -> gomr.Empty
+	52, // 83: gomr.Umbilical.Quiet:output_type -> gomr.Empty
+	59, // [59:84] is the sub-list for method output_type
+	34, // [34:59] is the sub-list for method input_type
+	34, // [34:34] is the sub-list for extension type_name
+	34, // [34:34] is the sub-list for extension extendee
+	0,  // [0:34] is the sub-list for field type_name
 }
 
 func init() { file_mr_proto_init() }
@@ -4827,6 +4907,7 @@ func file_mr_proto_init() {
 		(*TaskAction_Clone)(nil),
 		(*TaskAction_Checkpoint)(nil),
 		(*TaskAction_SplitAttempt)(nil),
+		(*TaskAction_DropImage)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -4834,7 +4915,7 @@ func file_mr_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_mr_proto_rawDesc), len(file_mr_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   60,
+			NumMessages:   61,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

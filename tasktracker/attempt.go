@@ -75,7 +75,19 @@ type taskAttempt struct {
 	childCloneable bool // the child's last status said it can reach a quiet point
 	cloning        bool
 	quiet          chan quietReport
-	cloneStats     *mrpb.CloneStats
+	// While cloning is set by checkpointAttempt: crDone is closed when it
+	// ends, and crCancel (a clone's checkpoint only, nil for a preemption
+	// dump) drops it, so that a preemption dump can take the process
+	// (spec §5.10: the preemption dump has priority, the clone request
+	// is dropped).
+	crDone   chan struct{}
+	crCancel context.CancelFunc
+	// nsDir and nsOutput are, for an attempt restored or cloned from a
+	// checkpoint, the attempt and output directories its process uses
+	// (its first attempt's; its own are bound over them in its mount
+	// namespace): a checkpoint of it names those.
+	nsDir, nsOutput string
+	cloneStats      *mrpb.CloneStats
 
 	// Preemption by checkpoint (preempt.go): holdEnd is set while a dump
 	// that ends the process runs, so that its exit does not settle the

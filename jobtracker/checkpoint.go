@@ -189,7 +189,7 @@ func (jt *JobTracker) dropImageLocked(j *job, img *taskImage, why string) {
 }
 
 // taskImageDoneLocked drops the image of a task that no longer needs it
-// (it succeeded).
+// (it succeeded, or the spills written before the image were lost).
 func (jt *JobTracker) taskImageDoneLocked(t *task, why string) {
 	if img := t.image; img != nil {
 		t.setImage(nil)

@@ -66,7 +66,7 @@ func (jt *JobTracker) inheritedOutputLostLocked(m *task, now time.Time) {
 		if hole := j.spillHoleLocked(m, s.final); hole >= 0 {
 			jt.log.Warn("a map's output lost a spill that its successful attempt took over from another attempt: the map runs again",
 				"task", m.id(), "attempt", s.id, "spill", hole)
-			m.setImage(nil)
+			jt.taskImageDoneLocked(m, "the spills before it were lost")
 			jt.rerunMapLocked(m, now)
 		}
 		return
@@ -80,7 +80,7 @@ func (jt *JobTracker) inheritedOutputLostLocked(m *task, now time.Time) {
 			continue
 		}
 		if hole := j.spillHoleLocked(m, first-1); hole >= 0 {
-			m.setImage(nil)
+			jt.taskImageDoneLocked(m, "the spills before it were lost")
 			jt.killAttemptLocked(a, fmt.Sprintf("spill %d of map %s, written before this attempt took over, was lost: the map runs again", hole, m.id()))
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -453,6 +454,30 @@ func TestCommandOraclePredictorNote(t *testing.T) {
 		}
 		if got := strings.Contains(errOut.String(), "scheduler.sita.predictor=oracle predicts"); got != tc.note {
 			t.Errorf("--knowledge %q: note printed %v, want %v:\n%s", tc.knowledge, got, tc.note, errOut.String())
+		}
+	}
+}
+
+// --split-safe (default true) lets the split mechanism split; without it
+// every victim is killed.
+func TestCommandSplitSafe(t *testing.T) {
+	trace := filepath.Join(t.TempDir(), "prio.jsonl")
+	if err := os.WriteFile(trace, []byte(`{"id":"low","priority":0,"submit_s":0,"maps_s":[600]}
+{"id":"high","priority":5,"submit_s":100,"maps_s":[60]}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		flag string
+		want string
+	}{{"--split-safe=true", "0/0/1/0"}, {"--split-safe=false", "1/0/0/0"}} {
+		var out, errOut bytes.Buffer
+		if err := Command(context.Background(), []string{"--policy", "fifo", "--workload", trace, "--trackers", "1", "--map-slots", "1",
+			"--reduce-slots", "1", "--set", "scheduler.fifo.preemption=true", "--preemption", "split", tc.flag}, &out, &errOut); err != nil {
+			t.Fatal(err)
+		}
+		if !regexp.MustCompile(`preempted: kill/checkpoint/split/wait\s+` + tc.want).MatchString(out.String()) {
+			t.Errorf("%s: want kill/checkpoint/split/wait %s:\n%s", tc.flag, tc.want, out.String())
 		}
 	}
 }

@@ -249,6 +249,10 @@ type checkpoint struct {
 	sourceOutput  string // the original's output attempt directory, if any
 	img           string // directory of the image
 	files         []dirCopy
+
+	// quiesce (the request to the quiet point), queued (the wait for the
+	// checkpoint/restore queue) and criu (CRIU's dump) split dump.
+	quiesce, queued, criu time.Duration
 }
 
 // checkpointAttempt brings attempt src to a quiet point, notes the files a
@@ -313,6 +317,7 @@ func (tt *TaskTracker) checkpointAttempt(ctx context.Context, src *taskAttempt, 
 		}
 		parked = true
 		cp.progress = q.progress
+		cp.quiesce = time.Since(began)
 	case <-src.exited:
 		return nil, fmt.Errorf("source attempt %s ended before its quiet point", sourceID)
 	case <-time.After(quiesceTimeout):
@@ -345,7 +350,11 @@ func (tt *TaskTracker) checkpointAttempt(ctx context.Context, src *taskAttempt, 
 		src.mu.Unlock()
 	}
 	var ds criu.DumpStats
+	queuedFrom := time.Now()
 	err = tt.cr.run(ctx, dumpEstimate(residentBytes(proc.Pid)), func() error {
+		criuFrom := time.Now()
+		cp.queued = criuFrom.Sub(queuedFrom)
+		defer func() { cp.criu = time.Since(criuFrom) }()
 		if stop && os.Getenv(CloneFaultEnv) == "dump" {
 			// Fault injection (tests): CRIU refusing the dump.
 			return errors.New("fault injection: dump refused")

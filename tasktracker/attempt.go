@@ -83,6 +83,14 @@ type taskAttempt struct {
 	holdEnd      bool
 	ckptStats    *mrpb.CheckpointStats
 	restoreStats *mrpb.CloneStats
+
+	// seenDir and seenOutput are the attempt and output directories as
+	// its process sees them, for an attempt made by restoring an image:
+	// the paths of the chain's first attempt, over which the restore bound
+	// this attempt's own (empty: its own). A dump of it must be restored
+	// with the same paths bound, or the copy writes into the first
+	// attempt's directories.
+	seenDir, seenOutput string
 }
 
 func (a *taskAttempt) status() *mrpb.AttemptStatus {

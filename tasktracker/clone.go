@@ -158,7 +158,9 @@ func (tt *TaskTracker) restoreAttempt(ctx context.Context, a *taskAttempt, cp *c
 	// host they would not): empty directories do.
 	binds := []criu.Bind{{Source: a.dir, Target: cp.sourceDir}}
 	if cp.sourceOutput != "" {
-		if !hasOutput || cp.sourceOutput != outFrom {
+		// The process sees the output directory of its chain's first
+		// attempt, a sibling of its source's.
+		if !hasOutput || filepath.Dir(cp.sourceOutput) != filepath.Dir(outFrom) {
 			return fmt.Errorf("the source's output directory %s is not this job's %s", cp.sourceOutput, outFrom)
 		}
 		binds = append(binds, criu.Bind{Source: outTo, Target: outFrom})
@@ -202,6 +204,7 @@ func (tt *TaskTracker) restoreAttempt(ctx context.Context, a *taskAttempt, cp *c
 	a.mu.Lock()
 	a.proc = clonedProc
 	a.ctrl = r.Ctrl
+	a.seenDir, a.seenOutput = cp.sourceDir, cp.sourceOutput
 	a.progress = cp.progress
 	a.start = began
 	a.lastProgress = time.Now()
@@ -269,6 +272,7 @@ func (tt *TaskTracker) checkpointAttempt(ctx context.Context, src *taskAttempt, 
 	sourceID := src.launch.AttemptId
 	src.mu.Lock()
 	ctrl, proc, state := src.ctrl, src.proc, src.state
+	seenDir, seenOutput := src.seenDir, src.seenOutput
 	busy := src.cloning
 	if ctrl != nil && state == "RUNNING" && !busy {
 		src.cloning = true
@@ -309,7 +313,12 @@ func (tt *TaskTracker) checkpointAttempt(ctx context.Context, src *taskAttempt, 
 	if _, err := ctrl.W.Write([]byte("quiesce\n")); err != nil {
 		return nil, fmt.Errorf("asking %s to quiesce: %w", sourceID, err)
 	}
+	// The paths the image's process sees: its own directories, unless it
+	// was itself restored from an image, bound over its chain's first.
 	cp := &checkpoint{sourceAttempt: sourceID, sourceDir: src.dir, img: imgDir}
+	if seenDir != "" {
+		cp.sourceDir = seenDir
+	}
 	select {
 	case q := <-quiet:
 		if q.refused != "" {
@@ -331,6 +340,9 @@ func (tt *TaskTracker) checkpointAttempt(ctx context.Context, src *taskAttempt, 
 	cp.files = []dirCopy{{name: "attempt", from: src.dir, skipSpills: src.launch.Type == "m"}}
 	if from, _, ok := outputDirs(src.launch, sourceID, cloneID); ok {
 		cp.sourceOutput = from
+		if seenOutput != "" {
+			cp.sourceOutput = seenOutput
+		}
 		cp.files = append(cp.files, dirCopy{name: "output", from: from})
 	}
 	for i := range cp.files {

@@ -25,6 +25,9 @@ type slowdown struct {
 	// wake cuts a sleep short (task.wakeWork); what is not slept stays
 	// owed. nil: sleeps run to their end.
 	wake <-chan struct{}
+	// cpuOnly counts the process's CPU time alone as work
+	// (straggler.work=cpu).
+	cpuOnly bool
 }
 
 // minSleep is the smallest sleep taken: owed delay below it is carried
@@ -40,7 +43,7 @@ func (t *task) newSlowdown() (*slowdown, error) {
 	if k > 0 {
 		t.log.Info("straggler injector: this attempt is slowed", "k", k)
 	}
-	return &slowdown{k: k, wake: t.wake}, nil
+	return &slowdown{k: k, wake: t.wake, cpuOnly: st.CPUWork}, nil
 }
 
 // start marks the beginning of the work that is slowed down.
@@ -54,7 +57,11 @@ func (s *slowdown) workSince(now time.Time) time.Duration {
 	work := now.Sub(s.last)
 	if s.lastCPU > 0 {
 		cpu := processCPU()
-		work = max(work, cpu-s.lastCPU)
+		if s.cpuOnly {
+			work = cpu - s.lastCPU
+		} else {
+			work = max(work, cpu-s.lastCPU)
+		}
 		s.lastCPU = cpu
 	}
 	return work
@@ -126,7 +133,11 @@ func (s *slowdown) phase(ctx context.Context, work time.Duration, progress func(
 	}
 	if s.lastCPU > 0 {
 		cpu := processCPU()
-		work = max(work, cpu-s.lastCPU)
+		if s.cpuOnly {
+			work = cpu - s.lastCPU
+		} else {
+			work = max(work, cpu-s.lastCPU)
+		}
 		s.lastCPU = cpu
 	}
 	s.worked += work

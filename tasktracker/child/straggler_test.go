@@ -86,3 +86,21 @@ func TestSlowdownWakeCutsTheSleepShort(t *testing.T) {
 		})
 	}
 }
+
+// TestSlowdownCPUWork: with straggler.work=cpu the wall time outside the
+// delays (a task waiting for a CPU on a loaded machine) is not work; only
+// the process's CPU time is.
+func TestSlowdownCPUWork(t *testing.T) {
+	for _, cpuOnly := range []bool{false, true} {
+		s := &slowdown{k: 1, cpuOnly: cpuOnly}
+		s.start()
+		time.Sleep(50 * time.Millisecond) // waiting, not working
+		work := s.workSince(time.Now())
+		if cpuOnly && work >= 25*time.Millisecond {
+			t.Errorf("cpu: 50 ms asleep counted as %v of work", work)
+		}
+		if !cpuOnly && work < 50*time.Millisecond {
+			t.Errorf("wall: 50 ms asleep counted as %v of work, want at least 50 ms", work)
+		}
+	}
+}

@@ -241,17 +241,20 @@ func (b *preemptBench) workload(exp, mech string) (jobs []preemptJob, trackers, 
 		}
 		return jobs, 2, 2, defines
 	case "reclaim":
-		// The reclaim target: one map slot; a sort map of 40 MB
-		// of text, whose sort buffer (64 MiB, spilling at 95%) holds its
+		// The reclaim target: one map slot; a sort map of 80 MB
+		// of text, whose sort buffer (128 MiB, spilling at 95%) holds its
 		// output until its record loop ends, slowed 8 times; when it has
-		// read 90% of its input (progress 0.6) a high-priority job
+		// read 45% of its input (progress 0.3) a high-priority job
 		// arrives and FIFO takes the slot back by checkpoint. The map's
 		// process then holds about 100 MB (36 MB of records in the
 		// buffer, their slices and the heap's slack: the image is 2.9
-		// times the records buffered).
+		// times the records buffered). Later in the map, the final sort
+		// (which has no quiet point, and is most of a sort map's work)
+		// would be under way by the time the order arrives, and the map
+		// killed.
 		jobs = []preemptJob{
-			{name: "big", class: "low", maps: 1, mapBytes: 40 << 20, sort: true, sortMB: 64, slow: math.Log(8)},
-			{name: "high", class: "high", priority: 1, maps: 1, mapBytes: 1 << 20, afterProgress: 0.6},
+			{name: "big", class: "low", maps: 1, mapBytes: 80 << 20, sort: true, sortMB: 128, slow: math.Log(8)},
+			{name: "high", class: "high", priority: 1, maps: 1, mapBytes: 1 << 20, afterProgress: 0.3},
 		}
 		return jobs, 1, 1, []string{"scheduler.policy=fifo", "scheduler.fifo.preemption=true", "preemption.mechanism=" + mech}
 	default: // contention
@@ -348,7 +351,11 @@ func (b *preemptBench) run(exp, mech string, rep int) (*preemptRun, error) {
 				speculator.KeyStragglerLocation:                 strconv.FormatFloat(slow, 'f', -1, 64),
 				speculator.KeyStragglerMaxFactor:                "50",
 				speculator.KeyStragglerTaskTypes:                "map", // the experiments are about map slots
-				mr.KeySplitSafe:                                 strconv.FormatBool(j.splitSafe),
+				// Delays owed for CPU time: on a loaded machine a task's
+				// wall time outside its delays grows with the load, and k
+				// times that would make the load, not the mechanism, decide.
+				speculator.KeyStragglerWork: "cpu",
+				mr.KeySplitSafe:             strconv.FormatBool(j.splitSafe),
 			}}
 		if j.sort {
 			// The sort buffer holds the map's output until the record

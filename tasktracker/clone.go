@@ -254,8 +254,10 @@ type checkpoint struct {
 	files         []dirCopy
 
 	// quiesce (the request to the quiet point), queued (the wait for the
-	// checkpoint/restore queue) and criu (CRIU's dump) split dump.
-	quiesce, queued, criu time.Duration
+	// checkpoint/restore queue) and criu (CRIU's dump) split dump; frozen
+	// is CRIU's own figure for the time the task was frozen (the rest of
+	// criu is CRIU's start-up and end).
+	quiesce, queued, criu, frozen time.Duration
 }
 
 // checkpointAttempt brings attempt src to a quiet point, notes the files a
@@ -386,7 +388,7 @@ func (tt *TaskTracker) checkpointAttempt(ctx context.Context, src *taskAttempt, 
 	if err != nil {
 		return nil, fmt.Errorf("dumping %s: %w", sourceID, err)
 	}
-	cp.imageBytes = ds.ImageBytes
+	cp.imageBytes, cp.frozen = ds.ImageBytes, ds.Frozen
 	return cp, nil
 }
 

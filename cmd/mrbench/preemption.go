@@ -89,6 +89,7 @@ type preemptRun struct {
 	QuiesceMs         []float64 `json:"quiesce_ms,omitempty"`
 	QueuedMs          []float64 `json:"queued_ms,omitempty"`
 	CriuDumpMs        []float64 `json:"criu_dump_ms,omitempty"`
+	CriuFrozenMs      []float64 `json:"criu_frozen_ms,omitempty"` // of CriuDumpMs, the task frozen (CRIU's stats)
 	RestorableMs      []float64 `json:"restorable_ms,omitempty"`
 	CheckpointsFailed int       `json:"checkpoints_failed,omitempty"`
 	// Load is the machine's 1-minute load average at the run's start and end.
@@ -622,16 +623,16 @@ func printPreemption(w io.Writer, runs []*preemptRun) {
 		return "low", "high"
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "experiment\tmechanism\trun\tresponse low/long [s]\tresponse high/periodic [s]\twasted [s]\tkilled maps\tcheckpoints\tfailed\tsplits\timage MB\treclaim ms\tquiesce ms\tqueued ms\tcriu dump ms\trestorable s\tload\t")
+	fmt.Fprintln(tw, "experiment\tmechanism\trun\tresponse low/long [s]\tresponse high/periodic [s]\twasted [s]\tkilled maps\tcheckpoints\tfailed\tsplits\timage MB\treclaim ms\tquiesce ms\tqueued ms\tcriu dump ms\tfrozen ms\trestorable s\tload\t")
 	for _, r := range runs {
 		a, b := classes(r)
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f\t%.2f\t%.2f\t%d\t%d\t%d\t%d\t%.1f\t%s\t%s\t%s\t%s\t%s\t%.1f-%.1f\t\n", r.Experiment, r.Mechanism, r.Run,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f\t%.2f\t%.2f\t%d\t%d\t%d\t%d\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f-%.1f\t\n", r.Experiment, r.Mechanism, r.Run,
 			r.mean(a), r.mean(b), r.WastedSeconds, r.KilledMaps, r.Checkpoints, r.CheckpointsFailed, r.Splits, float64(r.ImageBytes)/1e6,
-			meanMax(r.ReclaimMs, 1, 0), meanMax(r.QuiesceMs, 1, 0), meanMax(r.QueuedMs, 1, 0), meanMax(r.CriuDumpMs, 1, 0), meanMax(r.RestorableMs, 1000, 1),
+			meanMax(r.ReclaimMs, 1, 0), meanMax(r.QuiesceMs, 1, 0), meanMax(r.QueuedMs, 1, 0), meanMax(r.CriuDumpMs, 1, 0), meanMax(r.CriuFrozenMs, 1, 0), meanMax(r.RestorableMs, 1000, 1),
 			r.Load[0], r.Load[1])
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "(reclaim, quiesce, queued, criu dump, restorable: mean/max over the run's checkpoints)")
+	fmt.Fprintln(w, "(reclaim, quiesce, queued, criu dump, frozen, restorable: mean/max over the run's checkpoints)")
 	fmt.Fprintln(w)
 
 	// Means over the runs, with the half-width of their 95% interval.

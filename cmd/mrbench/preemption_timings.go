@@ -78,7 +78,7 @@ func (r *preemptRun) timingLine(line string) {
 		}
 	case strings.Contains(line, `msg="checkpoint for preemption made"`):
 		f := logFields(line)
-		for key, dst := range map[string]*[]float64{"quiesce": &r.QuiesceMs, "queued": &r.QueuedMs, "criu_dump": &r.CriuDumpMs} {
+		for key, dst := range map[string]*[]float64{"quiesce": &r.QuiesceMs, "queued": &r.QueuedMs, "criu_dump": &r.CriuDumpMs, "criu_frozen": &r.CriuFrozenMs} {
 			if v, ok := ms(f, key); ok {
 				*dst = append(*dst, v)
 			}

@@ -19,8 +19,8 @@ func TestTimingLine(t *testing.T) {
 	}{
 		{"reclaim", `time=2026-11-26T02:35:45.668Z level=INFO msg="attempt checkpointed" component=jobtracker attempt=a tracker=tt0 dump_ms=1674 reclaim_ms=1684 bytes=264005283`,
 			preemptRun{ReclaimMs: []float64{1684}}},
-		{"tracker's part", `time=x level=INFO msg="checkpoint for preemption made" component=tasktracker tracker=tt0 attempt=a quiesce=1.132s queued=0s criu_dump=121ms keep_files=1ms total=1.253s`,
-			preemptRun{QuiesceMs: []float64{1132}, QueuedMs: []float64{0}, CriuDumpMs: []float64{121}}},
+		{"tracker's part", `time=x level=INFO msg="checkpoint for preemption made" component=tasktracker tracker=tt0 attempt=a quiesce=1.132s queued=0s criu_dump=121ms criu_frozen=40ms keep_files=1ms total=1.253s`,
+			preemptRun{QuiesceMs: []float64{1132}, QueuedMs: []float64{0}, CriuDumpMs: []float64{121}, CriuFrozenMs: []float64{40}}},
 		{"restorable", `time=x level=INFO msg="resuming a checkpointed task" component=jobtracker attempt=b local=true restorable_ms=11578`,
 			preemptRun{RestorableMs: []float64{11578}}},
 		{"failed", `time=x level=WARN msg="checkpoint failed; the attempt was killed and its task runs again from scratch" attempt=a`,

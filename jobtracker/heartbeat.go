@@ -128,6 +128,7 @@ func (jt *JobTracker) Heartbeat(ctx context.Context, req *mrpb.HeartbeatRequest)
 		resent := jt.unackedLaunchesLocked(t)
 		jt.assignLocked(t, max(int(req.FreeMapSlots)-resent[partitions.Map], 0),
 			max(int(req.FreeReduceSlots)-resent[partitions.Reduce], 0), now)
+		jt.scaleUpLocked(t, now) // map slots left idle: split a long map (scaleup.go)
 	}
 	resp.ResponseId, resp.Actions = jt.replyLocked(t)
 	jt.sampleLocked(now)

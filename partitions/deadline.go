@@ -127,7 +127,7 @@ func NewDeadline(name string, cfg Config) (*Deadline, error) {
 		return nil, fmt.Errorf("deadline policy %q does not exist", name)
 	}
 	r := newReader(cfg)
-	switch r.str("scheduler.deadline.bound", "low", "avg", "up") {
+	switch r.OneOf("scheduler.deadline.bound", "low", "avg", "up") {
 	case "low":
 		p.cfg.bound = BoundLow
 	case "up":
@@ -135,21 +135,21 @@ func NewDeadline(name string, cfg Config) (*Deadline, error) {
 	default:
 		p.cfg.bound = BoundAvg
 	}
-	if r.str("scheduler.deadline.round", "lagrange-ceil", "integer-exact") == "integer-exact" {
+	if r.OneOf("scheduler.deadline.round", "lagrange-ceil", "integer-exact") == "integer-exact" {
 		p.cfg.round = IntegerExact
 	}
-	p.cfg.refreshAll = r.boolean("scheduler.deadline.refresh-all-on-arrival")
+	p.cfg.refreshAll = r.Bool("scheduler.deadline.refresh-all-on-arrival")
 	if p.kind == kindEDF {
-		p.cfg.reducesAfterMaps = r.boolean("scheduler.edf.reduces-after-maps")
+		p.cfg.reducesAfterMaps = r.Bool("scheduler.edf.reduces-after-maps")
 	} else {
-		p.cfg.reducesAfterMaps = r.boolean("scheduler.deadline.reduces-after-maps")
+		p.cfg.reducesAfterMaps = r.Bool("scheduler.deadline.reduces-after-maps")
 	}
-	p.cfg.printed = r.str("scheduler.minedfwc.algorithm", "fixed", "printed") == "printed"
-	p.cfg.killOnlyNeeded = r.boolean("scheduler.minedfwc.kill-only-needed")
-	p.cfg.netOfDeficits = r.boolean("scheduler.minedfwc.arrival-net-of-deficits")
-	p.cfg.releaseShuffle = r.str("scheduler.minedfwc.reduce-release", "r-avg", "shuffle-plus-r-avg") == "shuffle-plus-r-avg"
-	if r.err != nil {
-		return nil, fmt.Errorf("policy %s: %w", name, r.err)
+	p.cfg.printed = r.OneOf("scheduler.minedfwc.algorithm", "fixed", "printed") == "printed"
+	p.cfg.killOnlyNeeded = r.Bool("scheduler.minedfwc.kill-only-needed")
+	p.cfg.netOfDeficits = r.Bool("scheduler.minedfwc.arrival-net-of-deficits")
+	p.cfg.releaseShuffle = r.OneOf("scheduler.minedfwc.reduce-release", "r-avg", "shuffle-plus-r-avg") == "shuffle-plus-r-avg"
+	if r.Err() != nil {
+		return nil, fmt.Errorf("policy %s: %w", name, r.Err())
 	}
 	return p, nil
 }

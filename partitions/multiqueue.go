@@ -40,7 +40,7 @@ var multiQueueKeys = []conf.Key{
 
 	{Name: "scheduler.sita.capacities", Type: conf.String, Default: "0.3,0.7", Description: "SITA partition capacities C_1..C_K; must sum to 1", Check: floatList, Valid: "comma-separated numbers: each in (0, 1], sum 1"},
 	{Name: "scheduler.sita.cutoffs", Type: conf.String, Default: "18000s", Description: "SITA cumulative size cutoffs B_1..B_{K-1} (predicted job size)", Check: durationList, Valid: "comma-separated durations: exactly K-1 positive increasing durations"},
-	{Name: "scheduler.sita.predictor", Type: conf.String, Default: "regression", Description: "job size predictor: regression (log-log least squares on input bytes over completed jobs) or oracle (JobView.EstimatedSize)", Check: conf.OneOf("regression", "oracle")},
+	{Name: "scheduler.sita.predictor", Type: conf.String, Default: "regression", Description: "job size predictor: regression (log-log least squares on input bytes over completed jobs) or oracle (JobView.EstimatedSize: the size the job is told at submission, from its name's history profile on the runtime and in mr sim by default, its true size with mr sim --knowledge oracle; 0 when unknown)", Check: conf.OneOf("regression", "oracle")},
 	{Name: "scheduler.sita.min-fit", Type: conf.Int, Default: "10", Description: "completed jobs needed before the regression predictor is used; before that the oracle estimate (or 0) is used", Valid: "an integer >= 2"},
 
 	{Name: "scheduler.comp.queues", Type: conf.Int, Default: "2", Description: "COMP number of queues K (compares with the last K-1 completed jobs)", Valid: "an integer >= 2"},
@@ -165,48 +165,48 @@ func newMultiQueue(name string, cfg Config) (*MultiQueue, error) {
 	p := &MultiQueue{name: name, jobs: map[string]*mqJob{}, attempts: map[attemptKey]int{}}
 	switch name {
 	case "tyrex-static", "tyrex-dynamic":
-		p.caps = r.capacities("scheduler.tyrex.capacities")
+		p.caps = capacities(r, "scheduler.tyrex.capacities")
 		p.k = len(p.caps)
-		p.partitionReduces = r.boolean("scheduler.tyrex.partition-reduces")
-		p.arrivalOrder = r.str("scheduler.tyrex.migrated-order", "tail", "arrival") == "arrival"
+		p.partitionReduces = r.Bool("scheduler.tyrex.partition-reduces")
+		p.arrivalOrder = r.OneOf("scheduler.tyrex.migrated-order", "tail", "arrival") == "arrival"
 		if name == "tyrex-static" {
-			cum := r.str("scheduler.tyrex.limits-mode", "cumulative", "per-queue") == "cumulative"
-			p.limits = budgets(r.limits("scheduler.tyrex.timers", p.k-1, cum), cum)
+			cum := r.OneOf("scheduler.tyrex.limits-mode", "cumulative", "per-queue") == "cumulative"
+			p.limits = budgets(limits(r, "scheduler.tyrex.timers", p.k-1, cum), cum)
 		} else {
 			p.dynamic = true
-			p.cv2Threshold = r.float("scheduler.tyrex.cv2-threshold", 0)
-			p.minSample = r.integer("scheduler.tyrex.min-sample", 2)
-			p.fallback = r.duration("scheduler.tyrex.fallback-timer")
-			p.sample = r.str("scheduler.tyrex.dynamic-sample", "recent", "queue", "positive", "all")
-			p.window = r.integer("scheduler.tyrex.dynamic-window", 1)
-			p.sticky = r.str("scheduler.tyrex.dynamic-timer", "check", "sticky") == "sticky"
+			p.cv2Threshold = r.Float("scheduler.tyrex.cv2-threshold", 0, math.Inf(1))
+			p.minSample = r.Int("scheduler.tyrex.min-sample", 2)
+			p.fallback = r.Duration("scheduler.tyrex.fallback-timer")
+			p.sample = r.OneOf("scheduler.tyrex.dynamic-sample", "recent", "queue", "positive", "all")
+			p.window = r.Int("scheduler.tyrex.dynamic-window", 1)
+			p.sticky = r.OneOf("scheduler.tyrex.dynamic-timer", "check", "sticky") == "sticky"
 		}
 	case "fbq":
-		cum := r.str("scheduler.fbq.limits-mode", "cumulative", "per-queue") == "cumulative"
-		ls := r.limits("scheduler.fbq.limits", -1, cum)
-		if r.err == nil && len(ls) == 0 {
-			r.fail("scheduler.fbq.limits", r.raw("scheduler.fbq.limits"), "needs at least one limit", nil)
+		cum := r.OneOf("scheduler.fbq.limits-mode", "cumulative", "per-queue") == "cumulative"
+		ls := limits(r, "scheduler.fbq.limits", -1, cum)
+		if r.Err() == nil && len(ls) == 0 {
+			r.Fail("scheduler.fbq.limits", r.Raw("scheduler.fbq.limits"), "needs at least one limit")
 		}
 		p.limits = budgets(ls, cum)
 		p.k = len(ls) + 1
 	case "sita":
-		p.caps = r.capacities("scheduler.sita.capacities")
+		p.caps = capacities(r, "scheduler.sita.capacities")
 		p.k = len(p.caps)
 		p.partitionReduces = true
 		p.dispatch = bySize
-		p.cutoffs = r.limits("scheduler.sita.cutoffs", p.k-1, true)
-		p.predictor = r.str("scheduler.sita.predictor", "regression", "oracle")
-		p.minFit = r.integer("scheduler.sita.min-fit", 2)
+		p.cutoffs = limits(r, "scheduler.sita.cutoffs", p.k-1, true)
+		p.predictor = r.OneOf("scheduler.sita.predictor", "regression", "oracle")
+		p.minFit = r.Int("scheduler.sita.min-fit", 2)
 	case "comp":
-		p.k = r.integer("scheduler.comp.queues", 2)
+		p.k = r.Int("scheduler.comp.queues", 2)
 		p.dispatch = byCompare
-		p.predictor = r.str("scheduler.comp.predictor", "regression", "oracle")
+		p.predictor = r.OneOf("scheduler.comp.predictor", "regression", "oracle")
 		p.minFit = 2
 	default:
 		return nil, fmt.Errorf("multi-queue policy %q does not exist", name)
 	}
-	if r.err != nil {
-		return nil, fmt.Errorf("policy %s: %w", name, r.err)
+	if r.Err() != nil {
+		return nil, fmt.Errorf("policy %s: %w", name, r.Err())
 	}
 	p.queues = make([][]*mqJob, p.k)
 	if p.sample == "recent" {

@@ -166,6 +166,15 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *preemption != "" {
 		conf["preemption.mechanism"] = *preemption
 	}
+	if *knowledge != KnowOracle {
+		for _, k := range []string{"scheduler.sita.predictor", "scheduler.comp.predictor"} {
+			if conf[k] == "oracle" {
+				fmt.Fprintf(stderr, "sim: note: %s=oracle predicts a job's size from what the job is told at submission (--knowledge); "+
+					"with history knowledge a job whose name ran before gets its profile's estimate, and any other gets none "+
+					"(size 0, the first partition), as on the runtime; --knowledge oracle gives every job its true size\n", k)
+			}
+		}
+	}
 	for _, sf := range stragFlags {
 		if f := fs.Lookup(sf.flag); f.Changed {
 			conf[sf.key] = f.Value.String()

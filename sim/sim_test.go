@@ -435,3 +435,24 @@ func TestCommandTable(t *testing.T) {
 		t.Errorf("trace replay differs:\n%s\n%s", first, out.String())
 	}
 }
+
+// The oracle size predictor gets only what a job is told at submission:
+// without --knowledge oracle, mr sim says what that means.
+func TestCommandOraclePredictorNote(t *testing.T) {
+	for _, tc := range []struct {
+		knowledge string
+		note      bool
+	}{{"", true}, {"history", true}, {"oracle", false}} {
+		args := []string{"--policy", "sita", "--workload", "thesis-fb", "--jobs", "20", "--set", "scheduler.sita.predictor=oracle"}
+		if tc.knowledge != "" {
+			args = append(args, "--knowledge", tc.knowledge)
+		}
+		var out, errOut bytes.Buffer
+		if err := Command(context.Background(), args, &out, &errOut); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(errOut.String(), "scheduler.sita.predictor=oracle predicts"); got != tc.note {
+			t.Errorf("--knowledge %q: note printed %v, want %v:\n%s", tc.knowledge, got, tc.note, errOut.String())
+		}
+	}
+}

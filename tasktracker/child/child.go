@@ -77,7 +77,7 @@ func Main(attemptID, umbilicalAddr string) int {
 		t.log.Error("task failed", "error", err)
 		return 1
 	}
-	if _, err := t.umb.Done(context.Background(), &mrpb.DoneRequest{AttemptId: t.launch.AttemptId, Counters: t.counterProto(), Split: t.split.Load()}); err != nil {
+	if _, err := t.umb.Done(context.Background(), &mrpb.DoneRequest{AttemptId: t.launch.AttemptId, Counters: t.counterProto(), Split: t.split.Load(), ReduceCut: t.reduceCut}); err != nil {
 		t.log.Error("reporting done", "error", err)
 		return 1
 	}
@@ -120,9 +120,11 @@ type task struct {
 	// Map splitting (split.go): splitOrdered is set when the tracker's
 	// answer to a status report says the JobTracker ordered a split;
 	// split once the map stopped because of it, splitCut being where.
+	// A split reduce's reduceCut is where it stopped.
 	splitOrdered atomic.Bool
 	split        atomic.Bool
 	splitCut     *mrpb.MapCut
+	reduceCut    *mrpb.ReduceCut
 
 	mu       sync.Mutex
 	progress float32

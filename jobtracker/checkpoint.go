@@ -139,8 +139,15 @@ func (jt *JobTracker) attemptCheckpointedLocked(a *attempt, cs *mrpb.CheckpointS
 	jt.prom.checkpointBytes.Add(float64(img.bytes))
 	jt.driver.Ended(now, attemptKey(a), a.finish.Sub(a.start))
 	jt.observeCROpLocked(a.tracker, preempt.OpDump, cs.ImageBytes, cs.DumpMs)
+	// reclaim_ms: from the order (the planner's decision) to the slot
+	// free here, the figure of the reclaim target.
+	var reclaim time.Duration
+	if a.ckpt != nil && !a.ckpt.ordered.IsZero() {
+		reclaim = now.Sub(a.ckpt.ordered)
+	}
 	jt.log.Info("attempt checkpointed", "attempt", a.id, "tracker", a.tracker, "dump_ms", cs.DumpMs,
-		"bytes", img.bytes, "progress", cs.Progress, "work_saved", img.useful.Round(time.Millisecond))
+		"reclaim_ms", reclaim.Milliseconds(), "bytes", img.bytes, "progress", cs.Progress,
+		"work_saved", img.useful.Round(time.Millisecond))
 	if j.done() || t.state == taskSucceeded {
 		jt.dropImageLocked(j, img, "its task has succeeded")
 		return
@@ -204,8 +211,12 @@ func (jt *JobTracker) checkpointFailedLocked(a *attempt, cs *mrpb.CheckpointStat
 		return
 	}
 	jt.prom.preemptCheckpoints.WithLabelValues("failed").Inc()
+	var since time.Duration
+	if a.ckpt != nil && !a.ckpt.ordered.IsZero() {
+		since = jt.now().Sub(a.ckpt.ordered)
+	}
 	jt.log.Warn("checkpoint failed; the attempt was killed and its task runs again from scratch", "attempt", a.id,
-		"tracker", a.tracker, "error", cs.Error)
+		"tracker", a.tracker, "since_order_ms", since.Milliseconds(), "progress", a.progress, "error", cs.Error)
 }
 
 // restoreStatusLocked takes in what a tracker reports of a restored
@@ -262,7 +273,8 @@ func (jt *JobTracker) restoreSourceLocked(tk *task, a *attempt, launch *mrpb.Lau
 	a.ckpt = &attemptCkpt{from: img}
 	a.startProgress, a.progress = float64(img.progress), img.progress
 	jt.log.Info("resuming a checkpointed task", "attempt", a.id, "tracker", a.tracker, "image", img.attempt,
-		"image_tracker", img.tracker, "local", img.tracker == a.tracker)
+		"image_tracker", img.tracker, "local", img.tracker == a.tracker,
+		"restorable_ms", jt.now().Sub(img.at).Milliseconds())
 }
 
 // restoreHereLocked tells whether restorable task tk may be launched on

@@ -264,6 +264,12 @@ type checkpoint struct {
 	sourceOutput  string // the output attempt directory the process uses, if any
 	img           string // directory of the image
 	files         []dirCopy
+
+	// quiesce (the request to the quiet point), queued (the wait for the
+	// checkpoint/restore queue) and criu (CRIU's dump) split dump; frozen
+	// is CRIU's own figure for the time the task was frozen (the rest of
+	// criu is CRIU's start-up and end).
+	quiesce, queued, criu, frozen time.Duration
 }
 
 // checkpointAttempt brings attempt src to a quiet point, notes the files a
@@ -352,6 +358,7 @@ func (tt *TaskTracker) checkpointAttempt(ctx context.Context, src *taskAttempt, 
 		}
 		parked = true
 		cp.progress = q.progress
+		cp.quiesce = time.Since(began)
 	case <-src.exited:
 		return nil, fmt.Errorf("source attempt %s ended before its quiet point", sourceID)
 	case <-time.After(quiesceTimeout):
@@ -387,11 +394,15 @@ func (tt *TaskTracker) checkpointAttempt(ctx context.Context, src *taskAttempt, 
 		src.mu.Unlock()
 	}
 	var ds criu.DumpStats
+	queuedFrom := time.Now()
 	class := crCloneDump
 	if stop {
 		class = crPreemptDump
 	}
 	err = tt.cr.run(ctx, class, dumpEstimate(residentBytes(proc.Pid)), func() error {
+		criuFrom := time.Now()
+		cp.queued = criuFrom.Sub(queuedFrom)
+		defer func() { cp.criu = time.Since(criuFrom) }()
 		if stop && os.Getenv(CloneFaultEnv) == "dump" {
 			// Fault injection (tests): CRIU refusing the dump.
 			return errors.New("fault injection: dump refused")
@@ -411,7 +422,7 @@ func (tt *TaskTracker) checkpointAttempt(ctx context.Context, src *taskAttempt, 
 	if err != nil {
 		return nil, fmt.Errorf("dumping %s: %w", sourceID, err)
 	}
-	cp.imageBytes = ds.ImageBytes
+	cp.imageBytes, cp.frozen = ds.ImageBytes, ds.Frozen
 	return cp, nil
 }
 

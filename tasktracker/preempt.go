@@ -162,6 +162,7 @@ func (tt *TaskTracker) preempt(ctx context.Context, a *taskAttempt) (*mrpb.Check
 		return nil, err
 	}
 	img := &storedImage{job: a.launch.JobId, attempt: id, dir: dir}
+	began := time.Now()
 	cp, err := tt.checkpointAttempt(ctx, a, id, img.imgDir(), true)
 	if err != nil {
 		_ = os.RemoveAll(dir)
@@ -181,6 +182,11 @@ func (tt *TaskTracker) preempt(ctx context.Context, a *taskAttempt) (*mrpb.Check
 	tt.mu.Lock()
 	tt.images[id] = img
 	tt.mu.Unlock()
+	// Where the time from the order to the slot free goes, on this side.
+	tt.log.Info("checkpoint for preemption made", "attempt", id, "quiesce", cp.quiesce.Round(time.Millisecond),
+		"queued", cp.queued.Round(time.Millisecond), "criu_dump", cp.criu.Round(time.Millisecond), "criu_frozen", cp.frozen.Round(time.Millisecond),
+		"keep_files", (time.Since(began) - cp.dump).Round(time.Millisecond), "total", time.Since(began).Round(time.Millisecond),
+		"image_bytes", cp.imageBytes, "file_set_bytes", cp.fileBytes)
 	return &mrpb.CheckpointStats{DumpMs: cp.dump.Milliseconds(), ImageBytes: cp.imageBytes,
 		FileSetBytes: cp.fileBytes, Progress: cp.progress}, nil
 }

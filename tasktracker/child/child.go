@@ -103,6 +103,9 @@ type task struct {
 	// slow is the straggler injector of the running work loop.
 	ctrl *ctrl
 	slow *slowdown
+	// wake cuts short the injector's sleep when the work loop has an order
+	// to carry out at its next check (a quiesce, a split): see wakeWork.
+	wake chan struct{}
 	// finalFrom is when a map's record loop ended and finalWeight its
 	// share of the map's progress (for the injector's final phase).
 	finalFrom   time.Time
@@ -134,7 +137,7 @@ type task struct {
 
 func newTask(ctx context.Context, cancel context.CancelFunc, l *mrpb.LaunchTask, umb mrpb.UmbilicalClient, log *slog.Logger) (*task, error) {
 	t := &task{ctx: ctx, cancel: cancel, log: log, umb: umb, launch: l, counters: mr.NewCounters(),
-		isMap: l.Type == "m"}
+		isMap: l.Type == "m", wake: make(chan struct{}, 1)}
 	if err := json.Unmarshal(l.SpecJson, &t.spec); err != nil {
 		return nil, fmt.Errorf("decoding the job spec: %w", err)
 	}
@@ -202,8 +205,21 @@ func (t *task) sendStatus() bool {
 	}
 	if resp.Split {
 		t.splitOrdered.Store(true)
+		t.wakeWork()
 	}
 	return true
+}
+
+// wakeWork tells the work loop, if it sleeps off the straggler
+// injector's delay, to go to its next check at once: an order (a quiesce,
+// a split) is waiting there, and the reclaim of the slot must not wait for
+// a delay that is the injector's, not the task's. The delay not slept
+// stays owed.
+func (t *task) wakeWork() {
+	select {
+	case t.wake <- struct{}{}:
+	default:
+	}
 }
 
 // reportLoop sends status every mapreduce.task.progress.report.interval;

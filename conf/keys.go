@@ -14,6 +14,8 @@ var keyTable = []Key{
 	// Map-side sort and spill.
 	{Name: "mapreduce.task.io.sort.mb", Type: Int, Default: "100", Description: "map-side sort buffer size", Check: between(1, 2047), Job: true, Unit: "MiB"},
 	{Name: "mapreduce.map.sort.spill.percent", Type: Float, Default: "0.80", Description: "sort buffer fill fraction that starts a spill", Check: aboveUpTo(0.0, 1.0), Job: true},
+	{Name: "mapreduce.task.profile", Type: Bool, Default: "false", Description: "task children write a CPU profile of the attempt and a heap profile at its end (ATTEMPT.cpu.pprof, ATTEMPT.heap.pprof) and log their peak RSS", Job: true},
+	{Name: "mapreduce.task.profiledir", Type: String, Default: "", Description: "directory for the task profiles; empty: each attempt's own directory", Job: true},
 	{Name: "mapreduce.task.io.sort.factor", Type: Int, Default: "10", Description: "number of streams merged at once", Check: atLeast(2), Job: true},
 
 	// Task counts, attempts and input splits.

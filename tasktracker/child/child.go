@@ -68,7 +68,9 @@ func Main(attemptID, umbilicalAddr string) int {
 	t.watchQuiesce()
 	defer func() { t.conn.Close() }()
 	t.startReporting()
+	stopProfile := t.startProfile()
 	err = t.run()
+	stopProfile()
 	t.stopReporting()
 	// A clone runs under another attempt id and umbilical than it started
 	// with: report under the current ones.

@@ -45,11 +45,14 @@ func (t *task) startProfile() (stop func()) {
 			pprof.StopCPUProfile()
 			f.Close()
 		}
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		// The heap profile is as of the last completed collection: one
+		// now makes it include every allocation of the attempt.
+		runtime.GC()
 		if err := writeHeapProfile(base + ".heap.pprof"); err != nil {
 			t.log.Warn("task profile: no heap profile", "error", err)
 		}
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
 		summary := fmt.Sprintf("peak_rss_kib %d\nheap_sys_kib %d\nheap_inuse_kib %d\nsys_kib %d\ngc_cycles %d\ngc_cpu_fraction %.4f\n",
 			vmHWM(), ms.HeapSys>>10, ms.HeapInuse>>10, ms.Sys>>10, ms.NumGC, ms.GCCPUFraction)
 		if err := os.WriteFile(base+".mem.txt", []byte(summary), 0o644); err != nil {

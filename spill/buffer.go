@@ -217,6 +217,8 @@ type Buffer struct {
 	// bytes lie, never the accounting: boundaries are as without it.
 	ring         []byte
 	headV, tailV int64
+	// maxBatchRecs is the most records a cut batch has held (see growRecs).
+	maxBatchRecs int
 	// sorted is the sort scratch of batches without a table: one spill is
 	// sorted and written at a time, so the batches share it.
 	sorted  []rec
@@ -406,7 +408,7 @@ func (b *Buffer) appendRecord(bt *batch, p int, key, value []byte) {
 		bt.data = bt.data[:off+n]
 	}
 	if len(bt.recs) == cap(bt.recs) {
-		bt.recs = slices.Grow(bt.recs, max(len(bt.recs), 1024))
+		b.growRecs(bt)
 	}
 	r := rec{off: uint32(off), klen: uint32(len(key)), vlen: uint32(len(value)), part: uint32(p)}
 	if b.defaultCmp {
@@ -416,6 +418,20 @@ func (b *Buffer) appendRecord(bt *batch, p int, key, value []byte) {
 	copy(bt.data[off+len(key):off+n], value)
 	bt.recs = append(bt.recs, r)
 	bt.counts[p]++
+}
+
+// growRecs makes room in bt's record index. It doubles the index, but
+// once a batch has been cut it grows a batch's index straight to a 16th
+// more than the largest batch so far: batches of similar records then
+// allocate their index once instead of leaving the garbage of every
+// doubling (25 MB a batch for TeraSort's 560,000 records).
+func (b *Buffer) growRecs(bt *batch) {
+	n := len(bt.recs)
+	want := max(n, 1024)
+	if hint := b.maxBatchRecs + b.maxBatchRecs/16; hint > n && n >= 1024 {
+		want = hint - n
+	}
+	bt.recs = slices.Grow(bt.recs, want)
 }
 
 // ringEnterAt is the data size past which a batch without a table moves
@@ -707,6 +723,7 @@ func (b *Buffer) startSpill() error {
 		}
 	}
 	b.flushCounters()
+	b.maxBatchRecs = max(b.maxBatchRecs, len(b.cur.recs))
 	job := &spillJob{index: b.next, batch: b.cur, done: make(chan spillResult, 1)}
 	b.next++
 	if b.spare != nil {

@@ -314,7 +314,7 @@ func NewBuffer(opts Options) (*Buffer, error) {
 		b.cemit.sw = b.sw
 	}
 	if tableUsable(opts, b.defaultCmp) {
-		b.tab = newCombTable(opts.NumPartitions)
+		b.tab = newCombTable(opts.NumPartitions, isUvarintSum(opts.Combiner))
 	}
 	return b, nil
 }
@@ -636,7 +636,7 @@ func (b *Buffer) Cut() error {
 	}
 	b.prevOut = 0
 	if b.tab != nil {
-		b.tab = newCombTable(b.opts.NumPartitions)
+		b.tab = newCombTable(b.opts.NumPartitions, isUvarintSum(b.opts.Combiner))
 	}
 	return nil
 }

@@ -16,7 +16,7 @@ var keyTable = []Key{
 	{Name: "mapreduce.map.sort.spill.percent", Type: Float, Default: "0.80", Description: "sort buffer fill fraction that starts a spill", Check: aboveUpTo(0.0, 1.0), Job: true},
 	{Name: "mapreduce.map.memory.mb", Type: Int, Default: "0", Description: "map task memory budget: the map child's soft memory limit (GOMEMLIMIT), near which its garbage collector works harder; 0: twice mapreduce.task.io.sort.mb plus 64 MiB", Check: atLeast(0), Job: true, Unit: "MiB"},
 	{Name: "mapreduce.task.gc.percent", Type: Int, Default: "25", Description: "GOGC of task children: the heap grows by this percentage of the live data between collections (Go's default is 100; a task's live data is mostly long-lived, unscanned buffers, so collecting earlier costs little)", Check: atLeast(1), Job: true},
-	{Name: "mapreduce.task.profile", Type: Bool, Default: "false", Description: "task children write a CPU profile of the attempt and a heap profile at its end (ATTEMPT.cpu.pprof, ATTEMPT.heap.pprof) and log their peak RSS", Job: true},
+	{Name: "mapreduce.task.profile", Type: Bool, Default: "false", Description: "task children write a CPU profile of the attempt and a heap profile at its end (ATTEMPT.cpu.pprof, ATTEMPT.heap.pprof), and their peak RSS and GC figures (ATTEMPT.mem.txt)", Job: true},
 	{Name: "mapreduce.task.profiledir", Type: String, Default: "", Description: "directory for the task profiles; empty: each attempt's own directory", Job: true},
 	{Name: "mapreduce.task.io.sort.factor", Type: Int, Default: "10", Description: "number of streams merged at once", Check: atLeast(2), Job: true},
 

@@ -420,15 +420,23 @@ func (b *Buffer) appendRecord(bt *batch, p int, key, value []byte) {
 	bt.counts[p]++
 }
 
-// growRecs makes room in bt's record index. It doubles the index, but
-// once a batch has been cut it grows a batch's index straight to a 16th
-// more than the largest batch so far: batches of similar records then
-// allocate their index once instead of leaving the garbage of every
-// doubling (25 MB a batch for TeraSort's 560,000 records).
+// growRecs makes room in bt's record index. Past 1024 records it grows
+// the index straight to a 16th more than the records a batch is expected
+// to hold (the largest batch cut so far; before the first cut, the
+// spill threshold over the mean cost of the records so far), doubling
+// only past that: batches of similar records then allocate their index
+// once instead of leaving the garbage of every doubling (25 MB a batch for
+// TeraSort's 560,000 records).
 func (b *Buffer) growRecs(bt *batch) {
 	n := len(bt.recs)
 	want := max(n, 1024)
-	if hint := b.maxBatchRecs + b.maxBatchRecs/16; hint > n && n >= 1024 {
+	hint := b.maxBatchRecs
+	if hint == 0 && n >= 1024 && bt.bytes > 0 && !bt.raw {
+		// No batch cut yet: the records so far tell how many the batch
+		// will hold if the rest are like them.
+		hint = int(min(b.limit/max(bt.bytes/int64(n), 1), b.limit/b.opts.RecordOverhead))
+	}
+	if hint += hint / 16; hint > n && n >= 1024 {
 		want = hint - n
 	}
 	bt.recs = slices.Grow(bt.recs, want)

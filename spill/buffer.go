@@ -359,6 +359,13 @@ func (b *Buffer) Emit(key, value []byte) error {
 			return err
 		}
 	}
+	if b.inflight != nil && b.inflight.batch.inRing && b.tab == nil && !b.cur.noRing && !b.ringFree(len(key)+len(value)) {
+		// The ring is full with the spill in progress: wait for it, as
+		// Hadoop's collector waits for its spill thread.
+		if err := b.finishInflight(); err != nil {
+			return err
+		}
+	}
 	bt := b.cur
 	if b.tab != nil {
 		if err := b.tab.put(b, bt, key, value); err != nil {
@@ -482,7 +489,7 @@ func (b *Buffer) ringPlace(bt *batch, n int) int {
 // tells whether it did; if not, bt keeps its private arena for good.
 func (b *Buffer) enterRing(bt *batch) bool {
 	if b.ring == nil {
-		b.ring = make([]byte, b.opts.BufferBytes)
+		b.ring = make([]byte, b.ringSize(bt))
 	}
 	if b.headV == b.tailV {
 		// Nothing is live: start at the ring's physical start.
@@ -504,6 +511,32 @@ func (b *Buffer) enterRing(bt *batch) bool {
 	bt.inRing, bt.startV = true, startV
 	b.retail()
 	return true
+}
+
+// ringSize is the size of the ring, chosen when the first batch enters
+// it: the share of the buffer that the bytes of the records so far take of
+// their accounted cost (the rest of the cost is their record index, kept
+// outside the ring), an eighth more and 64 KiB (or a 16th of the buffer,
+// if less), at most BufferBytes. Both
+// batches' bytes fit while the records are like the first ones; when they
+// do not, Emit waits for the spill in progress, and a batch that alone
+// outgrows the ring leaves it.
+func (b *Buffer) ringSize(bt *batch) int64 {
+	if bt.bytes <= 0 || len(bt.data) == 0 {
+		return b.opts.BufferBytes
+	}
+	share := float64(len(bt.data)) / float64(bt.bytes)
+	return min(b.opts.BufferBytes, int64(float64(b.opts.BufferBytes)*share*9/8)+min(64<<10, b.opts.BufferBytes/16))
+}
+
+// ringFree tells whether n more bytes fit at the ring's head.
+func (b *Buffer) ringFree(n int) bool {
+	r := int64(len(b.ring))
+	v := b.headV
+	if pos := v % r; pos+int64(n) > r {
+		v += r - pos
+	}
+	return v+int64(n)-b.tailV <= r
 }
 
 // leaveRing copies bt's records out of the ring into a private arena with

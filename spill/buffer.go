@@ -208,10 +208,10 @@ type Buffer struct {
 	spare    *batch
 	inflight *spillJob
 	// Without a combining table, batches whose data outgrows ringEnterAt
-	// keep it in one ring of BufferBytes shared by the spilling batch and
-	// the current one (Hadoop's kvbuffer is likewise one circular array),
-	// instead of each batch keeping an arena as large as the spill
-	// threshold. Positions are virtual (physical = virtual mod len(ring));
+	// keep it in one ring of at most BufferBytes (see ringSize) shared by
+	// the spilling batch and the current one (Hadoop's kvbuffer is
+	// likewise one circular array), instead of each batch keeping an arena
+	// as large as the spill threshold. Positions are virtual (physical = virtual mod len(ring));
 	// the live bytes are [tailV, headV). A record never straddles the
 	// end: one that would is placed at the start. The ring changes where
 	// bytes lie, never the accounting: boundaries are as without it.

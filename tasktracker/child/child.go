@@ -65,10 +65,15 @@ func Main(attemptID, umbilicalAddr string) int {
 		return 1
 	}
 	t.conn, t.ctrl, t.umbAddr = conn, ctl, umbilicalAddr
+	if percent, limit := t.setGC(); percent >= 0 || limit >= 0 {
+		log.Debug("garbage collector", "gogc", percent, "memory_limit_mib", limit)
+	}
 	t.watchQuiesce()
 	defer func() { t.conn.Close() }()
 	t.startReporting()
+	stopProfile := t.startProfile()
 	err = t.run()
+	stopProfile()
 	t.stopReporting()
 	// A clone runs under another attempt id and umbilical than it started
 	// with: report under the current ones.

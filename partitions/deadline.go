@@ -30,6 +30,7 @@ var deadlineKeys = []conf.Key{
 	{Name: "scheduler.minedfwc.kill-only-needed", Type: conf.Bool, Default: "false", Description: "kill only the spare maps the new job needs instead of all spare maps of a victim job (A7)"},
 	{Name: "scheduler.minedfwc.arrival-net-of-deficits", Type: conf.Bool, Default: "false", Description: "arrival check subtracts the quota deficits of earlier-deadline jobs from the free slots (A3)"},
 	{Name: "scheduler.minedfwc.wait-estimate", Type: conf.String, Default: "mean", Description: "Algorithm 1's wait test (line 12): mean (as printed: a victim's spare map slots free after its average map duration M_avg) or remaining (each spare slot frees when one of the victim's running maps ends, after its expected remaining time: M_avg less its elapsed time, or M_max less it once past M_avg; slots credited one at a time, earliest first)", Check: conf.OneOf("mean", "remaining")},
+	{Name: "scheduler.minedfwc.kill-when-infeasible", Type: conf.Bool, Default: "true", Description: "kill spare maps for an arriving job that cannot meet its deadline even with its largest allocation (its quota is then the maximum, spec §1.7); false: such a job waits like MinEDF's (§III: kills are for a job that waiting cannot complete 'in time')"},
 	{Name: "scheduler.minedfwc.reduce-release", Type: conf.String, Default: "r-avg", Description: "expected release time of a spare reduce slot (A10)", Check: conf.OneOf("r-avg", "shuffle-plus-r-avg")},
 }
 
@@ -93,6 +94,7 @@ type deadlineCfg struct {
 	netOfDeficits    bool
 	releaseShuffle   bool
 	waitRemaining    bool
+	killInfeasible   bool
 }
 
 type dlJob struct {
@@ -150,6 +152,7 @@ func NewDeadline(name string, cfg Config) (*Deadline, error) {
 	p.cfg.printed = r.OneOf("scheduler.minedfwc.algorithm", "fixed", "printed") == "printed"
 	p.cfg.killOnlyNeeded = r.Bool("scheduler.minedfwc.kill-only-needed")
 	p.cfg.netOfDeficits = r.Bool("scheduler.minedfwc.arrival-net-of-deficits")
+	p.cfg.killInfeasible = r.Bool("scheduler.minedfwc.kill-when-infeasible")
 	p.cfg.waitRemaining = r.OneOf("scheduler.minedfwc.wait-estimate", "mean", "remaining") == "remaining"
 	p.cfg.releaseShuffle = r.OneOf("scheduler.minedfwc.reduce-release", "r-avg", "shuffle-plus-r-avg") == "shuffle-plus-r-avg"
 	if r.Err() != nil {
@@ -525,6 +528,11 @@ func (p *Deadline) onArrival(view *ClusterView, nj *dlJob, d *Decision) {
 		}
 	}
 	// kill spare map tasks
+	if !p.cfg.killInfeasible {
+		if _, _, ok := p.quotaForOK(nj, nj.rel); !ok {
+			return // no allocation meets the deadline: killing cannot
+		}
+	}
 	if !p.cfg.printed {
 		mJ, _ = p.quotaFor(nj, nj.rel)
 		fm = fm0

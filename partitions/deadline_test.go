@@ -305,3 +305,21 @@ func TestMinEDFWCWaitRemaining(t *testing.T) {
 		})
 	}
 }
+
+// TestMinEDFWCKillWhenInfeasible: a job that no allocation can finish by its
+// deadline (a 10 s map against 5 s) gets the largest quota and, by default,
+// kills for it; with kill-when-infeasible=false it waits instead.
+func TestMinEDFWCKillWhenInfeasible(t *testing.T) {
+	for _, tt := range []struct {
+		set, want string
+	}{{"true", "kill:A:map:9"}, {"false", ""}} {
+		t.Run(tt.set, func(t *testing.T) {
+			h := wcSetup(t, map[string]string{"scheduler.minedfwc.kill-when-infeasible": tt.set})
+			h.Advance(1)
+			h.Submit(JobView{ID: "J", Maps: 20, Deadline: h.Now.Add(secs(5)), Profile: prof(10, 0)})
+			if got := h.Offer(0, 0); got != tt.want {
+				t.Fatalf("arrival offer %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -128,6 +128,12 @@ type uvarintSum struct {
 	buf  [binary.MaxVarintLen64]byte
 }
 
+// SumsUvarints declares that the combiner is a uvarint sum
+// (mr.UvarintSumCombiner).
+func (*uvarintSum) SumsUvarints() {}
+
+var _ mr.UvarintSumCombiner = (*uvarintSum)(nil)
+
 // Reduce emits (key, sum of the values).
 func (s *uvarintSum) Reduce(_ mr.TaskContext, key []byte, values mr.ValueIterator, out mr.Emitter) error {
 	sum, err := sumUvarints(s.what, key, values)

@@ -23,6 +23,14 @@ import (
 // on the tracker offering the slot. A dump that fails ends the attempt
 // KILLED and the task runs again from scratch; so does a task whose image
 // is lost (its tracker lost, or the restore failing).
+//
+// A task keeps one image (spec §5.3, "Kill after an earlier image"): a
+// restored attempt that is killed resumes from the same image again, so it
+// loses only its own run; a restored attempt checkpointed again replaces
+// the image (the old one's tracker is told to delete it); an image is
+// dropped when the task succeeds, when an attempt of the task fails (it
+// may be what the image holds that fails) or its restore fails, and when
+// the task was split since (the image would redo the split-off part).
 
 // StateCheckpointed is the state of an attempt dumped for preemption.
 const StateCheckpointed = "CHECKPOINTED"
@@ -39,11 +47,14 @@ type taskImage struct {
 	bytes    int64
 	progress float32
 	// at is when the task became restorable from it; useful is the run
-	// time of the task's work the image holds (what a kill would lose).
+	// time of the task's work the image holds.
 	at     time.Time
 	useful time.Duration
 	// migrate: restore on another tracker than the image's (an order).
 	migrate bool
+	// failures and cuts are the task's failed attempts and split points
+	// when the image was made: more of either makes the image stale.
+	failures, cuts int
 }
 
 // attemptCkpt is an attempt's part in preemption by checkpoint.
@@ -73,6 +84,10 @@ func (jt *JobTracker) checkpointAttemptLocked(a *attempt, incremental, migrate b
 		return fmt.Errorf("tracker %s of attempt %s cannot checkpoint (no CRIU)", a.tracker, a.id)
 	case a.ckpt != nil && !a.ckpt.ordered.IsZero():
 		return fmt.Errorf("attempt %s is being checkpointed already", a.id)
+	case a.ckpt != nil && a.ckpt.from != nil && !a.ckpt.restored:
+		// Spec §5.10: its process is not there yet; an order now would
+		// fail and kill it.
+		return fmt.Errorf("attempt %s is still being restored", a.id)
 	}
 	if a.ckpt == nil {
 		a.ckpt = &attemptCkpt{}
@@ -109,7 +124,7 @@ func (jt *JobTracker) attemptCheckpointedLocked(a *attempt, cs *mrpb.CheckpointS
 	}
 	jt.addMillisLocked(a)
 	img := &taskImage{tracker: a.tracker, attempt: a.id, bytes: cs.ImageBytes + cs.FileSetBytes,
-		progress: cs.Progress, at: now, useful: a.usefulRunTime()}
+		progress: cs.Progress, at: now, useful: a.usefulRunTime(), failures: t.failures, cuts: t.cuts()}
 	if a.ckpt != nil {
 		img.migrate = a.ckpt.migrate
 	}
@@ -117,15 +132,28 @@ func (jt *JobTracker) attemptCheckpointedLocked(a *attempt, cs *mrpb.CheckpointS
 	j.counters.Add(g, mr.Checkpoints, 1)
 	j.counters.Add(g, mr.CheckpointBytes, img.bytes)
 	j.counters.Add(g, mr.CheckpointDumpMillis, cs.DumpMs)
-	j.counters.Add(g, mr.CheckpointWorkSavedMillis, img.useful.Milliseconds())
+	// A kill would have lost the attempt's own run only: a restored
+	// attempt's task keeps the image it was restored from.
+	j.counters.Add(g, mr.CheckpointWorkSavedMillis, a.ownRunTime().Milliseconds())
 	jt.prom.preemptCheckpoints.WithLabelValues("checkpointed").Inc()
 	jt.prom.checkpointBytes.Add(float64(img.bytes))
 	jt.driver.Ended(now, attemptKey(a), a.finish.Sub(a.start))
 	jt.observeCROpLocked(a.tracker, preempt.OpDump, cs.ImageBytes, cs.DumpMs)
+	// reclaim_ms: from the order (the planner's decision) to the slot
+	// free here, the figure of the reclaim target.
+	var reclaim time.Duration
+	if a.ckpt != nil && !a.ckpt.ordered.IsZero() {
+		reclaim = now.Sub(a.ckpt.ordered)
+	}
 	jt.log.Info("attempt checkpointed", "attempt", a.id, "tracker", a.tracker, "dump_ms", cs.DumpMs,
-		"bytes", img.bytes, "progress", cs.Progress, "work_saved", img.useful.Round(time.Millisecond))
+		"reclaim_ms", reclaim.Milliseconds(), "bytes", img.bytes, "progress", cs.Progress,
+		"work_saved", img.useful.Round(time.Millisecond))
 	if j.done() || t.state == taskSucceeded {
+		jt.dropImageLocked(j, img, "its task has succeeded")
 		return
+	}
+	if old := t.image; old != nil {
+		jt.dropImageLocked(j, old, "replaced by the image of "+a.id)
 	}
 	t.setImage(img)
 	if len(t.running()) > 0 {
@@ -138,11 +166,42 @@ func (jt *JobTracker) attemptCheckpointedLocked(a *attempt, cs *mrpb.CheckpointS
 // own since it started (less a restore's cost), plus what the image it
 // was restored from held.
 func (a *attempt) usefulRunTime() time.Duration {
-	d := max(a.finish.Sub(a.start)-a.cloneCost, 0)
+	d := a.ownRunTime()
 	if a.ckpt != nil && a.ckpt.from != nil {
 		d += a.ckpt.from.useful
 	}
 	return d
+}
+
+// ownRunTime is an ended attempt's run time since it started, less a
+// restore's cost: what a kill loses when its task keeps an image.
+func (a *attempt) ownRunTime() time.Duration { return max(a.finish.Sub(a.start)-a.cloneCost, 0) }
+
+// cuts is the number of split points recorded for the task.
+func (t *task) cuts() int {
+	if t.split == nil {
+		return 0
+	}
+	return len(t.split.cuts)
+}
+
+// dropImageLocked tells img's tracker to delete it (when the tracker is
+// still there); the caller has made sure no task resumes from it.
+func (jt *JobTracker) dropImageLocked(j *job, img *taskImage, why string) {
+	jt.log.Info("checkpoint image dropped", "image", img.attempt, "tracker", img.tracker, "why", why)
+	if tr := jt.trackers[img.tracker]; tr != nil {
+		tr.actions = append(tr.actions, &mrpb.TaskAction{Action: &mrpb.TaskAction_DropImage{
+			DropImage: &mrpb.DropImage{JobId: j.id, AttemptId: img.attempt}}})
+	}
+}
+
+// taskImageDoneLocked drops the image of a task that no longer needs it
+// (it succeeded, or the spills written before the image were lost).
+func (jt *JobTracker) taskImageDoneLocked(t *task, why string) {
+	if img := t.image; img != nil {
+		t.setImage(nil)
+		jt.dropImageLocked(t.job, img, why)
+	}
 }
 
 // checkpointFailedLocked counts a checkpoint for preemption that failed
@@ -152,8 +211,12 @@ func (jt *JobTracker) checkpointFailedLocked(a *attempt, cs *mrpb.CheckpointStat
 		return
 	}
 	jt.prom.preemptCheckpoints.WithLabelValues("failed").Inc()
+	var since time.Duration
+	if a.ckpt != nil && !a.ckpt.ordered.IsZero() {
+		since = jt.now().Sub(a.ckpt.ordered)
+	}
 	jt.log.Warn("checkpoint failed; the attempt was killed and its task runs again from scratch", "attempt", a.id,
-		"tracker", a.tracker, "error", cs.Error)
+		"tracker", a.tracker, "since_order_ms", since.Milliseconds(), "progress", a.progress, "error", cs.Error)
 }
 
 // restoreStatusLocked takes in what a tracker reports of a restored
@@ -167,6 +230,9 @@ func (jt *JobTracker) restoreStatusLocked(a *attempt, cs *mrpb.CloneStats, now t
 	if cs.Error != "" {
 		jt.prom.preemptRestores.WithLabelValues("failed").Inc()
 		jt.log.Warn("restore failed; the task runs again from scratch", "attempt", a.id, "source", cs.SourceAttempt, "error", cs.Error)
+		if t := a.task; a.ckpt != nil && t.image != nil && t.image == a.ckpt.from {
+			jt.taskImageDoneLocked(t, "its restore failed")
+		}
 		jt.attemptFailedLocked(a, "restore failed: "+cs.Error, now, false)
 		return true
 	}
@@ -189,16 +255,17 @@ func (jt *JobTracker) restoreStatusLocked(a *attempt, cs *mrpb.CloneStats, now t
 
 // restoreSourceLocked makes the launch of a's task a restore when the task
 // is restorable: the launch names the image, the attempt starts at the
-// image's progress (and its run time, for the speculator, at its restore),
-// and the image is spent: if this restore fails the task starts afresh.
+// image's progress (and its run time, for the speculator, at its restore).
+// The task keeps the image: if the restored attempt is killed, the task
+// resumes from it again; if the restore fails, the image is dropped.
 func (jt *JobTracker) restoreSourceLocked(tk *task, a *attempt, launch *mrpb.LaunchTask) {
 	img := tk.image
-	if img == nil {
+	if img == nil || jt.staleImageLocked(tk) {
 		return
 	}
-	tk.setImage(nil)
 	home := jt.trackers[img.tracker]
 	if home == nil {
+		tk.setImage(nil)
 		return // lost with its tracker (imagesLostLocked); afresh
 	}
 	launch.Restore = &mrpb.RestoreSource{SourceAttempt: img.attempt, SourceTracker: img.tracker,
@@ -206,13 +273,17 @@ func (jt *JobTracker) restoreSourceLocked(tk *task, a *attempt, launch *mrpb.Lau
 	a.ckpt = &attemptCkpt{from: img}
 	a.startProgress, a.progress = float64(img.progress), img.progress
 	jt.log.Info("resuming a checkpointed task", "attempt", a.id, "tracker", a.tracker, "image", img.attempt,
-		"image_tracker", img.tracker, "local", img.tracker == a.tracker)
+		"image_tracker", img.tracker, "local", img.tracker == a.tracker,
+		"restorable_ms", jt.now().Sub(img.at).Milliseconds())
 }
 
 // restoreHereLocked tells whether restorable task tk may be launched on
 // tracker t now (ok), and whether that is on its image's tracker (here).
 // A task whose image's tracker is gone runs afresh anywhere.
 func (jt *JobTracker) restoreHereLocked(tk *task, t *trackerState) (here, ok bool) {
+	if jt.staleImageLocked(tk) {
+		return false, true
+	}
 	img := tk.image
 	home := jt.trackers[img.tracker]
 	if home == nil {
@@ -231,6 +302,25 @@ func (jt *JobTracker) restoreHereLocked(tk *task, t *trackerState) (here, ok boo
 	qLocal := home.crWait + jt.slotWaitLocked(home, tk.typ, img)
 	where := preempt.Resume(img.bytes, true, jt.driver.Planner().Model(img.tracker), qLocal, t.crWait)
 	return false, where == preempt.Remote
+}
+
+// staleImageLocked drops the task's image, and reports true, when an
+// attempt of the task failed since it was made (what it holds may be what
+// fails) or the task was split since (it would redo the split-off part):
+// the task runs afresh.
+func (jt *JobTracker) staleImageLocked(tk *task) bool {
+	img := tk.image
+	switch {
+	case img == nil:
+		return false
+	case tk.failures > img.failures:
+		jt.taskImageDoneLocked(tk, "an attempt of its task failed since")
+	case tk.cuts() != img.cuts:
+		jt.taskImageDoneLocked(tk, "its task was split since")
+	default:
+		return false
+	}
+	return true
 }
 
 // slotWaitLocked is how long a restorable task is expected to wait for a

@@ -182,3 +182,123 @@ func TestTrackerHostCheckpointAndDescribe(t *testing.T) {
 		t.Errorf("checkpoint actions %v, want one", got)
 	}
 }
+
+func dropActions(resp *mrpb.HeartbeatResponse) []string {
+	var out []string
+	for _, a := range resp.Actions {
+		if d := a.GetDropImage(); d != nil {
+			out = append(out, d.AttemptId)
+		}
+	}
+	return out
+}
+
+// A task keeps one image (spec §5.3): a restored attempt that is killed
+// resumes from the same image again; a restored attempt checkpointed again
+// replaces the image, and the old one's tracker is told to delete it; a
+// restore that fails drops the image and the task runs afresh. The planner
+// sees a restored attempt's progress as its own run only. An attempt
+// being restored cannot be checkpointed yet.
+func TestTaskKeepsOneImage(t *testing.T) {
+	clock := time.Unix(1_000_000, 0)
+	jt, job := newTestJTAt(t, t.TempDir(), 1, func() time.Time { return clock })
+	a0 := startCheckpointable(t, jt)
+	checkpoint := func(a string, wantDrop []string) *mrpb.HeartbeatResponse {
+		t.Helper()
+		if _, err := jt.CheckpointTaskAttempt(context.Background(), &mrpb.CheckpointTaskAttemptRequest{AttemptId: a}); err != nil {
+			t.Fatal(err)
+		}
+		heartbeat(t, jt, &mrpb.HeartbeatRequest{CriuAvailable: true})
+		clock = clock.Add(10 * time.Second)
+		resp := heartbeat(t, jt, &mrpb.HeartbeatRequest{CriuAvailable: true, FreeMapSlots: 2, Attempts: []*mrpb.AttemptStatus{
+			{AttemptId: a, State: StateCheckpointed, Checkpoint: &mrpb.CheckpointStats{DumpMs: 10, ImageBytes: 1000, Progress: 0.5}}}})
+		if got := dropActions(resp); len(got) != len(wantDrop) || (len(got) == 1 && got[0] != wantDrop[0]) {
+			t.Errorf("drop orders after checkpointing %s: %v, want %v", a, got, wantDrop)
+		}
+		return resp
+	}
+	restored := func(resp *mrpb.HeartbeatResponse, from string) string {
+		t.Helper()
+		ls := launches(resp)
+		if len(ls) != 1 || ls[0].Restore == nil || ls[0].Restore.SourceAttempt != from {
+			t.Fatalf("launches %v, want one restore from %s", ls, from)
+		}
+		// Until its restore is done it cannot be checkpointed (spec §5.10).
+		if _, err := jt.CheckpointTaskAttempt(context.Background(), &mrpb.CheckpointTaskAttemptRequest{AttemptId: ls[0].AttemptId}); err == nil {
+			t.Errorf("a checkpoint of %s, still being restored, was ordered", ls[0].AttemptId)
+		}
+		heartbeat(t, jt, &mrpb.HeartbeatRequest{CriuAvailable: true, Attempts: []*mrpb.AttemptStatus{
+			{AttemptId: ls[0].AttemptId, State: StateRunning, Progress: 0.55, Cloneable: true,
+				Restore: &mrpb.CloneStats{SourceAttempt: from, ImageBytes: 1000, RestoreMs: 1000, StartProgress: 0.5}}}})
+		return ls[0].AttemptId
+	}
+	a1 := restored(checkpoint(a0, nil), a0)
+
+	// The planner's view: 5 s since the restore, less its 1 s: 4 s, not
+	// the 10 s the image holds too.
+	clock = clock.Add(5 * time.Second)
+	jt.mu.Lock()
+	_, a := jt.findAttempt(a1)
+	c := (&trackerHost{jt: jt, now: jt.now()}).Describe(attemptKey(a))
+	jt.killAttemptLocked(a, "preempted in a test")
+	jt.unlock()
+	if c.Progressed != 4*time.Second {
+		t.Errorf("restored attempt's progress for the planner %v, want 4s", c.Progressed)
+	}
+	// Killed: the task resumes from a0's image again.
+	resp := heartbeat(t, jt, &mrpb.HeartbeatRequest{CriuAvailable: true, FreeMapSlots: 2, Attempts: []*mrpb.AttemptStatus{
+		{AttemptId: a1, State: StateKilled}}})
+	if got := dropActions(resp); len(got) != 0 {
+		t.Errorf("drop orders after a kill: %v", got)
+	}
+	a2 := restored(resp, a0)
+
+	// Checkpointed again: a2's image replaces a0's, which is dropped.
+	a3 := restored(checkpoint(a2, []string{a0}), a2)
+	if got := jobCounter(jt, job, mr.Checkpoints); got != 2 {
+		t.Errorf("CHECKPOINTS = %d, want 2", got)
+	}
+	// Work saved by the second checkpoint is a2's own run (10 s less its
+	// 1 s restore), not what a0's image held as well.
+	if got := jobCounter(jt, job, mr.CheckpointWorkSavedMillis); got != (10+9)*1000 {
+		t.Errorf("CHECKPOINT_WORK_SAVED_MILLIS = %d, want 19000", got)
+	}
+
+	// a3's restore fails: a2's image is dropped, the task runs afresh.
+	resp = heartbeat(t, jt, &mrpb.HeartbeatRequest{CriuAvailable: true, FreeMapSlots: 2, Attempts: []*mrpb.AttemptStatus{
+		{AttemptId: a3, State: StateFailed, Restore: &mrpb.CloneStats{SourceAttempt: a2, Error: "CRIU said no"}}}})
+	if got := dropActions(resp); len(got) != 1 || got[0] != a2 {
+		t.Errorf("drop orders after a failed restore: %v, want [%s]", got, a2)
+	}
+	if ls := launches(resp); len(ls) != 1 || ls[0].Restore != nil {
+		t.Errorf("launches after a failed restore: %v, want one fresh attempt", ls)
+	}
+}
+
+// Fencing (spec §5.14): a tracker declared lost while it dumps an attempt
+// reports the dump done afterwards; the report is ignored (the attempt
+// stays KILLED, nothing is counted, no task resumes from that image) and
+// the task runs afresh elsewhere.
+func TestLateCheckpointOfLostTrackerIsFenced(t *testing.T) {
+	jt, job := newTestJT(t, 1)
+	a0 := startCheckpointable(t, jt, "t2")
+	if _, err := jt.CheckpointTaskAttempt(context.Background(), &mrpb.CheckpointTaskAttemptRequest{AttemptId: a0}); err != nil {
+		t.Fatal(err)
+	}
+	heartbeat(t, jt, &mrpb.HeartbeatRequest{CriuAvailable: true})
+	jt.mu.Lock()
+	jt.lostTrackerLocked(jt.trackers["t1"], "lost in a test")
+	jt.unlock()
+	heartbeat(t, jt, &mrpb.HeartbeatRequest{CriuAvailable: true, FreeMapSlots: 2, Attempts: []*mrpb.AttemptStatus{
+		{AttemptId: a0, State: StateCheckpointed, Checkpoint: &mrpb.CheckpointStats{DumpMs: 10, ImageBytes: 100, Progress: 0.4}}}})
+	if st, _ := attemptStateOf(jt, a0); st != StateKilled {
+		t.Errorf("attempt %s is %s after a late checkpoint report, want KILLED", a0, st)
+	}
+	if got := jobCounter(jt, job, mr.Checkpoints); got != 0 {
+		t.Errorf("CHECKPOINTS = %d, want 0", got)
+	}
+	resp := heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "t2", CriuAvailable: true, FreeMapSlots: 2})
+	if ls := launches(resp); len(ls) != 1 || ls[0].Restore != nil {
+		t.Errorf("launches on t2: %v, want one fresh attempt", ls)
+	}
+}

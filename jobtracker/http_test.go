@@ -19,11 +19,10 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 
 	_ "gomr/apps" // registers the "wordcount" job definition SubmitJob checks
 	"gomr/conf"
+	"gomr/internal/promexport"
 	"gomr/mr"
 	"gomr/mrpb"
 )
@@ -297,38 +296,11 @@ func TestHTTPJSON(t *testing.T) {
 // scrapeMetrics parses a /metrics body in the text format.
 func scrapeMetrics(t *testing.T, body string) map[string]*dto.MetricFamily {
 	t.Helper()
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(strings.NewReader(body))
+	fams, err := promexport.Parse(strings.NewReader(body))
 	if err != nil {
-		t.Fatalf("parsing the metrics: %v\n%s", err, body)
+		t.Fatalf("%v\n%s", err, body)
 	}
 	return fams
-}
-
-// metricSamples are the samples of a family by their labels, as
-// name=value pairs joined by commas in the order of the exposition (by
-// name), with their values (a histogram's: its sample count).
-func metricSamples(f *dto.MetricFamily) map[string]float64 {
-	out := map[string]float64{}
-	for _, m := range f.Metric {
-		var labels []string
-		for _, l := range m.Label {
-			labels = append(labels, l.GetName()+"="+l.GetValue())
-		}
-		var v float64
-		switch {
-		case m.Gauge != nil:
-			v = m.Gauge.GetValue()
-		case m.Counter != nil:
-			v = m.Counter.GetValue()
-		case m.Histogram != nil:
-			v = float64(m.Histogram.GetSampleCount())
-		case m.Untyped != nil:
-			v = m.Untyped.GetValue()
-		}
-		out[strings.Join(labels, ",")] = v
-	}
-	return out
 }
 
 func TestHTTPMetrics(t *testing.T) {
@@ -395,7 +367,7 @@ func TestHTTPMetrics(t *testing.T) {
 		if tc.help != "" && f.GetHelp() != tc.help {
 			t.Errorf("%s help %q, want %q", tc.name, f.GetHelp(), tc.help)
 		}
-		if got := metricSamples(f); !maps.Equal(got, tc.want) {
+		if got := promexport.Samples(f); !maps.Equal(got, tc.want) {
 			t.Errorf("%s = %v, want %v", tc.name, got, tc.want)
 		}
 	}
@@ -620,11 +592,11 @@ func TestHTTPMetricsWhileHeartbeating(t *testing.T) {
 	}
 	<-done
 	fams := scrapeMetrics(t, httpGet(t, h, "GET", "/metrics").Body.String())
-	if got := metricSamples(fams["gomr_heartbeats_received_total"])[""]; got != 20 {
+	if got := promexport.Samples(fams["gomr_heartbeats_received_total"])[""]; got != 20 {
 		t.Errorf("gomr_heartbeats_received_total = %v, want 20", got)
 	}
-	failed := metricSamples(fams["gomr_attempts_failed_total"])["type=map"]
-	if timed := metricSamples(fams["gomr_attempt_duration_seconds"])["state=failed,type=map"]; failed < 10 || timed != failed {
+	failed := promexport.Samples(fams["gomr_attempts_failed_total"])["type=map"]
+	if timed := promexport.Samples(fams["gomr_attempt_duration_seconds"])["state=failed,type=map"]; failed < 10 || timed != failed {
 		t.Errorf("%v map attempts failed, %v timed; want many, all timed", failed, timed)
 	}
 }
@@ -649,15 +621,15 @@ func TestHTTPPolicyMetrics(t *testing.T) {
 		}
 		fams := scrapeMetrics(t, httpGet(t, jt.HTTPHandler(), "GET", "/metrics").Body.String())
 		want := map[string]float64{"pool=default,type=map": 0, "pool=default,type=reduce": 0, "pool=etl,type=map": 1, "pool=etl,type=reduce": 0}
-		if got := metricSamples(fams["gomr_pool_running_tasks"]); !maps.Equal(got, want) {
+		if got := promexport.Samples(fams["gomr_pool_running_tasks"]); !maps.Equal(got, want) {
 			t.Errorf("gomr_pool_running_tasks = %v, want %v", got, want)
 		}
 		for _, name := range []string{"gomr_pool_fair_share", "gomr_pool_min_share"} {
-			if got := metricSamples(fams[name]); len(got) != 4 {
+			if got := promexport.Samples(fams[name]); len(got) != 4 {
 				t.Errorf("%s = %v, want the two pools by type", name, got)
 			}
 		}
-		if got := metricSamples(fams["gomr_pool_weight"]); len(got) != 2 || got["pool=etl"] <= 0 {
+		if got := promexport.Samples(fams["gomr_pool_weight"]); len(got) != 2 || got["pool=etl"] <= 0 {
 			t.Errorf("gomr_pool_weight = %v, want both pools weighed", got)
 		}
 		if f := fams["gomr_partition_jobs"]; f != nil {
@@ -670,20 +642,20 @@ func TestHTTPPolicyMetrics(t *testing.T) {
 		httpSubmit(t, jt, spec(), []mr.Split{{Path: "/in/a", Length: 10}})
 		httpHeartbeat(t, jt, hb)
 		fams := scrapeMetrics(t, httpGet(t, jt.HTTPHandler(), "GET", "/metrics").Body.String())
-		jobs := metricSamples(fams["gomr_partition_jobs"])
+		jobs := promexport.Samples(fams["gomr_partition_jobs"])
 		if len(jobs) < 2 || jobs["partition=0"] != 1 {
 			t.Errorf("gomr_partition_jobs = %v, want the job in partition 0 of several", jobs)
 		}
-		running := metricSamples(fams["gomr_partition_running_tasks"])
+		running := promexport.Samples(fams["gomr_partition_running_tasks"])
 		if running["partition=0,type=map"] != 1 || len(running) != 2*len(jobs) {
 			t.Errorf("gomr_partition_running_tasks = %v, want one map in partition 0", running)
 		}
 		for _, name := range []string{"gomr_partition_capacity_ratio", "gomr_partition_timer_seconds"} {
-			if got := metricSamples(fams[name]); len(got) != len(jobs) {
+			if got := promexport.Samples(fams[name]); len(got) != len(jobs) {
 				t.Errorf("%s = %v, want one per partition", name, got)
 			}
 		}
-		if got := metricSamples(fams["gomr_partition_slots"]); len(got) != 2*len(jobs) {
+		if got := promexport.Samples(fams["gomr_partition_slots"]); len(got) != 2*len(jobs) {
 			t.Errorf("gomr_partition_slots = %v, want one per partition and type", got)
 		}
 		if f := fams["gomr_pool_running_tasks"]; f != nil {

@@ -23,8 +23,18 @@ func (jt *JobTracker) checkJobDoneLocked(j *job) {
 		return
 	}
 	j.committing = true
+	joins, jerr := jt.fragmentJoinsLocked(j)
 	go func() {
 		c, err := mr.NewCommitter(j.spec.Output)
+		if err == nil {
+			err = jerr
+		}
+		// Split reduces' fragments become their part files (split.md).
+		for index, n := range joins {
+			if err == nil {
+				err = c.JoinFragments(index, n)
+			}
+		}
 		if err == nil {
 			err = c.CommitJob()
 		}

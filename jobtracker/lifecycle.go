@@ -97,9 +97,10 @@ func (s attemptState) live() bool { return s == attemptRunning || s == attemptCo
 var attemptTransitions = map[attemptState][]attemptState{
 	// Checkpointed: its tracker dumped it for preemption (an attempt
 	// committing its output is never checkpointed). Split: a map stopped
-	// at a record on a split order.
+	// at a record on a split order; a reduce split at a key group commits
+	// its output so far first (commit pending, then split).
 	attemptRunning:       {attemptCommitPending, attemptSucceeded, attemptFailed, attemptKilled, attemptCheckpointed, attemptSplit},
-	attemptCommitPending: {attemptSucceeded, attemptFailed, attemptKilled},
+	attemptCommitPending: {attemptSucceeded, attemptFailed, attemptKilled, attemptSplit},
 	// Failed: a succeeded map whose output reducers could not fetch
 	// (Hadoop marks it FAILED, "Too many fetch-failures").
 	attemptSucceeded: {attemptFailed},

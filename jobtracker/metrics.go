@@ -10,7 +10,6 @@ package jobtracker
 // and nothing else: heartbeats received are the first one's count.
 
 import (
-	"fmt"
 	"net/http"
 	"runtime"
 	"runtime/metrics"
@@ -21,9 +20,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	dto "github.com/prometheus/client_model/go"
 
+	"gomr/internal/promexport"
 	"gomr/mr"
 	"gomr/partitions"
 	"gomr/sched"
@@ -54,6 +53,10 @@ type jtMetrics struct {
 	// (checkpoint.go).
 	preemptCheckpoints, preemptRestores *prometheus.CounterVec
 	checkpointBytes                     prometheus.Counter
+	// splits counts attempts that ended SPLIT, by task type, and
+	// scaleUpMaps the maps scale-up splits added (split.go, scaleup.go).
+	splits      *prometheus.CounterVec
+	scaleUpMaps prometheus.Counter
 }
 
 // newJTMetrics builds the registry of jt: its own collector, the event
@@ -102,6 +105,17 @@ func newJTMetrics(jt *JobTracker) *jtMetrics {
 			Name: "gomr_preemption_checkpoint_bytes_total",
 			Help: "Bytes (CRIU image plus working-file snapshot) of the checkpoints for preemption made.",
 		}),
+		splits: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gomr_task_splits_total",
+			Help: "Task attempts split (Amoeba): a map stopped at a record, a reduce at a key group with its output so far committed as a fragment; by task type.",
+		}, []string{"type"}),
+		scaleUpMaps: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "gomr_scale_up_maps_total",
+			Help: "Maps added by scale-up splits (a split map's remainder cut into several maps for idle slots).",
+		}),
+	}
+	for _, ty := range []string{"map", "reduce"} {
+		m.splits.WithLabelValues(ty)
 	}
 	for _, o := range []string{"checkpointed", "failed"} {
 		m.preemptCheckpoints.WithLabelValues(o)
@@ -110,28 +124,17 @@ func newJTMetrics(jt *JobTracker) *jtMetrics {
 		m.preemptRestores.WithLabelValues(o)
 	}
 	m.reg.MustRegister(m.heartbeat, m.lockWait, m.lockHeld, m.jobDuration, m.attemptDuration, m.fetchFailures,
-		m.preemptCheckpoints, m.preemptRestores, m.checkpointBytes,
+		m.preemptCheckpoints, m.preemptRestores, m.checkpointBytes, m.splits, m.scaleUpMaps,
 		newJTCollector(jt, m.heartbeat),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 
-// handler serves the registry in the exposition format the scraper asks
-// for (the text format by default).
+// handler serves the registry (promexport.Handler: a failed collector is
+// logged, the others served).
 func (m *jtMetrics) handler(jt *JobTracker) http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{
-		ErrorLog:      promLogger{jt},
-		ErrorHandling: promhttp.ContinueOnError,
-	})
-}
-
-// promLogger logs the errors of a scrape.
-type promLogger struct{ jt *JobTracker }
-
-// Println logs one error of a scrape.
-func (l promLogger) Println(v ...any) {
-	l.jt.log.Warn("metrics scrape", "error", strings.TrimSpace(fmt.Sprintln(v...)))
+	return promexport.Handler(m.reg, jt.log)
 }
 
 // typeLabel is the value of the type label of task type t.

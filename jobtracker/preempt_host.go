@@ -29,9 +29,9 @@ func (h *trackerHost) Checkpoint(k sched.Attempt, incremental bool) error {
 // Describe tells the planner what it needs of a live attempt. HasImage
 // stays false: a preemption dump ends its process, so no attempt ever has
 // a same-process parent image to dump incrementally against (spec §5.8).
-// Progressed counts the work of the image the attempt was restored from
-// too: a restored attempt that is killed runs again from scratch (its
-// task keeps one image, which its restore spent).
+// Progressed is the attempt's own run time (less its restore): a restored
+// attempt that is killed resumes from the image it was restored from,
+// which its task keeps, so a kill loses only the work since that image.
 func (h *trackerHost) Describe(k sched.Attempt) preempt.Candidate {
 	jt := h.jt
 	a := jt.attemptOfLocked(k)
@@ -46,9 +46,6 @@ func (h *trackerHost) Describe(k sched.Attempt) preempt.Candidate {
 	}
 	if a.live() {
 		c.Progressed = max(h.now.Sub(a.start)-a.cloneCost, 0)
-		if a.ckpt != nil && a.ckpt.from != nil {
-			c.Progressed += a.ckpt.from.useful
-		}
 		// The speculator's smoothed progress rate (per second).
 		if a.rate > 0 && a.progress < 1 {
 			c.Remaining = time.Duration((1 - float64(a.progress)) / a.rate * float64(time.Second))

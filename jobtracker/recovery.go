@@ -295,6 +295,12 @@ func (jt *JobTracker) recoverJob(sj *stagedJob, now time.Time) error {
 		if ev.Type == "r" {
 			ts = j.reduces
 		}
+		if ev.Type == "m" && ev.Task >= len(ts) && ev.Task >= 0 {
+			// A map a scale-up split added (scaleup.go): the map it was
+			// cut from runs again whole (its remainder alone is not
+			// recovered), so its pieces are not needed.
+			continue
+		}
 		if ev.Task < 0 || ev.Task >= len(ts) {
 			return fmt.Errorf("event log names %s task %d of %d", ev.Type, ev.Task, len(ts))
 		}
@@ -317,6 +323,12 @@ func (jt *JobTracker) recoverJob(sj *stagedJob, now time.Time) error {
 		}
 		if tk.typ == partitions.Map && len(j.reduces) > 0 {
 			tk.split = splitFromLog(ev.Cuts)
+			if len(ev.Cuts) > 0 && jt.cfg.Bool(KeyScaleUp) {
+				// A split map of a cluster that splits for scale-up: its
+				// split may have been cut short for pieces the log does
+				// not keep (scaleup.go). It runs again whole.
+				continue
+			}
 			if len(ev.Spills) != ev.Final+1 {
 				// A split map (split.go): its attempt made only the
 				// spills after the last split point, and the split

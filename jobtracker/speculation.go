@@ -114,8 +114,8 @@ func (jt *JobTracker) speculateLocked(now time.Time) bool {
 					src = a
 				}
 			}
-			if src == nil || (src.ckpt != nil && !src.ckpt.ordered.IsZero()) {
-				continue // not an attempt being preempted (spec §5.10)
+			if src == nil || (src.ckpt != nil && !src.ckpt.ordered.IsZero()) || (src.split != nil && src.split.ordered && tk.typ == partitions.Reduce) {
+				continue // not an attempt being preempted or split (spec §5.10)
 			}
 			s := &speculation{task: tk, kind: d.Kind, source: src, decided: now, explain: d.Explanation.String()}
 			tk.setSpec(s)

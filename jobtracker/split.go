@@ -53,6 +53,9 @@ type taskSplit struct {
 	// attempt continues, while the task is succeeded (lifecycle.go adds
 	// them to the job's counters with the successful attempt's).
 	prefix mr.CounterSet
+	// frags are a reduce task's committed output fragments, in key order
+	// (reduce_split.go).
+	frags []reduceFrag
 }
 
 // attemptSplitInfo is what a map attempt of a splittable job keeps of its
@@ -65,6 +68,12 @@ type attemptSplitInfo struct {
 	ordered bool
 	// cut is the split point its last spill announced.
 	cut *mapCut
+	// fragment is the output fragment a reduce attempt writes (0 for a
+	// task never split; reduce_split.go).
+	fragment int
+	// fanout is the pieces a scale-up split cuts the remainder into
+	// (scaleup.go); 0 for a split that hands it to one attempt.
+	fanout int
 }
 
 // insert records cut c. A cut already recorded at the same offset must
@@ -181,6 +190,12 @@ func (t *task) splitPrefixOf(a *attempt) mr.CounterSet {
 	if t.split == nil || a.split == nil {
 		return nil
 	}
+	if t.typ == partitions.Reduce {
+		if a.split.fragment == 0 {
+			return nil
+		}
+		return t.split.fragmentCounters()
+	}
 	return t.split.prefixCounters(a.split.from)
 }
 
@@ -208,8 +223,6 @@ func (jt *JobTracker) splitRefusalLocked(a *attempt) error {
 	t := a.task
 	j := t.job
 	switch {
-	case t.typ != partitions.Map:
-		return fmt.Errorf("%s is a reduce attempt: only maps are split", a.id)
 	case j.done():
 		return fmt.Errorf("job %s has ended", j.id)
 	case a.state != attemptRunning:
@@ -218,12 +231,14 @@ func (jt *JobTracker) splitRefusalLocked(a *attempt) error {
 		return fmt.Errorf("attempt %s is a speculative attempt or a clone: only a task's only attempt is split", a.id)
 	case len(t.running()) > 1 || t.specPending != nil:
 		return fmt.Errorf("task %s has another attempt, or one on the way: only a task's only attempt is split", t.id())
-	case a.final >= 0:
+	case t.typ == partitions.Map && a.final >= 0:
 		return fmt.Errorf("attempt %s has announced its final spill", a.id)
 	case a.split != nil && a.split.ordered:
 		return fmt.Errorf("attempt %s was already ordered split", a.id)
 	case jt.trackers[a.tracker] == nil:
 		return fmt.Errorf("the tracker of attempt %s is lost", a.id)
+	case t.typ == partitions.Reduce:
+		return jt.reduceSplitRefusal(a)
 	}
 	return jt.jobSplitRefusal(j, t)
 }
@@ -253,8 +268,8 @@ func (jt *JobTracker) orderSplitLocked(a *attempt) error {
 // trackerHost is the policy driver's splitter (sched.Splitter).
 var _ interface{ Split(sched.Attempt) error } = (*trackerHost)(nil)
 
-// Split orders a running map attempt split at its next record (the policy
-// driver's sched.Splitter): the order goes out in the attempt's tracker's
+// Split orders a running attempt split at its next record or key group
+// (the policy driver's sched.Splitter): the order goes out in the attempt's tracker's
 // next heartbeat reply; the slot is freed, and Driver.Ended reported, when
 // the tracker reports the attempt SPLIT.
 func (h *trackerHost) Split(k sched.Attempt) error {
@@ -270,6 +285,7 @@ func (h *trackerHost) Split(k sched.Attempt) error {
 // for a clone where its source started.
 func (jt *JobTracker) mapLaunchLocked(t *task, a *attempt, launch *mrpb.LaunchTask, cloneOf *attempt) {
 	if t.typ != partitions.Map {
+		jt.reduceLaunchLocked(t, a, launch, cloneOf)
 		return
 	}
 	if cloneOf != nil {
@@ -336,12 +352,17 @@ func splitInfo(a *attempt) *attemptSplitInfo {
 	return a.split
 }
 
-// attemptSplitLocked ends a live map attempt that reports SPLIT: its split
+// attemptSplitLocked ends a live attempt that reports SPLIT: a map's split
 // point joins the task's, its slot is free, and the task goes back to
-// pending for its remainder (unless another attempt runs it).
-func (jt *JobTracker) attemptSplitLocked(a *attempt, now time.Time) {
+// pending for its remainder (unless another attempt runs it); a reduce's
+// committed fragment (cut) joins the task's (reduceSplitLocked).
+func (jt *JobTracker) attemptSplitLocked(a *attempt, cut *mrpb.ReduceCut, now time.Time) {
 	t := a.task
 	j := t.job
+	if t.typ == partitions.Reduce {
+		jt.reduceSplitLocked(a, cut, now)
+		return
+	}
 	sp := a.split
 	if t.typ != partitions.Map || sp == nil || !sp.ordered || sp.cut == nil {
 		jt.attemptFailedLocked(a, "attempt ended as split without a split order and an announced split point", now, true)
@@ -358,10 +379,14 @@ func (jt *JobTracker) attemptSplitLocked(a *attempt, now time.Time) {
 	jt.addMillisLocked(a)
 	s := j.splits[t.index]
 	j.counters.Add(mr.SplitGroup, mr.MapSplits, 1)
+	jt.prom.splits.WithLabelValues("map").Inc()
 	j.counters.Add(mr.SplitGroup, mr.SplitFragments, int64(sp.cut.spill-sp.from.spill))
 	j.counters.Add(mr.SplitGroup, mr.RemainderBytes, s.Start+s.Length-sp.cut.off)
 	if sp.from.spill > 0 {
 		j.counters.Add(mr.SplitGroup, mr.RemainderRecords, a.counters.Get(mr.TaskCounterGroup, mr.MapInputRecords))
+	}
+	if sp.fanout > 1 && !j.done() {
+		jt.scaleUpPiecesLocked(t, *sp.cut, sp.fanout)
 	}
 	jt.log.Info("map split", "attempt", a.id, "next_offset", sp.cut.off, "next_spill", sp.cut.spill, "records", sp.cut.records)
 	jt.driver.Ended(now, attemptKey(a), a.finish.Sub(a.start))
@@ -381,6 +406,12 @@ func (jt *JobTracker) splitSucceededLocked(a *attempt) {
 		return
 	}
 	t.split.prefix = nil
+	if t.typ == partitions.Reduce {
+		if a.split != nil && a.split.fragment > 0 {
+			t.split.prefix = t.split.fragmentCounters()
+		}
+		return
+	}
 	if a.split == nil || a.split.from.spill == 0 {
 		return
 	}
@@ -420,8 +451,8 @@ func (jt *JobTracker) splitOutputLostLocked(m *task, now time.Time) {
 	}
 }
 
-// SplitTaskAttempt orders a running map attempt split at its next record
-// at a user's request (`mr job -split-task`); it refuses, saying why, an
+// SplitTaskAttempt orders a running attempt split at its next record (a
+// map) or key group (a reduce) at a user's request (`mr job -split-task`); it refuses, saying why, an
 // attempt that may not be split.
 func (jt *JobTracker) SplitTaskAttempt(ctx context.Context, req *mrpb.SplitTaskAttemptRequest) (*mrpb.SplitTaskAttemptResponse, error) {
 	jt.mu.Lock()
@@ -436,7 +467,7 @@ func (jt *JobTracker) SplitTaskAttempt(ctx context.Context, req *mrpb.SplitTaskA
 	return &mrpb.SplitTaskAttemptResponse{}, nil
 }
 
-// SplitTask orders a running map attempt split at its next record
+// SplitTask orders a running attempt split at its next record or key group
 // (docs/split.md).
 func (c *Client) SplitTask(ctx context.Context, attemptID string) error {
 	if _, err := c.jt.SplitTaskAttempt(ctx, &mrpb.SplitTaskAttemptRequest{AttemptId: attemptID}); err != nil {

@@ -164,7 +164,7 @@ func (jt *JobTracker) attemptStatusLocked(t *trackerState, st *mrpb.AttemptStatu
 		jt.checkpointFailedLocked(a, st.Checkpoint)
 		jt.attemptFailedLocked(a, st.Diagnostic, now, false)
 	case StateSplit:
-		jt.attemptSplitLocked(a, now)
+		jt.attemptSplitLocked(a, st.ReduceCut, now)
 	}
 }
 
@@ -278,6 +278,7 @@ func (jt *JobTracker) attemptSucceededLocked(a *attempt, now time.Time) {
 		t.successful = nil
 		return
 	}
+	jt.taskImageDoneLocked(t, "its task has succeeded")
 	jt.logTaskLocked(a)
 	if a.speculative {
 		j.counters.Add(mr.SpeculationGroup, mr.SpeculativeWins, 1)
@@ -292,6 +293,7 @@ func (jt *JobTracker) attemptSucceededLocked(a *attempt, now time.Time) {
 	for _, other := range t.running() {
 		jt.killAttemptLocked(other, "another attempt of the task succeeded")
 	}
+	jt.inheritedSuccessLocked(a, now)
 	jt.checkJobDoneLocked(j)
 }
 
@@ -432,6 +434,7 @@ func (jt *JobTracker) lostTrackerLocked(t *trackerState, why string) {
 						jt.rerunMapLocked(m, now)
 					}
 					jt.splitOutputLostLocked(m, now)
+					jt.inheritedOutputLostLocked(m, now)
 				}
 			}
 		}
@@ -555,6 +558,7 @@ func (jt *JobTracker) ReportFetchFailure(ctx context.Context, req *mrpb.FetchFai
 		jt.rerunMapLocked(m, now)
 		jt.failIfExhaustedLocked(m)
 	}
+	jt.inheritedOutputLostLocked(m, now)
 	return &mrpb.Empty{}, nil
 }
 

@@ -71,6 +71,17 @@ type Reducer interface {
 	Reduce(tc TaskContext, key []byte, values ValueIterator, out Emitter) error
 }
 
+// UvarintSumCombiner is a combiner that declares what it computes: for
+// each key it emits one record, the key with the uvarint encoding of the
+// sum (modulo 2^64) of the key's values, each of which must be one whole
+// uvarint (it fails on any other value). The map-side buffer may then keep
+// a running sum per key instead of the key's values; the spills are the
+// same bytes, and COMBINE_INPUT_RECORDS counts every value summed.
+type UvarintSumCombiner interface {
+	Reducer
+	SumsUvarints()
+}
+
 // ReducerFunc adapts a function to the Reducer interface.
 type ReducerFunc func(tc TaskContext, key []byte, values ValueIterator, out Emitter) error
 

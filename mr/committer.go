@@ -57,9 +57,12 @@ func (c *Committer) SetupJob() error {
 	return nil
 }
 
-// CommitTask moves the attempt's files into the output directory. A file of
-// the same name left by an earlier, interrupted commit of the same task is
-// replaced (only one attempt per task is ever allowed to commit).
+// CommitTask moves the attempt's files into the output directory, and an
+// output fragment of a split reduce (IsFragmentName) into FragmentDir,
+// where it waits for the job's commit to join it to its partition's other
+// fragments. A file of the same name left by an earlier, interrupted
+// commit of the same task (or fragment) is replaced (only one attempt per
+// task, or per fragment, is ever allowed to commit).
 func (c *Committer) CommitTask(attemptID string) error {
 	dir := c.AttemptDir(attemptID)
 	entries, err := c.FS.List(dir)
@@ -72,6 +75,12 @@ func (c *Committer) CommitTask(attemptID string) error {
 	for _, e := range entries {
 		name := path.Base(strings.TrimSuffix(e.Path, "/"))
 		dst := fs.Join(c.Output, name)
+		if IsFragmentName(name) {
+			if err := c.FS.MkdirAll(c.FragmentDir()); err != nil {
+				return fmt.Errorf("creating %s: %w", c.FragmentDir(), err)
+			}
+			dst = fs.Join(c.FragmentDir(), name)
+		}
 		if _, err := c.FS.Stat(dst); err == nil {
 			if err := c.FS.RemoveAll(dst); err != nil {
 				return fmt.Errorf("replacing %s: %w", dst, err)

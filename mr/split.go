@@ -13,14 +13,15 @@ import (
 // tasktracker/child and jobtracker/split.go.
 
 // KeySplitSafe is the job's declaration that its map (and combiner) keep
-// no state across records, so that a map may be stopped after any record
-// and resumed in a new attempt without changing the job's output. The
-// runtime cannot check it; it splits only the maps of jobs that declare it.
+// no state across records, and its reduce none across key groups, so that
+// a map may be stopped after any record (a reduce after any key group) and
+// resumed in a new attempt without changing the job's output. The runtime
+// cannot check it; it splits only the tasks of jobs that declare it.
 const KeySplitSafe = "mapreduce.job.split.safe"
 
 func init() {
 	conf.Register(conf.Key{Name: KeySplitSafe, Type: conf.Bool, Default: "false",
-		Description: "the job's map and combiner keep no state across records, so a running map may be split at its next record and its remainder run as a new attempt (docs/split.md)",
+		Description: "the job's map and combiner keep no state across records, and its reduce none across key groups, so a running map (reduce) may be split at its next record (key group) and its remainder run as a new attempt (docs/split.md)",
 		Job:         true})
 }
 
@@ -80,4 +81,15 @@ const (
 	// RemainderRecords is the input records read by attempts that resumed
 	// a split map.
 	RemainderRecords = "REMAINDER_RECORDS"
+	// ReduceSplits counts reduce attempts that were split (stopped at a
+	// key group, their output so far committed as a fragment).
+	ReduceSplits = "REDUCE_SPLITS"
+	// OutputFragments counts the output fragments committed by split
+	// reduce attempts.
+	OutputFragments = "OUTPUT_FRAGMENTS"
+	// ScaleUpSplits counts the map splits whose remainder was cut into
+	// several maps for idle slots (scale-up), and ScaleUpMaps the maps
+	// they added.
+	ScaleUpSplits = "SCALE_UP_SPLITS"
+	ScaleUpMaps   = "SCALE_UP_MAPS"
 )

@@ -377,6 +377,117 @@ func (x *MapResume) GetCuts() []*MapCut {
 	return nil
 }
 
+// ReduceCut is where a split reduce stopped (docs/split.md): its output
+// so far, the key groups up to and including last_key after those of the
+// task's earlier fragments, is committed as fragment `fragment` of its
+// partition.
+type ReduceCut struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	LastKey       []byte                 `protobuf:"bytes,1,opt,name=last_key,json=lastKey,proto3" json:"last_key,omitempty"`
+	Fragment      int32                  `protobuf:"varint,2,opt,name=fragment,proto3" json:"fragment,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReduceCut) Reset() {
+	*x = ReduceCut{}
+	mi := &file_mr_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReduceCut) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReduceCut) ProtoMessage() {}
+
+func (x *ReduceCut) ProtoReflect() protoreflect.Message {
+	mi := &file_mr_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReduceCut.ProtoReflect.Descriptor instead.
+func (*ReduceCut) Descriptor() ([]byte, []int) {
+	return file_mr_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *ReduceCut) GetLastKey() []byte {
+	if x != nil {
+		return x.LastKey
+	}
+	return nil
+}
+
+func (x *ReduceCut) GetFragment() int32 {
+	if x != nil {
+		return x.Fragment
+	}
+	return 0
+}
+
+// ReduceResume tells a reduce attempt of a task that was split which part
+// of its partition is left: the key groups after after_key (the last key
+// of fragment fragment-1), written as fragment `fragment` (> 0).
+type ReduceResume struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AfterKey      []byte                 `protobuf:"bytes,1,opt,name=after_key,json=afterKey,proto3" json:"after_key,omitempty"`
+	Fragment      int32                  `protobuf:"varint,2,opt,name=fragment,proto3" json:"fragment,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReduceResume) Reset() {
+	*x = ReduceResume{}
+	mi := &file_mr_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReduceResume) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReduceResume) ProtoMessage() {}
+
+func (x *ReduceResume) ProtoReflect() protoreflect.Message {
+	mi := &file_mr_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReduceResume.ProtoReflect.Descriptor instead.
+func (*ReduceResume) Descriptor() ([]byte, []int) {
+	return file_mr_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *ReduceResume) GetAfterKey() []byte {
+	if x != nil {
+		return x.AfterKey
+	}
+	return nil
+}
+
+func (x *ReduceResume) GetFragment() int32 {
+	if x != nil {
+		return x.Fragment
+	}
+	return 0
+}
+
 // AttemptStatus is a task attempt's state as its tracker reports it.
 type AttemptStatus struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
@@ -413,14 +524,16 @@ type AttemptStatus struct {
 	// restore went (source_attempt, copy_ms, restore_ms, image_bytes,
 	// file_set_bytes, start_progress; error when it failed, the attempt is
 	// then FAILED).
-	Restore       *CloneStats `protobuf:"bytes,16,opt,name=restore,proto3" json:"restore,omitempty"`
+	Restore *CloneStats `protobuf:"bytes,16,opt,name=restore,proto3" json:"restore,omitempty"`
+	// Set on a reduce attempt that ended SPLIT: where it stopped.
+	ReduceCut     *ReduceCut `protobuf:"bytes,21,opt,name=reduce_cut,json=reduceCut,proto3" json:"reduce_cut,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AttemptStatus) Reset() {
 	*x = AttemptStatus{}
-	mi := &file_mr_proto_msgTypes[5]
+	mi := &file_mr_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -432,7 +545,7 @@ func (x *AttemptStatus) String() string {
 func (*AttemptStatus) ProtoMessage() {}
 
 func (x *AttemptStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[5]
+	mi := &file_mr_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -445,7 +558,7 @@ func (x *AttemptStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttemptStatus.ProtoReflect.Descriptor instead.
 func (*AttemptStatus) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{5}
+	return file_mr_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *AttemptStatus) GetAttemptId() string {
@@ -560,6 +673,13 @@ func (x *AttemptStatus) GetRestore() *CloneStats {
 	return nil
 }
 
+func (x *AttemptStatus) GetReduceCut() *ReduceCut {
+	if x != nil {
+		return x.ReduceCut
+	}
+	return nil
+}
+
 // CheckpointStats is what checkpointing an attempt for preemption cost,
 // measured by its tracker, which keeps the image and the file-set snapshot
 // and serves them on its checkpoint endpoint.
@@ -581,7 +701,7 @@ type CheckpointStats struct {
 
 func (x *CheckpointStats) Reset() {
 	*x = CheckpointStats{}
-	mi := &file_mr_proto_msgTypes[6]
+	mi := &file_mr_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -593,7 +713,7 @@ func (x *CheckpointStats) String() string {
 func (*CheckpointStats) ProtoMessage() {}
 
 func (x *CheckpointStats) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[6]
+	mi := &file_mr_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -606,7 +726,7 @@ func (x *CheckpointStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckpointStats.ProtoReflect.Descriptor instead.
 func (*CheckpointStats) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{6}
+	return file_mr_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *CheckpointStats) GetDumpMs() int64 {
@@ -671,7 +791,7 @@ type CloneStats struct {
 
 func (x *CloneStats) Reset() {
 	*x = CloneStats{}
-	mi := &file_mr_proto_msgTypes[7]
+	mi := &file_mr_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -683,7 +803,7 @@ func (x *CloneStats) String() string {
 func (*CloneStats) ProtoMessage() {}
 
 func (x *CloneStats) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[7]
+	mi := &file_mr_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -696,7 +816,7 @@ func (x *CloneStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloneStats.ProtoReflect.Descriptor instead.
 func (*CloneStats) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{7}
+	return file_mr_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *CloneStats) GetSourceAttempt() string {
@@ -767,7 +887,7 @@ type SubmitJobRequest struct {
 
 func (x *SubmitJobRequest) Reset() {
 	*x = SubmitJobRequest{}
-	mi := &file_mr_proto_msgTypes[8]
+	mi := &file_mr_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -779,7 +899,7 @@ func (x *SubmitJobRequest) String() string {
 func (*SubmitJobRequest) ProtoMessage() {}
 
 func (x *SubmitJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[8]
+	mi := &file_mr_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -792,7 +912,7 @@ func (x *SubmitJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitJobRequest.ProtoReflect.Descriptor instead.
 func (*SubmitJobRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{8}
+	return file_mr_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *SubmitJobRequest) GetSpecJson() []byte {
@@ -821,7 +941,7 @@ type SubmitJobResponse struct {
 
 func (x *SubmitJobResponse) Reset() {
 	*x = SubmitJobResponse{}
-	mi := &file_mr_proto_msgTypes[9]
+	mi := &file_mr_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -833,7 +953,7 @@ func (x *SubmitJobResponse) String() string {
 func (*SubmitJobResponse) ProtoMessage() {}
 
 func (x *SubmitJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[9]
+	mi := &file_mr_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -846,7 +966,7 @@ func (x *SubmitJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitJobResponse.ProtoReflect.Descriptor instead.
 func (*SubmitJobResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{9}
+	return file_mr_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *SubmitJobResponse) GetJobId() string {
@@ -872,7 +992,7 @@ type JobStatusRequest struct {
 
 func (x *JobStatusRequest) Reset() {
 	*x = JobStatusRequest{}
-	mi := &file_mr_proto_msgTypes[10]
+	mi := &file_mr_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -884,7 +1004,7 @@ func (x *JobStatusRequest) String() string {
 func (*JobStatusRequest) ProtoMessage() {}
 
 func (x *JobStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[10]
+	mi := &file_mr_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -897,7 +1017,7 @@ func (x *JobStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobStatusRequest.ProtoReflect.Descriptor instead.
 func (*JobStatusRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{10}
+	return file_mr_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *JobStatusRequest) GetJobId() string {
@@ -921,7 +1041,7 @@ type TaskSummary struct {
 
 func (x *TaskSummary) Reset() {
 	*x = TaskSummary{}
-	mi := &file_mr_proto_msgTypes[11]
+	mi := &file_mr_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -933,7 +1053,7 @@ func (x *TaskSummary) String() string {
 func (*TaskSummary) ProtoMessage() {}
 
 func (x *TaskSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[11]
+	mi := &file_mr_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -946,7 +1066,7 @@ func (x *TaskSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskSummary.ProtoReflect.Descriptor instead.
 func (*TaskSummary) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{11}
+	return file_mr_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *TaskSummary) GetTotal() int32 {
@@ -1027,7 +1147,7 @@ type JobStatus struct {
 
 func (x *JobStatus) Reset() {
 	*x = JobStatus{}
-	mi := &file_mr_proto_msgTypes[12]
+	mi := &file_mr_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1039,7 +1159,7 @@ func (x *JobStatus) String() string {
 func (*JobStatus) ProtoMessage() {}
 
 func (x *JobStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[12]
+	mi := &file_mr_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1052,7 +1172,7 @@ func (x *JobStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobStatus.ProtoReflect.Descriptor instead.
 func (*JobStatus) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{12}
+	return file_mr_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *JobStatus) GetJobId() string {
@@ -1219,7 +1339,7 @@ type Speculation struct {
 
 func (x *Speculation) Reset() {
 	*x = Speculation{}
-	mi := &file_mr_proto_msgTypes[13]
+	mi := &file_mr_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1231,7 +1351,7 @@ func (x *Speculation) String() string {
 func (*Speculation) ProtoMessage() {}
 
 func (x *Speculation) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[13]
+	mi := &file_mr_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1244,7 +1364,7 @@ func (x *Speculation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Speculation.ProtoReflect.Descriptor instead.
 func (*Speculation) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{13}
+	return file_mr_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Speculation) GetTaskId() string {
@@ -1312,7 +1432,7 @@ type ListJobsRequest struct {
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_mr_proto_msgTypes[14]
+	mi := &file_mr_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1324,7 +1444,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[14]
+	mi := &file_mr_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1337,7 +1457,7 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{14}
+	return file_mr_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ListJobsRequest) GetAll() bool {
@@ -1356,7 +1476,7 @@ type ListJobsResponse struct {
 
 func (x *ListJobsResponse) Reset() {
 	*x = ListJobsResponse{}
-	mi := &file_mr_proto_msgTypes[15]
+	mi := &file_mr_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1368,7 +1488,7 @@ func (x *ListJobsResponse) String() string {
 func (*ListJobsResponse) ProtoMessage() {}
 
 func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[15]
+	mi := &file_mr_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1381,7 +1501,7 @@ func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
 func (*ListJobsResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{15}
+	return file_mr_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ListJobsResponse) GetJobs() []*JobStatus {
@@ -1399,7 +1519,7 @@ type ListTrackersRequest struct {
 
 func (x *ListTrackersRequest) Reset() {
 	*x = ListTrackersRequest{}
-	mi := &file_mr_proto_msgTypes[16]
+	mi := &file_mr_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1411,7 +1531,7 @@ func (x *ListTrackersRequest) String() string {
 func (*ListTrackersRequest) ProtoMessage() {}
 
 func (x *ListTrackersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[16]
+	mi := &file_mr_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1424,7 +1544,7 @@ func (x *ListTrackersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTrackersRequest.ProtoReflect.Descriptor instead.
 func (*ListTrackersRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{16}
+	return file_mr_proto_rawDescGZIP(), []int{18}
 }
 
 type ListTrackersResponse struct {
@@ -1438,7 +1558,7 @@ type ListTrackersResponse struct {
 
 func (x *ListTrackersResponse) Reset() {
 	*x = ListTrackersResponse{}
-	mi := &file_mr_proto_msgTypes[17]
+	mi := &file_mr_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1450,7 +1570,7 @@ func (x *ListTrackersResponse) String() string {
 func (*ListTrackersResponse) ProtoMessage() {}
 
 func (x *ListTrackersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[17]
+	mi := &file_mr_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1463,7 +1583,7 @@ func (x *ListTrackersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTrackersResponse.ProtoReflect.Descriptor instead.
 func (*ListTrackersResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{17}
+	return file_mr_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ListTrackersResponse) GetTrackers() []*TrackerStatus {
@@ -1502,7 +1622,7 @@ type TrackerStatus struct {
 
 func (x *TrackerStatus) Reset() {
 	*x = TrackerStatus{}
-	mi := &file_mr_proto_msgTypes[18]
+	mi := &file_mr_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1514,7 +1634,7 @@ func (x *TrackerStatus) String() string {
 func (*TrackerStatus) ProtoMessage() {}
 
 func (x *TrackerStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[18]
+	mi := &file_mr_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1527,7 +1647,7 @@ func (x *TrackerStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrackerStatus.ProtoReflect.Descriptor instead.
 func (*TrackerStatus) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{18}
+	return file_mr_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *TrackerStatus) GetName() string {
@@ -1609,7 +1729,7 @@ type KillJobRequest struct {
 
 func (x *KillJobRequest) Reset() {
 	*x = KillJobRequest{}
-	mi := &file_mr_proto_msgTypes[19]
+	mi := &file_mr_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1621,7 +1741,7 @@ func (x *KillJobRequest) String() string {
 func (*KillJobRequest) ProtoMessage() {}
 
 func (x *KillJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[19]
+	mi := &file_mr_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1634,7 +1754,7 @@ func (x *KillJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KillJobRequest.ProtoReflect.Descriptor instead.
 func (*KillJobRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{19}
+	return file_mr_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *KillJobRequest) GetJobId() string {
@@ -1654,7 +1774,7 @@ type KillJobResponse struct {
 
 func (x *KillJobResponse) Reset() {
 	*x = KillJobResponse{}
-	mi := &file_mr_proto_msgTypes[20]
+	mi := &file_mr_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1666,7 +1786,7 @@ func (x *KillJobResponse) String() string {
 func (*KillJobResponse) ProtoMessage() {}
 
 func (x *KillJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[20]
+	mi := &file_mr_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1679,7 +1799,7 @@ func (x *KillJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KillJobResponse.ProtoReflect.Descriptor instead.
 func (*KillJobResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{20}
+	return file_mr_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *KillJobResponse) GetKilled() bool {
@@ -1705,7 +1825,7 @@ type JobHistoryRequest struct {
 
 func (x *JobHistoryRequest) Reset() {
 	*x = JobHistoryRequest{}
-	mi := &file_mr_proto_msgTypes[21]
+	mi := &file_mr_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1717,7 +1837,7 @@ func (x *JobHistoryRequest) String() string {
 func (*JobHistoryRequest) ProtoMessage() {}
 
 func (x *JobHistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[21]
+	mi := &file_mr_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1730,7 +1850,7 @@ func (x *JobHistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobHistoryRequest.ProtoReflect.Descriptor instead.
 func (*JobHistoryRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{21}
+	return file_mr_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *JobHistoryRequest) GetJobId() string {
@@ -1749,7 +1869,7 @@ type JobHistoryResponse struct {
 
 func (x *JobHistoryResponse) Reset() {
 	*x = JobHistoryResponse{}
-	mi := &file_mr_proto_msgTypes[22]
+	mi := &file_mr_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1761,7 +1881,7 @@ func (x *JobHistoryResponse) String() string {
 func (*JobHistoryResponse) ProtoMessage() {}
 
 func (x *JobHistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[22]
+	mi := &file_mr_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1774,7 +1894,7 @@ func (x *JobHistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobHistoryResponse.ProtoReflect.Descriptor instead.
 func (*JobHistoryResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{22}
+	return file_mr_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *JobHistoryResponse) GetJsonLines() []byte {
@@ -1797,7 +1917,7 @@ type KillTaskAttemptRequest struct {
 
 func (x *KillTaskAttemptRequest) Reset() {
 	*x = KillTaskAttemptRequest{}
-	mi := &file_mr_proto_msgTypes[23]
+	mi := &file_mr_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1809,7 +1929,7 @@ func (x *KillTaskAttemptRequest) String() string {
 func (*KillTaskAttemptRequest) ProtoMessage() {}
 
 func (x *KillTaskAttemptRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[23]
+	mi := &file_mr_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1822,7 +1942,7 @@ func (x *KillTaskAttemptRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KillTaskAttemptRequest.ProtoReflect.Descriptor instead.
 func (*KillTaskAttemptRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{23}
+	return file_mr_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *KillTaskAttemptRequest) GetAttemptId() string {
@@ -1850,7 +1970,7 @@ type KillTaskAttemptResponse struct {
 
 func (x *KillTaskAttemptResponse) Reset() {
 	*x = KillTaskAttemptResponse{}
-	mi := &file_mr_proto_msgTypes[24]
+	mi := &file_mr_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1862,7 +1982,7 @@ func (x *KillTaskAttemptResponse) String() string {
 func (*KillTaskAttemptResponse) ProtoMessage() {}
 
 func (x *KillTaskAttemptResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[24]
+	mi := &file_mr_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1875,7 +1995,7 @@ func (x *KillTaskAttemptResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KillTaskAttemptResponse.ProtoReflect.Descriptor instead.
 func (*KillTaskAttemptResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{24}
+	return file_mr_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *KillTaskAttemptResponse) GetKilled() bool {
@@ -1903,7 +2023,7 @@ type SplitTaskAttemptRequest struct {
 
 func (x *SplitTaskAttemptRequest) Reset() {
 	*x = SplitTaskAttemptRequest{}
-	mi := &file_mr_proto_msgTypes[25]
+	mi := &file_mr_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1915,7 +2035,7 @@ func (x *SplitTaskAttemptRequest) String() string {
 func (*SplitTaskAttemptRequest) ProtoMessage() {}
 
 func (x *SplitTaskAttemptRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[25]
+	mi := &file_mr_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1928,7 +2048,7 @@ func (x *SplitTaskAttemptRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SplitTaskAttemptRequest.ProtoReflect.Descriptor instead.
 func (*SplitTaskAttemptRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{25}
+	return file_mr_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *SplitTaskAttemptRequest) GetAttemptId() string {
@@ -1946,7 +2066,7 @@ type SplitTaskAttemptResponse struct {
 
 func (x *SplitTaskAttemptResponse) Reset() {
 	*x = SplitTaskAttemptResponse{}
-	mi := &file_mr_proto_msgTypes[26]
+	mi := &file_mr_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1958,7 +2078,7 @@ func (x *SplitTaskAttemptResponse) String() string {
 func (*SplitTaskAttemptResponse) ProtoMessage() {}
 
 func (x *SplitTaskAttemptResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[26]
+	mi := &file_mr_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1971,7 +2091,7 @@ func (x *SplitTaskAttemptResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SplitTaskAttemptResponse.ProtoReflect.Descriptor instead.
 func (*SplitTaskAttemptResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{26}
+	return file_mr_proto_rawDescGZIP(), []int{28}
 }
 
 // CheckpointTaskAttemptRequest preempts a running attempt by checkpoint
@@ -1989,7 +2109,7 @@ type CheckpointTaskAttemptRequest struct {
 
 func (x *CheckpointTaskAttemptRequest) Reset() {
 	*x = CheckpointTaskAttemptRequest{}
-	mi := &file_mr_proto_msgTypes[27]
+	mi := &file_mr_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2001,7 +2121,7 @@ func (x *CheckpointTaskAttemptRequest) String() string {
 func (*CheckpointTaskAttemptRequest) ProtoMessage() {}
 
 func (x *CheckpointTaskAttemptRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[27]
+	mi := &file_mr_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2014,7 +2134,7 @@ func (x *CheckpointTaskAttemptRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckpointTaskAttemptRequest.ProtoReflect.Descriptor instead.
 func (*CheckpointTaskAttemptRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{27}
+	return file_mr_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *CheckpointTaskAttemptRequest) GetAttemptId() string {
@@ -2049,7 +2169,7 @@ type CheckpointTaskAttemptResponse struct {
 
 func (x *CheckpointTaskAttemptResponse) Reset() {
 	*x = CheckpointTaskAttemptResponse{}
-	mi := &file_mr_proto_msgTypes[28]
+	mi := &file_mr_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2061,7 +2181,7 @@ func (x *CheckpointTaskAttemptResponse) String() string {
 func (*CheckpointTaskAttemptResponse) ProtoMessage() {}
 
 func (x *CheckpointTaskAttemptResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[28]
+	mi := &file_mr_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2074,7 +2194,7 @@ func (x *CheckpointTaskAttemptResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckpointTaskAttemptResponse.ProtoReflect.Descriptor instead.
 func (*CheckpointTaskAttemptResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{28}
+	return file_mr_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *CheckpointTaskAttemptResponse) GetOrdered() bool {
@@ -2103,7 +2223,7 @@ type SetJobPriorityRequest struct {
 
 func (x *SetJobPriorityRequest) Reset() {
 	*x = SetJobPriorityRequest{}
-	mi := &file_mr_proto_msgTypes[29]
+	mi := &file_mr_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2115,7 +2235,7 @@ func (x *SetJobPriorityRequest) String() string {
 func (*SetJobPriorityRequest) ProtoMessage() {}
 
 func (x *SetJobPriorityRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[29]
+	mi := &file_mr_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2128,7 +2248,7 @@ func (x *SetJobPriorityRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetJobPriorityRequest.ProtoReflect.Descriptor instead.
 func (*SetJobPriorityRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{29}
+	return file_mr_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *SetJobPriorityRequest) GetJobId() string {
@@ -2154,7 +2274,7 @@ type SetJobPriorityResponse struct {
 
 func (x *SetJobPriorityResponse) Reset() {
 	*x = SetJobPriorityResponse{}
-	mi := &file_mr_proto_msgTypes[30]
+	mi := &file_mr_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2166,7 +2286,7 @@ func (x *SetJobPriorityResponse) String() string {
 func (*SetJobPriorityResponse) ProtoMessage() {}
 
 func (x *SetJobPriorityResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[30]
+	mi := &file_mr_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2179,7 +2299,7 @@ func (x *SetJobPriorityResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetJobPriorityResponse.ProtoReflect.Descriptor instead.
 func (*SetJobPriorityResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{30}
+	return file_mr_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *SetJobPriorityResponse) GetPriority() int32 {
@@ -2200,7 +2320,7 @@ type TaskAttemptsRequest struct {
 
 func (x *TaskAttemptsRequest) Reset() {
 	*x = TaskAttemptsRequest{}
-	mi := &file_mr_proto_msgTypes[31]
+	mi := &file_mr_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2212,7 +2332,7 @@ func (x *TaskAttemptsRequest) String() string {
 func (*TaskAttemptsRequest) ProtoMessage() {}
 
 func (x *TaskAttemptsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[31]
+	mi := &file_mr_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2225,7 +2345,7 @@ func (x *TaskAttemptsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskAttemptsRequest.ProtoReflect.Descriptor instead.
 func (*TaskAttemptsRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{31}
+	return file_mr_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *TaskAttemptsRequest) GetJobId() string {
@@ -2254,7 +2374,7 @@ type TaskAttemptInfo struct {
 
 func (x *TaskAttemptInfo) Reset() {
 	*x = TaskAttemptInfo{}
-	mi := &file_mr_proto_msgTypes[32]
+	mi := &file_mr_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2266,7 +2386,7 @@ func (x *TaskAttemptInfo) String() string {
 func (*TaskAttemptInfo) ProtoMessage() {}
 
 func (x *TaskAttemptInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[32]
+	mi := &file_mr_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2279,7 +2399,7 @@ func (x *TaskAttemptInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskAttemptInfo.ProtoReflect.Descriptor instead.
 func (*TaskAttemptInfo) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{32}
+	return file_mr_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *TaskAttemptInfo) GetAttemptId() string {
@@ -2354,7 +2474,7 @@ type TaskAttemptsResponse struct {
 
 func (x *TaskAttemptsResponse) Reset() {
 	*x = TaskAttemptsResponse{}
-	mi := &file_mr_proto_msgTypes[33]
+	mi := &file_mr_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2366,7 +2486,7 @@ func (x *TaskAttemptsResponse) String() string {
 func (*TaskAttemptsResponse) ProtoMessage() {}
 
 func (x *TaskAttemptsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[33]
+	mi := &file_mr_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2379,7 +2499,7 @@ func (x *TaskAttemptsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskAttemptsResponse.ProtoReflect.Descriptor instead.
 func (*TaskAttemptsResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{33}
+	return file_mr_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *TaskAttemptsResponse) GetAttempts() []*TaskAttemptInfo {
@@ -2402,7 +2522,7 @@ type TaskLogRequest struct {
 
 func (x *TaskLogRequest) Reset() {
 	*x = TaskLogRequest{}
-	mi := &file_mr_proto_msgTypes[34]
+	mi := &file_mr_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2414,7 +2534,7 @@ func (x *TaskLogRequest) String() string {
 func (*TaskLogRequest) ProtoMessage() {}
 
 func (x *TaskLogRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[34]
+	mi := &file_mr_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2427,7 +2547,7 @@ func (x *TaskLogRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskLogRequest.ProtoReflect.Descriptor instead.
 func (*TaskLogRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{34}
+	return file_mr_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *TaskLogRequest) GetAttemptId() string {
@@ -2455,7 +2575,7 @@ type TaskLogResponse struct {
 
 func (x *TaskLogResponse) Reset() {
 	*x = TaskLogResponse{}
-	mi := &file_mr_proto_msgTypes[35]
+	mi := &file_mr_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2467,7 +2587,7 @@ func (x *TaskLogResponse) String() string {
 func (*TaskLogResponse) ProtoMessage() {}
 
 func (x *TaskLogResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[35]
+	mi := &file_mr_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2480,7 +2600,7 @@ func (x *TaskLogResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskLogResponse.ProtoReflect.Descriptor instead.
 func (*TaskLogResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{35}
+	return file_mr_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *TaskLogResponse) GetData() []byte {
@@ -2533,8 +2653,9 @@ type HeartbeatRequest struct {
 	// completed maps among them.
 	HeldAttempts []string `protobuf:"bytes,17,rep,name=held_attempts,json=heldAttempts,proto3" json:"held_attempts,omitempty"`
 	// The tracker's checkpoint/restore queue (CRIU operations run one at a
-	// time): operations waiting or running, and the expected wait of a new
-	// one in milliseconds.
+	// time, preemption dumps before restores before clone dumps): operations
+	// waiting or running, and the expected wait of a new restore in
+	// milliseconds.
 	CrQueueLength int32 `protobuf:"varint,18,opt,name=cr_queue_length,json=crQueueLength,proto3" json:"cr_queue_length,omitempty"`
 	CrQueueWaitMs int64 `protobuf:"varint,19,opt,name=cr_queue_wait_ms,json=crQueueWaitMs,proto3" json:"cr_queue_wait_ms,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -2543,7 +2664,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_mr_proto_msgTypes[36]
+	mi := &file_mr_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2555,7 +2676,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[36]
+	mi := &file_mr_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2568,7 +2689,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{36}
+	return file_mr_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *HeartbeatRequest) GetTracker() string {
@@ -2727,14 +2848,16 @@ type LaunchTask struct {
 	// image instead of starting afresh.
 	Restore *RestoreSource `protobuf:"bytes,13,opt,name=restore,proto3" json:"restore,omitempty"`
 	// Maps of a task that was split: where to start and where to cut.
-	Resume        *MapResume `protobuf:"bytes,20,opt,name=resume,proto3" json:"resume,omitempty"`
+	Resume *MapResume `protobuf:"bytes,20,opt,name=resume,proto3" json:"resume,omitempty"`
+	// Reduces of a task that was split: the key groups left.
+	ReduceResume  *ReduceResume `protobuf:"bytes,21,opt,name=reduce_resume,json=reduceResume,proto3" json:"reduce_resume,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *LaunchTask) Reset() {
 	*x = LaunchTask{}
-	mi := &file_mr_proto_msgTypes[37]
+	mi := &file_mr_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2746,7 +2869,7 @@ func (x *LaunchTask) String() string {
 func (*LaunchTask) ProtoMessage() {}
 
 func (x *LaunchTask) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[37]
+	mi := &file_mr_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2759,7 +2882,7 @@ func (x *LaunchTask) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaunchTask.ProtoReflect.Descriptor instead.
 func (*LaunchTask) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{37}
+	return file_mr_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *LaunchTask) GetAttemptId() string {
@@ -2860,6 +2983,13 @@ func (x *LaunchTask) GetResume() *MapResume {
 	return nil
 }
 
+func (x *LaunchTask) GetReduceResume() *ReduceResume {
+	if x != nil {
+		return x.ReduceResume
+	}
+	return nil
+}
+
 // RestoreSource names the image a restored attempt starts from.
 type RestoreSource struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2875,7 +3005,7 @@ type RestoreSource struct {
 
 func (x *RestoreSource) Reset() {
 	*x = RestoreSource{}
-	mi := &file_mr_proto_msgTypes[38]
+	mi := &file_mr_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2887,7 +3017,7 @@ func (x *RestoreSource) String() string {
 func (*RestoreSource) ProtoMessage() {}
 
 func (x *RestoreSource) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[38]
+	mi := &file_mr_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2900,7 +3030,7 @@ func (x *RestoreSource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreSource.ProtoReflect.Descriptor instead.
 func (*RestoreSource) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{38}
+	return file_mr_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *RestoreSource) GetSourceAttempt() string {
@@ -2941,6 +3071,7 @@ type TaskAction struct {
 	//	*TaskAction_Clone
 	//	*TaskAction_Checkpoint
 	//	*TaskAction_SplitAttempt
+	//	*TaskAction_DropImage
 	Action        isTaskAction_Action `protobuf_oneof:"action"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2948,7 +3079,7 @@ type TaskAction struct {
 
 func (x *TaskAction) Reset() {
 	*x = TaskAction{}
-	mi := &file_mr_proto_msgTypes[39]
+	mi := &file_mr_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2960,7 +3091,7 @@ func (x *TaskAction) String() string {
 func (*TaskAction) ProtoMessage() {}
 
 func (x *TaskAction) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[39]
+	mi := &file_mr_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2973,7 +3104,7 @@ func (x *TaskAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskAction.ProtoReflect.Descriptor instead.
 func (*TaskAction) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{39}
+	return file_mr_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *TaskAction) GetAction() isTaskAction_Action {
@@ -3037,6 +3168,15 @@ func (x *TaskAction) GetSplitAttempt() string {
 	return ""
 }
 
+func (x *TaskAction) GetDropImage() *DropImage {
+	if x != nil {
+		if x, ok := x.Action.(*TaskAction_DropImage); ok {
+			return x.DropImage
+		}
+	}
+	return nil
+}
+
 type isTaskAction_Action interface {
 	isTaskAction_Action()
 }
@@ -3068,9 +3208,15 @@ type TaskAction_Checkpoint struct {
 }
 
 type TaskAction_SplitAttempt struct {
-	// Split the running map attempt with this id at its next record
-	// (docs/split.md).
+	// Split the running map (reduce) attempt with this id at its next
+	// record (key group) (docs/split.md).
 	SplitAttempt string `protobuf:"bytes,20,opt,name=split_attempt,json=splitAttempt,proto3,oneof"`
+}
+
+type TaskAction_DropImage struct {
+	// Delete the checkpoint image this tracker keeps of a preempted
+	// attempt: its task has a newer one, or no longer needs it.
+	DropImage *DropImage `protobuf:"bytes,21,opt,name=drop_image,json=dropImage,proto3,oneof"`
 }
 
 func (*TaskAction_Launch) isTaskAction_Action() {}
@@ -3085,6 +3231,61 @@ func (*TaskAction_Checkpoint) isTaskAction_Action() {}
 
 func (*TaskAction_SplitAttempt) isTaskAction_Action() {}
 
+func (*TaskAction_DropImage) isTaskAction_Action() {}
+
+// DropImage names a kept checkpoint image (by the checkpointed attempt).
+type DropImage struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	JobId         string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	AttemptId     string                 `protobuf:"bytes,2,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DropImage) Reset() {
+	*x = DropImage{}
+	mi := &file_mr_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DropImage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DropImage) ProtoMessage() {}
+
+func (x *DropImage) ProtoReflect() protoreflect.Message {
+	mi := &file_mr_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DropImage.ProtoReflect.Descriptor instead.
+func (*DropImage) Descriptor() ([]byte, []int) {
+	return file_mr_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *DropImage) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *DropImage) GetAttemptId() string {
+	if x != nil {
+		return x.AttemptId
+	}
+	return ""
+}
+
 // CheckpointAttempt orders a preemption checkpoint of a running attempt.
 type CheckpointAttempt struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
@@ -3097,7 +3298,7 @@ type CheckpointAttempt struct {
 
 func (x *CheckpointAttempt) Reset() {
 	*x = CheckpointAttempt{}
-	mi := &file_mr_proto_msgTypes[40]
+	mi := &file_mr_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3109,7 +3310,7 @@ func (x *CheckpointAttempt) String() string {
 func (*CheckpointAttempt) ProtoMessage() {}
 
 func (x *CheckpointAttempt) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[40]
+	mi := &file_mr_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3122,7 +3323,7 @@ func (x *CheckpointAttempt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckpointAttempt.ProtoReflect.Descriptor instead.
 func (*CheckpointAttempt) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{40}
+	return file_mr_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *CheckpointAttempt) GetAttemptId() string {
@@ -3156,7 +3357,7 @@ type CloneAttempt struct {
 
 func (x *CloneAttempt) Reset() {
 	*x = CloneAttempt{}
-	mi := &file_mr_proto_msgTypes[41]
+	mi := &file_mr_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3168,7 +3369,7 @@ func (x *CloneAttempt) String() string {
 func (*CloneAttempt) ProtoMessage() {}
 
 func (x *CloneAttempt) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[41]
+	mi := &file_mr_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3181,7 +3382,7 @@ func (x *CloneAttempt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloneAttempt.ProtoReflect.Descriptor instead.
 func (*CloneAttempt) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{41}
+	return file_mr_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *CloneAttempt) GetSourceAttempt() string {
@@ -3223,7 +3424,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_mr_proto_msgTypes[42]
+	mi := &file_mr_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3235,7 +3436,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[42]
+	mi := &file_mr_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3248,7 +3449,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{42}
+	return file_mr_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *HeartbeatResponse) GetActions() []*TaskAction {
@@ -3288,7 +3489,8 @@ func (x *HeartbeatResponse) GetIncarnation() string {
 
 type MapEvent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// SPILL_READY or MAP_OBSOLETE.
+	// SPILL_READY, MAP_OBSOLETE, or MAPS_ADDED (a scale-up split added maps:
+	// map_task is the job's new number of maps, docs/split.md).
 	Kind           string `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
 	MapTask        int32  `protobuf:"varint,2,opt,name=map_task,json=mapTask,proto3" json:"map_task,omitempty"`
 	Spill          int32  `protobuf:"varint,3,opt,name=spill,proto3" json:"spill,omitempty"`
@@ -3303,7 +3505,7 @@ type MapEvent struct {
 
 func (x *MapEvent) Reset() {
 	*x = MapEvent{}
-	mi := &file_mr_proto_msgTypes[43]
+	mi := &file_mr_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3315,7 +3517,7 @@ func (x *MapEvent) String() string {
 func (*MapEvent) ProtoMessage() {}
 
 func (x *MapEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[43]
+	mi := &file_mr_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3328,7 +3530,7 @@ func (x *MapEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MapEvent.ProtoReflect.Descriptor instead.
 func (*MapEvent) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{43}
+	return file_mr_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *MapEvent) GetKind() string {
@@ -3395,7 +3597,7 @@ type MapEventsRequest struct {
 
 func (x *MapEventsRequest) Reset() {
 	*x = MapEventsRequest{}
-	mi := &file_mr_proto_msgTypes[44]
+	mi := &file_mr_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3407,7 +3609,7 @@ func (x *MapEventsRequest) String() string {
 func (*MapEventsRequest) ProtoMessage() {}
 
 func (x *MapEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[44]
+	mi := &file_mr_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3420,7 +3622,7 @@ func (x *MapEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MapEventsRequest.ProtoReflect.Descriptor instead.
 func (*MapEventsRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{44}
+	return file_mr_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *MapEventsRequest) GetJobId() string {
@@ -3467,7 +3669,7 @@ type MapEventsResponse struct {
 
 func (x *MapEventsResponse) Reset() {
 	*x = MapEventsResponse{}
-	mi := &file_mr_proto_msgTypes[45]
+	mi := &file_mr_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3479,7 +3681,7 @@ func (x *MapEventsResponse) String() string {
 func (*MapEventsResponse) ProtoMessage() {}
 
 func (x *MapEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[45]
+	mi := &file_mr_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3492,7 +3694,7 @@ func (x *MapEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MapEventsResponse.ProtoReflect.Descriptor instead.
 func (*MapEventsResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{45}
+	return file_mr_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *MapEventsResponse) GetEvents() []*MapEvent {
@@ -3516,7 +3718,7 @@ type FetchFailureRequest struct {
 
 func (x *FetchFailureRequest) Reset() {
 	*x = FetchFailureRequest{}
-	mi := &file_mr_proto_msgTypes[46]
+	mi := &file_mr_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3528,7 +3730,7 @@ func (x *FetchFailureRequest) String() string {
 func (*FetchFailureRequest) ProtoMessage() {}
 
 func (x *FetchFailureRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[46]
+	mi := &file_mr_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3541,7 +3743,7 @@ func (x *FetchFailureRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchFailureRequest.ProtoReflect.Descriptor instead.
 func (*FetchFailureRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{46}
+	return file_mr_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *FetchFailureRequest) GetJobId() string {
@@ -3595,7 +3797,7 @@ type CanCommitRequest struct {
 
 func (x *CanCommitRequest) Reset() {
 	*x = CanCommitRequest{}
-	mi := &file_mr_proto_msgTypes[47]
+	mi := &file_mr_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3607,7 +3809,7 @@ func (x *CanCommitRequest) String() string {
 func (*CanCommitRequest) ProtoMessage() {}
 
 func (x *CanCommitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[47]
+	mi := &file_mr_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3620,7 +3822,7 @@ func (x *CanCommitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CanCommitRequest.ProtoReflect.Descriptor instead.
 func (*CanCommitRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{47}
+	return file_mr_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *CanCommitRequest) GetAttemptId() string {
@@ -3639,7 +3841,7 @@ type CanCommitResponse struct {
 
 func (x *CanCommitResponse) Reset() {
 	*x = CanCommitResponse{}
-	mi := &file_mr_proto_msgTypes[48]
+	mi := &file_mr_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3651,7 +3853,7 @@ func (x *CanCommitResponse) String() string {
 func (*CanCommitResponse) ProtoMessage() {}
 
 func (x *CanCommitResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[48]
+	mi := &file_mr_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3664,7 +3866,7 @@ func (x *CanCommitResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CanCommitResponse.ProtoReflect.Descriptor instead.
 func (*CanCommitResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{48}
+	return file_mr_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *CanCommitResponse) GetCanCommit() bool {
@@ -3682,7 +3884,7 @@ type Empty struct {
 
 func (x *Empty) Reset() {
 	*x = Empty{}
-	mi := &file_mr_proto_msgTypes[49]
+	mi := &file_mr_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3694,7 +3896,7 @@ func (x *Empty) String() string {
 func (*Empty) ProtoMessage() {}
 
 func (x *Empty) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[49]
+	mi := &file_mr_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3707,7 +3909,7 @@ func (x *Empty) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Empty.ProtoReflect.Descriptor instead.
 func (*Empty) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{49}
+	return file_mr_proto_rawDescGZIP(), []int{52}
 }
 
 type GetTaskRequest struct {
@@ -3719,7 +3921,7 @@ type GetTaskRequest struct {
 
 func (x *GetTaskRequest) Reset() {
 	*x = GetTaskRequest{}
-	mi := &file_mr_proto_msgTypes[50]
+	mi := &file_mr_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3731,7 +3933,7 @@ func (x *GetTaskRequest) String() string {
 func (*GetTaskRequest) ProtoMessage() {}
 
 func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[50]
+	mi := &file_mr_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3744,7 +3946,7 @@ func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskRequest.ProtoReflect.Descriptor instead.
 func (*GetTaskRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{50}
+	return file_mr_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *GetTaskRequest) GetAttemptId() string {
@@ -3769,7 +3971,7 @@ type StatusUpdateRequest struct {
 
 func (x *StatusUpdateRequest) Reset() {
 	*x = StatusUpdateRequest{}
-	mi := &file_mr_proto_msgTypes[51]
+	mi := &file_mr_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3781,7 +3983,7 @@ func (x *StatusUpdateRequest) String() string {
 func (*StatusUpdateRequest) ProtoMessage() {}
 
 func (x *StatusUpdateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[51]
+	mi := &file_mr_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3794,7 +3996,7 @@ func (x *StatusUpdateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusUpdateRequest.ProtoReflect.Descriptor instead.
 func (*StatusUpdateRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{51}
+	return file_mr_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *StatusUpdateRequest) GetAttemptId() string {
@@ -3843,8 +4045,9 @@ type StatusUpdateResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// False when the tracker no longer knows the attempt (killed): the child exits.
 	Known bool `protobuf:"varint,1,opt,name=known,proto3" json:"known,omitempty"`
-	// The JobTracker ordered the attempt split: the map stops at its next
-	// record, spills what it holds and reports done with split set.
+	// The JobTracker ordered the attempt split: a map stops at its next
+	// record, spills what it holds and reports done with split set; a
+	// reduce stops at its next key group and commits its output so far.
 	Split         bool `protobuf:"varint,20,opt,name=split,proto3" json:"split,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -3852,7 +4055,7 @@ type StatusUpdateResponse struct {
 
 func (x *StatusUpdateResponse) Reset() {
 	*x = StatusUpdateResponse{}
-	mi := &file_mr_proto_msgTypes[52]
+	mi := &file_mr_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3864,7 +4067,7 @@ func (x *StatusUpdateResponse) String() string {
 func (*StatusUpdateResponse) ProtoMessage() {}
 
 func (x *StatusUpdateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[52]
+	mi := &file_mr_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3877,7 +4080,7 @@ func (x *StatusUpdateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusUpdateResponse.ProtoReflect.Descriptor instead.
 func (*StatusUpdateResponse) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{52}
+	return file_mr_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *StatusUpdateResponse) GetKnown() bool {
@@ -3903,7 +4106,7 @@ type SpillReadyRequest struct {
 
 func (x *SpillReadyRequest) Reset() {
 	*x = SpillReadyRequest{}
-	mi := &file_mr_proto_msgTypes[53]
+	mi := &file_mr_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3915,7 +4118,7 @@ func (x *SpillReadyRequest) String() string {
 func (*SpillReadyRequest) ProtoMessage() {}
 
 func (x *SpillReadyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[53]
+	mi := &file_mr_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3928,7 +4131,7 @@ func (x *SpillReadyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpillReadyRequest.ProtoReflect.Descriptor instead.
 func (*SpillReadyRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{53}
+	return file_mr_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *SpillReadyRequest) GetSpill() *SpillAnnouncement {
@@ -3943,15 +4146,17 @@ type DoneRequest struct {
 	AttemptId string                 `protobuf:"bytes,1,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"`
 	Counters  []*Counter             `protobuf:"bytes,2,rep,name=counters,proto3" json:"counters,omitempty"`
 	// The map stopped early because it was split: its last spill carries
-	// the split point, and the attempt ends as SPLIT.
-	Split         bool `protobuf:"varint,20,opt,name=split,proto3" json:"split,omitempty"`
+	// the split point, and the attempt ends as SPLIT. A split reduce has
+	// committed its output so far as a fragment; reduce_cut says which.
+	Split         bool       `protobuf:"varint,20,opt,name=split,proto3" json:"split,omitempty"`
+	ReduceCut     *ReduceCut `protobuf:"bytes,21,opt,name=reduce_cut,json=reduceCut,proto3" json:"reduce_cut,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *DoneRequest) Reset() {
 	*x = DoneRequest{}
-	mi := &file_mr_proto_msgTypes[54]
+	mi := &file_mr_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3963,7 +4168,7 @@ func (x *DoneRequest) String() string {
 func (*DoneRequest) ProtoMessage() {}
 
 func (x *DoneRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[54]
+	mi := &file_mr_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3976,7 +4181,7 @@ func (x *DoneRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DoneRequest.ProtoReflect.Descriptor instead.
 func (*DoneRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{54}
+	return file_mr_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *DoneRequest) GetAttemptId() string {
@@ -4000,6 +4205,13 @@ func (x *DoneRequest) GetSplit() bool {
 	return false
 }
 
+func (x *DoneRequest) GetReduceCut() *ReduceCut {
+	if x != nil {
+		return x.ReduceCut
+	}
+	return nil
+}
+
 type FailedRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	AttemptId     string                 `protobuf:"bytes,1,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"`
@@ -4011,7 +4223,7 @@ type FailedRequest struct {
 
 func (x *FailedRequest) Reset() {
 	*x = FailedRequest{}
-	mi := &file_mr_proto_msgTypes[55]
+	mi := &file_mr_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4023,7 +4235,7 @@ func (x *FailedRequest) String() string {
 func (*FailedRequest) ProtoMessage() {}
 
 func (x *FailedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[55]
+	mi := &file_mr_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4036,7 +4248,7 @@ func (x *FailedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailedRequest.ProtoReflect.Descriptor instead.
 func (*FailedRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{55}
+	return file_mr_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *FailedRequest) GetAttemptId() string {
@@ -4074,7 +4286,7 @@ type QuietRequest struct {
 
 func (x *QuietRequest) Reset() {
 	*x = QuietRequest{}
-	mi := &file_mr_proto_msgTypes[56]
+	mi := &file_mr_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4086,7 +4298,7 @@ func (x *QuietRequest) String() string {
 func (*QuietRequest) ProtoMessage() {}
 
 func (x *QuietRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_mr_proto_msgTypes[56]
+	mi := &file_mr_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4099,7 +4311,7 @@ func (x *QuietRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QuietRequest.ProtoReflect.Descriptor instead.
 func (*QuietRequest) Descriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{56}
+	return file_mr_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *QuietRequest) GetAttemptId() string {
@@ -4155,7 +4367,13 @@ const file_mr_proto_rawDesc = "" +
 	"\vfirst_spill\x18\x02 \x01(\x05R\n" +
 	"firstSpill\x12%\n" +
 	"\x0erecords_before\x18\x03 \x01(\x03R\rrecordsBefore\x12 \n" +
-	"\x04cuts\x18\x04 \x03(\v2\f.gomr.MapCutR\x04cuts\"\xb7\x04\n" +
+	"\x04cuts\x18\x04 \x03(\v2\f.gomr.MapCutR\x04cuts\"B\n" +
+	"\tReduceCut\x12\x19\n" +
+	"\blast_key\x18\x01 \x01(\fR\alastKey\x12\x1a\n" +
+	"\bfragment\x18\x02 \x01(\x05R\bfragment\"G\n" +
+	"\fReduceResume\x12\x1b\n" +
+	"\tafter_key\x18\x01 \x01(\fR\bafterKey\x12\x1a\n" +
+	"\bfragment\x18\x02 \x01(\x05R\bfragment\"\xe7\x04\n" +
 	"\rAttemptStatus\x12\x1d\n" +
 	"\n" +
 	"attempt_id\x18\x01 \x01(\tR\tattemptId\x12\x14\n" +
@@ -4178,7 +4396,9 @@ const file_mr_proto_rawDesc = "" +
 	"\n" +
 	"checkpoint\x18\x0f \x01(\v2\x15.gomr.CheckpointStatsR\n" +
 	"checkpoint\x12*\n" +
-	"\arestore\x18\x10 \x01(\v2\x10.gomr.CloneStatsR\arestore\"\xc5\x01\n" +
+	"\arestore\x18\x10 \x01(\v2\x10.gomr.CloneStatsR\arestore\x12.\n" +
+	"\n" +
+	"reduce_cut\x18\x15 \x01(\v2\x0f.gomr.ReduceCutR\treduceCut\"\xc5\x01\n" +
 	"\x0fCheckpointStats\x12\x17\n" +
 	"\adump_ms\x18\x01 \x01(\x03R\x06dumpMs\x12\x1f\n" +
 	"\vimage_bytes\x18\x02 \x01(\x03R\n" +
@@ -4347,7 +4567,7 @@ const file_mr_proto_rawDesc = "" +
 	"\theld_jobs\x18\x10 \x03(\tR\bheldJobs\x12#\n" +
 	"\rheld_attempts\x18\x11 \x03(\tR\fheldAttempts\x12&\n" +
 	"\x0fcr_queue_length\x18\x12 \x01(\x05R\rcrQueueLength\x12'\n" +
-	"\x10cr_queue_wait_ms\x18\x13 \x01(\x03R\rcrQueueWaitMs\"\x80\x04\n" +
+	"\x10cr_queue_wait_ms\x18\x13 \x01(\x03R\rcrQueueWaitMs\"\xb9\x04\n" +
 	"\n" +
 	"LaunchTask\x12\x1d\n" +
 	"\n" +
@@ -4368,7 +4588,8 @@ const file_mr_proto_rawDesc = "" +
 	"\vspeculative\x18\v \x01(\bR\vspeculative\x12\x18\n" +
 	"\atracker\x18\f \x01(\tR\atracker\x12-\n" +
 	"\arestore\x18\r \x01(\v2\x13.gomr.RestoreSourceR\arestore\x12'\n" +
-	"\x06resume\x18\x14 \x01(\v2\x0f.gomr.MapResumeR\x06resume\x1a7\n" +
+	"\x06resume\x18\x14 \x01(\v2\x0f.gomr.MapResumeR\x06resume\x127\n" +
+	"\rreduce_resume\x18\x15 \x01(\v2\x12.gomr.ReduceResumeR\freduceResume\x1a7\n" +
 	"\tConfEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xa5\x01\n" +
@@ -4377,7 +4598,7 @@ const file_mr_proto_rawDesc = "" +
 	"\x0esource_tracker\x18\x02 \x01(\tR\rsourceTracker\x12%\n" +
 	"\x0esource_address\x18\x03 \x01(\tR\rsourceAddress\x12\x1f\n" +
 	"\vimage_bytes\x18\x04 \x01(\x03R\n" +
-	"imageBytes\"\x94\x02\n" +
+	"imageBytes\"\xc6\x02\n" +
 	"\n" +
 	"TaskAction\x12*\n" +
 	"\x06launch\x18\x01 \x01(\v2\x10.gomr.LaunchTaskH\x00R\x06launch\x12#\n" +
@@ -4387,8 +4608,14 @@ const file_mr_proto_rawDesc = "" +
 	"\n" +
 	"checkpoint\x18\x05 \x01(\v2\x17.gomr.CheckpointAttemptH\x00R\n" +
 	"checkpoint\x12%\n" +
-	"\rsplit_attempt\x18\x14 \x01(\tH\x00R\fsplitAttemptB\b\n" +
-	"\x06action\"T\n" +
+	"\rsplit_attempt\x18\x14 \x01(\tH\x00R\fsplitAttempt\x120\n" +
+	"\n" +
+	"drop_image\x18\x15 \x01(\v2\x0f.gomr.DropImageH\x00R\tdropImageB\b\n" +
+	"\x06action\"A\n" +
+	"\tDropImage\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x1d\n" +
+	"\n" +
+	"attempt_id\x18\x02 \x01(\tR\tattemptId\"T\n" +
 	"\x11CheckpointAttempt\x12\x1d\n" +
 	"\n" +
 	"attempt_id\x18\x01 \x01(\tR\tattemptId\x12 \n" +
@@ -4451,12 +4678,14 @@ const file_mr_proto_rawDesc = "" +
 	"\x05known\x18\x01 \x01(\bR\x05known\x12\x14\n" +
 	"\x05split\x18\x14 \x01(\bR\x05split\"B\n" +
 	"\x11SpillReadyRequest\x12-\n" +
-	"\x05spill\x18\x01 \x01(\v2\x17.gomr.SpillAnnouncementR\x05spill\"m\n" +
+	"\x05spill\x18\x01 \x01(\v2\x17.gomr.SpillAnnouncementR\x05spill\"\x9d\x01\n" +
 	"\vDoneRequest\x12\x1d\n" +
 	"\n" +
 	"attempt_id\x18\x01 \x01(\tR\tattemptId\x12)\n" +
 	"\bcounters\x18\x02 \x03(\v2\r.gomr.CounterR\bcounters\x12\x14\n" +
-	"\x05split\x18\x14 \x01(\bR\x05split\"o\n" +
+	"\x05split\x18\x14 \x01(\bR\x05split\x12.\n" +
+	"\n" +
+	"reduce_cut\x18\x15 \x01(\v2\x0f.gomr.ReduceCutR\treduceCut\"o\n" +
 	"\rFailedRequest\x12\x1d\n" +
 	"\n" +
 	"attempt_id\x18\x01 \x01(\tR\tattemptId\x12\x14\n" +
@@ -4510,153 +4739,160 @@ func file_mr_proto_rawDescGZIP() []byte {
 	return file_mr_proto_rawDescData
 }
 
-var file_mr_proto_msgTypes = make([]protoimpl.MessageInfo, 58)
+var file_mr_proto_msgTypes = make([]protoimpl.MessageInfo, 61)
 var file_mr_proto_goTypes = []any{
 	(*Counter)(nil),                       // 0: gomr.Counter
 	(*Segment)(nil),                       // 1: gomr.Segment
 	(*SpillAnnouncement)(nil),             // 2: gomr.SpillAnnouncement
 	(*MapCut)(nil),                        // 3: gomr.MapCut
 	(*MapResume)(nil),                     // 4: gomr.MapResume
-	(*AttemptStatus)(nil),                 // 5: gomr.AttemptStatus
-	(*CheckpointStats)(nil),               // 6: gomr.CheckpointStats
-	(*CloneStats)(nil),                    // 7: gomr.CloneStats
-	(*SubmitJobRequest)(nil),              // 8: gomr.SubmitJobRequest
-	(*SubmitJobResponse)(nil),             // 9: gomr.SubmitJobResponse
-	(*JobStatusRequest)(nil),              // 10: gomr.JobStatusRequest
-	(*TaskSummary)(nil),                   // 11: gomr.TaskSummary
-	(*JobStatus)(nil),                     // 12: gomr.JobStatus
-	(*Speculation)(nil),                   // 13: gomr.Speculation
-	(*ListJobsRequest)(nil),               // 14: gomr.ListJobsRequest
-	(*ListJobsResponse)(nil),              // 15: gomr.ListJobsResponse
-	(*ListTrackersRequest)(nil),           // 16: gomr.ListTrackersRequest
-	(*ListTrackersResponse)(nil),          // 17: gomr.ListTrackersResponse
-	(*TrackerStatus)(nil),                 // 18: gomr.TrackerStatus
-	(*KillJobRequest)(nil),                // 19: gomr.KillJobRequest
-	(*KillJobResponse)(nil),               // 20: gomr.KillJobResponse
-	(*JobHistoryRequest)(nil),             // 21: gomr.JobHistoryRequest
-	(*JobHistoryResponse)(nil),            // 22: gomr.JobHistoryResponse
-	(*KillTaskAttemptRequest)(nil),        // 23: gomr.KillTaskAttemptRequest
-	(*KillTaskAttemptResponse)(nil),       // 24: gomr.KillTaskAttemptResponse
-	(*SplitTaskAttemptRequest)(nil),       // 25: gomr.SplitTaskAttemptRequest
-	(*SplitTaskAttemptResponse)(nil),      // 26: gomr.SplitTaskAttemptResponse
-	(*CheckpointTaskAttemptRequest)(nil),  // 27: gomr.CheckpointTaskAttemptRequest
-	(*CheckpointTaskAttemptResponse)(nil), // 28: gomr.CheckpointTaskAttemptResponse
-	(*SetJobPriorityRequest)(nil),         // 29: gomr.SetJobPriorityRequest
-	(*SetJobPriorityResponse)(nil),        // 30: gomr.SetJobPriorityResponse
-	(*TaskAttemptsRequest)(nil),           // 31: gomr.TaskAttemptsRequest
-	(*TaskAttemptInfo)(nil),               // 32: gomr.TaskAttemptInfo
-	(*TaskAttemptsResponse)(nil),          // 33: gomr.TaskAttemptsResponse
-	(*TaskLogRequest)(nil),                // 34: gomr.TaskLogRequest
-	(*TaskLogResponse)(nil),               // 35: gomr.TaskLogResponse
-	(*HeartbeatRequest)(nil),              // 36: gomr.HeartbeatRequest
-	(*LaunchTask)(nil),                    // 37: gomr.LaunchTask
-	(*RestoreSource)(nil),                 // 38: gomr.RestoreSource
-	(*TaskAction)(nil),                    // 39: gomr.TaskAction
-	(*CheckpointAttempt)(nil),             // 40: gomr.CheckpointAttempt
-	(*CloneAttempt)(nil),                  // 41: gomr.CloneAttempt
-	(*HeartbeatResponse)(nil),             // 42: gomr.HeartbeatResponse
-	(*MapEvent)(nil),                      // 43: gomr.MapEvent
-	(*MapEventsRequest)(nil),              // 44: gomr.MapEventsRequest
-	(*MapEventsResponse)(nil),             // 45: gomr.MapEventsResponse
-	(*FetchFailureRequest)(nil),           // 46: gomr.FetchFailureRequest
-	(*CanCommitRequest)(nil),              // 47: gomr.CanCommitRequest
-	(*CanCommitResponse)(nil),             // 48: gomr.CanCommitResponse
-	(*Empty)(nil),                         // 49: gomr.Empty
-	(*GetTaskRequest)(nil),                // 50: gomr.GetTaskRequest
-	(*StatusUpdateRequest)(nil),           // 51: gomr.StatusUpdateRequest
-	(*StatusUpdateResponse)(nil),          // 52: gomr.StatusUpdateResponse
-	(*SpillReadyRequest)(nil),             // 53: gomr.SpillReadyRequest
-	(*DoneRequest)(nil),                   // 54: gomr.DoneRequest
-	(*FailedRequest)(nil),                 // 55: gomr.FailedRequest
-	(*QuietRequest)(nil),                  // 56: gomr.QuietRequest
-	nil,                                   // 57: gomr.LaunchTask.ConfEntry
+	(*ReduceCut)(nil),                     // 5: gomr.ReduceCut
+	(*ReduceResume)(nil),                  // 6: gomr.ReduceResume
+	(*AttemptStatus)(nil),                 // 7: gomr.AttemptStatus
+	(*CheckpointStats)(nil),               // 8: gomr.CheckpointStats
+	(*CloneStats)(nil),                    // 9: gomr.CloneStats
+	(*SubmitJobRequest)(nil),              // 10: gomr.SubmitJobRequest
+	(*SubmitJobResponse)(nil),             // 11: gomr.SubmitJobResponse
+	(*JobStatusRequest)(nil),              // 12: gomr.JobStatusRequest
+	(*TaskSummary)(nil),                   // 13: gomr.TaskSummary
+	(*JobStatus)(nil),                     // 14: gomr.JobStatus
+	(*Speculation)(nil),                   // 15: gomr.Speculation
+	(*ListJobsRequest)(nil),               // 16: gomr.ListJobsRequest
+	(*ListJobsResponse)(nil),              // 17: gomr.ListJobsResponse
+	(*ListTrackersRequest)(nil),           // 18: gomr.ListTrackersRequest
+	(*ListTrackersResponse)(nil),          // 19: gomr.ListTrackersResponse
+	(*TrackerStatus)(nil),                 // 20: gomr.TrackerStatus
+	(*KillJobRequest)(nil),                // 21: gomr.KillJobRequest
+	(*KillJobResponse)(nil),               // 22: gomr.KillJobResponse
+	(*JobHistoryRequest)(nil),             // 23: gomr.JobHistoryRequest
+	(*JobHistoryResponse)(nil),            // 24: gomr.JobHistoryResponse
+	(*KillTaskAttemptRequest)(nil),        // 25: gomr.KillTaskAttemptRequest
+	(*KillTaskAttemptResponse)(nil),       // 26: gomr.KillTaskAttemptResponse
+	(*SplitTaskAttemptRequest)(nil),       // 27: gomr.SplitTaskAttemptRequest
+	(*SplitTaskAttemptResponse)(nil),      // 28: gomr.SplitTaskAttemptResponse
+	(*CheckpointTaskAttemptRequest)(nil),  // 29: gomr.CheckpointTaskAttemptRequest
+	(*CheckpointTaskAttemptResponse)(nil), // 30: gomr.CheckpointTaskAttemptResponse
+	(*SetJobPriorityRequest)(nil),         // 31: gomr.SetJobPriorityRequest
+	(*SetJobPriorityResponse)(nil),        // 32: gomr.SetJobPriorityResponse
+	(*TaskAttemptsRequest)(nil),           // 33: gomr.TaskAttemptsRequest
+	(*TaskAttemptInfo)(nil),               // 34: gomr.TaskAttemptInfo
+	(*TaskAttemptsResponse)(nil),          // 35: gomr.TaskAttemptsResponse
+	(*TaskLogRequest)(nil),                // 36: gomr.TaskLogRequest
+	(*TaskLogResponse)(nil),               // 37: gomr.TaskLogResponse
+	(*HeartbeatRequest)(nil),              // 38: gomr.HeartbeatRequest
+	(*LaunchTask)(nil),                    // 39: gomr.LaunchTask
+	(*RestoreSource)(nil),                 // 40: gomr.RestoreSource
+	(*TaskAction)(nil),                    // 41: gomr.TaskAction
+	(*DropImage)(nil),                     // 42: gomr.DropImage
+	(*CheckpointAttempt)(nil),             // 43: gomr.CheckpointAttempt
+	(*CloneAttempt)(nil),                  // 44: gomr.CloneAttempt
+	(*HeartbeatResponse)(nil),             // 45: gomr.HeartbeatResponse
+	(*MapEvent)(nil),                      // 46: gomr.MapEvent
+	(*MapEventsRequest)(nil),              // 47: gomr.MapEventsRequest
+	(*MapEventsResponse)(nil),             // 48: gomr.MapEventsResponse
+	(*FetchFailureRequest)(nil),           // 49: gomr.FetchFailureRequest
+	(*CanCommitRequest)(nil),              // 50: gomr.CanCommitRequest
+	(*CanCommitResponse)(nil),             // 51: gomr.CanCommitResponse
+	(*Empty)(nil),                         // 52: gomr.Empty
+	(*GetTaskRequest)(nil),                // 53: gomr.GetTaskRequest
+	(*StatusUpdateRequest)(nil),           // 54: gomr.StatusUpdateRequest
+	(*StatusUpdateResponse)(nil),          // 55: gomr.StatusUpdateResponse
+	(*SpillReadyRequest)(nil),             // 56: gomr.SpillReadyRequest
+	(*DoneRequest)(nil),                   // 57: gomr.DoneRequest
+	(*FailedRequest)(nil),                 // 58: gomr.FailedRequest
+	(*QuietRequest)(nil),                  // 59: gomr.QuietRequest
+	nil,                                   // 60: gomr.LaunchTask.ConfEntry
 }
 var file_mr_proto_depIdxs = []int32{
 	1,  // 0: gomr.SpillAnnouncement.segments:type_name -> gomr.Segment
 	3,  // 1: gomr.SpillAnnouncement.split_at:type_name -> gomr.MapCut
 	3,  // 2: gomr.MapResume.cuts:type_name -> gomr.MapCut
 	0,  // 3: gomr.AttemptStatus.counters:type_name -> gomr.Counter
-	7,  // 4: gomr.AttemptStatus.clone:type_name -> gomr.CloneStats
-	6,  // 5: gomr.AttemptStatus.checkpoint:type_name -> gomr.CheckpointStats
-	7,  // 6: gomr.AttemptStatus.restore:type_name -> gomr.CloneStats
-	0,  // 7: gomr.JobStatus.counters:type_name -> gomr.Counter
-	11, // 8: gomr.JobStatus.maps:type_name -> gomr.TaskSummary
-	11, // 9: gomr.JobStatus.reduces:type_name -> gomr.TaskSummary
-	13, // 10: gomr.JobStatus.speculations:type_name -> gomr.Speculation
-	12, // 11: gomr.ListJobsResponse.jobs:type_name -> gomr.JobStatus
-	18, // 12: gomr.ListTrackersResponse.trackers:type_name -> gomr.TrackerStatus
-	32, // 13: gomr.TaskAttemptsResponse.attempts:type_name -> gomr.TaskAttemptInfo
-	5,  // 14: gomr.HeartbeatRequest.attempts:type_name -> gomr.AttemptStatus
-	2,  // 15: gomr.HeartbeatRequest.spills:type_name -> gomr.SpillAnnouncement
-	57, // 16: gomr.LaunchTask.conf:type_name -> gomr.LaunchTask.ConfEntry
-	38, // 17: gomr.LaunchTask.restore:type_name -> gomr.RestoreSource
-	4,  // 18: gomr.LaunchTask.resume:type_name -> gomr.MapResume
-	37, // 19: gomr.TaskAction.launch:type_name -> gomr.LaunchTask
-	41, // 20: gomr.TaskAction.clone:type_name -> gomr.CloneAttempt
-	40, // 21: gomr.TaskAction.checkpoint:type_name -> gomr.CheckpointAttempt
-	37, // 22: gomr.CloneAttempt.launch:type_name -> gomr.LaunchTask
-	39, // 23: gomr.HeartbeatResponse.actions:type_name -> gomr.TaskAction
-	1,  // 24: gomr.MapEvent.segment:type_name -> gomr.Segment
-	43, // 25: gomr.MapEventsResponse.events:type_name -> gomr.MapEvent
-	0,  // 26: gomr.StatusUpdateRequest.counters:type_name -> gomr.Counter
-	2,  // 27: gomr.SpillReadyRequest.spill:type_name -> gomr.SpillAnnouncement
-	0,  // 28: gomr.DoneRequest.counters:type_name -> gomr.Counter
-	0,  // 29: gomr.FailedRequest.counters:type_name -> gomr.Counter
-	8,  // 30: gomr.JobTracker.SubmitJob:input_type -> gomr.SubmitJobRequest
-	10, // 31: gomr.JobTracker.GetJobStatus:input_type -> gomr.JobStatusRequest
-	14, // 32: gomr.JobTracker.ListJobs:input_type -> gomr.ListJobsRequest
-	19, // 33: gomr.JobTracker.KillJob:input_type -> gomr.KillJobRequest
-	21, // 34: gomr.JobTracker.GetJobHistory:input_type -> gomr.JobHistoryRequest
-	16, // 35: gomr.JobTracker.ListTrackers:input_type -> gomr.ListTrackersRequest
-	23, // 36: gomr.JobTracker.KillTaskAttempt:input_type -> gomr.KillTaskAttemptRequest
-	29, // 37: gomr.JobTracker.SetJobPriority:input_type -> gomr.SetJobPriorityRequest
-	31, // 38: gomr.JobTracker.ListTaskAttempts:input_type -> gomr.TaskAttemptsRequest
-	34, // 39: gomr.JobTracker.GetTaskLog:input_type -> gomr.TaskLogRequest
-	27, // 40: gomr.JobTracker.CheckpointTaskAttempt:input_type -> gomr.CheckpointTaskAttemptRequest
-	25, // 41: gomr.JobTracker.SplitTaskAttempt:input_type -> gomr.SplitTaskAttemptRequest
-	36, // 42: gomr.JobTracker.Heartbeat:input_type -> gomr.HeartbeatRequest
-	44, // 43: gomr.JobTracker.GetMapEvents:input_type -> gomr.MapEventsRequest
-	46, // 44: gomr.JobTracker.ReportFetchFailure:input_type -> gomr.FetchFailureRequest
-	47, // 45: gomr.JobTracker.CanCommit:input_type -> gomr.CanCommitRequest
-	50, // 46: gomr.Umbilical.GetTask:input_type -> gomr.GetTaskRequest
-	51, // 47: gomr.Umbilical.StatusUpdate:input_type -> gomr.StatusUpdateRequest
-	53, // 48: gomr.Umbilical.SpillReady:input_type -> gomr.SpillReadyRequest
-	44, // 49: gomr.Umbilical.GetMapEvents:input_type -> gomr.MapEventsRequest
-	46, // 50: gomr.Umbilical.ReportFetchFailure:input_type -> gomr.FetchFailureRequest
-	47, // 51: gomr.Umbilical.CanCommit:input_type -> gomr.CanCommitRequest
-	54, // 52: gomr.Umbilical.Done:input_type -> gomr.DoneRequest
-	55, // 53: gomr.Umbilical.Failed:input_type -> gomr.FailedRequest
-	56, // 54: gomr.Umbilical.Quiet:input_type -> gomr.QuietRequest
-	9,  // 55: gomr.JobTracker.SubmitJob:output_type -> gomr.SubmitJobResponse
-	12, // 56: gomr.JobTracker.GetJobStatus:output_type -> gomr.JobStatus
-	15, // 57: gomr.JobTracker.ListJobs:output_type -> gomr.ListJobsResponse
-	20, // 58: gomr.JobTracker.KillJob:output_type -> gomr.KillJobResponse
-	22, // 59: gomr.JobTracker.GetJobHistory:output_type -> gomr.JobHistoryResponse
-	17, // 60: gomr.JobTracker.ListTrackers:output_type -> gomr.ListTrackersResponse
-	24, // 61: gomr.JobTracker.KillTaskAttempt:output_type -> gomr.KillTaskAttemptResponse
-	30, // 62: gomr.JobTracker.SetJobPriority:output_type -> gomr.SetJobPriorityResponse
-	33, // 63: gomr.JobTracker.ListTaskAttempts:output_type -> gomr.TaskAttemptsResponse
-	35, // 64: gomr.JobTracker.GetTaskLog:output_type -> gomr.TaskLogResponse
-	28, // 65: gomr.JobTracker.CheckpointTaskAttempt:output_type -> gomr.CheckpointTaskAttemptResponse
-	26, // 66: gomr.JobTracker.SplitTaskAttempt:output_type -> gomr.SplitTaskAttemptResponse
-	42, // 67: gomr.JobTracker.Heartbeat:output_type -> gomr.HeartbeatResponse
-	45, // 68: gomr.JobTracker.GetMapEvents:output_type -> gomr.MapEventsResponse
-	49, // 69: gomr.JobTracker.ReportFetchFailure:output_type -> gomr.Empty
-	48, // 70: gomr.JobTracker.CanCommit:output_type -> gomr.CanCommitResponse
-	37, // 71: gomr.Umbilical.GetTask:output_type -> gomr.LaunchTask
-	52, // 72: gomr.Umbilical.StatusUpdate:output_type -> gomr.StatusUpdateResponse
-	49, // 73: gomr.Umbilical.SpillReady:output_type -> gomr.Empty
-	45, // 74: gomr.Umbilical.GetMapEvents:output_type -> gomr.MapEventsResponse
-	49, // 75: gomr.Umbilical.ReportFetchFailure:output_type -> gomr.Empty
-	48, // 76: gomr.Umbilical.CanCommit:output_type -> gomr.CanCommitResponse
-	49, // 77: gomr.Umbilical.Done:output_type -> gomr.Empty
-	49, // 78: gomr.Umbilical.Failed:output_type -> gomr.Empty
-	49, // 79: gomr.Umbilical.Quiet:output_type -> gomr.Empty
-	55, // [55:80] is the sub-list for method output_type
-	30, // [30:55] is the sub-list for method input_type
-	30, // [30:30] is the sub-list for extension type_name
-	30, // [30:30] is the sub-list for extension extendee
-	0,  // [0:30] is the sub-list for field type_name
+	9,  // 4: gomr.AttemptStatus.clone:type_name -> gomr.CloneStats
+	8,  // 5: gomr.AttemptStatus.checkpoint:type_name -> gomr.CheckpointStats
+	9,  // 6: gomr.AttemptStatus.restore:type_name -> gomr.CloneStats
+	5,  // 7: gomr.AttemptStatus.reduce_cut:type_name -> gomr.ReduceCut
+	0,  // 8: gomr.JobStatus.counters:type_name -> gomr.Counter
+	13, // 9: gomr.JobStatus.maps:type_name -> gomr.TaskSummary
+	13, // 10: gomr.JobStatus.reduces:type_name -> gomr.TaskSummary
+	15, // 11: gomr.JobStatus.speculations:type_name -> gomr.Speculation
+	14, // 12: gomr.ListJobsResponse.jobs:type_name -> gomr.JobStatus
+	20, // 13: gomr.ListTrackersResponse.trackers:type_name -> gomr.TrackerStatus
+	34, // 14: gomr.TaskAttemptsResponse.attempts:type_name -> gomr.TaskAttemptInfo
+	7,  // 15: gomr.HeartbeatRequest.attempts:type_name -> gomr.AttemptStatus
+	2,  // 16: gomr.HeartbeatRequest.spills:type_name -> gomr.SpillAnnouncement
+	60, // 17: gomr.LaunchTask.conf:type_name -> gomr.LaunchTask.ConfEntry
+	40, // 18: gomr.LaunchTask.restore:type_name -> gomr.RestoreSource
+	4,  // 19: gomr.LaunchTask.resume:type_name -> gomr.MapResume
+	6,  // 20: gomr.LaunchTask.reduce_resume:type_name -> gomr.ReduceResume
+	39, // 21: gomr.TaskAction.launch:type_name -> gomr.LaunchTask
+	44, // 22: gomr.TaskAction.clone:type_name -> gomr.CloneAttempt
+	43, // 23: gomr.TaskAction.checkpoint:type_name -> gomr.CheckpointAttempt
+	42, // 24: gomr.TaskAction.drop_image:type_name -> gomr.DropImage
+	39, // 25: gomr.CloneAttempt.launch:type_name -> gomr.LaunchTask
+	41, // 26: gomr.HeartbeatResponse.actions:type_name -> gomr.TaskAction
+	1,  // 27: gomr.MapEvent.segment:type_name -> gomr.Segment
+	46, // 28: gomr.MapEventsResponse.events:type_name -> gomr.MapEvent
+	0,  // 29: gomr.StatusUpdateRequest.counters:type_name -> gomr.Counter
+	2,  // 30: gomr.SpillReadyRequest.spill:type_name -> gomr.SpillAnnouncement
+	0,  // 31: gomr.DoneRequest.counters:type_name -> gomr.Counter
+	5,  // 32: gomr.DoneRequest.reduce_cut:type_name -> gomr.ReduceCut
+	0,  // 33: gomr.FailedRequest.counters:type_name -> gomr.Counter
+	10, // 34: gomr.JobTracker.SubmitJob:input_type -> gomr.SubmitJobRequest
+	12, // 35: gomr.JobTracker.GetJobStatus:input_type -> gomr.JobStatusRequest
+	16, // 36: gomr.JobTracker.ListJobs:input_type -> gomr.ListJobsRequest
+	21, // 37: gomr.JobTracker.KillJob:input_type -> gomr.KillJobRequest
+	23, // 38: gomr.JobTracker.GetJobHistory:input_type -> gomr.JobHistoryRequest
+	18, // 39: gomr.JobTracker.ListTrackers:input_type -> gomr.ListTrackersRequest
+	25, // 40: gomr.JobTracker.KillTaskAttempt:input_type -> gomr.KillTaskAttemptRequest
+	31, // 41: gomr.JobTracker.SetJobPriority:input_type -> gomr.SetJobPriorityRequest
+	33, // 42: gomr.JobTracker.ListTaskAttempts:input_type -> gomr.TaskAttemptsRequest
+	36, // 43: gomr.JobTracker.GetTaskLog:input_type -> gomr.TaskLogRequest
+	29, // 44: gomr.JobTracker.CheckpointTaskAttempt:input_type -> gomr.CheckpointTaskAttemptRequest
+	27, // 45: gomr.JobTracker.SplitTaskAttempt:input_type -> gomr.SplitTaskAttemptRequest
+	38, // 46: gomr.JobTracker.Heartbeat:input_type -> gomr.HeartbeatRequest
+	47, // 47: gomr.JobTracker.GetMapEvents:input_type -> gomr.MapEventsRequest
+	49, // 48: gomr.JobTracker.ReportFetchFailure:input_type -> gomr.FetchFailureRequest
+	50, // 49: gomr.JobTracker.CanCommit:input_type -> gomr.CanCommitRequest
+	53, // 50: gomr.Umbilical.GetTask:input_type -> gomr.GetTaskRequest
+	54, // 51: gomr.Umbilical.StatusUpdate:input_type -> gomr.StatusUpdateRequest
+	56, // 52: gomr.Umbilical.SpillReady:input_type -> gomr.SpillReadyRequest
+	47, // 53: gomr.Umbilical.GetMapEvents:input_type -> gomr.MapEventsRequest
+	49, // 54: gomr.Umbilical.ReportFetchFailure:input_type -> gomr.FetchFailureRequest
+	50, // 55: gomr.Umbilical.CanCommit:input_type -> gomr.CanCommitRequest
+	57, // 56: gomr.Umbilical.Done:input_type -> gomr.DoneRequest
+	58, // 57: gomr.Umbilical.Failed:input_type -> gomr.FailedRequest
+	59, // 58: gomr.Umbilical.Quiet:input_type -> gomr.QuietRequest
+	11, // 59: gomr.JobTracker.SubmitJob:output_type -> gomr.SubmitJobResponse
+	14, // 60: gomr.JobTracker.GetJobStatus:output_type -> gomr.JobStatus
+	17, // 61: gomr.JobTracker.ListJobs:output_type -> gomr.ListJobsResponse
+	22, // 62: gomr.JobTracker.KillJob:output_type -> gomr.KillJobResponse
+	24, // 63: gomr.JobTracker.GetJobHistory:output_type -> gomr.JobHistoryResponse
+	19, // 64: gomr.JobTracker.ListTrackers:output_type -> gomr.ListTrackersResponse
+	26, // 65: gomr.JobTracker.KillTaskAttempt:output_type -> gomr.KillTaskAttemptResponse
+	32, // 66: gomr.JobTracker.SetJobPriority:output_type -> gomr.SetJobPriorityResponse
+	35, // 67: gomr.JobTracker.ListTaskAttempts:output_type -> gomr.TaskAttemptsResponse
+	37, // 68: gomr.JobTracker.GetTaskLog:output_type -> gomr.TaskLogResponse
+	30, // 69: gomr.JobTracker.CheckpointTaskAttempt:output_type -> gomr.CheckpointTaskAttemptResponse
+	28, // 70: gomr.JobTracker.SplitTaskAttempt:output_type -> gomr.SplitTaskAttemptResponse
+	45, // 71: gomr.JobTracker.Heartbeat:output_type -> gomr.HeartbeatResponse
+	48, // 72: gomr.JobTracker.GetMapEvents:output_type -> gomr.MapEventsResponse
+	52, // 73: gomr.JobTracker.ReportFetchFailure:output_type -> gomr.Empty
+	51, // 74: gomr.JobTracker.CanCommit:output_type -> gomr.CanCommitResponse
+	39, // 75: gomr.Umbilical.GetTask:output_type -> gomr.LaunchTask
+	55, // 76: gomr.Umbilical.StatusUpdate:output_type -> gomr.StatusUpdateResponse
+	52, // 77: gomr.Umbilical.SpillReady:output_type -> gomr.Empty
+	48, // 78: gomr.Umbilical.GetMapEvents:output_type -> gomr.MapEventsResponse
+	52, // 79: gomr.Umbilical.ReportFetchFailure:output_type -> gomr.Empty
+	51, // 80: gomr.Umbilical.CanCommit:output_type -> gomr.CanCommitResponse
+	52, // 81: gomr.Umbilical.Done:output_type -> gomr.Empty
+	52, // 82: gomr.Umbilical.Failed:output_type -> gomr.Empty
+	52, // 83: gomr.Umbilical.Quiet:output_type -> gomr.Empty
+	59, // [59:84] is the sub-list for method output_type
+	34, // [34:59] is the sub-list for method input_type
+	34, // [34:34] is the sub-list for extension type_name
+	34, // [34:34] is the sub-list for extension extendee
+	0,  // [0:34] is the sub-list for field type_name
 }
 
 func init() { file_mr_proto_init() }
@@ -4664,13 +4900,14 @@ func file_mr_proto_init() {
 	if File_mr_proto != nil {
 		return
 	}
-	file_mr_proto_msgTypes[39].OneofWrappers = []any{
+	file_mr_proto_msgTypes[41].OneofWrappers = []any{
 		(*TaskAction_Launch)(nil),
 		(*TaskAction_KillAttempt)(nil),
 		(*TaskAction_PurgeJob)(nil),
 		(*TaskAction_Clone)(nil),
 		(*TaskAction_Checkpoint)(nil),
 		(*TaskAction_SplitAttempt)(nil),
+		(*TaskAction_DropImage)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -4678,7 +4915,7 @@ func file_mr_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_mr_proto_rawDesc), len(file_mr_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   58,
+			NumMessages:   61,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -29,6 +29,8 @@ var deadlineKeys = []conf.Key{
 	{Name: "scheduler.minedfwc.algorithm", Type: conf.String, Default: "fixed", Description: "Algorithm 1 variant: fixed (<=, kill accounting from actual free slots, no kills when only reduces are short) or printed (as printed)", Check: conf.OneOf("fixed", "printed")},
 	{Name: "scheduler.minedfwc.kill-only-needed", Type: conf.Bool, Default: "false", Description: "kill only the spare maps the new job needs instead of all spare maps of a victim job (A7)"},
 	{Name: "scheduler.minedfwc.arrival-net-of-deficits", Type: conf.Bool, Default: "false", Description: "arrival check subtracts the quota deficits of earlier-deadline jobs from the free slots (A3)"},
+	{Name: "scheduler.minedfwc.wait-estimate", Type: conf.String, Default: "mean", Description: "Algorithm 1's wait test (line 12): mean (as printed: a victim's spare map slots free after its average map duration M_avg) or remaining (each spare slot frees when one of the victim's running maps ends, after its expected remaining time: M_avg less its elapsed time, or M_max less it once past M_avg; slots credited one at a time, earliest first)", Check: conf.OneOf("mean", "remaining")},
+	{Name: "scheduler.minedfwc.kill-when-infeasible", Type: conf.Bool, Default: "true", Description: "kill spare maps for an arriving job that cannot meet its deadline even with its largest allocation (its quota is then the maximum, spec §1.7); false: such a job waits like MinEDF's (§III: kills are for a job that waiting cannot complete 'in time')"},
 	{Name: "scheduler.minedfwc.reduce-release", Type: conf.String, Default: "r-avg", Description: "expected release time of a spare reduce slot (A10)", Check: conf.OneOf("r-avg", "shuffle-plus-r-avg")},
 }
 
@@ -91,6 +93,8 @@ type deadlineCfg struct {
 	killOnlyNeeded   bool
 	netOfDeficits    bool
 	releaseShuffle   bool
+	waitRemaining    bool
+	killInfeasible   bool
 }
 
 type dlJob struct {
@@ -104,7 +108,8 @@ type dlJob struct {
 	profile   *Profile
 
 	runMaps, runReds, doneMaps, doneReds, launchedReds int
-	attempts                                           map[attemptKey]bool
+	// attempts are the running attempts with their start times.
+	attempts map[attemptKey]time.Time
 
 	minMaps, minReds int
 	feasible         bool
@@ -127,7 +132,7 @@ func NewDeadline(name string, cfg Config) (*Deadline, error) {
 		return nil, fmt.Errorf("deadline policy %q does not exist", name)
 	}
 	r := newReader(cfg)
-	switch r.str("scheduler.deadline.bound", "low", "avg", "up") {
+	switch r.OneOf("scheduler.deadline.bound", "low", "avg", "up") {
 	case "low":
 		p.cfg.bound = BoundLow
 	case "up":
@@ -135,21 +140,23 @@ func NewDeadline(name string, cfg Config) (*Deadline, error) {
 	default:
 		p.cfg.bound = BoundAvg
 	}
-	if r.str("scheduler.deadline.round", "lagrange-ceil", "integer-exact") == "integer-exact" {
+	if r.OneOf("scheduler.deadline.round", "lagrange-ceil", "integer-exact") == "integer-exact" {
 		p.cfg.round = IntegerExact
 	}
-	p.cfg.refreshAll = r.boolean("scheduler.deadline.refresh-all-on-arrival")
+	p.cfg.refreshAll = r.Bool("scheduler.deadline.refresh-all-on-arrival")
 	if p.kind == kindEDF {
-		p.cfg.reducesAfterMaps = r.boolean("scheduler.edf.reduces-after-maps")
+		p.cfg.reducesAfterMaps = r.Bool("scheduler.edf.reduces-after-maps")
 	} else {
-		p.cfg.reducesAfterMaps = r.boolean("scheduler.deadline.reduces-after-maps")
+		p.cfg.reducesAfterMaps = r.Bool("scheduler.deadline.reduces-after-maps")
 	}
-	p.cfg.printed = r.str("scheduler.minedfwc.algorithm", "fixed", "printed") == "printed"
-	p.cfg.killOnlyNeeded = r.boolean("scheduler.minedfwc.kill-only-needed")
-	p.cfg.netOfDeficits = r.boolean("scheduler.minedfwc.arrival-net-of-deficits")
-	p.cfg.releaseShuffle = r.str("scheduler.minedfwc.reduce-release", "r-avg", "shuffle-plus-r-avg") == "shuffle-plus-r-avg"
-	if r.err != nil {
-		return nil, fmt.Errorf("policy %s: %w", name, r.err)
+	p.cfg.printed = r.OneOf("scheduler.minedfwc.algorithm", "fixed", "printed") == "printed"
+	p.cfg.killOnlyNeeded = r.Bool("scheduler.minedfwc.kill-only-needed")
+	p.cfg.netOfDeficits = r.Bool("scheduler.minedfwc.arrival-net-of-deficits")
+	p.cfg.killInfeasible = r.Bool("scheduler.minedfwc.kill-when-infeasible")
+	p.cfg.waitRemaining = r.OneOf("scheduler.minedfwc.wait-estimate", "mean", "remaining") == "remaining"
+	p.cfg.releaseShuffle = r.OneOf("scheduler.minedfwc.reduce-release", "r-avg", "shuffle-plus-r-avg") == "shuffle-plus-r-avg"
+	if r.Err() != nil {
+		return nil, fmt.Errorf("policy %s: %w", name, r.Err())
 	}
 	return p, nil
 }
@@ -179,7 +186,7 @@ func (p *Deadline) admit(v *JobView, now time.Time) *dlJob {
 	}
 	p.seq++
 	j := &dlJob{id: v.ID, seq: p.seq, submitted: v.Submitted, deadline: v.Deadline, maps: v.Maps, reduces: v.Reduces,
-		profile: v.Profile, attempts: map[attemptKey]bool{}, doneMaps: v.FinishedMaps, doneReds: v.FinishedReduces}
+		profile: v.Profile, attempts: map[attemptKey]time.Time{}, doneMaps: v.FinishedMaps, doneReds: v.FinishedReduces}
 	if j.submitted.IsZero() {
 		j.submitted = now
 	}
@@ -219,10 +226,10 @@ func (p *Deadline) Observe(ev Event) {
 			p.arrivals = slices.Delete(p.arrivals, i, i+1)
 		}
 	case TaskStarted:
-		if j.attempts[key] {
+		if _, dup := j.attempts[key]; dup {
 			return
 		}
-		j.attempts[key] = true
+		j.attempts[key] = ev.Time
 		if ev.Type == Map {
 			j.runMaps++
 		} else {
@@ -230,7 +237,7 @@ func (p *Deadline) Observe(ev Event) {
 			j.launchedReds++
 		}
 	case TaskFinished, TaskFailed:
-		if j.attempts[key] {
+		if _, ok := j.attempts[key]; ok {
 			delete(j.attempts, key)
 			if ev.Type == Map {
 				j.runMaps--
@@ -400,6 +407,33 @@ func (p *Deadline) stageDur(j *dlJob) float64 {
 	return p.reduceRelease(j)
 }
 
+// mapReleases returns, earliest first, the expected times from now until
+// each of j's running maps ends (remainingTask over its profile).
+func mapReleases(j *dlJob, now time.Time) []float64 {
+	if j.profile == nil {
+		return nil
+	}
+	out := make([]float64, 0, j.runMaps)
+	for k, start := range j.attempts {
+		if k.typ == Map {
+			out = append(out, remainingTask(now.Sub(start).Seconds(), sec(j.profile.MapAvg), sec(j.profile.MapMax)))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// remainingTask is the expected remaining time of a task that has run
+// elapsed seconds, from its stage's average and maximum task durations: the
+// average less the elapsed time, or, for a task already past the average,
+// the maximum less it (a long task is not about to end), never below 0.
+func remainingTask(elapsed, avg, maxDur float64) float64 {
+	if elapsed < avg {
+		return avg - elapsed
+	}
+	return math.Max(maxDur-elapsed, 0)
+}
+
 func (p *Deadline) reduceRelease(j *dlJob) float64 {
 	if j.profile == nil {
 		return math.Inf(1)
@@ -459,6 +493,20 @@ func (p *Deadline) onArrival(view *ClusterView, nj *dlJob, d *Decision) {
 		// lines 8 and 14: j is in its map (reduce) stage and nj is short on
 		// map (reduce) slots
 		switch {
+		case !j.mapStageDone() && mJ > fm && p.cfg.waitRemaining:
+			// credit j's spare map slots one at a time, as its running
+			// maps are expected to end
+			rel := mapReleases(j, view.Now)
+			for i := 0; i < min(max(0, w.runMaps-j.minMaps), len(rel)); i++ {
+				fm++
+				wait = math.Max(wait, rel[i])
+				var ok bool
+				mJ, rJ, ok = p.quotaForOK(nj, nj.rel-wait)
+				if fits(mJ, fm) && fits(rJ, fr) && (ok || p.cfg.printed) {
+					return // waiting suffices
+				}
+			}
+			continue
 		case !j.mapStageDone() && mJ > fm:
 			fm += max(0, w.runMaps-j.minMaps)
 			wait = math.Max(wait, p.stageDur(j))
@@ -480,6 +528,11 @@ func (p *Deadline) onArrival(view *ClusterView, nj *dlJob, d *Decision) {
 		}
 	}
 	// kill spare map tasks
+	if !p.cfg.killInfeasible {
+		if _, _, ok := p.quotaForOK(nj, nj.rel); !ok {
+			return // no allocation meets the deadline: killing cannot
+		}
+	}
 	if !p.cfg.printed {
 		mJ, _ = p.quotaFor(nj, nj.rel)
 		fm = fm0

@@ -269,3 +269,57 @@ func TestAllPoliciesRegistered(t *testing.T) {
 	}
 	_ = time.Second
 }
+
+// TestMinEDFWCWaitRemaining: with wait-estimate remaining, Algorithm 1's
+// wait test counts how long the victim's running maps still have to run,
+// not a whole average map; a map already past the average is expected to
+// run to the profile's maximum.
+func TestMinEDFWCWaitRemaining(t *testing.T) {
+	long := &Profile{Runs: 1, MapAvg: secs(10), MapMax: secs(50)}
+	tests := []struct {
+		name    string
+		mode    string
+		profile *Profile
+		elapsed float64
+		want    string
+	}{
+		// A's maps started 8 s ago: the printed test waits a whole 10 s
+		// map, leaving J 20 s (infeasible); 2 s remain, leaving 28 s
+		{"mean kills", "mean", prof(10, 0), 8, "kill:A:map:9"},
+		{"remaining waits", "remaining", prof(10, 0), 8, ""},
+		// 12 s into 10 s-average maps that may run 50 s: 38 s to go
+		{"past the average kills", "remaining", long, 12, "kill:A:map:9"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, "minedf-wc", map[string]string{"scheduler.minedfwc.wait-estimate": tt.mode}, 10, 2)
+			h.Submit(JobView{ID: "A", Maps: 100, Deadline: at(10000), Profile: tt.profile})
+			if got := h.Offer(10, 0); got != "A:m A:m* A:m* A:m* A:m* A:m* A:m* A:m* A:m* A:m*" {
+				t.Fatalf("setup offer %q", got)
+			}
+			h.Advance(tt.elapsed)
+			h.Submit(JobView{ID: "J", Maps: 20, Deadline: h.Now.Add(secs(30)), Profile: prof(10, 0)})
+			if got := h.Offer(0, 0); got != tt.want {
+				t.Fatalf("arrival offer %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestMinEDFWCKillWhenInfeasible: a job that no allocation can finish by its
+// deadline (a 10 s map against 5 s) gets the largest quota and, by default,
+// kills for it; with kill-when-infeasible=false it waits instead.
+func TestMinEDFWCKillWhenInfeasible(t *testing.T) {
+	for _, tt := range []struct {
+		set, want string
+	}{{"true", "kill:A:map:9"}, {"false", ""}} {
+		t.Run(tt.set, func(t *testing.T) {
+			h := wcSetup(t, map[string]string{"scheduler.minedfwc.kill-when-infeasible": tt.set})
+			h.Advance(1)
+			h.Submit(JobView{ID: "J", Maps: 20, Deadline: h.Now.Add(secs(5)), Profile: prof(10, 0)})
+			if got := h.Offer(0, 0); got != tt.want {
+				t.Fatalf("arrival offer %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

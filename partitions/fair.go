@@ -77,12 +77,12 @@ type fairJob struct {
 func NewFair(cfg Config) (*Fair, error) {
 	r := newReader(cfg)
 	f := &Fair{pools: map[string]Pool{}, jobs: map[string]*fairJob{}}
-	f.defaultPool = r.str("scheduler.fair.default-pool")
-	f.weightMode = r.str("scheduler.fair.weight", "equal", "log", "linear")
+	f.defaultPool = r.Raw("scheduler.fair.default-pool")
+	f.weightMode = r.OneOf("scheduler.fair.weight", "equal", "log", "linear")
 	f.preemption = newFairPreemption(r)
-	spec := r.raw("scheduler.fair.pools")
-	if r.err != nil {
-		return nil, fmt.Errorf("policy fair: %w", r.err)
+	spec := r.Raw("scheduler.fair.pools")
+	if r.Err() != nil {
+		return nil, fmt.Errorf("policy fair: %w", r.Err())
 	}
 	pools, err := ParsePools(spec)
 	if err != nil {

@@ -48,12 +48,12 @@ type fairPreemption struct {
 	wake [2]time.Time
 }
 
-func newFairPreemption(r *reader) fairPreemption {
+func newFairPreemption(r *conf.Reader) fairPreemption {
 	return fairPreemption{
-		on:          r.boolean("scheduler.fair.preemption"),
-		minTimeout:  r.duration("scheduler.fair.min-share-preemption-timeout"),
-		fairTimeout: r.duration("scheduler.fair.fair-share-preemption-timeout"),
-		interval:    r.duration("scheduler.fair.preemption-interval"),
+		on:          r.Bool("scheduler.fair.preemption"),
+		minTimeout:  r.Duration("scheduler.fair.min-share-preemption-timeout"),
+		fairTimeout: r.Duration("scheduler.fair.fair-share-preemption-timeout"),
+		interval:    r.Duration("scheduler.fair.preemption-interval"),
 		atMin:       map[string]*[2]time.Time{},
 		atHalfFair:  map[string]*[2]time.Time{},
 		running:     map[attemptKey]time.Time{},

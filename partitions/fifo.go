@@ -16,9 +16,9 @@ func init() {
 	registerKeys(fifoKeys...)
 	Register("fifo", func(cfg Config) (Policy, error) {
 		r := newReader(cfg)
-		f := &FIFO{Preemption: r.boolean("scheduler.fifo.preemption")}
-		if r.err != nil {
-			return nil, fmt.Errorf("policy fifo: %w", r.err)
+		f := &FIFO{Preemption: r.Bool("scheduler.fifo.preemption")}
+		if r.Err() != nil {
+			return nil, fmt.Errorf("policy fifo: %w", r.Err())
 		}
 		return f, nil
 	})

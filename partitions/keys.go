@@ -205,142 +205,63 @@ func parseDurations(s string) ([]time.Duration, error) {
 	return out, nil
 }
 
-// reader reads typed values from a Config, falling back to the key's
-// default when the Config has no value, and remembers the first error.
-type reader struct {
-	cfg  Config
-	defs map[string]string
-	err  error
-}
-
-func newReader(cfg Config) *reader {
-	return &reader{cfg: cfg, defs: DefaultValues()}
-}
-
-func (r *reader) raw(key string) string {
-	v := ""
-	if r.cfg != nil {
-		v = r.cfg.String(key)
+// newReader reads the scheduler keys from cfg: the declared default for a
+// key cfg leaves empty, and the first bad value kept as the error.
+func newReader(cfg Config) *conf.Reader {
+	var g conf.Getter
+	if cfg != nil {
+		g = cfg
 	}
-	if strings.TrimSpace(v) == "" {
-		v = r.defs[key]
-	}
-	return v
-}
-
-func (r *reader) fail(key, v, what string, err error) {
-	if r.err == nil {
-		if err != nil {
-			r.err = fmt.Errorf("scheduler configuration %s=%q: %s: %w", key, v, what, err)
-		} else {
-			r.err = fmt.Errorf("scheduler configuration %s=%q: %s", key, v, what)
-		}
-	}
-}
-
-func (r *reader) str(key string, allowed ...string) string {
-	v := strings.TrimSpace(r.raw(key))
-	if len(allowed) > 0 && !contains(allowed, v) {
-		r.fail(key, v, "allowed values are "+strings.Join(allowed, ", "), nil)
-	}
-	return v
-}
-
-func (r *reader) boolean(key string) bool {
-	v := r.raw(key)
-	b, err := strconv.ParseBool(strings.TrimSpace(v))
-	if err != nil {
-		r.fail(key, v, "want true or false", err)
-	}
-	return b
-}
-
-func (r *reader) integer(key string, min int) int {
-	v := r.raw(key)
-	n, err := strconv.Atoi(strings.TrimSpace(v))
-	if err != nil {
-		r.fail(key, v, "want an integer", err)
-		return min
-	}
-	if n < min {
-		r.fail(key, v, fmt.Sprintf("must be at least %d", min), nil)
-		return min
-	}
-	return n
-}
-
-func (r *reader) float(key string, min float64) float64 {
-	v := r.raw(key)
-	f, err := parseFloat(v)
-	if err != nil {
-		r.fail(key, v, "want a number", err)
-		return min
-	}
-	if f < min {
-		r.fail(key, v, fmt.Sprintf("must be at least %g", min), nil)
-		return min
-	}
-	return f
-}
-
-func (r *reader) duration(key string) time.Duration {
-	v := r.raw(key)
-	d, err := parseDuration(v)
-	if err != nil {
-		r.fail(key, v, "want a duration such as 90s", err)
-	}
-	if d < 0 {
-		r.fail(key, v, "must not be negative", nil)
-	}
-	return d
+	return conf.NewReader("scheduler configuration", g, keys)
 }
 
 // capacities reads a list of fractions that must be positive and sum to 1.
-func (r *reader) capacities(key string) []float64 {
-	v := r.raw(key)
+func capacities(r *conf.Reader, key string) []float64 {
+	v := r.Raw(key)
 	cs, err := parseFloats(v)
 	if err != nil {
-		r.fail(key, v, "want comma-separated fractions such as 0.3,0.7", err)
+		r.Fail(key, v, fmt.Sprintf("want comma-separated fractions such as 0.3,0.7: %v", err))
 		return []float64{1}
 	}
 	if len(cs) == 0 {
-		r.fail(key, v, "needs at least one capacity", nil)
+		r.Fail(key, v, "needs at least one capacity")
 		return []float64{1}
 	}
 	sum := 0.0
 	for _, c := range cs {
 		if c <= 0 || c > 1 {
-			r.fail(key, v, "every capacity must be in (0, 1]", nil)
+			r.Fail(key, v, "every capacity must be in (0, 1]")
 			return []float64{1}
 		}
 		sum += c
 	}
 	if math.Abs(sum-1) > 1e-6 {
-		r.fail(key, v, fmt.Sprintf("capacities sum to %.6g, not 1", sum), nil)
+		r.Fail(key, v, fmt.Sprintf("capacities sum to %.6g, not 1", sum))
 		return []float64{1}
 	}
 	return cs
 }
 
-// limits reads K-1 strictly positive durations; cumulative ones must grow.
-func (r *reader) limits(key string, want int, cumulative bool) []time.Duration {
-	v := r.raw(key)
+// limits reads want (when >= 0) strictly positive durations; cumulative
+// ones must grow.
+func limits(r *conf.Reader, key string, want int, cumulative bool) []time.Duration {
+	v := r.Raw(key)
 	ds, err := parseDurations(v)
 	if err != nil {
-		r.fail(key, v, "want comma-separated durations such as 200s", err)
+		r.Fail(key, v, fmt.Sprintf("want comma-separated durations such as 200s: %v", err))
 		return nil
 	}
 	if want >= 0 && len(ds) != want {
-		r.fail(key, v, fmt.Sprintf("want %d value(s), one per queue but the last", want), nil)
+		r.Fail(key, v, fmt.Sprintf("want %d value(s), one per queue but the last", want))
 		return nil
 	}
 	for i, d := range ds {
 		if d <= 0 {
-			r.fail(key, v, "every limit must be positive", nil)
+			r.Fail(key, v, "every limit must be positive")
 			return nil
 		}
 		if cumulative && i > 0 && d <= ds[i-1] {
-			r.fail(key, v, "cumulative limits must increase", nil)
+			r.Fail(key, v, "cumulative limits must increase")
 			return nil
 		}
 	}

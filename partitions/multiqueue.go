@@ -1,6 +1,7 @@
 package partitions
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -40,8 +41,10 @@ var multiQueueKeys = []conf.Key{
 
 	{Name: "scheduler.sita.capacities", Type: conf.String, Default: "0.3,0.7", Description: "SITA partition capacities C_1..C_K; must sum to 1", Check: floatList, Valid: "comma-separated numbers: each in (0, 1], sum 1"},
 	{Name: "scheduler.sita.cutoffs", Type: conf.String, Default: "18000s", Description: "SITA cumulative size cutoffs B_1..B_{K-1} (predicted job size)", Check: durationList, Valid: "comma-separated durations: exactly K-1 positive increasing durations"},
-	{Name: "scheduler.sita.predictor", Type: conf.String, Default: "regression", Description: "job size predictor: regression (log-log least squares on input bytes over completed jobs) or oracle (JobView.EstimatedSize)", Check: conf.OneOf("regression", "oracle")},
-	{Name: "scheduler.sita.min-fit", Type: conf.Int, Default: "10", Description: "completed jobs needed before the regression predictor is used; before that the oracle estimate (or 0) is used", Valid: "an integer >= 2"},
+	{Name: "scheduler.sita.predictor", Type: conf.String, Default: "regression", Description: "job size predictor: regression (log-log least squares on input bytes over completed jobs) or oracle (JobView.EstimatedSize: the size the job is told at submission, from its name's history profile on the runtime and in mr sim by default, its true size with mr sim --knowledge oracle; 0 when unknown)", Check: conf.OneOf("regression", "oracle")},
+	{Name: "scheduler.sita.min-fit", Type: conf.Int, Default: "10", Description: "completed jobs needed before the regression predictor is used (before that the oracle estimate, or 0, is used) and before balanced cutoffs are computed (before that the configured cutoffs apply)", Valid: "an integer >= 2"},
+	{Name: "scheduler.sita.cutoff-mode", Type: conf.String, Default: "fixed", Description: "SITA cutoffs: fixed (scheduler.sita.cutoffs, the thesis' tuned 18,000 s) or balanced (SITA-E: recomputed at every job completion so that the completed jobs predicted into partitions 1..k carry C_1+..+C_k of their work; the configured cutoffs apply until min-fit jobs have completed)", Check: conf.OneOf("fixed", "balanced")},
+	{Name: "scheduler.sita.balance-window", Type: conf.Int, Default: "1000", Description: "SITA balanced cutoffs: how many of the latest completed jobs they are computed over", Valid: "an integer >= 2"},
 
 	{Name: "scheduler.comp.queues", Type: conf.Int, Default: "2", Description: "COMP number of queues K (compares with the last K-1 completed jobs)", Valid: "an integer >= 2"},
 	{Name: "scheduler.comp.predictor", Type: conf.String, Default: "regression", Description: "job size predictor, as scheduler.sita.predictor", Check: conf.OneOf("regression", "oracle")},
@@ -85,6 +88,12 @@ type MultiQueue struct {
 	cutoffs   []time.Duration
 	predictor string
 	minFit    int
+	// balanced: SITA's cutoffs are recomputed from done, the latest
+	// completed jobs (at most balanceWindow), to balance the work.
+	balanced      bool
+	balanceWindow int
+	done          []doneJob
+	sizes         []sizedWork
 
 	queues   [][]*mqJob
 	jobs     map[string]*mqJob
@@ -129,6 +138,17 @@ type mqJob struct {
 	hint      int
 }
 
+// doneJob is what SITA's balanced cutoffs keep of a completed job: what
+// its size is predicted from, and its work.
+type doneJob struct {
+	input    int64
+	estimate time.Duration
+	work     time.Duration
+}
+
+// sizedWork pairs a job's predicted size with its work (both in seconds).
+type sizedWork struct{ size, work float64 }
+
 // logFit is a least-squares fit of ln(size) on ln(input bytes).
 type logFit struct {
 	n, sx, sy, sxx, sxy float64
@@ -165,48 +185,50 @@ func newMultiQueue(name string, cfg Config) (*MultiQueue, error) {
 	p := &MultiQueue{name: name, jobs: map[string]*mqJob{}, attempts: map[attemptKey]int{}}
 	switch name {
 	case "tyrex-static", "tyrex-dynamic":
-		p.caps = r.capacities("scheduler.tyrex.capacities")
+		p.caps = capacities(r, "scheduler.tyrex.capacities")
 		p.k = len(p.caps)
-		p.partitionReduces = r.boolean("scheduler.tyrex.partition-reduces")
-		p.arrivalOrder = r.str("scheduler.tyrex.migrated-order", "tail", "arrival") == "arrival"
+		p.partitionReduces = r.Bool("scheduler.tyrex.partition-reduces")
+		p.arrivalOrder = r.OneOf("scheduler.tyrex.migrated-order", "tail", "arrival") == "arrival"
 		if name == "tyrex-static" {
-			cum := r.str("scheduler.tyrex.limits-mode", "cumulative", "per-queue") == "cumulative"
-			p.limits = budgets(r.limits("scheduler.tyrex.timers", p.k-1, cum), cum)
+			cum := r.OneOf("scheduler.tyrex.limits-mode", "cumulative", "per-queue") == "cumulative"
+			p.limits = budgets(limits(r, "scheduler.tyrex.timers", p.k-1, cum), cum)
 		} else {
 			p.dynamic = true
-			p.cv2Threshold = r.float("scheduler.tyrex.cv2-threshold", 0)
-			p.minSample = r.integer("scheduler.tyrex.min-sample", 2)
-			p.fallback = r.duration("scheduler.tyrex.fallback-timer")
-			p.sample = r.str("scheduler.tyrex.dynamic-sample", "recent", "queue", "positive", "all")
-			p.window = r.integer("scheduler.tyrex.dynamic-window", 1)
-			p.sticky = r.str("scheduler.tyrex.dynamic-timer", "check", "sticky") == "sticky"
+			p.cv2Threshold = r.Float("scheduler.tyrex.cv2-threshold", 0, math.Inf(1))
+			p.minSample = r.Int("scheduler.tyrex.min-sample", 2)
+			p.fallback = r.Duration("scheduler.tyrex.fallback-timer")
+			p.sample = r.OneOf("scheduler.tyrex.dynamic-sample", "recent", "queue", "positive", "all")
+			p.window = r.Int("scheduler.tyrex.dynamic-window", 1)
+			p.sticky = r.OneOf("scheduler.tyrex.dynamic-timer", "check", "sticky") == "sticky"
 		}
 	case "fbq":
-		cum := r.str("scheduler.fbq.limits-mode", "cumulative", "per-queue") == "cumulative"
-		ls := r.limits("scheduler.fbq.limits", -1, cum)
-		if r.err == nil && len(ls) == 0 {
-			r.fail("scheduler.fbq.limits", r.raw("scheduler.fbq.limits"), "needs at least one limit", nil)
+		cum := r.OneOf("scheduler.fbq.limits-mode", "cumulative", "per-queue") == "cumulative"
+		ls := limits(r, "scheduler.fbq.limits", -1, cum)
+		if r.Err() == nil && len(ls) == 0 {
+			r.Fail("scheduler.fbq.limits", r.Raw("scheduler.fbq.limits"), "needs at least one limit")
 		}
 		p.limits = budgets(ls, cum)
 		p.k = len(ls) + 1
 	case "sita":
-		p.caps = r.capacities("scheduler.sita.capacities")
+		p.caps = capacities(r, "scheduler.sita.capacities")
 		p.k = len(p.caps)
 		p.partitionReduces = true
 		p.dispatch = bySize
-		p.cutoffs = r.limits("scheduler.sita.cutoffs", p.k-1, true)
-		p.predictor = r.str("scheduler.sita.predictor", "regression", "oracle")
-		p.minFit = r.integer("scheduler.sita.min-fit", 2)
+		p.cutoffs = limits(r, "scheduler.sita.cutoffs", p.k-1, true)
+		p.predictor = r.OneOf("scheduler.sita.predictor", "regression", "oracle")
+		p.minFit = r.Int("scheduler.sita.min-fit", 2)
+		p.balanced = r.OneOf("scheduler.sita.cutoff-mode", "fixed", "balanced") == "balanced"
+		p.balanceWindow = r.Int("scheduler.sita.balance-window", 2)
 	case "comp":
-		p.k = r.integer("scheduler.comp.queues", 2)
+		p.k = r.Int("scheduler.comp.queues", 2)
 		p.dispatch = byCompare
-		p.predictor = r.str("scheduler.comp.predictor", "regression", "oracle")
+		p.predictor = r.OneOf("scheduler.comp.predictor", "regression", "oracle")
 		p.minFit = 2
 	default:
 		return nil, fmt.Errorf("multi-queue policy %q does not exist", name)
 	}
-	if r.err != nil {
-		return nil, fmt.Errorf("policy %s: %w", name, r.err)
+	if r.Err() != nil {
+		return nil, fmt.Errorf("policy %s: %w", name, r.Err())
 	}
 	p.queues = make([][]*mqJob, p.k)
 	if p.sample == "recent" {
@@ -257,6 +279,9 @@ func (p *MultiQueue) Observe(ev Event) {
 		}
 		if p.dispatch != feedback {
 			p.fit.add(j.input, j.work)
+			if p.balanced {
+				p.rebalance(j)
+			}
 			if p.k > 1 {
 				p.history = append(p.history, j.work)
 				if len(p.history) > p.k-1 {
@@ -367,12 +392,92 @@ func (p *MultiQueue) admit(v *JobView, now time.Time) *mqJob {
 }
 
 func (p *MultiQueue) predict(j *mqJob) time.Duration {
+	return p.predictFrom(j.input, j.estimate)
+}
+
+// predictFrom predicts a job's size from its input bytes with the
+// regression, or returns the estimate it was told.
+func (p *MultiQueue) predictFrom(input int64, estimate time.Duration) time.Duration {
 	if p.predictor == "regression" && p.fit.n >= float64(p.minFit) {
-		if s, ok := p.fit.predict(j.input); ok {
+		if s, ok := p.fit.predict(input); ok {
 			return s
 		}
 	}
-	return j.estimate
+	return estimate
+}
+
+// rebalance adds a completed job to SITA's balanced sample and, once
+// min-fit jobs have completed, recomputes the cutoffs over the sample with
+// the current predictor (SITA-E: every partition's share of the work equals
+// its share of the slots). The cutoffs are also reported as the policy's
+// timers.
+func (p *MultiQueue) rebalance(j *mqJob) {
+	p.done = append(p.done, doneJob{input: j.input, estimate: j.estimate, work: j.work})
+	if len(p.done) > p.balanceWindow {
+		p.done = slices.Delete(p.done, 0, len(p.done)-p.balanceWindow)
+	}
+	if len(p.done) < p.minFit {
+		return
+	}
+	p.sizes = p.sizes[:0]
+	for _, d := range p.done {
+		p.sizes = append(p.sizes, sizedWork{size: p.predictFrom(d.input, d.estimate).Seconds(), work: d.work.Seconds()})
+	}
+	if cs, ok := balancedCutoffs(p.sizes, p.caps); ok {
+		for k, c := range cs {
+			p.cutoffs[k] = time.Duration(c * float64(time.Second))
+		}
+		copy(p.timers, p.cutoffs)
+		p.checks++
+	}
+}
+
+// balancedCutoffs returns SITA-E's cutoffs for partitions of capacities
+// caps (summing to 1) over a sample of jobs: the k-th cutoff is a predicted
+// size such that the jobs predicted at or below it carry C_1+..+C_k of the
+// sample's work, as near as whole jobs allow (the first size whose share
+// reaches the target, or the size before it when that share is nearer;
+// jobs of equal predicted size fall on the same side). It sorts and
+// overwrites xs, and reports false when the sample has no work or there is
+// one partition.
+func balancedCutoffs(xs []sizedWork, caps []float64) ([]float64, bool) {
+	var total float64
+	for _, x := range xs {
+		total += max(x.work, 0)
+	}
+	if total <= 0 || len(caps) < 2 {
+		return nil, false
+	}
+	slices.SortFunc(xs, func(a, b sizedWork) int { return cmp.Compare(a.size, b.size) })
+	// collapse equal sizes: xs[:n] holds each distinct size once, with the
+	// work of the jobs at or below it
+	n, cum := 0, 0.0
+	for _, x := range xs {
+		cum += max(x.work, 0)
+		if n > 0 && xs[n-1].size == x.size {
+			xs[n-1].work = cum
+			continue
+		}
+		xs[n] = sizedWork{size: x.size, work: cum}
+		n++
+	}
+	xs = xs[:n]
+	out := make([]float64, 0, len(caps)-1)
+	target := 0.0
+	for k := 0; k < len(caps)-1; k++ {
+		target += caps[k] * total
+		g := sort.Search(len(xs), func(i int) bool { return xs[i].work >= target })
+		g = min(g, len(xs)-1)
+		cut := xs[g].size
+		if g > 0 && target-xs[g-1].work < xs[g].work-target {
+			cut = xs[g-1].size
+		}
+		if len(out) > 0 {
+			cut = max(cut, out[len(out)-1])
+		}
+		out = append(out, cut)
+	}
+	return out, true
 }
 
 // enqueue puts j at its place in its queue: the tail, or by arrival.

@@ -373,3 +373,64 @@ func TestMigratedOrderArrival(t *testing.T) {
 		t.Fatalf("offer %q, want old first in P2 (1 slot)", got)
 	}
 }
+
+// TestSITABalancedCutoff: with cutoff-mode balanced the configured cutoff
+// holds until min-fit jobs have completed; then the cutoff is recomputed at
+// every completion so that P1's jobs carry C_1 of the completed work.
+func TestSITABalancedCutoff(t *testing.T) {
+	h := newHarness(t, "sita", map[string]string{
+		"scheduler.sita.capacities":  "0.5,0.5",
+		"scheduler.sita.cutoffs":     "1000s",
+		"scheduler.sita.predictor":   "oracle",
+		"scheduler.sita.cutoff-mode": "balanced",
+		"scheduler.sita.min-fit":     "3",
+	}, 10, 2)
+	mq := h.Policy().(*MultiQueue)
+	queueOf := func(id string, size float64) int {
+		h.Submit(JobView{ID: id, Maps: 1, EstimatedSize: secs(size)})
+		q, _ := mq.QueueOf(id)
+		return q
+	}
+	run := func(id string, size float64) {
+		queueOf(id, size)
+		h.Start(id, Map)
+		h.Finish(id, Map, secs(size))
+		h.End(id)
+	}
+	run("a", 100)
+	run("b", 100)
+	if q := queueOf("p", 500); q != 0 {
+		t.Fatalf("before min-fit completions: 500 s job in queue %d, want 0 (configured cutoff 1000 s)", q)
+	}
+	run("c", 200) // sample 100, 100, 200: half the work (200 of 400) at or below 100 s
+	if got := mq.Timers(); len(got) != 1 || got[0] != secs(100) {
+		t.Fatalf("balanced cutoff %v, want [100s]", got)
+	}
+	if q := queueOf("q", 150); q != 1 {
+		t.Errorf("150 s job in queue %d, want 1 (above the balanced cutoff)", q)
+	}
+	if q := queueOf("r", 100); q != 0 {
+		t.Errorf("100 s job in queue %d, want 0", q)
+	}
+	run("d", 2000) // 2,400 s of work: 400 s at or below 200 s is nearer half than all of it
+	if got := mq.Timers()[0]; got != secs(200) {
+		t.Errorf("after a 2,000 s job: cutoff %v, want 200s", got)
+	}
+}
+
+// TestSITAFixedCutoffUnchanged: the default mode keeps the configured cutoff
+// whatever completes.
+func TestSITAFixedCutoffUnchanged(t *testing.T) {
+	h := newHarness(t, "sita", map[string]string{"scheduler.sita.predictor": "oracle", "scheduler.sita.min-fit": "2"}, 10, 2)
+	for i, size := range []float64{10, 20, 30, 40} {
+		id := string(rune('a' + i))
+		h.Submit(JobView{ID: id, Maps: 1, EstimatedSize: secs(size)})
+		h.Start(id, Map)
+		h.Finish(id, Map, secs(size))
+		h.End(id)
+	}
+	h.Submit(JobView{ID: "x", Maps: 1, EstimatedSize: secs(17000)})
+	if q, _ := h.Policy().(*MultiQueue).QueueOf("x"); q != 0 {
+		t.Errorf("17,000 s job in queue %d, want 0 under the fixed 18,000 s cutoff", q)
+	}
+}

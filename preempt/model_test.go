@@ -144,10 +144,10 @@ func TestQueue(t *testing.T) {
 	if w := q.Wait("n", t0); w != 0 {
 		t.Fatalf("empty queue waits %v", w)
 	}
-	if s := q.Add("n", "a", t0, sec(10)); !s.Equal(t0) {
+	if s := q.Add("n", "a", ClassPreemptDump, t0, sec(10)); !s.Equal(t0) {
 		t.Errorf("first starts at %v", s.Sub(t0))
 	}
-	if s := q.Add("n", "b", t0.Add(sec(2)), sec(5)); !s.Equal(t0.Add(sec(10))) {
+	if s := q.Add("n", "b", ClassPreemptDump, t0.Add(sec(2)), sec(5)); !s.Equal(t0.Add(sec(10))) {
 		t.Errorf("second starts at %v, want 10s", s.Sub(t0))
 	}
 	if w := q.Wait("n", t0.Add(sec(4))); w != sec(11) {
@@ -160,13 +160,61 @@ func TestQueue(t *testing.T) {
 	if w := q.Wait("n", t0.Add(sec(6))); w != sec(5) {
 		t.Errorf("wait after an early end: %v, want 5s", w)
 	}
-	q.Add("n", "c", t0.Add(sec(7)), sec(3)) // 11s..14s
-	q.Done("b", t0.Add(sec(7)))             // abandoned: c runs 7s..10s
+	q.Add("n", "c", ClassPreemptDump, t0.Add(sec(7)), sec(3)) // 11s..14s
+	q.Done("b", t0.Add(sec(7)))                               // abandoned: c runs 7s..10s
 	if w := q.Wait("n", t0.Add(sec(7))); w != sec(3) {
 		t.Errorf("wait after abandoning b: %v, want 3s", w)
 	}
 	q.Done("c", t0.Add(sec(20)))
 	if q.Len("n") != 0 || q.Wait("n", t0.Add(sec(20))) != 0 {
 		t.Errorf("queue not empty: %d", q.Len("n"))
+	}
+}
+
+// TestQueueClasses checks the queue's order (spec §5.6, as the trackers
+// keep it): a preemption dump overtakes waiting restores and clone dumps,
+// not the running operation; a restore overtakes clone dumps; each class
+// waits for those it does not overtake.
+func TestQueueClasses(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	type add struct {
+		id    string
+		class Class
+		at, d float64 // seconds
+		start float64 // expected start, seconds
+	}
+	for _, tc := range []struct {
+		name  string
+		adds  []add
+		at    float64    // when the waits are asked
+		waits [3]float64 // of a new preemption dump, restore, clone dump (seconds)
+	}{
+		{"idle", nil, 0, [3]float64{0, 0, 0}},
+		{"a clone dump running is not overtaken",
+			[]add{{"c1", ClassCloneDump, 0, 10, 0}, {"p1", ClassPreemptDump, 1, 2, 10}}, 1, [3]float64{11, 11, 11}},
+		{"a preemption dump overtakes waiting clone dumps and restores",
+			[]add{{"c1", ClassCloneDump, 0, 4, 0}, {"c2", ClassCloneDump, 0, 4, 4}, {"r1", ClassRestore, 1, 3, 4}, {"p1", ClassPreemptDump, 2, 1, 4}},
+			2, [3]float64{3, 6, 10}},
+		{"arrival order within a class",
+			[]add{{"p1", ClassPreemptDump, 0, 5, 0}, {"p2", ClassPreemptDump, 0, 5, 5}, {"p3", ClassPreemptDump, 1, 5, 10}}, 1, [3]float64{14, 14, 14}},
+		{"a restore overtakes clone dumps only",
+			[]add{{"p1", ClassPreemptDump, 0, 2, 0}, {"c1", ClassCloneDump, 0, 2, 2}, {"r1", ClassRestore, 0, 2, 2}}, 0, [3]float64{2, 4, 6}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q := NewQueue()
+			for _, a := range tc.adds {
+				if s := q.Add("n", a.id, a.class, t0.Add(sec(a.at)), sec(a.d)); !s.Equal(t0.Add(sec(a.start))) {
+					t.Errorf("%s expected to start at %v, want %gs", a.id, s.Sub(t0), a.start)
+				}
+			}
+			for c := ClassPreemptDump; c <= ClassCloneDump; c++ {
+				if w := q.WaitClass("n", c, t0.Add(sec(tc.at))); w != sec(tc.waits[c]) {
+					t.Errorf("wait of class %d at %gs: %v, want %gs", c, tc.at, w, tc.waits[c])
+				}
+			}
+			if w, w0 := q.Wait("n", t0.Add(sec(tc.at))), q.WaitClass("n", ClassPreemptDump, t0.Add(sec(tc.at))); w != w0 {
+				t.Errorf("Wait %v != WaitClass(ClassPreemptDump) %v", w, w0)
+			}
+		})
 	}
 }

@@ -118,8 +118,9 @@ func (p *Planner) Observe(node string, op Op, bytes int64, d time.Duration) erro
 // QueueWait is the expected wait in node's checkpoint/restore queue at now.
 func (p *Planner) QueueWait(node string, now time.Time) time.Duration { return p.queue.Wait(node, now) }
 
-// Queue is the per-node checkpoint/restore queue (a restore queues there
-// too: Alg. 2).
+// Queue is the per-node checkpoint/restore queue: the planner queues its
+// preemption dumps there; a host may queue restores and clone dumps with
+// their Class (Alg. 2 weighs a restore's wait).
 func (p *Planner) Queue() *Queue { return p.queue }
 
 // InFlight is how many victims of group are being released.
@@ -139,7 +140,7 @@ func (p *Planner) Begin(now time.Time, group string, c Choice) {
 		return
 	}
 	if c.Mech == MechCkpt || c.Mech == MechCkptInc {
-		p.queue.Add(c.Node, c.ID, now, p.learn.Model(c.Node).Dump(c.Bytes))
+		p.queue.Add(c.Node, c.ID, ClassPreemptDump, now, p.learn.Model(c.Node).Dump(c.Bytes))
 	}
 	p.inflight[c.ID] = flight{group: group, mech: c.Mech}
 	p.groups[group]++

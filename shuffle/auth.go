@@ -32,6 +32,11 @@ const Path = "/mapOutput"
 // distinct requests share a message, and it always contains ':' so that it
 // never equals a base64 request hash (which ReplyHash signs).
 func RequestHash(secret []byte, job, attempt string, spill, reduce int, at int64) string {
+	return sign(secret, requestMessage(job, attempt, spill, reduce, at))
+}
+
+// requestMessage is the message RequestHash signs.
+func requestMessage(job, attempt string, spill, reduce int, at int64) []byte {
 	msg := make([]byte, 0, 32+len(job)+len(attempt))
 	msg = strconv.AppendInt(msg, int64(len(job)), 10)
 	msg = append(msg, ':')
@@ -46,7 +51,7 @@ func RequestHash(secret []byte, job, attempt string, spill, reduce int, at int64
 	msg = strconv.AppendInt(msg, int64(reduce), 10)
 	msg = append(msg, ' ')
 	msg = strconv.AppendInt(msg, at, 10)
-	return sign(secret, msg)
+	return msg
 }
 
 // ReplyHash returns the base64 HMAC-SHA256, keyed with the job's secret, of

@@ -62,6 +62,12 @@ type Fetcher struct {
 	Retries int
 	// RetryDelay is the first back-off, doubled after each retry.
 	RetryDelay time.Duration
+	// After, when not nil, makes Run fetch only the records whose key is
+	// after it (FetchRange: the remainder of a split reduce), one
+	// segment a request; Def names the job definition whose comparator
+	// orders the keys.
+	After []byte
+	Def   string
 }
 
 // permanentError marks a failure that retrying the same request cannot fix.
@@ -81,10 +87,17 @@ func (e *permanentError) Unwrap() error { return e.err }
 // differs from its announcement (ErrSegmentMismatch) are not. The error
 // names the location and wraps the cause.
 func (f *Fetcher) Fetch(ctx context.Context, loc SpillLocation, reduce int) ([]byte, error) {
+	return f.withRetries(ctx, loc, reduce, func() ([]byte, error) { return f.fetchOnce(ctx, loc, reduce) })
+}
+
+// withRetries runs one fetch of partition reduce of the spill at loc
+// until it succeeds, fails permanently, or has failed Retries+1 times,
+// with Fetch's back-off.
+func (f *Fetcher) withRetries(ctx context.Context, loc SpillLocation, reduce int, once func() ([]byte, error)) ([]byte, error) {
 	retries := max(f.Retries, 0)
 	delay := f.RetryDelay
 	for attempt := 0; ; attempt++ {
-		data, err := f.fetchOnce(ctx, loc, reduce)
+		data, err := once()
 		if err == nil {
 			return data, nil
 		}
@@ -111,6 +124,31 @@ func (f *Fetcher) Fetch(ctx context.Context, loc SpillLocation, reduce int) ([]b
 	}
 }
 
+// client is the HTTP client fetches use.
+func (f *Fetcher) client() *http.Client {
+	if f.Client == nil {
+		return http.DefaultClient
+	}
+	return f.Client
+}
+
+// statusError is the error of a shuffle answer that is not 200 (nil for
+// 200): permanent for a 4xx, to retry for the others.
+func statusError(resp *http.Response, loc SpillLocation) error {
+	switch {
+	case resp.StatusCode == http.StatusOK:
+		return nil
+	case resp.StatusCode == http.StatusUnauthorized:
+		return &permanentError{fmt.Errorf("server %s answered 401: %w", loc.Host, ErrUnauthorized)}
+	case resp.StatusCode == http.StatusNotFound:
+		return &permanentError{fmt.Errorf("server %s answered 404 (%s): %w", loc.Host, errorBody(resp), ErrNotFound)}
+	case resp.StatusCode >= 400 && resp.StatusCode < 500:
+		return &permanentError{fmt.Errorf("server %s refused the request: %s: %s", loc.Host, resp.Status, errorBody(resp))}
+	default:
+		return fmt.Errorf("server %s answered %s: %s", loc.Host, resp.Status, errorBody(resp))
+	}
+}
+
 // URL returns the address of partition reduce of the spill at loc.
 func (l SpillLocation) URL(reduce int) string {
 	q := url.Values{}
@@ -130,11 +168,7 @@ func (f *Fetcher) fetchOnce(ctx context.Context, loc SpillLocation, reduce int) 
 	hash := RequestHash(f.Secret, loc.JobID, loc.AttemptID, loc.Spill, reduce, at)
 	req.Header.Set(HashHeader, hash)
 	req.Header.Set(TimeHeader, strconv.FormatInt(at, 10))
-	client := f.Client
-	if client == nil {
-		client = http.DefaultClient
-	}
-	resp, err := client.Do(req)
+	resp, err := f.client().Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("connect to shuffle server %s: %w", loc.Host, err)
 	}
@@ -142,16 +176,8 @@ func (f *Fetcher) fetchOnce(ctx context.Context, loc SpillLocation, reduce int) 
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()
 	}()
-	switch {
-	case resp.StatusCode == http.StatusOK:
-	case resp.StatusCode == http.StatusUnauthorized:
-		return nil, &permanentError{fmt.Errorf("server %s answered 401: %w", loc.Host, ErrUnauthorized)}
-	case resp.StatusCode == http.StatusNotFound:
-		return nil, &permanentError{fmt.Errorf("server %s answered 404 (%s): %w", loc.Host, errorBody(resp), ErrNotFound)}
-	case resp.StatusCode >= 400 && resp.StatusCode < 500:
-		return nil, &permanentError{fmt.Errorf("server %s refused the request: %s: %s", loc.Host, resp.Status, errorBody(resp))}
-	default:
-		return nil, fmt.Errorf("server %s answered %s: %s", loc.Host, resp.Status, errorBody(resp))
+	if err := statusError(resp, loc); err != nil {
+		return nil, err
 	}
 	reply := resp.Header.Get(ReplyHashHeader)
 	if reply == "" || !hashEqual(reply, ReplyHash(f.Secret, hash)) {

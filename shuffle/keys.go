@@ -16,6 +16,10 @@ const (
 	// KeyBatchBytes bounds the announced bytes of one batched request; 0
 	// means no bound.
 	KeyBatchBytes = "mapreduce.reduce.shuffle.batch.bytes"
+	// KeyRangeFetch makes the remainder of a split reduce fetch only the
+	// records after its start key (Fetcher.After, rangefetch.go); off, it
+	// fetches whole segments and skips (skip-replay).
+	KeyRangeFetch = "mapreduce.reduce.split.range-fetch"
 )
 
 func init() {
@@ -24,6 +28,8 @@ func init() {
 			Description: "most map output segments a reduce fetches from one host in one request; 1 fetches one segment per request"},
 		conf.Key{Name: KeyBatchBytes, Type: conf.Int64, Default: "4194304", Job: true, Unit: "bytes", Check: int64AtLeast(0),
 			Description: "most announced bytes of the segments of one batched fetch request (a larger segment goes alone); 0 means no bound"},
+		conf.Key{Name: KeyRangeFetch, Type: conf.Bool, Default: "true", Job: true,
+			Description: "the remainder of a split reduce fetches only the records after the key it starts after (one segment per request; the map side scans the segment); false: it fetches whole segments and skips the key groups already reduced (docs/split.md)"},
 	)
 }
 

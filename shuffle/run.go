@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"gomr/mr"
+	"gomr/spill"
 )
 
 // EventKind says what an Event announces.
@@ -24,6 +25,10 @@ const (
 	// MapObsolete: the outputs of attempt Event.AttemptID of map
 	// Event.MapTask are gone (its tracker was lost or the map is re-run).
 	MapObsolete
+	// MapsAdded: the job has Event.MapTask maps now (more than before: a
+	// scale-up split cut a map's remainder into new maps, docs/split.md);
+	// the shuffle waits for the new ones too.
+	MapsAdded
 )
 
 // String returns the kind's name.
@@ -33,6 +38,8 @@ func (k EventKind) String() string {
 		return "SpillReady"
 	case MapObsolete:
 		return "MapObsolete"
+	case MapsAdded:
+		return "MapsAdded"
 	}
 	return fmt.Sprintf("EventKind(%d)", int(k))
 }
@@ -44,7 +51,8 @@ type Event struct {
 	// now on.
 	Location SpillLocation
 	// MapTask and AttemptID (MapObsolete) name the attempt whose outputs are
-	// gone; an empty AttemptID means every attempt of MapTask.
+	// gone; an empty AttemptID means every attempt of MapTask. MapTask
+	// (MapsAdded) is the job's new number of maps.
 	MapTask   int
 	AttemptID string
 }
@@ -385,6 +393,12 @@ func (r *runner) apply(ev Event) error {
 	switch ev.Kind {
 	case SpillReady:
 		return r.announce(ev.Location)
+	case MapsAdded:
+		for len(r.maps) < ev.MapTask {
+			r.maps = append(r.maps, mapState{final: -1, maxSeen: -1})
+		}
+		r.opts.NumMaps = len(r.maps)
+		return nil
 	case MapObsolete:
 		m := ev.MapTask
 		if m < 0 || m >= len(r.maps) {
@@ -564,6 +578,8 @@ func (r *runner) fetchItems(ctx context.Context, items []fetchItem) []fetchResul
 	res := make([]fetchResult, len(items))
 	data := make([][]byte, len(items))
 	errs := make([]error, len(items))
+	// What each fetched segment holds: as announced, or a range fetch's.
+	segs := make([]spill.SegmentInfo, len(items))
 	var want []int // items that need a request
 	for i, it := range items {
 		res[i] = fetchResult{key: it.key, loc: it.loc}
@@ -571,8 +587,15 @@ func (r *runner) fetchItems(ctx context.Context, items []fetchItem) []fetchResul
 			want = append(want, i)
 		}
 	}
+	for i, it := range items {
+		segs[i] = it.loc.Segment
+	}
 	switch {
 	case len(want) == 0:
+	case r.opts.Fetcher.After != nil:
+		for _, i := range want {
+			data[i], segs[i], errs[i] = r.opts.Fetcher.FetchRange(ctx, items[i].loc, r.opts.Reduce)
+		}
 	case r.opts.BatchSegments <= 1:
 		for _, i := range want {
 			data[i], errs[i] = r.opts.Fetcher.Fetch(ctx, items[i].loc, r.opts.Reduce)
@@ -600,7 +623,7 @@ func (r *runner) fetchItems(ctx context.Context, items []fetchItem) []fetchResul
 				}
 			}
 		default:
-			if err := r.opts.Merger.Add(data[i], it.loc.Segment); err != nil {
+			if err := r.opts.Merger.Add(data[i], segs[i]); err != nil {
 				res[i].err, res[i].fatal = fmt.Errorf("merge map %d spill %d: %w", it.key.m, it.key.k, err), true
 				fatal = true
 				continue

@@ -106,7 +106,8 @@ type handler struct {
 // other than Path gets 404 and a method other than GET 405. A good request
 // is answered with 200, ReplyHashHeader, the segment's spill.SegmentInfo as
 // JSON in SegmentHeader, Content-Length, and the segment's bytes as they
-// are in the data file. log may be nil.
+// are in the data file. A range request (rangefetch.go) is answered with
+// the records after its key, as a segment of their own. log may be nil.
 func NewHandler(secrets SecretSource, loc Locator, log *slog.Logger, opts ...HandlerOption) http.Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -122,6 +123,11 @@ func NewHandler(secrets SecretSource, loc Locator, log *slog.Logger, opts ...Han
 type request struct {
 	job, attempt  string
 	spill, reduce int
+	// A range request (rangefetch.go): the records after after, under
+	// job definition def's comparator.
+	ranged bool
+	after  []byte
+	def    string
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -161,7 +167,13 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	at, err := strconv.ParseInt(r.Header.Get(TimeHeader), 10, 64)
-	if err != nil || !hashEqual(hash, RequestHash(secret, req.job, req.attempt, req.spill, req.reduce, at)) {
+	want := ""
+	if err == nil && req.ranged {
+		want = RangeRequestHash(secret, req.job, req.attempt, req.spill, req.reduce, at, req.after, req.def)
+	} else if err == nil {
+		want = RequestHash(secret, req.job, req.attempt, req.spill, req.reduce, at)
+	}
+	if err != nil || !hashEqual(hash, want) {
 		h.log.Warn("shuffle request with wrong hash refused", "remote", r.RemoteAddr, "job", req.job, "attempt", req.attempt)
 		http.Error(w, "unauthorized", http.StatusUnauthorized)
 		return
@@ -191,7 +203,8 @@ func parseRequest(r *http.Request) (request, error) {
 	if req.reduce, err = nonNegative(q, "reduce"); err != nil {
 		return req, err
 	}
-	return req, nil
+	req.after, req.def, req.ranged, err = parseRange(q)
+	return req, err
 }
 
 // checkID refuses identifiers that are empty or could name another
@@ -263,6 +276,10 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, req request, has
 	if seg.Offset < 0 || seg.Length < 0 || seg.Offset+seg.Length > st.Size() {
 		log.Error("shuffle: segment outside the data file", "path", dataPath, "offset", seg.Offset, "length", seg.Length, "size", st.Size())
 		http.Error(w, "spill data file is truncated", http.StatusInternalServerError)
+		return
+	}
+	if req.ranged {
+		h.serveRange(w, req, seg, f, hash, secret, log)
 		return
 	}
 	info, err := json.Marshal(seg)

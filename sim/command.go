@@ -55,6 +55,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	setupTask := fs.Duration("job-setup", 0, "Hadoop 1 job setup task: a slot held this long before a job's tasks may start (0: none)")
 	cleanupTask := fs.Duration("job-cleanup", 0, "Hadoop 1 job cleanup task: a slot held this long after a job's last task, before it completes (0: none)")
 	hadoop1 := fs.Bool("hadoop1", false, "the thesis' Hadoop 1.0.0 cluster overheads: --heartbeat 3s --job-setup 3.5s --job-cleanup 3.5s unless given (docs/policies.md, chapter 4)")
+	splitSafe := fs.Bool("split-safe", true, "jobs may be split at a safe point, as if each set mapreduce.job.split.safe=true (only the split and auto preemption mechanisms split)")
 	preemption := fs.String("preemption", "", "preemption mechanism (key preemption.mechanism: kill, checkpoint, adaptive, split, auto; its costs: --set preemption.*)")
 	sets := fs.StringArray("set", nil, "policy, speculator or straggler-injector configuration key=value (repeatable; speculator keys: mapreduce.job.speculative.*, speculation.*, straggler.*)")
 	specMode := fs.String("speculation", SpecNone, "speculative execution: none, fresh (fresh attempts only, Hadoop's speculator) or clone (a fresh attempt or a CRIU clone, whichever the speculator expects to end first)")
@@ -166,6 +167,15 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *preemption != "" {
 		conf["preemption.mechanism"] = *preemption
 	}
+	if *knowledge != KnowOracle {
+		for _, k := range []string{"scheduler.sita.predictor", "scheduler.comp.predictor"} {
+			if conf[k] == "oracle" {
+				fmt.Fprintf(stderr, "sim: note: %s=oracle predicts a job's size from what the job is told at submission (--knowledge); "+
+					"with history knowledge a job whose name ran before gets its profile's estimate, and any other gets none "+
+					"(size 0, the first partition), as on the runtime; --knowledge oracle gives every job its true size\n", k)
+			}
+		}
+	}
 	for _, sf := range stragFlags {
 		if f := fs.Lookup(sf.flag); f.Changed {
 			conf[sf.key] = f.Value.String()
@@ -205,7 +215,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		rep, err := RunSeeds(ctx, SeedExperiment{Workload: *workload, Gen: gen, Policies: policies, Seeds: ss, Parallel: *parallel,
 			Options: Options{Conf: conf, Trackers: *trackers, MapSlots: *mapSlots, ReduceSlots: *reduceSlots,
 				Heartbeat: *heartbeat, HeartbeatMaps: *hbMaps, HeartbeatReduces: *hbReds, SetupTask: *setupTask, CleanupTask: *cleanupTask,
-				Slowstart: *slowstart, Knowledge: *knowledge, Speculation: Speculation{Mode: *specMode, Clone: clone}}})
+				Slowstart: *slowstart, Knowledge: *knowledge, Preemption: PreemptionModel{Splittable: *splitSafe}, Speculation: Speculation{Mode: *specMode, Clone: clone}}})
 		if err != nil {
 			return fmt.Errorf("sim: %w", err)
 		}
@@ -233,7 +243,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			start := time.Now()
 			r, err := Run(w, Options{Policy: p, Conf: conf, Trackers: *trackers, MapSlots: *mapSlots, ReduceSlots: *reduceSlots,
 				Heartbeat: *heartbeat, HeartbeatMaps: *hbMaps, HeartbeatReduces: *hbReds, SetupTask: *setupTask, CleanupTask: *cleanupTask,
-				Slowstart: *slowstart, Knowledge: *knowledge, Speculation: Speculation{Mode: mode, Clone: clone}})
+				Slowstart: *slowstart, Knowledge: *knowledge, Preemption: PreemptionModel{Splittable: *splitSafe}, Speculation: Speculation{Mode: mode, Clone: clone}})
 			if err != nil {
 				return fmt.Errorf("sim: %w", err)
 			}

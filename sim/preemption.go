@@ -26,9 +26,12 @@ const DefaultTaskMemory int64 = 1 << 30
 //     launched again it first restores, memory/BWRead through the queue of
 //     the tracker it resumes on (plus memory/BWNet when that is not the
 //     tracker holding the image), then does the work it had left;
-//   - split (maps, Amoeba): the attempt reaches its safe point one
-//     heartbeat after the order, commits what it did and frees its slot;
-//     the rest is a task of the same work left plus a start-up cost;
+//   - split (Amoeba): the attempt reaches its safe point one heartbeat
+//     after the order, commits what it did and frees its slot; the rest
+//     is a task of the same work left plus a start-up cost. A reduce is
+//     split only once its maps are done (in its reduce phase), and its
+//     remainder first spends ReduceReplay re-fetching and merging its
+//     partition (the runtime's skip-replay);
 //   - wait: nothing; the attempt finishes and frees its slot.
 //
 // The planner (preemption.* keys) decides from its own estimates, which
@@ -43,10 +46,17 @@ type PreemptionModel struct {
 	BWWrite, BWRead, BWNet float64
 	// NoCheckpoint: no tracker can checkpoint (no CRIU).
 	NoCheckpoint bool
-	// Splittable: maps may be split at a safe point.
+	// Splittable: maps, and reduces whose maps are done, may be split at
+	// a safe point.
 	Splittable bool
 	// StartupCost is what starting a split's remainder costs.
 	StartupCost time.Duration
+	// ReduceReplay is what a split reduce's remainder spends, after its
+	// start-up, fetching and merging its partition again before it
+	// reaches the key groups left (the runtime's skip-replay,
+	// docs/split.md); 0 models the spec's range fetch, which costs
+	// nothing here.
+	ReduceReplay time.Duration
 }
 
 // PreemptStats count what preemption did in a run.
@@ -197,7 +207,7 @@ func (h simHost) Describe(a sched.Attempt) preempt.Candidate {
 	}
 	from := e.usefulFrom(at)
 	c := preempt.Candidate{Node: e.trackers[at.tracker].name, RSSBytes: e.memory(at.job), Progressed: max(e.now-from, 0), Remaining: -1,
-		CanCheckpoint: !e.pre.m.NoCheckpoint && !at.waiting, Splittable: e.pre.m.Splittable && at.typ == partitions.Map}
+		CanCheckpoint: !e.pre.m.NoCheckpoint && !at.waiting, Splittable: e.pre.m.Splittable && !at.waiting}
 	if !at.waiting {
 		c.Remaining = max(at.end-e.now, 0)
 	}
@@ -231,18 +241,18 @@ func (h simHost) Checkpoint(a sched.Attempt, _ bool) error {
 	return nil
 }
 
-// Split implements sched.Splitter (maps): the attempt reaches its safe
-// point one heartbeat after the order (the order travels in the heartbeat
-// reply) and its slot is free then; one that finishes before just
-// finishes.
+// Split implements sched.Splitter: the attempt reaches its safe point one
+// heartbeat after the order (the order travels in the heartbeat reply)
+// and its slot is free then; one that finishes before just finishes. A
+// reduce that waits for its job's maps (shuffling) is not split.
 func (h simHost) Split(a sched.Attempt) error {
 	e := h.e
 	at, err := e.attemptFor(a)
 	if err != nil {
 		return err
 	}
-	if at.typ != partitions.Map {
-		return fmt.Errorf("attempt %s: only maps are split in the simulator", a)
+	if at.waiting {
+		return fmt.Errorf("attempt %s waits for its job's maps: a reduce is split in its reduce phase only", a)
 	}
 	sp := e.now + e.opt.Heartbeat
 	if at.end <= sp {
@@ -326,6 +336,9 @@ func (e *engine) resume(at *attempt) bool {
 		_ = e.pre.pl.Observe(e.trackers[at.tracker].name, preempt.OpRestore, s.bytes, byteDur(s.bytes, e.pre.m.BWRead))
 	} else {
 		overhead = e.pre.m.StartupCost
+		if at.typ == partitions.Reduce {
+			overhead += e.pre.m.ReduceReplay
+		}
 		e.res.WastedSlotSeconds += overhead.Seconds()
 	}
 	at.base = overhead + s.work

@@ -239,3 +239,53 @@ func TestContentionSplitVsKill(t *testing.T) {
 		t.Errorf("periodic jobs: split %.1fs, kill %.1fs: want split at most a heartbeat slower", ps, pk)
 	}
 }
+
+// TestTimelineReduceSplit is the timeline on a reduce slot: a low-priority
+// job of one 1 s map and one 60 s reduce, and a high-priority job of the
+// same shape arriving at 30 s; FIFO with priority preemption, one map and
+// one reduce slot. When the high job's map is done (31 s) it takes the
+// reduce slot: a kill loses the low reduce's 30 s of work, a split keeps
+// it, and the low job's remainder costs its start-up (1 s) plus the
+// re-fetch and merge of skip-replay (ReduceReplay).
+func TestTimelineReduceSplit(t *testing.T) {
+	run := func(mech string, replay time.Duration) (high, low time.Duration, s *PreemptStats) {
+		t.Helper()
+		w := &Workload{Name: "reduce-timeline", Trackers: 1, MapSlots: 1, ReduceSlots: 1, Slowstart: 1, Jobs: []Job{
+			{ID: "low", Name: "low", Maps: []time.Duration{time.Second}, Reduces: []time.Duration{time.Minute}},
+			{ID: "high", Name: "high", Priority: 1, Submit: 30 * time.Second, Maps: []time.Duration{time.Second}, Reduces: []time.Duration{time.Minute}},
+		}}
+		conf := map[string]string{"scheduler.fifo.preemption": "true", preempt.KeyMechanism: mech,
+			preempt.KeySplitMinAge: "0s", preempt.KeySplitMinRemaining: "0s"}
+		r, err := Run(w, Options{Policy: "fifo", Conf: conf, Slowstart: -1, Knowledge: KnowNone,
+			Preemption: PreemptionModel{Splittable: true, ReduceReplay: replay}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, j := range r.Jobs {
+			if j.ID == "high" {
+				high = dur(j.Response)
+			} else {
+				low = dur(j.Response)
+			}
+		}
+		return high, low, r.Preemption
+	}
+	hk, lk, sk := run(preempt.SettingKill, 0)
+	hs, ls, ss := run(preempt.SettingSplit, 0)
+	hr, lr, sr := run(preempt.SettingSplit, 10*time.Second)
+	t.Logf("kill: high %v low %v; split: high %v low %v; split with 10 s replay: high %v low %v", hk, lk, hs, ls, hr, lr)
+	if sk.Kills != 1 || ss.Splits != 1 || sr.Splits != 1 || ss.Kills+ss.Checkpoints+ss.Waits != 0 {
+		t.Fatalf("victims: kill run %+v, split run %+v", sk, ss)
+	}
+	if !nearDur(hs, hk) || !nearDur(hr, hk) {
+		t.Errorf("high job: %v with split, %v with kill: the reduce slot is free at once either way", hs, hk)
+	}
+	// The kill loses the 30 s the low reduce had run (from 1 s to 31 s);
+	// the split keeps them, less the remainder's 1 s start-up.
+	if !nearDur(lk-ls, 29*time.Second) {
+		t.Errorf("low job: %v with kill, %v with split; want the split 29 s sooner", lk, ls)
+	}
+	if !nearDur(lr-ls, 10*time.Second) {
+		t.Errorf("low job: %v with 10 s of replay, %v without", lr, ls)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -433,5 +434,50 @@ func TestCommandTable(t *testing.T) {
 	tail := func(s string) string { return s[strings.Index(s, "policy"):] }
 	if tail(first) != tail(out.String()) {
 		t.Errorf("trace replay differs:\n%s\n%s", first, out.String())
+	}
+}
+
+// The oracle size predictor gets only what a job is told at submission:
+// without --knowledge oracle, mr sim says what that means.
+func TestCommandOraclePredictorNote(t *testing.T) {
+	for _, tc := range []struct {
+		knowledge string
+		note      bool
+	}{{"", true}, {"history", true}, {"oracle", false}} {
+		args := []string{"--policy", "sita", "--workload", "thesis-fb", "--jobs", "20", "--set", "scheduler.sita.predictor=oracle"}
+		if tc.knowledge != "" {
+			args = append(args, "--knowledge", tc.knowledge)
+		}
+		var out, errOut bytes.Buffer
+		if err := Command(context.Background(), args, &out, &errOut); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(errOut.String(), "scheduler.sita.predictor=oracle predicts"); got != tc.note {
+			t.Errorf("--knowledge %q: note printed %v, want %v:\n%s", tc.knowledge, got, tc.note, errOut.String())
+		}
+	}
+}
+
+// --split-safe (default true) lets the split mechanism split; without it
+// every victim is killed.
+func TestCommandSplitSafe(t *testing.T) {
+	trace := filepath.Join(t.TempDir(), "prio.jsonl")
+	if err := os.WriteFile(trace, []byte(`{"id":"low","priority":0,"submit_s":0,"maps_s":[600]}
+{"id":"high","priority":5,"submit_s":100,"maps_s":[60]}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		flag string
+		want string
+	}{{"--split-safe=true", "0/0/1/0"}, {"--split-safe=false", "1/0/0/0"}} {
+		var out, errOut bytes.Buffer
+		if err := Command(context.Background(), []string{"--policy", "fifo", "--workload", trace, "--trackers", "1", "--map-slots", "1",
+			"--reduce-slots", "1", "--set", "scheduler.fifo.preemption=true", "--preemption", "split", tc.flag}, &out, &errOut); err != nil {
+			t.Fatal(err)
+		}
+		if !regexp.MustCompile(`preempted: kill/checkpoint/split/wait\s+` + tc.want).MatchString(out.String()) {
+			t.Errorf("%s: want kill/checkpoint/split/wait %s:\n%s", tc.flag, tc.want, out.String())
+		}
 	}
 }

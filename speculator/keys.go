@@ -41,6 +41,7 @@ const (
 	KeyStragglerSeed        = "straggler.seed"
 	KeyStragglerSpeculative = "straggler.speculative"
 	KeyStragglerTaskTypes   = "straggler.task-types"
+	KeyStragglerWork        = "straggler.work"
 )
 
 // keys are the speculator's configuration keys (speculation switches and
@@ -81,6 +82,7 @@ var keys = []conf.Key{
 	{Name: KeyStragglerSeed, Type: conf.Int, Default: "1", Description: "straggler injector: seed of the draws (the same seed slows the same attempts)", Job: true},
 	{Name: KeyStragglerSpeculative, Type: conf.Bool, Default: "false", Description: "straggler injector: slow speculative attempts (fresh or cloned) too", Job: true},
 	{Name: KeyStragglerTaskTypes, Type: conf.String, Default: "map,reduce", Description: "straggler injector: the task types slowed (map, reduce or both, comma-separated)", Check: conf.OneOf("map,reduce", "reduce,map", "map", "reduce"), Job: true},
+	{Name: KeyStragglerWork, Type: conf.String, Default: "wall", Description: "straggler injector: the work a delay is owed for: wall (the wall time outside the delays, or the process's CPU time if more) or cpu (the process's CPU time only, so that the delays do not grow with the machine's load)", Check: conf.OneOf("wall", "cpu"), Job: true},
 }
 
 func init() {

@@ -39,6 +39,9 @@ type Stragglers struct {
 	// SparesMaps and SparesReduces leave that task type alone
 	// (straggler.task-types).
 	SparesMaps, SparesReduces bool
+	// CPUWork: a delay is owed for the process's CPU time only, not for
+	// the wall time outside the delays (straggler.work=cpu).
+	CPUWork bool
 }
 
 // StragglersFromConfig reads the injector's keys from cfg (nil means the
@@ -61,6 +64,13 @@ func StragglersFromConfig(cfg Getter) (Stragglers, error) {
 		s.SparesMaps = true
 	default:
 		r.Fail(KeyStragglerTaskTypes, types, "want map, reduce or map,reduce")
+	}
+	switch work := r.Raw(KeyStragglerWork); work {
+	case "wall":
+	case "cpu":
+		s.CPUWork = true
+	default:
+		r.Fail(KeyStragglerWork, work, "want wall or cpu")
 	}
 	switch scope := r.Raw(KeyStragglerScope); scope {
 	case "attempt":

@@ -140,3 +140,24 @@ func TestStragglerTaskTypes(t *testing.T) {
 		t.Errorf("bad task types: %v, want an error naming %s", err, KeyStragglerTaskTypes)
 	}
 }
+
+// straggler.work chooses what a delay is owed for; a bad value is an
+// error naming the key.
+func TestStragglerWork(t *testing.T) {
+	for _, tc := range []struct {
+		work string
+		cpu  bool
+	}{{"", false}, {"wall", false}, {"cpu", true}} {
+		cfg := mapGetter{}
+		if tc.work != "" {
+			cfg[KeyStragglerWork] = tc.work
+		}
+		s, err := StragglersFromConfig(cfg)
+		if err != nil || s.CPUWork != tc.cpu {
+			t.Errorf("%s=%q: CPUWork %v (%v), want %v", KeyStragglerWork, tc.work, s.CPUWork, err, tc.cpu)
+		}
+	}
+	if _, err := StragglersFromConfig(mapGetter{KeyStragglerWork: "user"}); err == nil || !strings.Contains(err.Error(), KeyStragglerWork) {
+		t.Errorf("bad work: %v, want an error naming %s", err, KeyStragglerWork)
+	}
+}

@@ -26,6 +26,11 @@ import (
 // the spill. Records reach the table a few dozen late (see advance), in
 // emit order.
 //
+// A combiner that declares itself a uvarint sum (mr.UvarintSumCombiner,
+// WordCount's) is not run per value at all: each entry keeps the running
+// sum of its key's values, and the combiner runs at the cut on that one
+// value (or on a value that is not a uvarint, for its error).
+//
 // Nothing here depends on timing or on where keys land in the hash table:
 // a key is pre-combined when its own values overflow its entry, and the
 // spill is in key order. The same records therefore always give the same
@@ -118,9 +123,15 @@ const tentrySize = int64(unsafe.Sizeof(tentry{}))
 // used only by the goroutine that calls Emit and Close, which is why every
 // combiner call of such a Buffer happens there.
 type combTable struct {
-	slots   []uint32 // open addressing, linear probing; see slotTagMask
-	entries []tentry // in order of first emission
-	keys    []byte   // the keys, back to back
+	// sum: the combiner is an mr.UvarintSumCombiner, and each entry holds
+	// the running sum of its key's values (little-endian in inline[:8])
+	// instead of the values; it is not pre-combined, and the combiner
+	// runs at the cut on the one value uvarint(sum).
+	sum     bool
+	sumBuf  [1 + binary.MaxVarintLen64]byte // scratch: the sum as an inline value
+	slots   []uint32                        // open addressing, linear probing; see slotTagMask
+	entries []tentry                        // in order of first emission
+	keys    []byte                          // the keys, back to back
 	// log holds value nodes: a 4-byte little-endian link to the key's
 	// previous node (0: none), the value's length as a uvarint, the value.
 	log   []byte
@@ -148,8 +159,9 @@ type combTable struct {
 	peak                             int64
 }
 
-func newCombTable(partitions int) *combTable {
+func newCombTable(partitions int, sum bool) *combTable {
 	return &combTable{
+		sum:   sum,
 		slots: make([]uint32, initialSlots),
 		log:   make([]byte, logBase, 4<<10),
 		parts: make([]int, partitions),
@@ -392,6 +404,20 @@ func (t *combTable) grow() {
 // chain, otherwise on the chain, and then pre-combines the key if it has
 // preCombineAt values or more.
 func (t *combTable) addValue(b *Buffer, e *tentry, value []byte) error {
+	if t.sum {
+		v, k := uint64(0), 0
+		if len(value) == 1 && value[0] < 0x80 {
+			v, k = uint64(value[0]), 1
+		} else {
+			v, k = binary.Uvarint(value)
+		}
+		if k <= 0 || k != len(value) {
+			return t.sumError(b, e, value)
+		}
+		binary.LittleEndian.PutUint64(e.inline[:8], binary.LittleEndian.Uint64(e.inline[:8])+v)
+		e.n++
+		return nil
+	}
 	vl := len(value)
 	pos := int(e.ilen)
 	if e.tail == 0 && vl < 0x80 && pos+1+vl <= inlineBytes {
@@ -407,6 +433,42 @@ func (t *combTable) addValue(b *Buffer, e *tentry, value []byte) error {
 		return nil
 	}
 	return t.preCombine(b, e)
+}
+
+// sumError is the error of a value that is not a uvarint in a table that
+// keeps sums: the combiner's own error for that value, run on it alone.
+func (t *combTable) sumError(b *Buffer, e *tentry, value []byte) error {
+	key := t.key(e)
+	err := b.callCombiner(key, &oneValue{v: value}, discardEmitter{})
+	if err == nil {
+		err = fmt.Errorf("the combiner declares it sums uvarints (mr.UvarintSumCombiner) but accepted the value %x of key %q", value, keyForError(key))
+	}
+	return fmt.Errorf("spill: combiner on spill %d, partition %d: %w", b.next, e.part, err)
+}
+
+// oneValue iterates over one value.
+type oneValue struct {
+	v    []byte
+	done bool
+}
+
+func (o *oneValue) Next() bool {
+	ok := !o.done
+	o.done = true
+	return ok
+}
+
+func (o *oneValue) Value() []byte { return o.v }
+
+// discardEmitter drops what it is given.
+type discardEmitter struct{}
+
+func (discardEmitter) Emit(key, value []byte) error { return nil }
+
+// isUvarintSum tells whether a combiner declares itself a uvarint sum.
+func isUvarintSum(c mr.Reducer) bool {
+	_, ok := c.(mr.UvarintSumCombiner)
+	return ok
 }
 
 // appendNode appends a node holding value, linked to prev, to the log and
@@ -468,6 +530,12 @@ func (t *combTable) key(e *tentry) []byte {
 
 // values makes t.vals iterate over e's values.
 func (t *combTable) values(e *tentry) *tableValues {
+	if t.sum {
+		n := binary.PutUvarint(t.sumBuf[1:], binary.LittleEndian.Uint64(e.inline[:8]))
+		t.sumBuf[0] = byte(n)
+		t.vals.reset(t.sumBuf[:1+n], nil, nil)
+		return &t.vals
+	}
 	var offs []uint32
 	if e.tail != 0 {
 		offs, _ = t.chain(e.tail)

@@ -23,11 +23,14 @@ import (
 type testCombiner struct {
 	name string
 	fn   func(values [][]byte) [][]byte
+	// declared: the reducer is an mr.UvarintSumCombiner (fn must be
+	// sumUvarint's), so that the table keeps running sums.
+	declared bool
 }
 
 var (
 	// sumUvarint adds uvarint counts, as WordCount's combiner does.
-	sumUvarint = testCombiner{"sum", func(values [][]byte) [][]byte {
+	sumUvarint = testCombiner{name: "sum", fn: func(values [][]byte) [][]byte {
 		var sum uint64
 		for _, v := range values {
 			n, k := binary.Uvarint(v)
@@ -38,22 +41,34 @@ var (
 		}
 		return [][]byte{binary.AppendUvarint(nil, sum)}
 	}}
+	// declaredSum is sumUvarint declared as a uvarint sum.
+	declaredSum = testCombiner{name: "declared sum", fn: sumUvarint.fn, declared: true}
 	// concat joins the values in order: its output never shrinks, so the
 	// table drops its pre-combines.
-	concat = testCombiner{"concat", func(values [][]byte) [][]byte {
+	concat = testCombiner{name: "concat", fn: func(values [][]byte) [][]byte {
 		return [][]byte{bytes.Join(values, nil)}
 	}}
 	// maxValue keeps the greatest value.
-	maxValue = testCombiner{"max", func(values [][]byte) [][]byte {
+	maxValue = testCombiner{name: "max", fn: func(values [][]byte) [][]byte {
 		return [][]byte{slices.MaxFunc(values, bytes.Compare)}
 	}}
 	// identity emits every value: applied to any runs of values it gives
 	// them all back in order.
-	identity = testCombiner{"identity", func(values [][]byte) [][]byte { return values }}
+	identity = testCombiner{name: "identity", fn: func(values [][]byte) [][]byte { return values }}
 )
+
+// summingReducer is a reducer declared as a uvarint sum.
+type summingReducer struct{ mr.Reducer }
+
+func (summingReducer) SumsUvarints() {}
 
 // reducer makes c an mr.Reducer.
 func (c testCombiner) reducer() mr.Reducer {
+	if c.declared {
+		undeclared := c
+		undeclared.declared = false
+		return summingReducer{undeclared.reducer()}
+	}
 	return mr.ReducerFunc(func(_ mr.TaskContext, key []byte, values mr.ValueIterator, out mr.Emitter) error {
 		var vs [][]byte
 		for values.Next() {
@@ -219,6 +234,10 @@ func TestTableMatchesSortAndCombine(t *testing.T) {
 		{name: "maximum", kvs: genWords(20000, 300, 8, 7, mixed), comb: maxValue, bufferBytes: 300 << 10, parts: 3, wantPre: 1, wantNoPre: -1},
 		{name: "identity", kvs: genWords(20000, 300, 8, 8, mixed), comb: identity, bufferBytes: 300 << 10, parts: 2, wantNoPre: 1},
 		{name: "distinct keys fall back", kvs: genKVs(20000, 12, 3, 9), comb: concat, bufferBytes: 400 << 10, parts: 2, wantRaw: 1},
+		{name: "declared word counts", kvs: genWords(40000, 3000, 10, 1, uvarintOne), comb: declaredSum, bufferBytes: 256 << 10, parts: 3},
+		{name: "declared large counts", kvs: genWords(30000, 2000, 12, 4, bigCounts), comb: declaredSum, bufferBytes: 200 << 10, parts: 2},
+		{name: "declared, keys sharing 8 or 16 bytes", kvs: sharedPrefixKeys(30000, 12), comb: declaredSum, bufferBytes: 200 << 10, parts: 2},
+		{name: "declared, tiny buffer falls back", kvs: genWords(5000, 400, 6, 10, uvarintOne), comb: declaredSum, bufferBytes: 4 << 10, parts: 2, wantRaw: 1},
 		{name: "tiny buffer falls back", kvs: genWords(5000, 400, 6, 10, uvarintOne), comb: sumUvarint, bufferBytes: 4 << 10, parts: 2, wantPre: -1, wantRaw: 1},
 	}
 	for _, tc := range tests {
@@ -454,9 +473,9 @@ func FuzzTable(f *testing.F) {
 		}
 		opts := Options{BufferBytes: 64 + int64(bufferBytes), SpillPercent: 0.75, NumPartitions: 1 + int(parts%4),
 			BlockSize: 256, RecordOverhead: 16}
-		for _, comb := range []testCombiner{concat, sumUvarint} {
+		for _, comb := range []testCombiner{concat, sumUvarint, declaredSum} {
 			recs := kvs
-			if comb.name == "sum" {
+			if comb.name == "sum" || comb.declared {
 				recs = make([][2][]byte, len(kvs))
 				for i, r := range kvs {
 					recs[i] = [2][]byte{r[0], binary.AppendUvarint(nil, uint64(len(r[1])))}
@@ -513,12 +532,20 @@ func BenchmarkBufferWordCount(b *testing.B) {
 		ends[i] = uint32(len(text))
 	}
 	one := []byte{1}
-	for _, table := range []bool{true, false} {
-		b.Run(fmt.Sprintf("table=%v", table), func(b *testing.B) {
+	for _, mode := range []struct {
+		name        string
+		table, sums bool
+	}{{"table=true", true, false}, {"table=sums", true, true}, {"table=false", false, false}} {
+		table := mode.table
+		b.Run(mode.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
+				var comb mr.Reducer = &uvarintSummer{}
+				if mode.sums {
+					comb = summingReducer{comb}
+				}
 				buf, err := NewBuffer(Options{BufferBytes: 64 << 20, SpillPercent: 0.8, NumPartitions: 2,
-					Combiner: &uvarintSummer{}, Dir: b.TempDir()})
+					Combiner: comb, Dir: b.TempDir()})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -555,4 +582,29 @@ func (s *uvarintSummer) Reduce(_ mr.TaskContext, key []byte, values mr.ValueIter
 		sum += n
 	}
 	return out.Emit(key, s.buf[:binary.PutUvarint(s.buf[:], sum)])
+}
+
+// TestTableDeclaredSumError: a table that keeps running sums reports a
+// value that is not a uvarint with the combiner's own error.
+func TestTableDeclaredSumError(t *testing.T) {
+	for _, bad := range [][]byte{{0x80}, {1, 2}, nil} {
+		opts := Options{BufferBytes: 64 << 10, SpillPercent: 0.8, NumPartitions: 2, Combiner: declaredSum.reducer(), RecordOverhead: 48}
+		b, _ := newTestBuffer(t, opts)
+		if b.tab == nil || !b.tab.sum {
+			t.Fatal("the buffer does not keep running sums")
+		}
+		var err error
+		for i := 0; i < 100 && err == nil; i++ {
+			err = b.Emit([]byte("k"), []byte{1})
+		}
+		if err == nil {
+			err = b.Emit([]byte("k"), bad)
+		}
+		if err == nil {
+			err = b.Close()
+		}
+		if err == nil || !strings.Contains(err.Error(), "is not a uvarint") {
+			t.Errorf("value %x: error %v, want the combiner's", bad, err)
+		}
+	}
 }

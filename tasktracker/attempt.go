@@ -64,6 +64,8 @@ type taskAttempt struct {
 	// it from its next status report); splitReported: the child stopped
 	// because of it, and the attempt ends as SPLIT (docs/split.md).
 	splitOrdered, splitReported bool
+	// reduceCut is where a split reduce stopped (reported with its end).
+	reduceCut *mrpb.ReduceCut
 
 	// Cloning: the tracker's end of the child's control pipe (nil when
 	// the tracker cannot clone), whether a clone of it is being made and
@@ -73,7 +75,19 @@ type taskAttempt struct {
 	childCloneable bool // the child's last status said it can reach a quiet point
 	cloning        bool
 	quiet          chan quietReport
-	cloneStats     *mrpb.CloneStats
+	// While cloning is set by checkpointAttempt: crDone is closed when it
+	// ends, and crCancel (a clone's checkpoint only, nil for a preemption
+	// dump) drops it, so that a preemption dump can take the process
+	// (spec §5.10: the preemption dump has priority, the clone request
+	// is dropped).
+	crDone   chan struct{}
+	crCancel context.CancelFunc
+	// nsDir and nsOutput are, for an attempt restored or cloned from a
+	// checkpoint, the attempt and output directories its process uses
+	// (its first attempt's; its own are bound over them in its mount
+	// namespace): a checkpoint of it names those.
+	nsDir, nsOutput string
+	cloneStats      *mrpb.CloneStats
 
 	// Preemption by checkpoint (preempt.go): holdEnd is set while a dump
 	// that ends the process runs, so that its exit does not settle the
@@ -102,6 +116,9 @@ func (a *taskAttempt) status() *mrpb.AttemptStatus {
 		Clone:        cloneStatsCopy(a.cloneStats), // it changes under a.mu; the copy is marshalled later
 		Restore:      cloneStatsCopy(a.restoreStats),
 		Cloneable:    a.ctrl != nil && a.childCloneable && !a.cloning && a.state == "RUNNING",
+	}
+	if a.state == "SPLIT" {
+		st.ReduceCut = a.reduceCut
 	}
 	if a.ckptStats != nil {
 		st.Checkpoint = proto.Clone(a.ckptStats).(*mrpb.CheckpointStats)

@@ -68,6 +68,17 @@ func (tt *TaskTracker) probeCRIU(ctx context.Context) {
 		tt.log.Warn("CRIU found but inherited descriptors could not be closed on exec: cloning disabled", "error", err)
 		return
 	}
+	// Incremental dumps need the kernel's soft-dirty bits (spec §5.8).
+	switch ok, why, err := criu.DirtyTracking(pctx, info.Path); {
+	case err != nil:
+		tt.dirtyWhy = "the check failed: " + err.Error()
+		tt.log.Warn("cannot tell whether CRIU can track memory: every checkpoint will be a full dump", "error", err)
+	case !ok:
+		tt.dirtyWhy = "CRIU cannot track memory on this kernel (soft-dirty bits, CONFIG_MEM_SOFT_DIRTY): " + why
+		tt.log.Info("CRIU cannot track memory on this kernel (soft-dirty bits, CONFIG_MEM_SOFT_DIRTY): every checkpoint will be a full dump", "criu", why)
+	default:
+		tt.dirtyWhy = "the attempt's process has no earlier image of its own to dump against"
+	}
 	tt.criuPath = info.Path
 	tt.log.Info("CRIU available: running attempts can be cloned", "path", info.Path, "version", info.Version)
 }
@@ -156,12 +167,15 @@ func (tt *TaskTracker) restoreAttempt(ctx context.Context, a *taskAttempt, cp *c
 	outFrom, outTo, hasOutput := outputDirs(a.launch, source, a.launch.AttemptId)
 	// The bind mounts need the original's paths to exist here (on another
 	// host they would not): empty directories do.
+	// The targets are the paths the process uses: its first attempt's,
+	// when the source was itself restored or cloned (it runs with its
+	// directories bound over them).
 	binds := []criu.Bind{{Source: a.dir, Target: cp.sourceDir}}
 	if cp.sourceOutput != "" {
-		if !hasOutput || cp.sourceOutput != outFrom {
-			return fmt.Errorf("the source's output directory %s is not this job's %s", cp.sourceOutput, outFrom)
+		if !hasOutput || filepath.Dir(cp.sourceOutput) != filepath.Dir(outFrom) || !validID(filepath.Base(cp.sourceOutput)) {
+			return fmt.Errorf("the source's output directory %s is not one of this job's (%s)", cp.sourceOutput, filepath.Dir(outFrom))
 		}
-		binds = append(binds, criu.Bind{Source: outTo, Target: outFrom})
+		binds = append(binds, criu.Bind{Source: outTo, Target: cp.sourceOutput})
 	}
 	for _, b := range binds {
 		if err := os.MkdirAll(b.Source, 0o755); err != nil {
@@ -179,7 +193,7 @@ func (tt *TaskTracker) restoreAttempt(ctx context.Context, a *taskAttempt, cp *c
 		}
 	}
 	var r criu.Restored
-	err := tt.cr.run(ctx, restoreEstimate(cp.imageBytes), func() error {
+	err := tt.cr.run(ctx, crRestore, restoreEstimate(cp.imageBytes), func() error {
 		// No child may start while CRIU holds the clone's pipe end
 		// inheritable: it would inherit a copy.
 		tt.forkMu.Lock()
@@ -202,6 +216,7 @@ func (tt *TaskTracker) restoreAttempt(ctx context.Context, a *taskAttempt, cp *c
 	a.mu.Lock()
 	a.proc = clonedProc
 	a.ctrl = r.Ctrl
+	a.nsDir, a.nsOutput = cp.sourceDir, cp.sourceOutput
 	a.progress = cp.progress
 	a.start = began
 	a.lastProgress = time.Now()
@@ -245,10 +260,16 @@ type checkpoint struct {
 	imageBytes    int64
 	fileBytes     int64
 	ctrlInode     uint64
-	sourceDir     string // the original's attempt directory
-	sourceOutput  string // the original's output attempt directory, if any
+	sourceDir     string // the attempt directory the process uses (its first attempt's)
+	sourceOutput  string // the output attempt directory the process uses, if any
 	img           string // directory of the image
 	files         []dirCopy
+
+	// quiesce (the request to the quiet point), queued (the wait for the
+	// checkpoint/restore queue) and criu (CRIU's dump) split dump; frozen
+	// is CRIU's own figure for the time the task was frozen (the rest of
+	// criu is CRIU's start-up and end).
+	quiesce, queued, criu, frozen time.Duration
 }
 
 // checkpointAttempt brings attempt src to a quiet point, notes the files a
@@ -263,12 +284,28 @@ func (tt *TaskTracker) checkpointAttempt(ctx context.Context, src *taskAttempt, 
 		return nil, errors.New("CRIU is not available on tracker " + tt.name)
 	}
 	sourceID := src.launch.AttemptId
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	src.mu.Lock()
+	for stop && src.crCancel != nil {
+		// A clone's checkpoint holds the process: drop it and wait.
+		drop, dropped := src.crCancel, src.crDone
+		src.mu.Unlock()
+		if err := tt.dropCloneDump(ctx, sourceID, drop, dropped); err != nil {
+			return nil, err
+		}
+		src.mu.Lock()
+	}
 	ctrl, proc, state := src.ctrl, src.proc, src.state
 	busy := src.cloning
+	done := make(chan struct{})
 	if ctrl != nil && state == "RUNNING" && !busy {
 		src.cloning = true
 		src.quiet = make(chan quietReport, 1)
+		src.crDone = done
+		if !stop {
+			src.crCancel = cancel
+		}
 	}
 	quiet := src.quiet
 	src.mu.Unlock()
@@ -284,6 +321,8 @@ func (tt *TaskTracker) checkpointAttempt(ctx context.Context, src *taskAttempt, 
 	defer func() {
 		src.mu.Lock()
 		src.cloning, src.quiet = false, nil
+		src.crDone, src.crCancel = nil, nil
+		close(done)
 		src.mu.Unlock()
 		if !parked {
 			// A quiet report that came in as we gave up: the child
@@ -306,6 +345,12 @@ func (tt *TaskTracker) checkpointAttempt(ctx context.Context, src *taskAttempt, 
 		return nil, fmt.Errorf("asking %s to quiesce: %w", sourceID, err)
 	}
 	cp := &checkpoint{sourceAttempt: sourceID, sourceDir: src.dir, img: imgDir}
+	src.mu.Lock()
+	if src.nsDir != "" {
+		cp.sourceDir = src.nsDir
+	}
+	nsOutput := src.nsOutput
+	src.mu.Unlock()
 	select {
 	case q := <-quiet:
 		if q.refused != "" {
@@ -313,6 +358,7 @@ func (tt *TaskTracker) checkpointAttempt(ctx context.Context, src *taskAttempt, 
 		}
 		parked = true
 		cp.progress = q.progress
+		cp.quiesce = time.Since(began)
 	case <-src.exited:
 		return nil, fmt.Errorf("source attempt %s ended before its quiet point", sourceID)
 	case <-time.After(quiesceTimeout):
@@ -326,6 +372,9 @@ func (tt *TaskTracker) checkpointAttempt(ctx context.Context, src *taskAttempt, 
 	cp.files = []dirCopy{{name: "attempt", from: src.dir, skipSpills: src.launch.Type == "m"}}
 	if from, _, ok := outputDirs(src.launch, sourceID, cloneID); ok {
 		cp.sourceOutput = from
+		if nsOutput != "" {
+			cp.sourceOutput = nsOutput
+		}
 		cp.files = append(cp.files, dirCopy{name: "output", from: from})
 	}
 	for i := range cp.files {
@@ -345,7 +394,15 @@ func (tt *TaskTracker) checkpointAttempt(ctx context.Context, src *taskAttempt, 
 		src.mu.Unlock()
 	}
 	var ds criu.DumpStats
-	err = tt.cr.run(ctx, dumpEstimate(residentBytes(proc.Pid)), func() error {
+	queuedFrom := time.Now()
+	class := crCloneDump
+	if stop {
+		class = crPreemptDump
+	}
+	err = tt.cr.run(ctx, class, dumpEstimate(residentBytes(proc.Pid)), func() error {
+		criuFrom := time.Now()
+		cp.queued = criuFrom.Sub(queuedFrom)
+		defer func() { cp.criu = time.Since(criuFrom) }()
 		if stop && os.Getenv(CloneFaultEnv) == "dump" {
 			// Fault injection (tests): CRIU refusing the dump.
 			return errors.New("fault injection: dump refused")
@@ -365,8 +422,31 @@ func (tt *TaskTracker) checkpointAttempt(ctx context.Context, src *taskAttempt, 
 	if err != nil {
 		return nil, fmt.Errorf("dumping %s: %w", sourceID, err)
 	}
-	cp.imageBytes = ds.ImageBytes
+	cp.imageBytes, cp.frozen = ds.ImageBytes, ds.Frozen
 	return cp, nil
+}
+
+// cloneDropWait bounds how long a preemption dump waits for the clone
+// dump it dropped to end: a CRIU dump that has started runs to its end.
+const cloneDropWait = time.Minute
+
+// dropCloneDump makes way for a preemption dump of attempt id: the
+// clone's checkpoint of it in progress is dropped (drop; it ends with an
+// error, and the tracker restoring the clone falls back to a fresh
+// attempt) and waited for (done is closed when it ended); when it is past
+// dropping (its CRIU dump runs), it ends first. Spec §5.10: never two CRIU
+// operations on one process, the preemption dump first.
+func (tt *TaskTracker) dropCloneDump(ctx context.Context, id string, drop context.CancelFunc, done <-chan struct{}) error {
+	tt.log.Info("clone of an attempt dropped for its preemption dump", "attempt", id)
+	drop()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(cloneDropWait):
+		return fmt.Errorf("the clone dump of %s did not end within %v", id, cloneDropWait)
+	}
 }
 
 // outputDirs gives the output attempt directories of attempt "from" and

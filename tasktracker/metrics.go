@@ -8,14 +8,13 @@ package tasktracker
 // where their events happen.
 
 import (
-	"fmt"
 	"net/http"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"gomr/internal/promexport"
 	"gomr/mr"
 	"gomr/mrpb"
 	"gomr/shuffle"
@@ -144,21 +143,10 @@ func newTTMetrics(tt *TaskTracker) *ttMetrics {
 	return m
 }
 
-// handler serves the registry in the exposition format the scraper asks
-// for (the text format by default).
+// handler serves the registry (promexport.Handler: a failed collector is
+// logged, the others served).
 func (m *ttMetrics) handler(tt *TaskTracker) http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{
-		ErrorLog:      promLogger{tt},
-		ErrorHandling: promhttp.ContinueOnError,
-	})
-}
-
-// promLogger logs the errors of a scrape.
-type promLogger struct{ tt *TaskTracker }
-
-// Println logs one error of a scrape.
-func (l promLogger) Println(v ...any) {
-	l.tt.log.Warn("metrics scrape", "error", strings.TrimSpace(fmt.Sprintln(v...)))
+	return promexport.Handler(m.reg, tt.log)
 }
 
 // typeLabel is the type label of a launch's type ("m" or "r").

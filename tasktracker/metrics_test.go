@@ -1,14 +1,12 @@
 package tasktracker
 
 import (
+	"bytes"
 	"io"
 	"net/http"
-	"strings"
 	"testing"
 
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
+	"gomr/internal/promexport"
 )
 
 // scrape reads the tracker's /metrics and returns every sample by family
@@ -25,32 +23,9 @@ func (tr *testTracker) scrape(t *testing.T) map[string]map[string]float64 {
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("GET %s: %d %v\n%s", MetricsPath, resp.StatusCode, err, body)
 	}
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(strings.NewReader(string(body)))
+	fams, err := promexport.Parse(bytes.NewReader(body))
 	if err != nil {
-		t.Fatalf("parsing the metrics: %v\n%s", err, body)
+		t.Fatalf("%v\n%s", err, body)
 	}
-	out := map[string]map[string]float64{}
-	for name, f := range fams {
-		out[name] = map[string]float64{}
-		for _, m := range f.Metric {
-			var labels []string
-			for _, l := range m.Label {
-				labels = append(labels, l.GetName()+"="+l.GetValue())
-			}
-			var v float64
-			switch f.GetType() {
-			case dto.MetricType_COUNTER:
-				v = m.GetCounter().GetValue()
-			case dto.MetricType_GAUGE:
-				v = m.GetGauge().GetValue()
-			case dto.MetricType_HISTOGRAM:
-				v = float64(m.GetHistogram().GetSampleCount())
-			default:
-				v = m.GetUntyped().GetValue()
-			}
-			out[name][strings.Join(labels, ",")] = v
-		}
-	}
-	return out
+	return promexport.AllSamples(fams)
 }

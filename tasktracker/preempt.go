@@ -23,7 +23,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"gomr/mrpb"
@@ -32,65 +31,6 @@ import (
 // stateCheckpointed is the state of an attempt ended by a dump whose image
 // this tracker keeps.
 const stateCheckpointed = "CHECKPOINTED"
-
-// ---- the checkpoint/restore queue ----
-
-// crQueue runs the tracker's CRIU operations (dumps for clones and for
-// preemption, restores) one at a time, in arrival order, and knows how
-// long a new one would wait: the estimates of those queued and running.
-type crQueue struct {
-	sem chan struct{}
-
-	mu      sync.Mutex
-	ops     int           // waiting or running
-	pending time.Duration // their estimated durations, summed
-}
-
-func newCRQueue() *crQueue { return &crQueue{sem: make(chan struct{}, 1)} }
-
-// run waits for the queue, then runs op; est is op's expected duration.
-func (q *crQueue) run(ctx context.Context, est time.Duration, op func() error) error {
-	q.mu.Lock()
-	q.ops++
-	q.pending += est
-	q.mu.Unlock()
-	defer func() {
-		q.mu.Lock()
-		q.ops--
-		q.pending -= est
-		q.mu.Unlock()
-	}()
-	select {
-	case q.sem <- struct{}{}:
-	case <-ctx.Done():
-		return fmt.Errorf("waiting for the checkpoint/restore queue: %w", ctx.Err())
-	}
-	defer func() { <-q.sem }()
-	return op()
-}
-
-// stats reports the operations waiting or running and the expected wait
-// of a new one, in milliseconds (for the heartbeat).
-func (q *crQueue) stats() (ops int32, waitMs int64) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return int32(q.ops), q.pending.Milliseconds()
-}
-
-// The priors of a CRIU operation's duration (shared/design.md, measured on
-// these machines): a fixed ~140 ms plus the image at ~0.95 GB/s.
-const (
-	crFixedCost = 140 * time.Millisecond
-	crBytesPerS = 0.95e9
-)
-
-// dumpEstimate is the expected duration of a dump of a process of rss bytes.
-func dumpEstimate(rss int64) time.Duration {
-	return crFixedCost + time.Duration(float64(rss)/crBytesPerS*float64(time.Second))
-}
-
-// restoreEstimate is the expected duration of a restore of an image.
-func restoreEstimate(imageBytes int64) time.Duration { return dumpEstimate(imageBytes) }
 
 // ---- kept images ----
 
@@ -116,9 +56,11 @@ func (tt *TaskTracker) storedImage(job, attempt string) *storedImage {
 	return nil
 }
 
-// dropImage forgets a kept image and removes its files: it has been
-// restored (here, or sent to the tracker restoring it), and the task's
-// next restore, if any, will be from a newer one.
+// dropImage forgets a kept image and removes its files, on the
+// JobTracker's order (DropImage): the task has a newer image, or no longer
+// needs this one. Until then the image stays after a restore, so that a
+// restored attempt that is killed resumes from it again (a task keeps one
+// image, spec §5.3 "Kill after an earlier image").
 func (tt *TaskTracker) dropImage(img *storedImage) {
 	tt.mu.Lock()
 	if tt.images[img.attempt] == img {
@@ -136,9 +78,12 @@ func (tt *TaskTracker) dropImage(img *storedImage) {
 // it failed, killed (KILLED, the reason in its checkpoint stats) so that
 // the task runs again from scratch. The slot is free only once it ended
 // either way. Incremental dumps need a parent image of the same process
-// (spec §5.8), which the tracker never has after a preemption (the dump
-// ends the process); an incremental order is therefore carried out as a
-// full dump and reported as not incremental.
+// made with memory tracking (spec §5.8), which the tracker never has: a
+// preemption dump ends the process, a restore makes a new one, a clone's
+// dump is not kept, and on kernels without soft-dirty bits CRIU cannot
+// track memory at all (probeCRIU says which). An incremental order is
+// therefore carried out as a full dump, says why, and is reported as not
+// incremental.
 func (tt *TaskTracker) checkpointForPreemption(ctx context.Context, c *mrpb.CheckpointAttempt) {
 	tt.mu.Lock()
 	a := tt.attempts[c.AttemptId]
@@ -155,6 +100,9 @@ func (tt *TaskTracker) checkpointForPreemption(ctx context.Context, c *mrpb.Chec
 	a.mu.Unlock()
 	if dup {
 		return // the order of a reply thought lost, sent again
+	}
+	if c.Incremental {
+		tt.log.Info("incremental checkpoint ordered; dumping in full", "attempt", c.AttemptId, "why", tt.dirtyWhy)
 	}
 	go func() {
 		st, err := tt.preempt(ctx, a)
@@ -209,11 +157,12 @@ func (tt *TaskTracker) checkpointForPreemption(ctx context.Context, c *mrpb.Chec
 // preempt dumps attempt a, ending it, and keeps its image and files.
 func (tt *TaskTracker) preempt(ctx context.Context, a *taskAttempt) (*mrpb.CheckpointStats, error) {
 	id := a.launch.AttemptId
-	dir := filepath.Join(tt.jobDir(a.launch.JobId), id+".image")
+	dir := filepath.Join(tt.imageJobDir(a.launch.JobId), id+".image")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
 	img := &storedImage{job: a.launch.JobId, attempt: id, dir: dir}
+	began := time.Now()
 	cp, err := tt.checkpointAttempt(ctx, a, id, img.imgDir(), true)
 	if err != nil {
 		_ = os.RemoveAll(dir)
@@ -233,6 +182,11 @@ func (tt *TaskTracker) preempt(ctx context.Context, a *taskAttempt) (*mrpb.Check
 	tt.mu.Lock()
 	tt.images[id] = img
 	tt.mu.Unlock()
+	// Where the time from the order to the slot free goes, on this side.
+	tt.log.Info("checkpoint for preemption made", "attempt", id, "quiesce", cp.quiesce.Round(time.Millisecond),
+		"queued", cp.queued.Round(time.Millisecond), "criu_dump", cp.criu.Round(time.Millisecond), "criu_frozen", cp.frozen.Round(time.Millisecond),
+		"keep_files", (time.Since(began) - cp.dump).Round(time.Millisecond), "total", time.Since(began).Round(time.Millisecond),
+		"image_bytes", cp.imageBytes, "file_set_bytes", cp.fileBytes)
 	return &mrpb.CheckpointStats{DumpMs: cp.dump.Milliseconds(), ImageBytes: cp.imageBytes,
 		FileSetBytes: cp.fileBytes, Progress: cp.progress}, nil
 }
@@ -332,8 +286,8 @@ func tarTree(tw *tar.Writer, prefix, dir string) error {
 }
 
 // sendStoredImage answers a checkpoint request for a kept image: the
-// image and the kept files, as serveCheckpoint sends a fresh dump. Once
-// sent whole, the image is dropped: the tracker that asked restores it.
+// image and the kept files, as serveCheckpoint sends a fresh dump. The
+// image stays (dropImage).
 func (tt *TaskTracker) sendStoredImage(w http.ResponseWriter, img *storedImage, restoreID string) {
 	setCheckpointHeaders(w.Header(), &img.cp)
 	tw := tar.NewWriter(w)
@@ -354,14 +308,14 @@ func (tt *TaskTracker) sendStoredImage(w http.ResponseWriter, img *storedImage, 
 		return
 	}
 	tt.prom.checkpoints.WithLabelValues("sent").Inc()
-	tt.dropImage(img)
 }
 
 // restoreLaunch starts a launch that names a preempted attempt's image:
 // the image is restored as the new attempt, from this tracker's kept copy
-// or fetched from the tracker that keeps it. A restore that fails leaves
-// the attempt FAILED with the reason in its restore stats; the JobTracker
-// then runs the task from scratch (the image is spent).
+// or fetched from the tracker that keeps it (which keeps it still). A
+// restore that fails leaves the attempt FAILED with the reason in its
+// restore stats; the JobTracker then drops the image and runs the task
+// from scratch.
 func (tt *TaskTracker) restoreLaunch(ctx context.Context, l *mrpb.LaunchTask) {
 	a, err := tt.register(l)
 	if errors.Is(err, errKnownAttempt) {
@@ -417,11 +371,7 @@ func (tt *TaskTracker) restoreFrom(ctx context.Context, a *taskAttempt, src *mrp
 		}
 		cp := img.cp
 		cp.from, cp.dump = "local", 0 // the dump is the checkpoint's cost, counted there
-		err := tt.restoreAttempt(ctx, a, &cp, img.imgDir(), began, time.Now(), "restore")
-		if err == nil {
-			tt.dropImage(img)
-		}
-		return err
+		return tt.restoreAttempt(ctx, a, &cp, img.imgDir(), began, time.Now(), "restore")
 	}
 	if src.SourceTracker == tt.name {
 		return fmt.Errorf("the image of %s is no longer kept on this tracker", src.SourceAttempt)

@@ -52,6 +52,15 @@ type TaskTracker struct {
 	name     string
 	host     string
 	localDir string
+	// ckptDir holds the images of attempts checkpointed for preemption
+	// (KeyCheckpointDir, under this tracker's name), "" for the job
+	// directories.
+	ckptDir string
+	// dirtyWhy says why an incremental checkpoint order is dumped in full
+	// (set by probeCRIU): the kernel cannot track dirty memory, or,
+	// where it can, the attempt's process has no earlier image (a clone's
+	// dump is not kept as one; spec §5.8).
+	dirtyWhy string
 	exe      string
 	jtAddr   string
 
@@ -198,6 +207,9 @@ func New(cfg *conf.Config, opts Options) (*TaskTracker, error) {
 	}
 	tt.log = log.With("component", "tasktracker", "tracker", tt.name)
 	tt.localDir = filepath.Join(tt.localDir, sanitize(tt.name))
+	if d := cfg.String(KeyCheckpointDir); d != "" {
+		tt.ckptDir = filepath.Join(d, sanitize(tt.name))
+	}
 	if err := os.MkdirAll(tt.localDir, 0o755); err != nil {
 		umb.Close()
 		sh.Close()
@@ -335,6 +347,15 @@ func validID(s string) bool {
 }
 
 func (tt *TaskTracker) jobDir(jobID string) string { return filepath.Join(tt.localDir, "jobs", jobID) }
+
+// imageJobDir is the directory of a job's kept checkpoint images: under
+// KeyCheckpointDir when set, else the job's directory.
+func (tt *TaskTracker) imageJobDir(jobID string) string {
+	if tt.ckptDir == "" {
+		return tt.jobDir(jobID)
+	}
+	return filepath.Join(tt.ckptDir, jobID)
+}
 
 // heartbeatLoop reports to the JobTracker every interval, or at once when
 // a task ends (out-of-band heartbeat), and carries out its orders. Each
@@ -548,10 +569,15 @@ func (tt *TaskTracker) buildHeartbeat(reg registration) (*mrpb.HeartbeatRequest,
 // those jobs that have map output here (a spills directory), sorted.
 func (tt *TaskTracker) heldJobs() (jobs, attempts []string) {
 	seen := map[string]bool{}
-	if ents, err := os.ReadDir(filepath.Join(tt.localDir, "jobs")); err == nil {
-		for _, e := range ents {
-			if e.IsDir() && validID(e.Name()) {
-				seen[e.Name()] = true
+	for _, dir := range []string{filepath.Join(tt.localDir, "jobs"), tt.ckptDir} {
+		if dir == "" {
+			continue
+		}
+		if ents, err := os.ReadDir(dir); err == nil {
+			for _, e := range ents {
+				if e.IsDir() && validID(e.Name()) {
+					seen[e.Name()] = true
+				}
 			}
 		}
 	}
@@ -661,20 +687,25 @@ func (tt *TaskTracker) act(ctx context.Context, a *mrpb.TaskAction) {
 		tt.clone(ctx, x.Clone)
 	case *mrpb.TaskAction_Checkpoint:
 		tt.checkpointForPreemption(ctx, x.Checkpoint)
+	case *mrpb.TaskAction_DropImage:
+		if img := tt.storedImage(x.DropImage.JobId, x.DropImage.AttemptId); img != nil {
+			tt.dropImage(img)
+			tt.log.Info("checkpoint image dropped", "attempt", img.attempt)
+		}
 	case *mrpb.TaskAction_SplitAttempt:
 		tt.split(x.SplitAttempt)
 	}
 }
 
-// split passes the JobTracker's split order to a running map attempt: its
+// split passes the JobTracker's split order to a running attempt: its
 // child learns it from the answer to its next status report and stops
-// after its current record (docs/split.md).
+// after its current record (a map) or key group (a reduce) (docs/split.md).
 func (tt *TaskTracker) split(attemptID string) {
 	tt.mu.Lock()
 	a := tt.attempts[attemptID]
 	tt.mu.Unlock()
-	if a == nil || a.launch.Type != "m" {
-		tt.log.Warn("split order for an attempt that is not a running map here", "attempt", attemptID)
+	if a == nil {
+		tt.log.Warn("split order for an attempt that does not run here", "attempt", attemptID)
 		return
 	}
 	a.mu.Lock()
@@ -733,6 +764,11 @@ func (tt *TaskTracker) purge(jobID string) {
 		tt.keepLogs(jobID)
 		if err := os.RemoveAll(tt.jobDir(jobID)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			tt.log.Warn("removing job files", "job", jobID, "error", err)
+		}
+		if tt.ckptDir != "" {
+			if err := os.RemoveAll(tt.imageJobDir(jobID)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				tt.log.Warn("removing the job's checkpoint images", "job", jobID, "error", err)
+			}
 		}
 	}()
 }

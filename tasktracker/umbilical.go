@@ -205,6 +205,9 @@ func (u *umbilical) Done(ctx context.Context, req *mrpb.DoneRequest) (*mrpb.Empt
 	a.mu.Lock()
 	a.doneReported = true
 	a.splitReported = req.Split && a.splitOrdered
+	if a.splitReported {
+		a.reduceCut = req.ReduceCut
+	}
 	a.counters = req.Counters
 	a.progress = 1
 	a.mu.Unlock()

@@ -249,6 +249,7 @@ func TestE2ECheckpointDumpFailsFallsBackToKill(t *testing.T) {
 		t.Errorf("tracker slow does not log the failed checkpoint")
 	}
 	checkWordCount(t, out, countWords(t, in))
+	checkSameAsPlainRun(t, c, spec, out)
 }
 
 // A checkpointed task whose image's tracker is lost before it is resumed

@@ -8,14 +8,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
-
+	"gomr/internal/promexport"
 	"gomr/mr"
 )
 
@@ -36,34 +32,11 @@ func scrapeMetrics(t *testing.T, what, addr string) map[string]map[string]float6
 		t.Fatalf("scraping %s: %d %v\n%s", what, resp.StatusCode, err, body)
 	}
 	promtoolCheck(t, what, body)
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(bytes.NewReader(body))
+	fams, err := promexport.Parse(bytes.NewReader(body))
 	if err != nil {
-		t.Fatalf("parsing the metrics of %s: %v\n%s", what, err, body)
+		t.Fatalf("metrics of %s: %v\n%s", what, err, body)
 	}
-	out := map[string]map[string]float64{}
-	for name, f := range fams {
-		out[name] = map[string]float64{}
-		for _, m := range f.Metric {
-			var labels []string
-			for _, l := range m.Label {
-				labels = append(labels, l.GetName()+"="+l.GetValue())
-			}
-			var v float64
-			switch f.GetType() {
-			case dto.MetricType_COUNTER:
-				v = m.GetCounter().GetValue()
-			case dto.MetricType_GAUGE:
-				v = m.GetGauge().GetValue()
-			case dto.MetricType_HISTOGRAM:
-				v = float64(m.GetHistogram().GetSampleCount())
-			default:
-				v = m.GetUntyped().GetValue()
-			}
-			out[name][strings.Join(labels, ",")] = v
-		}
-	}
-	return out
+	return promexport.AllSamples(fams)
 }
 
 // promtoolCheck runs `promtool check metrics` on an exposition when

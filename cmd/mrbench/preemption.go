@@ -24,6 +24,7 @@ import (
 	"gomr/jobtracker"
 	"gomr/jobtracker/jobhistory"
 	"gomr/mr"
+	"gomr/sim"
 	"gomr/speculator"
 )
 
@@ -60,10 +61,13 @@ const preemptionArg = "preemption"
 type preemptRun struct {
 	Experiment string `json:"experiment"`
 	Mechanism  string `json:"mechanism"`
+	Run        int    `json:"run"` // 1.. (-runs)
 	// Response times in seconds, by class (low, high; long, periodic).
 	Response map[string][]float64 `json:"response_s"`
-	// WastedSeconds: run time of killed map attempts plus checkpoint dump
-	// and restore time; KilledMaps, Checkpoints, Splits count them.
+	// WastedSeconds: run time of killed or failed map attempts plus
+	// checkpoint dump and restore time; KilledMaps (NUM_KILLED_MAPS, which
+	// counts the re-run of a map whose output was lost too), Checkpoints,
+	// Splits count them.
 	WastedSeconds float64 `json:"wasted_s"`
 	KilledMaps    int64   `json:"killed_maps"`
 	Checkpoints   int64   `json:"checkpoints"`
@@ -74,6 +78,22 @@ type preemptRun struct {
 	ImageBytes    int64   `json:"image_bytes"`
 	Makespan      float64 `json:"makespan_s"`
 	Check         string  `json:"check"`
+	// Where a checkpoint's time went, one entry per checkpoint made, from
+	// the daemons' logs (ms): ReclaimMs from the order (the planner's
+	// decision) to the slot free at the JobTracker; the tracker's part of
+	// it, QuiesceMs (the child to its quiet point), QueuedMs (the wait for
+	// the tracker's checkpoint/restore queue), CriuDumpMs (CRIU's dump);
+	// RestorableMs from the image kept to the restore launched;
+	// CheckpointsFailed counts orders that ended in a kill.
+	ReclaimMs         []float64 `json:"reclaim_ms,omitempty"`
+	QuiesceMs         []float64 `json:"quiesce_ms,omitempty"`
+	QueuedMs          []float64 `json:"queued_ms,omitempty"`
+	CriuDumpMs        []float64 `json:"criu_dump_ms,omitempty"`
+	CriuFrozenMs      []float64 `json:"criu_frozen_ms,omitempty"` // of CriuDumpMs, the task frozen (CRIU's stats)
+	RestorableMs      []float64 `json:"restorable_ms,omitempty"`
+	CheckpointsFailed int       `json:"checkpoints_failed,omitempty"`
+	// Load is the machine's 1-minute load average at the run's start and end.
+	Load [2]float64 `json:"load"`
 }
 
 // mean of one class's response times.
@@ -97,6 +117,15 @@ type preemptJob struct {
 	maps              int
 	mapBytes          int
 	splitSafe         bool
+	// sort: the job sorts its lines (apps' sort, no combiner: the map
+	// holds its output in its sort buffer of sortMB MiB) instead of
+	// counting words. slow overrides the bench's straggler location.
+	sort   bool
+	sortMB int
+	slow   float64
+	// afterProgress > 0: submitted once the map progress of the job
+	// before it reaches this (instead of at at).
+	afterProgress float32
 }
 
 // preemptBench holds a run's settings.
@@ -111,11 +140,12 @@ func preemptionMain(args []string) int {
 	bin := fl.String("bin", "bin/mr", "the mr binary")
 	work := fl.String("work", "", "work directory (default: a temporary one, removed afterwards)")
 	keep := fl.Bool("keep", false, "keep the work directory")
-	exps := fl.String("experiments", "timeline,priority,contention", "experiments to run: timeline, priority, contention")
+	exps := fl.String("experiments", "timeline,priority,contention,reclaim", "experiments to run: timeline, priority, contention, reclaim")
 	mechs := fl.String("mechanisms", "wait,kill,checkpoint,adaptive", "mechanisms of the timeline and priority experiments (wait: no preemption)")
 	criu := fl.String("criu", "/opt/gomr/criu/criu.sh", "the CRIU wrapper the trackers use (make criu); checkpoint and adaptive need it")
 	slow := fl.Float64("slow", 3.9, "straggler location: every attempt's work is stretched by e^slow (3.9: about 49 times)")
 	jsonOut := fl.String("json", "", "write the runs as JSON to this file")
+	repeat := fl.Int("runs", 1, "run every experiment and mechanism this many times (means with 95% intervals over them)")
 	if err := fl.Parse(args); err != nil {
 		return 2
 	}
@@ -134,25 +164,29 @@ func preemptionMain(args []string) int {
 		b.work = *work
 	}
 	var runs []*preemptRun
-	for _, e := range strings.Split(*exps, ",") {
-		var mechanisms []string
-		switch e {
-		case "priority", "timeline":
-			mechanisms = strings.Split(*mechs, ",")
-		case "contention":
-			mechanisms = []string{"kill", "split"}
-		default:
-			fmt.Fprintf(os.Stderr, "mrbench preemption: unknown experiment %q (want timeline, priority, contention)\n", e)
-			return 2
-		}
-		for _, m := range mechanisms {
-			progress("preemption: %s with %s", e, m)
-			r, err := b.run(e, m)
-			if err != nil {
-				fmt.Fprintf(os.Stderr, "mrbench preemption: %s with %s: %v\n", e, m, err)
-				return 1
+	for rep := 1; rep <= *repeat; rep++ {
+		for _, e := range strings.Split(*exps, ",") {
+			var mechanisms []string
+			switch e {
+			case "priority", "timeline":
+				mechanisms = strings.Split(*mechs, ",")
+			case "contention":
+				mechanisms = []string{"kill", "split"}
+			case "reclaim":
+				mechanisms = []string{"checkpoint"}
+			default:
+				fmt.Fprintf(os.Stderr, "mrbench preemption: unknown experiment %q (want timeline, priority, contention, reclaim)\n", e)
+				return 2
 			}
-			runs = append(runs, r)
+			for _, m := range mechanisms {
+				progress("preemption: run %d of %d: %s with %s (load %.1f)", rep, *repeat, e, m, loadAverage())
+				r, err := b.run(e, m, rep)
+				if err != nil {
+					fmt.Fprintf(os.Stderr, "mrbench preemption: %s with %s: %v\n", e, m, err)
+					return 1
+				}
+				runs = append(runs, r)
+			}
 		}
 	}
 	printPreemption(os.Stdout, runs)
@@ -183,22 +217,47 @@ func (b *preemptBench) workload(exp, mech string) (jobs []preemptJob, trackers, 
 		}
 		return jobs, 1, 1, defines
 	case "priority":
-		// Two trackers of 2 map slots and 1 reduce slot. Low-priority jobs
-		// of 4 long maps fill the map slots; a high-priority job of 2 short
-		// maps arrives every 6 s from 4 s on.
-		for i := range 4 {
+		// Seed 002's YARN experiment in small, with its conditions: the
+		// high-priority jobs take every slot when they come (there, "a
+		// production job larger than the cluster preempts all
+		// non-production jobs"; Facebook's cluster killed all low-priority
+		// maps every 500 s), and a low-priority map is longer than the
+		// gap between two of them, so that kill makes it start over at
+		// every arrival until the arrivals stop, while a checkpoint keeps
+		// what each gap gave it. Two trackers of 2 map slots; two
+		// low-priority jobs of 4 maps of 5 MB (about 13 s each on a quiet
+		// machine); a high-priority job of 4 maps of 1 MB (about 3 s)
+		// every 10 s from 4 s on, four times.
+		for i := range 2 {
 			jobs = append(jobs, preemptJob{name: fmt.Sprintf("low%d", i), class: "low", at: time.Duration(i) * 200 * time.Millisecond,
-				maps: 4, mapBytes: 4 << 20})
+				maps: 4, mapBytes: 5 << 20})
 		}
 		for i := range 4 {
 			jobs = append(jobs, preemptJob{name: fmt.Sprintf("high%d", i), class: "high", priority: 1,
-				at: 4*time.Second + time.Duration(i)*6*time.Second, maps: 2, mapBytes: 1 << 20})
+				at: 4*time.Second + time.Duration(i)*10*time.Second, maps: 4, mapBytes: 1 << 20})
 		}
 		defines = []string{"scheduler.policy=fifo", "scheduler.fifo.preemption=" + strconv.FormatBool(mech != "wait")}
 		if mech != "wait" {
 			defines = append(defines, "preemption.mechanism="+mech)
 		}
 		return jobs, 2, 2, defines
+	case "reclaim":
+		// The issue's reclaim target: one map slot; a sort map of 80 MB
+		// of text, whose sort buffer (128 MiB, spilling at 95%) holds its
+		// output until its record loop ends, slowed 8 times; when it has
+		// read 45% of its input (progress 0.3) a high-priority job
+		// arrives and FIFO takes the slot back by checkpoint. The map's
+		// process then holds about 100 MB (36 MB of records in the
+		// buffer, their slices and the heap's slack: the image is 2.9
+		// times the records buffered). Later in the map, the final sort
+		// (which has no quiet point, and is most of a sort map's work)
+		// would be under way by the time the order arrives, and the map
+		// killed.
+		jobs = []preemptJob{
+			{name: "big", class: "low", maps: 1, mapBytes: 80 << 20, sort: true, sortMB: 128, slow: math.Log(8)},
+			{name: "high", class: "high", priority: 1, maps: 1, mapBytes: 1 << 20, afterProgress: 0.3},
+		}
+		return jobs, 1, 1, []string{"scheduler.policy=fifo", "scheduler.fifo.preemption=true", "preemption.mechanism=" + mech}
 	default: // contention
 		// One tracker of 10 map slots. A long split-safe job of 20 maps;
 		// every 12 s a periodic job of 8 short maps in a pool entitled to
@@ -216,9 +275,9 @@ func (b *preemptBench) workload(exp, mech string) (jobs []preemptJob, trackers, 
 }
 
 // run runs one experiment under one mechanism on a fresh cluster.
-func (b *preemptBench) run(exp, mech string) (*preemptRun, error) {
+func (b *preemptBench) run(exp, mech string, rep int) (*preemptRun, error) {
 	jobs, trackers, mapSlots, defines := b.workload(exp, mech)
-	dir := filepath.Join(b.work, exp+"-"+mech)
+	dir := filepath.Join(b.work, fmt.Sprintf("%s-%s-%d", exp, mech, rep))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -231,10 +290,11 @@ func (b *preemptBench) run(exp, mech string) (*preemptRun, error) {
 	defer cancel()
 
 	type submitted struct {
-		job  preemptJob
-		id   string
-		out  string
-		want map[string]*int64
+		job   preemptJob
+		id    string
+		out   string
+		want  map[string]*int64
+		lines lineSum // a sort job's input lines
 	}
 	var subs []*submitted
 	for _, j := range jobs {
@@ -245,42 +305,68 @@ func (b *preemptBench) run(exp, mech string) (*preemptRun, error) {
 		if _, err := writeText(filepath.Join(in, "part.txt"), int64(j.maps*j.mapBytes)); err != nil {
 			return nil, err
 		}
+		sub := &submitted{job: j, out: filepath.Join(dir, "out-"+j.name)}
 		f, err := os.Open(filepath.Join(in, "part.txt"))
 		if err != nil {
 			return nil, err
 		}
-		want, err := countWords(f)
+		if j.sort {
+			sub.lines, err = sumLines(f)
+		} else {
+			sub.want, err = countWords(f)
+		}
 		f.Close()
 		if err != nil {
 			return nil, err
 		}
-		subs = append(subs, &submitted{job: j, out: filepath.Join(dir, "out-"+j.name), want: want})
+		subs = append(subs, sub)
 	}
+	r := &preemptRun{Experiment: exp, Mechanism: mech, Run: rep, Response: map[string][]float64{}}
+	r.Load[0] = loadAverage()
 	start := time.Now() // the inputs are written: the workload's clock starts
-	for _, s := range subs {
-		if d := time.Until(start.Add(s.job.at)); d > 0 {
+	for i, s := range subs {
+		j := s.job
+		if j.afterProgress > 0 && i > 0 {
+			if err := c.waitMapProgress(ctx, subs[i-1].id, j.afterProgress); err != nil {
+				return nil, err
+			}
+		} else if d := time.Until(start.Add(j.at)); d > 0 {
 			time.Sleep(d)
 		}
-		j := s.job
-		spec := &mr.JobSpec{Name: j.name, Def: "wordcount", Inputs: []string{filepath.Join(dir, "in-"+j.name)}, Output: s.out,
+		def, sortMB, slow := "wordcount", 4, b.slow
+		if j.sort {
+			def, sortMB = "sort", j.sortMB
+		}
+		if j.slow != 0 {
+			slow = j.slow
+		}
+		spec := &mr.JobSpec{Name: j.name, Def: def, Inputs: []string{filepath.Join(dir, "in-"+j.name)}, Output: s.out,
 			NumReduces: 1, Pool: j.pool, Priority: j.priority, Conf: map[string]string{
 				"mapreduce.input.fileinputformat.split.maxsize": strconv.Itoa(j.mapBytes),
-				"mapreduce.task.io.sort.mb":                     "4",
+				"mapreduce.task.io.sort.mb":                     strconv.Itoa(sortMB),
 				"mapreduce.job.reduce.slowstart.completedmaps":  "1",
 				"mapreduce.task.progress.report.interval":       "100",
 				speculator.KeyStragglerFraction:                 "1",
 				speculator.KeyStragglerScope:                    "attempt",
 				speculator.KeyStragglerShape:                    "0",
-				speculator.KeyStragglerLocation:                 strconv.FormatFloat(b.slow, 'f', -1, 64),
+				speculator.KeyStragglerLocation:                 strconv.FormatFloat(slow, 'f', -1, 64),
 				speculator.KeyStragglerMaxFactor:                "50",
 				speculator.KeyStragglerTaskTypes:                "map", // the experiments are about map slots
-				mr.KeySplitSafe:                                 strconv.FormatBool(j.splitSafe),
+				// Delays owed for CPU time: on a loaded machine a task's
+				// wall time outside its delays grows with the load, and k
+				// times that would make the load, not the mechanism, decide.
+				speculator.KeyStragglerWork: "cpu",
+				mr.KeySplitSafe:             strconv.FormatBool(j.splitSafe),
 			}}
+		if j.sort {
+			// The sort buffer holds the map's output until the record
+			// loop ends.
+			spec.Conf["mapreduce.map.sort.spill.percent"] = "0.95"
+		}
 		if s.id, err = c.client.Submit(ctx, spec); err != nil {
 			return nil, fmt.Errorf("submitting %s: %w", j.name, err)
 		}
 	}
-	r := &preemptRun{Experiment: exp, Mechanism: mech, Response: map[string][]float64{}}
 	var first, last time.Time
 	for _, s := range subs {
 		res, err := c.client.Wait(ctx, s.id)
@@ -290,7 +376,11 @@ func (b *preemptBench) run(exp, mech string) (*preemptRun, error) {
 		if res.State != "SUCCEEDED" {
 			return nil, fmt.Errorf("job %s (%s) %s: %s", s.job.name, s.id, res.State, res.Error)
 		}
-		if err := checkWordCountOutput(s.out, s.want); err != nil {
+		check := func() error { return checkWordCountOutput(s.out, s.want) }
+		if s.job.sort {
+			check = func() error { return checkSortOutput(s.out, s.lines) }
+		}
+		if err := check(); err != nil {
 			return nil, fmt.Errorf("job %s: %w", s.job.name, err)
 		}
 		rec, err := c.history(ctx, s.id)
@@ -305,7 +395,9 @@ func (b *preemptBench) run(exp, mech string) (*preemptRun, error) {
 			last = rec.Job.Finish
 		}
 		for _, a := range rec.Attempts {
-			if a.TaskType == "m" && a.State == "KILLED" {
+			if a.TaskType == "m" && (a.State == "KILLED" || a.State == "FAILED") {
+				// Its work is thrown away: killed, or failed (a lost
+				// output, a restore that failed).
 				r.WastedSeconds += a.Finish.Sub(a.Start).Seconds()
 			}
 		}
@@ -319,8 +411,30 @@ func (b *preemptBench) run(exp, mech string) (*preemptRun, error) {
 	}
 	r.WastedSeconds += float64(r.DumpMillis+r.RestoreMillis) / 1000
 	r.Makespan = last.Sub(first).Seconds()
-	r.Check = fmt.Sprintf("%d jobs, every output equal to an independent word count", len(subs))
+	r.Check = fmt.Sprintf("%d jobs, every output equal to an independent word count or sort", len(subs))
+	if err := r.readTimings(dir); err != nil {
+		return nil, err
+	}
+	r.Load[1] = loadAverage()
 	return r, nil
+}
+
+// waitMapProgress waits until job id's maps are at least at progress p.
+func (c *benchCluster) waitMapProgress(ctx context.Context, id string, p float32) error {
+	for {
+		st, err := c.client.Status(ctx, id)
+		if err != nil {
+			return err
+		}
+		if st.MapProgress >= p {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for job %s to reach map progress %.2f: %w", id, p, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // checkWordCountOutput compares a word count's part files with want.
@@ -499,55 +613,125 @@ func (c *benchCluster) stop() {
 	}
 }
 
-// printPreemption prints the runs and the issue's targets.
+// printPreemption prints the runs, where their checkpoints' time went,
+// and the issue's targets on the means over the runs.
 func printPreemption(w io.Writer, runs []*preemptRun) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "experiment\tmechanism\tresponse low/long [s]\tresponse high/periodic [s]\twasted [s]\tkilled maps\tcheckpoints\tsplits\tdump ms\timage MB\tmakespan [s]\t")
-	by := map[string]*preemptRun{}
-	for _, r := range runs {
-		a, b := "low", "high"
+	classes := func(r *preemptRun) (string, string) {
 		if r.Experiment == "contention" {
-			a, b = "long", "periodic"
+			return "long", "periodic"
 		}
-		by[r.Experiment+"/"+r.Mechanism] = r
-		fmt.Fprintf(tw, "%s\t%s\t%.2f\t%.2f\t%.2f\t%d\t%d\t%d\t%d\t%.1f\t%.1f\t\n", r.Experiment, r.Mechanism, r.mean(a), r.mean(b),
-			r.WastedSeconds, r.KilledMaps, r.Checkpoints, r.Splits, r.DumpMillis, float64(r.ImageBytes)/1e6, r.Makespan)
+		return "low", "high"
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "experiment\tmechanism\trun\tresponse low/long [s]\tresponse high/periodic [s]\twasted [s]\tkilled maps\tcheckpoints\tfailed\tsplits\timage MB\treclaim ms\tquiesce ms\tqueued ms\tcriu dump ms\tfrozen ms\trestorable s\tload\t")
+	for _, r := range runs {
+		a, b := classes(r)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f\t%.2f\t%.2f\t%d\t%d\t%d\t%d\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f-%.1f\t\n", r.Experiment, r.Mechanism, r.Run,
+			r.mean(a), r.mean(b), r.WastedSeconds, r.KilledMaps, r.Checkpoints, r.CheckpointsFailed, r.Splits, float64(r.ImageBytes)/1e6,
+			meanMax(r.ReclaimMs, 1, 0), meanMax(r.QuiesceMs, 1, 0), meanMax(r.QueuedMs, 1, 0), meanMax(r.CriuDumpMs, 1, 0), meanMax(r.CriuFrozenMs, 1, 0), meanMax(r.RestorableMs, 1000, 1),
+			r.Load[0], r.Load[1])
 	}
 	tw.Flush()
+	fmt.Fprintln(w, "(reclaim, quiesce, queued, criu dump, frozen, restorable: mean/max over the run's checkpoints)")
 	fmt.Fprintln(w)
+
+	// Means over the runs, with the half-width of their 95% interval.
+	type key struct{ exp, mech string }
+	var order []key
+	by := map[key][]*preemptRun{}
+	for _, r := range runs {
+		k := key{r.Experiment, r.Mechanism}
+		if by[k] == nil {
+			order = append(order, k)
+		}
+		by[k] = append(by[k], r)
+	}
+	over := func(k key, f func(*preemptRun) float64) sim.MetricAgg {
+		var xs []float64
+		for _, r := range by[k] {
+			xs = append(xs, f(r))
+		}
+		return sim.Aggregate("", xs)
+	}
+	ms := func(a sim.MetricAgg) string {
+		return fmt.Sprintf("%.2f ± %.2f (%.2f-%.2f)", a.Mean, a.CI95, a.Min, a.Max)
+	}
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "experiment\tmechanism\truns\tresponse low/long [s]\tresponse high/periodic [s]\twasted [s]\t")
+	for _, k := range order {
+		a, b := classes(by[k][0])
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t\n", k.exp, k.mech, len(by[k]),
+			ms(over(k, func(r *preemptRun) float64 { return r.mean(a) })),
+			ms(over(k, func(r *preemptRun) float64 { return r.mean(b) })),
+			ms(over(k, func(r *preemptRun) float64 { return r.WastedSeconds })))
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "(mean ± half-width of the 95% interval over the runs (Student t), range)")
+	fmt.Fprintln(w)
+
 	verdict := func(ok bool) string {
 		if ok {
 			return "met"
 		}
 		return "MISSED"
 	}
+	mean := func(k key, f func(*preemptRun) float64) float64 { return over(k, f).Mean }
+	low := func(r *preemptRun) float64 { return r.mean("low") }
+	high := func(r *preemptRun) float64 { return r.mean("high") }
+	wasted := func(r *preemptRun) float64 { return r.WastedSeconds }
 	var lines []string
-	if k := by["priority/kill"]; k != nil {
+	if k := (key{"priority", "kill"}); by[k] != nil {
 		for _, m := range []string{"checkpoint", "adaptive"} {
-			r := by["priority/"+m]
-			if r == nil {
+			c := key{"priority", m}
+			if by[c] == nil {
 				continue
 			}
-			waste := 1 - r.WastedSeconds/k.WastedSeconds
-			low := 1 - r.mean("low")/k.mean("low")
-			high := r.mean("high")/k.mean("high") - 1
+			waste := 1 - mean(c, wasted)/mean(k, wasted)
+			lo := 1 - mean(c, low)/mean(k, low)
+			hi := mean(c, high)/mean(k, high) - 1
 			lines = append(lines,
-				fmt.Sprintf("priority, %s against kill: wasted work %.0f%% lower (target >= 60%%: %s); low-priority response %.0f%% better (target >= 30%%: %s); high-priority response %+.1f%% (target within 5%%: %s)",
-					m, 100*waste, verdict(waste >= 0.6), 100*low, verdict(low >= 0.3), 100*high, verdict(high <= 0.05)))
+				fmt.Sprintf("priority, %s against kill (means of %d and %d runs): wasted work %.0f%% lower (target >= 60%%: %s); low-priority response %.0f%% better (target >= 30%%: %s); high-priority response %+.1f%% (target within 5%%: %s)",
+					m, len(by[c]), len(by[k]), 100*waste, verdict(waste >= 0.6), 100*lo, verdict(lo >= 0.3), 100*hi, verdict(hi <= 0.05)))
 		}
 	}
-	if w, k, c := by["timeline/wait"], by["timeline/kill"], by["timeline/checkpoint"]; w != nil && k != nil && c != nil {
-		hk, hc, hw := k.mean("high"), c.mean("high"), w.mean("high")
-		lw, lc, lk := w.mean("low"), c.mean("low"), k.mean("low")
+	if w, k, c := by[key{"timeline", "wait"}], by[key{"timeline", "kill"}], by[key{"timeline", "checkpoint"}]; w != nil && k != nil && c != nil {
+		hk, hc, hw := mean(key{"timeline", "kill"}, high), mean(key{"timeline", "checkpoint"}, high), mean(key{"timeline", "wait"}, high)
+		lw, lc, lk := mean(key{"timeline", "wait"}, low), mean(key{"timeline", "checkpoint"}, low), mean(key{"timeline", "kill"}, low)
 		lines = append(lines, fmt.Sprintf("timeline (spec §2.2): high priority kill %.1f s <= checkpoint %.1f s < wait %.1f s: %s; low priority wait %.1f s < checkpoint %.1f s < kill %.1f s: %s",
 			hk, hc, hw, verdict(hk <= hc && hc < hw), lw, lc, lk, verdict(lw < lc && lc < lk)))
 	}
-	if k, s := by["contention/kill"], by["contention/split"]; k != nil && s != nil {
-		gain := 1 - s.mean("long")/k.mean("long")
+	if k, s := (key{"contention", "kill"}), (key{"contention", "split"}); by[k] != nil && by[s] != nil {
+		long := func(r *preemptRun) float64 { return r.mean("long") }
+		gain := 1 - mean(s, long)/mean(k, long)
 		lines = append(lines, fmt.Sprintf("contention: the long job %.0f%% faster with split than with kill (target >= 25%%: %s)", 100*gain, verdict(gain >= 0.25)))
+	}
+	if k := (key{"reclaim", "checkpoint"}); by[k] != nil {
+		var all []float64
+		var mb float64
+		for _, r := range by[k] {
+			all = append(all, r.ReclaimMs...)
+			mb += float64(r.ImageBytes) / 1e6 / float64(len(by[k]))
+		}
+		a := sim.Aggregate("", all)
+		lines = append(lines, fmt.Sprintf("reclaim: order to slot free %.0f ± %.0f ms (%.0f-%.0f, %d checkpoints) for images of %.0f MB on average (target < 1 s at 100 MB: %s)",
+			a.Mean, a.CI95, a.Min, a.Max, a.N, mb, verdict(a.N > 0 && a.Max < 1000)))
 	}
 	sort.Strings(lines)
 	for _, l := range lines {
 		fmt.Fprintln(w, l)
 	}
+}
+
+// meanMax prints the mean and the largest of xs divided by unit, with
+// digits decimals; "-" for none.
+func meanMax(xs []float64, unit float64, digits int) string {
+	if len(xs) == 0 {
+		return "-"
+	}
+	s, m := 0.0, math.Inf(-1)
+	for _, x := range xs {
+		s += x
+		m = math.Max(m, x)
+	}
+	return fmt.Sprintf("%.*f/%.*f", digits, s/float64(len(xs))/unit, digits, m/unit)
 }

@@ -22,4 +22,6 @@ import (
 	_ "gomr/shuffle"
 	// The JobTracker's heartbeat pacing (mapreduce.jobtracker.heartbeats.*).
 	_ "gomr/jobtracker"
+	// The TaskTracker's checkpoint image directory.
+	_ "gomr/tasktracker"
 )

@@ -24,8 +24,9 @@ const Module = "gomr"
 var Tiers = [][]string{
 	// 0, foundation: import nothing of the module. conf is the
 	// configuration registry every other package may register keys with;
-	// webassets the web assets (uPlot) the web pages embed.
-	{"conf", "mr/fs", "mrpb", "tasktracker/criu", "webassets"},
+	// webassets the web assets (uPlot) the web pages embed;
+	// internal/promexport the daemons' /metrics handler.
+	{"conf", "internal/promexport", "mr/fs", "mrpb", "tasktracker/criu", "webassets"},
 	// 1, core libraries: the MapReduce API, security, the scheduling
 	// policies (pure code: events in, decisions out), the preemption
 	// planner (pure code: victims and mechanisms).

@@ -65,10 +65,15 @@ func Main(attemptID, umbilicalAddr string) int {
 		return 1
 	}
 	t.conn, t.ctrl, t.umbAddr = conn, ctl, umbilicalAddr
+	if percent, limit := t.setGC(); percent >= 0 || limit >= 0 {
+		log.Debug("garbage collector", "gogc", percent, "memory_limit_mib", limit)
+	}
 	t.watchQuiesce()
 	defer func() { t.conn.Close() }()
 	t.startReporting()
+	stopProfile := t.startProfile()
 	err = t.run()
+	stopProfile()
 	t.stopReporting()
 	// A clone runs under another attempt id and umbilical than it started
 	// with: report under the current ones.
@@ -77,7 +82,7 @@ func Main(attemptID, umbilicalAddr string) int {
 		t.log.Error("task failed", "error", err)
 		return 1
 	}
-	if _, err := t.umb.Done(context.Background(), &mrpb.DoneRequest{AttemptId: t.launch.AttemptId, Counters: t.counterProto(), Split: t.split.Load()}); err != nil {
+	if _, err := t.umb.Done(context.Background(), &mrpb.DoneRequest{AttemptId: t.launch.AttemptId, Counters: t.counterProto(), Split: t.split.Load(), ReduceCut: t.reduceCut}); err != nil {
 		t.log.Error("reporting done", "error", err)
 		return 1
 	}
@@ -103,6 +108,9 @@ type task struct {
 	// slow is the straggler injector of the running work loop.
 	ctrl *ctrl
 	slow *slowdown
+	// wake cuts short the injector's sleep when the work loop has an order
+	// to carry out at its next check (a quiesce, a split): see wakeWork.
+	wake chan struct{}
 	// finalFrom is when a map's record loop ended and finalWeight its
 	// share of the map's progress (for the injector's final phase).
 	finalFrom   time.Time
@@ -117,9 +125,11 @@ type task struct {
 	// Map splitting (split.go): splitOrdered is set when the tracker's
 	// answer to a status report says the JobTracker ordered a split;
 	// split once the map stopped because of it, splitCut being where.
+	// A split reduce's reduceCut is where it stopped.
 	splitOrdered atomic.Bool
 	split        atomic.Bool
 	splitCut     *mrpb.MapCut
+	reduceCut    *mrpb.ReduceCut
 
 	mu       sync.Mutex
 	progress float32
@@ -132,7 +142,7 @@ type task struct {
 
 func newTask(ctx context.Context, cancel context.CancelFunc, l *mrpb.LaunchTask, umb mrpb.UmbilicalClient, log *slog.Logger) (*task, error) {
 	t := &task{ctx: ctx, cancel: cancel, log: log, umb: umb, launch: l, counters: mr.NewCounters(),
-		isMap: l.Type == "m"}
+		isMap: l.Type == "m", wake: make(chan struct{}, 1)}
 	if err := json.Unmarshal(l.SpecJson, &t.spec); err != nil {
 		return nil, fmt.Errorf("decoding the job spec: %w", err)
 	}
@@ -200,8 +210,21 @@ func (t *task) sendStatus() bool {
 	}
 	if resp.Split {
 		t.splitOrdered.Store(true)
+		t.wakeWork()
 	}
 	return true
+}
+
+// wakeWork tells the work loop, if it sleeps off the straggler
+// injector's delay, to go to its next check at once: an order (a quiesce,
+// a split) is waiting there, and the reclaim of the slot must not wait for
+// a delay that is the injector's, not the task's. The delay not slept
+// stays owed.
+func (t *task) wakeWork() {
+	select {
+	case t.wake <- struct{}{}:
+	default:
+	}
 }
 
 // reportLoop sends status every mapreduce.task.progress.report.interval;

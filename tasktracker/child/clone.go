@@ -118,7 +118,9 @@ func (t *task) watchQuiesce() {
 	f := func() {
 		if !t.cloneable.Load() {
 			t.refuseQuiesce("in a phase without a quiet point (" + t.currentPhase() + ")")
+			return
 		}
+		t.wakeWork()
 	}
 	t.ctrl.onQuiesce.Store(&f)
 }
@@ -163,6 +165,13 @@ func (t *task) quiesce(settle func() error) error {
 	t.mu.Lock()
 	progress := t.progress
 	t.mu.Unlock()
+	if t.slow != nil && t.slow.k > 0 {
+		// What the injector counted so far: with what a restored copy
+		// counts after its restore, the work of the whole task.
+		t.log.Info("straggler injector: at a quiet point", "progress", progress, "work", t.slow.worked.Round(time.Millisecond),
+			"delay", t.slow.slept.Round(time.Millisecond), "owed", t.slow.owed.Round(time.Millisecond),
+			"process_cpu", processCPU().Round(time.Millisecond), "settle", time.Since(quietFrom).Round(time.Millisecond))
+	}
 	ctx, cancel := context.WithTimeout(t.ctx, 10*time.Second)
 	_, err := t.umb.Quiet(ctx, &mrpb.QuietRequest{AttemptId: t.launch.AttemptId, Progress: progress})
 	cancel()
@@ -229,6 +238,16 @@ func (t *task) becomeClone(attemptID, addr, token string) error {
 			return err
 		}
 		slow.start()
+		// A restored process is a new process to the kernel: its CPU
+		// clock starts at its restore (CRIU's restorer included), so the
+		// injector counts from here. The delay the original owed for its
+		// work and had not slept (a quiesce cut its sleep short) is owed
+		// by the copy, at the copy's factor.
+		if t.slow.k > 0 {
+			slow.owed = time.Duration(float64(t.slow.owed) * slow.k / t.slow.k)
+		}
+		t.log.Info("straggler injector: restarted in the copy", "process_cpu", slow.lastCPU.Round(time.Millisecond),
+			"owed", slow.owed.Round(time.Millisecond))
 		*t.slow = *slow
 	}
 	return nil

@@ -59,6 +59,12 @@ func (t *task) runReduce() error {
 	if fetcher.Client.Transport, err = security.ClusterTransport(t.conf, fetcher.Client.Transport); err != nil {
 		return fmt.Errorf("shuffle TLS: %w", err)
 	}
+	// The remainder of a split reduce fetches only the records after the
+	// key it starts after (docs/split.md); it skips the groups through
+	// that key all the same (skipGroupsThrough), which then skips none.
+	if r := t.launch.ReduceResume; r.GetFragment() > 0 && t.conf.Bool(shuffle.KeyRangeFetch) {
+		fetcher.After, fetcher.Def = append([]byte{}, r.AfterKey...), t.spec.Def
+	}
 	numMaps := int(t.launch.NumMaps)
 	events := &eventSource{t: t, records: map[[2]int]int64{}}
 	err = shuffle.Run(t.ctx, events, shuffle.Options{
@@ -101,7 +107,16 @@ func (t *task) runReduce() error {
 			return fmt.Errorf("creating the reducer: %w", err)
 		}
 	}
-	path := fs.Join(c.AttemptDir(t.launch.AttemptId), mr.PartName(false, int(t.launch.Index)))
+	// A reduce of a task that was split writes the next fragment of its
+	// partition (docs/split.md); so does one that is split (renamed then).
+	index := int(t.launch.Index)
+	resume := t.launch.ReduceResume
+	frag := int(resume.GetFragment())
+	name := mr.PartName(false, index)
+	if frag > 0 {
+		name = mr.FragmentName(index, frag)
+	}
+	path := fs.Join(c.AttemptDir(t.launch.AttemptId), name)
 	w, err := t.def.Output.Create(c.FS, path)
 	if err != nil {
 		return fmt.Errorf("creating output %s: %w", path, err)
@@ -118,17 +133,41 @@ func (t *task) runReduce() error {
 		outRecords.Increment()
 		return w.Write(k, v)
 	})
+	// The key groups of the fragments before this one were reduced by
+	// the attempts that committed them: skipped (skip-replay), and their
+	// records not counted as this attempt's input.
+	have := groups.NextKey()
+	var skipped int64
+	if frag > 0 {
+		if have, err = skipGroupsThrough(t.ctx, groups, t.def.Compare, resume.AfterKey); err != nil {
+			w.Close()
+			return err
+		}
+		skipped = counted.n.Load()
+		if have {
+			skipped-- // the first record of the group to reduce is read
+		}
+		t.log.Info("reduce resumed after a split", "fragment", frag, "records_skipped", skipped)
+	}
 	slow.start()
 	t.slow = slow
 	settle := flusherOf(w, t.spec.Output)
 	t.setCloneable(settle != nil)
-	n := 0
-	for groups.NextKey() {
+	// split: the attempt was ordered split and stops before the current
+	// group (at a key-group boundary, after lastKey's group).
+	var lastKey []byte
+	n, split := 0, false
+	for ; have; have = groups.NextKey() {
+		if n > 0 && t.splitOrdered.Load() {
+			split = true
+			break
+		}
 		inGroups.Increment()
 		if err := reducer.Reduce(tc, groups.Key(), groups.Values(), emit); err != nil {
 			w.Close()
 			return fmt.Errorf("reduce: %w", err)
 		}
+		lastKey = append(lastKey[:0], groups.Key()...)
 		if n++; n&63 == 0 {
 			slow.tick(t.ctx)
 			if settle != nil && t.quiesceRequested() {
@@ -139,9 +178,9 @@ func (t *task) runReduce() error {
 			}
 		}
 		if n&1023 == 0 {
-			inRecords.Set(counted.n.Load())
-			if total > 0 {
-				t.setProgress(2.0/3 + float64(counted.n.Load())/float64(total)/3)
+			inRecords.Set(counted.n.Load() - skipped)
+			if total > skipped {
+				t.setProgress(2.0/3 + float64(counted.n.Load()-skipped)/float64(total-skipped)/3)
 			}
 			if err := t.ctx.Err(); err != nil {
 				w.Close()
@@ -156,12 +195,21 @@ func (t *task) runReduce() error {
 	slow.tick(t.ctx)
 	t.setCloneable(false)
 	slow.report(t)
-	inRecords.Set(counted.n.Load())
+	read := counted.n.Load() - skipped
+	if split {
+		read-- // the first record of the group not reduced
+	}
+	inRecords.Set(read)
 	if err := w.Close(); err != nil {
 		return fmt.Errorf("closing output %s: %w", path, err)
 	}
 	written.Set(w.BytesWritten())
 	formatWritten.Set(w.BytesWritten())
+	if split {
+		if err := t.reduceSplitAt(c, path, index, frag, lastKey); err != nil {
+			return err
+		}
+	}
 	t.setProgress(1)
 	return t.commit(c)
 }
@@ -234,6 +282,8 @@ func (e *eventSource) MapEvents(ctx context.Context, from int) ([]shuffle.Event,
 			}})
 		case "MAP_OBSOLETE":
 			out = append(out, shuffle.Event{Kind: shuffle.MapObsolete, MapTask: int(ev.MapTask), AttemptID: ev.AttemptId})
+		case "MAPS_ADDED":
+			out = append(out, shuffle.Event{Kind: shuffle.MapsAdded, MapTask: int(ev.MapTask)})
 		default:
 			return nil, fmt.Errorf("unknown map event kind %q", ev.Kind)
 		}

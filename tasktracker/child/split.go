@@ -1,9 +1,12 @@
 package child
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 
 	"gomr/mr"
+	"gomr/mr/fs"
 	"gomr/mrpb"
 	"gomr/spill"
 )
@@ -90,5 +93,55 @@ func (t *task) splitAt(buf *spill.Buffer, off, records int64) error {
 	}
 	t.split.Store(true)
 	t.log.Info("map split", "next_offset", off, "records", records, "next_spill", t.splitCut.Spill)
+	return nil
+}
+
+// Reduce splitting (docs/split.md, spec §5.9.4): a reduce ordered split
+// stops between two reduce() calls, at a key-group boundary, commits its
+// output so far as the next fragment of its partition and reports the
+// last key it reduced; the attempt that takes the rest skips the groups
+// up to that key (skip-replay: it fetches the partition's segments whole)
+// and writes the next fragment.
+
+// skipGroupsThrough advances groups past every key group whose key is at
+// most after under cmp (nil: bytes.Compare), starting with the current
+// one (have: there is a current group). It returns whether a group is
+// left, positioned on it.
+func skipGroupsThrough(ctx context.Context, groups *spill.Grouper, cmp mr.Comparator, after []byte) (bool, error) {
+	if cmp == nil {
+		cmp = bytes.Compare
+	}
+	for n := 1; ; n++ {
+		if cmp(groups.Key(), after) > 0 {
+			return true, nil
+		}
+		if !groups.NextKey() {
+			if err := groups.Err(); err != nil {
+				return false, fmt.Errorf("reading merged map output: %w", err)
+			}
+			return false, nil
+		}
+		if n&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				return false, err
+			}
+		}
+	}
+}
+
+// reduceSplitAt makes the closed output file at path (in the attempt's
+// directory) fragment frag of partition index, and records where the
+// attempt stopped; the attempt then commits it as any output and reports
+// done with split set.
+func (t *task) reduceSplitAt(c *mr.Committer, path string, index, frag int, lastKey []byte) error {
+	want := fs.Join(c.AttemptDir(t.launch.AttemptId), mr.FragmentName(index, frag))
+	if path != want {
+		if err := c.FS.Rename(path, want); err != nil {
+			return fmt.Errorf("making the output so far fragment %d: %w", frag, err)
+		}
+	}
+	t.reduceCut = &mrpb.ReduceCut{LastKey: bytes.Clone(lastKey), Fragment: int32(frag)}
+	t.split.Store(true)
+	t.log.Info("reduce split", "fragment", frag, "last_key_bytes", len(lastKey))
 	return nil
 }

@@ -1,10 +1,13 @@
 package child
 
 import (
+	"bytes"
+	"context"
 	"testing"
 
 	"gomr/mr"
 	"gomr/mrpb"
+	"gomr/spill"
 )
 
 func TestMapCutter(t *testing.T) {
@@ -80,5 +83,49 @@ func TestResumeSplit(t *testing.T) {
 	}
 	if _, err := resumeSplit(s, &mrpb.MapResume{Offset: 5, FirstSpill: 1}); err == nil {
 		t.Fatal("a resume point before the split was accepted")
+	}
+}
+
+// skipGroupsThrough leaves the grouper on the first key group after the
+// last key of the earlier fragments (skip-replay), under the job's
+// comparator, whatever the values of the skipped groups.
+func TestSkipGroupsThrough(t *testing.T) {
+	recs := [][2][]byte{}
+	for _, k := range []string{"", "a", "a", "b", "c", "c", "c", "e"} {
+		recs = append(recs, [2][]byte{[]byte(k), []byte("v")})
+	}
+	reverse := func(a, b []byte) int { return bytes.Compare(b, a) }
+	for _, tc := range []struct {
+		after string
+		cmp   mr.Comparator
+		want  string // the first group left; "-" for none
+	}{
+		{"", nil, "a"},
+		{"a", nil, "b"},
+		{"b", nil, "c"},
+		{"bb", nil, "c"},
+		{"d", nil, "e"},
+		{"e", nil, "-"},
+		{"z", nil, "-"},
+	} {
+		g := spill.NewGrouper(spill.NewSliceIterator(recs), tc.cmp)
+		if !g.NextKey() {
+			t.Fatal("no first group")
+		}
+		have, err := skipGroupsThrough(context.Background(), g, tc.cmp, []byte(tc.after))
+		got := "-"
+		if have {
+			got = string(g.Key())
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("after %q: first group %q (%v), want %q", tc.after, got, err, tc.want)
+		}
+	}
+	// Under a reverse comparator, "after" means before in byte order.
+	rev := [][2][]byte{{[]byte("c")}, {[]byte("b")}, {[]byte("a")}}
+	g := spill.NewGrouper(spill.NewSliceIterator(rev), reverse)
+	g.NextKey()
+	if have, _ := skipGroupsThrough(context.Background(), g, reverse, []byte("b")); !have || string(g.Key()) != "a" {
+		t.Errorf("reverse order: after b, got %q", g.Key())
 	}
 }

@@ -22,6 +22,12 @@ type slowdown struct {
 	owed    time.Duration
 	slept   time.Duration // delay injected so far
 	worked  time.Duration // work the delay was owed for so far
+	// wake cuts a sleep short (task.wakeWork); what is not slept stays
+	// owed. nil: sleeps run to their end.
+	wake <-chan struct{}
+	// cpuOnly counts the process's CPU time alone as work
+	// (straggler.work=cpu).
+	cpuOnly bool
 }
 
 // minSleep is the smallest sleep taken: owed delay below it is carried
@@ -37,7 +43,7 @@ func (t *task) newSlowdown() (*slowdown, error) {
 	if k > 0 {
 		t.log.Info("straggler injector: this attempt is slowed", "k", k)
 	}
-	return &slowdown{k: k}, nil
+	return &slowdown{k: k, wake: t.wake, cpuOnly: st.CPUWork}, nil
 }
 
 // start marks the beginning of the work that is slowed down.
@@ -51,7 +57,11 @@ func (s *slowdown) workSince(now time.Time) time.Duration {
 	work := now.Sub(s.last)
 	if s.lastCPU > 0 {
 		cpu := processCPU()
-		work = max(work, cpu-s.lastCPU)
+		if s.cpuOnly {
+			work = cpu - s.lastCPU
+		} else {
+			work = max(work, cpu-s.lastCPU)
+		}
 		s.lastCPU = cpu
 	}
 	return work
@@ -95,6 +105,15 @@ func (s *slowdown) tick(ctx context.Context) {
 	select {
 	case <-ctx.Done():
 	case <-timer.C:
+	case <-s.wake:
+		// An order waits at the work loop's next check: go to it, and
+		// sleep the rest later (or in the restored copy).
+		timer.Stop()
+		slept := min(time.Since(now), s.owed)
+		s.slept += slept
+		s.owed -= slept
+		s.last = time.Now()
+		return
 	}
 	timer.Stop()
 	s.slept += s.owed
@@ -114,7 +133,11 @@ func (s *slowdown) phase(ctx context.Context, work time.Duration, progress func(
 	}
 	if s.lastCPU > 0 {
 		cpu := processCPU()
-		work = max(work, cpu-s.lastCPU)
+		if s.cpuOnly {
+			work = cpu - s.lastCPU
+		} else {
+			work = max(work, cpu-s.lastCPU)
+		}
 		s.lastCPU = cpu
 	}
 	s.worked += work

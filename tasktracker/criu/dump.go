@@ -66,6 +66,18 @@ type DumpOptions struct {
 	// the only copy of the task. A failed dump leaves the process running
 	// (CRIU resumes it).
 	Stop bool
+	// TrackMem has CRIU reset the soft-dirty bits of the process's memory
+	// after the dump (--track-mem), so that a later dump of the same
+	// process with Parent writes only the pages written since. It needs
+	// DirtyTracking; without it the dump fails ("Tracking memory is not
+	// available").
+	TrackMem bool
+	// Parent is the images directory of an earlier dump of the same
+	// process made with TrackMem, relative to the new images directory
+	// (--prev-images-dir; CRIU links it as "parent"): the dump is
+	// incremental. Across a restore CRIU silently dumps in full (spec
+	// preemption-elasticity.md §5.8).
+	Parent string
 }
 
 // DumpWith is Dump with options: with o.Stop the process is not left
@@ -95,6 +107,12 @@ func DumpWith(ctx context.Context, criuPath string, pid int, imagesDir, workDir 
 		Pid:          proto.Int32(int32(pid)),
 		LeaveRunning: proto.Bool(!o.Stop),
 		TcpClose:     proto.Bool(true),
+	}
+	if o.TrackMem {
+		opts.TrackMem = proto.Bool(true)
+	}
+	if o.Parent != "" {
+		opts.ParentImg = proto.String(o.Parent)
 	}
 	var wall time.Duration
 	dump := func() error {

@@ -25,9 +25,12 @@ package criu
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"strconv"
+	"strings"
 
 	gocriu "github.com/checkpoint-restore/go-criu/v7"
 	"golang.org/x/sys/unix"
@@ -144,4 +147,25 @@ func MarkInheritedFDsCloseOnExec() error {
 		}
 	}
 	return nil
+}
+
+// DirtyTracking tells whether CRIU at path can track the memory a process
+// writes between two dumps (`criu check --feature mem_dirty_track`): the
+// kernel's soft-dirty bits, CONFIG_MEM_SOFT_DIRTY, which some kernels and
+// architectures lack. Without it a dump with TrackMem fails, a pre-dump
+// cannot be followed by an incremental dump, and every dump is full. When
+// it is missing, why says so in CRIU's words. err is for a check that
+// could not be run at all.
+func DirtyTracking(ctx context.Context, path string) (ok bool, why string, err error) {
+	out, err := exec.CommandContext(ctx, path, "check", "--feature", "mem_dirty_track").CombinedOutput()
+	text := oneLineText(strings.TrimSpace(string(out)))
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return true, "", nil
+	case errors.As(err, &exit) && ctx.Err() == nil && strings.Contains(text, "racking"):
+		return false, text, nil
+	default:
+		return false, "", fmt.Errorf("criu: %s check --feature mem_dirty_track: %w (%s)", path, err, text)
+	}
 }

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"path/filepath"
+	"testing"
+
+	"gomr/mr"
+	"gomr/speculator"
+)
+
+// TestE2EScaleUpSplit: a job of one long map on two trackers of two map
+// slots each, three slots idle. With preemption.split.scale-up the
+// JobTracker splits the running maps and runs their remainders as several
+// maps on the idle slots (docs/split.md): the job finishes sooner than on
+// a cluster without scale-up, with the same output byte for byte.
+func TestE2EScaleUpSplit(t *testing.T) {
+	skipUnderRace(t, "TestScaleUpPieces and TestRunMapsAdded (jobtracker, shuffle), and the map split tests")
+	in := t.TempDir()
+	genText(t, filepath.Join(in, "a.txt"), 2<<20, 81)
+	spec := func(out string) *mr.JobSpec {
+		s := wordCountSpec(in, out, 1)
+		s.Conf = splitJobConf()
+		s.Conf[speculator.KeyMapSpeculative] = "false"
+		s.Conf[speculator.KeyStragglerTaskTypes] = "map"
+		s.Conf[speculator.KeyStragglerLocation] = "3.5"
+		return s
+	}
+	run := func(scaleUp bool) (*mr.JobResult, float64, string) {
+		t.Helper()
+		c := startCluster(t, []trackerSpec{{"t1", 2, 1}, {"t2", 2, 1}},
+			"preemption.split.scale-up="+map[bool]string{true: "true", false: "false"}[scaleUp],
+			"preemption.split.min-task-age=300ms", "preemption.split.min-remaining=0s")
+		out := filepath.Join(t.TempDir(), "out")
+		id := c.submit(spec(out))
+		res := c.wait(id)
+		if res.State != "SUCCEEDED" {
+			t.Fatalf("scale-up %v: job ended %s: %s", scaleUp, res.State, res.Error)
+		}
+		if scaleUp {
+			m := scrapeMetrics(t, "the jobtracker", c.logValue("jobtracker", "jobtracker http serving", "address"))
+			if got, want := m["gomr_scale_up_maps_total"][""], float64(res.Counters.Get(mr.SplitGroup, mr.ScaleUpMaps)); got != want {
+				t.Errorf("gomr_scale_up_maps_total = %v, want %v (the job's SCALE_UP_MAPS)", got, want)
+			}
+		}
+		h := c.history(id)
+		took := h.Job.Finish.Sub(h.Job.Submit).Seconds()
+		t.Logf("scale-up %v: %.2f s, %d maps (%d added by %d scale-up splits), %d map splits", scaleUp, took, h.Job.Maps,
+			res.Counters.Get(mr.SplitGroup, mr.ScaleUpMaps), res.Counters.Get(mr.SplitGroup, mr.ScaleUpSplits), res.Counters.Get(mr.SplitGroup, mr.MapSplits))
+		return res, took, out
+	}
+	plain, tPlain, outPlain := run(false)
+	if n := plain.Counters.Get(mr.SplitGroup, mr.MapSplits); n != 0 {
+		t.Fatalf("the run without scale-up split %d maps", n)
+	}
+	up, tUp, outUp := run(true)
+	if n := up.Counters.Get(mr.SplitGroup, mr.ScaleUpSplits); n < 1 {
+		t.Fatalf("SCALE_UP_SPLITS = %d, want the idle slots to take part of the maps", n)
+	}
+	sameParts(t, outUp, outPlain)
+	checkWordCount(t, outUp, countWords(t, in))
+	for _, name := range []string{mr.MapInputRecords, mr.MapOutputRecords, mr.ReduceOutputRecords} {
+		if a, b := up.Counters.Get(mr.TaskCounterGroup, name), plain.Counters.Get(mr.TaskCounterGroup, name); a != b {
+			t.Errorf("%s = %d with scale-up, %d without", name, a, b)
+		}
+	}
+	if tUp >= tPlain {
+		t.Errorf("the job took %.2f s with scale-up, %.2f s without: want it sooner", tUp, tPlain)
+	}
+}

@@ -1,0 +1,178 @@
+package jobtracker
+
+import (
+	"fmt"
+	"time"
+
+	"gomr/conf"
+	"gomr/mr"
+	"gomr/mrpb"
+	"gomr/partitions"
+	"gomr/preempt"
+)
+
+// Scale-up splits (Amoeba's work stealing, spec §5.9.3, docs/split.md):
+// when a tracker has map slots that no job wants (the policy left them
+// free) and a job has no pending map but a long running one, the
+// JobTracker splits that map with a fanout k: its remainder is cut into k
+// pieces of about equal bytes. The first piece stays the map's own (its
+// split ends earlier, and its next attempt resumes at the split point with
+// ExactStart, as any remainder); the others become new map tasks of the
+// job with ordinary splits (they skip to the first record after their
+// start and finish the record that straddles their end), so that idle
+// slots take part of the work. Reducers learn of the new maps from a
+// MAPS_ADDED event and wait for them too.
+
+// Configuration keys of scale-up splits (cluster keys). Which tasks may be
+// split at all is preempt's KeySplitMinAge and KeySplitMinRemaining.
+const (
+	// KeyScaleUp turns scale-up splits on.
+	KeyScaleUp = "preemption.split.scale-up"
+	// KeyScaleUpFanout is the most pieces a scale-up split cuts a
+	// remainder into (spec §5.13 split.scaleUpFanout).
+	KeyScaleUpFanout = "preemption.split.scale-up-fanout"
+)
+
+func init() {
+	conf.Register(
+		conf.Key{Name: KeyScaleUp, Type: conf.Bool, Default: "false",
+			Description: "scale-up splits: when map slots stay idle and a split-safe job has no pending map, split its longest running map (at least preemption.split.min-task-age old, preemption.split.min-remaining left) and run its remainder as several maps (docs/split.md)"},
+		conf.Key{Name: KeyScaleUpFanout, Type: conf.Int, Default: "4", Check: atLeastTwo,
+			Description: "most pieces a scale-up split cuts a map's remainder into (also bounded by the idle slots plus one)"},
+	)
+}
+
+func atLeastTwo(v any) error {
+	if n, ok := v.(int); !ok || n < 2 {
+		return fmt.Errorf("want an integer >= 2")
+	}
+	return nil
+}
+
+// scaleUpMinPieceBytes is the smallest piece a scale-up split makes: a
+// smaller remainder is cut into fewer pieces, or not split.
+const scaleUpMinPieceBytes = 64 << 10
+
+// scaleUpLocked orders at most one scale-up split for the map slots of
+// tracker t left free after its offer: the running map, of a job with no
+// pending map and no scale-up split on the way, expected to run the
+// longest (and at least preemption.split.min-remaining; at least
+// preemption.split.min-task-age old), whose remainder is large enough for
+// two pieces. Off unless preemption.split.scale-up is set.
+func (jt *JobTracker) scaleUpLocked(t *trackerState, now time.Time) {
+	if !jt.cfg.Bool(KeyScaleUp) || t.blacklisted {
+		return
+	}
+	idle := t.mapSlots
+	for _, a := range t.attempts {
+		if a.task.typ == partitions.Map {
+			idle--
+		}
+	}
+	if idle <= 0 {
+		return
+	}
+	minAge, minLeft := jt.cfg.Duration(preempt.KeySplitMinAge), jt.cfg.Duration(preempt.KeySplitMinRemaining)
+	var best *attempt
+	var bestLeft time.Duration
+	for _, j := range jt.order {
+		if j.done() || j.committing || j.pending[partitions.Map] > 0 || scaleUpInFlight(j) {
+			continue
+		}
+		for _, m := range j.maps {
+			if m.state != taskRunning {
+				continue
+			}
+			for _, a := range m.running() {
+				left := time.Duration(-1)
+				if a.rate > 0 && a.progress < 1 {
+					left = time.Duration((1 - float64(a.progress)) / a.rate * float64(time.Second))
+				}
+				switch {
+				case now.Sub(a.start) < minAge, left >= 0 && left < minLeft, left < 0 && minLeft > 0:
+					continue
+				case jt.scaleUpBytesLocked(a) < 2*scaleUpMinPieceBytes || jt.splitRefusalLocked(a) != nil:
+					continue
+				}
+				if best == nil || left > bestLeft {
+					best, bestLeft = a, left
+				}
+			}
+		}
+	}
+	if best == nil {
+		return
+	}
+	fanout := min(jt.cfg.Int(KeyScaleUpFanout), idle+1)
+	if err := jt.orderSplitLocked(best); err != nil {
+		jt.log.Warn("scale-up split refused", "attempt", best.id, "error", err)
+		return
+	}
+	best.split.fanout = fanout
+	jt.log.Info("scale-up split ordered", "attempt", best.id, "fanout", fanout, "idle_map_slots", idle, "tracker", t.name)
+}
+
+// scaleUpInFlight tells whether a scale-up split of one of j's maps was
+// ordered and has not ended yet.
+func scaleUpInFlight(j *job) bool {
+	for _, m := range j.maps {
+		for _, a := range m.running() {
+			if a.split != nil && a.split.ordered && a.split.fanout > 1 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// scaleUpBytesLocked estimates the input bytes map attempt a has left: its
+// part of the split times the share of its record loop not done (the loop
+// is 2/3 of a map's progress).
+func (jt *JobTracker) scaleUpBytesLocked(a *attempt) int64 {
+	s := a.task.job.splits[a.task.index]
+	from := s.Start
+	if a.split != nil && a.split.from.spill > 0 {
+		from = a.split.from.off
+	}
+	done := min(float64(a.progress)*3/2, 1)
+	return int64((1 - done) * float64(s.Start+s.Length-from))
+}
+
+// scaleUpPiecesLocked cuts the remainder of map task t, split at cut by
+// a scale-up split of fanout k, into up to k pieces of about equal bytes
+// (at least scaleUpMinPieceBytes each): the task keeps the first (its
+// split now ends where the second starts) and the others become new map
+// tasks, announced to the reducers by a MAPS_ADDED event.
+func (jt *JobTracker) scaleUpPiecesLocked(t *task, cut mapCut, k int) {
+	j := t.job
+	s := j.splits[t.index]
+	end := s.Start + s.Length
+	left := end - cut.off
+	k = min(k, int(left/scaleUpMinPieceBytes))
+	if k < 2 {
+		return
+	}
+	bounds := make([]int64, k+1)
+	for i := range bounds {
+		bounds[i] = cut.off + left*int64(i)/int64(k)
+	}
+	first := s
+	first.Length = bounds[1] - s.Start
+	j.splits[t.index] = first
+	var ids []string
+	for i := 1; i < k; i++ {
+		p := s
+		p.Start, p.Length, p.ExactStart = bounds[i], bounds[i+1]-bounds[i], false
+		nt := &task{job: j, typ: partitions.Map, index: len(j.maps), state: taskPending, failedOn: map[string]bool{}}
+		j.maps = append(j.maps, nt)
+		j.splits = append(j.splits, p)
+		j.byState[partitions.Map][taskPending]++
+		j.pendingChanged(nt, 1)
+		ids = append(ids, nt.id())
+	}
+	j.appendEvent(&mrpb.MapEvent{Kind: "MAPS_ADDED", MapTask: int32(len(j.maps))}, nil)
+	j.counters.Add(mr.SplitGroup, mr.ScaleUpSplits, 1)
+	j.counters.Add(mr.SplitGroup, mr.ScaleUpMaps, int64(k-1))
+	jt.prom.scaleUpMaps.Add(float64(k - 1))
+	jt.log.Info("scale-up split: remainder cut into pieces", "task", t.id(), "pieces", k, "first_ends", bounds[1], "new_maps", ids)
+}

@@ -1,0 +1,75 @@
+package jobtracker
+
+import (
+	"context"
+	"testing"
+
+	"gomr/mr"
+	"gomr/mrpb"
+	"gomr/partitions"
+)
+
+// A scale-up split cuts a map's remainder into pieces that tile it: the
+// map keeps the first (its split ends where the second starts), the others
+// are new pending maps, and reducers are told the job's new map count.
+func TestScaleUpPieces(t *testing.T) {
+	dir := t.TempDir()
+	jt, _ := newTestJTWith(t, dir, 0, nil, nil)
+	id := submitSplitJob(t, jt, dir, 1, map[string]string{mr.KeySplitSafe: "true"})
+	jt.mu.Lock()
+	j := jt.jobs[id]
+	m := j.maps[0]
+	// The split is 1000 bytes; pretend it is 1 MB from offset 0.
+	j.splits[0].Length = 1 << 20
+	for _, tc := range []struct {
+		name   string
+		cut    int64
+		k      int
+		pieces int
+	}{
+		{"four pieces", 1 << 18, 4, 4},
+		// The map's split now ends at 458752 (the first case's first piece).
+		{"a remainder too small for more than two", 458752 - 2*scaleUpMinPieceBytes - 100, 4, 2},
+	} {
+		before := len(j.maps)
+		end := j.splits[0].Start + j.splits[0].Length
+		jt.scaleUpPiecesLocked(m, mapCut{off: tc.cut, spill: 1, records: 10}, tc.k)
+		added := len(j.maps) - before
+		if added != tc.pieces-1 {
+			t.Errorf("%s: %d maps added, want %d", tc.name, added, tc.pieces-1)
+			continue
+		}
+		// The pieces tile [cut, end): the map's first, then the new ones.
+		at := j.splits[0].Start + j.splits[0].Length
+		if at <= tc.cut {
+			t.Errorf("%s: the map's split ends at %d, not after the cut %d", tc.name, at, tc.cut)
+		}
+		for _, nt := range j.maps[before:] {
+			s := j.splits[nt.index]
+			if s.Start != at || s.ExactStart || nt.state != taskPending || nt.typ != partitions.Map {
+				t.Errorf("%s: piece %d is %+v (%s), want a pending map starting at %d", tc.name, nt.index, s, nt.state, at)
+			}
+			at = s.Start + s.Length
+		}
+		if at != end {
+			t.Errorf("%s: the pieces end at %d, want %d", tc.name, at, end)
+		}
+		if j.pending[partitions.Map] != len(j.maps) {
+			t.Errorf("%s: %d maps pending, want all %d (none launched here)", tc.name, j.pending[partitions.Map], len(j.maps))
+		}
+	}
+	jt.mu.Unlock()
+	ev, err := jt.GetMapEvents(context.Background(), &mrpb.MapEventsRequest{JobId: id, Reduce: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var counts []int32
+	for _, e := range ev.Events {
+		if e.Kind == "MAPS_ADDED" {
+			counts = append(counts, e.MapTask)
+		}
+	}
+	if len(counts) != 2 || counts[0] != 4 || counts[1] != 5 {
+		t.Errorf("MAPS_ADDED events %v, want [4 5]", counts)
+	}
+}

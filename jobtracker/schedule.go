@@ -287,20 +287,19 @@ func (jt *JobTracker) pickLocalMapLocked(j *job, t *trackerState) *task {
 }
 
 // hostMapsLocked is the job's maps by host of their split, in index order,
-// built at its first use.
+// built at its first use and extended with the maps added since (a
+// scale-up split appends maps, scaleup.go).
 func (j *job) hostMapsLocked() map[string][]int32 {
 	if j.hostMaps == nil {
 		j.hostMaps = map[string][]int32{}
 		j.hostFrom = map[string]int{}
-		for i := range j.maps {
-			if i >= len(j.splits) {
-				break
-			}
-			for _, h := range j.splits[i].Hosts {
-				l := j.hostMaps[h]
-				if n := len(l); n == 0 || l[n-1] != int32(i) {
-					j.hostMaps[h] = append(l, int32(i))
-				}
+	}
+	for ; j.hostMapsUpTo < len(j.maps) && j.hostMapsUpTo < len(j.splits); j.hostMapsUpTo++ {
+		i := j.hostMapsUpTo
+		for _, h := range j.splits[i].Hosts {
+			l := j.hostMaps[h]
+			if n := len(l); n == 0 || l[n-1] != int32(i) {
+				j.hostMaps[h] = append(l, int32(i))
 			}
 		}
 	}

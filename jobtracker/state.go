@@ -88,6 +88,7 @@ type job struct {
 	// (built at the first pick, hostMapsLocked); hostFrom is, per host, a
 	// map index below which none of them is pending.
 	hostMaps       map[string][]int32
+	hostMapsUpTo   int
 	hostFrom       map[string]int
 	images         int
 	specWaiting    map[*task]bool

@@ -35,9 +35,10 @@ type jtMetrics struct {
 	// heartbeat is the time a Heartbeat call takes, from its arrival to
 	// its reply (or refusal).
 	heartbeat prometheus.Histogram
-	// lockWait is the time a heartbeat waits for the JobTracker's lock,
-	// lockHeld the time it holds it (the work every other heartbeat and
-	// client call queues behind).
+	// lockWait is the time a heartbeat waits for its turn under the
+	// JobTracker's lock (from its queueing to the start of its answer,
+	// combineHeartbeat), lockHeld the time its answer takes under it (the
+	// work every other heartbeat and client call queues behind).
 	lockWait, lockHeld prometheus.Histogram
 	// jobDuration is a job's time from submission to its end, by final
 	// state; attemptDuration an attempt's from launch to its end, by
@@ -71,12 +72,12 @@ func newJTMetrics(jt *JobTracker) *jtMetrics {
 		}),
 		lockWait: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "gomr_heartbeat_lock_wait_seconds",
-			Help:    "Time a TaskTracker heartbeat waited for the JobTracker's lock.",
+			Help:    "Time a TaskTracker heartbeat waited for its turn under the JobTracker's lock (heartbeats are answered in batches).",
 			Buckets: prometheus.ExponentialBuckets(0.000005, 2, 20), // 5 us to 2.6 s
 		}),
 		lockHeld: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "gomr_heartbeat_lock_held_seconds",
-			Help:    "Time a TaskTracker heartbeat held the JobTracker's lock.",
+			Help:    "Time a TaskTracker heartbeat's answer took under the JobTracker's lock.",
 			Buckets: prometheus.ExponentialBuckets(0.000005, 2, 20),
 		}),
 		jobDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{

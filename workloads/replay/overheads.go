@@ -60,6 +60,10 @@ type MeasuredOverheads struct {
 	// ..., 100%), in seconds: the distribution the model can draw each
 	// attempt's launch from (LaunchDist).
 	LaunchQuantiles []float64 `json:"launch_quantiles,omitempty"`
+	// FirstLaunch is the launch of each tracker's first map attempt of the
+	// run (the first child processes of a fresh cluster), Launch the same
+	// for the others.
+	FirstLaunch Spread `json:"first_launch"`
 }
 
 // quantilesOf are the n quantiles of xs at evenly spaced probabilities
@@ -100,6 +104,11 @@ func (m MeasuredOverheads) LaunchDist(seed uint64) *sim.LaunchDist {
 // MeasureOverheads reads the run's job histories against its trace.
 func MeasureOverheads(run *Run) MeasuredOverheads {
 	var mapEx, redRep, mapEv, startLag, endLag []float64
+	type mapAt struct {
+		start   time.Time
+		tracker string
+	}
+	var mapsAt []mapAt // of mapEx, in order
 	for _, jr := range run.Jobs {
 		h, tj := jr.History, jr.Trace
 		if h == nil || tj == nil {
@@ -119,6 +128,7 @@ func MeasureOverheads(run *Run) MeasuredOverheads {
 				}
 				if a.Task < len(tj.Maps) {
 					mapEx = append(mapEx, (a.Finish.Sub(a.Start) - tj.Maps[a.Task]).Seconds())
+					mapsAt = append(mapsAt, mapAt{a.Start, a.Tracker})
 				}
 			}
 		}
@@ -154,10 +164,22 @@ func MeasureOverheads(run *Run) MeasuredOverheads {
 		report = max(m.ReduceReport.Median, 0)
 	}
 	launch := make([]float64, len(mapEx))
+	first := map[string]int{} // tracker: index of its first map
 	for i, x := range mapEx {
 		launch[i] = max(x-report, 0)
+		if k, ok := first[mapsAt[i].tracker]; !ok || mapsAt[i].start.Before(mapsAt[k].start) {
+			first[mapsAt[i].tracker] = i
+		}
 	}
-	m.Launch, m.LaunchQuantiles = spreadOf(launch), quantilesOf(launch, sim.LaunchQuantiles)
+	var firsts, rest []float64
+	for i, x := range launch {
+		if first[mapsAt[i].tracker] == i {
+			firsts = append(firsts, x)
+		} else {
+			rest = append(rest, x)
+		}
+	}
+	m.Launch, m.LaunchQuantiles, m.FirstLaunch = spreadOf(rest), quantilesOf(launch, sim.LaunchQuantiles), spreadOf(firsts)
 	return m
 }
 
@@ -167,7 +189,7 @@ func (m MeasuredOverheads) Write(w io.Writer) {
 		name string
 		s    Spread
 	}{{"map excess (launch + report)", m.MapExcess}, {"reduce report", m.ReduceReport}, {"map events to reduce phase", m.MapEvents},
-		{"job start lag", m.StartLag}, {"job end lag", m.EndLag}, {"launch (map excess - report)", m.Launch}} {
+		{"job start lag", m.StartLag}, {"job end lag", m.EndLag}, {"launch (map excess - report)", m.Launch}, {"launch, each tracker's first", m.FirstLaunch}} {
 		fmt.Fprintf(w, "  %-30s n=%-4d p10 %6.0f  median %6.0f  p90 %6.0f  max %6.0f ms\n", x.name, x.s.N,
 			1000*x.s.P10, 1000*x.s.Median, 1000*x.s.P90, 1000*x.s.Max)
 	}

@@ -358,8 +358,7 @@ func Run(w *Workload, opt Options) (*Result, error) {
 	e.left = len(w.Jobs)
 	if opt.Heartbeat > 0 {
 		for i := range e.trackers {
-			phase := time.Duration(int64(opt.Heartbeat) * int64(i) / int64(n))
-			e.push(&event{at: phase, kind: evHeartbeat, tracker: i})
+			e.push(&event{at: opt.Overheads.firstHeartbeat(i, n, opt.Heartbeat), kind: evHeartbeat, tracker: i})
 		}
 	}
 	if err := e.loop(); err != nil {

@@ -56,6 +56,12 @@ type Overheads struct {
 	// is charged its own draw from it (LaunchDist.Draw) in place of Launch.
 	// A pointer, so that Overheads stay comparable.
 	LaunchDist *LaunchDist
+	// DrawPhases draws each tracker's first heartbeat uniformly in the
+	// heartbeat period, with LaunchDist's seed, instead of spreading the
+	// trackers evenly over it: on the runtime the trackers' timers are
+	// wherever their start left them. Without a LaunchDist (no seed) the
+	// phases stay even.
+	DrawPhases bool
 }
 
 // LaunchDist is an empirical distribution of the launch cost (Overheads),
@@ -192,6 +198,8 @@ func (o Overheads) check(heartbeat time.Duration) error {
 		return fmt.Errorf("overheads: map events delay %v is earlier than the last map's code ends (report %v)", o.MapEvents, o.Report)
 	case (o.OutOfBand || o.AfterLaunch > 0) && heartbeat == 0:
 		return fmt.Errorf("overheads: out-of-band and after-launch heartbeats need a heartbeat interval")
+	case o.DrawPhases && heartbeat == 0:
+		return fmt.Errorf("overheads: drawn heartbeat phases need a heartbeat interval")
 	case o.LaunchDist != nil:
 		if err := o.LaunchDist.check(); err != nil {
 			return fmt.Errorf("overheads: %w", err)
@@ -213,6 +221,15 @@ func (o Overheads) mapEnd(start, work time.Duration) time.Duration {
 func (o Overheads) reduceEnd(start, shuffle, mapsEnd, reduce time.Duration) (phase, end time.Duration) {
 	phase = max(start+o.Launch+shuffle, mapsEnd+o.MapEvents)
 	return phase, phase + reduce + o.Report
+}
+
+// firstHeartbeat is when tracker i of n first heartbeats, with period hb:
+// evenly spread over the period, or drawn in it (DrawPhases).
+func (o Overheads) firstHeartbeat(i, n int, hb time.Duration) time.Duration {
+	if o.DrawPhases && o.LaunchDist != nil {
+		return time.Duration(uniformOf(o.LaunchDist.Seed, "heartbeat", 0, i, 0) * float64(hb))
+	}
+	return time.Duration(int64(hb) * int64(i) / int64(n))
 }
 
 // nextHeartbeat is when a tracker heartbeats next after one at now that

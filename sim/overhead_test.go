@@ -315,3 +315,37 @@ func TestLaunchDistInTheEngine(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstHeartbeat: trackers spread evenly over the period, or drawn in
+// it from the launch distribution's seed when DrawPhases is set.
+func TestFirstHeartbeat(t *testing.T) {
+	even := Overheads{}
+	for i, want := range []time.Duration{0, ms(100), ms(200)} {
+		if got := even.firstHeartbeat(i, 3, ms(300)); got != want {
+			t.Errorf("even: tracker %d at %v, want %v", i, got, want)
+		}
+	}
+	d := func(seed uint64) Overheads {
+		return Overheads{DrawPhases: true, LaunchDist: &LaunchDist{Quantiles: []time.Duration{0, ms(1)}, Seed: seed}}
+	}
+	differ := 0
+	for i := 0; i < 50; i++ {
+		a, b := d(1).firstHeartbeat(i, 50, ms(300)), d(1).firstHeartbeat(i, 50, ms(300))
+		if a != b || a < 0 || a >= ms(300) {
+			t.Fatalf("tracker %d: %v and %v, want the same draw in [0, 300ms)", i, a, b)
+		}
+		if d(2).firstHeartbeat(i, 50, ms(300)) != a {
+			differ++
+		}
+	}
+	if differ < 45 {
+		t.Errorf("seeds 1 and 2 drew the same phase for %d of 50 trackers", 50-differ)
+	}
+	if got := (Overheads{DrawPhases: true}).firstHeartbeat(1, 3, ms(300)); got != ms(100) {
+		t.Errorf("drawn phases without a launch distribution (no seed): %v, want the even 100ms", got)
+	}
+	w := &Workload{Name: "one", Trackers: 1, MapSlots: 1, ReduceSlots: 1, Jobs: []Job{{ID: "A", Maps: ds(1)}}}
+	if _, err := Run(w, Options{Policy: "fifo", Slowstart: -1, Overheads: d(1)}); err == nil || !strings.Contains(err.Error(), "drawn heartbeat phases") {
+		t.Errorf("drawn phases without a heartbeat: %v, want refused", err)
+	}
+}

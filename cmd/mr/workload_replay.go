@@ -205,6 +205,7 @@ func newWorkloadCompareCmd() *cobra.Command {
 	var ideal bool
 	var launchDist string
 	var draws int
+	var phases string
 	costs := sim.MeasuredOverheads
 	// launchOpts sets the model's launch cost per --sim-launch-dist.
 	launchOpts := func(o *replay.CompareOptions) error {
@@ -217,6 +218,14 @@ func newWorkloadCompareCmd() *cobra.Command {
 			costs.LaunchDist, o.LaunchFromRun = nil, true
 		default:
 			return fmt.Errorf("--sim-launch-dist %q: want constant, measured or run", launchDist)
+		}
+		switch phases {
+		case "even":
+			costs.DrawPhases = false
+		case "drawn":
+			costs.DrawPhases = launchDist != "constant"
+		default:
+			return fmt.Errorf("--sim-phases %q: want drawn or even", phases)
 		}
 		o.Costs, o.LaunchDraws = &costs, draws
 		return nil
@@ -303,6 +312,7 @@ func newWorkloadCompareCmd() *cobra.Command {
 	fl.DurationVar(&costs.Launch, "sim-launch", costs.Launch, "the model's task launch cost (from assignment to the task code starting)")
 	fl.StringVar(&launchDist, "sim-launch-dist", "measured", "the model's launch cost per attempt: measured (drawn from the measured spread, sim.MeasuredLaunchDist, seeded by the trace's seed), constant (--sim-launch for every attempt) or run (drawn from the spread the run's own history shows, after the run)")
 	fl.IntVar(&draws, "sim-draws", 16, "with a launch spread (--sim-launch-dist measured or run): simulate each run this many times (launch seeds seed, seed+1000003, ...) and compare with each job's median over the draws; the table shows the spread of the draws' missed deadlines")
+	fl.StringVar(&phases, "sim-phases", "even", "the trackers' first heartbeats in the model: even (spread evenly over the period) or drawn (each launch draw places them at random in it; not with --sim-launch-dist constant)")
 	fl.DurationVar(&costs.Report, "sim-report", costs.Report, "the model's task end report cost (from the task code's end to the JobTracker recording it)")
 	fl.DurationVar(&costs.MapEvents, "sim-map-events", costs.MapEvents, "the model's delay from the last map's recorded end to a waiting reduce's reduce phase")
 	return cmd

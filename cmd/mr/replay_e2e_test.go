@@ -124,7 +124,7 @@ func TestE2EWorkloadCompare(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^\s*jobs\s+4 \(4\)\s+4 \(4\)\s*$`).MatchString(got) {
 		t.Errorf("the jobs row does not show 4 real (4 simulated) jobs for both policies:\n%s", got)
 	}
-	for _, row := range []string{"slowdown mean", "slowdown p95", "response median [s]", "makespan [s]", "missed deadlines [%]", "job response rel. error median/p90",
+	for _, row := range []string{"slowdown mean", "slowdown p95", "response median [s]", "makespan [s]", "missed deadlines [%]", "job response rel. error median/p90", "load average at start/end",
 		"same, simulating the recorded durations"} {
 		if !regexp.MustCompile(`(?m)^\s*` + regexp.QuoteMeta(row) + `\s+\S+( \(\S+\))?\s+\S+( \(\S+\))?\s*$`).MatchString(got) {
 			t.Errorf("row %q missing or without two cells:\n%s", row, got)

@@ -92,6 +92,28 @@ type PolicyRun struct {
 	DrawMissed []int
 	// Conf are the run's settings the simulation reads (simulatedConf).
 	Conf map[string]string
+	// Load is the machine's 1-minute load average at the run's start and
+	// end (LoadAverage; zero when unknown).
+	Load [2]float64
+}
+
+// LoadAverage is the machine's 1-minute load average (/proc/loadavg), 0
+// where there is none: the runtime's per-task costs grow with it, so a
+// real run's figures go with the load they were measured under.
+func LoadAverage() float64 {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(data))
+	if len(f) == 0 {
+		return 0
+	}
+	v, err := strconv.ParseFloat(f[0], 64)
+	if err != nil {
+		return 0
+	}
+	return v
 }
 
 // Comparison is the outcome of `mr workload compare`.
@@ -168,6 +190,7 @@ func Compare(ctx context.Context, o CompareOptions) (*Comparison, error) {
 					p.w.Name, p.seed, pol, len(p.w.Jobs), o.Trackers, o.MapSlots, o.ReduceSlots)
 			}
 			sp := p.sims[pol]
+			load0 := LoadAverage()
 			run, err := replayOnFreshCluster(ctx, sp.cfg, p.w, o)
 			if err != nil {
 				return c, fmt.Errorf("compare: policy %s, seed %d: %w", pol, p.seed, err)
@@ -176,6 +199,7 @@ func Compare(ctx context.Context, o CompareOptions) (*Comparison, error) {
 			if err != nil {
 				return c, fmt.Errorf("compare: policy %s, seed %d: %w", pol, p.seed, err)
 			}
+			pr.Load = [2]float64{load0, LoadAverage()}
 			c.Runs = append(c.Runs, pr)
 		}
 	}
@@ -509,6 +533,11 @@ func (c *Comparison) WriteTable(w io.Writer) error {
 			costRow = append(costRow, fmt.Sprintf("%.0f/%.0f/%.0f/%.0f", 1000*c.MapExcess.Median, 1000*c.ReduceReport.Median, 1000*c.MapEvents.Median, 1000*c.StartLag.Median))
 		}
 		row(costRow...)
+		loadRow := []string{"load average at start/end"}
+		for _, r := range runs {
+			loadRow = append(loadRow, fmt.Sprintf("%.1f/%.1f", r.Load[0], r.Load[1]))
+		}
+		row(loadRow...)
 		if len(runs) > 0 && len(runs[0].DrawMissed) > 0 {
 			drawRow := []string{fmt.Sprintf("missed deadlines, %d sim draws: mean [min-max]", len(runs[0].DrawMissed))}
 			for _, r := range runs {
@@ -720,6 +749,8 @@ type jsonRun struct {
 	Conf map[string]string `json:"conf,omitempty"`
 	// SimDrawMissed are the missed deadlines of each launch draw.
 	SimDrawMissed []int `json:"sim_draw_missed,omitempty"`
+	// Load is the 1-minute load average at the real run's start and end.
+	Load [2]float64 `json:"load_average"`
 }
 
 // WriteJSON writes the comparison as one JSON object: per run, both
@@ -739,7 +770,7 @@ func (c *Comparison) WriteJSON(w io.Writer) error {
 			RealJobs: r.Real.Jobs, SimJobs: r.Sim.Jobs, JobErrMed: sim.Percentile(r.JobErrors, 50), JobErrP90: sim.Percentile(r.JobErrors, 90),
 			Killed: [2]int64{r.Real.KilledMapTasks, r.Real.KilledReduceTasks}, Model: r.Model.json(), Costs: r.Costs,
 			Recorded: r.Recorded.Summary, RecordedJobs: r.Recorded.Jobs,
-			RecordedJobErrMed: sim.Percentile(r.RecordedErrors, 50), RecordedJobErrP90: sim.Percentile(r.RecordedErrors, 90), Conf: r.Conf, SimDrawMissed: r.DrawMissed})
+			RecordedJobErrMed: sim.Percentile(r.RecordedErrors, 50), RecordedJobErrP90: sim.Percentile(r.RecordedErrors, 90), Conf: r.Conf, SimDrawMissed: r.DrawMissed, Load: r.Load})
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -816,6 +847,7 @@ func Resimulate(dir string, o CompareOptions) (*Comparison, error) {
 			Seed     uint64            `json:"seed"`
 			RealJobs []sim.JobRecord   `json:"real_jobs"`
 			Conf     map[string]string `json:"conf"`
+			Load     [2]float64        `json:"load_average"`
 		} `json:"runs"`
 	}
 	if err := json.Unmarshal(data, &rep); err != nil {
@@ -857,6 +889,7 @@ func Resimulate(dir string, o CompareOptions) (*Comparison, error) {
 		if err != nil {
 			return nil, fmt.Errorf("resimulate: policy %s, seed %d: %w", r.Policy, r.Seed, err)
 		}
+		pr.Load = r.Load
 		c.Runs = append(c.Runs, pr)
 	}
 	return c, nil

@@ -358,8 +358,7 @@ func Run(w *Workload, opt Options) (*Result, error) {
 	e.left = len(w.Jobs)
 	if opt.Heartbeat > 0 {
 		for i := range e.trackers {
-			phase := time.Duration(int64(opt.Heartbeat) * int64(i) / int64(n))
-			e.push(&event{at: phase, kind: evHeartbeat, tracker: i})
+			e.push(&event{at: opt.Overheads.firstHeartbeat(i, n, opt.Heartbeat), kind: evHeartbeat, tracker: i})
 		}
 	}
 	if err := e.loop(); err != nil {
@@ -747,7 +746,7 @@ func (e *engine) schedule(at *attempt) {
 	sj := at.job
 	if at.typ == partitions.Map {
 		at.base = sj.spec.Maps[at.task]
-		at.end = e.opt.Overheads.mapEnd(e.now, slowed(at.base, at.k))
+		at.end = e.overheadsOf(at).mapEnd(e.now, slowed(at.base, at.k))
 		return
 	}
 	if sj.doneMaps >= len(sj.spec.Maps) {
@@ -764,9 +763,15 @@ func (e *engine) schedule(at *attempt) {
 func (e *engine) setReduceEnd(at *attempt, mapsEnd time.Duration) {
 	j := at.job.spec
 	sh, rd := j.shuffle(at.task), j.Reduces[at.task]
-	o := e.opt.Overheads
+	o := e.overheadsOf(at)
 	at.cloneFrom, at.end = o.reduceEnd(at.start, slowed(sh, at.k), mapsEnd, slowed(rd, at.k))
 	_, at.base = o.reduceEnd(0, sh, mapsEnd-at.start, rd)
+}
+
+// overheadsOf is the overhead model of one attempt: its own launch cost
+// when the model has a spread (Overheads.LaunchDist).
+func (e *engine) overheadsOf(at *attempt) Overheads {
+	return e.opt.Overheads.forAttempt(at.job.spec.ID, at.typ, at.task, at.num)
 }
 
 // started records a launched attempt and tells the policy.

@@ -1,8 +1,14 @@
 package sim
 
 import (
+	"encoding/binary"
 	"fmt"
+	"hash/fnv"
+	"math"
+	"slices"
 	"time"
+
+	"gomr/partitions"
 )
 
 // Overheads are the costs the real runtime adds to a trace's task
@@ -46,6 +52,101 @@ type Overheads struct {
 	// the period). Every heartbeat, periodic or out of band, restarts the
 	// tracker's period, as the TaskTracker's timer does.
 	AfterLaunch time.Duration
+	// LaunchDist, when set, is the spread of the launch cost: each attempt
+	// is charged its own draw from it (LaunchDist.Draw) in place of Launch.
+	// A pointer, so that Overheads stay comparable.
+	LaunchDist *LaunchDist
+	// DrawPhases draws each tracker's first heartbeat uniformly in the
+	// heartbeat period, with LaunchDist's seed, instead of spreading the
+	// trackers evenly over it: on the runtime the trackers' timers are
+	// wherever their start left them. Without a LaunchDist (no seed) the
+	// phases stay even.
+	DrawPhases bool
+}
+
+// LaunchDist is an empirical distribution of the launch cost (Overheads),
+// given by its quantiles, from which each attempt draws its own cost: on
+// the runtime a launch is an exec of a child process and the wait for its
+// first report, which on a shared machine takes from tens of milliseconds
+// to more than a second, not a constant. The draws are deterministic: an
+// attempt's cost depends on Seed and the attempt's identity (job, task
+// type, task, attempt number) only, not on when it is drawn, so that two
+// policies simulated with the same seed charge the same task the same cost.
+type LaunchDist struct {
+	// Quantiles are the costs at the evenly spaced probabilities 0,
+	// 1/(n−1), ..., 1 (at least two, non-decreasing, not negative);
+	// between them the inverse distribution is linear.
+	Quantiles []time.Duration
+	// Seed picks the draws.
+	Seed uint64
+}
+
+// LaunchQuantiles is the number of quantiles replay measures a launch
+// distribution by (every 5%).
+const LaunchQuantiles = 21
+
+// check refuses quantiles the draw cannot use.
+func (d *LaunchDist) check() error {
+	if len(d.Quantiles) < 2 {
+		return fmt.Errorf("launch distribution: %d quantiles, want at least 2", len(d.Quantiles))
+	}
+	if d.Quantiles[0] < 0 || !slices.IsSorted(d.Quantiles) {
+		return fmt.Errorf("launch distribution: quantiles %v must be non-decreasing and not negative", d.Quantiles)
+	}
+	return nil
+}
+
+// At is the cost at probability u in [0, 1] (clamped): the inverse of the
+// distribution, linear between its quantiles.
+func (d *LaunchDist) At(u float64) time.Duration {
+	q := d.Quantiles
+	n := len(q)
+	switch {
+	case n == 0:
+		return 0
+	case n == 1 || u <= 0 || math.IsNaN(u):
+		return q[0]
+	case u >= 1:
+		return q[n-1]
+	}
+	x := u * float64(n-1)
+	i := int(x)
+	f := x - float64(i)
+	return q[i] + time.Duration(math.Round(f*float64(q[i+1]-q[i])))
+}
+
+// Draw is the launch cost of attempt num of task task of type typ of job
+// job: At of a uniform number hashed from Seed and that identity.
+func (d *LaunchDist) Draw(job string, typ partitions.TaskType, task, num int) time.Duration {
+	return d.At(uniformOf(d.Seed, job, int(typ), task, num))
+}
+
+// uniformOf hashes seed and an attempt's identity to a number in [0, 1).
+func uniformOf(seed uint64, job string, typ, task, num int) float64 {
+	h := fnv.New64a()
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], seed)
+	h.Write(b[:])
+	h.Write([]byte(job))
+	for _, v := range []int{typ, task, num} {
+		binary.LittleEndian.PutUint64(b[:], uint64(v))
+		h.Write(b[:])
+	}
+	// splitmix64's finaliser spreads FNV's low-entropy high bits.
+	z := h.Sum64()
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	z ^= z >> 31
+	return float64(z>>11) / (1 << 53)
+}
+
+// forAttempt is o with the launch cost of the given attempt: its draw
+// from LaunchDist when there is one, Launch otherwise.
+func (o Overheads) forAttempt(job string, typ partitions.TaskType, task, num int) Overheads {
+	if o.LaunchDist != nil {
+		o.Launch = o.LaunchDist.Draw(job, typ, task, num)
+	}
+	return o
 }
 
 // TaskTrackerAfterLaunch is the TaskTracker's follow-up heartbeat after a
@@ -65,6 +166,25 @@ var MeasuredOverheads = Overheads{
 	AfterLaunch: TaskTrackerAfterLaunch,
 }
 
+// measuredLaunch are the quantiles (0, 5%, ..., 100%) of the launch cost,
+// in milliseconds, measured on the embedded cluster of a 2-core machine:
+// each the median over the 16 seed-1 runs of docs/comparison.md of that
+// run's quantile (replay.MeasuredOverheads.LaunchQuantiles).
+var measuredLaunch = [LaunchQuantiles]float64{
+	11.7, 15.6, 20.3, 25.2, 28.4, 31.7, 36.0, 40.5, 43.7, 48.9, 53.4,
+	58.3, 62.2, 71.1, 79.6, 89.2, 106.9, 120.3, 152.4, 220.4, 467.7,
+}
+
+// MeasuredLaunchDist is the launch cost's measured spread (seed 0; a
+// caller sets its own): what MeasuredOverheads' Launch is the median of.
+func MeasuredLaunchDist() *LaunchDist {
+	d := &LaunchDist{}
+	for _, q := range measuredLaunch {
+		d.Quantiles = append(d.Quantiles, time.Duration(q*float64(time.Millisecond)).Round(time.Microsecond))
+	}
+	return d
+}
+
 // IsZero reports whether o adds nothing.
 func (o Overheads) IsZero() bool { return o == Overheads{} }
 
@@ -78,6 +198,12 @@ func (o Overheads) check(heartbeat time.Duration) error {
 		return fmt.Errorf("overheads: map events delay %v is earlier than the last map's code ends (report %v)", o.MapEvents, o.Report)
 	case (o.OutOfBand || o.AfterLaunch > 0) && heartbeat == 0:
 		return fmt.Errorf("overheads: out-of-band and after-launch heartbeats need a heartbeat interval")
+	case o.DrawPhases && heartbeat == 0:
+		return fmt.Errorf("overheads: drawn heartbeat phases need a heartbeat interval")
+	case o.LaunchDist != nil:
+		if err := o.LaunchDist.check(); err != nil {
+			return fmt.Errorf("overheads: %w", err)
+		}
 	}
 	return nil
 }
@@ -95,6 +221,15 @@ func (o Overheads) mapEnd(start, work time.Duration) time.Duration {
 func (o Overheads) reduceEnd(start, shuffle, mapsEnd, reduce time.Duration) (phase, end time.Duration) {
 	phase = max(start+o.Launch+shuffle, mapsEnd+o.MapEvents)
 	return phase, phase + reduce + o.Report
+}
+
+// firstHeartbeat is when tracker i of n first heartbeats, with period hb:
+// evenly spread over the period, or drawn in it (DrawPhases).
+func (o Overheads) firstHeartbeat(i, n int, hb time.Duration) time.Duration {
+	if o.DrawPhases && o.LaunchDist != nil {
+		return time.Duration(uniformOf(o.LaunchDist.Seed, "heartbeat", 0, i, 0) * float64(hb))
+	}
+	return time.Duration(int64(hb) * int64(i) / int64(n))
 }
 
 // nextHeartbeat is when a tracker heartbeats next after one at now that

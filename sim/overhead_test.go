@@ -1,9 +1,13 @@
 package sim
 
 import (
+	"math"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"gomr/partitions"
 )
 
 func ms(x float64) time.Duration { return time.Duration(x * float64(time.Millisecond)) }
@@ -181,3 +185,167 @@ func TestOverheadsInTheEngine(t *testing.T) {
 }
 
 func nearMs(a, b float64) bool { return a-b < 1e-6 && b-a < 1e-6 }
+
+// TestLaunchDistAt checks the inverse distribution of a launch spread:
+// its quantiles at their probabilities, linear between them, clamped.
+func TestLaunchDistAt(t *testing.T) {
+	d := &LaunchDist{Quantiles: []time.Duration{ms(20), ms(40), ms(100)}}
+	tests := []struct {
+		u    float64
+		want time.Duration
+	}{
+		{0, ms(20)},
+		{0.25, ms(30)},
+		{0.5, ms(40)},
+		{0.75, ms(70)},
+		{0.9, ms(88)},
+		{1, ms(100)},
+		{-1, ms(20)},
+		{2, ms(100)},
+	}
+	for _, tt := range tests {
+		if got := d.At(tt.u); got != tt.want {
+			t.Errorf("At(%v) = %v, want %v", tt.u, got, tt.want)
+		}
+	}
+	if got := (&LaunchDist{Quantiles: []time.Duration{ms(7)}}).At(0.5); got != ms(7) {
+		t.Errorf("one quantile: At(0.5) = %v, want 7ms", got)
+	}
+}
+
+// TestLaunchDistDraw checks the draws: deterministic per seed and attempt
+// whatever the order, different across seeds and attempts, and spread as
+// the quantiles say.
+func TestLaunchDistDraw(t *testing.T) {
+	q := []time.Duration{ms(20), ms(30), ms(40), ms(60), ms(1000)} // quartiles
+	d1, d1b, d2 := &LaunchDist{Quantiles: q, Seed: 1}, &LaunchDist{Quantiles: q, Seed: 1}, &LaunchDist{Quantiles: q, Seed: 2}
+	type key struct {
+		job       string
+		typ       partitions.TaskType
+		task, num int
+	}
+	var keys []key
+	for j := 0; j < 20; j++ {
+		for task := 0; task < 50; task++ {
+			keys = append(keys, key{"job" + strconv.Itoa(j), partitions.Map, task, 0}, key{"job" + strconv.Itoa(j), partitions.Reduce, task, 1})
+		}
+	}
+	first := map[key]time.Duration{}
+	for _, k := range keys {
+		first[k] = d1.Draw(k.job, k.typ, k.task, k.num)
+	}
+	sameSeed, otherSeed := 0, 0
+	var below30, below60, all int
+	for i := len(keys) - 1; i >= 0; i-- { // the other order
+		k := keys[i]
+		v := d1b.Draw(k.job, k.typ, k.task, k.num)
+		if v == first[k] {
+			sameSeed++
+		}
+		if d2.Draw(k.job, k.typ, k.task, k.num) == v {
+			otherSeed++
+		}
+		if v < q[0] || v > q[4] {
+			t.Fatalf("draw %v outside [%v, %v]", v, q[0], q[4])
+		}
+		all++
+		if v <= ms(30) {
+			below30++
+		}
+		if v <= ms(60) {
+			below60++
+		}
+	}
+	if sameSeed != len(keys) {
+		t.Errorf("same seed, other order: %d of %d draws equal", sameSeed, len(keys))
+	}
+	if otherSeed > len(keys)/20 {
+		t.Errorf("seeds 1 and 2 gave %d of %d equal draws", otherSeed, len(keys))
+	}
+	tests := []struct {
+		name     string
+		got, exp float64
+	}{
+		{"share at most the first quartile", float64(below30) / float64(all), 0.25},
+		{"share at most the third quartile", float64(below60) / float64(all), 0.75},
+	}
+	for _, tt := range tests {
+		if math.Abs(tt.got-tt.exp) > 0.03 {
+			t.Errorf("%s: %.3f, want %.2f ± 0.03 over %d draws", tt.name, tt.got, tt.exp, all)
+		}
+	}
+}
+
+// TestLaunchDistInTheEngine checks that a spread of one value is the
+// constant, and that a spread charges each attempt its own draw.
+func TestLaunchDistInTheEngine(t *testing.T) {
+	w := &Workload{Name: "one", Trackers: 1, MapSlots: 1, ReduceSlots: 1, Slowstart: 1,
+		Jobs: []Job{{ID: "A", Maps: ds(1, 1), Reduces: ds(2)}}}
+	run := func(o Overheads) time.Duration {
+		t.Helper()
+		r, err := Run(w, Options{Policy: "fifo", Slowstart: -1, Overheads: o})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return time.Duration(math.Round(r.Jobs[0].Finish*1e6)) * time.Microsecond
+	}
+	base := Overheads{Launch: ms(100), Report: ms(50), MapEvents: ms(20)}
+	flat := base
+	flat.Launch, flat.LaunchDist = 0, &LaunchDist{Quantiles: []time.Duration{ms(100), ms(100)}, Seed: 3}
+	if a, b := run(base), run(flat); a != b {
+		t.Errorf("a spread of one value: %v, the constant: %v", b, a)
+	}
+	// the three attempts' draws, summed: maps in turn, then the reduce
+	// (its phase after its own launch, the maps having ended)
+	d := &LaunchDist{Quantiles: []time.Duration{0, ms(400)}, Seed: 9}
+	spread := base
+	spread.LaunchDist = d
+	want := s(4) + 3*ms(50) + d.Draw("A", partitions.Map, 0, 0) + d.Draw("A", partitions.Map, 1, 0) + d.Draw("A", partitions.Reduce, 0, 0)
+	if got := run(spread); got != want.Round(time.Microsecond) {
+		t.Errorf("spread: job A ran %v, want %v", got, want)
+	}
+	bad := []Overheads{
+		{LaunchDist: &LaunchDist{Quantiles: []time.Duration{ms(1)}}},
+		{LaunchDist: &LaunchDist{Quantiles: []time.Duration{ms(5), ms(1)}}},
+		{LaunchDist: &LaunchDist{Quantiles: []time.Duration{-ms(5), ms(1)}}},
+	}
+	for _, o := range bad {
+		if _, err := Run(w, Options{Policy: "fifo", Slowstart: -1, Overheads: o}); err == nil || !strings.Contains(err.Error(), "launch distribution") {
+			t.Errorf("quantiles %v: %v, want a launch distribution error", o.LaunchDist.Quantiles, err)
+		}
+	}
+}
+
+// TestFirstHeartbeat: trackers spread evenly over the period, or drawn in
+// it from the launch distribution's seed when DrawPhases is set.
+func TestFirstHeartbeat(t *testing.T) {
+	even := Overheads{}
+	for i, want := range []time.Duration{0, ms(100), ms(200)} {
+		if got := even.firstHeartbeat(i, 3, ms(300)); got != want {
+			t.Errorf("even: tracker %d at %v, want %v", i, got, want)
+		}
+	}
+	d := func(seed uint64) Overheads {
+		return Overheads{DrawPhases: true, LaunchDist: &LaunchDist{Quantiles: []time.Duration{0, ms(1)}, Seed: seed}}
+	}
+	differ := 0
+	for i := 0; i < 50; i++ {
+		a, b := d(1).firstHeartbeat(i, 50, ms(300)), d(1).firstHeartbeat(i, 50, ms(300))
+		if a != b || a < 0 || a >= ms(300) {
+			t.Fatalf("tracker %d: %v and %v, want the same draw in [0, 300ms)", i, a, b)
+		}
+		if d(2).firstHeartbeat(i, 50, ms(300)) != a {
+			differ++
+		}
+	}
+	if differ < 45 {
+		t.Errorf("seeds 1 and 2 drew the same phase for %d of 50 trackers", 50-differ)
+	}
+	if got := (Overheads{DrawPhases: true}).firstHeartbeat(1, 3, ms(300)); got != ms(100) {
+		t.Errorf("drawn phases without a launch distribution (no seed): %v, want the even 100ms", got)
+	}
+	w := &Workload{Name: "one", Trackers: 1, MapSlots: 1, ReduceSlots: 1, Jobs: []Job{{ID: "A", Maps: ds(1)}}}
+	if _, err := Run(w, Options{Policy: "fifo", Slowstart: -1, Overheads: d(1)}); err == nil || !strings.Contains(err.Error(), "drawn heartbeat phases") {
+		t.Errorf("drawn phases without a heartbeat: %v, want refused", err)
+	}
+}

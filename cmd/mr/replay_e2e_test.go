@@ -124,7 +124,7 @@ func TestE2EWorkloadCompare(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^\s*jobs\s+4 \(4\)\s+4 \(4\)\s*$`).MatchString(got) {
 		t.Errorf("the jobs row does not show 4 real (4 simulated) jobs for both policies:\n%s", got)
 	}
-	for _, row := range []string{"slowdown mean", "slowdown p95", "response median [s]", "makespan [s]", "missed deadlines [%]", "job response rel. error median/p90",
+	for _, row := range []string{"slowdown mean", "slowdown p95", "response median [s]", "makespan [s]", "missed deadlines [%]", "job response rel. error median/p90", "load average at start/end",
 		"same, simulating the recorded durations"} {
 		if !regexp.MustCompile(`(?m)^\s*` + regexp.QuoteMeta(row) + `\s+\S+( \(\S+\))?\s+\S+( \(\S+\))?\s*$`).MatchString(got) {
 			t.Errorf("row %q missing or without two cells:\n%s", row, got)
@@ -179,8 +179,29 @@ func TestE2EWorkloadCompare(t *testing.T) {
 	if !strings.HasPrefix(string(csv), "trace,seed,policy,metric,real,sim\n") {
 		t.Errorf("metrics.csv starts %q", string(csv[:min(len(csv), 60)]))
 	}
-	if !strings.Contains(got, "simulator: heartbeat 300ms with out-of-band heartbeats") || !strings.Contains(got, "real costs median [ms]") {
-		t.Errorf("the table does not describe the simulator's model or the real run's costs:\n%s", got)
+	if !strings.Contains(got, "simulator: heartbeat 300ms with out-of-band heartbeats") || !strings.Contains(got, "real costs median [ms]") ||
+		!strings.Contains(got, "task launch drawn per attempt (seed 1)") {
+		t.Errorf("the table does not describe the simulator's model (a launch drawn per attempt) or the real run's costs:\n%s", got)
+	}
+	var conf struct {
+		Runs []struct {
+			Conf  map[string]string `json:"conf"`
+			Model struct {
+				Quantiles []float64 `json:"launch_quantiles_ms"`
+			} `json:"sim_model"`
+			Costs struct {
+				Quantiles []float64 `json:"launch_quantiles"`
+			} `json:"real_costs"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(data, &conf); err != nil || len(conf.Runs) != 2 {
+		t.Fatalf("report.json: %v", err)
+	}
+	for _, r := range conf.Runs {
+		if r.Conf["scheduler.policy"] == "" || r.Conf["mapreduce.tasktracker.heartbeat.interval"] == "" || len(r.Model.Quantiles) != 21 || len(r.Costs.Quantiles) != 21 {
+			t.Errorf("report.json run: conf %v, model's launch quantiles %v, measured %v: want the policy, the heartbeat and 21 quantiles each",
+				r.Conf, r.Model.Quantiles, r.Costs.Quantiles)
+		}
 	}
 
 	// --from simulates the saved runs again: the real figures are the

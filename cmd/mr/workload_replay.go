@@ -203,7 +203,33 @@ func newWorkloadCompareCmd() *cobra.Command {
 	var f replayFlags
 	var policies, seeds, out, from string
 	var ideal bool
+	var launchDist string
+	var draws int
+	var phases string
 	costs := sim.MeasuredOverheads
+	// launchOpts sets the model's launch cost per --sim-launch-dist.
+	launchOpts := func(o *replay.CompareOptions) error {
+		switch launchDist {
+		case "constant":
+			costs.LaunchDist = nil
+		case "measured":
+			costs.LaunchDist = sim.MeasuredLaunchDist()
+		case "run":
+			costs.LaunchDist, o.LaunchFromRun = nil, true
+		default:
+			return fmt.Errorf("--sim-launch-dist %q: want constant, measured or run", launchDist)
+		}
+		switch phases {
+		case "even":
+			costs.DrawPhases = false
+		case "drawn":
+			costs.DrawPhases = launchDist != "constant"
+		default:
+			return fmt.Errorf("--sim-phases %q: want drawn or even", phases)
+		}
+		o.Costs, o.LaunchDraws = &costs, draws
+		return nil
+	}
 	cmd := &cobra.Command{
 		Use:   "compare --policies P1,P2,... --trace NAME|FILE [--seeds 1,2,3] [--out DIR] | --from DIR [--out DIR]",
 		Short: "Run a trace under each policy on a fresh embedded cluster and compare with the simulator",
@@ -223,7 +249,11 @@ func newWorkloadCompareCmd() *cobra.Command {
 				if cmd.Flags().Changed("trace") || cmd.Flags().Changed("policies") || cmd.Flags().Changed("seeds") {
 					return fmt.Errorf("--from %s takes the trace, policies and seeds of its report; drop --trace, --policies and --seeds", from)
 				}
-				c, err := replay.Resimulate(from, replay.CompareOptions{Config: f.config, Ideal: ideal, Costs: &costs})
+				o := replay.CompareOptions{Config: f.config, Ideal: ideal}
+				if err := launchOpts(&o); err != nil {
+					return err
+				}
+				c, err := replay.Resimulate(from, o)
 				if err != nil {
 					return err
 				}
@@ -252,16 +282,20 @@ func newWorkloadCompareCmd() *cobra.Command {
 				}
 				ss = append(ss, v)
 			}
-			ctx, cancel := signalContext()
-			defer cancel()
-			c, err := replay.Compare(ctx, replay.CompareOptions{
+			o := replay.CompareOptions{
 				Policies: ps, Trace: f.trace, Seeds: ss, TimeScale: f.timeScale,
 				Trackers: f.trackers, MapSlots: f.mapSlots, ReduceSlots: f.reduceSlots,
 				Replay: f.options(stderr),
 				Config: f.config,
 				NewLog: func(c *conf.Config) *slog.Logger { return newLogger(c, stderr) },
-				Keep:   f.keep, Log: stderr, Ideal: ideal, Costs: &costs,
-			})
+				Keep:   f.keep, Log: stderr, Ideal: ideal,
+			}
+			if err := launchOpts(&o); err != nil {
+				return err
+			}
+			ctx, cancel := signalContext()
+			defer cancel()
+			c, err := replay.Compare(ctx, o)
 			if err != nil {
 				return err
 			}
@@ -276,6 +310,9 @@ func newWorkloadCompareCmd() *cobra.Command {
 	fl.StringVar(&from, "from", "", "simulate again the real runs of an earlier --out directory instead of running the trace")
 	fl.BoolVar(&ideal, "ideal-sim", false, "simulate an ideal cluster (slots offered as they free, no per-task costs) instead of the model of the configured one")
 	fl.DurationVar(&costs.Launch, "sim-launch", costs.Launch, "the model's task launch cost (from assignment to the task code starting)")
+	fl.StringVar(&launchDist, "sim-launch-dist", "measured", "the model's launch cost per attempt: measured (drawn from the measured spread, sim.MeasuredLaunchDist, seeded by the trace's seed), constant (--sim-launch for every attempt) or run (drawn from the spread the run's own history shows, after the run)")
+	fl.IntVar(&draws, "sim-draws", 16, "with a launch spread (--sim-launch-dist measured or run): simulate each run this many times (launch seeds seed, seed+1000003, ...) and compare with each job's median over the draws; the table shows the spread of the draws' missed deadlines")
+	fl.StringVar(&phases, "sim-phases", "even", "the trackers' first heartbeats in the model: even (spread evenly over the period) or drawn (each launch draw places them at random in it; not with --sim-launch-dist constant)")
 	fl.DurationVar(&costs.Report, "sim-report", costs.Report, "the model's task end report cost (from the task code's end to the JobTracker recording it)")
 	fl.DurationVar(&costs.MapEvents, "sim-map-events", costs.MapEvents, "the model's delay from the last map's recorded end to a waiting reduce's reduce phase")
 	return cmd

@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -52,8 +53,18 @@ type CompareOptions struct {
 	// costs) instead of the model of the configured one (ModelOf).
 	Ideal bool
 	// Costs are the task costs of the model (ModelOf); nil:
-	// sim.MeasuredOverheads.
+	// sim.MeasuredOverheads. With a launch distribution (LaunchDist), each
+	// seed's simulation draws with that seed.
 	Costs *sim.Overheads
+	// LaunchFromRun simulates each run with the launch distribution its
+	// own history shows (MeasuredOverheads.LaunchDist) instead of Costs':
+	// what a model measured on the run itself would predict.
+	LaunchFromRun bool
+	// LaunchDraws, when > 1 and the model draws launches, simulates each
+	// run that many times (launch seeds DrawSeed(seed, 0..n−1)) and
+	// compares the real run with the per-job median of the draws
+	// (MedianOfDraws); the spread of the draws' missed deadlines is kept.
+	LaunchDraws int
 }
 
 // PolicyRun is one policy on one seed: the real run and the simulator's.
@@ -76,6 +87,33 @@ type PolicyRun struct {
 	// errors of the real jobs' response times against it, sorted.
 	Recorded       *sim.Result
 	RecordedErrors []float64
+	// DrawMissed are the missed deadlines of each of the simulator's draws
+	// (LaunchDraws), when there are several and jobs have deadlines.
+	DrawMissed []int
+	// Conf are the run's settings the simulation reads (simulatedConf).
+	Conf map[string]string
+	// Load is the machine's 1-minute load average at the run's start and
+	// end (LoadAverage; zero when unknown).
+	Load [2]float64
+}
+
+// LoadAverage is the machine's 1-minute load average (/proc/loadavg), 0
+// where there is none: the runtime's per-task costs grow with it, so a
+// real run's figures go with the load they were measured under.
+func LoadAverage() float64 {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(data))
+	if len(f) == 0 {
+		return 0
+	}
+	v, err := strconv.ParseFloat(f[0], 64)
+	if err != nil {
+		return 0
+	}
+	return v
 }
 
 // Comparison is the outcome of `mr workload compare`.
@@ -136,7 +174,7 @@ func Compare(ctx context.Context, o CompareOptions) (*Comparison, error) {
 		}
 		p := plan{seed: seed, w: w, sims: map[string]simPlan{}}
 		for _, pol := range o.Policies {
-			sp, err := o.simulate(pol, w)
+			sp, err := o.simulate(pol, w, seed)
 			if err != nil {
 				return nil, fmt.Errorf("compare: %w", err)
 			}
@@ -152,6 +190,7 @@ func Compare(ctx context.Context, o CompareOptions) (*Comparison, error) {
 					p.w.Name, p.seed, pol, len(p.w.Jobs), o.Trackers, o.MapSlots, o.ReduceSlots)
 			}
 			sp := p.sims[pol]
+			load0 := LoadAverage()
 			run, err := replayOnFreshCluster(ctx, sp.cfg, p.w, o)
 			if err != nil {
 				return c, fmt.Errorf("compare: policy %s, seed %d: %w", pol, p.seed, err)
@@ -160,6 +199,7 @@ func Compare(ctx context.Context, o CompareOptions) (*Comparison, error) {
 			if err != nil {
 				return c, fmt.Errorf("compare: policy %s, seed %d: %w", pol, p.seed, err)
 			}
+			pr.Load = [2]float64{load0, LoadAverage()}
 			c.Runs = append(c.Runs, pr)
 		}
 	}
@@ -168,10 +208,12 @@ func Compare(ctx context.Context, o CompareOptions) (*Comparison, error) {
 
 // simPlan is one policy's configuration on a trace and its simulation.
 type simPlan struct {
-	cfg   *conf.Config
-	conf  map[string]string
-	model SimModel
-	res   *sim.Result
+	pol        string
+	cfg        *conf.Config
+	conf       map[string]string
+	model      SimModel
+	res        *sim.Result
+	drawMissed []int
 }
 
 // load reads or generates the trace of seed, scaled.
@@ -187,8 +229,9 @@ func (o CompareOptions) load(seed uint64) (*sim.Workload, error) {
 }
 
 // simulate builds the configuration of policy's run of w, checks it, and
-// runs the simulator on the model of that cluster.
-func (o CompareOptions) simulate(pol string, w *sim.Workload) (simPlan, error) {
+// runs the simulator on the model of that cluster; a launch distribution
+// draws with seed.
+func (o CompareOptions) simulate(pol string, w *sim.Workload, seed uint64) (simPlan, error) {
 	cfg, err := o.Config(pol, w)
 	if err != nil {
 		return simPlan{}, fmt.Errorf("policy %s: %w", pol, err)
@@ -206,13 +249,98 @@ func (o CompareOptions) simulate(pol string, w *sim.Workload) (simPlan, error) {
 		if o.Costs != nil {
 			costs = *o.Costs
 		}
+		if costs.LaunchDist != nil {
+			d := *costs.LaunchDist
+			d.Seed = seed
+			costs.LaunchDist = &d
+		}
 		m = ModelOf(cfg, costs)
 	}
-	r, err := Simulate(w, pol, conf, o.Trackers, o.MapSlots, o.ReduceSlots, cfg.Float(keySlowstart), m)
-	if err != nil {
+	sp := simPlan{pol: pol, cfg: cfg, conf: conf, model: m}
+	if err := o.simulateDraws(&sp, w); err != nil {
 		return simPlan{}, err
 	}
-	return simPlan{cfg: cfg, conf: conf, model: m, res: r}, nil
+	return sp, nil
+}
+
+// simulateDraws simulates w under sp's model into sp.res: once, or, when
+// the model draws launches and o.LaunchDraws > 1, that many times with
+// the launch seeds DrawSeed(seed, k), sp.res being their MedianOfDraws
+// and sp.drawMissed each draw's missed deadlines.
+func (o CompareOptions) simulateDraws(sp *simPlan, w *sim.Workload) error {
+	d := sp.model.Overheads.LaunchDist
+	n := o.LaunchDraws
+	if d == nil || n < 2 {
+		r, err := Simulate(w, sp.pol, sp.conf, o.Trackers, o.MapSlots, o.ReduceSlots, sp.cfg.Float(keySlowstart), sp.model)
+		sp.res = r
+		return err
+	}
+	var rs []*sim.Result
+	sp.drawMissed = nil
+	for k := 0; k < n; k++ {
+		m := sp.model
+		dk := *d
+		dk.Seed = DrawSeed(d.Seed, k)
+		m.Overheads.LaunchDist = &dk
+		r, err := Simulate(w, sp.pol, sp.conf, o.Trackers, o.MapSlots, o.ReduceSlots, sp.cfg.Float(keySlowstart), m)
+		if err != nil {
+			return fmt.Errorf("launch draw %d: %w", k, err)
+		}
+		rs = append(rs, r)
+		if r.Summary.Deadline != nil {
+			sp.drawMissed = append(sp.drawMissed, r.Summary.Deadline.MissedJobs)
+		}
+	}
+	sp.res = MedianOfDraws(rs)
+	return nil
+}
+
+// DrawSeed is the launch seed of draw k of a run whose seed is seed: the
+// seed itself for the first draw, so that one draw is the single
+// simulation.
+func DrawSeed(seed uint64, k int) uint64 { return seed + uint64(k)*1_000_003 }
+
+// MedianOfDraws is the first of several simulations of the same workload
+// (launch draws) with each job's start and finish the median over all of
+// them, summarised again: the simulator's expected schedule rather than
+// one draw of its costs. Utilisation and kills are the first draw's.
+func MedianOfDraws(rs []*sim.Result) *sim.Result {
+	r := *rs[0]
+	r.Jobs = slices.Clone(rs[0].Jobs)
+	byID := make([]map[string]sim.JobRecord, len(rs))
+	for i, x := range rs {
+		byID[i] = map[string]sim.JobRecord{}
+		for _, j := range x.Jobs {
+			byID[i][j.ID] = j
+		}
+	}
+	for i := range r.Jobs {
+		j := &r.Jobs[i]
+		var starts, finishes []float64
+		for _, m := range byID {
+			if x, ok := m[j.ID]; ok {
+				starts, finishes = append(starts, x.Start), append(finishes, x.Finish)
+			}
+		}
+		slices.Sort(starts)
+		slices.Sort(finishes)
+		j.Start, j.Finish = median(starts), median(finishes)
+		j.Response = j.Finish - j.Submit
+	}
+	r.Summarize()
+	return &r
+}
+
+// median of sorted xs (the mean of the middle two for an even count).
+func median(xs []float64) float64 {
+	n := len(xs)
+	if n == 0 {
+		return 0
+	}
+	if n%2 == 1 {
+		return xs[n/2]
+	}
+	return (xs[n/2-1] + xs[n/2]) / 2
 }
 
 // comparison is an empty comparison of o's trace.
@@ -230,6 +358,15 @@ func (o CompareOptions) policyRun(pol string, seed uint64, run *Run, sp simPlan)
 	if err != nil {
 		return PolicyRun{}, err
 	}
+	costs := MeasureOverheads(run)
+	if o.LaunchFromRun && !o.Ideal {
+		if d := costs.LaunchDist(seed); d != nil {
+			sp.model.Overheads.LaunchDist = d
+			if err := o.simulateDraws(&sp, run.Workload); err != nil {
+				return PolicyRun{}, fmt.Errorf("simulating with the run's launch distribution: %w", err)
+			}
+		}
+	}
 	rw, err := Recorded(run)
 	if err != nil {
 		return PolicyRun{}, err
@@ -238,8 +375,22 @@ func (o CompareOptions) policyRun(pol string, seed uint64, run *Run, sp simPlan)
 	if err != nil {
 		return PolicyRun{}, fmt.Errorf("simulating the recorded durations: %w", err)
 	}
-	return PolicyRun{Policy: pol, Seed: seed, Real: real, Sim: sp.res, Run: run, JobErrors: JobErrors(real, sp.res),
-		Model: sp.model, Costs: MeasureOverheads(run), Recorded: rec, RecordedErrors: JobErrors(real, rec)}, nil
+	return PolicyRun{Policy: pol, Seed: seed, Real: real, Sim: sp.res, Run: run, JobErrors: JobErrors(real, sp.res), Conf: simulatedConf(sp.conf), DrawMissed: sp.drawMissed,
+		Model: sp.model, Costs: costs, Recorded: rec, RecordedErrors: JobErrors(real, rec)}, nil
+}
+
+// simulatedConf are the settings of a run that its simulation reads: the
+// policy's (scheduler.*), the heartbeats' and the reduce slow-start. The
+// JSON report keeps them so that Resimulate simulates a run as it was
+// configured, whatever the defaults are by then.
+func simulatedConf(all map[string]string) map[string]string {
+	m := map[string]string{}
+	for k, v := range all {
+		if strings.HasPrefix(k, "scheduler.") || k == keyHeartbeat || k == keyOutOfBand || k == keySlowstart {
+			m[k] = v
+		}
+	}
+	return m
 }
 
 // keySlowstart is the reduce slow-start key, read for the simulation.
@@ -382,6 +533,18 @@ func (c *Comparison) WriteTable(w io.Writer) error {
 			costRow = append(costRow, fmt.Sprintf("%.0f/%.0f/%.0f/%.0f", 1000*c.MapExcess.Median, 1000*c.ReduceReport.Median, 1000*c.MapEvents.Median, 1000*c.StartLag.Median))
 		}
 		row(costRow...)
+		loadRow := []string{"load average at start/end"}
+		for _, r := range runs {
+			loadRow = append(loadRow, fmt.Sprintf("%.1f/%.1f", r.Load[0], r.Load[1]))
+		}
+		row(loadRow...)
+		if len(runs) > 0 && len(runs[0].DrawMissed) > 0 {
+			drawRow := []string{fmt.Sprintf("missed deadlines, %d sim draws: mean [min-max]", len(runs[0].DrawMissed))}
+			for _, r := range runs {
+				drawRow = append(drawRow, drawSpread(r.DrawMissed))
+			}
+			row(drawRow...)
+		}
 		if err := tw.Flush(); err != nil {
 			return fmt.Errorf("write table: %w", err)
 		}
@@ -401,6 +564,18 @@ func (c *Comparison) WriteTable(w io.Writer) error {
 	return nil
 }
 
+// drawSpread is "mean [min-max]" of the draws' counts.
+func drawSpread(xs []int) string {
+	if len(xs) == 0 {
+		return "-"
+	}
+	sum := 0
+	for _, x := range xs {
+		sum += x
+	}
+	return fmt.Sprintf("%.1f [%d-%d]", float64(sum)/float64(len(xs)), slices.Min(xs), slices.Max(xs))
+}
+
 // String describes the model in one line.
 func (m SimModel) String() string {
 	if m == (SimModel{}) {
@@ -414,7 +589,13 @@ func (m SimModel) String() string {
 	if o.AfterLaunch > 0 {
 		s += fmt.Sprintf(", again %v after a launch", o.AfterLaunch)
 	}
-	return s + fmt.Sprintf("; task launch %v, end report %v, map events %v", o.Launch, o.Report, o.MapEvents)
+	launch := o.Launch.String()
+	if d := o.LaunchDist; d != nil {
+		q := d.Quantiles
+		launch = fmt.Sprintf("drawn per attempt (seed %d) from %d quantiles: min %v, median %v, p90 %v, max %v",
+			d.Seed, len(q), q[0], d.At(0.5), d.At(0.9), q[len(q)-1])
+	}
+	return s + fmt.Sprintf("; task launch %s, end report %v, map events %v", launch, o.Report, o.MapEvents)
 }
 
 // jsonModel is a SimModel in the JSON report, in milliseconds.
@@ -425,12 +606,24 @@ type jsonModel struct {
 	LaunchMs      float64 `json:"launch_ms"`
 	ReportMs      float64 `json:"report_ms"`
 	MapEventsMs   float64 `json:"map_events_ms"`
+	// LaunchQuantilesMs is the launch distribution's quantiles when the
+	// model draws each launch (sim.LaunchDist); LaunchMs is unused then.
+	LaunchQuantilesMs []float64 `json:"launch_quantiles_ms,omitempty"`
+	LaunchSeed        uint64    `json:"launch_seed,omitempty"`
 }
 
 func (m SimModel) json() jsonModel {
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	o := m.Overheads
-	return jsonModel{ms(m.Heartbeat), o.OutOfBand, ms(o.AfterLaunch), ms(o.Launch), ms(o.Report), ms(o.MapEvents)}
+	j := jsonModel{HeartbeatMs: ms(m.Heartbeat), OutOfBand: o.OutOfBand, AfterLaunchMs: ms(o.AfterLaunch), LaunchMs: ms(o.Launch),
+		ReportMs: ms(o.Report), MapEventsMs: ms(o.MapEvents)}
+	if d := o.LaunchDist; d != nil {
+		j.LaunchSeed = d.Seed
+		for _, q := range d.Quantiles {
+			j.LaunchQuantilesMs = append(j.LaunchQuantilesMs, ms(q))
+		}
+	}
+	return j
 }
 
 // rankings are the metrics the policies are ranked by: mean and P95
@@ -552,6 +745,12 @@ type jsonRun struct {
 	RecordedJobs      []sim.JobRecord `json:"recorded_sim_jobs"`
 	RecordedJobErrMed float64         `json:"recorded_job_response_rel_error_median"`
 	RecordedJobErrP90 float64         `json:"recorded_job_response_rel_error_p90"`
+	// Conf are the run's settings its simulation reads (simulatedConf).
+	Conf map[string]string `json:"conf,omitempty"`
+	// SimDrawMissed are the missed deadlines of each launch draw.
+	SimDrawMissed []int `json:"sim_draw_missed,omitempty"`
+	// Load is the 1-minute load average at the real run's start and end.
+	Load [2]float64 `json:"load_average"`
 }
 
 // WriteJSON writes the comparison as one JSON object: per run, both
@@ -571,7 +770,7 @@ func (c *Comparison) WriteJSON(w io.Writer) error {
 			RealJobs: r.Real.Jobs, SimJobs: r.Sim.Jobs, JobErrMed: sim.Percentile(r.JobErrors, 50), JobErrP90: sim.Percentile(r.JobErrors, 90),
 			Killed: [2]int64{r.Real.KilledMapTasks, r.Real.KilledReduceTasks}, Model: r.Model.json(), Costs: r.Costs,
 			Recorded: r.Recorded.Summary, RecordedJobs: r.Recorded.Jobs,
-			RecordedJobErrMed: sim.Percentile(r.RecordedErrors, 50), RecordedJobErrP90: sim.Percentile(r.RecordedErrors, 90)})
+			RecordedJobErrMed: sim.Percentile(r.RecordedErrors, 50), RecordedJobErrP90: sim.Percentile(r.RecordedErrors, 90), Conf: r.Conf, SimDrawMissed: r.DrawMissed, Load: r.Load})
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -626,7 +825,11 @@ func writeFile(path string, write func(io.Writer) error) error {
 // again under o's model (ModelOf, or the ideal cluster with o.Ideal): the
 // simulator's side of a comparison is redone without running the trace
 // again. The trace, seeds, policies, time scale and cluster shape are
-// the report's; o.Config gives each run's configuration, as in Compare.
+// the report's; o.Config gives each run's configuration, as in Compare,
+// over which the settings the report recorded for the run (simulatedConf)
+// are applied: a run is simulated as it was configured even if a default
+// has changed since. (Reports written before the settings were recorded
+// are simulated under o.Config alone.)
 func Resimulate(dir string, o CompareOptions) (*Comparison, error) {
 	path := filepath.Join(dir, "report.json")
 	data, err := os.ReadFile(path)
@@ -640,9 +843,11 @@ func Resimulate(dir string, o CompareOptions) (*Comparison, error) {
 		MapSlots    int     `json:"map_slots_per_tracker"`
 		ReduceSlots int     `json:"reduce_slots_per_tracker"`
 		Runs        []struct {
-			Policy   string          `json:"policy"`
-			Seed     uint64          `json:"seed"`
-			RealJobs []sim.JobRecord `json:"real_jobs"`
+			Policy   string            `json:"policy"`
+			Seed     uint64            `json:"seed"`
+			RealJobs []sim.JobRecord   `json:"real_jobs"`
+			Conf     map[string]string `json:"conf"`
+			Load     [2]float64        `json:"load_average"`
 		} `json:"runs"`
 	}
 	if err := json.Unmarshal(data, &rep); err != nil {
@@ -666,7 +871,17 @@ func Resimulate(dir string, o CompareOptions) (*Comparison, error) {
 		if err != nil {
 			return nil, fmt.Errorf("resimulate: %w", err)
 		}
-		sp, err := o.simulate(r.Policy, w)
+		ro := o
+		if len(r.Conf) > 0 {
+			ro.Config = func(policy string, w *sim.Workload) (*conf.Config, error) {
+				cfg, err := o.Config(policy, w)
+				if err != nil {
+					return nil, err
+				}
+				return cfg.With(r.Conf, path)
+			}
+		}
+		sp, err := ro.simulate(r.Policy, w, r.Seed)
 		if err != nil {
 			return nil, fmt.Errorf("resimulate: %w", err)
 		}
@@ -674,6 +889,7 @@ func Resimulate(dir string, o CompareOptions) (*Comparison, error) {
 		if err != nil {
 			return nil, fmt.Errorf("resimulate: policy %s, seed %d: %w", r.Policy, r.Seed, err)
 		}
+		pr.Load = r.Load
 		c.Runs = append(c.Runs, pr)
 	}
 	return c, nil

@@ -52,11 +52,63 @@ type MeasuredOverheads struct {
 	// EndLag is a job's recorded finish minus its last attempt's end (job
 	// commit).
 	EndLag Spread `json:"end_lag"`
+	// Launch is each successful map's excess minus the run's median
+	// reduce report (ReduceReport; the model's Report when no reduce
+	// reported), at least 0: the model's Launch, attempt by attempt.
+	Launch Spread `json:"launch"`
+	// LaunchQuantiles are Launch's sim.LaunchQuantiles quantiles (0, 5%,
+	// ..., 100%), in seconds: the distribution the model can draw each
+	// attempt's launch from (LaunchDist).
+	LaunchQuantiles []float64 `json:"launch_quantiles,omitempty"`
+	// FirstLaunch is the launch of each tracker's first map attempt of the
+	// run (the first child processes of a fresh cluster), Launch the same
+	// for the others.
+	FirstLaunch Spread `json:"first_launch"`
+}
+
+// quantilesOf are the n quantiles of xs at evenly spaced probabilities
+// 0, 1/(n−1), ..., 1, interpolated linearly between order statistics;
+// nil for no xs or n < 2.
+func quantilesOf(xs []float64, n int) []float64 {
+	if len(xs) == 0 || n < 2 {
+		return nil
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	q := make([]float64, n)
+	for i := range q {
+		x := float64(i) / float64(n-1) * float64(len(s)-1)
+		k := int(x)
+		if k >= len(s)-1 {
+			q[i] = s[len(s)-1]
+			continue
+		}
+		q[i] = s[k] + (x-float64(k))*(s[k+1]-s[k])
+	}
+	return q
+}
+
+// LaunchDist is the measured launch distribution (LaunchQuantiles) for
+// the simulator, drawing with seed; nil when no map was measured.
+func (m MeasuredOverheads) LaunchDist(seed uint64) *sim.LaunchDist {
+	if len(m.LaunchQuantiles) < 2 {
+		return nil
+	}
+	d := &sim.LaunchDist{Seed: seed}
+	for _, q := range m.LaunchQuantiles {
+		d.Quantiles = append(d.Quantiles, time.Duration(q*float64(time.Second)).Round(time.Microsecond))
+	}
+	return d
 }
 
 // MeasureOverheads reads the run's job histories against its trace.
 func MeasureOverheads(run *Run) MeasuredOverheads {
 	var mapEx, redRep, mapEv, startLag, endLag []float64
+	type mapAt struct {
+		start   time.Time
+		tracker string
+	}
+	var mapsAt []mapAt // of mapEx, in order
 	for _, jr := range run.Jobs {
 		h, tj := jr.History, jr.Trace
 		if h == nil || tj == nil {
@@ -76,6 +128,7 @@ func MeasureOverheads(run *Run) MeasuredOverheads {
 				}
 				if a.Task < len(tj.Maps) {
 					mapEx = append(mapEx, (a.Finish.Sub(a.Start) - tj.Maps[a.Task]).Seconds())
+					mapsAt = append(mapsAt, mapAt{a.Start, a.Tracker})
 				}
 			}
 		}
@@ -104,8 +157,30 @@ func MeasureOverheads(run *Run) MeasuredOverheads {
 			endLag = append(endLag, h.Job.Finish.Sub(last).Seconds())
 		}
 	}
-	return MeasuredOverheads{MapExcess: spreadOf(mapEx), ReduceReport: spreadOf(redRep), MapEvents: spreadOf(mapEv),
+	m := MeasuredOverheads{MapExcess: spreadOf(mapEx), ReduceReport: spreadOf(redRep), MapEvents: spreadOf(mapEv),
 		StartLag: spreadOf(startLag), EndLag: spreadOf(endLag)}
+	report := sim.MeasuredOverheads.Report.Seconds()
+	if m.ReduceReport.N > 0 {
+		report = max(m.ReduceReport.Median, 0)
+	}
+	launch := make([]float64, len(mapEx))
+	first := map[string]int{} // tracker: index of its first map
+	for i, x := range mapEx {
+		launch[i] = max(x-report, 0)
+		if k, ok := first[mapsAt[i].tracker]; !ok || mapsAt[i].start.Before(mapsAt[k].start) {
+			first[mapsAt[i].tracker] = i
+		}
+	}
+	var firsts, rest []float64
+	for i, x := range launch {
+		if first[mapsAt[i].tracker] == i {
+			firsts = append(firsts, x)
+		} else {
+			rest = append(rest, x)
+		}
+	}
+	m.Launch, m.LaunchQuantiles, m.FirstLaunch = spreadOf(rest), quantilesOf(launch, sim.LaunchQuantiles), spreadOf(firsts)
+	return m
 }
 
 // Write prints the measured costs, one line each, in milliseconds.
@@ -114,7 +189,7 @@ func (m MeasuredOverheads) Write(w io.Writer) {
 		name string
 		s    Spread
 	}{{"map excess (launch + report)", m.MapExcess}, {"reduce report", m.ReduceReport}, {"map events to reduce phase", m.MapEvents},
-		{"job start lag", m.StartLag}, {"job end lag", m.EndLag}} {
+		{"job start lag", m.StartLag}, {"job end lag", m.EndLag}, {"launch (map excess - report)", m.Launch}, {"launch, each tracker's first", m.FirstLaunch}} {
 		fmt.Fprintf(w, "  %-30s n=%-4d p10 %6.0f  median %6.0f  p90 %6.0f  max %6.0f ms\n", x.name, x.s.N,
 			1000*x.s.P10, 1000*x.s.Median, 1000*x.s.P90, 1000*x.s.Max)
 	}

@@ -54,6 +54,13 @@ func TestMeasureOverheads(t *testing.T) {
 	if math.Abs(m.MapExcess.Max-0.060) > 1e-9 {
 		t.Errorf("map excess max %v, want 0.060", m.MapExcess.Max)
 	}
+	// launch = map excess − the reduce report (10 ms): 30 and 50 ms
+	if q := m.LaunchQuantiles; len(q) != sim.LaunchQuantiles || math.Abs(q[0]-0.030) > 1e-9 || math.Abs(q[10]-0.040) > 1e-9 || math.Abs(q[20]-0.050) > 1e-9 {
+		t.Errorf("launch quantiles %v, want 30 to 50 ms, median 40", q)
+	}
+	if d := m.LaunchDist(7); d == nil || d.Seed != 7 || d.Quantiles[0] != 30*time.Millisecond || d.Quantiles[20] != 50*time.Millisecond {
+		t.Errorf("launch distribution %+v", d)
+	}
 	// the recorded workload: the successful attempts' durations, the
 	// reduce's phase from its sort end, its shuffle the trace's
 	rw, err := Recorded(&Run{Workload: &sim.Workload{Name: "w"}, Start: at(-10), Jobs: []JobRun{{Trace: tj, History: h}}})
@@ -96,5 +103,73 @@ func TestResimulateRefuses(t *testing.T) {
 	write("history-fifo-seed1.jsonl", `{"type":"job","job_id":"job_1","name":"other","state":"SUCCEEDED"}`+"\n")
 	if _, err := Resimulate(dir, o); err == nil || !strings.Contains(err.Error(), `is "other"`) {
 		t.Errorf("history of another trace: %v", err)
+	}
+}
+
+// TestQuantilesOf checks the evenly spaced quantiles, interpolated
+// between order statistics.
+func TestQuantilesOf(t *testing.T) {
+	tests := []struct {
+		name string
+		xs   []float64
+		n    int
+		want []float64
+	}{
+		{"none", nil, 3, nil},
+		{"one quantile is not a distribution", []float64{1}, 1, nil},
+		{"one value", []float64{2}, 3, []float64{2, 2, 2}},
+		{"unsorted, odd", []float64{3, 1, 2}, 3, []float64{1, 2, 3}},
+		{"interpolated", []float64{0, 10}, 5, []float64{0, 2.5, 5, 7.5, 10}},
+		{"quartiles of five", []float64{5, 4, 3, 2, 1}, 5, []float64{1, 2, 3, 4, 5}},
+	}
+	for _, tt := range tests {
+		got := quantilesOf(tt.xs, tt.n)
+		if len(got) != len(tt.want) {
+			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
+			continue
+		}
+		for i := range got {
+			if math.Abs(got[i]-tt.want[i]) > 1e-12 {
+				t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
+				break
+			}
+		}
+	}
+}
+
+// TestMedianOfDraws: each job's start and finish are the medians over the
+// draws, the response and the summary follow.
+func TestMedianOfDraws(t *testing.T) {
+	draw := func(finA, finB float64) *sim.Result {
+		r := &sim.Result{Jobs: []sim.JobRecord{
+			{ID: "a", Submit: 0, Start: 0, Finish: finA, Response: finA, Ref: 1},
+			{ID: "b", Submit: 1, Start: 1, Finish: finB, Response: finB - 1, Ref: 1, Deadline: 2},
+		}}
+		r.Summarize()
+		return r
+	}
+	tests := []struct {
+		name       string
+		draws      []*sim.Result
+		wantA      float64
+		wantB      float64
+		wantMissed int
+	}{
+		{"one draw", []*sim.Result{draw(2, 3)}, 2, 3, 0},
+		{"odd count: the middle one", []*sim.Result{draw(2, 4), draw(5, 2.5), draw(3, 3.5)}, 3, 3.5, 1},
+		{"even count: the mean of the middle two", []*sim.Result{draw(2, 2.5), draw(4, 4), draw(3, 3), draw(10, 3.2)}, 3.5, 3.1, 1},
+	}
+	for _, tt := range tests {
+		r := MedianOfDraws(tt.draws)
+		a, b := r.Jobs[0], r.Jobs[1]
+		if math.Abs(a.Finish-tt.wantA) > 1e-9 || math.Abs(b.Finish-tt.wantB) > 1e-9 || math.Abs(b.Response-(tt.wantB-1)) > 1e-9 {
+			t.Errorf("%s: finishes %v, %v (b's response %v), want %v, %v", tt.name, a.Finish, b.Finish, b.Response, tt.wantA, tt.wantB)
+		}
+		if r.Summary.Deadline == nil || r.Summary.Deadline.MissedJobs != tt.wantMissed {
+			t.Errorf("%s: deadline summary %+v, want %d missed", tt.name, r.Summary.Deadline, tt.wantMissed)
+		}
+	}
+	if first := tests[1].draws[0]; first.Jobs[0].Finish != 2 {
+		t.Errorf("MedianOfDraws changed its first draw: %+v", first.Jobs[0])
 	}
 }

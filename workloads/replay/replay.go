@@ -666,7 +666,7 @@ const (
 // MapEvents; sim.MeasuredOverheads are those measured on the runtime).
 func ModelOf(cfg *conf.Config, costs sim.Overheads) SimModel {
 	o := sim.MeasuredOverheads
-	o.Launch, o.Report, o.MapEvents = costs.Launch, costs.Report, costs.MapEvents
+	o.Launch, o.Report, o.MapEvents, o.LaunchDist, o.DrawPhases = costs.Launch, costs.Report, costs.MapEvents, costs.LaunchDist, costs.DrawPhases
 	o.OutOfBand = cfg.Bool(keyOutOfBand)
 	return SimModel{Heartbeat: cfg.Duration(keyHeartbeat), Overheads: o}
 }

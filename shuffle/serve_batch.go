@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -21,8 +22,12 @@ import (
 // that, the answer is 200 with ReplyHashHeader and one frame per requested
 // segment: the segment, or why it is not served (not found, a reduce out
 // of range, an unreadable spill), so that one missing segment does not
-// cost the others. If a segment's copy fails once its frame has started,
-// the connection is broken (the fetcher keeps the frames before it).
+// cost the others. A segment is checked against its data file (present,
+// long enough) before its frame starts, and a large one is then streamed
+// from the file rather than held whole (streamFrame). If a segment's copy
+// fails once its frame has started (the client went away, the file shrank
+// under it), the connection is broken (the fetcher keeps the frames before
+// it).
 func (h *handler) serveBatch(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
@@ -68,7 +73,7 @@ func (h *handler) serveBatch(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 
 	log := h.log.With("job", req.Job, "reduce", req.Reduce, "remote", r.RemoteAddr)
-	bw := bufio.NewWriterSize(w, 64<<10)
+	bw := bufio.NewWriterSize(w, batchWriterBytes)
 	_, werr := bw.WriteString(batchReplyMagic + string(rune(batchVersion)))
 	dirs := map[string]dirResult{}
 	var total int64
@@ -107,6 +112,13 @@ func (h *handler) serveBatch(w http.ResponseWriter, r *http.Request) {
 	log.Debug("shuffle: batch served", "segments", len(req.Items), "bytes", total)
 }
 
+// batchWriterBytes is the size of a batched reply's write buffer. A segment
+// of at most that many bytes is read whole (one pread) before its frame is
+// written; a larger one is streamed through the buffer, so that a request
+// holds at most about twice this much of its segments at a time, however
+// large they are.
+const batchWriterBytes = 64 << 10
+
 type dirResult struct {
 	dir string
 	err error
@@ -114,7 +126,8 @@ type dirResult struct {
 
 // serveFrame writes the frame of one requested segment to bw: a failure
 // frame, or a served frame's header and data (read into *buf, which it
-// reuses). It returns the segment bytes written, and an error only when
+// reuses) or, for a segment larger than batchWriterBytes, streamed from the
+// data file (streamFrame). It returns the segment bytes written, and an error only when
 // the reply cannot go on.
 func (h *handler) serveFrame(bw *bufio.Writer, buf *[]byte, d dirResult, it BatchItem, reduce int, log *slog.Logger) (int64, error) {
 	failure := func(status byte, msg string) (int64, error) {
@@ -143,18 +156,13 @@ func (h *handler) serveFrame(bw *bufio.Writer, buf *[]byte, d dirResult, it Batc
 		return failure(frameError, "bad spill index entry")
 	}
 	dataPath := filepath.Join(d.dir, spill.DataFileName(it.Spill))
+	if seg.Length > batchWriterBytes {
+		return streamFrame(bw, dataPath, seg, it, log)
+	}
 	data, err := readSegment(dataPath, seg.Offset, seg.Length, *buf)
 	*buf = data[:0]
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		log.Error("shuffle batch: spill index without data file", "path", dataPath)
-		return failure(frameNotFound, fmt.Sprintf("unknown spill %d of attempt %s", it.Spill, it.Attempt))
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		log.Error("shuffle batch: segment outside the data file", "path", dataPath, "offset", seg.Offset, "length", seg.Length, "err", err)
-		return failure(frameError, "spill data file is truncated")
-	case err != nil:
-		log.Error("shuffle batch: cannot read spill data", "err", err)
-		return failure(frameError, "cannot read spill data")
+	if err != nil {
+		return dataFailure(bw, dataPath, seg, it, err, log)
 	}
 	var hdr [64]byte
 	if _, err := bw.Write(appendFrameHeader(hdr[:0], seg)); err != nil {
@@ -162,4 +170,68 @@ func (h *handler) serveFrame(bw *bufio.Writer, buf *[]byte, d dirResult, it Batc
 	}
 	n, err := bw.Write(data)
 	return int64(n), err
+}
+
+// streamFrame writes the frame of a segment larger than the reply's
+// buffer: it checks that the data file holds the whole segment, then
+// writes the frame's header and copies the segment through bw's buffer, so
+// that the server holds no more of it than that buffer at a time. A data
+// file that cannot be opened or is too short gets a failure frame, as a
+// small segment's does. Once the header is written, a segment that cannot
+// be read to its end (the file shrank, a read failed) is an error: the
+// reply cannot go on.
+func streamFrame(bw *bufio.Writer, dataPath string, seg spill.SegmentInfo, it BatchItem, log *slog.Logger) (int64, error) {
+	f, err := os.Open(dataPath)
+	if err != nil {
+		return dataFailure(bw, dataPath, seg, it, err, log)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return dataFailure(bw, dataPath, seg, it, err, log)
+	}
+	if seg.Offset+seg.Length > st.Size() {
+		err := fmt.Errorf("%s: %d bytes, segment at %d of %d bytes: %w", dataPath, st.Size(), seg.Offset, seg.Length, io.ErrUnexpectedEOF)
+		return dataFailure(bw, dataPath, seg, it, err, log)
+	}
+	var hdr [64]byte
+	if _, err := bw.Write(appendFrameHeader(hdr[:0], seg)); err != nil {
+		return 0, err
+	}
+	return copySegment(bw, f, dataPath, seg.Offset, seg.Length)
+}
+
+// copySegment copies length bytes at offset of r (the file at path) into
+// bw, through bw's own buffer. Fewer bytes than length is an error wrapping
+// io.ErrUnexpectedEOF.
+func copySegment(bw *bufio.Writer, r io.ReaderAt, path string, offset, length int64) (int64, error) {
+	n, err := bw.ReadFrom(io.NewSectionReader(r, offset, length))
+	if err != nil {
+		return n, fmt.Errorf("copy segment of %s at offset %d: %w", path, offset, err)
+	}
+	if n < length {
+		return n, fmt.Errorf("%s: %d of %d bytes at offset %d: %w", path, n, length, offset, io.ErrUnexpectedEOF)
+	}
+	return n, nil
+}
+
+// dataFailure writes the failure frame for a segment whose data could not
+// be read (err from readSegment or streamFrame's checks).
+func dataFailure(bw *bufio.Writer, dataPath string, seg spill.SegmentInfo, it BatchItem, err error, log *slog.Logger) (int64, error) {
+	var status byte
+	var msg string
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		log.Error("shuffle batch: spill index without data file", "path", dataPath)
+		status, msg = frameNotFound, fmt.Sprintf("unknown spill %d of attempt %s", it.Spill, it.Attempt)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		log.Error("shuffle batch: segment outside the data file", "path", dataPath, "offset", seg.Offset, "length", seg.Length, "err", err)
+		status, msg = frameError, "spill data file is truncated"
+	default:
+		log.Error("shuffle batch: cannot read spill data", "err", err)
+		status, msg = frameError, "cannot read spill data"
+	}
+	var b [maxFrameMessage + 16]byte
+	_, werr := bw.Write(appendFrameFailure(b[:0], status, msg))
+	return 0, werr
 }

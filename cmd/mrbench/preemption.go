@@ -522,12 +522,13 @@ func (b *preemptBench) startCluster(dir string, trackers, mapSlots int, defines 
 		"mapreduce.reduce.speculative=false",
 		"log.level=info",
 	}, defines...)
-	all = append(all, b.defines...)
 	if _, err := os.Stat(b.criu); err == nil && os.Geteuid() == 0 {
 		all = append(all, "mapreduce.tasktracker.criu.path="+b.criu)
 	}
 	start := func(name string, args ...string) error {
-		for _, d := range all {
+		// The bench's own -D go to the daemons only: this client need not
+		// know their keys (a tracker's).
+		for _, d := range append(all, b.defines...) {
 			args = append(args, "-D", d)
 		}
 		cmd := exec.Command(b.bin, args...)

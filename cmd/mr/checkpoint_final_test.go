@@ -53,7 +53,7 @@ func TestE2ECheckpointAtEndOfInput(t *testing.T) {
 	c := startCluster(t, []trackerSpec{{"slow", 1, 0}, {"fast", 0, 2}},
 		"mapreduce.tasktracker.criu.path="+path)
 	in := t.TempDir()
-	genLongLines(t, filepath.Join(in, "a.txt"), 900, 250, 15)
+	genLongLines(t, filepath.Join(in, "a.txt"), 900, 120, 15)
 	out := filepath.Join(t.TempDir(), "out")
 	spec := wordCountSpec(in, out, 2)
 	spec.Conf = map[string]string{
@@ -77,7 +77,7 @@ func TestE2ECheckpointAtEndOfInput(t *testing.T) {
 		t.Fatalf("job %s: %s", res.State, res.Error)
 	}
 	if st := c.attemptState(id, victim); st != "CHECKPOINTED" {
-		t.Errorf("attempt %s is %s, want CHECKPOINTED (a kill means no quiet point answered)", victim, st)
+		t.Errorf("attempt %s is %s, want CHECKPOINTED (KILLED or SUCCEEDED: no quiet point answered the order)", victim, st)
 	}
 	checkCheckpointCounters(t, res, 1, 1)
 	if n := res.Counters.Get(mr.JobCounterGroup, mr.NumKilledMaps); n != 0 {

@@ -198,6 +198,9 @@ func (jt *JobTracker) heartbeatLocked(c *heartbeatCall) (*mrpb.HeartbeatResponse
 	t.lastSeen = now
 	t.criu = req.CriuAvailable
 	t.crQueue, t.crWait = int(req.CrQueueLength), time.Duration(req.CrQueueWaitMs)*time.Millisecond
+	// The planner's mirror of the tracker's queue runs as many operations
+	// at once as the tracker does (0, from a tracker that does not say: 1).
+	jt.driver.Planner().Queue().SetConcurrency(t.name, int(req.CrQueueMaxConcurrent), now)
 
 	for _, sp := range req.Spills {
 		jt.spillAnnouncedLocked(t, sp)

@@ -255,3 +255,23 @@ func TestLostReplyLaunchesKeepTheirSlots(t *testing.T) {
 		t.Fatalf("the JobTracker has %d attempts on a tracker of 2 map slots", running)
 	}
 }
+
+// The planner's mirror of a tracker's checkpoint/restore queue runs as
+// many operations at once as the tracker's heartbeat says it does; a
+// tracker that does not say runs them one at a time.
+func TestHeartbeatCarriesCheckpointConcurrency(t *testing.T) {
+	jt, _ := newTestJT(t, 0)
+	concurrency := func() int {
+		jt.mu.Lock()
+		defer jt.unlock()
+		return jt.driver.Planner().Queue().Concurrency("t1")
+	}
+	first := rawHeartbeat(t, jt, &mrpb.HeartbeatRequest{InitialContact: true, Instance: "p1", CrQueueMaxConcurrent: 2})
+	if n := concurrency(); n != 2 {
+		t.Fatalf("after a heartbeat saying 2: the mirror runs %d at once", n)
+	}
+	rawHeartbeat(t, jt, &mrpb.HeartbeatRequest{Incarnation: first.Incarnation, ResponseId: first.ResponseId})
+	if n := concurrency(); n != 1 {
+		t.Fatalf("after a heartbeat saying nothing: the mirror runs %d at once, want 1", n)
+	}
+}

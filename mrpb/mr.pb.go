@@ -2652,14 +2652,18 @@ type HeartbeatRequest struct {
 	// output) it still has. A JobTracker recovering from a restart keeps the
 	// completed maps among them.
 	HeldAttempts []string `protobuf:"bytes,17,rep,name=held_attempts,json=heldAttempts,proto3" json:"held_attempts,omitempty"`
-	// The tracker's checkpoint/restore queue (CRIU operations run one at a
-	// time, preemption dumps before restores before clone dumps): operations
-	// waiting or running, and the expected wait of a new restore in
-	// milliseconds.
+	// The tracker's checkpoint/restore queue (CRIU operations run up to
+	// cr_queue_max_concurrent at a time, preemption dumps before restores
+	// before clone dumps): operations waiting or running, and the expected
+	// wait of a new restore in milliseconds.
 	CrQueueLength int32 `protobuf:"varint,18,opt,name=cr_queue_length,json=crQueueLength,proto3" json:"cr_queue_length,omitempty"`
 	CrQueueWaitMs int64 `protobuf:"varint,19,opt,name=cr_queue_wait_ms,json=crQueueWaitMs,proto3" json:"cr_queue_wait_ms,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// How many CRIU operations the tracker runs at once
+	// (mapreduce.tasktracker.checkpoint.max-concurrent); 0 from a tracker
+	// that does not say counts as 1.
+	CrQueueMaxConcurrent int32 `protobuf:"varint,20,opt,name=cr_queue_max_concurrent,json=crQueueMaxConcurrent,proto3" json:"cr_queue_max_concurrent,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *HeartbeatRequest) Reset() {
@@ -2821,6 +2825,13 @@ func (x *HeartbeatRequest) GetCrQueueLength() int32 {
 func (x *HeartbeatRequest) GetCrQueueWaitMs() int64 {
 	if x != nil {
 		return x.CrQueueWaitMs
+	}
+	return 0
+}
+
+func (x *HeartbeatRequest) GetCrQueueMaxConcurrent() int32 {
+	if x != nil {
+		return x.CrQueueMaxConcurrent
 	}
 	return 0
 }
@@ -4545,7 +4556,7 @@ const file_mr_proto_rawDesc = "" +
 	"\x06filter\x18\x02 \x01(\tR\x06filter\"?\n" +
 	"\x0fTaskLogResponse\x12\x12\n" +
 	"\x04data\x18\x01 \x01(\fR\x04data\x12\x18\n" +
-	"\atracker\x18\x02 \x01(\tR\atracker\"\xc9\x05\n" +
+	"\atracker\x18\x02 \x01(\tR\atracker\"\x80\x06\n" +
 	"\x10HeartbeatRequest\x12\x18\n" +
 	"\atracker\x18\x01 \x01(\tR\atracker\x12\x12\n" +
 	"\x04host\x18\x02 \x01(\tR\x04host\x12'\n" +
@@ -4567,7 +4578,8 @@ const file_mr_proto_rawDesc = "" +
 	"\theld_jobs\x18\x10 \x03(\tR\bheldJobs\x12#\n" +
 	"\rheld_attempts\x18\x11 \x03(\tR\fheldAttempts\x12&\n" +
 	"\x0fcr_queue_length\x18\x12 \x01(\x05R\rcrQueueLength\x12'\n" +
-	"\x10cr_queue_wait_ms\x18\x13 \x01(\x03R\rcrQueueWaitMs\"\xb9\x04\n" +
+	"\x10cr_queue_wait_ms\x18\x13 \x01(\x03R\rcrQueueWaitMs\x125\n" +
+	"\x17cr_queue_max_concurrent\x18\x14 \x01(\x05R\x14crQueueMaxConcurrent\"\xb9\x04\n" +
 	"\n" +
 	"LaunchTask\x12\x1d\n" +
 	"\n" +

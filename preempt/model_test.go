@@ -218,3 +218,92 @@ func TestQueueClasses(t *testing.T) {
 		})
 	}
 }
+
+// TestQueueConcurrent checks the queue of a node that runs two (or three)
+// operations at once: each starts on the server free first, in the
+// queue's order (a preemption dump overtakes waiting restores and clone
+// dumps, never a running operation); an end frees its server at once; a
+// node whose heartbeat says 1 (or 0) is sequential again.
+func TestQueueConcurrent(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	type add struct {
+		id    string
+		class Class
+		at, d float64 // seconds
+		start float64 // expected start, seconds
+	}
+	for _, tc := range []struct {
+		name   string
+		n      int
+		adds   []add
+		done   string // ended at doneAt ("": none)
+		doneAt float64
+		at     float64    // when the waits are asked
+		waits  [3]float64 // of a new preemption dump, restore, clone dump (seconds)
+	}{
+		{"two run at once, the third on the server free first", 2,
+			[]add{{"p1", ClassPreemptDump, 0, 4, 0}, {"p2", ClassPreemptDump, 0, 6, 0}, {"p3", ClassPreemptDump, 1, 2, 4}}, "", 0,
+			1, [3]float64{5, 5, 5}},
+		{"one server free: no wait", 2,
+			[]add{{"c1", ClassCloneDump, 0, 10, 0}}, "", 0, 1, [3]float64{0, 0, 0}},
+		{"a preemption dump overtakes a waiting restore, not the two running", 2,
+			[]add{{"c1", ClassCloneDump, 0, 4, 0}, {"c2", ClassCloneDump, 0, 8, 0}, {"r1", ClassRestore, 1, 3, 4}, {"p1", ClassPreemptDump, 2, 1, 4}},
+			"", 0, 2, [3]float64{3, 6, 6}},
+		{"an early end frees its server now", 2,
+			[]add{{"p1", ClassPreemptDump, 0, 10, 0}, {"p2", ClassPreemptDump, 0, 10, 0}, {"p3", ClassPreemptDump, 0, 5, 10}},
+			"p1", 2, 2, [3]float64{5, 5, 5}},
+		{"an abandoned waiting one shortens the wait", 2,
+			[]add{{"p1", ClassPreemptDump, 0, 10, 0}, {"p2", ClassPreemptDump, 0, 10, 0}, {"p3", ClassPreemptDump, 0, 5, 10}},
+			"p3", 2, 2, [3]float64{8, 8, 8}},
+		{"three at once", 3,
+			[]add{{"p1", ClassPreemptDump, 0, 3, 0}, {"p2", ClassPreemptDump, 0, 6, 0}, {"p3", ClassPreemptDump, 0, 9, 0}, {"r1", ClassRestore, 0, 1, 3}},
+			"", 0, 0, [3]float64{3, 4, 4}},
+		{"a node that says 0 is sequential", 0,
+			[]add{{"p1", ClassPreemptDump, 0, 4, 0}, {"p2", ClassPreemptDump, 0, 6, 4}}, "", 0, 1, [3]float64{9, 9, 9}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q := NewQueue()
+			q.SetConcurrency("n", tc.n, t0)
+			if got, want := q.Concurrency("n"), max(tc.n, 1); got != want {
+				t.Fatalf("concurrency %d, want %d", got, want)
+			}
+			for _, a := range tc.adds {
+				if s := q.Add("n", a.id, a.class, t0.Add(sec(a.at)), sec(a.d)); !s.Equal(t0.Add(sec(a.start))) {
+					t.Errorf("%s expected to start at %v, want %gs", a.id, s.Sub(t0), a.start)
+				}
+			}
+			if tc.done != "" {
+				q.Done(tc.done, t0.Add(sec(tc.doneAt)))
+			}
+			for c := ClassPreemptDump; c <= ClassCloneDump; c++ {
+				if w := q.WaitClass("n", c, t0.Add(sec(tc.at))); w != sec(tc.waits[c]) {
+					t.Errorf("wait of class %d at %gs: %v, want %gs", c, tc.at, w, tc.waits[c])
+				}
+			}
+			if q.Concurrency("other") != 1 {
+				t.Errorf("another node runs %d at once, want 1", q.Concurrency("other"))
+			}
+		})
+	}
+}
+
+// TestQueueSetConcurrencyReplans checks that a node's new concurrency
+// re-plans the operations waiting there: a second server lets the first
+// waiting one start at once; back to one, it waits again.
+func TestQueueSetConcurrencyReplans(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	q := NewQueue()
+	q.Add("n", "p1", ClassPreemptDump, t0, sec(10))
+	q.Add("n", "p2", ClassPreemptDump, t0, sec(4))
+	if w := q.Wait("n", t0.Add(sec(1))); w != sec(13) {
+		t.Fatalf("sequential wait at 1s: %v, want 13s", w)
+	}
+	q.SetConcurrency("n", 2, t0.Add(sec(1))) // p2 starts at 1s on the second server, ends at 5s
+	if w := q.Wait("n", t0.Add(sec(1))); w != sec(4) {
+		t.Errorf("wait with two at 1s: %v, want 4s", w)
+	}
+	q.SetConcurrency("n", 1, t0.Add(sec(2))) // p2 started: it keeps its start, on the one server
+	if w := q.Wait("n", t0.Add(sec(2))); w != sec(8) {
+		t.Errorf("wait back to one at 2s: %v, want 8s (p1 ends at 10s, p2 at 5s: the later)", w)
+	}
+}

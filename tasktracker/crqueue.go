@@ -43,24 +43,30 @@ type crTicket struct {
 	ready chan struct{} // closed when it may run (crQueue's)
 }
 
-// crOrder is the queue's order, pure: at most one operation runs; the
-// others wait sorted by class, then arrival. A waiting operation never
-// overtakes the running one (CRIU cannot be stopped half-way). Not safe
-// for concurrent use.
+// crOrder is the queue's order, pure: at most max operations run at once
+// (ckpt.maxConcurrentPerNode, KeyCheckpointMaxConcurrent; 0 counts as 1);
+// the others wait sorted by class, then arrival, and the first waiting
+// one starts when a running one ends. A waiting operation never overtakes
+// a running one (CRIU cannot be stopped half-way). Not safe for
+// concurrent use.
 type crOrder struct {
+	max     int
 	seq     uint64
-	running *crTicket
+	running []*crTicket // in the order they started
 	waiting []*crTicket
 }
 
-// add queues t at now; it reports whether t runs at once (the queue was
-// idle).
+// limit is the number of operations that may run at once.
+func (o *crOrder) limit() int { return max(o.max, 1) }
+
+// add queues t at now; it reports whether t runs at once (fewer than
+// limit operations were running and none waiting).
 func (o *crOrder) add(t *crTicket, now time.Time) bool {
 	o.seq++
 	t.seq = o.seq
-	if o.running == nil && len(o.waiting) == 0 {
+	if len(o.running) < o.limit() && len(o.waiting) == 0 {
 		t.began = now
-		o.running = t
+		o.running = append(o.running, t)
 		return true
 	}
 	i, _ := slices.BinarySearchFunc(o.waiting, t, func(a, b *crTicket) int {
@@ -84,58 +90,68 @@ func (o *crOrder) abandon(t *crTicket) bool {
 }
 
 // finish ends the running t at now and starts the first waiting one,
-// which it returns (nil: the queue is idle). A t that is not the running
-// one is ignored.
+// which it returns (nil: none waits). A t that is not running is ignored.
 func (o *crOrder) finish(t *crTicket, now time.Time) *crTicket {
-	if o.running != t || t == nil {
+	i := slices.Index(o.running, t)
+	if i < 0 || t == nil {
 		return nil
 	}
-	o.running = nil
-	if len(o.waiting) == 0 {
+	o.running = slices.Delete(o.running, i, i+1)
+	if len(o.waiting) == 0 || len(o.running) >= o.limit() {
 		return nil
 	}
 	next := o.waiting[0]
 	o.waiting = slices.Delete(o.waiting, 0, 1)
 	next.began = now
-	o.running = next
+	o.running = append(o.running, next)
 	return next
 }
 
 // len is the number of operations running or waiting.
-func (o *crOrder) len() int {
-	n := len(o.waiting)
-	if o.running != nil {
-		n++
-	}
-	return n
-}
+func (o *crOrder) len() int { return len(o.waiting) + len(o.running) }
 
-// wait is the expected wait at now of a new operation of class c: what
-// is left of the running one (none once it overran its estimate), plus
-// the estimates of the waiting ones it would not overtake (those of its
-// class or a more urgent one).
+// wait is the expected wait at now of a new operation of class c: none
+// while fewer than limit operations run (it would start at once);
+// otherwise, as spec §5.6 puts it, what is left of the running ones (none
+// of one that overran its estimate) plus the estimates of the waiting
+// ones it would not overtake (those of its class or a more urgent one),
+// divided by limit. With a limit of 1 that is the exact wait of a
+// sequential queue; with more it assumes the work ahead spreads evenly
+// over the operations that run at once.
 func (o *crOrder) wait(c crClass, now time.Time) time.Duration {
+	if len(o.running) < o.limit() {
+		return 0
+	}
 	var d time.Duration
-	if r := o.running; r != nil {
-		d = max(r.est-now.Sub(r.began), 0)
+	for _, r := range o.running {
+		d += max(r.est-now.Sub(r.began), 0)
 	}
 	for _, t := range o.waiting {
 		if t.class <= c {
 			d += t.est
 		}
 	}
-	return d
+	return d / time.Duration(o.limit())
 }
 
 // crQueue runs the tracker's CRIU operations (dumps for preemption and for
-// clones, restores) one at a time in crOrder's order, and knows how long
-// a new one would wait.
+// clones, restores), up to maxConcurrent at once, in crOrder's order, and
+// knows how long a new one would wait.
 type crQueue struct {
 	mu sync.Mutex
 	o  crOrder
 }
 
-func newCRQueue() *crQueue { return &crQueue{} }
+// newCRQueue returns a queue that runs up to maxConcurrent operations at
+// once (less than 1 counts as 1).
+func newCRQueue(maxConcurrent int) *crQueue { return &crQueue{o: crOrder{max: maxConcurrent}} }
+
+// limit is the number of operations the queue runs at once.
+func (q *crQueue) limit() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.o.limit()
+}
 
 // run waits for the queue, then runs op, an operation of class c expected
 // to take est. It gives up waiting when ctx ends; an op that started runs

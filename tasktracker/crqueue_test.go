@@ -11,8 +11,9 @@ import (
 )
 
 // The queue's order (spec §5.6): preemption dumps before restores before
-// clone dumps, arrival order within a class, the running operation never
-// overtaken; and the expected wait of a new operation of each class.
+// clone dumps, arrival order within a class, a running operation never
+// overtaken, up to max running at once (0 counts as 1); and the expected
+// wait of a new operation of each class, divided by max.
 func TestCROrder(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
@@ -23,35 +24,48 @@ func TestCROrder(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name string
-		ops  []op // added in this order at t0; the first runs at once
+		max  int
+		ops  []op // added in this order at t0; the first max run at once
 		// at is when wait is asked (t0 + at); waits is the expected wait
 		// of a new preemption dump, restore and clone dump then.
 		at    time.Duration
 		waits [3]time.Duration
 		order []string // the order they run in
 	}{
-		{"idle", nil, 0, [3]time.Duration{}, nil},
-		{"one running, half done", []op{{"c1", crCloneDump, ms(200)}}, ms(100),
+		{"idle", 0, nil, 0, [3]time.Duration{}, nil},
+		{"one running, half done", 0, []op{{"c1", crCloneDump, ms(200)}}, ms(100),
 			[3]time.Duration{ms(100), ms(100), ms(100)}, []string{"c1"}},
-		{"running overran its estimate", []op{{"r1", crRestore, ms(200)}}, ms(500),
+		{"running overran its estimate", 0, []op{{"r1", crRestore, ms(200)}}, ms(500),
 			[3]time.Duration{0, 0, 0}, []string{"r1"}},
-		{"FIFO within a class", []op{{"p1", crPreemptDump, ms(100)}, {"p2", crPreemptDump, ms(100)}, {"p3", crPreemptDump, ms(100)}}, 0,
+		{"FIFO within a class", 0, []op{{"p1", crPreemptDump, ms(100)}, {"p2", crPreemptDump, ms(100)}, {"p3", crPreemptDump, ms(100)}}, 0,
 			[3]time.Duration{ms(300), ms(300), ms(300)}, []string{"p1", "p2", "p3"}},
-		{"a preemption dump overtakes waiting clone dumps and restores, not the running one",
+		{"a preemption dump overtakes waiting clone dumps and restores, not the running one", 0,
 			[]op{{"c1", crCloneDump, ms(100)}, {"c2", crCloneDump, ms(100)}, {"r1", crRestore, ms(50)}, {"p1", crPreemptDump, ms(10)}}, 0,
 			[3]time.Duration{ms(110), ms(160), ms(260)}, []string{"c1", "p1", "r1", "c2"}},
-		{"restores keep their order behind dumps",
+		{"restores keep their order behind dumps", 0,
 			[]op{{"p1", crPreemptDump, ms(100)}, {"r1", crRestore, ms(20)}, {"c1", crCloneDump, ms(30)}, {"r2", crRestore, ms(20)}, {"p2", crPreemptDump, ms(40)}}, ms(50),
 			[3]time.Duration{ms(90), ms(130), ms(160)}, []string{"p1", "p2", "r1", "r2", "c1"}},
+		{"two at once: both run", 2, []op{{"p1", crPreemptDump, ms(100)}, {"c1", crCloneDump, ms(300)}}, ms(50),
+			[3]time.Duration{ms(150), ms(150), ms(150)}, []string{"p1", "c1"}},
+		{"two at once: one running, a new one starts at once", 2, []op{{"c1", crCloneDump, ms(300)}}, 0,
+			[3]time.Duration{}, []string{"c1"}},
+		{"two at once: a preemption dump overtakes a waiting restore, not the two running", 2,
+			[]op{{"c1", crCloneDump, ms(200)}, {"c2", crCloneDump, ms(200)}, {"r1", crRestore, ms(100)}, {"p1", crPreemptDump, ms(40)}}, ms(100),
+			[3]time.Duration{ms(120), ms(170), ms(170)}, []string{"c1", "c2", "p1", "r1"}},
+		{"two at once: a running one that overran counts as ending now", 2,
+			[]op{{"p1", crPreemptDump, ms(100)}, {"p2", crPreemptDump, ms(500)}, {"p3", crPreemptDump, ms(100)}}, ms(300),
+			[3]time.Duration{ms(150), ms(150), ms(150)}, []string{"p1", "p2", "p3"}},
+		{"three at once", 3, []op{{"p1", crPreemptDump, ms(90)}, {"p2", crPreemptDump, ms(90)}, {"p3", crPreemptDump, ms(90)}, {"r1", crRestore, ms(30)}}, 0,
+			[3]time.Duration{ms(90), ms(100), ms(100)}, []string{"p1", "p2", "p3", "r1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var o crOrder
+			o := crOrder{max: tc.max}
 			names := map[*crTicket]string{}
 			for i, x := range tc.ops {
 				tk := &crTicket{class: x.class, est: x.est}
 				names[tk] = x.name
-				if now := o.add(tk, t0); now != (i == 0) {
-					t.Fatalf("add %s: runs at once = %v, want %v", x.name, now, i == 0)
+				if now := o.add(tk, t0); now != (i < max(tc.max, 1)) {
+					t.Fatalf("add %s: runs at once = %v, want %v", x.name, now, i < max(tc.max, 1))
 				}
 			}
 			if o.len() != len(tc.ops) {
@@ -62,14 +76,24 @@ func TestCROrder(t *testing.T) {
 					t.Errorf("wait of a new %s = %v, want %v", c, got, tc.waits[c])
 				}
 			}
+			// The order they start in, the running ones ending first
+			// come first.
 			var ran []string
-			for cur := o.running; cur != nil; cur = o.finish(cur, t0) {
-				ran = append(ran, names[cur])
+			for _, r := range o.running {
+				ran = append(ran, names[r])
+			}
+			for len(o.running) > 0 {
+				if len(o.running) > max(tc.max, 1) {
+					t.Fatalf("%d running, at most %d allowed", len(o.running), max(tc.max, 1))
+				}
+				if next := o.finish(o.running[0], t0); next != nil {
+					ran = append(ran, names[next])
+				}
 			}
 			if !slices.Equal(ran, tc.order) {
 				t.Errorf("ran %v, want %v", ran, tc.order)
 			}
-			if o.len() != 0 || o.running != nil {
+			if o.len() != 0 || len(o.running) != 0 {
 				t.Errorf("after all: %d left", o.len())
 			}
 		})
@@ -88,7 +112,7 @@ func TestCROrderAbandon(t *testing.T) {
 	if !o.abandon(b) || o.abandon(b) || o.abandon(a) {
 		t.Fatal("abandon: a waiting ticket leaves once; the running one cannot")
 	}
-	if next := o.finish(c, now); next != nil || o.running != a {
+	if next := o.finish(c, now); next != nil || len(o.running) != 1 || o.running[0] != a {
 		t.Fatal("finishing a waiting ticket changed the queue")
 	}
 	if next := o.finish(a, now); next != c {
@@ -101,7 +125,7 @@ func TestCROrderAbandon(t *testing.T) {
 // running and the wait of a new restore, and a caller gives up waiting
 // when its context ends.
 func TestCRQueueRunsOneAtATime(t *testing.T) {
-	q := newCRQueue()
+	q := newCRQueue(1)
 	release := make(chan struct{})
 	var running, most atomic.Int32
 	var mu sync.Mutex
@@ -183,5 +207,76 @@ func TestDumpEstimate(t *testing.T) {
 		if got := dumpEstimate(tc.rss); got != tc.want {
 			t.Errorf("dumpEstimate(%d) = %v, want %v", tc.rss, got, tc.want)
 		}
+	}
+}
+
+// A queue of two runs two operations at once and no more; the third and
+// fourth wait and then run in the queue's order, and a new restore's
+// expected wait is the work ahead of it divided by two.
+func TestCRQueueRunsTwoAtATime(t *testing.T) {
+	q := newCRQueue(2)
+	release := make(chan struct{})
+	var running, most atomic.Int32
+	var mu sync.Mutex
+	var ran []crClass
+	var wg sync.WaitGroup
+	start := func(c crClass) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := q.run(context.Background(), c, 100*time.Millisecond, func() error {
+				n := running.Add(1)
+				for {
+					m := most.Load()
+					if n <= m || most.CompareAndSwap(m, n) {
+						break
+					}
+				}
+				mu.Lock()
+				ran = append(ran, c)
+				mu.Unlock()
+				<-release
+				running.Add(-1)
+				return nil
+			})
+			if err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	waitFor := func(what string, ok func() bool) {
+		deadline := time.Now().Add(5 * time.Second)
+		for !ok() {
+			if time.Now().After(deadline) {
+				t.Fatalf("never: %s", what)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	start(crCloneDump)
+	start(crRestore)
+	waitFor("two running", func() bool { return running.Load() == 2 })
+	start(crCloneDump)
+	waitFor("three queued", func() bool { ops, _ := q.stats(); return ops == 3 })
+	start(crPreemptDump)
+	waitFor("four queued", func() bool { ops, _ := q.stats(); return ops == 4 })
+	// A new restore: at most 2 x 100 ms left of the running ones and the
+	// preemption dump's 100 ms, over two.
+	if _, wait := q.stats(); wait <= 50 || wait > 150 {
+		t.Errorf("expected wait of a new restore %d ms, want in (50, 150]", wait)
+	}
+	if q.limit() != 2 {
+		t.Errorf("limit %d, want 2", q.limit())
+	}
+	// One ends: the preemption dump starts, then the other clone dump.
+	release <- struct{}{}
+	waitFor("a third running", func() bool { mu.Lock(); defer mu.Unlock(); return len(ran) == 3 })
+	close(release)
+	wg.Wait()
+	if m := most.Load(); m != 2 {
+		t.Errorf("%d operations ran at once, want 2", m)
+	}
+	if want := []crClass{crPreemptDump, crCloneDump}; len(ran) != 4 || !slices.Equal(ran[2:], want) {
+		t.Errorf("ran %v, want the first two, then %v", ran, want)
 	}
 }

@@ -19,7 +19,7 @@ import (
 // (a map that succeeded was never reported); here attempts end while
 // heartbeats are built in a loop.
 func TestHeartbeatReportsEndOfForgottenAttempts(t *testing.T) {
-	tt := &TaskTracker{name: testTrackerName, mapSlots: 4, reduceSlots: 4, attempts: map[string]*taskAttempt{}, cr: newCRQueue()}
+	tt := &TaskTracker{name: testTrackerName, mapSlots: 4, reduceSlots: 4, attempts: map[string]*taskAttempt{}, cr: newCRQueue(1)}
 	const batches, perBatch = 200, 20
 	deadline := time.Now().Add(20 * time.Second)
 	for n := 0; n < batches && time.Now().Before(deadline); n++ {

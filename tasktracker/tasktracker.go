@@ -154,6 +154,10 @@ func New(cfg *conf.Config, opts Options) (*TaskTracker, error) {
 		return nil, fmt.Errorf("%s %s is the certificate of %s; a TaskTracker needs a tasktracker certificate (mr certs issue --role tasktracker)",
 			security.KeyTLSCert, sec.CertPath(), sec.Identity())
 	}
+	crConcurrent := cfg.Int(KeyCheckpointMaxConcurrent)
+	if crConcurrent < 1 {
+		return nil, fmt.Errorf("%s = %d: want an integer >= 1", KeyCheckpointMaxConcurrent, crConcurrent)
+	}
 	umb, err := net.Listen("tcp", cfg.String("mapreduce.tasktracker.report.address"))
 	if err != nil {
 		return nil, fmt.Errorf("umbilical listen (mapreduce.tasktracker.report.address): %w", err)
@@ -190,7 +194,7 @@ func New(cfg *conf.Config, opts Options) (*TaskTracker, error) {
 		jobs:            map[string]*localJob{},
 		wake:            make(chan struct{}, 1),
 		pidNamespaces:   os.Geteuid() == 0,
-		cr:              newCRQueue(),
+		cr:              newCRQueue(crConcurrent),
 		images:          map[string]*storedImage{},
 	}
 	tt.prom = newTTMetrics(tt)
@@ -539,6 +543,7 @@ func (tt *TaskTracker) buildHeartbeat(reg registration) (*mrpb.HeartbeatRequest,
 		HeldAttempts:   heldAttempts,
 	}
 	req.CrQueueLength, req.CrQueueWaitMs = tt.cr.stats()
+	req.CrQueueMaxConcurrent = int32(tt.cr.limit())
 	usedMaps, usedReduces := 0, 0
 	var sent sentState
 	for id, a := range tt.attempts {

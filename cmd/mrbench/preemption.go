@@ -94,6 +94,8 @@ type preemptRun struct {
 	CheckpointsFailed int       `json:"checkpoints_failed,omitempty"`
 	// Load is the machine's 1-minute load average at the run's start and end.
 	Load [2]float64 `json:"load"`
+	// Defines are the -D settings the bench gave every daemon.
+	Defines []string `json:"defines,omitempty"`
 }
 
 // mean of one class's response times.
@@ -133,6 +135,23 @@ type preemptBench struct {
 	bin, work, criu string
 	slow            float64 // straggler location: every attempt slowed by e^slow
 	heartbeat       int
+	// defines are the -D key=value settings given to every daemon of
+	// every run (a tracker key such as
+	// mapreduce.tasktracker.checkpoint.max-concurrent=2).
+	defines []string
+}
+
+// defineFlags collects repeated -D key=value flags.
+type defineFlags []string
+
+func (d *defineFlags) String() string { return strings.Join(*d, ",") }
+
+func (d *defineFlags) Set(v string) error {
+	if _, _, err := conf.ParseDefine(v); err != nil {
+		return err
+	}
+	*d = append(*d, v)
+	return nil
 }
 
 func preemptionMain(args []string) int {
@@ -146,10 +165,12 @@ func preemptionMain(args []string) int {
 	slow := fl.Float64("slow", 3.9, "straggler location: every attempt's work is stretched by e^slow (3.9: about 49 times)")
 	jsonOut := fl.String("json", "", "write the runs as JSON to this file")
 	repeat := fl.Int("runs", 1, "run every experiment and mechanism this many times (means with 95% intervals over them)")
+	var defines defineFlags
+	fl.Var(&defines, "D", "key=value given to every daemon (JobTracker and TaskTrackers) of every run; repeatable")
 	if err := fl.Parse(args); err != nil {
 		return 2
 	}
-	b := &preemptBench{bin: *bin, criu: *criu, slow: *slow, heartbeat: 100}
+	b := &preemptBench{bin: *bin, criu: *criu, slow: *slow, heartbeat: 100, defines: defines}
 	if *work == "" {
 		dir, err := os.MkdirTemp("", "mrbench-preemption-")
 		if err != nil {
@@ -321,7 +342,7 @@ func (b *preemptBench) run(exp, mech string, rep int) (*preemptRun, error) {
 		}
 		subs = append(subs, sub)
 	}
-	r := &preemptRun{Experiment: exp, Mechanism: mech, Run: rep, Response: map[string][]float64{}}
+	r := &preemptRun{Experiment: exp, Mechanism: mech, Run: rep, Response: map[string][]float64{}, Defines: b.defines}
 	r.Load[0] = loadAverage()
 	start := time.Now() // the inputs are written: the workload's clock starts
 	for i, s := range subs {
@@ -505,7 +526,9 @@ func (b *preemptBench) startCluster(dir string, trackers, mapSlots int, defines 
 		all = append(all, "mapreduce.tasktracker.criu.path="+b.criu)
 	}
 	start := func(name string, args ...string) error {
-		for _, d := range all {
+		// The bench's own -D go to the daemons only: this client need not
+		// know their keys (a tracker's).
+		for _, d := range append(all, b.defines...) {
 			args = append(args, "-D", d)
 		}
 		cmd := exec.Command(b.bin, args...)

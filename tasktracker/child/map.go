@@ -140,10 +140,24 @@ func (t *task) runMap() error {
 	if err := rr.Err(); err != nil {
 		return fmt.Errorf("reading input %s: %w", split.Path, err)
 	}
-	slow.tick(t.ctx)
-	t.setCloneable(false)
+	// The end of the record loop is the map's last quiet point: the
+	// input is read (progress at the record loop's share), the spill in
+	// progress, if any, settles in quiesce, and the final sort has not
+	// begun. A checkpoint order that arrives in the last records, or in
+	// the injector's sleep for them (which it cuts short), is answered
+	// here rather than refused; a restored copy goes on with the final
+	// sort, after the rest of that sleep.
+	t.setProgress(mapWeight)
 	bytesRead.Set(rr.BytesRead())
 	formatRead.Set(rr.BytesRead())
+	slow.tick(t.ctx)
+	if settle != nil && t.quiesceRequested() {
+		if err := t.quiesce(settle); err != nil {
+			return err
+		}
+		slow.tick(t.ctx)
+	}
+	t.setCloneable(false)
 	t.finalFrom, t.finalWeight = time.Now(), mapWeight
 	if err := finish(); err != nil {
 		return err

@@ -8,8 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-
-	"gomr/mr"
 )
 
 // genLongLines writes lines of words, each line long, so that a map reads
@@ -73,16 +71,7 @@ func TestE2ECheckpointAtEndOfInput(t *testing.T) {
 		t.Fatalf("checkpoint order: %v %v", resp, err)
 	}
 	res := c.wait(id)
-	if res.State != "SUCCEEDED" {
-		t.Fatalf("job %s: %s", res.State, res.Error)
-	}
-	if st := c.attemptState(id, victim); st != "CHECKPOINTED" {
-		t.Errorf("attempt %s is %s, want CHECKPOINTED (KILLED or SUCCEEDED: no quiet point answered the order)", victim, st)
-	}
-	checkCheckpointCounters(t, res, 1, 1)
-	if n := res.Counters.Get(mr.JobCounterGroup, mr.NumKilledMaps); n != 0 {
-		t.Errorf("NUM_KILLED_MAPS = %d, want 0", n)
-	}
+	checkResumed(t, c, id, victim, res, " (KILLED or SUCCEEDED: no quiet point answered the order)")
 	checkWordCount(t, out, countWords(t, in))
 	checkSameAsPlainRun(t, c, spec, out)
 	if o, d := c.logTimes("jobtracker", "checkpoint ordered"), c.logTimes("jobtracker", `msg="attempt checkpointed"`); len(o) == 1 && len(d) == 1 {

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"gomr/mr"
 	"gomr/mrpb"
 )
 
@@ -28,16 +27,7 @@ func TestE2ECheckpointIncrementalFallsBackToFull(t *testing.T) {
 		t.Fatalf("incremental checkpoint order: %v %v", resp, err)
 	}
 	res := c.wait(id)
-	if res.State != "SUCCEEDED" {
-		t.Fatalf("job %s: %s", res.State, res.Error)
-	}
-	if st := c.attemptState(id, victim); st != "CHECKPOINTED" {
-		t.Errorf("attempt %s is %s, want CHECKPOINTED", victim, st)
-	}
-	checkCheckpointCounters(t, res, 1, 1)
-	if n := res.Counters.Get(mr.JobCounterGroup, mr.NumKilledMaps); n != 0 {
-		t.Errorf("NUM_KILLED_MAPS = %d, want 0", n)
-	}
+	checkResumed(t, c, id, victim, res, "")
 	why := c.logValue("slow", "incremental checkpoint ordered; dumping in full", "why")
 	lines := c.logLines("slow", "incremental checkpoint ordered; dumping in full")
 	t.Log(lines)

@@ -107,12 +107,7 @@ func (h *handler) serveRange(w http.ResponseWriter, req request, seg spill.Segme
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
 	}
-	hd := w.Header()
-	hd.Set(ReplyHashHeader, ReplyHash(secret, hash))
-	hd.Set(SegmentHeader, string(js))
-	hd.Set("Content-Type", "application/octet-stream")
-	hd.Set("Content-Length", strconv.FormatInt(info.Length, 10))
-	w.WriteHeader(http.StatusOK)
+	writeSegmentHeader(w, secret, hash, js, info.Length)
 	n, err := w.Write(body)
 	if h.served != nil {
 		h.served(req.job, int64(n))

@@ -288,12 +288,7 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, req request, has
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
 	}
-	hd := w.Header()
-	hd.Set(ReplyHashHeader, ReplyHash(secret, hash))
-	hd.Set(SegmentHeader, string(info))
-	hd.Set("Content-Type", "application/octet-stream")
-	hd.Set("Content-Length", strconv.FormatInt(seg.Length, 10))
-	w.WriteHeader(http.StatusOK)
+	writeSegmentHeader(w, secret, hash, info, seg.Length)
 	n, err := io.Copy(w, io.NewSectionReader(f, seg.Offset, seg.Length))
 	if h.served != nil {
 		h.served(req.job, n)
@@ -348,4 +343,16 @@ func (w *outcomeWriter) outcome() string {
 	default:
 		return OutcomeBadRequest
 	}
+}
+
+// writeSegmentHeader starts the 200 reply of a single-segment request: the
+// reply hash that proves the server knows the job's secret, the segment's
+// description (JSON) and the length of the body that follows.
+func writeSegmentHeader(w http.ResponseWriter, secret []byte, requestHash string, info []byte, length int64) {
+	hd := w.Header()
+	hd.Set(ReplyHashHeader, ReplyHash(secret, requestHash))
+	hd.Set(SegmentHeader, string(info))
+	hd.Set("Content-Type", "application/octet-stream")
+	hd.Set("Content-Length", strconv.FormatInt(length, 10))
+	w.WriteHeader(http.StatusOK)
 }

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"gomr/mr"
-	"gomr/speculator"
 )
 
 // A preemption dump ordered while CRIU dumps the same attempt for a clone
@@ -54,21 +53,7 @@ exec %q "$@"
 			t.Fatal(err)
 		}
 	}
-	in := t.TempDir()
-	genText(t, filepath.Join(in, "a.txt"), 3<<20, 7)
-	out := filepath.Join(t.TempDir(), "out")
-	spec := wordCountSpec(in, out, 1)
-	spec.Conf = map[string]string{
-		"mapreduce.map.speculative":                     "true",
-		"speculation.clone.enabled":                     "true",
-		"mapreduce.task.progress.report.interval":       "100",
-		"mapreduce.input.fileinputformat.split.maxsize": "524288",
-		speculator.KeyMinDoneCount:                      "3",
-		"mapreduce.task.io.sort.mb":                     "1",
-	}
-	for k, v := range stragglerDefines {
-		spec.Conf[k] = v
-	}
+	spec, in, out := cloneMapJob(t)
 	id := c.submit(spec)
 	waitFor(t, "tracker slow to dump an attempt for a clone", 60*time.Second, func() bool {
 		_, err := os.Stat(filepath.Join(flags, "criu-called"))

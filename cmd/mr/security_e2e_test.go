@@ -26,7 +26,6 @@ import (
 	"gomr/mr"
 	"gomr/mrpb"
 	"gomr/security"
-	"gomr/speculator"
 	"gomr/tasktracker"
 )
 
@@ -370,21 +369,7 @@ func TestE2ESecurityCloneMapOverTLS(t *testing.T) {
 			"mapreduce.job.speculative.retry-after-no-speculate=100ms",
 			"mapreduce.job.speculative.retry-after-speculate=100ms",
 			"speculation.clone.beta=0.0001")...)
-	in := t.TempDir()
-	genText(t, filepath.Join(in, "a.txt"), 3<<20, 7)
-	out := filepath.Join(t.TempDir(), "out")
-	spec := wordCountSpec(in, out, 1)
-	spec.Conf = map[string]string{
-		"mapreduce.map.speculative":                     "true",
-		"speculation.clone.enabled":                     "true",
-		"mapreduce.task.progress.report.interval":       "100",
-		"mapreduce.input.fileinputformat.split.maxsize": "524288",
-		speculator.KeyMinDoneCount:                      "3",
-		"mapreduce.task.io.sort.mb":                     "1",
-	}
-	for k, v := range stragglerDefines {
-		spec.Conf[k] = v
-	}
+	spec, in, out := cloneMapJob(t)
 	id := c.submit(spec)
 	res := c.wait(id)
 	checkWordCount(t, out, countWords(t, in))

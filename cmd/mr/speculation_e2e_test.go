@@ -216,23 +216,16 @@ func criuPath(t *testing.T) string {
 	return p
 }
 
-// A straggling map is cloned with CRIU onto the other tracker (the clone
-// cost is damped to almost nothing, so that a clone always beats a fresh
-// attempt; the slow tracker's only map slot is the straggler's): the slow
-// tracker checkpoints it and sends the image, the fast one restores it,
-// the clone takes over from the original's progress, wins, the original
-// is killed, and the output, made of spills of both, is exact.
-func TestE2ECloneMap(t *testing.T) {
-	path := criuPath(t)
-	c := startCluster(t, []trackerSpec{{"slow", 1, 0}, {"fast", 1, 1}},
-		"mapreduce.tasktracker.criu.path="+path,
-		"mapreduce.job.speculative.retry-after-no-speculate=100ms",
-		"mapreduce.job.speculative.retry-after-speculate=100ms",
-		"speculation.clone.beta=0.0001")
-	in := t.TempDir()
+// cloneMapJob is the job of the map-cloning tests: a WordCount of 3 MB in
+// 512 KB maps, slowed by the straggler injector, with clones enabled and
+// judged once three maps are done, and 1 MB sort buffers so that a clone
+// starts with spills behind it. It returns the spec, its input and output.
+func cloneMapJob(t *testing.T) (spec *mr.JobSpec, in, out string) {
+	t.Helper()
+	in = t.TempDir()
 	genText(t, filepath.Join(in, "a.txt"), 3<<20, 7)
-	out := filepath.Join(t.TempDir(), "out")
-	spec := wordCountSpec(in, out, 1)
+	out = filepath.Join(t.TempDir(), "out")
+	spec = wordCountSpec(in, out, 1)
 	spec.Conf = map[string]string{
 		"mapreduce.map.speculative":                     "true",
 		"speculation.clone.enabled":                     "true",
@@ -247,6 +240,23 @@ func TestE2ECloneMap(t *testing.T) {
 	for k, v := range stragglerDefines {
 		spec.Conf[k] = v
 	}
+	return spec, in, out
+}
+
+// A straggling map is cloned with CRIU onto the other tracker (the clone
+// cost is damped to almost nothing, so that a clone always beats a fresh
+// attempt; the slow tracker's only map slot is the straggler's): the slow
+// tracker checkpoints it and sends the image, the fast one restores it,
+// the clone takes over from the original's progress, wins, the original
+// is killed, and the output, made of spills of both, is exact.
+func TestE2ECloneMap(t *testing.T) {
+	path := criuPath(t)
+	c := startCluster(t, []trackerSpec{{"slow", 1, 0}, {"fast", 1, 1}},
+		"mapreduce.tasktracker.criu.path="+path,
+		"mapreduce.job.speculative.retry-after-no-speculate=100ms",
+		"mapreduce.job.speculative.retry-after-speculate=100ms",
+		"speculation.clone.beta=0.0001")
+	spec, in, out := cloneMapJob(t)
 	id := c.submit(spec)
 	res := c.wait(id)
 	checkWordCount(t, out, countWords(t, in))

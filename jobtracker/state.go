@@ -325,6 +325,11 @@ type trackerState struct {
 	// blacklisted: the tracker gets no task of any job (blacklist.go).
 	blacklisted     bool
 	blacklistReason string
+	// fullConf: the tracker's build has other configuration defaults than
+	// the JobTracker's (or did not say), so its launches carry every key
+	// of the job's configuration, not only those that differ from the
+	// defaults (launchConf).
+	fullConf bool
 }
 
 func countersToProto(cs mr.CounterSet) []*mrpb.Counter {

@@ -4,6 +4,7 @@ import (
 	"math"
 	"sort"
 	"testing"
+	"time"
 )
 
 // poolStats are a generated workload's statistics that the sources state.
@@ -21,6 +22,7 @@ type poolStats struct {
 	under10MinJobsShare  float64
 	tinyAndShortJobShare float64
 	under10MinWorkShare  float64 // share of the work in jobs of under 10 minutes of work
+	sitaP1WorkShare      float64 // share of the work in jobs under the workload's SITA cutoff
 }
 
 func cv2(xs []float64) float64 {
@@ -62,6 +64,13 @@ func measurePool(w *Workload) poolStats {
 		span = max(span, j.Submit.Seconds())
 	}
 	st.tinyAndShortJobShare /= float64(len(w.Jobs))
+	if c, err := time.ParseDuration(w.Conf["scheduler.sita.cutoffs"]); err == nil {
+		for i := range w.Jobs {
+			if s := w.Jobs[i].Size(); s <= c {
+				st.sitaP1WorkShare += s.Seconds() / total
+			}
+		}
+	}
 	st.under10MinWorkShare /= total
 	st.sizeMean = total / float64(len(w.Jobs))
 	st.sizeCV2, st.refCV2 = cv2(sizes), cv2(refs)
@@ -177,5 +186,6 @@ func TestThesisFBStatistics(t *testing.T) {
 		{"fewest tasks", func(p poolStats) float64 { return float64(p.minTasks) }, 1, 9, "§5.4.3: less than ten tasks", true},
 		{"most tasks", func(p poolStats) float64 { return float64(p.maxTasks) }, 10001, math.Inf(1), "§5.4.3: more than 10,000 tasks", true},
 		{"reduces per job", func(p poolStats) float64 { return float64(p.reducesPerJobMax) }, 1, 1, "our choice: one", true},
+		{"work share under the workload's SITA cutoff", func(p poolStats) float64 { return p.sitaP1WorkShare }, 0.2, 0.4, "§5.5.1: 35% of the work completes in partition 1 (30% of the slots) at the tuned cutoff", true},
 	})
 }

@@ -214,6 +214,21 @@ var fbPool = struct {
 	taskMedian: 20, jobSigma: 0.7, taskSigma: 0.3, maxMaps: 20000,
 }
 
+// fbSITACutoff and fbFBQLimit are SITA's cutoff and FBQ's limit on the
+// chapter 5 pool, re-tuned by the thesis' criterion (the lowest slowdown
+// variability V(95) with the median kept in view, §5.5.1, Figs. 5.7-5.8)
+// on seeds 1-5 and confirmed on 6-10 (docs/policies.md). The thesis'
+// 18,000 s and 12,000 s were tuned on its own pool, which completes 35% of
+// its work in SITA's partition 1 at 18,000 s (§5.5.1); ours puts 16% of
+// its work under 18,000 s and 22% under 24,000 s. SITA's V(95) halves from
+// 18,000 to 24,000 s (8.8 to 5.0) for a median 0.1 higher; larger cutoffs
+// lower it by a further 0.7-0.9 while the median passes FIFO's. FBQ's V(95)
+// is lowest and flat from 30,000 to 40,000 s (3.2).
+const (
+	fbSITACutoff = "24000s"
+	fbFBQLimit   = "40000s"
+)
+
 // thesisFB is the chapter 5 Facebook-derived pool, rebuilt: the thesis'
 // 1,121 recorded jobs are not available, so jobs are drawn to match the
 // statistics it states (§5.4.3): job sizes with a squared CV of 3.32 and
@@ -238,8 +253,8 @@ func thesisFB(rng *rand.Rand, opt GenOptions) *Workload {
 	w := &Workload{Name: "thesis-fb", Trackers: 100, MapSlots: 6, ReduceSlots: 2, Slowstart: 0.05,
 		Conf: map[string]string{
 			"scheduler.tyrex.capacities": "0.5,0.5", "scheduler.tyrex.timers": "14000s",
-			"scheduler.sita.capacities": "0.3,0.7", "scheduler.sita.cutoffs": "18000s",
-			"scheduler.fbq.limits": "12000s", "scheduler.comp.queues": "2",
+			"scheduler.sita.capacities": "0.3,0.7", "scheduler.sita.cutoffs": fbSITACutoff,
+			"scheduler.fbq.limits": fbFBQLimit, "scheduler.comp.queues": "2",
 		}}
 	p := fbPool
 	for i := 0; i < n; i++ {

@@ -189,3 +189,32 @@ func TestDeadlineTestbedStatistics(t *testing.T) {
 		}
 	}
 }
+
+// TestSpareKillCount: the kills MinEDF-WC makes are counted, and those of
+// attempts launched on a spare slot (the paper's "extra slots allocated
+// and then cancelled") are among them; EDF kills nothing.
+func TestSpareKillCount(t *testing.T) {
+	w, err := Generate("deadline-fb", GenOptions{Seed: 1, Jobs: 200, InterArrival: dur(300)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"minedf-wc", "edf"} {
+		r, err := Run(w, Options{Policy: p, Slowstart: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := r.Summary.Deadline
+		if p == "edf" {
+			if d.KilledMapTasks != 0 || d.KilledSpareMapTasks != 0 || d.ExtraMapTasks != 0 {
+				t.Errorf("edf: %d kills, %d of spare attempts, %d extra maps", d.KilledMapTasks, d.KilledSpareMapTasks, d.ExtraMapTasks)
+			}
+			continue
+		}
+		if d.KilledSpareMapTasks <= 0 || d.KilledSpareMapTasks > d.KilledMapTasks {
+			t.Errorf("%s: %d kills of spare attempts of %d kills", p, d.KilledSpareMapTasks, d.KilledMapTasks)
+		}
+		if want := float64(d.KilledSpareMapTasks) / float64(d.ExtraMapTasks) * 100; math.Abs(d.SpareKillRatioPct-want) > 1e-9 {
+			t.Errorf("%s: spare kill ratio %v, want %v", p, d.SpareKillRatioPct, want)
+		}
+	}
+}

@@ -142,8 +142,10 @@ func (jt *JobTracker) scaleUpBytesLocked(a *attempt) int64 {
 // a scale-up split of fanout k, into up to k pieces of about equal bytes
 // (at least scaleUpMinPieceBytes each): the task keeps the first (its
 // split now ends where the second starts) and the others become new map
-// tasks, announced to the reducers by a MAPS_ADDED event.
-func (jt *JobTracker) scaleUpPiecesLocked(t *task, cut mapCut, k int) {
+// tasks, announced to the reducers by a MAPS_ADDED event and to the
+// policy by the driver's TasksAdded (the deadline policies size a job by
+// its maps).
+func (jt *JobTracker) scaleUpPiecesLocked(t *task, cut mapCut, k int, now time.Time) {
 	j := t.job
 	s := j.splits[t.index]
 	end := s.Start + s.Length
@@ -171,6 +173,7 @@ func (jt *JobTracker) scaleUpPiecesLocked(t *task, cut mapCut, k int) {
 		ids = append(ids, nt.id())
 	}
 	j.appendEvent(&mrpb.MapEvent{Kind: "MAPS_ADDED", MapTask: int32(len(j.maps))}, nil)
+	jt.driver.TasksAdded(now, j.id, partitions.Map, k-1)
 	j.counters.Add(mr.SplitGroup, mr.ScaleUpSplits, 1)
 	j.counters.Add(mr.SplitGroup, mr.ScaleUpMaps, int64(k-1))
 	jt.prom.scaleUpMaps.Add(float64(k - 1))

@@ -3,6 +3,7 @@ package jobtracker
 import (
 	"context"
 	"testing"
+	"time"
 
 	"gomr/mr"
 	"gomr/mrpb"
@@ -17,6 +18,12 @@ func TestScaleUpPieces(t *testing.T) {
 	jt, _ := newTestJTWith(t, dir, 0, nil, nil)
 	id := submitSplitJob(t, jt, dir, 1, map[string]string{mr.KeySplitSafe: "true"})
 	jt.mu.Lock()
+	var added []int
+	jt.driver.OnEvent(func(ev partitions.Event) {
+		if ev.Kind == partitions.TasksAdded && ev.JobID == id && ev.Type == partitions.Map {
+			added = append(added, ev.Count)
+		}
+	})
 	j := jt.jobs[id]
 	m := j.maps[0]
 	// The split is 1000 bytes; pretend it is 1 MB from offset 0.
@@ -33,7 +40,7 @@ func TestScaleUpPieces(t *testing.T) {
 	} {
 		before := len(j.maps)
 		end := j.splits[0].Start + j.splits[0].Length
-		jt.scaleUpPiecesLocked(m, mapCut{off: tc.cut, spill: 1, records: 10}, tc.k)
+		jt.scaleUpPiecesLocked(m, mapCut{off: tc.cut, spill: 1, records: 10}, tc.k, time.Now())
 		added := len(j.maps) - before
 		if added != tc.pieces-1 {
 			t.Errorf("%s: %d maps added, want %d", tc.name, added, tc.pieces-1)
@@ -58,7 +65,13 @@ func TestScaleUpPieces(t *testing.T) {
 			t.Errorf("%s: %d maps pending, want all %d (none launched here)", tc.name, j.pending[partitions.Map], len(j.maps))
 		}
 	}
+	jt.driver.OnEvent(nil)
 	jt.mu.Unlock()
+	// The policy is told of the added maps (the deadline policies size a
+	// job by them).
+	if len(added) != 2 || added[0] != 3 || added[1] != 1 {
+		t.Errorf("TasksAdded events %v, want [3 1]", added)
+	}
 	ev, err := jt.GetMapEvents(context.Background(), &mrpb.MapEventsRequest{JobId: id, Reduce: 0})
 	if err != nil {
 		t.Fatal(err)

@@ -386,7 +386,7 @@ func (jt *JobTracker) attemptSplitLocked(a *attempt, cut *mrpb.ReduceCut, now ti
 		j.counters.Add(mr.SplitGroup, mr.RemainderRecords, a.counters.Get(mr.TaskCounterGroup, mr.MapInputRecords))
 	}
 	if sp.fanout > 1 && !j.done() {
-		jt.scaleUpPiecesLocked(t, *sp.cut, sp.fanout)
+		jt.scaleUpPiecesLocked(t, *sp.cut, sp.fanout, now)
 	}
 	jt.log.Info("map split", "attempt", a.id, "next_offset", sp.cut.off, "next_spill", sp.cut.spill, "records", sp.cut.records)
 	jt.driver.Ended(now, attemptKey(a), a.finish.Sub(a.start))

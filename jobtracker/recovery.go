@@ -13,6 +13,7 @@ import (
 	"gomr/mr"
 	"gomr/mrpb"
 	"gomr/partitions"
+	"gomr/preempt"
 )
 
 // JobTracker restart recovery (mapreduce.jobtracker.restart.recover; Hadoop
@@ -323,7 +324,7 @@ func (jt *JobTracker) recoverJob(sj *stagedJob, now time.Time) error {
 		}
 		if tk.typ == partitions.Map && len(j.reduces) > 0 {
 			tk.split = splitFromLog(ev.Cuts)
-			if len(ev.Cuts) > 0 && jt.cfg.Bool(KeyScaleUp) {
+			if len(ev.Cuts) > 0 && jt.cfg.Bool(preempt.KeyScaleUp) {
 				// A split map of a cluster that splits for scale-up: its
 				// split may have been cut short for pieces the log does
 				// not keep (scaleup.go). It runs again whole.

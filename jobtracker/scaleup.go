@@ -1,10 +1,8 @@
 package jobtracker
 
 import (
-	"fmt"
 	"time"
 
-	"gomr/conf"
 	"gomr/mr"
 	"gomr/mrpb"
 	"gomr/partitions"
@@ -23,31 +21,9 @@ import (
 // slots take part of the work. Reducers learn of the new maps from a
 // MAPS_ADDED event and wait for them too.
 
-// Configuration keys of scale-up splits (cluster keys). Which tasks may be
-// split at all is preempt's KeySplitMinAge and KeySplitMinRemaining.
-const (
-	// KeyScaleUp turns scale-up splits on.
-	KeyScaleUp = "preemption.split.scale-up"
-	// KeyScaleUpFanout is the most pieces a scale-up split cuts a
-	// remainder into (spec §5.13 split.scaleUpFanout).
-	KeyScaleUpFanout = "preemption.split.scale-up-fanout"
-)
-
-func init() {
-	conf.Register(
-		conf.Key{Name: KeyScaleUp, Type: conf.Bool, Default: "false",
-			Description: "scale-up splits: when map slots stay idle and a split-safe job has no pending map, split its longest running map (at least preemption.split.min-task-age old, preemption.split.min-remaining left) and run its remainder as several maps (docs/split.md)"},
-		conf.Key{Name: KeyScaleUpFanout, Type: conf.Int, Default: "4", Check: atLeastTwo,
-			Description: "most pieces a scale-up split cuts a map's remainder into (also bounded by the idle slots plus one)"},
-	)
-}
-
-func atLeastTwo(v any) error {
-	if n, ok := v.(int); !ok || n < 2 {
-		return fmt.Errorf("want an integer >= 2")
-	}
-	return nil
-}
+// Its configuration keys, preempt.KeyScaleUp and preempt.KeyScaleUpFanout,
+// are the planner's package's, which the simulator reads too; which tasks
+// may be split at all is preempt's KeySplitMinAge and KeySplitMinRemaining.
 
 // scaleUpMinPieceBytes is the smallest piece a scale-up split makes: a
 // smaller remainder is cut into fewer pieces, or not split.
@@ -60,7 +36,7 @@ const scaleUpMinPieceBytes = 64 << 10
 // preemption.split.min-task-age old), whose remainder is large enough for
 // two pieces. Off unless preemption.split.scale-up is set.
 func (jt *JobTracker) scaleUpLocked(t *trackerState, now time.Time) {
-	if !jt.cfg.Bool(KeyScaleUp) || t.blacklisted {
+	if !jt.cfg.Bool(preempt.KeyScaleUp) || t.blacklisted {
 		return
 	}
 	idle := t.mapSlots
@@ -103,7 +79,7 @@ func (jt *JobTracker) scaleUpLocked(t *trackerState, now time.Time) {
 	if best == nil {
 		return
 	}
-	fanout := min(jt.cfg.Int(KeyScaleUpFanout), idle+1)
+	fanout := min(jt.cfg.Int(preempt.KeyScaleUpFanout), idle+1)
 	if err := jt.orderSplitLocked(best); err != nil {
 		jt.log.Warn("scale-up split refused", "attempt", best.id, "error", err)
 		return

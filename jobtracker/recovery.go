@@ -20,11 +20,17 @@ import (
 // 1's mapred.jobtracker.restart.recover, MRv2's application-master
 // recovery). Beside each staged job the JobTracker appends one line per
 // task that succeeds (and one per completed map re-run because its output
-// was lost) to <system dir>/<job id>.events. A restarted JobTracker
+// was lost, and one per fragment a split reduce commits) to
+// <system dir>/<job id>.events. A restarted JobTracker
 // rebuilds every staged job from its spec and splits and replays these
 // lines:
 //   - a reduce (or a map of a map-only job) that succeeded is kept when
 //     its part file is in the output directory; otherwise it runs again;
+//   - a split reduce's committed fragments (one "fragment" line each,
+//     reduce_split.go) are kept while their files are in
+//     _temporary/_fragments, in order: the reduce runs again only for the
+//     key groups after the last kept one, and a split reduce that
+//     succeeded is kept when its fragments all are;
 //   - a map that succeeded is kept, unpublished, until its tracker
 //     registers again from the same shuffle address and still holds the
 //     attempt's files (it lists them on initial contact); its spills are
@@ -39,8 +45,8 @@ import (
 
 // taskEvent is one line of a job's event log.
 type taskEvent struct {
-	// Kind is "succeeded" or "rerun" (a succeeded map whose output was
-	// lost).
+	// Kind is "succeeded", "rerun" (a succeeded map whose output was
+	// lost) or "fragment" (a split reduce committed a fragment).
 	Kind     string                  `json:"kind"`
 	Type     string                  `json:"type"` // "m" or "r"
 	Task     int                     `json:"task"`
@@ -57,6 +63,11 @@ type taskEvent struct {
 	JobCounters mr.CounterSet `json:"job_counters,omitempty"`
 	// Cuts are a split map's split points (split.go).
 	Cuts []loggedCut `json:"cuts,omitempty"`
+	// Fragment is the output fragment of a split reduce that a
+	// "fragment" line records (with the last key it reduced, LastKey) or
+	// a "succeeded" line's attempt wrote (reduce_split.go).
+	Fragment int    `json:"fragment,omitempty"`
+	LastKey  []byte `json:"last_key,omitempty"`
 }
 
 // loggedSegment is an mrpb.Segment in the event log.
@@ -202,6 +213,9 @@ func (jt *JobTracker) logTaskLocked(a *attempt) {
 	tk := a.task
 	ev := &taskEvent{Kind: "succeeded", Type: typeLetter(tk.typ), Task: tk.index, Attempt: a.id, Tracker: a.tracker,
 		Shuffle: a.shuffleAddr, Start: a.start, Finish: a.finish, Counters: a.counters, JobCounters: tk.job.counters}
+	if tk.typ == partitions.Reduce && a.split != nil {
+		ev.Fragment = a.split.fragment
+	}
 	if tk.typ == partitions.Map && len(tk.job.reduces) > 0 {
 		ev.Final = a.final
 		ev.Cuts = tk.split.logged()
@@ -306,6 +320,12 @@ func (jt *JobTracker) recoverJob(sj *stagedJob, now time.Time) error {
 			return fmt.Errorf("event log names %s task %d of %d", ev.Type, ev.Task, len(ts))
 		}
 		tk := ts[ev.Task]
+		if ev.Kind == "fragment" {
+			if tk.typ == partitions.Reduce && tk.state != taskSucceeded {
+				jt.recoverFragmentLocked(tk, ev, committer)
+			}
+			continue
+		}
 		if ev.Kind == "rerun" {
 			if tk.state == taskSucceeded {
 				jt.taskToLocked(tk, taskPending)
@@ -345,7 +365,18 @@ func (jt *JobTracker) recoverJob(sj *stagedJob, now time.Time) error {
 				a.spills[k] = segs
 			}
 			a.unconfirmed = true
-		} else if !committer.TaskCommitted(tk.typ == partitions.Map, tk.index) {
+		} else if committer.TaskCommitted(tk.typ == partitions.Map, tk.index) {
+			if tk.split != nil {
+				// Its fragments were joined into its part file before
+				// the restart: nothing is left to join.
+				tk.split.frags = nil
+			}
+		} else if tk.typ == partitions.Reduce && ev.Fragment > 0 && recoveredLastFragment(tk, ev.Fragment, committer) {
+			// A split reduce whose fragments, its own last one
+			// included, are all committed: the job commit joins them.
+			a.split = &attemptSplitInfo{fragment: ev.Fragment}
+			jt.splitSucceededLocked(a)
+		} else {
 			continue // its output is not there: it runs again
 		}
 		tk.attempts = append(tk.attempts, a)

@@ -56,6 +56,9 @@ type taskSplit struct {
 	// frags are a reduce task's committed output fragments, in key order
 	// (reduce_split.go).
 	frags []reduceFrag
+	// lost is set, in a restarted JobTracker's recovery, once a logged
+	// fragment could not be kept: none after it is (recovery.go).
+	lost bool
 }
 
 // attemptSplitInfo is what a map attempt of a splittable job keeps of its

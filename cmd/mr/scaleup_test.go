@@ -3,6 +3,7 @@ package main
 import (
 	"path/filepath"
 	"testing"
+	"time"
 
 	"gomr/mr"
 	"gomr/speculator"
@@ -17,14 +18,7 @@ func TestE2EScaleUpSplit(t *testing.T) {
 	skipUnderRace(t, "TestScaleUpPieces and TestRunMapsAdded (jobtracker, shuffle), and the map split tests")
 	in := t.TempDir()
 	genText(t, filepath.Join(in, "a.txt"), 2<<20, 81)
-	spec := func(out string) *mr.JobSpec {
-		s := wordCountSpec(in, out, 1)
-		s.Conf = splitJobConf()
-		s.Conf[speculator.KeyMapSpeculative] = "false"
-		s.Conf[speculator.KeyStragglerTaskTypes] = "map"
-		s.Conf[speculator.KeyStragglerLocation] = "3.5"
-		return s
-	}
+	spec := func(out string) *mr.JobSpec { return scaleUpSpec(in, out) }
 	run := func(scaleUp bool) (*mr.JobResult, float64, string) {
 		t.Helper()
 		c := startCluster(t, []trackerSpec{{"t1", 2, 1}, {"t2", 2, 1}},
@@ -66,4 +60,40 @@ func TestE2EScaleUpSplit(t *testing.T) {
 	if tUp >= tPlain {
 		t.Errorf("the job took %.2f s with scale-up, %.2f s without: want it sooner", tUp, tPlain)
 	}
+}
+
+// scaleUpSpec is a split-safe word count of in whose maps are slowed 33
+// times (k = e^3.5) and not speculated.
+func scaleUpSpec(in, out string) *mr.JobSpec {
+	s := wordCountSpec(in, out, 1)
+	s.Conf = splitJobConf()
+	s.Conf[speculator.KeyMapSpeculative] = "false"
+	s.Conf[speculator.KeyStragglerTaskTypes] = "map"
+	s.Conf[speculator.KeyStragglerLocation] = "3.5"
+	return s
+}
+
+// TestE2EScaleUpSplitMinEDF: scale-up splits under MinEDF, which sizes a
+// deadline job by its maps. The policy is told of the maps a scale-up
+// split adds (the driver's TasksAdded) and gives them slots; before, once
+// the job's one map at submission was done MinEDF counted no map left,
+// gave the added maps no quota and the job never ended.
+func TestE2EScaleUpSplitMinEDF(t *testing.T) {
+	skipUnderRace(t, "TestDeadlineCountsAddedTasks (partitions) and TestScaleUpPieces (jobtracker)")
+	in := t.TempDir()
+	genText(t, filepath.Join(in, "a.txt"), 1<<20, 82)
+	c := startCluster(t, []trackerSpec{{"t1", 2, 1}, {"t2", 2, 1}}, "scheduler.policy=minedf",
+		"preemption.split.scale-up=true", "preemption.split.min-task-age=300ms", "preemption.split.min-remaining=0s")
+	out := filepath.Join(t.TempDir(), "out")
+	spec := scaleUpSpec(in, out)
+	spec.DeadlineSeconds = 600
+	res := c.waitWithin(c.submit(spec), 2*time.Minute)
+	if res.State != "SUCCEEDED" {
+		t.Fatalf("job ended %s: %s", res.State, res.Error)
+	}
+	if n := res.Counters.Get(mr.SplitGroup, mr.ScaleUpMaps); n < 1 {
+		t.Fatalf("SCALE_UP_MAPS = %d, want maps added for the idle slots", n)
+	}
+	checkWordCount(t, out, countWords(t, in))
+	t.Logf("%d maps added by %d scale-up splits", res.Counters.Get(mr.SplitGroup, mr.ScaleUpMaps), res.Counters.Get(mr.SplitGroup, mr.ScaleUpSplits))
 }

@@ -13,14 +13,14 @@ import (
 	"gomr/mr"
 	"gomr/mrpb"
 	"gomr/partitions"
-	"gomr/preempt"
 )
 
 // JobTracker restart recovery (mapreduce.jobtracker.restart.recover; Hadoop
 // 1's mapred.jobtracker.restart.recover, MRv2's application-master
 // recovery). Beside each staged job the JobTracker appends one line per
 // task that succeeds (and one per completed map re-run because its output
-// was lost, and one per fragment a split reduce commits) to
+// was lost, one per fragment a split reduce commits, and one per scale-up
+// split's pieces) to
 // <system dir>/<job id>.events. A restarted JobTracker
 // rebuilds every staged job from its spec and splits and replays these
 // lines:
@@ -31,6 +31,8 @@ import (
 //     _temporary/_fragments, in order: the reduce runs again only for the
 //     key groups after the last kept one, and a split reduce that
 //     succeeded is kept when its fragments all are;
+//   - a scale-up split's pieces are maps of the job again, with the map
+//     they were cut from as short as the split left it;
 //   - a map that succeeded is kept, unpublished, until its tracker
 //     registers again from the same shuffle address and still holds the
 //     attempt's files (it lists them on initial contact); its spills are
@@ -46,7 +48,8 @@ import (
 // taskEvent is one line of a job's event log.
 type taskEvent struct {
 	// Kind is "succeeded", "rerun" (a succeeded map whose output was
-	// lost) or "fragment" (a split reduce committed a fragment).
+	// lost), "fragment" (a split reduce committed a fragment) or "pieces"
+	// (a scale-up split added maps).
 	Kind     string                  `json:"kind"`
 	Type     string                  `json:"type"` // "m" or "r"
 	Task     int                     `json:"task"`
@@ -63,6 +66,9 @@ type taskEvent struct {
 	JobCounters mr.CounterSet `json:"job_counters,omitempty"`
 	// Cuts are a split map's split points (split.go).
 	Cuts []loggedCut `json:"cuts,omitempty"`
+	// Splits are, on a "pieces" line, a scale-up split's map's new split
+	// and its pieces' (scaleup.go).
+	Splits []mr.Split `json:"splits,omitempty"`
 	// Fragment is the output fragment of a split reduce that a
 	// "fragment" line records (with the last key it reduced, LastKey) or
 	// a "succeeded" line's attempt wrote (reduce_split.go).
@@ -302,6 +308,7 @@ func (jt *JobTracker) recoverJob(sj *stagedJob, now time.Time) error {
 		}
 	}
 	kept := [2]int{}
+	pieces := 0
 	for _, ev := range events {
 		if ev.JobCounters != nil {
 			j.counters = ev.JobCounters
@@ -310,10 +317,14 @@ func (jt *JobTracker) recoverJob(sj *stagedJob, now time.Time) error {
 		if ev.Type == "r" {
 			ts = j.reduces
 		}
-		if ev.Type == "m" && ev.Task >= len(ts) && ev.Task >= 0 {
-			// A map a scale-up split added (scaleup.go): the map it was
-			// cut from runs again whole (its remainder alone is not
-			// recovered), so its pieces are not needed.
+		if ev.Kind == "pieces" {
+			// A scale-up split cut a map's remainder into pieces
+			// (scaleup.go): the map's split is shorter, and the pieces
+			// are maps of the job, whose logged successes follow.
+			if err := recoverPiecesLocked(j, ev); err != nil {
+				return err
+			}
+			pieces += len(ev.Splits) - 1
 			continue
 		}
 		if ev.Task < 0 || ev.Task >= len(ts) {
@@ -344,12 +355,6 @@ func (jt *JobTracker) recoverJob(sj *stagedJob, now time.Time) error {
 		}
 		if tk.typ == partitions.Map && len(j.reduces) > 0 {
 			tk.split = splitFromLog(ev.Cuts)
-			if len(ev.Cuts) > 0 && jt.cfg.Bool(preempt.KeyScaleUp) {
-				// A split map of a cluster that splits for scale-up: its
-				// split may have been cut short for pieces the log does
-				// not keep (scaleup.go). It runs again whole.
-				continue
-			}
 			if len(ev.Spills) != ev.Final+1 {
 				// A split map (split.go): its attempt made only the
 				// spills after the last split point, and the split
@@ -428,7 +433,7 @@ func (jt *JobTracker) recoverJob(sj *stagedJob, now time.Time) error {
 		j.recoveryDeadline = now.Add(jt.cfg.Duration("mapreduce.jobtracker.restart.tracker-wait"))
 	}
 	jt.log.Warn("job recovered after a JobTracker restart", "job", j.id, "name", j.spec.Name, "restarts", sj.Restarts,
-		"maps_kept", kept[partitions.Map], "reduces_kept", kept[partitions.Reduce], "maps", len(j.maps), "reduces", len(j.reduces))
+		"maps_kept", kept[partitions.Map], "reduces_kept", kept[partitions.Reduce], "maps", len(j.maps), "scale_up_maps", pieces, "reduces", len(j.reduces))
 	jt.checkJobDoneLocked(j)
 	return nil
 }

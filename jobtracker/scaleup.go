@@ -1,6 +1,7 @@
 package jobtracker
 
 import (
+	"fmt"
 	"time"
 
 	"gomr/mr"
@@ -120,7 +121,7 @@ func (jt *JobTracker) scaleUpBytesLocked(a *attempt) int64 {
 // split now ends where the second starts) and the others become new map
 // tasks, announced to the reducers by a MAPS_ADDED event and to the
 // policy by the driver's TasksAdded (the deadline policies size a job by
-// its maps).
+// its maps), and logged for a restarted JobTracker (a "pieces" line).
 func (jt *JobTracker) scaleUpPiecesLocked(t *task, cut mapCut, k int, now time.Time) {
 	j := t.job
 	s := j.splits[t.index]
@@ -138,20 +139,48 @@ func (jt *JobTracker) scaleUpPiecesLocked(t *task, cut mapCut, k int, now time.T
 	first.Length = bounds[1] - s.Start
 	j.splits[t.index] = first
 	var ids []string
+	logged := []mr.Split{first}
 	for i := 1; i < k; i++ {
 		p := s
 		p.Start, p.Length, p.ExactStart = bounds[i], bounds[i+1]-bounds[i], false
-		nt := &task{job: j, typ: partitions.Map, index: len(j.maps), state: taskPending, failedOn: map[string]bool{}}
-		j.maps = append(j.maps, nt)
-		j.splits = append(j.splits, p)
-		j.byState[partitions.Map][taskPending]++
-		j.pendingChanged(nt, 1)
-		ids = append(ids, nt.id())
+		ids = append(ids, addMapTask(j, p).id())
+		logged = append(logged, p)
 	}
 	j.appendEvent(&mrpb.MapEvent{Kind: "MAPS_ADDED", MapTask: int32(len(j.maps))}, nil)
 	jt.driver.TasksAdded(now, j.id, partitions.Map, k-1)
 	j.counters.Add(mr.SplitGroup, mr.ScaleUpSplits, 1)
 	j.counters.Add(mr.SplitGroup, mr.ScaleUpMaps, int64(k-1))
+	// For a restarted JobTracker (recovery.go): the map's new split and
+	// the pieces', and the job counters with them.
+	jt.appendEventLocked(t, &taskEvent{Kind: "pieces", Type: "m", Task: t.index, Splits: logged, JobCounters: j.counters})
 	jt.prom.scaleUpMaps.Add(float64(k - 1))
 	jt.log.Info("scale-up split: remainder cut into pieces", "task", t.id(), "pieces", k, "first_ends", bounds[1], "new_maps", ids)
+}
+
+// addMapTask adds a pending map task of split s to job j (a scale-up
+// split's piece).
+func addMapTask(j *job, s mr.Split) *task {
+	nt := &task{job: j, typ: partitions.Map, index: len(j.maps), state: taskPending, failedOn: map[string]bool{}}
+	j.maps = append(j.maps, nt)
+	j.splits = append(j.splits, s)
+	j.byState[partitions.Map][taskPending]++
+	j.pendingChanged(nt, 1)
+	return nt
+}
+
+// recoverPiecesLocked replays, in a restarted JobTracker, a "pieces" line
+// of the job's event log: map task ev.Task's split becomes ev.Splits[0]
+// and each other split a new pending map, as scaleUpPiecesLocked made
+// them. It says why a line does not fit the job.
+func recoverPiecesLocked(j *job, ev *taskEvent) error {
+	if ev.Task < 0 || ev.Task >= len(j.maps) || len(ev.Splits) < 2 {
+		return fmt.Errorf("event log has scale-up pieces of map %d (%d splits) for a job of %d maps", ev.Task, len(ev.Splits), len(j.maps))
+	}
+	j.splits[ev.Task] = ev.Splits[0]
+	for _, s := range ev.Splits[1:] {
+		// Numbered as the recovered job's other attempts, past those
+		// the pieces had before the restart.
+		addMapTask(j, s).nextAttempt = j.maps[ev.Task].nextAttempt
+	}
+	return nil
 }

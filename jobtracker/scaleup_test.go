@@ -86,3 +86,47 @@ func TestScaleUpPieces(t *testing.T) {
 		t.Errorf("MAPS_ADDED events %v, want [4 5]", counts)
 	}
 }
+
+// A restarted JobTracker rebuilds the maps scale-up splits added (the
+// "pieces" lines of the job's event log): the same splits, the pieces
+// pending and numbered past the restart, the map they were cut from as
+// short as the split left it.
+func TestRecoveryKeepsScaleUpPieces(t *testing.T) {
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	now := func() time.Time { return clock }
+	dir := t.TempDir()
+	jt1, _ := newTestJTWith(t, dir, 0, now, nil)
+	id := submitSplitJob(t, jt1, dir, 1, map[string]string{mr.KeySplitSafe: "true"})
+	jt1.mu.Lock()
+	j := jt1.jobs[id]
+	j.splits[0].Length = 1 << 20
+	jt1.scaleUpPiecesLocked(j.maps[0], mapCut{off: 1 << 18, spill: 1, records: 10}, 4, clock)
+	jt1.scaleUpPiecesLocked(j.maps[2], mapCut{off: j.splits[2].Start + 1000, spill: 1, records: 10}, 2, clock)
+	want := append([]mr.Split(nil), j.splits...)
+	jt1.unlock()
+	clock = clock.Add(5 * time.Second)
+	jt2, _ := newTestJTWith(t, dir, 0, now, nil)
+	jt2.mu.Lock()
+	defer jt2.mu.Unlock()
+	j2 := jt2.jobs[id]
+	if j2 == nil {
+		t.Fatal("job not recovered")
+	}
+	if len(j2.maps) != len(want) {
+		t.Fatalf("%d maps after the restart, want %d", len(j2.maps), len(want))
+	}
+	for i, s := range want {
+		if g := j2.splits[i]; g.Path != s.Path || g.Start != s.Start || g.Length != s.Length || g.ExactStart != s.ExactStart {
+			t.Errorf("map %d: split %+v after the restart, want %+v", i, j2.splits[i], s)
+		}
+		if m := j2.maps[i]; m.state != taskPending || m.nextAttempt != 1000 {
+			t.Errorf("map %d is %s with next attempt %d, want pending with 1000", i, m.state, m.nextAttempt)
+		}
+	}
+	if j2.pending[partitions.Map] != len(want) {
+		t.Errorf("%d maps pending, want %d", j2.pending[partitions.Map], len(want))
+	}
+	if got := j2.counters.Get(mr.SplitGroup, mr.ScaleUpMaps); got != int64(len(want)-1) {
+		t.Errorf("SCALE_UP_MAPS = %d after the restart, want %d", got, len(want)-1)
+	}
+}

@@ -97,3 +97,36 @@ func TestE2EScaleUpSplitMinEDF(t *testing.T) {
 	checkWordCount(t, out, countWords(t, in))
 	t.Logf("%d maps added by %d scale-up splits", res.Counters.Get(mr.SplitGroup, mr.ScaleUpMaps), res.Counters.Get(mr.SplitGroup, mr.ScaleUpSplits))
 }
+
+// TestE2EScaleUpSplitSurvivesJobTrackerRestart: the JobTracker is killed
+// (SIGKILL) once a scale-up split has added maps, and restarted. It
+// rebuilds the pieces from the job's event log (the map they were cut
+// from keeps its shorter split), and the job's output is exact, every
+// input record read once. Before, the restarted JobTracker ran such a map
+// again whole and dropped its pieces.
+func TestE2EScaleUpSplitSurvivesJobTrackerRestart(t *testing.T) {
+	skipUnderRace(t, "TestRecoveryKeepsScaleUpPieces (jobtracker)")
+	in := t.TempDir()
+	genText(t, filepath.Join(in, "a.txt"), 2<<20, 83)
+	c := startCluster(t, []trackerSpec{{"t1", 2, 1}, {"t2", 2, 1}},
+		"preemption.split.scale-up=true", "preemption.split.min-task-age=300ms", "preemption.split.min-remaining=0s")
+	out := filepath.Join(t.TempDir(), "out")
+	id := c.submit(scaleUpSpec(in, out))
+	waitFor(t, "a scale-up split's pieces", time.Minute, func() bool {
+		return c.logHas("jobtracker", "scale-up split: remainder cut into pieces")
+	})
+	c.kill("jobtracker")
+	c.start("jobtracker", "jobtracker")
+	res := c.waitWithin(id, 2*time.Minute)
+	if res.State != "SUCCEEDED" {
+		t.Fatalf("job ended %s: %s", res.State, res.Error)
+	}
+	if v := c.logValue("jobtracker", "job recovered after a JobTracker restart", "scale_up_maps"); v == "" || v == "0" {
+		t.Errorf("the restarted JobTracker recovered scale_up_maps=%q, want the pieces", v)
+	}
+	checkWordCount(t, out, countWords(t, in))
+	if got := res.Counters.Get(mr.TaskCounterGroup, mr.MapInputRecords); got != int64(countLines(t, in)) {
+		t.Errorf("MAP_INPUT_RECORDS = %d, the input has %d lines", got, countLines(t, in))
+	}
+	t.Logf("%d maps added by %d scale-up splits", res.Counters.Get(mr.SplitGroup, mr.ScaleUpMaps), res.Counters.Get(mr.SplitGroup, mr.ScaleUpSplits))
+}

@@ -320,7 +320,9 @@ func TestE2EReduceSplitSurvivesJobTrackerRestart(t *testing.T) {
 		if c.status(id).State != "RUNNING" {
 			t.Fatal("the job ended before its remainder ran")
 		}
-		return splitDone && remainder
+		// The fragment's line of the job's event log is written once
+		// the JobTracker's lock is released: a kill before loses it.
+		return splitDone && remainder && strings.Contains(jobEventLog(t, c, id), `"kind":"fragment"`)
 	})
 	c.kill("jobtracker")
 	c.start("jobtracker", "jobtracker")

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"io/fs"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -112,8 +115,11 @@ func TestE2EScaleUpSplitSurvivesJobTrackerRestart(t *testing.T) {
 		"preemption.split.scale-up=true", "preemption.split.min-task-age=300ms", "preemption.split.min-remaining=0s")
 	out := filepath.Join(t.TempDir(), "out")
 	id := c.submit(scaleUpSpec(in, out))
-	waitFor(t, "a scale-up split's pieces", time.Minute, func() bool {
-		return c.logHas("jobtracker", "scale-up split: remainder cut into pieces")
+	// The pieces line of the job's event log is written once the
+	// JobTracker's lock is released, after its log line: a kill in
+	// between loses it, and the map then runs again whole.
+	waitFor(t, "a scale-up split's pieces in the job's event log", time.Minute, func() bool {
+		return strings.Contains(jobEventLog(t, c, id), `"kind":"pieces"`)
 	})
 	c.kill("jobtracker")
 	c.start("jobtracker", "jobtracker")
@@ -129,4 +135,25 @@ func TestE2EScaleUpSplitSurvivesJobTrackerRestart(t *testing.T) {
 		t.Errorf("MAP_INPUT_RECORDS = %d, the input has %d lines", got, countLines(t, in))
 	}
 	t.Logf("%d maps added by %d scale-up splits", res.Counters.Get(mr.SplitGroup, mr.ScaleUpMaps), res.Counters.Get(mr.SplitGroup, mr.ScaleUpSplits))
+}
+
+// jobEventLog is the job's recovery event log in the JobTracker's system
+// directory (somewhere under the cluster's directory), or "" while there
+// is none.
+func jobEventLog(t *testing.T, c *cluster, id string) string {
+	t.Helper()
+	var data []byte
+	err := filepath.WalkDir(c.dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() != id+".events" {
+			return nil // a directory the daemons are changing, or another file
+		}
+		if data, err = os.ReadFile(p); err != nil {
+			return err
+		}
+		return filepath.SkipAll
+	})
+	if err != nil {
+		t.Logf("reading the event log of %s: %v", id, err)
+	}
+	return string(data)
 }

@@ -19,11 +19,20 @@ import (
 // 1's mapred.jobtracker.restart.recover, MRv2's application-master
 // recovery). Beside each staged job the JobTracker appends one line per
 // task that succeeds (and one per completed map re-run because its output
-// was lost) to <system dir>/<job id>.events. A restarted JobTracker
+// was lost, one per fragment a split reduce commits, and one per scale-up
+// split's pieces) to
+// <system dir>/<job id>.events. A restarted JobTracker
 // rebuilds every staged job from its spec and splits and replays these
 // lines:
 //   - a reduce (or a map of a map-only job) that succeeded is kept when
 //     its part file is in the output directory; otherwise it runs again;
+//   - a split reduce's committed fragments (one "fragment" line each,
+//     reduce_split.go) are kept while their files are in
+//     _temporary/_fragments, in order: the reduce runs again only for the
+//     key groups after the last kept one, and a split reduce that
+//     succeeded is kept when its fragments all are;
+//   - a scale-up split's pieces are maps of the job again, with the map
+//     they were cut from as short as the split left it;
 //   - a map that succeeded is kept, unpublished, until its tracker
 //     registers again from the same shuffle address and still holds the
 //     attempt's files (it lists them on initial contact); its spills are
@@ -38,8 +47,9 @@ import (
 
 // taskEvent is one line of a job's event log.
 type taskEvent struct {
-	// Kind is "succeeded" or "rerun" (a succeeded map whose output was
-	// lost).
+	// Kind is "succeeded", "rerun" (a succeeded map whose output was
+	// lost), "fragment" (a split reduce committed a fragment) or "pieces"
+	// (a scale-up split added maps).
 	Kind     string                  `json:"kind"`
 	Type     string                  `json:"type"` // "m" or "r"
 	Task     int                     `json:"task"`
@@ -56,6 +66,14 @@ type taskEvent struct {
 	JobCounters mr.CounterSet `json:"job_counters,omitempty"`
 	// Cuts are a split map's split points (split.go).
 	Cuts []loggedCut `json:"cuts,omitempty"`
+	// Splits are, on a "pieces" line, a scale-up split's map's new split
+	// and its pieces' (scaleup.go).
+	Splits []mr.Split `json:"splits,omitempty"`
+	// Fragment is the output fragment of a split reduce that a
+	// "fragment" line records (with the last key it reduced, LastKey) or
+	// a "succeeded" line's attempt wrote (reduce_split.go).
+	Fragment int    `json:"fragment,omitempty"`
+	LastKey  []byte `json:"last_key,omitempty"`
 }
 
 // loggedSegment is an mrpb.Segment in the event log.
@@ -201,6 +219,9 @@ func (jt *JobTracker) logTaskLocked(a *attempt) {
 	tk := a.task
 	ev := &taskEvent{Kind: "succeeded", Type: typeLetter(tk.typ), Task: tk.index, Attempt: a.id, Tracker: a.tracker,
 		Shuffle: a.shuffleAddr, Start: a.start, Finish: a.finish, Counters: a.counters, JobCounters: tk.job.counters}
+	if tk.typ == partitions.Reduce && a.split != nil {
+		ev.Fragment = a.split.fragment
+	}
 	if tk.typ == partitions.Map && len(tk.job.reduces) > 0 {
 		ev.Final = a.final
 		ev.Cuts = tk.split.logged()
@@ -287,6 +308,7 @@ func (jt *JobTracker) recoverJob(sj *stagedJob, now time.Time) error {
 		}
 	}
 	kept := [2]int{}
+	pieces := 0
 	for _, ev := range events {
 		if ev.JobCounters != nil {
 			j.counters = ev.JobCounters
@@ -295,16 +317,26 @@ func (jt *JobTracker) recoverJob(sj *stagedJob, now time.Time) error {
 		if ev.Type == "r" {
 			ts = j.reduces
 		}
-		if ev.Type == "m" && ev.Task >= len(ts) && ev.Task >= 0 {
-			// A map a scale-up split added (scaleup.go): the map it was
-			// cut from runs again whole (its remainder alone is not
-			// recovered), so its pieces are not needed.
+		if ev.Kind == "pieces" {
+			// A scale-up split cut a map's remainder into pieces
+			// (scaleup.go): the map's split is shorter, and the pieces
+			// are maps of the job, whose logged successes follow.
+			if err := recoverPiecesLocked(j, ev); err != nil {
+				return err
+			}
+			pieces += len(ev.Splits) - 1
 			continue
 		}
 		if ev.Task < 0 || ev.Task >= len(ts) {
 			return fmt.Errorf("event log names %s task %d of %d", ev.Type, ev.Task, len(ts))
 		}
 		tk := ts[ev.Task]
+		if ev.Kind == "fragment" {
+			if tk.typ == partitions.Reduce && tk.state != taskSucceeded {
+				jt.recoverFragmentLocked(tk, ev, committer)
+			}
+			continue
+		}
 		if ev.Kind == "rerun" {
 			if tk.state == taskSucceeded {
 				jt.taskToLocked(tk, taskPending)
@@ -323,12 +355,6 @@ func (jt *JobTracker) recoverJob(sj *stagedJob, now time.Time) error {
 		}
 		if tk.typ == partitions.Map && len(j.reduces) > 0 {
 			tk.split = splitFromLog(ev.Cuts)
-			if len(ev.Cuts) > 0 && jt.cfg.Bool(KeyScaleUp) {
-				// A split map of a cluster that splits for scale-up: its
-				// split may have been cut short for pieces the log does
-				// not keep (scaleup.go). It runs again whole.
-				continue
-			}
 			if len(ev.Spills) != ev.Final+1 {
 				// A split map (split.go): its attempt made only the
 				// spills after the last split point, and the split
@@ -344,7 +370,18 @@ func (jt *JobTracker) recoverJob(sj *stagedJob, now time.Time) error {
 				a.spills[k] = segs
 			}
 			a.unconfirmed = true
-		} else if !committer.TaskCommitted(tk.typ == partitions.Map, tk.index) {
+		} else if committer.TaskCommitted(tk.typ == partitions.Map, tk.index) {
+			if tk.split != nil {
+				// Its fragments were joined into its part file before
+				// the restart: nothing is left to join.
+				tk.split.frags = nil
+			}
+		} else if tk.typ == partitions.Reduce && ev.Fragment > 0 && recoveredLastFragment(tk, ev.Fragment, committer) {
+			// A split reduce whose fragments, its own last one
+			// included, are all committed: the job commit joins them.
+			a.split = &attemptSplitInfo{fragment: ev.Fragment}
+			jt.splitSucceededLocked(a)
+		} else {
 			continue // its output is not there: it runs again
 		}
 		tk.attempts = append(tk.attempts, a)
@@ -396,7 +433,7 @@ func (jt *JobTracker) recoverJob(sj *stagedJob, now time.Time) error {
 		j.recoveryDeadline = now.Add(jt.cfg.Duration("mapreduce.jobtracker.restart.tracker-wait"))
 	}
 	jt.log.Warn("job recovered after a JobTracker restart", "job", j.id, "name", j.spec.Name, "restarts", sj.Restarts,
-		"maps_kept", kept[partitions.Map], "reduces_kept", kept[partitions.Reduce], "maps", len(j.maps), "reduces", len(j.reduces))
+		"maps_kept", kept[partitions.Map], "reduces_kept", kept[partitions.Reduce], "maps", len(j.maps), "scale_up_maps", pieces, "reduces", len(j.reduces))
 	jt.checkJobDoneLocked(j)
 	return nil
 }

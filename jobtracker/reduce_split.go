@@ -164,12 +164,55 @@ func (jt *JobTracker) reduceSplitLocked(a *attempt, cut *mrpb.ReduceCut, now tim
 	j.counters.Add(mr.SplitGroup, mr.ReduceSplits, 1)
 	jt.prom.splits.WithLabelValues("reduce").Inc()
 	j.counters.Add(mr.SplitGroup, mr.OutputFragments, 1)
+	// For a restarted JobTracker (recovery.go): the fragment, and the job
+	// counters with it.
+	jt.appendEventLocked(t, &taskEvent{Kind: "fragment", Type: "r", Task: t.index, Attempt: a.id, Tracker: a.tracker,
+		Start: a.start, Finish: now, Counters: a.counters, JobCounters: j.counters, Fragment: sp.fragment, LastKey: cut.LastKey})
 	jt.log.Info("reduce split", "attempt", a.id, "fragment", cut.Fragment)
 	jt.driver.Ended(now, attemptKey(a), a.finish.Sub(a.start))
 	if j.done() || t.state == taskSucceeded || len(t.running()) > 0 {
 		return
 	}
 	jt.taskToLocked(t, taskPending)
+}
+
+// recoverFragmentLocked keeps, in a restarted JobTracker, the fragment a
+// "fragment" line of reduce task t's event log records, when it is the
+// task's next one and its file is committed: the task's next attempt
+// then reduces only the key groups after it. Its attempt is rebuilt from
+// the line, as an attempt that ended SPLIT, for its counters (spec
+// §5.9.6). A fragment out of order, or whose file is gone, is not kept,
+// nor any after it: the reduce runs again from the last kept one, and
+// rewrites the later fragments under the same names.
+func (jt *JobTracker) recoverFragmentLocked(t *task, ev *taskEvent, committer *mr.Committer) {
+	next, _ := t.split.nextFragment()
+	if ev.Fragment != next || (t.split != nil && t.split.lost) || !committer.FragmentCommitted(t.index, ev.Fragment) {
+		if t.split == nil {
+			t.split = &taskSplit{chain: map[int]*attempt{}}
+		}
+		if !t.split.lost {
+			jt.log.Warn("recovered reduce fragment not kept: the reduce runs again after the fragments before it",
+				"task", t.id(), "fragment", ev.Fragment, "kept", next)
+		}
+		t.split.lost = true
+		return
+	}
+	a := &attempt{id: ev.Attempt, task: t, tracker: ev.Tracker, state: attemptSplit, start: ev.Start, finish: ev.Finish,
+		counters: ev.Counters, spills: map[int][]*mrpb.Segment{}, final: -1, split: &attemptSplitInfo{fragment: ev.Fragment, ordered: true}}
+	t.attempts = append(t.attempts, a)
+	if t.split == nil {
+		t.split = &taskSplit{chain: map[int]*attempt{}}
+	}
+	t.split.frags = append(t.split.frags, reduceFrag{lastKey: ev.LastKey, by: a})
+	jt.log.Info("recovered reduce fragment kept", "task", t.id(), "fragment", ev.Fragment, "attempt", a.id)
+}
+
+// recoveredLastFragment tells whether a split reduce task t that succeeded
+// before a restart with an attempt that wrote fragment n can be kept: its
+// n earlier fragments were kept (recoverFragmentLocked) and fragment n is
+// committed.
+func recoveredLastFragment(t *task, n int, committer *mr.Committer) bool {
+	return t.split != nil && !t.split.lost && len(t.split.frags) == n && committer.FragmentCommitted(t.index, n)
 }
 
 // fragmentJoinsLocked lists, by partition, how many fragments the job

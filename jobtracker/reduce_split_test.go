@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"gomr/mr"
 	"gomr/mrpb"
@@ -188,5 +189,114 @@ func TestReduceSplitProtocol(t *testing.T) {
 		if got := cs.Get(w.group, w.name); got != w.want {
 			t.Errorf("%s %s = %d, want %d", w.group, w.name, got, w.want)
 		}
+	}
+}
+
+// TestRecoveryKeepsReduceFragments: a JobTracker restart keeps a split
+// reduce's committed fragments (logged as "fragment" lines): its next
+// attempt reduces only the key groups after the last kept one; a fragment
+// whose file is gone is not kept, and the reduce runs whole; a split
+// reduce that succeeded before the restart, its fragments all committed,
+// is kept, and the job's commit joins them with the fragment counters
+// added up.
+func TestRecoveryKeepsReduceFragments(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// gone removes fragment 0's file before the restart; done makes
+		// the remainder succeed (fragment 1) before it.
+		gone, done bool
+	}{
+		{name: "fragment kept"},
+		{name: "fragment file gone", gone: true},
+		{name: "split reduce succeeded", done: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+			now := func() time.Time { return clock }
+			dir := t.TempDir()
+			ctx := context.Background()
+			jt1, _ := newTestJTWith(t, dir, 0, now, nil)
+			id := submitSplitJob(t, jt1, dir, 1, map[string]string{mr.KeySplitSafe: "true"})
+			m := launches(heartbeat(t, jt1, &mrpb.HeartbeatRequest{InitialContact: true, Instance: "p1", ShuffleAddress: "127.0.0.1:7001", FreeMapSlots: 1}))[0]
+			r := launches(heartbeat(t, jt1, &mrpb.HeartbeatRequest{ShuffleAddress: "127.0.0.1:7001",
+				Spills:          []*mrpb.SpillAnnouncement{{AttemptId: m.AttemptId, Spill: 0, Final: true, Segments: seg(1)}},
+				Attempts:        []*mrpb.AttemptStatus{{AttemptId: m.AttemptId, State: StateSucceeded}},
+				FreeReduceSlots: 1}))[0]
+			heartbeat(t, jt1, &mrpb.HeartbeatRequest{ShuffleAddress: "127.0.0.1:7001", Attempts: []*mrpb.AttemptStatus{{AttemptId: r.AttemptId, State: StateRunning, Phase: "REDUCE"}}})
+			if _, err := jt1.SplitTaskAttempt(ctx, &mrpb.SplitTaskAttemptRequest{AttemptId: r.AttemptId}); err != nil {
+				t.Fatal(err)
+			}
+			if c, err := jt1.CanCommit(ctx, &mrpb.CanCommitRequest{AttemptId: r.AttemptId}); err != nil || !c.CanCommit {
+				t.Fatalf("the split reduce may not commit its fragment: %v %v", c, err)
+			}
+			jt1.mu.Lock()
+			out := jt1.jobs[id].spec.Output
+			jt1.mu.Unlock()
+			c, err := mr.NewCommitter(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.MkdirAll(c.FragmentDir(), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			for k, data := range []string{"a\t1\nb\t2\n", "c\t3\n"} {
+				if err := os.WriteFile(filepath.Join(c.FragmentDir(), mr.FragmentName(0, k)), []byte(data), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rem := launches(heartbeat(t, jt1, &mrpb.HeartbeatRequest{ShuffleAddress: "127.0.0.1:7001",
+				Attempts: []*mrpb.AttemptStatus{{AttemptId: r.AttemptId, State: StateSplit, Phase: "REDUCE", Counters: reduceCounters(40, 4),
+					ReduceCut: &mrpb.ReduceCut{LastKey: []byte("b"), Fragment: 0}}},
+				FreeReduceSlots: 1}))[0]
+			if tc.done {
+				jt1.mu.Lock()
+				jt1.jobs[id].committing = true // the JobTracker dies before it commits the job
+				jt1.mu.Unlock()
+				heartbeat(t, jt1, &mrpb.HeartbeatRequest{ShuffleAddress: "127.0.0.1:7001",
+					Attempts: []*mrpb.AttemptStatus{{AttemptId: rem.AttemptId, State: StateSucceeded, Counters: reduceCounters(20, 2)}}})
+			}
+			if tc.gone {
+				if err := os.Remove(filepath.Join(c.FragmentDir(), mr.FragmentName(0, 0))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			clock = clock.Add(5 * time.Second)
+			jt2, _ := newTestJTWith(t, dir, 0, now, nil)
+			if tc.done {
+				// The kept map's tracker registers again; the job commits.
+				heartbeat(t, jt2, &mrpb.HeartbeatRequest{InitialContact: true, Instance: "p1", ShuffleAddress: "127.0.0.1:7001",
+					HeldJobs: []string{id}, HeldAttempts: []string{m.AttemptId}})
+				waitJob(t, jt2, id, StateSucceeded)
+				got, err := os.ReadFile(filepath.Join(out, mr.PartName(false, 0)))
+				if err != nil || string(got) != "a\t1\nb\t2\nc\t3\n" {
+					t.Fatalf("part file %q (%v), want the two fragments joined", got, err)
+				}
+				st, _ := jt2.GetJobStatus(ctx, &mrpb.JobStatusRequest{JobId: id})
+				if got := countersFromProto(st.Counters).Get(mr.TaskCounterGroup, mr.ReduceInputRecords); got != 60 {
+					t.Errorf("REDUCE_INPUT_RECORDS = %d, want 40 + 20 (the fragment's counters kept)", got)
+				}
+				return
+			}
+			rs := launches(heartbeat(t, jt2, &mrpb.HeartbeatRequest{InitialContact: true, Instance: "p1", ShuffleAddress: "127.0.0.1:7001",
+				HeldJobs: []string{id}, HeldAttempts: []string{m.AttemptId}, FreeReduceSlots: 1}))
+			if len(rs) != 1 || rs[0].Type != "r" {
+				t.Fatalf("launches after the restart: %v, want the reduce", attemptIDs(rs))
+			}
+			rr := rs[0].ReduceResume
+			switch {
+			case tc.gone && rr != nil:
+				t.Errorf("fragment 0's file is gone, but the reduce resumes with %v", rr)
+			case !tc.gone && (rr == nil || string(rr.AfterKey) != "b" || rr.Fragment != 1):
+				t.Errorf("the reduce resumes with %v, want after b, fragment 1", rr)
+			}
+			if !tc.gone {
+				heartbeat(t, jt2, &mrpb.HeartbeatRequest{ShuffleAddress: "127.0.0.1:7001",
+					Attempts: []*mrpb.AttemptStatus{{AttemptId: rs[0].AttemptId, State: StateRunning, Phase: "REDUCE", Counters: reduceCounters(10, 1)}}})
+				st, _ := jt2.GetJobStatus(ctx, &mrpb.JobStatusRequest{JobId: id})
+				if got := countersFromProto(st.Counters).Get(mr.TaskCounterGroup, mr.ReduceInputRecords); got != 50 {
+					t.Errorf("REDUCE_INPUT_RECORDS while the remainder runs = %d, want 40 + 10", got)
+				}
+			}
+		})
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"gomr/conf"
 	"gomr/mr"
 	"gomr/mrpb"
 	"gomr/partitions"
@@ -23,31 +22,9 @@ import (
 // slots take part of the work. Reducers learn of the new maps from a
 // MAPS_ADDED event and wait for them too.
 
-// Configuration keys of scale-up splits (cluster keys). Which tasks may be
-// split at all is preempt's KeySplitMinAge and KeySplitMinRemaining.
-const (
-	// KeyScaleUp turns scale-up splits on.
-	KeyScaleUp = "preemption.split.scale-up"
-	// KeyScaleUpFanout is the most pieces a scale-up split cuts a
-	// remainder into (spec §5.13 split.scaleUpFanout).
-	KeyScaleUpFanout = "preemption.split.scale-up-fanout"
-)
-
-func init() {
-	conf.Register(
-		conf.Key{Name: KeyScaleUp, Type: conf.Bool, Default: "false",
-			Description: "scale-up splits: when map slots stay idle and a split-safe job has no pending map, split its longest running map (at least preemption.split.min-task-age old, preemption.split.min-remaining left) and run its remainder as several maps (docs/split.md)"},
-		conf.Key{Name: KeyScaleUpFanout, Type: conf.Int, Default: "4", Check: atLeastTwo,
-			Description: "most pieces a scale-up split cuts a map's remainder into (also bounded by the idle slots plus one)"},
-	)
-}
-
-func atLeastTwo(v any) error {
-	if n, ok := v.(int); !ok || n < 2 {
-		return fmt.Errorf("want an integer >= 2")
-	}
-	return nil
-}
+// Its configuration keys, preempt.KeyScaleUp and preempt.KeyScaleUpFanout,
+// are the planner's package's, which the simulator reads too; which tasks
+// may be split at all is preempt's KeySplitMinAge and KeySplitMinRemaining.
 
 // scaleUpMinPieceBytes is the smallest piece a scale-up split makes: a
 // smaller remainder is cut into fewer pieces, or not split.
@@ -60,7 +37,7 @@ const scaleUpMinPieceBytes = 64 << 10
 // preemption.split.min-task-age old), whose remainder is large enough for
 // two pieces. Off unless preemption.split.scale-up is set.
 func (jt *JobTracker) scaleUpLocked(t *trackerState, now time.Time) {
-	if !jt.cfg.Bool(KeyScaleUp) || t.blacklisted {
+	if !jt.cfg.Bool(preempt.KeyScaleUp) || t.blacklisted {
 		return
 	}
 	idle := t.mapSlots
@@ -103,7 +80,7 @@ func (jt *JobTracker) scaleUpLocked(t *trackerState, now time.Time) {
 	if best == nil {
 		return
 	}
-	fanout := min(jt.cfg.Int(KeyScaleUpFanout), idle+1)
+	fanout := min(jt.cfg.Int(preempt.KeyScaleUpFanout), idle+1)
 	if err := jt.orderSplitLocked(best); err != nil {
 		jt.log.Warn("scale-up split refused", "attempt", best.id, "error", err)
 		return
@@ -142,8 +119,10 @@ func (jt *JobTracker) scaleUpBytesLocked(a *attempt) int64 {
 // a scale-up split of fanout k, into up to k pieces of about equal bytes
 // (at least scaleUpMinPieceBytes each): the task keeps the first (its
 // split now ends where the second starts) and the others become new map
-// tasks, announced to the reducers by a MAPS_ADDED event.
-func (jt *JobTracker) scaleUpPiecesLocked(t *task, cut mapCut, k int) {
+// tasks, announced to the reducers by a MAPS_ADDED event and to the
+// policy by the driver's TasksAdded (the deadline policies size a job by
+// its maps), and logged for a restarted JobTracker (a "pieces" line).
+func (jt *JobTracker) scaleUpPiecesLocked(t *task, cut mapCut, k int, now time.Time) {
 	j := t.job
 	s := j.splits[t.index]
 	end := s.Start + s.Length
@@ -160,19 +139,48 @@ func (jt *JobTracker) scaleUpPiecesLocked(t *task, cut mapCut, k int) {
 	first.Length = bounds[1] - s.Start
 	j.splits[t.index] = first
 	var ids []string
+	logged := []mr.Split{first}
 	for i := 1; i < k; i++ {
 		p := s
 		p.Start, p.Length, p.ExactStart = bounds[i], bounds[i+1]-bounds[i], false
-		nt := &task{job: j, typ: partitions.Map, index: len(j.maps), state: taskPending, failedOn: map[string]bool{}}
-		j.maps = append(j.maps, nt)
-		j.splits = append(j.splits, p)
-		j.byState[partitions.Map][taskPending]++
-		j.pendingChanged(nt, 1)
-		ids = append(ids, nt.id())
+		ids = append(ids, addMapTask(j, p).id())
+		logged = append(logged, p)
 	}
 	j.appendEvent(&mrpb.MapEvent{Kind: "MAPS_ADDED", MapTask: int32(len(j.maps))}, nil)
+	jt.driver.TasksAdded(now, j.id, partitions.Map, k-1)
 	j.counters.Add(mr.SplitGroup, mr.ScaleUpSplits, 1)
 	j.counters.Add(mr.SplitGroup, mr.ScaleUpMaps, int64(k-1))
+	// For a restarted JobTracker (recovery.go): the map's new split and
+	// the pieces', and the job counters with them.
+	jt.appendEventLocked(t, &taskEvent{Kind: "pieces", Type: "m", Task: t.index, Splits: logged, JobCounters: j.counters})
 	jt.prom.scaleUpMaps.Add(float64(k - 1))
 	jt.log.Info("scale-up split: remainder cut into pieces", "task", t.id(), "pieces", k, "first_ends", bounds[1], "new_maps", ids)
+}
+
+// addMapTask adds a pending map task of split s to job j (a scale-up
+// split's piece).
+func addMapTask(j *job, s mr.Split) *task {
+	nt := &task{job: j, typ: partitions.Map, index: len(j.maps), state: taskPending, failedOn: map[string]bool{}}
+	j.maps = append(j.maps, nt)
+	j.splits = append(j.splits, s)
+	j.byState[partitions.Map][taskPending]++
+	j.pendingChanged(nt, 1)
+	return nt
+}
+
+// recoverPiecesLocked replays, in a restarted JobTracker, a "pieces" line
+// of the job's event log: map task ev.Task's split becomes ev.Splits[0]
+// and each other split a new pending map, as scaleUpPiecesLocked made
+// them. It says why a line does not fit the job.
+func recoverPiecesLocked(j *job, ev *taskEvent) error {
+	if ev.Task < 0 || ev.Task >= len(j.maps) || len(ev.Splits) < 2 {
+		return fmt.Errorf("event log has scale-up pieces of map %d (%d splits) for a job of %d maps", ev.Task, len(ev.Splits), len(j.maps))
+	}
+	j.splits[ev.Task] = ev.Splits[0]
+	for _, s := range ev.Splits[1:] {
+		// Numbered as the recovered job's other attempts, past those
+		// the pieces had before the restart.
+		addMapTask(j, s).nextAttempt = j.maps[ev.Task].nextAttempt
+	}
+	return nil
 }

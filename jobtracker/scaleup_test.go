@@ -3,6 +3,7 @@ package jobtracker
 import (
 	"context"
 	"testing"
+	"time"
 
 	"gomr/mr"
 	"gomr/mrpb"
@@ -17,6 +18,12 @@ func TestScaleUpPieces(t *testing.T) {
 	jt, _ := newTestJTWith(t, dir, 0, nil, nil)
 	id := submitSplitJob(t, jt, dir, 1, map[string]string{mr.KeySplitSafe: "true"})
 	jt.mu.Lock()
+	var added []int
+	jt.driver.OnEvent(func(ev partitions.Event) {
+		if ev.Kind == partitions.TasksAdded && ev.JobID == id && ev.Type == partitions.Map {
+			added = append(added, ev.Count)
+		}
+	})
 	j := jt.jobs[id]
 	m := j.maps[0]
 	// The split is 1000 bytes; pretend it is 1 MB from offset 0.
@@ -33,7 +40,7 @@ func TestScaleUpPieces(t *testing.T) {
 	} {
 		before := len(j.maps)
 		end := j.splits[0].Start + j.splits[0].Length
-		jt.scaleUpPiecesLocked(m, mapCut{off: tc.cut, spill: 1, records: 10}, tc.k)
+		jt.scaleUpPiecesLocked(m, mapCut{off: tc.cut, spill: 1, records: 10}, tc.k, time.Now())
 		added := len(j.maps) - before
 		if added != tc.pieces-1 {
 			t.Errorf("%s: %d maps added, want %d", tc.name, added, tc.pieces-1)
@@ -58,7 +65,13 @@ func TestScaleUpPieces(t *testing.T) {
 			t.Errorf("%s: %d maps pending, want all %d (none launched here)", tc.name, j.pending[partitions.Map], len(j.maps))
 		}
 	}
+	jt.driver.OnEvent(nil)
 	jt.mu.Unlock()
+	// The policy is told of the added maps (the deadline policies size a
+	// job by them).
+	if len(added) != 2 || added[0] != 3 || added[1] != 1 {
+		t.Errorf("TasksAdded events %v, want [3 1]", added)
+	}
 	ev, err := jt.GetMapEvents(context.Background(), &mrpb.MapEventsRequest{JobId: id, Reduce: 0})
 	if err != nil {
 		t.Fatal(err)
@@ -71,5 +84,49 @@ func TestScaleUpPieces(t *testing.T) {
 	}
 	if len(counts) != 2 || counts[0] != 4 || counts[1] != 5 {
 		t.Errorf("MAPS_ADDED events %v, want [4 5]", counts)
+	}
+}
+
+// A restarted JobTracker rebuilds the maps scale-up splits added (the
+// "pieces" lines of the job's event log): the same splits, the pieces
+// pending and numbered past the restart, the map they were cut from as
+// short as the split left it.
+func TestRecoveryKeepsScaleUpPieces(t *testing.T) {
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	now := func() time.Time { return clock }
+	dir := t.TempDir()
+	jt1, _ := newTestJTWith(t, dir, 0, now, nil)
+	id := submitSplitJob(t, jt1, dir, 1, map[string]string{mr.KeySplitSafe: "true"})
+	jt1.mu.Lock()
+	j := jt1.jobs[id]
+	j.splits[0].Length = 1 << 20
+	jt1.scaleUpPiecesLocked(j.maps[0], mapCut{off: 1 << 18, spill: 1, records: 10}, 4, clock)
+	jt1.scaleUpPiecesLocked(j.maps[2], mapCut{off: j.splits[2].Start + 1000, spill: 1, records: 10}, 2, clock)
+	want := append([]mr.Split(nil), j.splits...)
+	jt1.unlock()
+	clock = clock.Add(5 * time.Second)
+	jt2, _ := newTestJTWith(t, dir, 0, now, nil)
+	jt2.mu.Lock()
+	defer jt2.mu.Unlock()
+	j2 := jt2.jobs[id]
+	if j2 == nil {
+		t.Fatal("job not recovered")
+	}
+	if len(j2.maps) != len(want) {
+		t.Fatalf("%d maps after the restart, want %d", len(j2.maps), len(want))
+	}
+	for i, s := range want {
+		if g := j2.splits[i]; g.Path != s.Path || g.Start != s.Start || g.Length != s.Length || g.ExactStart != s.ExactStart {
+			t.Errorf("map %d: split %+v after the restart, want %+v", i, j2.splits[i], s)
+		}
+		if m := j2.maps[i]; m.state != taskPending || m.nextAttempt != 1000 {
+			t.Errorf("map %d is %s with next attempt %d, want pending with 1000", i, m.state, m.nextAttempt)
+		}
+	}
+	if j2.pending[partitions.Map] != len(want) {
+		t.Errorf("%d maps pending, want %d", j2.pending[partitions.Map], len(want))
+	}
+	if got := j2.counters.Get(mr.SplitGroup, mr.ScaleUpMaps); got != int64(len(want)-1) {
+		t.Errorf("SCALE_UP_MAPS = %d after the restart, want %d", got, len(want)-1)
 	}
 }

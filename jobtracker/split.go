@@ -56,6 +56,9 @@ type taskSplit struct {
 	// frags are a reduce task's committed output fragments, in key order
 	// (reduce_split.go).
 	frags []reduceFrag
+	// lost is set, in a restarted JobTracker's recovery, once a logged
+	// fragment could not be kept: none after it is (recovery.go).
+	lost bool
 }
 
 // attemptSplitInfo is what a map attempt of a splittable job keeps of its
@@ -386,7 +389,7 @@ func (jt *JobTracker) attemptSplitLocked(a *attempt, cut *mrpb.ReduceCut, now ti
 		j.counters.Add(mr.SplitGroup, mr.RemainderRecords, a.counters.Get(mr.TaskCounterGroup, mr.MapInputRecords))
 	}
 	if sp.fanout > 1 && !j.done() {
-		jt.scaleUpPiecesLocked(t, *sp.cut, sp.fanout)
+		jt.scaleUpPiecesLocked(t, *sp.cut, sp.fanout, now)
 	}
 	jt.log.Info("map split", "attempt", a.id, "next_offset", sp.cut.off, "next_spill", sp.cut.spill, "records", sp.cut.records)
 	jt.driver.Ended(now, attemptKey(a), a.finish.Sub(a.start))

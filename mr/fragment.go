@@ -47,6 +47,14 @@ func IsFragmentName(name string) bool { return fragmentRE.MatchString(name) }
 // FragmentDir holds the committed output fragments until the job commits.
 func (c *Committer) FragmentDir() string { return fs.Join(c.TempDir(), "_fragments") }
 
+// FragmentCommitted tells whether fragment k of reduce partition index
+// is committed (in _temporary/_fragments, not yet joined): a restarted
+// JobTracker keeps a split reduce's fragments that are.
+func (c *Committer) FragmentCommitted(index, k int) bool {
+	_, err := c.FS.Stat(fs.Join(c.FragmentDir(), FragmentName(index, k)))
+	return err == nil
+}
+
 // JoinFragments writes partition index's part file from its fragments 0
 // to n-1 in _temporary/_fragments, in that order, and removes them: the
 // output of a reduce split n-1 times. It writes to a temporary name first,

@@ -270,6 +270,18 @@ func (p *Deadline) Observe(ev Event) {
 			j.doneMaps--
 		}
 		j.dirty, j.refreshAt = true, ev.Time
+	case TasksAdded:
+		// A scale-up split's pieces: the map stage is not done before
+		// they are, and the quota counts them as tasks left. The
+		// profile's mean task times are those of whole tasks, so the
+		// work left is overestimated (by the pieces' share of a task
+		// each): the quota errs on the side of the deadline.
+		if ev.Type == Map {
+			j.maps += max(ev.Count, 0)
+		} else {
+			j.reduces += max(ev.Count, 0)
+		}
+		j.dirty, j.refreshAt = true, ev.Time
 	}
 }
 

@@ -355,3 +355,41 @@ func TestMinEDFWCKillWhenInfeasibleBound(t *testing.T) {
 		})
 	}
 }
+
+// TestDeadlineCountsAddedTasks: the maps a scale-up split adds to a job
+// (the driver's TasksAdded) are part of its map stage. Before the deadline
+// policies counted them, the job's map stage was done once its maps at
+// submission were, so it got its reduce slots while the added maps still
+// waited, and no map quota for them.
+func TestDeadlineCountsAddedTasks(t *testing.T) {
+	for _, policy := range []string{"edf", "minedf", "minedf-wc"} {
+		t.Run(policy, func(t *testing.T) {
+			h := newHarness(t, policy, map[string]string{"scheduler.edf.reduces-after-maps": "true"}, 4, 2)
+			h.Submit(JobView{ID: "C", Maps: 2, Reduces: 2, Deadline: at(25), Profile: prof(10, 10)})
+			if got := h.Offer(2, 0); got != "C:m C:m" {
+				t.Fatalf("maps %q", got)
+			}
+			h.Advance(5)
+			// A scale-up split cuts a running map's remainder into 3
+			// pieces: 2 maps more, pending (the split map's own
+			// remainder runs on in this harness).
+			j := h.Job("C")
+			j.Maps += 2
+			j.PendingMaps += 2
+			h.Driver().TasksAdded(h.Now, "C", Map, 2)
+			h.Advance(5)
+			h.Finish("C", Map, secs(10))
+			h.Finish("C", Map, secs(10))
+			if got := h.Offer(0, 2); got != "" {
+				t.Errorf("reduce slots while 2 added maps wait: %q, want none", got)
+			}
+			if got := h.Offer(2, 0); got != "C:m C:m" {
+				t.Errorf("map slots: %q, want the added maps", got)
+			}
+			st := h.Policy().(*Deadline).Describe(h.Now)
+			if policy != "edf" && st.Jobs[0].MinMaps == 0 {
+				t.Errorf("map quota 0 while 2 added maps are left: %+v", st.Jobs[0])
+			}
+		})
+	}
+}

@@ -156,6 +156,15 @@ const (
 	// pending again. It names the task, not an attempt: the attempt ended
 	// when it finished.
 	MapOutputLost
+	// TasksAdded: a running job has Count more tasks of Type than it was
+	// submitted with (or last told of). A scale-up split cut a running
+	// task's remainder into pieces that run as new tasks (docs/split.md);
+	// they are pending now. The tasks' work is not new: it is the split
+	// task's, spread over more tasks. The views count them already; a
+	// policy that sizes a job by its task count at submission (the
+	// deadline policies) must count them too, or it takes the job's map
+	// stage for done while the added maps still run.
+	TasksAdded
 )
 
 // Event is something that happened in the cluster, at Time.
@@ -177,6 +186,8 @@ type Event struct {
 	PreemptedBy string
 	// Job is set on JobSubmitted.
 	Job *JobView
+	// Count is the number of tasks a TasksAdded adds.
+	Count int
 }
 
 // Policy is a scheduling policy.

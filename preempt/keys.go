@@ -1,6 +1,7 @@
 package preempt
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -21,6 +22,12 @@ const (
 	KeySplitMinAge       = "preemption.split.min-task-age"
 	KeySplitMinRemaining = "preemption.split.min-remaining"
 	KeyStartupCost       = "preemption.split.startup-cost"
+	// KeyScaleUp turns scale-up splits on (docs/split.md#scale-up-splits:
+	// the JobTracker's jobtracker/scaleup.go, the simulator's
+	// sim/scaleup.go); KeyScaleUpFanout is the most pieces a scale-up
+	// split cuts a remainder into (spec §5.13 split.scaleUpFanout).
+	KeyScaleUp       = "preemption.split.scale-up"
+	KeyScaleUpFanout = "preemption.split.scale-up-fanout"
 )
 
 // Settings of preemption.mechanism.
@@ -72,9 +79,20 @@ var keys = []conf.Key{
 	{Name: KeySplitMinAge, Type: conf.Duration, Default: "60s", Description: "split: a task runs at least this long before it may be split", Valid: "a duration >= 0"},
 	{Name: KeySplitMinRemaining, Type: conf.Duration, Default: "30s", Description: "split: a task with less than this left (when known) is not split", Valid: "a duration >= 0"},
 	{Name: KeyStartupCost, Type: conf.Duration, Default: "1s", Description: "split: the start-up cost of the task that takes the remainder (waste of a split)", Valid: "a duration >= 0"},
+	{Name: KeyScaleUp, Type: conf.Bool, Default: "false",
+		Description: "scale-up splits: when map slots stay idle and a split-safe job has no pending map, split its longest running map (at least preemption.split.min-task-age old, preemption.split.min-remaining left) and run its remainder as several maps (docs/split.md)"},
+	{Name: KeyScaleUpFanout, Type: conf.Int, Default: "4", Valid: "an integer >= 2", Check: atLeastTwo,
+		Description: "most pieces a scale-up split cuts a map's remainder into (also bounded by the idle slots plus one)"},
 }
 
 func init() { conf.Register(keys...) }
+
+func atLeastTwo(v any) error {
+	if n, ok := v.(int); !ok || n < 2 {
+		return fmt.Errorf("want an integer >= 2")
+	}
+	return nil
+}
 
 // Keys lists the planner's configuration keys.
 func Keys() []conf.Key { return slices.Clone(keys) }
@@ -109,6 +127,10 @@ type Config struct {
 	SplitMinAge, SplitMinRemaining time.Duration
 	// StartupCost is what starting the remainder of a split costs.
 	StartupCost time.Duration
+	// ScaleUp turns scale-up splits on; ScaleUpFanout is the most pieces
+	// one cuts a remainder into (at least 2).
+	ScaleUp       bool
+	ScaleUpFanout int
 	// Heartbeat is the time a directive takes to reach a tracker (the
 	// host's heartbeat interval; not a key of this package). Kill and
 	// split release their slot one heartbeat after the order.
@@ -137,6 +159,8 @@ func FromConfig(cfg Getter) (Config, error) {
 		SplitMinAge:       r.Duration(KeySplitMinAge),
 		SplitMinRemaining: r.Duration(KeySplitMinRemaining),
 		StartupCost:       r.Duration(KeyStartupCost),
+		ScaleUp:           r.Bool(KeyScaleUp),
+		ScaleUpFanout:     r.Int(KeyScaleUpFanout, 2),
 	}
 	medium := r.OneOf(KeyMedium, mediaNames()...)
 	w := nonNegative(r, KeyBWWrite)

@@ -318,6 +318,18 @@ func (d *Driver) MapOutputLost(now time.Time, job string, task int) {
 	d.observe(partitions.Event{Time: now, Kind: partitions.MapOutputLost, JobID: job, Type: partitions.Map, Task: task})
 }
 
+// TasksAdded tells the policy that a running job has n more tasks of a
+// type: a scale-up split cut a running task's remainder into pieces that
+// run as new tasks, pending from now (partitions.TasksAdded). The host's
+// views count them from now on too. n <= 0, or a job the driver does not
+// know, is ignored.
+func (d *Driver) TasksAdded(now time.Time, job string, typ partitions.TaskType, n int) {
+	if d.jobs[job] == nil || n <= 0 {
+		return
+	}
+	d.observe(partitions.Event{Time: now, Kind: partitions.TasksAdded, JobID: job, Type: typ, Count: n})
+}
+
 // Finished tells the policy a job ended (succeeded, failed or killed).
 // Attempts of the job still running are ended first (TaskFailed), so the
 // policy's own counts never keep a finished job's attempts.

@@ -212,3 +212,36 @@ func TestReasons(t *testing.T) {
 		t.Errorf("%d reasons mapped", len(reasons))
 	}
 }
+
+// TestTasksAdded: the driver tells the policy of tasks added to a job it
+// knows, and nothing for a job it does not or for no task.
+func TestTasksAdded(t *testing.T) {
+	tests := []struct {
+		name string
+		job  string
+		typ  partitions.TaskType
+		n    int
+		want string
+	}{
+		{"maps", "A", partitions.Map, 3, "A map +3"},
+		{"reduces", "A", partitions.Reduce, 1, "A reduce +1"},
+		{"none", "A", partitions.Map, 0, ""},
+		{"unknown job", "B", partitions.Map, 2, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := New(&scripted{})
+			d.Submitted(t0, partitions.JobView{ID: "A", Maps: 1})
+			got := ""
+			d.OnEvent(func(ev partitions.Event) {
+				if ev.Kind == partitions.TasksAdded {
+					got = fmt.Sprintf("%s %v +%d", ev.JobID, ev.Type, ev.Count)
+				}
+			})
+			d.TasksAdded(t0, tt.job, tt.typ, tt.n)
+			if got != tt.want {
+				t.Errorf("event %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -205,6 +205,9 @@ type simJob struct {
 	tasks    [2][]taskState
 	specWait [2][]*pendingSpec
 	finished [2][]time.Duration
+	// added are the works of the maps scale-up splits added, task
+	// len(spec.Maps) onwards (sim/scaleup.go).
+	added []time.Duration
 }
 
 type tracker struct {
@@ -438,6 +441,9 @@ func (e *engine) loop() error {
 				}
 				launched = gm+gr > 0
 				e.needOff = false
+				if gm < fm {
+					e.scaleUp(t.freeMaps)
+				}
 			}
 			t.hbGen++
 			e.push(&event{at: e.opt.Overheads.nextHeartbeat(e.now, e.opt.Heartbeat, launched), kind: evHeartbeat, tracker: ev.tracker, gen: t.hbGen})
@@ -589,6 +595,11 @@ func (e *engine) pass() error {
 		}
 		e.needOff = false
 		if !killed {
+			// The policy left these map slots free: scale-up splits
+			// may take them.
+			for i := range e.trackers {
+				e.scaleUp(e.trackers[i].freeMaps)
+			}
 			return nil
 		}
 	}
@@ -747,11 +758,11 @@ func (e *engine) schedule(at *attempt) {
 	}
 	sj := at.job
 	if at.typ == partitions.Map {
-		at.base = sj.spec.Maps[at.task]
+		at.base = mapWork(sj, at.task)
 		at.end = e.overheadsOf(at).mapEnd(e.now, slowed(at.base, at.k))
 		return
 	}
-	if sj.doneMaps >= len(sj.spec.Maps) {
+	if sj.doneMaps >= e.nMaps(sj) {
 		e.setReduceEnd(at, sj.mapsEnd)
 		return
 	}
@@ -848,7 +859,7 @@ func (e *engine) finishAttempt(at *attempt) {
 	if at.typ == partitions.Map {
 		t.freeMaps++
 		sj.doneMaps++
-		if sj.doneMaps == len(sj.spec.Maps) {
+		if sj.doneMaps == e.nMaps(sj) {
 			sj.mapsEnd = e.now
 			for _, w := range sj.waiting {
 				w.waiting = false
@@ -871,7 +882,7 @@ func (e *engine) finishAttempt(at *attempt) {
 	if e.sp != nil {
 		e.settle(at)
 	}
-	if sj.doneMaps == len(sj.spec.Maps) && sj.doneReds == len(sj.spec.Reduces) && !sj.cleaning {
+	if sj.doneMaps == e.nMaps(sj) && sj.doneReds == len(sj.spec.Reduces) && !sj.cleaning {
 		if e.opt.CleanupTask > 0 {
 			sj.cleaning = true
 			e.cleanups = append(e.cleanups, sj)

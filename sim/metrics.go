@@ -139,6 +139,9 @@ type Result struct {
 	Speculation *SpecStats `json:"speculation,omitempty"`
 	// Preemption counts what the preemption planner did.
 	Preemption *PreemptStats `json:"preemption,omitempty"`
+	// ScaleUp counts scale-up splits; nil when preemption.split.scale-up
+	// is off.
+	ScaleUp *ScaleUpStats `json:"scale_up,omitempty"`
 
 	busy       [2]float64
 	queueBusy  []float64
@@ -499,6 +502,14 @@ func WriteTable(w io.Writer, workload string, seed uint64, results []*Result) er
 		row("wasted slot-s (kills' work, C/R, start-ups)", func(r *Result) string { return f(r.WastedSlotSeconds) })
 		row("work saved by checkpoint/split [slot-s]", func(r *Result) string { return f(r.Preemption.WorkSavedSeconds) })
 	}
+	if scaledUpAny(results) {
+		row("scale-up splits / maps added", func(r *Result) string {
+			if r.ScaleUp == nil {
+				return "-"
+			}
+			return fmt.Sprintf("%d/%d", r.ScaleUp.Splits, r.ScaleUp.MapsAdded)
+		})
+	}
 	if hasD {
 		d := func(r *Result) *DeadlineStats {
 			if r.Summary.Deadline == nil {
@@ -592,6 +603,16 @@ func specRows(row func(string, func(*Result) string), results []*Result) {
 		}
 		return fmt.Sprintf("%v, %.3f (%d samples)", s.EstTVM.Round(time.Millisecond), s.EstImageBps/1e9, s.EstSamples)
 	})
+}
+
+// scaledUpAny tells whether a run had scale-up splits on.
+func scaledUpAny(results []*Result) bool {
+	for _, r := range results {
+		if r.ScaleUp != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // preemptedAny tells whether a run preempted by another mechanism than a

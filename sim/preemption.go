@@ -103,10 +103,14 @@ type releasing struct {
 	dump     time.Duration
 	bytes    int64
 	progress time.Duration // what a kill would have lost
+	// pieces > 1: a scale-up split (sim/scaleup.go), whose work left is
+	// cut into this many pieces.
+	pieces int
 }
 
 type preState struct {
 	pl    *preempt.Planner
+	cfg   preempt.Config
 	m     PreemptionModel
 	mech  string
 	busy  []time.Duration // per tracker: when its checkpoint queue is free
@@ -118,6 +122,7 @@ type preState struct {
 	// after the restore or start-up (others' begins at their start).
 	resumed map[*attempt]resumedFrom
 	stats   *PreemptStats
+	scaleUp *ScaleUpStats
 }
 
 type resumedFrom struct {
@@ -155,12 +160,19 @@ func (e *engine) setupPreemption(conf confMap) error {
 	if cfg.Mechanism != preempt.SettingKill && e.sp != nil {
 		return fmt.Errorf("preemption.mechanism=%s with speculation is not modelled in the simulator", cfg.Mechanism)
 	}
+	if cfg.ScaleUp && e.sp != nil {
+		return fmt.Errorf("%s with speculation is not modelled in the simulator", preempt.KeyScaleUp)
+	}
 	p := preempt.New(cfg)
 	e.d.SetPlanner(p)
-	e.pre = &preState{pl: p, m: m, mech: cfg.Mechanism, busy: make([]time.Duration, len(e.trackers)),
+	e.pre = &preState{pl: p, cfg: cfg, m: m, mech: cfg.Mechanism, busy: make([]time.Duration, len(e.trackers)),
 		saved: map[taskKey]saved{}, rel: map[*attempt]releasing{}, resumed: map[*attempt]resumedFrom{},
 		stats: &PreemptStats{Mechanism: cfg.Mechanism}}
 	e.res.Preemption = e.pre.stats
+	if cfg.ScaleUp {
+		e.pre.scaleUp = &ScaleUpStats{}
+		e.res.ScaleUp = e.pre.scaleUp
+	}
 	e.d.OnPreempt(func(a sched.PreemptAction) {
 		switch a.Mech {
 		case preempt.MechKill:
@@ -206,8 +218,10 @@ func (h simHost) Describe(a sched.Attempt) preempt.Candidate {
 		return preempt.Candidate{Remaining: -1}
 	}
 	from := e.usefulFrom(at)
+	// An attempt ordered split for scale-up is releasing already.
+	_, rel := e.pre.rel[at]
 	c := preempt.Candidate{Node: e.trackers[at.tracker].name, RSSBytes: e.memory(at.job), Progressed: max(e.now-from, 0), Remaining: -1,
-		CanCheckpoint: !e.pre.m.NoCheckpoint && !at.waiting, Splittable: e.pre.m.Splittable && !at.waiting}
+		CanCheckpoint: !e.pre.m.NoCheckpoint && !at.waiting && !rel, Splittable: e.pre.m.Splittable && !at.waiting && !rel}
 	if !at.waiting {
 		c.Remaining = max(at.end-e.now, 0)
 	}
@@ -226,6 +240,9 @@ func (h simHost) Checkpoint(a sched.Attempt, _ bool) error {
 	}
 	if at.waiting {
 		return fmt.Errorf("attempt %s waits for its job's maps: not checkpointed in the simulator", a)
+	}
+	if _, rel := e.pre.rel[at]; rel {
+		return fmt.Errorf("attempt %s is being split", a)
 	}
 	start := max(e.now, e.pre.busy[at.tracker])
 	if at.end <= start {
@@ -253,6 +270,9 @@ func (h simHost) Split(a sched.Attempt) error {
 	}
 	if at.waiting {
 		return fmt.Errorf("attempt %s waits for its job's maps: a reduce is split in its reduce phase only", a)
+	}
+	if _, rel := e.pre.rel[at]; rel {
+		return fmt.Errorf("attempt %s is being split already", a)
 	}
 	sp := e.now + e.opt.Heartbeat
 	if at.end <= sp {
@@ -282,9 +302,13 @@ func (e *engine) preempted(at *attempt) {
 	s := saved{work: r.work}
 	st := e.pre.stats
 	st.WorkSavedSeconds += r.progress.Seconds()
-	if r.mech == preempt.MechSplit {
+	switch {
+	case r.pieces > 1:
+		// A scale-up split, not a preemption victim.
+		s.work = e.addPieces(at, r)
+	case r.mech == preempt.MechSplit:
 		st.Splits++
-	} else {
+	default:
 		s.image, s.node, s.bytes = true, at.tracker, r.bytes
 		st.Checkpoints++
 		st.ImageBytes += r.bytes

@@ -481,3 +481,27 @@ func TestCommandSplitSafe(t *testing.T) {
 		}
 	}
 }
+
+// --scale-up splits a long map for idle map slots and prints the splits;
+// without it the table has no scale-up row.
+func TestCommandScaleUp(t *testing.T) {
+	trace := filepath.Join(t.TempDir(), "long.jsonl")
+	if err := os.WriteFile(trace, []byte(`{"id":"long","submit_s":0,"maps_s":[600],"reduces_s":[10],"shuffles_s":[0]}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		flag string
+		want string
+	}{{"--scale-up", `scale-up splits / maps added\s+[1-9]\d*/[1-9]`}, {"--scale-up=false", ""}} {
+		var out, errOut bytes.Buffer
+		if err := Command(context.Background(), []string{"--policy", "fifo", "--workload", trace, "--trackers", "2", "--map-slots", "2",
+			"--reduce-slots", "1", "--heartbeat", "1s", tc.flag}, &out, &errOut); err != nil {
+			t.Fatal(err)
+		}
+		row := strings.Contains(out.String(), "scale-up splits")
+		if tc.want == "" && row || tc.want != "" && !regexp.MustCompile(tc.want).MatchString(out.String()) {
+			t.Errorf("%s: want %q:\n%s", tc.flag, tc.want, out.String())
+		}
+	}
+}

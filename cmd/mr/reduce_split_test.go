@@ -275,3 +275,83 @@ func TestE2EReduceSplitFIFOPreemption(t *testing.T) {
 	sameParts(t, low.Output, plain.Output)
 	checkWordCount(t, low.Output, countWords(t, in))
 }
+
+// TestE2EReduceSplitSurvivesJobTrackerRestart: the JobTracker is killed
+// (SIGKILL) while a split reduce's remainder runs, and restarted. It keeps
+// the fragment the split committed (logged in the job's event log): the
+// reduce's next attempt reduces only the key groups after it, and the
+// job's output, the fragments joined, is byte for byte that of a run
+// without splits, with the same record counters. Before, the restarted
+// JobTracker ran the reduce again from its first key group.
+func TestE2EReduceSplitSurvivesJobTrackerRestart(t *testing.T) {
+	c := startCluster(t, []trackerSpec{{"t1", 2, 1}, {"t2", 2, 1}}, "mapreduce.job.reduce.slowstart.completedmaps=1")
+	in := t.TempDir()
+	genManyWords(t, filepath.Join(in, "a.txt"), 1<<20, 81)
+	genManyWords(t, filepath.Join(in, "b.txt"), 1<<20, 82)
+	spec := wordCountSpec(in, filepath.Join(t.TempDir(), "split"), 1)
+	spec.Conf = reduceSplitConf()
+	id := c.submit(spec)
+	ctx := context.Background()
+	var split string
+	waitFor(t, "a reduce split ordered in its reduce phase", 2*time.Minute, func() bool {
+		atts, err := c.client.Attempts(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range atts {
+			if a.TaskType == "r" && a.State == "RUNNING" && c.client.SplitTask(ctx, a.AttemptId) == nil {
+				split = a.AttemptId
+				return true
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+		return false
+	})
+	waitFor(t, "the split reduce's remainder running", time.Minute, func() bool {
+		atts, err := c.client.Attempts(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		splitDone, remainder := false, false
+		for _, a := range atts {
+			splitDone = splitDone || a.AttemptId == split && a.State == "SPLIT"
+			remainder = remainder || a.TaskType == "r" && a.AttemptId != split && a.State == "RUNNING"
+		}
+		if c.status(id).State != "RUNNING" {
+			t.Fatal("the job ended before its remainder ran")
+		}
+		// The fragment's line of the job's event log is written once
+		// the JobTracker's lock is released: a kill before loses it.
+		return splitDone && remainder && strings.Contains(jobEventLog(t, c, id), `"kind":"fragment"`)
+	})
+	c.kill("jobtracker")
+	c.start("jobtracker", "jobtracker")
+	res := c.waitWithin(id, 2*time.Minute)
+	if res.State != "SUCCEEDED" {
+		t.Fatalf("the job ended %s: %s", res.State, res.Error)
+	}
+	if !c.logHas("jobtracker", "recovered reduce fragment kept") {
+		t.Error("the restarted JobTracker did not keep the reduce's fragment")
+	}
+	if n := res.Counters.Get(mr.SplitGroup, mr.OutputFragments); n < 1 {
+		t.Errorf("OUTPUT_FRAGMENTS = %d after the restart, want the kept fragment counted", n)
+	}
+	plain := *spec
+	plain.Output = filepath.Join(t.TempDir(), "plain")
+	plain.Conf = maps.Clone(spec.Conf)
+	plain.Conf[mr.KeySplitSafe] = "false"
+	plain.Conf[speculator.KeyStragglerFraction] = "0"
+	pres := c.wait(c.submit(&plain))
+	if pres.State != "SUCCEEDED" {
+		t.Fatalf("the run without splits ended %s: %s", pres.State, pres.Error)
+	}
+	sameParts(t, spec.Output, plain.Output)
+	if left, _ := filepath.Glob(filepath.Join(spec.Output, "*.f*")); len(left) > 0 {
+		t.Errorf("fragments left in the output: %v", left)
+	}
+	for _, name := range []string{mr.MapInputRecords, mr.MapOutputRecords, mr.ReduceInputGroups, mr.ReduceInputRecords, mr.ReduceOutputRecords} {
+		if a, b := res.Counters.Get(mr.TaskCounterGroup, name), pres.Counters.Get(mr.TaskCounterGroup, name); a != b {
+			t.Errorf("%s = %d with a split and a restart, %d without", name, a, b)
+		}
+	}
+}

@@ -1,8 +1,12 @@
 package main
 
 import (
+	"io/fs"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"gomr/mr"
 	"gomr/speculator"
@@ -17,14 +21,7 @@ func TestE2EScaleUpSplit(t *testing.T) {
 	skipUnderRace(t, "TestScaleUpPieces and TestRunMapsAdded (jobtracker, shuffle), and the map split tests")
 	in := t.TempDir()
 	genText(t, filepath.Join(in, "a.txt"), 2<<20, 81)
-	spec := func(out string) *mr.JobSpec {
-		s := wordCountSpec(in, out, 1)
-		s.Conf = splitJobConf()
-		s.Conf[speculator.KeyMapSpeculative] = "false"
-		s.Conf[speculator.KeyStragglerTaskTypes] = "map"
-		s.Conf[speculator.KeyStragglerLocation] = "3.5"
-		return s
-	}
+	spec := func(out string) *mr.JobSpec { return scaleUpSpec(in, out) }
 	run := func(scaleUp bool) (*mr.JobResult, float64, string) {
 		t.Helper()
 		c := startCluster(t, []trackerSpec{{"t1", 2, 1}, {"t2", 2, 1}},
@@ -66,4 +63,97 @@ func TestE2EScaleUpSplit(t *testing.T) {
 	if tUp >= tPlain {
 		t.Errorf("the job took %.2f s with scale-up, %.2f s without: want it sooner", tUp, tPlain)
 	}
+}
+
+// scaleUpSpec is a split-safe word count of in whose maps are slowed 33
+// times (k = e^3.5) and not speculated.
+func scaleUpSpec(in, out string) *mr.JobSpec {
+	s := wordCountSpec(in, out, 1)
+	s.Conf = splitJobConf()
+	s.Conf[speculator.KeyMapSpeculative] = "false"
+	s.Conf[speculator.KeyStragglerTaskTypes] = "map"
+	s.Conf[speculator.KeyStragglerLocation] = "3.5"
+	return s
+}
+
+// TestE2EScaleUpSplitMinEDF: scale-up splits under MinEDF, which sizes a
+// deadline job by its maps. The policy is told of the maps a scale-up
+// split adds (the driver's TasksAdded) and gives them slots; before, once
+// the job's one map at submission was done MinEDF counted no map left,
+// gave the added maps no quota and the job never ended.
+func TestE2EScaleUpSplitMinEDF(t *testing.T) {
+	skipUnderRace(t, "TestDeadlineCountsAddedTasks (partitions) and TestScaleUpPieces (jobtracker)")
+	in := t.TempDir()
+	genText(t, filepath.Join(in, "a.txt"), 1<<20, 82)
+	c := startCluster(t, []trackerSpec{{"t1", 2, 1}, {"t2", 2, 1}}, "scheduler.policy=minedf",
+		"preemption.split.scale-up=true", "preemption.split.min-task-age=300ms", "preemption.split.min-remaining=0s")
+	out := filepath.Join(t.TempDir(), "out")
+	spec := scaleUpSpec(in, out)
+	spec.DeadlineSeconds = 600
+	res := c.waitWithin(c.submit(spec), 2*time.Minute)
+	if res.State != "SUCCEEDED" {
+		t.Fatalf("job ended %s: %s", res.State, res.Error)
+	}
+	if n := res.Counters.Get(mr.SplitGroup, mr.ScaleUpMaps); n < 1 {
+		t.Fatalf("SCALE_UP_MAPS = %d, want maps added for the idle slots", n)
+	}
+	checkWordCount(t, out, countWords(t, in))
+	t.Logf("%d maps added by %d scale-up splits", res.Counters.Get(mr.SplitGroup, mr.ScaleUpMaps), res.Counters.Get(mr.SplitGroup, mr.ScaleUpSplits))
+}
+
+// TestE2EScaleUpSplitSurvivesJobTrackerRestart: the JobTracker is killed
+// (SIGKILL) once a scale-up split has added maps, and restarted. It
+// rebuilds the pieces from the job's event log (the map they were cut
+// from keeps its shorter split), and the job's output is exact, every
+// input record read once. Before, the restarted JobTracker ran such a map
+// again whole and dropped its pieces.
+func TestE2EScaleUpSplitSurvivesJobTrackerRestart(t *testing.T) {
+	skipUnderRace(t, "TestRecoveryKeepsScaleUpPieces (jobtracker)")
+	in := t.TempDir()
+	genText(t, filepath.Join(in, "a.txt"), 2<<20, 83)
+	c := startCluster(t, []trackerSpec{{"t1", 2, 1}, {"t2", 2, 1}},
+		"preemption.split.scale-up=true", "preemption.split.min-task-age=300ms", "preemption.split.min-remaining=0s")
+	out := filepath.Join(t.TempDir(), "out")
+	id := c.submit(scaleUpSpec(in, out))
+	// The pieces line of the job's event log is written once the
+	// JobTracker's lock is released, after its log line: a kill in
+	// between loses it, and the map then runs again whole.
+	waitFor(t, "a scale-up split's pieces in the job's event log", time.Minute, func() bool {
+		return strings.Contains(jobEventLog(t, c, id), `"kind":"pieces"`)
+	})
+	c.kill("jobtracker")
+	c.start("jobtracker", "jobtracker")
+	res := c.waitWithin(id, 2*time.Minute)
+	if res.State != "SUCCEEDED" {
+		t.Fatalf("job ended %s: %s", res.State, res.Error)
+	}
+	if v := c.logValue("jobtracker", "job recovered after a JobTracker restart", "scale_up_maps"); v == "" || v == "0" {
+		t.Errorf("the restarted JobTracker recovered scale_up_maps=%q, want the pieces", v)
+	}
+	checkWordCount(t, out, countWords(t, in))
+	if got := res.Counters.Get(mr.TaskCounterGroup, mr.MapInputRecords); got != int64(countLines(t, in)) {
+		t.Errorf("MAP_INPUT_RECORDS = %d, the input has %d lines", got, countLines(t, in))
+	}
+	t.Logf("%d maps added by %d scale-up splits", res.Counters.Get(mr.SplitGroup, mr.ScaleUpMaps), res.Counters.Get(mr.SplitGroup, mr.ScaleUpSplits))
+}
+
+// jobEventLog is the job's recovery event log in the JobTracker's system
+// directory (somewhere under the cluster's directory), or "" while there
+// is none.
+func jobEventLog(t *testing.T, c *cluster, id string) string {
+	t.Helper()
+	var data []byte
+	err := filepath.WalkDir(c.dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() != id+".events" {
+			return nil // a directory the daemons are changing, or another file
+		}
+		if data, err = os.ReadFile(p); err != nil {
+			return err
+		}
+		return filepath.SkipAll
+	})
+	if err != nil {
+		t.Logf("reading the event log of %s: %v", id, err)
+	}
+	return string(data)
 }

@@ -213,7 +213,7 @@ func (c *Cluster) view(j *modelJob, offer *modelTracker) partitions.JobView {
 		pool = "default"
 	}
 	v := partitions.JobView{ID: j.spec.Name, Name: j.spec.Name, Pool: pool, Priority: j.spec.Priority, Submitted: j.submit,
-		Maps: j.spec.Maps, Reduces: j.spec.Reduces, InputBytes: int64(j.spec.Maps),
+		Maps: len(j.tasks[partitions.Map]), Reduces: len(j.tasks[partitions.Reduce]), InputBytes: int64(j.spec.Maps),
 		FinishedMaps: j.finished[partitions.Map], FinishedReduces: j.finished[partitions.Reduce],
 		ReducesReady: j.reducesReady(c.num("mapreduce.job.reduce.slowstart.completedmaps", 0.05))}
 	if p, ok := c.profiles[j.spec.Name]; ok {
@@ -354,8 +354,29 @@ func (c *Cluster) EnableCheckpoint(name string) error {
 // Dumped implements PreemptionRunner.
 func (c *Cluster) Dumped(at time.Time, k sched.Attempt) error { return c.released(at, k, "checkpoint") }
 
-// SplitDone implements PreemptionRunner.
-func (c *Cluster) SplitDone(at time.Time, k sched.Attempt) error { return c.released(at, k, "split") }
+// SplitDone implements PreemptionRunner: the attempt ends, and with
+// pieces > 1 its job gets pieces-1 new pending tasks of its type (a
+// scale-up split's pieces), which the driver tells the policy of
+// (TasksAdded) before the attempt's end, as the JobTracker does. A split
+// into pieces need not have been ordered by the planner: scale-up splits
+// are the host's own.
+func (c *Cluster) SplitDone(at time.Time, k sched.Attempt, pieces int) error {
+	if pieces > 1 {
+		// The host's own order (a scale-up split), unless the planner's.
+		a := c.attempt(k)
+		if a == nil || !a.live || (a.ordered != "" && a.ordered != "split") {
+			return fmt.Errorf("attempt %s is not running, or was ordered to %s", k, a.ordered)
+		}
+		a.ordered = "split"
+		j := c.job(k.Job)
+		for range pieces - 1 {
+			ts := j.tasks[k.Type]
+			j.tasks[k.Type] = append(ts, &modelTask{typ: k.Type, index: len(ts), failedOn: map[string]bool{}})
+		}
+		c.d.TasksAdded(at, k.Job, k.Type, pieces-1)
+	}
+	return c.released(at, k, "split")
+}
 
 // released is the tracker's report that an ordered checkpoint or split is
 // done: the attempt ends, uncounted, and its task waits again.

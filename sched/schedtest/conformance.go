@@ -55,8 +55,11 @@ import (
 //	criu TRACKER                      the tracker can checkpoint attempts
 //	dumped JOB/m3.0                   its checkpoint is on disk: the
 //	                                  attempt ends, its task waits to resume
-//	split-done JOB/m3.0               it stopped at a safe point: the
-//	                                  attempt ends, the rest waits as a task
+//	split-done JOB/m3.0 [pieces=N]    it stopped at a safe point: the
+//	                                  attempt ends, the rest waits as a task;
+//	                                  with pieces=N (a scale-up split) the
+//	                                  rest is cut into N pieces, N-1 of them
+//	                                  new tasks of the job (TasksAdded)
 //
 // submit then also takes rss=MiB (the attempts' memory) and splittable=1.
 // A tracker's free slots are its slots less its live attempts and the
@@ -95,9 +98,10 @@ type PreemptionRunner interface {
 	// EnableCheckpoint lets the tracker checkpoint attempts.
 	EnableCheckpoint(tracker string) error
 	// Dumped reports an ordered checkpoint done; SplitDone an ordered
-	// split done.
+	// split done, its remainder cut into pieces (1: one remainder; more:
+	// pieces-1 new tasks of the job, as a scale-up split makes).
 	Dumped(at time.Time, a sched.Attempt) error
-	SplitDone(at time.Time, a sched.Attempt) error
+	SplitDone(at time.Time, a sched.Attempt, pieces int) error
 }
 
 // ScenarioJob is a job a scenario submits.
@@ -371,7 +375,14 @@ func runCommand(cmd string, policy *string, conf map[string]string, now *time.Ti
 		if f[0] == "dumped" {
 			return pr.Dumped(*now, a)
 		}
-		return pr.SplitDone(*now, a)
+		pieces, err := num("pieces", 1)
+		if err != nil {
+			return err
+		}
+		if pieces < 1 || pieces != float64(int(pieces)) {
+			return fmt.Errorf("split-done %s: pieces=%v, want a whole number >= 1", name, pieces)
+		}
+		return pr.SplitDone(*now, a, int(pieces))
 	case "succeed", "fail", "speculate":
 		a, err := ParseAttempt(name)
 		if err != nil {
@@ -480,6 +491,8 @@ func (rec *recorder) eventLine(ev partitions.Event) string {
 		s = fmt.Sprintf("map-output-lost %s/m%d", rec.r.JobName(ev.JobID), ev.Task)
 	case partitions.JobFinished:
 		s = "finished " + rec.r.JobName(ev.JobID)
+	case partitions.TasksAdded:
+		s = fmt.Sprintf("tasks-added %s %ss=+%d", rec.r.JobName(ev.JobID), ev.Type, ev.Count)
 	default:
 		s = fmt.Sprintf("event %d of %s", ev.Kind, rec.r.JobName(ev.JobID))
 	}

@@ -21,7 +21,7 @@ func TestBuiltinClaims(t *testing.T) {
 		t.Fatalf("%d claims", len(claims))
 	}
 	known := map[string]bool{"deadline.relative_exceeded_pct": true, "deadline.relative_exceeded_trim1_pct": true,
-		"deadline.missed_pct": true, "deadline.kill_ratio_pct": true, "queue.q1.finished": true, "queue.q1.work": true,
+		"deadline.missed_pct": true, "deadline.kill_ratio_pct": true, "deadline.completion_mean": true, "queue.q1.finished": true, "queue.q1.work": true,
 		"timer.median": true, "v95": true}
 	w, _ := Generate("tyrex-hvw", GenOptions{Jobs: 5, Seed: 1})
 	r, err := Run(w, Options{Policy: "fifo", Slowstart: -1})

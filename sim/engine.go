@@ -243,6 +243,12 @@ type engine struct {
 	// wakeAt is the time of the latest evWake queued (scheduleWake).
 	wakeAt time.Duration
 	left   int // jobs not finished
+	// others counts the queued events that are not heartbeats; stallSince
+	// is when the heartbeats last started to find nothing to launch with
+	// no other event queued (nothing running, nothing arriving): see
+	// stallLimit.
+	others     int
+	stallSince time.Duration
 	res    *Result
 	checks int
 	byID   map[string]*simJob
@@ -360,6 +366,7 @@ func Run(w *Workload, opt Options) (*Result, error) {
 		e.push(&event{at: j.Submit, kind: evArrival, job: sj})
 	}
 	e.left = len(w.Jobs)
+	e.stallSince = -1
 	if opt.Heartbeat > 0 {
 		for i := range e.trackers {
 			e.push(&event{at: opt.Overheads.firstHeartbeat(i, n, opt.Heartbeat), kind: evHeartbeat, tracker: i})
@@ -379,8 +386,20 @@ func Run(w *Workload, opt Options) (*Result, error) {
 func (e *engine) push(ev *event) {
 	e.seq++
 	ev.seq = e.seq
+	if ev.kind != evHeartbeat {
+		e.others++
+	}
 	heap.Push(&e.q, ev)
 }
+
+// stallLimit is how long, in simulated time, the trackers' heartbeats may
+// find nothing to launch while nothing runs and nothing else is queued
+// before the run ends as "never finished". Without heartbeats the event
+// queue empties and the loop ends by itself; with them it never empties.
+// A day is far beyond any policy's timer (delay scheduling's waits,
+// TAGS' and preemption timeouts), which may rightly hold tasks back for a
+// while on an idle cluster.
+const stallLimit = 24 * time.Hour
 
 func (e *engine) loop() error {
 	// changed says whether an event of the current instant may have
@@ -391,6 +410,9 @@ func (e *engine) loop() error {
 	for e.q.Len() > 0 {
 		ev := heap.Pop(&e.q).(*event)
 		e.now = ev.at
+		if ev.kind != evHeartbeat {
+			e.others--
+		}
 		changed = changed || (ev.kind != evScan && ev.kind != evCloneReady)
 		switch ev.kind {
 		case evFinish:
@@ -444,6 +466,14 @@ func (e *engine) loop() error {
 				if gm < fm {
 					e.scaleUp(t.freeMaps)
 				}
+			}
+			switch {
+			case launched || e.others > 0:
+				e.stallSince = -1
+			case e.stallSince < 0:
+				e.stallSince = e.now
+			case e.now-e.stallSince > stallLimit:
+				return fmt.Errorf("simulate %s: %d job(s) never finished: the policy left their tasks unscheduled with the cluster idle for %v of heartbeats", e.opt.Policy, e.left, stallLimit)
 			}
 			t.hbGen++
 			e.push(&event{at: e.opt.Overheads.nextHeartbeat(e.now, e.opt.Heartbeat, launched), kind: evHeartbeat, tracker: ev.tracker, gen: t.hbGen})

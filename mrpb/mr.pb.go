@@ -694,7 +694,12 @@ type CheckpointStats struct {
 	// Whether the dump was incremental (against a same-process parent image).
 	Incremental bool `protobuf:"varint,5,opt,name=incremental,proto3" json:"incremental,omitempty"`
 	// Why the checkpoint failed (the attempt is then KILLED).
-	Error         string `protobuf:"bytes,6,opt,name=error,proto3" json:"error,omitempty"`
+	Error string `protobuf:"bytes,6,opt,name=error,proto3" json:"error,omitempty"`
+	// On a RUNNING attempt whose order said release_at_freeze: CRIU has
+	// frozen the process and the tracker counts its slot free (and takes a
+	// new task in it) while the dump is written. The attempt ends
+	// CHECKPOINTED, or KILLED when the dump fails after all.
+	SlotReleased  bool `protobuf:"varint,7,opt,name=slot_released,json=slotReleased,proto3" json:"slot_released,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -769,6 +774,13 @@ func (x *CheckpointStats) GetError() string {
 		return x.Error
 	}
 	return ""
+}
+
+func (x *CheckpointStats) GetSlotReleased() bool {
+	if x != nil {
+		return x.SlotReleased
+	}
+	return false
 }
 
 // CloneStats is what cloning an attempt cost, measured by the tracker.
@@ -3302,9 +3314,13 @@ type CheckpointAttempt struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	AttemptId string                 `protobuf:"bytes,1,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"`
 	// Dump against a same-process parent image when there is one.
-	Incremental   bool `protobuf:"varint,2,opt,name=incremental,proto3" json:"incremental,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Incremental bool `protobuf:"varint,2,opt,name=incremental,proto3" json:"incremental,omitempty"`
+	// Count the slot free once CRIU has frozen the process (the tracker may
+	// launch a new task in it while the image is written) instead of once
+	// the dump is done (preemption.checkpoint.release-slot=frozen).
+	ReleaseAtFreeze bool `protobuf:"varint,3,opt,name=release_at_freeze,json=releaseAtFreeze,proto3" json:"release_at_freeze,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *CheckpointAttempt) Reset() {
@@ -3347,6 +3363,13 @@ func (x *CheckpointAttempt) GetAttemptId() string {
 func (x *CheckpointAttempt) GetIncremental() bool {
 	if x != nil {
 		return x.Incremental
+	}
+	return false
+}
+
+func (x *CheckpointAttempt) GetReleaseAtFreeze() bool {
+	if x != nil {
+		return x.ReleaseAtFreeze
 	}
 	return false
 }
@@ -4409,7 +4432,7 @@ const file_mr_proto_rawDesc = "" +
 	"checkpoint\x12*\n" +
 	"\arestore\x18\x10 \x01(\v2\x10.gomr.CloneStatsR\arestore\x12.\n" +
 	"\n" +
-	"reduce_cut\x18\x15 \x01(\v2\x0f.gomr.ReduceCutR\treduceCut\"\xc5\x01\n" +
+	"reduce_cut\x18\x15 \x01(\v2\x0f.gomr.ReduceCutR\treduceCut\"\xea\x01\n" +
 	"\x0fCheckpointStats\x12\x17\n" +
 	"\adump_ms\x18\x01 \x01(\x03R\x06dumpMs\x12\x1f\n" +
 	"\vimage_bytes\x18\x02 \x01(\x03R\n" +
@@ -4417,7 +4440,8 @@ const file_mr_proto_rawDesc = "" +
 	"\x0efile_set_bytes\x18\x03 \x01(\x03R\ffileSetBytes\x12\x1a\n" +
 	"\bprogress\x18\x04 \x01(\x02R\bprogress\x12 \n" +
 	"\vincremental\x18\x05 \x01(\bR\vincremental\x12\x14\n" +
-	"\x05error\x18\x06 \x01(\tR\x05error\"\x88\x02\n" +
+	"\x05error\x18\x06 \x01(\tR\x05error\x12#\n" +
+	"\rslot_released\x18\a \x01(\bR\fslotReleased\"\x88\x02\n" +
 	"\n" +
 	"CloneStats\x12%\n" +
 	"\x0esource_attempt\x18\x01 \x01(\tR\rsourceAttempt\x12\x17\n" +
@@ -4627,11 +4651,12 @@ const file_mr_proto_rawDesc = "" +
 	"\tDropImage\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x1d\n" +
 	"\n" +
-	"attempt_id\x18\x02 \x01(\tR\tattemptId\"T\n" +
+	"attempt_id\x18\x02 \x01(\tR\tattemptId\"\x80\x01\n" +
 	"\x11CheckpointAttempt\x12\x1d\n" +
 	"\n" +
 	"attempt_id\x18\x01 \x01(\tR\tattemptId\x12 \n" +
-	"\vincremental\x18\x02 \x01(\bR\vincremental\"\x86\x01\n" +
+	"\vincremental\x18\x02 \x01(\bR\vincremental\x12*\n" +
+	"\x11release_at_freeze\x18\x03 \x01(\bR\x0freleaseAtFreeze\"\x86\x01\n" +
 	"\fCloneAttempt\x12%\n" +
 	"\x0esource_attempt\x18\x01 \x01(\tR\rsourceAttempt\x12(\n" +
 	"\x06launch\x18\x02 \x01(\v2\x10.gomr.LaunchTaskR\x06launch\x12%\n" +

@@ -21,6 +21,20 @@ const (
 	KeySplitMinAge       = "preemption.split.min-task-age"
 	KeySplitMinRemaining = "preemption.split.min-remaining"
 	KeyStartupCost       = "preemption.split.startup-cost"
+	KeyReleaseSlot       = "preemption.checkpoint.release-slot"
+)
+
+// Settings of preemption.checkpoint.release-slot: when a victim being
+// checkpointed gives its slot back.
+const (
+	// ReleaseDumped frees the slot once the dump is done and the process
+	// gone (the image is complete).
+	ReleaseDumped = "dumped"
+	// ReleaseFrozen frees the slot once CRIU has frozen the process at
+	// its quiet point: it uses no CPU from then on and its memory is only
+	// read, so a new task may start beside the dump; the image and the
+	// new task's memory overlap until the dump ends.
+	ReleaseFrozen = "frozen"
 )
 
 // Settings of preemption.mechanism.
@@ -72,6 +86,8 @@ var keys = []conf.Key{
 	{Name: KeySplitMinAge, Type: conf.Duration, Default: "60s", Description: "split: a task runs at least this long before it may be split", Valid: "a duration >= 0"},
 	{Name: KeySplitMinRemaining, Type: conf.Duration, Default: "30s", Description: "split: a task with less than this left (when known) is not split", Valid: "a duration >= 0"},
 	{Name: KeyStartupCost, Type: conf.Duration, Default: "1s", Description: "split: the start-up cost of the task that takes the remainder (waste of a split)", Valid: "a duration >= 0"},
+	{Name: KeyReleaseSlot, Type: conf.String, Default: ReleaseDumped, Check: conf.OneOf(ReleaseDumped, ReleaseFrozen),
+		Description: "when a victim checkpointed for preemption frees its slot: dumped (once CRIU's dump is done), frozen (once CRIU has frozen the process; a new task starts while the image is written, and its memory and the image overlap until then; a dump that fails then kills the victim, whose task runs again)"},
 }
 
 func init() { conf.Register(keys...) }
@@ -109,6 +125,11 @@ type Config struct {
 	SplitMinAge, SplitMinRemaining time.Duration
 	// StartupCost is what starting the remainder of a split costs.
 	StartupCost time.Duration
+	// ReleaseAtFreeze: a checkpointed victim's slot is free once its
+	// process is frozen, not once its dump is done
+	// (preemption.checkpoint.release-slot=frozen); its dump still holds
+	// its node's checkpoint/restore queue to the end.
+	ReleaseAtFreeze bool
 	// Heartbeat is the time a directive takes to reach a tracker (the
 	// host's heartbeat interval; not a key of this package). Kill and
 	// split release their slot one heartbeat after the order.
@@ -155,6 +176,7 @@ func FromConfig(cfg Getter) (Config, error) {
 		r.Fail(KeySmoothing, r.Raw(KeySmoothing), "must be in (0, 1]")
 	}
 	c.Prior = Model{BWWrite: w * MiB, BWRead: rd * MiB, BWNet: n * MiB}
+	c.ReleaseAtFreeze = r.OneOf(KeyReleaseSlot, ReleaseDumped, ReleaseFrozen) == ReleaseFrozen
 	if r.Err() != nil {
 		return Config{}, r.Err()
 	}

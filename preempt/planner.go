@@ -92,12 +92,15 @@ type Planner struct {
 	queue    *Queue
 	inflight map[string]flight
 	groups   map[string]int
+	// dumping holds the victims whose slot was freed at the freeze
+	// (Frozen): their dumps stay in the queue until DumpEnded.
+	dumping map[string]bool
 }
 
 // New returns a planner for cfg.
 func New(cfg Config) *Planner {
 	return &Planner{cfg: cfg, learn: NewLearner(cfg.Prior, cfg.Smoothing, cfg.MinSampleBytes), queue: NewQueue(),
-		inflight: map[string]flight{}, groups: map[string]int{}}
+		inflight: map[string]flight{}, groups: map[string]int{}, dumping: map[string]bool{}}
 }
 
 // Config returns the planner's configuration.
@@ -157,6 +160,28 @@ func (p *Planner) Released(now time.Time, id string) {
 	if p.groups[f.group]--; p.groups[f.group] <= 0 {
 		delete(p.groups, f.group)
 	}
+	if !p.dumping[id] {
+		p.queue.Done(id, now)
+	}
+}
+
+// Frozen records that checkpointed victim id frees its slot before its
+// dump ends (preemption.checkpoint.release-slot=frozen): the Released
+// that follows frees the slot and ends the victim's in-flight count, but
+// its dump holds its node's queue until DumpEnded, as it holds the
+// tracker's.
+func (p *Planner) Frozen(id string) {
+	if f, ok := p.inflight[id]; ok && (f.mech == MechCkpt || f.mech == MechCkptInc) {
+		p.dumping[id] = true
+	}
+}
+
+// DumpEnded records that the dump of victim id ended at now (its image
+// is kept, or it failed): it leaves its node's queue. It is what Released
+// does to the queue for a victim that was not Frozen; an id the queue
+// does not hold is ignored.
+func (p *Planner) DumpEnded(now time.Time, id string) {
+	delete(p.dumping, id)
 	p.queue.Done(id, now)
 }
 
@@ -175,7 +200,12 @@ func (p *Planner) Costs(c Candidate, queue time.Duration) map[Mechanism]Cost {
 		m := p.learn.Model(c.Node)
 		b, mech := c.dumpBytes()
 		d, r := m.Dump(b), m.Restore(c.RSSBytes)
-		out[mech] = Cost{Release: sat(sat(hb, queue), d), Waste: sat(sat(d, r), queue), Resume: r}
+		release := sat(sat(hb, queue), d)
+		if p.cfg.ReleaseAtFreeze {
+			// The slot is free at the freeze, when the dump begins.
+			release = sat(hb, queue)
+		}
+		out[mech] = Cost{Release: release, Waste: sat(sat(d, r), queue), Resume: r}
 	}
 	out[MechKill] = Cost{Release: hb, Waste: c.Progressed}
 	return out

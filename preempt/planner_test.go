@@ -131,6 +131,71 @@ func TestPlanInFlight(t *testing.T) {
 	}
 }
 
+// TestPlanReleaseAtFreeze checks the planner's side of
+// preemption.checkpoint.release-slot=frozen: a checkpoint's Release is
+// the heartbeat and the queue wait (the slot is free when the dump
+// begins), and a victim Frozen then Released leaves the in-flight count
+// but keeps its dump in the node's queue until DumpEnded.
+func TestPlanReleaseAtFreeze(t *testing.T) {
+	now := time.Unix(0, 0)
+	c := Candidate{Node: "n", RSSBytes: 100 * MiB, Progressed: sec(100), Remaining: -1, CanCheckpoint: true}
+	for _, tc := range []struct {
+		name     string
+		atFreeze bool
+		queue    time.Duration
+		release  time.Duration
+	}{
+		{"dumped, empty queue", false, 0, sec(2)},   // hb 1s + dump 1s
+		{"dumped, queue 3s", false, sec(3), sec(5)}, // hb + queue + dump
+		{"frozen, empty queue", true, 0, sec(1)},    // hb
+		{"frozen, queue 3s", true, sec(3), sec(4)},  // hb + queue
+	} {
+		p := planner(t, SettingCheckpoint, 100)
+		cfg := p.Config()
+		cfg.ReleaseAtFreeze = tc.atFreeze
+		p = New(cfg)
+		got := p.Costs(c, tc.queue)[MechCkpt]
+		if got.Release != tc.release || got.Waste != sec(2)+tc.queue {
+			t.Errorf("%s: cost %+v, want release %v, waste %v", tc.name, got, tc.release, sec(2)+tc.queue)
+		}
+	}
+
+	p := planner(t, SettingCheckpoint, 100)
+	vs := victims(c, c)
+	chosen := p.Plan(now, []Request{{Group: "g", Count: 2, Victims: vs}})[0]
+	for _, ch := range chosen {
+		p.Begin(now, "g", ch)
+	}
+	if w := p.QueueWait("n", now); w != sec(2) {
+		t.Fatalf("queue wait %v, want 2s (two 1s dumps)", w)
+	}
+	// v0's slot is freed at its freeze, 100 ms into its dump.
+	at := now.Add(100 * time.Millisecond)
+	p.Frozen("v0")
+	p.Released(at, "v0")
+	if p.InFlight("g") != 1 {
+		t.Errorf("in flight %d after the freeze, want 1", p.InFlight("g"))
+	}
+	if _, ok := p.Releasing("v0"); ok {
+		t.Error("v0 is still releasing after its slot was freed")
+	}
+	if w := p.QueueWait("n", at); w != sec(1.9) {
+		t.Errorf("queue wait %v after the freeze, want 1.9s (v0's dump still runs)", w)
+	}
+	// Its dump ends at 1 s: v1's starts then.
+	p.DumpEnded(now.Add(sec(1)), "v0")
+	if w := p.QueueWait("n", now.Add(sec(1))); w != sec(1) {
+		t.Errorf("queue wait %v after v0's dump ended, want 1s (v1's)", w)
+	}
+	// Frozen on a victim not being checkpointed does nothing: its
+	// Released empties the queue as before.
+	p.Frozen("nobody")
+	p.Released(now.Add(sec(1.5)), "v1")
+	if n := p.Queue().Len("n"); n != 0 {
+		t.Errorf("queue holds %d operations, want none", n)
+	}
+}
+
 // TestPlanQueueWithinCall checks that dumps chosen earlier in one Plan
 // call raise the queue wait of later ones on the same node.
 func TestPlanQueueWithinCall(t *testing.T) {
@@ -180,11 +245,19 @@ func TestConfig(t *testing.T) {
 		{map[string]string{KeyBWNet: "0"}, "preemption.bandwidth.net"},
 		{map[string]string{KeySmoothing: "2"}, "preemption.bandwidth.smoothing"},
 		{map[string]string{KeyWaitBelow: "-1s"}, "must not be negative"},
+		{map[string]string{KeyReleaseSlot: ReleaseFrozen}, ""},
+		{map[string]string{KeyReleaseSlot: "quiet"}, "preemption.checkpoint.release-slot"},
 	} {
 		_, err := FromConfig(mapGetter(tc.set))
 		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("%v: error %v, want %q", tc.set, err, tc.want)
 		}
+	}
+	if c.ReleaseAtFreeze {
+		t.Error("the default releases the slot at the freeze")
+	}
+	if f, _ := FromConfig(mapGetter{KeyReleaseSlot: ReleaseFrozen}); !f.ReleaseAtFreeze {
+		t.Errorf("%s=%s: not at the freeze", KeyReleaseSlot, ReleaseFrozen)
 	}
 	c, _ = FromConfig(mapGetter{KeyMedium: "hdd", KeyBWRead: "60"})
 	if c.Prior.BWWrite != 30*MiB || c.Prior.BWRead != 60*MiB {

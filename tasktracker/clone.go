@@ -279,7 +279,13 @@ type checkpoint struct {
 // ends the process instead, and the attempt's end is held (holdEnd) for
 // the caller to settle: on success CRIU has ended it; on failure it is
 // left parked at its quiet point, for the caller to kill.
-func (tt *TaskTracker) checkpointAttempt(ctx context.Context, src *taskAttempt, cloneID, imgDir string, stop bool) (*checkpoint, error) {
+//
+// frozen, when not nil (a preemption dump that frees the slot at the
+// freeze), is called once CRIU has frozen the process tree (every thread
+// traced: it runs none of its own code until it ends), while the image
+// is still being written; it is not called when the dump fails before
+// the freeze or when the freeze was not seen before the dump ended.
+func (tt *TaskTracker) checkpointAttempt(ctx context.Context, src *taskAttempt, cloneID, imgDir string, stop bool, frozen func()) (*checkpoint, error) {
 	if !tt.cloneable() {
 		return nil, errors.New("CRIU is not available on tracker " + tt.name)
 	}
@@ -403,12 +409,21 @@ func (tt *TaskTracker) checkpointAttempt(ctx context.Context, src *taskAttempt, 
 		criuFrom := time.Now()
 		cp.queued = criuFrom.Sub(queuedFrom)
 		defer func() { cp.criu = time.Since(criuFrom) }()
-		if stop && os.Getenv(CloneFaultEnv) == "dump" {
+		switch fault := os.Getenv(CloneFaultEnv); {
+		case stop && fault == "dump":
 			// Fault injection (tests): CRIU refusing the dump.
 			return errors.New("fault injection: dump refused")
+		case stop && fault == "dump-after-freeze" && frozen != nil:
+			// Fault injection (tests): the dump failing once the slot
+			// was freed at the freeze (the process, parked at its quiet
+			// point, is not really frozen: it is killed all the same).
+			frozen()
+			return errors.New("fault injection: dump failed after the freeze")
 		}
+		stopWatch := watchFreeze(proc.Pid, frozen)
 		var err error
 		ds, err = criu.DumpWith(ctx, tt.criuPath, proc.Pid, imgDir, imgDir, criu.DumpOptions{Stop: stop})
+		stopWatch()
 		return err
 	})
 	cp.dump = time.Since(began)
@@ -638,7 +653,7 @@ func (tt *TaskTracker) serveCheckpoint(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer os.RemoveAll(imgDir)
-	cp, err := tt.checkpointAttempt(r.Context(), src, cloneID, imgDir, false)
+	cp, err := tt.checkpointAttempt(r.Context(), src, cloneID, imgDir, false, nil)
 	if err != nil {
 		tt.prom.checkpoints.WithLabelValues("failed").Inc()
 		http.Error(w, err.Error(), http.StatusConflict)

@@ -73,9 +73,21 @@ type attemptCkpt struct {
 	restored bool
 }
 
+// reclaimReasons maps the planner's reasons to the order's: the tracker's
+// checkpoint/restore queue runs a deadline's dumps first.
+var reclaimReasons = map[preempt.Reason]mrpb.ReclaimReason{
+	preempt.ReasonUnspecified:     mrpb.ReclaimReason_RECLAIM_UNSPECIFIED,
+	preempt.ReasonPriorityArrival: mrpb.ReclaimReason_RECLAIM_PRIORITY_ARRIVAL,
+	preempt.ReasonFairMinShare:    mrpb.ReclaimReason_RECLAIM_FAIR_MIN_SHARE,
+	preempt.ReasonFairShare:       mrpb.ReclaimReason_RECLAIM_FAIR_SHARE,
+	preempt.ReasonDeadlineAtRisk:  mrpb.ReclaimReason_RECLAIM_DEADLINE_AT_RISK,
+}
+
 // checkpointAttemptLocked orders a running attempt checkpointed by its
-// tracker in its next heartbeat reply.
-func (jt *JobTracker) checkpointAttemptLocked(a *attempt, incremental, migrate bool) error {
+// tracker in its next heartbeat reply; reason (the reclaim's, or
+// unspecified for an operator's order) places its dump in the tracker's
+// checkpoint/restore queue.
+func (jt *JobTracker) checkpointAttemptLocked(a *attempt, incremental, migrate bool, reason preempt.Reason) error {
 	t := jt.trackers[a.tracker]
 	switch {
 	case a.state != attemptRunning:
@@ -99,9 +111,10 @@ func (jt *JobTracker) checkpointAttemptLocked(a *attempt, incremental, migrate b
 	a.ckpt.ordered, a.ckpt.migrate = jt.now(), migrate
 	atFreeze := jt.driver.Planner().Config().ReleaseAtFreeze
 	t.actions = append(t.actions, &mrpb.TaskAction{Action: &mrpb.TaskAction_Checkpoint{
-		Checkpoint: &mrpb.CheckpointAttempt{AttemptId: a.id, Incremental: incremental, ReleaseAtFreeze: atFreeze}}})
+		Checkpoint: &mrpb.CheckpointAttempt{AttemptId: a.id, Incremental: incremental, ReleaseAtFreeze: atFreeze,
+			Reason: reclaimReasons[reason]}}})
 	jt.log.Info("checkpoint ordered", "attempt", a.id, "tracker", a.tracker, "incremental", incremental, "migrate", migrate,
-		"release_at_freeze", atFreeze)
+		"release_at_freeze", atFreeze, "reason", reclaimReasons[reason].String())
 	return nil
 }
 
@@ -423,7 +436,7 @@ func (jt *JobTracker) CheckpointTaskAttempt(ctx context.Context, req *mrpb.Check
 	if a == nil {
 		return nil, status.Errorf(codes.NotFound, "no task attempt %s (an attempt id is attempt_<jobtracker>_<job>_<m|r>_<task>_<n>)", req.AttemptId)
 	}
-	if err := jt.checkpointAttemptLocked(a, req.Incremental, req.Migrate); err != nil {
+	if err := jt.checkpointAttemptLocked(a, req.Incremental, req.Migrate, preempt.ReasonUnspecified); err != nil {
 		return nil, status.Error(codes.FailedPrecondition, err.Error())
 	}
 	return &mrpb.CheckpointTaskAttemptResponse{Ordered: true, State: a.state.String()}, nil

@@ -25,6 +25,62 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// ReclaimReason is why a policy takes slots back (spec §5.4).
+type ReclaimReason int32
+
+const (
+	ReclaimReason_RECLAIM_UNSPECIFIED      ReclaimReason = 0
+	ReclaimReason_RECLAIM_PRIORITY_ARRIVAL ReclaimReason = 1
+	ReclaimReason_RECLAIM_FAIR_MIN_SHARE   ReclaimReason = 2
+	ReclaimReason_RECLAIM_FAIR_SHARE       ReclaimReason = 3
+	ReclaimReason_RECLAIM_DEADLINE_AT_RISK ReclaimReason = 4
+)
+
+// Enum value maps for ReclaimReason.
+var (
+	ReclaimReason_name = map[int32]string{
+		0: "RECLAIM_UNSPECIFIED",
+		1: "RECLAIM_PRIORITY_ARRIVAL",
+		2: "RECLAIM_FAIR_MIN_SHARE",
+		3: "RECLAIM_FAIR_SHARE",
+		4: "RECLAIM_DEADLINE_AT_RISK",
+	}
+	ReclaimReason_value = map[string]int32{
+		"RECLAIM_UNSPECIFIED":      0,
+		"RECLAIM_PRIORITY_ARRIVAL": 1,
+		"RECLAIM_FAIR_MIN_SHARE":   2,
+		"RECLAIM_FAIR_SHARE":       3,
+		"RECLAIM_DEADLINE_AT_RISK": 4,
+	}
+)
+
+func (x ReclaimReason) Enum() *ReclaimReason {
+	p := new(ReclaimReason)
+	*p = x
+	return p
+}
+
+func (x ReclaimReason) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ReclaimReason) Descriptor() protoreflect.EnumDescriptor {
+	return file_mr_proto_enumTypes[0].Descriptor()
+}
+
+func (ReclaimReason) Type() protoreflect.EnumType {
+	return &file_mr_proto_enumTypes[0]
+}
+
+func (x ReclaimReason) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ReclaimReason.Descriptor instead.
+func (ReclaimReason) EnumDescriptor() ([]byte, []int) {
+	return file_mr_proto_rawDescGZIP(), []int{0}
+}
+
 type Counter struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Group         string                 `protobuf:"bytes,1,opt,name=group,proto3" json:"group,omitempty"`
@@ -3319,8 +3375,12 @@ type CheckpointAttempt struct {
 	// launch a new task in it while the image is written) instead of once
 	// the dump is done (preemption.checkpoint.release-slot=frozen).
 	ReleaseAtFreeze bool `protobuf:"varint,3,opt,name=release_at_freeze,json=releaseAtFreeze,proto3" json:"release_at_freeze,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Why the slot is taken back: the tracker's checkpoint/restore queue
+	// runs the dumps of a deadline at risk before the other preemption
+	// dumps (spec §5.6).
+	Reason        ReclaimReason `protobuf:"varint,4,opt,name=reason,proto3,enum=gomr.ReclaimReason" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CheckpointAttempt) Reset() {
@@ -3372,6 +3432,13 @@ func (x *CheckpointAttempt) GetReleaseAtFreeze() bool {
 		return x.ReleaseAtFreeze
 	}
 	return false
+}
+
+func (x *CheckpointAttempt) GetReason() ReclaimReason {
+	if x != nil {
+		return x.Reason
+	}
+	return ReclaimReason_RECLAIM_UNSPECIFIED
 }
 
 // CloneAttempt asks a tracker to restore a CRIU clone of a running
@@ -4651,12 +4718,13 @@ const file_mr_proto_rawDesc = "" +
 	"\tDropImage\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x1d\n" +
 	"\n" +
-	"attempt_id\x18\x02 \x01(\tR\tattemptId\"\x80\x01\n" +
+	"attempt_id\x18\x02 \x01(\tR\tattemptId\"\xad\x01\n" +
 	"\x11CheckpointAttempt\x12\x1d\n" +
 	"\n" +
 	"attempt_id\x18\x01 \x01(\tR\tattemptId\x12 \n" +
 	"\vincremental\x18\x02 \x01(\bR\vincremental\x12*\n" +
-	"\x11release_at_freeze\x18\x03 \x01(\bR\x0freleaseAtFreeze\"\x86\x01\n" +
+	"\x11release_at_freeze\x18\x03 \x01(\bR\x0freleaseAtFreeze\x12+\n" +
+	"\x06reason\x18\x04 \x01(\x0e2\x13.gomr.ReclaimReasonR\x06reason\"\x86\x01\n" +
 	"\fCloneAttempt\x12%\n" +
 	"\x0esource_attempt\x18\x01 \x01(\tR\rsourceAttempt\x12(\n" +
 	"\x06launch\x18\x02 \x01(\v2\x10.gomr.LaunchTaskR\x06launch\x12%\n" +
@@ -4732,7 +4800,13 @@ const file_mr_proto_rawDesc = "" +
 	"\n" +
 	"attempt_id\x18\x01 \x01(\tR\tattemptId\x12\x1a\n" +
 	"\bprogress\x18\x02 \x01(\x02R\bprogress\x12\x18\n" +
-	"\arefused\x18\x03 \x01(\tR\arefused2\xd4\b\n" +
+	"\arefused\x18\x03 \x01(\tR\arefused*\x98\x01\n" +
+	"\rReclaimReason\x12\x17\n" +
+	"\x13RECLAIM_UNSPECIFIED\x10\x00\x12\x1c\n" +
+	"\x18RECLAIM_PRIORITY_ARRIVAL\x10\x01\x12\x1a\n" +
+	"\x16RECLAIM_FAIR_MIN_SHARE\x10\x02\x12\x16\n" +
+	"\x12RECLAIM_FAIR_SHARE\x10\x03\x12\x1c\n" +
+	"\x18RECLAIM_DEADLINE_AT_RISK\x10\x042\xd4\b\n" +
 	"\n" +
 	"JobTracker\x12<\n" +
 	"\tSubmitJob\x12\x16.gomr.SubmitJobRequest\x1a\x17.gomr.SubmitJobResponse\x127\n" +
@@ -4776,160 +4850,163 @@ func file_mr_proto_rawDescGZIP() []byte {
 	return file_mr_proto_rawDescData
 }
 
+var file_mr_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
 var file_mr_proto_msgTypes = make([]protoimpl.MessageInfo, 61)
 var file_mr_proto_goTypes = []any{
-	(*Counter)(nil),                       // 0: gomr.Counter
-	(*Segment)(nil),                       // 1: gomr.Segment
-	(*SpillAnnouncement)(nil),             // 2: gomr.SpillAnnouncement
-	(*MapCut)(nil),                        // 3: gomr.MapCut
-	(*MapResume)(nil),                     // 4: gomr.MapResume
-	(*ReduceCut)(nil),                     // 5: gomr.ReduceCut
-	(*ReduceResume)(nil),                  // 6: gomr.ReduceResume
-	(*AttemptStatus)(nil),                 // 7: gomr.AttemptStatus
-	(*CheckpointStats)(nil),               // 8: gomr.CheckpointStats
-	(*CloneStats)(nil),                    // 9: gomr.CloneStats
-	(*SubmitJobRequest)(nil),              // 10: gomr.SubmitJobRequest
-	(*SubmitJobResponse)(nil),             // 11: gomr.SubmitJobResponse
-	(*JobStatusRequest)(nil),              // 12: gomr.JobStatusRequest
-	(*TaskSummary)(nil),                   // 13: gomr.TaskSummary
-	(*JobStatus)(nil),                     // 14: gomr.JobStatus
-	(*Speculation)(nil),                   // 15: gomr.Speculation
-	(*ListJobsRequest)(nil),               // 16: gomr.ListJobsRequest
-	(*ListJobsResponse)(nil),              // 17: gomr.ListJobsResponse
-	(*ListTrackersRequest)(nil),           // 18: gomr.ListTrackersRequest
-	(*ListTrackersResponse)(nil),          // 19: gomr.ListTrackersResponse
-	(*TrackerStatus)(nil),                 // 20: gomr.TrackerStatus
-	(*KillJobRequest)(nil),                // 21: gomr.KillJobRequest
-	(*KillJobResponse)(nil),               // 22: gomr.KillJobResponse
-	(*JobHistoryRequest)(nil),             // 23: gomr.JobHistoryRequest
-	(*JobHistoryResponse)(nil),            // 24: gomr.JobHistoryResponse
-	(*KillTaskAttemptRequest)(nil),        // 25: gomr.KillTaskAttemptRequest
-	(*KillTaskAttemptResponse)(nil),       // 26: gomr.KillTaskAttemptResponse
-	(*SplitTaskAttemptRequest)(nil),       // 27: gomr.SplitTaskAttemptRequest
-	(*SplitTaskAttemptResponse)(nil),      // 28: gomr.SplitTaskAttemptResponse
-	(*CheckpointTaskAttemptRequest)(nil),  // 29: gomr.CheckpointTaskAttemptRequest
-	(*CheckpointTaskAttemptResponse)(nil), // 30: gomr.CheckpointTaskAttemptResponse
-	(*SetJobPriorityRequest)(nil),         // 31: gomr.SetJobPriorityRequest
-	(*SetJobPriorityResponse)(nil),        // 32: gomr.SetJobPriorityResponse
-	(*TaskAttemptsRequest)(nil),           // 33: gomr.TaskAttemptsRequest
-	(*TaskAttemptInfo)(nil),               // 34: gomr.TaskAttemptInfo
-	(*TaskAttemptsResponse)(nil),          // 35: gomr.TaskAttemptsResponse
-	(*TaskLogRequest)(nil),                // 36: gomr.TaskLogRequest
-	(*TaskLogResponse)(nil),               // 37: gomr.TaskLogResponse
-	(*HeartbeatRequest)(nil),              // 38: gomr.HeartbeatRequest
-	(*LaunchTask)(nil),                    // 39: gomr.LaunchTask
-	(*RestoreSource)(nil),                 // 40: gomr.RestoreSource
-	(*TaskAction)(nil),                    // 41: gomr.TaskAction
-	(*DropImage)(nil),                     // 42: gomr.DropImage
-	(*CheckpointAttempt)(nil),             // 43: gomr.CheckpointAttempt
-	(*CloneAttempt)(nil),                  // 44: gomr.CloneAttempt
-	(*HeartbeatResponse)(nil),             // 45: gomr.HeartbeatResponse
-	(*MapEvent)(nil),                      // 46: gomr.MapEvent
-	(*MapEventsRequest)(nil),              // 47: gomr.MapEventsRequest
-	(*MapEventsResponse)(nil),             // 48: gomr.MapEventsResponse
-	(*FetchFailureRequest)(nil),           // 49: gomr.FetchFailureRequest
-	(*CanCommitRequest)(nil),              // 50: gomr.CanCommitRequest
-	(*CanCommitResponse)(nil),             // 51: gomr.CanCommitResponse
-	(*Empty)(nil),                         // 52: gomr.Empty
-	(*GetTaskRequest)(nil),                // 53: gomr.GetTaskRequest
-	(*StatusUpdateRequest)(nil),           // 54: gomr.StatusUpdateRequest
-	(*StatusUpdateResponse)(nil),          // 55: gomr.StatusUpdateResponse
-	(*SpillReadyRequest)(nil),             // 56: gomr.SpillReadyRequest
-	(*DoneRequest)(nil),                   // 57: gomr.DoneRequest
-	(*FailedRequest)(nil),                 // 58: gomr.FailedRequest
-	(*QuietRequest)(nil),                  // 59: gomr.QuietRequest
-	nil,                                   // 60: gomr.LaunchTask.ConfEntry
+	(ReclaimReason)(0),                    // 0: gomr.ReclaimReason
+	(*Counter)(nil),                       // 1: gomr.Counter
+	(*Segment)(nil),                       // 2: gomr.Segment
+	(*SpillAnnouncement)(nil),             // 3: gomr.SpillAnnouncement
+	(*MapCut)(nil),                        // 4: gomr.MapCut
+	(*MapResume)(nil),                     // 5: gomr.MapResume
+	(*ReduceCut)(nil),                     // 6: gomr.ReduceCut
+	(*ReduceResume)(nil),                  // 7: gomr.ReduceResume
+	(*AttemptStatus)(nil),                 // 8: gomr.AttemptStatus
+	(*CheckpointStats)(nil),               // 9: gomr.CheckpointStats
+	(*CloneStats)(nil),                    // 10: gomr.CloneStats
+	(*SubmitJobRequest)(nil),              // 11: gomr.SubmitJobRequest
+	(*SubmitJobResponse)(nil),             // 12: gomr.SubmitJobResponse
+	(*JobStatusRequest)(nil),              // 13: gomr.JobStatusRequest
+	(*TaskSummary)(nil),                   // 14: gomr.TaskSummary
+	(*JobStatus)(nil),                     // 15: gomr.JobStatus
+	(*Speculation)(nil),                   // 16: gomr.Speculation
+	(*ListJobsRequest)(nil),               // 17: gomr.ListJobsRequest
+	(*ListJobsResponse)(nil),              // 18: gomr.ListJobsResponse
+	(*ListTrackersRequest)(nil),           // 19: gomr.ListTrackersRequest
+	(*ListTrackersResponse)(nil),          // 20: gomr.ListTrackersResponse
+	(*TrackerStatus)(nil),                 // 21: gomr.TrackerStatus
+	(*KillJobRequest)(nil),                // 22: gomr.KillJobRequest
+	(*KillJobResponse)(nil),               // 23: gomr.KillJobResponse
+	(*JobHistoryRequest)(nil),             // 24: gomr.JobHistoryRequest
+	(*JobHistoryResponse)(nil),            // 25: gomr.JobHistoryResponse
+	(*KillTaskAttemptRequest)(nil),        // 26: gomr.KillTaskAttemptRequest
+	(*KillTaskAttemptResponse)(nil),       // 27: gomr.KillTaskAttemptResponse
+	(*SplitTaskAttemptRequest)(nil),       // 28: gomr.SplitTaskAttemptRequest
+	(*SplitTaskAttemptResponse)(nil),      // 29: gomr.SplitTaskAttemptResponse
+	(*CheckpointTaskAttemptRequest)(nil),  // 30: gomr.CheckpointTaskAttemptRequest
+	(*CheckpointTaskAttemptResponse)(nil), // 31: gomr.CheckpointTaskAttemptResponse
+	(*SetJobPriorityRequest)(nil),         // 32: gomr.SetJobPriorityRequest
+	(*SetJobPriorityResponse)(nil),        // 33: gomr.SetJobPriorityResponse
+	(*TaskAttemptsRequest)(nil),           // 34: gomr.TaskAttemptsRequest
+	(*TaskAttemptInfo)(nil),               // 35: gomr.TaskAttemptInfo
+	(*TaskAttemptsResponse)(nil),          // 36: gomr.TaskAttemptsResponse
+	(*TaskLogRequest)(nil),                // 37: gomr.TaskLogRequest
+	(*TaskLogResponse)(nil),               // 38: gomr.TaskLogResponse
+	(*HeartbeatRequest)(nil),              // 39: gomr.HeartbeatRequest
+	(*LaunchTask)(nil),                    // 40: gomr.LaunchTask
+	(*RestoreSource)(nil),                 // 41: gomr.RestoreSource
+	(*TaskAction)(nil),                    // 42: gomr.TaskAction
+	(*DropImage)(nil),                     // 43: gomr.DropImage
+	(*CheckpointAttempt)(nil),             // 44: gomr.CheckpointAttempt
+	(*CloneAttempt)(nil),                  // 45: gomr.CloneAttempt
+	(*HeartbeatResponse)(nil),             // 46: gomr.HeartbeatResponse
+	(*MapEvent)(nil),                      // 47: gomr.MapEvent
+	(*MapEventsRequest)(nil),              // 48: gomr.MapEventsRequest
+	(*MapEventsResponse)(nil),             // 49: gomr.MapEventsResponse
+	(*FetchFailureRequest)(nil),           // 50: gomr.FetchFailureRequest
+	(*CanCommitRequest)(nil),              // 51: gomr.CanCommitRequest
+	(*CanCommitResponse)(nil),             // 52: gomr.CanCommitResponse
+	(*Empty)(nil),                         // 53: gomr.Empty
+	(*GetTaskRequest)(nil),                // 54: gomr.GetTaskRequest
+	(*StatusUpdateRequest)(nil),           // 55: gomr.StatusUpdateRequest
+	(*StatusUpdateResponse)(nil),          // 56: gomr.StatusUpdateResponse
+	(*SpillReadyRequest)(nil),             // 57: gomr.SpillReadyRequest
+	(*DoneRequest)(nil),                   // 58: gomr.DoneRequest
+	(*FailedRequest)(nil),                 // 59: gomr.FailedRequest
+	(*QuietRequest)(nil),                  // 60: gomr.QuietRequest
+	nil,                                   // 61: gomr.LaunchTask.ConfEntry
 }
 var file_mr_proto_depIdxs = []int32{
-	1,  // 0: gomr.SpillAnnouncement.segments:type_name -> gomr.Segment
-	3,  // 1: gomr.SpillAnnouncement.split_at:type_name -> gomr.MapCut
-	3,  // 2: gomr.MapResume.cuts:type_name -> gomr.MapCut
-	0,  // 3: gomr.AttemptStatus.counters:type_name -> gomr.Counter
-	9,  // 4: gomr.AttemptStatus.clone:type_name -> gomr.CloneStats
-	8,  // 5: gomr.AttemptStatus.checkpoint:type_name -> gomr.CheckpointStats
-	9,  // 6: gomr.AttemptStatus.restore:type_name -> gomr.CloneStats
-	5,  // 7: gomr.AttemptStatus.reduce_cut:type_name -> gomr.ReduceCut
-	0,  // 8: gomr.JobStatus.counters:type_name -> gomr.Counter
-	13, // 9: gomr.JobStatus.maps:type_name -> gomr.TaskSummary
-	13, // 10: gomr.JobStatus.reduces:type_name -> gomr.TaskSummary
-	15, // 11: gomr.JobStatus.speculations:type_name -> gomr.Speculation
-	14, // 12: gomr.ListJobsResponse.jobs:type_name -> gomr.JobStatus
-	20, // 13: gomr.ListTrackersResponse.trackers:type_name -> gomr.TrackerStatus
-	34, // 14: gomr.TaskAttemptsResponse.attempts:type_name -> gomr.TaskAttemptInfo
-	7,  // 15: gomr.HeartbeatRequest.attempts:type_name -> gomr.AttemptStatus
-	2,  // 16: gomr.HeartbeatRequest.spills:type_name -> gomr.SpillAnnouncement
-	60, // 17: gomr.LaunchTask.conf:type_name -> gomr.LaunchTask.ConfEntry
-	40, // 18: gomr.LaunchTask.restore:type_name -> gomr.RestoreSource
-	4,  // 19: gomr.LaunchTask.resume:type_name -> gomr.MapResume
-	6,  // 20: gomr.LaunchTask.reduce_resume:type_name -> gomr.ReduceResume
-	39, // 21: gomr.TaskAction.launch:type_name -> gomr.LaunchTask
-	44, // 22: gomr.TaskAction.clone:type_name -> gomr.CloneAttempt
-	43, // 23: gomr.TaskAction.checkpoint:type_name -> gomr.CheckpointAttempt
-	42, // 24: gomr.TaskAction.drop_image:type_name -> gomr.DropImage
-	39, // 25: gomr.CloneAttempt.launch:type_name -> gomr.LaunchTask
-	41, // 26: gomr.HeartbeatResponse.actions:type_name -> gomr.TaskAction
-	1,  // 27: gomr.MapEvent.segment:type_name -> gomr.Segment
-	46, // 28: gomr.MapEventsResponse.events:type_name -> gomr.MapEvent
-	0,  // 29: gomr.StatusUpdateRequest.counters:type_name -> gomr.Counter
-	2,  // 30: gomr.SpillReadyRequest.spill:type_name -> gomr.SpillAnnouncement
-	0,  // 31: gomr.DoneRequest.counters:type_name -> gomr.Counter
-	5,  // 32: gomr.DoneRequest.reduce_cut:type_name -> gomr.ReduceCut
-	0,  // 33: gomr.FailedRequest.counters:type_name -> gomr.Counter
-	10, // 34: gomr.JobTracker.SubmitJob:input_type -> gomr.SubmitJobRequest
-	12, // 35: gomr.JobTracker.GetJobStatus:input_type -> gomr.JobStatusRequest
-	16, // 36: gomr.JobTracker.ListJobs:input_type -> gomr.ListJobsRequest
-	21, // 37: gomr.JobTracker.KillJob:input_type -> gomr.KillJobRequest
-	23, // 38: gomr.JobTracker.GetJobHistory:input_type -> gomr.JobHistoryRequest
-	18, // 39: gomr.JobTracker.ListTrackers:input_type -> gomr.ListTrackersRequest
-	25, // 40: gomr.JobTracker.KillTaskAttempt:input_type -> gomr.KillTaskAttemptRequest
-	31, // 41: gomr.JobTracker.SetJobPriority:input_type -> gomr.SetJobPriorityRequest
-	33, // 42: gomr.JobTracker.ListTaskAttempts:input_type -> gomr.TaskAttemptsRequest
-	36, // 43: gomr.JobTracker.GetTaskLog:input_type -> gomr.TaskLogRequest
-	29, // 44: gomr.JobTracker.CheckpointTaskAttempt:input_type -> gomr.CheckpointTaskAttemptRequest
-	27, // 45: gomr.JobTracker.SplitTaskAttempt:input_type -> gomr.SplitTaskAttemptRequest
-	38, // 46: gomr.JobTracker.Heartbeat:input_type -> gomr.HeartbeatRequest
-	47, // 47: gomr.JobTracker.GetMapEvents:input_type -> gomr.MapEventsRequest
-	49, // 48: gomr.JobTracker.ReportFetchFailure:input_type -> gomr.FetchFailureRequest
-	50, // 49: gomr.JobTracker.CanCommit:input_type -> gomr.CanCommitRequest
-	53, // 50: gomr.Umbilical.GetTask:input_type -> gomr.GetTaskRequest
-	54, // 51: gomr.Umbilical.StatusUpdate:input_type -> gomr.StatusUpdateRequest
-	56, // 52: gomr.Umbilical.SpillReady:input_type -> gomr.SpillReadyRequest
-	47, // 53: gomr.Umbilical.GetMapEvents:input_type -> gomr.MapEventsRequest
-	49, // 54: gomr.Umbilical.ReportFetchFailure:input_type -> gomr.FetchFailureRequest
-	50, // 55: gomr.Umbilical.CanCommit:input_type -> gomr.CanCommitRequest
-	57, // 56: gomr.Umbilical.Done:input_type -> gomr.DoneRequest
-	58, // 57: gomr.Umbilical.Failed:input_type -> gomr.FailedRequest
-	59, // 58: gomr.Umbilical.Quiet:input_type -> gomr.QuietRequest
-	11, // 59: gomr.JobTracker.SubmitJob:output_type -> gomr.SubmitJobResponse
-	14, // 60: gomr.JobTracker.GetJobStatus:output_type -> gomr.JobStatus
-	17, // 61: gomr.JobTracker.ListJobs:output_type -> gomr.ListJobsResponse
-	22, // 62: gomr.JobTracker.KillJob:output_type -> gomr.KillJobResponse
-	24, // 63: gomr.JobTracker.GetJobHistory:output_type -> gomr.JobHistoryResponse
-	19, // 64: gomr.JobTracker.ListTrackers:output_type -> gomr.ListTrackersResponse
-	26, // 65: gomr.JobTracker.KillTaskAttempt:output_type -> gomr.KillTaskAttemptResponse
-	32, // 66: gomr.JobTracker.SetJobPriority:output_type -> gomr.SetJobPriorityResponse
-	35, // 67: gomr.JobTracker.ListTaskAttempts:output_type -> gomr.TaskAttemptsResponse
-	37, // 68: gomr.JobTracker.GetTaskLog:output_type -> gomr.TaskLogResponse
-	30, // 69: gomr.JobTracker.CheckpointTaskAttempt:output_type -> gomr.CheckpointTaskAttemptResponse
-	28, // 70: gomr.JobTracker.SplitTaskAttempt:output_type -> gomr.SplitTaskAttemptResponse
-	45, // 71: gomr.JobTracker.Heartbeat:output_type -> gomr.HeartbeatResponse
-	48, // 72: gomr.JobTracker.GetMapEvents:output_type -> gomr.MapEventsResponse
-	52, // 73: gomr.JobTracker.ReportFetchFailure:output_type -> gomr.Empty
-	51, // 74: gomr.JobTracker.CanCommit:output_type -> gomr.CanCommitResponse
-	39, // 75: gomr.Umbilical.GetTask:output_type -> gomr.LaunchTask
-	55, // 76: gomr.Umbilical.StatusUpdate:output_type -> gomr.StatusUpdateResponse
-	52, // 77: gomr.Umbilical.SpillReady:output_type -> gomr.Empty
-	48, // 78: gomr.Umbilical.GetMapEvents:output_type -> gomr.MapEventsResponse
-	52, // 79: gomr.Umbilical.ReportFetchFailure:output_type -> gomr.Empty
-	51, // 80: gomr.Umbilical.CanCommit:output_type -> gomr.CanCommitResponse
-	52, // 81: gomr.Umbilical.Done:output_type -> gomr.Empty
-	52, // 82: gomr.Umbilical.Failed:output_type -> gomr.Empty
-	52, // 83: gomr.Umbilical.Quiet:output_type -> gomr.Empty
-	59, // [59:84] is the sub-list for method output_type
-	34, // [34:59] is the sub-list for method input_type
-	34, // [34:34] is the sub-list for extension type_name
-	34, // [34:34] is the sub-list for extension extendee
-	0,  // [0:34] is the sub-list for field type_name
+	2,  // 0: gomr.SpillAnnouncement.segments:type_name -> gomr.Segment
+	4,  // 1: gomr.SpillAnnouncement.split_at:type_name -> gomr.MapCut
+	4,  // 2: gomr.MapResume.cuts:type_name -> gomr.MapCut
+	1,  // 3: gomr.AttemptStatus.counters:type_name -> gomr.Counter
+	10, // 4: gomr.AttemptStatus.clone:type_name -> gomr.CloneStats
+	9,  // 5: gomr.AttemptStatus.checkpoint:type_name -> gomr.CheckpointStats
+	10, // 6: gomr.AttemptStatus.restore:type_name -> gomr.CloneStats
+	6,  // 7: gomr.AttemptStatus.reduce_cut:type_name -> gomr.ReduceCut
+	1,  // 8: gomr.JobStatus.counters:type_name -> gomr.Counter
+	14, // 9: gomr.JobStatus.maps:type_name -> gomr.TaskSummary
+	14, // 10: gomr.JobStatus.reduces:type_name -> gomr.TaskSummary
+	16, // 11: gomr.JobStatus.speculations:type_name -> gomr.Speculation
+	15, // 12: gomr.ListJobsResponse.jobs:type_name -> gomr.JobStatus
+	21, // 13: gomr.ListTrackersResponse.trackers:type_name -> gomr.TrackerStatus
+	35, // 14: gomr.TaskAttemptsResponse.attempts:type_name -> gomr.TaskAttemptInfo
+	8,  // 15: gomr.HeartbeatRequest.attempts:type_name -> gomr.AttemptStatus
+	3,  // 16: gomr.HeartbeatRequest.spills:type_name -> gomr.SpillAnnouncement
+	61, // 17: gomr.LaunchTask.conf:type_name -> gomr.LaunchTask.ConfEntry
+	41, // 18: gomr.LaunchTask.restore:type_name -> gomr.RestoreSource
+	5,  // 19: gomr.LaunchTask.resume:type_name -> gomr.MapResume
+	7,  // 20: gomr.LaunchTask.reduce_resume:type_name -> gomr.ReduceResume
+	40, // 21: gomr.TaskAction.launch:type_name -> gomr.LaunchTask
+	45, // 22: gomr.TaskAction.clone:type_name -> gomr.CloneAttempt
+	44, // 23: gomr.TaskAction.checkpoint:type_name -> gomr.CheckpointAttempt
+	43, // 24: gomr.TaskAction.drop_image:type_name -> gomr.DropImage
+	0,  // 25: gomr.CheckpointAttempt.reason:type_name -> gomr.ReclaimReason
+	40, // 26: gomr.CloneAttempt.launch:type_name -> gomr.LaunchTask
+	42, // 27: gomr.HeartbeatResponse.actions:type_name -> gomr.TaskAction
+	2,  // 28: gomr.MapEvent.segment:type_name -> gomr.Segment
+	47, // 29: gomr.MapEventsResponse.events:type_name -> gomr.MapEvent
+	1,  // 30: gomr.StatusUpdateRequest.counters:type_name -> gomr.Counter
+	3,  // 31: gomr.SpillReadyRequest.spill:type_name -> gomr.SpillAnnouncement
+	1,  // 32: gomr.DoneRequest.counters:type_name -> gomr.Counter
+	6,  // 33: gomr.DoneRequest.reduce_cut:type_name -> gomr.ReduceCut
+	1,  // 34: gomr.FailedRequest.counters:type_name -> gomr.Counter
+	11, // 35: gomr.JobTracker.SubmitJob:input_type -> gomr.SubmitJobRequest
+	13, // 36: gomr.JobTracker.GetJobStatus:input_type -> gomr.JobStatusRequest
+	17, // 37: gomr.JobTracker.ListJobs:input_type -> gomr.ListJobsRequest
+	22, // 38: gomr.JobTracker.KillJob:input_type -> gomr.KillJobRequest
+	24, // 39: gomr.JobTracker.GetJobHistory:input_type -> gomr.JobHistoryRequest
+	19, // 40: gomr.JobTracker.ListTrackers:input_type -> gomr.ListTrackersRequest
+	26, // 41: gomr.JobTracker.KillTaskAttempt:input_type -> gomr.KillTaskAttemptRequest
+	32, // 42: gomr.JobTracker.SetJobPriority:input_type -> gomr.SetJobPriorityRequest
+	34, // 43: gomr.JobTracker.ListTaskAttempts:input_type -> gomr.TaskAttemptsRequest
+	37, // 44: gomr.JobTracker.GetTaskLog:input_type -> gomr.TaskLogRequest
+	30, // 45: gomr.JobTracker.CheckpointTaskAttempt:input_type -> gomr.CheckpointTaskAttemptRequest
+	28, // 46: gomr.JobTracker.SplitTaskAttempt:input_type -> gomr.SplitTaskAttemptRequest
+	39, // 47: gomr.JobTracker.Heartbeat:input_type -> gomr.HeartbeatRequest
+	48, // 48: gomr.JobTracker.GetMapEvents:input_type -> gomr.MapEventsRequest
+	50, // 49: gomr.JobTracker.ReportFetchFailure:input_type -> gomr.FetchFailureRequest
+	51, // 50: gomr.JobTracker.CanCommit:input_type -> gomr.CanCommitRequest
+	54, // 51: gomr.Umbilical.GetTask:input_type -> gomr.GetTaskRequest
+	55, // 52: gomr.Umbilical.StatusUpdate:input_type -> gomr.StatusUpdateRequest
+	57, // 53: gomr.Umbilical.SpillReady:input_type -> gomr.SpillReadyRequest
+	48, // 54: gomr.Umbilical.GetMapEvents:input_type -> gomr.MapEventsRequest
+	50, // 55: gomr.Umbilical.ReportFetchFailure:input_type -> gomr.FetchFailureRequest
+	51, // 56: gomr.Umbilical.CanCommit:input_type -> gomr.CanCommitRequest
+	58, // 57: gomr.Umbilical.Done:input_type -> gomr.DoneRequest
+	59, // 58: gomr.Umbilical.Failed:input_type -> gomr.FailedRequest
+	60, // 59: gomr.Umbilical.Quiet:input_type -> gomr.QuietRequest
+	12, // 60: gomr.JobTracker.SubmitJob:output_type -> gomr.SubmitJobResponse
+	15, // 61: gomr.JobTracker.GetJobStatus:output_type -> gomr.JobStatus
+	18, // 62: gomr.JobTracker.ListJobs:output_type -> gomr.ListJobsResponse
+	23, // 63: gomr.JobTracker.KillJob:output_type -> gomr.KillJobResponse
+	25, // 64: gomr.JobTracker.GetJobHistory:output_type -> gomr.JobHistoryResponse
+	20, // 65: gomr.JobTracker.ListTrackers:output_type -> gomr.ListTrackersResponse
+	27, // 66: gomr.JobTracker.KillTaskAttempt:output_type -> gomr.KillTaskAttemptResponse
+	33, // 67: gomr.JobTracker.SetJobPriority:output_type -> gomr.SetJobPriorityResponse
+	36, // 68: gomr.JobTracker.ListTaskAttempts:output_type -> gomr.TaskAttemptsResponse
+	38, // 69: gomr.JobTracker.GetTaskLog:output_type -> gomr.TaskLogResponse
+	31, // 70: gomr.JobTracker.CheckpointTaskAttempt:output_type -> gomr.CheckpointTaskAttemptResponse
+	29, // 71: gomr.JobTracker.SplitTaskAttempt:output_type -> gomr.SplitTaskAttemptResponse
+	46, // 72: gomr.JobTracker.Heartbeat:output_type -> gomr.HeartbeatResponse
+	49, // 73: gomr.JobTracker.GetMapEvents:output_type -> gomr.MapEventsResponse
+	53, // 74: gomr.JobTracker.ReportFetchFailure:output_type -> gomr.Empty
+	52, // 75: gomr.JobTracker.CanCommit:output_type -> gomr.CanCommitResponse
+	40, // 76: gomr.Umbilical.GetTask:output_type -> gomr.LaunchTask
+	56, // 77: gomr.Umbilical.StatusUpdate:output_type -> gomr.StatusUpdateResponse
+	53, // 78: gomr.Umbilical.SpillReady:output_type -> gomr.Empty
+	49, // 79: gomr.Umbilical.GetMapEvents:output_type -> gomr.MapEventsResponse
+	53, // 80: gomr.Umbilical.ReportFetchFailure:output_type -> gomr.Empty
+	52, // 81: gomr.Umbilical.CanCommit:output_type -> gomr.CanCommitResponse
+	53, // 82: gomr.Umbilical.Done:output_type -> gomr.Empty
+	53, // 83: gomr.Umbilical.Failed:output_type -> gomr.Empty
+	53, // 84: gomr.Umbilical.Quiet:output_type -> gomr.Empty
+	60, // [60:85] is the sub-list for method output_type
+	35, // [35:60] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_mr_proto_init() }
@@ -4951,13 +5028,14 @@ func file_mr_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_mr_proto_rawDesc), len(file_mr_proto_rawDesc)),
-			NumEnums:      0,
+			NumEnums:      1,
 			NumMessages:   61,
 			NumExtensions: 0,
 			NumServices:   2,
 		},
 		GoTypes:           file_mr_proto_goTypes,
 		DependencyIndexes: file_mr_proto_depIdxs,
+		EnumInfos:         file_mr_proto_enumTypes,
 		MessageInfos:      file_mr_proto_msgTypes,
 	}.Build()
 	File_mr_proto = out.File

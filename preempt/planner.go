@@ -75,12 +75,16 @@ type Choice struct {
 	Cost Cost
 	// Bytes is what a checkpoint dumps (0 for other mechanisms).
 	Bytes int64
+	// Reason is the request's: it orders a checkpoint's dump in its
+	// node's queue (DumpClass).
+	Reason Reason
 }
 
 // flight is a victim being released.
 type flight struct {
-	group string
-	mech  Mechanism
+	group  string
+	mech   Mechanism
+	reason Reason
 }
 
 // Planner chooses preemption victims and mechanisms. It keeps the learnt
@@ -135,17 +139,25 @@ func (p *Planner) Releasing(id string) (Mechanism, bool) {
 	return f.mech, ok
 }
 
+// Reason is why victim id, being released, was chosen (its request's
+// Reason); ok is false when it is not being released.
+func (p *Planner) Reason(id string) (r Reason, ok bool) {
+	f, ok := p.inflight[id]
+	return f.reason, ok
+}
+
 // Begin records that a choice was carried out at now: a checkpoint
-// queues its dump on its node, and every mechanism but kill (whose slot
-// is free when the host's Kill returns) counts as in flight until Released.
+// queues its dump on its node in its reason's class (DumpClass), and
+// every mechanism but kill (whose slot is free when the host's Kill
+// returns) counts as in flight until Released.
 func (p *Planner) Begin(now time.Time, group string, c Choice) {
 	if !c.Mech.Releases() {
 		return
 	}
 	if c.Mech == MechCkpt || c.Mech == MechCkptInc {
-		p.queue.Add(c.Node, c.ID, ClassPreemptDump, now, p.learn.Model(c.Node).Dump(c.Bytes))
+		p.queue.Add(c.Node, c.ID, DumpClass(c.Reason), now, p.learn.Model(c.Node).Dump(c.Bytes))
 	}
-	p.inflight[c.ID] = flight{group: group, mech: c.Mech}
+	p.inflight[c.ID] = flight{group: group, mech: c.Mech, reason: c.Reason}
 	p.groups[group]++
 }
 
@@ -250,8 +262,11 @@ type pick struct {
 func (p *Planner) Plan(now time.Time, reqs []Request) [][]Choice {
 	out := make([][]Choice, len(reqs))
 	extra := map[string]time.Duration{} // dumps chosen in this call, by node
-	wait := func(node string) time.Duration { return sat(p.queue.Wait(node, now), extra[node]) }
 	for ri, req := range reqs {
+		// A dump waits for those its class does not overtake (a
+		// deadline's only for the running ones and other deadlines').
+		class := DumpClass(req.Reason)
+		wait := func(node string) time.Duration { return sat(p.queue.WaitClass(node, class, now), extra[node]) }
 		need := req.Count - p.groups[req.Group]
 		if need <= 0 {
 			continue
@@ -278,7 +293,7 @@ func (p *Planner) Plan(now time.Time, reqs []Request) [][]Choice {
 			if c.mech == MechKill && c.cost == (Cost{}) {
 				c.cost = Cost{Release: p.cfg.Heartbeat, Waste: c.v.Progressed}
 			}
-			out[ri] = append(out[ri], Choice{ID: c.v.ID, Node: c.v.Node, Mech: c.mech, Cost: c.cost, Bytes: c.bytes})
+			out[ri] = append(out[ri], Choice{ID: c.v.ID, Node: c.v.Node, Mech: c.mech, Cost: c.cost, Bytes: c.bytes, Reason: req.Reason})
 		}
 	}
 	return out

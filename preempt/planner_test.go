@@ -196,6 +196,52 @@ func TestPlanReleaseAtFreeze(t *testing.T) {
 	}
 }
 
+// TestPlanDeadlineDumpsFirst checks the spec's first queue class (§5.6):
+// a checkpoint chosen for a deadline at risk carries its reason, waits in
+// its node's queue only for the dump running (and other deadlines'), and
+// goes before the preemption dumps waiting there.
+func TestPlanDeadlineDumpsFirst(t *testing.T) {
+	p := planner(t, SettingCheckpoint, 100) // 100 MiB: a 1 s dump; heartbeat 1 s
+	t0 := time.Unix(0, 0)
+	c := Candidate{Node: "n", RSSBytes: 100 * MiB, Progressed: sec(100), Remaining: -1, CanCheckpoint: true}
+	prio := p.Plan(t0, []Request{{Group: "a", Count: 2, Reason: ReasonPriorityArrival,
+		Victims: []Victim{{ID: "a0", Candidate: c}, {ID: "a1", Candidate: c}}}})[0]
+	for _, ch := range prio {
+		p.Begin(t0, "a", ch)
+	}
+	at := t0.Add(sec(0.5)) // a0 dumps until 1 s, a1 waits until then
+	for _, tc := range []struct {
+		reason  Reason
+		release time.Duration
+	}{
+		{ReasonPriorityArrival, sec(3.5)}, // hb + a0's 0.5 s left + a1's 1 s + its own 1 s
+		{ReasonFairShare, sec(3.5)},
+		{ReasonDeadlineAtRisk, sec(2.5)}, // hb + a0's 0.5 s left + its own 1 s
+	} {
+		got := p.Plan(at, []Request{{Group: "d", Count: 1, Reason: tc.reason, Victims: []Victim{{ID: "d0", Candidate: c}}}})[0]
+		if len(got) != 1 || got[0].Reason != tc.reason || got[0].Cost.Release != tc.release {
+			t.Errorf("reason %d: plan %+v, want d0 with its reason and release %v", tc.reason, got, tc.release)
+		}
+	}
+	dl := p.Plan(at, []Request{{Group: "d", Count: 1, Reason: ReasonDeadlineAtRisk, Victims: []Victim{{ID: "d0", Candidate: c}}}})[0]
+	p.Begin(at, "d", dl[0])
+	if r, ok := p.Reason("d0"); !ok || r != ReasonDeadlineAtRisk {
+		t.Errorf("Reason(d0) = %d, %v", r, ok)
+	}
+	// d0 runs from 1 s to 2 s, a1 from 2 s to 3 s: a new preemption dump
+	// waits 2.5 s at 0.5 s; once a0 is done, d0's 1 s goes first.
+	if w := p.QueueWait("n", at); w != sec(2.5) {
+		t.Errorf("queue wait %v, want 2.5s", w)
+	}
+	p.Released(t0.Add(sec(1)), "a0")
+	if w := p.Queue().WaitClass("n", ClassDeadlineDump, t0.Add(sec(1))); w != sec(1) {
+		t.Errorf("a deadline's wait once a0 is done: %v, want 1s (d0 running)", w)
+	}
+	if _, ok := p.Reason("a0"); ok {
+		t.Error("a0 still has a reason once released")
+	}
+}
+
 // TestPlanQueueWithinCall checks that dumps chosen earlier in one Plan
 // call raise the queue wait of later ones on the same node.
 func TestPlanQueueWithinCall(t *testing.T) {

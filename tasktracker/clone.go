@@ -285,7 +285,10 @@ type checkpoint struct {
 // traced: it runs none of its own code until it ends), while the image
 // is still being written; it is not called when the dump fails before
 // the freeze or when the freeze was not seen before the dump ended.
-func (tt *TaskTracker) checkpointAttempt(ctx context.Context, src *taskAttempt, cloneID, imgDir string, stop bool, frozen func()) (*checkpoint, error) {
+//
+// class is the dump's class in the checkpoint/restore queue (crCloneDump
+// for a clone, a preemption dump's by its reason).
+func (tt *TaskTracker) checkpointAttempt(ctx context.Context, src *taskAttempt, cloneID, imgDir string, stop bool, class crClass, frozen func()) (*checkpoint, error) {
 	if !tt.cloneable() {
 		return nil, errors.New("CRIU is not available on tracker " + tt.name)
 	}
@@ -401,10 +404,6 @@ func (tt *TaskTracker) checkpointAttempt(ctx context.Context, src *taskAttempt, 
 	}
 	var ds criu.DumpStats
 	queuedFrom := time.Now()
-	class := crCloneDump
-	if stop {
-		class = crPreemptDump
-	}
 	err = tt.cr.run(ctx, class, dumpEstimate(residentBytes(proc.Pid)), func() error {
 		criuFrom := time.Now()
 		cp.queued = criuFrom.Sub(queuedFrom)
@@ -653,7 +652,7 @@ func (tt *TaskTracker) serveCheckpoint(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer os.RemoveAll(imgDir)
-	cp, err := tt.checkpointAttempt(r.Context(), src, cloneID, imgDir, false, nil)
+	cp, err := tt.checkpointAttempt(r.Context(), src, cloneID, imgDir, false, crCloneDump, nil)
 	if err != nil {
 		tt.prom.checkpoints.WithLabelValues("failed").Inc()
 		http.Error(w, err.Error(), http.StatusConflict)

@@ -105,7 +105,7 @@ func (tt *TaskTracker) checkpointForPreemption(ctx context.Context, c *mrpb.Chec
 		tt.log.Info("incremental checkpoint ordered; dumping in full", "attempt", c.AttemptId, "why", tt.dirtyWhy)
 	}
 	go func() {
-		st, err := tt.preempt(ctx, a, c.ReleaseAtFreeze)
+		st, err := tt.preempt(ctx, a, preemptDumpClass(c.Reason), c.ReleaseAtFreeze)
 		a.mu.Lock()
 		if err != nil {
 			a.ckptStats.Error = err.Error()
@@ -156,9 +156,10 @@ func (tt *TaskTracker) checkpointForPreemption(ctx context.Context, c *mrpb.Chec
 }
 
 // preempt dumps attempt a, ending it, and keeps its image and files.
-// With atFreeze the slot is counted free (releaseSlot) once CRIU has
-// frozen the process, before the image is written.
-func (tt *TaskTracker) preempt(ctx context.Context, a *taskAttempt, atFreeze bool) (*mrpb.CheckpointStats, error) {
+// The dump waits in the checkpoint/restore queue as class (its order's
+// reason's). With atFreeze the slot is counted free (releaseSlot) once
+// CRIU has frozen the process, before the image is written.
+func (tt *TaskTracker) preempt(ctx context.Context, a *taskAttempt, class crClass, atFreeze bool) (*mrpb.CheckpointStats, error) {
 	id := a.launch.AttemptId
 	dir := filepath.Join(tt.imageJobDir(a.launch.JobId), id+".image")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -170,7 +171,7 @@ func (tt *TaskTracker) preempt(ctx context.Context, a *taskAttempt, atFreeze boo
 	if atFreeze {
 		frozen = func() { tt.releaseSlot(a, began) }
 	}
-	cp, err := tt.checkpointAttempt(ctx, a, id, img.imgDir(), true, frozen)
+	cp, err := tt.checkpointAttempt(ctx, a, id, img.imgDir(), true, class, frozen)
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err
@@ -190,7 +191,7 @@ func (tt *TaskTracker) preempt(ctx context.Context, a *taskAttempt, atFreeze boo
 	tt.images[id] = img
 	tt.mu.Unlock()
 	// Where the time from the order to the slot free goes, on this side.
-	tt.log.Info("checkpoint for preemption made", "attempt", id, "quiesce", cp.quiesce.Round(time.Millisecond),
+	tt.log.Info("checkpoint for preemption made", "attempt", id, "class", class.String(), "quiesce", cp.quiesce.Round(time.Millisecond),
 		"queued", cp.queued.Round(time.Millisecond), "criu_dump", cp.criu.Round(time.Millisecond), "criu_frozen", cp.frozen.Round(time.Millisecond),
 		"keep_files", (time.Since(began) - cp.dump).Round(time.Millisecond), "total", time.Since(began).Round(time.Millisecond),
 		"image_bytes", cp.imageBytes, "file_set_bytes", cp.fileBytes)

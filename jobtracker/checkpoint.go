@@ -63,9 +63,9 @@ type attemptCkpt struct {
 	// whether the task is to resume on another tracker.
 	ordered time.Time
 	migrate bool
-	// released is when its tracker reported the slot free at the freeze
-	// (preemption.checkpoint.release-slot=frozen; zero: not yet, or the
-	// slot is freed when the attempt ends).
+	// released is when its tracker reported the slot free before the
+	// dump ended (preemption.checkpoint.release-slot=frozen or quiesced;
+	// zero: not yet, or the slot is freed when the attempt ends).
 	released time.Time
 	// from is the image a restored attempt started from (nil: fresh);
 	// restored is set once its restore was counted.
@@ -109,22 +109,30 @@ func (jt *JobTracker) checkpointAttemptLocked(a *attempt, incremental, migrate b
 		a.ckpt = &attemptCkpt{}
 	}
 	a.ckpt.ordered, a.ckpt.migrate = jt.now(), migrate
-	atFreeze := jt.driver.Planner().Config().ReleaseAtFreeze
+	release := jt.driver.Planner().Config().Release
 	t.actions = append(t.actions, &mrpb.TaskAction{Action: &mrpb.TaskAction_Checkpoint{
-		Checkpoint: &mrpb.CheckpointAttempt{AttemptId: a.id, Incremental: incremental, ReleaseAtFreeze: atFreeze,
+		Checkpoint: &mrpb.CheckpointAttempt{AttemptId: a.id, Incremental: incremental, ReleaseSlot: slotReleases[release],
 			Reason: reclaimReasons[reason]}}})
 	jt.log.Info("checkpoint ordered", "attempt", a.id, "tracker", a.tracker, "incremental", incremental, "migrate", migrate,
-		"release_at_freeze", atFreeze, "reason", reclaimReasons[reason].String())
+		"release_slot", release.String(), "reason", reclaimReasons[reason].String())
 	return nil
 }
 
+// slotReleases maps preemption.checkpoint.release-slot to the order's.
+var slotReleases = map[preempt.SlotRelease]mrpb.SlotRelease{
+	preempt.ReleaseAtDump:   mrpb.SlotRelease_RELEASE_DUMPED,
+	preempt.ReleaseAtFreeze: mrpb.SlotRelease_RELEASE_FROZEN,
+	preempt.ReleaseAtQuiet:  mrpb.SlotRelease_RELEASE_QUIESCED,
+}
+
 // checkpointSlotReleasedLocked takes in that the tracker of an attempt
-// being checkpointed counts its slot free: CRIU has frozen the process
-// and the image is being written (release_at_freeze). From now on the
+// being checkpointed counts its slot free before its dump ended: the
+// child is at its quiet point, or frozen by CRIU, and the dump waits or
+// runs (the order's release_slot). From now on the
 // policies and the planner count the slot free (the driver's end of the
 // attempt: the victim leaves the planner's in-flight count, as a kill's
 // would); the dump stays in the planner's mirror of the tracker's queue
-// (Planner.Frozen) until the attempt ends, CHECKPOINTED or KILLED
+// (Planner.ReleasedEarly) until the attempt ends, CHECKPOINTED or KILLED
 // (dumpEndedLocked). The attempt itself stays live here until then: its
 // task is restorable only once the image is kept, and runs again from
 // scratch if the dump fails.
@@ -134,21 +142,22 @@ func (jt *JobTracker) checkpointSlotReleasedLocked(a *attempt, now time.Time) {
 	}
 	a.ckpt.released = now
 	k := attemptKey(a)
-	jt.driver.Planner().Frozen(k.String())
+	jt.driver.Planner().ReleasedEarly(k.String())
 	jt.driver.Ended(now, k, now.Sub(a.start))
 	// reclaim_ms: from the order to the slot free here.
-	jt.log.Info("checkpoint slot released at the freeze", "attempt", a.id, "tracker", a.tracker,
+	jt.log.Info("checkpoint slot released before the dump ended", "attempt", a.id, "tracker", a.tracker,
 		"reclaim_ms", now.Sub(a.ckpt.ordered).Milliseconds())
 }
 
 // holdsSlot tells whether a live attempt occupies its slot: it does until
-// it ends, unless its tracker freed the slot at its checkpoint's freeze.
+// it ends, unless its tracker freed the slot before its checkpoint's dump
+// ended.
 func (a *attempt) holdsSlot() bool {
 	return a.live() && (a.ckpt == nil || a.ckpt.released.IsZero())
 }
 
 // dumpEndedLocked tells the planner that the dump of an attempt whose
-// slot was freed at the freeze has ended (the attempt is CHECKPOINTED or
+// slot was freed early has ended (the attempt is CHECKPOINTED or
 // KILLED): it leaves the mirror of its tracker's queue.
 func (jt *JobTracker) dumpEndedLocked(a *attempt, now time.Time) {
 	if a.ckpt != nil && !a.ckpt.released.IsZero() {
@@ -199,7 +208,7 @@ func (jt *JobTracker) attemptCheckpointedLocked(a *attempt, cs *mrpb.CheckpointS
 	jt.observeCROpLocked(a.tracker, preempt.OpDump, cs.ImageBytes, cs.DumpMs)
 	// reclaim_ms: from the order (the planner's decision) to the slot
 	// free here, the figure of the reclaim target: here, or
-	// earlier when the tracker freed it at the freeze.
+	// earlier when the tracker freed it before the dump ended.
 	var reclaim, dumped time.Duration
 	if a.ckpt != nil && !a.ckpt.ordered.IsZero() {
 		reclaim, dumped = now.Sub(a.ckpt.ordered), now.Sub(a.ckpt.ordered)
@@ -208,7 +217,7 @@ func (jt *JobTracker) attemptCheckpointedLocked(a *attempt, cs *mrpb.CheckpointS
 		}
 	}
 	jt.log.Info("attempt checkpointed", "attempt", a.id, "tracker", a.tracker, "dump_ms", cs.DumpMs,
-		"reclaim_ms", reclaim.Milliseconds(), "dumped_ms", dumped.Milliseconds(), "released_at_freeze", a.ckpt != nil && !a.ckpt.released.IsZero(),
+		"reclaim_ms", reclaim.Milliseconds(), "dumped_ms", dumped.Milliseconds(), "released_early", a.ckpt != nil && !a.ckpt.released.IsZero(),
 		"bytes", img.bytes, "progress", cs.Progress, "work_saved", img.useful.Round(time.Millisecond))
 	if j.done() || t.state == taskSucceeded {
 		jt.dropImageLocked(j, img, "its task has succeeded")

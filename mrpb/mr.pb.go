@@ -25,6 +25,62 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// SlotRelease is when an attempt checkpointed for preemption frees its
+// slot.
+type SlotRelease int32
+
+const (
+	// Once the dump is done: the image is complete, the process gone.
+	SlotRelease_RELEASE_DUMPED SlotRelease = 0
+	// Once CRIU has frozen the process tree (every thread traced), while
+	// the image is written.
+	SlotRelease_RELEASE_FROZEN SlotRelease = 1
+	// Once the child is parked at its quiet point, before its dump waits
+	// for the tracker's checkpoint/restore queue.
+	SlotRelease_RELEASE_QUIESCED SlotRelease = 2
+)
+
+// Enum value maps for SlotRelease.
+var (
+	SlotRelease_name = map[int32]string{
+		0: "RELEASE_DUMPED",
+		1: "RELEASE_FROZEN",
+		2: "RELEASE_QUIESCED",
+	}
+	SlotRelease_value = map[string]int32{
+		"RELEASE_DUMPED":   0,
+		"RELEASE_FROZEN":   1,
+		"RELEASE_QUIESCED": 2,
+	}
+)
+
+func (x SlotRelease) Enum() *SlotRelease {
+	p := new(SlotRelease)
+	*p = x
+	return p
+}
+
+func (x SlotRelease) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (SlotRelease) Descriptor() protoreflect.EnumDescriptor {
+	return file_mr_proto_enumTypes[0].Descriptor()
+}
+
+func (SlotRelease) Type() protoreflect.EnumType {
+	return &file_mr_proto_enumTypes[0]
+}
+
+func (x SlotRelease) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use SlotRelease.Descriptor instead.
+func (SlotRelease) EnumDescriptor() ([]byte, []int) {
+	return file_mr_proto_rawDescGZIP(), []int{0}
+}
+
 // ReclaimReason is why a policy takes slots back (spec §5.4).
 type ReclaimReason int32
 
@@ -65,11 +121,11 @@ func (x ReclaimReason) String() string {
 }
 
 func (ReclaimReason) Descriptor() protoreflect.EnumDescriptor {
-	return file_mr_proto_enumTypes[0].Descriptor()
+	return file_mr_proto_enumTypes[1].Descriptor()
 }
 
 func (ReclaimReason) Type() protoreflect.EnumType {
-	return &file_mr_proto_enumTypes[0]
+	return &file_mr_proto_enumTypes[1]
 }
 
 func (x ReclaimReason) Number() protoreflect.EnumNumber {
@@ -78,7 +134,7 @@ func (x ReclaimReason) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ReclaimReason.Descriptor instead.
 func (ReclaimReason) EnumDescriptor() ([]byte, []int) {
-	return file_mr_proto_rawDescGZIP(), []int{0}
+	return file_mr_proto_rawDescGZIP(), []int{1}
 }
 
 type Counter struct {
@@ -751,10 +807,11 @@ type CheckpointStats struct {
 	Incremental bool `protobuf:"varint,5,opt,name=incremental,proto3" json:"incremental,omitempty"`
 	// Why the checkpoint failed (the attempt is then KILLED).
 	Error string `protobuf:"bytes,6,opt,name=error,proto3" json:"error,omitempty"`
-	// On a RUNNING attempt whose order said release_at_freeze: CRIU has
-	// frozen the process and the tracker counts its slot free (and takes a
-	// new task in it) while the dump is written. The attempt ends
-	// CHECKPOINTED, or KILLED when the dump fails after all.
+	// On a RUNNING attempt whose order said to free its slot before the
+	// dump is done (release_slot): the child is at its quiet point (and,
+	// with RELEASE_FROZEN, frozen by CRIU) and the tracker counts its slot
+	// free (and takes a new task in it) while the dump runs. The attempt
+	// ends CHECKPOINTED, or KILLED when the dump fails after all.
 	SlotReleased  bool `protobuf:"varint,7,opt,name=slot_released,json=slotReleased,proto3" json:"slot_released,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -3371,10 +3428,9 @@ type CheckpointAttempt struct {
 	AttemptId string                 `protobuf:"bytes,1,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"`
 	// Dump against a same-process parent image when there is one.
 	Incremental bool `protobuf:"varint,2,opt,name=incremental,proto3" json:"incremental,omitempty"`
-	// Count the slot free once CRIU has frozen the process (the tracker may
-	// launch a new task in it while the image is written) instead of once
-	// the dump is done (preemption.checkpoint.release-slot=frozen).
-	ReleaseAtFreeze bool `protobuf:"varint,3,opt,name=release_at_freeze,json=releaseAtFreeze,proto3" json:"release_at_freeze,omitempty"`
+	// When the tracker counts the slot free
+	// (preemption.checkpoint.release-slot).
+	ReleaseSlot SlotRelease `protobuf:"varint,3,opt,name=release_slot,json=releaseSlot,proto3,enum=gomr.SlotRelease" json:"release_slot,omitempty"`
 	// Why the slot is taken back: the tracker's checkpoint/restore queue
 	// runs the dumps of a deadline at risk before the other preemption
 	// dumps (spec §5.6).
@@ -3427,11 +3483,11 @@ func (x *CheckpointAttempt) GetIncremental() bool {
 	return false
 }
 
-func (x *CheckpointAttempt) GetReleaseAtFreeze() bool {
+func (x *CheckpointAttempt) GetReleaseSlot() SlotRelease {
 	if x != nil {
-		return x.ReleaseAtFreeze
+		return x.ReleaseSlot
 	}
-	return false
+	return SlotRelease_RELEASE_DUMPED
 }
 
 func (x *CheckpointAttempt) GetReason() ReclaimReason {
@@ -4718,12 +4774,12 @@ const file_mr_proto_rawDesc = "" +
 	"\tDropImage\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x1d\n" +
 	"\n" +
-	"attempt_id\x18\x02 \x01(\tR\tattemptId\"\xad\x01\n" +
+	"attempt_id\x18\x02 \x01(\tR\tattemptId\"\xb7\x01\n" +
 	"\x11CheckpointAttempt\x12\x1d\n" +
 	"\n" +
 	"attempt_id\x18\x01 \x01(\tR\tattemptId\x12 \n" +
-	"\vincremental\x18\x02 \x01(\bR\vincremental\x12*\n" +
-	"\x11release_at_freeze\x18\x03 \x01(\bR\x0freleaseAtFreeze\x12+\n" +
+	"\vincremental\x18\x02 \x01(\bR\vincremental\x124\n" +
+	"\frelease_slot\x18\x03 \x01(\x0e2\x11.gomr.SlotReleaseR\vreleaseSlot\x12+\n" +
 	"\x06reason\x18\x04 \x01(\x0e2\x13.gomr.ReclaimReasonR\x06reason\"\x86\x01\n" +
 	"\fCloneAttempt\x12%\n" +
 	"\x0esource_attempt\x18\x01 \x01(\tR\rsourceAttempt\x12(\n" +
@@ -4800,7 +4856,11 @@ const file_mr_proto_rawDesc = "" +
 	"\n" +
 	"attempt_id\x18\x01 \x01(\tR\tattemptId\x12\x1a\n" +
 	"\bprogress\x18\x02 \x01(\x02R\bprogress\x12\x18\n" +
-	"\arefused\x18\x03 \x01(\tR\arefused*\x98\x01\n" +
+	"\arefused\x18\x03 \x01(\tR\arefused*K\n" +
+	"\vSlotRelease\x12\x12\n" +
+	"\x0eRELEASE_DUMPED\x10\x00\x12\x12\n" +
+	"\x0eRELEASE_FROZEN\x10\x01\x12\x14\n" +
+	"\x10RELEASE_QUIESCED\x10\x02*\x98\x01\n" +
 	"\rReclaimReason\x12\x17\n" +
 	"\x13RECLAIM_UNSPECIFIED\x10\x00\x12\x1c\n" +
 	"\x18RECLAIM_PRIORITY_ARRIVAL\x10\x01\x12\x1a\n" +
@@ -4850,163 +4910,165 @@ func file_mr_proto_rawDescGZIP() []byte {
 	return file_mr_proto_rawDescData
 }
 
-var file_mr_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_mr_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
 var file_mr_proto_msgTypes = make([]protoimpl.MessageInfo, 61)
 var file_mr_proto_goTypes = []any{
-	(ReclaimReason)(0),                    // 0: gomr.ReclaimReason
-	(*Counter)(nil),                       // 1: gomr.Counter
-	(*Segment)(nil),                       // 2: gomr.Segment
-	(*SpillAnnouncement)(nil),             // 3: gomr.SpillAnnouncement
-	(*MapCut)(nil),                        // 4: gomr.MapCut
-	(*MapResume)(nil),                     // 5: gomr.MapResume
-	(*ReduceCut)(nil),                     // 6: gomr.ReduceCut
-	(*ReduceResume)(nil),                  // 7: gomr.ReduceResume
-	(*AttemptStatus)(nil),                 // 8: gomr.AttemptStatus
-	(*CheckpointStats)(nil),               // 9: gomr.CheckpointStats
-	(*CloneStats)(nil),                    // 10: gomr.CloneStats
-	(*SubmitJobRequest)(nil),              // 11: gomr.SubmitJobRequest
-	(*SubmitJobResponse)(nil),             // 12: gomr.SubmitJobResponse
-	(*JobStatusRequest)(nil),              // 13: gomr.JobStatusRequest
-	(*TaskSummary)(nil),                   // 14: gomr.TaskSummary
-	(*JobStatus)(nil),                     // 15: gomr.JobStatus
-	(*Speculation)(nil),                   // 16: gomr.Speculation
-	(*ListJobsRequest)(nil),               // 17: gomr.ListJobsRequest
-	(*ListJobsResponse)(nil),              // 18: gomr.ListJobsResponse
-	(*ListTrackersRequest)(nil),           // 19: gomr.ListTrackersRequest
-	(*ListTrackersResponse)(nil),          // 20: gomr.ListTrackersResponse
-	(*TrackerStatus)(nil),                 // 21: gomr.TrackerStatus
-	(*KillJobRequest)(nil),                // 22: gomr.KillJobRequest
-	(*KillJobResponse)(nil),               // 23: gomr.KillJobResponse
-	(*JobHistoryRequest)(nil),             // 24: gomr.JobHistoryRequest
-	(*JobHistoryResponse)(nil),            // 25: gomr.JobHistoryResponse
-	(*KillTaskAttemptRequest)(nil),        // 26: gomr.KillTaskAttemptRequest
-	(*KillTaskAttemptResponse)(nil),       // 27: gomr.KillTaskAttemptResponse
-	(*SplitTaskAttemptRequest)(nil),       // 28: gomr.SplitTaskAttemptRequest
-	(*SplitTaskAttemptResponse)(nil),      // 29: gomr.SplitTaskAttemptResponse
-	(*CheckpointTaskAttemptRequest)(nil),  // 30: gomr.CheckpointTaskAttemptRequest
-	(*CheckpointTaskAttemptResponse)(nil), // 31: gomr.CheckpointTaskAttemptResponse
-	(*SetJobPriorityRequest)(nil),         // 32: gomr.SetJobPriorityRequest
-	(*SetJobPriorityResponse)(nil),        // 33: gomr.SetJobPriorityResponse
-	(*TaskAttemptsRequest)(nil),           // 34: gomr.TaskAttemptsRequest
-	(*TaskAttemptInfo)(nil),               // 35: gomr.TaskAttemptInfo
-	(*TaskAttemptsResponse)(nil),          // 36: gomr.TaskAttemptsResponse
-	(*TaskLogRequest)(nil),                // 37: gomr.TaskLogRequest
-	(*TaskLogResponse)(nil),               // 38: gomr.TaskLogResponse
-	(*HeartbeatRequest)(nil),              // 39: gomr.HeartbeatRequest
-	(*LaunchTask)(nil),                    // 40: gomr.LaunchTask
-	(*RestoreSource)(nil),                 // 41: gomr.RestoreSource
-	(*TaskAction)(nil),                    // 42: gomr.TaskAction
-	(*DropImage)(nil),                     // 43: gomr.DropImage
-	(*CheckpointAttempt)(nil),             // 44: gomr.CheckpointAttempt
-	(*CloneAttempt)(nil),                  // 45: gomr.CloneAttempt
-	(*HeartbeatResponse)(nil),             // 46: gomr.HeartbeatResponse
-	(*MapEvent)(nil),                      // 47: gomr.MapEvent
-	(*MapEventsRequest)(nil),              // 48: gomr.MapEventsRequest
-	(*MapEventsResponse)(nil),             // 49: gomr.MapEventsResponse
-	(*FetchFailureRequest)(nil),           // 50: gomr.FetchFailureRequest
-	(*CanCommitRequest)(nil),              // 51: gomr.CanCommitRequest
-	(*CanCommitResponse)(nil),             // 52: gomr.CanCommitResponse
-	(*Empty)(nil),                         // 53: gomr.Empty
-	(*GetTaskRequest)(nil),                // 54: gomr.GetTaskRequest
-	(*StatusUpdateRequest)(nil),           // 55: gomr.StatusUpdateRequest
-	(*StatusUpdateResponse)(nil),          // 56: gomr.StatusUpdateResponse
-	(*SpillReadyRequest)(nil),             // 57: gomr.SpillReadyRequest
-	(*DoneRequest)(nil),                   // 58: gomr.DoneRequest
-	(*FailedRequest)(nil),                 // 59: gomr.FailedRequest
-	(*QuietRequest)(nil),                  // 60: gomr.QuietRequest
-	nil,                                   // 61: gomr.LaunchTask.ConfEntry
+	(SlotRelease)(0),                      // 0: gomr.SlotRelease
+	(ReclaimReason)(0),                    // 1: gomr.ReclaimReason
+	(*Counter)(nil),                       // 2: gomr.Counter
+	(*Segment)(nil),                       // 3: gomr.Segment
+	(*SpillAnnouncement)(nil),             // 4: gomr.SpillAnnouncement
+	(*MapCut)(nil),                        // 5: gomr.MapCut
+	(*MapResume)(nil),                     // 6: gomr.MapResume
+	(*ReduceCut)(nil),                     // 7: gomr.ReduceCut
+	(*ReduceResume)(nil),                  // 8: gomr.ReduceResume
+	(*AttemptStatus)(nil),                 // 9: gomr.AttemptStatus
+	(*CheckpointStats)(nil),               // 10: gomr.CheckpointStats
+	(*CloneStats)(nil),                    // 11: gomr.CloneStats
+	(*SubmitJobRequest)(nil),              // 12: gomr.SubmitJobRequest
+	(*SubmitJobResponse)(nil),             // 13: gomr.SubmitJobResponse
+	(*JobStatusRequest)(nil),              // 14: gomr.JobStatusRequest
+	(*TaskSummary)(nil),                   // 15: gomr.TaskSummary
+	(*JobStatus)(nil),                     // 16: gomr.JobStatus
+	(*Speculation)(nil),                   // 17: gomr.Speculation
+	(*ListJobsRequest)(nil),               // 18: gomr.ListJobsRequest
+	(*ListJobsResponse)(nil),              // 19: gomr.ListJobsResponse
+	(*ListTrackersRequest)(nil),           // 20: gomr.ListTrackersRequest
+	(*ListTrackersResponse)(nil),          // 21: gomr.ListTrackersResponse
+	(*TrackerStatus)(nil),                 // 22: gomr.TrackerStatus
+	(*KillJobRequest)(nil),                // 23: gomr.KillJobRequest
+	(*KillJobResponse)(nil),               // 24: gomr.KillJobResponse
+	(*JobHistoryRequest)(nil),             // 25: gomr.JobHistoryRequest
+	(*JobHistoryResponse)(nil),            // 26: gomr.JobHistoryResponse
+	(*KillTaskAttemptRequest)(nil),        // 27: gomr.KillTaskAttemptRequest
+	(*KillTaskAttemptResponse)(nil),       // 28: gomr.KillTaskAttemptResponse
+	(*SplitTaskAttemptRequest)(nil),       // 29: gomr.SplitTaskAttemptRequest
+	(*SplitTaskAttemptResponse)(nil),      // 30: gomr.SplitTaskAttemptResponse
+	(*CheckpointTaskAttemptRequest)(nil),  // 31: gomr.CheckpointTaskAttemptRequest
+	(*CheckpointTaskAttemptResponse)(nil), // 32: gomr.CheckpointTaskAttemptResponse
+	(*SetJobPriorityRequest)(nil),         // 33: gomr.SetJobPriorityRequest
+	(*SetJobPriorityResponse)(nil),        // 34: gomr.SetJobPriorityResponse
+	(*TaskAttemptsRequest)(nil),           // 35: gomr.TaskAttemptsRequest
+	(*TaskAttemptInfo)(nil),               // 36: gomr.TaskAttemptInfo
+	(*TaskAttemptsResponse)(nil),          // 37: gomr.TaskAttemptsResponse
+	(*TaskLogRequest)(nil),                // 38: gomr.TaskLogRequest
+	(*TaskLogResponse)(nil),               // 39: gomr.TaskLogResponse
+	(*HeartbeatRequest)(nil),              // 40: gomr.HeartbeatRequest
+	(*LaunchTask)(nil),                    // 41: gomr.LaunchTask
+	(*RestoreSource)(nil),                 // 42: gomr.RestoreSource
+	(*TaskAction)(nil),                    // 43: gomr.TaskAction
+	(*DropImage)(nil),                     // 44: gomr.DropImage
+	(*CheckpointAttempt)(nil),             // 45: gomr.CheckpointAttempt
+	(*CloneAttempt)(nil),                  // 46: gomr.CloneAttempt
+	(*HeartbeatResponse)(nil),             // 47: gomr.HeartbeatResponse
+	(*MapEvent)(nil),                      // 48: gomr.MapEvent
+	(*MapEventsRequest)(nil),              // 49: gomr.MapEventsRequest
+	(*MapEventsResponse)(nil),             // 50: gomr.MapEventsResponse
+	(*FetchFailureRequest)(nil),           // 51: gomr.FetchFailureRequest
+	(*CanCommitRequest)(nil),              // 52: gomr.CanCommitRequest
+	(*CanCommitResponse)(nil),             // 53: gomr.CanCommitResponse
+	(*Empty)(nil),                         // 54: gomr.Empty
+	(*GetTaskRequest)(nil),                // 55: gomr.GetTaskRequest
+	(*StatusUpdateRequest)(nil),           // 56: gomr.StatusUpdateRequest
+	(*StatusUpdateResponse)(nil),          // 57: gomr.StatusUpdateResponse
+	(*SpillReadyRequest)(nil),             // 58: gomr.SpillReadyRequest
+	(*DoneRequest)(nil),                   // 59: gomr.DoneRequest
+	(*FailedRequest)(nil),                 // 60: gomr.FailedRequest
+	(*QuietRequest)(nil),                  // 61: gomr.QuietRequest
+	nil,                                   // 62: gomr.LaunchTask.ConfEntry
 }
 var file_mr_proto_depIdxs = []int32{
-	2,  // 0: gomr.SpillAnnouncement.segments:type_name -> gomr.Segment
-	4,  // 1: gomr.SpillAnnouncement.split_at:type_name -> gomr.MapCut
-	4,  // 2: gomr.MapResume.cuts:type_name -> gomr.MapCut
-	1,  // 3: gomr.AttemptStatus.counters:type_name -> gomr.Counter
-	10, // 4: gomr.AttemptStatus.clone:type_name -> gomr.CloneStats
-	9,  // 5: gomr.AttemptStatus.checkpoint:type_name -> gomr.CheckpointStats
-	10, // 6: gomr.AttemptStatus.restore:type_name -> gomr.CloneStats
-	6,  // 7: gomr.AttemptStatus.reduce_cut:type_name -> gomr.ReduceCut
-	1,  // 8: gomr.JobStatus.counters:type_name -> gomr.Counter
-	14, // 9: gomr.JobStatus.maps:type_name -> gomr.TaskSummary
-	14, // 10: gomr.JobStatus.reduces:type_name -> gomr.TaskSummary
-	16, // 11: gomr.JobStatus.speculations:type_name -> gomr.Speculation
-	15, // 12: gomr.ListJobsResponse.jobs:type_name -> gomr.JobStatus
-	21, // 13: gomr.ListTrackersResponse.trackers:type_name -> gomr.TrackerStatus
-	35, // 14: gomr.TaskAttemptsResponse.attempts:type_name -> gomr.TaskAttemptInfo
-	8,  // 15: gomr.HeartbeatRequest.attempts:type_name -> gomr.AttemptStatus
-	3,  // 16: gomr.HeartbeatRequest.spills:type_name -> gomr.SpillAnnouncement
-	61, // 17: gomr.LaunchTask.conf:type_name -> gomr.LaunchTask.ConfEntry
-	41, // 18: gomr.LaunchTask.restore:type_name -> gomr.RestoreSource
-	5,  // 19: gomr.LaunchTask.resume:type_name -> gomr.MapResume
-	7,  // 20: gomr.LaunchTask.reduce_resume:type_name -> gomr.ReduceResume
-	40, // 21: gomr.TaskAction.launch:type_name -> gomr.LaunchTask
-	45, // 22: gomr.TaskAction.clone:type_name -> gomr.CloneAttempt
-	44, // 23: gomr.TaskAction.checkpoint:type_name -> gomr.CheckpointAttempt
-	43, // 24: gomr.TaskAction.drop_image:type_name -> gomr.DropImage
-	0,  // 25: gomr.CheckpointAttempt.reason:type_name -> gomr.ReclaimReason
-	40, // 26: gomr.CloneAttempt.launch:type_name -> gomr.LaunchTask
-	42, // 27: gomr.HeartbeatResponse.actions:type_name -> gomr.TaskAction
-	2,  // 28: gomr.MapEvent.segment:type_name -> gomr.Segment
-	47, // 29: gomr.MapEventsResponse.events:type_name -> gomr.MapEvent
-	1,  // 30: gomr.StatusUpdateRequest.counters:type_name -> gomr.Counter
-	3,  // 31: gomr.SpillReadyRequest.spill:type_name -> gomr.SpillAnnouncement
-	1,  // 32: gomr.DoneRequest.counters:type_name -> gomr.Counter
-	6,  // 33: gomr.DoneRequest.reduce_cut:type_name -> gomr.ReduceCut
-	1,  // 34: gomr.FailedRequest.counters:type_name -> gomr.Counter
-	11, // 35: gomr.JobTracker.SubmitJob:input_type -> gomr.SubmitJobRequest
-	13, // 36: gomr.JobTracker.GetJobStatus:input_type -> gomr.JobStatusRequest
-	17, // 37: gomr.JobTracker.ListJobs:input_type -> gomr.ListJobsRequest
-	22, // 38: gomr.JobTracker.KillJob:input_type -> gomr.KillJobRequest
-	24, // 39: gomr.JobTracker.GetJobHistory:input_type -> gomr.JobHistoryRequest
-	19, // 40: gomr.JobTracker.ListTrackers:input_type -> gomr.ListTrackersRequest
-	26, // 41: gomr.JobTracker.KillTaskAttempt:input_type -> gomr.KillTaskAttemptRequest
-	32, // 42: gomr.JobTracker.SetJobPriority:input_type -> gomr.SetJobPriorityRequest
-	34, // 43: gomr.JobTracker.ListTaskAttempts:input_type -> gomr.TaskAttemptsRequest
-	37, // 44: gomr.JobTracker.GetTaskLog:input_type -> gomr.TaskLogRequest
-	30, // 45: gomr.JobTracker.CheckpointTaskAttempt:input_type -> gomr.CheckpointTaskAttemptRequest
-	28, // 46: gomr.JobTracker.SplitTaskAttempt:input_type -> gomr.SplitTaskAttemptRequest
-	39, // 47: gomr.JobTracker.Heartbeat:input_type -> gomr.HeartbeatRequest
-	48, // 48: gomr.JobTracker.GetMapEvents:input_type -> gomr.MapEventsRequest
-	50, // 49: gomr.JobTracker.ReportFetchFailure:input_type -> gomr.FetchFailureRequest
-	51, // 50: gomr.JobTracker.CanCommit:input_type -> gomr.CanCommitRequest
-	54, // 51: gomr.Umbilical.GetTask:input_type -> gomr.GetTaskRequest
-	55, // 52: gomr.Umbilical.StatusUpdate:input_type -> gomr.StatusUpdateRequest
-	57, // 53: gomr.Umbilical.SpillReady:input_type -> gomr.SpillReadyRequest
-	48, // 54: gomr.Umbilical.GetMapEvents:input_type -> gomr.MapEventsRequest
-	50, // 55: gomr.Umbilical.ReportFetchFailure:input_type -> gomr.FetchFailureRequest
-	51, // 56: gomr.Umbilical.CanCommit:input_type -> gomr.CanCommitRequest
-	58, // 57: gomr.Umbilical.Done:input_type -> gomr.DoneRequest
-	59, // 58: gomr.Umbilical.Failed:input_type -> gomr.FailedRequest
-	60, // 59: gomr.Umbilical.Quiet:input_type -> gomr.QuietRequest
-	12, // 60: gomr.JobTracker.SubmitJob:output_type -> gomr.SubmitJobResponse
-	15, // 61: gomr.JobTracker.GetJobStatus:output_type -> gomr.JobStatus
-	18, // 62: gomr.JobTracker.ListJobs:output_type -> gomr.ListJobsResponse
-	23, // 63: gomr.JobTracker.KillJob:output_type -> gomr.KillJobResponse
-	25, // 64: gomr.JobTracker.GetJobHistory:output_type -> gomr.JobHistoryResponse
-	20, // 65: gomr.JobTracker.ListTrackers:output_type -> gomr.ListTrackersResponse
-	27, // 66: gomr.JobTracker.KillTaskAttempt:output_type -> gomr.KillTaskAttemptResponse
-	33, // 67: gomr.JobTracker.SetJobPriority:output_type -> gomr.SetJobPriorityResponse
-	36, // 68: gomr.JobTracker.ListTaskAttempts:output_type -> gomr.TaskAttemptsResponse
-	38, // 69: gomr.JobTracker.GetTaskLog:output_type -> gomr.TaskLogResponse
-	31, // 70: gomr.JobTracker.CheckpointTaskAttempt:output_type -> gomr.CheckpointTaskAttemptResponse
-	29, // 71: gomr.JobTracker.SplitTaskAttempt:output_type -> gomr.SplitTaskAttemptResponse
-	46, // 72: gomr.JobTracker.Heartbeat:output_type -> gomr.HeartbeatResponse
-	49, // 73: gomr.JobTracker.GetMapEvents:output_type -> gomr.MapEventsResponse
-	53, // 74: gomr.JobTracker.ReportFetchFailure:output_type -> gomr.Empty
-	52, // 75: gomr.JobTracker.CanCommit:output_type -> gomr.CanCommitResponse
-	40, // 76: gomr.Umbilical.GetTask:output_type -> gomr.LaunchTask
-	56, // 77: gomr.Umbilical.StatusUpdate:output_type -> gomr.StatusUpdateResponse
-	53, // 78: gomr.Umbilical.SpillReady:output_type -> gomr.Empty
-	49, // 79: gomr.Umbilical.GetMapEvents:output_type -> gomr.MapEventsResponse
-	53, // 80: gomr.Umbilical.ReportFetchFailure:output_type -> gomr.Empty
-	52, // 81: gomr.Umbilical.CanCommit:output_type -> gomr.CanCommitResponse
-	53, // 82: gomr.Umbilical.Done:output_type -> gomr.Empty
-	53, // 83: gomr.Umbilical.Failed:output_type -> gomr.Empty
-	53, // 84: gomr.Umbilical.Quiet:output_type -> gomr.Empty
-	60, // [60:85] is the sub-list for method output_type
-	35, // [35:60] is the sub-list for method input_type
-	35, // [35:35] is the sub-list for extension type_name
-	35, // [35:35] is the sub-list for extension extendee
-	0,  // [0:35] is the sub-list for field type_name
+	3,  // 0: gomr.SpillAnnouncement.segments:type_name -> gomr.Segment
+	5,  // 1: gomr.SpillAnnouncement.split_at:type_name -> gomr.MapCut
+	5,  // 2: gomr.MapResume.cuts:type_name -> gomr.MapCut
+	2,  // 3: gomr.AttemptStatus.counters:type_name -> gomr.Counter
+	11, // 4: gomr.AttemptStatus.clone:type_name -> gomr.CloneStats
+	10, // 5: gomr.AttemptStatus.checkpoint:type_name -> gomr.CheckpointStats
+	11, // 6: gomr.AttemptStatus.restore:type_name -> gomr.CloneStats
+	7,  // 7: gomr.AttemptStatus.reduce_cut:type_name -> gomr.ReduceCut
+	2,  // 8: gomr.JobStatus.counters:type_name -> gomr.Counter
+	15, // 9: gomr.JobStatus.maps:type_name -> gomr.TaskSummary
+	15, // 10: gomr.JobStatus.reduces:type_name -> gomr.TaskSummary
+	17, // 11: gomr.JobStatus.speculations:type_name -> gomr.Speculation
+	16, // 12: gomr.ListJobsResponse.jobs:type_name -> gomr.JobStatus
+	22, // 13: gomr.ListTrackersResponse.trackers:type_name -> gomr.TrackerStatus
+	36, // 14: gomr.TaskAttemptsResponse.attempts:type_name -> gomr.TaskAttemptInfo
+	9,  // 15: gomr.HeartbeatRequest.attempts:type_name -> gomr.AttemptStatus
+	4,  // 16: gomr.HeartbeatRequest.spills:type_name -> gomr.SpillAnnouncement
+	62, // 17: gomr.LaunchTask.conf:type_name -> gomr.LaunchTask.ConfEntry
+	42, // 18: gomr.LaunchTask.restore:type_name -> gomr.RestoreSource
+	6,  // 19: gomr.LaunchTask.resume:type_name -> gomr.MapResume
+	8,  // 20: gomr.LaunchTask.reduce_resume:type_name -> gomr.ReduceResume
+	41, // 21: gomr.TaskAction.launch:type_name -> gomr.LaunchTask
+	46, // 22: gomr.TaskAction.clone:type_name -> gomr.CloneAttempt
+	45, // 23: gomr.TaskAction.checkpoint:type_name -> gomr.CheckpointAttempt
+	44, // 24: gomr.TaskAction.drop_image:type_name -> gomr.DropImage
+	0,  // 25: gomr.CheckpointAttempt.release_slot:type_name -> gomr.SlotRelease
+	1,  // 26: gomr.CheckpointAttempt.reason:type_name -> gomr.ReclaimReason
+	41, // 27: gomr.CloneAttempt.launch:type_name -> gomr.LaunchTask
+	43, // 28: gomr.HeartbeatResponse.actions:type_name -> gomr.TaskAction
+	3,  // 29: gomr.MapEvent.segment:type_name -> gomr.Segment
+	48, // 30: gomr.MapEventsResponse.events:type_name -> gomr.MapEvent
+	2,  // 31: gomr.StatusUpdateRequest.counters:type_name -> gomr.Counter
+	4,  // 32: gomr.SpillReadyRequest.spill:type_name -> gomr.SpillAnnouncement
+	2,  // 33: gomr.DoneRequest.counters:type_name -> gomr.Counter
+	7,  // 34: gomr.DoneRequest.reduce_cut:type_name -> gomr.ReduceCut
+	2,  // 35: gomr.FailedRequest.counters:type_name -> gomr.Counter
+	12, // 36: gomr.JobTracker.SubmitJob:input_type -> gomr.SubmitJobRequest
+	14, // 37: gomr.JobTracker.GetJobStatus:input_type -> gomr.JobStatusRequest
+	18, // 38: gomr.JobTracker.ListJobs:input_type -> gomr.ListJobsRequest
+	23, // 39: gomr.JobTracker.KillJob:input_type -> gomr.KillJobRequest
+	25, // 40: gomr.JobTracker.GetJobHistory:input_type -> gomr.JobHistoryRequest
+	20, // 41: gomr.JobTracker.ListTrackers:input_type -> gomr.ListTrackersRequest
+	27, // 42: gomr.JobTracker.KillTaskAttempt:input_type -> gomr.KillTaskAttemptRequest
+	33, // 43: gomr.JobTracker.SetJobPriority:input_type -> gomr.SetJobPriorityRequest
+	35, // 44: gomr.JobTracker.ListTaskAttempts:input_type -> gomr.TaskAttemptsRequest
+	38, // 45: gomr.JobTracker.GetTaskLog:input_type -> gomr.TaskLogRequest
+	31, // 46: gomr.JobTracker.CheckpointTaskAttempt:input_type -> gomr.CheckpointTaskAttemptRequest
+	29, // 47: gomr.JobTracker.SplitTaskAttempt:input_type -> gomr.SplitTaskAttemptRequest
+	40, // 48: gomr.JobTracker.Heartbeat:input_type -> gomr.HeartbeatRequest
+	49, // 49: gomr.JobTracker.GetMapEvents:input_type -> gomr.MapEventsRequest
+	51, // 50: gomr.JobTracker.ReportFetchFailure:input_type -> gomr.FetchFailureRequest
+	52, // 51: gomr.JobTracker.CanCommit:input_type -> gomr.CanCommitRequest
+	55, // 52: gomr.Umbilical.GetTask:input_type -> gomr.GetTaskRequest
+	56, // 53: gomr.Umbilical.StatusUpdate:input_type -> gomr.StatusUpdateRequest
+	58, // 54: gomr.Umbilical.SpillReady:input_type -> gomr.SpillReadyRequest
+	49, // 55: gomr.Umbilical.GetMapEvents:input_type -> gomr.MapEventsRequest
+	51, // 56: gomr.Umbilical.ReportFetchFailure:input_type -> gomr.FetchFailureRequest
+	52, // 57: gomr.Umbilical.CanCommit:input_type -> gomr.CanCommitRequest
+	59, // 58: gomr.Umbilical.Done:input_type -> gomr.DoneRequest
+	60, // 59: gomr.Umbilical.Failed:input_type -> gomr.FailedRequest
+	61, // 60: gomr.Umbilical.Quiet:input_type -> gomr.QuietRequest
+	13, // 61: gomr.JobTracker.SubmitJob:output_type -> gomr.SubmitJobResponse
+	16, // 62: gomr.JobTracker.GetJobStatus:output_type -> gomr.JobStatus
+	19, // 63: gomr.JobTracker.ListJobs:output_type -> gomr.ListJobsResponse
+	24, // 64: gomr.JobTracker.KillJob:output_type -> gomr.KillJobResponse
+	26, // 65: gomr.JobTracker.GetJobHistory:output_type -> gomr.JobHistoryResponse
+	21, // 66: gomr.JobTracker.ListTrackers:output_type -> gomr.ListTrackersResponse
+	28, // 67: gomr.JobTracker.KillTaskAttempt:output_type -> gomr.KillTaskAttemptResponse
+	34, // 68: gomr.JobTracker.SetJobPriority:output_type -> gomr.SetJobPriorityResponse
+	37, // 69: gomr.JobTracker.ListTaskAttempts:output_type -> gomr.TaskAttemptsResponse
+	39, // 70: gomr.JobTracker.GetTaskLog:output_type -> gomr.TaskLogResponse
+	32, // 71: gomr.JobTracker.CheckpointTaskAttempt:output_type -> gomr.CheckpointTaskAttemptResponse
+	30, // 72: gomr.JobTracker.SplitTaskAttempt:output_type -> gomr.SplitTaskAttemptResponse
+	47, // 73: gomr.JobTracker.Heartbeat:output_type -> gomr.HeartbeatResponse
+	50, // 74: gomr.JobTracker.GetMapEvents:output_type -> gomr.MapEventsResponse
+	54, // 75: gomr.JobTracker.ReportFetchFailure:output_type -> gomr.Empty
+	53, // 76: gomr.JobTracker.CanCommit:output_type -> gomr.CanCommitResponse
+	41, // 77: gomr.Umbilical.GetTask:output_type -> gomr.LaunchTask
+	57, // 78: gomr.Umbilical.StatusUpdate:output_type -> gomr.StatusUpdateResponse
+	54, // 79: gomr.Umbilical.SpillReady:output_type -> gomr.Empty
+	50, // 80: gomr.Umbilical.GetMapEvents:output_type -> gomr.MapEventsResponse
+	54, // 81: gomr.Umbilical.ReportFetchFailure:output_type -> gomr.Empty
+	53, // 82: gomr.Umbilical.CanCommit:output_type -> gomr.CanCommitResponse
+	54, // 83: gomr.Umbilical.Done:output_type -> gomr.Empty
+	54, // 84: gomr.Umbilical.Failed:output_type -> gomr.Empty
+	54, // 85: gomr.Umbilical.Quiet:output_type -> gomr.Empty
+	61, // [61:86] is the sub-list for method output_type
+	36, // [36:61] is the sub-list for method input_type
+	36, // [36:36] is the sub-list for extension type_name
+	36, // [36:36] is the sub-list for extension extendee
+	0,  // [0:36] is the sub-list for field type_name
 }
 
 func init() { file_mr_proto_init() }
@@ -5028,7 +5090,7 @@ func file_mr_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_mr_proto_rawDesc), len(file_mr_proto_rawDesc)),
-			NumEnums:      1,
+			NumEnums:      2,
 			NumMessages:   61,
 			NumExtensions: 0,
 			NumServices:   2,

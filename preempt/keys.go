@@ -35,7 +35,40 @@ const (
 	// read, so a new task may start beside the dump; the image and the
 	// new task's memory overlap until the dump ends.
 	ReleaseFrozen = "frozen"
+	// ReleaseQuiesced frees the slot once the child is parked at its
+	// quiet point (blocked on its control pipe: no CPU used, no memory
+	// written), before its dump waits for the tracker's queue: a second
+	// victim on a tracker does not hold its slot while the first's dump
+	// runs. The process's memory and the new task's overlap from then
+	// until the dump ends.
+	ReleaseQuiesced = "quiesced"
 )
+
+// SlotRelease is when a checkpointed victim's slot is free
+// (preemption.checkpoint.release-slot).
+type SlotRelease uint8
+
+// When the slot is free.
+const (
+	// ReleaseAtDump: once the dump is done.
+	ReleaseAtDump SlotRelease = iota
+	// ReleaseAtFreeze: once CRIU has frozen the process.
+	ReleaseAtFreeze
+	// ReleaseAtQuiet: once the child is at its quiet point.
+	ReleaseAtQuiet
+)
+
+// releaseSettings are the settings of preemption.checkpoint.release-slot
+// in SlotRelease order.
+var releaseSettings = []string{ReleaseDumped, ReleaseFrozen, ReleaseQuiesced}
+
+// String is the setting's name.
+func (r SlotRelease) String() string {
+	if int(r) < len(releaseSettings) {
+		return releaseSettings[r]
+	}
+	return "SlotRelease(" + strconv.Itoa(int(r)) + ")"
+}
 
 // Settings of preemption.mechanism.
 const (
@@ -86,8 +119,8 @@ var keys = []conf.Key{
 	{Name: KeySplitMinAge, Type: conf.Duration, Default: "60s", Description: "split: a task runs at least this long before it may be split", Valid: "a duration >= 0"},
 	{Name: KeySplitMinRemaining, Type: conf.Duration, Default: "30s", Description: "split: a task with less than this left (when known) is not split", Valid: "a duration >= 0"},
 	{Name: KeyStartupCost, Type: conf.Duration, Default: "1s", Description: "split: the start-up cost of the task that takes the remainder (waste of a split)", Valid: "a duration >= 0"},
-	{Name: KeyReleaseSlot, Type: conf.String, Default: ReleaseDumped, Check: conf.OneOf(ReleaseDumped, ReleaseFrozen),
-		Description: "when a victim checkpointed for preemption frees its slot: dumped (once CRIU's dump is done), frozen (once CRIU has frozen the process; a new task starts while the image is written, and its memory and the image overlap until then; a dump that fails then kills the victim, whose task runs again)"},
+	{Name: KeyReleaseSlot, Type: conf.String, Default: ReleaseDumped, Check: conf.OneOf(releaseSettings...),
+		Description: "when a victim checkpointed for preemption frees its slot: dumped (once CRIU's dump is done), frozen (once CRIU has frozen the process: a new task starts while the image is written), quiesced (once the task is parked at its quiet point, before its dump waits for the tracker's queue); with frozen and quiesced the victim's memory and the new task's overlap until the dump ends, and a dump that fails then kills the victim, whose task runs again"},
 }
 
 func init() { conf.Register(keys...) }
@@ -125,11 +158,10 @@ type Config struct {
 	SplitMinAge, SplitMinRemaining time.Duration
 	// StartupCost is what starting the remainder of a split costs.
 	StartupCost time.Duration
-	// ReleaseAtFreeze: a checkpointed victim's slot is free once its
-	// process is frozen, not once its dump is done
-	// (preemption.checkpoint.release-slot=frozen); its dump still holds
-	// its node's checkpoint/restore queue to the end.
-	ReleaseAtFreeze bool
+	// Release is when a checkpointed victim's slot is free
+	// (preemption.checkpoint.release-slot); before the dump is done, the
+	// dump still holds its node's checkpoint/restore queue to its end.
+	Release SlotRelease
 	// Heartbeat is the time a directive takes to reach a tracker (the
 	// host's heartbeat interval; not a key of this package). Kill and
 	// split release their slot one heartbeat after the order.
@@ -176,7 +208,7 @@ func FromConfig(cfg Getter) (Config, error) {
 		r.Fail(KeySmoothing, r.Raw(KeySmoothing), "must be in (0, 1]")
 	}
 	c.Prior = Model{BWWrite: w * MiB, BWRead: rd * MiB, BWNet: n * MiB}
-	c.ReleaseAtFreeze = r.OneOf(KeyReleaseSlot, ReleaseDumped, ReleaseFrozen) == ReleaseFrozen
+	c.Release = SlotRelease(slices.Index(releaseSettings, r.OneOf(KeyReleaseSlot, releaseSettings...)))
 	if r.Err() != nil {
 		return Config{}, r.Err()
 	}

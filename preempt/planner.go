@@ -96,8 +96,9 @@ type Planner struct {
 	queue    *Queue
 	inflight map[string]flight
 	groups   map[string]int
-	// dumping holds the victims whose slot was freed at the freeze
-	// (Frozen): their dumps stay in the queue until DumpEnded.
+	// dumping holds the victims whose slot was freed before their dump
+	// ended (ReleasedEarly): their dumps stay in the queue until
+	// DumpEnded.
 	dumping map[string]bool
 }
 
@@ -177,12 +178,12 @@ func (p *Planner) Released(now time.Time, id string) {
 	}
 }
 
-// Frozen records that checkpointed victim id frees its slot before its
-// dump ends (preemption.checkpoint.release-slot=frozen): the Released
-// that follows frees the slot and ends the victim's in-flight count, but
-// its dump holds its node's queue until DumpEnded, as it holds the
-// tracker's.
-func (p *Planner) Frozen(id string) {
+// ReleasedEarly records that checkpointed victim id frees its slot before
+// its dump ends (preemption.checkpoint.release-slot=frozen or quiesced):
+// the Released that follows frees the slot and ends the victim's
+// in-flight count, but its dump holds its node's queue until DumpEnded,
+// as it holds the tracker's.
+func (p *Planner) ReleasedEarly(id string) {
 	if f, ok := p.inflight[id]; ok && (f.mech == MechCkpt || f.mech == MechCkptInc) {
 		p.dumping[id] = true
 	}
@@ -190,8 +191,8 @@ func (p *Planner) Frozen(id string) {
 
 // DumpEnded records that the dump of victim id ended at now (its image
 // is kept, or it failed): it leaves its node's queue. It is what Released
-// does to the queue for a victim that was not Frozen; an id the queue
-// does not hold is ignored.
+// does to the queue for a victim not ReleasedEarly; an id the queue does
+// not hold is ignored.
 func (p *Planner) DumpEnded(now time.Time, id string) {
 	delete(p.dumping, id)
 	p.queue.Done(id, now)
@@ -212,10 +213,14 @@ func (p *Planner) Costs(c Candidate, queue time.Duration) map[Mechanism]Cost {
 		m := p.learn.Model(c.Node)
 		b, mech := c.dumpBytes()
 		d, r := m.Dump(b), m.Restore(c.RSSBytes)
-		release := sat(sat(hb, queue), d)
-		if p.cfg.ReleaseAtFreeze {
-			// The slot is free at the freeze, when the dump begins.
-			release = sat(hb, queue)
+		var release time.Duration
+		switch p.cfg.Release {
+		case ReleaseAtQuiet:
+			release = hb // before the queue (the quiet point: ~0)
+		case ReleaseAtFreeze:
+			release = sat(hb, queue) // when the dump begins
+		default:
+			release = sat(sat(hb, queue), d)
 		}
 		out[mech] = Cost{Release: release, Waste: sat(sat(d, r), queue), Resume: r}
 	}

@@ -131,28 +131,31 @@ func TestPlanInFlight(t *testing.T) {
 	}
 }
 
-// TestPlanReleaseAtFreeze checks the planner's side of
-// preemption.checkpoint.release-slot=frozen: a checkpoint's Release is
-// the heartbeat and the queue wait (the slot is free when the dump
-// begins), and a victim Frozen then Released leaves the in-flight count
-// but keeps its dump in the node's queue until DumpEnded.
-func TestPlanReleaseAtFreeze(t *testing.T) {
+// TestPlanReleaseEarly checks the planner's side of
+// preemption.checkpoint.release-slot: a checkpoint's Release is the
+// heartbeat, the queue wait and the dump (dumped), the heartbeat and the
+// queue wait (frozen: the slot is free when the dump begins), or the
+// heartbeat (quiesced); and a victim ReleasedEarly then Released leaves
+// the in-flight count but keeps its dump in the node's queue until
+// DumpEnded.
+func TestPlanReleaseEarly(t *testing.T) {
 	now := time.Unix(0, 0)
 	c := Candidate{Node: "n", RSSBytes: 100 * MiB, Progressed: sec(100), Remaining: -1, CanCheckpoint: true}
 	for _, tc := range []struct {
-		name     string
-		atFreeze bool
-		queue    time.Duration
-		release  time.Duration
+		name    string
+		at      SlotRelease
+		queue   time.Duration
+		release time.Duration
 	}{
-		{"dumped, empty queue", false, 0, sec(2)},   // hb 1s + dump 1s
-		{"dumped, queue 3s", false, sec(3), sec(5)}, // hb + queue + dump
-		{"frozen, empty queue", true, 0, sec(1)},    // hb
-		{"frozen, queue 3s", true, sec(3), sec(4)},  // hb + queue
+		{"dumped, empty queue", ReleaseAtDump, 0, sec(2)},      // hb 1s + dump 1s
+		{"dumped, queue 3s", ReleaseAtDump, sec(3), sec(5)},    // hb + queue + dump
+		{"frozen, empty queue", ReleaseAtFreeze, 0, sec(1)},    // hb
+		{"frozen, queue 3s", ReleaseAtFreeze, sec(3), sec(4)},  // hb + queue
+		{"quiesced, queue 3s", ReleaseAtQuiet, sec(3), sec(1)}, // hb
 	} {
 		p := planner(t, SettingCheckpoint, 100)
 		cfg := p.Config()
-		cfg.ReleaseAtFreeze = tc.atFreeze
+		cfg.Release = tc.at
 		p = New(cfg)
 		got := p.Costs(c, tc.queue)[MechCkpt]
 		if got.Release != tc.release || got.Waste != sec(2)+tc.queue {
@@ -171,7 +174,7 @@ func TestPlanReleaseAtFreeze(t *testing.T) {
 	}
 	// v0's slot is freed at its freeze, 100 ms into its dump.
 	at := now.Add(100 * time.Millisecond)
-	p.Frozen("v0")
+	p.ReleasedEarly("v0")
 	p.Released(at, "v0")
 	if p.InFlight("g") != 1 {
 		t.Errorf("in flight %d after the freeze, want 1", p.InFlight("g"))
@@ -187,9 +190,9 @@ func TestPlanReleaseAtFreeze(t *testing.T) {
 	if w := p.QueueWait("n", now.Add(sec(1))); w != sec(1) {
 		t.Errorf("queue wait %v after v0's dump ended, want 1s (v1's)", w)
 	}
-	// Frozen on a victim not being checkpointed does nothing: its
+	// ReleasedEarly on a victim not being checkpointed does nothing: its
 	// Released empties the queue as before.
-	p.Frozen("nobody")
+	p.ReleasedEarly("nobody")
 	p.Released(now.Add(sec(1.5)), "v1")
 	if n := p.Queue().Len("n"); n != 0 {
 		t.Errorf("queue holds %d operations, want none", n)
@@ -292,6 +295,7 @@ func TestConfig(t *testing.T) {
 		{map[string]string{KeySmoothing: "2"}, "preemption.bandwidth.smoothing"},
 		{map[string]string{KeyWaitBelow: "-1s"}, "must not be negative"},
 		{map[string]string{KeyReleaseSlot: ReleaseFrozen}, ""},
+		{map[string]string{KeyReleaseSlot: ReleaseQuiesced}, ""},
 		{map[string]string{KeyReleaseSlot: "quiet"}, "preemption.checkpoint.release-slot"},
 	} {
 		_, err := FromConfig(mapGetter(tc.set))
@@ -299,11 +303,13 @@ func TestConfig(t *testing.T) {
 			t.Errorf("%v: error %v, want %q", tc.set, err, tc.want)
 		}
 	}
-	if c.ReleaseAtFreeze {
-		t.Error("the default releases the slot at the freeze")
+	if c.Release != ReleaseAtDump {
+		t.Errorf("the default releases the slot %v", c.Release)
 	}
-	if f, _ := FromConfig(mapGetter{KeyReleaseSlot: ReleaseFrozen}); !f.ReleaseAtFreeze {
-		t.Errorf("%s=%s: not at the freeze", KeyReleaseSlot, ReleaseFrozen)
+	for want, name := range releaseSettings {
+		if f, _ := FromConfig(mapGetter{KeyReleaseSlot: name}); f.Release != SlotRelease(want) || f.Release.String() != name {
+			t.Errorf("%s=%s: %v", KeyReleaseSlot, name, f.Release)
+		}
 	}
 	c, _ = FromConfig(mapGetter{KeyMedium: "hdd", KeyBWRead: "60"})
 	if c.Prior.BWWrite != 30*MiB || c.Prior.BWRead != 60*MiB {

@@ -280,15 +280,15 @@ type checkpoint struct {
 // the caller to settle: on success CRIU has ended it; on failure it is
 // left parked at its quiet point, for the caller to kill.
 //
-// frozen, when not nil (a preemption dump that frees the slot at the
-// freeze), is called once CRIU has frozen the process tree (every thread
-// traced: it runs none of its own code until it ends), while the image
-// is still being written; it is not called when the dump fails before
-// the freeze or when the freeze was not seen before the dump ended.
-//
 // class is the dump's class in the checkpoint/restore queue (crCloneDump
-// for a clone, a preemption dump's by its reason).
-func (tt *TaskTracker) checkpointAttempt(ctx context.Context, src *taskAttempt, cloneID, imgDir string, stop bool, class crClass, frozen func()) (*checkpoint, error) {
+// for a clone, a preemption dump's by its reason). early, when not nil (a
+// preemption dump that frees the slot before it ends), says when to call
+// its release: once the child is parked at its quiet point, before the
+// queue; or once CRIU has frozen the process tree (every thread traced:
+// it runs none of its own code until it ends), while the image is still
+// being written, and then not when the dump fails before the freeze or
+// the freeze was not seen before the dump ended.
+func (tt *TaskTracker) checkpointAttempt(ctx context.Context, src *taskAttempt, cloneID, imgDir string, stop bool, class crClass, early *earlyRelease) (*checkpoint, error) {
 	if !tt.cloneable() {
 		return nil, errors.New("CRIU is not available on tracker " + tt.name)
 	}
@@ -402,6 +402,12 @@ func (tt *TaskTracker) checkpointAttempt(ctx context.Context, src *taskAttempt, 
 		src.holdEnd = true
 		src.mu.Unlock()
 	}
+	var frozen func()
+	if early != nil && early.atQuiet {
+		early.release()
+	} else if early != nil {
+		frozen = early.release
+	}
 	var ds criu.DumpStats
 	queuedFrom := time.Now()
 	err = tt.cr.run(ctx, class, dumpEstimate(residentBytes(proc.Pid)), func() error {
@@ -412,12 +418,13 @@ func (tt *TaskTracker) checkpointAttempt(ctx context.Context, src *taskAttempt, 
 		case stop && fault == "dump":
 			// Fault injection (tests): CRIU refusing the dump.
 			return errors.New("fault injection: dump refused")
-		case stop && fault == "dump-after-freeze" && frozen != nil:
+		case stop && fault == "dump-after-release" && early != nil:
 			// Fault injection (tests): the dump failing once the slot
-			// was freed at the freeze (the process, parked at its quiet
-			// point, is not really frozen: it is killed all the same).
-			frozen()
-			return errors.New("fault injection: dump failed after the freeze")
+			// was freed (with release-slot=frozen the process, parked at
+			// its quiet point, is not really frozen: it is killed all the
+			// same).
+			early.release()
+			return errors.New("fault injection: dump failed after the slot was released")
 		}
 		stopWatch := watchFreeze(proc.Pid, frozen)
 		var err error

@@ -105,7 +105,7 @@ func (tt *TaskTracker) checkpointForPreemption(ctx context.Context, c *mrpb.Chec
 		tt.log.Info("incremental checkpoint ordered; dumping in full", "attempt", c.AttemptId, "why", tt.dirtyWhy)
 	}
 	go func() {
-		st, err := tt.preempt(ctx, a, preemptDumpClass(c.Reason), c.ReleaseAtFreeze)
+		st, err := tt.preempt(ctx, a, preemptDumpClass(c.Reason), c.ReleaseSlot)
 		a.mu.Lock()
 		if err != nil {
 			a.ckptStats.Error = err.Error()
@@ -157,9 +157,11 @@ func (tt *TaskTracker) checkpointForPreemption(ctx context.Context, c *mrpb.Chec
 
 // preempt dumps attempt a, ending it, and keeps its image and files.
 // The dump waits in the checkpoint/restore queue as class (its order's
-// reason's). With atFreeze the slot is counted free (releaseSlot) once
-// CRIU has frozen the process, before the image is written.
-func (tt *TaskTracker) preempt(ctx context.Context, a *taskAttempt, class crClass, atFreeze bool) (*mrpb.CheckpointStats, error) {
+// reason's). release says when the slot is counted free (releaseSlot):
+// once the dump is done (RELEASE_DUMPED), once CRIU has frozen the
+// process (RELEASE_FROZEN), or once the child is at its quiet point
+// (RELEASE_QUIESCED).
+func (tt *TaskTracker) preempt(ctx context.Context, a *taskAttempt, class crClass, release mrpb.SlotRelease) (*mrpb.CheckpointStats, error) {
 	id := a.launch.AttemptId
 	dir := filepath.Join(tt.imageJobDir(a.launch.JobId), id+".image")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -167,11 +169,14 @@ func (tt *TaskTracker) preempt(ctx context.Context, a *taskAttempt, class crClas
 	}
 	img := &storedImage{job: a.launch.JobId, attempt: id, dir: dir}
 	began := time.Now()
-	var frozen func()
-	if atFreeze {
-		frozen = func() { tt.releaseSlot(a, began) }
+	var early *earlyRelease
+	switch release {
+	case mrpb.SlotRelease_RELEASE_FROZEN:
+		early = &earlyRelease{release: func() { tt.releaseSlot(a, began, "freeze") }}
+	case mrpb.SlotRelease_RELEASE_QUIESCED:
+		early = &earlyRelease{atQuiet: true, release: func() { tt.releaseSlot(a, began, "quiet point") }}
 	}
-	cp, err := tt.checkpointAttempt(ctx, a, id, img.imgDir(), true, class, frozen)
+	cp, err := tt.checkpointAttempt(ctx, a, id, img.imgDir(), true, class, early)
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err
@@ -199,16 +204,26 @@ func (tt *TaskTracker) preempt(ctx context.Context, a *taskAttempt, class crClas
 		FileSetBytes: cp.fileBytes, Progress: cp.progress}, nil
 }
 
+// earlyRelease frees a preemption victim's slot before its dump ends:
+// release is called once, when the child is parked at its quiet point
+// (atQuiet) or when CRIU has frozen its process tree.
+type earlyRelease struct {
+	atQuiet bool
+	release func()
+}
+
 // releaseSlot counts the slot of attempt a, being dumped for preemption,
-// free from now (preemption.checkpoint.release-slot=frozen): CRIU has
-// frozen its process, which uses no CPU of its own from then on and whose
-// memory CRIU only reads, so a new task may start in the slot while the
-// image is written. The attempt stays RUNNING until the dump ends (then
-// CHECKPOINTED, or KILLED when it fails); its status says the slot is
-// free (CheckpointStats.slot_released), and an out-of-band heartbeat
-// tells the JobTracker at once. Until the dump ends the process's memory
-// and the new task's are both resident.
-func (tt *TaskTracker) releaseSlot(a *taskAttempt, ordered time.Time) {
+// free from now (preemption.checkpoint.release-slot=frozen or quiesced;
+// at says which point was reached): the child is parked at its quiet
+// point, blocked on its control pipe, or frozen by CRIU; it uses no CPU
+// of its own from then on and its memory is only read, so a new task may
+// start in the slot while the dump waits or runs. The attempt stays
+// RUNNING until the dump ends (then CHECKPOINTED, or KILLED when it
+// fails); its status says the slot is free
+// (CheckpointStats.slot_released), and an out-of-band heartbeat tells
+// the JobTracker at once. Until the dump ends the process's memory and
+// the new task's are both resident.
+func (tt *TaskTracker) releaseSlot(a *taskAttempt, ordered time.Time, at string) {
 	a.mu.Lock()
 	if a.slotReleased || terminal(a.state) {
 		a.mu.Unlock()
@@ -219,7 +234,7 @@ func (tt *TaskTracker) releaseSlot(a *taskAttempt, ordered time.Time) {
 		a.ckptStats.SlotReleased = true
 	}
 	a.mu.Unlock()
-	tt.log.Info("checkpoint slot released at the freeze", "attempt", a.launch.AttemptId,
+	tt.log.Info("checkpoint slot released before the dump ended", "attempt", a.launch.AttemptId, "at", at,
 		"since_order", time.Since(ordered).Round(time.Millisecond))
 	tt.poke()
 }

@@ -14,15 +14,27 @@ import (
 	"gomr/tasktracker"
 )
 
-// Releasing the slot at the freeze (preemption.checkpoint.release-slot=
-// frozen): the tracker of an attempt being checkpointed counts its slot
-// free once CRIU has frozen the process, and a waiting job's map starts in
-// it while the image is written. A second job waits for tracker "slow"'s
+// Releasing the slot before the dump ends (preemption.checkpoint.
+// release-slot=frozen, quiesced): the tracker of an attempt being
+// checkpointed counts its slot free once CRIU has frozen the process (or
+// once it is at its quiet point), and a waiting job's map starts in it
+// while the image is written. A second job waits for tracker "slow"'s
 // only map slot, held by the victim; it gets the slot before the dump is
 // done; the victim resumes from its image once that job's map is done,
 // and its job's output is byte for byte that of an undisturbed run.
-func TestE2ECheckpointReleaseSlotAtFreeze(t *testing.T) {
-	c, a, b := releaseAtFreezeJobs(t)
+func TestE2ECheckpointReleaseSlotEarly(t *testing.T) {
+	for _, at := range []string{preempt.ReleaseFrozen, preempt.ReleaseQuiesced} {
+		t.Run(at, func(t *testing.T) {
+			if at == preempt.ReleaseQuiesced {
+				skipUnderRace(t, "TestE2ECheckpointReleaseSlotEarly/frozen")
+			}
+			testReleaseSlotEarly(t, at)
+		})
+	}
+}
+
+func testReleaseSlotEarly(t *testing.T, at string) {
+	c, a, b := releaseEarlyJobs(t, at)
 	resA := c.wait(a.id)
 	checkResumed(t, c, a.id, a.victim, resA, "")
 	if resB := c.wait(b.id); resB.State != "SUCCEEDED" {
@@ -31,17 +43,20 @@ func TestE2ECheckpointReleaseSlotAtFreeze(t *testing.T) {
 	checkWordCount(t, a.out, countWords(t, a.in))
 	checkSameAsPlainRun(t, c, a.spec, a.out)
 
-	released := c.logTimes("slow", "checkpoint slot released at the freeze")
+	released := c.logTimes("slow", "checkpoint slot released before the dump ended")
 	made := c.logTimes("slow", "checkpoint for preemption made")
 	launched := c.launchTimes("slow", b.mapAttempt(t, c))
 	if len(released) != 1 || len(made) != 1 || len(launched) != 1 {
 		t.Fatalf("tracker slow logged %d slot releases, %d dumps made, %d launches of the waiting map; want 1 each",
 			len(released), len(made), len(launched))
 	}
-	if !c.logHas("jobtracker", "checkpoint slot released at the freeze") {
-		t.Error("the JobTracker does not log the slot released at the freeze")
+	if !c.logHas("jobtracker", "checkpoint slot released before the dump ended") {
+		t.Error("the JobTracker does not log the slot released early")
 	}
-	// The order: freeze (slot free), the waiting map launched, the dump done.
+	if want := map[string]string{preempt.ReleaseFrozen: "freeze", preempt.ReleaseQuiesced: `"quiet point"`}[at]; !strings.Contains(c.logLines("slow", "checkpoint slot released")[0], "at="+want) {
+		t.Errorf("released at %s, want at=%s", c.logLines("slow", "checkpoint slot released")[0], want)
+	}
+	// The order: slot free, the waiting map launched, the dump done.
 	if !launched[0].After(released[0]) || !launched[0].Before(made[0]) {
 		t.Errorf("slot released at %v, the waiting map launched at %v, the dump done at %v: want the launch between",
 			released[0].Format(time.StampMicro), launched[0].Format(time.StampMicro), made[0].Format(time.StampMicro))
@@ -54,13 +69,13 @@ func TestE2ECheckpointReleaseSlotAtFreeze(t *testing.T) {
 }
 
 // A dump that fails after the slot was given away (fault injection: the
-// failure comes once the tracker released the slot) kills the victim; its
-// task runs again from scratch, once the map that took the slot is done,
-// and the job's output is exact.
+// failure comes once the tracker released the slot at the freeze) kills
+// the victim; its task runs again from scratch, once the map that took
+// the slot is done, and the job's output is exact.
 func TestE2ECheckpointReleaseSlotDumpFails(t *testing.T) {
-	skipUnderRace(t, "TestE2ECheckpointReleaseSlotAtFreeze")
-	t.Setenv(tasktracker.CloneFaultEnv, "dump-after-freeze")
-	c, a, b := releaseAtFreezeJobs(t)
+	skipUnderRace(t, "TestE2ECheckpointReleaseSlotEarly/frozen")
+	t.Setenv(tasktracker.CloneFaultEnv, "dump-after-release")
+	c, a, b := releaseEarlyJobs(t, preempt.ReleaseFrozen)
 	resA := c.wait(a.id)
 	if resA.State != "SUCCEEDED" {
 		t.Fatalf("job %s: %s", resA.State, resA.Error)
@@ -78,7 +93,7 @@ func TestE2ECheckpointReleaseSlotDumpFails(t *testing.T) {
 	if resB := c.wait(b.id); resB.State != "SUCCEEDED" {
 		t.Fatalf("the waiting job %s: %s", resB.State, resB.Error)
 	}
-	released := c.logTimes("slow", "checkpoint slot released at the freeze")
+	released := c.logTimes("slow", "checkpoint slot released before the dump ended")
 	failed := c.logTimes("slow", `msg="checkpoint for preemption failed`)
 	launched := c.launchTimes("slow", b.mapAttempt(t, c))
 	if len(released) != 1 || len(failed) != 1 || len(launched) != 1 {
@@ -124,14 +139,14 @@ func (j releaseJob) mapAttempt(t *testing.T, c *cluster) string {
 	return ""
 }
 
-// releaseAtFreezeJobs starts a cluster whose checkpoints free their slot at
-// the freeze, job a (checkpointJob) on tracker slow's only map slot, and
+// releaseEarlyJobs starts a cluster whose checkpoints free their slot
+// early (release-slot at), job a (checkpointJob) on tracker slow's only map slot, and
 // job b, a small word count without stragglers, which waits for that slot;
 // then it orders a's map checkpointed once it has announced spills.
-func releaseAtFreezeJobs(t *testing.T) (*cluster, releaseJob, releaseJob) {
+func releaseEarlyJobs(t *testing.T, at string) (*cluster, releaseJob, releaseJob) {
 	path := criuPath(t)
 	c := startCluster(t, []trackerSpec{{"slow", 1, 0}, {"fast", 0, 2}},
-		"mapreduce.tasktracker.criu.path="+path, preempt.KeyReleaseSlot+"="+preempt.ReleaseFrozen)
+		"mapreduce.tasktracker.criu.path="+path, preempt.KeyReleaseSlot+"="+at)
 	var a, b releaseJob
 	a.spec, a.in, a.out = checkpointJob(t)
 	a.id = c.submit(a.spec)

@@ -169,7 +169,7 @@ func preemptionMain(args []string) int {
 	work := fl.String("work", "", "work directory (default: a temporary one, removed afterwards)")
 	keep := fl.Bool("keep", false, "keep the work directory")
 	exps := fl.String("experiments", "timeline,priority,contention,reclaim", "experiments to run: timeline, priority, contention, reclaim")
-	mechs := fl.String("mechanisms", "wait,kill,checkpoint,adaptive", "mechanisms of the timeline and priority experiments (wait: no preemption; checkpoint@frozen, adaptive@frozen: with preemption.checkpoint.release-slot=frozen)")
+	mechs := fl.String("mechanisms", "wait,kill,checkpoint,adaptive", "mechanisms of the timeline and priority experiments (wait: no preemption; MECH@frozen, MECH@quiesced: with preemption.checkpoint.release-slot=frozen or quiesced)")
 	criu := fl.String("criu", "/opt/gomr/criu/criu.sh", "the CRIU wrapper the trackers use (make criu); checkpoint and adaptive need it")
 	slow := fl.Float64("slow", 3.9, "straggler location: every attempt's work is stretched by e^slow (3.9: about 49 times)")
 	jsonOut := fl.String("json", "", "write the runs as JSON to this file")
@@ -751,7 +751,7 @@ func printPreemption(w io.Writer, runs []*preemptRun) {
 	wasted := func(r *preemptRun) float64 { return r.WastedSeconds }
 	var lines []string
 	if k := (key{"priority", "kill"}); by[k] != nil {
-		for _, m := range []string{"checkpoint", "adaptive", "checkpoint@frozen", "adaptive@frozen"} {
+		for _, m := range []string{"checkpoint", "adaptive", "checkpoint@frozen", "adaptive@frozen", "checkpoint@quiesced", "adaptive@quiesced"} {
 			c := key{"priority", m}
 			if by[c] == nil {
 				continue

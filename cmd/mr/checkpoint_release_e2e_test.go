@@ -25,9 +25,12 @@ import (
 func TestE2ECheckpointReleaseSlotEarly(t *testing.T) {
 	for _, at := range []string{preempt.ReleaseFrozen, preempt.ReleaseQuiesced} {
 		t.Run(at, func(t *testing.T) {
-			if at == preempt.ReleaseQuiesced {
-				skipUnderRace(t, "TestE2ECheckpointReleaseSlotEarly/frozen")
-			}
+			// Under -race the victim's injector makes it 110 s long; the
+			// race-built runs cover the release with the JobTracker's
+			// TestCheckpointSlotReleasedEarly and the tracker's
+			// TestWatchFreeze, and the dump path with the other
+			// checkpoint tests.
+			skipUnderRace(t, "TestE2ECheckpointResume/local, TestCheckpointSlotReleasedEarly (jobtracker) and TestWatchFreeze (tasktracker)")
 			testReleaseSlotEarly(t, at)
 		})
 	}
@@ -73,7 +76,7 @@ func testReleaseSlotEarly(t *testing.T, at string) {
 // the victim; its task runs again from scratch, once the map that took
 // the slot is done, and the job's output is exact.
 func TestE2ECheckpointReleaseSlotDumpFails(t *testing.T) {
-	skipUnderRace(t, "TestE2ECheckpointReleaseSlotEarly/frozen")
+	skipUnderRace(t, "TestE2ECheckpointResume/local and TestCheckpointSlotReleasedEarly (jobtracker)")
 	t.Setenv(tasktracker.CloneFaultEnv, "dump-after-release")
 	c, a, b := releaseEarlyJobs(t, preempt.ReleaseFrozen)
 	resA := c.wait(a.id)

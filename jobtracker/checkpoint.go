@@ -63,15 +63,31 @@ type attemptCkpt struct {
 	// whether the task is to resume on another tracker.
 	ordered time.Time
 	migrate bool
+	// released is when its tracker reported the slot free before the
+	// dump ended (preemption.checkpoint.release-slot=frozen or quiesced;
+	// zero: not yet, or the slot is freed when the attempt ends).
+	released time.Time
 	// from is the image a restored attempt started from (nil: fresh);
 	// restored is set once its restore was counted.
 	from     *taskImage
 	restored bool
 }
 
+// reclaimReasons maps the planner's reasons to the order's: the tracker's
+// checkpoint/restore queue runs a deadline's dumps first.
+var reclaimReasons = map[preempt.Reason]mrpb.ReclaimReason{
+	preempt.ReasonUnspecified:     mrpb.ReclaimReason_RECLAIM_UNSPECIFIED,
+	preempt.ReasonPriorityArrival: mrpb.ReclaimReason_RECLAIM_PRIORITY_ARRIVAL,
+	preempt.ReasonFairMinShare:    mrpb.ReclaimReason_RECLAIM_FAIR_MIN_SHARE,
+	preempt.ReasonFairShare:       mrpb.ReclaimReason_RECLAIM_FAIR_SHARE,
+	preempt.ReasonDeadlineAtRisk:  mrpb.ReclaimReason_RECLAIM_DEADLINE_AT_RISK,
+}
+
 // checkpointAttemptLocked orders a running attempt checkpointed by its
-// tracker in its next heartbeat reply.
-func (jt *JobTracker) checkpointAttemptLocked(a *attempt, incremental, migrate bool) error {
+// tracker in its next heartbeat reply; reason (the reclaim's, or
+// unspecified for an operator's order) places its dump in the tracker's
+// checkpoint/restore queue.
+func (jt *JobTracker) checkpointAttemptLocked(a *attempt, incremental, migrate bool, reason preempt.Reason) error {
 	t := jt.trackers[a.tracker]
 	switch {
 	case a.state != attemptRunning:
@@ -93,10 +109,60 @@ func (jt *JobTracker) checkpointAttemptLocked(a *attempt, incremental, migrate b
 		a.ckpt = &attemptCkpt{}
 	}
 	a.ckpt.ordered, a.ckpt.migrate = jt.now(), migrate
+	release := jt.driver.Planner().Config().Release
 	t.actions = append(t.actions, &mrpb.TaskAction{Action: &mrpb.TaskAction_Checkpoint{
-		Checkpoint: &mrpb.CheckpointAttempt{AttemptId: a.id, Incremental: incremental}}})
-	jt.log.Info("checkpoint ordered", "attempt", a.id, "tracker", a.tracker, "incremental", incremental, "migrate", migrate)
+		Checkpoint: &mrpb.CheckpointAttempt{AttemptId: a.id, Incremental: incremental, ReleaseSlot: slotReleases[release],
+			Reason: reclaimReasons[reason]}}})
+	jt.log.Info("checkpoint ordered", "attempt", a.id, "tracker", a.tracker, "incremental", incremental, "migrate", migrate,
+		"release_slot", release.String(), "reason", reclaimReasons[reason].String())
 	return nil
+}
+
+// slotReleases maps preemption.checkpoint.release-slot to the order's.
+var slotReleases = map[preempt.SlotRelease]mrpb.SlotRelease{
+	preempt.ReleaseAtDump:   mrpb.SlotRelease_RELEASE_DUMPED,
+	preempt.ReleaseAtFreeze: mrpb.SlotRelease_RELEASE_FROZEN,
+	preempt.ReleaseAtQuiet:  mrpb.SlotRelease_RELEASE_QUIESCED,
+}
+
+// checkpointSlotReleasedLocked takes in that the tracker of an attempt
+// being checkpointed counts its slot free before its dump ended: the
+// child is at its quiet point, or frozen by CRIU, and the dump waits or
+// runs (the order's release_slot). From now on the
+// policies and the planner count the slot free (the driver's end of the
+// attempt: the victim leaves the planner's in-flight count, as a kill's
+// would); the dump stays in the planner's mirror of the tracker's queue
+// (Planner.ReleasedEarly) until the attempt ends, CHECKPOINTED or KILLED
+// (dumpEndedLocked). The attempt itself stays live here until then: its
+// task is restorable only once the image is kept, and runs again from
+// scratch if the dump fails.
+func (jt *JobTracker) checkpointSlotReleasedLocked(a *attempt, now time.Time) {
+	if a.ckpt == nil || a.ckpt.ordered.IsZero() || !a.ckpt.released.IsZero() {
+		return
+	}
+	a.ckpt.released = now
+	k := attemptKey(a)
+	jt.driver.Planner().ReleasedEarly(k.String())
+	jt.driver.Ended(now, k, now.Sub(a.start))
+	// reclaim_ms: from the order to the slot free here.
+	jt.log.Info("checkpoint slot released before the dump ended", "attempt", a.id, "tracker", a.tracker,
+		"reclaim_ms", now.Sub(a.ckpt.ordered).Milliseconds())
+}
+
+// holdsSlot tells whether a live attempt occupies its slot: it does until
+// it ends, unless its tracker freed the slot before its checkpoint's dump
+// ended.
+func (a *attempt) holdsSlot() bool {
+	return a.live() && (a.ckpt == nil || a.ckpt.released.IsZero())
+}
+
+// dumpEndedLocked tells the planner that the dump of an attempt whose
+// slot was freed early has ended (the attempt is CHECKPOINTED or
+// KILLED): it leaves the mirror of its tracker's queue.
+func (jt *JobTracker) dumpEndedLocked(a *attempt, now time.Time) {
+	if a.ckpt != nil && !a.ckpt.released.IsZero() {
+		jt.driver.Planner().DumpEnded(now, attemptKey(a).String())
+	}
 }
 
 // attemptCheckpointedLocked ends a live attempt its tracker reports
@@ -138,16 +204,21 @@ func (jt *JobTracker) attemptCheckpointedLocked(a *attempt, cs *mrpb.CheckpointS
 	jt.prom.preemptCheckpoints.WithLabelValues("checkpointed").Inc()
 	jt.prom.checkpointBytes.Add(float64(img.bytes))
 	jt.driver.Ended(now, attemptKey(a), a.finish.Sub(a.start))
+	jt.dumpEndedLocked(a, now)
 	jt.observeCROpLocked(a.tracker, preempt.OpDump, cs.ImageBytes, cs.DumpMs)
 	// reclaim_ms: from the order (the planner's decision) to the slot
-	// free here, the figure of the reclaim target.
-	var reclaim time.Duration
+	// free here, the figure of the reclaim target: here, or
+	// earlier when the tracker freed it before the dump ended.
+	var reclaim, dumped time.Duration
 	if a.ckpt != nil && !a.ckpt.ordered.IsZero() {
-		reclaim = now.Sub(a.ckpt.ordered)
+		reclaim, dumped = now.Sub(a.ckpt.ordered), now.Sub(a.ckpt.ordered)
+		if !a.ckpt.released.IsZero() {
+			reclaim = a.ckpt.released.Sub(a.ckpt.ordered)
+		}
 	}
 	jt.log.Info("attempt checkpointed", "attempt", a.id, "tracker", a.tracker, "dump_ms", cs.DumpMs,
-		"reclaim_ms", reclaim.Milliseconds(), "bytes", img.bytes, "progress", cs.Progress,
-		"work_saved", img.useful.Round(time.Millisecond))
+		"reclaim_ms", reclaim.Milliseconds(), "dumped_ms", dumped.Milliseconds(), "released_early", a.ckpt != nil && !a.ckpt.released.IsZero(),
+		"bytes", img.bytes, "progress", cs.Progress, "work_saved", img.useful.Round(time.Millisecond))
 	if j.done() || t.state == taskSucceeded {
 		jt.dropImageLocked(j, img, "its task has succeeded")
 		return
@@ -210,6 +281,7 @@ func (jt *JobTracker) checkpointFailedLocked(a *attempt, cs *mrpb.CheckpointStat
 	if cs == nil || cs.Error == "" || !a.live() {
 		return
 	}
+	jt.dumpEndedLocked(a, jt.now())
 	jt.prom.preemptCheckpoints.WithLabelValues("failed").Inc()
 	var since time.Duration
 	if a.ckpt != nil && !a.ckpt.ordered.IsZero() {
@@ -329,7 +401,7 @@ func (jt *JobTracker) staleImageLocked(tk *task) bool {
 func (jt *JobTracker) slotWaitLocked(home *trackerState, typ partitions.TaskType, img *taskImage) time.Duration {
 	busy := 0
 	for _, a := range home.attempts {
-		if a.live() && a.task.typ == typ {
+		if a.holdsSlot() && a.task.typ == typ {
 			busy++
 		}
 	}
@@ -373,7 +445,7 @@ func (jt *JobTracker) CheckpointTaskAttempt(ctx context.Context, req *mrpb.Check
 	if a == nil {
 		return nil, status.Errorf(codes.NotFound, "no task attempt %s (an attempt id is attempt_<jobtracker>_<job>_<m|r>_<task>_<n>)", req.AttemptId)
 	}
-	if err := jt.checkpointAttemptLocked(a, req.Incremental, req.Migrate); err != nil {
+	if err := jt.checkpointAttemptLocked(a, req.Incremental, req.Migrate, preempt.ReasonUnspecified); err != nil {
 		return nil, status.Error(codes.FailedPrecondition, err.Error())
 	}
 	return &mrpb.CheckpointTaskAttemptResponse{Ordered: true, State: a.state.String()}, nil

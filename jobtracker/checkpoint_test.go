@@ -302,3 +302,62 @@ func TestLateCheckpointOfLostTrackerIsFenced(t *testing.T) {
 		t.Errorf("launches on t2: %v, want one fresh attempt", ls)
 	}
 }
+
+// With preemption.checkpoint.release-slot=quiesced the order says when
+// the slot is free; a RUNNING report with slot_released ends the victim
+// for the policies (the driver no longer counts it) and frees its slot in
+// the JobTracker's count, while the attempt stays live until its dump
+// ends: CHECKPOINTED (the task resumes from the image) or KILLED (the task
+// runs again from scratch).
+func TestCheckpointSlotReleasedEarly(t *testing.T) {
+	for _, end := range []string{StateCheckpointed, StateKilled} {
+		t.Run(end, func(t *testing.T) {
+			jt, job := newTestJTWith(t, t.TempDir(), 1, nil, map[string]string{"preemption.checkpoint.release-slot": "quiesced"})
+			a0 := startCheckpointable(t, jt)
+			if _, err := jt.CheckpointTaskAttempt(context.Background(), &mrpb.CheckpointTaskAttemptRequest{AttemptId: a0}); err != nil {
+				t.Fatal(err)
+			}
+			resp := heartbeat(t, jt, &mrpb.HeartbeatRequest{CriuAvailable: true})
+			var order *mrpb.CheckpointAttempt
+			for _, a := range resp.Actions {
+				if c := a.GetCheckpoint(); c != nil {
+					order = c
+				}
+			}
+			if order == nil || order.ReleaseSlot != mrpb.SlotRelease_RELEASE_QUIESCED || order.Reason != mrpb.ReclaimReason_RECLAIM_UNSPECIFIED {
+				t.Fatalf("checkpoint order %v, want release at the quiet point, reason unspecified", order)
+			}
+			heartbeat(t, jt, &mrpb.HeartbeatRequest{CriuAvailable: true, FreeMapSlots: 1, Attempts: []*mrpb.AttemptStatus{
+				{AttemptId: a0, State: StateRunning, Progress: 0.4, Checkpoint: &mrpb.CheckpointStats{SlotReleased: true}}}})
+			jt.mu.Lock()
+			_, a := jt.findAttempt(a0)
+			live, holds, running := a.live(), a.holdsSlot(), jt.driver.Running(attemptKey(a))
+			jt.unlock()
+			if !live || holds || running {
+				t.Fatalf("after the release: live %v, holds its slot %v, the driver counts it running %v; want true, false, false", live, holds, running)
+			}
+			st := &mrpb.AttemptStatus{AttemptId: a0, State: end, Progress: 0.4,
+				Checkpoint: &mrpb.CheckpointStats{DumpMs: 90, ImageBytes: 1000, Progress: 0.4, SlotReleased: true}}
+			if end == StateKilled {
+				st.Diagnostic, st.Checkpoint = "checkpoint for preemption failed: CRIU said no", &mrpb.CheckpointStats{Error: "CRIU said no", SlotReleased: true}
+			}
+			resp = heartbeat(t, jt, &mrpb.HeartbeatRequest{CriuAvailable: true, FreeMapSlots: 2, Attempts: []*mrpb.AttemptStatus{st}})
+			if got, _ := attemptStateOf(jt, a0); got != end {
+				t.Fatalf("attempt %s is %s, want %s", a0, got, end)
+			}
+			ls := launches(resp)
+			if len(ls) != 1 || (ls[0].Restore != nil) != (end == StateCheckpointed) {
+				t.Fatalf("launches %v: want one, a restore iff checkpointed", ls)
+			}
+			want := map[string]int64{mr.Checkpoints: 1, mr.NumKilledMaps: 0}
+			if end == StateKilled {
+				want = map[string]int64{mr.Checkpoints: 0, mr.NumKilledMaps: 1}
+			}
+			for name, n := range want {
+				if got := jobCounter(jt, job, name); got != n {
+					t.Errorf("%s = %d, want %d", name, got, n)
+				}
+			}
+		})
+	}
+}

@@ -198,16 +198,19 @@ func (jt *JobTracker) metrics() metricsSnapshot {
 		}
 		m.slots[0] += t.mapSlots
 		m.slots[1] += t.reduceSlots
-		var live [2]int
+		var live, busy [2]int
 		for _, a := range t.attempts {
 			if a.live() {
 				live[a.task.typ]++
 			}
+			if a.holdsSlot() {
+				busy[a.task.typ]++
+			}
 		}
 		m.running[0] += live[0]
 		m.running[1] += live[1]
-		m.occupied[0] += min(live[0], t.mapSlots)
-		m.occupied[1] += min(live[1], t.reduceSlots)
+		m.occupied[0] += min(busy[0], t.mapSlots)
+		m.occupied[1] += min(busy[1], t.reduceSlots)
 	}
 	// The totals are sums over every job the JobTracker has run, taken
 	// from the job counters: those of the jobs in memory plus the totals

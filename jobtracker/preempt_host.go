@@ -23,7 +23,10 @@ func (h *trackerHost) Checkpoint(k sched.Attempt, incremental bool) error {
 	if a == nil || !a.live() {
 		return fmt.Errorf("attempt %s is not running", k)
 	}
-	return h.jt.checkpointAttemptLocked(a, incremental, false)
+	// The driver has recorded the victim with its request's reason
+	// (Planner.Begin) before it asks for the checkpoint.
+	reason, _ := h.jt.driver.Planner().Reason(k.String())
+	return h.jt.checkpointAttemptLocked(a, incremental, false, reason)
 }
 
 // Describe tells the planner what it needs of a live attempt. HasImage

@@ -152,6 +152,9 @@ func (jt *JobTracker) attemptStatusLocked(t *trackerState, st *mrpb.AttemptStatu
 	case StateCheckpointed:
 		jt.attemptCheckpointedLocked(a, st.Checkpoint, now)
 	case StateRunning:
+		if st.GetCheckpoint().GetSlotReleased() {
+			jt.checkpointSlotReleasedLocked(a, now)
+		}
 	case StateCommitPending:
 		if a.state == attemptRunning {
 			jt.attemptToLocked(a, attemptCommitPending)

@@ -25,6 +25,118 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// SlotRelease is when an attempt checkpointed for preemption frees its
+// slot.
+type SlotRelease int32
+
+const (
+	// Once the dump is done: the image is complete, the process gone.
+	SlotRelease_RELEASE_DUMPED SlotRelease = 0
+	// Once CRIU has frozen the process tree (every thread traced), while
+	// the image is written.
+	SlotRelease_RELEASE_FROZEN SlotRelease = 1
+	// Once the child is parked at its quiet point, before its dump waits
+	// for the tracker's checkpoint/restore queue.
+	SlotRelease_RELEASE_QUIESCED SlotRelease = 2
+)
+
+// Enum value maps for SlotRelease.
+var (
+	SlotRelease_name = map[int32]string{
+		0: "RELEASE_DUMPED",
+		1: "RELEASE_FROZEN",
+		2: "RELEASE_QUIESCED",
+	}
+	SlotRelease_value = map[string]int32{
+		"RELEASE_DUMPED":   0,
+		"RELEASE_FROZEN":   1,
+		"RELEASE_QUIESCED": 2,
+	}
+)
+
+func (x SlotRelease) Enum() *SlotRelease {
+	p := new(SlotRelease)
+	*p = x
+	return p
+}
+
+func (x SlotRelease) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (SlotRelease) Descriptor() protoreflect.EnumDescriptor {
+	return file_mr_proto_enumTypes[0].Descriptor()
+}
+
+func (SlotRelease) Type() protoreflect.EnumType {
+	return &file_mr_proto_enumTypes[0]
+}
+
+func (x SlotRelease) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use SlotRelease.Descriptor instead.
+func (SlotRelease) EnumDescriptor() ([]byte, []int) {
+	return file_mr_proto_rawDescGZIP(), []int{0}
+}
+
+// ReclaimReason is why a policy takes slots back (spec §5.4).
+type ReclaimReason int32
+
+const (
+	ReclaimReason_RECLAIM_UNSPECIFIED      ReclaimReason = 0
+	ReclaimReason_RECLAIM_PRIORITY_ARRIVAL ReclaimReason = 1
+	ReclaimReason_RECLAIM_FAIR_MIN_SHARE   ReclaimReason = 2
+	ReclaimReason_RECLAIM_FAIR_SHARE       ReclaimReason = 3
+	ReclaimReason_RECLAIM_DEADLINE_AT_RISK ReclaimReason = 4
+)
+
+// Enum value maps for ReclaimReason.
+var (
+	ReclaimReason_name = map[int32]string{
+		0: "RECLAIM_UNSPECIFIED",
+		1: "RECLAIM_PRIORITY_ARRIVAL",
+		2: "RECLAIM_FAIR_MIN_SHARE",
+		3: "RECLAIM_FAIR_SHARE",
+		4: "RECLAIM_DEADLINE_AT_RISK",
+	}
+	ReclaimReason_value = map[string]int32{
+		"RECLAIM_UNSPECIFIED":      0,
+		"RECLAIM_PRIORITY_ARRIVAL": 1,
+		"RECLAIM_FAIR_MIN_SHARE":   2,
+		"RECLAIM_FAIR_SHARE":       3,
+		"RECLAIM_DEADLINE_AT_RISK": 4,
+	}
+)
+
+func (x ReclaimReason) Enum() *ReclaimReason {
+	p := new(ReclaimReason)
+	*p = x
+	return p
+}
+
+func (x ReclaimReason) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ReclaimReason) Descriptor() protoreflect.EnumDescriptor {
+	return file_mr_proto_enumTypes[1].Descriptor()
+}
+
+func (ReclaimReason) Type() protoreflect.EnumType {
+	return &file_mr_proto_enumTypes[1]
+}
+
+func (x ReclaimReason) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ReclaimReason.Descriptor instead.
+func (ReclaimReason) EnumDescriptor() ([]byte, []int) {
+	return file_mr_proto_rawDescGZIP(), []int{1}
+}
+
 type Counter struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Group         string                 `protobuf:"bytes,1,opt,name=group,proto3" json:"group,omitempty"`
@@ -694,7 +806,13 @@ type CheckpointStats struct {
 	// Whether the dump was incremental (against a same-process parent image).
 	Incremental bool `protobuf:"varint,5,opt,name=incremental,proto3" json:"incremental,omitempty"`
 	// Why the checkpoint failed (the attempt is then KILLED).
-	Error         string `protobuf:"bytes,6,opt,name=error,proto3" json:"error,omitempty"`
+	Error string `protobuf:"bytes,6,opt,name=error,proto3" json:"error,omitempty"`
+	// On a RUNNING attempt whose order said to free its slot before the
+	// dump is done (release_slot): the child is at its quiet point (and,
+	// with RELEASE_FROZEN, frozen by CRIU) and the tracker counts its slot
+	// free (and takes a new task in it) while the dump runs. The attempt
+	// ends CHECKPOINTED, or KILLED when the dump fails after all.
+	SlotReleased  bool `protobuf:"varint,7,opt,name=slot_released,json=slotReleased,proto3" json:"slot_released,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -769,6 +887,13 @@ func (x *CheckpointStats) GetError() string {
 		return x.Error
 	}
 	return ""
+}
+
+func (x *CheckpointStats) GetSlotReleased() bool {
+	if x != nil {
+		return x.SlotReleased
+	}
+	return false
 }
 
 // CloneStats is what cloning an attempt cost, measured by the tracker.
@@ -3314,7 +3439,14 @@ type CheckpointAttempt struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	AttemptId string                 `protobuf:"bytes,1,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"`
 	// Dump against a same-process parent image when there is one.
-	Incremental   bool `protobuf:"varint,2,opt,name=incremental,proto3" json:"incremental,omitempty"`
+	Incremental bool `protobuf:"varint,2,opt,name=incremental,proto3" json:"incremental,omitempty"`
+	// When the tracker counts the slot free
+	// (preemption.checkpoint.release-slot).
+	ReleaseSlot SlotRelease `protobuf:"varint,3,opt,name=release_slot,json=releaseSlot,proto3,enum=gomr.SlotRelease" json:"release_slot,omitempty"`
+	// Why the slot is taken back: the tracker's checkpoint/restore queue
+	// runs the dumps of a deadline at risk before the other preemption
+	// dumps (spec §5.6).
+	Reason        ReclaimReason `protobuf:"varint,4,opt,name=reason,proto3,enum=gomr.ReclaimReason" json:"reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3361,6 +3493,20 @@ func (x *CheckpointAttempt) GetIncremental() bool {
 		return x.Incremental
 	}
 	return false
+}
+
+func (x *CheckpointAttempt) GetReleaseSlot() SlotRelease {
+	if x != nil {
+		return x.ReleaseSlot
+	}
+	return SlotRelease_RELEASE_DUMPED
+}
+
+func (x *CheckpointAttempt) GetReason() ReclaimReason {
+	if x != nil {
+		return x.Reason
+	}
+	return ReclaimReason_RECLAIM_UNSPECIFIED
 }
 
 // CloneAttempt asks a tracker to restore a CRIU clone of a running
@@ -4421,7 +4567,7 @@ const file_mr_proto_rawDesc = "" +
 	"checkpoint\x12*\n" +
 	"\arestore\x18\x10 \x01(\v2\x10.gomr.CloneStatsR\arestore\x12.\n" +
 	"\n" +
-	"reduce_cut\x18\x15 \x01(\v2\x0f.gomr.ReduceCutR\treduceCut\"\xc5\x01\n" +
+	"reduce_cut\x18\x15 \x01(\v2\x0f.gomr.ReduceCutR\treduceCut\"\xea\x01\n" +
 	"\x0fCheckpointStats\x12\x17\n" +
 	"\adump_ms\x18\x01 \x01(\x03R\x06dumpMs\x12\x1f\n" +
 	"\vimage_bytes\x18\x02 \x01(\x03R\n" +
@@ -4429,7 +4575,8 @@ const file_mr_proto_rawDesc = "" +
 	"\x0efile_set_bytes\x18\x03 \x01(\x03R\ffileSetBytes\x12\x1a\n" +
 	"\bprogress\x18\x04 \x01(\x02R\bprogress\x12 \n" +
 	"\vincremental\x18\x05 \x01(\bR\vincremental\x12\x14\n" +
-	"\x05error\x18\x06 \x01(\tR\x05error\"\x88\x02\n" +
+	"\x05error\x18\x06 \x01(\tR\x05error\x12#\n" +
+	"\rslot_released\x18\a \x01(\bR\fslotReleased\"\x88\x02\n" +
 	"\n" +
 	"CloneStats\x12%\n" +
 	"\x0esource_attempt\x18\x01 \x01(\tR\rsourceAttempt\x12\x17\n" +
@@ -4640,11 +4787,13 @@ const file_mr_proto_rawDesc = "" +
 	"\tDropImage\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x1d\n" +
 	"\n" +
-	"attempt_id\x18\x02 \x01(\tR\tattemptId\"T\n" +
+	"attempt_id\x18\x02 \x01(\tR\tattemptId\"\xb7\x01\n" +
 	"\x11CheckpointAttempt\x12\x1d\n" +
 	"\n" +
 	"attempt_id\x18\x01 \x01(\tR\tattemptId\x12 \n" +
-	"\vincremental\x18\x02 \x01(\bR\vincremental\"\x86\x01\n" +
+	"\vincremental\x18\x02 \x01(\bR\vincremental\x124\n" +
+	"\frelease_slot\x18\x03 \x01(\x0e2\x11.gomr.SlotReleaseR\vreleaseSlot\x12+\n" +
+	"\x06reason\x18\x04 \x01(\x0e2\x13.gomr.ReclaimReasonR\x06reason\"\x86\x01\n" +
 	"\fCloneAttempt\x12%\n" +
 	"\x0esource_attempt\x18\x01 \x01(\tR\rsourceAttempt\x12(\n" +
 	"\x06launch\x18\x02 \x01(\v2\x10.gomr.LaunchTaskR\x06launch\x12%\n" +
@@ -4720,7 +4869,17 @@ const file_mr_proto_rawDesc = "" +
 	"\n" +
 	"attempt_id\x18\x01 \x01(\tR\tattemptId\x12\x1a\n" +
 	"\bprogress\x18\x02 \x01(\x02R\bprogress\x12\x18\n" +
-	"\arefused\x18\x03 \x01(\tR\arefused2\xd4\b\n" +
+	"\arefused\x18\x03 \x01(\tR\arefused*K\n" +
+	"\vSlotRelease\x12\x12\n" +
+	"\x0eRELEASE_DUMPED\x10\x00\x12\x12\n" +
+	"\x0eRELEASE_FROZEN\x10\x01\x12\x14\n" +
+	"\x10RELEASE_QUIESCED\x10\x02*\x98\x01\n" +
+	"\rReclaimReason\x12\x17\n" +
+	"\x13RECLAIM_UNSPECIFIED\x10\x00\x12\x1c\n" +
+	"\x18RECLAIM_PRIORITY_ARRIVAL\x10\x01\x12\x1a\n" +
+	"\x16RECLAIM_FAIR_MIN_SHARE\x10\x02\x12\x16\n" +
+	"\x12RECLAIM_FAIR_SHARE\x10\x03\x12\x1c\n" +
+	"\x18RECLAIM_DEADLINE_AT_RISK\x10\x042\xd4\b\n" +
 	"\n" +
 	"JobTracker\x12<\n" +
 	"\tSubmitJob\x12\x16.gomr.SubmitJobRequest\x1a\x17.gomr.SubmitJobResponse\x127\n" +
@@ -4764,160 +4923,165 @@ func file_mr_proto_rawDescGZIP() []byte {
 	return file_mr_proto_rawDescData
 }
 
+var file_mr_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
 var file_mr_proto_msgTypes = make([]protoimpl.MessageInfo, 61)
 var file_mr_proto_goTypes = []any{
-	(*Counter)(nil),                       // 0: gomr.Counter
-	(*Segment)(nil),                       // 1: gomr.Segment
-	(*SpillAnnouncement)(nil),             // 2: gomr.SpillAnnouncement
-	(*MapCut)(nil),                        // 3: gomr.MapCut
-	(*MapResume)(nil),                     // 4: gomr.MapResume
-	(*ReduceCut)(nil),                     // 5: gomr.ReduceCut
-	(*ReduceResume)(nil),                  // 6: gomr.ReduceResume
-	(*AttemptStatus)(nil),                 // 7: gomr.AttemptStatus
-	(*CheckpointStats)(nil),               // 8: gomr.CheckpointStats
-	(*CloneStats)(nil),                    // 9: gomr.CloneStats
-	(*SubmitJobRequest)(nil),              // 10: gomr.SubmitJobRequest
-	(*SubmitJobResponse)(nil),             // 11: gomr.SubmitJobResponse
-	(*JobStatusRequest)(nil),              // 12: gomr.JobStatusRequest
-	(*TaskSummary)(nil),                   // 13: gomr.TaskSummary
-	(*JobStatus)(nil),                     // 14: gomr.JobStatus
-	(*Speculation)(nil),                   // 15: gomr.Speculation
-	(*ListJobsRequest)(nil),               // 16: gomr.ListJobsRequest
-	(*ListJobsResponse)(nil),              // 17: gomr.ListJobsResponse
-	(*ListTrackersRequest)(nil),           // 18: gomr.ListTrackersRequest
-	(*ListTrackersResponse)(nil),          // 19: gomr.ListTrackersResponse
-	(*TrackerStatus)(nil),                 // 20: gomr.TrackerStatus
-	(*KillJobRequest)(nil),                // 21: gomr.KillJobRequest
-	(*KillJobResponse)(nil),               // 22: gomr.KillJobResponse
-	(*JobHistoryRequest)(nil),             // 23: gomr.JobHistoryRequest
-	(*JobHistoryResponse)(nil),            // 24: gomr.JobHistoryResponse
-	(*KillTaskAttemptRequest)(nil),        // 25: gomr.KillTaskAttemptRequest
-	(*KillTaskAttemptResponse)(nil),       // 26: gomr.KillTaskAttemptResponse
-	(*SplitTaskAttemptRequest)(nil),       // 27: gomr.SplitTaskAttemptRequest
-	(*SplitTaskAttemptResponse)(nil),      // 28: gomr.SplitTaskAttemptResponse
-	(*CheckpointTaskAttemptRequest)(nil),  // 29: gomr.CheckpointTaskAttemptRequest
-	(*CheckpointTaskAttemptResponse)(nil), // 30: gomr.CheckpointTaskAttemptResponse
-	(*SetJobPriorityRequest)(nil),         // 31: gomr.SetJobPriorityRequest
-	(*SetJobPriorityResponse)(nil),        // 32: gomr.SetJobPriorityResponse
-	(*TaskAttemptsRequest)(nil),           // 33: gomr.TaskAttemptsRequest
-	(*TaskAttemptInfo)(nil),               // 34: gomr.TaskAttemptInfo
-	(*TaskAttemptsResponse)(nil),          // 35: gomr.TaskAttemptsResponse
-	(*TaskLogRequest)(nil),                // 36: gomr.TaskLogRequest
-	(*TaskLogResponse)(nil),               // 37: gomr.TaskLogResponse
-	(*HeartbeatRequest)(nil),              // 38: gomr.HeartbeatRequest
-	(*LaunchTask)(nil),                    // 39: gomr.LaunchTask
-	(*RestoreSource)(nil),                 // 40: gomr.RestoreSource
-	(*TaskAction)(nil),                    // 41: gomr.TaskAction
-	(*DropImage)(nil),                     // 42: gomr.DropImage
-	(*CheckpointAttempt)(nil),             // 43: gomr.CheckpointAttempt
-	(*CloneAttempt)(nil),                  // 44: gomr.CloneAttempt
-	(*HeartbeatResponse)(nil),             // 45: gomr.HeartbeatResponse
-	(*MapEvent)(nil),                      // 46: gomr.MapEvent
-	(*MapEventsRequest)(nil),              // 47: gomr.MapEventsRequest
-	(*MapEventsResponse)(nil),             // 48: gomr.MapEventsResponse
-	(*FetchFailureRequest)(nil),           // 49: gomr.FetchFailureRequest
-	(*CanCommitRequest)(nil),              // 50: gomr.CanCommitRequest
-	(*CanCommitResponse)(nil),             // 51: gomr.CanCommitResponse
-	(*Empty)(nil),                         // 52: gomr.Empty
-	(*GetTaskRequest)(nil),                // 53: gomr.GetTaskRequest
-	(*StatusUpdateRequest)(nil),           // 54: gomr.StatusUpdateRequest
-	(*StatusUpdateResponse)(nil),          // 55: gomr.StatusUpdateResponse
-	(*SpillReadyRequest)(nil),             // 56: gomr.SpillReadyRequest
-	(*DoneRequest)(nil),                   // 57: gomr.DoneRequest
-	(*FailedRequest)(nil),                 // 58: gomr.FailedRequest
-	(*QuietRequest)(nil),                  // 59: gomr.QuietRequest
-	nil,                                   // 60: gomr.LaunchTask.ConfEntry
+	(SlotRelease)(0),                      // 0: gomr.SlotRelease
+	(ReclaimReason)(0),                    // 1: gomr.ReclaimReason
+	(*Counter)(nil),                       // 2: gomr.Counter
+	(*Segment)(nil),                       // 3: gomr.Segment
+	(*SpillAnnouncement)(nil),             // 4: gomr.SpillAnnouncement
+	(*MapCut)(nil),                        // 5: gomr.MapCut
+	(*MapResume)(nil),                     // 6: gomr.MapResume
+	(*ReduceCut)(nil),                     // 7: gomr.ReduceCut
+	(*ReduceResume)(nil),                  // 8: gomr.ReduceResume
+	(*AttemptStatus)(nil),                 // 9: gomr.AttemptStatus
+	(*CheckpointStats)(nil),               // 10: gomr.CheckpointStats
+	(*CloneStats)(nil),                    // 11: gomr.CloneStats
+	(*SubmitJobRequest)(nil),              // 12: gomr.SubmitJobRequest
+	(*SubmitJobResponse)(nil),             // 13: gomr.SubmitJobResponse
+	(*JobStatusRequest)(nil),              // 14: gomr.JobStatusRequest
+	(*TaskSummary)(nil),                   // 15: gomr.TaskSummary
+	(*JobStatus)(nil),                     // 16: gomr.JobStatus
+	(*Speculation)(nil),                   // 17: gomr.Speculation
+	(*ListJobsRequest)(nil),               // 18: gomr.ListJobsRequest
+	(*ListJobsResponse)(nil),              // 19: gomr.ListJobsResponse
+	(*ListTrackersRequest)(nil),           // 20: gomr.ListTrackersRequest
+	(*ListTrackersResponse)(nil),          // 21: gomr.ListTrackersResponse
+	(*TrackerStatus)(nil),                 // 22: gomr.TrackerStatus
+	(*KillJobRequest)(nil),                // 23: gomr.KillJobRequest
+	(*KillJobResponse)(nil),               // 24: gomr.KillJobResponse
+	(*JobHistoryRequest)(nil),             // 25: gomr.JobHistoryRequest
+	(*JobHistoryResponse)(nil),            // 26: gomr.JobHistoryResponse
+	(*KillTaskAttemptRequest)(nil),        // 27: gomr.KillTaskAttemptRequest
+	(*KillTaskAttemptResponse)(nil),       // 28: gomr.KillTaskAttemptResponse
+	(*SplitTaskAttemptRequest)(nil),       // 29: gomr.SplitTaskAttemptRequest
+	(*SplitTaskAttemptResponse)(nil),      // 30: gomr.SplitTaskAttemptResponse
+	(*CheckpointTaskAttemptRequest)(nil),  // 31: gomr.CheckpointTaskAttemptRequest
+	(*CheckpointTaskAttemptResponse)(nil), // 32: gomr.CheckpointTaskAttemptResponse
+	(*SetJobPriorityRequest)(nil),         // 33: gomr.SetJobPriorityRequest
+	(*SetJobPriorityResponse)(nil),        // 34: gomr.SetJobPriorityResponse
+	(*TaskAttemptsRequest)(nil),           // 35: gomr.TaskAttemptsRequest
+	(*TaskAttemptInfo)(nil),               // 36: gomr.TaskAttemptInfo
+	(*TaskAttemptsResponse)(nil),          // 37: gomr.TaskAttemptsResponse
+	(*TaskLogRequest)(nil),                // 38: gomr.TaskLogRequest
+	(*TaskLogResponse)(nil),               // 39: gomr.TaskLogResponse
+	(*HeartbeatRequest)(nil),              // 40: gomr.HeartbeatRequest
+	(*LaunchTask)(nil),                    // 41: gomr.LaunchTask
+	(*RestoreSource)(nil),                 // 42: gomr.RestoreSource
+	(*TaskAction)(nil),                    // 43: gomr.TaskAction
+	(*DropImage)(nil),                     // 44: gomr.DropImage
+	(*CheckpointAttempt)(nil),             // 45: gomr.CheckpointAttempt
+	(*CloneAttempt)(nil),                  // 46: gomr.CloneAttempt
+	(*HeartbeatResponse)(nil),             // 47: gomr.HeartbeatResponse
+	(*MapEvent)(nil),                      // 48: gomr.MapEvent
+	(*MapEventsRequest)(nil),              // 49: gomr.MapEventsRequest
+	(*MapEventsResponse)(nil),             // 50: gomr.MapEventsResponse
+	(*FetchFailureRequest)(nil),           // 51: gomr.FetchFailureRequest
+	(*CanCommitRequest)(nil),              // 52: gomr.CanCommitRequest
+	(*CanCommitResponse)(nil),             // 53: gomr.CanCommitResponse
+	(*Empty)(nil),                         // 54: gomr.Empty
+	(*GetTaskRequest)(nil),                // 55: gomr.GetTaskRequest
+	(*StatusUpdateRequest)(nil),           // 56: gomr.StatusUpdateRequest
+	(*StatusUpdateResponse)(nil),          // 57: gomr.StatusUpdateResponse
+	(*SpillReadyRequest)(nil),             // 58: gomr.SpillReadyRequest
+	(*DoneRequest)(nil),                   // 59: gomr.DoneRequest
+	(*FailedRequest)(nil),                 // 60: gomr.FailedRequest
+	(*QuietRequest)(nil),                  // 61: gomr.QuietRequest
+	nil,                                   // 62: gomr.LaunchTask.ConfEntry
 }
 var file_mr_proto_depIdxs = []int32{
-	1,  // 0: gomr.SpillAnnouncement.segments:type_name -> gomr.Segment
-	3,  // 1: gomr.SpillAnnouncement.split_at:type_name -> gomr.MapCut
-	3,  // 2: gomr.MapResume.cuts:type_name -> gomr.MapCut
-	0,  // 3: gomr.AttemptStatus.counters:type_name -> gomr.Counter
-	9,  // 4: gomr.AttemptStatus.clone:type_name -> gomr.CloneStats
-	8,  // 5: gomr.AttemptStatus.checkpoint:type_name -> gomr.CheckpointStats
-	9,  // 6: gomr.AttemptStatus.restore:type_name -> gomr.CloneStats
-	5,  // 7: gomr.AttemptStatus.reduce_cut:type_name -> gomr.ReduceCut
-	0,  // 8: gomr.JobStatus.counters:type_name -> gomr.Counter
-	13, // 9: gomr.JobStatus.maps:type_name -> gomr.TaskSummary
-	13, // 10: gomr.JobStatus.reduces:type_name -> gomr.TaskSummary
-	15, // 11: gomr.JobStatus.speculations:type_name -> gomr.Speculation
-	14, // 12: gomr.ListJobsResponse.jobs:type_name -> gomr.JobStatus
-	20, // 13: gomr.ListTrackersResponse.trackers:type_name -> gomr.TrackerStatus
-	34, // 14: gomr.TaskAttemptsResponse.attempts:type_name -> gomr.TaskAttemptInfo
-	7,  // 15: gomr.HeartbeatRequest.attempts:type_name -> gomr.AttemptStatus
-	2,  // 16: gomr.HeartbeatRequest.spills:type_name -> gomr.SpillAnnouncement
-	60, // 17: gomr.LaunchTask.conf:type_name -> gomr.LaunchTask.ConfEntry
-	40, // 18: gomr.LaunchTask.restore:type_name -> gomr.RestoreSource
-	4,  // 19: gomr.LaunchTask.resume:type_name -> gomr.MapResume
-	6,  // 20: gomr.LaunchTask.reduce_resume:type_name -> gomr.ReduceResume
-	39, // 21: gomr.TaskAction.launch:type_name -> gomr.LaunchTask
-	44, // 22: gomr.TaskAction.clone:type_name -> gomr.CloneAttempt
-	43, // 23: gomr.TaskAction.checkpoint:type_name -> gomr.CheckpointAttempt
-	42, // 24: gomr.TaskAction.drop_image:type_name -> gomr.DropImage
-	39, // 25: gomr.CloneAttempt.launch:type_name -> gomr.LaunchTask
-	41, // 26: gomr.HeartbeatResponse.actions:type_name -> gomr.TaskAction
-	1,  // 27: gomr.MapEvent.segment:type_name -> gomr.Segment
-	46, // 28: gomr.MapEventsResponse.events:type_name -> gomr.MapEvent
-	0,  // 29: gomr.StatusUpdateRequest.counters:type_name -> gomr.Counter
-	2,  // 30: gomr.SpillReadyRequest.spill:type_name -> gomr.SpillAnnouncement
-	0,  // 31: gomr.DoneRequest.counters:type_name -> gomr.Counter
-	5,  // 32: gomr.DoneRequest.reduce_cut:type_name -> gomr.ReduceCut
-	0,  // 33: gomr.FailedRequest.counters:type_name -> gomr.Counter
-	10, // 34: gomr.JobTracker.SubmitJob:input_type -> gomr.SubmitJobRequest
-	12, // 35: gomr.JobTracker.GetJobStatus:input_type -> gomr.JobStatusRequest
-	16, // 36: gomr.JobTracker.ListJobs:input_type -> gomr.ListJobsRequest
-	21, // 37: gomr.JobTracker.KillJob:input_type -> gomr.KillJobRequest
-	23, // 38: gomr.JobTracker.GetJobHistory:input_type -> gomr.JobHistoryRequest
-	18, // 39: gomr.JobTracker.ListTrackers:input_type -> gomr.ListTrackersRequest
-	25, // 40: gomr.JobTracker.KillTaskAttempt:input_type -> gomr.KillTaskAttemptRequest
-	31, // 41: gomr.JobTracker.SetJobPriority:input_type -> gomr.SetJobPriorityRequest
-	33, // 42: gomr.JobTracker.ListTaskAttempts:input_type -> gomr.TaskAttemptsRequest
-	36, // 43: gomr.JobTracker.GetTaskLog:input_type -> gomr.TaskLogRequest
-	29, // 44: gomr.JobTracker.CheckpointTaskAttempt:input_type -> gomr.CheckpointTaskAttemptRequest
-	27, // 45: gomr.JobTracker.SplitTaskAttempt:input_type -> gomr.SplitTaskAttemptRequest
-	38, // 46: gomr.JobTracker.Heartbeat:input_type -> gomr.HeartbeatRequest
-	47, // 47: gomr.JobTracker.GetMapEvents:input_type -> gomr.MapEventsRequest
-	49, // 48: gomr.JobTracker.ReportFetchFailure:input_type -> gomr.FetchFailureRequest
-	50, // 49: gomr.JobTracker.CanCommit:input_type -> gomr.CanCommitRequest
-	53, // 50: gomr.Umbilical.GetTask:input_type -> gomr.GetTaskRequest
-	54, // 51: gomr.Umbilical.StatusUpdate:input_type -> gomr.StatusUpdateRequest
-	56, // 52: gomr.Umbilical.SpillReady:input_type -> gomr.SpillReadyRequest
-	47, // 53: gomr.Umbilical.GetMapEvents:input_type -> gomr.MapEventsRequest
-	49, // 54: gomr.Umbilical.ReportFetchFailure:input_type -> gomr.FetchFailureRequest
-	50, // 55: gomr.Umbilical.CanCommit:input_type -> gomr.CanCommitRequest
-	57, // 56: gomr.Umbilical.Done:input_type -> gomr.DoneRequest
-	58, // 57: gomr.Umbilical.Failed:input_type -> gomr.FailedRequest
-	59, // 58: gomr.Umbilical.Quiet:input_type -> gomr.QuietRequest
-	11, // 59: gomr.JobTracker.SubmitJob:output_type -> gomr.SubmitJobResponse
-	14, // 60: gomr.JobTracker.GetJobStatus:output_type -> gomr.JobStatus
-	17, // 61: gomr.JobTracker.ListJobs:output_type -> gomr.ListJobsResponse
-	22, // 62: gomr.JobTracker.KillJob:output_type -> gomr.KillJobResponse
-	24, // 63: gomr.JobTracker.GetJobHistory:output_type -> gomr.JobHistoryResponse
-	19, // 64: gomr.JobTracker.ListTrackers:output_type -> gomr.ListTrackersResponse
-	26, // 65: gomr.JobTracker.KillTaskAttempt:output_type -> gomr.KillTaskAttemptResponse
-	32, // 66: gomr.JobTracker.SetJobPriority:output_type -> gomr.SetJobPriorityResponse
-	35, // 67: gomr.JobTracker.ListTaskAttempts:output_type -> gomr.TaskAttemptsResponse
-	37, // 68: gomr.JobTracker.GetTaskLog:output_type -> gomr.TaskLogResponse
-	30, // 69: gomr.JobTracker.CheckpointTaskAttempt:output_type -> gomr.CheckpointTaskAttemptResponse
-	28, // 70: gomr.JobTracker.SplitTaskAttempt:output_type -> gomr.SplitTaskAttemptResponse
-	45, // 71: gomr.JobTracker.Heartbeat:output_type -> gomr.HeartbeatResponse
-	48, // 72: gomr.JobTracker.GetMapEvents:output_type -> gomr.MapEventsResponse
-	52, // 73: gomr.JobTracker.ReportFetchFailure:output_type -> gomr.Empty
-	51, // 74: gomr.JobTracker.CanCommit:output_type -> gomr.CanCommitResponse
-	39, // 75: gomr.Umbilical.GetTask:output_type -> gomr.LaunchTask
-	55, // 76: gomr.Umbilical.StatusUpdate:output_type -> gomr.StatusUpdateResponse
-	52, // 77: gomr.Umbilical.SpillReady:output_type -> gomr.Empty
-	48, // 78: gomr.Umbilical.GetMapEvents:output_type -> gomr.MapEventsResponse
-	52, // 79: gomr.Umbilical.ReportFetchFailure:output_type -> gomr.Empty
-	51, // 80: gomr.Umbilical.CanCommit:output_type -> gomr.CanCommitResponse
-	52, // 81: gomr.Umbilical.Done:output_type -> gomr.Empty
-	52, // 82: gomr.Umbilical.Failed:output_type -> gomr.Empty
-	52, // 83: gomr.Umbilical.Quiet:output_type -> gomr.Empty
-	59, // [59:84] is the sub-list for method output_type
-	34, // [34:59] is the sub-list for method input_type
-	34, // [34:34] is the sub-list for extension type_name
-	34, // [34:34] is the sub-list for extension extendee
-	0,  // [0:34] is the sub-list for field type_name
+	3,  // 0: gomr.SpillAnnouncement.segments:type_name -> gomr.Segment
+	5,  // 1: gomr.SpillAnnouncement.split_at:type_name -> gomr.MapCut
+	5,  // 2: gomr.MapResume.cuts:type_name -> gomr.MapCut
+	2,  // 3: gomr.AttemptStatus.counters:type_name -> gomr.Counter
+	11, // 4: gomr.AttemptStatus.clone:type_name -> gomr.CloneStats
+	10, // 5: gomr.AttemptStatus.checkpoint:type_name -> gomr.CheckpointStats
+	11, // 6: gomr.AttemptStatus.restore:type_name -> gomr.CloneStats
+	7,  // 7: gomr.AttemptStatus.reduce_cut:type_name -> gomr.ReduceCut
+	2,  // 8: gomr.JobStatus.counters:type_name -> gomr.Counter
+	15, // 9: gomr.JobStatus.maps:type_name -> gomr.TaskSummary
+	15, // 10: gomr.JobStatus.reduces:type_name -> gomr.TaskSummary
+	17, // 11: gomr.JobStatus.speculations:type_name -> gomr.Speculation
+	16, // 12: gomr.ListJobsResponse.jobs:type_name -> gomr.JobStatus
+	22, // 13: gomr.ListTrackersResponse.trackers:type_name -> gomr.TrackerStatus
+	36, // 14: gomr.TaskAttemptsResponse.attempts:type_name -> gomr.TaskAttemptInfo
+	9,  // 15: gomr.HeartbeatRequest.attempts:type_name -> gomr.AttemptStatus
+	4,  // 16: gomr.HeartbeatRequest.spills:type_name -> gomr.SpillAnnouncement
+	62, // 17: gomr.LaunchTask.conf:type_name -> gomr.LaunchTask.ConfEntry
+	42, // 18: gomr.LaunchTask.restore:type_name -> gomr.RestoreSource
+	6,  // 19: gomr.LaunchTask.resume:type_name -> gomr.MapResume
+	8,  // 20: gomr.LaunchTask.reduce_resume:type_name -> gomr.ReduceResume
+	41, // 21: gomr.TaskAction.launch:type_name -> gomr.LaunchTask
+	46, // 22: gomr.TaskAction.clone:type_name -> gomr.CloneAttempt
+	45, // 23: gomr.TaskAction.checkpoint:type_name -> gomr.CheckpointAttempt
+	44, // 24: gomr.TaskAction.drop_image:type_name -> gomr.DropImage
+	0,  // 25: gomr.CheckpointAttempt.release_slot:type_name -> gomr.SlotRelease
+	1,  // 26: gomr.CheckpointAttempt.reason:type_name -> gomr.ReclaimReason
+	41, // 27: gomr.CloneAttempt.launch:type_name -> gomr.LaunchTask
+	43, // 28: gomr.HeartbeatResponse.actions:type_name -> gomr.TaskAction
+	3,  // 29: gomr.MapEvent.segment:type_name -> gomr.Segment
+	48, // 30: gomr.MapEventsResponse.events:type_name -> gomr.MapEvent
+	2,  // 31: gomr.StatusUpdateRequest.counters:type_name -> gomr.Counter
+	4,  // 32: gomr.SpillReadyRequest.spill:type_name -> gomr.SpillAnnouncement
+	2,  // 33: gomr.DoneRequest.counters:type_name -> gomr.Counter
+	7,  // 34: gomr.DoneRequest.reduce_cut:type_name -> gomr.ReduceCut
+	2,  // 35: gomr.FailedRequest.counters:type_name -> gomr.Counter
+	12, // 36: gomr.JobTracker.SubmitJob:input_type -> gomr.SubmitJobRequest
+	14, // 37: gomr.JobTracker.GetJobStatus:input_type -> gomr.JobStatusRequest
+	18, // 38: gomr.JobTracker.ListJobs:input_type -> gomr.ListJobsRequest
+	23, // 39: gomr.JobTracker.KillJob:input_type -> gomr.KillJobRequest
+	25, // 40: gomr.JobTracker.GetJobHistory:input_type -> gomr.JobHistoryRequest
+	20, // 41: gomr.JobTracker.ListTrackers:input_type -> gomr.ListTrackersRequest
+	27, // 42: gomr.JobTracker.KillTaskAttempt:input_type -> gomr.KillTaskAttemptRequest
+	33, // 43: gomr.JobTracker.SetJobPriority:input_type -> gomr.SetJobPriorityRequest
+	35, // 44: gomr.JobTracker.ListTaskAttempts:input_type -> gomr.TaskAttemptsRequest
+	38, // 45: gomr.JobTracker.GetTaskLog:input_type -> gomr.TaskLogRequest
+	31, // 46: gomr.JobTracker.CheckpointTaskAttempt:input_type -> gomr.CheckpointTaskAttemptRequest
+	29, // 47: gomr.JobTracker.SplitTaskAttempt:input_type -> gomr.SplitTaskAttemptRequest
+	40, // 48: gomr.JobTracker.Heartbeat:input_type -> gomr.HeartbeatRequest
+	49, // 49: gomr.JobTracker.GetMapEvents:input_type -> gomr.MapEventsRequest
+	51, // 50: gomr.JobTracker.ReportFetchFailure:input_type -> gomr.FetchFailureRequest
+	52, // 51: gomr.JobTracker.CanCommit:input_type -> gomr.CanCommitRequest
+	55, // 52: gomr.Umbilical.GetTask:input_type -> gomr.GetTaskRequest
+	56, // 53: gomr.Umbilical.StatusUpdate:input_type -> gomr.StatusUpdateRequest
+	58, // 54: gomr.Umbilical.SpillReady:input_type -> gomr.SpillReadyRequest
+	49, // 55: gomr.Umbilical.GetMapEvents:input_type -> gomr.MapEventsRequest
+	51, // 56: gomr.Umbilical.ReportFetchFailure:input_type -> gomr.FetchFailureRequest
+	52, // 57: gomr.Umbilical.CanCommit:input_type -> gomr.CanCommitRequest
+	59, // 58: gomr.Umbilical.Done:input_type -> gomr.DoneRequest
+	60, // 59: gomr.Umbilical.Failed:input_type -> gomr.FailedRequest
+	61, // 60: gomr.Umbilical.Quiet:input_type -> gomr.QuietRequest
+	13, // 61: gomr.JobTracker.SubmitJob:output_type -> gomr.SubmitJobResponse
+	16, // 62: gomr.JobTracker.GetJobStatus:output_type -> gomr.JobStatus
+	19, // 63: gomr.JobTracker.ListJobs:output_type -> gomr.ListJobsResponse
+	24, // 64: gomr.JobTracker.KillJob:output_type -> gomr.KillJobResponse
+	26, // 65: gomr.JobTracker.GetJobHistory:output_type -> gomr.JobHistoryResponse
+	21, // 66: gomr.JobTracker.ListTrackers:output_type -> gomr.ListTrackersResponse
+	28, // 67: gomr.JobTracker.KillTaskAttempt:output_type -> gomr.KillTaskAttemptResponse
+	34, // 68: gomr.JobTracker.SetJobPriority:output_type -> gomr.SetJobPriorityResponse
+	37, // 69: gomr.JobTracker.ListTaskAttempts:output_type -> gomr.TaskAttemptsResponse
+	39, // 70: gomr.JobTracker.GetTaskLog:output_type -> gomr.TaskLogResponse
+	32, // 71: gomr.JobTracker.CheckpointTaskAttempt:output_type -> gomr.CheckpointTaskAttemptResponse
+	30, // 72: gomr.JobTracker.SplitTaskAttempt:output_type -> gomr.SplitTaskAttemptResponse
+	47, // 73: gomr.JobTracker.Heartbeat:output_type -> gomr.HeartbeatResponse
+	50, // 74: gomr.JobTracker.GetMapEvents:output_type -> gomr.MapEventsResponse
+	54, // 75: gomr.JobTracker.ReportFetchFailure:output_type -> gomr.Empty
+	53, // 76: gomr.JobTracker.CanCommit:output_type -> gomr.CanCommitResponse
+	41, // 77: gomr.Umbilical.GetTask:output_type -> gomr.LaunchTask
+	57, // 78: gomr.Umbilical.StatusUpdate:output_type -> gomr.StatusUpdateResponse
+	54, // 79: gomr.Umbilical.SpillReady:output_type -> gomr.Empty
+	50, // 80: gomr.Umbilical.GetMapEvents:output_type -> gomr.MapEventsResponse
+	54, // 81: gomr.Umbilical.ReportFetchFailure:output_type -> gomr.Empty
+	53, // 82: gomr.Umbilical.CanCommit:output_type -> gomr.CanCommitResponse
+	54, // 83: gomr.Umbilical.Done:output_type -> gomr.Empty
+	54, // 84: gomr.Umbilical.Failed:output_type -> gomr.Empty
+	54, // 85: gomr.Umbilical.Quiet:output_type -> gomr.Empty
+	61, // [61:86] is the sub-list for method output_type
+	36, // [36:61] is the sub-list for method input_type
+	36, // [36:36] is the sub-list for extension type_name
+	36, // [36:36] is the sub-list for extension extendee
+	0,  // [0:36] is the sub-list for field type_name
 }
 
 func init() { file_mr_proto_init() }
@@ -4939,13 +5103,14 @@ func file_mr_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_mr_proto_rawDesc), len(file_mr_proto_rawDesc)),
-			NumEnums:      0,
+			NumEnums:      2,
 			NumMessages:   61,
 			NumExtensions: 0,
 			NumServices:   2,
 		},
 		GoTypes:           file_mr_proto_goTypes,
 		DependencyIndexes: file_mr_proto_depIdxs,
+		EnumInfos:         file_mr_proto_enumTypes,
 		MessageInfos:      file_mr_proto_msgTypes,
 	}.Build()
 	File_mr_proto = out.File

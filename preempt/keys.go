@@ -28,7 +28,54 @@ const (
 	// split cuts a remainder into (spec §5.13 split.scaleUpFanout).
 	KeyScaleUp       = "preemption.split.scale-up"
 	KeyScaleUpFanout = "preemption.split.scale-up-fanout"
+	KeyReleaseSlot   = "preemption.checkpoint.release-slot"
 )
+
+// Settings of preemption.checkpoint.release-slot: when a victim being
+// checkpointed gives its slot back.
+const (
+	// ReleaseDumped frees the slot once the dump is done and the process
+	// gone (the image is complete).
+	ReleaseDumped = "dumped"
+	// ReleaseFrozen frees the slot once CRIU has frozen the process at
+	// its quiet point: it uses no CPU from then on and its memory is only
+	// read, so a new task may start beside the dump; the image and the
+	// new task's memory overlap until the dump ends.
+	ReleaseFrozen = "frozen"
+	// ReleaseQuiesced frees the slot once the child is parked at its
+	// quiet point (blocked on its control pipe: no CPU used, no memory
+	// written), before its dump waits for the tracker's queue: a second
+	// victim on a tracker does not hold its slot while the first's dump
+	// runs. The process's memory and the new task's overlap from then
+	// until the dump ends.
+	ReleaseQuiesced = "quiesced"
+)
+
+// SlotRelease is when a checkpointed victim's slot is free
+// (preemption.checkpoint.release-slot).
+type SlotRelease uint8
+
+// When the slot is free.
+const (
+	// ReleaseAtDump: once the dump is done.
+	ReleaseAtDump SlotRelease = iota
+	// ReleaseAtFreeze: once CRIU has frozen the process.
+	ReleaseAtFreeze
+	// ReleaseAtQuiet: once the child is at its quiet point.
+	ReleaseAtQuiet
+)
+
+// releaseSettings are the settings of preemption.checkpoint.release-slot
+// in SlotRelease order.
+var releaseSettings = []string{ReleaseDumped, ReleaseFrozen, ReleaseQuiesced}
+
+// String is the setting's name.
+func (r SlotRelease) String() string {
+	if int(r) < len(releaseSettings) {
+		return releaseSettings[r]
+	}
+	return "SlotRelease(" + strconv.Itoa(int(r)) + ")"
+}
 
 // Settings of preemption.mechanism.
 const (
@@ -83,6 +130,8 @@ var keys = []conf.Key{
 		Description: "scale-up splits: when map slots stay idle and a split-safe job has no pending map, split its longest running map (at least preemption.split.min-task-age old, preemption.split.min-remaining left) and run its remainder as several maps (docs/split.md)"},
 	{Name: KeyScaleUpFanout, Type: conf.Int, Default: "4", Valid: "an integer >= 2", Check: atLeastTwo,
 		Description: "most pieces a scale-up split cuts a map's remainder into (also bounded by the idle slots plus one)"},
+	{Name: KeyReleaseSlot, Type: conf.String, Default: ReleaseDumped, Check: conf.OneOf(releaseSettings...),
+		Description: "when a victim checkpointed for preemption frees its slot: dumped (once CRIU's dump is done), frozen (once CRIU has frozen the process: a new task starts while the image is written), quiesced (once the task is parked at its quiet point, before its dump waits for the tracker's queue); with frozen and quiesced the victim's memory and the new task's overlap until the dump ends, and a dump that fails then kills the victim, whose task runs again"},
 }
 
 func init() { conf.Register(keys...) }
@@ -131,6 +180,10 @@ type Config struct {
 	// one cuts a remainder into (at least 2).
 	ScaleUp       bool
 	ScaleUpFanout int
+	// Release is when a checkpointed victim's slot is free
+	// (preemption.checkpoint.release-slot); before the dump is done, the
+	// dump still holds its node's checkpoint/restore queue to its end.
+	Release SlotRelease
 	// Heartbeat is the time a directive takes to reach a tracker (the
 	// host's heartbeat interval; not a key of this package). Kill and
 	// split release their slot one heartbeat after the order.
@@ -179,6 +232,7 @@ func FromConfig(cfg Getter) (Config, error) {
 		r.Fail(KeySmoothing, r.Raw(KeySmoothing), "must be in (0, 1]")
 	}
 	c.Prior = Model{BWWrite: w * MiB, BWRead: rd * MiB, BWNet: n * MiB}
+	c.Release = SlotRelease(slices.Index(releaseSettings, r.OneOf(KeyReleaseSlot, releaseSettings...)))
 	if r.Err() != nil {
 		return Config{}, r.Err()
 	}

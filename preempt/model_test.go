@@ -187,18 +187,20 @@ func TestQueueClasses(t *testing.T) {
 		name  string
 		adds  []add
 		at    float64    // when the waits are asked
-		waits [3]float64 // of a new preemption dump, restore, clone dump (seconds)
+		waits [4]float64 // of a new deadline's dump, preemption dump, restore, clone dump (seconds)
 	}{
-		{"idle", nil, 0, [3]float64{0, 0, 0}},
+		{"idle", nil, 0, [4]float64{0, 0, 0, 0}},
 		{"a clone dump running is not overtaken",
-			[]add{{"c1", ClassCloneDump, 0, 10, 0}, {"p1", ClassPreemptDump, 1, 2, 10}}, 1, [3]float64{11, 11, 11}},
+			[]add{{"c1", ClassCloneDump, 0, 10, 0}, {"p1", ClassPreemptDump, 1, 2, 10}}, 1, [4]float64{9, 11, 11, 11}},
 		{"a preemption dump overtakes waiting clone dumps and restores",
 			[]add{{"c1", ClassCloneDump, 0, 4, 0}, {"c2", ClassCloneDump, 0, 4, 4}, {"r1", ClassRestore, 1, 3, 4}, {"p1", ClassPreemptDump, 2, 1, 4}},
-			2, [3]float64{3, 6, 10}},
+			2, [4]float64{2, 3, 6, 10}},
 		{"arrival order within a class",
-			[]add{{"p1", ClassPreemptDump, 0, 5, 0}, {"p2", ClassPreemptDump, 0, 5, 5}, {"p3", ClassPreemptDump, 1, 5, 10}}, 1, [3]float64{14, 14, 14}},
+			[]add{{"p1", ClassPreemptDump, 0, 5, 0}, {"p2", ClassPreemptDump, 0, 5, 5}, {"p3", ClassPreemptDump, 1, 5, 10}}, 1, [4]float64{4, 14, 14, 14}},
 		{"a restore overtakes clone dumps only",
-			[]add{{"p1", ClassPreemptDump, 0, 2, 0}, {"c1", ClassCloneDump, 0, 2, 2}, {"r1", ClassRestore, 0, 2, 2}}, 0, [3]float64{2, 4, 6}},
+			[]add{{"p1", ClassPreemptDump, 0, 2, 0}, {"c1", ClassCloneDump, 0, 2, 2}, {"r1", ClassRestore, 0, 2, 2}}, 0, [4]float64{2, 2, 4, 6}},
+		{"a deadline's dump overtakes waiting preemption dumps, not the running one",
+			[]add{{"p1", ClassPreemptDump, 0, 4, 0}, {"p2", ClassPreemptDump, 0, 3, 4}, {"d1", ClassDeadlineDump, 1, 2, 4}}, 1, [4]float64{5, 8, 8, 8}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			q := NewQueue()
@@ -207,7 +209,7 @@ func TestQueueClasses(t *testing.T) {
 					t.Errorf("%s expected to start at %v, want %gs", a.id, s.Sub(t0), a.start)
 				}
 			}
-			for c := ClassPreemptDump; c <= ClassCloneDump; c++ {
+			for c := ClassDeadlineDump; c <= ClassCloneDump; c++ {
 				if w := q.WaitClass("n", c, t0.Add(sec(tc.at))); w != sec(tc.waits[c]) {
 					t.Errorf("wait of class %d at %gs: %v, want %gs", c, tc.at, w, tc.waits[c])
 				}
@@ -276,8 +278,8 @@ func TestQueueConcurrent(t *testing.T) {
 				q.Done(tc.done, t0.Add(sec(tc.doneAt)))
 			}
 			for c := ClassPreemptDump; c <= ClassCloneDump; c++ {
-				if w := q.WaitClass("n", c, t0.Add(sec(tc.at))); w != sec(tc.waits[c]) {
-					t.Errorf("wait of class %d at %gs: %v, want %gs", c, tc.at, w, tc.waits[c])
+				if w := q.WaitClass("n", c, t0.Add(sec(tc.at))); w != sec(tc.waits[c-ClassPreemptDump]) {
+					t.Errorf("wait of class %d at %gs: %v, want %gs", c, tc.at, w, tc.waits[c-ClassPreemptDump])
 				}
 			}
 			if q.Concurrency("other") != 1 {

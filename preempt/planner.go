@@ -75,12 +75,16 @@ type Choice struct {
 	Cost Cost
 	// Bytes is what a checkpoint dumps (0 for other mechanisms).
 	Bytes int64
+	// Reason is the request's: it orders a checkpoint's dump in its
+	// node's queue (DumpClass).
+	Reason Reason
 }
 
 // flight is a victim being released.
 type flight struct {
-	group string
-	mech  Mechanism
+	group  string
+	mech   Mechanism
+	reason Reason
 }
 
 // Planner chooses preemption victims and mechanisms. It keeps the learnt
@@ -92,12 +96,16 @@ type Planner struct {
 	queue    *Queue
 	inflight map[string]flight
 	groups   map[string]int
+	// dumping holds the victims whose slot was freed before their dump
+	// ended (ReleasedEarly): their dumps stay in the queue until
+	// DumpEnded.
+	dumping map[string]bool
 }
 
 // New returns a planner for cfg.
 func New(cfg Config) *Planner {
 	return &Planner{cfg: cfg, learn: NewLearner(cfg.Prior, cfg.Smoothing, cfg.MinSampleBytes), queue: NewQueue(),
-		inflight: map[string]flight{}, groups: map[string]int{}}
+		inflight: map[string]flight{}, groups: map[string]int{}, dumping: map[string]bool{}}
 }
 
 // Config returns the planner's configuration.
@@ -132,17 +140,25 @@ func (p *Planner) Releasing(id string) (Mechanism, bool) {
 	return f.mech, ok
 }
 
+// Reason is why victim id, being released, was chosen (its request's
+// Reason); ok is false when it is not being released.
+func (p *Planner) Reason(id string) (r Reason, ok bool) {
+	f, ok := p.inflight[id]
+	return f.reason, ok
+}
+
 // Begin records that a choice was carried out at now: a checkpoint
-// queues its dump on its node, and every mechanism but kill (whose slot
-// is free when the host's Kill returns) counts as in flight until Released.
+// queues its dump on its node in its reason's class (DumpClass), and
+// every mechanism but kill (whose slot is free when the host's Kill
+// returns) counts as in flight until Released.
 func (p *Planner) Begin(now time.Time, group string, c Choice) {
 	if !c.Mech.Releases() {
 		return
 	}
 	if c.Mech == MechCkpt || c.Mech == MechCkptInc {
-		p.queue.Add(c.Node, c.ID, ClassPreemptDump, now, p.learn.Model(c.Node).Dump(c.Bytes))
+		p.queue.Add(c.Node, c.ID, DumpClass(c.Reason), now, p.learn.Model(c.Node).Dump(c.Bytes))
 	}
-	p.inflight[c.ID] = flight{group: group, mech: c.Mech}
+	p.inflight[c.ID] = flight{group: group, mech: c.Mech, reason: c.Reason}
 	p.groups[group]++
 }
 
@@ -157,6 +173,28 @@ func (p *Planner) Released(now time.Time, id string) {
 	if p.groups[f.group]--; p.groups[f.group] <= 0 {
 		delete(p.groups, f.group)
 	}
+	if !p.dumping[id] {
+		p.queue.Done(id, now)
+	}
+}
+
+// ReleasedEarly records that checkpointed victim id frees its slot before
+// its dump ends (preemption.checkpoint.release-slot=frozen or quiesced):
+// the Released that follows frees the slot and ends the victim's
+// in-flight count, but its dump holds its node's queue until DumpEnded,
+// as it holds the tracker's.
+func (p *Planner) ReleasedEarly(id string) {
+	if f, ok := p.inflight[id]; ok && (f.mech == MechCkpt || f.mech == MechCkptInc) {
+		p.dumping[id] = true
+	}
+}
+
+// DumpEnded records that the dump of victim id ended at now (its image
+// is kept, or it failed): it leaves its node's queue. It is what Released
+// does to the queue for a victim not ReleasedEarly; an id the queue does
+// not hold is ignored.
+func (p *Planner) DumpEnded(now time.Time, id string) {
+	delete(p.dumping, id)
 	p.queue.Done(id, now)
 }
 
@@ -175,7 +213,16 @@ func (p *Planner) Costs(c Candidate, queue time.Duration) map[Mechanism]Cost {
 		m := p.learn.Model(c.Node)
 		b, mech := c.dumpBytes()
 		d, r := m.Dump(b), m.Restore(c.RSSBytes)
-		out[mech] = Cost{Release: sat(sat(hb, queue), d), Waste: sat(sat(d, r), queue), Resume: r}
+		var release time.Duration
+		switch p.cfg.Release {
+		case ReleaseAtQuiet:
+			release = hb // before the queue (the quiet point: ~0)
+		case ReleaseAtFreeze:
+			release = sat(hb, queue) // when the dump begins
+		default:
+			release = sat(sat(hb, queue), d)
+		}
+		out[mech] = Cost{Release: release, Waste: sat(sat(d, r), queue), Resume: r}
 	}
 	out[MechKill] = Cost{Release: hb, Waste: c.Progressed}
 	return out
@@ -220,8 +267,11 @@ type pick struct {
 func (p *Planner) Plan(now time.Time, reqs []Request) [][]Choice {
 	out := make([][]Choice, len(reqs))
 	extra := map[string]time.Duration{} // dumps chosen in this call, by node
-	wait := func(node string) time.Duration { return sat(p.queue.Wait(node, now), extra[node]) }
 	for ri, req := range reqs {
+		// A dump waits for those its class does not overtake (a
+		// deadline's only for the running ones and other deadlines').
+		class := DumpClass(req.Reason)
+		wait := func(node string) time.Duration { return sat(p.queue.WaitClass(node, class, now), extra[node]) }
 		need := req.Count - p.groups[req.Group]
 		if need <= 0 {
 			continue
@@ -248,7 +298,7 @@ func (p *Planner) Plan(now time.Time, reqs []Request) [][]Choice {
 			if c.mech == MechKill && c.cost == (Cost{}) {
 				c.cost = Cost{Release: p.cfg.Heartbeat, Waste: c.v.Progressed}
 			}
-			out[ri] = append(out[ri], Choice{ID: c.v.ID, Node: c.v.Node, Mech: c.mech, Cost: c.cost, Bytes: c.bytes})
+			out[ri] = append(out[ri], Choice{ID: c.v.ID, Node: c.v.Node, Mech: c.mech, Cost: c.cost, Bytes: c.bytes, Reason: req.Reason})
 		}
 	}
 	return out

@@ -131,6 +131,120 @@ func TestPlanInFlight(t *testing.T) {
 	}
 }
 
+// TestPlanReleaseEarly checks the planner's side of
+// preemption.checkpoint.release-slot: a checkpoint's Release is the
+// heartbeat, the queue wait and the dump (dumped), the heartbeat and the
+// queue wait (frozen: the slot is free when the dump begins), or the
+// heartbeat (quiesced); and a victim ReleasedEarly then Released leaves
+// the in-flight count but keeps its dump in the node's queue until
+// DumpEnded.
+func TestPlanReleaseEarly(t *testing.T) {
+	now := time.Unix(0, 0)
+	c := Candidate{Node: "n", RSSBytes: 100 * MiB, Progressed: sec(100), Remaining: -1, CanCheckpoint: true}
+	for _, tc := range []struct {
+		name    string
+		at      SlotRelease
+		queue   time.Duration
+		release time.Duration
+	}{
+		{"dumped, empty queue", ReleaseAtDump, 0, sec(2)},      // hb 1s + dump 1s
+		{"dumped, queue 3s", ReleaseAtDump, sec(3), sec(5)},    // hb + queue + dump
+		{"frozen, empty queue", ReleaseAtFreeze, 0, sec(1)},    // hb
+		{"frozen, queue 3s", ReleaseAtFreeze, sec(3), sec(4)},  // hb + queue
+		{"quiesced, queue 3s", ReleaseAtQuiet, sec(3), sec(1)}, // hb
+	} {
+		p := planner(t, SettingCheckpoint, 100)
+		cfg := p.Config()
+		cfg.Release = tc.at
+		p = New(cfg)
+		got := p.Costs(c, tc.queue)[MechCkpt]
+		if got.Release != tc.release || got.Waste != sec(2)+tc.queue {
+			t.Errorf("%s: cost %+v, want release %v, waste %v", tc.name, got, tc.release, sec(2)+tc.queue)
+		}
+	}
+
+	p := planner(t, SettingCheckpoint, 100)
+	vs := victims(c, c)
+	chosen := p.Plan(now, []Request{{Group: "g", Count: 2, Victims: vs}})[0]
+	for _, ch := range chosen {
+		p.Begin(now, "g", ch)
+	}
+	if w := p.QueueWait("n", now); w != sec(2) {
+		t.Fatalf("queue wait %v, want 2s (two 1s dumps)", w)
+	}
+	// v0's slot is freed at its freeze, 100 ms into its dump.
+	at := now.Add(100 * time.Millisecond)
+	p.ReleasedEarly("v0")
+	p.Released(at, "v0")
+	if p.InFlight("g") != 1 {
+		t.Errorf("in flight %d after the freeze, want 1", p.InFlight("g"))
+	}
+	if _, ok := p.Releasing("v0"); ok {
+		t.Error("v0 is still releasing after its slot was freed")
+	}
+	if w := p.QueueWait("n", at); w != sec(1.9) {
+		t.Errorf("queue wait %v after the freeze, want 1.9s (v0's dump still runs)", w)
+	}
+	// Its dump ends at 1 s: v1's starts then.
+	p.DumpEnded(now.Add(sec(1)), "v0")
+	if w := p.QueueWait("n", now.Add(sec(1))); w != sec(1) {
+		t.Errorf("queue wait %v after v0's dump ended, want 1s (v1's)", w)
+	}
+	// ReleasedEarly on a victim not being checkpointed does nothing: its
+	// Released empties the queue as before.
+	p.ReleasedEarly("nobody")
+	p.Released(now.Add(sec(1.5)), "v1")
+	if n := p.Queue().Len("n"); n != 0 {
+		t.Errorf("queue holds %d operations, want none", n)
+	}
+}
+
+// TestPlanDeadlineDumpsFirst checks the spec's first queue class (§5.6):
+// a checkpoint chosen for a deadline at risk carries its reason, waits in
+// its node's queue only for the dump running (and other deadlines'), and
+// goes before the preemption dumps waiting there.
+func TestPlanDeadlineDumpsFirst(t *testing.T) {
+	p := planner(t, SettingCheckpoint, 100) // 100 MiB: a 1 s dump; heartbeat 1 s
+	t0 := time.Unix(0, 0)
+	c := Candidate{Node: "n", RSSBytes: 100 * MiB, Progressed: sec(100), Remaining: -1, CanCheckpoint: true}
+	prio := p.Plan(t0, []Request{{Group: "a", Count: 2, Reason: ReasonPriorityArrival,
+		Victims: []Victim{{ID: "a0", Candidate: c}, {ID: "a1", Candidate: c}}}})[0]
+	for _, ch := range prio {
+		p.Begin(t0, "a", ch)
+	}
+	at := t0.Add(sec(0.5)) // a0 dumps until 1 s, a1 waits until then
+	for _, tc := range []struct {
+		reason  Reason
+		release time.Duration
+	}{
+		{ReasonPriorityArrival, sec(3.5)}, // hb + a0's 0.5 s left + a1's 1 s + its own 1 s
+		{ReasonFairShare, sec(3.5)},
+		{ReasonDeadlineAtRisk, sec(2.5)}, // hb + a0's 0.5 s left + its own 1 s
+	} {
+		got := p.Plan(at, []Request{{Group: "d", Count: 1, Reason: tc.reason, Victims: []Victim{{ID: "d0", Candidate: c}}}})[0]
+		if len(got) != 1 || got[0].Reason != tc.reason || got[0].Cost.Release != tc.release {
+			t.Errorf("reason %d: plan %+v, want d0 with its reason and release %v", tc.reason, got, tc.release)
+		}
+	}
+	dl := p.Plan(at, []Request{{Group: "d", Count: 1, Reason: ReasonDeadlineAtRisk, Victims: []Victim{{ID: "d0", Candidate: c}}}})[0]
+	p.Begin(at, "d", dl[0])
+	if r, ok := p.Reason("d0"); !ok || r != ReasonDeadlineAtRisk {
+		t.Errorf("Reason(d0) = %d, %v", r, ok)
+	}
+	// d0 runs from 1 s to 2 s, a1 from 2 s to 3 s: a new preemption dump
+	// waits 2.5 s at 0.5 s; once a0 is done, d0's 1 s goes first.
+	if w := p.QueueWait("n", at); w != sec(2.5) {
+		t.Errorf("queue wait %v, want 2.5s", w)
+	}
+	p.Released(t0.Add(sec(1)), "a0")
+	if w := p.Queue().WaitClass("n", ClassDeadlineDump, t0.Add(sec(1))); w != sec(1) {
+		t.Errorf("a deadline's wait once a0 is done: %v, want 1s (d0 running)", w)
+	}
+	if _, ok := p.Reason("a0"); ok {
+		t.Error("a0 still has a reason once released")
+	}
+}
+
 // TestPlanQueueWithinCall checks that dumps chosen earlier in one Plan
 // call raise the queue wait of later ones on the same node.
 func TestPlanQueueWithinCall(t *testing.T) {
@@ -180,10 +294,21 @@ func TestConfig(t *testing.T) {
 		{map[string]string{KeyBWNet: "0"}, "preemption.bandwidth.net"},
 		{map[string]string{KeySmoothing: "2"}, "preemption.bandwidth.smoothing"},
 		{map[string]string{KeyWaitBelow: "-1s"}, "must not be negative"},
+		{map[string]string{KeyReleaseSlot: ReleaseFrozen}, ""},
+		{map[string]string{KeyReleaseSlot: ReleaseQuiesced}, ""},
+		{map[string]string{KeyReleaseSlot: "quiet"}, "preemption.checkpoint.release-slot"},
 	} {
 		_, err := FromConfig(mapGetter(tc.set))
 		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("%v: error %v, want %q", tc.set, err, tc.want)
+		}
+	}
+	if c.Release != ReleaseAtDump {
+		t.Errorf("the default releases the slot %v", c.Release)
+	}
+	for want, name := range releaseSettings {
+		if f, _ := FromConfig(mapGetter{KeyReleaseSlot: name}); f.Release != SlotRelease(want) || f.Release.String() != name {
+			t.Errorf("%s=%s: %v", KeyReleaseSlot, name, f.Release)
 		}
 	}
 	c, _ = FromConfig(mapGetter{KeyMedium: "hdd", KeyBWRead: "60"})

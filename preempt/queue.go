@@ -4,14 +4,18 @@ import "time"
 
 // Class is an operation's priority in a node's checkpoint/restore queue
 // (spec §5.6, the order the TaskTrackers' queues keep): a preemption dump
-// holds back the job waiting for its slot, a restore the task it resumes,
-// a clone dump only a speculative copy. Lower runs first; within a class,
-// in arrival order; the operation running is never overtaken.
+// holds back the job waiting for its slot (first those of a deadline at
+// risk), a restore the task it resumes, a clone dump only a speculative
+// copy. Lower runs first; within a class, in arrival order; the operation
+// running is never overtaken.
 type Class uint8
 
 const (
-	// ClassPreemptDump is a dump that frees a slot (the planner's own).
-	ClassPreemptDump Class = iota
+	// ClassDeadlineDump is a dump that frees a slot for a deadline at
+	// risk (ReasonDeadlineAtRisk).
+	ClassDeadlineDump Class = iota
+	// ClassPreemptDump is a dump that frees a slot for any other reason.
+	ClassPreemptDump
 	// ClassRestore is the restore of a checkpointed task.
 	ClassRestore
 	// ClassCloneDump is a dump for a speculative clone.
@@ -124,8 +128,8 @@ func earliest(f []time.Time) int {
 	return j
 }
 
-// Wait is how long a preemption dump queued on node at now would wait
-// before it runs (WaitClass of ClassPreemptDump).
+// Wait is how long a preemption dump (not a deadline's) queued on node
+// at now would wait before it runs (WaitClass of ClassPreemptDump).
 func (q *Queue) Wait(node string, now time.Time) time.Duration {
 	return q.WaitClass(node, ClassPreemptDump, now)
 }
@@ -211,4 +215,12 @@ func maxTime(a, b time.Time) time.Time {
 		return a
 	}
 	return b
+}
+
+// DumpClass is the class of a preemption dump made for reason r.
+func DumpClass(r Reason) Class {
+	if r == ReasonDeadlineAtRisk {
+		return ClassDeadlineDump
+	}
+	return ClassPreemptDump
 }

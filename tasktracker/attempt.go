@@ -94,8 +94,11 @@ type taskAttempt struct {
 	// attempt's state (the checkpoint does: CHECKPOINTED, or KILLED when
 	// the dump failed); ckptStats is how the checkpoint went. restoreStats
 	// is set on an attempt restored from a preempted attempt's image.
-	holdEnd      bool
-	ckptStats    *mrpb.CheckpointStats
+	holdEnd   bool
+	ckptStats *mrpb.CheckpointStats
+	// slotReleased: the slot was freed at the dump's freeze (releaseSlot);
+	// the attempt, still RUNNING until its dump ends, holds no slot.
+	slotReleased bool
 	restoreStats *mrpb.CloneStats
 }
 
@@ -193,6 +196,14 @@ func residentBytes(pid int) int64 {
 	return 0
 }
 
+// holdsSlot tells whether the attempt occupies its slot: until it ends,
+// unless its slot was freed at its checkpoint's freeze.
+func (a *taskAttempt) holdsSlot() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return !terminal(a.state) && !a.slotReleased
+}
+
 // terminal tells whether an attempt in state has ended (its slot is free).
 func terminal(state string) bool {
 	return state == "SUCCEEDED" || state == "FAILED" || state == "KILLED" || state == stateCheckpointed || state == "SPLIT"
@@ -221,6 +232,7 @@ func (tt *TaskTracker) launch(ctx context.Context, l *mrpb.LaunchTask) error {
 		tt.poke()
 		return err
 	}
+	tt.log.Info("attempt launched", "attempt", l.AttemptId)
 	return nil
 }
 

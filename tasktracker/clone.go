@@ -279,7 +279,16 @@ type checkpoint struct {
 // ends the process instead, and the attempt's end is held (holdEnd) for
 // the caller to settle: on success CRIU has ended it; on failure it is
 // left parked at its quiet point, for the caller to kill.
-func (tt *TaskTracker) checkpointAttempt(ctx context.Context, src *taskAttempt, cloneID, imgDir string, stop bool) (*checkpoint, error) {
+//
+// class is the dump's class in the checkpoint/restore queue (crCloneDump
+// for a clone, a preemption dump's by its reason). early, when not nil (a
+// preemption dump that frees the slot before it ends), says when to call
+// its release: once the child is parked at its quiet point, before the
+// queue; or once CRIU has frozen the process tree (every thread traced:
+// it runs none of its own code until it ends), while the image is still
+// being written, and then not when the dump fails before the freeze or
+// the freeze was not seen before the dump ended.
+func (tt *TaskTracker) checkpointAttempt(ctx context.Context, src *taskAttempt, cloneID, imgDir string, stop bool, class crClass, early *earlyRelease) (*checkpoint, error) {
 	if !tt.cloneable() {
 		return nil, errors.New("CRIU is not available on tracker " + tt.name)
 	}
@@ -393,22 +402,34 @@ func (tt *TaskTracker) checkpointAttempt(ctx context.Context, src *taskAttempt, 
 		src.holdEnd = true
 		src.mu.Unlock()
 	}
+	var frozen func()
+	if early != nil && early.atQuiet {
+		early.release()
+	} else if early != nil {
+		frozen = early.release
+	}
 	var ds criu.DumpStats
 	queuedFrom := time.Now()
-	class := crCloneDump
-	if stop {
-		class = crPreemptDump
-	}
 	err = tt.cr.run(ctx, class, dumpEstimate(residentBytes(proc.Pid)), func() error {
 		criuFrom := time.Now()
 		cp.queued = criuFrom.Sub(queuedFrom)
 		defer func() { cp.criu = time.Since(criuFrom) }()
-		if stop && os.Getenv(CloneFaultEnv) == "dump" {
+		switch fault := os.Getenv(CloneFaultEnv); {
+		case stop && fault == "dump":
 			// Fault injection (tests): CRIU refusing the dump.
 			return errors.New("fault injection: dump refused")
+		case stop && fault == "dump-after-release" && early != nil:
+			// Fault injection (tests): the dump failing once the slot
+			// was freed (with release-slot=frozen the process, parked at
+			// its quiet point, is not really frozen: it is killed all the
+			// same).
+			early.release()
+			return errors.New("fault injection: dump failed after the slot was released")
 		}
+		stopWatch := watchFreeze(proc.Pid, frozen)
 		var err error
 		ds, err = criu.DumpWith(ctx, tt.criuPath, proc.Pid, imgDir, imgDir, criu.DumpOptions{Stop: stop})
+		stopWatch()
 		return err
 	})
 	cp.dump = time.Since(began)
@@ -638,7 +659,7 @@ func (tt *TaskTracker) serveCheckpoint(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer os.RemoveAll(imgDir)
-	cp, err := tt.checkpointAttempt(r.Context(), src, cloneID, imgDir, false)
+	cp, err := tt.checkpointAttempt(r.Context(), src, cloneID, imgDir, false, crCloneDump, nil)
 	if err != nil {
 		tt.prom.checkpoints.WithLabelValues("failed").Inc()
 		http.Error(w, err.Error(), http.StatusConflict)

@@ -6,26 +6,37 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"gomr/mrpb"
 )
 
 // ---- the checkpoint/restore queue ----
 
 // crClass is the priority of a CRIU operation in the tracker's
 // checkpoint/restore queue (spec/preemption-elasticity.md §5.6): a
-// preemption dump holds back the job that waits for its slot, a restore
-// the task it resumes, a clone dump only a speculative copy. Lower runs
-// first; within a class, in arrival order. (The spec puts the dumps of a
-// deadline at risk's reclaims before other preemption dumps; the order a
-// tracker gets does not say why the slot is wanted, so they share a class.)
+// preemption dump holds back the job that waits for its slot (first those
+// whose order says a deadline is at risk), a restore the task it resumes,
+// a clone dump only a speculative copy. Lower runs first; within a class,
+// in arrival order. The JobTracker's planner mirrors the same order
+// (preempt.Class).
 type crClass uint8
 
 const (
-	crPreemptDump crClass = iota
+	crDeadlineDump crClass = iota
+	crPreemptDump
 	crRestore
 	crCloneDump
 )
 
-var crClassNames = [...]string{"preemption dump", "restore", "clone dump"}
+var crClassNames = [...]string{"deadline preemption dump", "preemption dump", "restore", "clone dump"}
+
+// preemptDumpClass is the class of a preemption dump ordered for reason r.
+func preemptDumpClass(r mrpb.ReclaimReason) crClass {
+	if r == mrpb.ReclaimReason_RECLAIM_DEADLINE_AT_RISK {
+		return crDeadlineDump
+	}
+	return crPreemptDump
+}
 
 func (c crClass) String() string {
 	if int(c) < len(crClassNames) {

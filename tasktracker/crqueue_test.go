@@ -27,36 +27,40 @@ func TestCROrder(t *testing.T) {
 		max  int
 		ops  []op // added in this order at t0; the first max run at once
 		// at is when wait is asked (t0 + at); waits is the expected wait
-		// of a new preemption dump, restore and clone dump then.
+		// of a new deadline's dump, preemption dump, restore and clone
+		// dump then.
 		at    time.Duration
-		waits [3]time.Duration
+		waits [4]time.Duration
 		order []string // the order they run in
 	}{
-		{"idle", 0, nil, 0, [3]time.Duration{}, nil},
+		{"idle", 0, nil, 0, [4]time.Duration{}, nil},
 		{"one running, half done", 0, []op{{"c1", crCloneDump, ms(200)}}, ms(100),
-			[3]time.Duration{ms(100), ms(100), ms(100)}, []string{"c1"}},
+			[4]time.Duration{ms(100), ms(100), ms(100), ms(100)}, []string{"c1"}},
 		{"running overran its estimate", 0, []op{{"r1", crRestore, ms(200)}}, ms(500),
-			[3]time.Duration{0, 0, 0}, []string{"r1"}},
+			[4]time.Duration{0, 0, 0, 0}, []string{"r1"}},
 		{"FIFO within a class", 0, []op{{"p1", crPreemptDump, ms(100)}, {"p2", crPreemptDump, ms(100)}, {"p3", crPreemptDump, ms(100)}}, 0,
-			[3]time.Duration{ms(300), ms(300), ms(300)}, []string{"p1", "p2", "p3"}},
+			[4]time.Duration{ms(100), ms(300), ms(300), ms(300)}, []string{"p1", "p2", "p3"}},
 		{"a preemption dump overtakes waiting clone dumps and restores, not the running one", 0,
 			[]op{{"c1", crCloneDump, ms(100)}, {"c2", crCloneDump, ms(100)}, {"r1", crRestore, ms(50)}, {"p1", crPreemptDump, ms(10)}}, 0,
-			[3]time.Duration{ms(110), ms(160), ms(260)}, []string{"c1", "p1", "r1", "c2"}},
+			[4]time.Duration{ms(100), ms(110), ms(160), ms(260)}, []string{"c1", "p1", "r1", "c2"}},
 		{"restores keep their order behind dumps", 0,
 			[]op{{"p1", crPreemptDump, ms(100)}, {"r1", crRestore, ms(20)}, {"c1", crCloneDump, ms(30)}, {"r2", crRestore, ms(20)}, {"p2", crPreemptDump, ms(40)}}, ms(50),
-			[3]time.Duration{ms(90), ms(130), ms(160)}, []string{"p1", "p2", "r1", "r2", "c1"}},
+			[4]time.Duration{ms(50), ms(90), ms(130), ms(160)}, []string{"p1", "p2", "r1", "r2", "c1"}},
 		{"two at once: both run", 2, []op{{"p1", crPreemptDump, ms(100)}, {"c1", crCloneDump, ms(300)}}, ms(50),
-			[3]time.Duration{ms(150), ms(150), ms(150)}, []string{"p1", "c1"}},
+			[4]time.Duration{ms(150), ms(150), ms(150), ms(150)}, []string{"p1", "c1"}},
 		{"two at once: one running, a new one starts at once", 2, []op{{"c1", crCloneDump, ms(300)}}, 0,
-			[3]time.Duration{}, []string{"c1"}},
+			[4]time.Duration{}, []string{"c1"}},
 		{"two at once: a preemption dump overtakes a waiting restore, not the two running", 2,
 			[]op{{"c1", crCloneDump, ms(200)}, {"c2", crCloneDump, ms(200)}, {"r1", crRestore, ms(100)}, {"p1", crPreemptDump, ms(40)}}, ms(100),
-			[3]time.Duration{ms(120), ms(170), ms(170)}, []string{"c1", "c2", "p1", "r1"}},
+			[4]time.Duration{ms(100), ms(120), ms(170), ms(170)}, []string{"c1", "c2", "p1", "r1"}},
 		{"two at once: a running one that overran counts as ending now", 2,
 			[]op{{"p1", crPreemptDump, ms(100)}, {"p2", crPreemptDump, ms(500)}, {"p3", crPreemptDump, ms(100)}}, ms(300),
-			[3]time.Duration{ms(150), ms(150), ms(150)}, []string{"p1", "p2", "p3"}},
+			[4]time.Duration{ms(100), ms(150), ms(150), ms(150)}, []string{"p1", "p2", "p3"}},
 		{"three at once", 3, []op{{"p1", crPreemptDump, ms(90)}, {"p2", crPreemptDump, ms(90)}, {"p3", crPreemptDump, ms(90)}, {"r1", crRestore, ms(30)}}, 0,
-			[3]time.Duration{ms(90), ms(100), ms(100)}, []string{"p1", "p2", "p3", "r1"}},
+			[4]time.Duration{ms(90), ms(90), ms(100), ms(100)}, []string{"p1", "p2", "p3", "r1"}},
+		{"a deadline's dump overtakes waiting preemption dumps, not the running one", 0,
+			[]op{{"p1", crPreemptDump, ms(100)}, {"p2", crPreemptDump, ms(100)}, {"d1", crDeadlineDump, ms(50)}, {"r1", crRestore, ms(20)}}, 0,
+			[4]time.Duration{ms(150), ms(250), ms(270), ms(270)}, []string{"p1", "d1", "p2", "r1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := crOrder{max: tc.max}
@@ -71,7 +75,7 @@ func TestCROrder(t *testing.T) {
 			if o.len() != len(tc.ops) {
 				t.Errorf("len = %d, want %d", o.len(), len(tc.ops))
 			}
-			for c := crPreemptDump; c <= crCloneDump; c++ {
+			for c := crDeadlineDump; c <= crCloneDump; c++ {
 				if got := o.wait(c, t0.Add(tc.at)); got != tc.waits[c] {
 					t.Errorf("wait of a new %s = %v, want %v", c, got, tc.waits[c])
 				}

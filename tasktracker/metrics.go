@@ -203,19 +203,19 @@ func (c *ttCollector) Describe(ch chan<- *prometheus.Desc) {
 // a heartbeat does.
 func (c *ttCollector) Collect(ch chan<- prometheus.Metric) {
 	tt := c.tt
-	var live [2]int
+	var live, busy [2]int
 	tt.mu.Lock()
 	for _, a := range tt.attempts {
 		a.mu.Lock()
-		state := a.state
+		state, released := a.state, a.slotReleased
 		a.mu.Unlock()
 		if terminal(state) {
 			continue
 		}
-		if a.launch.Type == "m" {
-			live[0]++
-		} else {
-			live[1]++
+		i := boolIndex(a.launch.Type != "m")
+		live[i]++
+		if !released {
+			busy[i]++
 		}
 	}
 	slots := [2]int{tt.mapSlots, tt.reduceSlots}
@@ -223,7 +223,7 @@ func (c *ttCollector) Collect(ch chan<- prometheus.Metric) {
 	ops, _ := tt.cr.stats()
 	ch <- prometheus.MustNewConstMetric(c.crQueue, prometheus.GaugeValue, float64(ops))
 	for i, typ := range []string{"map", "reduce"} {
-		occupied := min(live[i], slots[i])
+		occupied := min(busy[i], slots[i])
 		ch <- prometheus.MustNewConstMetric(c.slots, prometheus.GaugeValue, float64(occupied), typ, "occupied")
 		ch <- prometheus.MustNewConstMetric(c.slots, prometheus.GaugeValue, float64(slots[i]-occupied), typ, "free")
 		ch <- prometheus.MustNewConstMetric(c.running, prometheus.GaugeValue, float64(live[i]), typ)

@@ -105,7 +105,7 @@ func (tt *TaskTracker) checkpointForPreemption(ctx context.Context, c *mrpb.Chec
 		tt.log.Info("incremental checkpoint ordered; dumping in full", "attempt", c.AttemptId, "why", tt.dirtyWhy)
 	}
 	go func() {
-		st, err := tt.preempt(ctx, a)
+		st, err := tt.preempt(ctx, a, preemptDumpClass(c.Reason), c.ReleaseSlot)
 		a.mu.Lock()
 		if err != nil {
 			a.ckptStats.Error = err.Error()
@@ -138,6 +138,7 @@ func (tt *TaskTracker) checkpointForPreemption(ctx context.Context, c *mrpb.Chec
 			tt.poke()
 			return
 		}
+		st.SlotReleased = a.slotReleased
 		a.ckptStats = st
 		a.mu.Unlock()
 		<-a.exited // CRIU ended it; wait has reaped it
@@ -155,7 +156,12 @@ func (tt *TaskTracker) checkpointForPreemption(ctx context.Context, c *mrpb.Chec
 }
 
 // preempt dumps attempt a, ending it, and keeps its image and files.
-func (tt *TaskTracker) preempt(ctx context.Context, a *taskAttempt) (*mrpb.CheckpointStats, error) {
+// The dump waits in the checkpoint/restore queue as class (its order's
+// reason's). release says when the slot is counted free (releaseSlot):
+// once the dump is done (RELEASE_DUMPED), once CRIU has frozen the
+// process (RELEASE_FROZEN), or once the child is at its quiet point
+// (RELEASE_QUIESCED).
+func (tt *TaskTracker) preempt(ctx context.Context, a *taskAttempt, class crClass, release mrpb.SlotRelease) (*mrpb.CheckpointStats, error) {
 	id := a.launch.AttemptId
 	dir := filepath.Join(tt.imageJobDir(a.launch.JobId), id+".image")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -163,7 +169,14 @@ func (tt *TaskTracker) preempt(ctx context.Context, a *taskAttempt) (*mrpb.Check
 	}
 	img := &storedImage{job: a.launch.JobId, attempt: id, dir: dir}
 	began := time.Now()
-	cp, err := tt.checkpointAttempt(ctx, a, id, img.imgDir(), true)
+	var early *earlyRelease
+	switch release {
+	case mrpb.SlotRelease_RELEASE_FROZEN:
+		early = &earlyRelease{release: func() { tt.releaseSlot(a, began, "freeze") }}
+	case mrpb.SlotRelease_RELEASE_QUIESCED:
+		early = &earlyRelease{atQuiet: true, release: func() { tt.releaseSlot(a, began, "quiet point") }}
+	}
+	cp, err := tt.checkpointAttempt(ctx, a, id, img.imgDir(), true, class, early)
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err
@@ -183,12 +196,131 @@ func (tt *TaskTracker) preempt(ctx context.Context, a *taskAttempt) (*mrpb.Check
 	tt.images[id] = img
 	tt.mu.Unlock()
 	// Where the time from the order to the slot free goes, on this side.
-	tt.log.Info("checkpoint for preemption made", "attempt", id, "quiesce", cp.quiesce.Round(time.Millisecond),
+	tt.log.Info("checkpoint for preemption made", "attempt", id, "class", class.String(), "quiesce", cp.quiesce.Round(time.Millisecond),
 		"queued", cp.queued.Round(time.Millisecond), "criu_dump", cp.criu.Round(time.Millisecond), "criu_frozen", cp.frozen.Round(time.Millisecond),
 		"keep_files", (time.Since(began) - cp.dump).Round(time.Millisecond), "total", time.Since(began).Round(time.Millisecond),
 		"image_bytes", cp.imageBytes, "file_set_bytes", cp.fileBytes)
 	return &mrpb.CheckpointStats{DumpMs: cp.dump.Milliseconds(), ImageBytes: cp.imageBytes,
 		FileSetBytes: cp.fileBytes, Progress: cp.progress}, nil
+}
+
+// earlyRelease frees a preemption victim's slot before its dump ends:
+// release is called once, when the child is parked at its quiet point
+// (atQuiet) or when CRIU has frozen its process tree.
+type earlyRelease struct {
+	atQuiet bool
+	release func()
+}
+
+// releaseSlot counts the slot of attempt a, being dumped for preemption,
+// free from now (preemption.checkpoint.release-slot=frozen or quiesced;
+// at says which point was reached): the child is parked at its quiet
+// point, blocked on its control pipe, or frozen by CRIU; it uses no CPU
+// of its own from then on and its memory is only read, so a new task may
+// start in the slot while the dump waits or runs. The attempt stays
+// RUNNING until the dump ends (then CHECKPOINTED, or KILLED when it
+// fails); its status says the slot is free
+// (CheckpointStats.slot_released), and an out-of-band heartbeat tells
+// the JobTracker at once. Until the dump ends the process's memory and
+// the new task's are both resident.
+func (tt *TaskTracker) releaseSlot(a *taskAttempt, ordered time.Time, at string) {
+	a.mu.Lock()
+	if a.slotReleased || terminal(a.state) {
+		a.mu.Unlock()
+		return
+	}
+	a.slotReleased = true
+	if a.ckptStats != nil {
+		a.ckptStats.SlotReleased = true
+	}
+	a.mu.Unlock()
+	tt.log.Info("checkpoint slot released before the dump ended", "attempt", a.launch.AttemptId, "at", at,
+		"since_order", time.Since(ordered).Round(time.Millisecond))
+	tt.poke()
+}
+
+// watchFreeze calls frozen (once, from another goroutine) when every
+// thread of the process tree rooted at pid is traced, which is how CRIU
+// freezes a tree it dumps (PTRACE_SEIZE, then the parasite runs in it):
+// from then on the tree runs none of its own code. It polls /proc every
+// freezePoll until the returned stop is called; stop waits for the
+// watcher to end. A nil frozen watches nothing.
+func watchFreeze(pid int, frozen func()) (stop func()) {
+	if frozen == nil {
+		return func() {}
+	}
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(freezePoll)
+		defer tick.Stop()
+		for {
+			if treeTraced(pid) {
+				frozen()
+				return
+			}
+			select {
+			case <-quit:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() {
+		close(quit)
+		<-done
+	}
+}
+
+// freezePoll is how often watchFreeze looks at /proc.
+const freezePoll = 2 * time.Millisecond
+
+// treeTraced tells whether every thread of process pid and of its
+// descendants has a tracer (false when none can be read).
+func treeTraced(pid int) bool {
+	seen := map[int]bool{}
+	queue := []int{pid}
+	threads := 0
+	for len(queue) > 0 && len(seen) < 1024 {
+		p := queue[0]
+		queue = queue[1:]
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", p))
+		if err != nil {
+			return false
+		}
+		for _, t := range tasks {
+			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/status", p, t.Name()))
+			if err != nil || !tracedStatus(string(b)) {
+				return false
+			}
+			threads++
+			c, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", p, t.Name()))
+			if err != nil {
+				continue
+			}
+			for _, f := range strings.Fields(string(c)) {
+				if n, err := strconv.Atoi(f); err == nil {
+					queue = append(queue, n)
+				}
+			}
+		}
+	}
+	return threads > 0
+}
+
+// tracedStatus tells whether a /proc/<pid>/status text names a tracer.
+func tracedStatus(status string) bool {
+	for line := range strings.Lines(status) {
+		if v, ok := strings.CutPrefix(line, "TracerPid:"); ok {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			return err == nil && n != 0
+		}
+	}
+	return false
 }
 
 // copyTo copies the noted directories and files (each cut at its noted

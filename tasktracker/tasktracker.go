@@ -478,10 +478,7 @@ func (tt *TaskTracker) reportSoonAfter(actions []*mrpb.TaskAction) bool {
 	defer tt.mu.Unlock()
 	var used [2]int
 	for _, a := range tt.attempts {
-		a.mu.Lock()
-		ended := terminal(a.state)
-		a.mu.Unlock()
-		if !ended {
+		if a.holdsSlot() {
 			used[boolIndex(a.launch.Type != "m")]++
 		}
 	}
@@ -557,6 +554,9 @@ func (tt *TaskTracker) buildHeartbeat(reg registration) (*mrpb.HeartbeatRequest,
 		if terminal(st.State) {
 			sent.finished = append(sent.finished, id)
 			continue
+		}
+		if st.GetCheckpoint().GetSlotReleased() {
+			continue // its slot was freed at its checkpoint's freeze
 		}
 		if a.launch.Type == "m" {
 			usedMaps++

@@ -3,6 +3,7 @@ package main
 import (
 	"maps"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -51,6 +52,22 @@ func TestE2EMinEDFWCCheckpointPreemption(t *testing.T) {
 	}
 	if !c.logHas("jobtracker", "checkpoint ordered") {
 		t.Error("the JobTracker logged no checkpoint order")
+	}
+	// The orders carry the reclaim's reason, and the tracker's queue
+	// runs their dumps in its first class (spec §5.6).
+	for _, l := range c.logLines("jobtracker", `msg="checkpoint ordered"`) {
+		if !strings.Contains(l, "reason=RECLAIM_DEADLINE_AT_RISK") {
+			t.Errorf("a checkpoint order without the deadline's reason: %s", l)
+		}
+	}
+	made := c.logLines("slow", `msg="checkpoint for preemption made"`)
+	if int64(len(made)) != ckpts {
+		t.Errorf("tracker slow logged %d dumps made, the counters say %d", len(made), ckpts)
+	}
+	for _, l := range made {
+		if !strings.Contains(l, `class="deadline preemption dump"`) {
+			t.Errorf("a deadline's dump outside the queue's first class: %s", l)
+		}
 	}
 	checkWordCount(t, out, countWords(t, in))
 	checkSameAsPlainRun(t, c, spec, out)

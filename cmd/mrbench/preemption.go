@@ -24,6 +24,7 @@ import (
 	"gomr/jobtracker"
 	"gomr/jobtracker/jobhistory"
 	"gomr/mr"
+	"gomr/preempt"
 	"gomr/sim"
 	"gomr/speculator"
 )
@@ -92,6 +93,14 @@ type preemptRun struct {
 	CriuFrozenMs      []float64 `json:"criu_frozen_ms,omitempty"` // of CriuDumpMs, the task frozen (CRIU's stats)
 	RestorableMs      []float64 `json:"restorable_ms,omitempty"`
 	CheckpointsFailed int       `json:"checkpoints_failed,omitempty"`
+	// Where a high-priority job's response time goes (seconds, one entry
+	// per job, from its history): HighSlotWaitS from its submission to
+	// the launch of its last map (the wait for the slots its maps take
+	// back), HighMapRunS its maps' mean run time, HighTailS from its last
+	// map's end to the job's end (its reduce).
+	HighSlotWaitS []float64 `json:"high_slot_wait_s,omitempty"`
+	HighMapRunS   []float64 `json:"high_map_run_s,omitempty"`
+	HighTailS     []float64 `json:"high_tail_s,omitempty"`
 	// Load is the machine's 1-minute load average at the run's start and end.
 	Load [2]float64 `json:"load"`
 	// Defines are the -D settings the bench gave every daemon.
@@ -160,7 +169,7 @@ func preemptionMain(args []string) int {
 	work := fl.String("work", "", "work directory (default: a temporary one, removed afterwards)")
 	keep := fl.Bool("keep", false, "keep the work directory")
 	exps := fl.String("experiments", "timeline,priority,contention,reclaim", "experiments to run: timeline, priority, contention, reclaim")
-	mechs := fl.String("mechanisms", "wait,kill,checkpoint,adaptive", "mechanisms of the timeline and priority experiments (wait: no preemption)")
+	mechs := fl.String("mechanisms", "wait,kill,checkpoint,adaptive", "mechanisms of the timeline and priority experiments (wait: no preemption; MECH@frozen, MECH@quiesced: with preemption.checkpoint.release-slot=frozen or quiesced)")
 	criu := fl.String("criu", "/opt/gomr/criu/criu.sh", "the CRIU wrapper the trackers use (make criu); checkpoint and adaptive need it")
 	slow := fl.Float64("slow", 3.9, "straggler location: every attempt's work is stretched by e^slow (3.9: about 49 times)")
 	jsonOut := fl.String("json", "", "write the runs as JSON to this file")
@@ -223,6 +232,13 @@ func preemptionMain(args []string) int {
 
 // workload returns an experiment's jobs and the cluster's settings.
 func (b *preemptBench) workload(exp, mech string) (jobs []preemptJob, trackers, mapSlots int, defines []string) {
+	// A mechanism "checkpoint@frozen" (or "adaptive@frozen") is that
+	// mechanism with the victims' slots freed at the dump's freeze
+	// (preemption.checkpoint.release-slot=frozen).
+	if base, release, ok := strings.Cut(mech, "@"); ok {
+		jobs, trackers, mapSlots, defines = b.workload(exp, base)
+		return jobs, trackers, mapSlots, append(defines, preempt.KeyReleaseSlot+"="+release)
+	}
 	switch exp {
 	case "timeline":
 		// The spec's §2.2 timeline, scaled: one map slot; a low-priority
@@ -409,6 +425,9 @@ func (b *preemptBench) run(exp, mech string, rep int) (*preemptRun, error) {
 			return nil, err
 		}
 		r.Response[s.job.class] = append(r.Response[s.job.class], rec.Job.Finish.Sub(rec.Job.Submit).Seconds())
+		if s.job.class == "high" {
+			r.highParts(rec)
+		}
 		if first.IsZero() || rec.Job.Submit.Before(first) {
 			first = rec.Job.Submit
 		}
@@ -438,6 +457,33 @@ func (b *preemptBench) run(exp, mech string, rep int) (*preemptRun, error) {
 	}
 	r.Load[1] = loadAverage()
 	return r, nil
+}
+
+// highParts splits a high-priority job's response time (highSlotWaitS,
+// HighMapRunS, HighTailS) from its history.
+func (r *preemptRun) highParts(rec *jobhistory.Record) {
+	var lastLaunch, lastEnd time.Time
+	var run float64
+	n := 0
+	for _, a := range rec.Attempts {
+		if a.TaskType != "m" || a.State != "SUCCEEDED" {
+			continue
+		}
+		if a.Start.After(lastLaunch) {
+			lastLaunch = a.Start
+		}
+		if a.Finish.After(lastEnd) {
+			lastEnd = a.Finish
+		}
+		run += a.Finish.Sub(a.Start).Seconds()
+		n++
+	}
+	if n == 0 {
+		return
+	}
+	r.HighSlotWaitS = append(r.HighSlotWaitS, lastLaunch.Sub(rec.Job.Submit).Seconds())
+	r.HighMapRunS = append(r.HighMapRunS, run/float64(n))
+	r.HighTailS = append(r.HighTailS, rec.Job.Finish.Sub(lastEnd).Seconds())
 }
 
 // waitMapProgress waits until job id's maps are at least at progress p.
@@ -646,16 +692,17 @@ func printPreemption(w io.Writer, runs []*preemptRun) {
 		return "low", "high"
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "experiment\tmechanism\trun\tresponse low/long [s]\tresponse high/periodic [s]\twasted [s]\tkilled maps\tcheckpoints\tfailed\tsplits\timage MB\treclaim ms\tquiesce ms\tqueued ms\tcriu dump ms\tfrozen ms\trestorable s\tload\t")
+	fmt.Fprintln(tw, "experiment\tmechanism\trun\tresponse low/long [s]\tresponse high/periodic [s]\twasted [s]\tkilled maps\tcheckpoints\tfailed\tsplits\timage MB\treclaim ms\tquiesce ms\tqueued ms\tcriu dump ms\tfrozen ms\trestorable s\thigh: slot wait s\tmap run s\ttail s\tload\t")
 	for _, r := range runs {
 		a, b := classes(r)
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f\t%.2f\t%.2f\t%d\t%d\t%d\t%d\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f-%.1f\t\n", r.Experiment, r.Mechanism, r.Run,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f\t%.2f\t%.2f\t%d\t%d\t%d\t%d\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f-%.1f\t\n", r.Experiment, r.Mechanism, r.Run,
 			r.mean(a), r.mean(b), r.WastedSeconds, r.KilledMaps, r.Checkpoints, r.CheckpointsFailed, r.Splits, float64(r.ImageBytes)/1e6,
 			meanMax(r.ReclaimMs, 1, 0), meanMax(r.QuiesceMs, 1, 0), meanMax(r.QueuedMs, 1, 0), meanMax(r.CriuDumpMs, 1, 0), meanMax(r.CriuFrozenMs, 1, 0), meanMax(r.RestorableMs, 1000, 1),
+			meanMax(r.HighSlotWaitS, 1, 2), meanMax(r.HighMapRunS, 1, 2), meanMax(r.HighTailS, 1, 2),
 			r.Load[0], r.Load[1])
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "(reclaim, quiesce, queued, criu dump, frozen, restorable: mean/max over the run's checkpoints)")
+	fmt.Fprintln(w, "(reclaim, quiesce, queued, criu dump, frozen, restorable: mean/max over the run's checkpoints; high: over its high-priority jobs, slot wait = submission to the last map's launch, tail = last map's end to the job's end)")
 	fmt.Fprintln(w)
 
 	// Means over the runs, with the half-width of their 95% interval.
@@ -704,7 +751,7 @@ func printPreemption(w io.Writer, runs []*preemptRun) {
 	wasted := func(r *preemptRun) float64 { return r.WastedSeconds }
 	var lines []string
 	if k := (key{"priority", "kill"}); by[k] != nil {
-		for _, m := range []string{"checkpoint", "adaptive"} {
+		for _, m := range []string{"checkpoint", "adaptive", "checkpoint@frozen", "adaptive@frozen", "checkpoint@quiesced", "adaptive@quiesced"} {
 			c := key{"priority", m}
 			if by[c] == nil {
 				continue

@@ -95,6 +95,7 @@ const (
 	evCloneReady // a clone has been made and starts running
 	evScan       // a speculation scan
 	evWake       // the policy asked to be offered again (partitions.Waker)
+	evDumpEnded  // the dump of a victim that freed its slot early ended
 )
 
 type event struct {
@@ -249,9 +250,9 @@ type engine struct {
 	// stallLimit.
 	others     int
 	stallSince time.Duration
-	res    *Result
-	checks int
-	byID   map[string]*simJob
+	res        *Result
+	checks     int
+	byID       map[string]*simJob
 	// lastKills is set by offer when the decision preempted tasks.
 	lastKills bool
 	// viewsDirty is set when the set of active jobs changed.
@@ -422,6 +423,8 @@ func (e *engine) loop() error {
 			}
 		case evPreempted:
 			e.preempted(ev.att)
+		case evDumpEnded:
+			e.pre.pl.DumpEnded(e.at(), attemptOf(ev.att).String())
 		case evCloneReady:
 			if err := e.cloneReady(ev.att); err != nil {
 				return err

@@ -93,6 +93,10 @@ type saved struct {
 	image bool
 	node  int
 	bytes int64
+	// ready is when the image is complete: a victim that freed its slot
+	// before its dump ended (release-slot frozen or quiesced) cannot be
+	// restored before.
+	ready time.Duration
 }
 
 // releasing is a victim ordered to checkpoint or split, until its slot is
@@ -103,6 +107,10 @@ type releasing struct {
 	dump     time.Duration
 	bytes    int64
 	progress time.Duration // what a kill would have lost
+	// ready is when the dump ends; early says the slot is free before
+	// (preemption.checkpoint.release-slot frozen or quiesced).
+	ready time.Duration
+	early bool
 	// pieces > 1: a scale-up split (sim/scaleup.go), whose work left is
 	// cut into this many pieces.
 	pieces int
@@ -229,9 +237,15 @@ func (h simHost) Describe(a sched.Attempt) preempt.Candidate {
 }
 
 // Checkpoint implements sched.Checkpointer: the dump is queued on the
-// attempt's tracker; the attempt runs until it starts and its slot is
-// free when it ends. An attempt that would finish before its dump starts
-// just finishes.
+// attempt's tracker. By preemption.checkpoint.release-slot:
+//   - dumped: the attempt runs until its dump starts and its slot is free
+//     when the dump ends;
+//   - frozen: the same, but the slot is free when the dump starts;
+//   - quiesced: the attempt stops at once (its quiet point) and frees its
+//     slot; its dump runs when the queue reaches it.
+//
+// The image is ready when the dump ends, whenever the slot was freed. An
+// attempt that would finish before it stops just finishes.
 func (h simHost) Checkpoint(a sched.Attempt, _ bool) error {
 	e := h.e
 	at, err := e.attemptFor(a)
@@ -245,16 +259,32 @@ func (h simHost) Checkpoint(a sched.Attempt, _ bool) error {
 		return fmt.Errorf("attempt %s is being split", a)
 	}
 	start := max(e.now, e.pre.busy[at.tracker])
-	if at.end <= start {
+	stop, free := start, start // when it stops working; when its slot is free
+	switch e.pre.cfg.Release {
+	case preempt.ReleaseAtQuiet:
+		stop, free = e.now, e.now
+	case preempt.ReleaseAtFreeze:
+	default:
+		free = -1 // at the dump's end
+	}
+	if at.end <= stop {
 		return nil
 	}
 	bytes := e.memory(at.job)
 	d := byteDur(bytes, e.pre.m.BWWrite)
 	e.pre.busy[at.tracker] = start + d
+	early := free >= 0
+	if !early {
+		free = start + d
+	}
 	from := e.usefulFrom(at)
-	e.pre.rel[at] = releasing{mech: preempt.MechCkpt, work: at.end - start, dump: d, bytes: bytes, progress: start - from}
+	e.pre.rel[at] = releasing{mech: preempt.MechCkpt, work: at.end - stop, dump: d, bytes: bytes, progress: stop - from,
+		ready: start + d, early: early}
 	at.end = -1 // its finish event is stale now
-	e.push(&event{at: start + d, kind: evPreempted, att: at})
+	e.push(&event{at: free, kind: evPreempted, att: at})
+	if early {
+		e.push(&event{at: start + d, kind: evDumpEnded, att: at})
+	}
 	return nil
 }
 
@@ -309,11 +339,17 @@ func (e *engine) preempted(at *attempt) {
 	case r.mech == preempt.MechSplit:
 		st.Splits++
 	default:
-		s.image, s.node, s.bytes = true, at.tracker, r.bytes
+		s.image, s.node, s.bytes, s.ready = true, at.tracker, r.bytes, r.ready
 		st.Checkpoints++
 		st.ImageBytes += r.bytes
 		st.DumpSeconds += r.dump.Seconds()
-		e.res.WastedSlotSeconds += r.dump.Seconds()
+		if r.early {
+			// The dump runs beside the slot's next task: it holds the
+			// tracker's queue (DumpEnded), not the slot.
+			e.pre.pl.ReleasedEarly(attemptOf(at).String())
+		} else {
+			e.res.WastedSlotSeconds += r.dump.Seconds()
+		}
 		// The planner learns the medium from the dumps made.
 		_ = e.pre.pl.Observe(t.name, preempt.OpDump, r.bytes, r.dump)
 	}
@@ -352,7 +388,7 @@ func (e *engine) resume(at *attempt) bool {
 		if at.tracker != s.node {
 			r += byteDur(s.bytes, e.pre.m.BWNet)
 		}
-		start := max(e.now, e.pre.busy[at.tracker])
+		start := max(e.now, e.pre.busy[at.tracker], s.ready)
 		e.pre.busy[at.tracker] = start + r
 		overhead = start + r - e.now
 		e.pre.stats.RestoreSeconds += r.Seconds()

@@ -17,6 +17,12 @@ import (
 // preemption.
 func timeline(t *testing.T, mech string, bwMiB float64) (high, low time.Duration, r *Result) {
 	t.Helper()
+	return timelineWith(t, mech, bwMiB, nil)
+}
+
+// timelineWith is timeline with more configuration.
+func timelineWith(t *testing.T, mech string, bwMiB float64, extra map[string]string) (high, low time.Duration, r *Result) {
+	t.Helper()
 	w := &Workload{Name: "timeline", Trackers: 1, MapSlots: 1, ReduceSlots: 0, Slowstart: 1, Jobs: []Job{
 		{ID: "low", Name: "low", Maps: []time.Duration{time.Minute}, Memory: 5 << 30},
 		{ID: "high", Name: "high", Priority: 1, Submit: 30 * time.Second, Maps: []time.Duration{time.Minute}, Memory: 5 << 30},
@@ -25,6 +31,9 @@ func timeline(t *testing.T, mech string, bwMiB float64) (high, low time.Duration
 		preempt.KeyBWWrite: fmt.Sprint(bwMiB), preempt.KeyBWRead: fmt.Sprint(bwMiB)}
 	if mech == "wait" {
 		conf = map[string]string{"scheduler.fifo.preemption": "false"}
+	}
+	for k, v := range extra {
+		conf[k] = v
 	}
 	bw := bwMiB * preempt.MiB
 	r, err := Run(w, Options{Policy: "fifo", Conf: conf, Slowstart: -1, Knowledge: KnowNone,
@@ -79,6 +88,34 @@ func TestTimelineOracle(t *testing.T) {
 	}
 	if s := rc.Preemption; s == nil || s.Checkpoints != 1 || s.ImageBytes != 5<<30 || math.Abs(s.WorkSavedSeconds-30) > 0.01 {
 		t.Errorf("checkpoint stats %+v", s)
+	}
+}
+
+// TestTimelineReleaseSlot: with the victim's slot free before its dump
+// ends (preemption.checkpoint.release-slot frozen or quiesced), the
+// high-priority job starts at 30 s as with kill (60 s response, not 60+D);
+// the low one restores once the high one ends (its image was ready long
+// before): 120+D, D less than with dumped, since the dump ran beside the
+// high job; the slot time wasted is the restore's alone.
+func TestTimelineReleaseSlot(t *testing.T) {
+	bw := 1750.0
+	d := time.Duration(float64(5120) / bw * float64(time.Second))
+	for _, tc := range []struct {
+		release   string
+		high, low time.Duration
+		wasted    float64
+	}{
+		{preempt.ReleaseDumped, 60*time.Second + d, 120*time.Second + 2*d, 2 * d.Seconds()},
+		{preempt.ReleaseFrozen, 60 * time.Second, 120*time.Second + d, d.Seconds()},
+		{preempt.ReleaseQuiesced, 60 * time.Second, 120*time.Second + d, d.Seconds()},
+	} {
+		high, low, r := timelineWith(t, "checkpoint", bw, map[string]string{preempt.KeyReleaseSlot: tc.release})
+		if !nearDur(high, tc.high) || !nearDur(low, tc.low) || math.Abs(r.WastedSlotSeconds-tc.wasted) > 0.01 {
+			t.Errorf("%s: high %v low %v wasted %.2f slot-s, want %v, %v and %.2f", tc.release, high, low, r.WastedSlotSeconds, tc.high, tc.low, tc.wasted)
+		}
+		if s := r.Preemption; s == nil || s.Checkpoints != 1 || math.Abs(s.DumpSeconds-d.Seconds()) > 0.01 {
+			t.Errorf("%s: checkpoint stats %+v", tc.release, s)
+		}
 	}
 }
 

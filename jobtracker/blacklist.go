@@ -73,6 +73,7 @@ func (jt *JobTracker) recordFaultsLocked(j *job, now time.Time) {
 			jt.faults = map[string][]time.Time{}
 		}
 		jt.faults[name] = append(jt.faults[name], now)
+		jt.trackerChangedLocked(name)
 	}
 	jt.refreshBlacklistLocked(now)
 }
@@ -83,6 +84,7 @@ func (jt *JobTracker) refreshBlacklistLocked(now time.Time) {
 	window := jt.cfg.Duration("mapreduce.jobtracker.blacklist.fault-timeout-window")
 	limit := jt.cfg.Int("mapreduce.jobtracker.tasktracker.maxblacklists")
 	for name, fs := range jt.faults {
+		jt.trackerChangedLocked(name) // its count of faults may fall
 		kept := fs[:0]
 		for _, at := range fs {
 			if now.Sub(at) < window {
@@ -102,6 +104,7 @@ func (jt *JobTracker) refreshBlacklistLocked(now time.Time) {
 		}
 		if n := len(jt.faults[t.name]); n < limit {
 			t.blacklisted, t.blacklistReason = false, ""
+			jt.trackerChangedLocked(t.name)
 			jt.log.Info("tracker no longer blacklisted", "tracker", t.name, "faults", n)
 			continue
 		}
@@ -124,6 +127,7 @@ func (jt *JobTracker) refreshBlacklistLocked(now time.Time) {
 			continue
 		}
 		t.blacklisted = true
+		jt.trackerChangedLocked(name)
 		jt.capacityStale = true
 		t.blacklistReason = fmt.Sprintf("blacklisted by %d jobs within %s", n, window)
 		blacklisted++
@@ -132,20 +136,20 @@ func (jt *JobTracker) refreshBlacklistLocked(now time.Time) {
 }
 
 // trackerStatuses lists the live trackers, sorted by name.
+// They are the published rows (publish.go): no lock is taken.
 func (jt *JobTracker) trackerStatuses() []*mrpb.TrackerStatus {
-	jt.mu.Lock()
-	defer jt.unlock()
-	out := make([]*mrpb.TrackerStatus, 0, len(jt.trackers))
-	for _, t := range jt.trackers {
+	rows := jt.trackerRowsNow()
+	out := make([]*mrpb.TrackerStatus, 0, len(rows))
+	for _, r := range rows {
+		t := &r.info
 		out = append(out, &mrpb.TrackerStatus{
-			Name: t.name, Host: t.host, ShuffleAddress: t.shuffleAddr,
-			MapSlots: int32(t.mapSlots), ReduceSlots: int32(t.reduceSlots),
-			Blacklisted: t.blacklisted, BlacklistReason: t.blacklistReason,
-			Faults: int32(len(jt.faults[t.name])), LastHeartbeatMs: t.lastSeen.UnixMilli(),
-			LostReplies: int32(t.lostReplies),
+			Name: t.Name, Host: t.Host, ShuffleAddress: t.ShuffleAddress,
+			MapSlots: int32(t.MapSlots), ReduceSlots: int32(t.ReduceSlots),
+			Blacklisted: t.Blacklisted, BlacklistReason: t.BlacklistReason,
+			Faults: int32(r.faults), LastHeartbeatMs: r.lastSeen.UnixMilli(),
+			LostReplies: int32(t.LostReplies),
 		})
 	}
-	sort.Slice(out, func(a, b int) bool { return out[a].Name < out[b].Name })
 	return out
 }
 

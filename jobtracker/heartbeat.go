@@ -191,7 +191,10 @@ func (jt *JobTracker) heartbeatLocked(c *heartbeatCall) (*mrpb.HeartbeatResponse
 		jt.acknowledgeLocked(t, req.ResponseId)
 	}
 	t.host, t.shuffleAddr = req.Host, req.ShuffleAddress
+	jt.trackerChangedLocked(t.name)
 	if t.mapSlots != int(req.MapSlots) || t.reduceSlots != int(req.ReduceSlots) {
+		jt.slotTotals[partitions.Map] += int(req.MapSlots) - t.mapSlots
+		jt.slotTotals[partitions.Reduce] += int(req.ReduceSlots) - t.reduceSlots
 		t.mapSlots, t.reduceSlots = int(req.MapSlots), int(req.ReduceSlots)
 		jt.capacityStale = true
 	}

@@ -141,6 +141,13 @@ type rigAttempt struct {
 
 func newHeartbeatRig(b testing.TB, policy string, trackers, maps int, viaGRPC bool) *heartbeatRig {
 	b.Helper()
+	return newHeartbeatRigJobs(b, policy, trackers, 1, maps, 10, viaGRPC)
+}
+
+// newHeartbeatRigJobs is newHeartbeatRig with jobs jobs of maps maps and
+// reduces reduces each submitted before the trackers register.
+func newHeartbeatRigJobs(b testing.TB, policy string, trackers, jobs, maps, reduces int, viaGRPC bool) *heartbeatRig {
+	b.Helper()
 	dir := b.TempDir()
 	jt, _ := newTestJTWith(b, dir, 0, nil, map[string]string{
 		"scheduler.policy": policy,
@@ -149,7 +156,7 @@ func newHeartbeatRig(b testing.TB, policy string, trackers, maps int, viaGRPC bo
 		"mapreduce.reduce.speculative": "false",
 	})
 	jt.log = slog.New(slog.DiscardHandler)
-	r := &heartbeatRig{jt: jt, dir: dir, maps: maps, reduces: 10, start: time.Now()}
+	r := &heartbeatRig{jt: jt, dir: dir, maps: maps, reduces: reduces, start: time.Now()}
 	r.call = func(req *mrpb.HeartbeatRequest) (*mrpb.HeartbeatResponse, error) {
 		return jt.Heartbeat(context.Background(), req)
 	}
@@ -175,7 +182,9 @@ func newHeartbeatRig(b testing.TB, policy string, trackers, maps int, viaGRPC bo
 	for i := 0; i < trackers; i++ {
 		r.trackers = append(r.trackers, &rigTracker{name: fmt.Sprintf("tracker_%d", i), host: fmt.Sprintf("host%d", i)})
 	}
-	r.submit(b)
+	for range jobs {
+		r.submit(b)
+	}
 	for i := range r.trackers {
 		r.beat(b, i, false) // registration: fills the tracker's slots
 	}

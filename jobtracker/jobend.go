@@ -132,11 +132,26 @@ func (jt *JobTracker) writeHistory(j *job, rec jobhistory.Record) {
 // its partition and timer (multi-queue policies), pool and fair share
 // (fair), deadline and slot quota (deadline policies).
 func (jt *JobTracker) schedulingInfoLocked(jobID string) string {
+	return schedulingInfo(jt.describeLocked(), jobID)
+}
+
+// describeLocked is the policy's own view now (nil for a policy without
+// one). Policies are pure code driven under jt.mu; Describe returns a
+// copy, O(jobs).
+func (jt *JobTracker) describeLocked() *partitions.PolicyStatus {
 	d, ok := jt.policy.(partitions.Describer)
 	if !ok {
-		return ""
+		return nil
 	}
 	ps := d.Describe(jt.now())
+	return &ps
+}
+
+// schedulingInfo is schedulingInfoLocked from the policy's view ps.
+func schedulingInfo(ps *partitions.PolicyStatus, jobID string) string {
+	if ps == nil {
+		return ""
+	}
 	for _, js := range ps.Jobs {
 		if js.ID != jobID {
 			continue

@@ -57,6 +57,11 @@ type JobTracker struct {
 	order    []*job
 	nextJob  int
 	trackers map[string]*trackerState
+	// published is the trackers as readers see them without the lock
+	// (publish.go), brought up to date at its release.
+	published trackerRows
+	// slotTotals are the map and reduce slots of the live trackers.
+	slotTotals [2]int
 	// profiles are the job profiles by job name (see profiles.go).
 	profiles map[string]partitions.Profile
 	// lostReplies counts heartbeat replies that trackers did not get.

@@ -158,6 +158,7 @@ func (t *task) to(s taskState) error {
 			j.active[t] = true
 		}
 	}
+	j.refreshRunning(t, true)
 	// The successful attempt's counters count for the job while the task
 	// stays succeeded: callers set t.successful before the change to
 	// succeeded and clear it after the change from it.
@@ -208,6 +209,9 @@ func (a *attempt) to(s attemptState) error {
 	if from.live() && !s.live() {
 		a.task.job.live[a.task.typ]--
 	}
+	if a.task != nil {
+		a.task.job.refreshRunning(a.task, true)
+	}
 	return nil
 }
 
@@ -221,6 +225,7 @@ func (jt *JobTracker) afterUnlockLocked(f func()) {
 // Every release of jt.mu goes through it, so queued work runs before the
 // call that queued it returns.
 func (jt *JobTracker) unlock() {
+	jt.publishLocked()
 	work := jt.deferred
 	jt.deferred = nil
 	jt.mu.Unlock()
@@ -249,6 +254,7 @@ func (jt *JobTracker) taskToLocked(t *task, s taskState) bool {
 // attemptToLocked moves an attempt to state s; an illegal change is
 // recorded and not made.
 func (jt *JobTracker) attemptToLocked(a *attempt, s attemptState) bool {
+	jt.trackerChangedLocked(a.tracker)
 	if err := a.to(s); err != nil {
 		jt.illegalLocked(err)
 		return false

@@ -6,6 +6,8 @@ import (
 	"gomr/mr"
 	"gomr/partitions"
 	"maps"
+	"math"
+	"reflect"
 	"testing"
 )
 
@@ -24,6 +26,9 @@ func noIllegalTransitions(t testing.TB, jt *JobTracker) {
 				bad = append(bad, err)
 			}
 		}
+		if err := publishedMatch(jt); err != nil {
+			bad = append(bad, err)
+		}
 		jt.unlock()
 		if n > 0 {
 			t.Errorf("the JobTracker refused %d illegal state changes (see its log)", n)
@@ -32,6 +37,26 @@ func noIllegalTransitions(t testing.TB, jt *JobTracker) {
 			t.Error(err)
 		}
 	})
+}
+
+// publishedMatch checks, under the lock, the trackers' published rows
+// (publish.go) and slot totals against the trackers.
+func publishedMatch(jt *JobTracker) error {
+	var slots [2]int
+	for name, t := range jt.trackers {
+		slots[0] += t.mapSlots
+		slots[1] += t.reduceSlots
+		if got, want := jt.trackerRowNow(name), jt.trackerRowLocked(t); got == nil || !reflect.DeepEqual(*got, *want) {
+			return fmt.Errorf("tracker %s: published %+v, is %+v", name, got, want)
+		}
+	}
+	if slots != jt.slotTotals {
+		return fmt.Errorf("trackers have %v slots, kept %v", slots, jt.slotTotals)
+	}
+	if rows := jt.trackerRowsNow(); len(rows) != len(jt.trackers) {
+		return fmt.Errorf("%d trackers, %d published", len(jt.trackers), len(rows))
+	}
+	return nil
 }
 
 // viewCountsMatch recounts what jobViewLocked reads from counters.
@@ -99,6 +124,17 @@ func viewCountsMatch(j *job) error {
 	}
 	if !maps.EqualFunc(nonZero(done), nonZero(j.doneCounters), maps.Equal) {
 		return fmt.Errorf("job %s: successful attempts' counters sum to %v; kept %v", j.id, done, j.doneCounters)
+	}
+	// The running totals (running.go) are what a walk over the running
+	// tasks gives.
+	progress, running := j.runningTotalsByWalk()
+	for typ := range progress {
+		if math.Abs(progress[typ]-j.runProgress[typ]) > 1e-6 {
+			return fmt.Errorf("job %s: running tasks' progress sums to %v; kept %v", j.id, progress, j.runProgress)
+		}
+	}
+	if !maps.EqualFunc(nonZero(running), nonZero(j.runCounters), maps.Equal) {
+		return fmt.Errorf("job %s: running tasks' counters sum to %v; kept %v", j.id, running, j.runCounters)
 	}
 	return nil
 }

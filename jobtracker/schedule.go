@@ -358,11 +358,15 @@ func (jt *JobTracker) startAttemptLocked(j *job, tk *task, t *trackerState, now 
 	}
 	tk.nextAttempt++
 	tk.attempts = append(tk.attempts, a)
+	// Once the launch is set up (a restored or split attempt's progress
+	// and counters prefix): the task's part of the running totals.
+	defer j.refreshRunning(tk, true)
 	j.live[tk.typ]++
 	if tk.state == taskPending {
 		jt.taskToLocked(tk, taskRunning)
 	}
 	t.attempts[a.id] = a
+	jt.trackerChangedLocked(t.name)
 	j.trackers[t.name] = true
 	launch := &mrpb.LaunchTask{
 		AttemptId:   a.id,

@@ -100,6 +100,10 @@ type job struct {
 	byState      [2][taskKilled + 1]int
 	active       map[*task]bool
 	doneCounters mr.CounterSet
+	// runProgress and runCounters are the running tasks' progress by
+	// type and their counters, summed (running.go).
+	runProgress [2]float64
+	runCounters mr.CounterSet
 
 	// history says where the job's history file stands once the job
 	// ended; historyDone is closed when its first write ended.
@@ -183,6 +187,8 @@ type task struct {
 	// split holds a map task's recorded split points (split.go); nil
 	// until it is first split.
 	split *taskSplit
+	// run is the task's part of its job's running totals (running.go).
+	run runningShare
 }
 
 func (t *task) id() string {
@@ -271,6 +277,8 @@ type attempt struct {
 	// sentIn is the id of the first heartbeat reply that carried the
 	// attempt's launch to its tracker (0 until one did).
 	sentIn int64
+	// countersVer counts the reports that replaced counters (running.go).
+	countersVer uint64
 	// unconfirmed marks a map output kept by recovery whose tracker has
 	// not yet confirmed it still holds it.
 	unconfirmed bool

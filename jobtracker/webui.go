@@ -26,6 +26,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"os"
@@ -424,19 +425,15 @@ type trackerAttempt struct {
 
 // trackerDetail copies one tracker; false if it is not live.
 func (jt *JobTracker) trackerDetail(name string) (trackerDetail, bool) {
-	ci, _ := jt.clusterInfo(false)
 	var td trackerDetail
-	found := false
-	for _, ti := range ci.Trackers {
-		if ti.Name == name {
-			td.TrackerInfo, found = ti, true
-		}
-	}
-	if !found {
+	r := jt.trackerRowNow(name)
+	if r == nil {
 		return td, false
 	}
 	jt.mu.Lock()
 	defer jt.unlock()
+	td.TrackerInfo = r.info
+	td.LastHeartbeatAgeSeconds = math.Round(jt.now().Sub(r.lastSeen).Seconds()*1e3) / 1e3
 	td.Faults = len(jt.faults[name])
 	if t := jt.trackers[name]; t != nil {
 		for _, a := range t.attempts {
@@ -456,12 +453,11 @@ func (jt *JobTracker) trackerDetail(name string) (trackerDetail, bool) {
 
 // liveTrackers are the names of the live trackers.
 func (jt *JobTracker) liveTrackers() map[string]bool {
-	jt.mu.Lock()
-	defer jt.unlock()
-	out := make(map[string]bool, len(jt.trackers))
-	for name := range jt.trackers {
-		out[name] = true
-	}
+	out := map[string]bool{}
+	jt.published.rows.Range(func(name, _ any) bool {
+		out[name.(string)] = true
+		return true
+	})
 	return out
 }
 

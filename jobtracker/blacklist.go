@@ -98,12 +98,15 @@ func (jt *JobTracker) refreshBlacklistLocked(now time.Time) {
 		}
 	}
 	blacklisted := 0
-	for _, t := range jt.trackers {
-		if !t.blacklisted {
+	for name := range jt.blacklisted {
+		t := jt.trackers[name]
+		if t == nil || !t.blacklisted {
+			delete(jt.blacklisted, name) // lost, or registered again
 			continue
 		}
 		if n := len(jt.faults[t.name]); n < limit {
 			t.blacklisted, t.blacklistReason = false, ""
+			delete(jt.blacklisted, name)
 			jt.trackerChangedLocked(t.name)
 			jt.log.Info("tracker no longer blacklisted", "tracker", t.name, "faults", n)
 			continue
@@ -127,6 +130,10 @@ func (jt *JobTracker) refreshBlacklistLocked(now time.Time) {
 			continue
 		}
 		t.blacklisted = true
+		if jt.blacklisted == nil {
+			jt.blacklisted = map[string]bool{}
+		}
+		jt.blacklisted[name] = true
 		jt.trackerChangedLocked(name)
 		jt.capacityStale = true
 		t.blacklistReason = fmt.Sprintf("blacklisted by %d jobs within %s", n, window)

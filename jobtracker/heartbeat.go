@@ -199,6 +199,7 @@ func (jt *JobTracker) heartbeatLocked(c *heartbeatCall) (*mrpb.HeartbeatResponse
 		jt.capacityStale = true
 	}
 	t.lastSeen = now
+	jt.seenLocked(t)
 	t.criu = req.CriuAvailable
 	t.crQueue, t.crWait = int(req.CrQueueLength), time.Duration(req.CrQueueWaitMs)*time.Millisecond
 	// The planner's mirror of the tracker's queue runs as many operations
@@ -294,6 +295,7 @@ func (jt *JobTracker) acknowledgeLocked(t *trackerState, id int64) {
 		return
 	}
 	t.acked = id
+	jt.launchesAcknowledgedLocked(t)
 	kept := t.unacked[:0]
 	var purged []string
 	for _, p := range t.unacked {
@@ -388,18 +390,6 @@ func reportedAttempts(req *mrpb.HeartbeatRequest) map[string]bool {
 		reported[st.AttemptId] = true
 	}
 	return reported
-}
-
-// expireLaunchesLocked fails attempts whose launch a tracker that keeps
-// heartbeating has not acknowledged for the expiry interval.
-func (jt *JobTracker) expireLaunchesLocked(t *trackerState, now time.Time, expiry time.Duration) {
-	for id, a := range t.attempts {
-		if !a.live() || (a.sentIn != 0 && a.sentIn <= t.acked) || now.Sub(a.start) <= expiry {
-			continue
-		}
-		jt.log.Warn("launch never acknowledged", "attempt", id, "tracker", t.name, "for", now.Sub(a.start).Round(time.Millisecond))
-		jt.failAttemptLocked(a, fmt.Sprintf("Error launching task: tracker %s did not acknowledge the launch for %s", t.name, now.Sub(a.start).Round(time.Second)))
-	}
 }
 
 // killOrderPendingLocked tells whether a kill of attempt id is on its way

@@ -159,6 +159,11 @@ func (t *task) to(s taskState) error {
 		}
 	}
 	j.refreshRunning(t, true)
+	if s == taskSucceeded {
+		j.finished[t.typ].add(t)
+	} else if from == taskSucceeded {
+		j.finished[t.typ].remove(t)
+	}
 	// The successful attempt's counters count for the job while the task
 	// stays succeeded: callers set t.successful before the change to
 	// succeeded and clear it after the change from it.
@@ -255,6 +260,9 @@ func (jt *JobTracker) taskToLocked(t *task, s taskState) bool {
 // recorded and not made.
 func (jt *JobTracker) attemptToLocked(a *attempt, s attemptState) bool {
 	jt.trackerChangedLocked(a.tracker)
+	if !s.live() {
+		jt.launchDoneLocked(a)
+	}
 	if err := a.to(s); err != nil {
 		jt.illegalLocked(err)
 		return false

@@ -367,6 +367,7 @@ func (jt *JobTracker) startAttemptLocked(j *job, tk *task, t *trackerState, now 
 	}
 	t.attempts[a.id] = a
 	jt.trackerChangedLocked(t.name)
+	jt.launchPendingLocked(a)
 	j.trackers[t.name] = true
 	launch := &mrpb.LaunchTask{
 		AttemptId:   a.id,

@@ -1,6 +1,7 @@
 package jobtracker
 
 import (
+	"container/list"
 	"fmt"
 	"time"
 
@@ -104,6 +105,9 @@ type job struct {
 	// type and their counters, summed (running.go).
 	runProgress [2]float64
 	runCounters mr.CounterSet
+	// finished are the succeeded tasks' durations by type, for the
+	// speculator (speculation.go).
+	finished [2]finishedDurations
 
 	// history says where the job's history file stands once the job
 	// ended; historyDone is closed when its first write ended.
@@ -189,6 +193,9 @@ type task struct {
 	split *taskSplit
 	// run is the task's part of its job's running totals (running.go).
 	run runningShare
+	// finishedAt is 1 + its index in job.finished while it counts there
+	// (0: it does not).
+	finishedAt int
 }
 
 func (t *task) id() string {
@@ -279,6 +286,9 @@ type attempt struct {
 	sentIn int64
 	// countersVer counts the reports that replaced counters (running.go).
 	countersVer uint64
+	// unacked is its element in the launches not yet acknowledged
+	// (expiry.go), nil once acknowledged or ended.
+	unacked *list.Element
 	// unconfirmed marks a map output kept by recovery whose tracker has
 	// not yet confirmed it still holds it.
 	unconfirmed bool
@@ -333,6 +343,8 @@ type trackerState struct {
 	// blacklisted: the tracker gets no task of any job (blacklist.go).
 	blacklisted     bool
 	blacklistReason string
+	// seen is its element in the trackers by last heartbeat (expiry.go).
+	seen *list.Element
 }
 
 func countersToProto(cs mr.CounterSet) []*mrpb.Counter {

@@ -414,6 +414,7 @@ func (jt *JobTracker) killAttemptLocked(a *attempt, why string) {
 // there are re-run while a reduce of their job still needs them.
 func (jt *JobTracker) lostTrackerLocked(t *trackerState, why string) {
 	delete(jt.trackers, t.name)
+	jt.forgetTrackerLocked(t)
 	jt.trackerChangedLocked(t.name)
 	jt.slotTotals[partitions.Map] -= t.mapSlots
 	jt.slotTotals[partitions.Reduce] -= t.reduceSlots

@@ -121,7 +121,10 @@ func (jt *JobTracker) combineHeartbeat(c *heartbeatCall) {
 		x.resp, x.err = jt.heartbeatLocked(x)
 		jt.prom.lockHeld.Observe(sinceSeconds(start))
 	}
-	jt.unlock() // and the work queued under it (event log, history)
+	// The work queued under the lock that the replies wait for (the
+	// recovery event log); the rest (history files of jobs that ended)
+	// once the batch is answered, before this call returns.
+	late := jt.unlockEarly()
 
 	jt.hbMu.Lock()
 	if len(jt.hbQueue) > 0 {
@@ -135,6 +138,9 @@ func (jt *JobTracker) combineHeartbeat(c *heartbeatCall) {
 		if x != c {
 			close(x.wake)
 		}
+	}
+	for _, f := range late {
+		f()
 	}
 }
 

@@ -148,13 +148,20 @@ func newHeartbeatRig(b testing.TB, policy string, trackers, maps int, viaGRPC bo
 // reduces reduces each submitted before the trackers register.
 func newHeartbeatRigJobs(b testing.TB, policy string, trackers, jobs, maps, reduces int, viaGRPC bool) *heartbeatRig {
 	b.Helper()
-	dir := b.TempDir()
-	jt, _ := newTestJTWith(b, dir, 0, nil, map[string]string{
+	return newHeartbeatRigConf(b, trackers, jobs, maps, reduces, viaGRPC, map[string]string{
 		"scheduler.policy": policy,
 		// No speculation: the attempts all run at one pace.
 		"mapreduce.map.speculative":    "false",
 		"mapreduce.reduce.speculative": "false",
 	})
+}
+
+// newHeartbeatRigConf is newHeartbeatRigJobs with the JobTracker's
+// configuration overrides given.
+func newHeartbeatRigConf(b testing.TB, trackers, jobs, maps, reduces int, viaGRPC bool, overrides map[string]string) *heartbeatRig {
+	b.Helper()
+	dir := b.TempDir()
+	jt, _ := newTestJTWith(b, dir, 0, nil, overrides)
 	jt.log = slog.New(slog.DiscardHandler)
 	r := &heartbeatRig{jt: jt, dir: dir, maps: maps, reduces: reduces, start: time.Now()}
 	r.call = func(req *mrpb.HeartbeatRequest) (*mrpb.HeartbeatResponse, error) {

@@ -98,10 +98,13 @@ func (jt *JobTracker) endJobLocked(j *job, state jobState, why string) {
 	// The history file is written once the lock is released (file I/O
 	// never holds up heartbeats), before the call that ended the job
 	// returns; until then the job is historyWriting, and GetJobHistory
-	// waits for it.
+	// waits for it. When that call is a heartbeat, the file is written
+	// after the other heartbeats of its batch are answered
+	// (afterRepliesLocked): a job of 37,500 tasks has megabytes of
+	// history.
 	rec := jt.historyRecordLocked(j)
 	j.history, j.historyDone = historyWriting, make(chan struct{})
-	jt.afterUnlockLocked(func() { jt.writeHistory(j, rec) })
+	jt.afterRepliesLocked(func() { jt.writeHistory(j, rec) })
 	jt.log.Info("job ended", "job", j.id, "state", state, "error", why, "seconds", j.finish.Sub(j.submit).Seconds())
 	jt.jobEndedLocked(j) // to be retired (retire.go)
 }

@@ -75,8 +75,10 @@ type JobTracker struct {
 	// illegalTransitions counts state changes refused as illegal
 	// (lifecycle.go): bugs.
 	illegalTransitions int
-	// deferred is work to run once mu is released (afterUnlockLocked).
-	deferred []func()
+	// deferred is work to run once mu is released (afterUnlockLocked),
+	// deferredLate such work that need not precede the replies of a
+	// batch of heartbeats (afterRepliesLocked).
+	deferred, deferredLate []func()
 	// capacity is the live trackers that are not blacklisted and their
 	// map and reduce slots, recounted when capacityStale.
 	capacity      [3]int

@@ -226,17 +226,35 @@ func (jt *JobTracker) afterUnlockLocked(f func()) {
 	jt.deferred = append(jt.deferred, f)
 }
 
+// afterRepliesLocked queues work to run once the lock is released, as
+// afterUnlockLocked does, except that a combiner of heartbeats runs it
+// after it has answered the other heartbeats of its batch (and before its
+// own call returns): work that need not precede their replies.
+func (jt *JobTracker) afterRepliesLocked(f func()) {
+	jt.deferredLate = append(jt.deferredLate, f)
+}
+
 // unlock releases the lock, then runs the work queued while it was held.
-// Every release of jt.mu goes through it, so queued work runs before the
-// call that queued it returns.
+// Every release of jt.mu goes through it (or unlockEarly), so queued work
+// runs before the call that queued it returns.
 func (jt *JobTracker) unlock() {
+	for _, f := range jt.unlockEarly() {
+		f()
+	}
+}
+
+// unlockEarly releases the lock and runs the work queued with
+// afterUnlockLocked; it returns the work queued with afterRepliesLocked,
+// which the caller runs before it returns.
+func (jt *JobTracker) unlockEarly() (late []func()) {
 	jt.publishLocked()
-	work := jt.deferred
-	jt.deferred = nil
+	work, late := jt.deferred, jt.deferredLate
+	jt.deferred, jt.deferredLate = nil, nil
 	jt.mu.Unlock()
 	for _, f := range work {
 		f()
 	}
+	return late
 }
 
 // illegalLocked records an illegal state change: a bug, logged and

@@ -186,11 +186,14 @@ func (jt *JobTracker) GetJobStatus(ctx context.Context, req *mrpb.JobStatusReque
 func (jt *JobTracker) ListJobs(ctx context.Context, req *mrpb.ListJobsRequest) (*mrpb.ListJobsResponse, error) {
 	resp := &mrpb.ListJobsResponse{}
 	var counters []counterSources
+	// The policy's view (O(jobs)) is taken once, at the list's start:
+	// the scheduling info of every job is as of then.
 	var ps *partitions.PolicyStatus
+	described := false
 	var retired []*mrpb.JobStatus
-	jt.jobsChunked(func(j *job, first bool) {
-		if first {
-			ps = jt.describeLocked()
+	jt.jobsChunked(func(j *job) {
+		if !described {
+			ps, described = jt.describeLocked(), true
 		}
 		if req.All || !j.done() {
 			st, c := jt.jobStatusFromLocked(j, ps)
@@ -217,18 +220,15 @@ const listChunk = 64
 
 // jobsChunked calls each, under the lock, for every job in memory in
 // submission order, releasing and taking the lock again every listChunk
-// jobs (first is set for the first job of a hold); then last under the
-// final hold. A job retired between two holds is skipped: it is then in
-// the retired-jobs cache, which last reads.
-func (jt *JobTracker) jobsChunked(each func(j *job, first bool), last func()) {
+// jobs; then last under the final hold. A job retired between two holds
+// is skipped: it is then in the retired-jobs cache, which last reads.
+func (jt *JobTracker) jobsChunked(each func(j *job), last func()) {
 	jt.mu.Lock()
 	order := slices.Clone(jt.order)
 	for i := 0; ; i += listChunk {
-		first := true
 		for _, j := range order[i:min(i+listChunk, len(order))] {
 			if jt.jobs[j.id] == j {
-				each(j, first)
-				first = false
+				each(j)
 			}
 		}
 		if i+listChunk >= len(order) {

@@ -1,6 +1,10 @@
 package jobtracker
 
 import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -42,5 +46,35 @@ func TestExpiryPassLooksAtWhatIsDue(t *testing.T) {
 	}
 	if st, diag := attemptStateOf(jt, att); st != StateRunning {
 		t.Fatalf("acknowledged attempt %s is %s (%s) after %v", att, st, diag, 2*expiry)
+	}
+}
+
+// TestListsAcrossChunks lists more jobs than one hold of the lock reads
+// (listChunk): ListJobs and the web UI's job list give every job once, in
+// submission order.
+func TestListsAcrossChunks(t *testing.T) {
+	dir := t.TempDir()
+	jt, _ := newTestJTAt(t, dir, 0, nil)
+	const n = 2*listChunk + 5
+	var ids []string
+	for i := range n {
+		sub := filepath.Join(dir, fmt.Sprint(i))
+		if err := os.Mkdir(sub, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, submitWordCountOn(t, jt, sub, 1, func(int) []string { return nil }))
+	}
+	resp, err := jt.ListJobs(context.Background(), &mrpb.ListJobsRequest{All: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, infos := jt.clusterInfo(true)
+	if len(resp.Jobs) != n || len(infos) != n {
+		t.Fatalf("listed %d jobs (rpc), %d (web UI); want %d", len(resp.Jobs), len(infos), n)
+	}
+	for i, id := range ids {
+		if resp.Jobs[i].JobId != id || infos[i].ID != id {
+			t.Fatalf("job %d: listed %s (rpc), %s (web UI); want %s", i, resp.Jobs[i].JobId, infos[i].ID, id)
+		}
 	}
 }

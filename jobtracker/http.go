@@ -353,7 +353,7 @@ func (jt *JobTracker) clusterInfo(withJobs bool) (ClusterInfo, []JobInfo) {
 	}
 	var jobs, retired []JobInfo
 	var now time.Time
-	jt.jobsChunked(func(j *job, _ bool) {
+	jt.jobsChunked(func(j *job) {
 		ci.Jobs[j.state.String()]++
 		if withJobs {
 			jobs = append(jobs, jt.jobInfoLocked(j))

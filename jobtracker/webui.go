@@ -31,6 +31,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -322,10 +323,14 @@ func timeline(v jobView, now time.Time) Timeline {
 }
 
 // occupancy copies the cluster's occupancy series.
+//
+// Under the lock only the series' samples are copied (O(samples): a
+// sample's job and partition slices are never changed once added, so they
+// are shared); the series per job, O(samples × jobs), is built after.
 func (jt *JobTracker) occupancySeries() Occupancy {
 	jt.mu.Lock()
-	defer jt.unlock()
-	s := &jt.occupancy
+	s := &series[occupancySample]{times: slices.Clone(jt.occupancy.times), values: slices.Clone(jt.occupancy.values)}
+	jt.unlock()
 	o := Occupancy{Times: make([]time.Time, len(s.times)), MapSlots: make([]int, len(s.times)),
 		ReduceSlots: make([]int, len(s.times)), Jobs: []OccupancySeries{}}
 	index := map[string]int{}

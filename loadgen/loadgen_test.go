@@ -162,7 +162,7 @@ func TestPollUI(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]bool{}
-	for _, name := range []string{"GET /", "GET /trackers", "GET /tracker", "GET /job", "GET /api/cluster", "GET /api/jobs",
+	for _, name := range []string{"GET /", "GET /trackers", "GET /tracker", "GET /job", "GET /api/cluster", "GET /api/cluster/occupancy", "GET /api/jobs",
 		"GET /api/job", "GET /metrics", "rpc ListJobs", "rpc GetJobStatus", "rpc ListTrackers"} {
 		want[name] = true
 	}

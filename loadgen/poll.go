@@ -67,6 +67,7 @@ func (g *generator) pollTargets(client mrpb.JobTrackerClient) []pollTarget {
 		page("/tracker", func() string { return "name=" + url.QueryEscape(trackerName(0)) }),
 		page("/job", jobQuery),
 		page("/api/cluster", nil),
+		page("/api/cluster/occupancy", nil),
 		page("/api/jobs", nil),
 		page("/api/job", jobQuery),
 		page("/metrics", nil),

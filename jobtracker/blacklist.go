@@ -38,7 +38,7 @@ func (jt *JobTracker) noteTrackerFailureLocked(j *job, name string) {
 		j.trackerFailures = map[string]int{}
 	}
 	j.trackerFailures[name]++
-	if j.trackerFailures[name] == j.conf.Int("mapreduce.job.maxtaskfailures.per.tracker") {
+	if j.trackerFailures[name] == j.settings().maxTrackerFailures {
 		j.flakyTrackers++
 		jt.log.Warn("tracker blacklisted for a job", "tracker", name, "job", j.id, "failures", j.trackerFailures[name])
 	}
@@ -46,10 +46,10 @@ func (jt *JobTracker) noteTrackerFailureLocked(j *job, name string) {
 
 // jobAvoidsLocked tells whether job j gives no new task to tracker name.
 func (jt *JobTracker) jobAvoidsLocked(j *job, name string) bool {
-	if j.trackerFailures[name] < j.conf.Int("mapreduce.job.maxtaskfailures.per.tracker") {
+	if j.trackerFailures[name] < j.settings().maxTrackerFailures {
 		return false
 	}
-	return float64(j.flakyTrackers) < j.conf.Float("mapreduce.job.blacklist.max.percent")*float64(len(jt.trackers))
+	return float64(j.flakyTrackers) < j.settings().blacklistMaxShare*float64(len(jt.trackers))
 }
 
 // jobBlacklistLocked lists the trackers job j has blacklisted, sorted.

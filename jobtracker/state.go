@@ -105,6 +105,8 @@ type job struct {
 	// type and their counters, summed (running.go).
 	runProgress [2]float64
 	runCounters mr.CounterSet
+	// cached are configuration values read on every offer (settings).
+	cached jobSettings
 	// finished are the succeeded tasks' durations by type, for the
 	// speculator (speculation.go).
 	finished [2]finishedDurations
@@ -152,8 +154,31 @@ func (j *job) reducesReady() bool {
 	if len(j.maps) == 0 {
 		return true
 	}
-	need := j.conf.Float("mapreduce.job.reduce.slowstart.completedmaps") * float64(len(j.maps))
+	need := j.settings().slowstart * float64(len(j.maps))
 	return float64(j.finishedMaps) >= need
+}
+
+// jobSettings are the job's configuration values read on every offer
+// (every heartbeat looks at every running job): parsed once, not looked up
+// and parsed per job per heartbeat (with 1,000 jobs that was most of a
+// heartbeat's time).
+type jobSettings struct {
+	read               bool
+	slowstart          float64
+	maxTrackerFailures int
+	blacklistMaxShare  float64
+}
+
+// settings reads the job's settings at the first call; a job's
+// configuration does not change once submitted.
+func (j *job) settings() *jobSettings {
+	if s := &j.cached; !s.read {
+		s.slowstart = j.conf.Float("mapreduce.job.reduce.slowstart.completedmaps")
+		s.maxTrackerFailures = j.conf.Int("mapreduce.job.maxtaskfailures.per.tracker")
+		s.blacklistMaxShare = j.conf.Float("mapreduce.job.blacklist.max.percent")
+		s.read = true
+	}
+	return &j.cached
 }
 
 func (j *job) appendEvent(ev *mrpb.MapEvent, segs []*mrpb.Segment) {

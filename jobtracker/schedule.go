@@ -85,7 +85,8 @@ func (jt *JobTracker) clusterViewLocked(now time.Time, offer *trackerState) *par
 		}
 		jt.capacityStale = false
 	}
-	view := &partitions.ClusterView{Now: now, Trackers: jt.capacity[0], MapSlots: jt.capacity[1], ReduceSlots: jt.capacity[2]}
+	view := &partitions.ClusterView{Now: now, Trackers: jt.capacity[0], MapSlots: jt.capacity[1], ReduceSlots: jt.capacity[2],
+		Jobs: make([]partitions.JobView, 0, len(jt.order))}
 	for _, j := range jt.order {
 		// A job committing its output is in the view (nothing pending or
 		// running) until it ends, as a job running its cleanup task is in

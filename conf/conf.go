@@ -15,12 +15,15 @@
 package conf
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 )
@@ -150,11 +153,14 @@ type table struct {
 	keys     []Key // sorted by name
 	byName   map[string]Key
 	defaults map[string]value
+	// digest is DefaultsDigest of this table, computed at its first use.
+	digest func() string
 }
 
 // newTable validates keys and indexes them.
 func newTable(keys []Key) (*table, error) {
 	t := &table{byName: make(map[string]Key, len(keys)), defaults: make(map[string]value, len(keys))}
+	t.digest = sync.OnceValue(t.defaultsDigest)
 	envs := make(map[string]string, len(keys))
 	var errs []error
 	for _, k := range keys {
@@ -258,6 +264,22 @@ type Config struct {
 
 // Default returns the configuration with every key at its default.
 func Default() *Config { return registered().defaultConfig() }
+
+// DefaultsDigest identifies this program's built-in defaults: a hash of
+// every registered key with its default value, in key order. Two processes
+// with the same digest rebuild the same configuration from the same
+// non-default keys (FromMap), so a sender may leave the defaults out; with
+// different digests (another build, another set of linked packages) it
+// must send every key.
+func DefaultsDigest() string { return registered().digest() }
+
+func (t *table) defaultsDigest() string {
+	h := sha256.New()
+	for _, k := range t.keys {
+		fmt.Fprintf(h, "%s=%s\n", k.Name, t.defaults[k.Name].text)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
+}
 
 func (t *table) defaultConfig() *Config {
 	vals := make(map[string]value, len(t.defaults))

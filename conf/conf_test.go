@@ -934,3 +934,37 @@ func TestTypeString(t *testing.T) {
 		}
 	}
 }
+
+func TestDefaultsDigest(t *testing.T) {
+	d := DefaultsDigest()
+	if len(d) != 32 || d != DefaultsDigest() {
+		t.Fatalf("DefaultsDigest() = %q, then %q: want the same 32 hex digits", d, DefaultsDigest())
+	}
+	base, err := newTable(registered().list())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if base.digest() != d {
+		t.Errorf("the same keys give another digest: %s, %s", base.digest(), d)
+	}
+	keys := registered().list()
+	for i := range keys {
+		if keys[i].Name == "mapreduce.task.timeout" {
+			keys[i].Default += "1"
+		}
+	}
+	changed, err := newTable(keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if changed.digest() == d {
+		t.Errorf("changing mapreduce.task.timeout's default kept the digest %s", d)
+	}
+	fewer, err := newTable(registered().list()[1:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fewer.digest() == d {
+		t.Errorf("one key fewer kept the digest %s", d)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
+	"gomr/conf"
 	"gomr/mrpb"
 	"gomr/partitions"
 )
@@ -171,6 +172,11 @@ func (jt *JobTracker) heartbeatLocked(c *heartbeatCall) (*mrpb.HeartbeatResponse
 			incarnation: newIncarnation(),
 			peer:        from,
 			registered:  now,
+			fullConf:    req.ConfDefaultsDigest != conf.DefaultsDigest(),
+		}
+		if t.fullConf {
+			jt.log.Warn("tracker has other configuration defaults than the JobTracker (another build?): its launches carry every configuration key",
+				"tracker", req.Tracker, "its_defaults", req.ConfDefaultsDigest, "ours", conf.DefaultsDigest())
 		}
 		jt.trackers[req.Tracker] = t
 		jt.capacityStale = true

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"gomr/conf"
 	"gomr/mr"
 	"gomr/mrpb"
 )
@@ -257,6 +258,9 @@ func (r *heartbeatRig) tryBeat(i int, end bool) (bool, error) {
 	req := &mrpb.HeartbeatRequest{Tracker: t.name, Host: t.host, ShuffleAddress: t.host + ":50060",
 		MapSlots: 2, ReduceSlots: 2, AcceptNewTasks: true, Incarnation: t.incarnation, ResponseId: t.replyID,
 		InitialContact: t.incarnation == "", Instance: t.name}
+	if req.InitialContact {
+		req.ConfDefaultsDigest = conf.DefaultsDigest()
+	}
 	ended := -1
 	if end && len(t.running) > 0 {
 		ended = 0

@@ -91,11 +91,15 @@ func heartbeat(t testing.TB, jt *JobTracker, req *mrpb.HeartbeatRequest) *mrpb.H
 }
 
 // asTracker completes a test's heartbeat the way a well-behaved tracker
-// would: with the incarnation it was issued, acknowledging the last reply,
-// and reporting every attempt the JobTracker has running on it that the
-// test does not mention (as it last reported them).
+// would: with its build's defaults digest when it registers, with the
+// incarnation it was issued, acknowledging the last reply, and reporting
+// every attempt the JobTracker has running on it that the test does not
+// mention (as it last reported them).
 func asTracker(jt *JobTracker, req *mrpb.HeartbeatRequest) {
 	if req.InitialContact {
+		if req.ConfDefaultsDigest == "" {
+			req.ConfDefaultsDigest = conf.DefaultsDigest()
+		}
 		return
 	}
 	jt.mu.Lock()

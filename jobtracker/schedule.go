@@ -134,6 +134,15 @@ func launchConf(jcfg *conf.Config) map[string]string {
 	return m
 }
 
+// launchConfFor is the configuration a launch to tracker t carries: the
+// job's non-default keys, or all of them when t's build has other defaults.
+func (j *job) launchConfFor(t *trackerState) map[string]string {
+	if t.fullConf {
+		return j.conf.Map()
+	}
+	return j.confMap
+}
+
 // defaultConfMap is conf.Default().Map(), made once.
 var defaultConfMap = sync.OnceValue(func() map[string]string { return conf.Default().Map() })
 
@@ -375,7 +384,7 @@ func (jt *JobTracker) startAttemptLocked(j *job, tk *task, t *trackerState, now 
 		JobId:       j.id,
 		Type:        typeLetter(tk.typ),
 		Index:       int32(tk.index),
-		Conf:        j.confMap,
+		Conf:        j.launchConfFor(t),
 		NumMaps:     int32(len(j.maps)),
 		NumReduces:  int32(len(j.reduces)),
 		JobSecret:   j.secret,

@@ -370,6 +370,11 @@ type trackerState struct {
 	blacklistReason string
 	// seen is its element in the trackers by last heartbeat (expiry.go).
 	seen *list.Element
+	// fullConf: the tracker's build has other configuration defaults than
+	// the JobTracker's (or did not say), so its launches carry every key
+	// of the job's configuration, not only those that differ from the
+	// defaults (launchConf).
+	fullConf bool
 }
 
 func countersToProto(cs mr.CounterSet) []*mrpb.Counter {

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"gomr/conf"
 	"gomr/mr"
 	"gomr/mrpb"
 )
@@ -153,6 +154,11 @@ func (t *tracker) heartbeat(ctx context.Context) bool {
 		MapSlots: int32(t.slots[0]), ReduceSlots: int32(t.slots[1]),
 		InitialContact: !t.registered, AcceptNewTasks: true,
 		ResponseId: t.responseID, Incarnation: t.incarnation, Instance: t.instance,
+	}
+	if !t.registered {
+		// The generator is the JobTracker's build: launches carry only
+		// the keys that differ from the defaults, as to a real tracker.
+		req.ConfDefaultsDigest = conf.DefaultsDigest()
 	}
 	// Attempts that ended since the last heartbeat are reported final;
 	// the others RUNNING with their progress.

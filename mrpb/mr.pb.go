@@ -2662,8 +2662,13 @@ type HeartbeatRequest struct {
 	// (mapreduce.tasktracker.checkpoint.max-concurrent); 0 from a tracker
 	// that does not say counts as 1.
 	CrQueueMaxConcurrent int32 `protobuf:"varint,20,opt,name=cr_queue_max_concurrent,json=crQueueMaxConcurrent,proto3" json:"cr_queue_max_concurrent,omitempty"`
-	unknownFields        protoimpl.UnknownFields
-	sizeCache            protoimpl.SizeCache
+	// On initial contact: conf.DefaultsDigest of the tracker's build. A
+	// launch carries only the job's keys that differ from the defaults when
+	// the digest is the JobTracker's own, and every key otherwise (empty: a
+	// tracker that does not say).
+	ConfDefaultsDigest string `protobuf:"bytes,21,opt,name=conf_defaults_digest,json=confDefaultsDigest,proto3" json:"conf_defaults_digest,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *HeartbeatRequest) Reset() {
@@ -2834,6 +2839,13 @@ func (x *HeartbeatRequest) GetCrQueueMaxConcurrent() int32 {
 		return x.CrQueueMaxConcurrent
 	}
 	return 0
+}
+
+func (x *HeartbeatRequest) GetConfDefaultsDigest() string {
+	if x != nil {
+		return x.ConfDefaultsDigest
+	}
+	return ""
 }
 
 type LaunchTask struct {
@@ -4556,7 +4568,7 @@ const file_mr_proto_rawDesc = "" +
 	"\x06filter\x18\x02 \x01(\tR\x06filter\"?\n" +
 	"\x0fTaskLogResponse\x12\x12\n" +
 	"\x04data\x18\x01 \x01(\fR\x04data\x12\x18\n" +
-	"\atracker\x18\x02 \x01(\tR\atracker\"\x80\x06\n" +
+	"\atracker\x18\x02 \x01(\tR\atracker\"\xb2\x06\n" +
 	"\x10HeartbeatRequest\x12\x18\n" +
 	"\atracker\x18\x01 \x01(\tR\atracker\x12\x12\n" +
 	"\x04host\x18\x02 \x01(\tR\x04host\x12'\n" +
@@ -4579,7 +4591,8 @@ const file_mr_proto_rawDesc = "" +
 	"\rheld_attempts\x18\x11 \x03(\tR\fheldAttempts\x12&\n" +
 	"\x0fcr_queue_length\x18\x12 \x01(\x05R\rcrQueueLength\x12'\n" +
 	"\x10cr_queue_wait_ms\x18\x13 \x01(\x03R\rcrQueueWaitMs\x125\n" +
-	"\x17cr_queue_max_concurrent\x18\x14 \x01(\x05R\x14crQueueMaxConcurrent\"\xb9\x04\n" +
+	"\x17cr_queue_max_concurrent\x18\x14 \x01(\x05R\x14crQueueMaxConcurrent\x120\n" +
+	"\x14conf_defaults_digest\x18\x15 \x01(\tR\x12confDefaultsDigest\"\xb9\x04\n" +
 	"\n" +
 	"LaunchTask\x12\x1d\n" +
 	"\n" +

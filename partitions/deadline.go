@@ -30,7 +30,7 @@ var deadlineKeys = []conf.Key{
 	{Name: "scheduler.minedfwc.kill-only-needed", Type: conf.Bool, Default: "false", Description: "kill only the spare maps the new job needs instead of all spare maps of a victim job (A7)"},
 	{Name: "scheduler.minedfwc.arrival-net-of-deficits", Type: conf.Bool, Default: "false", Description: "arrival check subtracts the quota deficits of earlier-deadline jobs from the free slots (A3)"},
 	{Name: "scheduler.minedfwc.wait-estimate", Type: conf.String, Default: "mean", Description: "Algorithm 1's wait test (line 12): mean (as printed: a victim's spare map slots free after its average map duration M_avg) or remaining (each spare slot frees when one of the victim's running maps ends, after its expected remaining time: M_avg less its elapsed time, or M_max less it once past M_avg; slots credited one at a time, earliest first)", Check: conf.OneOf("mean", "remaining")},
-	{Name: "scheduler.minedfwc.kill-when-infeasible", Type: conf.Bool, Default: "true", Description: "kill spare maps for an arriving job that cannot meet its deadline even with its largest allocation (its quota is then the maximum, spec §1.7); false: such a job waits like MinEDF's (§III: kills are for a job that waiting cannot complete 'in time')"},
+	{Name: "scheduler.minedfwc.kill-when-infeasible", Type: conf.String, Default: "true", Description: "kill spare maps for an arriving job that cannot meet its deadline even with its largest allocation under the quota's bound (its quota is then the maximum, spec §1.7): true; false: such a job waits like MinEDF's (§III: kills are for a job that waiting cannot complete 'in time'); low or avg: kill only if some allocation meets the deadline under that more optimistic ARIA bound", Check: conf.OneOf("true", "false", "low", "avg")},
 	{Name: "scheduler.minedfwc.reduce-release", Type: conf.String, Default: "r-avg", Description: "expected release time of a spare reduce slot (A10)", Check: conf.OneOf("r-avg", "shuffle-plus-r-avg")},
 }
 
@@ -95,6 +95,10 @@ type deadlineCfg struct {
 	releaseShuffle   bool
 	waitRemaining    bool
 	killInfeasible   bool
+	// killBound, when killInfeasible is false and killBoundSet is true, is
+	// the bound under which an arrival must be feasible to kill for it.
+	killBound    Bound
+	killBoundSet bool
 }
 
 type dlJob struct {
@@ -152,7 +156,14 @@ func NewDeadline(name string, cfg Config) (*Deadline, error) {
 	p.cfg.printed = r.OneOf("scheduler.minedfwc.algorithm", "fixed", "printed") == "printed"
 	p.cfg.killOnlyNeeded = r.Bool("scheduler.minedfwc.kill-only-needed")
 	p.cfg.netOfDeficits = r.Bool("scheduler.minedfwc.arrival-net-of-deficits")
-	p.cfg.killInfeasible = r.Bool("scheduler.minedfwc.kill-when-infeasible")
+	switch r.OneOf("scheduler.minedfwc.kill-when-infeasible", "true", "false", "low", "avg") {
+	case "true":
+		p.cfg.killInfeasible = true
+	case "low":
+		p.cfg.killBound, p.cfg.killBoundSet = BoundLow, true
+	case "avg":
+		p.cfg.killBound, p.cfg.killBoundSet = BoundAvg, true
+	}
 	p.cfg.waitRemaining = r.OneOf("scheduler.minedfwc.wait-estimate", "mean", "remaining") == "remaining"
 	p.cfg.releaseShuffle = r.OneOf("scheduler.minedfwc.reduce-release", "r-avg", "shuffle-plus-r-avg") == "shuffle-plus-r-avg"
 	if r.Err() != nil {
@@ -528,10 +539,8 @@ func (p *Deadline) onArrival(view *ClusterView, nj *dlJob, d *Decision) {
 		}
 	}
 	// kill spare map tasks
-	if !p.cfg.killInfeasible {
-		if _, _, ok := p.quotaForOK(nj, nj.rel); !ok {
-			return // no allocation meets the deadline: killing cannot
-		}
+	if !p.cfg.killInfeasible && !p.feasibleToKill(nj) {
+		return // no allocation meets the deadline: killing cannot
 	}
 	if !p.cfg.printed {
 		mJ, _ = p.quotaFor(nj, nj.rel)
@@ -559,6 +568,21 @@ func (p *Deadline) onArrival(view *ClusterView, nj *dlJob, d *Decision) {
 			return
 		}
 	}
+}
+
+// feasibleToKill tells whether some allocation meets the arriving job's
+// deadline, under the quota's bound or, with kill-when-infeasible=low or
+// avg, under that bound if the quota's one says no.
+func (p *Deadline) feasibleToKill(j *dlJob) bool {
+	if _, _, ok := p.quotaForOK(j, j.rel); ok {
+		return true
+	}
+	if !p.cfg.killBoundSet || !j.modelled() {
+		return false
+	}
+	a, b, c := Coeffs(j.profile, j.maps, j.reduces, p.cfg.killBound)
+	_, _, ok := MinSlots(a, b, c, j.rel, j.maps, j.reduces, p.mapSlots, p.redSlots, p.cfg.round)
+	return ok
 }
 
 // Describe returns the jobs in EDF order with their deadlines and quotas.

@@ -323,3 +323,35 @@ func TestMinEDFWCKillWhenInfeasible(t *testing.T) {
 		})
 	}
 }
+
+// TestMinEDFWCKillWhenInfeasibleBound: under the upper bound a 20-map job
+// of 10 s average and 30 s longest maps needs 49 s on the 10 slots (avg
+// bound 34.5 s, low 20 s). kill-when-infeasible=avg (low) kills for it only
+// when its deadline is within reach under the average (lower) bound.
+func TestMinEDFWCKillWhenInfeasibleBound(t *testing.T) {
+	long := &Profile{Runs: 1, MapAvg: secs(10), MapMax: secs(30)}
+	for _, tt := range []struct {
+		set      string
+		deadline float64
+		want     string
+	}{
+		{"true", 40, "kill:A:map:9"},
+		{"false", 40, ""},
+		{"avg", 40, "kill:A:map:9"},
+		{"low", 40, "kill:A:map:9"},
+		{"avg", 25, ""},
+		{"low", 25, "kill:A:map:9"},
+		{"avg", 15, ""},
+		{"low", 15, ""},
+		{"true", 15, "kill:A:map:9"},
+	} {
+		t.Run(fmt.Sprintf("%s/%gs", tt.set, tt.deadline), func(t *testing.T) {
+			h := wcSetup(t, map[string]string{"scheduler.deadline.bound": "up", "scheduler.minedfwc.kill-when-infeasible": tt.set})
+			h.Advance(1)
+			h.Submit(JobView{ID: "J", Maps: 20, Deadline: h.Now.Add(secs(tt.deadline)), Profile: long})
+			if got := h.Offer(0, 0); got != tt.want {
+				t.Fatalf("arrival offer %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -44,6 +44,7 @@ var multiQueueKeys = []conf.Key{
 	{Name: "scheduler.sita.predictor", Type: conf.String, Default: "regression", Description: "job size predictor: regression (log-log least squares on input bytes over completed jobs) or oracle (JobView.EstimatedSize: the size the job is told at submission, from its name's history profile on the runtime and in mr sim by default, its true size with mr sim --knowledge oracle; 0 when unknown)", Check: conf.OneOf("regression", "oracle")},
 	{Name: "scheduler.sita.min-fit", Type: conf.Int, Default: "10", Description: "completed jobs needed before the regression predictor is used (before that the oracle estimate, or 0, is used) and before balanced cutoffs are computed (before that the configured cutoffs apply)", Valid: "an integer >= 2"},
 	{Name: "scheduler.sita.cutoff-mode", Type: conf.String, Default: "fixed", Description: "SITA cutoffs: fixed (scheduler.sita.cutoffs, the thesis' tuned 18,000 s) or balanced (SITA-E: recomputed at every job completion so that the completed jobs predicted into partitions 1..k carry C_1+..+C_k of their work; the configured cutoffs apply until min-fit jobs have completed)", Check: conf.OneOf("fixed", "balanced")},
+	{Name: "scheduler.sita.unknown-size", Type: conf.String, Default: "last", Description: "where SITA dispatches a job whose size it cannot predict (no regression fit yet and no size told, e.g. the first min-fit jobs of a new cluster): last (the partition of the largest jobs, so that partition 1 receives only jobs predicted small) or first (partition 1, as a size of 0 reads)", Check: conf.OneOf("last", "first")},
 	{Name: "scheduler.sita.balance-window", Type: conf.Int, Default: "1000", Description: "SITA balanced cutoffs: how many of the latest completed jobs they are computed over", Valid: "an integer >= 2"},
 
 	{Name: "scheduler.comp.queues", Type: conf.Int, Default: "2", Description: "COMP number of queues K (compares with the last K-1 completed jobs)", Valid: "an integer >= 2"},
@@ -92,8 +93,10 @@ type MultiQueue struct {
 	// completed jobs (at most balanceWindow), to balance the work.
 	balanced      bool
 	balanceWindow int
-	done          []doneJob
-	sizes         []sizedWork
+	// unknownLast: SITA sends a job it cannot predict to the last queue.
+	unknownLast bool
+	done        []doneJob
+	sizes       []sizedWork
 
 	queues   [][]*mqJob
 	jobs     map[string]*mqJob
@@ -219,6 +222,7 @@ func newMultiQueue(name string, cfg Config) (*MultiQueue, error) {
 		p.minFit = r.Int("scheduler.sita.min-fit", 2)
 		p.balanced = r.OneOf("scheduler.sita.cutoff-mode", "fixed", "balanced") == "balanced"
 		p.balanceWindow = r.Int("scheduler.sita.balance-window", 2)
+		p.unknownLast = r.OneOf("scheduler.sita.unknown-size", "last", "first") == "last"
 	case "comp":
 		p.k = r.Int("scheduler.comp.queues", 2)
 		p.dispatch = byCompare
@@ -375,6 +379,10 @@ func (p *MultiQueue) admit(v *JobView, now time.Time) *mqJob {
 	switch p.dispatch {
 	case bySize:
 		j.predicted = p.predict(j)
+		if j.predicted <= 0 && p.unknownLast {
+			// no prediction is not a prediction of a small job
+			j.queue = p.k - 1
+		}
 		for j.queue < p.k-1 && j.predicted > p.cutoffs[j.queue] {
 			j.queue++
 		}

@@ -434,3 +434,35 @@ func TestSITAFixedCutoffUnchanged(t *testing.T) {
 		t.Errorf("17,000 s job in queue %d, want 0 under the fixed 18,000 s cutoff", q)
 	}
 }
+
+// TestSITAUnknownSize: a job SITA cannot predict (no regression fit yet,
+// no size told) goes to the last partition by default, so that partition
+// 1 only receives jobs predicted small; unknown-size=first keeps the old
+// reading of a missing size as 0.
+func TestSITAUnknownSize(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		conf      map[string]string
+		job       JobView
+		wantQueue int
+	}{
+		{"regression, no fit: last", nil, JobView{ID: "x", Maps: 1, InputBytes: 1 << 20}, 1},
+		{"regression, no fit, first", map[string]string{"scheduler.sita.unknown-size": "first"}, JobView{ID: "x", Maps: 1, InputBytes: 1 << 20}, 0},
+		{"regression, no fit, told small", nil, JobView{ID: "x", Maps: 1, InputBytes: 1 << 20, EstimatedSize: secs(100)}, 0},
+		{"regression, no fit, told large", map[string]string{"scheduler.sita.unknown-size": "first"}, JobView{ID: "x", Maps: 1, EstimatedSize: secs(50000)}, 1},
+		{"oracle, nothing told: last", map[string]string{"scheduler.sita.predictor": "oracle"}, JobView{ID: "x", Maps: 1}, 1},
+		{"oracle, nothing told, first", map[string]string{"scheduler.sita.predictor": "oracle", "scheduler.sita.unknown-size": "first"}, JobView{ID: "x", Maps: 1}, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			conf := map[string]string{"scheduler.sita.cutoffs": "1000s"}
+			for k, v := range tt.conf {
+				conf[k] = v
+			}
+			h := newHarness(t, "sita", conf, 10, 2)
+			h.Submit(tt.job)
+			if q, _ := h.Policy().(*MultiQueue).QueueOf("x"); q != tt.wantQueue {
+				t.Errorf("queue %d, want %d", q, tt.wantQueue)
+			}
+		})
+	}
+}

@@ -143,6 +143,7 @@ type attempt struct {
 	killed  bool
 	done    bool
 	waiting bool // reduce waiting for the map stage to end
+	spare   bool // launched on a spare slot (Assignment.Spare)
 	queue   int
 	elem    *list.Element
 
@@ -717,6 +718,7 @@ func (e *engine) launch(ti int, a partitions.Assignment) (bool, error) {
 		return true, nil
 	}
 	at := e.newAttempt(sj, a.Type, task, ti, a.Queue, noSpec)
+	at.spare = a.Spare
 	e.schedule(at)
 	e.started(at)
 	return true, nil
@@ -809,6 +811,9 @@ func (e *engine) preempt(at *attempt) {
 			sj.pendMaps = append([]int{at.task}, sj.pendMaps...)
 		}
 		e.res.KilledMapTasks++
+		if at.spare {
+			e.res.KilledSpareMapTasks++
+		}
 	} else {
 		t.freeReds++
 		if requeue {

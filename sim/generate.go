@@ -214,6 +214,21 @@ var fbPool = struct {
 	taskMedian: 20, jobSigma: 0.7, taskSigma: 0.3, maxMaps: 20000,
 }
 
+// fbSITACutoff and fbFBQLimit are SITA's cutoff and FBQ's limit on the
+// chapter 5 pool, re-tuned by the thesis' criterion (the lowest slowdown
+// variability V(95) with the median kept in view, §5.5.1, Figs. 5.7-5.8)
+// on seeds 1-5 and confirmed on 6-10 (docs/policies.md). The thesis'
+// 18,000 s and 12,000 s were tuned on its own pool, which completes 35% of
+// its work in SITA's partition 1 at 18,000 s (§5.5.1); ours puts 16% of
+// its work under 18,000 s and 22% under 24,000 s. SITA's V(95) halves from
+// 18,000 to 24,000 s (8.8 to 5.0) for a median 0.1 higher; larger cutoffs
+// lower it by a further 0.7-0.9 while the median passes FIFO's. FBQ's V(95)
+// is lowest and flat from 30,000 to 40,000 s (3.2).
+const (
+	fbSITACutoff = "24000s"
+	fbFBQLimit   = "40000s"
+)
+
 // thesisFB is the chapter 5 Facebook-derived pool, rebuilt: the thesis'
 // 1,121 recorded jobs are not available, so jobs are drawn to match the
 // statistics it states (§5.4.3): job sizes with a squared CV of 3.32 and
@@ -238,8 +253,8 @@ func thesisFB(rng *rand.Rand, opt GenOptions) *Workload {
 	w := &Workload{Name: "thesis-fb", Trackers: 100, MapSlots: 6, ReduceSlots: 2, Slowstart: 0.05,
 		Conf: map[string]string{
 			"scheduler.tyrex.capacities": "0.5,0.5", "scheduler.tyrex.timers": "14000s",
-			"scheduler.sita.capacities": "0.3,0.7", "scheduler.sita.cutoffs": "18000s",
-			"scheduler.fbq.limits": "12000s", "scheduler.comp.queues": "2",
+			"scheduler.sita.capacities": "0.3,0.7", "scheduler.sita.cutoffs": fbSITACutoff,
+			"scheduler.fbq.limits": fbFBQLimit, "scheduler.comp.queues": "2",
 		}}
 	p := fbPool
 	for i := 0; i < n; i++ {
@@ -313,7 +328,9 @@ const hadoopSlowstart = 0.05
 // them halves the kill ratio at every inter-arrival but, on seeds 1-5, raises
 // the misses at 600 and 1000 s (3.00 to 3.30%, 1.06 to 1.32%), as the upper
 // bound is pessimistic and many of them make their deadline when they kill
-// (docs/policies.md).
+// (docs/policies.md). kill-when-infeasible=avg (kill for them only if the
+// average bound finds an allocation that meets the deadline) changes
+// nothing on seeds 1-10: nearly all of them are feasible under it.
 func deadlineConf() map[string]string {
 	return map[string]string{"scheduler.deadline.bound": "up", "scheduler.minedfwc.kill-only-needed": "true"}
 }
@@ -387,6 +404,7 @@ func deadlineFB(rng *rand.Rand, opt GenOptions) *Workload {
 	ia := meanMapWork(w.Jobs) / (load * float64(w.Trackers*w.MapSlots))
 	if opt.InterArrival > 0 {
 		ia = opt.InterArrival.Seconds()
+		load = meanMapWork(w.Jobs) / (ia * float64(w.Trackers*w.MapSlots))
 	}
 	poisson(rng, w.Jobs, ia)
 	setDeadlines(rng, w, 1, 2)
@@ -395,21 +413,35 @@ func deadlineFB(rng *rand.Rand, opt GenOptions) *Workload {
 }
 
 // testbedApps are stand-in profiles of the deadline paper's six testbed
-// applications (the paper gives none): map count from input/64 MB, map and
-// reduce durations and reduce counts our own choice.
+// applications (§IV.C; the paper gives no profiles). Map counts follow from
+// the inputs it names: input/64 MB (the testbed's block size) for the
+// splittable text inputs (WordCount, Bayes and TF-IDF on the 32, 40 and
+// 43 GB Wikipedia dumps, Sort on 16, 32 and 64 GB, Twitter on 12, 18 and
+// 25 GB), and one map per file for WikiTrends, whose input is Wikipedia's
+// traffic logs "collected (and compressed) every hour" in April, May and
+// June 2010: 720, 744 and 720 gzip files, which Hadoop 0.20.2 does not
+// split. Map and reduce durations and reduce counts are our own choice,
+// with one rule from what the applications do: Sort's reduces receive and
+// write the whole input (identity map and reduce), so its shuffle and
+// reduce durations grow with the input per reduce (passThrough: the given
+// durations are those of the smallest input, 256 MB per reduce, and scale
+// with it), keeping its reduce work about 1.25 times its map work at every
+// size; the other applications' reduces aggregate (counts, model
+// statistics) and their reduce input hardly grows with the job's input.
 var testbedApps = []struct {
 	name           string
 	maps           [3]int
 	mapS           float64
 	reduces        int
 	shuffleS, redS float64
+	passThrough    bool
 }{
-	{"wordcount", [3]int{512, 640, 688}, 30, 32, 10, 20},
-	{"sort", [3]int{256, 512, 1024}, 12, 64, 20, 40},
-	{"bayes", [3]int{512, 640, 688}, 40, 16, 10, 30},
-	{"tfidf", [3]int{512, 640, 688}, 25, 32, 10, 40},
-	{"wikitrends", [3]int{480, 496, 480}, 35, 32, 10, 20},
-	{"twitter", [3]int{192, 288, 400}, 50, 64, 15, 30},
+	{"wordcount", [3]int{512, 640, 688}, 30, 32, 10, 20, false},
+	{"sort", [3]int{256, 512, 1024}, 12, 64, 20, 40, true},
+	{"bayes", [3]int{512, 640, 688}, 40, 16, 10, 30, false},
+	{"tfidf", [3]int{512, 640, 688}, 25, 32, 10, 40, false},
+	{"wikitrends", [3]int{720, 744, 720}, 35, 32, 10, 20, false},
+	{"twitter", [3]int{192, 288, 400}, 50, 64, 15, 30, false},
 }
 
 func deadlineTestbed(rng *rand.Rand, opt GenOptions) *Workload {
@@ -437,9 +469,13 @@ func deadlineTestbed(rng *rand.Rand, opt GenOptions) *Workload {
 			for k := 0; k < app.maps[s]; k++ {
 				p.maps = append(p.maps, dur(app.mapS*lognormal(rng, 0, 0.25)))
 			}
+			scale := 1.0
+			if app.passThrough {
+				scale = float64(app.maps[s]) / float64(app.maps[0])
+			}
 			for k := 0; k < app.reduces; k++ {
-				p.shs = append(p.shs, dur(app.shuffleS*lognormal(rng, 0, 0.25)))
-				p.reds = append(p.reds, dur(app.redS*lognormal(rng, 0, 0.25)))
+				p.shs = append(p.shs, dur(scale*app.shuffleS*lognormal(rng, 0, 0.25)))
+				p.reds = append(p.reds, dur(scale*app.redS*lognormal(rng, 0, 0.25)))
 			}
 			protos = append(protos, p)
 		}
@@ -458,6 +494,7 @@ func deadlineTestbed(rng *rand.Rand, opt GenOptions) *Workload {
 	ia := meanMapWork(w.Jobs) / (load * float64(w.Trackers*w.MapSlots))
 	if opt.InterArrival > 0 {
 		ia = opt.InterArrival.Seconds()
+		load = meanMapWork(w.Jobs) / (ia * float64(w.Trackers*w.MapSlots))
 	}
 	poisson(rng, w.Jobs, ia)
 	setDeadlines(rng, w, 2, 4)

@@ -4,6 +4,7 @@ import (
 	"math"
 	"sort"
 	"testing"
+	"time"
 )
 
 // poolStats are a generated workload's statistics that the sources state.
@@ -20,6 +21,8 @@ type poolStats struct {
 	reducesPerJobMax     int
 	under10MinJobsShare  float64
 	tinyAndShortJobShare float64
+	under10MinWorkShare  float64 // share of the work in jobs of under 10 minutes of work
+	sitaP1WorkShare      float64 // share of the work in jobs under the workload's SITA cutoff
 }
 
 func cv2(xs []float64) float64 {
@@ -56,10 +59,19 @@ func measurePool(w *Workload) poolStats {
 		st.reducesPerJobMin, st.reducesPerJobMax = min(st.reducesPerJobMin, len(j.Reduces)), max(st.reducesPerJobMax, len(j.Reduces))
 		if size < 600 {
 			st.tinyAndShortJobShare++
+			st.under10MinWorkShare += size
 		}
 		span = max(span, j.Submit.Seconds())
 	}
 	st.tinyAndShortJobShare /= float64(len(w.Jobs))
+	if c, err := time.ParseDuration(w.Conf["scheduler.sita.cutoffs"]); err == nil {
+		for i := range w.Jobs {
+			if s := w.Jobs[i].Size(); s <= c {
+				st.sitaP1WorkShare += s.Seconds() / total
+			}
+		}
+	}
+	st.under10MinWorkShare /= total
 	st.sizeMean = total / float64(len(w.Jobs))
 	st.sizeCV2, st.refCV2 = cv2(sizes), cv2(refs)
 	sort.Sort(sort.Reverse(sort.Float64Slice(sizes)))
@@ -139,8 +151,8 @@ func runStatChecks(t *testing.T, workload string, seeds []uint64, checks []statC
 // and more than 60% of the jobs are tiny or short.
 func TestTyrexWorkloadStatistics(t *testing.T) {
 	seeds := []uint64{1, 2, 3, 4, 5}
-	table := map[string]struct{ mean, cv2, maps, reduces float64 }{
-		"tyrex-hvw": {763, 20, 6139, 788}, "tyrex-mvw": {1495, 10, 11866, 1368}, "tyrex-lvw": {3683, 4, 30576, 3089},
+	table := map[string]struct{ mean, cv2, maps, reduces, runtimeH float64 }{
+		"tyrex-hvw": {763, 20, 6139, 788, 3.51}, "tyrex-mvw": {1495, 10, 11866, 1368, 3.98}, "tyrex-lvw": {3683, 4, 30576, 3089, 5.31},
 	}
 	for name, tb := range table {
 		t.Run(name, func(t *testing.T) {
@@ -152,6 +164,11 @@ func TestTyrexWorkloadStatistics(t *testing.T) {
 				{"maps / Table 4.2", func(p poolStats) float64 { return float64(p.maps) / tb.maps }, 0.8, 1.2, "Table 4.2 total maps", false},
 				{"reduces / Table 4.2", func(p poolStats) float64 { return float64(p.reduces) / tb.reduces }, 0.8, 1.25, "Table 4.2 total reduces", false},
 				{"tiny and short jobs", func(p poolStats) float64 { return p.tinyAndShortJobShare }, 0.6, 1, "§4.5: more than 60% under 10 minutes", true},
+				{"work share of jobs under 10 minutes", func(p poolStats) float64 { return p.under10MinWorkShare }, 0, 0.11, "§4.6.1, Fig. 4.5(b): at most 10% of the load", false},
+				// Not matched (docs/policies.md, LVW): our jobs run 1.3-1.6
+				// times longer alone than Table 4.2's sequential runs, which
+				// include Hadoop's per-job overheads; the bounds pin our value.
+				{"sum of reference runtimes / Table 4.2 total runtime", func(p poolStats) float64 { return p.refSumH / tb.runtimeH }, 1.2, 1.7, "Table 4.2 total runtime 3.51 / 3.98 / 5.31 h: not matched", false},
 			})
 		})
 	}
@@ -169,5 +186,6 @@ func TestThesisFBStatistics(t *testing.T) {
 		{"fewest tasks", func(p poolStats) float64 { return float64(p.minTasks) }, 1, 9, "§5.4.3: less than ten tasks", true},
 		{"most tasks", func(p poolStats) float64 { return float64(p.maxTasks) }, 10001, math.Inf(1), "§5.4.3: more than 10,000 tasks", true},
 		{"reduces per job", func(p poolStats) float64 { return float64(p.reducesPerJobMax) }, 1, 1, "our choice: one", true},
+		{"work share under the workload's SITA cutoff", func(p poolStats) float64 { return p.sitaP1WorkShare }, 0.2, 0.4, "§5.5.1: 35% of the work completes in partition 1 (30% of the slots) at the tuned cutoff", true},
 	})
 }

@@ -76,6 +76,13 @@ type DeadlineStats struct {
 	ExtraReduceTasks  int64   `json:"extra_reduce_tasks"`
 	KilledMapTasks    int64   `json:"killed_map_tasks"`
 	WastedSlotSeconds float64 `json:"wasted_slot_s"`
+	// KilledSpareMapTasks counts the killed map attempts that were
+	// launched on a spare slot: the paper's "extra slots allocated and then
+	// cancelled" (§IV.A, metric 5). A kill may also hit an attempt launched
+	// within its job's quota that a later, smaller quota made spare.
+	// SpareKillRatioPct is KilledSpareMapTasks over ExtraMapTasks, ×100.
+	KilledSpareMapTasks int64   `json:"killed_spare_map_tasks"`
+	SpareKillRatioPct   float64 `json:"spare_kill_ratio_pct"`
 }
 
 // TimerStats summarise the dynamic timers a policy computed.
@@ -120,12 +127,14 @@ type Result struct {
 	Jobs        []JobRecord `json:"jobs"`
 	Summary     Summary     `json:"summary"`
 	// Offers counts the policy's Offer calls.
-	Offers            int64   `json:"offers"`
-	ExtraMapTasks     int64   `json:"extra_map_tasks"`
-	ExtraReduceTasks  int64   `json:"extra_reduce_tasks"`
-	KilledMapTasks    int64   `json:"killed_map_tasks"`
-	KilledReduceTasks int64   `json:"killed_reduce_tasks"`
-	WastedSlotSeconds float64 `json:"wasted_slot_s"`
+	Offers           int64 `json:"offers"`
+	ExtraMapTasks    int64 `json:"extra_map_tasks"`
+	ExtraReduceTasks int64 `json:"extra_reduce_tasks"`
+	KilledMapTasks   int64 `json:"killed_map_tasks"`
+	// KilledSpareMapTasks are the killed map attempts launched as spare.
+	KilledSpareMapTasks int64   `json:"killed_spare_map_tasks"`
+	KilledReduceTasks   int64   `json:"killed_reduce_tasks"`
+	WastedSlotSeconds   float64 `json:"wasted_slot_s"`
 	// Speculation counts speculative attempts; nil when the mode is none.
 	Speculation *SpecStats `json:"speculation,omitempty"`
 	// Preemption counts what the preemption planner did.
@@ -308,7 +317,7 @@ func summarize(r *Result, anyDeadline bool) Summary {
 	}
 	if anyDeadline {
 		d := &DeadlineStats{ExtraMapTasks: r.ExtraMapTasks, ExtraReduceTasks: r.ExtraReduceTasks,
-			KilledMapTasks: r.KilledMapTasks, WastedSlotSeconds: r.WastedSlotSeconds}
+			KilledMapTasks: r.KilledMapTasks, WastedSlotSeconds: r.WastedSlotSeconds, KilledSpareMapTasks: r.KilledSpareMapTasks}
 		var overruns []float64
 		for _, j := range r.Jobs {
 			if j.Deadline <= 0 {
@@ -336,6 +345,7 @@ func summarize(r *Result, anyDeadline bool) Summary {
 		}
 		if d.ExtraMapTasks > 0 {
 			d.KillRatioPct = float64(d.KilledMapTasks) / float64(d.ExtraMapTasks) * 100
+			d.SpareKillRatioPct = float64(d.KilledSpareMapTasks) / float64(d.ExtraMapTasks) * 100
 		}
 		s.Deadline = d
 	}
@@ -505,6 +515,8 @@ func WriteTable(w io.Writer, workload string, seed uint64, results []*Result) er
 		row("extra reduce tasks", func(r *Result) string { return fmt.Sprint(d(r).ExtraReduceTasks) })
 		row("killed map tasks", func(r *Result) string { return fmt.Sprint(d(r).KilledMapTasks) })
 		row("kill ratio (killed / extra maps) [%]", func(r *Result) string { return f(d(r).KillRatioPct) })
+		row("killed maps launched as spare", func(r *Result) string { return fmt.Sprint(d(r).KilledSpareMapTasks) })
+		row("spare kill ratio (of those / extra maps) [%]", func(r *Result) string { return f(d(r).SpareKillRatioPct) })
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write table: %w", err)

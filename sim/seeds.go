@@ -163,6 +163,8 @@ func Metrics(r *Result) map[string]float64 {
 		m["deadline.extra_maps"] = float64(d.ExtraMapTasks)
 		m["deadline.killed_maps"] = float64(d.KilledMapTasks)
 		m["deadline.kill_ratio_pct"] = d.KillRatioPct
+		m["deadline.killed_spare_maps"] = float64(d.KilledSpareMapTasks)
+		m["deadline.spare_kill_ratio_pct"] = d.SpareKillRatioPct
 		m["deadline.completion_mean"] = s.Response.Mean
 	}
 	return m

@@ -542,6 +542,9 @@ func (tt *TaskTracker) buildHeartbeat(reg registration) (*mrpb.HeartbeatRequest,
 		HeldJobs:       held,
 		HeldAttempts:   heldAttempts,
 	}
+	if reg.initial {
+		req.ConfDefaultsDigest = conf.DefaultsDigest()
+	}
 	req.CrQueueLength, req.CrQueueWaitMs = tt.cr.stats()
 	req.CrQueueMaxConcurrent = int32(tt.cr.limit())
 	usedMaps, usedReduces := 0, 0

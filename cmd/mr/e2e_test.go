@@ -328,6 +328,11 @@ func TestE2ECountersExact(t *testing.T) {
 	os.WriteFile(filepath.Join(in, "2.txt"), []byte("a cat a\fdog\n"), 0o644)
 	out := filepath.Join(t.TempDir(), "out")
 	res := c.wait(c.submit(wordCountSpec(in, out, 1)))
+	// The tracker is this build: it registered with the JobTracker's
+	// defaults digest, so launches carried only the non-default keys.
+	if !c.logHas("jobtracker", "tracker joined") || c.logHas("jobtracker", "other configuration defaults") {
+		t.Errorf("the JobTracker's log does not show t1 joining with the same configuration defaults")
+	}
 	// Words: the cat the hat the end | a cat a dog: 10 tokens, 7 distinct
 	// overall; per map after the combiner: map 1 has 4 distinct (the cat
 	// hat end), map 2 has 3 (a cat dog).

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -229,6 +230,35 @@ func TestE2EWorkloadCompare(t *testing.T) {
 	}
 	if a, b := realOf(filepath.Join(out, "metrics.csv")), realOf(filepath.Join(out2, "metrics.csv")); strings.Join(a, "\n") != strings.Join(b, "\n") || len(a) < 20 {
 		t.Errorf("the real figures read back differ from the run's:\n%v\n%v", a, b)
+	}
+
+	// --sim-launch-dist load: each run simulated with the launch
+	// distribution of the load it ran under (recorded in the report).
+	out3 := filepath.Join(dir, "load")
+	byLoad, err := runMREnv(t, time.Minute, nil, "workload", "compare", "--from", out, "--sim-launch-dist", "load", "--out", out3)
+	if err != nil {
+		t.Fatalf("mr workload compare --from --sim-launch-dist load: %v\n%s", err, byLoad)
+	}
+	data, err = os.ReadFile(filepath.Join(out3, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var loads struct {
+		Runs []struct {
+			Load       [2]float64 `json:"load_average"`
+			LaunchLoad float64    `json:"sim_launch_load"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(data, &loads); err != nil || len(loads.Runs) != 2 {
+		t.Fatalf("report.json of --sim-launch-dist load: %v", err)
+	}
+	for _, r := range loads.Runs {
+		if want := (r.Load[0] + r.Load[1]) / 2; r.Load[0] > 0 && r.Load[1] > 0 && math.Abs(r.LaunchLoad-want) > 1e-9 {
+			t.Errorf("run at load %v: launch distribution matched to load %v, want %v", r.Load, r.LaunchLoad, want)
+		}
+	}
+	if !strings.Contains(byLoad, "sim launch median/p90 [ms] (load matched to)") {
+		t.Errorf("--sim-launch-dist load: the table has no row of the load-matched launch:\n%s", byLoad)
 	}
 }
 

@@ -38,15 +38,22 @@ func splitJobConf() map[string]string {
 	}
 }
 
+// maxRandomSplits bounds the split orders splitRandomly gives one job.
+// Without a bound the test fed on itself: each split launches a remainder,
+// a slow (race-built, loaded) machine makes the job longer, and a longer
+// job drew more splits (153 in one run, 201 s race-built).
+const maxRandomSplits = 24
+
 // splitRandomly orders, at random moments drawn from rng, splits of the
-// job's running map attempts until the job ends; it returns how many
-// orders the JobTracker accepted (an attempt that ends or announces its
-// final spill before the order reaches it finishes unsplit).
+// job's running map attempts until the job ends or maxRandomSplits were
+// accepted; it returns how many orders the JobTracker accepted (an attempt
+// that ends or announces its final spill before the order reaches it
+// finishes unsplit).
 func splitRandomly(t *testing.T, c *cluster, id string, rng *rand.Rand) int {
 	t.Helper()
 	ctx := context.Background()
 	accepted := 0
-	for {
+	for accepted < maxRandomSplits {
 		time.Sleep(time.Duration(100+rng.IntN(400)) * time.Millisecond)
 		if st := c.status(id); st.State != "RUNNING" {
 			return accepted
@@ -71,6 +78,7 @@ func splitRandomly(t *testing.T, c *cluster, id string, rng *rand.Rand) int {
 		}
 		accepted++
 	}
+	return accepted
 }
 
 // runSplitAndPlain runs spec with random splits (seed), then without

@@ -216,8 +216,11 @@ func newWorkloadCompareCmd() *cobra.Command {
 			costs.LaunchDist = sim.MeasuredLaunchDist()
 		case "run":
 			costs.LaunchDist, o.LaunchFromRun = nil, true
+		case "load":
+			// A run whose load was not recorded keeps the measured spread.
+			costs.LaunchDist, o.LaunchLoad = sim.MeasuredLaunchDist(), &sim.MeasuredLaunchLoad
 		default:
-			return fmt.Errorf("--sim-launch-dist %q: want constant, measured or run", launchDist)
+			return fmt.Errorf("--sim-launch-dist %q: want constant, measured, load or run", launchDist)
 		}
 		switch phases {
 		case "even":
@@ -310,8 +313,8 @@ func newWorkloadCompareCmd() *cobra.Command {
 	fl.StringVar(&from, "from", "", "simulate again the real runs of an earlier --out directory instead of running the trace")
 	fl.BoolVar(&ideal, "ideal-sim", false, "simulate an ideal cluster (slots offered as they free, no per-task costs) instead of the model of the configured one")
 	fl.DurationVar(&costs.Launch, "sim-launch", costs.Launch, "the model's task launch cost (from assignment to the task code starting)")
-	fl.StringVar(&launchDist, "sim-launch-dist", "measured", "the model's launch cost per attempt: measured (drawn from the measured spread, sim.MeasuredLaunchDist, seeded by the trace's seed), constant (--sim-launch for every attempt) or run (drawn from the spread the run's own history shows, after the run)")
-	fl.IntVar(&draws, "sim-draws", 16, "with a launch spread (--sim-launch-dist measured or run): simulate each run this many times (launch seeds seed, seed+1000003, ...) and compare with each job's median over the draws; the table shows the spread of the draws' missed deadlines")
+	fl.StringVar(&launchDist, "sim-launch-dist", "measured", "the model's launch cost per attempt, drawn with the trace's seed: measured (from one spread for every load, sim.MeasuredLaunchDist), load (from the spread fitted for the machine's load average during the run, sim.MeasuredLaunchLoad; the measured spread for a run whose load was not recorded), constant (--sim-launch for every attempt) or run (drawn from the spread the run's own history shows, after the run)")
+	fl.IntVar(&draws, "sim-draws", 16, "with a launch spread (--sim-launch-dist measured, load or run): simulate each run this many times (launch seeds seed, seed+1000003, ...) and compare with each job's median over the draws; the table shows the spread of the draws' missed deadlines")
 	fl.StringVar(&phases, "sim-phases", "even", "the trackers' first heartbeats in the model: even (spread evenly over the period) or drawn (each launch draw places them at random in it; not with --sim-launch-dist constant)")
 	fl.DurationVar(&costs.Report, "sim-report", costs.Report, "the model's task end report cost (from the task code's end to the JobTracker recording it)")
 	fl.DurationVar(&costs.MapEvents, "sim-map-events", costs.MapEvents, "the model's delay from the last map's recorded end to a waiting reduce's reduce phase")

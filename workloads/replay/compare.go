@@ -60,6 +60,12 @@ type CompareOptions struct {
 	// own history shows (MeasuredOverheads.LaunchDist) instead of Costs':
 	// what a model measured on the run itself would predict.
 	LaunchFromRun bool
+	// LaunchLoad, when set, simulates each run with the launch
+	// distribution this model gives for the machine's load during the run
+	// (RunLoad of PolicyRun.Load, measured around the run, not from its
+	// tasks) instead of Costs': the launch cost grows with the load. A run
+	// whose load was not recorded keeps Costs' distribution.
+	LaunchLoad *sim.LaunchLoadModel
 	// LaunchDraws, when > 1 and the model draws launches, simulates each
 	// run that many times (launch seeds DrawSeed(seed, 0..n−1)) and
 	// compares the real run with the per-job median of the draws
@@ -95,6 +101,21 @@ type PolicyRun struct {
 	// Load is the machine's 1-minute load average at the run's start and
 	// end (LoadAverage; zero when unknown).
 	Load [2]float64
+	// LaunchLoad is the load the simulation's launch distribution was
+	// matched to (CompareOptions.LaunchLoad), 0 when it was not.
+	LaunchLoad float64
+}
+
+// RunLoad is the load a run ran under: the mean of the load averages at
+// its start and end (Load), the one known when the other is 0, 0 when
+// neither was recorded.
+func RunLoad(load [2]float64) float64 {
+	switch {
+	case load[0] > 0 && load[1] > 0:
+		return (load[0] + load[1]) / 2
+	default:
+		return max(load[0], load[1])
+	}
 }
 
 // LoadAverage is the machine's 1-minute load average (/proc/loadavg), 0
@@ -195,11 +216,10 @@ func Compare(ctx context.Context, o CompareOptions) (*Comparison, error) {
 			if err != nil {
 				return c, fmt.Errorf("compare: policy %s, seed %d: %w", pol, p.seed, err)
 			}
-			pr, err := o.policyRun(pol, p.seed, run, sp)
+			pr, err := o.policyRun(pol, p.seed, run, sp, [2]float64{load0, LoadAverage()})
 			if err != nil {
 				return c, fmt.Errorf("compare: policy %s, seed %d: %w", pol, p.seed, err)
 			}
-			pr.Load = [2]float64{load0, LoadAverage()}
 			c.Runs = append(c.Runs, pr)
 		}
 	}
@@ -352,8 +372,9 @@ func (o CompareOptions) comparison(w *sim.Workload) *Comparison {
 	return &Comparison{Trace: o.Trace, Description: w.Description, TimeScale: ts, Trackers: o.Trackers, MapSlots: o.MapSlots, ReduceSlots: o.ReduceSlots}
 }
 
-// policyRun puts a real run beside its simulation.
-func (o CompareOptions) policyRun(pol string, seed uint64, run *Run, sp simPlan) (PolicyRun, error) {
+// policyRun puts a real run, made under the machine load load (start,
+// end), beside its simulation.
+func (o CompareOptions) policyRun(pol string, seed uint64, run *Run, sp simPlan, load [2]float64) (PolicyRun, error) {
 	real, err := ResultOf(run, pol, o.Trackers, o.Trackers*o.MapSlots, o.Trackers*o.ReduceSlots, sp.cfg.Float(keySlowstart))
 	if err != nil {
 		return PolicyRun{}, err
@@ -367,6 +388,15 @@ func (o CompareOptions) policyRun(pol string, seed uint64, run *Run, sp simPlan)
 			}
 		}
 	}
+	var launchLoad float64
+	if l := RunLoad(load); o.LaunchLoad != nil && !o.Ideal && !o.LaunchFromRun && l > 0 {
+		if d := o.LaunchLoad.Dist(l, seed); d != nil {
+			sp.model.Overheads.LaunchDist, launchLoad = d, l
+			if err := o.simulateDraws(&sp, run.Workload); err != nil {
+				return PolicyRun{}, fmt.Errorf("simulating with the launch distribution of load %.1f: %w", l, err)
+			}
+		}
+	}
 	rw, err := Recorded(run)
 	if err != nil {
 		return PolicyRun{}, err
@@ -376,7 +406,7 @@ func (o CompareOptions) policyRun(pol string, seed uint64, run *Run, sp simPlan)
 		return PolicyRun{}, fmt.Errorf("simulating the recorded durations: %w", err)
 	}
 	return PolicyRun{Policy: pol, Seed: seed, Real: real, Sim: sp.res, Run: run, JobErrors: JobErrors(real, sp.res), Conf: simulatedConf(sp.conf), DrawMissed: sp.drawMissed,
-		Model: sp.model, Costs: costs, Recorded: rec, RecordedErrors: JobErrors(real, rec)}, nil
+		Model: sp.model, Costs: costs, Recorded: rec, RecordedErrors: JobErrors(real, rec), Load: load, LaunchLoad: launchLoad}, nil
 }
 
 // simulatedConf are the settings of a run that its simulation reads: the
@@ -538,6 +568,18 @@ func (c *Comparison) WriteTable(w io.Writer) error {
 			loadRow = append(loadRow, fmt.Sprintf("%.1f/%.1f", r.Load[0], r.Load[1]))
 		}
 		row(loadRow...)
+		if len(runs) > 0 && runs[0].Model.Overheads.LaunchDist != nil {
+			launchRow := []string{"sim launch median/p90 [ms] (load matched to)"}
+			for _, r := range runs {
+				d := r.Model.Overheads.LaunchDist
+				cell := fmt.Sprintf("%.0f/%.0f", float64(d.At(0.5))/float64(time.Millisecond), float64(d.At(0.9))/float64(time.Millisecond))
+				if r.LaunchLoad > 0 {
+					cell += fmt.Sprintf(" (%.1f)", r.LaunchLoad)
+				}
+				launchRow = append(launchRow, cell)
+			}
+			row(launchRow...)
+		}
 		if len(runs) > 0 && len(runs[0].DrawMissed) > 0 {
 			drawRow := []string{fmt.Sprintf("missed deadlines, %d sim draws: mean [min-max]", len(runs[0].DrawMissed))}
 			for _, r := range runs {
@@ -751,6 +793,9 @@ type jsonRun struct {
 	SimDrawMissed []int `json:"sim_draw_missed,omitempty"`
 	// Load is the 1-minute load average at the real run's start and end.
 	Load [2]float64 `json:"load_average"`
+	// SimLaunchLoad is the load the simulation's launch distribution was
+	// matched to (--sim-launch-dist load), absent when it was not.
+	SimLaunchLoad float64 `json:"sim_launch_load,omitempty"`
 }
 
 // WriteJSON writes the comparison as one JSON object: per run, both
@@ -770,7 +815,7 @@ func (c *Comparison) WriteJSON(w io.Writer) error {
 			RealJobs: r.Real.Jobs, SimJobs: r.Sim.Jobs, JobErrMed: sim.Percentile(r.JobErrors, 50), JobErrP90: sim.Percentile(r.JobErrors, 90),
 			Killed: [2]int64{r.Real.KilledMapTasks, r.Real.KilledReduceTasks}, Model: r.Model.json(), Costs: r.Costs,
 			Recorded: r.Recorded.Summary, RecordedJobs: r.Recorded.Jobs,
-			RecordedJobErrMed: sim.Percentile(r.RecordedErrors, 50), RecordedJobErrP90: sim.Percentile(r.RecordedErrors, 90), Conf: r.Conf, SimDrawMissed: r.DrawMissed, Load: r.Load})
+			RecordedJobErrMed: sim.Percentile(r.RecordedErrors, 50), RecordedJobErrP90: sim.Percentile(r.RecordedErrors, 90), Conf: r.Conf, SimDrawMissed: r.DrawMissed, Load: r.Load, SimLaunchLoad: r.LaunchLoad})
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -885,11 +930,10 @@ func Resimulate(dir string, o CompareOptions) (*Comparison, error) {
 		if err != nil {
 			return nil, fmt.Errorf("resimulate: %w", err)
 		}
-		pr, err := o.policyRun(r.Policy, r.Seed, run, sp)
+		pr, err := o.policyRun(r.Policy, r.Seed, run, sp, r.Load)
 		if err != nil {
 			return nil, fmt.Errorf("resimulate: policy %s, seed %d: %w", r.Policy, r.Seed, err)
 		}
-		pr.Load = r.Load
 		c.Runs = append(c.Runs, pr)
 	}
 	return c, nil

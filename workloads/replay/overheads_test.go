@@ -173,3 +173,68 @@ func TestMedianOfDraws(t *testing.T) {
 		t.Errorf("MedianOfDraws changed its first draw: %+v", first.Jobs[0])
 	}
 }
+
+// TestRunLoad checks the load a run is matched by: the mean of its start
+// and end, the one recorded when the other is not, 0 for none.
+func TestRunLoad(t *testing.T) {
+	for _, c := range []struct {
+		load [2]float64
+		want float64
+	}{
+		{[2]float64{2, 4}, 3},
+		{[2]float64{25.65, 32.25}, 28.95},
+		{[2]float64{5, 0}, 5},
+		{[2]float64{0, 7}, 7},
+		{[2]float64{0, 0}, 0},
+	} {
+		if got := RunLoad(c.load); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("RunLoad(%v) = %v, want %v", c.load, got, c.want)
+		}
+	}
+}
+
+// TestPolicyRunLaunchLoad checks that with a load-matched launch model a
+// run is simulated with the distribution of its own load (seeded by its
+// seed), and that a run whose load was not recorded keeps the model's
+// distribution.
+func TestPolicyRunLaunchLoad(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	w := &sim.Workload{Name: "one", Jobs: []sim.Job{{ID: "a", Name: "one", Maps: []time.Duration{300 * time.Millisecond, 300 * time.Millisecond}}}}
+	h := &jobhistory.Record{Job: jobhistory.Job{JobID: "job_1", Name: "one", State: jobtracker.StateSucceeded, Submit: at(0), Finish: at(420)}, Attempts: []jobhistory.Attempt{
+		{TaskType: "m", Task: 0, State: jobtracker.StateSucceeded, Start: at(10), Finish: at(360)},
+		{TaskType: "m", Task: 1, State: jobtracker.StateSucceeded, Start: at(10), Finish: at(410)},
+	}}
+	run := &Run{Workload: w, Start: t0, Jobs: []JobRun{{Trace: &w.Jobs[0], ID: "job_1", State: jobtracker.StateSucceeded, Submitted: at(0), History: h}}}
+	costs := sim.MeasuredOverheads
+	costs.LaunchDist = sim.MeasuredLaunchDist()
+	o := CompareOptions{Trackers: 1, MapSlots: 2, ReduceSlots: 1, Costs: &costs, LaunchDraws: 4, LaunchLoad: &sim.MeasuredLaunchLoad,
+		Config: func(policy string, _ *sim.Workload) (*conf.Config, error) {
+			return conf.Default().With(map[string]string{"scheduler.policy": policy}, "test")
+		}}
+	sp, err := o.simulate("fifo", w, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		load     [2]float64
+		matched  float64
+		quantile []time.Duration
+	}{
+		{[2]float64{2, 4}, 3, sim.MeasuredLaunchLoad.Dist(3, 5).Quantiles},
+		{[2]float64{30, 20}, 25, sim.MeasuredLaunchLoad.Dist(25, 5).Quantiles},
+		{[2]float64{0, 0}, 0, sim.MeasuredLaunchDist().Quantiles},
+	} {
+		pr, err := o.policyRun("fifo", 5, run, sp, c.load)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := pr.Model.Overheads.LaunchDist
+		if pr.Load != c.load || pr.LaunchLoad != c.matched || d == nil || d.Seed != 5 || !slices.Equal(d.Quantiles, c.quantile) {
+			t.Errorf("load %v: recorded %v, matched to %v (want %v), distribution %+v, want seed 5 and %v", c.load, pr.Load, pr.LaunchLoad, c.matched, d, c.quantile)
+		}
+		if pr.Sim == nil || len(pr.Sim.Jobs) != 1 {
+			t.Errorf("load %v: no simulated job", c.load)
+		}
+	}
+}

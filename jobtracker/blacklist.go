@@ -38,7 +38,7 @@ func (jt *JobTracker) noteTrackerFailureLocked(j *job, name string) {
 		j.trackerFailures = map[string]int{}
 	}
 	j.trackerFailures[name]++
-	if j.trackerFailures[name] == j.conf.Int("mapreduce.job.maxtaskfailures.per.tracker") {
+	if j.trackerFailures[name] == j.settings().maxTrackerFailures {
 		j.flakyTrackers++
 		jt.log.Warn("tracker blacklisted for a job", "tracker", name, "job", j.id, "failures", j.trackerFailures[name])
 	}
@@ -46,10 +46,10 @@ func (jt *JobTracker) noteTrackerFailureLocked(j *job, name string) {
 
 // jobAvoidsLocked tells whether job j gives no new task to tracker name.
 func (jt *JobTracker) jobAvoidsLocked(j *job, name string) bool {
-	if j.trackerFailures[name] < j.conf.Int("mapreduce.job.maxtaskfailures.per.tracker") {
+	if j.trackerFailures[name] < j.settings().maxTrackerFailures {
 		return false
 	}
-	return float64(j.flakyTrackers) < j.conf.Float("mapreduce.job.blacklist.max.percent")*float64(len(jt.trackers))
+	return float64(j.flakyTrackers) < j.settings().blacklistMaxShare*float64(len(jt.trackers))
 }
 
 // jobBlacklistLocked lists the trackers job j has blacklisted, sorted.
@@ -73,6 +73,7 @@ func (jt *JobTracker) recordFaultsLocked(j *job, now time.Time) {
 			jt.faults = map[string][]time.Time{}
 		}
 		jt.faults[name] = append(jt.faults[name], now)
+		jt.trackerChangedLocked(name)
 	}
 	jt.refreshBlacklistLocked(now)
 }
@@ -83,6 +84,7 @@ func (jt *JobTracker) refreshBlacklistLocked(now time.Time) {
 	window := jt.cfg.Duration("mapreduce.jobtracker.blacklist.fault-timeout-window")
 	limit := jt.cfg.Int("mapreduce.jobtracker.tasktracker.maxblacklists")
 	for name, fs := range jt.faults {
+		jt.trackerChangedLocked(name) // its count of faults may fall
 		kept := fs[:0]
 		for _, at := range fs {
 			if now.Sub(at) < window {
@@ -96,12 +98,16 @@ func (jt *JobTracker) refreshBlacklistLocked(now time.Time) {
 		}
 	}
 	blacklisted := 0
-	for _, t := range jt.trackers {
-		if !t.blacklisted {
+	for name := range jt.blacklisted {
+		t := jt.trackers[name]
+		if t == nil || !t.blacklisted {
+			delete(jt.blacklisted, name) // lost, or registered again
 			continue
 		}
 		if n := len(jt.faults[t.name]); n < limit {
 			t.blacklisted, t.blacklistReason = false, ""
+			delete(jt.blacklisted, name)
+			jt.trackerChangedLocked(t.name)
 			jt.log.Info("tracker no longer blacklisted", "tracker", t.name, "faults", n)
 			continue
 		}
@@ -124,6 +130,11 @@ func (jt *JobTracker) refreshBlacklistLocked(now time.Time) {
 			continue
 		}
 		t.blacklisted = true
+		if jt.blacklisted == nil {
+			jt.blacklisted = map[string]bool{}
+		}
+		jt.blacklisted[name] = true
+		jt.trackerChangedLocked(name)
 		jt.capacityStale = true
 		t.blacklistReason = fmt.Sprintf("blacklisted by %d jobs within %s", n, window)
 		blacklisted++
@@ -132,20 +143,20 @@ func (jt *JobTracker) refreshBlacklistLocked(now time.Time) {
 }
 
 // trackerStatuses lists the live trackers, sorted by name.
+// They are the published rows (publish.go): no lock is taken.
 func (jt *JobTracker) trackerStatuses() []*mrpb.TrackerStatus {
-	jt.mu.Lock()
-	defer jt.unlock()
-	out := make([]*mrpb.TrackerStatus, 0, len(jt.trackers))
-	for _, t := range jt.trackers {
+	rows := jt.trackerRowsNow()
+	out := make([]*mrpb.TrackerStatus, 0, len(rows))
+	for _, r := range rows {
+		t := &r.info
 		out = append(out, &mrpb.TrackerStatus{
-			Name: t.name, Host: t.host, ShuffleAddress: t.shuffleAddr,
-			MapSlots: int32(t.mapSlots), ReduceSlots: int32(t.reduceSlots),
-			Blacklisted: t.blacklisted, BlacklistReason: t.blacklistReason,
-			Faults: int32(len(jt.faults[t.name])), LastHeartbeatMs: t.lastSeen.UnixMilli(),
-			LostReplies: int32(t.lostReplies),
+			Name: t.Name, Host: t.Host, ShuffleAddress: t.ShuffleAddress,
+			MapSlots: int32(t.MapSlots), ReduceSlots: int32(t.ReduceSlots),
+			Blacklisted: t.Blacklisted, BlacklistReason: t.BlacklistReason,
+			Faults: int32(r.faults), LastHeartbeatMs: r.lastSeen.UnixMilli(),
+			LostReplies: int32(t.LostReplies),
 		})
 	}
-	sort.Slice(out, func(a, b int) bool { return out[a].Name < out[b].Name })
 	return out
 }
 

@@ -141,6 +141,7 @@ func (jt *JobTracker) checkpointSlotReleasedLocked(a *attempt, now time.Time) {
 		return
 	}
 	a.ckpt.released = now
+	jt.trackerChangedLocked(a.tracker) // its row's busy slots
 	k := attemptKey(a)
 	jt.driver.Planner().ReleasedEarly(k.String())
 	jt.driver.Ended(now, k, now.Sub(a.start))

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -179,30 +180,65 @@ func (jt *JobTracker) GetJobStatus(ctx context.Context, req *mrpb.JobStatusReque
 }
 
 // ListJobs lists running jobs, or all jobs: those in memory and the
-// retired ones still in the retired-jobs cache, by submission.
+// retired ones still in the retired-jobs cache, by submission. The jobs
+// are read a chunk at a time (jobsChunked): each job's status is
+// consistent, and heartbeats wait for one chunk, not for the list.
 func (jt *JobTracker) ListJobs(ctx context.Context, req *mrpb.ListJobsRequest) (*mrpb.ListJobsResponse, error) {
-	jt.mu.Lock()
 	resp := &mrpb.ListJobsResponse{}
-	if req.All {
-		resp.Jobs = jt.retiredStatusesLocked()
-	}
-	retired := len(resp.Jobs)
 	var counters []counterSources
-	for _, j := range jt.order {
+	// The policy's view (O(jobs)) is taken once, at the list's start:
+	// the scheduling info of every job is as of then.
+	var ps *partitions.PolicyStatus
+	described := false
+	var retired []*mrpb.JobStatus
+	jt.jobsChunked(func(j *job) {
+		if !described {
+			ps, described = jt.describeLocked(), true
+		}
 		if req.All || !j.done() {
-			st, c := jt.jobStatusNoCountersLocked(j)
+			st, c := jt.jobStatusFromLocked(j, ps)
 			resp.Jobs = append(resp.Jobs, st)
 			counters = append(counters, c)
 		}
-	}
-	jt.unlock()
+	}, func() {
+		if req.All {
+			retired = jt.retiredStatusesLocked()
+		}
+	})
 	for i, c := range counters {
-		resp.Jobs[retired+i].Counters = countersToProto(c.sum())
+		resp.Jobs[i].Counters = countersToProto(c.sum())
 	}
-	if retired > 0 {
+	if len(retired) > 0 {
+		resp.Jobs = append(retired, resp.Jobs...)
 		sortStatuses(resp.Jobs)
 	}
 	return resp, nil
+}
+
+// listChunk is the most jobs a list reads under one hold of the lock.
+const listChunk = 64
+
+// jobsChunked calls each, under the lock, for every job in memory in
+// submission order, releasing and taking the lock again every listChunk
+// jobs; then last under the final hold. A job retired between two holds
+// is skipped: it is then in the retired-jobs cache, which last reads.
+func (jt *JobTracker) jobsChunked(each func(j *job), last func()) {
+	jt.mu.Lock()
+	order := slices.Clone(jt.order)
+	for i := 0; ; i += listChunk {
+		for _, j := range order[i:min(i+listChunk, len(order))] {
+			if jt.jobs[j.id] == j {
+				each(j)
+			}
+		}
+		if i+listChunk >= len(order) {
+			last()
+			jt.unlock()
+			return
+		}
+		jt.unlock()
+		jt.mu.Lock()
+	}
 }
 
 // KillJob kills a running job.
@@ -251,6 +287,12 @@ func (jt *JobTracker) GetJobHistory(ctx context.Context, req *mrpb.JobHistoryReq
 // jobStatusNoCountersLocked is the job's status but its counters, and
 // what they are summed from (counterSources.sum, which needs no lock).
 func (jt *JobTracker) jobStatusNoCountersLocked(j *job) (*mrpb.JobStatus, counterSources) {
+	return jt.jobStatusFromLocked(j, jt.describeLocked())
+}
+
+// jobStatusFromLocked is jobStatusNoCountersLocked with the policy's
+// view ps (describeLocked) given: a list describes once for all its jobs.
+func (jt *JobTracker) jobStatusFromLocked(j *job, ps *partitions.PolicyStatus) (*mrpb.JobStatus, counterSources) {
 	st := &mrpb.JobStatus{
 		JobId:    j.id,
 		Name:     j.spec.Name,
@@ -270,7 +312,7 @@ func (jt *JobTracker) jobStatusNoCountersLocked(j *job) (*mrpb.JobStatus, counte
 	}
 	p := j.progresses()
 	st.MapProgress, st.ReduceProgress = float32(p[partitions.Map]), float32(p[partitions.Reduce])
-	st.SchedulingInfo = jt.schedulingInfoLocked(j.id)
+	st.SchedulingInfo = schedulingInfo(ps, j.id)
 	st.TrackingUrl = jt.trackingURL(j.id)
 	for _, s := range j.speculations {
 		st.Speculations = append(st.Speculations, s.proto())
@@ -293,30 +335,16 @@ func (jt *JobTracker) jobCountersLocked(j *job) mr.CounterSet {
 // shared: the sum needs no lock.
 type counterSources []mr.CounterSet
 
-// jobCounterSourcesLocked gathers the job's counter sources. The
-// successful attempts' counters are summed as tasks succeed
-// (lifecycle.go), so only the running tasks are walked.
+// jobCounterSourcesLocked gathers the job's counter sources: copies of
+// the job counters, of the successful attempts' sum (kept as tasks
+// succeed, lifecycle.go) and of the running tasks' sum (kept as they
+// report, running.go): O(counter names), whatever the number of tasks.
 func (jt *JobTracker) jobCounterSourcesLocked(j *job) counterSources {
-	job, done := mr.CounterSet{}, mr.CounterSet{}
+	job, done, run := mr.CounterSet{}, mr.CounterSet{}, mr.CounterSet{}
 	job.Merge(j.counters)
 	done.Merge(j.doneCounters)
-	out := make(counterSources, 2, 2+len(j.active))
-	out[0], out[1] = job, done
-	for t := range j.active {
-		var best *attempt
-		for _, a := range t.attempts {
-			if a.live() && (best == nil || a.progress > best.progress) {
-				best = a
-			}
-		}
-		if best != nil {
-			out = append(out, best.counters)
-			if p := t.splitPrefixOf(best); p != nil {
-				out = append(out, p)
-			}
-		}
-	}
-	return out
+	run.Merge(j.runCounters)
+	return counterSources{job, done, run}
 }
 
 // sum adds the sources up.
@@ -355,14 +383,10 @@ func emptyPhaseProgress(typ partitions.TaskType, maps int) float64 {
 
 // progresses is the mean progress of the job's maps and of its reduces:
 // 1 for a task that succeeded, its best live attempt's for a running one,
-// 0 otherwise (emptyPhaseProgress for a type without tasks). One pass over
-// the running tasks gives both (callers want both; a large job runs tens
-// of thousands of tasks, walked under the lock).
+// 0 otherwise (emptyPhaseProgress for a type without tasks). The running
+// tasks' part is the running total (running.go): O(1).
 func (j *job) progresses() [2]float64 {
-	var sum [2]float64
-	for t := range j.active {
-		sum[t.typ] += t.progress()
-	}
+	sum := j.runProgress
 	var out [2]float64
 	for typ, total := range [2]int{len(j.maps), len(j.reduces)} {
 		if total == 0 {

@@ -122,7 +122,10 @@ func (jt *JobTracker) combineHeartbeat(c *heartbeatCall) {
 		x.resp, x.err = jt.heartbeatLocked(x)
 		jt.prom.lockHeld.Observe(sinceSeconds(start))
 	}
-	jt.unlock() // and the work queued under it (event log, history)
+	// The work queued under the lock that the replies wait for (the
+	// recovery event log); the rest (history files of jobs that ended)
+	// once the batch is answered, before this call returns.
+	late := jt.unlockEarly()
 
 	jt.hbMu.Lock()
 	if len(jt.hbQueue) > 0 {
@@ -136,6 +139,9 @@ func (jt *JobTracker) combineHeartbeat(c *heartbeatCall) {
 		if x != c {
 			close(x.wake)
 		}
+	}
+	for _, f := range late {
+		f()
 	}
 }
 
@@ -197,11 +203,15 @@ func (jt *JobTracker) heartbeatLocked(c *heartbeatCall) (*mrpb.HeartbeatResponse
 		jt.acknowledgeLocked(t, req.ResponseId)
 	}
 	t.host, t.shuffleAddr = req.Host, req.ShuffleAddress
+	jt.trackerChangedLocked(t.name)
 	if t.mapSlots != int(req.MapSlots) || t.reduceSlots != int(req.ReduceSlots) {
+		jt.slotTotals[partitions.Map] += int(req.MapSlots) - t.mapSlots
+		jt.slotTotals[partitions.Reduce] += int(req.ReduceSlots) - t.reduceSlots
 		t.mapSlots, t.reduceSlots = int(req.MapSlots), int(req.ReduceSlots)
 		jt.capacityStale = true
 	}
 	t.lastSeen = now
+	jt.seenLocked(t)
 	t.criu = req.CriuAvailable
 	t.crQueue, t.crWait = int(req.CrQueueLength), time.Duration(req.CrQueueWaitMs)*time.Millisecond
 	// The planner's mirror of the tracker's queue runs as many operations
@@ -297,6 +307,7 @@ func (jt *JobTracker) acknowledgeLocked(t *trackerState, id int64) {
 		return
 	}
 	t.acked = id
+	jt.launchesAcknowledgedLocked(t)
 	kept := t.unacked[:0]
 	var purged []string
 	for _, p := range t.unacked {
@@ -391,18 +402,6 @@ func reportedAttempts(req *mrpb.HeartbeatRequest) map[string]bool {
 		reported[st.AttemptId] = true
 	}
 	return reported
-}
-
-// expireLaunchesLocked fails attempts whose launch a tracker that keeps
-// heartbeating has not acknowledged for the expiry interval.
-func (jt *JobTracker) expireLaunchesLocked(t *trackerState, now time.Time, expiry time.Duration) {
-	for id, a := range t.attempts {
-		if !a.live() || (a.sentIn != 0 && a.sentIn <= t.acked) || now.Sub(a.start) <= expiry {
-			continue
-		}
-		jt.log.Warn("launch never acknowledged", "attempt", id, "tracker", t.name, "for", now.Sub(a.start).Round(time.Millisecond))
-		jt.failAttemptLocked(a, fmt.Sprintf("Error launching task: tracker %s did not acknowledge the launch for %s", t.name, now.Sub(a.start).Round(time.Second)))
-	}
 }
 
 // killOrderPendingLocked tells whether a kill of attempt id is on its way

@@ -142,15 +142,29 @@ type rigAttempt struct {
 
 func newHeartbeatRig(b testing.TB, policy string, trackers, maps int, viaGRPC bool) *heartbeatRig {
 	b.Helper()
-	dir := b.TempDir()
-	jt, _ := newTestJTWith(b, dir, 0, nil, map[string]string{
+	return newHeartbeatRigJobs(b, policy, trackers, 1, maps, 10, viaGRPC)
+}
+
+// newHeartbeatRigJobs is newHeartbeatRig with jobs jobs of maps maps and
+// reduces reduces each submitted before the trackers register.
+func newHeartbeatRigJobs(b testing.TB, policy string, trackers, jobs, maps, reduces int, viaGRPC bool) *heartbeatRig {
+	b.Helper()
+	return newHeartbeatRigConf(b, trackers, jobs, maps, reduces, viaGRPC, map[string]string{
 		"scheduler.policy": policy,
 		// No speculation: the attempts all run at one pace.
 		"mapreduce.map.speculative":    "false",
 		"mapreduce.reduce.speculative": "false",
 	})
+}
+
+// newHeartbeatRigConf is newHeartbeatRigJobs with the JobTracker's
+// configuration overrides given.
+func newHeartbeatRigConf(b testing.TB, trackers, jobs, maps, reduces int, viaGRPC bool, overrides map[string]string) *heartbeatRig {
+	b.Helper()
+	dir := b.TempDir()
+	jt, _ := newTestJTWith(b, dir, 0, nil, overrides)
 	jt.log = slog.New(slog.DiscardHandler)
-	r := &heartbeatRig{jt: jt, dir: dir, maps: maps, reduces: 10, start: time.Now()}
+	r := &heartbeatRig{jt: jt, dir: dir, maps: maps, reduces: reduces, start: time.Now()}
 	r.call = func(req *mrpb.HeartbeatRequest) (*mrpb.HeartbeatResponse, error) {
 		return jt.Heartbeat(context.Background(), req)
 	}
@@ -176,7 +190,9 @@ func newHeartbeatRig(b testing.TB, policy string, trackers, maps int, viaGRPC bo
 	for i := 0; i < trackers; i++ {
 		r.trackers = append(r.trackers, &rigTracker{name: fmt.Sprintf("tracker_%d", i), host: fmt.Sprintf("host%d", i)})
 	}
-	r.submit(b)
+	for range jobs {
+		r.submit(b)
+	}
 	for i := range r.trackers {
 		r.beat(b, i, false) // registration: fills the tracker's slots
 	}

@@ -127,7 +127,7 @@ func TestUnacknowledgedLaunchExpires(t *testing.T) {
 	clock = clock.Add(expiry / 2)
 	rawHeartbeat(t, jt, &mrpb.HeartbeatRequest{Incarnation: first.Incarnation, ResponseId: 0})
 	jt.mu.Lock()
-	jt.expireLaunchesLocked(jt.trackers["t1"], clock, expiry)
+	jt.expirePassLocked(clock)
 	jt.unlock()
 	if st, _ := attemptStateOf(jt, att); st != StateRunning {
 		t.Fatalf("attempt %s is %s before the expiry", att, st)
@@ -135,7 +135,7 @@ func TestUnacknowledgedLaunchExpires(t *testing.T) {
 	clock = clock.Add(expiry)
 	rawHeartbeat(t, jt, &mrpb.HeartbeatRequest{Incarnation: first.Incarnation, ResponseId: 0})
 	jt.mu.Lock()
-	jt.expireLaunchesLocked(jt.trackers["t1"], clock, expiry)
+	jt.expirePassLocked(clock)
 	jt.unlock()
 	if st, diag := attemptStateOf(jt, att); st != StateFailed || !strings.Contains(diag, "Error launching task: tracker t1 did not acknowledge the launch") {
 		t.Fatalf("attempt %s after the expiry: %s %q", att, st, diag)

@@ -342,77 +342,54 @@ func (jt *JobTracker) jobInfoLocked(j *job) JobInfo {
 
 // clusterInfo copies the cluster's state; with jobs it also returns every
 // job's summary in submission order.
+//
+// The trackers are their published rows (publish.go), read without the
+// lock; the jobs are read under it, a chunk at a time (jobsChunked).
 func (jt *JobTracker) clusterInfo(withJobs bool) (ClusterInfo, []JobInfo) {
-	jt.mu.Lock()
-	defer jt.unlock()
-	now := jt.now()
+	rows := jt.trackerRowsNow()
 	ci := ClusterInfo{
-		Time:     utc(now),
-		Policy:   jt.policy.Name(),
-		Trackers: make([]TrackerInfo, 0, len(jt.trackers)),
+		Trackers: make([]TrackerInfo, 0, len(rows)),
 		Jobs:     map[string]int{StateRunning: 0, StateSucceeded: 0, StateFailed: 0, StateKilled: 0},
 	}
-	for _, t := range jt.trackers {
-		ti := TrackerInfo{
-			Name: t.name, Host: t.host, ShuffleAddress: t.shuffleAddr,
-			MapSlots: t.mapSlots, ReduceSlots: t.reduceSlots,
-			RunningAttempts:         []string{},
-			LastHeartbeat:           utc(t.lastSeen),
-			LastHeartbeatAgeSeconds: math.Round(now.Sub(t.lastSeen).Seconds()*1e3) / 1e3,
-			CRIU:                    t.criu,
-			Blacklisted:             t.blacklisted,
-			BlacklistReason:         t.blacklistReason,
-			LostReplies:             t.lostReplies,
+	var jobs, retired []JobInfo
+	var now time.Time
+	jt.jobsChunked(func(j *job) {
+		ci.Jobs[j.state.String()]++
+		if withJobs {
+			jobs = append(jobs, jt.jobInfoLocked(j))
 		}
-		for id, a := range t.attempts {
-			if !a.live() {
-				continue
-			}
-			ti.RunningAttempts = append(ti.RunningAttempts, id)
-			if a.task.typ == partitions.Map {
-				ti.RunningMaps++
-			} else {
-				ti.RunningReduces++
+	}, func() {
+		now = jt.now()
+		ci.Policy = jt.policy.Name()
+		for _, s := range jt.retire.cache {
+			ci.Jobs[s.state]++
+			if withJobs {
+				retired = append(retired, s.info())
 			}
 		}
-		sort.Strings(ti.RunningAttempts)
+		ci.PolicyStatus = jt.describeLocked()
+	})
+	ci.Time = utc(now)
+	for _, r := range rows {
+		ti := r.info
+		ti.LastHeartbeatAgeSeconds = math.Round(now.Sub(r.lastSeen).Seconds()*1e3) / 1e3
 		ci.MapSlots += ti.MapSlots
 		ci.ReduceSlots += ti.ReduceSlots
 		ci.RunningMaps += ti.RunningMaps
 		ci.RunningReduces += ti.RunningReduces
 		ci.Trackers = append(ci.Trackers, ti)
 	}
-	sort.Slice(ci.Trackers, func(a, b int) bool { return ci.Trackers[a].Name < ci.Trackers[b].Name })
-	var jobs []JobInfo
-	if withJobs {
-		jobs = make([]JobInfo, 0, len(jt.retire.cache)+len(jt.order))
+	if withJobs && jobs == nil {
+		jobs = []JobInfo{}
 	}
-	for _, s := range jt.retire.cache {
-		ci.Jobs[s.state]++
-		if withJobs {
-			jobs = append(jobs, s.info())
-		}
-	}
-	retired := len(jobs)
-	for _, j := range jt.order {
-		ci.Jobs[j.state.String()]++
-		if withJobs {
-			jobs = append(jobs, jt.jobInfoLocked(j))
-		}
-	}
-	if retired > 0 {
+	if len(retired) > 0 {
+		jobs = append(retired, jobs...)
 		sort.SliceStable(jobs, func(a, b int) bool {
 			if !jobs[a].Submit.Equal(jobs[b].Submit) {
 				return jobs[a].Submit.Before(jobs[b].Submit)
 			}
 			return jobIDLess(jobs[a].ID, jobs[b].ID)
 		})
-	}
-	// Policies are pure code driven under jt.mu, so they are asked here
-	// too; Describe returns a copy.
-	if d, ok := jt.policy.(partitions.Describer); ok {
-		st := d.Describe(now)
-		ci.PolicyStatus = &st
 	}
 	return ci, jobs
 }

@@ -98,10 +98,13 @@ func (jt *JobTracker) endJobLocked(j *job, state jobState, why string) {
 	// The history file is written once the lock is released (file I/O
 	// never holds up heartbeats), before the call that ended the job
 	// returns; until then the job is historyWriting, and GetJobHistory
-	// waits for it.
+	// waits for it. When that call is a heartbeat, the file is written
+	// after the other heartbeats of its batch are answered
+	// (afterRepliesLocked): a job of 37,500 tasks has megabytes of
+	// history.
 	rec := jt.historyRecordLocked(j)
 	j.history, j.historyDone = historyWriting, make(chan struct{})
-	jt.afterUnlockLocked(func() { jt.writeHistory(j, rec) })
+	jt.afterRepliesLocked(func() { jt.writeHistory(j, rec) })
 	jt.log.Info("job ended", "job", j.id, "state", state, "error", why, "seconds", j.finish.Sub(j.submit).Seconds())
 	jt.jobEndedLocked(j) // to be retired (retire.go)
 }
@@ -132,11 +135,26 @@ func (jt *JobTracker) writeHistory(j *job, rec jobhistory.Record) {
 // its partition and timer (multi-queue policies), pool and fair share
 // (fair), deadline and slot quota (deadline policies).
 func (jt *JobTracker) schedulingInfoLocked(jobID string) string {
+	return schedulingInfo(jt.describeLocked(), jobID)
+}
+
+// describeLocked is the policy's own view now (nil for a policy without
+// one). Policies are pure code driven under jt.mu; Describe returns a
+// copy, O(jobs).
+func (jt *JobTracker) describeLocked() *partitions.PolicyStatus {
 	d, ok := jt.policy.(partitions.Describer)
 	if !ok {
-		return ""
+		return nil
 	}
 	ps := d.Describe(jt.now())
+	return &ps
+}
+
+// schedulingInfo is schedulingInfoLocked from the policy's view ps.
+func schedulingInfo(ps *partitions.PolicyStatus, jobID string) string {
+	if ps == nil {
+		return ""
+	}
 	for _, js := range ps.Jobs {
 		if js.ID != jobID {
 			continue

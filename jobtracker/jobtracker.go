@@ -57,6 +57,17 @@ type JobTracker struct {
 	order    []*job
 	nextJob  int
 	trackers map[string]*trackerState
+	// published is the trackers as readers see them without the lock
+	// (publish.go), brought up to date at its release.
+	published trackerRows
+	// slotTotals are the map and reduce slots of the live trackers.
+	slotTotals [2]int
+	// dueLists order the trackers and launches by when they expire
+	// (expiry.go).
+	dueLists
+	// blacklisted are the names of the trackers blacklisted across all
+	// jobs (blacklist.go).
+	blacklisted map[string]bool
 	// profiles are the job profiles by job name (see profiles.go).
 	profiles map[string]partitions.Profile
 	// lostReplies counts heartbeat replies that trackers did not get.
@@ -64,8 +75,10 @@ type JobTracker struct {
 	// illegalTransitions counts state changes refused as illegal
 	// (lifecycle.go): bugs.
 	illegalTransitions int
-	// deferred is work to run once mu is released (afterUnlockLocked).
-	deferred []func()
+	// deferred is work to run once mu is released (afterUnlockLocked),
+	// deferredLate such work that need not precede the replies of a
+	// batch of heartbeats (afterRepliesLocked).
+	deferred, deferredLate []func()
 	// capacity is the live trackers that are not blacklisted and their
 	// map and reduce slots, recounted when capacityStale.
 	capacity      [3]int
@@ -332,10 +345,9 @@ func (jt *JobTracker) expiryLoop(ctx context.Context) {
 	// Checked every heartbeat interval (at most a quarter of the expiry),
 	// so that a silent tracker is declared lost within the expiry plus
 	// one interval of its last heartbeat. The interval is the one the
-	// replies ask for, which grows with the cluster (interval.go): a pass
-	// walks every tracker and its attempts under the lock (10 ms of CPU
-	// at 10,000 trackers), and trackers heartbeating every 100 s need
-	// not be checked every 0.3 s.
+	// replies ask for, which grows with the cluster (interval.go):
+	// trackers heartbeating every 100 s need not be checked every 0.3 s.
+	// A pass looks at what is due only (expiry.go).
 	tick := func() time.Duration {
 		jt.mu.Lock()
 		iv := jt.heartbeatIntervalLocked()
@@ -363,15 +375,8 @@ func (jt *JobTracker) expiryLoop(ctx context.Context) {
 // expiry, fails the launches never acknowledged for that long, and
 // refreshes the blacklist and the recovered jobs' wait.
 func (jt *JobTracker) expirePassLocked(now time.Time) {
-	expiry := jt.cfg.Duration("mapreduce.jobtracker.expire.trackers.interval")
-	for name, t := range jt.trackers {
-		if now.Sub(t.lastSeen) > expiry {
-			jt.log.Warn("lost tracker", "tracker", name, "silent", now.Sub(t.lastSeen).Round(time.Millisecond))
-			jt.lostTrackerLocked(t, "Lost task tracker: "+name)
-			continue
-		}
-		jt.expireLaunchesLocked(t, now, expiry)
-	}
+	// O(what is due): expiry.go.
+	jt.expireDueLocked(now, jt.cfg.Duration("mapreduce.jobtracker.expire.trackers.interval"))
 	jt.refreshBlacklistLocked(now)
 	jt.expireRecoveredLocked(now)
 }

@@ -158,6 +158,12 @@ func (t *task) to(s taskState) error {
 			j.active[t] = true
 		}
 	}
+	j.refreshRunning(t, true)
+	if s == taskSucceeded {
+		j.finished[t.typ].add(t)
+	} else if from == taskSucceeded {
+		j.finished[t.typ].remove(t)
+	}
 	// The successful attempt's counters count for the job while the task
 	// stays succeeded: callers set t.successful before the change to
 	// succeeded and clear it after the change from it.
@@ -208,6 +214,9 @@ func (a *attempt) to(s attemptState) error {
 	if from.live() && !s.live() {
 		a.task.job.live[a.task.typ]--
 	}
+	if a.task != nil {
+		a.task.job.refreshRunning(a.task, true)
+	}
 	return nil
 }
 
@@ -217,16 +226,35 @@ func (jt *JobTracker) afterUnlockLocked(f func()) {
 	jt.deferred = append(jt.deferred, f)
 }
 
+// afterRepliesLocked queues work to run once the lock is released, as
+// afterUnlockLocked does, except that a combiner of heartbeats runs it
+// after it has answered the other heartbeats of its batch (and before its
+// own call returns): work that need not precede their replies.
+func (jt *JobTracker) afterRepliesLocked(f func()) {
+	jt.deferredLate = append(jt.deferredLate, f)
+}
+
 // unlock releases the lock, then runs the work queued while it was held.
-// Every release of jt.mu goes through it, so queued work runs before the
-// call that queued it returns.
+// Every release of jt.mu goes through it (or unlockEarly), so queued work
+// runs before the call that queued it returns.
 func (jt *JobTracker) unlock() {
-	work := jt.deferred
-	jt.deferred = nil
+	for _, f := range jt.unlockEarly() {
+		f()
+	}
+}
+
+// unlockEarly releases the lock and runs the work queued with
+// afterUnlockLocked; it returns the work queued with afterRepliesLocked,
+// which the caller runs before it returns.
+func (jt *JobTracker) unlockEarly() (late []func()) {
+	jt.publishLocked()
+	work, late := jt.deferred, jt.deferredLate
+	jt.deferred, jt.deferredLate = nil, nil
 	jt.mu.Unlock()
 	for _, f := range work {
 		f()
 	}
+	return late
 }
 
 // illegalLocked records an illegal state change: a bug, logged and
@@ -249,6 +277,10 @@ func (jt *JobTracker) taskToLocked(t *task, s taskState) bool {
 // attemptToLocked moves an attempt to state s; an illegal change is
 // recorded and not made.
 func (jt *JobTracker) attemptToLocked(a *attempt, s attemptState) bool {
+	jt.trackerChangedLocked(a.tracker)
+	if !s.live() {
+		jt.launchDoneLocked(a)
+	}
 	if err := a.to(s); err != nil {
 		jt.illegalLocked(err)
 		return false

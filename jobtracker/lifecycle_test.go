@@ -6,7 +6,11 @@ import (
 	"gomr/mr"
 	"gomr/partitions"
 	"maps"
+	"math"
+	"reflect"
+	"slices"
 	"testing"
+	"time"
 )
 
 // noIllegalTransitions fails the test, at its end, if the JobTracker
@@ -24,6 +28,9 @@ func noIllegalTransitions(t testing.TB, jt *JobTracker) {
 				bad = append(bad, err)
 			}
 		}
+		if err := publishedMatch(jt); err != nil {
+			bad = append(bad, err)
+		}
 		jt.unlock()
 		if n > 0 {
 			t.Errorf("the JobTracker refused %d illegal state changes (see its log)", n)
@@ -32,6 +39,55 @@ func noIllegalTransitions(t testing.TB, jt *JobTracker) {
 			t.Error(err)
 		}
 	})
+}
+
+// publishedMatch checks, under the lock, the trackers' published rows
+// (publish.go) and slot totals against the trackers.
+func publishedMatch(jt *JobTracker) error {
+	var slots [2]int
+	for name, t := range jt.trackers {
+		slots[0] += t.mapSlots
+		slots[1] += t.reduceSlots
+		if got, want := jt.trackerRowNow(name), jt.trackerRowLocked(t); got == nil || !reflect.DeepEqual(*got, *want) {
+			return fmt.Errorf("tracker %s: published %+v, is %+v", name, got, want)
+		}
+	}
+	if slots != jt.slotTotals {
+		return fmt.Errorf("trackers have %v slots, kept %v", slots, jt.slotTotals)
+	}
+	if rows := jt.trackerRowsNow(); len(rows) != len(jt.trackers) {
+		return fmt.Errorf("%d trackers, %d published", len(jt.trackers), len(rows))
+	}
+	// The expiry's lists (expiry.go): every tracker that heartbeated, in
+	// the order of its last heartbeat; the live attempts whose launch is
+	// not acknowledged, in launch order.
+	seen, pending := 0, 0
+	var last time.Time
+	for e := jt.seen.Front(); e != nil; e = e.Next() {
+		t := e.Value.(*trackerState)
+		if jt.trackers[t.name] != t || t.lastSeen.Before(last) {
+			return fmt.Errorf("tracker %s is out of place in the expiry's list", t.name)
+		}
+		last = t.lastSeen
+		seen++
+	}
+	for _, t := range jt.trackers {
+		if t.seen == nil && !t.lastSeen.IsZero() {
+			return fmt.Errorf("tracker %s heartbeated but is not in the expiry's list", t.name)
+		}
+		for _, a := range t.attempts {
+			if due := a.live() && (a.sentIn == 0 || a.sentIn > t.acked); due != (a.unacked != nil) {
+				return fmt.Errorf("attempt %s: launch unacknowledged %v, listed %v", a.id, due, a.unacked != nil)
+			}
+			if a.unacked != nil {
+				pending++
+			}
+		}
+	}
+	if seen > len(jt.trackers) || pending != jt.launches.Len() {
+		return fmt.Errorf("expiry's lists: %d trackers of %d, %d launches listed of %d", seen, len(jt.trackers), jt.launches.Len(), pending)
+	}
+	return nil
 }
 
 // viewCountsMatch recounts what jobViewLocked reads from counters.
@@ -99,6 +155,40 @@ func viewCountsMatch(j *job) error {
 	}
 	if !maps.EqualFunc(nonZero(done), nonZero(j.doneCounters), maps.Equal) {
 		return fmt.Errorf("job %s: successful attempts' counters sum to %v; kept %v", j.id, done, j.doneCounters)
+	}
+	// The finished durations (speculation.go) are those of the succeeded
+	// tasks.
+	for typ, ts := range [][]*task{j.maps, j.reduces} {
+		var want []time.Duration
+		for _, tk := range ts {
+			if a := tk.successful; tk.state == taskSucceeded && a != nil {
+				if d, ok := fullTaskDuration(a.finish.Sub(a.start), a.cloneCost, a.startProgress); ok {
+					want = append(want, d)
+				}
+			}
+		}
+		got := slices.Clone(j.finished[typ].d)
+		slices.Sort(want)
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			return fmt.Errorf("job %s: finished durations of type %d %v, kept %v", j.id, typ, want, got)
+		}
+		for i, tk := range j.finished[typ].tasks {
+			if tk.finishedAt != i+1 {
+				return fmt.Errorf("job %s: task %s at %d of the finished, says %d", j.id, tk.id(), i+1, tk.finishedAt)
+			}
+		}
+	}
+	// The running totals (running.go) are what a walk over the running
+	// tasks gives.
+	progress, running := j.runningTotalsByWalk()
+	for typ := range progress {
+		if math.Abs(progress[typ]-j.runProgress[typ]) > 1e-6 {
+			return fmt.Errorf("job %s: running tasks' progress sums to %v; kept %v", j.id, progress, j.runProgress)
+		}
+	}
+	if !maps.EqualFunc(nonZero(running), nonZero(j.runCounters), maps.Equal) {
+		return fmt.Errorf("job %s: running tasks' counters sum to %v; kept %v", j.id, running, j.runCounters)
 	}
 	return nil
 }

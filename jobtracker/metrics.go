@@ -182,36 +182,33 @@ type metricsSnapshot struct {
 	poolRunning map[string][2]int
 }
 
+// metrics takes what the collector reports. The tracker gauges are summed
+// from the trackers' published rows (publish.go) without the lock; the
+// rest is read under it, O(jobs).
 func (jt *JobTracker) metrics() metricsSnapshot {
+	m := metricsSnapshot{
+		jobs: map[string]int{StateRunning: 0, StateSucceeded: 0, StateFailed: 0, StateKilled: 0},
+	}
+	jt.published.rows.Range(func(_, v any) bool {
+		row := v.(*trackerRow)
+		t := &row.info
+		m.trackers++
+		if t.Blacklisted {
+			m.blacklisted++
+		}
+		m.slots[0] += t.MapSlots
+		m.slots[1] += t.ReduceSlots
+		m.running[0] += t.RunningMaps
+		m.running[1] += t.RunningReduces
+		m.occupied[0] += min(row.busy[0], t.MapSlots)
+		m.occupied[1] += min(row.busy[1], t.ReduceSlots)
+		return true
+	})
 	jt.mu.Lock()
 	defer jt.unlock()
-	m := metricsSnapshot{
-		jobs:     map[string]int{StateRunning: 0, StateSucceeded: 0, StateFailed: 0, StateKilled: 0},
-		trackers: len(jt.trackers),
-	}
 	m.lostReplies = jt.lostReplies
 	m.sched = jt.driver.Stats()
 	m.illegal = jt.illegalTransitions
-	for _, t := range jt.trackers {
-		if t.blacklisted {
-			m.blacklisted++
-		}
-		m.slots[0] += t.mapSlots
-		m.slots[1] += t.reduceSlots
-		var live, busy [2]int
-		for _, a := range t.attempts {
-			if a.live() {
-				live[a.task.typ]++
-			}
-			if a.holdsSlot() {
-				busy[a.task.typ]++
-			}
-		}
-		m.running[0] += live[0]
-		m.running[1] += live[1]
-		m.occupied[0] += min(busy[0], t.mapSlots)
-		m.occupied[1] += min(busy[1], t.reduceSlots)
-	}
 	// The totals are sums over every job the JobTracker has run, taken
 	// from the job counters: those of the jobs in memory plus the totals
 	// of the retired ones, so that they only grow.

@@ -33,6 +33,8 @@ func TestPickLocalMapIsTheScansPick(t *testing.T) {
 	for _, h := range hosts {
 		trackers[h] = &trackerState{name: "t_" + h, host: h, mapSlots: 2}
 		jt.trackers["t_"+h] = trackers[h]
+		jt.slotTotals[partitions.Map] += 2
+		jt.trackerChangedLocked("t_" + h)
 	}
 	for round := 0; round < 2000; round++ {
 		// Move a few maps: pending -> running -> succeeded or back to

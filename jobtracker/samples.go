@@ -84,11 +84,7 @@ func (jt *JobTracker) sampleLocked(now time.Time) {
 		return
 	}
 	jt.lastSample = now
-	var occ occupancySample
-	for _, t := range jt.trackers {
-		occ.mapSlots += int32(t.mapSlots)
-		occ.reduceSlots += int32(t.reduceSlots)
-	}
+	occ := occupancySample{mapSlots: int32(jt.slotTotals[partitions.Map]), reduceSlots: int32(jt.slotTotals[partitions.Reduce])}
 	for _, j := range jt.order {
 		if j.done() {
 			continue

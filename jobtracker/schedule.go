@@ -85,7 +85,8 @@ func (jt *JobTracker) clusterViewLocked(now time.Time, offer *trackerState) *par
 		}
 		jt.capacityStale = false
 	}
-	view := &partitions.ClusterView{Now: now, Trackers: jt.capacity[0], MapSlots: jt.capacity[1], ReduceSlots: jt.capacity[2]}
+	view := &partitions.ClusterView{Now: now, Trackers: jt.capacity[0], MapSlots: jt.capacity[1], ReduceSlots: jt.capacity[2],
+		Jobs: make([]partitions.JobView, 0, len(jt.order))}
 	for _, j := range jt.order {
 		// A job committing its output is in the view (nothing pending or
 		// running) until it ends, as a job running its cleanup task is in
@@ -367,11 +368,16 @@ func (jt *JobTracker) startAttemptLocked(j *job, tk *task, t *trackerState, now 
 	}
 	tk.nextAttempt++
 	tk.attempts = append(tk.attempts, a)
+	// Once the launch is set up (a restored or split attempt's progress
+	// and counters prefix): the task's part of the running totals.
+	defer j.refreshRunning(tk, true)
 	j.live[tk.typ]++
 	if tk.state == taskPending {
 		jt.taskToLocked(tk, taskRunning)
 	}
 	t.attempts[a.id] = a
+	jt.trackerChangedLocked(t.name)
+	jt.launchPendingLocked(a)
 	j.trackers[t.name] = true
 	launch := &mrpb.LaunchTask{
 		AttemptId:   a.id,

@@ -3,6 +3,7 @@ package jobtracker
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"gomr/conf"
@@ -146,32 +147,34 @@ func (jt *JobTracker) speculatorViewLocked(j *job, now time.Time) (*speculator.J
 			tv.Pending = j.pending[typ]
 			continue
 		}
-		for _, tk := range tasks {
-			switch {
-			case tk.state == taskSucceeded:
-				if a := tk.successful; a != nil {
-					if d, ok := fullTaskDuration(a.finish.Sub(a.start), a.cloneCost, a.startProgress); ok {
-						tv.Finished = append(tv.Finished, d)
-					}
-				}
-			case tk.state == taskPending:
-				tv.Pending++
-			default:
-				live := tk.running()
-				if len(live) == 0 {
-					continue
-				}
-				view := speculator.TaskView{
-					ID:                 tk.id(),
-					SpeculativePending: tk.specPending != nil && tk.specPending.attempt == nil,
-					Speculated:         tk.speculated,
-				}
-				for _, a := range live {
-					view.Attempts = append(view.Attempts, jt.attemptViewLocked(a))
-				}
-				tv.Tasks = append(tv.Tasks, view)
-				byID[view.ID] = tk
+		// No task of the type waits (the job's last wave): the finished
+		// durations are kept as tasks succeed (finishedDurations; the
+		// speculator only reads them, under the lock) and the running
+		// tasks are the job's active ones, in task order: O(running),
+		// not O(tasks).
+		tv.Finished = j.finished[typ].d
+		var running []*task
+		for tk := range j.active {
+			if tk.typ == typ {
+				running = append(running, tk)
 			}
+		}
+		slices.SortFunc(running, func(a, b *task) int { return a.index - b.index })
+		for _, tk := range running {
+			live := tk.running()
+			if len(live) == 0 {
+				continue
+			}
+			view := speculator.TaskView{
+				ID:                 tk.id(),
+				SpeculativePending: tk.specPending != nil && tk.specPending.attempt == nil,
+				Speculated:         tk.speculated,
+			}
+			for _, a := range live {
+				view.Attempts = append(view.Attempts, jt.attemptViewLocked(a))
+			}
+			tv.Tasks = append(tv.Tasks, view)
+			byID[view.ID] = tk
 		}
 	}
 	return jv, byID
@@ -209,6 +212,43 @@ const maxCloneStartProgress = 0.95
 // time it ran scaled to the whole task, (wall − cost)/(1 − p0), so that
 // winning clones do not drag the mean runtime down. ok is false for a
 // clone that started too close to the end to tell.
+// finishedDurations are the full durations (fullTaskDuration) of a job's
+// succeeded tasks of one type, kept as tasks succeed and leave success
+// (task.to), for the speculator's statistics: d[i] is tasks[i]'s, and a
+// task's index in them is its finishedAt - 1.
+type finishedDurations struct {
+	d     []time.Duration
+	tasks []*task
+}
+
+// add records t's duration, if it has one.
+func (f *finishedDurations) add(t *task) {
+	a := t.successful
+	if a == nil || t.finishedAt != 0 {
+		return
+	}
+	d, ok := fullTaskDuration(a.finish.Sub(a.start), a.cloneCost, a.startProgress)
+	if !ok {
+		return
+	}
+	f.d = append(f.d, d)
+	f.tasks = append(f.tasks, t)
+	t.finishedAt = len(f.d)
+}
+
+// remove forgets t's duration (its output was lost: it runs again).
+func (f *finishedDurations) remove(t *task) {
+	i := t.finishedAt - 1
+	if i < 0 {
+		return
+	}
+	last := len(f.d) - 1
+	f.d[i], f.tasks[i] = f.d[last], f.tasks[last]
+	f.tasks[i].finishedAt = i + 1
+	f.d, f.tasks = f.d[:last], f.tasks[:last]
+	t.finishedAt = 0
+}
+
 func fullTaskDuration(wall, cloneCost time.Duration, p0 float64) (d time.Duration, ok bool) {
 	if p0 <= 0 {
 		return wall, true

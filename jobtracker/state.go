@@ -1,6 +1,7 @@
 package jobtracker
 
 import (
+	"container/list"
 	"fmt"
 	"time"
 
@@ -100,6 +101,15 @@ type job struct {
 	byState      [2][taskKilled + 1]int
 	active       map[*task]bool
 	doneCounters mr.CounterSet
+	// runProgress and runCounters are the running tasks' progress by
+	// type and their counters, summed (running.go).
+	runProgress [2]float64
+	runCounters mr.CounterSet
+	// cached are configuration values read on every offer (settings).
+	cached jobSettings
+	// finished are the succeeded tasks' durations by type, for the
+	// speculator (speculation.go).
+	finished [2]finishedDurations
 
 	// history says where the job's history file stands once the job
 	// ended; historyDone is closed when its first write ended.
@@ -144,8 +154,31 @@ func (j *job) reducesReady() bool {
 	if len(j.maps) == 0 {
 		return true
 	}
-	need := j.conf.Float("mapreduce.job.reduce.slowstart.completedmaps") * float64(len(j.maps))
+	need := j.settings().slowstart * float64(len(j.maps))
 	return float64(j.finishedMaps) >= need
+}
+
+// jobSettings are the job's configuration values read on every offer
+// (every heartbeat looks at every running job): parsed once, not looked up
+// and parsed per job per heartbeat (with 1,000 jobs that was most of a
+// heartbeat's time).
+type jobSettings struct {
+	read               bool
+	slowstart          float64
+	maxTrackerFailures int
+	blacklistMaxShare  float64
+}
+
+// settings reads the job's settings at the first call; a job's
+// configuration does not change once submitted.
+func (j *job) settings() *jobSettings {
+	if s := &j.cached; !s.read {
+		s.slowstart = j.conf.Float("mapreduce.job.reduce.slowstart.completedmaps")
+		s.maxTrackerFailures = j.conf.Int("mapreduce.job.maxtaskfailures.per.tracker")
+		s.blacklistMaxShare = j.conf.Float("mapreduce.job.blacklist.max.percent")
+		s.read = true
+	}
+	return &j.cached
 }
 
 func (j *job) appendEvent(ev *mrpb.MapEvent, segs []*mrpb.Segment) {
@@ -183,6 +216,11 @@ type task struct {
 	// split holds a map task's recorded split points (split.go); nil
 	// until it is first split.
 	split *taskSplit
+	// run is the task's part of its job's running totals (running.go).
+	run runningShare
+	// finishedAt is 1 + its index in job.finished while it counts there
+	// (0: it does not).
+	finishedAt int
 }
 
 func (t *task) id() string {
@@ -271,6 +309,11 @@ type attempt struct {
 	// sentIn is the id of the first heartbeat reply that carried the
 	// attempt's launch to its tracker (0 until one did).
 	sentIn int64
+	// countersVer counts the reports that replaced counters (running.go).
+	countersVer uint64
+	// unacked is its element in the launches not yet acknowledged
+	// (expiry.go), nil once acknowledged or ended.
+	unacked *list.Element
 	// unconfirmed marks a map output kept by recovery whose tracker has
 	// not yet confirmed it still holds it.
 	unconfirmed bool
@@ -325,6 +368,8 @@ type trackerState struct {
 	// blacklisted: the tracker gets no task of any job (blacklist.go).
 	blacklisted     bool
 	blacklistReason string
+	// seen is its element in the trackers by last heartbeat (expiry.go).
+	seen *list.Element
 	// fullConf: the tracker's build has other configuration defaults than
 	// the JobTracker's (or did not say), so its launches carry every key
 	// of the job's configuration, not only those that differ from the

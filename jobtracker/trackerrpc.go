@@ -134,6 +134,8 @@ func (jt *JobTracker) attemptStatusLocked(t *trackerState, st *mrpb.AttemptStatu
 	a.progress = st.Progress
 	a.phase = st.Phase
 	a.counters = d.counters
+	a.countersVer++
+	j.refreshRunning(a.task, false)
 	if st.ShuffleFinishMs > 0 {
 		a.shuffleFinish = time.UnixMilli(st.ShuffleFinishMs)
 	}
@@ -415,6 +417,10 @@ func (jt *JobTracker) killAttemptLocked(a *attempt, why string) {
 // there are re-run while a reduce of their job still needs them.
 func (jt *JobTracker) lostTrackerLocked(t *trackerState, why string) {
 	delete(jt.trackers, t.name)
+	jt.forgetTrackerLocked(t)
+	jt.trackerChangedLocked(t.name)
+	jt.slotTotals[partitions.Map] -= t.mapSlots
+	jt.slotTotals[partitions.Reduce] -= t.reduceSlots
 	jt.capacityStale = true
 	now := jt.now()
 	jt.imagesLostLocked(t.name)

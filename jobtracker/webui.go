@@ -26,10 +26,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -321,10 +323,14 @@ func timeline(v jobView, now time.Time) Timeline {
 }
 
 // occupancy copies the cluster's occupancy series.
+//
+// Under the lock only the series' samples are copied (O(samples): a
+// sample's job and partition slices are never changed once added, so they
+// are shared); the series per job, O(samples × jobs), is built after.
 func (jt *JobTracker) occupancySeries() Occupancy {
 	jt.mu.Lock()
-	defer jt.unlock()
-	s := &jt.occupancy
+	s := &series[occupancySample]{times: slices.Clone(jt.occupancy.times), values: slices.Clone(jt.occupancy.values)}
+	jt.unlock()
 	o := Occupancy{Times: make([]time.Time, len(s.times)), MapSlots: make([]int, len(s.times)),
 		ReduceSlots: make([]int, len(s.times)), Jobs: []OccupancySeries{}}
 	index := map[string]int{}
@@ -424,19 +430,15 @@ type trackerAttempt struct {
 
 // trackerDetail copies one tracker; false if it is not live.
 func (jt *JobTracker) trackerDetail(name string) (trackerDetail, bool) {
-	ci, _ := jt.clusterInfo(false)
 	var td trackerDetail
-	found := false
-	for _, ti := range ci.Trackers {
-		if ti.Name == name {
-			td.TrackerInfo, found = ti, true
-		}
-	}
-	if !found {
+	r := jt.trackerRowNow(name)
+	if r == nil {
 		return td, false
 	}
 	jt.mu.Lock()
 	defer jt.unlock()
+	td.TrackerInfo = r.info
+	td.LastHeartbeatAgeSeconds = math.Round(jt.now().Sub(r.lastSeen).Seconds()*1e3) / 1e3
 	td.Faults = len(jt.faults[name])
 	if t := jt.trackers[name]; t != nil {
 		for _, a := range t.attempts {
@@ -456,12 +458,11 @@ func (jt *JobTracker) trackerDetail(name string) (trackerDetail, bool) {
 
 // liveTrackers are the names of the live trackers.
 func (jt *JobTracker) liveTrackers() map[string]bool {
-	jt.mu.Lock()
-	defer jt.unlock()
-	out := make(map[string]bool, len(jt.trackers))
-	for name := range jt.trackers {
-		out[name] = true
-	}
+	out := map[string]bool{}
+	jt.published.rows.Range(func(name, _ any) bool {
+		out[name.(string)] = true
+		return true
+	})
 	return out
 }
 

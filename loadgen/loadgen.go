@@ -109,7 +109,11 @@ type Config struct {
 	// CPUProfile, if set, is written with a CPU profile of this process
 	// over the measurement window (useful with an in-process JobTracker).
 	CPUProfile string
-	Logger     *slog.Logger
+	// PollUI, if positive, has the JobTracker's web UI pages, /api,
+	// /metrics and the client calls of mr job polled, each every PollUI,
+	// during the run (poll.go); their response times are in the result.
+	PollUI time.Duration
+	Logger *slog.Logger
 }
 
 // MaxConns is the most gRPC connections the generator opens by default.
@@ -187,6 +191,11 @@ type Result struct {
 	// shared machine, what the JobTracker competed with.
 	GeneratorCPUCores float64 `json:"generator_cpu_cores"`
 
+	// PollUIS is Config.PollUI in seconds (0: no polling), and Polls the
+	// polled pages' and calls' response times in the window.
+	PollUIS float64      `json:"poll_ui_s,omitempty"`
+	Polls   []PollResult `json:"polls,omitempty"`
+
 	// SubmitLatency is the time of the SubmitJob calls.
 	SubmitLatency Dist        `json:"submit_latency"`
 	Jobs          []JobResult `json:"jobs"`
@@ -248,6 +257,8 @@ type generator struct {
 	mapEventCalls    atomic.Int64
 	mapEventErrors   atomic.Int64
 	pollers          sync.WaitGroup
+	// pollClient reads the JobTracker's pages for PollUI.
+	pollClient http.Client
 }
 
 func (g *generator) inWindow(t time.Time) bool {
@@ -449,6 +460,19 @@ func (g *generator) run(ctx context.Context, outDir string, res *Result) error {
 		}()
 	}
 	g.log.Info("trackers started", "trackers", cfg.Trackers, "connections", nconns, "heartbeat", cfg.Heartbeat, "jobtracker", g.jt.addr)
+	var polls []PollResult
+	pollCtx, stopPolling := context.WithCancel(ctx)
+	defer stopPolling()
+	polled := make(chan struct{})
+	if cfg.PollUI > 0 {
+		res.PollUIS = cfg.PollUI.Seconds()
+		go func() {
+			defer close(polled)
+			polls = g.pollUI(pollCtx, client, cfg.PollUI)
+		}()
+	} else {
+		close(polled)
+	}
 
 	// The measurement window.
 	sampler := newProcSampler(g.jt)
@@ -494,6 +518,9 @@ func (g *generator) run(ctx context.Context, outDir string, res *Result) error {
 		pprof.StopCPUProfile()
 		profFile.Close()
 	}
+	stopPolling()
+	<-polled
+	res.Polls = polls
 	stopSubmit()
 	submitWG.Wait()
 	stopTrackers()

@@ -124,7 +124,61 @@ func TestLockFigures(t *testing.T) {
 		got.WaitP99Ms != want.WaitP99Ms || got.HeldP99Ms != want.HeldP99Ms || got.Heartbeats != want.Heartbeats {
 		t.Errorf("lockFigures = %+v, want %+v", got, want)
 	}
+	if got.GCCycles != -1 || got.GCPauseMs != -1 || got.HandlerMeanMs != 0 {
+		t.Errorf("handler and GC figures without their metrics: %+v", got)
+	}
+	// The handler's histogram (all 100 under 4 ms, 2 ms each) and 3 GCs
+	// pausing 1.5 ms in all.
+	const hd, gc = "gomr_heartbeat_duration_seconds", "go_gc_duration_seconds"
+	before[hd+"_count"], before[hd+"_sum"], before[hd+`_bucket{le="0.004"}`] = 10, 0.02, 10
+	after[hd+"_count"], after[hd+"_sum"], after[hd+`_bucket{le="0.004"}`] = 110, 0.22, 110
+	before[gc+"_count"], before[gc+"_sum"] = 7, 0.01
+	after[gc+"_count"], after[gc+"_sum"] = 10, 0.0115
+	got = lockFigures(before, after)
+	if math.Abs(got.HandlerMeanMs-2) > 1e-9 || got.HandlerP99Ms != 4 || got.GCCycles != 3 || math.Abs(got.GCPauseMs-1.5) > 1e-9 {
+		t.Errorf("handler and GC figures: %+v, want mean 2 ms, p99 4 ms, 3 cycles, 1.5 ms", got)
+	}
 	if lockFigures(map[string]float64{}, map[string]float64{}) != nil {
 		t.Error("lock figures without the histograms")
+	}
+}
+
+// TestPollUI polls the pages and calls during a short run of many small
+// jobs: every target answered, each with response times in the window and
+// no failed request.
+func TestPollUI(t *testing.T) {
+	jobs, err := Fixed{Jobs: 30, Maps: 4, MapTime: 200 * time.Millisecond, Seed: 1}.Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, err := Run(ctx, Config{
+		Trackers: 10, MapSlots: 2, ReduceSlots: 1, Heartbeat: 100 * time.Millisecond,
+		Duration: 2 * time.Second, Warmup: 200 * time.Millisecond, PollUI: 50 * time.Millisecond,
+		Policy: "fifo", Jobs: jobs, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{}
+	for _, name := range []string{"GET /", "GET /trackers", "GET /tracker", "GET /job", "GET /api/cluster", "GET /api/cluster/occupancy", "GET /api/jobs",
+		"GET /api/job", "GET /metrics", "rpc ListJobs", "rpc GetJobStatus", "rpc ListTrackers"} {
+		want[name] = true
+	}
+	for _, p := range res.Polls {
+		if !want[p.Name] {
+			t.Errorf("polled %q, not a target", p.Name)
+		}
+		delete(want, p.Name)
+		if p.Errors != 0 || p.Latency.N == 0 || p.Latency.P99Ms <= 0 {
+			t.Errorf("%s: %d errors, response times %+v", p.Name, p.Errors, p.Latency)
+		}
+	}
+	for name := range want {
+		t.Errorf("%s not polled", name)
+	}
+	if res.PollUIS != 0.05 {
+		t.Errorf("poll interval %gs, want 0.05", res.PollUIS)
 	}
 }

@@ -41,14 +41,46 @@ func WriteTable(w io.Writer, r *Result) error {
 	if l := r.Process.Lock; l != nil {
 		row("jobtracker lock", "heartbeats wait mean %.3fms p99 %s; hold it mean %.3fms p99 %s (%d heartbeats)",
 			l.WaitMeanMs, bucketBound(l.WaitP99Ms), l.HeldMeanMs, bucketBound(l.HeldP99Ms), l.Heartbeats)
+		row("jobtracker handler", "heartbeat mean %.3fms p99 %s; GC %d cycles, %.1fms of pauses in all", l.HandlerMeanMs, bucketBound(l.HandlerP99Ms), l.GCCycles, l.GCPauseMs)
 	}
 	row("trackers lost", "%d told so; %s logged by the JobTracker; %d of %d live at the end", r.TrackersLost, count(int(r.LostLogged)), r.TrackersLiveAtEnd, r.Trackers)
+	for _, p := range r.Polls {
+		row("poll "+p.Name, "%s%s", p.Latency, pollErrors(p.Errors))
+	}
 	row("submit latency", "%s", r.SubmitLatency)
+	if len(r.Jobs) > maxJobRows {
+		// A workload of many jobs: their states counted.
+		states := map[string]int{}
+		for _, j := range r.Jobs {
+			states[j.State]++
+		}
+		names := make([]string, 0, len(states))
+		for s := range states {
+			names = append(names, s)
+		}
+		sort.Strings(names)
+		line := ""
+		for _, s := range names {
+			line += fmt.Sprintf("%d %s ", states[s], s)
+		}
+		row("jobs", "%d: %s", len(r.Jobs), line)
+		return tw.Flush()
+	}
 	for _, j := range r.Jobs {
 		row("job "+j.Name, "%s %s: maps %d/%d/%d, reduces %d/%d/%d (total/launched/done)%s", j.ID, j.State,
 			j.Maps, j.MapsLaunched, j.MapsDone, j.Reduces, j.ReducesLaunched, j.ReducesDone, errSuffix(j.Error))
 	}
 	return tw.Flush()
+}
+
+// maxJobRows is the most jobs the table lists one a row.
+const maxJobRows = 20
+
+func pollErrors(n int64) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d failed", n)
 }
 
 func orDefault(s string) string {

@@ -112,6 +112,18 @@ type LockFigures struct {
 	HeldP99Ms  float64 `json:"held_p99_ms"`
 	// Heartbeats is how many heartbeats the figures cover.
 	Heartbeats int64 `json:"heartbeats"`
+	// HandlerMeanMs and HandlerP99Ms are a heartbeat's time in the
+	// JobTracker's handler, from its arrival in Heartbeat to the reply's
+	// return (gomr_heartbeat_duration_seconds): the JobTracker's part of
+	// the latency the trackers see, gRPC's transport at either end not
+	// included.
+	HandlerMeanMs float64 `json:"handler_mean_ms"`
+	HandlerP99Ms  float64 `json:"handler_p99_ms"`
+	// GCCycles are the JobTracker's garbage collections in the window and
+	// GCPauseMs their stop-the-world pauses summed (go_gc_duration_seconds;
+	// -1 when not in /metrics).
+	GCCycles  int64   `json:"gc_cycles"`
+	GCPauseMs float64 `json:"gc_pause_ms"`
 }
 
 // lockFigures computes the lock figures between two scrapes of /metrics;
@@ -127,6 +139,16 @@ func lockFigures(before, after map[string]float64) *LockFigures {
 	f.HeldMeanMs = (after[held+"_sum"] - before[held+"_sum"]) / n * 1000
 	f.WaitP99Ms = histogramQuantile(before, after, wait, 0.99) * 1000
 	f.HeldP99Ms = histogramQuantile(before, after, held, 0.99) * 1000
+	const handler, gc = "gomr_heartbeat_duration_seconds", "go_gc_duration_seconds"
+	if h := after[handler+"_count"] - before[handler+"_count"]; h > 0 {
+		f.HandlerMeanMs = (after[handler+"_sum"] - before[handler+"_sum"]) / h * 1000
+		f.HandlerP99Ms = histogramQuantile(before, after, handler, 0.99) * 1000
+	}
+	f.GCCycles, f.GCPauseMs = -1, -1
+	if _, ok := after[gc+"_count"]; ok {
+		f.GCCycles = int64(after[gc+"_count"] - before[gc+"_count"])
+		f.GCPauseMs = (after[gc+"_sum"] - before[gc+"_sum"]) * 1000
+	}
 	return f
 }
 

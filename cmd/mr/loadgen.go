@@ -101,6 +101,7 @@ func newLoadgenCmd() *cobra.Command {
 	f.StringVar(&cfg.JobTracker, "jobtracker", "", "address HOST:PORT of a running JobTracker (default: start one in this process)")
 	f.IntVar(&cfg.JobTrackerPID, "jobtracker-pid", 0, "process id of that JobTracker, on this machine, for its CPU time and RSS")
 	f.StringVar(&cfg.JobTrackerHTTP, "jobtracker-http", "", "HOST:PORT of that JobTracker's HTTP pages, for its heap and goroutines (/metrics)")
+	f.StringVar(&cfg.Executable, "jobtracker-bin", "", "with --spawn, the mr binary to start the JobTracker from (default: this one), to compare builds under one generator")
 	f.BoolVar(&cfg.Spawn, "spawn", false, "start the JobTracker as a child process (this binary's `jobtracker`) instead of in this process")
 	f.StringVar(&cfg.Policy, "policy", "", "scheduler.policy of the JobTracker this command starts")
 	f.IntVar(&trackers, "trackers", 100, "simulated TaskTrackers")
@@ -129,6 +130,7 @@ func newLoadgenCmd() *cobra.Command {
 	f.BoolVar(&cfg.SubmitOnly, "submit-only", false, "no trackers: submit each job, measuring SubmitJob and the JobTracker's RSS before and after, then kill it")
 	f.StringVar(&cfg.OutputDir, "output-dir", "", "directory, on the JobTracker's machine, for the jobs' output directories (default: a new temporary one)")
 	f.StringVar(&out, "out", "", "write the result as JSON to this file")
+	f.DurationVar(&cfg.PollUI, "poll-ui", 0, "poll the JobTracker's web UI pages, /api, /metrics and mr job's calls, each every this long, during the run, and report their response times (0: no polling)")
 	f.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of this process over the measured window (with the in-process JobTracker)")
 	cmd.AddCommand(&cobra.Command{
 		Use:   "curves RESULT.json...",

@@ -205,6 +205,11 @@ func TestBatchHandler(t *testing.T) {
 		if got, want := resp.Header.Get(ReplyHashHeader), ReplyHash(f.secret, hash); got != want {
 			t.Errorf("reply hash %q, want %q", got, want)
 		}
+		// The length is known ahead (so that large segments can go with
+		// sendfile): no chunking.
+		if resp.ContentLength != int64(len(body)) || len(resp.TransferEncoding) != 0 {
+			t.Errorf("Content-Length %d, transfer encoding %v, body of %d bytes; want the body's length, no chunking", resp.ContentLength, resp.TransferEncoding, len(body))
+		}
 		fr := newFrameReader(bytes.NewReader(body))
 		if err := fr.readMagic(); err != nil {
 			t.Fatal(err)

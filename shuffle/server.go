@@ -288,8 +288,23 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, req request, has
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
 	}
+	if _, err := f.Seek(seg.Offset, io.SeekStart); err != nil {
+		log.Error("shuffle: cannot seek in spill data", "err", err)
+		http.Error(w, "cannot read spill data", http.StatusInternalServerError)
+		return
+	}
 	writeSegmentHeader(w, secret, hash, info, seg.Length)
-	n, err := io.Copy(w, io.NewSectionReader(f, seg.Offset, seg.Length))
+	// With the length known ahead, net/http's ReadFrom sends the file's
+	// bytes with sendfile (readerFrom finds it under the outcome wrapper).
+	var n int64
+	if rf := readerFrom(w); rf != nil {
+		n, err = rf.ReadFrom(io.LimitReader(f, seg.Length))
+	} else {
+		n, err = io.Copy(w, io.LimitReader(f, seg.Length))
+	}
+	if err == nil && n < seg.Length {
+		err = fmt.Errorf("%s: %d of %d bytes at offset %d: %w", dataPath, n, seg.Length, seg.Offset, io.ErrUnexpectedEOF)
+	}
 	if h.served != nil {
 		h.served(req.job, n)
 	}

@@ -80,6 +80,15 @@ func (h *handler) serveBatch(w http.ResponseWriter, r *http.Request) {
 	hd.Set("Content-Length", strconv.FormatInt(p.length, 10))
 	w.WriteHeader(http.StatusOK)
 
+	if uncork := p.cork(r); uncork != nil {
+		defer func() {
+			// What net/http still buffers goes out before the cork is
+			// removed (a cut reply panics past this: the connection is
+			// closed anyway).
+			_ = http.NewResponseController(w).Flush()
+			uncork()
+		}()
+	}
 	total, werr := p.write(w)
 	if h.served != nil {
 		h.served(req.Job, total)
@@ -282,6 +291,18 @@ func (pf *plannedFrame) writeData(bw *bufio.Writer, rf io.ReaderFrom) (int64, er
 		return n, fmt.Errorf("%s: %d of %d bytes at offset %d: %w", pf.path, n, seg.Length, seg.Offset, io.ErrUnexpectedEOF)
 	}
 	return n, nil
+}
+
+// cork corks the reply's connection (corkReply) if some of its segments
+// will go with sendfile, and returns the function that uncorks it after
+// flushing what net/http still buffers, or nil.
+func (p *batchPlan) cork(r *http.Request) func() {
+	for i := range p.frames {
+		if pf := &p.frames[i]; pf.served && pf.path != "" && pf.seg.Length >= sendfileMinBytes {
+			return corkReply(r)
+		}
+	}
+	return nil
 }
 
 // close closes the data files the plan still holds.

@@ -1,12 +1,14 @@
 package shuffle
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -76,6 +78,17 @@ func WithRequestWindow(d time.Duration) HandlerOption {
 func WithClock(now func() time.Time) HandlerOption {
 	return func(h *handler) { h.now = now }
 }
+
+// ConnContext is an http.Server's ConnContext for a server that mounts the
+// shuffle handler: it lets the handler reach a reply's TCP connection, to
+// cork it while a batched reply interleaves frame headers with segments
+// sent with sendfile (corkReply). A server without it serves the same
+// bytes in more, smaller packets.
+func ConnContext(ctx context.Context, c net.Conn) context.Context {
+	return context.WithValue(ctx, connKey{}, c)
+}
+
+type connKey struct{}
 
 // DefaultRequestWindow is how old (or how far ahead of the server's clock)
 // a signed request may be.

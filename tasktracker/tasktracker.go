@@ -269,7 +269,7 @@ func (tt *TaskTracker) Run(ctx context.Context) error {
 	go umbSrv.Serve(tt.umbListener)
 	defer umbSrv.Stop()
 
-	httpSrv := &http.Server{Handler: tt.shuffleMux(), ReadHeaderTimeout: 10 * time.Second}
+	httpSrv := &http.Server{Handler: tt.shuffleMux(), ReadHeaderTimeout: 10 * time.Second, ConnContext: shuffle.ConnContext}
 	shuffleListener := tt.shuffleListener
 	if tt.tls != nil {
 		// HTTPS only, from other trackers and their children (a

@@ -431,7 +431,7 @@ func shuffleServeMain(args []string) int {
 	mux.Handle(shuffle.Path, h)
 	mux.Handle(shuffle.BatchPath, h)
 	mux.HandleFunc("/baseline", func(w http.ResponseWriter, r *http.Request) { http.ServeFile(w, r, baseline) })
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ConnContext: shuffle.ConnContext}
 	// A CPU profile of the server, for finding where a segment's time goes:
 	// MRBENCH_SHUFFLE_CPUPROFILE=PREFIX writes PREFIX.PID.pprof.
 	if prefix := os.Getenv("MRBENCH_SHUFFLE_CPUPROFILE"); prefix != "" {

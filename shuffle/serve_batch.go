@@ -141,6 +141,7 @@ type batchPlan struct {
 type plannedFrame struct {
 	head     []byte // heads[...]: a served frame's header, or a failure frame
 	served   bool   // the frame is a segment's: seg's bytes follow head
+	data     []byte // the segment's bytes, from the data cache; else:
 	path     string // its data file
 	seg      spill.SegmentInfo
 	file     *dataFile // the open data file, if held since the check
@@ -151,6 +152,9 @@ type plannedFrame struct {
 // present and long enough) and plans its frame. A segment that fails a
 // check gets its failure frame, as before the first byte of the reply.
 func planBatch(h *handler, req BatchRequest, log *slog.Logger) *batchPlan {
+	if h.data != nil {
+		h.data.sync() // a spill changed or deleted before now is not served from memory
+	}
 	p := &batchPlan{frames: make([]plannedFrame, len(req.Items)), heads: make([]byte, 0, 24*len(req.Items)), log: log}
 	dirs := map[string]dirResult{}
 	held := 0
@@ -203,6 +207,16 @@ func (h *handler) planFrame(heads []byte, pf *plannedFrame, d dirResult, it Batc
 		return appendFrameFailure(heads, frameError, "bad spill index entry")
 	}
 	dataPath := filepath.Join(d.dir, spill.DataFileName(it.Spill))
+	if h.data != nil && seg.Length < sendfileMinBytes {
+		data, ok, err := h.data.segment(dataPath, seg.Offset, seg.Length)
+		if err != nil {
+			return appendDataFailure(heads, dataPath, seg, it, err, log)
+		}
+		if ok {
+			pf.served, pf.data, pf.seg = true, data, seg
+			return appendFrameHeader(heads, seg)
+		}
+	}
 	f, size, err := openDataFile(dataPath)
 	if err == nil && seg.Offset+seg.Length > size {
 		f.Close()
@@ -242,6 +256,12 @@ func (p *batchPlan) write(w http.ResponseWriter) (int64, error) {
 		}
 		pf := &p.frames[i]
 		if _, err = bw.Write(pf.head); err != nil || !pf.served {
+			continue
+		}
+		if pf.path == "" {
+			var n int
+			n, err = bw.Write(pf.data)
+			total += int64(n)
 			continue
 		}
 		var n int64

@@ -104,7 +104,27 @@ type handler struct {
 	now     func() time.Time
 	// indexes caches spill indexes for the batched endpoint.
 	indexes *indexCache
+	// data caches small spill data files for the batched endpoint; nil
+	// when off.
+	data           *dataCache
+	dataCacheBytes int64
 }
+
+// WithDataCache sets the bytes of small spill data files the batched
+// endpoint keeps in memory (KeyDataCacheMB; DefaultDataCacheBytes by
+// default; 0: none). See dataCache (datacache_linux.go) for how a spill
+// changed or deleted behind the server's back is never served from it.
+func WithDataCache(bytes int64) HandlerOption {
+	return func(h *handler) { h.dataCacheBytes = bytes }
+}
+
+// DefaultDataCacheBytes is the default bound of the shuffle server's cache
+// of small spill data files (KeyDataCacheMB's default).
+const DefaultDataCacheBytes = 32 << 20
+
+// maxCachedFileBytes: a spill data file larger than this is never cached
+// (its small segments are read from the file).
+const maxCachedFileBytes = 1 << 20
 
 // NewHandler returns the shuffle server: it serves
 // GET /mapOutput?job=J&attempt=A&spill=K&reduce=R, one segment per request,
@@ -125,9 +145,13 @@ func NewHandler(secrets SecretSource, loc Locator, log *slog.Logger, opts ...Han
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	h := &handler{secrets: secrets, loc: loc, log: log, window: DefaultRequestWindow, now: time.Now, indexes: newIndexCache(indexCacheBytes)}
+	h := &handler{secrets: secrets, loc: loc, log: log, window: DefaultRequestWindow, now: time.Now, indexes: newIndexCache(indexCacheBytes),
+		dataCacheBytes: DefaultDataCacheBytes}
 	for _, o := range opts {
 		o(h)
+	}
+	if h.dataCacheBytes > 0 {
+		h.data = newDataCache(h.dataCacheBytes, maxCachedFileBytes)
 	}
 	return h
 }

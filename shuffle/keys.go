@@ -32,7 +32,7 @@ func init() {
 		conf.Key{Name: KeyBatchBytes, Type: conf.Int64, Default: "4194304", Job: true, Unit: "bytes", Check: int64AtLeast(0),
 			Description: "most announced bytes of the segments of one batched fetch request (a larger segment goes alone); 0 means no bound"},
 		conf.Key{Name: KeyDataCacheMB, Type: conf.Int, Default: "32", Unit: "MB", Check: intRange(0, 1<<20),
-			Description: "memory the TaskTracker's shuffle server keeps spill data files of at most 1 MiB in, so that the many small segments of a batched fetch cost no system call each (inotify sees a spill changed or deleted); 0 turns it off"},
+			Description: "memory the TaskTracker's shuffle server keeps spill data files of at most 128 KiB in, so that the many small segments of a batched fetch cost no system call each (inotify sees a spill changed or deleted); 0 turns it off"},
 		conf.Key{Name: KeyRangeFetch, Type: conf.Bool, Default: "true", Job: true,
 			Description: "the remainder of a split reduce fetches only the records after the key it starts after (one segment per request; the map side scans the segment); false: it fetches whole segments and skips the key groups already reduced (docs/split.md)"},
 	)

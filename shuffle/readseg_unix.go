@@ -78,30 +78,3 @@ func (d *dataFile) Close() error {
 	}
 	return nil
 }
-
-// readSegment reads length bytes at offset of the file at path into buf
-// (grown as needed) and returns them, with three system calls (open,
-// pread, close). A missing file is an error wrapping fs.ErrNotExist; a
-// file shorter than offset+length one wrapping io.ErrUnexpectedEOF.
-func readSegment(path string, offset, length int64, buf []byte) ([]byte, error) {
-	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
-	for err == syscall.EINTR {
-		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
-	}
-	if err != nil {
-		return buf, &fs.PathError{Op: "open", Path: path, Err: err}
-	}
-	d := &dataFile{fd: fd, path: path}
-	defer d.Close()
-	if int64(cap(buf)) < length {
-		buf = make([]byte, length)
-	}
-	buf = buf[:length]
-	if n, err := d.ReadAt(buf, offset); err != nil {
-		if err == io.EOF {
-			err = io.ErrUnexpectedEOF
-		}
-		return buf[:0], fmt.Errorf("%s: %d of %d bytes at offset %d: %w", path, n, length, offset, err)
-	}
-	return buf, nil
-}

@@ -119,10 +119,6 @@ const (
 	// fetcher's reads of smaller packets): with make bench-shuffle,
 	// sendfile paid for segments of 64 KB, not for those of 16 KB.
 	sendfileMinBytes = 32 << 10
-	// smallReadAheadBytes bounds the bytes of small segments (under
-	// sendfileMinBytes, not from the data cache) a request reads while it
-	// plans its reply; the others are checked then and read in their turn.
-	smallReadAheadBytes = 1 << 20
 	// maxHeldFiles bounds the data files one request keeps open between
 	// checking them and sending them; the others are opened again when
 	// their turn comes.
@@ -147,7 +143,7 @@ type batchPlan struct {
 type plannedFrame struct {
 	head     []byte // heads[...]: a served frame's header, or a failure frame
 	served   bool   // the frame is a segment's: seg's bytes follow head
-	data     []byte // the segment's bytes, from the data cache or read ahead; else:
+	data     []byte // the segment's bytes, from the data cache; else:
 	path     string // its data file
 	seg      spill.SegmentInfo
 	file     *dataFile // the open data file, if held since the check
@@ -164,7 +160,6 @@ func planBatch(h *handler, req BatchRequest, log *slog.Logger) *batchPlan {
 	p := &batchPlan{frames: make([]plannedFrame, len(req.Items)), heads: make([]byte, 0, 24*len(req.Items)), log: log}
 	dirs := map[string]dirResult{}
 	held := 0
-	var small []byte // small uncached segments read ahead, up to smallReadAheadBytes
 	for i, it := range req.Items {
 		d, ok := dirs[it.Attempt]
 		if !ok {
@@ -173,7 +168,7 @@ func planBatch(h *handler, req BatchRequest, log *slog.Logger) *batchPlan {
 		}
 		start := len(p.heads)
 		pf := &p.frames[i]
-		p.heads = h.planFrame(p.heads, pf, d, it, req.Reduce, &held, &small, log)
+		p.heads = h.planFrame(p.heads, pf, d, it, req.Reduce, &held, log)
 		pf.head = p.heads[start:len(p.heads):len(p.heads)]
 	}
 	p.length = int64(len(batchReplyMagic)) + 1 + int64(len(p.heads))
@@ -192,7 +187,7 @@ type dirResult struct {
 
 // planFrame plans the frame of one requested segment: it appends its
 // header (or failure frame) to heads and fills pf.
-func (h *handler) planFrame(heads []byte, pf *plannedFrame, d dirResult, it BatchItem, reduce int, held *int, small *[]byte, log *slog.Logger) []byte {
+func (h *handler) planFrame(heads []byte, pf *plannedFrame, d dirResult, it BatchItem, reduce int, held *int, log *slog.Logger) []byte {
 	if d.err != nil {
 		log.Info("shuffle batch: unknown attempt", "attempt", it.Attempt, "err", d.err)
 		return appendFrameFailure(heads, frameNotFound, "unknown attempt "+it.Attempt)
@@ -226,21 +221,6 @@ func (h *handler) planFrame(heads []byte, pf *plannedFrame, d dirResult, it Batc
 			pf.served, pf.data, pf.seg = true, data, seg
 			return appendFrameHeader(heads, seg)
 		}
-	}
-	if seg.Length < sendfileMinBytes && int64(len(*small))+seg.Length <= smallReadAheadBytes {
-		// Read now (open, pread, close: a short file is a short read),
-		// rather than held open and checked with fstat.
-		if *small == nil {
-			*small = make([]byte, 0, smallReadAheadBytes)
-		}
-		buf := (*small)[len(*small) : len(*small)+int(seg.Length)]
-		data, err := readSegment(dataPath, seg.Offset, seg.Length, buf)
-		if err != nil {
-			return appendDataFailure(heads, dataPath, seg, it, err, log)
-		}
-		*small = (*small)[:len(*small)+int(seg.Length)]
-		pf.served, pf.data, pf.seg = true, data, seg
-		return appendFrameHeader(heads, seg)
 	}
 	f, size, err := openDataFile(dataPath)
 	if err == nil && seg.Offset+seg.Length > size {

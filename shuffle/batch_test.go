@@ -205,6 +205,11 @@ func TestBatchHandler(t *testing.T) {
 		if got, want := resp.Header.Get(ReplyHashHeader), ReplyHash(f.secret, hash); got != want {
 			t.Errorf("reply hash %q, want %q", got, want)
 		}
+		// The length is known ahead (so that large segments can go with
+		// sendfile): no chunking.
+		if resp.ContentLength != int64(len(body)) || len(resp.TransferEncoding) != 0 {
+			t.Errorf("Content-Length %d, transfer encoding %v, body of %d bytes; want the body's length, no chunking", resp.ContentLength, resp.TransferEncoding, len(body))
+		}
 		fr := newFrameReader(bytes.NewReader(body))
 		if err := fr.readMagic(); err != nil {
 			t.Fatal(err)
@@ -547,4 +552,59 @@ func (d *discardWriter) Write(p []byte) (int, error) {
 	}
 	d.n += len(p)
 	return len(p), nil
+}
+
+// TestSegmentArena: a batch's small segments share allocations of at most
+// arenaBytes, a large one gets its own, and no buffer can grow into or be
+// written by another.
+func TestSegmentArena(t *testing.T) {
+	many := make([]int64, 70)
+	for i := range many {
+		many[i] = 15 << 10
+	}
+	tests := []struct {
+		name    string
+		lengths []int64
+		allocs  float64 // allocations of the buffers
+	}{
+		{"small ones share one block", []int64{825, 825, 0, 4000}, 1},
+		{"large ones alone", []int64{arenaSegmentBytes, 100, 1 << 20}, 3},
+		{"blocks of at most arenaBytes", many, 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			locs := make([]SpillLocation, len(tc.lengths))
+			idx := make([]int, len(tc.lengths))
+			for i, n := range tc.lengths {
+				locs[i].Segment.Length = n
+				idx[i] = i
+			}
+			var bufs [][]byte
+			allocs := testing.AllocsPerRun(20, func() {
+				a := newSegmentArena(locs, idx)
+				bufs = bufs[:0]
+				for _, n := range tc.lengths {
+					bufs = append(bufs, a.take(n))
+				}
+			})
+			if want := tc.allocs; allocs != want {
+				t.Errorf("%v allocations, want %v", allocs, want)
+			}
+			for i, b := range bufs {
+				if int64(len(b)) != tc.lengths[i] || cap(b) != len(b) {
+					t.Fatalf("buffer %d: len %d cap %d, want len and cap %d", i, len(b), cap(b), tc.lengths[i])
+				}
+				for j := range b {
+					b[j] = byte(i + 1)
+				}
+			}
+			for i, b := range bufs {
+				for _, c := range b {
+					if c != byte(i+1) {
+						t.Fatalf("buffer %d was written through another", i)
+					}
+				}
+			}
+		})
+	}
 }

@@ -166,6 +166,7 @@ func (f *Fetcher) fetchBatchOnce(ctx context.Context, locs []SpillLocation, idx 
 	if err := fr.readMagic(); err != nil {
 		return failAll(0, fmt.Errorf("batch reply from %s: %w", host, err))
 	}
+	arena := newSegmentArena(locs, idx)
 	for n, i := range idx {
 		want := locs[i].Segment
 		fm, err := fr.next(want.Length)
@@ -198,7 +199,7 @@ func (f *Fetcher) fetchBatchOnce(ctx context.Context, locs []SpillLocation, idx 
 			}
 			continue
 		}
-		buf := make([]byte, want.Length)
+		buf := arena.take(want.Length)
 		if err := fr.data(buf); err != nil {
 			return failAll(n, fmt.Errorf("read segment from %s: %w", host, err))
 		}
@@ -224,4 +225,45 @@ func verifyChecksum(data []byte, seg spill.SegmentInfo) error {
 		return fmt.Errorf("%w: segment CRC32C mismatch: expected %08x, got %08x", spill.ErrCorrupt, seg.CRC, got)
 	}
 	return nil
+}
+
+// Segments of a batch smaller than arenaSegmentBytes share allocations of
+// up to arenaBytes: one allocation for many small segments rather than one
+// each (the merge keeps them, so they cannot be recycled; a shared block is
+// released when the last of its segments is). Larger segments, which the
+// merge may write to disk on their own, get their own.
+const (
+	arenaSegmentBytes = 16 << 10
+	arenaBytes        = 1 << 20
+)
+
+// segmentArena hands out the buffers of one batched reply's segments.
+type segmentArena struct {
+	block []byte // the rest of the current shared block
+	small int64  // announced bytes of the small segments not handed out yet
+}
+
+func newSegmentArena(locs []SpillLocation, idx []int) *segmentArena {
+	a := &segmentArena{}
+	for _, i := range idx {
+		if n := locs[i].Segment.Length; n < arenaSegmentBytes {
+			a.small += n
+		}
+	}
+	return a
+}
+
+// take returns a buffer of n bytes, with no room to grow into the next
+// segment's.
+func (a *segmentArena) take(n int64) []byte {
+	if n >= arenaSegmentBytes {
+		return make([]byte, n)
+	}
+	if int64(len(a.block)) < n {
+		a.block = make([]byte, max(min(a.small, arenaBytes), n))
+	}
+	a.small -= n
+	buf := a.block[:n:n]
+	a.block = a.block[n:]
+	return buf
 }

@@ -6,39 +6,75 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"syscall"
 )
 
-// readSegment reads length bytes at offset of the file at path into buf
-// (grown as needed) and returns them. It makes three system calls (open,
-// pread, close): an os.File would add the poller's registration attempts,
-// which cost as much as the read for the small segments a batch is made of.
-// A missing file is an error wrapping fs.ErrNotExist; a file shorter than
-// offset+length one wrapping io.ErrUnexpectedEOF.
-func readSegment(path string, offset, length int64, buf []byte) ([]byte, error) {
+// dataFile is an open spill data file, opened with the system calls
+// themselves (open, fstat; pread to read): an os.File would add the
+// poller's registration attempt, which costs as much as the read for the
+// small segments a batch is made of. osFile wraps it in an os.File for
+// sendfile only when a segment is large enough to be worth it.
+type dataFile struct {
+	fd   int
+	path string
+	f    *os.File // set by osFile; it owns fd from then on
+}
+
+// openDataFile opens the data file at path and returns it with its size.
+// A missing file is an error wrapping fs.ErrNotExist.
+func openDataFile(path string) (*dataFile, int64, error) {
 	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 	for err == syscall.EINTR {
 		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 	}
 	if err != nil {
-		return buf, &fs.PathError{Op: "open", Path: path, Err: err}
+		return nil, 0, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
-	defer syscall.Close(fd)
-	if int64(cap(buf)) < length {
-		buf = make([]byte, length)
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		syscall.Close(fd)
+		return nil, 0, &fs.PathError{Op: "stat", Path: path, Err: err}
 	}
-	buf = buf[:length]
-	for done := int64(0); done < length; {
-		n, err := syscall.Pread(fd, buf[done:], offset+done)
+	return &dataFile{fd: fd, path: path}, st.Size, nil
+}
+
+// ReadAt reads len(p) bytes at off with pread; fewer bytes because the
+// file ends is io.EOF (the io.ReaderAt contract).
+func (d *dataFile) ReadAt(p []byte, off int64) (int, error) {
+	done := 0
+	for done < len(p) {
+		n, err := syscall.Pread(d.fd, p[done:], off+int64(done))
 		switch {
 		case err == syscall.EINTR:
 			continue
 		case err != nil:
-			return buf[:0], &fs.PathError{Op: "read", Path: path, Err: err}
+			return done, &fs.PathError{Op: "read", Path: d.path, Err: err}
 		case n == 0:
-			return buf[:0], fmt.Errorf("%s: %d of %d bytes at offset %d: %w", path, done, length, offset, io.ErrUnexpectedEOF)
+			return done, io.EOF
 		}
-		done += int64(n)
+		done += n
 	}
-	return buf, nil
+	return done, nil
+}
+
+// osFile returns the file as an os.File (for sendfile: net's ReadFrom
+// sends an os.File's bytes from its offset without copying them through
+// user space).
+func (d *dataFile) osFile() *os.File {
+	if d.f == nil {
+		d.f = os.NewFile(uintptr(d.fd), d.path)
+	}
+	return d.f
+}
+
+// Close closes the file.
+func (d *dataFile) Close() error {
+	if d.f != nil {
+		return d.f.Close()
+	}
+	if err := syscall.Close(d.fd); err != nil {
+		return fmt.Errorf("close %s: %w", d.path, err)
+	}
+	return nil
 }

@@ -8,8 +8,9 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
-	"os"
 	"path/filepath"
+	"strconv"
+	"sync"
 	"time"
 
 	"gomr/spill"
@@ -22,12 +23,14 @@ import (
 // that, the answer is 200 with ReplyHashHeader and one frame per requested
 // segment: the segment, or why it is not served (not found, a reduce out
 // of range, an unreadable spill), so that one missing segment does not
-// cost the others. A segment is checked against its data file (present,
-// long enough) before its frame starts, and a large one is then streamed
-// from the file rather than held whole (streamFrame). If a segment's copy
-// fails once its frame has started (the client went away, the file shrank
-// under it), the connection is broken (the fetcher keeps the frames before
-// it).
+// cost the others. Every segment is checked against its data file
+// (present, long enough) before the reply starts (planBatch), so that the
+// reply's length is known ahead: net/http then sends it without chunking,
+// which lets a large segment go from its file to the socket with sendfile.
+// Segments are never held whole: a small one is copied through the
+// reply's write buffer. If a segment's copy fails once its frame has
+// started (the client went away, the file shrank under it), the
+// connection is broken (the fetcher keeps the frames before it).
 func (h *handler) serveBatch(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
@@ -67,33 +70,26 @@ func (h *handler) serveBatch(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "unauthorized", http.StatusUnauthorized)
 		return
 	}
+	log := h.log.With("job", req.Job, "reduce", req.Reduce, "remote", r.RemoteAddr)
+	p := planBatch(h, req, log)
+	defer p.close()
+
 	hd := w.Header()
 	hd.Set(ReplyHashHeader, ReplyHash(secret, hash))
 	hd.Set("Content-Type", "application/octet-stream")
+	hd.Set("Content-Length", strconv.FormatInt(p.length, 10))
 	w.WriteHeader(http.StatusOK)
 
-	log := h.log.With("job", req.Job, "reduce", req.Reduce, "remote", r.RemoteAddr)
-	bw := bufio.NewWriterSize(w, batchWriterBytes)
-	_, werr := bw.WriteString(batchReplyMagic + string(rune(batchVersion)))
-	dirs := map[string]dirResult{}
-	var total int64
-	var buf []byte
-	for _, it := range req.Items {
-		if werr != nil {
-			break
-		}
-		d, ok := dirs[it.Attempt]
-		if !ok {
-			d.dir, d.err = h.loc.SpillDir(req.Job, it.Attempt)
-			dirs[it.Attempt] = d
-		}
-		var n int64
-		n, werr = h.serveFrame(bw, &buf, d, it, req.Reduce, log)
-		total += n
+	if uncork := p.cork(r); uncork != nil {
+		defer func() {
+			// What net/http still buffers goes out before the cork is
+			// removed (a cut reply panics past this: the connection is
+			// closed anyway).
+			_ = http.NewResponseController(w).Flush()
+			uncork()
+		}()
 	}
-	if werr == nil {
-		werr = bw.Flush()
-	}
+	total, werr := p.write(w)
 	if h.served != nil {
 		h.served(req.Job, total)
 	}
@@ -104,101 +100,261 @@ func (h *handler) serveBatch(w http.ResponseWriter, r *http.Request) {
 		log.Warn("shuffle: batch reply cut short", "segments", len(req.Items), "bytes", total, "err", werr)
 		// The frame in progress cannot be finished: break the connection
 		// so that the fetcher sees a truncated reply, not a wrong one.
-		if bw.Flush() == nil {
-			_ = http.NewResponseController(w).Flush()
-		}
 		panic(http.ErrAbortHandler)
 	}
 	log.Debug("shuffle: batch served", "segments", len(req.Items), "bytes", total)
 }
 
-// batchWriterBytes is the size of a batched reply's write buffer. A segment
-// of at most that many bytes is read whole (one pread) before its frame is
-// written; a larger one is streamed through the buffer, so that a request
-// holds at most about twice this much of its segments at a time, however
-// large they are.
-const batchWriterBytes = 64 << 10
+const (
+	// batchWriterBytes is the size of a batched reply's write buffer:
+	// frames are gathered in it, and a segment copied through user space
+	// is read into it (pread), so that a request holds at most this much
+	// of its segments at a time, however large they are.
+	batchWriterBytes = 64 << 10
+	// sendfileMinBytes: a segment of at least this many bytes served from
+	// its file goes out with sendfile (no copy through user space) when
+	// the reply writer allows it (net/http's, with the reply's length
+	// known ahead); a smaller one is copied into the write buffer, which
+	// saves the system call of flushing the frames before it (and the
+	// fetcher's reads of smaller packets): with make bench-shuffle,
+	// sendfile paid for segments of 64 KB, not for those of 16 KB.
+	sendfileMinBytes = 32 << 10
+	// maxHeldFiles bounds the data files one request keeps open between
+	// checking them and sending them; the others are opened again when
+	// their turn comes.
+	maxHeldFiles = 64
+)
+
+// batchWriters recycles the replies' write buffers.
+var batchWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, batchWriterBytes) }}
+
+// batchPlan is a batched reply worked out before its first byte: every
+// frame's header (or whole failure frame) and where its segment's bytes
+// come from, so that the reply's length is known ahead. That lets net/http
+// send it without chunking, and so send large segments with sendfile.
+type batchPlan struct {
+	frames []plannedFrame
+	heads  []byte // the frames' headers, end to end
+	length int64  // the reply's length
+	log    *slog.Logger
+}
+
+// plannedFrame is one frame of a batchPlan.
+type plannedFrame struct {
+	head     []byte // heads[...]: a served frame's header, or a failure frame
+	served   bool   // the frame is a segment's: seg's bytes follow head
+	data     []byte // the segment's bytes, from the data cache; else:
+	path     string // its data file
+	seg      spill.SegmentInfo
+	file     *dataFile // the open data file, if held since the check
+	reopened bool      // the file was not held: open and check it again
+}
+
+// planBatch checks every requested segment (attempt, index, data file
+// present and long enough) and plans its frame. A segment that fails a
+// check gets its failure frame, as before the first byte of the reply.
+func planBatch(h *handler, req BatchRequest, log *slog.Logger) *batchPlan {
+	if h.data != nil {
+		h.data.sync() // a spill changed or deleted before now is not served from memory
+	}
+	p := &batchPlan{frames: make([]plannedFrame, len(req.Items)), heads: make([]byte, 0, 24*len(req.Items)), log: log}
+	dirs := map[string]dirResult{}
+	held := 0
+	for i, it := range req.Items {
+		d, ok := dirs[it.Attempt]
+		if !ok {
+			d.dir, d.err = h.loc.SpillDir(req.Job, it.Attempt)
+			dirs[it.Attempt] = d
+		}
+		start := len(p.heads)
+		pf := &p.frames[i]
+		p.heads = h.planFrame(p.heads, pf, d, it, req.Reduce, &held, log)
+		pf.head = p.heads[start:len(p.heads):len(p.heads)]
+	}
+	p.length = int64(len(batchReplyMagic)) + 1 + int64(len(p.heads))
+	for i := range p.frames {
+		if p.frames[i].served {
+			p.length += p.frames[i].seg.Length
+		}
+	}
+	return p
+}
 
 type dirResult struct {
 	dir string
 	err error
 }
 
-// serveFrame writes the frame of one requested segment to bw: a failure
-// frame, or a served frame's header and data (read into *buf, which it
-// reuses) or, for a segment larger than batchWriterBytes, streamed from the
-// data file (streamFrame). It returns the segment bytes written, and an error only when
-// the reply cannot go on.
-func (h *handler) serveFrame(bw *bufio.Writer, buf *[]byte, d dirResult, it BatchItem, reduce int, log *slog.Logger) (int64, error) {
-	failure := func(status byte, msg string) (int64, error) {
-		var b [maxFrameMessage + 16]byte
-		_, err := bw.Write(appendFrameFailure(b[:0], status, msg))
-		return 0, err
-	}
+// planFrame plans the frame of one requested segment: it appends its
+// header (or failure frame) to heads and fills pf.
+func (h *handler) planFrame(heads []byte, pf *plannedFrame, d dirResult, it BatchItem, reduce int, held *int, log *slog.Logger) []byte {
 	if d.err != nil {
 		log.Info("shuffle batch: unknown attempt", "attempt", it.Attempt, "err", d.err)
-		return failure(frameNotFound, "unknown attempt "+it.Attempt)
+		return appendFrameFailure(heads, frameNotFound, "unknown attempt "+it.Attempt)
 	}
 	segs, err := h.indexes.read(filepath.Join(d.dir, spill.IndexFileName(it.Spill)))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return failure(frameNotFound, fmt.Sprintf("unknown spill %d of attempt %s", it.Spill, it.Attempt))
+			return appendFrameFailure(heads, frameNotFound, fmt.Sprintf("unknown spill %d of attempt %s", it.Spill, it.Attempt))
 		}
 		log.Error("shuffle batch: cannot read spill index", "attempt", it.Attempt, "spill", it.Spill, "err", err)
-		return failure(frameError, "cannot read spill index")
+		return appendFrameFailure(heads, frameError, "cannot read spill index")
 	}
 	if reduce >= len(segs) {
-		return failure(frameBadRequest, fmt.Sprintf("reduce %d out of range: the spill has %d partitions", reduce, len(segs)))
+		return appendFrameFailure(heads, frameBadRequest, fmt.Sprintf("reduce %d out of range: the spill has %d partitions", reduce, len(segs)))
 	}
 	seg := segs[reduce]
 	if seg.Offset < 0 || seg.Length < 0 || seg.Length > 1<<31 {
 		log.Error("shuffle batch: bad segment in the index", "attempt", it.Attempt, "spill", it.Spill, "offset", seg.Offset, "length", seg.Length)
-		return failure(frameError, "bad spill index entry")
+		return appendFrameFailure(heads, frameError, "bad spill index entry")
 	}
 	dataPath := filepath.Join(d.dir, spill.DataFileName(it.Spill))
-	if seg.Length > batchWriterBytes {
-		return streamFrame(bw, dataPath, seg, it, log)
+	// Segments are contiguous from offset 0: the last one's end is the
+	// data file's size.
+	last := segs[len(segs)-1]
+	if h.data != nil && seg.Length < sendfileMinBytes && last.Offset+last.Length <= maxCachedFileBytes {
+		data, ok, err := h.data.segment(dataPath, seg.Offset, seg.Length)
+		if err != nil {
+			return appendDataFailure(heads, dataPath, seg, it, err, log)
+		}
+		if ok {
+			pf.served, pf.data, pf.seg = true, data, seg
+			return appendFrameHeader(heads, seg)
+		}
 	}
-	data, err := readSegment(dataPath, seg.Offset, seg.Length, *buf)
-	*buf = data[:0]
+	f, size, err := openDataFile(dataPath)
+	if err == nil && seg.Offset+seg.Length > size {
+		f.Close()
+		err = fmt.Errorf("%s: %d bytes, segment at %d of %d bytes: %w", dataPath, size, seg.Offset, seg.Length, io.ErrUnexpectedEOF)
+	}
 	if err != nil {
-		return dataFailure(bw, dataPath, seg, it, err, log)
+		return appendDataFailure(heads, dataPath, seg, it, err, log)
 	}
-	var hdr [64]byte
-	if _, err := bw.Write(appendFrameHeader(hdr[:0], seg)); err != nil {
-		return 0, err
+	if *held < maxHeldFiles {
+		*held++
+		pf.file = f
+	} else {
+		f.Close()
+		pf.reopened = true
 	}
-	n, err := bw.Write(data)
-	return int64(n), err
+	pf.served, pf.path, pf.seg = true, dataPath, seg
+	return appendFrameHeader(heads, seg)
 }
 
-// streamFrame writes the frame of a segment larger than the reply's
-// buffer: it checks that the data file holds the whole segment, then
-// writes the frame's header and copies the segment through bw's buffer, so
-// that the server holds no more of it than that buffer at a time. A data
-// file that cannot be opened or is too short gets a failure frame, as a
-// small segment's does. Once the header is written, a segment that cannot
-// be read to its end (the file shrank, a read failed) is an error: the
-// reply cannot go on.
-func streamFrame(bw *bufio.Writer, dataPath string, seg spill.SegmentInfo, it BatchItem, log *slog.Logger) (int64, error) {
-	f, err := os.Open(dataPath)
-	if err != nil {
-		return dataFailure(bw, dataPath, seg, it, err, log)
+// write writes the planned reply to w: the magic, then each frame. It
+// returns the segment bytes written, and an error when the reply could not
+// be finished (the client went away, a data file shrank or vanished after
+// its check): the caller must then break the connection.
+func (p *batchPlan) write(w http.ResponseWriter) (int64, error) {
+	bw := batchWriters.Get().(*bufio.Writer)
+	bw.Reset(w)
+	defer func() {
+		bw.Reset(nil)
+		batchWriters.Put(bw)
+	}()
+	rf := readerFrom(w)
+	var total int64
+	_, err := bw.WriteString(batchReplyMagic + string(rune(batchVersion)))
+	for i := range p.frames {
+		if err != nil {
+			return total, err
+		}
+		pf := &p.frames[i]
+		if _, err = bw.Write(pf.head); err != nil || !pf.served {
+			continue
+		}
+		if pf.path == "" {
+			var n int
+			n, err = bw.Write(pf.data)
+			total += int64(n)
+			continue
+		}
+		var n int64
+		n, err = pf.writeData(bw, rf)
+		total += n
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return dataFailure(bw, dataPath, seg, it, err, log)
+	if err == nil {
+		err = bw.Flush()
 	}
-	if seg.Offset+seg.Length > st.Size() {
-		err := fmt.Errorf("%s: %d bytes, segment at %d of %d bytes: %w", dataPath, st.Size(), seg.Offset, seg.Length, io.ErrUnexpectedEOF)
-		return dataFailure(bw, dataPath, seg, it, err, log)
+	return total, err
+}
+
+// writeData writes a served frame's segment from its data file: with
+// sendfile through rf if it is large enough and rf is not nil, else
+// copied through bw.
+func (pf *plannedFrame) writeData(bw *bufio.Writer, rf io.ReaderFrom) (int64, error) {
+	seg := pf.seg
+	if pf.reopened {
+		f, size, err := openDataFile(pf.path)
+		if err != nil {
+			return 0, fmt.Errorf("open again for its turn: %w", err)
+		}
+		pf.file = f
+		if seg.Offset+seg.Length > size {
+			return 0, fmt.Errorf("%s: %d bytes, segment at %d of %d bytes: %w", pf.path, size, seg.Offset, seg.Length, io.ErrUnexpectedEOF)
+		}
 	}
-	var hdr [64]byte
-	if _, err := bw.Write(appendFrameHeader(hdr[:0], seg)); err != nil {
+	defer func() {
+		pf.file.Close()
+		pf.file = nil
+	}()
+	if rf == nil || seg.Length < sendfileMinBytes {
+		return copySegment(bw, pf.file, pf.path, seg.Offset, seg.Length)
+	}
+	if err := bw.Flush(); err != nil {
 		return 0, err
 	}
-	return copySegment(bw, f, dataPath, seg.Offset, seg.Length)
+	f := pf.file.osFile()
+	if _, err := f.Seek(seg.Offset, io.SeekStart); err != nil {
+		return 0, fmt.Errorf("seek %s to %d: %w", pf.path, seg.Offset, err)
+	}
+	n, err := rf.ReadFrom(io.LimitReader(f, seg.Length))
+	if err != nil {
+		return n, fmt.Errorf("send segment of %s at offset %d: %w", pf.path, seg.Offset, err)
+	}
+	if n < seg.Length {
+		return n, fmt.Errorf("%s: %d of %d bytes at offset %d: %w", pf.path, n, seg.Length, seg.Offset, io.ErrUnexpectedEOF)
+	}
+	return n, nil
+}
+
+// cork corks the reply's connection (corkReply) if some of its segments
+// will go with sendfile, and returns the function that uncorks it after
+// flushing what net/http still buffers, or nil.
+func (p *batchPlan) cork(r *http.Request) func() {
+	for i := range p.frames {
+		if pf := &p.frames[i]; pf.served && pf.path != "" && pf.seg.Length >= sendfileMinBytes {
+			return corkReply(r)
+		}
+	}
+	return nil
+}
+
+// close closes the data files the plan still holds.
+func (p *batchPlan) close() {
+	for i := range p.frames {
+		if f := p.frames[i].file; f != nil {
+			f.Close()
+			p.frames[i].file = nil
+		}
+	}
+}
+
+// readerFrom returns the io.ReaderFrom of w or of a writer it wraps
+// (Unwrap, as http.ResponseController finds them), or nil. net/http's
+// reply writer's ReadFrom uses sendfile for an os.File once the reply's
+// length is known.
+func readerFrom(w http.ResponseWriter) io.ReaderFrom {
+	for {
+		if rf, ok := w.(io.ReaderFrom); ok {
+			return rf
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return nil
+		}
+		w = u.Unwrap()
+	}
 }
 
 // copySegment copies length bytes at offset of r (the file at path) into
@@ -215,23 +371,18 @@ func copySegment(bw *bufio.Writer, r io.ReaderAt, path string, offset, length in
 	return n, nil
 }
 
-// dataFailure writes the failure frame for a segment whose data could not
-// be read (err from readSegment or streamFrame's checks).
-func dataFailure(bw *bufio.Writer, dataPath string, seg spill.SegmentInfo, it BatchItem, err error, log *slog.Logger) (int64, error) {
-	var status byte
-	var msg string
+// appendDataFailure appends the failure frame of a segment whose data file
+// cannot serve it (err from openDataFile or the size check).
+func appendDataFailure(heads []byte, dataPath string, seg spill.SegmentInfo, it BatchItem, err error, log *slog.Logger) []byte {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		log.Error("shuffle batch: spill index without data file", "path", dataPath)
-		status, msg = frameNotFound, fmt.Sprintf("unknown spill %d of attempt %s", it.Spill, it.Attempt)
+		return appendFrameFailure(heads, frameNotFound, fmt.Sprintf("unknown spill %d of attempt %s", it.Spill, it.Attempt))
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		log.Error("shuffle batch: segment outside the data file", "path", dataPath, "offset", seg.Offset, "length", seg.Length, "err", err)
-		status, msg = frameError, "spill data file is truncated"
+		return appendFrameFailure(heads, frameError, "spill data file is truncated")
 	default:
 		log.Error("shuffle batch: cannot read spill data", "err", err)
-		status, msg = frameError, "cannot read spill data"
+		return appendFrameFailure(heads, frameError, "cannot read spill data")
 	}
-	var b [maxFrameMessage + 16]byte
-	_, werr := bw.Write(appendFrameFailure(b[:0], status, msg))
-	return 0, werr
 }

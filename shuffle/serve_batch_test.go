@@ -251,9 +251,14 @@ func TestFetchBatchLargeSegments(t *testing.T) {
 	}{
 		{"plain", nil},
 		{"with outcome", []HandlerOption{WithOutcome(func(string) {})}},
+		{"corked", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := httptest.NewServer(NewHandler(lb.w, lb.w, nil, tc.opts...))
+			srv := httptest.NewUnstartedServer(NewHandler(lb.w, lb.w, nil, tc.opts...))
+			if tc.name == "corked" {
+				srv.Config.ConnContext = ConnContext
+			}
+			srv.Start()
 			defer srv.Close()
 			locs := make([]SpillLocation, len(lb.segs))
 			for k, seg := range lb.segs {

@@ -1,12 +1,14 @@
 package shuffle
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -77,6 +79,17 @@ func WithClock(now func() time.Time) HandlerOption {
 	return func(h *handler) { h.now = now }
 }
 
+// ConnContext is an http.Server's ConnContext for a server that mounts the
+// shuffle handler: it lets the handler reach a reply's TCP connection, to
+// cork it while a batched reply interleaves frame headers with segments
+// sent with sendfile (corkReply). A server without it serves the same
+// bytes in more, smaller packets.
+func ConnContext(ctx context.Context, c net.Conn) context.Context {
+	return context.WithValue(ctx, connKey{}, c)
+}
+
+type connKey struct{}
+
 // DefaultRequestWindow is how old (or how far ahead of the server's clock)
 // a signed request may be.
 const DefaultRequestWindow = time.Minute
@@ -91,7 +104,32 @@ type handler struct {
 	now     func() time.Time
 	// indexes caches spill indexes for the batched endpoint.
 	indexes *indexCache
+	// data caches small spill data files for the batched endpoint; nil
+	// when off.
+	data           *dataCache
+	dataCacheBytes int64
 }
+
+// WithDataCache sets the bytes of small spill data files the batched
+// endpoint keeps in memory (KeyDataCacheMB; DefaultDataCacheBytes by
+// default; 0: none). See dataCache (datacache_linux.go) for how a spill
+// changed or deleted behind the server's back is never served from it.
+func WithDataCache(bytes int64) HandlerOption {
+	return func(h *handler) { h.dataCacheBytes = bytes }
+}
+
+// DefaultDataCacheBytes is the default bound of the shuffle server's cache
+// of small spill data files (KeyDataCacheMB's default).
+const DefaultDataCacheBytes = 32 << 20
+
+// maxCachedFileBytes: a spill data file larger than this is never cached
+// (its small segments are read from the file). A miss reads the whole
+// file, and when a tracker's spills are more than the cache holds, reduce
+// waves miss each file again (make bench-shuffle: about 7 reads of every
+// file for 50 reduces, 8 at a time, at the default size): that pays for
+// 50 partitions of 825 bytes (41 KB files) but cost more than reading
+// each segment for 50 of 4 KB (200 KB files; docs/scaling.md).
+const maxCachedFileBytes = 128 << 10
 
 // NewHandler returns the shuffle server: it serves
 // GET /mapOutput?job=J&attempt=A&spill=K&reduce=R, one segment per request,
@@ -112,9 +150,13 @@ func NewHandler(secrets SecretSource, loc Locator, log *slog.Logger, opts ...Han
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	h := &handler{secrets: secrets, loc: loc, log: log, window: DefaultRequestWindow, now: time.Now, indexes: newIndexCache(indexCacheBytes)}
+	h := &handler{secrets: secrets, loc: loc, log: log, window: DefaultRequestWindow, now: time.Now, indexes: newIndexCache(indexCacheBytes),
+		dataCacheBytes: DefaultDataCacheBytes}
 	for _, o := range opts {
 		o(h)
+	}
+	if h.dataCacheBytes > 0 {
+		h.data = newDataCache(h.dataCacheBytes, maxCachedFileBytes)
 	}
 	return h
 }
@@ -288,8 +330,23 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, req request, has
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
 	}
+	if _, err := f.Seek(seg.Offset, io.SeekStart); err != nil {
+		log.Error("shuffle: cannot seek in spill data", "err", err)
+		http.Error(w, "cannot read spill data", http.StatusInternalServerError)
+		return
+	}
 	writeSegmentHeader(w, secret, hash, info, seg.Length)
-	n, err := io.Copy(w, io.NewSectionReader(f, seg.Offset, seg.Length))
+	// With the length known ahead, net/http's ReadFrom sends the file's
+	// bytes with sendfile (readerFrom finds it under the outcome wrapper).
+	var n int64
+	if rf := readerFrom(w); rf != nil {
+		n, err = rf.ReadFrom(io.LimitReader(f, seg.Length))
+	} else {
+		n, err = io.Copy(w, io.LimitReader(f, seg.Length))
+	}
+	if err == nil && n < seg.Length {
+		err = fmt.Errorf("%s: %d of %d bytes at offset %d: %w", dataPath, n, seg.Length, seg.Offset, io.ErrUnexpectedEOF)
+	}
 	if h.served != nil {
 		h.served(req.job, n)
 	}

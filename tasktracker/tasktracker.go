@@ -269,7 +269,7 @@ func (tt *TaskTracker) Run(ctx context.Context) error {
 	go umbSrv.Serve(tt.umbListener)
 	defer umbSrv.Stop()
 
-	httpSrv := &http.Server{Handler: tt.shuffleMux(), ReadHeaderTimeout: 10 * time.Second}
+	httpSrv := &http.Server{Handler: tt.shuffleMux(), ReadHeaderTimeout: 10 * time.Second, ConnContext: shuffle.ConnContext}
 	shuffleListener := tt.shuffleListener
 	if tt.tls != nil {
 		// HTTPS only, from other trackers and their children (a
@@ -303,6 +303,7 @@ func (tt *TaskTracker) Run(ctx context.Context) error {
 func (tt *TaskTracker) shuffleMux() http.Handler {
 	mux := http.NewServeMux()
 	sh := shuffle.NewHandler(secretSource{tt}, locator{tt}, tt.log, shuffle.WithRequestWindow(tt.requestWindow),
+		shuffle.WithDataCache(int64(tt.cfg.Int(shuffle.KeyDataCacheMB))<<20),
 		shuffle.WithServedBytes(func(_ string, n int64) { tt.prom.shuffleBytes.Add(float64(n)) }),
 		shuffle.WithOutcome(func(o string) { tt.prom.shuffleRequests.WithLabelValues(o).Inc() }))
 	mux.Handle(shuffle.Path, sh)

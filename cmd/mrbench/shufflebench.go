@@ -33,7 +33,7 @@ import (
 
 // shuffleArg selects the shuffle benchmark (make bench-shuffle):
 //
-//	mrbench shuffle [-maps 1000] [-spills 4] [-reduces 50] [-trackers 4] [-records 8] [-modes batch,single]
+//	mrbench shuffle [-maps 1000] [-spills 4] [-reduces 50] [-trackers 4] [-records 8] [-modes batch,single] [-datacache-mb 32]
 //
 // It writes the spill files of -maps map attempts of -spills spills of
 // -reduces partitions each (with the spill package's segment writer and
@@ -57,7 +57,7 @@ import (
 const shuffleArg = "shuffle"
 
 // shuffleServeArg is the hidden mode of a shuffle server process:
-// mrbench shuffle-serve DIR JOB SECRET-HEX BASELINE-FILE. It prints its
+// mrbench shuffle-serve DIR JOB SECRET-HEX BASELINE-FILE DATACACHE-MB. It prints its
 // address on stdout and serves until stdin closes.
 const shuffleServeArg = "shuffle-serve"
 
@@ -94,6 +94,7 @@ func shuffleMain(args []string) int {
 	concurrent := fl.Int("concurrent", 8, "reduces fetching at once (the cluster's reduce slots)")
 	batch := fl.Int("batch", 64, "segments per batched request (mapreduce.reduce.shuffle.batch.segments)")
 	batchBytes := fl.Int64("batch-bytes", 4<<20, "bytes per batched request (mapreduce.reduce.shuffle.batch.bytes)")
+	cacheMB := fl.Int("datacache-mb", shuffle.DefaultDataCacheBytes>>20, "each server's cache of small spill data files ("+shuffle.KeyDataCacheMB+"; 0: none)")
 	modes := fl.String("modes", "batch,single", "fetch modes to measure: batch (POST /mapOutputs), single (GET /mapOutput, one segment a request)")
 	work := fl.String("work", "", "work directory (default: a temporary directory, removed afterwards)")
 	keep := fl.Bool("keep", false, "keep the work directory")
@@ -152,7 +153,7 @@ func shuffleMain(args []string) int {
 	}
 	servers := make([]*shuffleServer, *trackers)
 	for i := range servers {
-		s, err := startShuffleServer(self, filepath.Join(dir, fmt.Sprintf("tracker%d", i)), job, secret, lay.baselineFile)
+		s, err := startShuffleServer(self, filepath.Join(dir, fmt.Sprintf("tracker%d", i)), job, secret, lay.baselineFile, *cacheMB)
 		if err != nil {
 			return fail("shuffle server %d: %v", i, err)
 		}
@@ -163,7 +164,7 @@ func shuffleMain(args []string) int {
 		Machine: describeMachine().Summary(),
 		Command: "mrbench shuffle " + strings.Join(args, " "),
 		Settings: map[string]any{"maps": *maps, "spills": *spills, "reduces": *reduces, "trackers": *trackers, "records": *records,
-			"parallel": *parallel, "concurrent": *concurrent, "batch": *batch, "batch_bytes": *batchBytes,
+			"parallel": *parallel, "concurrent": *concurrent, "batch": *batch, "batch_bytes": *batchBytes, "datacache_mb": *cacheMB,
 			"segments": lay.segments, "segment_bytes": lay.bytes},
 	}
 
@@ -342,8 +343,8 @@ type shuffleServer struct {
 	addr  string
 }
 
-func startShuffleServer(self, dir, job string, secret []byte, baseline string) (*shuffleServer, error) {
-	cmd := exec.Command(self, shuffleServeArg, dir, job, hex.EncodeToString(secret), baseline)
+func startShuffleServer(self, dir, job string, secret []byte, baseline string, cacheMB int) (*shuffleServer, error) {
+	cmd := exec.Command(self, shuffleServeArg, dir, job, hex.EncodeToString(secret), baseline, strconv.Itoa(cacheMB))
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -410,11 +411,16 @@ func procCPU(pid int) float64 {
 // shuffleServeMain is the shuffle server process: the shuffle handler over
 // DIR/JOB/ATTEMPT/spills, and the baseline file at /baseline.
 func shuffleServeMain(args []string) int {
-	if len(args) != 4 {
-		fmt.Fprintln(os.Stderr, "usage: mrbench shuffle-serve DIR JOB SECRET-HEX BASELINE-FILE")
+	if len(args) != 5 {
+		fmt.Fprintln(os.Stderr, "usage: mrbench shuffle-serve DIR JOB SECRET-HEX BASELINE-FILE DATACACHE-MB")
 		return 2
 	}
 	dir, job, baseline := args[0], args[1], args[3]
+	cacheMB, err := strconv.Atoi(args[4])
+	if err != nil || cacheMB < 0 {
+		fmt.Fprintln(os.Stderr, "data cache MB:", args[4])
+		return 2
+	}
 	secret, err := hex.DecodeString(args[2])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "secret:", err)
@@ -426,12 +432,12 @@ func shuffleServeMain(args []string) int {
 		return 1
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	h := shuffle.NewHandler(staticSecret{job: job, secret: secret}, dirLocator(dir), log)
+	h := shuffle.NewHandler(staticSecret{job: job, secret: secret}, dirLocator(dir), log, shuffle.WithDataCache(int64(cacheMB)<<20))
 	mux := http.NewServeMux()
 	mux.Handle(shuffle.Path, h)
 	mux.Handle(shuffle.BatchPath, h)
 	mux.HandleFunc("/baseline", func(w http.ResponseWriter, r *http.Request) { http.ServeFile(w, r, baseline) })
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ConnContext: shuffle.ConnContext}
 	// A CPU profile of the server, for finding where a segment's time goes:
 	// MRBENCH_SHUFFLE_CPUPROFILE=PREFIX writes PREFIX.PID.pprof.
 	if prefix := os.Getenv("MRBENCH_SHUFFLE_CPUPROFILE"); prefix != "" {

@@ -1,0 +1,313 @@
+//go:build linux
+
+package shuffle
+
+import (
+	"container/list"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"syscall"
+)
+
+// dataCache keeps the bytes of small spill data files in memory, so that
+// the reduces of a job, which each ask for their partition of every spill
+// (and in a per-spill shuffle do so soon after the spill is announced),
+// cost the server no system call per segment: a small segment is a copy
+// from the cached file into the reply. A miss reads the whole file (open,
+// fstat, pread, close: what one uncached segment costs).
+//
+// A cached file is never served once it has changed or gone: the cache
+// watches the directory of every file it holds with inotify (deletion,
+// rename, writes, truncation, attribute changes, the directory's own
+// deletion) and drains the events, without blocking, at the start of each
+// request (sync) and before caching what it read. So a spill deleted or
+// damaged before a request starts (the TaskTracker purging a job, a test
+// injecting a fault behind its back) is seen by that request, exactly as
+// with a fresh open; a change during a request races with it, as it does
+// with a file read. If inotify is not available (no instance or watch
+// left), nothing is cached. Writes through a hard link in another
+// directory or a shared mapping are not seen; spill files get neither.
+//
+// Entries are evicted least recently used first once their bytes pass the
+// limit; a directory's watch is removed with its last entry.
+type dataCache struct {
+	mu      sync.Mutex
+	limit   int64
+	maxFile int64
+	bytes   int64
+	lru     list.List // of *cachedFile, most recent first
+	files   map[string]*cachedFile
+	dirs    map[string]*watchedDir
+	byWD    map[int32]*watchedDir
+	ifd     int // inotify descriptor; -1: not opened yet or unavailable
+	failed  bool
+	evbuf   []byte
+}
+
+type cachedFile struct {
+	path string
+	name string // base name in dir
+	dir  *watchedDir
+	data []byte
+	elem *list.Element
+}
+
+type watchedDir struct {
+	path  string
+	wd    int32
+	files map[string]*cachedFile // by base name
+	gen   uint64                 // events seen for the directory
+}
+
+// watchMask is what a directory's watch reports: anything that may change
+// or remove a file in it, or the directory itself.
+const watchMask = syscall.IN_MODIFY | syscall.IN_ATTRIB | syscall.IN_CLOSE_WRITE | syscall.IN_MOVED_FROM |
+	syscall.IN_MOVED_TO | syscall.IN_CREATE | syscall.IN_DELETE | syscall.IN_DELETE_SELF | syscall.IN_MOVE_SELF |
+	syscall.IN_ONLYDIR
+
+// newDataCache returns a cache of at most limit bytes holding files of at
+// most maxFile bytes; limit 0 disables it (nil).
+func newDataCache(limit, maxFile int64) *dataCache {
+	if limit <= 0 {
+		return nil
+	}
+	c := &dataCache{limit: limit, maxFile: min(maxFile, limit), files: map[string]*cachedFile{},
+		dirs: map[string]*watchedDir{}, byWD: map[int32]*watchedDir{}, ifd: -1}
+	return c
+}
+
+// start opens the inotify instance on first use (so that a handler that
+// serves no batch holds none) and closes it when c is collected. Called
+// with c.mu held; false if inotify is unavailable.
+func (c *dataCache) startLocked() bool {
+	if c.ifd >= 0 {
+		return true
+	}
+	if c.failed {
+		return false
+	}
+	fd, err := syscall.InotifyInit1(syscall.IN_NONBLOCK | syscall.IN_CLOEXEC)
+	if err != nil {
+		c.failed = true
+		return false
+	}
+	c.ifd = fd
+	c.evbuf = make([]byte, 64<<10)
+	runtime.AddCleanup(c, func(fd int) { syscall.Close(fd) }, fd)
+	return true
+}
+
+// sync applies the pending inotify events: every file they name, and
+// every file of a directory that went away, is dropped.
+func (c *dataCache) sync() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.syncLocked()
+}
+
+func (c *dataCache) syncLocked() {
+	if c.ifd < 0 {
+		return
+	}
+	for {
+		n, err := syscall.Read(c.ifd, c.evbuf)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil || n <= 0 {
+			// EAGAIN: nothing pending. Any other error: stop trusting
+			// the cache.
+			if err != nil && err != syscall.EAGAIN {
+				c.dropAllLocked()
+			}
+			return
+		}
+		c.applyLocked(c.evbuf[:n])
+	}
+}
+
+// applyLocked applies a buffer of inotify events.
+func (c *dataCache) applyLocked(b []byte) {
+	for len(b) >= syscall.SizeofInotifyEvent {
+		wd := int32(binary.NativeEndian.Uint32(b[0:4]))
+		mask := binary.NativeEndian.Uint32(b[4:8])
+		nameLen := int(binary.NativeEndian.Uint32(b[12:16]))
+		end := syscall.SizeofInotifyEvent + nameLen
+		if end > len(b) {
+			c.dropAllLocked()
+			return
+		}
+		name := b[syscall.SizeofInotifyEvent:end]
+		for len(name) > 0 && name[len(name)-1] == 0 {
+			name = name[:len(name)-1]
+		}
+		b = b[end:]
+		if mask&syscall.IN_Q_OVERFLOW != 0 {
+			c.dropAllLocked()
+			continue
+		}
+		d := c.byWD[wd]
+		if d == nil {
+			continue
+		}
+		d.gen++
+		if len(name) > 0 {
+			if f := d.files[string(name)]; f != nil {
+				c.removeLocked(f)
+			}
+		}
+		if mask&(syscall.IN_DELETE_SELF|syscall.IN_MOVE_SELF|syscall.IN_IGNORED|syscall.IN_UNMOUNT) != 0 {
+			for _, f := range d.files {
+				c.removeLocked(f)
+			}
+			if mask&syscall.IN_IGNORED != 0 {
+				c.forgetDirLocked(d, false)
+			}
+		}
+	}
+}
+
+// segment returns length bytes at offset of the data file at path, from
+// the cache or read into it. ok is false when the file is not cached and
+// too large to be (the caller reads it itself). A missing file is an error
+// wrapping fs.ErrNotExist; one shorter than offset+length one wrapping
+// io.ErrUnexpectedEOF.
+func (c *dataCache) segment(path string, offset, length int64) (data []byte, ok bool, err error) {
+	c.mu.Lock()
+	if f := c.files[path]; f != nil {
+		c.lru.MoveToFront(f.elem)
+		data := f.data
+		c.mu.Unlock()
+		return slice(path, data, offset, length)
+	}
+	if !c.startLocked() {
+		c.mu.Unlock()
+		return nil, false, nil
+	}
+	dir, name := filepath.Split(path)
+	d, err := c.watchLocked(filepath.Clean(dir))
+	if err != nil {
+		c.mu.Unlock()
+		return nil, false, nil // no watch: do not cache
+	}
+	gen := d.gen
+	c.mu.Unlock()
+
+	// Read the file with the watch in place: a change from now on is an
+	// event, and gen tells whether one came before the bytes are cached.
+	unwatch := func() {
+		c.mu.Lock()
+		c.unwatchIfEmptyLocked(d)
+		c.mu.Unlock()
+	}
+	f, size, err := openDataFile(path)
+	if err != nil {
+		unwatch()
+		return nil, false, err
+	}
+	defer f.Close()
+	if size > c.maxFile {
+		unwatch()
+		return nil, false, nil
+	}
+	buf := make([]byte, size)
+	n, err := f.ReadAt(buf, 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		unwatch()
+		return nil, false, err
+	}
+	buf = buf[:n]
+
+	c.mu.Lock()
+	c.syncLocked()
+	if c.byWD[d.wd] == d && d.gen == gen && c.files[path] == nil {
+		cf := &cachedFile{path: path, name: name, dir: d, data: buf}
+		cf.elem = c.lru.PushFront(cf)
+		c.files[path] = cf
+		d.files[name] = cf
+		c.bytes += int64(len(buf))
+		for c.bytes > c.limit && c.lru.Len() > 1 {
+			c.removeLocked(c.lru.Back().Value.(*cachedFile))
+		}
+	} else if c.byWD[d.wd] == d {
+		c.unwatchIfEmptyLocked(d)
+	}
+	c.mu.Unlock()
+	return slice(path, buf, offset, length)
+}
+
+func slice(path string, data []byte, offset, length int64) ([]byte, bool, error) {
+	if offset < 0 || length < 0 || offset+length > int64(len(data)) {
+		return nil, true, fmt.Errorf("%s: %d bytes, segment at %d of %d bytes: %w", path, len(data), offset, length, io.ErrUnexpectedEOF)
+	}
+	return data[offset : offset+length : offset+length], true, nil
+}
+
+// watchLocked returns the watched directory dir, adding its watch if
+// needed.
+func (c *dataCache) watchLocked(dir string) (*watchedDir, error) {
+	if d := c.dirs[dir]; d != nil {
+		return d, nil
+	}
+	wd, err := syscall.InotifyAddWatch(c.ifd, dir, watchMask)
+	if err != nil {
+		return nil, err
+	}
+	if d := c.byWD[int32(wd)]; d != nil {
+		// The same directory under another name (a link): keep one.
+		return d, nil
+	}
+	d := &watchedDir{path: dir, wd: int32(wd), files: map[string]*cachedFile{}}
+	c.dirs[dir] = d
+	c.byWD[d.wd] = d
+	return d, nil
+}
+
+// removeLocked drops a cached file (and its directory's watch with its
+// last file).
+func (c *dataCache) removeLocked(f *cachedFile) {
+	if c.files[f.path] != f {
+		return
+	}
+	delete(c.files, f.path)
+	delete(f.dir.files, f.name)
+	c.lru.Remove(f.elem)
+	c.bytes -= int64(len(f.data))
+	c.unwatchIfEmptyLocked(f.dir)
+}
+
+func (c *dataCache) unwatchIfEmptyLocked(d *watchedDir) {
+	if len(d.files) == 0 && c.byWD[d.wd] == d {
+		c.forgetDirLocked(d, true)
+	}
+}
+
+// forgetDirLocked forgets a directory (its files are gone already),
+// removing its watch if rm (not when the kernel removed it).
+func (c *dataCache) forgetDirLocked(d *watchedDir, rm bool) {
+	for _, f := range d.files {
+		c.removeLocked(f)
+	}
+	if c.byWD[d.wd] == d {
+		delete(c.byWD, d.wd)
+	}
+	if c.dirs[d.path] == d {
+		delete(c.dirs, d.path)
+	}
+	if rm {
+		_, _ = syscall.InotifyRmWatch(c.ifd, uint32(d.wd))
+	}
+}
+
+// dropAllLocked empties the cache (an event queue overflow: any file may
+// have changed).
+func (c *dataCache) dropAllLocked() {
+	for _, d := range c.dirs {
+		c.forgetDirLocked(d, true)
+	}
+}

@@ -1,0 +1,239 @@
+//go:build linux
+
+package shuffle
+
+import (
+	"bytes"
+	"errors"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"gomr/spill"
+)
+
+// cacheFixture is attempt "a" of job "j" (secret "s") with one spill of
+// three small partitions, and a handler with a data cache.
+type cacheFixture struct {
+	w    *worker
+	dir  string
+	segs []spill.SegmentInfo
+	h    *handler
+}
+
+func newCacheFixture(t *testing.T) *cacheFixture {
+	t.Helper()
+	f := &cacheFixture{dir: t.TempDir()}
+	f.w = &worker{secrets: map[string][]byte{"j": []byte("s")}, dirs: map[string]string{"j/a": f.dir}}
+	f.segs = writeSpillFiles(t, f.dir, 0, [][]kv{
+		{{"a", "1"}, {"b", "2"}}, {{"c", strings.Repeat("x", 300)}}, {{"d", "4"}},
+	})
+	f.h = NewHandler(f.w, f.w, nil).(*handler)
+	return f
+}
+
+// fetch asks for partition reduce of spill 0 and returns its frame and
+// bytes.
+func (f *cacheFixture) fetch(t *testing.T, reduce int) (frame, []byte) {
+	t.Helper()
+	body, err := EncodeBatchRequest(BatchRequest{Job: "j", Reduce: reduce, At: time.Now().UnixMilli(), Items: []BatchItem{{"a", 0}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := httptest.NewRequest("POST", BatchPath, bytes.NewReader(body))
+	req.Header.Set(HashHeader, BatchRequestHash([]byte("s"), body))
+	rec := httptest.NewRecorder()
+	f.h.ServeHTTP(rec, req)
+	if rec.Code != 200 {
+		t.Fatalf("status %d: %q", rec.Code, rec.Body.Bytes())
+	}
+	if cl := rec.Header().Get("Content-Length"); cl != "" && cl != itoa(rec.Body.Len()) {
+		t.Errorf("Content-Length %s, body of %d bytes", cl, rec.Body.Len())
+	}
+	fr := newFrameReader(rec.Body)
+	defer fr.release()
+	if err := fr.readMagic(); err != nil {
+		t.Fatal(err)
+	}
+	fm, err := fr.next(1 << 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var data []byte
+	if fm.status == frameOK {
+		data = make([]byte, fm.seg.Length)
+		if err := fr.data(data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return fm, data
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestDataCacheSeesChanges: once a spill's data file is cached, a change
+// made to it before a request (as the TaskTracker's purge or the
+// fault-injection tests make them, behind the server's back) is what that
+// request sees: a deleted file or directory is not found, a flipped byte
+// is served flipped (so the fetcher's CRC check fails), a truncated file
+// is an error frame, a file replaced by rename is served new.
+func TestDataCacheSeesChanges(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(t *testing.T, f *cacheFixture, path string)
+		status byte
+		msg    string // for a failure frame
+		flip   bool   // served, with one byte of partition 1 flipped
+	}{
+		{"unchanged", func(*testing.T, *cacheFixture, string) {}, frameOK, "", false},
+		{"deleted", func(t *testing.T, _ *cacheFixture, path string) {
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+		}, frameNotFound, "unknown spill 0 of attempt a", false},
+		{"directory removed", func(t *testing.T, f *cacheFixture, _ string) {
+			// The index stays cached (its path never changes while it
+			// exists); the data file's absence is what is seen.
+			if err := os.RemoveAll(f.dir); err != nil {
+				t.Fatal(err)
+			}
+		}, frameNotFound, "unknown spill 0 of attempt a", false},
+		{"byte flipped in place", func(t *testing.T, f *cacheFixture, path string) {
+			file, err := os.OpenFile(path, os.O_RDWR, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer file.Close()
+			b := make([]byte, 1)
+			off := f.segs[1].Offset + f.segs[1].Length/2
+			if _, err := file.ReadAt(b, off); err != nil {
+				t.Fatal(err)
+			}
+			b[0] ^= 0x40
+			if _, err := file.WriteAt(b, off); err != nil {
+				t.Fatal(err)
+			}
+		}, frameOK, "", true},
+		{"rewritten shorter", func(t *testing.T, f *cacheFixture, path string) {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, b[:f.segs[1].Offset+1], 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, frameError, "spill data file is truncated", false},
+		{"replaced by rename", func(t *testing.T, f *cacheFixture, path string) {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b[f.segs[1].Offset+f.segs[1].Length/2] ^= 0x40
+			tmp := filepath.Join(f.dir, "tmp")
+			if err := os.WriteFile(tmp, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(tmp, path); err != nil {
+				t.Fatal(err)
+			}
+		}, frameOK, "", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newCacheFixture(t)
+			path := filepath.Join(f.dir, spill.DataFileName(0))
+			orig, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			seg := f.segs[1]
+			fm, data := f.fetch(t, 1)
+			if fm.status != frameOK || !bytes.Equal(data, orig[seg.Offset:seg.Offset+seg.Length]) {
+				t.Fatalf("first fetch: %+v, %d bytes", fm, len(data))
+			}
+			f.h.data.mu.Lock()
+			_, cached := f.h.data.files[path]
+			f.h.data.mu.Unlock()
+			if !cached {
+				t.Fatalf("%s is not cached after a fetch", path)
+			}
+
+			tc.change(t, f, path)
+			fm, data = f.fetch(t, 1)
+			if fm.status != tc.status {
+				t.Fatalf("after the change: frame %+v, want status %d", fm, tc.status)
+			}
+			if tc.status != frameOK {
+				if fm.msg != tc.msg {
+					t.Errorf("message %q, want %q", fm.msg, tc.msg)
+				}
+				return
+			}
+			err = verifyChecksum(data, seg)
+			switch {
+			case tc.flip && !errors.Is(err, spill.ErrCorrupt):
+				t.Errorf("flipped segment served with the old bytes: checksum %v", err)
+			case !tc.flip && err != nil:
+				t.Errorf("unchanged segment: %v", err)
+			}
+		})
+	}
+}
+
+// TestDataCacheEviction: the cache keeps at most its limit of bytes, evicts
+// the least recently used file first, removes a directory's watch with its
+// last file, and a file larger than the per-file bound is served from the
+// file and not cached.
+func TestDataCacheEviction(t *testing.T) {
+	dirs := []string{t.TempDir(), t.TempDir(), t.TempDir()}
+	var paths []string
+	for i, d := range dirs {
+		p := filepath.Join(d, "spill00000.out")
+		if err := os.WriteFile(p, bytes.Repeat([]byte{byte('a' + i)}, 1000), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	c := newDataCache(2500, 1200)
+	get := func(i int) {
+		t.Helper()
+		data, ok, err := c.segment(paths[i], 10, 5)
+		if err != nil || !ok || string(data) != strings.Repeat(string(rune('a'+i)), 5) {
+			t.Fatalf("file %d: %q, %t, %v", i, data, ok, err)
+		}
+	}
+	get(0)
+	get(1)
+	get(0) // 0 is now the most recent
+	get(2) // 3,000 bytes: 1 goes
+	c.mu.Lock()
+	_, has0 := c.files[paths[0]]
+	_, has1 := c.files[paths[1]]
+	_, has2 := c.files[paths[2]]
+	bytes, watches := c.bytes, len(c.byWD)
+	c.mu.Unlock()
+	if !has0 || has1 || !has2 || bytes != 2000 || watches != 2 {
+		t.Errorf("cached 0=%t 1=%t 2=%t, %d bytes, %d watches; want 0 and 2, 2000 bytes, 2 watches", has0, has1, has2, bytes, watches)
+	}
+
+	big := filepath.Join(dirs[1], "spill00001.out")
+	if err := os.WriteFile(big, make([]byte, 2000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := c.segment(big, 0, 10); ok || err != nil {
+		t.Errorf("a file over the per-file bound: ok=%t, err %v; want not cached", ok, err)
+	}
+	if _, _, err := c.segment(filepath.Join(dirs[1], "missing.out"), 0, 1); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a missing file: %v, want not exist", err)
+	}
+	c.mu.Lock()
+	watches = len(c.byWD)
+	c.mu.Unlock()
+	if watches != 2 {
+		t.Errorf("%d watches after reads that cached nothing, want 2", watches)
+	}
+}

@@ -87,6 +87,7 @@ type MergeManager struct {
 	cond       *sync.Cond
 	mem        []memSegment // in memory, not being merged
 	memUsed    int64        // bytes of all in-memory segments, incl. those being merged
+	reserved   int64        // bytes of fetches in flight (Reserve)
 	memMerging int64        // bytes of in-memory segments being merged
 	runs       []diskRun    // on disk, not being merged
 	active     int          // merges and disk writes in progress
@@ -230,6 +231,56 @@ func (m *MergeManager) Add(data []byte, seg spill.SegmentInfo) error {
 		m.mergeMemoryLocked()
 	}
 	return nil
+}
+
+// Reserve waits until n more bytes fit the shuffle buffer beside the
+// segments it holds and the fetches in flight reserved before, and reserves
+// them for a fetch; release gives them back once the fetched segments were
+// added (or the fetch failed). Counting a fetch from its start bounds what
+// a reduce holds at once by MemoryBytes (Hadoop's MergeManager.reserve),
+// also for segments over SegmentLimit, which are in memory while fetched
+// and written to disk by Add. While it waits it starts merging the
+// in-memory segments to disk if no merge of them runs. A fetch of more
+// than MemoryBytes goes when nothing else is held or in flight. It returns
+// ctx's error, or the merge manager's if it failed or was closed.
+func (m *MergeManager) Reserve(ctx context.Context, n int64) (release func(), err error) {
+	if n <= 0 {
+		return func() {}, nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	stop := context.AfterFunc(ctx, func() {
+		m.mu.Lock()
+		m.cond.Broadcast()
+		m.mu.Unlock()
+	})
+	defer stop()
+	for m.memUsed+m.reserved+n > m.opts.MemoryBytes && (m.memUsed > 0 || m.reserved > 0) {
+		if err := m.usableLocked(); err != nil {
+			return nil, err
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("merge manager: waiting for %d bytes of shuffle buffer: %w", n, err)
+		}
+		if m.memMerging == 0 && len(m.mem) > 0 {
+			m.mergeMemoryLocked()
+			continue
+		}
+		m.cond.Wait()
+	}
+	if err := m.usableLocked(); err != nil {
+		return nil, err
+	}
+	m.reserved += n
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			m.mu.Lock()
+			m.reserved -= n
+			m.cond.Broadcast()
+			m.mu.Unlock()
+		})
+	}, nil
 }
 
 // mergeMemoryLocked starts merging every in-memory segment not already

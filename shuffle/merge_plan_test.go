@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"gomr/mr"
 	"gomr/spill"
@@ -268,5 +269,108 @@ func TestMergeManagerRetainLone(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(files[0]); !bytes.Equal(b, segs[1].data) {
 		t.Errorf("the lone segment's run differs from its bytes")
+	}
+}
+
+// TestMergeManagerReserve: fetches reserve their bytes of the shuffle
+// buffer before they start; one that does not fit waits for a release or
+// for a merge of the held segments to disk, one larger than the buffer
+// goes alone, and a cancelled or closed wait fails.
+func TestMergeManagerReserve(t *testing.T) {
+	segs, all := uniqueSegments(t, 13, []int{10, 10, 10}, 60)
+	limit := segs[0].info.Length + segs[1].info.Length // two segments fit, not three
+	m, err := NewMergeManager(MergeOptions{Dir: t.TempDir(), MemoryBytes: limit, SegmentLimit: limit, MergePercent: 1, RetainBytes: limit, Factor: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	ctx := context.Background()
+	waiting := func(n int64) chan func() {
+		got := make(chan func(), 1)
+		go func() {
+			rel, err := m.Reserve(ctx, n)
+			if err != nil {
+				t.Error(err)
+			}
+			got <- rel
+		}()
+		return got
+	}
+	notYet := func(c chan func(), what string) {
+		t.Helper()
+		select {
+		case <-c:
+			t.Fatalf("%s: reserved while the buffer is full", what)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	r1, err := m.Reserve(ctx, segs[0].info.Length)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, err := m.Reserve(ctx, segs[1].info.Length)
+	if err != nil {
+		t.Fatal(err)
+	}
+	third := waiting(segs[2].info.Length)
+	notYet(third, "third fetch")
+	// The first two fetches arrive: their bytes are held, the third still
+	// waits, until the held segments are merged to disk.
+	for i, rel := range []func(){r1, r2} {
+		if err := m.Add(segs[i].data, segs[i].info); err != nil {
+			t.Fatal(err)
+		}
+		rel()
+		rel() // a second release is a no-op
+	}
+	r3 := <-third // the wait started a merge of the held segments
+	if err := m.Add(segs[2].data, segs[2].info); err != nil {
+		t.Fatal(err)
+	}
+	r3()
+	m.waitIdle()
+	if st := m.Stats(); st.MemToDisk != 1 {
+		t.Errorf("stats %+v, want one merge of memory to disk", st)
+	}
+	// Larger than the buffer: goes when nothing else is held or in flight.
+	m.mu.Lock()
+	held := m.memUsed
+	m.mu.Unlock()
+	if held == 0 {
+		t.Fatal("nothing held in memory")
+	}
+	huge := waiting(10 * limit)
+	rHuge := <-huge // the held segment is merged to disk first
+	rHuge()
+	it, err := m.Finish(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := drain(t, it); !slices.Equal(got, all) {
+		t.Fatalf("merged stream differs (first difference at %d)", firstDiff(got, all))
+	}
+
+	// A cancelled wait, and a wait on a closed manager, fail.
+	m2, err := NewMergeManager(MergeOptions{Dir: t.TempDir(), MemoryBytes: 100, SegmentLimit: 100, MergePercent: 1, Factor: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m2.Reserve(ctx, 80); err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Millisecond)
+	defer cancel()
+	if _, err := m2.Reserve(cctx, 80); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("cancelled wait: error %v, want the context's", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := m2.Reserve(ctx, 80)
+		done <- err
+	}()
+	time.Sleep(20 * time.Millisecond)
+	m2.Close()
+	if err := <-done; err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Errorf("wait on a closed manager: error %v", err)
 	}
 }

@@ -64,7 +64,7 @@ const (
 	kindRoot   = "command"
 	kindMap    = "map child"
 	kindReduce = "reduce child"
-	kindOther  = "other"
+	kindOther  = "other or exiting"
 )
 
 // kindOrder is the order in which kinds are printed.

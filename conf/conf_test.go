@@ -108,6 +108,8 @@ func TestDefaults(t *testing.T) {
 		{"mapreduce.reduce.shuffle.input.buffer.percent", 0.70},
 		{"mapreduce.reduce.shuffle.memory.limit.percent", 0.25},
 		{"mapreduce.reduce.shuffle.merge.percent", 0.66},
+		{"mapreduce.reduce.merge.inmem.threshold", 1000},
+		{"mapreduce.reduce.input.buffer.percent", 0.70},
 		{"mapreduce.input.fileinputformat.split.maxsize", int64(134217728)},
 		{"mapreduce.input.fileinputformat.split.minsize", int64(1)},
 		{"mapreduce.task.timeout", 600000},

@@ -40,6 +40,8 @@ var keyTable = []Key{
 	{Name: "mapreduce.reduce.shuffle.input.buffer.percent", Type: Float, Default: "0.70", Description: "share of reduce memory for fetched segments", Check: between(0.0, 1.0), Job: true},
 	{Name: "mapreduce.reduce.shuffle.memory.limit.percent", Type: Float, Default: "0.25", Description: "largest single segment kept in memory, as a share of the shuffle buffer", Check: between(0.0, 1.0), Job: true},
 	{Name: "mapreduce.reduce.shuffle.merge.percent", Type: Float, Default: "0.66", Description: "shuffle buffer fill that starts an in-memory merge to disk", Check: between(0.0, 1.0), Job: true},
+	{Name: "mapreduce.reduce.merge.inmem.threshold", Type: Int, Default: "1000", Description: "in-memory segments of a reduce that start their merge to disk whatever their bytes; 0: only mapreduce.reduce.shuffle.merge.percent does", Check: atLeast(0), Job: true},
+	{Name: "mapreduce.reduce.input.buffer.percent", Type: Float, Default: "0.70", Description: "share of reduce memory that fetched segments may keep in memory through the reduce; the rest are merged to disk before it starts (Hadoop's default is 0.0, for the JVM heap of the reducer; here the segments are pointer-free buffers, and writing them out costs a decode and encode of every record: docs/performance.md)", Check: between(0.0, 1.0), Job: true},
 
 	// Task liveness.
 	{Name: "mapreduce.job.userlog.retain.hours", Type: Float, Default: "24", Description: "how long a TaskTracker keeps the logs (stdout, stderr) of a finished job's attempts, served by mr job -logs and the web UI; fractions of an hour allowed", Check: aboveUpTo(0, 1e6), Unit: "h"},

@@ -29,6 +29,17 @@ type MergeOptions struct {
 	// already being merged) starts merging memory into one disk run
 	// (mapreduce.reduce.shuffle.merge.percent); in (0, 1].
 	MergePercent float64
+	// InMemThreshold, if positive, also starts merging the in-memory
+	// segments into one disk run when that many wait in memory, whatever
+	// their bytes (mapreduce.reduce.merge.inmem.threshold); 0 means no
+	// such bound.
+	InMemThreshold int
+	// RetainBytes is how many bytes of in-memory segments may stay in
+	// memory through the reduce: reduce memory times
+	// mapreduce.reduce.input.buffer.percent. Finish merges the in-memory
+	// segments beyond it into a disk run before the final merge; 0 keeps
+	// none in memory.
+	RetainBytes int64
 	// Factor is the most runs merged at once (mapreduce.task.io.sort.factor);
 	// at least 2.
 	Factor int
@@ -41,6 +52,22 @@ type MergeOptions struct {
 	// merges) and MERGED_MAP_OUTPUTS (segments added) in group
 	// mr.TaskCounterGroup. May be nil.
 	Counters *mr.Counters
+}
+
+// MergeStats count what a MergeManager did (MergeManager.Stats).
+type MergeStats struct {
+	// MemToDisk is the number of merges of in-memory segments into a disk
+	// run, those of Finish for RetainBytes included.
+	MemToDisk int
+	// DirectToDisk is the number of segments written to disk as they
+	// came, being over SegmentLimit.
+	DirectToDisk int
+	// DiskMerges is the number of merges of disk runs into one, in the
+	// background or in Finish's passes.
+	DiskMerges int
+	// FinalRuns and FinalInMemory are the disk runs and in-memory segments
+	// the final merge reads.
+	FinalRuns, FinalInMemory int
 }
 
 // MergeManager is the reduce side's merge of fetched segments. Memory is
@@ -60,6 +87,7 @@ type MergeManager struct {
 	cond       *sync.Cond
 	mem        []memSegment // in memory, not being merged
 	memUsed    int64        // bytes of all in-memory segments, incl. those being merged
+	reserved   int64        // bytes of fetches in flight (Reserve)
 	memMerging int64        // bytes of in-memory segments being merged
 	runs       []diskRun    // on disk, not being merged
 	active     int          // merges and disk writes in progress
@@ -68,7 +96,7 @@ type MergeManager struct {
 	closed     bool
 	files      map[string]struct{} // scratch files that exist
 	open       []func()            // closes the readers of the final merge
-	finalRuns  int                 // disk runs read by the final merge (for tests)
+	stats      MergeStats
 }
 
 type memSegment struct {
@@ -79,6 +107,9 @@ type memSegment struct {
 type diskRun struct {
 	path string
 	info spill.SegmentInfo
+	// memBytes is, for a run Finish wrote from memory, the in-memory bytes
+	// it replaced.
+	memBytes int64
 }
 
 // NewMergeManager checks opts and returns an empty merge manager.
@@ -95,6 +126,10 @@ func NewMergeManager(opts MergeOptions) (*MergeManager, error) {
 		return nil, fmt.Errorf("merge manager: SegmentLimit=%d, must be in (0, MemoryBytes=%d]", opts.SegmentLimit, opts.MemoryBytes)
 	case !(opts.MergePercent > 0 && opts.MergePercent <= 1):
 		return nil, fmt.Errorf("merge manager: MergePercent=%v, must be in (0, 1]", opts.MergePercent)
+	case opts.InMemThreshold < 0:
+		return nil, fmt.Errorf("merge manager: InMemThreshold=%d is negative", opts.InMemThreshold)
+	case opts.RetainBytes < 0:
+		return nil, fmt.Errorf("merge manager: RetainBytes=%d is negative", opts.RetainBytes)
 	case opts.Factor < 2:
 		return nil, fmt.Errorf("merge manager: Factor=%d, must be at least 2", opts.Factor)
 	case opts.BlockSize < 0:
@@ -146,9 +181,9 @@ func (m *MergeManager) failLocked(err error) {
 // segments over SegmentLimit are written straight to a disk run; the rest
 // are kept in memory, waiting while the memory budget is full. When the
 // in-memory segments not yet being merged reach MergePercent of
-// MemoryBytes, they are merged into one disk run in the background; when
-// 2*Factor-1 disk runs wait, the Factor smallest are merged into one in the
-// background. Add is safe for concurrent use; it returns the error of a
+// MemoryBytes (or InMemThreshold of them wait), they are merged into one
+// disk run in the background; when 2*Factor-1 disk runs wait, the Factor
+// smallest are merged into one in the background. Add is safe for concurrent use; it returns the error of a
 // failed background merge, if any.
 func (m *MergeManager) Add(data []byte, seg spill.SegmentInfo) error {
 	if int64(len(data)) != seg.Length {
@@ -175,6 +210,7 @@ func (m *MergeManager) Add(data []byte, seg spill.SegmentInfo) error {
 			return err
 		}
 		m.runs = append(m.runs, run)
+		m.stats.DirectToDisk++
 		m.maybeMergeRunsLocked()
 		m.cond.Broadcast()
 		return nil
@@ -191,10 +227,60 @@ func (m *MergeManager) Add(data []byte, seg spill.SegmentInfo) error {
 	}
 	m.mem = append(m.mem, memSegment{data: data, info: seg})
 	m.memUsed += seg.Length
-	if m.memUsed-m.memMerging >= m.threshold {
+	if m.memUsed-m.memMerging >= m.threshold || (m.opts.InMemThreshold > 0 && len(m.mem) >= m.opts.InMemThreshold) {
 		m.mergeMemoryLocked()
 	}
 	return nil
+}
+
+// Reserve waits until n more bytes fit the shuffle buffer beside the
+// segments it holds and the fetches in flight reserved before, and reserves
+// them for a fetch; release gives them back once the fetched segments were
+// added (or the fetch failed). Counting a fetch from its start bounds what
+// a reduce holds at once by MemoryBytes (Hadoop's MergeManager.reserve),
+// also for segments over SegmentLimit, which are in memory while fetched
+// and written to disk by Add. While it waits it starts merging the
+// in-memory segments to disk if no merge of them runs. A fetch of more
+// than MemoryBytes goes when nothing else is held or in flight. It returns
+// ctx's error, or the merge manager's if it failed or was closed.
+func (m *MergeManager) Reserve(ctx context.Context, n int64) (release func(), err error) {
+	if n <= 0 {
+		return func() {}, nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	stop := context.AfterFunc(ctx, func() {
+		m.mu.Lock()
+		m.cond.Broadcast()
+		m.mu.Unlock()
+	})
+	defer stop()
+	for m.memUsed+m.reserved+n > m.opts.MemoryBytes && (m.memUsed > 0 || m.reserved > 0) {
+		if err := m.usableLocked(); err != nil {
+			return nil, err
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("merge manager: waiting for %d bytes of shuffle buffer: %w", n, err)
+		}
+		if m.memMerging == 0 && len(m.mem) > 0 {
+			m.mergeMemoryLocked()
+			continue
+		}
+		m.cond.Wait()
+	}
+	if err := m.usableLocked(); err != nil {
+		return nil, err
+	}
+	m.reserved += n
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			m.mu.Lock()
+			m.reserved -= n
+			m.cond.Broadcast()
+			m.mu.Unlock()
+		})
+	}, nil
 }
 
 // mergeMemoryLocked starts merging every in-memory segment not already
@@ -228,6 +314,7 @@ func (m *MergeManager) mergeMemoryLocked() {
 			return
 		}
 		m.runs = append(m.runs, run)
+		m.stats.MemToDisk++
 		m.maybeMergeRunsLocked()
 		m.cond.Broadcast()
 	}()
@@ -368,8 +455,24 @@ func openRun(run diskRun) (spill.Iterator, func(), error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("open merge run: %w", err)
 	}
-	it := spill.NewSegmentReader(bufio.NewReaderSize(f, 64<<10), run.info)
+	it := &runReader{spill.NewSegmentReader(bufio.NewReaderSize(f, 64<<10), run.info), run.path}
 	return it, func() { closeIterator(it); f.Close() }, nil
+}
+
+// runReader reads a disk run; its error names the run's file, so that a
+// run damaged on disk (the reader checks its framing, record count and
+// CRC32C, wrapping spill.ErrCorrupt) fails the attempt saying which.
+type runReader struct {
+	*spill.SegmentReader
+	path string
+}
+
+// Err returns the segment reader's error, naming the run.
+func (r *runReader) Err() error {
+	if err := r.SegmentReader.Err(); err != nil {
+		return fmt.Errorf("reading merge run %s: %w", r.path, err)
+	}
+	return nil
 }
 
 // mergeRuns merges disk runs into one and removes them.
@@ -395,6 +498,9 @@ func (m *MergeManager) mergeRuns(ctx context.Context, runs []diskRun) (diskRun, 
 	if err != nil {
 		return diskRun{}, fmt.Errorf("merge %d disk runs: %w", len(runs), err)
 	}
+	m.mu.Lock()
+	m.stats.DiskMerges++
+	m.mu.Unlock()
 	for _, c := range closers {
 		c()
 	}
@@ -418,10 +524,11 @@ func closeIterator(it spill.Iterator) {
 }
 
 // Finish waits for background merges and returns one sorted stream over
-// every record added. If more than Factor disk runs are left, it first
-// merges the smallest of them, in passes of at most Factor, until Factor
-// remain, so that the final merge reads at most Factor disk runs plus the
-// in-memory segments. Equal keys come from disk runs before in-memory
+// every record added. In-memory segments beyond RetainBytes (the first
+// added that fit stay) are first written to one disk run. If more than
+// Factor disk runs are then left, it merges the smallest of them, in passes
+// of at most Factor, until Factor remain, so that the final merge reads at
+// most Factor disk runs plus the retained in-memory segments. Equal keys come from disk runs before in-memory
 // segments. The stream's files stay open until Close. No segment can be
 // added after Finish.
 func (m *MergeManager) Finish(ctx context.Context) (spill.Iterator, error) {
@@ -468,6 +575,27 @@ func (m *MergeManager) Finish(ctx context.Context) (spill.Iterator, error) {
 		m.mu.Unlock()
 	}()
 
+	var keep, out []memSegment
+	var kept, outRecords int64
+	for _, s := range mem {
+		if kept+s.info.Length <= m.opts.RetainBytes {
+			keep, kept = append(keep, s), kept+s.info.Length
+		} else {
+			out, outRecords = append(out, s), outRecords+s.info.Records
+		}
+	}
+	mem = keep
+	if len(out) > 0 {
+		run, err := m.memoryToRun(ctx, out, outRecords)
+		if err != nil {
+			return nil, fmt.Errorf("merge manager: finish: %w", err)
+		}
+		runs = append(runs, run)
+		m.mu.Lock()
+		m.memUsed -= run.memBytes
+		m.stats.MemToDisk++
+		m.mu.Unlock()
+	}
 	for f := m.opts.Factor; len(runs) > f; {
 		sortRuns(runs)
 		n := min(f, len(runs)-f+1)
@@ -497,7 +625,7 @@ func (m *MergeManager) Finish(ctx context.Context) (spill.Iterator, error) {
 	}
 	m.mu.Lock()
 	m.open = append(m.open, closers...)
-	m.finalRuns = len(runs)
+	m.stats.FinalRuns, m.stats.FinalInMemory = len(runs), len(mem)
 	m.mu.Unlock()
 	return spill.Merge(m.cmp, its), nil
 }
@@ -530,4 +658,40 @@ func (m *MergeManager) Close() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// memoryToRun writes in-memory segments to one disk run: a lone segment as
+// it is, several merged.
+func (m *MergeManager) memoryToRun(ctx context.Context, segs []memSegment, records int64) (diskRun, error) {
+	var run diskRun
+	var err error
+	if len(segs) == 1 {
+		run, err = m.writeRun(segs[0].data, segs[0].info)
+		if err == nil {
+			m.spilled.Add(records)
+		}
+	} else {
+		its := make([]spill.Iterator, len(segs))
+		for i, s := range segs {
+			its[i] = spill.NewSegmentReader(bytes.NewReader(s.data), s.info)
+		}
+		run, err = m.mergeToRun(ctx, its, records)
+		for _, it := range its {
+			closeIterator(it)
+		}
+	}
+	if err != nil {
+		return diskRun{}, fmt.Errorf("merge %d in-memory segments to disk: %w", len(segs), err)
+	}
+	for _, s := range segs {
+		run.memBytes += s.info.Length
+	}
+	return run, nil
+}
+
+// Stats returns what the manager has done so far.
+func (m *MergeManager) Stats() MergeStats {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.stats
 }

@@ -75,7 +75,7 @@ func TestMergeManagerSequence(t *testing.T) {
 	}
 	counters := mr.NewCounters()
 	dir := t.TempDir()
-	m, err := NewMergeManager(MergeOptions{Dir: dir, MemoryBytes: 1000, SegmentLimit: 400, MergePercent: 0.5, Factor: 2, BlockSize: 100, Counters: counters})
+	m, err := NewMergeManager(MergeOptions{Dir: dir, MemoryBytes: 1000, SegmentLimit: 400, MergePercent: 0.5, RetainBytes: 1000, Factor: 2, BlockSize: 100, Counters: counters})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,8 +114,8 @@ func TestMergeManagerSequence(t *testing.T) {
 	if got := cs.Get(mr.TaskCounterGroup, mr.MergedMapOutputs); got != int64(len(segs)+1) {
 		t.Errorf("MERGED_MAP_OUTPUTS = %d, want %d", got, len(segs)+1)
 	}
-	if m.finalRuns != 2 || dirEntries(t, dir) != 2 {
-		t.Errorf("final merge read %d disk runs with %d files in the scratch directory, want 2 and 2", m.finalRuns, dirEntries(t, dir))
+	if m.stats.FinalRuns != 2 || dirEntries(t, dir) != 2 {
+		t.Errorf("final merge read %d disk runs with %d files in the scratch directory, want 2 and 2", m.stats.FinalRuns, dirEntries(t, dir))
 	}
 	if err := m.Close(); err != nil {
 		t.Fatal(err)
@@ -156,8 +156,8 @@ func TestMergeManagerFinishPasses(t *testing.T) {
 	if got := counters.Snapshot().Get(mr.TaskCounterGroup, mr.SpilledRecords); got != 220 {
 		t.Errorf("SPILLED_RECORDS = %d, want 220", got)
 	}
-	if m.finalRuns != 3 {
-		t.Errorf("final merge read %d disk runs, want 3", m.finalRuns)
+	if m.stats.FinalRuns != 3 {
+		t.Errorf("final merge read %d disk runs, want 3", m.stats.FinalRuns)
 	}
 }
 
@@ -216,8 +216,8 @@ func TestMergeManagerConcurrent(t *testing.T) {
 			if got := cs.Get(mr.TaskCounterGroup, mr.SpilledRecords); got < int64(len(all))/2 {
 				t.Errorf("SPILLED_RECORDS = %d: too few for a 16 KiB budget and %d records", got, len(all))
 			}
-			if m.finalRuns > factor {
-				t.Errorf("final merge read %d disk runs, more than the factor %d", m.finalRuns, factor)
+			if m.stats.FinalRuns > factor {
+				t.Errorf("final merge read %d disk runs, more than the factor %d", m.stats.FinalRuns, factor)
 			}
 			if err := m.Close(); err != nil {
 				t.Fatal(err)

@@ -587,9 +587,21 @@ func (r *runner) fetchItems(ctx context.Context, items []fetchItem) []fetchResul
 			want = append(want, i)
 		}
 	}
+	var announced int64
 	for i, it := range items {
 		segs[i] = it.loc.Segment
+		announced += it.loc.Segment.Length
 	}
+	// The fetched bytes count against the reduce's shuffle buffer from
+	// the request on, until they are merged.
+	release, err := r.opts.Merger.Reserve(ctx, announced)
+	if err != nil {
+		for i := range res {
+			res[i].err, res[i].fatal = err, ctx.Err() == nil
+		}
+		return res
+	}
+	defer release()
 	switch {
 	case len(want) == 0:
 	case r.opts.Fetcher.After != nil:

@@ -34,77 +34,122 @@ func (b *bench) exec(timed bool, c command) (*procStats, error) {
 	return b.run(c)
 }
 
-// teraSort times terasort against GNU sort on the same records.
-func (b *bench) teraSort() (*result, error) {
-	r := &result{Name: "terasort", MaxRatio: 1.5}
+// variant is one configuration the jobs of terasort and wordcount run
+// under (-variant): settings added to -D's, on the same data.
+type variant struct {
+	name    string
+	defines []string
+}
+
+// suffix names a variant's result: "" for the only default one, else
+// "[name]".
+func (v variant) suffix() string {
+	if v.name == "" {
+		return ""
+	}
+	return "[" + v.name + "]"
+}
+
+// jobVariants returns the -variant settings, or the one default.
+func (b *bench) jobVariants() []variant {
+	if len(b.variants) == 0 {
+		return []variant{{}}
+	}
+	return b.variants
+}
+
+// teraSort times terasort, once per variant, against GNU sort on the same
+// records; every variant's output is checked.
+func (b *bench) teraSort() ([]*result, error) {
+	var rs []*result
 	dir := filepath.Join(b.work, "tera")
 	if err := os.MkdirAll(filepath.Join(dir, "sort-tmp"), 0o755); err != nil {
-		return r, fmt.Errorf("terasort: %w", err)
+		return rs, fmt.Errorf("terasort: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	in, out := filepath.Join(dir, "in"), filepath.Join(dir, "out")
+	in := filepath.Join(dir, "in")
 	lines, sorted := filepath.Join(dir, "lines.txt"), filepath.Join(dir, "sorted.txt")
 	rows := b.size / teraRecLen
 
 	progress("terasort: teragen %d rows", rows)
 	if _, err := b.exec(false, b.mrLocal("teragen", nil, "teragen", strconv.FormatInt(rows, 10), in)); err != nil {
-		return r, fmt.Errorf("terasort: generating the input: %w", err)
+		return rs, fmt.Errorf("terasort: generating the input: %w", err)
 	}
 	progress("terasort: writing the records' line form for sort")
 	if n, err := writeTeraLines(in, lines); err != nil {
-		return r, fmt.Errorf("terasort: %w", err)
+		return rs, fmt.Errorf("terasort: %w", err)
 	} else if n != rows {
-		return r, fmt.Errorf("terasort: teragen wrote %d records, want %d", n, rows)
+		return rs, fmt.Errorf("terasort: teragen wrote %d records, want %d", n, rows)
 	}
+	var baseline *procStats
+	var baselineCmd string
+	for i, v := range b.jobVariants() {
+		r := &result{Name: "terasort" + v.suffix(), MaxRatio: 1.5}
+		rs = append(rs, r)
+		out := filepath.Join(dir, "out")
+		progress("terasort: the job%s", v.suffix())
+		job := b.mrLocal("terasort"+v.suffix(), append([]string{"mapreduce.job.reduces=" + strconv.Itoa(b.reduces)}, v.defines...), "terasort", in, out)
+		r.JobCommand = job.String()
+		var err error
+		if r.Job, err = b.exec(true, job); err != nil {
+			return rs, fmt.Errorf("terasort%s: %w", v.suffix(), err)
+		}
+		r.JobSeconds = r.Job.Wall.Seconds()
 
-	progress("terasort: the job")
-	job := b.mrLocal("terasort", []string{"mapreduce.job.reduces=" + strconv.Itoa(b.reduces)}, "terasort", in, out)
-	r.JobCommand = job.String()
-	var err error
-	if r.Job, err = b.exec(true, job); err != nil {
-		return r, fmt.Errorf("terasort: %w", err)
-	}
-	r.JobSeconds = r.Job.Wall.Seconds()
+		if i == 0 {
+			progress("terasort: GNU sort")
+			sortCmd := command{path: "sort", env: []string{"LC_ALL=C"},
+				args: []string{"--parallel=2", "-S", "100M", "-T", filepath.Join(dir, "sort-tmp"), "-o", sorted, lines},
+				dir:  b.work, log: b.logPath("sort")}
+			baselineCmd = sortCmd.String()
+			if baseline, err = b.exec(true, sortCmd); err != nil {
+				return rs, fmt.Errorf("terasort baseline: %w", err)
+			}
+		}
+		r.BaselineCommand, r.Baseline, r.BaselineSeconds = baselineCmd, baseline, baseline.Wall.Seconds()
 
-	progress("terasort: GNU sort")
-	sortCmd := command{path: "sort", env: []string{"LC_ALL=C"},
-		args: []string{"--parallel=2", "-S", "100M", "-T", filepath.Join(dir, "sort-tmp"), "-o", sorted, lines},
-		dir:  b.work, log: b.logPath("sort")}
-	r.BaselineCommand = sortCmd.String()
-	if r.Baseline, err = b.exec(true, sortCmd); err != nil {
-		return r, fmt.Errorf("terasort baseline: %w", err)
+		progress("terasort: checking the output%s", v.suffix())
+		if r.Check, err = b.checkTeraOutput(dir, in, out, sorted, rows); err != nil {
+			return rs, fmt.Errorf("terasort%s: %w", v.suffix(), err)
+		}
+		os.RemoveAll(out)
+		r.judge()
 	}
-	r.BaselineSeconds = r.Baseline.Wall.Seconds()
+	return rs, nil
+}
 
-	progress("terasort: checking the output")
-	if _, err := b.exec(false, b.mrLocal("teravalidate", nil, "teravalidate", out, filepath.Join(dir, "validate"))); err != nil {
-		return r, fmt.Errorf("terasort output: %w", err)
+// checkTeraOutput checks a terasort output against its input (teravalidate,
+// terasum) and against GNU sort's, and says how.
+func (b *bench) checkTeraOutput(dir, in, out, sorted string, rows int64) (string, error) {
+	validate, insum := filepath.Join(dir, "validate"), filepath.Join(dir, "insum")
+	defer os.RemoveAll(validate)
+	defer os.RemoveAll(insum)
+	if _, err := b.exec(false, b.mrLocal("teravalidate", nil, "teravalidate", out, validate)); err != nil {
+		return "", fmt.Errorf("output: %w", err)
 	}
-	val, err := readTeraReport(filepath.Join(dir, "validate"))
+	val, err := readTeraReport(validate)
 	if err != nil {
-		return r, fmt.Errorf("terasort output: teravalidate: %w", err)
+		return "", fmt.Errorf("output: teravalidate: %w", err)
 	}
 	if len(val.errors) > 0 || val.records != rows {
-		return r, fmt.Errorf("terasort output: teravalidate counts %d records (want %d), %d order errors", val.records, rows, len(val.errors))
+		return "", fmt.Errorf("output: teravalidate counts %d records (want %d), %d order errors", val.records, rows, len(val.errors))
 	}
-	if _, err := b.exec(false, b.mrLocal("terasum", nil, "terasum", in, filepath.Join(dir, "insum"))); err != nil {
-		return r, fmt.Errorf("terasort input: %w", err)
+	if _, err := b.exec(false, b.mrLocal("terasum", nil, "terasum", in, insum)); err != nil {
+		return "", fmt.Errorf("input: %w", err)
 	}
-	sum, err := readTeraReport(filepath.Join(dir, "insum"))
+	sum, err := readTeraReport(insum)
 	if err != nil {
-		return r, fmt.Errorf("terasort input: terasum: %w", err)
+		return "", fmt.Errorf("input: terasum: %w", err)
 	}
 	if sum.checksum != val.checksum || sum.records != val.records {
-		return r, fmt.Errorf("terasort output: %d records with checksum %s, the input %d with %s", val.records, val.checksum, sum.records, sum.checksum)
+		return "", fmt.Errorf("output: %d records with checksum %s, the input %d with %s", val.records, val.checksum, sum.records, sum.checksum)
 	}
 	n, ties, err := checkTeraSort(out, sorted)
 	if err != nil {
-		return r, fmt.Errorf("terasort output differs from sort's: %w", err)
+		return "", fmt.Errorf("output differs from sort's: %w", err)
 	}
-	r.Check = fmt.Sprintf("teravalidate: %d records in order, checksum %s equal to the input's (terasum); "+
-		"all %d records equal GNU sort's lines in order (%d equal-key records in another order)", val.records, val.checksum, n, ties)
-	r.judge()
-	return r, nil
+	return fmt.Sprintf("teravalidate: %d records in order, checksum %s equal to the input's (terasum); "+
+		"all %d records equal GNU sort's lines in order (%d equal-key records in another order)", val.records, val.checksum, n, ties), nil
 }
 
 // makeText writes the text input of wordcount and grep.
@@ -123,38 +168,47 @@ func (b *bench) makeText() (string, error) {
 	return path, nil
 }
 
-// wordCount times the wordcount job against the two-goroutine baseline.
-func (b *bench) wordCount(text string) (*result, error) {
-	r := &result{Name: "wordcount", MaxRatio: 1.5}
+// wordCount times the wordcount job, once per variant, against the
+// two-goroutine baseline; every variant's counts are checked.
+func (b *bench) wordCount(text string) ([]*result, error) {
+	var rs []*result
 	dir := filepath.Dir(text)
 	out, baseOut := filepath.Join(dir, "wc-out"), filepath.Join(dir, "wc-baseline.txt")
 	defer os.RemoveAll(out)
 	defer os.Remove(baseOut)
+	var baseline *procStats
+	var baselineCmd string
+	for i, v := range b.jobVariants() {
+		r := &result{Name: "wordcount" + v.suffix(), MaxRatio: 1.5}
+		rs = append(rs, r)
+		progress("wordcount: the job%s", v.suffix())
+		job := b.mrLocal("wordcount"+v.suffix(), append([]string{"mapreduce.job.reduces=" + strconv.Itoa(b.reduces)}, v.defines...), "wordcount", text, out)
+		r.JobCommand = job.String()
+		var err error
+		if r.Job, err = b.exec(true, job); err != nil {
+			return rs, fmt.Errorf("wordcount%s: %w", v.suffix(), err)
+		}
+		r.JobSeconds = r.Job.Wall.Seconds()
 
-	progress("wordcount: the job")
-	job := b.mrLocal("wordcount", []string{"mapreduce.job.reduces=" + strconv.Itoa(b.reduces)}, "wordcount", text, out)
-	r.JobCommand = job.String()
-	var err error
-	if r.Job, err = b.exec(true, job); err != nil {
-		return r, fmt.Errorf("wordcount: %w", err)
-	}
-	r.JobSeconds = r.Job.Wall.Seconds()
+		if i == 0 {
+			progress("wordcount: the hand-written baseline")
+			base := command{path: b.self, display: "mrbench", args: []string{baselineArg, "wordcount", text, baseOut}, dir: b.work, log: b.logPath("wordcount-baseline")}
+			baselineCmd = base.String()
+			if baseline, err = b.exec(true, base); err != nil {
+				return rs, fmt.Errorf("wordcount baseline: %w", err)
+			}
+		}
+		r.BaselineCommand, r.Baseline, r.BaselineSeconds = baselineCmd, baseline, baseline.Wall.Seconds()
 
-	progress("wordcount: the hand-written baseline")
-	base := command{path: b.self, display: "mrbench", args: []string{baselineArg, "wordcount", text, baseOut}, dir: b.work, log: b.logPath("wordcount-baseline")}
-	r.BaselineCommand = base.String()
-	if r.Baseline, err = b.exec(true, base); err != nil {
-		return r, fmt.Errorf("wordcount baseline: %w", err)
+		distinct, total, err := checkWordCount(out, baseOut)
+		if err != nil {
+			return rs, fmt.Errorf("wordcount%s output differs from the baseline's: %w", v.suffix(), err)
+		}
+		os.RemoveAll(out)
+		r.Check = fmt.Sprintf("the job's counts equal the baseline's: %d distinct words, %d words", distinct, total)
+		r.judge()
 	}
-	r.BaselineSeconds = r.Baseline.Wall.Seconds()
-
-	distinct, total, err := checkWordCount(out, baseOut)
-	if err != nil {
-		return r, fmt.Errorf("wordcount output differs from the baseline's: %w", err)
-	}
-	r.Check = fmt.Sprintf("the job's counts equal the baseline's: %d distinct words, %d words", distinct, total)
-	r.judge()
-	return r, nil
+	return rs, nil
 }
 
 // grep times the grep app (its two jobs) against the single-threaded

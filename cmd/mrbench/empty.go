@@ -265,7 +265,7 @@ func (d *daemon) stop() *procStats {
 		<-d.done
 	}
 	st := &procStats{}
-	st.TreePeakKB, st.RootHWMKB = d.s.finish()
+	d.s.finish(st)
 	if err := readMeasured(d.result, st); err != nil {
 		progress("%s: %v", d.name, err)
 	}

@@ -21,7 +21,9 @@
 // cluster), -reduces (reduces of terasort and wordcount), -only (a comma
 // list of terasort, wordcount, grep, empty), -regex (grep's regular
 // expression), -runs (empty-job repetitions), -D key=value (configuration
-// for every mr command, repeatable), -json (print the results as JSON
+// for every mr command, repeatable), -variant NAME:key=value,... (run the
+// terasort and wordcount jobs once more under these settings, on the same
+// data and against the same baseline run; repeatable), -json (print the results as JSON
 // instead of tables), -strict (exit status 3 when a target is missed).
 //
 // A failed command or a job output that differs from its baseline's is an
@@ -79,6 +81,9 @@ type bench struct {
 	nextTracker int
 	// defines are -D settings given to every mr command.
 	defines []string
+	// variants are the configurations terasort's and wordcount's jobs run
+	// under (-variant); none: one run with defines.
+	variants []variant
 	// commands are the commands the bench ran, as shell lines, for the
 	// record.
 	commands []string
@@ -103,6 +108,25 @@ func benchMain(args []string) int {
 			return fmt.Errorf("want key=value, got %q", v)
 		}
 		defines = append(defines, v)
+		return nil
+	})
+	var variants []variant
+	fl.Func("variant", "NAME:key=value[,key=value...]: run the terasort and wordcount jobs once under these settings (added to -D's) on the same data, beside the other variants; repeatable (default: one run with -D's only)", func(v string) error {
+		name, kvs, ok := strings.Cut(v, ":")
+		if !ok || name == "" || strings.ContainsAny(name, "/ ") {
+			return fmt.Errorf("want NAME:key=value[,key=value...], got %q", v)
+		}
+		vr := variant{name: name}
+		for _, kv := range strings.Split(kvs, ",") {
+			if kv == "" {
+				continue
+			}
+			if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+				return fmt.Errorf("variant %s: want key=value, got %q", name, kv)
+			}
+			vr.defines = append(vr.defines, kv)
+		}
+		variants = append(variants, vr)
 		return nil
 	})
 	if err := fl.Parse(args); err != nil {
@@ -133,7 +157,7 @@ func benchMain(args []string) int {
 		}
 		selected[name] = true
 	}
-	b := &bench{size: size, trackers: *trackers, reduces: *reduces, regex: *regex, runs: *runs, defines: defines}
+	b := &bench{size: size, trackers: *trackers, reduces: *reduces, regex: *regex, runs: *runs, defines: defines, variants: variants}
 	if b.bin, err = filepath.Abs(*bin); err != nil {
 		return fail("-bin %s: %v", *bin, err)
 	}
@@ -170,9 +194,13 @@ func benchMain(args []string) int {
 	defer cancel()
 	b.ctx = ctx
 
+	variantSettings := map[string][]string{}
+	for _, v := range variants {
+		variantSettings[v.name] = v.defines
+	}
 	rep := &report{Size: size, SizeArg: *sizeArg, Machine: describeMachine(), Settings: map[string]any{
 		"trackers": b.trackers, "reduces": b.reduces, "regex": b.regex, "empty_job_runs": b.runs,
-		"defines": defines,
+		"defines": defines, "variants": variantSettings,
 	}}
 	progress("%s; data size %s", rep.Machine.Summary(), humanBytes(size))
 	start := time.Now()
@@ -201,8 +229,24 @@ func benchMain(args []string) int {
 		}
 		return false
 	}
+	// recordAll records the results of the variants of one benchmark, the
+	// error with the last.
+	recordAll := func(name string, rs []*result, err error) {
+		if len(rs) == 0 {
+			record(&result{Name: name}, err)
+			return
+		}
+		for i, r := range rs {
+			if i < len(rs)-1 {
+				record(r, nil)
+			} else {
+				record(r, err)
+			}
+		}
+	}
 	if want("terasort") {
-		record(b.teraSort())
+		rs, err := b.teraSort()
+		recordAll("terasort", rs, err)
 	}
 	if want("wordcount", "grep") {
 		text, err := b.makeText()
@@ -210,7 +254,8 @@ func benchMain(args []string) int {
 			record(&result{Name: "text input"}, err)
 		} else {
 			if want("wordcount") {
-				record(b.wordCount(text))
+				rs, err := b.wordCount(text)
+				recordAll("wordcount", rs, err)
 			}
 			if want("grep") {
 				record(b.grep(text))

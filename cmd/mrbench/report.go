@@ -82,7 +82,9 @@ func (s *procStats) MarshalJSON() ([]byte, error) {
 		"cpu_seconds":       s.CPU.Seconds(),
 		"max_rss_kib":       s.MaxRSSKB,
 		"tree_peak_rss_kib": s.TreePeakKB,
+		"tree_peak_pss_kib": s.TreePeakPSSKB,
 		"process_hwm_kib":   s.RootHWMKB,
+		"at_tree_peak":      s.AtPeak,
 	})
 }
 
@@ -117,13 +119,13 @@ func (rep *report) print(w io.Writer) {
 	fmt.Fprintln(w, "getrusage(RUSAGE_CHILDREN); tree: peak of the summed RSS of all its processes, sampled")
 	fmt.Fprintln(w, "every 50 ms; own: the command's own process's VmHWM)")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "run\twall s\tCPU s\tlargest process\ttree\town")
+	fmt.Fprintln(tw, "run\twall s\tCPU s\tlargest process\ttree\ttree PSS\town")
 	row := func(name string, s *procStats) {
 		if s == nil {
 			return
 		}
-		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%s\t%s\t%s\n", name, s.Wall.Seconds(), s.CPU.Seconds(),
-			humanKB(s.MaxRSSKB), humanKB(s.TreePeakKB), humanKB(s.RootHWMKB))
+		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%s\t%s\t%s\t%s\n", name, s.Wall.Seconds(), s.CPU.Seconds(),
+			humanKB(s.MaxRSSKB), humanKB(s.TreePeakKB), humanKB(s.TreePeakPSSKB), humanKB(s.RootHWMKB))
 	}
 	for _, r := range rep.Results {
 		row(r.Name+": job", r.Job)
@@ -133,6 +135,7 @@ func (rep *report) print(w io.Writer) {
 		}
 	}
 	tw.Flush()
+	rep.printAtPeak(w)
 
 	fmt.Fprintln(w, "\nChecks:")
 	for _, r := range rep.Results {
@@ -151,6 +154,32 @@ func (rep *report) print(w io.Writer) {
 		fmt.Fprintln(w, "  "+c)
 	}
 	fmt.Fprintf(w, "\ntotal %.0f s\n", rep.Seconds)
+}
+
+// printAtPeak writes, for each job whose tree was broken down, what each
+// kind of process held at the sample where the tree's RSS peaked.
+func (rep *report) printAtPeak(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	header := false
+	for _, r := range rep.Results {
+		if r.Job == nil || len(r.Job.AtPeak) == 0 || r.Job.TreePeakKB == 0 {
+			continue
+		}
+		if !header {
+			fmt.Fprintln(w, "\nAt the tree's RSS peak, by kind of process (processes, their RSS and PSS then; the")
+			fmt.Fprintln(w, "largest RSS of one process of the kind over the run)")
+			fmt.Fprintln(tw, "job\tkind\tprocesses\tRSS\tPSS\tlargest one")
+			header = true
+		}
+		for _, k := range kindOrder {
+			ks := r.Job.AtPeak[k]
+			if ks == nil {
+				continue
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", r.Name, k, ks.Procs, humanKB(ks.RSSKB), humanKB(ks.PSSKB), humanKB(ks.MaxKB))
+		}
+	}
+	tw.Flush()
 }
 
 func joinFloats(fs []float64) string {

@@ -35,7 +35,40 @@ type procStats struct {
 	// sampled before it exited, in KiB. For mr local it is the process of
 	// the JobTracker, the TaskTrackers and the job client.
 	RootHWMKB int64
+	// TreePeakPSSKB is the largest sum of the proportional set sizes (Pss
+	// of /proc/PID/smaps_rollup) of the tree, sampled with the RSS: the
+	// RSS sum counts the binary's text, shared by every task child of the
+	// same executable, once per process; the PSS sum shares it out.
+	TreePeakPSSKB int64
+	// AtPeak breaks the RSS sum at its peak sample down by kind of process
+	// (kindRoot, kindMap, kindReduce, kindOther), with each kind's largest
+	// RSS over the whole run.
+	AtPeak map[string]*kindStats
 }
+
+// kindStats are the processes of one kind in the tree.
+type kindStats struct {
+	// Procs and RSSKB are their number and summed RSS at the tree's peak
+	// sample; PSSKB is their summed PSS at that sample.
+	Procs int   `json:"procs"`
+	RSSKB int64 `json:"rss_kib"`
+	PSSKB int64 `json:"pss_kib"`
+	// MaxKB is the largest RSS one process of this kind had in any sample.
+	MaxKB int64 `json:"max_rss_kib"`
+}
+
+// Kinds of process in a measured tree (procStats.AtPeak): the command
+// itself (for mr local: the JobTracker, the TaskTrackers and the client),
+// map and reduce task children (by their attempt id), anything else.
+const (
+	kindRoot   = "command"
+	kindMap    = "map child"
+	kindReduce = "reduce child"
+	kindOther  = "other or exiting"
+)
+
+// kindOrder is the order in which kinds are printed.
+var kindOrder = []string{kindRoot, kindMap, kindReduce, kindOther}
 
 // sampleEvery is the period of the /proc sampler.
 const sampleEvery = 50 * time.Millisecond
@@ -108,7 +141,7 @@ func (b *bench) run(c command) (*procStats, error) {
 	}
 	werr := cmd.Wait()
 	st := &procStats{}
-	st.TreePeakKB, st.RootHWMKB = s.finish()
+	s.finish(st)
 	if werr != nil {
 		return st, fmt.Errorf("%s: %w; end of its log %s:\n%s", c, werr, c.log, logTail(c.log, 20))
 	}
@@ -154,14 +187,17 @@ type sampler struct {
 	stop     chan struct{}
 	done     chan struct{}
 	peak     int64 // KiB
+	peakPSS  int64 // KiB
 	hwm      int64 // KiB
+	atPeak   map[string]*kindStats
+	maxKind  map[string]int64 // KiB
 	pageKB   int64
 	children map[int][]int
 }
 
 func startSampler(root int, wrapped bool) *sampler {
 	s := &sampler{root: root, wrapped: wrapped, stop: make(chan struct{}), done: make(chan struct{}),
-		pageKB: int64(os.Getpagesize() / 1024), children: map[int][]int{}}
+		pageKB: int64(os.Getpagesize() / 1024), children: map[int][]int{}, maxKind: map[string]int64{}}
 	go func() {
 		defer close(s.done)
 		t := time.NewTicker(sampleEvery)
@@ -178,15 +214,25 @@ func startSampler(root int, wrapped bool) *sampler {
 	return s
 }
 
-// finish stops the sampler and returns the peak tree RSS and the root's
-// last VmHWM, in KiB.
-func (s *sampler) finish() (peakKB, hwmKB int64) {
+// finish stops the sampler and fills in st's tree figures: the peak tree
+// RSS and PSS, the breakdown at the RSS peak and the root's last VmHWM.
+func (s *sampler) finish(st *procStats) {
 	close(s.stop)
 	<-s.done
-	return s.peak, s.hwm
+	st.TreePeakKB, st.TreePeakPSSKB, st.RootHWMKB = s.peak, s.peakPSS, s.hwm
+	if s.atPeak == nil {
+		return
+	}
+	for k, m := range s.maxKind {
+		if s.atPeak[k] == nil {
+			s.atPeak[k] = &kindStats{} // none at the peak, some before or after
+		}
+		s.atPeak[k].MaxKB = m
+	}
+	st.AtPeak = s.atPeak
 }
 
-// sample adds up the RSS of the root and its descendants once.
+// sample adds up the RSS and PSS of the root and its descendants once.
 func (s *sampler) sample() {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
@@ -217,15 +263,73 @@ func (s *sampler) sample() {
 	if hwm := readHWM(top); hwm > 0 {
 		s.hwm = hwm
 	}
-	var sum int64
+	var sum, pss int64
+	kinds := map[string]*kindStats{}
 	queue := []int{top}
 	for len(queue) > 0 {
 		p := queue[0]
 		queue = queue[1:]
-		sum += rss[p]
 		queue = append(queue, s.children[p]...)
+		kind := kindRoot
+		if p != top {
+			kind = processKind(p)
+		}
+		ks := kinds[kind]
+		if ks == nil {
+			ks = &kindStats{}
+			kinds[kind] = ks
+		}
+		ps := readPSS(p)
+		ks.Procs++
+		ks.RSSKB += rss[p]
+		ks.PSSKB += ps
+		sum += rss[p]
+		pss += ps
+		s.maxKind[kind] = max(s.maxKind[kind], rss[p])
 	}
-	s.peak = max(s.peak, sum)
+	if sum > s.peak {
+		s.peak, s.atPeak = sum, kinds
+	}
+	s.peakPSS = max(s.peakPSS, pss)
+}
+
+// processKind tells a map or reduce task child from its command line (it
+// names its attempt, attempt_..._m_... or attempt_..._r_...).
+func processKind(pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err != nil {
+		return kindOther
+	}
+	for _, arg := range bytes.Split(b, []byte{0}) {
+		if !bytes.HasPrefix(arg, []byte("attempt_")) {
+			continue
+		}
+		switch {
+		case bytes.Contains(arg, []byte("_m_")):
+			return kindMap
+		case bytes.Contains(arg, []byte("_r_")):
+			return kindReduce
+		}
+	}
+	return kindOther
+}
+
+// readPSS returns the proportional set size of a process in KiB from
+// /proc/PID/smaps_rollup, or 0 if it cannot be read.
+func readPSS(pid int) int64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/smaps_rollup")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "Pss:"); ok {
+			v, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			if err == nil {
+				return v
+			}
+		}
+	}
+	return 0
 }
 
 // readStat returns the parent pid and resident pages of a process from

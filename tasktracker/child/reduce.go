@@ -30,15 +30,22 @@ func (t *task) runReduce() error {
 	if err := os.MkdirAll(scratch, 0o755); err != nil {
 		return fmt.Errorf("shuffle scratch dir: %w", err)
 	}
-	mem := int64(float64(int64(t.conf.Int("mapreduce.reduce.memory.mb"))<<20) * t.conf.Float("mapreduce.reduce.shuffle.input.buffer.percent"))
+	// The reduce's memory budget, shared as Hadoop's MergeManager shares
+	// the reduce's heap: the shuffle buffer, the largest segment kept in
+	// it, the fill that starts a merge to disk, and what may stay in
+	// memory through the reduce (docs/performance.md).
+	reduceMem := int64(t.conf.Int(keyReduceMemoryMB)) << 20
+	mem := max(int64(float64(reduceMem)*t.conf.Float("mapreduce.reduce.shuffle.input.buffer.percent")), 1)
 	mm, err := shuffle.NewMergeManager(shuffle.MergeOptions{
-		Dir:          scratch,
-		MemoryBytes:  mem,
-		SegmentLimit: int64(float64(mem) * t.conf.Float("mapreduce.reduce.shuffle.memory.limit.percent")),
-		MergePercent: t.conf.Float("mapreduce.reduce.shuffle.merge.percent"),
-		Factor:       t.conf.Int("mapreduce.task.io.sort.factor"),
-		Compare:      t.def.Compare,
-		Counters:     t.counters,
+		Dir:            scratch,
+		MemoryBytes:    mem,
+		SegmentLimit:   max(int64(float64(mem)*t.conf.Float("mapreduce.reduce.shuffle.memory.limit.percent")), 1),
+		MergePercent:   max(t.conf.Float("mapreduce.reduce.shuffle.merge.percent"), 1e-6),
+		InMemThreshold: t.conf.Int("mapreduce.reduce.merge.inmem.threshold"),
+		RetainBytes:    int64(float64(reduceMem) * t.conf.Float("mapreduce.reduce.input.buffer.percent")),
+		Factor:         t.conf.Int("mapreduce.task.io.sort.factor"),
+		Compare:        t.def.Compare,
+		Counters:       t.counters,
 	})
 	if err != nil {
 		return fmt.Errorf("merge manager: %w", err)
@@ -97,6 +104,9 @@ func (t *task) runReduce() error {
 	if err != nil {
 		return fmt.Errorf("merge: %w", err)
 	}
+	st := mm.Stats()
+	t.log.Info("reduce merge", "shuffle_buffer_bytes", mem, "mem_to_disk_merges", st.MemToDisk, "segments_to_disk", st.DirectToDisk,
+		"disk_merges", st.DiskMerges, "final_disk_runs", st.FinalRuns, "final_in_memory", st.FinalInMemory, "sort_phase", time.Since(mergeStart))
 	slow.phase(t.ctx, time.Since(mergeStart), func(f float64) { t.setProgress(1.0/3 + f/3) })
 	t.setProgress(2.0 / 3)
 	t.setPhase("REDUCE")

@@ -153,21 +153,7 @@ func TestReduceSplitProtocol(t *testing.T) {
 		t.Fatalf("retry launched with %v, want after b, fragment 1", again.ReduceResume)
 	}
 	// The fragments the children would have committed.
-	jt.mu.Lock()
-	out := jt.jobs[id].spec.Output
-	jt.mu.Unlock()
-	c, err := mr.NewCommitter(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(c.FragmentDir(), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for k, data := range []string{"a\t1\nb\t2\n", "c\t3\n"} {
-		if err := os.WriteFile(filepath.Join(c.FragmentDir(), mr.FragmentName(0, k)), []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	c := writeFragments(t, jt, id, "a\t1\nb\t2\n", "c\t3\n")
 	heartbeat(t, jt, &mrpb.HeartbeatRequest{Attempts: []*mrpb.AttemptStatus{{AttemptId: again.AttemptId, State: StateSucceeded, Counters: reduceCounters(20, 2)}}})
 	waitJob(t, jt, id, "SUCCEEDED")
 	st, _ = jt.GetJobStatus(ctx, &mrpb.JobStatusRequest{JobId: id})
@@ -229,21 +215,7 @@ func TestRecoveryKeepsReduceFragments(t *testing.T) {
 			if c, err := jt1.CanCommit(ctx, &mrpb.CanCommitRequest{AttemptId: r.AttemptId}); err != nil || !c.CanCommit {
 				t.Fatalf("the split reduce may not commit its fragment: %v %v", c, err)
 			}
-			jt1.mu.Lock()
-			out := jt1.jobs[id].spec.Output
-			jt1.mu.Unlock()
-			c, err := mr.NewCommitter(out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.MkdirAll(c.FragmentDir(), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			for k, data := range []string{"a\t1\nb\t2\n", "c\t3\n"} {
-				if err := os.WriteFile(filepath.Join(c.FragmentDir(), mr.FragmentName(0, k)), []byte(data), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
+			c := writeFragments(t, jt1, id, "a\t1\nb\t2\n", "c\t3\n")
 			rem := launches(heartbeat(t, jt1, &mrpb.HeartbeatRequest{ShuffleAddress: "127.0.0.1:7001",
 				Attempts: []*mrpb.AttemptStatus{{AttemptId: r.AttemptId, State: StateSplit, Phase: "REDUCE", Counters: reduceCounters(40, 4),
 					ReduceCut: &mrpb.ReduceCut{LastKey: []byte("b"), Fragment: 0}}},
@@ -267,7 +239,7 @@ func TestRecoveryKeepsReduceFragments(t *testing.T) {
 				heartbeat(t, jt2, &mrpb.HeartbeatRequest{InitialContact: true, Instance: "p1", ShuffleAddress: "127.0.0.1:7001",
 					HeldJobs: []string{id}, HeldAttempts: []string{m.AttemptId}})
 				waitJob(t, jt2, id, StateSucceeded)
-				got, err := os.ReadFile(filepath.Join(out, mr.PartName(false, 0)))
+				got, err := os.ReadFile(filepath.Join(c.Output, mr.PartName(false, 0)))
 				if err != nil || string(got) != "a\t1\nb\t2\nc\t3\n" {
 					t.Fatalf("part file %q (%v), want the two fragments joined", got, err)
 				}
@@ -299,4 +271,27 @@ func TestRecoveryKeepsReduceFragments(t *testing.T) {
 			}
 		})
 	}
+}
+
+// writeFragments writes the fragments of partition 0 of job id, one per
+// text, as split reduces would have committed them, and returns the
+// job's committer.
+func writeFragments(t *testing.T, jt *JobTracker, id string, texts ...string) *mr.Committer {
+	t.Helper()
+	jt.mu.Lock()
+	out := jt.jobs[id].spec.Output
+	jt.mu.Unlock()
+	c, err := mr.NewCommitter(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(c.FragmentDir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for k, data := range texts {
+		if err := os.WriteFile(filepath.Join(c.FragmentDir(), mr.FragmentName(0, k)), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return c
 }

@@ -77,3 +77,35 @@ func TestWatchFreeze(t *testing.T) {
 	// A nil callback watches nothing.
 	watchFreeze(pid, nil)()
 }
+
+// TestWalkProcTree: the walk reaches a child's own children (a shell and
+// the sleep it waits for), and the tree's resident set counts both.
+func TestWalkProcTree(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "sleep 30 & wait")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	pid := cmd.Process.Pid
+	var seen []int
+	deadline := time.Now().Add(5 * time.Second)
+	for len(seen) < 2 && time.Now().Before(deadline) {
+		seen = seen[:0]
+		walkProcTree(pid, func(p int, tasks []os.DirEntry, err error) bool {
+			if err == nil && len(tasks) > 0 {
+				seen = append(seen, p)
+			}
+			return true
+		})
+		time.Sleep(10 * time.Millisecond)
+	}
+	if len(seen) != 2 || seen[0] != pid {
+		t.Fatalf("walked %v, want the shell %d and its sleep", seen, pid)
+	}
+	if whole, own := treeResidentBytes(pid), residentBytes(pid); own <= 0 || whole <= own {
+		t.Errorf("tree resident %d bytes, the shell alone %d: want more for the tree", whole, own)
+	}
+	if walkProcTree(pid, func(int, []os.DirEntry, error) bool { return false }) {
+		t.Error("a visit that stops the walk: want false")
+	}
+}

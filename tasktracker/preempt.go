@@ -278,17 +278,8 @@ const freezePoll = 2 * time.Millisecond
 // treeTraced tells whether every thread of process pid and of its
 // descendants has a tracer (false when none can be read).
 func treeTraced(pid int) bool {
-	seen := map[int]bool{}
-	queue := []int{pid}
 	threads := 0
-	for len(queue) > 0 && len(seen) < 1024 {
-		p := queue[0]
-		queue = queue[1:]
-		if seen[p] {
-			continue
-		}
-		seen[p] = true
-		tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", p))
+	ok := walkProcTree(pid, func(p int, tasks []os.DirEntry, err error) bool {
 		if err != nil {
 			return false
 		}
@@ -298,6 +289,31 @@ func treeTraced(pid int) bool {
 				return false
 			}
 			threads++
+		}
+		return true
+	})
+	return ok && threads > 0
+}
+
+// walkProcTree visits process pid and its descendants, breadth first, at
+// most 1024 processes: visit gets each one's threads (the entries of
+// /proc/<p>/task, or the error reading them) and returns false to stop
+// the walk, which then returns false.
+func walkProcTree(pid int, visit func(p int, tasks []os.DirEntry, err error) bool) bool {
+	seen := map[int]bool{}
+	queue := []int{pid}
+	for len(queue) > 0 && len(seen) < 1024 {
+		p := queue[0]
+		queue = queue[1:]
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", p))
+		if !visit(p, tasks, err) {
+			return false
+		}
+		for _, t := range tasks {
 			c, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", p, t.Name()))
 			if err != nil {
 				continue
@@ -309,7 +325,7 @@ func treeTraced(pid int) bool {
 			}
 		}
 	}
-	return threads > 0
+	return true
 }
 
 // tracedStatus tells whether a /proc/<pid>/status text names a tracer.
@@ -528,28 +544,9 @@ func (tt *TaskTracker) restoreFrom(ctx context.Context, a *taskAttempt, src *mrp
 // descendants (a task child's process tree), 0 if it cannot be read.
 func treeResidentBytes(pid int) int64 {
 	var total int64
-	seen := map[int]bool{}
-	queue := []int{pid}
-	for len(queue) > 0 && len(seen) < 1024 {
-		p := queue[0]
-		queue = queue[1:]
-		if seen[p] {
-			continue
-		}
-		seen[p] = true
+	walkProcTree(pid, func(p int, _ []os.DirEntry, _ error) bool {
 		total += residentBytes(p)
-		tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", p))
-		for _, t := range tasks {
-			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", p, t.Name()))
-			if err != nil {
-				continue
-			}
-			for _, f := range strings.Fields(string(b)) {
-				if c, err := strconv.Atoi(f); err == nil {
-					queue = append(queue, c)
-				}
-			}
-		}
-	}
+		return true
+	})
 	return total
 }

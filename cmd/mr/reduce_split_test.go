@@ -284,6 +284,7 @@ func TestE2EReduceSplitFIFOPreemption(t *testing.T) {
 // without splits, with the same record counters. Before, the restarted
 // JobTracker ran the reduce again from its first key group.
 func TestE2EReduceSplitSurvivesJobTrackerRestart(t *testing.T) {
+	skipUnderRace(t, "TestE2EReduceSplitWordCount and TestE2EJobTrackerRestartRecoversJob (and jobtracker's TestRecoveryKeepsReduceFragments, race-built)")
 	c := startCluster(t, []trackerSpec{{"t1", 2, 1}, {"t2", 2, 1}}, "mapreduce.job.reduce.slowstart.completedmaps=1")
 	in := t.TempDir()
 	genManyWords(t, filepath.Join(in, "a.txt"), 1<<20, 81)

@@ -130,35 +130,8 @@ func TestCROrderAbandon(t *testing.T) {
 // when its context ends.
 func TestCRQueueRunsOneAtATime(t *testing.T) {
 	q := newCRQueue(1)
-	release := make(chan struct{})
-	var running, most atomic.Int32
-	var mu sync.Mutex
-	var ran []crClass
-	var wg sync.WaitGroup
-	start := func(c crClass) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			err := q.run(context.Background(), c, 100*time.Millisecond, func() error {
-				n := running.Add(1)
-				for {
-					m := most.Load()
-					if n <= m || most.CompareAndSwap(m, n) {
-						break
-					}
-				}
-				mu.Lock()
-				ran = append(ran, c)
-				mu.Unlock()
-				<-release
-				running.Add(-1)
-				return nil
-			})
-			if err != nil {
-				t.Error(err)
-			}
-		}()
-	}
+	p := newQueueProbe(t, q)
+	start, release := p.start, p.release
 	waitOps := func(n int32) {
 		deadline := time.Now().Add(5 * time.Second)
 		for {
@@ -188,8 +161,9 @@ func TestCRQueueRunsOneAtATime(t *testing.T) {
 		t.Errorf("run with an ended context while the queue is busy: %v, want context.Canceled", err)
 	}
 	close(release)
-	wg.Wait()
-	if m := most.Load(); m != 1 {
+	p.wg.Wait()
+	ran := p.order()
+	if m := p.most.Load(); m != 1 {
 		t.Errorf("%d operations ran at once, want 1", m)
 	}
 	if want := []crClass{crRestore, crPreemptDump, crCloneDump}; !slices.Equal(ran, want) {
@@ -219,35 +193,8 @@ func TestDumpEstimate(t *testing.T) {
 // expected wait is the work ahead of it divided by two.
 func TestCRQueueRunsTwoAtATime(t *testing.T) {
 	q := newCRQueue(2)
-	release := make(chan struct{})
-	var running, most atomic.Int32
-	var mu sync.Mutex
-	var ran []crClass
-	var wg sync.WaitGroup
-	start := func(c crClass) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			err := q.run(context.Background(), c, 100*time.Millisecond, func() error {
-				n := running.Add(1)
-				for {
-					m := most.Load()
-					if n <= m || most.CompareAndSwap(m, n) {
-						break
-					}
-				}
-				mu.Lock()
-				ran = append(ran, c)
-				mu.Unlock()
-				<-release
-				running.Add(-1)
-				return nil
-			})
-			if err != nil {
-				t.Error(err)
-			}
-		}()
-	}
+	p := newQueueProbe(t, q)
+	start, release := p.start, p.release
 	waitFor := func(what string, ok func() bool) {
 		deadline := time.Now().Add(5 * time.Second)
 		for !ok() {
@@ -259,7 +206,7 @@ func TestCRQueueRunsTwoAtATime(t *testing.T) {
 	}
 	start(crCloneDump)
 	start(crRestore)
-	waitFor("two running", func() bool { return running.Load() == 2 })
+	waitFor("two running", func() bool { return p.running.Load() == 2 })
 	start(crCloneDump)
 	waitFor("three queued", func() bool { ops, _ := q.stats(); return ops == 3 })
 	start(crPreemptDump)
@@ -274,13 +221,64 @@ func TestCRQueueRunsTwoAtATime(t *testing.T) {
 	}
 	// One ends: the preemption dump starts, then the other clone dump.
 	release <- struct{}{}
-	waitFor("a third running", func() bool { mu.Lock(); defer mu.Unlock(); return len(ran) == 3 })
+	waitFor("a third running", func() bool { return len(p.order()) == 3 })
 	close(release)
-	wg.Wait()
-	if m := most.Load(); m != 2 {
+	p.wg.Wait()
+	ran := p.order()
+	if m := p.most.Load(); m != 2 {
 		t.Errorf("%d operations ran at once, want 2", m)
 	}
 	if want := []crClass{crPreemptDump, crCloneDump}; len(ran) != 4 || !slices.Equal(ran[2:], want) {
 		t.Errorf("ran %v, want the first two, then %v", ran, want)
 	}
+}
+
+// queueProbe runs operations through a crQueue that block until release
+// gets a value (or is closed), recording the order they ran in, how many
+// run at once and the most that did.
+type queueProbe struct {
+	t             *testing.T
+	q             *crQueue
+	release       chan struct{}
+	running, most atomic.Int32
+	mu            sync.Mutex
+	ran           []crClass
+	wg            sync.WaitGroup
+}
+
+func newQueueProbe(t *testing.T, q *crQueue) *queueProbe {
+	return &queueProbe{t: t, q: q, release: make(chan struct{})}
+}
+
+// start queues an operation of class c (expected to take 100 ms).
+func (p *queueProbe) start(c crClass) {
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		err := p.q.run(context.Background(), c, 100*time.Millisecond, func() error {
+			n := p.running.Add(1)
+			for {
+				m := p.most.Load()
+				if n <= m || p.most.CompareAndSwap(m, n) {
+					break
+				}
+			}
+			p.mu.Lock()
+			p.ran = append(p.ran, c)
+			p.mu.Unlock()
+			<-p.release
+			p.running.Add(-1)
+			return nil
+		})
+		if err != nil {
+			p.t.Error(err)
+		}
+	}()
+}
+
+// order is the classes of the operations that started, in order.
+func (p *queueProbe) order() []crClass {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.ran)
 }

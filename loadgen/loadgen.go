@@ -25,6 +25,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"runtime/pprof"
 	"sync"
 	"sync/atomic"
@@ -55,6 +56,15 @@ type Config struct {
 	// are its own and not the generator's.
 	Spawn      bool
 	Executable string
+	// GeneratorGCPercent is the garbage collector's target percentage
+	// (debug.SetGCPercent) of this process while it runs, when the
+	// JobTracker is not in this process (Spawn or JobTracker); 0 leaves the
+	// runtime's setting (GOGC). The generator's 10,000 trackers allocate
+	// fast, and at GOGC=100 its own collections' mark assists stall the
+	// goroutines that time the heartbeats: the tail it reports is then its
+	// own. Its memory is not what is measured, so it trades memory for
+	// fewer collections. The spawned JobTracker keeps its own setting.
+	GeneratorGCPercent int
 	// ConfFile and Defines configure a JobTracker the generator starts;
 	// Policy, if set, is its scheduler.policy.
 	ConfFile string
@@ -190,6 +200,9 @@ type Result struct {
 	// trackers, and the JobTracker too when it is in this process): on a
 	// shared machine, what the JobTracker competed with.
 	GeneratorCPUCores float64 `json:"generator_cpu_cores"`
+	// GeneratorGCPercent is the generator's GC percentage over the run
+	// (Config.GeneratorGCPercent when applied, else the runtime's).
+	GeneratorGCPercent int `json:"generator_gc_percent,omitempty"`
 
 	// PollUIS is Config.PollUI in seconds (0: no polling), and Polls the
 	// polled pages' and calls' response times in the window.
@@ -338,6 +351,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	g.jt = jt
 	defer jt.close()
+	gcPercent := debug.SetGCPercent(-1)
+	debug.SetGCPercent(gcPercent)
+	if cfg.GeneratorGCPercent > 0 && jt.mode != "in-process" {
+		old := debug.SetGCPercent(cfg.GeneratorGCPercent)
+		defer debug.SetGCPercent(old)
+		gcPercent = cfg.GeneratorGCPercent
+	}
 	outDir := cfg.OutputDir
 	if outDir == "" {
 		if outDir, err = os.MkdirTemp("", "gomr-loadgen-out-"); err != nil {
@@ -348,7 +368,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}
 	res := &Result{Mode: jt.mode, JobTracker: jt.addr, Policy: cfg.Policy, Trackers: cfg.Trackers, MapSlots: cfg.MapSlots,
-		ReduceSlots: cfg.ReduceSlots, HeartbeatS: cfg.Heartbeat.Seconds(), OutOfBand: cfg.OutOfBand, FollowInterval: cfg.FollowInterval, LostLogged: -1}
+		ReduceSlots: cfg.ReduceSlots, HeartbeatS: cfg.Heartbeat.Seconds(), OutOfBand: cfg.OutOfBand, FollowInterval: cfg.FollowInterval, LostLogged: -1,
+		GeneratorGCPercent: gcPercent}
 	if cfg.SubmitOnly {
 		res.Trackers, res.MapSlots, res.ReduceSlots, res.HeartbeatS = 0, 0, 0, 0
 		err = g.submitOnly(ctx, outDir, res)

@@ -103,6 +103,7 @@ func newLoadgenCmd() *cobra.Command {
 	f.StringVar(&cfg.JobTrackerHTTP, "jobtracker-http", "", "HOST:PORT of that JobTracker's HTTP pages, for its heap and goroutines (/metrics)")
 	f.StringVar(&cfg.Executable, "jobtracker-bin", "", "with --spawn, the mr binary to start the JobTracker from (default: this one), to compare builds under one generator")
 	f.BoolVar(&cfg.Spawn, "spawn", false, "start the JobTracker as a child process (this binary's `jobtracker`) instead of in this process")
+	f.IntVar(&cfg.GeneratorGCPercent, "generator-gogc", 400, "garbage collector percentage (GOGC) of this process while it drives a spawned or remote JobTracker, so that its own collections do not stall the goroutines timing the heartbeats (0: the runtime's; the JobTracker keeps its own)")
 	f.StringVar(&cfg.Policy, "policy", "", "scheduler.policy of the JobTracker this command starts")
 	f.IntVar(&trackers, "trackers", 100, "simulated TaskTrackers")
 	f.IntVar(&mapS, "map-slots", 2, "map slots per tracker")

@@ -351,13 +351,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	g.jt = jt
 	defer jt.close()
-	gcPercent := debug.SetGCPercent(-1)
-	debug.SetGCPercent(gcPercent)
-	if cfg.GeneratorGCPercent > 0 && jt.mode != "in-process" {
-		old := debug.SetGCPercent(cfg.GeneratorGCPercent)
-		defer debug.SetGCPercent(old)
-		gcPercent = cfg.GeneratorGCPercent
-	}
+	gcPercent, restoreGC := generatorGC(jt.mode, cfg.GeneratorGCPercent)
+	defer restoreGC()
 	outDir := cfg.OutputDir
 	if outDir == "" {
 		if outDir, err = os.MkdirTemp("", "gomr-loadgen-out-"); err != nil {
@@ -377,6 +372,21 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	err = g.run(ctx, outDir, res)
 	return res, err
+}
+
+// generatorGC applies the generator's GC percentage pct for a JobTracker
+// run in mode (Config.GeneratorGCPercent): only when the JobTracker is not
+// in this process, whose collections are then the JobTracker's too, and
+// only when pct > 0. It returns the percentage in effect and the function
+// that restores the previous one.
+func generatorGC(mode string, pct int) (int, func()) {
+	cur := debug.SetGCPercent(-1)
+	debug.SetGCPercent(cur)
+	if pct <= 0 || mode == "in-process" {
+		return cur, func() {}
+	}
+	old := debug.SetGCPercent(pct)
+	return pct, func() { debug.SetGCPercent(old) }
 }
 
 func (c *Config) check() error {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"runtime/debug"
 	"testing"
 	"time"
 )
@@ -50,6 +51,34 @@ func TestRunInProcess(t *testing.T) {
 	if res.TrackersLost != 0 || res.LostLogged != 0 || res.TrackersLiveAtEnd != 20 || res.HeartbeatErrors != 0 {
 		t.Errorf("trackers lost %d (logged %d), %d live at the end, %d heartbeat errors: want 0, 0, 20, 0",
 			res.TrackersLost, res.LostLogged, res.TrackersLiveAtEnd, res.HeartbeatErrors)
+	}
+}
+
+// TestGeneratorGC checks that the generator's GC percentage is applied
+// only when the JobTracker runs in another process, and restored after.
+func TestGeneratorGC(t *testing.T) {
+	before := debug.SetGCPercent(-1)
+	debug.SetGCPercent(before)
+	for _, c := range []struct {
+		mode string
+		pct  int
+		want int
+	}{
+		{"spawned", 400, 400},
+		{"remote", 250, 250},
+		{"in-process", 400, before},
+		{"spawned", 0, before},
+	} {
+		got, restore := generatorGC(c.mode, c.pct)
+		now := debug.SetGCPercent(-1)
+		debug.SetGCPercent(now)
+		restore()
+		after := debug.SetGCPercent(-1)
+		debug.SetGCPercent(after)
+		if got != c.want || now != c.want || after != before {
+			t.Errorf("generatorGC(%q, %d): reported %d, in effect %d, after restore %d; want %d, %d, %d",
+				c.mode, c.pct, got, now, after, c.want, c.want, before)
+		}
 	}
 }
 

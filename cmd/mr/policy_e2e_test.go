@@ -65,6 +65,9 @@ func TestE2EPolicies(t *testing.T) {
 		{"tyrex-static", []string{"scheduler.tyrex.capacities=0.5,0.5", "scheduler.tyrex.timers=500ms"}, true},
 	} {
 		t.Run(tc.policy, func(t *testing.T) {
+			if tc.policy == "tyrex-static" {
+				skipUnderRace(t, "the fifo and fair cases (the policies are pure code; the race-built run checks the driver around them)")
+			}
 			c := startCluster(t, []trackerSpec{{"t1", 2, 1}}, append([]string{"scheduler.policy=" + tc.policy}, tc.defines...)...)
 			dir := t.TempDir()
 			long := c.submit(sleepSpec("long", filepath.Join(dir, "long"), 6, 800))
@@ -161,6 +164,7 @@ func TestE2EMinEDFWCReclaimsSlots(t *testing.T) {
 // a heartbeat or two, and the filler's killed maps run again so that it
 // succeeds too, with kills counted as kills, not failures.
 func TestE2EFairPreemption(t *testing.T) {
+	skipUnderRace(t, "TestE2EMinEDFWCReclaimsSlots (the same reclaim and kill path of the JobTracker)")
 	const timeout = 2 * time.Second
 	c := startCluster(t, []trackerSpec{{"t1", 2, 1}}, "scheduler.policy=fair", "scheduler.fair.preemption=true",
 		"scheduler.fair.pools=etl,prod:1:2:0:"+timeout.String(), "scheduler.fair.preemption-interval=1s")

@@ -143,8 +143,7 @@ func (jt *JobTracker) checkpointSlotReleasedLocked(a *attempt, now time.Time) {
 	a.ckpt.released = now
 	jt.trackerChangedLocked(a.tracker) // its row's busy slots
 	k := attemptKey(a)
-	jt.driver.Planner().ReleasedEarly(k.String())
-	jt.driver.Ended(now, k, now.Sub(a.start))
+	jt.driver.CheckpointSlotReleased(now, k, now.Sub(a.start))
 	// reclaim_ms: from the order to the slot free here.
 	jt.log.Info("checkpoint slot released before the dump ended", "attempt", a.id, "tracker", a.tracker,
 		"reclaim_ms", now.Sub(a.ckpt.ordered).Milliseconds())
@@ -162,7 +161,7 @@ func (a *attempt) holdsSlot() bool {
 // KILLED): it leaves the mirror of its tracker's queue.
 func (jt *JobTracker) dumpEndedLocked(a *attempt, now time.Time) {
 	if a.ckpt != nil && !a.ckpt.released.IsZero() {
-		jt.driver.Planner().DumpEnded(now, attemptKey(a).String())
+		jt.driver.DumpEnded(now, attemptKey(a))
 	}
 }
 

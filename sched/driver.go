@@ -287,6 +287,26 @@ func (d *Driver) Ended(now time.Time, a Attempt, ran time.Duration) {
 	d.observe(partitions.Event{Time: now, Kind: partitions.TaskFailed, JobID: a.Job, Type: a.Type, Task: a.Task, Attempt: a.Attempt, Duration: ran, PreemptedBy: by})
 }
 
+// CheckpointSlotReleased tells the policy and the planner that the
+// tracker of attempt a, being checkpointed, counts its slot free before
+// its dump ended (preemption.checkpoint.release-slot frozen or quiesced):
+// the attempt ends for the policy (Ended: its slot is free, as a killed
+// victim's would be), while its dump stays in the planner's mirror of
+// the tracker's queue until DumpEnded. The host keeps the task from
+// running again until the image is kept (or the dump failed).
+func (d *Driver) CheckpointSlotReleased(now time.Time, a Attempt, ran time.Duration) {
+	d.planner.ReleasedEarly(a.String())
+	d.Ended(now, a, ran)
+}
+
+// DumpEnded tells the planner that the dump of an attempt whose slot was
+// released early (CheckpointSlotReleased) has ended, its image kept or
+// not: it leaves the mirror of its tracker's queue. Other attempts are
+// ignored.
+func (d *Driver) DumpEnded(now time.Time, a Attempt) {
+	d.planner.DumpEnded(now, a.String())
+}
+
 func (d *Driver) end(a Attempt) bool {
 	js := d.jobs[a.Job]
 	if js == nil {

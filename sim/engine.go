@@ -424,7 +424,7 @@ func (e *engine) loop() error {
 		case evPreempted:
 			e.preempted(ev.att)
 		case evDumpEnded:
-			e.pre.pl.DumpEnded(e.at(), attemptOf(ev.att).String())
+			e.d.DumpEnded(e.at(), attemptOf(ev.att))
 		case evCloneReady:
 			if err := e.cloneReady(ev.att); err != nil {
 				return err

@@ -343,11 +343,10 @@ func (e *engine) preempted(at *attempt) {
 		st.Checkpoints++
 		st.ImageBytes += r.bytes
 		st.DumpSeconds += r.dump.Seconds()
-		if r.early {
-			// The dump runs beside the slot's next task: it holds the
-			// tracker's queue (DumpEnded), not the slot.
-			e.pre.pl.ReleasedEarly(attemptOf(at).String())
-		} else {
+		if !r.early {
+			// An early release's dump runs beside the slot's next task:
+			// it holds the tracker's queue (the driver's DumpEnded), not
+			// the slot.
 			e.res.WastedSlotSeconds += r.dump.Seconds()
 		}
 		// The planner learns the medium from the dumps made.
@@ -364,7 +363,11 @@ func (e *engine) preempted(at *attempt) {
 	el := e.now - at.start
 	e.res.busy[at.typ] += el.Seconds()
 	e.syncView(sj)
-	e.d.Ended(e.at(), attemptOf(at), el)
+	if r.early {
+		e.d.CheckpointSlotReleased(e.at(), attemptOf(at), el)
+	} else {
+		e.d.Ended(e.at(), attemptOf(at), el)
+	}
 }
 
 // resume sets the end of an attempt of a task that waits to resume, and

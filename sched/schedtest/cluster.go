@@ -78,6 +78,10 @@ type modelAttempt struct {
 	// ordered is the mechanism the attempt was ordered to give its slot
 	// back by ("checkpoint", "split"), until it has.
 	ordered string
+	// released: being checkpointed, its slot is free before its dump
+	// ended (preemption.checkpoint.release-slot frozen or quiesced); it
+	// stays live, its task not yet restorable, until dumped.
+	released bool
 }
 
 // NewCluster builds the reference host for a policy (its keys in conf, the
@@ -351,8 +355,33 @@ func (c *Cluster) EnableCheckpoint(name string) error {
 	return nil
 }
 
-// Dumped implements PreemptionRunner.
-func (c *Cluster) Dumped(at time.Time, k sched.Attempt) error { return c.released(at, k, "checkpoint") }
+// Dumped implements PreemptionRunner. For an attempt whose slot was
+// released before (SlotReleased), the dump leaves its tracker's queue
+// and the task waits to resume from its image.
+func (c *Cluster) Dumped(at time.Time, k sched.Attempt) error {
+	if a := c.attempt(k); a != nil && a.live && a.released {
+		return c.report(k, func(a *modelAttempt) { c.end(at, a, false, false) })
+	}
+	return c.released(at, k, "checkpoint")
+}
+
+// SlotReleased implements PreemptionRunner: the tracker of an attempt
+// being checkpointed counts its slot free before the dump ended, as the
+// JobTracker takes a tracker's slot_released report.
+func (c *Cluster) SlotReleased(at time.Time, k sched.Attempt) error {
+	a := c.attempt(k)
+	if a == nil || !a.live || a.released {
+		return fmt.Errorf("attempt %s is not running, or its slot is released already", k)
+	}
+	if a.ordered != "checkpoint" {
+		return fmt.Errorf("attempt %s was not ordered to checkpoint", k)
+	}
+	return c.report(k, func(a *modelAttempt) {
+		a.released = true
+		delete(c.tracker(a.tracker).live, k)
+		c.d.CheckpointSlotReleased(at, k, at.Sub(a.start))
+	})
+}
 
 // SplitDone implements PreemptionRunner: the attempt ends, and with
 // pieces > 1 its job gets pieces-1 new pending tasks of its type (a
@@ -471,6 +500,11 @@ func (c *Cluster) end(at time.Time, a *modelAttempt, counted, ordered bool) {
 	if counted {
 		tk.failures++
 		tk.failedOn[a.tracker] = true
+	}
+	if a.released {
+		// Its slot was free already (the driver ended it then); its dump
+		// leaves the tracker's queue, kept or not.
+		c.d.DumpEnded(at, a.key)
 	}
 	c.d.Ended(at, a.key, at.Sub(a.start))
 	if j.done || tk.done || len(tk.running()) > 0 {

@@ -53,6 +53,11 @@ import (
 // the reference host; preemption.* keys set the planner):
 //
 //	criu TRACKER                      the tracker can checkpoint attempts
+//	released JOB/m3.0                 its tracker counts its slot free
+//	                                  before the dump ended (release-slot
+//	                                  frozen or quiesced): the attempt ends
+//	                                  for the policy; its task does not run
+//	                                  again until it is dumped
 //	dumped JOB/m3.0                   its checkpoint is on disk: the
 //	                                  attempt ends, its task waits to resume
 //	split-done JOB/m3.0 [pieces=N]    it stopped at a safe point: the
@@ -97,6 +102,9 @@ type PreemptionRunner interface {
 	Runner
 	// EnableCheckpoint lets the tracker checkpoint attempts.
 	EnableCheckpoint(tracker string) error
+	// SlotReleased reports that an ordered checkpoint's tracker counts the
+	// slot free before the dump ended.
+	SlotReleased(at time.Time, a sched.Attempt) error
 	// Dumped reports an ordered checkpoint done; SplitDone an ordered
 	// split done, its remainder cut into pieces (1: one remainder; more:
 	// pieces-1 new tasks of the job, as a scale-up split makes).
@@ -360,7 +368,7 @@ func runCommand(cmd string, policy *string, conf map[string]string, now *time.Ti
 		return r.LoseTracker(*now, name)
 	case "kill":
 		return r.KillJob(*now, name)
-	case "criu", "dumped", "split-done":
+	case "criu", "released", "dumped", "split-done":
 		pr, ok := r.(PreemptionRunner)
 		if !ok {
 			return fmt.Errorf("%s: this runner does not model checkpoints and splits", f[0])
@@ -372,7 +380,10 @@ func runCommand(cmd string, policy *string, conf map[string]string, now *time.Ti
 		if err != nil {
 			return err
 		}
-		if f[0] == "dumped" {
+		switch f[0] {
+		case "released":
+			return pr.SlotReleased(*now, a)
+		case "dumped":
 			return pr.Dumped(*now, a)
 		}
 		pieces, err := num("pieces", 1)

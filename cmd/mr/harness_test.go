@@ -32,6 +32,8 @@ func TestMain(m *testing.M) {
 		main()
 		os.Exit(0)
 	}
+	k, v, _ := strings.Cut(harnessMark, "=")
+	os.Setenv(k, v)
 	os.Exit(m.Run())
 }
 
@@ -41,6 +43,13 @@ func mrCmd(args ...string) *exec.Cmd {
 	cmd.Env = append(os.Environ(), "GOMR_AS_MR=1")
 	return cmd
 }
+
+// harnessMark is in the environment of this test process (TestMain
+// sets it), and so of every daemon it starts and of their task children
+// (a TaskTracker hands its own environment down): childPID finds only
+// this process's children, not those of another test binary running the
+// same test on the machine.
+var harnessMark = fmt.Sprintf("GOMR_TEST_HARNESS=%d", os.Getpid())
 
 // runMR runs mr with args and returns its combined output.
 func runMR(t *testing.T, args ...string) (string, error) {
@@ -320,11 +329,26 @@ func childPID(attemptID string) int {
 			continue
 		}
 		args := strings.Split(string(data), "\x00")
-		if len(args) > 3 && args[1] == "child" && args[3] == attemptID {
+		if len(args) > 3 && args[1] == "child" && args[3] == attemptID && ownChild(pid) {
 			return pid
 		}
 	}
 	return 0
+}
+
+// ownChild tells whether process pid was started under this test
+// process's daemons (harnessMark in its environment).
+func ownChild(pid int) bool {
+	env, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "environ"))
+	if err != nil {
+		return false
+	}
+	for _, kv := range strings.Split(string(env), "\x00") {
+		if kv == harnessMark {
+			return true
+		}
+	}
+	return false
 }
 
 // skipUnderRace skips a long end-to-end test in make test's race-built

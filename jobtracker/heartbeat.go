@@ -233,7 +233,7 @@ func (jt *JobTracker) heartbeatLocked(c *heartbeatCall) (*mrpb.HeartbeatResponse
 		resent := jt.unackedLaunchesLocked(t)
 		jt.assignLocked(t, max(int(req.FreeMapSlots)-resent[partitions.Map], 0),
 			max(int(req.FreeReduceSlots)-resent[partitions.Reduce], 0), now)
-		jt.scaleUpLocked(t, now) // map slots left idle: split a long map (scaleup.go)
+		jt.scaleUpLocked(t, now) // slots left idle: split a long map or reduce (scaleup.go)
 	}
 	resp.ResponseId, resp.Actions = jt.replyLocked(t)
 	jt.sampleLocked(now)

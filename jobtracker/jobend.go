@@ -30,9 +30,9 @@ func (jt *JobTracker) checkJobDoneLocked(j *job) {
 			err = jerr
 		}
 		// Split reduces' fragments become their part files (split.md).
-		for index, n := range joins {
+		for index, runs := range joins {
 			if err == nil {
-				err = c.JoinFragments(index, n)
+				err = c.JoinFragmentRuns(index, runs)
 			}
 		}
 		if err == nil {

@@ -55,9 +55,11 @@ type jtMetrics struct {
 	preemptCheckpoints, preemptRestores *prometheus.CounterVec
 	checkpointBytes                     prometheus.Counter
 	// splits counts attempts that ended SPLIT, by task type, and
-	// scaleUpMaps the maps scale-up splits added (split.go, scaleup.go).
-	splits      *prometheus.CounterVec
-	scaleUpMaps prometheus.Counter
+	// scaleUpMaps the maps scale-up splits added (split.go, scaleup.go),
+	// scaleUpReduces the reduces (reduce_scaleup.go).
+	splits         *prometheus.CounterVec
+	scaleUpMaps    prometheus.Counter
+	scaleUpReduces prometheus.Counter
 }
 
 // newJTMetrics builds the registry of jt: its own collector, the event
@@ -114,6 +116,10 @@ func newJTMetrics(jt *JobTracker) *jtMetrics {
 			Name: "gomr_scale_up_maps_total",
 			Help: "Maps added by scale-up splits (a split map's remainder cut into several maps for idle slots).",
 		}),
+		scaleUpReduces: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "gomr_scale_up_reduces_total",
+			Help: "Reduces added by scale-up splits (a split reduce's remaining key groups cut into key ranges run by several reduces for idle slots).",
+		}),
 	}
 	for _, ty := range []string{"map", "reduce"} {
 		m.splits.WithLabelValues(ty)
@@ -125,7 +131,7 @@ func newJTMetrics(jt *JobTracker) *jtMetrics {
 		m.preemptRestores.WithLabelValues(o)
 	}
 	m.reg.MustRegister(m.heartbeat, m.lockWait, m.lockHeld, m.jobDuration, m.attemptDuration, m.fetchFailures,
-		m.preemptCheckpoints, m.preemptRestores, m.checkpointBytes, m.splits, m.scaleUpMaps,
+		m.preemptCheckpoints, m.preemptRestores, m.checkpointBytes, m.splits, m.scaleUpMaps, m.scaleUpReduces,
 		newJTCollector(jt, m.heartbeat),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -74,6 +74,9 @@ type taskEvent struct {
 	// a "succeeded" line's attempt wrote (reduce_split.go).
 	Fragment int    `json:"fragment,omitempty"`
 	LastKey  []byte `json:"last_key,omitempty"`
+	// Bounds are, on a reduce's "pieces" line, the keys that cut the rest
+	// of its key range into pieces (reduce_scaleup.go).
+	Bounds [][]byte `json:"bounds,omitempty"`
 }
 
 // loggedSegment is an mrpb.Segment in the event log.
@@ -317,6 +320,19 @@ func (jt *JobTracker) recoverJob(sj *stagedJob, now time.Time) error {
 		if ev.Type == "r" {
 			ts = j.reduces
 		}
+		if ev.Kind == "pieces" && ev.Type == "r" {
+			// A scale-up split cut a reduce's rest into key ranges
+			// (reduce_scaleup.go): the pieces are reduces of the job.
+			cmp, err := jobCompare(j)
+			if err == nil {
+				err = recoverReducePiecesLocked(j, ev, cmp)
+			}
+			if err != nil {
+				return err
+			}
+			pieces += len(ev.Bounds)
+			continue
+		}
 		if ev.Kind == "pieces" {
 			// A scale-up split cut a map's remainder into pieces
 			// (scaleup.go): the map's split is shorter, and the pieces
@@ -370,13 +386,13 @@ func (jt *JobTracker) recoverJob(sj *stagedJob, now time.Time) error {
 				a.spills[k] = segs
 			}
 			a.unconfirmed = true
-		} else if committer.TaskCommitted(tk.typ == partitions.Map, tk.index) {
+		} else if committer.TaskCommitted(tk.typ == partitions.Map, tk.partition()) {
 			if tk.split != nil {
 				// Its fragments were joined into its part file before
 				// the restart: nothing is left to join.
 				tk.split.frags = nil
 			}
-		} else if tk.typ == partitions.Reduce && ev.Fragment > 0 && recoveredLastFragment(tk, ev.Fragment, committer) {
+		} else if tk.typ == partitions.Reduce && (ev.Fragment > 0 || (tk.split != nil && tk.split.piece)) && recoveredLastFragment(tk, ev.Fragment, committer) {
 			// A split reduce whose fragments, its own last one
 			// included, are all committed: the job commit joins them.
 			a.split = &attemptSplitInfo{fragment: ev.Fragment}

@@ -32,6 +32,9 @@ type reduceFrag struct {
 // key after which its key groups start (nil for fragment 0: all of them).
 func (s *taskSplit) nextFragment() (int, []byte) {
 	if s == nil || len(s.frags) == 0 {
+		if s != nil && s.piece {
+			return 0, s.lower // a scale-up piece: after its lower bound
+		}
 		return 0, nil
 	}
 	return len(s.frags), s.frags[len(s.frags)-1].lastKey
@@ -41,10 +44,12 @@ func (s *taskSplit) nextFragment() (int, []byte) {
 // launched may commit cut as the task's next fragment: the fragment is
 // the next one (fencing: an attempt of an earlier key range, or a second
 // report of a recorded fragment, is refused), and its last key is after
-// the previous fragment's under cmp (a fragment covers at least one key
-// group).
+// the previous fragment's (a piece's lower bound) under cmp (a fragment
+// covers at least one key group) and, for a bounded task, not after its
+// upper key.
 func (s *taskSplit) checkFragment(cut *mrpb.ReduceCut, launched int, cmp mr.Comparator) error {
 	next, after := s.nextFragment()
+	lowered := next > 0 || (s != nil && s.piece)
 	switch {
 	case cut == nil:
 		return fmt.Errorf("no fragment reported")
@@ -52,8 +57,10 @@ func (s *taskSplit) checkFragment(cut *mrpb.ReduceCut, launched int, cmp mr.Comp
 		return fmt.Errorf("fragment %d reported by an attempt launched to write fragment %d", cut.Fragment, launched)
 	case launched != next:
 		return fmt.Errorf("fragment %d reported, but the task's next fragment is %d", launched, next)
-	case next > 0 && cmp(cut.LastKey, after) <= 0:
-		return fmt.Errorf("fragment %d ends at a key not after the end of fragment %d", next, next-1)
+	case lowered && cmp(cut.LastKey, after) <= 0:
+		return fmt.Errorf("fragment %d ends at a key not after the start of its key range", next)
+	case s != nil && s.bounded && cmp(cut.LastKey, s.upper) > 0:
+		return fmt.Errorf("fragment %d ends at a key after the task's upper key", next)
 	}
 	return nil
 }
@@ -119,11 +126,21 @@ func (jt *JobTracker) reduceLaunchLocked(t *task, a *attempt, launch *mrpb.Launc
 		return
 	}
 	k, after := t.split.nextFragment()
-	if k == 0 {
+	s := t.split
+	ranged := s != nil && (s.piece || s.bounded)
+	if k == 0 && !ranged {
 		return
 	}
 	a.split = &attemptSplitInfo{fragment: k}
-	launch.ReduceResume = &mrpb.ReduceResume{AfterKey: after, Fragment: int32(k)}
+	r := &mrpb.ReduceResume{AfterKey: after, Fragment: int32(k)}
+	if ranged {
+		// A scale-up piece, or a task cut into pieces (reduce_scaleup.go).
+		r.Bounded, r.UpperKey, r.Piece = s.bounded, s.upper, s.piece
+		if s.piece {
+			r.Partition = int32(s.part)
+		}
+	}
+	launch.ReduceResume = r
 }
 
 // reduceSplitLocked ends a live reduce attempt that reports SPLIT: its
@@ -169,6 +186,9 @@ func (jt *JobTracker) reduceSplitLocked(a *attempt, cut *mrpb.ReduceCut, now tim
 	jt.appendEventLocked(t, &taskEvent{Kind: "fragment", Type: "r", Task: t.index, Attempt: a.id, Tracker: a.tracker,
 		Start: a.start, Finish: now, Counters: a.counters, JobCounters: j.counters, Fragment: sp.fragment, LastKey: cut.LastKey})
 	jt.log.Info("reduce split", "attempt", a.id, "fragment", cut.Fragment)
+	if sp.fanout > 1 && len(cut.Bounds) > 0 && !j.done() {
+		jt.reducePiecesLocked(t, cut, cmp, now)
+	}
 	jt.driver.Ended(now, attemptKey(a), a.finish.Sub(a.start))
 	if j.done() || t.state == taskSucceeded || len(t.running()) > 0 {
 		return
@@ -186,7 +206,7 @@ func (jt *JobTracker) reduceSplitLocked(a *attempt, cut *mrpb.ReduceCut, now tim
 // rewrites the later fragments under the same names.
 func (jt *JobTracker) recoverFragmentLocked(t *task, ev *taskEvent, committer *mr.Committer) {
 	next, _ := t.split.nextFragment()
-	if ev.Fragment != next || (t.split != nil && t.split.lost) || !committer.FragmentCommitted(t.index, ev.Fragment) {
+	if ev.Fragment != next || (t.split != nil && t.split.lost) || !committer.PieceFragmentCommitted(t.partition(), t.index, ev.Fragment) {
 		if t.split == nil {
 			t.split = &taskSplit{chain: map[int]*attempt{}}
 		}
@@ -212,27 +232,40 @@ func (jt *JobTracker) recoverFragmentLocked(t *task, ev *taskEvent, committer *m
 // n earlier fragments were kept (recoverFragmentLocked) and fragment n is
 // committed.
 func recoveredLastFragment(t *task, n int, committer *mr.Committer) bool {
-	return t.split != nil && !t.split.lost && len(t.split.frags) == n && committer.FragmentCommitted(t.index, n)
+	return t.split != nil && !t.split.lost && len(t.split.frags) == n && committer.PieceFragmentCommitted(t.partition(), t.index, n)
 }
 
-// fragmentJoinsLocked lists, by partition, how many fragments the job
-// commit joins into each split reduce's part file (its recorded fragments
-// and its successful attempt's), or says why the job's fragments do not
-// add up.
-func (jt *JobTracker) fragmentJoinsLocked(j *job) (map[int]int, error) {
-	var joins map[int]int
+// fragmentJoinsLocked lists, by partition, the fragments the job commit
+// joins into each split reduce's part file: for each reduce task of the
+// partition (its own, and the pieces scale-up splits added), in key order
+// (by lower bound), its recorded fragments and its successful attempt's;
+// or says why the job's fragments do not add up.
+func (jt *JobTracker) fragmentJoinsLocked(j *job) (map[int][]mr.FragmentRun, error) {
+	byPart := map[int][]*task{}
 	for _, t := range j.reduces {
-		if t.typ != partitions.Reduce || t.split == nil || len(t.split.frags) == 0 {
+		if t.typ != partitions.Reduce || t.split == nil || (len(t.split.frags) == 0 && !t.split.piece && !t.split.bounded) {
 			continue
 		}
 		n := len(t.split.frags)
 		if s := t.successful; s == nil || s.split == nil || s.split.fragment != n {
 			return nil, fmt.Errorf("reduce %s has %d fragments, but its successful attempt did not write fragment %d", t.id(), n, n)
 		}
-		if joins == nil {
-			joins = map[int]int{}
+		byPart[t.partition()] = append(byPart[t.partition()], t)
+	}
+	if len(byPart) == 0 {
+		return nil, nil
+	}
+	cmp, err := jobCompare(j)
+	if err != nil {
+		return nil, err
+	}
+	joins := map[int][]mr.FragmentRun{}
+	for p, ts := range byPart {
+		runs, err := partitionRuns(ts, cmp)
+		if err != nil {
+			return nil, fmt.Errorf("partition %d: %w", p, err)
 		}
-		joins[t.index] = n + 1
+		joins[p] = runs
 	}
 	return joins, nil
 }

@@ -31,7 +31,8 @@ import (
 const scaleUpMinPieceBytes = 64 << 10
 
 // scaleUpLocked orders at most one scale-up split for the map slots of
-// tracker t left free after its offer: the running map, of a job with no
+// tracker t left free after its offer, and one for its reduce slots
+// (scaleUpReducesLocked): the running map, of a job with no
 // pending map and no scale-up split on the way, expected to run the
 // longest (and at least preemption.split.min-remaining; at least
 // preemption.split.min-task-age old), whose remainder is large enough for
@@ -40,6 +41,12 @@ func (jt *JobTracker) scaleUpLocked(t *trackerState, now time.Time) {
 	if !jt.cfg.Bool(preempt.KeyScaleUp) || t.blacklisted {
 		return
 	}
+	jt.scaleUpMapsLocked(t, now)
+	jt.scaleUpReducesLocked(t, now) // reduce_scaleup.go
+}
+
+// scaleUpMapsLocked is scaleUpLocked for the map slots.
+func (jt *JobTracker) scaleUpMapsLocked(t *trackerState, now time.Time) {
 	idle := t.mapSlots
 	for _, a := range t.attempts {
 		if a.task.typ == partitions.Map {
@@ -53,7 +60,7 @@ func (jt *JobTracker) scaleUpLocked(t *trackerState, now time.Time) {
 	var best *attempt
 	var bestLeft time.Duration
 	for _, j := range jt.order {
-		if j.done() || j.committing || j.pending[partitions.Map] > 0 || scaleUpInFlight(j) {
+		if j.done() || j.committing || j.pending[partitions.Map] > 0 || scaleUpInFlight(j, partitions.Map) {
 			continue
 		}
 		for _, m := range j.maps {
@@ -81,18 +88,21 @@ func (jt *JobTracker) scaleUpLocked(t *trackerState, now time.Time) {
 		return
 	}
 	fanout := min(jt.cfg.Int(preempt.KeyScaleUpFanout), idle+1)
-	if err := jt.orderSplitLocked(best); err != nil {
+	if err := jt.orderSplitLocked(best, fanout); err != nil {
 		jt.log.Warn("scale-up split refused", "attempt", best.id, "error", err)
 		return
 	}
-	best.split.fanout = fanout
 	jt.log.Info("scale-up split ordered", "attempt", best.id, "fanout", fanout, "idle_map_slots", idle, "tracker", t.name)
 }
 
-// scaleUpInFlight tells whether a scale-up split of one of j's maps was
-// ordered and has not ended yet.
-func scaleUpInFlight(j *job) bool {
-	for _, m := range j.maps {
+// scaleUpInFlight tells whether a scale-up split of one of j's tasks of
+// type typ was ordered and has not ended yet.
+func scaleUpInFlight(j *job, typ partitions.TaskType) bool {
+	ts := j.maps
+	if typ == partitions.Reduce {
+		ts = j.reduces
+	}
+	for _, m := range ts {
 		for _, a := range m.running() {
 			if a.split != nil && a.split.ordered && a.split.fanout > 1 {
 				return true

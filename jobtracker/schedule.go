@@ -386,7 +386,7 @@ func (jt *JobTracker) startAttemptLocked(j *job, tk *task, t *trackerState, now 
 		Index:       int32(tk.index),
 		Conf:        j.launchConfFor(t),
 		NumMaps:     int32(len(j.maps)),
-		NumReduces:  int32(len(j.reduces)),
+		NumReduces:  int32(j.partitions()),
 		JobSecret:   j.secret,
 		Speculative: speculative,
 		Tracker:     t.name,

@@ -59,6 +59,15 @@ type taskSplit struct {
 	// lost is set, in a restarted JobTracker's recovery, once a logged
 	// fragment could not be kept: none after it is (recovery.go).
 	lost bool
+	// A reduce task's key range once a scale-up split cut a partition
+	// (reduce_scaleup.go): a piece (a task the split added) reduces the
+	// key groups of partition part after lower; a bounded task stops
+	// after upper (the groups after it are the next piece's).
+	piece   bool
+	part    int
+	lower   []byte
+	bounded bool
+	upper   []byte
 }
 
 // attemptSplitInfo is what a map attempt of a splittable job keeps of its
@@ -253,8 +262,11 @@ func (jt *JobTracker) splittableLocked(a *attempt) bool {
 }
 
 // orderSplitLocked orders attempt a split in its tracker's next heartbeat
-// reply, or says why it may not be.
-func (jt *JobTracker) orderSplitLocked(a *attempt) error {
+// reply, or says why it may not be. A fanout above 1 makes it a scale-up
+// split: a map's remainder, or a reduce's rest of its key range, is cut
+// into up to fanout pieces (scaleup.go, reduce_scaleup.go); a reduce's
+// order carries the fanout, for the child finds the pieces' bounds.
+func (jt *JobTracker) orderSplitLocked(a *attempt, fanout int) error {
 	if err := jt.splitRefusalLocked(a); err != nil {
 		return fmt.Errorf("cannot split %s: %w", a.id, err)
 	}
@@ -262,8 +274,13 @@ func (jt *JobTracker) orderSplitLocked(a *attempt) error {
 		a.split = &attemptSplitInfo{}
 	}
 	a.split.ordered = true
+	a.split.fanout = fanout
 	tr := jt.trackers[a.tracker]
-	tr.actions = append(tr.actions, &mrpb.TaskAction{Action: &mrpb.TaskAction_SplitAttempt{SplitAttempt: a.id}})
+	act := &mrpb.TaskAction{Action: &mrpb.TaskAction_SplitAttempt{SplitAttempt: a.id}}
+	if a.task.typ == partitions.Reduce && fanout > 1 {
+		act.SplitFanout = int32(fanout)
+	}
+	tr.actions = append(tr.actions, act)
 	jt.log.Info("split ordered", "attempt", a.id, "tracker", a.tracker)
 	return nil
 }
@@ -280,7 +297,7 @@ func (h *trackerHost) Split(k sched.Attempt) error {
 	if a == nil {
 		return fmt.Errorf("no attempt %s", k)
 	}
-	return h.jt.orderSplitLocked(a)
+	return h.jt.orderSplitLocked(a, 0)
 }
 
 // mapLaunchLocked sets where a new map attempt starts: at the task's
@@ -464,7 +481,7 @@ func (jt *JobTracker) SplitTaskAttempt(ctx context.Context, req *mrpb.SplitTaskA
 	if a == nil {
 		return nil, status.Errorf(codes.NotFound, "no task attempt %s (an attempt id is attempt_<jobtracker>_<job>_<m|r>_<task>_<n>)", req.AttemptId)
 	}
-	if err := jt.orderSplitLocked(a); err != nil {
+	if err := jt.orderSplitLocked(a, 0); err != nil {
 		return nil, status.Error(codes.FailedPrecondition, err.Error())
 	}
 	return &mrpb.SplitTaskAttemptResponse{}, nil

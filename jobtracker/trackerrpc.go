@@ -184,8 +184,8 @@ func (jt *JobTracker) spillAnnouncedLocked(t *trackerState, sp *mrpb.SpillAnnoun
 		return
 	}
 	k := int(sp.Spill)
-	if len(sp.Segments) != len(j.reduces) {
-		jt.failAttemptLocked(a, fmt.Sprintf("spill %d has %d partitions, job has %d reduces", k, len(sp.Segments), len(j.reduces)))
+	if len(sp.Segments) != j.partitions() {
+		jt.failAttemptLocked(a, fmt.Sprintf("spill %d has %d partitions, job has %d reduces", k, len(sp.Segments), j.partitions()))
 		return
 	}
 	a.spills[k] = sp.Segments
@@ -495,7 +495,7 @@ func (jt *JobTracker) GetMapEvents(ctx context.Context, req *mrpb.MapEventsReque
 				return nil, status.Errorf(codes.FailedPrecondition, "attempt %s is not running", req.AttemptId)
 			}
 		}
-		if int(req.Reduce) < 0 || int(req.Reduce) >= len(j.reduces) {
+		if int(req.Reduce) < 0 || int(req.Reduce) >= j.partitions() {
 			jt.unlock()
 			return nil, status.Errorf(codes.InvalidArgument, "job %s has no reduce %d", req.JobId, req.Reduce)
 		}

@@ -39,7 +39,20 @@ func FragmentName(index, k int) string {
 	return fmt.Sprintf("%s.f%05d", PartName(false, index), k)
 }
 
-var fragmentRE = regexp.MustCompile(`^part-r-\d{5,}\.f\d{5,}$`)
+// PieceFragmentName is the file name of fragment k that reduce task task
+// writes for partition partition: FragmentName for the partition's own
+// task (task == partition), and part-r-00003.t00005.f00000 for a task
+// that a scale-up split added to the partition (a piece of its key range,
+// docs/split.md). The job commit joins a partition's fragments in key
+// order, which the JobTracker knows (JoinFragmentRuns), not by name.
+func PieceFragmentName(partition, task, k int) string {
+	if task == partition {
+		return FragmentName(partition, k)
+	}
+	return fmt.Sprintf("%s.t%05d.f%05d", PartName(false, partition), task, k)
+}
+
+var fragmentRE = regexp.MustCompile(`^part-r-\d{5,}(\.t\d{5,})?\.f\d{5,}$`)
 
 // IsFragmentName tells whether name is an output fragment's file name.
 func IsFragmentName(name string) bool { return fragmentRE.MatchString(name) }
@@ -51,29 +64,55 @@ func (c *Committer) FragmentDir() string { return fs.Join(c.TempDir(), "_fragmen
 // is committed (in _temporary/_fragments, not yet joined): a restarted
 // JobTracker keeps a split reduce's fragments that are.
 func (c *Committer) FragmentCommitted(index, k int) bool {
-	_, err := c.FS.Stat(fs.Join(c.FragmentDir(), FragmentName(index, k)))
+	return c.PieceFragmentCommitted(index, index, k)
+}
+
+// PieceFragmentCommitted tells whether fragment k of reduce task task
+// for partition partition (PieceFragmentName) is committed.
+func (c *Committer) PieceFragmentCommitted(partition, task, k int) bool {
+	_, err := c.FS.Stat(fs.Join(c.FragmentDir(), PieceFragmentName(partition, task, k)))
 	return err == nil
+}
+
+// FragmentRun is the fragments 0..N-1 of one reduce task of a partition.
+type FragmentRun struct {
+	Task, N int
 }
 
 // JoinFragments writes partition index's part file from its fragments 0
 // to n-1 in _temporary/_fragments, in that order, and removes them: the
-// output of a reduce split n-1 times. It writes to a temporary name first,
-// so a JobTracker that dies meanwhile leaves no partial part file (the
-// fragments are removed only once the part file is in place).
+// output of a reduce split n-1 times.
 func (c *Committer) JoinFragments(index, n int) error {
-	if n < 1 {
-		return fmt.Errorf("partition %d: %d fragments", index, n)
+	return c.JoinFragmentRuns(index, []FragmentRun{{Task: index, N: n}})
+}
+
+// JoinFragmentRuns writes partition index's part file from the fragments
+// of runs, one run after another (the tasks of the partition in key
+// order: its own and the pieces scale-up splits added), each run's
+// fragments 0..N-1 in order, and removes them. It writes to a temporary
+// name first, so a JobTracker that dies meanwhile leaves no partial part
+// file (the fragments are removed only once the part file is in place).
+func (c *Committer) JoinFragmentRuns(index int, runs []FragmentRun) error {
+	if len(runs) == 0 {
+		return fmt.Errorf("partition %d: no fragments", index)
+	}
+	for _, r := range runs {
+		if r.N < 1 {
+			return fmt.Errorf("partition %d: task %d has %d fragments", index, r.Task, r.N)
+		}
 	}
 	tmp := fs.Join(c.FragmentDir(), "joining-"+PartName(false, index))
 	w, err := c.FS.Create(tmp)
 	if err != nil {
 		return fmt.Errorf("creating %s: %w", tmp, err)
 	}
-	for k := range n {
-		p := fs.Join(c.FragmentDir(), FragmentName(index, k))
-		if err := appendFile(c.FS, w, p); err != nil {
-			w.Close()
-			return err
+	for _, r := range runs {
+		for k := range r.N {
+			p := fs.Join(c.FragmentDir(), PieceFragmentName(index, r.Task, k))
+			if err := appendFile(c.FS, w, p); err != nil {
+				w.Close()
+				return err
+			}
 		}
 	}
 	if err := w.Close(); err != nil {
@@ -88,9 +127,11 @@ func (c *Committer) JoinFragments(index, n int) error {
 	if err := c.FS.Rename(tmp, dst); err != nil {
 		return fmt.Errorf("committing %s: %w", dst, err)
 	}
-	for k := range n {
-		if err := c.FS.RemoveAll(fs.Join(c.FragmentDir(), FragmentName(index, k))); err != nil {
-			return fmt.Errorf("removing fragment %d of partition %d: %w", k, index, err)
+	for _, r := range runs {
+		for k := range r.N {
+			if err := c.FS.RemoveAll(fs.Join(c.FragmentDir(), PieceFragmentName(index, r.Task, k))); err != nil {
+				return fmt.Errorf("removing fragment %d of task %d of partition %d: %w", k, r.Task, index, err)
+			}
 		}
 	}
 	return nil

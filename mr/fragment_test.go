@@ -18,6 +18,9 @@ func TestFragmentName(t *testing.T) {
 		{"part-m-00003.f00001", false},
 		{"part-r-00003.f1", false},
 		{"part-r-00003.f00001.tmp", false},
+		{PieceFragmentName(3, 5, 2), true},
+		{"part-r-00003.t5.f00002", false},
+		{"part-r-00003.t00005", false},
 		{"_SUCCESS", false},
 	} {
 		if got := IsFragmentName(tc.name); got != tc.want {
@@ -26,6 +29,54 @@ func TestFragmentName(t *testing.T) {
 	}
 	if got := FragmentName(3, 1); got != "part-r-00003.f00001" {
 		t.Errorf("FragmentName(3, 1) = %q", got)
+	}
+	// A partition's own task's fragments keep their names; a scale-up
+	// piece's name its task.
+	if got := PieceFragmentName(3, 3, 1); got != "part-r-00003.f00001" {
+		t.Errorf("PieceFragmentName(3, 3, 1) = %q", got)
+	}
+	if got := PieceFragmentName(3, 7, 0); got != "part-r-00003.t00007.f00000" {
+		t.Errorf("PieceFragmentName(3, 7, 0) = %q", got)
+	}
+}
+
+// The fragments of a partition's tasks (its own and scale-up pieces) are
+// joined run by run in the order given, not by name.
+func TestJoinFragmentRuns(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	c, err := NewCommitter(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetupJob(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(c.FragmentDir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string]string{
+		PieceFragmentName(0, 0, 0): "a\n", PieceFragmentName(0, 0, 1): "b\n",
+		PieceFragmentName(0, 9, 0): "c\n", PieceFragmentName(0, 4, 0): "d\n", PieceFragmentName(0, 4, 1): "e\n",
+	} {
+		if err := os.WriteFile(filepath.Join(c.FragmentDir(), name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !c.PieceFragmentCommitted(0, 9, 0) || c.PieceFragmentCommitted(0, 9, 1) {
+		t.Error("PieceFragmentCommitted does not see the files")
+	}
+	if err := c.JoinFragmentRuns(0, []FragmentRun{{Task: 0, N: 2}, {Task: 9, N: 1}, {Task: 4, N: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(out, PartName(false, 0)))
+	if err != nil || string(got) != "a\nb\nc\nd\ne\n" {
+		t.Fatalf("joined part file %q (%v)", got, err)
+	}
+	if ents, _ := os.ReadDir(c.FragmentDir()); len(ents) != 0 {
+		t.Errorf("%d files left in the fragment directory", len(ents))
+	}
+	if err := c.JoinFragmentRuns(1, []FragmentRun{{Task: 1, N: 0}}); err == nil {
+		t.Error("a run of no fragments was joined")
 	}
 }
 

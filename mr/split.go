@@ -92,4 +92,9 @@ const (
 	// they added.
 	ScaleUpSplits = "SCALE_UP_SPLITS"
 	ScaleUpMaps   = "SCALE_UP_MAPS"
+	// ScaleUpReduceSplits counts the reduce splits whose rest was cut into
+	// key ranges run by several reduces for idle slots, and
+	// ScaleUpReduces the reduces they added (docs/split.md).
+	ScaleUpReduceSplits = "SCALE_UP_REDUCE_SPLITS"
+	ScaleUpReduces      = "SCALE_UP_REDUCES"
 )

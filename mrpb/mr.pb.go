@@ -494,9 +494,16 @@ func (x *MapResume) GetCuts() []*MapCut {
 // task's earlier fragments, is committed as fragment `fragment` of its
 // partition.
 type ReduceCut struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	LastKey       []byte                 `protobuf:"bytes,1,opt,name=last_key,json=lastKey,proto3" json:"last_key,omitempty"`
-	Fragment      int32                  `protobuf:"varint,2,opt,name=fragment,proto3" json:"fragment,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	LastKey  []byte                 `protobuf:"bytes,1,opt,name=last_key,json=lastKey,proto3" json:"last_key,omitempty"`
+	Fragment int32                  `protobuf:"varint,2,opt,name=fragment,proto3" json:"fragment,omitempty"`
+	// Set by a reduce ordered split for idle slots (TaskAction.split_fanout
+	// > 1): up to split_fanout-1 keys, increasing under the job's grouping
+	// comparator, that cut the key groups after last_key (up to the task's
+	// upper key) into pieces of about equal records: piece i ends with the
+	// group of bounds[i], the last piece with the task's range. Empty when
+	// fewer than two groups are left.
+	Bounds        [][]byte `protobuf:"bytes,3,rep,name=bounds,proto3" json:"bounds,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -545,13 +552,34 @@ func (x *ReduceCut) GetFragment() int32 {
 	return 0
 }
 
+func (x *ReduceCut) GetBounds() [][]byte {
+	if x != nil {
+		return x.Bounds
+	}
+	return nil
+}
+
 // ReduceResume tells a reduce attempt of a task that was split which part
 // of its partition is left: the key groups after after_key (the last key
-// of fragment fragment-1), written as fragment `fragment` (> 0).
+// of fragment fragment-1), written as fragment `fragment` (> 0). A task
+// made by a scale-up split of a reduce (a piece, docs/split.md) reduces
+// the key groups of partition `partition` after after_key (its lower
+// bound, or its last fragment's key) even for fragment 0; a piece, or a
+// task whose remainder was cut into pieces, stops after upper_key when
+// bounded is set.
 type ReduceResume struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	AfterKey      []byte                 `protobuf:"bytes,1,opt,name=after_key,json=afterKey,proto3" json:"after_key,omitempty"`
-	Fragment      int32                  `protobuf:"varint,2,opt,name=fragment,proto3" json:"fragment,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	AfterKey []byte                 `protobuf:"bytes,1,opt,name=after_key,json=afterKey,proto3" json:"after_key,omitempty"`
+	Fragment int32                  `protobuf:"varint,2,opt,name=fragment,proto3" json:"fragment,omitempty"`
+	// The key groups after upper_key are not the task's (bounded set).
+	UpperKey []byte `protobuf:"bytes,3,opt,name=upper_key,json=upperKey,proto3" json:"upper_key,omitempty"`
+	Bounded  bool   `protobuf:"varint,4,opt,name=bounded,proto3" json:"bounded,omitempty"`
+	// The task is a scale-up piece: after_key applies to fragment 0 too,
+	// and its fragments are named by partition and task index.
+	Piece bool `protobuf:"varint,5,opt,name=piece,proto3" json:"piece,omitempty"`
+	// The map-output partition the task reduces (a piece's is not its
+	// task index; set with piece).
+	Partition     int32 `protobuf:"varint,6,opt,name=partition,proto3" json:"partition,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -596,6 +624,34 @@ func (x *ReduceResume) GetAfterKey() []byte {
 func (x *ReduceResume) GetFragment() int32 {
 	if x != nil {
 		return x.Fragment
+	}
+	return 0
+}
+
+func (x *ReduceResume) GetUpperKey() []byte {
+	if x != nil {
+		return x.UpperKey
+	}
+	return nil
+}
+
+func (x *ReduceResume) GetBounded() bool {
+	if x != nil {
+		return x.Bounded
+	}
+	return false
+}
+
+func (x *ReduceResume) GetPiece() bool {
+	if x != nil {
+		return x.Piece
+	}
+	return false
+}
+
+func (x *ReduceResume) GetPartition() int32 {
+	if x != nil {
+		return x.Partition
 	}
 	return 0
 }
@@ -3220,7 +3276,11 @@ type TaskAction struct {
 	//	*TaskAction_Checkpoint
 	//	*TaskAction_SplitAttempt
 	//	*TaskAction_DropImage
-	Action        isTaskAction_Action `protobuf_oneof:"action"`
+	Action isTaskAction_Action `protobuf_oneof:"action"`
+	// With split_attempt, a scale-up split of a reduce: the attempt also
+	// reports up to split_fanout-1 keys that cut the rest of its key range
+	// into pieces (ReduceCut.bounds). 0 or 1: a plain split.
+	SplitFanout   int32 `protobuf:"varint,22,opt,name=split_fanout,json=splitFanout,proto3" json:"split_fanout,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3323,6 +3383,13 @@ func (x *TaskAction) GetDropImage() *DropImage {
 		}
 	}
 	return nil
+}
+
+func (x *TaskAction) GetSplitFanout() int32 {
+	if x != nil {
+		return x.SplitFanout
+	}
+	return 0
 }
 
 type isTaskAction_Action interface {
@@ -4217,7 +4284,10 @@ type StatusUpdateResponse struct {
 	// The JobTracker ordered the attempt split: a map stops at its next
 	// record, spills what it holds and reports done with split set; a
 	// reduce stops at its next key group and commits its output so far.
-	Split         bool `protobuf:"varint,20,opt,name=split,proto3" json:"split,omitempty"`
+	Split bool `protobuf:"varint,20,opt,name=split,proto3" json:"split,omitempty"`
+	// With split, for a reduce split for idle slots: how many pieces to cut
+	// the rest of its key range into (TaskAction.split_fanout).
+	SplitFanout   int32 `protobuf:"varint,21,opt,name=split_fanout,json=splitFanout,proto3" json:"split_fanout,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4264,6 +4334,13 @@ func (x *StatusUpdateResponse) GetSplit() bool {
 		return x.Split
 	}
 	return false
+}
+
+func (x *StatusUpdateResponse) GetSplitFanout() int32 {
+	if x != nil {
+		return x.SplitFanout
+	}
+	return 0
 }
 
 type SpillReadyRequest struct {
@@ -4536,13 +4613,18 @@ const file_mr_proto_rawDesc = "" +
 	"\vfirst_spill\x18\x02 \x01(\x05R\n" +
 	"firstSpill\x12%\n" +
 	"\x0erecords_before\x18\x03 \x01(\x03R\rrecordsBefore\x12 \n" +
-	"\x04cuts\x18\x04 \x03(\v2\f.gomr.MapCutR\x04cuts\"B\n" +
+	"\x04cuts\x18\x04 \x03(\v2\f.gomr.MapCutR\x04cuts\"Z\n" +
 	"\tReduceCut\x12\x19\n" +
 	"\blast_key\x18\x01 \x01(\fR\alastKey\x12\x1a\n" +
-	"\bfragment\x18\x02 \x01(\x05R\bfragment\"G\n" +
+	"\bfragment\x18\x02 \x01(\x05R\bfragment\x12\x16\n" +
+	"\x06bounds\x18\x03 \x03(\fR\x06bounds\"\xb2\x01\n" +
 	"\fReduceResume\x12\x1b\n" +
 	"\tafter_key\x18\x01 \x01(\fR\bafterKey\x12\x1a\n" +
-	"\bfragment\x18\x02 \x01(\x05R\bfragment\"\xe7\x04\n" +
+	"\bfragment\x18\x02 \x01(\x05R\bfragment\x12\x1b\n" +
+	"\tupper_key\x18\x03 \x01(\fR\bupperKey\x12\x18\n" +
+	"\abounded\x18\x04 \x01(\bR\abounded\x12\x14\n" +
+	"\x05piece\x18\x05 \x01(\bR\x05piece\x12\x1c\n" +
+	"\tpartition\x18\x06 \x01(\x05R\tpartition\"\xe7\x04\n" +
 	"\rAttemptStatus\x12\x1d\n" +
 	"\n" +
 	"attempt_id\x18\x01 \x01(\tR\tattemptId\x12\x14\n" +
@@ -4770,7 +4852,7 @@ const file_mr_proto_rawDesc = "" +
 	"\x0esource_tracker\x18\x02 \x01(\tR\rsourceTracker\x12%\n" +
 	"\x0esource_address\x18\x03 \x01(\tR\rsourceAddress\x12\x1f\n" +
 	"\vimage_bytes\x18\x04 \x01(\x03R\n" +
-	"imageBytes\"\xc6\x02\n" +
+	"imageBytes\"\xe9\x02\n" +
 	"\n" +
 	"TaskAction\x12*\n" +
 	"\x06launch\x18\x01 \x01(\v2\x10.gomr.LaunchTaskH\x00R\x06launch\x12#\n" +
@@ -4782,7 +4864,8 @@ const file_mr_proto_rawDesc = "" +
 	"checkpoint\x12%\n" +
 	"\rsplit_attempt\x18\x14 \x01(\tH\x00R\fsplitAttempt\x120\n" +
 	"\n" +
-	"drop_image\x18\x15 \x01(\v2\x0f.gomr.DropImageH\x00R\tdropImageB\b\n" +
+	"drop_image\x18\x15 \x01(\v2\x0f.gomr.DropImageH\x00R\tdropImage\x12!\n" +
+	"\fsplit_fanout\x18\x16 \x01(\x05R\vsplitFanoutB\b\n" +
 	"\x06action\"A\n" +
 	"\tDropImage\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x1d\n" +
@@ -4847,10 +4930,11 @@ const file_mr_proto_rawDesc = "" +
 	"\x05phase\x18\x03 \x01(\tR\x05phase\x12)\n" +
 	"\bcounters\x18\x04 \x03(\v2\r.gomr.CounterR\bcounters\x12!\n" +
 	"\fstate_string\x18\x05 \x01(\tR\vstateString\x12\x1c\n" +
-	"\tcloneable\x18\x06 \x01(\bR\tcloneable\"B\n" +
+	"\tcloneable\x18\x06 \x01(\bR\tcloneable\"e\n" +
 	"\x14StatusUpdateResponse\x12\x14\n" +
 	"\x05known\x18\x01 \x01(\bR\x05known\x12\x14\n" +
-	"\x05split\x18\x14 \x01(\bR\x05split\"B\n" +
+	"\x05split\x18\x14 \x01(\bR\x05split\x12!\n" +
+	"\fsplit_fanout\x18\x15 \x01(\x05R\vsplitFanout\"B\n" +
 	"\x11SpillReadyRequest\x12-\n" +
 	"\x05spill\x18\x01 \x01(\v2\x17.gomr.SpillAnnouncementR\x05spill\"\x9d\x01\n" +
 	"\vDoneRequest\x12\x1d\n" +

@@ -64,6 +64,9 @@ type taskAttempt struct {
 	// it from its next status report); splitReported: the child stopped
 	// because of it, and the attempt ends as SPLIT (docs/split.md).
 	splitOrdered, splitReported bool
+	// splitFanout is the pieces a reduce split for idle slots cuts the
+	// rest of its key range into (0 or 1: a plain split).
+	splitFanout int
 	// reduceCut is where a split reduce stopped (reported with its end).
 	reduceCut *mrpb.ReduceCut
 

@@ -702,14 +702,16 @@ func (tt *TaskTracker) act(ctx context.Context, a *mrpb.TaskAction) {
 			tt.log.Info("checkpoint image dropped", "attempt", img.attempt)
 		}
 	case *mrpb.TaskAction_SplitAttempt:
-		tt.split(x.SplitAttempt)
+		tt.split(x.SplitAttempt, int(a.SplitFanout))
 	}
 }
 
 // split passes the JobTracker's split order to a running attempt: its
 // child learns it from the answer to its next status report and stops
 // after its current record (a map) or key group (a reduce) (docs/split.md).
-func (tt *TaskTracker) split(attemptID string) {
+// A reduce split for idle slots (fanout > 1) also reports the keys that cut
+// the rest of its key range into fanout pieces.
+func (tt *TaskTracker) split(attemptID string, fanout int) {
 	tt.mu.Lock()
 	a := tt.attempts[attemptID]
 	tt.mu.Unlock()
@@ -719,8 +721,9 @@ func (tt *TaskTracker) split(attemptID string) {
 	}
 	a.mu.Lock()
 	a.splitOrdered = true
+	a.splitFanout = fanout
 	a.mu.Unlock()
-	tt.log.Info("split ordered", "attempt", attemptID)
+	tt.log.Info("split ordered", "attempt", attemptID, "fanout", fanout)
 }
 
 func (tt *TaskTracker) kill(attemptID, why string) {

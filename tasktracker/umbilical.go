@@ -98,7 +98,7 @@ func (u *umbilical) StatusUpdate(ctx context.Context, req *mrpb.StatusUpdateRequ
 	}
 	a.progress, a.phase, a.counters = req.Progress, req.Phase, req.Counters
 	a.childCloneable = req.Cloneable
-	return &mrpb.StatusUpdateResponse{Known: true, Split: a.splitOrdered}, nil
+	return &mrpb.StatusUpdateResponse{Known: true, Split: a.splitOrdered, SplitFanout: int32(a.splitFanout)}, nil
 }
 
 func sameCounters(x, y []*mrpb.Counter) bool {

@@ -127,9 +127,12 @@ type task struct {
 	// split once the map stopped because of it, splitCut being where.
 	// A split reduce's reduceCut is where it stopped.
 	splitOrdered atomic.Bool
-	split        atomic.Bool
-	splitCut     *mrpb.MapCut
-	reduceCut    *mrpb.ReduceCut
+	// splitFanout is, for a reduce split for idle slots, the pieces to cut
+	// the rest of its key range into (reduceBounds).
+	splitFanout atomic.Int32
+	split       atomic.Bool
+	splitCut    *mrpb.MapCut
+	reduceCut   *mrpb.ReduceCut
 
 	mu       sync.Mutex
 	progress float32
@@ -209,6 +212,7 @@ func (t *task) sendStatus() bool {
 		os.Exit(3)
 	}
 	if resp.Split {
+		t.splitFanout.Store(resp.SplitFanout)
 		t.splitOrdered.Store(true)
 		t.wakeWork()
 	}

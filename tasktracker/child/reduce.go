@@ -69,13 +69,16 @@ func (t *task) runReduce() error {
 	// The remainder of a split reduce fetches only the records after the
 	// key it starts after (docs/split.md); it skips the groups through
 	// that key all the same (skipGroupsThrough), which then skips none.
-	if r := t.launch.ReduceResume; r.GetFragment() > 0 && t.conf.Bool(shuffle.KeyRangeFetch) {
-		fetcher.After, fetcher.Def = append([]byte{}, r.AfterKey...), t.spec.Def
+	// So does a scale-up piece of a partition, after its lower bound.
+	resume := t.launch.ReduceResume
+	partition, lowered := reduceRange(t.launch)
+	if lowered && t.conf.Bool(shuffle.KeyRangeFetch) {
+		fetcher.After, fetcher.Def = append([]byte{}, resume.AfterKey...), t.spec.Def
 	}
 	numMaps := int(t.launch.NumMaps)
-	events := &eventSource{t: t, records: map[[2]int]int64{}}
+	events := &eventSource{t: t, partition: partition, records: map[[2]int]int64{}}
 	err = shuffle.Run(t.ctx, events, shuffle.Options{
-		Reduce:        int(t.launch.Index),
+		Reduce:        partition,
 		NumMaps:       numMaps,
 		Parallel:      t.conf.Int("mapreduce.reduce.shuffle.parallelcopies"),
 		BatchSegments: t.conf.Int(shuffle.KeyBatchSegments),
@@ -118,13 +121,13 @@ func (t *task) runReduce() error {
 		}
 	}
 	// A reduce of a task that was split writes the next fragment of its
-	// partition (docs/split.md); so does one that is split (renamed then).
+	// partition (docs/split.md); so does one that is split (renamed then),
+	// and a scale-up piece of a partition, or a task cut into pieces.
 	index := int(t.launch.Index)
-	resume := t.launch.ReduceResume
 	frag := int(resume.GetFragment())
 	name := mr.PartName(false, index)
-	if frag > 0 {
-		name = mr.FragmentName(index, frag)
+	if frag > 0 || resume.GetPiece() || resume.GetBounded() {
+		name = mr.PieceFragmentName(partition, index, frag)
 	}
 	path := fs.Join(c.AttemptDir(t.launch.AttemptId), name)
 	w, err := t.def.Output.Create(c.FS, path)
@@ -148,7 +151,7 @@ func (t *task) runReduce() error {
 	// records not counted as this attempt's input.
 	have := groups.NextKey()
 	var skipped int64
-	if frag > 0 {
+	if lowered {
 		if have, err = skipGroupsThrough(t.ctx, groups, t.def.Compare, resume.AfterKey); err != nil {
 			w.Close()
 			return err
@@ -165,9 +168,16 @@ func (t *task) runReduce() error {
 	t.setCloneable(settle != nil)
 	// split: the attempt was ordered split and stops before the current
 	// group (at a key-group boundary, after lastKey's group).
+	// A bounded task (a scale-up piece, or a task cut into pieces) stops
+	// before the first group after its upper key: the next piece's.
 	var lastKey []byte
-	n, split := 0, false
+	keyCmp := keyCompare(t.def.Compare)
+	n, split, beyond := 0, false, false
 	for ; have; have = groups.NextKey() {
+		if resume.GetBounded() && keyCmp(groups.Key(), resume.UpperKey) > 0 {
+			beyond = true
+			break
+		}
 		if n > 0 && t.splitOrdered.Load() {
 			split = true
 			break
@@ -206,17 +216,27 @@ func (t *task) runReduce() error {
 	t.setCloneable(false)
 	slow.report(t)
 	read := counted.n.Load() - skipped
-	if split {
+	if split || beyond {
 		read-- // the first record of the group not reduced
 	}
 	inRecords.Set(read)
+	var bounds [][]byte
+	if k := int(t.splitFanout.Load()); split && k > 1 {
+		// A split for idle slots: the keys that cut the rest into pieces.
+		scanStart := time.Now()
+		if bounds, err = scanBounds(t.ctx, groups, counted.n.Load, t.def.Compare, resume.GetUpperKey(), resume.GetBounded(), k); err != nil {
+			w.Close()
+			return err
+		}
+		t.log.Info("reduce scale-up split: bounds of the pieces", "fanout", k, "bounds", len(bounds), "scan", time.Since(scanStart))
+	}
 	if err := w.Close(); err != nil {
 		return fmt.Errorf("closing output %s: %w", path, err)
 	}
 	written.Set(w.BytesWritten())
 	formatWritten.Set(w.BytesWritten())
 	if split {
-		if err := t.reduceSplitAt(c, path, index, frag, lastKey); err != nil {
+		if err := t.reduceSplitAt(c, path, partition, index, frag, lastKey, bounds); err != nil {
 			return err
 		}
 	}
@@ -259,8 +279,9 @@ func (identityReducer) Reduce(_ mr.TaskContext, key []byte, values mr.ValueItera
 // record count of every spill segment announced to this reduce, which is
 // what the reduce phase will read (its progress is measured against it).
 type eventSource struct {
-	t       *task
-	records map[[2]int]int64
+	t         *task
+	partition int // the map-output partition the reduce reduces
+	records   map[[2]int]int64
 }
 
 func (e *eventSource) totalRecords() int64 {
@@ -274,7 +295,7 @@ func (e *eventSource) totalRecords() int64 {
 func (e *eventSource) MapEvents(ctx context.Context, from int) ([]shuffle.Event, error) {
 	l := e.t.launch
 	resp, err := e.t.umb.GetMapEvents(ctx, &mrpb.MapEventsRequest{
-		JobId: l.JobId, Reduce: l.Index, From: int32(from), WaitMs: 1000, AttemptId: l.AttemptId,
+		JobId: l.JobId, Reduce: int32(e.partition), From: int32(from), WaitMs: 1000, AttemptId: l.AttemptId,
 	})
 	if err != nil {
 		return nil, err

@@ -130,18 +130,173 @@ func skipGroupsThrough(ctx context.Context, groups *spill.Grouper, cmp mr.Compar
 }
 
 // reduceSplitAt makes the closed output file at path (in the attempt's
-// directory) fragment frag of partition index, and records where the
-// attempt stopped; the attempt then commits it as any output and reports
-// done with split set.
-func (t *task) reduceSplitAt(c *mr.Committer, path string, index, frag int, lastKey []byte) error {
-	want := fs.Join(c.AttemptDir(t.launch.AttemptId), mr.FragmentName(index, frag))
+// directory) fragment frag of reduce task index for partition partition,
+// and records where the attempt stopped (and, for a split for idle
+// slots, the bounds of the pieces of the rest); the attempt then commits
+// it as any output and reports done with split set.
+func (t *task) reduceSplitAt(c *mr.Committer, path string, partition, index, frag int, lastKey []byte, bounds [][]byte) error {
+	want := fs.Join(c.AttemptDir(t.launch.AttemptId), mr.PieceFragmentName(partition, index, frag))
 	if path != want {
 		if err := c.FS.Rename(path, want); err != nil {
 			return fmt.Errorf("making the output so far fragment %d: %w", frag, err)
 		}
 	}
-	t.reduceCut = &mrpb.ReduceCut{LastKey: bytes.Clone(lastKey), Fragment: int32(frag)}
+	t.reduceCut = &mrpb.ReduceCut{LastKey: bytes.Clone(lastKey), Fragment: int32(frag), Bounds: bounds}
 	t.split.Store(true)
 	t.log.Info("reduce split", "fragment", frag, "last_key_bytes", len(lastKey))
 	return nil
+}
+
+// Scale-up splits of reduces (docs/split.md): a reduce ordered split for
+// idle slots (a fanout k > 1) stops at a key group as any split reduce,
+// then reads the rest of its key range once, without reducing it, to find
+// the keys that cut it into k pieces of about equal records; it reports
+// them with its cut, and the JobTracker runs each piece as a reduce task
+// of the partition.
+
+// boundCandidates is about how many group ends a boundPicker keeps: the
+// pieces' records are equal to within about 2/boundCandidates of the
+// remainder (and of one key group, which is never cut).
+const boundCandidates = 512
+
+// boundPicker picks the keys that cut a sequence of key groups into
+// pieces of about equal records. It is told, group by group in key order,
+// each group's key and the records through it (from the first group's);
+// it keeps a group's key when at least step records came since the last
+// one kept, and when it holds twice boundCandidates keys it drops every
+// other and doubles step, so that it holds few keys however many groups
+// there are.
+type boundPicker struct {
+	cands []boundCand
+	step  int64
+	mark  int64
+	total int64
+}
+
+// boundCand is a kept group end: the group's key, and the records from
+// the first group through it.
+type boundCand struct {
+	key     []byte
+	through int64
+}
+
+// add is told the next group: its key (copied when kept) and the records
+// through it, more than through the group before.
+func (b *boundPicker) add(key []byte, through int64) {
+	if b.step == 0 {
+		b.step = 1
+	}
+	b.total = through
+	if through < b.mark {
+		return
+	}
+	b.cands = append(b.cands, boundCand{key: bytes.Clone(key), through: through})
+	b.mark = through + b.step
+	if len(b.cands) >= 2*boundCandidates {
+		kept := b.cands[:0]
+		for i := 1; i < len(b.cands); i += 2 {
+			kept = append(kept, b.cands[i])
+		}
+		b.cands = kept
+		b.step *= 2
+		b.mark = b.cands[len(b.cands)-1].through + b.step
+	}
+}
+
+// bounds returns up to k-1 keys, increasing, that cut the groups seen
+// into k pieces: piece i holds the groups after bounds[i-1] (the first,
+// all from the first group) through bounds[i], the last piece those after
+// the last bound. Each bound is the kept group end nearest to i/k of the
+// records; a piece is never empty (a group larger than a piece leaves
+// fewer pieces), and the last group is never a bound. No bounds for k < 2
+// or fewer than two groups.
+func (b *boundPicker) bounds(k int) [][]byte {
+	if k < 2 {
+		return nil
+	}
+	var out [][]byte
+	prev := -1 // the last candidate taken
+	for i := 1; i < k; i++ {
+		target := (b.total*int64(i) + int64(k)/2) / int64(k)
+		best := -1
+		for j := prev + 1; j < len(b.cands) && b.cands[j].through < b.total; j++ {
+			if best < 0 || absInt64(b.cands[j].through-target) < absInt64(b.cands[best].through-target) {
+				best = j
+			}
+			if b.cands[j].through >= target {
+				break
+			}
+		}
+		if best < 0 {
+			break
+		}
+		out = append(out, b.cands[best].key)
+		prev = best
+	}
+	return out
+}
+
+func absInt64(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// scanBounds reads the key groups from groups' current one (have: there
+// is one) up to the task's end (through upper when bounded, under cmp),
+// without reducing them, and returns up to k-1 keys that cut them into k
+// pieces of about equal records (boundPicker). read is the records the
+// merge has given so far, the current group's first included.
+func scanBounds(ctx context.Context, groups *spill.Grouper, read func() int64, cmp mr.Comparator, upper []byte, bounded bool, k int) ([][]byte, error) {
+	if cmp == nil {
+		cmp = bytes.Compare
+	}
+	var p boundPicker
+	base := read() - 1 // the records before the current group
+	var key []byte
+	for n := 1; ; n++ {
+		if bounded && cmp(groups.Key(), upper) > 0 {
+			break
+		}
+		key = append(key[:0], groups.Key()...)
+		more := groups.NextKey()
+		through := read() - base
+		if more {
+			through-- // the next group's first record
+		}
+		p.add(key, through)
+		if !more {
+			if err := groups.Err(); err != nil {
+				return nil, fmt.Errorf("reading merged map output for the scale-up bounds: %w", err)
+			}
+			break
+		}
+		if n&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return p.bounds(k), nil
+}
+
+// reduceRange is the map-output partition a reduce launch reduces (its
+// task index, or a scale-up piece's partition) and whether its key groups
+// start after ReduceResume.AfterKey (a remainder after a fragment, or a
+// piece after its lower bound).
+func reduceRange(l *mrpb.LaunchTask) (partition int, lowered bool) {
+	r := l.GetReduceResume()
+	if r.GetPiece() {
+		return int(r.GetPartition()), true
+	}
+	return int(l.GetIndex()), r.GetFragment() > 0
+}
+
+// keyCompare is cmp, or bytes.Compare when the job has none.
+func keyCompare(cmp mr.Comparator) mr.Comparator {
+	if cmp == nil {
+		return bytes.Compare
+	}
+	return cmp
 }

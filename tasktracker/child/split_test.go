@@ -3,6 +3,8 @@ package child
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 
 	"gomr/mr"
@@ -127,5 +129,125 @@ func TestSkipGroupsThrough(t *testing.T) {
 	g.NextKey()
 	if have, _ := skipGroupsThrough(context.Background(), g, reverse, []byte("b")); !have || string(g.Key()) != "a" {
 		t.Errorf("reverse order: after b, got %q", g.Key())
+	}
+}
+
+// The keys that cut a reduce's rest into pieces of about equal records:
+// a bound is a group's key (never the last group's), the pieces are never
+// empty, and a group larger than a piece leaves fewer pieces.
+func TestBoundPicker(t *testing.T) {
+	type tcase struct {
+		name   string
+		groups []int64 // records per group; group i's key is key(i)
+		k      int
+		want   []int // the groups whose keys are the bounds
+	}
+	cases := []tcase{
+		{"even groups in two", []int64{1, 1, 1, 1}, 2, []int{1}},
+		{"even groups in four", []int64{1, 1, 1, 1, 1, 1, 1, 1}, 4, []int{1, 3, 5}},
+		{"uneven groups", []int64{5, 1, 1, 1, 1, 1}, 2, []int{0}},
+		{"a large group in the middle: a piece of its own", []int64{1, 1, 10, 1, 1}, 3, []int{1, 2}},
+		{"one group", []int64{7}, 4, nil},
+		{"two groups, four pieces asked", []int64{3, 3}, 4, []int{0}},
+		{"fanout 1", []int64{1, 1, 1}, 1, nil},
+		{"no groups", nil, 3, nil},
+	}
+	// Many groups: the picker keeps few keys, and the pieces are still
+	// within 2/boundCandidates of equal.
+	many := make([]int64, 100000)
+	for i := range many {
+		many[i] = 1 + int64(i%3)
+	}
+	cases = append(cases, tcase{"100000 groups in three", many, 3, nil})
+	key := func(i int) []byte { return fmt.Appendf(nil, "k%07d", i) }
+	for _, tc := range cases {
+		var p boundPicker
+		var through int64
+		for i, n := range tc.groups {
+			through += n
+			p.add(key(i), through)
+		}
+		if len(p.cands) > 2*boundCandidates {
+			t.Errorf("%s: %d keys kept", tc.name, len(p.cands))
+		}
+		got := p.bounds(tc.k)
+		if tc.name == "100000 groups in three" {
+			if len(got) != 2 {
+				t.Fatalf("%s: %d bounds", tc.name, len(got))
+			}
+			var idx []int
+			for _, b := range got {
+				var i int
+				fmt.Sscanf(string(b), "k%07d", &i)
+				idx = append(idx, i)
+			}
+			var sums [3]int64
+			piece := 0
+			for i, n := range tc.groups {
+				sums[piece] += n
+				if piece < 2 && i == idx[piece] {
+					piece++
+				}
+			}
+			for _, s := range sums {
+				if d := float64(s) - float64(through)/3; d > float64(through)*2/boundCandidates || -d > float64(through)*2/boundCandidates {
+					t.Errorf("%s: pieces of %v records (of %d)", tc.name, sums, through)
+					break
+				}
+			}
+			continue
+		}
+		var want [][]byte
+		for _, i := range tc.want {
+			want = append(want, key(i))
+		}
+		if len(got) != len(want) {
+			t.Errorf("%s: bounds %q, want %q", tc.name, got, want)
+			continue
+		}
+		for i := range got {
+			if !bytes.Equal(got[i], want[i]) {
+				t.Errorf("%s: bounds %q, want %q", tc.name, got, want)
+				break
+			}
+		}
+	}
+}
+
+// scanBounds reads the groups left after a split (from the current one),
+// stopping after a bounded task's upper key, and counts their records as
+// the merge gives them.
+func TestScanBounds(t *testing.T) {
+	var recs [][2][]byte
+	for _, k := range []string{"a", "b", "b", "c", "d", "d", "e", "f", "g", "h"} {
+		recs = append(recs, [2][]byte{[]byte(k), []byte("v")})
+	}
+	for _, tc := range []struct {
+		name    string
+		upper   string // "" : unbounded
+		k       int
+		want    string
+		groupAt string // the current group when the split stopped
+	}{
+		{"unbounded, from b", "", 2, "d", "b"},
+		{"unbounded, three pieces", "", 3, "c e", "b"},
+		{"bounded at e", "e", 2, "c", "b"},
+		{"bounded, one group left", "b", 3, "", "b"},
+	} {
+		it := &countingIterator{it: spill.NewSliceIterator(recs)}
+		g := spill.NewGrouper(it, nil)
+		for g.NextKey() && string(g.Key()) != tc.groupAt {
+		}
+		bs, err := scanBounds(context.Background(), g, it.n.Load, nil, []byte(tc.upper), tc.upper != "", tc.k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, b := range bs {
+			got = append(got, string(b))
+		}
+		if strings.Join(got, " ") != tc.want {
+			t.Errorf("%s: bounds %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }

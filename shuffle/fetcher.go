@@ -68,6 +68,11 @@ type Fetcher struct {
 	// orders the keys.
 	After []byte
 	Def   string
+	// Upto, when Bounded (with After), makes Run fetch only the records
+	// whose key is not after it either (a reduce whose key range ends: a
+	// piece of a reduce scale-up split, docs/split.md).
+	Upto    []byte
+	Bounded bool
 }
 
 // permanentError marks a failure that retrying the same request cannot fix.

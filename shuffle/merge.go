@@ -97,6 +97,8 @@ type MergeManager struct {
 	files      map[string]struct{} // scratch files that exist
 	open       []func()            // closes the readers of the final merge
 	stats      MergeStats
+	// records is the records of the segments added (Records).
+	records int64
 }
 
 type memSegment struct {
@@ -196,6 +198,7 @@ func (m *MergeManager) Add(data []byte, seg spill.SegmentInfo) error {
 		return err
 	}
 	m.merged.Increment()
+	m.records += seg.Records
 	if seg.Records == 0 {
 		return nil
 	}
@@ -694,4 +697,12 @@ func (m *MergeManager) Stats() MergeStats {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.stats
+}
+
+// Records returns the records of the segments added so far: what the
+// final merge gives (for a range fetch, fewer than the spills announced).
+func (m *MergeManager) Records() int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.records
 }

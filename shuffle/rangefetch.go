@@ -29,12 +29,16 @@ import (
 // that description and that it holds no more records or bytes than the
 // announced segment. The server scans the segment: map output carries no
 // sparse key index yet, so it saves the network and the reducer's merge,
-// not the server's read.
+// not the server's read. A reduce whose key range also ends (a piece of a
+// reduce scale-up split, or a task cut into pieces) adds a third,
+// `upto` (its upper key), also signed: the server then sends the records
+// after K through that key only.
 
 // Query parameters of a range request.
 const (
 	AfterParam = "after"
 	DefParam   = "def"
+	UptoParam  = "upto"
 )
 
 // RangeRequestHash is RequestHash for a range request: the same message
@@ -54,9 +58,51 @@ func RangeRequestHash(secret []byte, job, attempt string, spill, reduce int, at 
 	return sign(secret, msg)
 }
 
+// BoundedRangeRequestHash is RangeRequestHash for a range request with an
+// upper key: the same message followed by " upto " and the
+// length-prefixed key, so that it never equals the hash of an unbounded
+// range request, and a changed or dropped upper key is refused.
+func BoundedRangeRequestHash(secret []byte, job, attempt string, spill, reduce int, at int64, after []byte, def string, upto []byte) string {
+	msg := requestMessage(job, attempt, spill, reduce, at)
+	for _, part := range []struct {
+		name string
+		v    []byte
+	}{{" after ", after}, {" ", []byte(def)}, {" upto ", upto}} {
+		msg = append(msg, part.name...)
+		msg = strconv.AppendInt(msg, int64(len(part.v)), 10)
+		msg = append(msg, ':')
+		msg = append(msg, part.v...)
+	}
+	return sign(secret, msg)
+}
+
+// rangeHash is the hash of a range request: bounded when it has an upper
+// key.
+func rangeHash(secret []byte, job, attempt string, spill, reduce int, at int64, after []byte, def string, upto []byte, bounded bool) string {
+	if bounded {
+		return BoundedRangeRequestHash(secret, job, attempt, spill, reduce, at, after, def, upto)
+	}
+	return RangeRequestHash(secret, job, attempt, spill, reduce, at, after, def)
+}
+
 // parseRange reads the range parameters of a request (ranged is false
-// when it has none).
-func parseRange(q map[string][]string) (after []byte, def string, ranged bool, err error) {
+// when it has none; bounded when it has an upper key, upto).
+func parseRange(q map[string][]string) (after []byte, def string, upto []byte, ranged, bounded bool, err error) {
+	after, def, ranged, err = parseAfter(q)
+	if err != nil || !ranged {
+		return after, def, nil, ranged, false, err
+	}
+	if us, ok := q[UptoParam]; ok {
+		if upto, err = base64.RawURLEncoding.DecodeString(us[0]); err != nil {
+			return nil, "", nil, false, false, fmt.Errorf("parameter %s is not base64url: %w", UptoParam, err)
+		}
+		bounded = true
+	}
+	return after, def, upto, true, bounded, nil
+}
+
+// parseAfter reads the after and def parameters of a range request.
+func parseAfter(q map[string][]string) (after []byte, def string, ranged bool, err error) {
 	vs, ok := q[AfterParam]
 	if !ok {
 		return nil, "", false, nil
@@ -74,7 +120,8 @@ func parseRange(q map[string][]string) (after []byte, def string, ranged bool, e
 }
 
 // serveRange answers a range request for segment seg of the open data
-// file f: the records after req.after, as a new segment.
+// file f: the records after req.after (through req.upto when bounded), as
+// a new segment.
 func (h *handler) serveRange(w http.ResponseWriter, req request, seg spill.SegmentInfo, f *os.File, hash string, secret []byte, log *slog.Logger) {
 	def, err := mr.LookupJob(req.def)
 	if err != nil {
@@ -96,7 +143,11 @@ func (h *handler) serveRange(w http.ResponseWriter, req request, seg spill.Segme
 		http.Error(w, "corrupt spill data", http.StatusInternalServerError)
 		return
 	}
-	body, info, err := segmentAfter(data, seg, req.after, cmp)
+	var upto []byte
+	if req.bounded {
+		upto = req.upto
+	}
+	body, info, err := segmentRange(data, seg, req.after, upto, req.bounded, cmp)
 	if err != nil {
 		log.Error("shuffle: cannot cut a segment for a range request", "err", err)
 		http.Error(w, "cannot read spill data", http.StatusInternalServerError)
@@ -125,6 +176,14 @@ func (h *handler) serveRange(w http.ResponseWriter, req request, seg spill.Segme
 // segmentAfter is the segment of the records of data (segment seg) whose
 // key is after after under cmp: data itself when that is all of them.
 func segmentAfter(data []byte, seg spill.SegmentInfo, after []byte, cmp mr.Comparator) ([]byte, spill.SegmentInfo, error) {
+	return segmentRange(data, seg, after, nil, false, cmp)
+}
+
+// segmentRange is the segment of the records of data (segment seg) whose
+// key is after after and, when bounded, not after upto, under cmp: data
+// itself when that is all of them. The segment is sorted, so it stops
+// reading at the first key after upto.
+func segmentRange(data []byte, seg spill.SegmentInfo, after, upto []byte, bounded bool, cmp mr.Comparator) ([]byte, spill.SegmentInfo, error) {
 	sr := spill.NewSegmentReader(bytes.NewReader(data), seg)
 	defer sr.Close()
 	var out bytes.Buffer
@@ -134,6 +193,10 @@ func segmentAfter(data []byte, seg spill.SegmentInfo, after []byte, cmp mr.Compa
 		if cmp(sr.Key(), after) <= 0 {
 			skipped++
 			continue
+		}
+		if bounded && cmp(sr.Key(), upto) > 0 {
+			skipped++
+			break
 		}
 		if err := sw.Write(sr.Key(), sr.Value()); err != nil {
 			return nil, spill.SegmentInfo{}, err
@@ -154,7 +217,8 @@ func segmentAfter(data []byte, seg spill.SegmentInfo, after []byte, cmp mr.Compa
 }
 
 // FetchRange fetches the records of partition reduce of the spill at loc
-// whose key is after f.After (under job definition f.Def's comparator),
+// whose key is after f.After (and, when f.Bounded, not after f.Upto)
+// (under job definition f.Def's comparator),
 // with Fetch's retries, and returns them as a verified segment and its
 // description: the server's reply hash must be right, and the segment may
 // hold no more records, raw bytes or bytes than the announced one.
@@ -171,12 +235,15 @@ func (f *Fetcher) FetchRange(ctx context.Context, loc SpillLocation, reduce int)
 func (f *Fetcher) fetchRangeOnce(ctx context.Context, loc SpillLocation, reduce int) ([]byte, spill.SegmentInfo, error) {
 	var none spill.SegmentInfo
 	u := loc.URL(reduce) + "&" + AfterParam + "=" + base64.RawURLEncoding.EncodeToString(f.After) + "&" + DefParam + "=" + url.QueryEscape(f.Def)
+	if f.Bounded {
+		u += "&" + UptoParam + "=" + base64.RawURLEncoding.EncodeToString(f.Upto)
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, none, &permanentError{fmt.Errorf("build request: %w", err)}
 	}
 	at := time.Now().UnixMilli()
-	hash := RangeRequestHash(f.Secret, loc.JobID, loc.AttemptID, loc.Spill, reduce, at, f.After, f.Def)
+	hash := rangeHash(f.Secret, loc.JobID, loc.AttemptID, loc.Spill, reduce, at, f.After, f.Def, f.Upto, f.Bounded)
 	req.Header.Set(HashHeader, hash)
 	req.Header.Set(TimeHeader, strconv.FormatInt(at, 10))
 	resp, err := f.client().Do(req)

@@ -60,6 +60,39 @@ func TestSegmentAfter(t *testing.T) {
 	}
 }
 
+// A bounded range (a piece of a reduce scale-up split): the records after
+// one key through another.
+func TestSegmentRange(t *testing.T) {
+	recs := []kv{{"a", "1"}, {"b", "2"}, {"b", "3"}, {"c", "4"}, {"e", "5"}}
+	data, seg := encodeSegment(t, recs, 16)
+	for _, tc := range []struct {
+		after, upto string
+		want        []kv
+		same        bool
+	}{
+		{"", "z", recs, true},
+		{"", "b", recs[:3], false},
+		{"a", "c", recs[1:4], false},
+		{"a", "bz", recs[1:3], false},
+		{"b", "b", nil, false},
+		{"c", "d", nil, false},
+	} {
+		got, info, err := segmentRange(data, seg, []byte(tc.after), []byte(tc.upto), true, bytes.Compare)
+		if err != nil {
+			t.Fatalf("(%q, %q]: %v", tc.after, tc.upto, err)
+		}
+		if err := spill.VerifySegment(got, info); err != nil {
+			t.Fatalf("(%q, %q]: the range segment does not verify: %v", tc.after, tc.upto, err)
+		}
+		if kvs := decodeSegment(t, got, info); !slices.Equal(kvs, tc.want) || info.Records != int64(len(tc.want)) {
+			t.Errorf("(%q, %q]: %v (%d records), want %v", tc.after, tc.upto, kvs, info.Records, tc.want)
+		}
+		if same := bytes.Equal(got, data); same != tc.same {
+			t.Errorf("(%q, %q]: segment sent as it is = %v, want %v", tc.after, tc.upto, same, tc.same)
+		}
+	}
+}
+
 // A range fetch over the shuffle server: the records after the key under
 // the job's comparator, authenticated, and refused when the key or the
 // definition is changed after signing or unknown.
@@ -100,6 +133,31 @@ func TestFetchRange(t *testing.T) {
 	// A whole-segment hash does not sign a range request either.
 	if resp, _ := f.get(t, Path, q.Encode(), RequestHash(f.secret, "j", "a0", 0, 0, at), http.MethodGet, at); resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("a range request with a whole-segment hash: %s, want 401", resp.Status)
+	}
+	// A bounded range: the upper key is signed; dropped or changed after
+	// signing, the request is refused.
+	fe.Def, fe.After = rangeTestDef+"-bytes", []byte("")
+	all, allInfo, err := (&Fetcher{Secret: f.secret, After: []byte(""), Def: fe.Def}).FetchRange(context.Background(), loc, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := decodeSegment(t, all, allInfo)
+	fe.Upto, fe.Bounded = []byte(whole[0].k), true
+	data, info, err = fe.FetchRange(context.Background(), loc, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := decodeSegment(t, data, info); len(got) == 0 || len(got) >= len(whole) || got[len(got)-1].k != whole[0].k {
+		t.Errorf("through %q: %v, want the records of that key only, of %v", whole[0].k, got, whole)
+	}
+	bq := url.Values{"job": {"j"}, "attempt": {"a0"}, "spill": {"0"}, "reduce": {"0"}, AfterParam: {""}, DefParam: {fe.Def}, UptoParam: {"Yg"}}
+	bhash := BoundedRangeRequestHash(f.secret, "j", "a0", 0, 0, at, nil, fe.Def, []byte("a"))
+	if resp, _ := f.get(t, Path, bq.Encode(), bhash, http.MethodGet, at); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("a bounded range request whose upper key changed after signing: %s, want 401", resp.Status)
+	}
+	bq.Del(UptoParam)
+	if resp, _ := f.get(t, Path, bq.Encode(), bhash, http.MethodGet, at); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("a bounded range request whose upper key was dropped: %s, want 401", resp.Status)
 	}
 	q.Del(DefParam)
 	if resp, _ := f.get(t, Path, q.Encode(), hash, http.MethodGet, at); resp.StatusCode != http.StatusBadRequest {

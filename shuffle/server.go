@@ -170,6 +170,9 @@ type request struct {
 	ranged bool
 	after  []byte
 	def    string
+	// bounded: a range request that also stops after upto.
+	bounded bool
+	upto    []byte
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -211,7 +214,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	at, err := strconv.ParseInt(r.Header.Get(TimeHeader), 10, 64)
 	want := ""
 	if err == nil && req.ranged {
-		want = RangeRequestHash(secret, req.job, req.attempt, req.spill, req.reduce, at, req.after, req.def)
+		want = rangeHash(secret, req.job, req.attempt, req.spill, req.reduce, at, req.after, req.def, req.upto, req.bounded)
 	} else if err == nil {
 		want = RequestHash(secret, req.job, req.attempt, req.spill, req.reduce, at)
 	}
@@ -245,7 +248,7 @@ func parseRequest(r *http.Request) (request, error) {
 	if req.reduce, err = nonNegative(q, "reduce"); err != nil {
 		return req, err
 	}
-	req.after, req.def, req.ranged, err = parseRange(q)
+	req.after, req.def, req.upto, req.ranged, req.bounded, err = parseRange(q)
 	return req, err
 }
 

@@ -69,11 +69,16 @@ func (t *task) runReduce() error {
 	// The remainder of a split reduce fetches only the records after the
 	// key it starts after (docs/split.md); it skips the groups through
 	// that key all the same (skipGroupsThrough), which then skips none.
-	// So does a scale-up piece of a partition, after its lower bound.
+	// So does a scale-up piece of a partition, after its lower bound; and
+	// a task whose range ends (a piece, or a task cut into pieces) fetches
+	// the records through its upper key only.
 	resume := t.launch.ReduceResume
 	partition, lowered := reduceRange(t.launch)
 	if lowered && t.conf.Bool(shuffle.KeyRangeFetch) {
 		fetcher.After, fetcher.Def = append([]byte{}, resume.AfterKey...), t.spec.Def
+		if resume.GetBounded() {
+			fetcher.Upto, fetcher.Bounded = append([]byte{}, resume.UpperKey...), true
+		}
 	}
 	numMaps := int(t.launch.NumMaps)
 	events := &eventSource{t: t, partition: partition, records: map[[2]int]int64{}}
@@ -134,7 +139,12 @@ func (t *task) runReduce() error {
 	if err != nil {
 		return fmt.Errorf("creating output %s: %w", path, err)
 	}
+	// What the reduce phase reads: the records merged (a range fetch gets
+	// fewer than the spills announced).
 	total := events.totalRecords()
+	if lowered && fetcher.After != nil {
+		total = mm.Records()
+	}
 	counted := &countingIterator{it: it}
 	groups := spill.NewGrouper(counted, t.def.Compare)
 	inGroups := t.counters.Get(mr.TaskCounterGroup, mr.ReduceInputGroups)

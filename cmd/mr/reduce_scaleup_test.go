@@ -1,0 +1,150 @@
+package main
+
+import (
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"gomr/mr"
+	"gomr/speculator"
+)
+
+// Scale-up splits of reduces end to end (docs/split.md): a split-safe word
+// count with one reduce, slowed by the straggler injector, on two trackers
+// of two reduce slots each, three of them idle. With
+// preemption.split.scale-up the JobTracker splits the running reduce at a
+// key group and runs the rest of its partition as several reduces (key
+// ranges) on the idle slots; the job's output, the partition's fragments
+// joined in key order, is byte for byte that of an undisturbed run.
+
+// reduceScaleUpCluster starts two trackers of two map and two reduce
+// slots, with scale-up splits on (or off) at once.
+func reduceScaleUpCluster(t *testing.T, scaleUp bool) *cluster {
+	t.Helper()
+	return startCluster(t, []trackerSpec{{"t1", 2, 2}, {"t2", 2, 2}},
+		"preemption.split.scale-up="+map[bool]string{true: "true", false: "false"}[scaleUp],
+		"preemption.split.min-task-age=300ms", "preemption.split.min-remaining=0s")
+}
+
+// reduceScaleUpSpec is a split-safe word count of in, one reduce slowed
+// (reduceSplitConf), into out.
+func reduceScaleUpSpec(in, out string) *mr.JobSpec {
+	s := wordCountSpec(in, out, 1)
+	s.Conf = reduceSplitConf()
+	return s
+}
+
+// plainRun runs spec undisturbed (not split-safe, not slowed) into a new
+// directory, on c, and returns its result and output.
+func plainRun(t *testing.T, c *cluster, spec *mr.JobSpec) (*mr.JobResult, string) {
+	t.Helper()
+	plain := *spec
+	plain.Output = filepath.Join(t.TempDir(), "plain")
+	plain.Conf = maps.Clone(spec.Conf)
+	plain.Conf[mr.KeySplitSafe] = "false"
+	plain.Conf[speculator.KeyStragglerFraction] = "0"
+	res := c.wait(c.submit(&plain))
+	if res.State != "SUCCEEDED" {
+		t.Fatalf("the undisturbed run ended %s: %s", res.State, res.Error)
+	}
+	return res, plain.Output
+}
+
+// checkReduceScaleUp checks a run whose reduce was split for idle slots
+// against the undisturbed run: the same part files byte for byte (one
+// per partition: the pieces' output is in their partition's), no fragment
+// or _temporary left, the same record counters, and the counters of the
+// split.
+func checkReduceScaleUp(t *testing.T, res *mr.JobResult, out string, plain *mr.JobResult, plainOut string) {
+	t.Helper()
+	if n := res.Counters.Get(mr.SplitGroup, mr.ScaleUpReduceSplits); n < 1 {
+		t.Fatalf("SCALE_UP_REDUCE_SPLITS = %d, want the idle reduce slots to take part of the reduce", n)
+	}
+	if n, s := res.Counters.Get(mr.SplitGroup, mr.ScaleUpReduces), res.Counters.Get(mr.SplitGroup, mr.ReduceSplits); n < 1 || s < 1 {
+		t.Errorf("SCALE_UP_REDUCES = %d, REDUCE_SPLITS = %d: want reduces added by a split", n, s)
+	}
+	sameParts(t, out, plainOut)
+	if left, _ := filepath.Glob(filepath.Join(out, "*.f*")); len(left) > 0 {
+		t.Errorf("fragments left in the output: %v", left)
+	}
+	if _, err := os.Stat(filepath.Join(out, "_temporary")); err == nil {
+		t.Errorf("_temporary left in the output")
+	}
+	for _, name := range []string{mr.MapInputRecords, mr.MapOutputRecords, mr.ReduceInputGroups, mr.ReduceInputRecords, mr.ReduceOutputRecords} {
+		if a, b := res.Counters.Get(mr.TaskCounterGroup, name), plain.Counters.Get(mr.TaskCounterGroup, name); a != b {
+			t.Errorf("%s = %d with the reduce split for idle slots, %d undisturbed", name, a, b)
+		}
+	}
+}
+
+// TestE2EReduceScaleUpSplit: one long reduce and three idle reduce slots;
+// the reduce is split for them, its rest run as several reduces of its
+// partition, and the output is that of an undisturbed run byte for byte.
+func TestE2EReduceScaleUpSplit(t *testing.T) {
+	skipUnderRace(t, "TestReduceScaleUpProtocol (jobtracker), TestBoundPicker and TestScanBounds (tasktracker/child)")
+	in := t.TempDir()
+	genManyWords(t, filepath.Join(in, "a.txt"), 1<<20, 91)
+	c := reduceScaleUpCluster(t, true)
+	out := filepath.Join(t.TempDir(), "out")
+	id := c.submit(reduceScaleUpSpec(in, out))
+	res := c.waitWithin(id, 2*time.Minute)
+	if res.State != "SUCCEEDED" {
+		t.Fatalf("job ended %s: %s", res.State, res.Error)
+	}
+	h := c.history(id)
+	t.Logf("with scale-up: %.2f s, %d reduces (%d added by %d scale-up splits), %d reduce splits, %d fragments",
+		h.Job.Finish.Sub(h.Job.Submit).Seconds(), h.Job.Reduces, res.Counters.Get(mr.SplitGroup, mr.ScaleUpReduces),
+		res.Counters.Get(mr.SplitGroup, mr.ScaleUpReduceSplits), res.Counters.Get(mr.SplitGroup, mr.ReduceSplits), res.Counters.Get(mr.SplitGroup, mr.OutputFragments))
+	plain, plainOut := plainRun(t, c, reduceScaleUpSpec(in, out))
+	checkReduceScaleUp(t, res, out, plain, plainOut)
+	checkWordCount(t, out, countWords(t, in))
+	m := scrapeMetrics(t, "the jobtracker", c.logValue("jobtracker", "jobtracker http serving", "address"))
+	if got, want := m["gomr_scale_up_reduces_total"][""], float64(res.Counters.Get(mr.SplitGroup, mr.ScaleUpReduces)); got != want {
+		t.Errorf("gomr_scale_up_reduces_total = %v, want %v (the job's SCALE_UP_REDUCES)", got, want)
+	}
+	text, err := runMR(t, "job", "-status", id, "-D", "mapreduce.jobtracker.address="+c.jtAddr)
+	if err != nil || !strings.Contains(text, "Reduce splits for idle slots (scale-up)=") || !strings.Contains(text, "Reduces added by scale-up splits=") {
+		t.Errorf("job -status does not show the reduce scale-up counters: %v\n%s", err, text)
+	}
+}
+
+// TestE2EReduceScaleUpSplitSurvivesJobTrackerRestart: the JobTracker is
+// killed (SIGKILL) once a reduce scale-up split has added reduces, and
+// restarted. It rebuilds the pieces from the job's event log (the split
+// reduce keeps its committed fragment and its shorter range), and the
+// job's output is that of an undisturbed run byte for byte.
+func TestE2EReduceScaleUpSplitSurvivesJobTrackerRestart(t *testing.T) {
+	skipUnderRace(t, "TestRecoveryKeepsReducePieces (jobtracker)")
+	in := t.TempDir()
+	genManyWords(t, filepath.Join(in, "a.txt"), 1<<20, 92)
+	c := reduceScaleUpCluster(t, true)
+	out := filepath.Join(t.TempDir(), "out")
+	id := c.submit(reduceScaleUpSpec(in, out))
+	waitFor(t, "a reduce scale-up split's pieces in the job's event log", time.Minute, func() bool {
+		return strings.Contains(jobEventLog(t, c, id), `"kind":"pieces","type":"r"`)
+	})
+	c.kill("jobtracker")
+	c.start("jobtracker", "jobtracker")
+	res := c.waitWithin(id, 2*time.Minute)
+	if res.State != "SUCCEEDED" {
+		t.Fatalf("job ended %s: %s", res.State, res.Error)
+	}
+	v := c.logValue("jobtracker", "job recovered after a JobTracker restart", "reduces")
+	if v == "" || v == "1" {
+		t.Errorf("the restarted JobTracker recovered reduces=%q, want the pieces too", v)
+	}
+	t.Logf("recovered %s reduces (%s kept); in the end %d reduces added by %d scale-up splits", v,
+		c.logValue("jobtracker", "job recovered after a JobTracker restart", "reduces_kept"),
+		res.Counters.Get(mr.SplitGroup, mr.ScaleUpReduces), res.Counters.Get(mr.SplitGroup, mr.ScaleUpReduceSplits))
+	plain, plainOut := plainRun(t, c, reduceScaleUpSpec(in, out))
+	sameParts(t, out, plainOut)
+	checkWordCount(t, out, countWords(t, in))
+	for _, name := range []string{mr.ReduceInputGroups, mr.ReduceOutputRecords} {
+		if a, b := res.Counters.Get(mr.TaskCounterGroup, name), plain.Counters.Get(mr.TaskCounterGroup, name); a != b {
+			t.Errorf("%s = %d across the restart, %d undisturbed", name, a, b)
+		}
+	}
+}

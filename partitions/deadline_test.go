@@ -4,6 +4,7 @@ import (
 	"fmt"
 	. "gomr/partitions"
 	"gomr/sched/schedtest"
+	"strings"
 	"testing"
 	"time"
 )
@@ -389,6 +390,47 @@ func TestDeadlineCountsAddedTasks(t *testing.T) {
 			st := h.Policy().(*Deadline).Describe(h.Now)
 			if policy != "edf" && st.Jobs[0].MinMaps == 0 {
 				t.Errorf("map quota 0 while 2 added maps are left: %+v", st.Jobs[0])
+			}
+		})
+	}
+}
+
+// TestDeadlineCountsAddedReduces: a reduce scale-up split adds reduces
+// (key ranges of the split reduce's partition, docs/split.md). The
+// deadline policies count them, so that the job's reduce stage is not
+// done for them before the added reduces are: without TasksAdded MinEDF
+// gave them no quota and they never ran (in the simulator the job never
+// ended, sim.TestScaleUpSplitReduce).
+func TestDeadlineCountsAddedReduces(t *testing.T) {
+	for _, policy := range []string{"edf", "minedf", "minedf-wc"} {
+		t.Run(policy, func(t *testing.T) {
+			h := newHarness(t, policy, map[string]string{"scheduler.edf.reduces-after-maps": "true"}, 2, 4)
+			h.Submit(JobView{ID: "C", Maps: 1, Reduces: 1, Deadline: at(100), Profile: prof(10, 10)})
+			if got := h.Offer(1, 0); got != "C:m" {
+				t.Fatalf("maps %q", got)
+			}
+			h.Advance(10)
+			h.Finish("C", Map, secs(10))
+			if got := h.Offer(0, 1); got != "C:r" {
+				t.Fatalf("reduces %q", got)
+			}
+			h.Advance(5)
+			// A scale-up split cuts the running reduce's rest into 3
+			// pieces: 2 reduces more, pending.
+			j := h.Job("C")
+			j.Reduces += 2
+			j.PendingReduces += 2
+			h.Driver().TasksAdded(h.Now, "C", Reduce, 2)
+			h.Advance(5)
+			h.Finish("C", Reduce, secs(10))
+			// MinEDF runs as many as its quota (one, the deadline being
+			// far), MinEDF-WC the other as a spare, EDF both.
+			if got := h.Offer(0, 2); !strings.HasPrefix(got, "C:r") {
+				t.Errorf("reduce slots: %q, want the added reduces", got)
+			}
+			st := h.Policy().(*Deadline).Describe(h.Now)
+			if policy != "edf" && st.Jobs[0].MinReduces == 0 {
+				t.Errorf("reduce quota 0 while 2 added reduces are left: %+v", st.Jobs[0])
 			}
 		})
 	}

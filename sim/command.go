@@ -58,7 +58,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	cleanupTask := fs.Duration("job-cleanup", 0, "Hadoop 1 job cleanup task: a slot held this long after a job's last task, before it completes (0: none)")
 	hadoop1 := fs.Bool("hadoop1", false, "the thesis' Hadoop 1.0.0 cluster overheads: --heartbeat 3s --job-setup 3.5s --job-cleanup 3.5s unless given (docs/policies.md, chapter 4)")
 	splitSafe := fs.Bool("split-safe", true, "jobs may be split at a safe point, as if each set mapreduce.job.split.safe=true (only the split and auto preemption mechanisms split)")
-	scaleUp := fs.Bool("scale-up", false, "scale-up splits: split a long map of a split-safe job when map slots stay idle, its remainder run as several maps (key preemption.split.scale-up; its fanout: --set preemption.split.scale-up-fanout=N)")
+	scaleUp := fs.Bool("scale-up", false, "scale-up splits: split a long map (reduce) of a split-safe job when map (reduce) slots stay idle, its remainder run as several maps (reduces) (key preemption.split.scale-up; its fanout: --set preemption.split.scale-up-fanout=N)")
 	preemption := fs.String("preemption", "", "preemption mechanism (key preemption.mechanism: kill, checkpoint, adaptive, split, auto; its costs: --set preemption.*)")
 	sets := fs.StringArray("set", nil, "policy, speculator or straggler-injector configuration key=value (repeatable; speculator keys: mapreduce.job.speculative.*, speculation.*, straggler.*)")
 	specMode := fs.String("speculation", SpecNone, "speculative execution: none, fresh (fresh attempts only, Hadoop's speculator) or clone (a fresh attempt or a CRIU clone, whichever the speculator expects to end first)")

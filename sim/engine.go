@@ -207,8 +207,10 @@ type simJob struct {
 	specWait [2][]*pendingSpec
 	finished [2][]time.Duration
 	// added are the works of the maps scale-up splits added, task
-	// len(spec.Maps) onwards (sim/scaleup.go).
-	added []time.Duration
+	// len(spec.Maps) onwards, and addedReds those of the reduces, task
+	// len(spec.Reduces) onwards (sim/scaleup.go).
+	added     []time.Duration
+	addedReds []time.Duration
 }
 
 type tracker struct {
@@ -469,6 +471,9 @@ func (e *engine) loop() error {
 				if gm < fm {
 					e.scaleUp(t.freeMaps)
 				}
+				if gr < fr {
+					e.scaleUpReduces(t.freeReds)
+				}
 			}
 			switch {
 			case launched || e.others > 0:
@@ -632,6 +637,7 @@ func (e *engine) pass() error {
 			// may take them.
 			for i := range e.trackers {
 				e.scaleUp(e.trackers[i].freeMaps)
+				e.scaleUpReduces(e.trackers[i].freeReds)
 			}
 			return nil
 		}
@@ -795,6 +801,13 @@ func (e *engine) schedule(at *attempt) {
 		at.end = e.overheadsOf(at).mapEnd(e.now, slowed(at.base, at.k))
 		return
 	}
+	if at.task >= len(sj.spec.Reduces) {
+		// A piece of a reduce split for idle slots (sim/scaleup.go): the
+		// job's maps are done; its work includes its start-up and replay.
+		at.base = sj.addedReds[at.task-len(sj.spec.Reduces)]
+		at.cloneFrom, at.end = e.now, e.now+slowed(at.base, at.k)
+		return
+	}
 	if sj.doneMaps >= e.nMaps(sj) {
 		e.setReduceEnd(at, sj.mapsEnd)
 		return
@@ -915,7 +928,7 @@ func (e *engine) finishAttempt(at *attempt) {
 	if e.sp != nil {
 		e.settle(at)
 	}
-	if sj.doneMaps == e.nMaps(sj) && sj.doneReds == len(sj.spec.Reduces) && !sj.cleaning {
+	if sj.doneMaps == e.nMaps(sj) && sj.doneReds == e.nReds(sj) && !sj.cleaning {
 		if e.opt.CleanupTask > 0 {
 			sj.cleaning = true
 			e.cleanups = append(e.cleanups, sj)

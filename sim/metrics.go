@@ -509,6 +509,14 @@ func WriteTable(w io.Writer, workload string, seed uint64, results []*Result) er
 			}
 			return fmt.Sprintf("%d/%d", r.ScaleUp.Splits, r.ScaleUp.MapsAdded)
 		})
+		if scaledUpReduces(results) {
+			row("reduce scale-up splits / reduces added", func(r *Result) string {
+				if r.ScaleUp == nil {
+					return "-"
+				}
+				return fmt.Sprintf("%d/%d", r.ScaleUp.ReduceSplits, r.ScaleUp.ReducesAdded)
+			})
+		}
 	}
 	if hasD {
 		d := func(r *Result) *DeadlineStats {
@@ -609,6 +617,17 @@ func specRows(row func(string, func(*Result) string), results []*Result) {
 func scaledUpAny(results []*Result) bool {
 	for _, r := range results {
 		if r.ScaleUp != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// scaledUpReduces tells whether a run split reduces for idle slots (the
+// table's row for them is shown then only).
+func scaledUpReduces(results []*Result) bool {
+	for _, r := range results {
+		if r.ScaleUp != nil && r.ScaleUp.ReduceSplits > 0 {
 			return true
 		}
 	}

@@ -148,3 +148,31 @@ func TestE2EReduceScaleUpSplitSurvivesJobTrackerRestart(t *testing.T) {
 		}
 	}
 }
+
+// TestE2EReduceScaleUpSplitMinEDF: reduce scale-up splits under MinEDF,
+// which sizes a deadline job by its reduces. The policy is told of the
+// reduces a split adds (the driver's TasksAdded) and gives them slots;
+// without it the job's reduce stage was done for MinEDF once its one
+// reduce at submission was (the split reduce's own remainder), the added
+// reduces got no quota and the job never ended (the simulator's
+// TestScaleUpSplitReduce and partitions' TestDeadlineCountsAddedReduces
+// show it).
+func TestE2EReduceScaleUpSplitMinEDF(t *testing.T) {
+	skipUnderRace(t, "TestDeadlineCountsAddedReduces (partitions) and TestReduceScaleUpProtocol (jobtracker)")
+	in := t.TempDir()
+	genManyWords(t, filepath.Join(in, "a.txt"), 1<<20, 93)
+	c := startCluster(t, []trackerSpec{{"t1", 2, 2}, {"t2", 2, 2}}, "scheduler.policy=minedf",
+		"preemption.split.scale-up=true", "preemption.split.min-task-age=300ms", "preemption.split.min-remaining=0s")
+	out := filepath.Join(t.TempDir(), "out")
+	spec := reduceScaleUpSpec(in, out)
+	spec.DeadlineSeconds = 600
+	res := c.waitWithin(c.submit(spec), 2*time.Minute)
+	if res.State != "SUCCEEDED" {
+		t.Fatalf("job ended %s: %s", res.State, res.Error)
+	}
+	if n := res.Counters.Get(mr.SplitGroup, mr.ScaleUpReduces); n < 1 {
+		t.Fatalf("SCALE_UP_REDUCES = %d, want reduces added for the idle slots", n)
+	}
+	checkWordCount(t, out, countWords(t, in))
+	t.Logf("%d reduces added by %d scale-up splits", res.Counters.Get(mr.SplitGroup, mr.ScaleUpReduces), res.Counters.Get(mr.SplitGroup, mr.ScaleUpReduceSplits))
+}

@@ -22,8 +22,9 @@ const (
 	KeySplitMinAge       = "preemption.split.min-task-age"
 	KeySplitMinRemaining = "preemption.split.min-remaining"
 	KeyStartupCost       = "preemption.split.startup-cost"
-	// KeyScaleUp turns scale-up splits on (docs/split.md#scale-up-splits:
-	// the JobTracker's jobtracker/scaleup.go, the simulator's
+	// KeyScaleUp turns scale-up splits of maps and reduces on
+	// (docs/split.md#scale-up-splits: the JobTracker's
+	// jobtracker/scaleup.go and reduce_scaleup.go, the simulator's
 	// sim/scaleup.go); KeyScaleUpFanout is the most pieces a scale-up
 	// split cuts a remainder into (spec §5.13 split.scaleUpFanout).
 	KeyScaleUp       = "preemption.split.scale-up"
@@ -127,9 +128,9 @@ var keys = []conf.Key{
 	{Name: KeySplitMinRemaining, Type: conf.Duration, Default: "30s", Description: "split: a task with less than this left (when known) is not split", Valid: "a duration >= 0"},
 	{Name: KeyStartupCost, Type: conf.Duration, Default: "1s", Description: "split: the start-up cost of the task that takes the remainder (waste of a split)", Valid: "a duration >= 0"},
 	{Name: KeyScaleUp, Type: conf.Bool, Default: "false",
-		Description: "scale-up splits: when map slots stay idle and a split-safe job has no pending map, split its longest running map (at least preemption.split.min-task-age old, preemption.split.min-remaining left) and run its remainder as several maps (docs/split.md)"},
+		Description: "scale-up splits: when map slots stay idle and a split-safe job has no pending map, split its longest running map (at least preemption.split.min-task-age old, preemption.split.min-remaining left) and run its remainder as several maps; the same for reduce slots, a job with no pending reduce and its longest reduce in its reduce phase (its output format concatenable), whose remaining key groups run as several reduces of its partition (docs/split.md)"},
 	{Name: KeyScaleUpFanout, Type: conf.Int, Default: "4", Valid: "an integer >= 2", Check: atLeastTwo,
-		Description: "most pieces a scale-up split cuts a map's remainder into (also bounded by the idle slots plus one)"},
+		Description: "most pieces a scale-up split cuts a map's remainder or a reduce's remaining key groups into (also bounded by the tracker's idle slots of that type plus one)"},
 	{Name: KeyReleaseSlot, Type: conf.String, Default: ReleaseDumped, Check: conf.OneOf(releaseSettings...),
 		Description: "when a victim checkpointed for preemption frees its slot: dumped (once CRIU's dump is done), frozen (once CRIU has frozen the process: a new task starts while the image is written), quiesced (once the task is parked at its quiet point, before its dump waits for the tracker's queue); with frozen and quiesced the victim's memory and the new task's overlap until the dump ends, and a dump that fails then kills the victim, whose task runs again"},
 }

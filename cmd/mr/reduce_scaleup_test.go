@@ -30,10 +30,14 @@ func reduceScaleUpCluster(t *testing.T, scaleUp bool) *cluster {
 }
 
 // reduceScaleUpSpec is a split-safe word count of in, one reduce slowed
-// (reduceSplitConf), into out.
+// (reduceSplitConf), into out. Its maps read splits of 100 kB, too small
+// for a scale-up split of maps (two pieces of 64 KiB at least): a split
+// map adds spill boundaries, which change the combiner's output and so
+// REDUCE_INPUT_RECORDS (split.md), and this is about reduces.
 func reduceScaleUpSpec(in, out string) *mr.JobSpec {
 	s := wordCountSpec(in, out, 1)
 	s.Conf = reduceSplitConf()
+	s.Conf["mapreduce.input.fileinputformat.split.maxsize"] = "100000"
 	return s
 }
 
@@ -65,6 +69,9 @@ func checkReduceScaleUp(t *testing.T, res *mr.JobResult, out string, plain *mr.J
 	}
 	if n, s := res.Counters.Get(mr.SplitGroup, mr.ScaleUpReduces), res.Counters.Get(mr.SplitGroup, mr.ReduceSplits); n < 1 || s < 1 {
 		t.Errorf("SCALE_UP_REDUCES = %d, REDUCE_SPLITS = %d: want reduces added by a split", n, s)
+	}
+	if n := res.Counters.Get(mr.SplitGroup, mr.MapSplits); n != 0 {
+		t.Errorf("MAP_SPLITS = %d: the maps were to be too short to split", n)
 	}
 	sameParts(t, out, plainOut)
 	if left, _ := filepath.Glob(filepath.Join(out, "*.f*")); len(left) > 0 {
@@ -135,6 +142,9 @@ func TestE2EReduceScaleUpSplitSurvivesJobTrackerRestart(t *testing.T) {
 	v := c.logValue("jobtracker", "job recovered after a JobTracker restart", "reduces")
 	if v == "" || v == "1" {
 		t.Errorf("the restarted JobTracker recovered reduces=%q, want the pieces too", v)
+	}
+	if !c.logHas("jobtracker", "recovered reduce fragment kept") {
+		t.Error("the restarted JobTracker did not keep the split reduce's fragment")
 	}
 	t.Logf("recovered %s reduces (%s kept); in the end %d reduces added by %d scale-up splits", v,
 		c.logValue("jobtracker", "job recovered after a JobTracker restart", "reduces_kept"),

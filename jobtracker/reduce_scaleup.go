@@ -43,11 +43,12 @@ func (j *job) partitions() int { return j.spec.NumReduces }
 // checkBounds tells whether bounds, reported by a reduce of task range s
 // split after lastKey, cut the rest of its range: increasing under cmp,
 // the first after lastKey, the last before s's upper key when s is
-// bounded.
-func checkBounds(s *taskSplit, lastKey []byte, bounds [][]byte, cmp mr.Comparator) error {
+// bounded. Without hasLast (a replayed line) the bounds are checked
+// without lastKey.
+func checkBounds(s *taskSplit, lastKey []byte, hasLast bool, bounds [][]byte, cmp mr.Comparator) error {
 	prev := lastKey
 	for i, b := range bounds {
-		if cmp(b, prev) <= 0 {
+		if (i > 0 || hasLast) && cmp(b, prev) <= 0 {
 			return fmt.Errorf("bound %d is not after the key before it", i)
 		}
 		prev = b
@@ -134,7 +135,7 @@ func partitionRuns(ts []*task, cmp mr.Comparator) ([]mr.FragmentRun, error) {
 // the task then runs its rest as one remainder, as after any split.
 func (jt *JobTracker) reducePiecesLocked(t *task, cut *mrpb.ReduceCut, cmp mr.Comparator, now time.Time) {
 	j := t.job
-	if err := checkBounds(t.split, cut.LastKey, cut.Bounds, cmp); err != nil {
+	if err := checkBounds(t.split, cut.LastKey, true, cut.Bounds, cmp); err != nil {
 		jt.log.Warn("reduce scale-up split: bounds ignored, the rest runs as one remainder", "task", t.id(), "error", err)
 		return
 	}
@@ -159,8 +160,8 @@ func recoverReducePiecesLocked(j *job, ev *taskEvent, cmp mr.Comparator) error {
 		return fmt.Errorf("event log has scale-up pieces of reduce %d (%d bounds) for a job of %d reduces", ev.Task, len(ev.Bounds), len(j.reduces))
 	}
 	t := j.reduces[ev.Task]
-	if err := checkBounds(t.split, nil, ev.Bounds[1:], cmp); err != nil || (t.split != nil && t.split.bounded && cmp(ev.Bounds[0], t.split.upper) >= 0) {
-		return fmt.Errorf("event log has scale-up pieces of reduce %d whose bounds do not cut its range", ev.Task)
+	if err := checkBounds(t.split, nil, false, ev.Bounds, cmp); err != nil {
+		return fmt.Errorf("event log has scale-up pieces of reduce %d whose bounds do not cut its range: %w", ev.Task, err)
 	}
 	addReducePieces(j, t, ev.Bounds)
 	return nil

@@ -51,11 +51,21 @@ func TestReduceScaleUpRanges(t *testing.T) {
 		{"bound at the last key", nil, "b", b("b", "f"), "bound 0"},
 		{"bounds out of order", nil, "b", b("f", "d"), "bound 1"},
 		{"bound at the upper key", &taskSplit{bounded: true, upper: []byte("f")}, "b", b("d", "f"), "upper"},
+		{"the empty key reduced last", nil, "", b("", "f"), "bound 0"},
 	} {
-		err := checkBounds(tc.s, []byte(tc.last), tc.bounds, cmp)
+		err := checkBounds(tc.s, []byte(tc.last), true, tc.bounds, cmp)
 		if (err == nil) != (tc.wantErr == "") || (err != nil && !strings.Contains(err.Error(), tc.wantErr)) {
 			t.Errorf("%s: checkBounds = %v, want an error with %q", tc.name, err, tc.wantErr)
 		}
+	}
+	// A replayed line has no last key: the bounds alone are checked,
+	// under the job's order (here reversed).
+	rev := func(x, y []byte) int { return bytes.Compare(y, x) }
+	if err := checkBounds(nil, nil, false, b("f", "d"), rev); err != nil {
+		t.Errorf("replayed bounds f, d in reverse order: %v", err)
+	}
+	if err := checkBounds(nil, nil, false, b("d", "f"), rev); err == nil {
+		t.Error("replayed bounds d, f in reverse order accepted")
 	}
 
 	// A piece's first fragment ends after its lower bound and not after

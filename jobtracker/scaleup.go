@@ -31,21 +31,23 @@ import (
 const scaleUpMinPieceBytes = 64 << 10
 
 // scaleUpLocked orders at most one scale-up split for the map slots of
-// tracker t left free after its offer, and one for its reduce slots
-// (scaleUpReducesLocked): the running map, of a job with no
-// pending map and no scale-up split on the way, expected to run the
-// longest (and at least preemption.split.min-remaining; at least
-// preemption.split.min-task-age old), whose remainder is large enough for
-// two pieces. Off unless preemption.split.scale-up is set.
+// tracker t left free after its offer (scaleUpMapsLocked) and one for its
+// reduce slots (scaleUpReducesLocked, reduce_scaleup.go). Off unless
+// preemption.split.scale-up is set.
 func (jt *JobTracker) scaleUpLocked(t *trackerState, now time.Time) {
 	if !jt.cfg.Bool(preempt.KeyScaleUp) || t.blacklisted {
 		return
 	}
 	jt.scaleUpMapsLocked(t, now)
-	jt.scaleUpReducesLocked(t, now) // reduce_scaleup.go
+	jt.scaleUpReducesLocked(t, now)
 }
 
-// scaleUpMapsLocked is scaleUpLocked for the map slots.
+// scaleUpMapsLocked orders at most one scale-up split for the map slots
+// of tracker t left free: of the running map, of a job with no pending
+// map and no scale-up split of a map on the way, expected to run the
+// longest (and at least preemption.split.min-remaining; at least
+// preemption.split.min-task-age old), whose remainder is large enough for
+// two pieces.
 func (jt *JobTracker) scaleUpMapsLocked(t *trackerState, now time.Time) {
 	idle := t.mapSlots
 	for _, a := range t.attempts {

@@ -20,7 +20,8 @@ import (
 // job with ordinary splits (they skip to the first record after their
 // start and finish the record that straddles their end), so that idle
 // slots take part of the work. Reducers learn of the new maps from a
-// MAPS_ADDED event and wait for them too.
+// MAPS_ADDED event and wait for them too. Reduces are split for idle
+// reduce slots the same way, by key range (reduce_scaleup.go).
 
 // Its configuration keys, preempt.KeyScaleUp and preempt.KeyScaleUpFanout,
 // are the planner's package's, which the simulator reads too; which tasks

@@ -112,6 +112,8 @@ func TestE2EReduceScaleUpSplit(t *testing.T) {
 	plain, plainOut := plainRun(t, c, reduceScaleUpSpec(in, out))
 	checkReduceScaleUp(t, res, out, plain, plainOut)
 	checkWordCount(t, out, countWords(t, in))
+	t.Logf("reduce shuffle bytes: %d with the scale-up splits (each piece fetching its key range), %d undisturbed",
+		res.Counters.Get(mr.TaskCounterGroup, mr.ReduceShuffleBytes), plain.Counters.Get(mr.TaskCounterGroup, mr.ReduceShuffleBytes))
 	m := scrapeMetrics(t, "the jobtracker", c.logValue("jobtracker", "jobtracker http serving", "address"))
 	if got, want := m["gomr_scale_up_reduces_total"][""], float64(res.Counters.Get(mr.SplitGroup, mr.ScaleUpReduces)); got != want {
 		t.Errorf("gomr_scale_up_reduces_total = %v, want %v (the job's SCALE_UP_REDUCES)", got, want)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -56,6 +57,8 @@ func TestParseClaimsErrors(t *testing.T) {
 		{"a\ts\ttyrex-hvw\t\tfifo\tv95\tin\t3..2\t0\tx", "lo..hi"},
 		{"a\ts\ttyrex-hvw\t\tfifo\tv95", "10"},
 		{"a\ts\ttyrex-hvw\t\tfifo\tv95\t<\t2\t0\tx\na\ts\ttyrex-hvw\t\tfifo\tv95\t<\t2\t0\tx", "twice"},
+		{"a\ts\ttyrex-hvw\t\tfifo\tv95\tpaired>\t2\t0\tx", "policy rhs"},
+		{"a\ts\ttyrex-hvw\t\tfifo|fair\tv95\tpaired<\tsita\t0\tx", "one policy"},
 	} {
 		if _, err := ParseClaims(strings.NewReader(head + tc.line + "\n")); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: %v, want %q", tc.line, err, tc.want)
@@ -102,6 +105,59 @@ func TestEvaluateClaim(t *testing.T) {
 	}
 	if _, err := evaluate(Claim{Policy: "a", Metric: "nope", Op: "<", RHS: "1"}, rep); err == nil {
 		t.Error("unknown metric: no error")
+	}
+}
+
+// TestEvaluatePairedClaim: the paired ops compare the geometric mean of
+// the per-seed ratios, which one seed far above the others cannot turn as
+// it turns the means; seeds without a ratio are left out.
+func TestEvaluatePairedClaim(t *testing.T) {
+	rep := &SeedReport{Policies: []PolicySeedStats{
+		// a is twice b on three seeds of four, and a tenth of it on the
+		// fourth, where b is 1,000 times larger: b's mean is the larger.
+		{Policy: "a", Metrics: []MetricAgg{Aggregate("m", []float64{2, 4, 6, 100})}},
+		{Policy: "b", Metrics: []MetricAgg{Aggregate("m", []float64{1, 2, 3, 1000})}},
+		{Policy: "z", Metrics: []MetricAgg{Aggregate("m", []float64{0, 2, 3, 1000})}},
+	}}
+	g := math.Pow(2*2*2*0.1, 0.25) // 0.946
+	for _, tc := range []struct {
+		policy, op, rhs string
+		tol             float64
+		ok              bool
+		ratio, margin   float64
+		held, seeds     int
+	}{
+		{"a", "paired>", "b", 0, false, g, g - 1, 3, 4},
+		{"a", "paired<", "b", 0, true, g, 1 - g, 1, 4},
+		{"a", "paired>", "b*0.9", 0, true, g, (g - 0.9) / 0.9, 3, 4},
+		{"a", "paired>", "b", 0.1, true, g, g - 1, 3, 4},
+		{"z", "paired<", "b", 0, false, 1, 0, 0, 3}, // seed 1 has no ratio
+		{"a", "paired>", "z", 0, false, math.Pow(2*2*0.1, 1.0/3), math.Pow(2*2*0.1, 1.0/3) - 1, 2, 3},
+	} {
+		c := Claim{ID: "x", Workload: "w", Policy: tc.policy, Metric: "m", Op: tc.op, RHS: tc.rhs, Tolerance: tc.tol}
+		if err := c.validate(); err != nil {
+			t.Errorf("%s %s %s: %v", tc.policy, tc.op, tc.rhs, err)
+		}
+		o, err := evaluate(c, rep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.Reproduced != tc.ok || o.SeedsHeld != tc.held || o.Seeds != tc.seeds || !nearly(o.Mean, tc.ratio) || !nearly(o.Margin, tc.margin) {
+			t.Errorf("%s %s %s tol %g: reproduced %v ratio %.4f margin %.4f held %d/%d; want %v %.4f %.4f %d/%d",
+				tc.policy, tc.op, tc.rhs, tc.tol, o.Reproduced, o.Mean, o.Margin, o.SeedsHeld, o.Seeds, tc.ok, tc.ratio, tc.margin, tc.held, tc.seeds)
+		}
+		if o.Seeds > 1 && !(o.RatioLo <= o.Mean && o.Mean <= o.RatioHi) {
+			t.Errorf("%s %s %s: interval [%g, %g] around %g", tc.policy, tc.op, tc.rhs, o.RatioLo, o.RatioHi, o.Mean)
+		}
+	}
+	// the means say the opposite of the typical seed
+	if o, _ := evaluate(Claim{Policy: "a", Metric: "m", Op: ">", RHS: "b"}, rep); o.Reproduced {
+		t.Error("a's mean above b's")
+	}
+	var out bytes.Buffer
+	o, _ := evaluate(Claim{ID: "p", Policy: "a", Metric: "m", Op: "paired<", RHS: "b"}, rep)
+	if err := WriteCheckTable(&out, []uint64{1, 2, 3, 4}, []Outcome{o}); err != nil || !strings.Contains(out.String(), "a / b m, geometric mean of the seeds' ratios = 0.946 [") {
+		t.Errorf("table: %v\n%s", err, out.String())
 	}
 }
 

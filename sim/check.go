@@ -40,14 +40,16 @@ var builtinClaims []byte
 // still count as reproduced.
 //
 // Ops "paired>" and "paired<" compare seed by seed instead of the means:
-// the geometric mean over the seeds of the ratio Policy's Metric / RHS's
-// Metric on the same seed (the same jobs and arrivals) is above (below)
-// 1, or the RHS's factor ("minedf*1.2"). RHS must name one policy and
-// Policy one policy. This is the typical run's comparison, which a few
-// seeds with values orders of magnitude above the others cannot turn, as
-// they can turn the means of a heavy-tailed metric (docs/policies.md,
-// the deadline paper's relative deadline exceeded). Seeds on which either
-// value is not positive have no ratio and are left out.
+// the ratio Policy's Metric / RHS's Metric on each seed (the same jobs and
+// arrivals), and the claim is reproduced when the 95% confidence interval
+// of their geometric mean lies wholly above (below) 1, or the RHS's factor
+// ("minedf*1.2"): the direction is resolved by the seeds, not only
+// suggested by a point estimate. RHS must name one policy and Policy one
+// policy. This is the typical run's comparison, which a few seeds with
+// values orders of magnitude above the others cannot turn, as they can
+// turn the means of a heavy-tailed metric (docs/policies.md, the deadline
+// paper's relative deadline exceeded). Seeds on which either value is not
+// positive have no ratio and are left out.
 type Claim struct {
 	ID        string  `json:"id"`
 	Source    string  `json:"source"`
@@ -419,9 +421,10 @@ func evaluate(c Claim, rep *SeedReport) (Outcome, error) {
 }
 
 // evaluatePaired evaluates a paired> or paired< claim: the geometric mean
-// over the seeds of the per-seed ratio of the two policies' values, with
-// the 95% interval of the mean of the log ratios (Student t), against the
-// RHS's factor.
+// over the seeds of the per-seed ratio of the two policies' values and its
+// 95% interval (of the mean of the log ratios, Student t), whose near end
+// must be beyond the RHS's factor; the margin is that end's distance from
+// the factor, relative to it.
 func evaluatePaired(c Claim, metric func(string) (MetricAgg, error)) (Outcome, error) {
 	o := Outcome{Claim: c, Policy: c.Policy}
 	rp, factor, _ := c.rhsPolicy()
@@ -459,11 +462,11 @@ func evaluatePaired(c Claim, metric func(string) (MetricAgg, error)) (Outcome, e
 	o.CI95 = (o.RatioHi - o.RatioLo) / 2
 	slack := c.Tolerance * factor
 	if above {
-		o.Reproduced = o.Mean > factor-slack
-		o.Margin = (o.Mean - factor) / factor
+		o.Reproduced = o.RatioLo > factor-slack
+		o.Margin = (o.RatioLo - factor) / factor
 	} else {
-		o.Reproduced = o.Mean < factor+slack
-		o.Margin = (factor - o.Mean) / factor
+		o.Reproduced = o.RatioHi < factor+slack
+		o.Margin = (factor - o.RatioHi) / factor
 	}
 	return o, nil
 }

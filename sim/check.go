@@ -38,6 +38,18 @@ var builtinClaims []byte
 // lower mean for < and <=, the higher for > and >=). Tolerance is relative
 // slack on the RHS: 0.1 lets the mean miss the bound by 10% of it and
 // still count as reproduced.
+//
+// Ops "paired>" and "paired<" compare seed by seed instead of the means:
+// the ratio Policy's Metric / RHS's Metric on each seed (the same jobs and
+// arrivals), and the claim is reproduced when the 95% confidence interval
+// of their geometric mean lies wholly above (below) 1, or the RHS's factor
+// ("minedf*1.2"): the direction is resolved by the seeds, not only
+// suggested by a point estimate. RHS must name one policy and Policy one
+// policy. This is the typical run's comparison, which a few seeds with
+// values orders of magnitude above the others cannot turn, as they can
+// turn the means of a heavy-tailed metric (docs/policies.md, the deadline
+// paper's relative deadline exceeded). Seeds on which either value is not
+// positive have no ratio and are left out.
 type Claim struct {
 	ID        string  `json:"id"`
 	Source    string  `json:"source"`
@@ -114,12 +126,17 @@ func ParseClaims(r io.Reader) ([]Claim, error) {
 
 func (c Claim) validate() error {
 	switch c.Op {
-	case "<", "<=", ">", ">=", "in":
+	case "<", "<=", ">", ">=", "in", "paired>", "paired<":
 	default:
-		return fmt.Errorf("op %q: want <, <=, >, >= or in", c.Op)
+		return fmt.Errorf("op %q: want <, <=, >, >=, in, paired> or paired<", c.Op)
 	}
 	if c.ID == "" || c.Workload == "" || c.Policy == "" || c.Metric == "" || c.RHS == "" {
 		return fmt.Errorf("id, workload, policy, metric and rhs must be given")
+	}
+	if c.paired() {
+		if _, _, ok := c.rhsPolicy(); !ok || strings.Contains(c.Policy, "|") {
+			return fmt.Errorf("op %s wants one policy and a policy rhs (\"minedf\", \"minedf*1.2\")", c.Op)
+		}
 	}
 	if _, _, err := parseClaimFlags(c.Flags); err != nil {
 		return err
@@ -130,6 +147,10 @@ func (c Claim) validate() error {
 	}
 	return nil
 }
+
+// paired reports whether the claim compares seed by seed (ops paired>
+// and paired<).
+func (c Claim) paired() bool { return strings.HasPrefix(c.Op, "paired") }
 
 func (c Claim) rangeRHS() (lo, hi float64, err error) {
 	a, b, ok := strings.Cut(c.RHS, "..")
@@ -242,6 +263,11 @@ type Outcome struct {
 	Reproduced bool    `json:"reproduced"`
 	SeedsHeld  int     `json:"seeds_held"`
 	Seeds      int     `json:"seeds"`
+	// RatioLo and RatioHi are, for the paired ops, the 95% confidence
+	// interval of the geometric mean ratio (Mean); CI95 is then half its
+	// width.
+	RatioLo float64 `json:"ratio_lo,omitempty"`
+	RatioHi float64 `json:"ratio_hi,omitempty"`
 }
 
 // CheckClaims runs what the claims need on the seeds, each (workload,
@@ -306,6 +332,9 @@ func evaluate(c Claim, rep *SeedReport) (Outcome, error) {
 			return MetricAgg{}, fmt.Errorf("policy %s has no metric %q", p, c.Metric)
 		}
 		return m, nil
+	}
+	if c.paired() {
+		return evaluatePaired(c, metric)
 	}
 	var best MetricAgg
 	o := Outcome{Claim: c}
@@ -391,6 +420,57 @@ func evaluate(c Claim, rep *SeedReport) (Outcome, error) {
 	return o, nil
 }
 
+// evaluatePaired evaluates a paired> or paired< claim: the geometric mean
+// over the seeds of the per-seed ratio of the two policies' values and its
+// 95% interval (of the mean of the log ratios, Student t), whose near end
+// must be beyond the RHS's factor; the margin is that end's distance from
+// the factor, relative to it.
+func evaluatePaired(c Claim, metric func(string) (MetricAgg, error)) (Outcome, error) {
+	o := Outcome{Claim: c, Policy: c.Policy}
+	rp, factor, _ := c.rhsPolicy()
+	a, err := metric(c.Policy)
+	if err != nil {
+		return o, err
+	}
+	b, err := metric(rp)
+	if err != nil {
+		return o, err
+	}
+	if len(a.Values) != len(b.Values) {
+		return o, fmt.Errorf("%s has %d seeds, %s %d", c.Policy, len(a.Values), rp, len(b.Values))
+	}
+	o.Bound = factor
+	above := c.Op == "paired>"
+	var logs []float64
+	for i := range a.Values {
+		if a.Values[i] <= 0 || b.Values[i] <= 0 {
+			continue
+		}
+		r := a.Values[i] / b.Values[i]
+		logs = append(logs, math.Log(r))
+		if (above && r > factor) || (!above && r < factor) {
+			o.SeedsHeld++
+		}
+	}
+	o.Seeds = len(logs)
+	if len(logs) == 0 {
+		return o, nil
+	}
+	agg := Aggregate("log ratio", logs)
+	o.Mean = math.Exp(agg.Mean)
+	o.RatioLo, o.RatioHi = math.Exp(agg.Mean-agg.CI95), math.Exp(agg.Mean+agg.CI95)
+	o.CI95 = (o.RatioHi - o.RatioLo) / 2
+	slack := c.Tolerance * factor
+	if above {
+		o.Reproduced = o.RatioLo > factor-slack
+		o.Margin = (o.RatioLo - factor) / factor
+	} else {
+		o.Reproduced = o.RatioHi < factor+slack
+		o.Margin = (factor - o.RatioHi) / factor
+	}
+	return o, nil
+}
+
 func notReproduced(os []Outcome) int {
 	n := 0
 	for _, o := range os {
@@ -417,7 +497,10 @@ func WriteCheckTable(w io.Writer, seeds []uint64, outcomes []Outcome) error {
 		c := o.Claim
 		lhs := fmt.Sprintf("%s %s = %s ± %s", o.Policy, c.Metric, num(o.Mean), num(o.CI95))
 		bound := c.Op + " " + c.RHS
-		if p, _, ok := c.rhsPolicy(); ok {
+		if p, _, ok := c.rhsPolicy(); ok && c.paired() {
+			lhs = fmt.Sprintf("%s / %s %s, geometric mean of the seeds' ratios = %s [%s, %s]", o.Policy, p, c.Metric, num(o.Mean), num(o.RatioLo), num(o.RatioHi))
+			bound = fmt.Sprintf("%s %s", strings.TrimPrefix(c.Op, "paired"), num(o.Bound))
+		} else if ok {
 			bound = fmt.Sprintf("%s %s (%s)", c.Op, num(o.Bound), strings.Replace(c.RHS, p, p+"'s", 1))
 		}
 		if c.Tolerance > 0 {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -56,6 +57,8 @@ func TestParseClaimsErrors(t *testing.T) {
 		{"a\ts\ttyrex-hvw\t\tfifo\tv95\tin\t3..2\t0\tx", "lo..hi"},
 		{"a\ts\ttyrex-hvw\t\tfifo\tv95", "10"},
 		{"a\ts\ttyrex-hvw\t\tfifo\tv95\t<\t2\t0\tx\na\ts\ttyrex-hvw\t\tfifo\tv95\t<\t2\t0\tx", "twice"},
+		{"a\ts\ttyrex-hvw\t\tfifo\tv95\tpaired>\t2\t0\tx", "policy rhs"},
+		{"a\ts\ttyrex-hvw\t\tfifo|fair\tv95\tpaired<\tsita\t0\tx", "one policy"},
 	} {
 		if _, err := ParseClaims(strings.NewReader(head + tc.line + "\n")); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: %v, want %q", tc.line, err, tc.want)
@@ -102,6 +105,62 @@ func TestEvaluateClaim(t *testing.T) {
 	}
 	if _, err := evaluate(Claim{Policy: "a", Metric: "nope", Op: "<", RHS: "1"}, rep); err == nil {
 		t.Error("unknown metric: no error")
+	}
+}
+
+// TestEvaluatePairedClaim: the paired ops compare the geometric mean of
+// the per-seed ratios, whose 95% interval must lie beyond the bound; one
+// seed far above the others cannot turn it as it turns the means; seeds
+// without a ratio are left out.
+func TestEvaluatePairedClaim(t *testing.T) {
+	rep := &SeedReport{Policies: []PolicySeedStats{
+		// a is twice b on five seeds of six and 0.8 of it on the sixth,
+		// where both are 100 times larger: b's mean is the larger.
+		{Policy: "a", Metrics: []MetricAgg{Aggregate("m", []float64{2, 4, 6, 8, 10, 800})}},
+		{Policy: "b", Metrics: []MetricAgg{Aggregate("m", []float64{1, 2, 3, 4, 5, 1000})}},
+		{Policy: "z", Metrics: []MetricAgg{Aggregate("m", []float64{0, 2, 3, 4, 5, 1000})}},
+	}}
+	// geometric mean (2^5 · 0.8)^(1/6), its interval exp(mean ± t(5)·se)
+	// of the log ratios, computed by hand
+	g, lo, hi := 1.716748, 1.159354, 2.542128
+	for _, tc := range []struct {
+		policy, op, rhs string
+		tol             float64
+		ok              bool
+		ratio, margin   float64
+		held, seeds     int
+	}{
+		{"a", "paired>", "b", 0, true, g, lo - 1, 5, 6},
+		{"a", "paired<", "b", 0, false, g, 1 - hi, 1, 6},
+		{"a", "paired>", "b*1.5", 0, false, g, (lo - 1.5) / 1.5, 5, 6},
+		{"a", "paired>", "b*1.3", 0.2, true, g, (lo - 1.3) / 1.3, 5, 6},
+		{"a", "paired<", "b*3", 0, true, g, (3 - hi) / 3, 6, 6},
+		{"z", "paired<", "b", 0, false, 1, 0, 0, 5}, // seed 1 has no ratio; the rest are 1
+	} {
+		c := Claim{ID: "x", Workload: "w", Policy: tc.policy, Metric: "m", Op: tc.op, RHS: tc.rhs, Tolerance: tc.tol}
+		if err := c.validate(); err != nil {
+			t.Errorf("%s %s %s: %v", tc.policy, tc.op, tc.rhs, err)
+		}
+		o, err := evaluate(c, rep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.Reproduced != tc.ok || o.SeedsHeld != tc.held || o.Seeds != tc.seeds || math.Abs(o.Mean-tc.ratio) > 1e-5 || math.Abs(o.Margin-tc.margin) > 1e-5 {
+			t.Errorf("%s %s %s tol %g: reproduced %v ratio %.6f margin %.6f held %d/%d; want %v %.6f %.6f %d/%d",
+				tc.policy, tc.op, tc.rhs, tc.tol, o.Reproduced, o.Mean, o.Margin, o.SeedsHeld, o.Seeds, tc.ok, tc.ratio, tc.margin, tc.held, tc.seeds)
+		}
+	}
+	o, _ := evaluate(Claim{ID: "p", Policy: "a", Metric: "m", Op: "paired>", RHS: "b"}, rep)
+	if math.Abs(o.RatioLo-lo) > 1e-5 || math.Abs(o.RatioHi-hi) > 1e-5 {
+		t.Errorf("interval [%g, %g], want [%g, %g]", o.RatioLo, o.RatioHi, lo, hi)
+	}
+	// the means say the opposite of the typical seed
+	if m, _ := evaluate(Claim{Policy: "a", Metric: "m", Op: ">", RHS: "b"}, rep); m.Reproduced {
+		t.Error("a's mean above b's")
+	}
+	var out bytes.Buffer
+	if err := WriteCheckTable(&out, []uint64{1, 2, 3, 4, 5, 6}, []Outcome{o}); err != nil || !strings.Contains(out.String(), "a / b m, geometric mean of the seeds' ratios = 1.72 [1.16, 2.54]  > 1.00") {
+		t.Errorf("table: %v\n%s", err, out.String())
 	}
 }
 

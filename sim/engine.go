@@ -412,6 +412,9 @@ func (e *engine) loop() error {
 	changed := false
 	for e.q.Len() > 0 {
 		ev := heap.Pop(&e.q).(*event)
+		if ev.at > e.now {
+			e.accountIdle(ev.at - e.now)
+		}
 		e.now = ev.at
 		if ev.kind != evHeartbeat {
 			e.others--
@@ -502,6 +505,29 @@ func (e *engine) loop() error {
 }
 
 func (e *engine) at() time.Time { return epoch.Add(e.now) }
+
+// accountIdle adds to the result the map slot time left free for dt while
+// jobs had maps pending: the free map slots, up to the pending maps of
+// the jobs past their setup, as the last instant's offers left them.
+func (e *engine) accountIdle(dt time.Duration) {
+	free := 0
+	for i := range e.trackers {
+		free += e.trackers[i].freeMaps
+	}
+	if free == 0 {
+		return
+	}
+	pend := 0
+	for _, sj := range e.active {
+		if !sj.prep {
+			pend += len(sj.pendMaps)
+		}
+		if pend >= free {
+			break
+		}
+	}
+	e.res.idleMapPending += float64(min(free, pend)) * dt.Seconds()
+}
 
 // sampleTimers records the policy's timers each time a task's end made it
 // check them.

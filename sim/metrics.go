@@ -104,12 +104,18 @@ type Summary struct {
 	Response Stats   `json:"response_s"`
 	// MakespanS is from the first arrival to the last completion; DrainS
 	// from the last arrival to the last completion.
-	MakespanS  float64        `json:"makespan_s"`
-	DrainS     float64        `json:"drain_s"`
-	UtilMap    float64        `json:"util_map"`
-	UtilReduce float64        `json:"util_reduce"`
-	Classes    []ClassStat    `json:"size_classes"`
-	Deadline   *DeadlineStats `json:"deadline,omitempty"`
+	MakespanS  float64 `json:"makespan_s"`
+	DrainS     float64 `json:"drain_s"`
+	UtilMap    float64 `json:"util_map"`
+	UtilReduce float64 `json:"util_reduce"`
+	// IdleMapPendingS is the map slot time (slot-seconds) left free while
+	// jobs had maps pending: 0 for a policy that never leaves a map slot
+	// idle with work waiting (EDF, FIFO without a heartbeat), positive for
+	// one that does by design (MinEDF's quotas) and, with a heartbeat, the
+	// slots waiting for their tracker's next one.
+	IdleMapPendingS float64        `json:"idle_map_pending_slot_s"`
+	Classes         []ClassStat    `json:"size_classes"`
+	Deadline        *DeadlineStats `json:"deadline,omitempty"`
 	// QueueWork is the share of busy slot time spent under each queue;
 	// QueueFinished the share of jobs whose last task ran under it.
 	QueueWork     []float64   `json:"queue_work,omitempty"`
@@ -146,6 +152,8 @@ type Result struct {
 	busy       [2]float64
 	queueBusy  []float64
 	timerTrace []float64
+	// idleMapPending accumulates Summary.IdleMapPendingS.
+	idleMapPending float64
 }
 
 // Mode is the run's speculation mode.
@@ -284,6 +292,7 @@ func summarize(r *Result, anyDeadline bool) Summary {
 	}
 	s.MakespanS = lastFin - first
 	s.DrainS = lastFin - lastArr
+	s.IdleMapPendingS = r.idleMapPending
 	if s.MakespanS > 0 {
 		s.UtilMap = r.busy[0] / (float64(r.MapSlots) * s.MakespanS)
 		if r.ReduceSlots > 0 {
@@ -461,6 +470,7 @@ func WriteTable(w io.Writer, workload string, seed uint64, results []*Result) er
 	row("makespan [s]", func(r *Result) string { return f(r.Summary.MakespanS) })
 	row("drain after last arrival [s]", func(r *Result) string { return f(r.Summary.DrainS) })
 	row("utilization map", func(r *Result) string { return f(r.Summary.UtilMap) })
+	row("map slot-s idle with maps pending", func(r *Result) string { return f(r.Summary.IdleMapPendingS) })
 	row("utilization reduce", func(r *Result) string { return f(r.Summary.UtilReduce) })
 	for c := range sizeClasses {
 		row("slowdown "+sizeClasses[c].name, func(r *Result) string {

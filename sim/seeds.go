@@ -146,6 +146,7 @@ func Metrics(r *Result) map[string]float64 {
 		"slowdown.p99": s.Slowdown.P99, "slowdown.max": s.Slowdown.Max, "v95": s.V95,
 		"response.mean": s.Response.Mean, "response.median": s.Response.Median, "response.p95": s.Response.P95,
 		"makespan": s.MakespanS, "drain": s.DrainS, "util.map": s.UtilMap, "util.reduce": s.UtilReduce,
+		"idle.map_pending": s.IdleMapPendingS,
 	}
 	for q := range s.QueueWork {
 		m[fmt.Sprintf("queue.q%d.work", q+1)] = s.QueueWork[q]

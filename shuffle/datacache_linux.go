@@ -3,7 +3,7 @@
 package shuffle
 
 import (
-	"container/list"
+	"container/heap"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -33,14 +33,23 @@ import (
 // left), nothing is cached. Writes through a hard link in another
 // directory or a shared mapping are not seen; spill files get neither.
 //
-// Entries are evicted least recently used first once their bytes pass the
-// limit; a directory's watch is removed with its last entry.
+// Once their bytes pass the limit, entries are evicted by the demand still
+// expected for them: first the file with the fewest partitions not yet
+// asked for (the caller says how many with each request, from the spill's
+// index: indexEntry.serve), the least recently used among equals; a
+// directory's watch is removed with its last entry. Reduces that fetch in
+// waves (more reduces than slots, each asking for every spill in the same
+// order) make plain LRU read every file again in each wave once the
+// spills are larger than the cache; by demand, the files the current wave
+// has already passed go first and the rest stay (make bench-shuffle:
+// docs/scaling.md).
 type dataCache struct {
 	mu      sync.Mutex
 	limit   int64
 	maxFile int64
 	bytes   int64
-	lru     list.List // of *cachedFile, most recent first
+	evict   evictHeap // the next victim first
+	tick    uint64    // use clock, for lastUse
 	files   map[string]*cachedFile
 	dirs    map[string]*watchedDir
 	byWD    map[int32]*watchedDir
@@ -54,7 +63,38 @@ type cachedFile struct {
 	name string // base name in dir
 	dir  *watchedDir
 	data []byte
-	elem *list.Element
+	// remaining is the partitions of the spill not asked for yet, as of
+	// the last request for it; lastUse that request's tick.
+	remaining int
+	lastUse   uint64
+	index     int // in dataCache.evict; -1 while not in it
+}
+
+// evictHeap orders cached files by eviction: fewest remaining partitions
+// first, then least recently used.
+type evictHeap []*cachedFile
+
+func (h evictHeap) Len() int { return len(h) }
+func (h evictHeap) Less(i, j int) bool {
+	a, b := h[i], h[j]
+	return a.remaining < b.remaining || a.remaining == b.remaining && a.lastUse < b.lastUse
+}
+func (h evictHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index, h[j].index = i, j
+}
+func (h *evictHeap) Push(x any) {
+	f := x.(*cachedFile)
+	f.index = len(*h)
+	*h = append(*h, f)
+}
+func (h *evictHeap) Pop() any {
+	old := *h
+	f := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	f.index = -1
+	return f
 }
 
 type watchedDir struct {
@@ -173,14 +213,18 @@ func (c *dataCache) applyLocked(b []byte) {
 }
 
 // segment returns length bytes at offset of the data file at path, from
-// the cache or read into it. ok is false when the file is not cached and
+// the cache or read into it; remaining is how many of the spill's
+// partitions have not been asked for yet, this one included (the file's
+// eviction priority). ok is false when the file is not cached and
 // too large to be (the caller reads it itself). A missing file is an error
 // wrapping fs.ErrNotExist; one shorter than offset+length one wrapping
 // io.ErrUnexpectedEOF.
-func (c *dataCache) segment(path string, offset, length int64) (data []byte, ok bool, err error) {
+func (c *dataCache) segment(path string, offset, length int64, remaining int) (data []byte, ok bool, err error) {
 	c.mu.Lock()
+	c.tick++
 	if f := c.files[path]; f != nil {
-		c.lru.MoveToFront(f.elem)
+		f.remaining, f.lastUse = remaining, c.tick
+		heap.Fix(&c.evict, f.index)
 		data := f.data
 		c.mu.Unlock()
 		return slice(path, data, offset, length)
@@ -226,14 +270,17 @@ func (c *dataCache) segment(path string, offset, length int64) (data []byte, ok 
 	c.mu.Lock()
 	c.syncLocked()
 	if c.byWD[d.wd] == d && d.gen == gen && c.files[path] == nil {
-		cf := &cachedFile{path: path, name: name, dir: d, data: buf}
-		cf.elem = c.lru.PushFront(cf)
+		c.tick++
+		cf := &cachedFile{path: path, name: name, dir: d, data: buf, remaining: remaining, lastUse: c.tick, index: -1}
 		c.files[path] = cf
-		d.files[name] = cf
+		d.files[name] = cf // d keeps its watch while others are evicted
 		c.bytes += int64(len(buf))
-		for c.bytes > c.limit && c.lru.Len() > 1 {
-			c.removeLocked(c.lru.Back().Value.(*cachedFile))
+		// Make room before the new file joins the heap, so that it is not
+		// its own victim.
+		for c.bytes > c.limit && c.evict.Len() > 0 {
+			c.removeLocked(c.evict[0])
 		}
+		heap.Push(&c.evict, cf)
 	} else if c.byWD[d.wd] == d {
 		c.unwatchIfEmptyLocked(d)
 	}
@@ -276,7 +323,9 @@ func (c *dataCache) removeLocked(f *cachedFile) {
 	}
 	delete(c.files, f.path)
 	delete(f.dir.files, f.name)
-	c.lru.Remove(f.elem)
+	if f.index >= 0 {
+		heap.Remove(&c.evict, f.index)
+	}
 	c.bytes -= int64(len(f.data))
 	c.unwatchIfEmptyLocked(f.dir)
 }

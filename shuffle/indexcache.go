@@ -1,7 +1,9 @@
 package shuffle
 
 import (
+	"math/bits"
 	"sync"
+	"sync/atomic"
 
 	"gomr/spill"
 )
@@ -21,14 +23,61 @@ const indexCacheBytes = 10 << 20
 // file is opened. Entries are evicted oldest first.
 type indexCache struct {
 	mu    sync.Mutex
-	byKey map[string][]spill.SegmentInfo
+	byKey map[string]*indexEntry
 	order []string // insertion order, for eviction
 	bytes int64
 	limit int64
 }
 
+// indexEntry is one cached spill index, and which of its partitions have
+// been asked for since it was cached: the data cache keeps the files with
+// the most partitions still to serve (dataCache).
+type indexEntry struct {
+	segs []spill.SegmentInfo
+	// parts is the number of non-empty segments: a reduce asks for those
+	// only (an empty one is handed over without a request).
+	parts  int
+	served []atomic.Uint64 // bit r: partition r was asked for
+	nServe atomic.Int64    // bits set in served
+}
+
+func newIndexEntry(segs []spill.SegmentInfo) *indexEntry {
+	e := &indexEntry{segs: segs, served: make([]atomic.Uint64, (len(segs)+63)/64)}
+	for _, s := range segs {
+		if s.Length > 0 || s.Records > 0 {
+			e.parts++
+		}
+	}
+	return e
+}
+
+// serve records that partition r was asked for and returns how many
+// non-empty partitions have not been yet (never below 0).
+func (e *indexEntry) serve(r int) int {
+	if r < 0 || r >= len(e.segs) {
+		return max(e.parts-int(e.nServe.Load()), 0)
+	}
+	n := e.nServe.Load()
+	if s := e.segs[r]; s.Length > 0 || s.Records > 0 {
+		bit := uint64(1) << (uint(r) % 64)
+		if e.served[r/64].Or(bit)&bit == 0 {
+			n = e.nServe.Add(1)
+		}
+	}
+	return max(e.parts-int(n), 0)
+}
+
+// servedCount returns how many partitions were asked for (tests).
+func (e *indexEntry) servedCount() int {
+	n := 0
+	for i := range e.served {
+		n += bits.OnesCount64(e.served[i].Load())
+	}
+	return n
+}
+
 func newIndexCache(limit int64) *indexCache {
-	return &indexCache{byKey: map[string][]spill.SegmentInfo{}, limit: limit}
+	return &indexCache{byKey: map[string]*indexEntry{}, limit: limit}
 }
 
 // entryBytes is what an entry is counted as: its segments and its key.
@@ -38,11 +87,21 @@ func entryBytes(path string, segs []spill.SegmentInfo) int64 {
 
 // read returns the index at path, from the cache or read (and cached).
 func (c *indexCache) read(path string) ([]spill.SegmentInfo, error) {
+	e, err := c.entry(path)
+	if err != nil {
+		return nil, err
+	}
+	return e.segs, nil
+}
+
+// entry returns the cache entry of the index at path, read (and cached)
+// if it is not cached.
+func (c *indexCache) entry(path string) (*indexEntry, error) {
 	c.mu.Lock()
-	segs, ok := c.byKey[path]
+	e, ok := c.byKey[path]
 	c.mu.Unlock()
 	if ok {
-		return segs, nil
+		return e, nil
 	}
 	segs, err := spill.ReadIndex(path)
 	if err != nil {
@@ -50,17 +109,18 @@ func (c *indexCache) read(path string) ([]spill.SegmentInfo, error) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.byKey[path]; ok {
-		return segs, nil
+	if e, ok := c.byKey[path]; ok {
+		return e, nil
 	}
-	c.byKey[path] = segs
+	e = newIndexEntry(segs)
+	c.byKey[path] = e
 	c.order = append(c.order, path)
 	c.bytes += entryBytes(path, segs)
 	for c.bytes > c.limit && len(c.order) > 1 {
 		old := c.order[0]
 		c.order = c.order[1:]
-		c.bytes -= entryBytes(old, c.byKey[old])
+		c.bytes -= entryBytes(old, c.byKey[old].segs)
 		delete(c.byKey, old)
 	}
-	return segs, nil
+	return e, nil
 }

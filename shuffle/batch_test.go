@@ -249,6 +249,34 @@ func TestBatchHandler(t *testing.T) {
 		}
 	})
 
+	// The attempt's directory is remembered (dirCache) and its index and
+	// data cached after the frames above: once the directory is gone, its
+	// segments are not found all the same.
+	t.Run("attempt removed after it was served", func(t *testing.T) {
+		dir1, err := f.w.SpillDir("j", "a1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.RemoveAll(dir1); err != nil {
+			t.Fatal(err)
+		}
+		b := enc("j", 2, time.Now().UnixMilli(), BatchItem{"a1", 0}, BatchItem{"a0", 0})
+		resp, body := f.post(t, "POST", b, BatchRequestHash(f.secret, b))
+		if resp.StatusCode != 200 {
+			t.Fatalf("status %d", resp.StatusCode)
+		}
+		fr := newFrameReader(bytes.NewReader(body))
+		if err := fr.readMagic(); err != nil {
+			t.Fatal(err)
+		}
+		if fm, err := fr.next(1 << 20); err != nil || fm.status != frameNotFound {
+			t.Errorf("removed attempt: frame %+v, %v; want not found", fm, err)
+		}
+		if fm, err := fr.next(1 << 20); err != nil || fm.status != frameOK {
+			t.Errorf("the other attempt: frame %+v, %v; want served", fm, err)
+		}
+	})
+
 	t.Run("reduce out of range", func(t *testing.T) {
 		b := enc("j", 3, now, BatchItem{"a0", 0})
 		resp, body := f.post(t, "POST", b, BatchRequestHash(f.secret, b))

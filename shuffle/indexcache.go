@@ -2,6 +2,7 @@ package shuffle
 
 import (
 	"math/bits"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 
@@ -123,4 +124,45 @@ func (c *indexCache) entry(path string) (*indexEntry, error) {
 		delete(c.byKey, old)
 	}
 	return e, nil
+}
+
+// dirCacheEntries bounds the batched server's cache of attempts' spill
+// directories; when it is full it starts again empty.
+const dirCacheEntries = 1 << 14
+
+// dirCache remembers the spill directory the Locator gave for an attempt,
+// so that a batched request does not ask it (the TaskTracker's stats the
+// directory) for every attempt it names. Only directories found are kept.
+// A directory removed since (the attempt purged) is not a risk: its
+// indexes and data files are opened, or checked by the data cache's
+// inotify watch, before anything of them is served, and fail as missing.
+type dirCache struct {
+	mu   sync.Mutex
+	dirs map[attemptKey]string
+}
+
+type attemptKey struct{ job, attempt string }
+
+// spillDir returns attempt's spill directory, from the cache or from loc
+// (and cached if found), cleaned.
+func (c *dirCache) spillDir(loc Locator, job, attempt string) (string, error) {
+	k := attemptKey{job, attempt}
+	c.mu.Lock()
+	dir, ok := c.dirs[k]
+	c.mu.Unlock()
+	if ok {
+		return dir, nil
+	}
+	dir, err := loc.SpillDir(job, attempt)
+	if err != nil {
+		return "", err
+	}
+	dir = filepath.Clean(dir)
+	c.mu.Lock()
+	if c.dirs == nil || len(c.dirs) >= dirCacheEntries {
+		c.dirs = map[attemptKey]string{}
+	}
+	c.dirs[k] = dir
+	c.mu.Unlock()
+	return dir, nil
 }

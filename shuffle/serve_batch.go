@@ -163,8 +163,7 @@ func planBatch(h *handler, req BatchRequest, log *slog.Logger) *batchPlan {
 	for i, it := range req.Items {
 		d, ok := dirs[it.Attempt]
 		if !ok {
-			d.dir, d.err = h.loc.SpillDir(req.Job, it.Attempt)
-			d.dir = filepath.Clean(d.dir) // once per attempt
+			d.dir, d.err = h.dirs.spillDir(h.loc, req.Job, it.Attempt)
 			dirs[it.Attempt] = d
 		}
 		start := len(p.heads)
@@ -193,8 +192,8 @@ func (h *handler) planFrame(heads []byte, pf *plannedFrame, d dirResult, it Batc
 		log.Info("shuffle batch: unknown attempt", "attempt", it.Attempt, "err", d.err)
 		return appendFrameFailure(heads, frameNotFound, "unknown attempt "+it.Attempt)
 	}
-	// d.dir is the Locator's, clean already: no filepath.Join (which
-	// cleans the whole path again) per segment.
+	// d.dir is clean already (dirCache): no filepath.Join, which cleans
+	// the whole path again, per segment.
 	ix, err := h.indexes.entry(d.dir + string(filepath.Separator) + spill.IndexFileName(it.Spill))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {

@@ -24,17 +24,25 @@ const indexCacheBytes = 10 << 20
 // file is opened. Entries are evicted oldest first.
 type indexCache struct {
 	mu    sync.Mutex
-	byKey map[string]*indexEntry
-	order []string // insertion order, for eviction
+	byKey map[spillKey]*indexEntry
+	order []spillKey // insertion order, for eviction
 	bytes int64
 	limit int64
+}
+
+// spillKey names a spill: its directory (clean) and its index. The cache is
+// keyed by it rather than by path, so that a hit builds no path.
+type spillKey struct {
+	dir   string
+	spill int
 }
 
 // indexEntry is one cached spill index, and which of its partitions have
 // been asked for since it was cached: the data cache keeps the files with
 // the most partitions still to serve (dataCache).
 type indexEntry struct {
-	segs []spill.SegmentInfo
+	segs     []spill.SegmentInfo
+	dataPath string // the spill's data file
 	// parts is the number of non-empty segments: a reduce asks for those
 	// only (an empty one is handed over without a request).
 	parts  int
@@ -78,49 +86,44 @@ func (e *indexEntry) servedCount() int {
 }
 
 func newIndexCache(limit int64) *indexCache {
-	return &indexCache{byKey: map[string]*indexEntry{}, limit: limit}
+	return &indexCache{byKey: map[spillKey]*indexEntry{}, limit: limit}
 }
 
-// entryBytes is what an entry is counted as: its segments and its key.
-func entryBytes(path string, segs []spill.SegmentInfo) int64 {
-	return int64(len(path)) + int64(len(segs))*40 + 64
+// entryBytes is what an entry is counted as: its segments, its key and its
+// data file's path.
+func entryBytes(dir string, segs []spill.SegmentInfo) int64 {
+	return 2*int64(len(dir)) + int64(len(segs))*40 + 96
 }
 
-// read returns the index at path, from the cache or read (and cached).
-func (c *indexCache) read(path string) ([]spill.SegmentInfo, error) {
-	e, err := c.entry(path)
-	if err != nil {
-		return nil, err
-	}
-	return e.segs, nil
-}
-
-// entry returns the cache entry of the index at path, read (and cached)
-// if it is not cached.
-func (c *indexCache) entry(path string) (*indexEntry, error) {
+// entry returns the cache entry of the index of spill k in dir (a clean
+// path), read (and cached) if it is not cached.
+func (c *indexCache) entry(dir string, k int) (*indexEntry, error) {
+	key := spillKey{dir, k}
 	c.mu.Lock()
-	e, ok := c.byKey[path]
+	e, ok := c.byKey[key]
 	c.mu.Unlock()
 	if ok {
 		return e, nil
 	}
-	segs, err := spill.ReadIndex(path)
+	// No filepath.Join: dir is clean already.
+	segs, err := spill.ReadIndex(dir + string(filepath.Separator) + spill.IndexFileName(k))
 	if err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e, ok := c.byKey[path]; ok {
+	if e, ok := c.byKey[key]; ok {
 		return e, nil
 	}
 	e = newIndexEntry(segs)
-	c.byKey[path] = e
-	c.order = append(c.order, path)
-	c.bytes += entryBytes(path, segs)
+	e.dataPath = dir + string(filepath.Separator) + spill.DataFileName(k)
+	c.byKey[key] = e
+	c.order = append(c.order, key)
+	c.bytes += entryBytes(dir, segs)
 	for c.bytes > c.limit && len(c.order) > 1 {
 		old := c.order[0]
 		c.order = c.order[1:]
-		c.bytes -= entryBytes(old, c.byKey[old].segs)
+		c.bytes -= entryBytes(old.dir, c.byKey[old].segs)
 		delete(c.byKey, old)
 	}
 	return e, nil

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
@@ -192,9 +191,7 @@ func (h *handler) planFrame(heads []byte, pf *plannedFrame, d dirResult, it Batc
 		log.Info("shuffle batch: unknown attempt", "attempt", it.Attempt, "err", d.err)
 		return appendFrameFailure(heads, frameNotFound, "unknown attempt "+it.Attempt)
 	}
-	// d.dir is clean already (dirCache): no filepath.Join, which cleans
-	// the whole path again, per segment.
-	ix, err := h.indexes.entry(d.dir + string(filepath.Separator) + spill.IndexFileName(it.Spill))
+	ix, err := h.indexes.entry(d.dir, it.Spill)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return appendFrameFailure(heads, frameNotFound, fmt.Sprintf("unknown spill %d of attempt %s", it.Spill, it.Attempt))
@@ -211,7 +208,7 @@ func (h *handler) planFrame(heads []byte, pf *plannedFrame, d dirResult, it Batc
 		log.Error("shuffle batch: bad segment in the index", "attempt", it.Attempt, "spill", it.Spill, "offset", seg.Offset, "length", seg.Length)
 		return appendFrameFailure(heads, frameError, "bad spill index entry")
 	}
-	dataPath := d.dir + string(filepath.Separator) + spill.DataFileName(it.Spill)
+	dataPath := ix.dataPath
 	// Segments are contiguous from offset 0: the last one's end is the
 	// data file's size.
 	last := segs[len(segs)-1]

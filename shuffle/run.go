@@ -277,6 +277,7 @@ type runner struct {
 	// The counters Run updates, resolved once.
 	cBytes, cMaps, cFailed *mr.Counter
 	debugLog               bool // r.log logs at debug level
+	spillsHint             int  // the most spills announced for one map
 }
 
 // seg returns the state of spill k of map m, which must have been
@@ -468,8 +469,13 @@ func (r *runner) announce(loc SpillLocation) error {
 		if k < cap(mp.segs) {
 			mp.segs = mp.segs[:k+1]
 		} else {
-			mp.segs = append(mp.segs, make([]segState, k+1-len(mp.segs))...)
+			// Room for as many spills as the most a map has had so far:
+			// maps of a job mostly spill alike.
+			segs := make([]segState, k+1, max(k+1, r.spillsHint))
+			copy(segs, mp.segs)
+			mp.segs = segs
 		}
+		r.spillsHint = max(r.spillsHint, k+1)
 	}
 	key := segKey{m, k}
 	st := &mp.segs[k]

@@ -582,7 +582,7 @@ func runShuffleFetch(ctx context.Context, lay *shuffleLayout, servers []*shuffle
 // fetchOneReduce is one reduce's shuffle: its segments, its bytes.
 func fetchOneReduce(ctx context.Context, lay *shuffleLayout, servers []*shuffleServer, job string, secret []byte,
 	r, parallel, batch int, batchBytes int64, requests *atomic.Int64) (int64, int64, error) {
-	var evs []shuffle.Event
+	evs := make([]shuffle.Event, 0, len(lay.locs)*len(lay.locs[0]))
 	var segs int64
 	for m, spills := range lay.locs {
 		for k, sa := range spills {

@@ -36,13 +36,20 @@ import (
 // Once their bytes pass the limit, entries are evicted by the demand still
 // expected for them: first the file with the fewest partitions not yet
 // asked for (the caller says how many with each request, from the spill's
-// index: indexEntry.serve), the least recently used among equals; a
-// directory's watch is removed with its last entry. Reduces that fetch in
-// waves (more reduces than slots, each asking for every spill in the same
-// order) make plain LRU read every file again in each wave once the
-// spills are larger than the cache; by demand, the files the current wave
-// has already passed go first and the rest stay (make bench-shuffle:
-// docs/scaling.md).
+// index: indexEntry.serve), the most recently used among equals; a
+// directory's watch is removed with its last entry. Reduces ask for the
+// spills in the same order (announcement order), several at a time and
+// more reduces than slots: once the spills are larger than the cache, LRU
+// evicts each file just before the next reduce comes for it and reads
+// every file again for each wave of reduces (make bench-shuffle: about 7
+// times for 50 reduces, 8 at a time). By demand, the files the reduces
+// have passed go first, and among those the one passed last, which the
+// reduces behind will want last; the rest stay. In a simulation of that
+// pattern (1,000 files, a cache of 82% of them, 50 reduces 8 at a time,
+// each reduce's speed varying by up to 5%, 20% and 50%) LRU read each
+// file 7.0, 6.8 and 11.8 times, this 2.1, 4.1 and 7.1 times (LRU among
+// equals: 8.6 times), and evicting the file whose next use is furthest
+// (which needs the reduces' positions) 2.1, 2.5 and 4.7 times.
 type dataCache struct {
 	mu      sync.Mutex
 	limit   int64
@@ -71,13 +78,13 @@ type cachedFile struct {
 }
 
 // evictHeap orders cached files by eviction: fewest remaining partitions
-// first, then least recently used.
+// first, then most recently used.
 type evictHeap []*cachedFile
 
 func (h evictHeap) Len() int { return len(h) }
 func (h evictHeap) Less(i, j int) bool {
 	a, b := h[i], h[j]
-	return a.remaining < b.remaining || a.remaining == b.remaining && a.lastUse < b.lastUse
+	return a.remaining < b.remaining || a.remaining == b.remaining && a.lastUse > b.lastUse
 }
 func (h evictHeap) Swap(i, j int) {
 	h[i], h[j] = h[j], h[i]

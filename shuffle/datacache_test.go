@@ -187,7 +187,7 @@ func TestDataCacheSeesChanges(t *testing.T) {
 }
 
 // TestDataCacheEviction: the cache keeps at most its limit of bytes, evicts
-// the least recently used file first, removes a directory's watch with its
+// the most recently used file first among files of equal demand, removes a directory's watch with its
 // last file, and a file larger than the per-file bound is served from the
 // file and not cached.
 func TestDataCacheEviction(t *testing.T) {
@@ -208,9 +208,9 @@ func TestDataCacheEviction(t *testing.T) {
 			t.Fatalf("file %d: %q, %t, %v", i, data, ok, err)
 		}
 	}
-	get(0)
 	get(1)
-	get(0) // 0 is now the most recent
+	get(0)
+	get(1) // 1 is now the most recent
 	get(2) // 3,000 bytes: 1 goes
 	c.mu.Lock()
 	_, has0 := c.files[paths[0]]
@@ -241,7 +241,7 @@ func TestDataCacheEviction(t *testing.T) {
 }
 
 // TestDataCacheEvictsByDemand: once full, the cache evicts the file with
-// the fewest partitions still to serve (the least recently used among
+// the fewest partitions still to serve (the most recently used among
 // equals), not the least recently used one: a file the reduces have all
 // had goes before one most of them still want, however recently used.
 func TestDataCacheEvictsByDemand(t *testing.T) {
@@ -270,8 +270,9 @@ func TestDataCacheEvictsByDemand(t *testing.T) {
 		// 0 was asked for last but has nothing left to serve: it goes.
 		{"fewest remaining", []int{0, 5, 4}, []bool{false, true, true, true}},
 		{"most recent but fewest", []int{9, 2, 9}, []bool{true, false, true, true}},
-		// Equal demand: least recently used first.
-		{"equal: LRU", []int{3, 3, 3}, []bool{false, true, true, true}},
+		// Equal demand: most recently used first (reduces ask in the
+		// same order: those behind want it last).
+		{"equal: MRU", []int{3, 3, 3}, []bool{true, true, false, true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newDataCache(3000, 1200)

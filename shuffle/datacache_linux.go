@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -58,6 +59,8 @@ type dataCache struct {
 	evict   evictHeap // the next victim first
 	tick    uint64    // use clock, for lastUse
 	files   map[string]*cachedFile
+	loading map[string]chan struct{} // files being read, closed when done
+	reads   atomic.Int64             // files read (misses), for tests
 	dirs    map[string]*watchedDir
 	byWD    map[int32]*watchedDir
 	ifd     int // inotify descriptor; -1: not opened yet or unavailable
@@ -123,7 +126,7 @@ func newDataCache(limit, maxFile int64) *dataCache {
 	if limit <= 0 {
 		return nil
 	}
-	c := &dataCache{limit: limit, maxFile: min(maxFile, limit), files: map[string]*cachedFile{},
+	c := &dataCache{limit: limit, maxFile: min(maxFile, limit), files: map[string]*cachedFile{}, loading: map[string]chan struct{}{},
 		dirs: map[string]*watchedDir{}, byWD: map[int32]*watchedDir{}, ifd: -1}
 	return c
 }
@@ -236,6 +239,23 @@ func (c *dataCache) segment(path string, offset, length int64, remaining int) (d
 		c.mu.Unlock()
 		return slice(path, data, offset, length)
 	}
+	if ch := c.loading[path]; ch != nil {
+		// Another request is reading the file (the reduces of a wave ask
+		// for it at about the same time): wait for it rather than read it
+		// too, then take it from the cache, or read it if it was not
+		// cached after all.
+		c.mu.Unlock()
+		<-ch
+		c.mu.Lock()
+		if f := c.files[path]; f != nil {
+			c.tick++
+			f.remaining, f.lastUse = remaining, c.tick
+			heap.Fix(&c.evict, f.index)
+			data := f.data
+			c.mu.Unlock()
+			return slice(path, data, offset, length)
+		}
+	}
 	if !c.startLocked() {
 		c.mu.Unlock()
 		return nil, false, nil
@@ -247,6 +267,16 @@ func (c *dataCache) segment(path string, offset, length int64, remaining int) (d
 		return nil, false, nil // no watch: do not cache
 	}
 	gen := d.gen
+	if c.loading[path] == nil {
+		ch := make(chan struct{})
+		c.loading[path] = ch
+		defer func() {
+			c.mu.Lock()
+			delete(c.loading, path)
+			c.mu.Unlock()
+			close(ch)
+		}()
+	}
 	c.mu.Unlock()
 
 	// Read the file with the watch in place: a change from now on is an
@@ -266,6 +296,7 @@ func (c *dataCache) segment(path string, offset, length int64, remaining int) (d
 		unwatch()
 		return nil, false, nil
 	}
+	c.reads.Add(1)
 	buf := make([]byte, size)
 	n, err := f.ReadAt(buf, 0)
 	if err != nil && !errors.Is(err, io.EOF) {

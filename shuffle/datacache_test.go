@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -299,5 +300,28 @@ func TestDataCacheEvictsByDemand(t *testing.T) {
 	c.segment(paths[3], 0, 10, 9)
 	if got, want := cached(c), []bool{false, true, true, true}; !slices.Equal(got, want) {
 		t.Errorf("after a hit: cached %v, want %v", got, want)
+	}
+}
+
+// TestDataCacheOneReadPerMiss: requests that miss the same file at the
+// same time read it once; the others wait and take it from the cache.
+func TestDataCacheOneReadPerMiss(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "spill00000.out")
+	if err := os.WriteFile(p, bytes.Repeat([]byte("abcdefghij"), 10000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := newDataCache(1<<20, 1<<20)
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Go(func() {
+			data, ok, err := c.segment(p, int64(i*10), 10, 1)
+			if err != nil || !ok || string(data) != "abcdefghij" {
+				t.Errorf("request %d: %q, %t, %v", i, data, ok, err)
+			}
+		})
+	}
+	wg.Wait()
+	if n := c.reads.Load(); n != 1 {
+		t.Errorf("%d reads of the file, want 1", n)
 	}
 }

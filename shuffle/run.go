@@ -230,7 +230,6 @@ type mapState struct {
 // hostQueue is the segments waiting to be fetched from one host, oldest
 // first, and the requests in flight to it.
 type hostQueue struct {
-	name     string
 	keys     []segKey
 	inFlight int
 	active   bool // in runner.active
@@ -507,7 +506,7 @@ func (r *runner) hostID(host string) int {
 	if !ok {
 		id = len(r.hosts)
 		r.hostIDs[host] = id
-		r.hosts = append(r.hosts, &hostQueue{name: host})
+		r.hosts = append(r.hosts, &hostQueue{})
 	}
 	return id
 }

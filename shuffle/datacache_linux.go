@@ -50,7 +50,10 @@ import (
 // each reduce's speed varying by up to 5%, 20% and 50%) LRU read each
 // file 7.0, 6.8 and 11.8 times, this 2.1, 4.1 and 7.1 times (LRU among
 // equals: 8.6 times), and evicting the file whose next use is furthest
-// (which needs the reduces' positions) 2.1, 2.5 and 4.7 times.
+// (which needs the reduces' positions) 2.1, 2.5 and 4.7 times. In make
+// bench-shuffle itself, whose reduces drift apart, it read about as many
+// files as LRU (docs/scaling.md); in a running job it also evicts a spill
+// every reduce has fetched before one they have not come to yet.
 type dataCache struct {
 	mu      sync.Mutex
 	limit   int64

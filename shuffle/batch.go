@@ -331,6 +331,18 @@ func (fr *frameReader) next(maxLen int64) (frame, error) {
 	f.status = st
 	switch st {
 	case frameOK:
+		// The header is in the buffer already (a small segment's frame
+		// usually is): decode it from there, without a call per byte.
+		if b, _ := fr.r.Peek(min(fr.r.Buffered(), maxFrameHeader)); len(b) > 0 {
+			if seg, n, ok := decodeFrameHeader(b); ok {
+				_, _ = fr.r.Discard(n)
+				f.seg = seg
+				if f.seg.Length > maxLen {
+					return f, fmt.Errorf("%w: frame of %d bytes, more than the %d announced", ErrSegmentMismatch, f.seg.Length, maxLen)
+				}
+				return f, nil
+			}
+		}
 		var vals [3]uint64
 		for i := range vals {
 			if vals[i], err = binary.ReadUvarint(fr.r); err != nil {
@@ -365,6 +377,32 @@ func (fr *frameReader) next(maxLen int64) (frame, error) {
 		return f, nil
 	}
 	return f, fmt.Errorf("%w: frame status %d", ErrBadBatch, st)
+}
+
+// maxFrameHeader is the longest header of a served frame after its status:
+// three uvarints and the CRC.
+const maxFrameHeader = 3*binary.MaxVarintLen64 + 4
+
+// decodeFrameHeader decodes a served frame's header (after its status)
+// from the start of b, as next reads it: ok is false if b does not hold a
+// whole, valid one (the caller then reads it field by field, which finds
+// the same values or reports the error).
+func decodeFrameHeader(b []byte) (seg spill.SegmentInfo, n int, ok bool) {
+	var vals [3]uint64
+	for i := range vals {
+		v, m := binary.Uvarint(b[n:])
+		if m <= 0 || v > 1<<62 {
+			return seg, 0, false
+		}
+		vals[i] = v
+		n += m
+	}
+	if len(b)-n < 4 {
+		return seg, 0, false
+	}
+	crc := binary.LittleEndian.Uint32(b[n:])
+	n += 4
+	return spill.SegmentInfo{Length: int64(vals[0]), RawLength: int64(vals[1]), Records: int64(vals[2]), CRC: crc}, n, true
 }
 
 // data reads a served frame's bytes into buf (of the frame's length).

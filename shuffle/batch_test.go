@@ -3,6 +3,7 @@ package shuffle
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"gomr/spill"
@@ -244,6 +246,34 @@ func TestBatchHandler(t *testing.T) {
 		}
 		if _, err := fr.next(1 << 20); !errors.Is(err, io.EOF) {
 			t.Errorf("after the last frame: %v, want EOF", err)
+		}
+	})
+
+	// The attempt's directory is remembered (dirCache) and its index and
+	// data cached after the frames above: once the directory is gone, its
+	// segments are not found all the same.
+	t.Run("attempt removed after it was served", func(t *testing.T) {
+		dir1, err := f.w.SpillDir("j", "a1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.RemoveAll(dir1); err != nil {
+			t.Fatal(err)
+		}
+		b := enc("j", 2, time.Now().UnixMilli(), BatchItem{"a1", 0}, BatchItem{"a0", 0})
+		resp, body := f.post(t, "POST", b, BatchRequestHash(f.secret, b))
+		if resp.StatusCode != 200 {
+			t.Fatalf("status %d", resp.StatusCode)
+		}
+		fr := newFrameReader(bytes.NewReader(body))
+		if err := fr.readMagic(); err != nil {
+			t.Fatal(err)
+		}
+		if fm, err := fr.next(1 << 20); err != nil || fm.status != frameNotFound {
+			t.Errorf("removed attempt: frame %+v, %v; want not found", fm, err)
+		}
+		if fm, err := fr.next(1 << 20); err != nil || fm.status != frameOK {
+			t.Errorf("the other attempt: frame %+v, %v; want served", fm, err)
 		}
 	})
 
@@ -604,6 +634,47 @@ func TestSegmentArena(t *testing.T) {
 						t.Fatalf("buffer %d was written through another", i)
 					}
 				}
+			}
+		})
+	}
+}
+
+// TestFrameHeaderPaths: a served frame's header decoded from the reader's
+// buffer (decodeFrameHeader) gives what reading it field by field gives
+// (a reader that returns one byte at a time leaves nothing buffered),
+// values, errors and the bytes consumed alike.
+func TestFrameHeaderPaths(t *testing.T) {
+	ok := appendFrameHeader(nil, spill.SegmentInfo{Length: 825, RawLength: 900, Records: 8, CRC: 0xdeadbeef})
+	big := appendFrameHeader(nil, spill.SegmentInfo{Length: 1 << 40, RawLength: 1 << 41, Records: 1 << 30, CRC: 1})
+	for _, tc := range []struct {
+		name string
+		b    []byte
+	}{
+		{"ok", ok},
+		{"ok, then more", append(append([]byte{}, ok...), 0x01, 0x02)},
+		{"large values", big},
+		{"longer than announced", appendFrameHeader(nil, spill.SegmentInfo{Length: 5000})},
+		{"field out of range", append([]byte{frameOK}, binary.AppendUvarint(nil, 1<<63)...)},
+		{"varint overflow", []byte{frameOK, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}},
+		{"truncated crc", ok[:len(ok)-2]},
+		{"truncated field", ok[:2]},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			read := func(r io.Reader) (frame, string, int) {
+				fr := newFrameReader(r)
+				defer fr.release()
+				f, err := fr.next(4096)
+				rest, _ := io.ReadAll(fr.r)
+				msg := ""
+				if err != nil {
+					msg = err.Error()
+				}
+				return f, msg, len(rest)
+			}
+			f1, e1, n1 := read(bytes.NewReader(tc.b))
+			f2, e2, n2 := read(iotest.OneByteReader(bytes.NewReader(tc.b)))
+			if f1 != f2 || e1 != e2 || n1 != n2 {
+				t.Errorf("buffered: %+v, %q, %d left; byte by byte: %+v, %q, %d left", f1, e1, n1, f2, e2, n2)
 			}
 		})
 	}

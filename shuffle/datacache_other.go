@@ -11,6 +11,6 @@ func newDataCache(limit, maxFile int64) *dataCache { return nil }
 func (c *dataCache) sync() {}
 
 // segment never has the file: the caller reads it.
-func (c *dataCache) segment(path string, offset, length int64) ([]byte, bool, error) {
+func (c *dataCache) segment(path string, offset, length int64, remaining int) ([]byte, bool, error) {
 	return nil, false, nil
 }

@@ -5,11 +5,14 @@ package shuffle
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -185,7 +188,7 @@ func TestDataCacheSeesChanges(t *testing.T) {
 }
 
 // TestDataCacheEviction: the cache keeps at most its limit of bytes, evicts
-// the least recently used file first, removes a directory's watch with its
+// the most recently used file first among files of equal demand, removes a directory's watch with its
 // last file, and a file larger than the per-file bound is served from the
 // file and not cached.
 func TestDataCacheEviction(t *testing.T) {
@@ -201,14 +204,14 @@ func TestDataCacheEviction(t *testing.T) {
 	c := newDataCache(2500, 1200)
 	get := func(i int) {
 		t.Helper()
-		data, ok, err := c.segment(paths[i], 10, 5)
+		data, ok, err := c.segment(paths[i], 10, 5, 1)
 		if err != nil || !ok || string(data) != strings.Repeat(string(rune('a'+i)), 5) {
 			t.Fatalf("file %d: %q, %t, %v", i, data, ok, err)
 		}
 	}
-	get(0)
 	get(1)
-	get(0) // 0 is now the most recent
+	get(0)
+	get(1) // 1 is now the most recent
 	get(2) // 3,000 bytes: 1 goes
 	c.mu.Lock()
 	_, has0 := c.files[paths[0]]
@@ -224,10 +227,10 @@ func TestDataCacheEviction(t *testing.T) {
 	if err := os.WriteFile(big, make([]byte, 2000), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok, err := c.segment(big, 0, 10); ok || err != nil {
+	if _, ok, err := c.segment(big, 0, 10, 1); ok || err != nil {
 		t.Errorf("a file over the per-file bound: ok=%t, err %v; want not cached", ok, err)
 	}
-	if _, _, err := c.segment(filepath.Join(dirs[1], "missing.out"), 0, 1); !errors.Is(err, os.ErrNotExist) {
+	if _, _, err := c.segment(filepath.Join(dirs[1], "missing.out"), 0, 1, 1); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a missing file: %v, want not exist", err)
 	}
 	c.mu.Lock()
@@ -235,5 +238,90 @@ func TestDataCacheEviction(t *testing.T) {
 	c.mu.Unlock()
 	if watches != 2 {
 		t.Errorf("%d watches after reads that cached nothing, want 2", watches)
+	}
+}
+
+// TestDataCacheEvictsByDemand: once full, the cache evicts the file with
+// the fewest partitions still to serve (the most recently used among
+// equals), not the least recently used one: a file the reduces have all
+// had goes before one most of them still want, however recently used.
+func TestDataCacheEvictsByDemand(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	for i := range 4 {
+		p := filepath.Join(dir, fmt.Sprintf("spill%05d.out", i))
+		if err := os.WriteFile(p, bytes.Repeat([]byte{byte('a' + i)}, 1000), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	cached := func(c *dataCache) (got []bool) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		for _, p := range paths {
+			got = append(got, c.files[p] != nil)
+		}
+		return got
+	}
+	for _, tc := range []struct {
+		name      string
+		remaining []int // per request, in order: files 0, 1, 2, then 3
+		want      []bool
+	}{
+		// 0 was asked for last but has nothing left to serve: it goes.
+		{"fewest remaining", []int{0, 5, 4}, []bool{false, true, true, true}},
+		{"most recent but fewest", []int{9, 2, 9}, []bool{true, false, true, true}},
+		// Equal demand: most recently used first (reduces ask in the
+		// same order: those behind want it last).
+		{"equal: MRU", []int{3, 3, 3}, []bool{true, true, false, true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newDataCache(3000, 1200)
+			for i, rem := range tc.remaining {
+				if _, ok, err := c.segment(paths[i], 0, 10, rem); !ok || err != nil {
+					t.Fatalf("file %d: ok=%t, %v", i, ok, err)
+				}
+			}
+			// A fourth file of 1,000 bytes needs one evicted.
+			if _, ok, err := c.segment(paths[3], 0, 10, 1); !ok || err != nil {
+				t.Fatalf("file 3: ok=%t, %v", ok, err)
+			}
+			if got := cached(c); !slices.Equal(got, tc.want) {
+				t.Errorf("cached %v, want %v", got, tc.want)
+			}
+		})
+	}
+	// A hit updates the demand: 0 served down to 0 remaining goes first.
+	c := newDataCache(3000, 1200)
+	for i, rem := range []int{5, 4, 3} {
+		c.segment(paths[i], 0, 10, rem)
+	}
+	c.segment(paths[0], 0, 10, 0)
+	c.segment(paths[3], 0, 10, 9)
+	if got, want := cached(c), []bool{false, true, true, true}; !slices.Equal(got, want) {
+		t.Errorf("after a hit: cached %v, want %v", got, want)
+	}
+}
+
+// TestDataCacheOneReadPerMiss: requests that miss the same file at the
+// same time read it once; the others wait and take it from the cache.
+func TestDataCacheOneReadPerMiss(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "spill00000.out")
+	if err := os.WriteFile(p, bytes.Repeat([]byte("abcdefghij"), 10000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := newDataCache(1<<20, 1<<20)
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Go(func() {
+			data, ok, err := c.segment(p, int64(i*10), 10, 1)
+			if err != nil || !ok || string(data) != "abcdefghij" {
+				t.Errorf("request %d: %q, %t, %v", i, data, ok, err)
+			}
+		})
+	}
+	wg.Wait()
+	if n := c.reads.Load(); n != 1 {
+		t.Errorf("%d reads of the file, want 1", n)
 	}
 }

@@ -71,14 +71,16 @@ func (f *Fetcher) FetchBatch(ctx context.Context, locs []SpillLocation, reduce i
 	for i := range pending {
 		pending[i] = i
 	}
+	last := make([]error, len(locs))
 	for attempt := 0; ; attempt++ {
-		last := f.fetchBatchOnce(ctx, locs, pending, reduce, data)
+		f.fetchBatchOnce(ctx, locs, pending, reduce, data, last)
 		var again []int
 		for _, i := range pending {
 			err := last[i]
 			if err == nil {
 				continue
 			}
+			last[i] = nil
 			var perm *permanentError
 			switch {
 			case ctx.Err() != nil:
@@ -108,15 +110,14 @@ func (f *Fetcher) FetchBatch(ctx context.Context, locs []SpillLocation, reduce i
 }
 
 // fetchBatchOnce makes one batched request for locs[i], i in idx, storing
-// verified segments in data and returning the errors by index of locs
-// (permanentError for those not worth retrying).
-func (f *Fetcher) fetchBatchOnce(ctx context.Context, locs []SpillLocation, idx []int, reduce int, data [][]byte) map[int]error {
-	errs := make(map[int]error, len(idx))
-	failAll := func(from int, err error) map[int]error {
+// verified segments in data and the errors in errs, by index of locs
+// (permanentError for those not worth retrying; errs[i] must be nil for
+// every i in idx on entry).
+func (f *Fetcher) fetchBatchOnce(ctx context.Context, locs []SpillLocation, idx []int, reduce int, data [][]byte, errs []error) {
+	failAll := func(from int, err error) {
 		for _, i := range idx[from:] {
 			errs[i] = err
 		}
-		return errs
 	}
 	host := locs[0].Host
 	req := BatchRequest{Job: locs[0].JobID, Reduce: reduce, At: time.Now().UnixMilli(), Items: make([]BatchItem, len(idx))}
@@ -125,11 +126,13 @@ func (f *Fetcher) fetchBatchOnce(ctx context.Context, locs []SpillLocation, idx 
 	}
 	body, err := EncodeBatchRequest(req)
 	if err != nil {
-		return failAll(0, &permanentError{fmt.Errorf("build batch request: %w", err)})
+		failAll(0, &permanentError{fmt.Errorf("build batch request: %w", err)})
+		return
 	}
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+host+BatchPath, bytes.NewReader(body))
 	if err != nil {
-		return failAll(0, &permanentError{fmt.Errorf("build request: %w", err)})
+		failAll(0, &permanentError{fmt.Errorf("build request: %w", err)})
+		return
 	}
 	hash := BatchRequestHash(f.Secret, body)
 	hreq.Header.Set(HashHeader, hash)
@@ -140,7 +143,8 @@ func (f *Fetcher) fetchBatchOnce(ctx context.Context, locs []SpillLocation, idx 
 	}
 	resp, err := client.Do(hreq)
 	if err != nil {
-		return failAll(0, fmt.Errorf("connect to shuffle server %s: %w", host, err))
+		failAll(0, fmt.Errorf("connect to shuffle server %s: %w", host, err))
+		return
 	}
 	defer func() {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
@@ -149,22 +153,28 @@ func (f *Fetcher) fetchBatchOnce(ctx context.Context, locs []SpillLocation, idx 
 	switch {
 	case resp.StatusCode == http.StatusOK:
 	case resp.StatusCode == http.StatusUnauthorized:
-		return failAll(0, &permanentError{fmt.Errorf("server %s answered 401: %w", host, ErrUnauthorized)})
+		failAll(0, &permanentError{fmt.Errorf("server %s answered 401: %w", host, ErrUnauthorized)})
+		return
 	case resp.StatusCode == http.StatusNotFound:
-		return failAll(0, &permanentError{fmt.Errorf("server %s answered 404 to a batch (%s): %w", host, errorBody(resp), ErrNotFound)})
+		failAll(0, &permanentError{fmt.Errorf("server %s answered 404 to a batch (%s): %w", host, errorBody(resp), ErrNotFound)})
+		return
 	case resp.StatusCode >= 400 && resp.StatusCode < 500:
-		return failAll(0, &permanentError{fmt.Errorf("server %s refused the batch request: %s: %s", host, resp.Status, errorBody(resp))})
+		failAll(0, &permanentError{fmt.Errorf("server %s refused the batch request: %s: %s", host, resp.Status, errorBody(resp))})
+		return
 	default:
-		return failAll(0, fmt.Errorf("server %s answered %s: %s", host, resp.Status, errorBody(resp)))
+		failAll(0, fmt.Errorf("server %s answered %s: %s", host, resp.Status, errorBody(resp)))
+		return
 	}
 	reply := resp.Header.Get(ReplyHashHeader)
 	if reply == "" || !hashEqual(reply, ReplyHash(f.Secret, hash)) {
-		return failAll(0, &permanentError{fmt.Errorf("server %s sent a missing or wrong reply hash: %w", host, ErrUnauthorized)})
+		failAll(0, &permanentError{fmt.Errorf("server %s sent a missing or wrong reply hash: %w", host, ErrUnauthorized)})
+		return
 	}
 	fr := newFrameReader(resp.Body)
 	defer fr.release()
 	if err := fr.readMagic(); err != nil {
-		return failAll(0, fmt.Errorf("batch reply from %s: %w", host, err))
+		failAll(0, fmt.Errorf("batch reply from %s: %w", host, err))
+		return
 	}
 	arena := newSegmentArena(locs, idx)
 	for n, i := range idx {
@@ -175,9 +185,11 @@ func (f *Fetcher) fetchBatchOnce(ctx context.Context, locs []SpillLocation, idx 
 				// The frame cannot be skipped safely: this segment is
 				// wrong, the rest are asked for again.
 				errs[i] = &permanentError{fmt.Errorf("server %s: %w", host, err)}
-				return failAll(n+1, fmt.Errorf("batch reply from %s abandoned after a mismatched segment", host))
+				failAll(n+1, fmt.Errorf("batch reply from %s abandoned after a mismatched segment", host))
+				return
 			}
-			return failAll(n, fmt.Errorf("batch reply from %s, segment %d of %d: %w", host, n+1, len(idx), err))
+			failAll(n, fmt.Errorf("batch reply from %s, segment %d of %d: %w", host, n+1, len(idx), err))
+			return
 		}
 		switch fm.status {
 		case frameNotFound:
@@ -195,13 +207,15 @@ func (f *Fetcher) fetchBatchOnce(ctx context.Context, locs []SpillLocation, idx 
 			errs[i] = &permanentError{fmt.Errorf("server %s has length %d, raw length %d, records %d, crc %08x; announced length %d, raw length %d, records %d, crc %08x: %w",
 				host, got.Length, got.RawLength, got.Records, got.CRC, want.Length, want.RawLength, want.Records, want.CRC, ErrSegmentMismatch)}
 			if err := fr.skip(got.Length); err != nil {
-				return failAll(n+1, fmt.Errorf("batch reply from %s, segment %d of %d: %w", host, n+1, len(idx), err))
+				failAll(n+1, fmt.Errorf("batch reply from %s, segment %d of %d: %w", host, n+1, len(idx), err))
+				return
 			}
 			continue
 		}
 		buf := arena.take(want.Length)
 		if err := fr.data(buf); err != nil {
-			return failAll(n, fmt.Errorf("read segment from %s: %w", host, err))
+			failAll(n, fmt.Errorf("read segment from %s: %w", host, err))
+			return
 		}
 		if err := verifyChecksum(buf, want); err != nil {
 			errs[i] = fmt.Errorf("segment from %s: %w: %w", host, ErrChecksum, err)
@@ -209,7 +223,6 @@ func (f *Fetcher) fetchBatchOnce(ctx context.Context, locs []SpillLocation, idx 
 		}
 		data[i] = buf
 	}
-	return errs
 }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)

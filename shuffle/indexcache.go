@@ -1,7 +1,10 @@
 package shuffle
 
 import (
+	"math/bits"
+	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"gomr/spill"
 )
@@ -21,46 +24,148 @@ const indexCacheBytes = 10 << 20
 // file is opened. Entries are evicted oldest first.
 type indexCache struct {
 	mu    sync.Mutex
-	byKey map[string][]spill.SegmentInfo
-	order []string // insertion order, for eviction
+	byKey map[spillKey]*indexEntry
+	order []spillKey // insertion order, for eviction
 	bytes int64
 	limit int64
 }
 
+// spillKey names a spill: its directory (clean) and its index. The cache is
+// keyed by it rather than by path, so that a hit builds no path.
+type spillKey struct {
+	dir   string
+	spill int
+}
+
+// indexEntry is one cached spill index, and which of its partitions have
+// been asked for since it was cached: the data cache keeps the files with
+// the most partitions still to serve (dataCache).
+type indexEntry struct {
+	segs     []spill.SegmentInfo
+	dataPath string // the spill's data file
+	// parts is the number of non-empty segments: a reduce asks for those
+	// only (an empty one is handed over without a request).
+	parts  int
+	served []atomic.Uint64 // bit r: partition r was asked for
+	nServe atomic.Int64    // bits set in served
+}
+
+func newIndexEntry(segs []spill.SegmentInfo) *indexEntry {
+	e := &indexEntry{segs: segs, served: make([]atomic.Uint64, (len(segs)+63)/64)}
+	for _, s := range segs {
+		if s.Length > 0 || s.Records > 0 {
+			e.parts++
+		}
+	}
+	return e
+}
+
+// serve records that partition r was asked for and returns how many
+// non-empty partitions have not been yet (never below 0).
+func (e *indexEntry) serve(r int) int {
+	if r < 0 || r >= len(e.segs) {
+		return max(e.parts-int(e.nServe.Load()), 0)
+	}
+	n := e.nServe.Load()
+	if s := e.segs[r]; s.Length > 0 || s.Records > 0 {
+		bit := uint64(1) << (uint(r) % 64)
+		if e.served[r/64].Or(bit)&bit == 0 {
+			n = e.nServe.Add(1)
+		}
+	}
+	return max(e.parts-int(n), 0)
+}
+
+// servedCount returns how many partitions were asked for (tests).
+func (e *indexEntry) servedCount() int {
+	n := 0
+	for i := range e.served {
+		n += bits.OnesCount64(e.served[i].Load())
+	}
+	return n
+}
+
 func newIndexCache(limit int64) *indexCache {
-	return &indexCache{byKey: map[string][]spill.SegmentInfo{}, limit: limit}
+	return &indexCache{byKey: map[spillKey]*indexEntry{}, limit: limit}
 }
 
-// entryBytes is what an entry is counted as: its segments and its key.
-func entryBytes(path string, segs []spill.SegmentInfo) int64 {
-	return int64(len(path)) + int64(len(segs))*40 + 64
+// entryBytes is what an entry is counted as: its segments, its key and its
+// data file's path.
+func entryBytes(dir string, segs []spill.SegmentInfo) int64 {
+	return 2*int64(len(dir)) + int64(len(segs))*40 + 96
 }
 
-// read returns the index at path, from the cache or read (and cached).
-func (c *indexCache) read(path string) ([]spill.SegmentInfo, error) {
+// entry returns the cache entry of the index of spill k in dir (a clean
+// path), read (and cached) if it is not cached.
+func (c *indexCache) entry(dir string, k int) (*indexEntry, error) {
+	key := spillKey{dir, k}
 	c.mu.Lock()
-	segs, ok := c.byKey[path]
+	e, ok := c.byKey[key]
 	c.mu.Unlock()
 	if ok {
-		return segs, nil
+		return e, nil
 	}
-	segs, err := spill.ReadIndex(path)
+	// No filepath.Join: dir is clean already.
+	segs, err := spill.ReadIndex(dir + string(filepath.Separator) + spill.IndexFileName(k))
 	if err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.byKey[path]; ok {
-		return segs, nil
+	if e, ok := c.byKey[key]; ok {
+		return e, nil
 	}
-	c.byKey[path] = segs
-	c.order = append(c.order, path)
-	c.bytes += entryBytes(path, segs)
+	e = newIndexEntry(segs)
+	e.dataPath = dir + string(filepath.Separator) + spill.DataFileName(k)
+	c.byKey[key] = e
+	c.order = append(c.order, key)
+	c.bytes += entryBytes(dir, segs)
 	for c.bytes > c.limit && len(c.order) > 1 {
 		old := c.order[0]
 		c.order = c.order[1:]
-		c.bytes -= entryBytes(old, c.byKey[old])
+		c.bytes -= entryBytes(old.dir, c.byKey[old].segs)
 		delete(c.byKey, old)
 	}
-	return segs, nil
+	return e, nil
+}
+
+// dirCacheEntries bounds the batched server's cache of attempts' spill
+// directories; when it is full it starts again empty.
+const dirCacheEntries = 1 << 14
+
+// dirCache remembers the spill directory the Locator gave for an attempt,
+// so that a batched request does not ask it (the TaskTracker's stats the
+// directory) for every attempt it names. Only directories found are kept.
+// A directory removed since (the attempt purged) is not a risk: its
+// indexes and data files are opened, or checked by the data cache's
+// inotify watch, before anything of them is served, and fail as missing.
+type dirCache struct {
+	mu   sync.Mutex
+	dirs map[attemptKey]string
+}
+
+type attemptKey struct{ job, attempt string }
+
+// spillDir returns attempt's spill directory, from the cache or from loc
+// (and cached if found), cleaned.
+func (c *dirCache) spillDir(loc Locator, job, attempt string) (string, error) {
+	k := attemptKey{job, attempt}
+	c.mu.Lock()
+	dir, ok := c.dirs[k]
+	c.mu.Unlock()
+	if ok {
+		return dir, nil
+	}
+	dir, err := loc.SpillDir(job, attempt)
+	if err != nil {
+		return "", err
+	}
+	dir = filepath.Clean(dir)
+	c.mu.Lock()
+	if c.dirs == nil || len(c.dirs) >= dirCacheEntries {
+		c.dirs = map[attemptKey]string{}
+	}
+	c.dirs[k] = dir
+	c.mu.Unlock()
+	return dir, nil
 }

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"gomr/spill"
@@ -24,10 +25,21 @@ func TestIndexCache(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	per := entryBytes(paths[0], segs)
+	per := entryBytes(dir, segs)
+	read := func(c *indexCache, p string) ([]spill.SegmentInfo, error) {
+		k := slices.Index(paths, p)
+		e, err := c.entry(dir, k)
+		if err != nil {
+			return nil, err
+		}
+		if want := filepath.Join(dir, spill.DataFileName(k)); e.dataPath != want {
+			t.Errorf("data path %q, want %q", e.dataPath, want)
+		}
+		return e.segs, nil
+	}
 	c := newIndexCache(3 * per) // room for three entries
 	for _, p := range paths[:3] {
-		if got, err := c.read(p); err != nil || len(got) != 2 || got[1] != segs[1] {
+		if got, err := read(c, p); err != nil || len(got) != 2 || got[1] != segs[1] {
 			t.Fatalf("read %s: %v, %v", p, got, err)
 		}
 	}
@@ -35,26 +47,60 @@ func TestIndexCache(t *testing.T) {
 	if err := os.Remove(paths[0]); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.read(paths[0]); err != nil {
+	if _, err := read(c, paths[0]); err != nil {
 		t.Errorf("cached index: %v", err)
 	}
 	// A fourth entry evicts the oldest, which is then read from disk
 	// again: gone now.
-	if _, err := c.read(paths[3]); err != nil {
+	if _, err := read(c, paths[3]); err != nil {
 		t.Fatal(err)
 	}
 	if len(c.byKey) != 3 || c.bytes != 3*per {
 		t.Errorf("%d entries of %d bytes, want 3 of %d", len(c.byKey), c.bytes, 3*per)
 	}
-	if _, err := c.read(paths[0]); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := read(c, paths[0]); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("evicted, removed index: %v, want fs.ErrNotExist", err)
 	}
-	if _, ok := c.byKey[paths[0]]; ok {
+	if _, ok := c.byKey[spillKey{dir, 0}]; ok {
 		t.Error("a failed read was cached")
 	}
 	// An index larger than the limit is still served (and cached alone).
 	small := newIndexCache(1)
-	if got, err := small.read(paths[1]); err != nil || len(got) != 2 {
+	if got, err := read(small, paths[1]); err != nil || len(got) != 2 {
 		t.Errorf("over-limit entry: %v, %v", got, err)
+	}
+}
+
+// TestIndexEntryServe: serve counts each non-empty partition once, however
+// often it is asked for, ignores empty ones and those out of range, and
+// returns the non-empty partitions not asked for yet.
+func TestIndexEntryServe(t *testing.T) {
+	segs := make([]spill.SegmentInfo, 70) // two words of bits
+	for i := range segs {
+		if i%10 != 9 { // 7 of 70 empty
+			segs[i] = spill.SegmentInfo{Length: 10, Records: 1}
+		}
+	}
+	e := newIndexEntry(segs)
+	if e.parts != 63 {
+		t.Fatalf("parts %d, want 63", e.parts)
+	}
+	for _, tc := range []struct {
+		reduce, want int
+	}{
+		{0, 62}, {0, 62}, // again: not counted twice
+		{69, 62},           // empty: not asked for by anyone
+		{64, 61}, {63, 60}, // the second word
+		{-1, 60}, {70, 60}, // out of range
+	} {
+		if got := e.serve(tc.reduce); got != tc.want {
+			t.Errorf("serve(%d) = %d, want %d", tc.reduce, got, tc.want)
+		}
+	}
+	for r := range segs {
+		e.serve(r)
+	}
+	if got := e.serve(5); got != 0 || e.servedCount() != 63 {
+		t.Errorf("all served: remaining %d, %d bits, want 0 and 63", got, e.servedCount())
 	}
 }

@@ -186,12 +186,15 @@ func Run(ctx context.Context, src EventSource, opts Options) error {
 		opts.Counters = mr.NewCounters()
 	}
 	r := &runner{
-		src:   src,
-		opts:  opts,
-		log:   opts.Log.With("reduce", opts.Reduce),
-		segs:  map[segKey]*segState{},
-		maps:  make([]mapState, opts.NumMaps),
-		hosts: map[string]*hostQueue{},
+		src:      src,
+		opts:     opts,
+		log:      opts.Log.With("reduce", opts.Reduce),
+		maps:     make([]mapState, opts.NumMaps),
+		hostIDs:  map[string]int{},
+		cBytes:   opts.Counters.Get(mr.TaskCounterGroup, mr.ReduceShuffleBytes),
+		cMaps:    opts.Counters.Get(mr.TaskCounterGroup, mr.ShuffledMaps),
+		cFailed:  opts.Counters.Get(mr.TaskCounterGroup, mr.FailedShuffle),
+		debugLog: opts.Log.Enabled(context.Background(), slog.LevelDebug),
 	}
 	for i := range r.maps {
 		r.maps[i] = mapState{final: -1, maxSeen: -1}
@@ -201,13 +204,19 @@ func Run(ctx context.Context, src EventSource, opts Options) error {
 
 type segKey struct{ m, k int }
 
+// segState is one (map, spill)'s segment, kept by value in its map's
+// mapState.segs (indexed by spill): no allocation and no map lookup per
+// segment.
 type segState struct {
-	loc       *SpillLocation // newest usable location; nil while waiting for one
-	fetched   *SpillLocation // where it was fetched from, once it was
-	inFlight  bool
-	queued    bool
-	failures  int
-	notBefore time.Time
+	loc        SpillLocation // newest usable location, if hasLoc
+	fetched    SpillLocation // where it was fetched from, if wasFetched
+	hasLoc     bool
+	wasFetched bool
+	inFlight   bool
+	queued     bool
+	host       int // r.hosts index of loc.Host, if hasLoc
+	failures   int
+	notBefore  time.Time
 }
 
 type mapState struct {
@@ -215,6 +224,7 @@ type mapState struct {
 	maxSeen int // highest spill index announced
 	fetched int // spills fetched
 	done    bool
+	segs    []segState // by spill index, up to maxSeen
 }
 
 // hostQueue is the segments waiting to be fetched from one host, oldest
@@ -222,6 +232,7 @@ type mapState struct {
 type hostQueue struct {
 	keys     []segKey
 	inFlight int
+	active   bool // in runner.active
 }
 
 // fetchItem is one segment handed to a fetcher.
@@ -230,15 +241,15 @@ type fetchItem struct {
 	loc SpillLocation
 }
 
-// batchResult is what a fetcher reports for one request.
+// batchResult is what a fetcher reports for one request: one result per
+// item.
 type batchResult struct {
-	host    string
+	host    int
+	items   []fetchItem
 	results []fetchResult
 }
 
 type fetchResult struct {
-	key   segKey
-	loc   SpillLocation
 	bytes int64
 	err   error
 	fatal bool // a Merger failure: stop
@@ -254,13 +265,24 @@ type runner struct {
 	opts Options
 	log  *slog.Logger
 
-	segs     map[segKey]*segState
 	maps     []mapState
-	hosts    map[string]*hostQueue // waiting segments by host
+	hosts    []*hostQueue   // by host id, in order of first announcement
+	hostIDs  map[string]int // host name to id
+	active   []int          // hosts with waiting segments or requests in flight
 	delayed  retryHeap
 	inFlight int
 	doneMaps int
+
+	// The counters Run updates, resolved once.
+	cBytes, cMaps, cFailed *mr.Counter
+	debugLog               bool // r.log logs at debug level
+	spillsHint             int  // the most spills announced for one map
 }
+
+// seg returns the state of spill k of map m, which must have been
+// announced (k <= maxSeen). The pointer is valid until a later spill of m
+// is announced.
+func (r *runner) seg(key segKey) *segState { return &r.maps[key.m].segs[key.k] }
 
 func (r *runner) run(parent context.Context) (err error) {
 	if r.opts.Progress != nil {
@@ -308,14 +330,16 @@ func (r *runner) run(parent context.Context) (err error) {
 			}
 		case br := <-resCh:
 			r.inFlight--
-			if hq := r.hosts[br.host]; hq != nil {
-				hq.inFlight--
-			}
-			for _, res := range br.results {
-				if err := r.complete(ctx, res); err != nil {
+			r.hosts[br.host].inFlight--
+			var bytes int64
+			for i := range br.items {
+				bytes += br.results[i].bytes
+				if err := r.complete(ctx, &br.items[i], br.results[i]); err != nil {
+					r.cBytes.Add(bytes)
 					return fmt.Errorf("shuffle of reduce %d: %w", r.opts.Reduce, err)
 				}
 			}
+			r.cBytes.Add(bytes)
 		case <-timerC:
 		}
 		timer.Stop() // since Go 1.23 no stale tick is left in timer.C
@@ -404,13 +428,13 @@ func (r *runner) apply(ev Event) error {
 		if m < 0 || m >= len(r.maps) {
 			return fmt.Errorf("MapObsolete event for map %d, but the job has %d maps", m, len(r.maps))
 		}
-		for k := 0; k <= r.maps[m].maxSeen; k++ {
-			st := r.segs[segKey{m, k}]
-			if st == nil || st.fetched != nil || st.loc == nil {
+		for k := range r.maps[m].segs {
+			st := &r.maps[m].segs[k]
+			if st.wasFetched || !st.hasLoc {
 				continue
 			}
 			if ev.AttemptID == "" || st.loc.AttemptID == ev.AttemptID {
-				st.loc = nil
+				st.hasLoc = false
 			}
 		}
 		r.log.Info("shuffle: map output obsolete", "map", m, "attempt", ev.AttemptID)
@@ -440,40 +464,62 @@ func (r *runner) announce(loc SpillLocation) error {
 		return fmt.Errorf("map %d: attempt %s announced spill %d as not final, but spill %d was announced final: %w", m, loc.AttemptID, k, mp.final, ErrNondeterministic)
 	}
 	mp.maxSeen = max(mp.maxSeen, k)
-	key := segKey{m, k}
-	st := r.segs[key]
-	if st == nil {
-		st = &segState{}
-		r.segs[key] = st
+	if k >= len(mp.segs) {
+		if k < cap(mp.segs) {
+			mp.segs = mp.segs[:k+1]
+		} else {
+			// Room for as many spills as the most a map has had so far:
+			// maps of a job mostly spill alike.
+			segs := make([]segState, k+1, max(k+1, r.spillsHint))
+			copy(segs, mp.segs)
+			mp.segs = segs
+		}
+		r.spillsHint = max(r.spillsHint, k+1)
 	}
-	if st.fetched != nil {
-		if !sameSegment(*st.fetched, loc) {
-			return fmt.Errorf("map %d spill %d: fetched from %s, now announced by %s: %w", m, k, describe(*st.fetched), describe(loc), ErrNondeterministic)
+	key := segKey{m, k}
+	st := &mp.segs[k]
+	if st.wasFetched {
+		if !sameSegment(st.fetched, loc) {
+			return fmt.Errorf("map %d spill %d: fetched from %s, now announced by %s: %w", m, k, describe(st.fetched), describe(loc), ErrNondeterministic)
 		}
 		return nil
 	}
-	if st.loc != nil && !sameSegment(*st.loc, loc) {
+	if st.hasLoc && !sameSegment(st.loc, loc) {
 		r.log.Warn("shuffle: spill re-announced with a different segment before it was fetched; using the newest",
-			"map", m, "spill", k, "old", describe(*st.loc), "new", describe(loc))
+			"map", m, "spill", k, "old", describe(st.loc), "new", describe(loc))
 	}
-	if st.loc == nil || st.loc.AttemptID != loc.AttemptID {
+	if !st.hasLoc || st.loc.AttemptID != loc.AttemptID {
 		st.failures = 0
 		st.notBefore = time.Time{}
 	}
-	st.loc = &loc
+	if !st.hasLoc || st.loc.Host != loc.Host {
+		st.host = r.hostID(loc.Host)
+	}
+	st.loc, st.hasLoc = loc, true
 	r.enqueue(key, st)
 	return r.checkMap(m)
 }
 
+// hostID returns the id of host, adding it on first sight.
+func (r *runner) hostID(host string) int {
+	id, ok := r.hostIDs[host]
+	if !ok {
+		id = len(r.hosts)
+		r.hostIDs[host] = id
+		r.hosts = append(r.hosts, &hostQueue{})
+	}
+	return id
+}
+
 func (r *runner) enqueue(key segKey, st *segState) {
-	if !st.queued && !st.inFlight && st.fetched == nil && st.loc != nil {
+	if !st.queued && !st.inFlight && !st.wasFetched && st.hasLoc {
 		st.queued = true
-		hq := r.hosts[st.loc.Host]
-		if hq == nil {
-			hq = &hostQueue{}
-			r.hosts[st.loc.Host] = hq
-		}
+		hq := r.hosts[st.host]
 		hq.keys = append(hq.keys, key)
+		if !hq.active {
+			hq.active = true
+			r.active = append(r.active, st.host)
+		}
 	}
 }
 
@@ -485,7 +531,7 @@ func (r *runner) promote(now time.Time) {
 			return
 		}
 		it := heap.Pop(&r.delayed).(retryItem)
-		if st := r.segs[it.key]; st != nil && !now.Before(st.notBefore) {
+		if st := r.seg(it.key); !now.Before(st.notBefore) {
 			r.enqueue(it.key, st)
 		}
 	}
@@ -493,10 +539,11 @@ func (r *runner) promote(now time.Time) {
 
 func (r *runner) dispatch(ctx context.Context, wg *sync.WaitGroup, out chan<- batchResult, now time.Time) {
 	for r.inFlight < r.opts.Parallel {
-		host, hq := r.pickHost()
-		if hq == nil {
+		host := r.pickHost()
+		if host < 0 {
 			return
 		}
+		hq := r.hosts[host]
 		items := r.takeBatch(host, hq, now)
 		if len(items) == 0 {
 			continue
@@ -506,30 +553,32 @@ func (r *runner) dispatch(ctx context.Context, wg *sync.WaitGroup, out chan<- ba
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out <- batchResult{host: host, results: r.fetchItems(ctx, items)}
+			out <- batchResult{host: host, items: items, results: r.fetchItems(ctx, items)}
 		}()
 	}
 }
 
-// pickHost returns the host with waiting segments that has the fewest
-// requests in flight (the one waiting longest among equals is not
-// tracked: map order decides), and forgets idle hosts with nothing
-// waiting.
-func (r *runner) pickHost() (string, *hostQueue) {
-	var best string
-	var bq *hostQueue
-	for h, hq := range r.hosts {
+// pickHost returns the id of the host with waiting segments that has the
+// fewest requests in flight (the first in r.active among equals), or -1,
+// and drops idle hosts with nothing waiting from r.active.
+func (r *runner) pickHost() int {
+	best := -1
+	for i := 0; i < len(r.active); {
+		id := r.active[i]
+		hq := r.hosts[id]
 		if len(hq.keys) == 0 {
 			if hq.inFlight == 0 {
-				delete(r.hosts, h)
+				hq.active = false
+				r.active[i] = r.active[len(r.active)-1]
+				r.active = r.active[:len(r.active)-1]
+				continue
 			}
-			continue
+		} else if best < 0 || hq.inFlight < r.hosts[best].inFlight {
+			best = id
 		}
-		if bq == nil || hq.inFlight < bq.inFlight {
-			best, bq = h, hq
-		}
+		i++
 	}
-	return best, bq
+	return best
 }
 
 // takeBatch takes from host's queue the segments of one request: one
@@ -537,23 +586,23 @@ func (r *runner) pickHost() (string, *hostQueue) {
 // announced bytes (at least one). Entries that are stale (fetched, in
 // flight, obsolete), moved to another host, or not due yet are dropped
 // from the queue on the way (the latter two re-queued where they belong).
-func (r *runner) takeBatch(host string, hq *hostQueue, now time.Time) []fetchItem {
+func (r *runner) takeBatch(host int, hq *hostQueue, now time.Time) []fetchItem {
 	limit := max(r.opts.BatchSegments, 1)
-	var items []fetchItem
+	items := make([]fetchItem, 0, min(limit, len(hq.keys)))
 	var bytes int64
 	for len(hq.keys) > 0 && len(items) < limit {
 		key := hq.keys[0]
-		st := r.segs[key]
-		if st.fetched == nil && !st.inFlight && st.loc != nil && st.loc.Host == host && !now.Before(st.notBefore) &&
+		st := r.seg(key)
+		if !st.wasFetched && !st.inFlight && st.hasLoc && st.host == host && !now.Before(st.notBefore) &&
 			len(items) > 0 && r.opts.BatchBytes > 0 && bytes+st.loc.Segment.Length > r.opts.BatchBytes {
 			break
 		}
 		hq.keys = hq.keys[1:]
 		st.queued = false
 		switch {
-		case st.fetched != nil || st.inFlight || st.loc == nil:
+		case st.wasFetched || st.inFlight || !st.hasLoc:
 			continue
-		case st.loc.Host != host:
+		case st.host != host:
 			r.enqueue(key, st)
 			continue
 		case now.Before(st.notBefore):
@@ -561,7 +610,7 @@ func (r *runner) takeBatch(host string, hq *hostQueue, now time.Time) []fetchIte
 			continue
 		}
 		st.inFlight = true
-		items = append(items, fetchItem{key: key, loc: *st.loc})
+		items = append(items, fetchItem{key: key, loc: st.loc})
 		bytes += st.loc.Segment.Length
 	}
 	if len(hq.keys) == 0 {
@@ -576,21 +625,17 @@ func (r *runner) takeBatch(host string, hq *hostQueue, now time.Time) []fetchIte
 // It returns one result per item.
 func (r *runner) fetchItems(ctx context.Context, items []fetchItem) []fetchResult {
 	res := make([]fetchResult, len(items))
-	data := make([][]byte, len(items))
-	errs := make([]error, len(items))
-	// What each fetched segment holds: as announced, or a range fetch's.
-	segs := make([]spill.SegmentInfo, len(items))
-	var want []int // items that need a request
-	for i, it := range items {
-		res[i] = fetchResult{key: it.key, loc: it.loc}
-		if it.loc.Segment.Records != 0 || it.loc.Segment.Length != 0 {
-			want = append(want, i)
-		}
-	}
+	// What each fetched segment holds: as announced, or a range fetch's
+	// (set below where it differs).
+	var segs []spill.SegmentInfo
 	var announced int64
-	for i, it := range items {
-		segs[i] = it.loc.Segment
-		announced += it.loc.Segment.Length
+	want := 0 // items that need a request
+	for i := range items {
+		seg := items[i].loc.Segment
+		announced += seg.Length
+		if seg.Records != 0 || seg.Length != 0 {
+			want++
+		}
 	}
 	// The fetched bytes count against the reduce's shuffle buffer from
 	// the request on, until they are merged.
@@ -602,28 +647,54 @@ func (r *runner) fetchItems(ctx context.Context, items []fetchItem) []fetchResul
 		return res
 	}
 	defer release()
+	var data [][]byte
+	var errs []error
 	switch {
-	case len(want) == 0:
+	case want == 0:
+		data, errs = make([][]byte, len(items)), make([]error, len(items))
 	case r.opts.Fetcher.After != nil:
-		for _, i := range want {
-			data[i], segs[i], errs[i] = r.opts.Fetcher.FetchRange(ctx, items[i].loc, r.opts.Reduce)
+		data, errs = make([][]byte, len(items)), make([]error, len(items))
+		segs = make([]spill.SegmentInfo, len(items))
+		for i := range items {
+			if seg := items[i].loc.Segment; seg.Records != 0 || seg.Length != 0 {
+				data[i], segs[i], errs[i] = r.opts.Fetcher.FetchRange(ctx, items[i].loc, r.opts.Reduce)
+			} else {
+				segs[i] = seg
+			}
 		}
 	case r.opts.BatchSegments <= 1:
-		for _, i := range want {
-			data[i], errs[i] = r.opts.Fetcher.Fetch(ctx, items[i].loc, r.opts.Reduce)
+		data, errs = make([][]byte, len(items)), make([]error, len(items))
+		for i := range items {
+			if seg := items[i].loc.Segment; seg.Records != 0 || seg.Length != 0 {
+				data[i], errs[i] = r.opts.Fetcher.Fetch(ctx, items[i].loc, r.opts.Reduce)
+			}
 		}
+	case want == len(items):
+		locs := make([]SpillLocation, len(items))
+		for i := range items {
+			locs[i] = items[i].loc
+		}
+		data, errs = r.opts.Fetcher.FetchBatch(ctx, locs, r.opts.Reduce)
 	default:
-		locs := make([]SpillLocation, len(want))
-		for n, i := range want {
-			locs[n] = items[i].loc
+		data, errs = make([][]byte, len(items)), make([]error, len(items))
+		locs := make([]SpillLocation, 0, want)
+		for i := range items {
+			if seg := items[i].loc.Segment; seg.Records != 0 || seg.Length != 0 {
+				locs = append(locs, items[i].loc)
+			}
 		}
 		d, e := r.opts.Fetcher.FetchBatch(ctx, locs, r.opts.Reduce)
-		for n, i := range want {
-			data[i], errs[i] = d[n], e[n]
+		n := 0
+		for i := range items {
+			if seg := items[i].loc.Segment; seg.Records != 0 || seg.Length != 0 {
+				data[i], errs[i] = d[n], e[n]
+				n++
+			}
 		}
 	}
 	fatal := false
-	for i, it := range items {
+	for i := range items {
+		it := &items[i]
 		switch {
 		case fatal:
 			res[i].err, res[i].fatal = errors.New("not merged: an earlier segment's merge failed"), true
@@ -635,7 +706,11 @@ func (r *runner) fetchItems(ctx context.Context, items []fetchItem) []fetchResul
 				}
 			}
 		default:
-			if err := r.opts.Merger.Add(data[i], segs[i]); err != nil {
+			seg := it.loc.Segment
+			if segs != nil {
+				seg = segs[i]
+			}
+			if err := r.opts.Merger.Add(data[i], seg); err != nil {
 				res[i].err, res[i].fatal = fmt.Errorf("merge map %d spill %d: %w", it.key.m, it.key.k, err), true
 				fatal = true
 				continue
@@ -647,10 +722,12 @@ func (r *runner) fetchItems(ctx context.Context, items []fetchItem) []fetchResul
 	return res
 }
 
-func (r *runner) complete(ctx context.Context, res fetchResult) error {
-	st := r.segs[res.key]
+// complete applies the result of one fetched item. The caller adds the
+// fetched bytes to REDUCE_SHUFFLE_BYTES.
+func (r *runner) complete(ctx context.Context, it *fetchItem, res fetchResult) error {
+	st := r.seg(it.key)
 	st.inFlight = false
-	m, k := res.key.m, res.key.k
+	m, k := it.key.m, it.key.k
 	if res.fatal {
 		return res.err
 	}
@@ -658,31 +735,31 @@ func (r *runner) complete(ctx context.Context, res fetchResult) error {
 		if ctx.Err() != nil {
 			return nil // the loop sees ctx next
 		}
-		r.opts.Counters.Get(mr.TaskCounterGroup, mr.FailedShuffle).Increment()
+		r.cFailed.Increment()
 		r.opts.Counters.Get(mr.ShuffleErrorsGroup, classify(res.err)).Increment()
-		r.log.Warn("shuffle: fetch failed", "map", m, "spill", k, "attempt", res.loc.AttemptID, "host", res.loc.Host, "err", res.err)
-		if st.loc == nil {
+		r.log.Warn("shuffle: fetch failed", "map", m, "spill", k, "attempt", it.loc.AttemptID, "host", it.loc.Host, "err", res.err)
+		if !st.hasLoc {
 			return nil // obsolete: wait for a new announcement
 		}
-		if st.loc.AttemptID != res.loc.AttemptID {
-			r.enqueue(res.key, st) // a newer location came while this one failed
+		if st.loc.AttemptID != it.loc.AttemptID {
+			r.enqueue(it.key, st) // a newer location came while this one failed
 			return nil
 		}
 		st.failures++
 		if n := r.opts.MaxFetchFailures; n > 0 && st.failures >= n {
-			return fmt.Errorf("map %d spill %d: giving up after %d failed fetches from attempt %s: %w", m, k, st.failures, res.loc.AttemptID, res.err)
+			return fmt.Errorf("map %d spill %d: giving up after %d failed fetches from attempt %s: %w", m, k, st.failures, it.loc.AttemptID, res.err)
 		}
 		base := max(r.opts.Fetcher.RetryDelay, minRunBackoff)
 		st.notBefore = time.Now().Add(base << min(st.failures-1, maxBackoffShift))
-		heap.Push(&r.delayed, retryItem{at: st.notBefore, key: res.key})
+		heap.Push(&r.delayed, retryItem{at: st.notBefore, key: it.key})
 		return nil
 	}
-	loc := res.loc
-	st.fetched = &loc
-	r.opts.Counters.Get(mr.TaskCounterGroup, mr.ReduceShuffleBytes).Add(res.bytes)
-	r.log.Debug("shuffle: fetched", "map", m, "spill", k, "attempt", loc.AttemptID, "bytes", res.bytes)
-	if st.loc != nil && !sameSegment(*st.loc, loc) {
-		return fmt.Errorf("map %d spill %d: fetched from %s, but announced since by %s: %w", m, k, describe(loc), describe(*st.loc), ErrNondeterministic)
+	st.fetched, st.wasFetched = it.loc, true
+	if r.debugLog {
+		r.log.Debug("shuffle: fetched", "map", m, "spill", k, "attempt", it.loc.AttemptID, "bytes", res.bytes)
+	}
+	if st.hasLoc && !sameSegment(st.loc, it.loc) {
+		return fmt.Errorf("map %d spill %d: fetched from %s, but announced since by %s: %w", m, k, describe(it.loc), describe(st.loc), ErrNondeterministic)
 	}
 	r.maps[m].fetched++
 	return r.checkMap(m)
@@ -699,7 +776,7 @@ func (r *runner) checkMap(m int) error {
 	}
 	mp.done = true
 	r.doneMaps++
-	r.opts.Counters.Get(mr.TaskCounterGroup, mr.ShuffledMaps).Increment()
+	r.cMaps.Increment()
 	if r.opts.Progress != nil {
 		r.opts.Progress(r.doneMaps, r.opts.NumMaps)
 	}

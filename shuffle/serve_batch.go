@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
@@ -163,7 +162,7 @@ func planBatch(h *handler, req BatchRequest, log *slog.Logger) *batchPlan {
 	for i, it := range req.Items {
 		d, ok := dirs[it.Attempt]
 		if !ok {
-			d.dir, d.err = h.loc.SpillDir(req.Job, it.Attempt)
+			d.dir, d.err = h.dirs.spillDir(h.loc, req.Job, it.Attempt)
 			dirs[it.Attempt] = d
 		}
 		start := len(p.heads)
@@ -192,7 +191,7 @@ func (h *handler) planFrame(heads []byte, pf *plannedFrame, d dirResult, it Batc
 		log.Info("shuffle batch: unknown attempt", "attempt", it.Attempt, "err", d.err)
 		return appendFrameFailure(heads, frameNotFound, "unknown attempt "+it.Attempt)
 	}
-	segs, err := h.indexes.read(filepath.Join(d.dir, spill.IndexFileName(it.Spill)))
+	ix, err := h.indexes.entry(d.dir, it.Spill)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return appendFrameFailure(heads, frameNotFound, fmt.Sprintf("unknown spill %d of attempt %s", it.Spill, it.Attempt))
@@ -200,6 +199,7 @@ func (h *handler) planFrame(heads []byte, pf *plannedFrame, d dirResult, it Batc
 		log.Error("shuffle batch: cannot read spill index", "attempt", it.Attempt, "spill", it.Spill, "err", err)
 		return appendFrameFailure(heads, frameError, "cannot read spill index")
 	}
+	segs := ix.segs
 	if reduce >= len(segs) {
 		return appendFrameFailure(heads, frameBadRequest, fmt.Sprintf("reduce %d out of range: the spill has %d partitions", reduce, len(segs)))
 	}
@@ -208,12 +208,12 @@ func (h *handler) planFrame(heads []byte, pf *plannedFrame, d dirResult, it Batc
 		log.Error("shuffle batch: bad segment in the index", "attempt", it.Attempt, "spill", it.Spill, "offset", seg.Offset, "length", seg.Length)
 		return appendFrameFailure(heads, frameError, "bad spill index entry")
 	}
-	dataPath := filepath.Join(d.dir, spill.DataFileName(it.Spill))
+	dataPath := ix.dataPath
 	// Segments are contiguous from offset 0: the last one's end is the
 	// data file's size.
 	last := segs[len(segs)-1]
 	if h.data != nil && seg.Length < sendfileMinBytes && last.Offset+last.Length <= maxCachedFileBytes {
-		data, ok, err := h.data.segment(dataPath, seg.Offset, seg.Length)
+		data, ok, err := h.data.segment(dataPath, seg.Offset, seg.Length, ix.serve(reduce))
 		if err != nil {
 			return appendDataFailure(heads, dataPath, seg, it, err, log)
 		}

@@ -104,6 +104,8 @@ type handler struct {
 	now     func() time.Time
 	// indexes caches spill indexes for the batched endpoint.
 	indexes *indexCache
+	// dirs caches the Locator's answers for the batched endpoint.
+	dirs dirCache
 	// data caches small spill data files for the batched endpoint; nil
 	// when off.
 	data           *dataCache

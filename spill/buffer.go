@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -88,10 +89,28 @@ type Options struct {
 }
 
 // DataFileName is the name, inside Options.Dir, of spill k's data file.
-func DataFileName(k int) string { return fmt.Sprintf("spill%05d.out", k) }
+func DataFileName(k int) string { return fileName(k, ".out") }
 
 // IndexFileName is the name, inside Options.Dir, of spill k's index file.
-func IndexFileName(k int) string { return fmt.Sprintf("spill%05d.index", k) }
+func IndexFileName(k int) string { return fileName(k, ".index") }
+
+// fileName is "spill" + k (at least 5 digits, zero-padded) + ext, as
+// fmt's "spill%05d" would print it but without its cost: the shuffle
+// server names two files per segment it serves.
+func fileName(k int, ext string) string {
+	if k < 0 {
+		return fmt.Sprintf("spill%05d%s", k, ext)
+	}
+	var b [32]byte
+	n := strconv.AppendInt(b[:0], int64(k), 10)
+	out := make([]byte, 0, len("spill")+max(5, len(n))+len(ext))
+	out = append(out, "spill"...)
+	for range 5 - len(n) {
+		out = append(out, '0')
+	}
+	out = append(out, n...)
+	return string(append(out, ext...))
+}
 
 // rec is the metadata of one buffered record; key and value are stored back
 // to back in the batch's arena at off.

@@ -33,7 +33,7 @@ import (
 
 // shuffleArg selects the shuffle benchmark (make bench-shuffle):
 //
-//	mrbench shuffle [-maps 1000] [-spills 4] [-reduces 50] [-trackers 4] [-records 8] [-modes batch,single] [-datacache-mb 32]
+//	mrbench shuffle [-maps 1000] [-spills 4] [-reduces 50] [-trackers 4] [-records 8] [-modes batch,single] [-batch 1024] [-datacache-mb 32]
 //
 // It writes the spill files of -maps map attempts of -spills spills of
 // -reduces partitions each (with the spill package's segment writer and
@@ -92,7 +92,7 @@ func shuffleMain(args []string) int {
 	records := fl.Int("records", 8, "records per segment (100 bytes each: 10-byte key, 90-byte value, as TeraSort's)")
 	parallel := fl.Int("parallel", 5, "requests in flight per reduce (mapreduce.reduce.shuffle.parallelcopies)")
 	concurrent := fl.Int("concurrent", 8, "reduces fetching at once (the cluster's reduce slots)")
-	batch := fl.Int("batch", 64, "segments per batched request (mapreduce.reduce.shuffle.batch.segments)")
+	batch := fl.Int("batch", shuffle.DefaultBatchSegments, "segments per batched request ("+shuffle.KeyBatchSegments+")")
 	batchBytes := fl.Int64("batch-bytes", 4<<20, "bytes per batched request (mapreduce.reduce.shuffle.batch.bytes)")
 	cacheMB := fl.Int("datacache-mb", shuffle.DefaultDataCacheBytes>>20, "each server's cache of small spill data files ("+shuffle.KeyDataCacheMB+"; 0: none)")
 	modes := fl.String("modes", "batch,single", "fetch modes to measure: batch (POST /mapOutputs), single (GET /mapOutput, one segment a request)")
@@ -582,7 +582,7 @@ func runShuffleFetch(ctx context.Context, lay *shuffleLayout, servers []*shuffle
 // fetchOneReduce is one reduce's shuffle: its segments, its bytes.
 func fetchOneReduce(ctx context.Context, lay *shuffleLayout, servers []*shuffleServer, job string, secret []byte,
 	r, parallel, batch int, batchBytes int64, requests *atomic.Int64) (int64, int64, error) {
-	var evs []shuffle.Event
+	evs := make([]shuffle.Event, 0, len(lay.locs)*len(lay.locs[0]))
 	var segs int64
 	for m, spills := range lay.locs {
 		for k, sa := range spills {

@@ -14,7 +14,7 @@ var keyTable = []Key{
 	// Map-side sort and spill.
 	{Name: "mapreduce.task.io.sort.mb", Type: Int, Default: "100", Description: "map-side sort buffer size", Check: between(1, 2047), Job: true, Unit: "MiB"},
 	{Name: "mapreduce.map.sort.spill.percent", Type: Float, Default: "0.80", Description: "sort buffer fill fraction that starts a spill", Check: aboveUpTo(0.0, 1.0), Job: true},
-	{Name: "mapreduce.map.memory.mb", Type: Int, Default: "0", Description: "map task memory budget: the map child's soft memory limit (GOMEMLIMIT), near which its garbage collector works harder; 0: twice mapreduce.task.io.sort.mb plus 64 MiB", Check: atLeast(0), Job: true, Unit: "MiB"},
+	{Name: "mapreduce.map.memory.mb", Type: Int, Default: "0", Description: "map task memory budget: the map child's soft memory limit (GOMEMLIMIT), near which its garbage collector works harder; 0: twice mapreduce.task.io.sort.mb plus 64 MiB; a TaskTracker with a memory budget sets it from its map slot's share", Check: atLeast(0), Job: true, Unit: "MiB"},
 	{Name: "mapreduce.task.gc.percent", Type: Int, Default: "25", Description: "GOGC of task children: the heap grows by this percentage of the live data between collections (Go's default is 100; a task's live data is mostly long-lived, unscanned buffers, so collecting earlier costs little)", Check: atLeast(1), Job: true},
 	{Name: "mapreduce.task.profile", Type: Bool, Default: "false", Description: "task children write a CPU profile of the attempt and a heap profile at its end (ATTEMPT.cpu.pprof, ATTEMPT.heap.pprof), and their peak RSS and GC figures (ATTEMPT.mem.txt)", Job: true},
 	{Name: "mapreduce.task.profiledir", Type: String, Default: "", Description: "directory for the task profiles; empty: each attempt's own directory", Job: true},
@@ -36,7 +36,7 @@ var keyTable = []Key{
 	{Name: "mapreduce.reduce.shuffle.fetch.retries", Type: Int, Default: "3", Description: "retries of one segment fetch before it is reported as failed", Check: atLeast(0), Job: true},
 	{Name: "mapreduce.reduce.shuffle.retry.delay.ms", Type: Int, Default: "200", Description: "first back-off between fetch retries (doubles each retry)", Check: atLeast(0), Job: true, Unit: "ms"},
 	{Name: "mapreduce.job.maxfetchfailures.per.map", Type: Int, Default: "3", Description: "fetch-failure reports from reducers after which a completed map is re-run", Check: atLeast(1), Job: true},
-	{Name: "mapreduce.reduce.memory.mb", Type: Int, Default: "1024", Description: "reduce task memory budget (and the reduce child's soft memory limit, GOMEMLIMIT)", Check: atLeast(16), Job: true, Unit: "MiB"},
+	{Name: "mapreduce.reduce.memory.mb", Type: Int, Default: "1024", Description: "reduce task memory budget (and the reduce child's soft memory limit, GOMEMLIMIT); a TaskTracker with a memory budget, mapreduce.tasktracker.memory.mb, sets it from its reduce slot's share", Check: atLeast(16), Job: true, Unit: "MiB"},
 	{Name: "mapreduce.reduce.shuffle.input.buffer.percent", Type: Float, Default: "0.70", Description: "share of reduce memory for fetched segments", Check: between(0.0, 1.0), Job: true},
 	{Name: "mapreduce.reduce.shuffle.memory.limit.percent", Type: Float, Default: "0.25", Description: "largest single segment kept in memory, as a share of the shuffle buffer", Check: between(0.0, 1.0), Job: true},
 	{Name: "mapreduce.reduce.shuffle.merge.percent", Type: Float, Default: "0.66", Description: "shuffle buffer fill that starts an in-memory merge to disk", Check: between(0.0, 1.0), Job: true},

@@ -103,6 +103,10 @@ type taskAttempt struct {
 	// the attempt, still RUNNING until its dump ends, holds no slot.
 	slotReleased bool
 	restoreStats *mrpb.CloneStats
+	// memShareMB is the slot's share of the tracker's memory budget the
+	// child's settings were sized from (0: no budget); the child learns it
+	// from child.MemoryShareEnv. Set before the child starts.
+	memShareMB int
 }
 
 func (a *taskAttempt) status() *mrpb.AttemptStatus {
@@ -218,11 +222,19 @@ var errKnownAttempt = errors.New("attempt already known on this tracker")
 
 // launch starts a task attempt as a child process.
 func (tt *TaskTracker) launch(ctx context.Context, l *mrpb.LaunchTask) error {
+	// Sized before the attempt is registered, so that no one reads the
+	// launch's configuration while it is replaced.
+	share, clamps, budgetErr := tt.budgetChild(l)
 	a, err := tt.register(l)
 	if err != nil {
 		return err
 	}
+	a.memShareMB = share
+	tt.logClamps(l.JobId, l.AttemptId, clamps)
 	start := a.start1
+	if budgetErr != nil {
+		start = func() error { return budgetErr }
+	}
 	if tt.faults.failTasks {
 		start = func() error { return errors.New("fault injection: fail-tasks") }
 	}
@@ -317,6 +329,9 @@ func (a *taskAttempt) start1() error {
 		cmd.Dir = a.dir
 		cmd.Stdout, cmd.Stderr = stdout, stderr
 		cmd.Env = append(os.Environ(), childEnv, child.TokenEnv+"="+a.token)
+		if a.memShareMB > 0 {
+			cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%d", child.MemoryShareEnv, a.memShareMB))
+		}
 		if ctrl != nil {
 			cmd.ExtraFiles = []*os.File{ctrl.R}
 			cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%d", child.CtrlFDEnv, criu.CtrlFD))

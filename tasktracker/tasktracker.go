@@ -109,11 +109,17 @@ type TaskTracker struct {
 	// attempt id (preempt.go).
 	cr     *crQueue
 	images map[string]*storedImage
+
+	// memory is the budget for the task children (memory.go).
+	memory memoryBudget
 }
 
 type localJob struct {
 	secret []byte
 	dir    string
+	// clampsLogged are the memory budget's notes of the job's settings
+	// it lowered that were logged already (once per job, not per attempt).
+	clampsLogged map[string]bool
 }
 
 // New prepares a TaskTracker: it binds the umbilical and shuffle ports.
@@ -196,6 +202,11 @@ func New(cfg *conf.Config, opts Options) (*TaskTracker, error) {
 		pidNamespaces:   os.Geteuid() == 0,
 		cr:              newCRQueue(crConcurrent),
 		images:          map[string]*storedImage{},
+	}
+	if tt.memory, err = budgetFromConf(cfg, tt.mapSlots, tt.reduceSlots); err != nil {
+		umb.Close()
+		sh.Close()
+		return nil, err
 	}
 	tt.prom = newTTMetrics(tt)
 	tt.name = opts.Name

@@ -53,7 +53,17 @@ type result struct {
 	SubmittedToDone float64 `json:"submitted_to_done_seconds,omitempty"`
 	// Runs are the individual times of a repeated measurement, seconds.
 	Runs []float64 `json:"runs_seconds,omitempty"`
+	// TreeRatio and TreePSSRatio are the job's process tree peak over the
+	// baseline's, by RSS and by PSS (issue 17's memory target: at most
+	// maxTreeRatio); 0 when either was not measured.
+	TreeRatio    float64 `json:"tree_rss_ratio,omitempty"`
+	TreePSSRatio float64 `json:"tree_pss_ratio,omitempty"`
 }
+
+// maxTreeRatio is issue 17's memory target: a job's process tree at most
+// twice its baseline's at their peaks. It is reported, not judged: the
+// targets judged are the time ratios.
+const maxTreeRatio = 2.0
 
 // namedStats labels the measurements of one process.
 type namedStats struct {
@@ -72,6 +82,15 @@ func (r *result) judge() {
 	}
 	if r.MaxSeconds > 0 && !(r.JobSeconds < r.MaxSeconds) {
 		r.Pass = false
+	}
+	r.TreeRatio, r.TreePSSRatio = 0, 0
+	if r.Job != nil && r.Baseline != nil {
+		if r.Baseline.TreePeakKB > 0 && r.Job.TreePeakKB > 0 {
+			r.TreeRatio = float64(r.Job.TreePeakKB) / float64(r.Baseline.TreePeakKB)
+		}
+		if r.Baseline.TreePeakPSSKB > 0 && r.Job.TreePeakPSSKB > 0 {
+			r.TreePSSRatio = float64(r.Job.TreePeakPSSKB) / float64(r.Baseline.TreePeakPSSKB)
+		}
 	}
 }
 
@@ -135,6 +154,7 @@ func (rep *report) print(w io.Writer) {
 		}
 	}
 	tw.Flush()
+	rep.printTreeRatios(w)
 	rep.printAtPeak(w)
 
 	fmt.Fprintln(w, "\nChecks:")
@@ -154,6 +174,29 @@ func (rep *report) print(w io.Writer) {
 		fmt.Fprintln(w, "  "+c)
 	}
 	fmt.Fprintf(w, "\ntotal %.0f s\n", rep.Seconds)
+}
+
+// printTreeRatios writes each job's tree peak against its baseline's.
+func (rep *report) printTreeRatios(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	header := false
+	for _, r := range rep.Results {
+		if r.TreeRatio == 0 {
+			continue
+		}
+		if !header {
+			fmt.Fprintf(w, "\nThe job's tree against the baseline's, at their peaks (issue 17: at most %.0fx)\n", maxTreeRatio)
+			fmt.Fprintln(tw, "job\ttree RSS\tbaseline\tratio\ttree PSS\tbaseline\tratio")
+			header = true
+		}
+		pss := "-"
+		if r.TreePSSRatio > 0 {
+			pss = fmt.Sprintf("%.2fx", r.TreePSSRatio)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2fx\t%s\t%s\t%s\n", r.Name, humanKB(r.Job.TreePeakKB), humanKB(r.Baseline.TreePeakKB), r.TreeRatio,
+			humanKB(r.Job.TreePeakPSSKB), humanKB(r.Baseline.TreePeakPSSKB), pss)
+	}
+	tw.Flush()
 }
 
 // printAtPeak writes, for each job whose tree was broken down, what each

@@ -65,9 +65,8 @@ func Main(attemptID, umbilicalAddr string) int {
 		return 1
 	}
 	t.conn, t.ctrl, t.umbAddr = conn, ctl, umbilicalAddr
-	if percent, limit := t.setGC(); percent >= 0 || limit >= 0 {
-		log.Debug("garbage collector", "gogc", percent, "memory_limit_mib", limit)
-	}
+	t.setGC()
+	t.logMemory()
 	t.watchQuiesce()
 	defer func() { t.conn.Close() }()
 	t.startReporting()

@@ -1,6 +1,8 @@
 package child
 
 import (
+	"context"
+	"log/slog"
 	"os"
 	"runtime/debug"
 )
@@ -15,7 +17,10 @@ import (
 // limit makes the collector work harder (and return memory to the
 // system) as the heap nears the task's budget: mapreduce.map.memory.mb
 // for a map (0: twice the sort buffer plus 64 MiB), mapreduce.reduce.memory.mb
-// for a reduce. GOGC or GOMEMLIMIT set in the child's environment win.
+// for a reduce. A TaskTracker with a memory budget
+// (mapreduce.tasktracker.memory.mb, tasktracker/memory.go) writes both, and
+// the sort buffer, into the child's configuration from its slot's share.
+// GOGC or GOMEMLIMIT set in the child's environment win.
 const (
 	keyGCPercent      = "mapreduce.task.gc.percent"
 	keyMapMemoryMB    = "mapreduce.map.memory.mb"
@@ -48,4 +53,30 @@ func (t *task) setGC() (percent int, limitMiB int64) {
 		debug.SetMemoryLimit(limitMiB << 20)
 	}
 	return percent, limitMiB
+}
+
+// MemoryShareEnv carries to a child the share of its TaskTracker's memory
+// budget its memory settings were sized from, in MiB (unset: no budget).
+const MemoryShareEnv = "GOMR_MEMORY_SHARE_MB"
+
+// logMemory logs the memory settings the child runs with: its soft memory
+// limit as the runtime has it (whoever set it: the task's configuration,
+// which a TaskTracker with a memory budget sizes, or GOMEMLIMIT), and its
+// sort buffer (a map) or reduce memory and its shuffle buffer's share of
+// it (a reduce). It logs at Info under a tracker's memory budget, with the
+// slot's share, and at Debug otherwise (a task's log holds only what its
+// own code writes, unless a budget changed its settings).
+func (t *task) logMemory() {
+	level, args := slog.LevelDebug, []any{}
+	if share := os.Getenv(MemoryShareEnv); share != "" {
+		level, args = slog.LevelInfo, append(args, "share_mib", share)
+	}
+	args = append(args, "memory_limit_mib", debug.SetMemoryLimit(-1)>>20)
+	if t.isMap {
+		args = append(args, "sort_mb", t.conf.Int(keySortMB), "map_memory_mb", t.mapMemoryMB())
+	} else {
+		args = append(args, "reduce_memory_mb", t.conf.Int(keyReduceMemoryMB),
+			"shuffle_buffer_percent", t.conf.Float("mapreduce.reduce.shuffle.input.buffer.percent"))
+	}
+	t.log.Log(context.Background(), level, "task memory", args...)
 }

@@ -31,7 +31,7 @@ import (
 
 // preemptionArg selects the preemption benchmark (make bench-preemption):
 //
-//	mrbench preemption -bin bin/mr [-experiments timeline,priority,contention] [-mechanisms wait,kill,checkpoint,adaptive]
+//	mrbench preemption -bin bin/mr [-experiments timeline,priority,contention] [-mechanisms wait,kill,checkpoint,adaptive] [-schedule calibrated|fixed]
 //
 // Experiments of the sources, scaled to one machine, each on a real
 // cluster (a JobTracker and TaskTracker processes on loopback, every task a
@@ -42,9 +42,11 @@ import (
 //     shape arriving when the first is about half done; the response times
 //     of each mechanism in the order the spec's table derives.
 //   - priority, seed 002's YARN experiment (§3.4.3): low-priority jobs keep
-//     every map slot busy; high-priority jobs arrive every few seconds; FIFO
-//     with priority preemption takes slots back with the mechanism of the
-//     run (wait: no preemption). Measured from the job histories: mean
+//     every map slot busy; high-priority jobs arrive every few seconds (by
+//     default at times in units of a high-priority job's length, timed
+//     alone on the run's cluster first: priorityArrivals); FIFO with
+//     priority preemption takes slots back with the mechanism of the run
+//     (wait: no preemption). Measured from the job histories: mean
 //     response time of each class, wasted work (run time of killed map
 //     attempts plus checkpoint dump and restore time), checkpoints made.
 //   - contention, seed 004's contention experiment (§4.2): a long job and

@@ -31,7 +31,7 @@ import (
 
 // preemptionArg selects the preemption benchmark (make bench-preemption):
 //
-//	mrbench preemption -bin bin/mr [-experiments timeline,priority,contention] [-mechanisms wait,kill,checkpoint,adaptive]
+//	mrbench preemption -bin bin/mr [-experiments timeline,priority,contention] [-mechanisms wait,kill,checkpoint,adaptive] [-schedule calibrated|fixed]
 //
 // Experiments of the sources, scaled to one machine, each on a real
 // cluster (a JobTracker and TaskTracker processes on loopback, every task a
@@ -42,9 +42,11 @@ import (
 //     shape arriving when the first is about half done; the response times
 //     of each mechanism in the order the spec's table derives.
 //   - priority, seed 002's YARN experiment (§3.4.3): low-priority jobs keep
-//     every map slot busy; high-priority jobs arrive every few seconds; FIFO
-//     with priority preemption takes slots back with the mechanism of the
-//     run (wait: no preemption). Measured from the job histories: mean
+//     every map slot busy; high-priority jobs arrive every few seconds (by
+//     default at times in units of a high-priority job's length, timed
+//     alone on the run's cluster first: priorityArrivals); FIFO with
+//     priority preemption takes slots back with the mechanism of the run
+//     (wait: no preemption). Measured from the job histories: mean
 //     response time of each class, wasted work (run time of killed map
 //     attempts plus checkpoint dump and restore time), checkpoints made.
 //   - contention, seed 004's contention experiment (§4.2): a long job and
@@ -101,6 +103,27 @@ type preemptRun struct {
 	HighSlotWaitS []float64 `json:"high_slot_wait_s,omitempty"`
 	HighMapRunS   []float64 `json:"high_map_run_s,omitempty"`
 	HighTailS     []float64 `json:"high_tail_s,omitempty"`
+	// The priority experiment's schedule (calibrated or fixed, see
+	// priorityArrivals) and whether the run kept the experiment's
+	// proportions: CalibrationS is H, the response time of the
+	// calibration job (a high-priority job's shape, alone, before the
+	// workload; calibrated only); ArrivalsS the high-priority jobs'
+	// submissions from the workload's start as scheduled; HighGapS, per
+	// pair of consecutive high-priority jobs, the time from one's end to
+	// the next's submission (what the low-priority maps had between
+	// them); LowMapWorkS, per low-priority map, the run time of its
+	// checkpointed and successful attempts (see mapWork): its length
+	// alone, plus its dumps and restores if it was checkpointed.
+	Schedule     string    `json:"schedule,omitempty"`
+	CalibrationS float64   `json:"calibration_s,omitempty"`
+	ArrivalsS    []float64 `json:"arrivals_s,omitempty"`
+	HighGapS     []float64 `json:"high_gap_s,omitempty"`
+	LowMapWorkS  []float64 `json:"low_map_work_s,omitempty"`
+	// MapSlots is the cluster's map slots; WastedShare is WastedSeconds
+	// over MapSlots × Makespan (seed 002's wastage as a share of the
+	// capacity; 28% under kill there).
+	MapSlots    int     `json:"map_slots,omitempty"`
+	WastedShare float64 `json:"wasted_share,omitempty"`
 	// Load is the machine's 1-minute load average at the run's start and end.
 	Load [2]float64 `json:"load"`
 	// Defines are the -D settings the bench gave every daemon.
@@ -144,6 +167,8 @@ type preemptBench struct {
 	bin, work, criu string
 	slow            float64 // straggler location: every attempt slowed by e^slow
 	heartbeat       int
+	// schedule is the priority experiment's: calibrated or fixed.
+	schedule string
 	// defines are the -D key=value settings given to every daemon of
 	// every run (a tracker key such as
 	// mapreduce.tasktracker.checkpoint.max-concurrent=2).
@@ -174,12 +199,26 @@ func preemptionMain(args []string) int {
 	slow := fl.Float64("slow", 3.9, "straggler location: every attempt's work is stretched by e^slow (3.9: about 49 times)")
 	jsonOut := fl.String("json", "", "write the runs as JSON to this file")
 	repeat := fl.Int("runs", 1, "run every experiment and mechanism this many times (means with 95% intervals over them)")
+	schedule := fl.String("schedule", scheduleCalibrated, "the priority experiment's arrivals: calibrated (at 0.9 H, then every 2.2 H, H being the response time of a high-priority job alone on the run's cluster, timed before the workload) or fixed (at 4 s, then every 10 s)")
+	merge := fl.String("merge", "", "run nothing: read the runs of these JSON files (comma-separated, from -json), number each experiment and mechanism's runs in order, print them and their means (and write them with -json)")
 	var defines defineFlags
 	fl.Var(&defines, "D", "key=value given to every daemon (JobTracker and TaskTrackers) of every run; repeatable")
 	if err := fl.Parse(args); err != nil {
 		return 2
 	}
-	b := &preemptBench{bin: *bin, criu: *criu, slow: *slow, heartbeat: 100, defines: defines}
+	if *schedule != scheduleCalibrated && *schedule != scheduleFixed {
+		fmt.Fprintf(os.Stderr, "mrbench preemption: -schedule %q: want %s or %s\n", *schedule, scheduleCalibrated, scheduleFixed)
+		return 2
+	}
+	if *merge != "" {
+		runs, err := readPreemptRuns(strings.Split(*merge, ","))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "mrbench preemption:", err)
+			return 1
+		}
+		return writePreemption(runs, *jsonOut)
+	}
+	b := &preemptBench{bin: *bin, criu: *criu, slow: *slow, heartbeat: 100, schedule: *schedule, defines: defines}
 	if *work == "" {
 		dir, err := os.MkdirTemp("", "mrbench-preemption-")
 		if err != nil {
@@ -219,15 +258,46 @@ func preemptionMain(args []string) int {
 			}
 		}
 	}
+	return writePreemption(runs, *jsonOut)
+}
+
+// writePreemption prints runs and writes them as JSON to jsonOut (if not
+// empty); the exit code.
+func writePreemption(runs []*preemptRun, jsonOut string) int {
 	printPreemption(os.Stdout, runs)
-	if *jsonOut != "" {
+	if jsonOut != "" {
 		data, _ := json.MarshalIndent(runs, "", "  ")
-		if err := os.WriteFile(*jsonOut, data, 0o644); err != nil {
+		if err := os.WriteFile(jsonOut, data, 0o644); err != nil {
 			fmt.Fprintln(os.Stderr, "mrbench preemption:", err)
 			return 1
 		}
 	}
 	return 0
+}
+
+// readPreemptRuns reads the runs of JSON files written by -json, in
+// order, and numbers each experiment and mechanism's runs 1.. in that
+// order (series run in pieces of -runs 1 all say run 1).
+func readPreemptRuns(paths []string) ([]*preemptRun, error) {
+	var all []*preemptRun
+	n := map[[2]string]int{}
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		var runs []*preemptRun
+		if err := json.Unmarshal(data, &runs); err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		for _, r := range runs {
+			k := [2]string{r.Experiment, r.Mechanism}
+			n[k]++
+			r.Run = n[k]
+		}
+		all = append(all, runs...)
+	}
+	return all, nil
 }
 
 // workload returns an experiment's jobs and the cluster's settings.
@@ -262,16 +332,18 @@ func (b *preemptBench) workload(exp, mech string) (jobs []preemptJob, trackers, 
 		// gap between two of them, so that kill makes it start over at
 		// every arrival until the arrivals stop, while a checkpoint keeps
 		// what each gap gave it. Two trackers of 2 map slots; two
-		// low-priority jobs of 4 maps of 5 MB (about 13 s each on a quiet
-		// machine); a high-priority job of 4 maps of 1 MB (about 3 s)
-		// every 10 s from 4 s on, four times.
+		// low-priority jobs of 4 maps of 5 MB (11-14 s each at load
+		// 10-30); four high-priority jobs of 4 maps of 1 MB (3-4.5 s
+		// there), submitted at the times of the run's schedule, which run
+		// sets (priorityArrivals: calibrated, at 0.9 H then every 2.2 H;
+		// fixed, at 4 s then every 10 s).
 		for i := range 2 {
 			jobs = append(jobs, preemptJob{name: fmt.Sprintf("low%d", i), class: "low", at: time.Duration(i) * 200 * time.Millisecond,
 				maps: 4, mapBytes: 5 << 20})
 		}
 		for i := range 4 {
 			jobs = append(jobs, preemptJob{name: fmt.Sprintf("high%d", i), class: "high", priority: 1,
-				at: 4*time.Second + time.Duration(i)*10*time.Second, maps: 4, mapBytes: 1 << 20})
+				maps: 4, mapBytes: 1 << 20})
 		}
 		defines = []string{"scheduler.policy=fifo", "scheduler.fifo.preemption=" + strconv.FormatBool(mech != "wait")}
 		if mech != "wait" {
@@ -326,40 +398,62 @@ func (b *preemptBench) run(exp, mech string, rep int) (*preemptRun, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 
-	type submitted struct {
-		job   preemptJob
-		id    string
-		out   string
-		want  map[string]*int64
-		lines lineSum // a sort job's input lines
-	}
-	var subs []*submitted
+	var subs []*benchJob
 	for _, j := range jobs {
-		in := filepath.Join(dir, "in-"+j.name)
-		if err := os.MkdirAll(in, 0o755); err != nil {
-			return nil, err
-		}
-		if _, err := writeText(filepath.Join(in, "part.txt"), int64(j.maps*j.mapBytes)); err != nil {
-			return nil, err
-		}
-		sub := &submitted{job: j, out: filepath.Join(dir, "out-"+j.name)}
-		f, err := os.Open(filepath.Join(in, "part.txt"))
+		s, err := prepareJob(dir, j)
 		if err != nil {
 			return nil, err
 		}
-		if j.sort {
-			sub.lines, err = sumLines(f)
-		} else {
-			sub.want, err = countWords(f)
-		}
-		f.Close()
-		if err != nil {
-			return nil, err
-		}
-		subs = append(subs, sub)
+		subs = append(subs, s)
 	}
-	r := &preemptRun{Experiment: exp, Mechanism: mech, Run: rep, Response: map[string][]float64{}, Defines: b.defines}
+	// The calibrated priority experiment times a job of a high-priority
+	// job's shape alone first (its own input and output).
+	calibrated := exp == "priority" && b.schedule == scheduleCalibrated
+	var calib *benchJob
+	if calibrated {
+		for _, j := range jobs {
+			if j.class == "high" {
+				j.name, j.class, j.at = "calibration", "calibration", 0
+				if calib, err = prepareJob(dir, j); err != nil {
+					return nil, err
+				}
+				break
+			}
+		}
+	}
+	r := &preemptRun{Experiment: exp, Mechanism: mech, Run: rep, Response: map[string][]float64{}, Defines: b.defines,
+		MapSlots: trackers * mapSlots}
 	r.Load[0] = loadAverage()
+	if exp == "priority" {
+		r.Schedule = b.schedule
+		var h time.Duration
+		if calib != nil {
+			if calib.id, err = c.client.Submit(ctx, b.jobSpec(dir, calib)); err != nil {
+				return nil, fmt.Errorf("submitting the calibration job: %w", err)
+			}
+			rec, _, err := c.finish(ctx, calib)
+			if err != nil {
+				return nil, err
+			}
+			h = rec.Job.Finish.Sub(rec.Job.Submit)
+			r.CalibrationS = h.Seconds()
+			progress("preemption: calibration job (a high-priority job alone) took H = %.2f s", h.Seconds())
+		}
+		var highs []*benchJob
+		for _, s := range subs {
+			if s.job.class == "high" {
+				highs = append(highs, s)
+			}
+		}
+		at, err := priorityArrivals(b.schedule, h, len(highs))
+		if err != nil {
+			return nil, err
+		}
+		for i, s := range highs {
+			s.job.at = at[i]
+			r.ArrivalsS = append(r.ArrivalsS, at[i].Seconds())
+		}
+	}
 	start := time.Now() // the inputs are written: the workload's clock starts
 	for i, s := range subs {
 		j := s.job
@@ -370,63 +464,26 @@ func (b *preemptBench) run(exp, mech string, rep int) (*preemptRun, error) {
 		} else if d := time.Until(start.Add(j.at)); d > 0 {
 			time.Sleep(d)
 		}
-		def, sortMB, slow := "wordcount", 4, b.slow
-		if j.sort {
-			def, sortMB = "sort", j.sortMB
-		}
-		if j.slow != 0 {
-			slow = j.slow
-		}
-		spec := &mr.JobSpec{Name: j.name, Def: def, Inputs: []string{filepath.Join(dir, "in-"+j.name)}, Output: s.out,
-			NumReduces: 1, Pool: j.pool, Priority: j.priority, Conf: map[string]string{
-				"mapreduce.input.fileinputformat.split.maxsize": strconv.Itoa(j.mapBytes),
-				"mapreduce.task.io.sort.mb":                     strconv.Itoa(sortMB),
-				"mapreduce.job.reduce.slowstart.completedmaps":  "1",
-				"mapreduce.task.progress.report.interval":       "100",
-				speculator.KeyStragglerFraction:                 "1",
-				speculator.KeyStragglerScope:                    "attempt",
-				speculator.KeyStragglerShape:                    "0",
-				speculator.KeyStragglerLocation:                 strconv.FormatFloat(slow, 'f', -1, 64),
-				speculator.KeyStragglerMaxFactor:                "50",
-				speculator.KeyStragglerTaskTypes:                "map", // the experiments are about map slots
-				// Delays owed for CPU time: on a loaded machine a task's
-				// wall time outside its delays grows with the load, and k
-				// times that would make the load, not the mechanism, decide.
-				speculator.KeyStragglerWork: "cpu",
-				mr.KeySplitSafe:             strconv.FormatBool(j.splitSafe),
-			}}
-		if j.sort {
-			// The sort buffer holds the map's output until the record
-			// loop ends.
-			spec.Conf["mapreduce.map.sort.spill.percent"] = "0.95"
-		}
-		if s.id, err = c.client.Submit(ctx, spec); err != nil {
+		if s.id, err = c.client.Submit(ctx, b.jobSpec(dir, s)); err != nil {
 			return nil, fmt.Errorf("submitting %s: %w", j.name, err)
 		}
 	}
 	var first, last time.Time
+	var highSubmit, highEnd []time.Time
 	for _, s := range subs {
-		res, err := c.client.Wait(ctx, s.id)
-		if err != nil {
-			return nil, fmt.Errorf("job %s: %w", s.job.name, err)
-		}
-		if res.State != "SUCCEEDED" {
-			return nil, fmt.Errorf("job %s (%s) %s: %s", s.job.name, s.id, res.State, res.Error)
-		}
-		check := func() error { return checkWordCountOutput(s.out, s.want) }
-		if s.job.sort {
-			check = func() error { return checkSortOutput(s.out, s.lines) }
-		}
-		if err := check(); err != nil {
-			return nil, fmt.Errorf("job %s: %w", s.job.name, err)
-		}
-		rec, err := c.history(ctx, s.id)
+		rec, res, err := c.finish(ctx, s)
 		if err != nil {
 			return nil, err
 		}
 		r.Response[s.job.class] = append(r.Response[s.job.class], rec.Job.Finish.Sub(rec.Job.Submit).Seconds())
-		if s.job.class == "high" {
+		switch s.job.class {
+		case "high":
 			r.highParts(rec)
+			highSubmit, highEnd = append(highSubmit, rec.Job.Submit), append(highEnd, rec.Job.Finish)
+		case "low":
+			if exp == "priority" {
+				r.LowMapWorkS = append(r.LowMapWorkS, mapWork(rec)...)
+			}
 		}
 		if first.IsZero() || rec.Job.Submit.Before(first) {
 			first = rec.Job.Submit
@@ -449,14 +506,118 @@ func (b *preemptBench) run(exp, mech string, rep int) (*preemptRun, error) {
 		r.ImageBytes += res.Counters.Get(g, mr.CheckpointBytes)
 		r.Splits += res.Counters.Get(mr.SplitGroup, mr.MapSplits)
 	}
+	if exp == "priority" {
+		r.HighGapS = gaps(highSubmit, highEnd)
+	}
 	r.WastedSeconds += float64(r.DumpMillis+r.RestoreMillis) / 1000
 	r.Makespan = last.Sub(first).Seconds()
+	r.WastedShare = wastedShare(r.WastedSeconds, r.MapSlots, r.Makespan)
 	r.Check = fmt.Sprintf("%d jobs, every output equal to an independent word count or sort", len(subs))
+	if calib != nil {
+		r.Check += " (and the calibration job's)"
+	}
 	if err := r.readTimings(dir); err != nil {
 		return nil, err
 	}
 	r.Load[1] = loadAverage()
 	return r, nil
+}
+
+// benchJob is a job of a run: its workload entry, its output and what the
+// output must hold, and its ID once submitted.
+type benchJob struct {
+	job   preemptJob
+	id    string
+	out   string
+	want  map[string]*int64
+	lines lineSum // a sort job's input lines
+}
+
+// prepareJob writes job j's input in dir (in-NAME) and counts what its
+// output (out-NAME) must hold.
+func prepareJob(dir string, j preemptJob) (*benchJob, error) {
+	in := filepath.Join(dir, "in-"+j.name)
+	if err := os.MkdirAll(in, 0o755); err != nil {
+		return nil, err
+	}
+	if _, err := writeText(filepath.Join(in, "part.txt"), int64(j.maps*j.mapBytes)); err != nil {
+		return nil, err
+	}
+	s := &benchJob{job: j, out: filepath.Join(dir, "out-"+j.name)}
+	f, err := os.Open(filepath.Join(in, "part.txt"))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if j.sort {
+		s.lines, err = sumLines(f)
+	} else {
+		s.want, err = countWords(f)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("counting the input of %s: %w", j.name, err)
+	}
+	return s, nil
+}
+
+// jobSpec is the submission of s, whose input prepareJob wrote in dir.
+func (b *preemptBench) jobSpec(dir string, s *benchJob) *mr.JobSpec {
+	j := s.job
+	def, sortMB, slow := "wordcount", 4, b.slow
+	if j.sort {
+		def, sortMB = "sort", j.sortMB
+	}
+	if j.slow != 0 {
+		slow = j.slow
+	}
+	spec := &mr.JobSpec{Name: j.name, Def: def, Inputs: []string{filepath.Join(dir, "in-"+j.name)}, Output: s.out,
+		NumReduces: 1, Pool: j.pool, Priority: j.priority, Conf: map[string]string{
+			"mapreduce.input.fileinputformat.split.maxsize": strconv.Itoa(j.mapBytes),
+			"mapreduce.task.io.sort.mb":                     strconv.Itoa(sortMB),
+			"mapreduce.job.reduce.slowstart.completedmaps":  "1",
+			"mapreduce.task.progress.report.interval":       "100",
+			speculator.KeyStragglerFraction:                 "1",
+			speculator.KeyStragglerScope:                    "attempt",
+			speculator.KeyStragglerShape:                    "0",
+			speculator.KeyStragglerLocation:                 strconv.FormatFloat(slow, 'f', -1, 64),
+			speculator.KeyStragglerMaxFactor:                "50",
+			speculator.KeyStragglerTaskTypes:                "map", // the experiments are about map slots
+			// Delays owed for CPU time: on a loaded machine a task's
+			// wall time outside its delays grows with the load, and k
+			// times that would make the load, not the mechanism, decide.
+			speculator.KeyStragglerWork: "cpu",
+			mr.KeySplitSafe:             strconv.FormatBool(j.splitSafe),
+		}}
+	if j.sort {
+		// The sort buffer holds the map's output until the record
+		// loop ends.
+		spec.Conf["mapreduce.map.sort.spill.percent"] = "0.95"
+	}
+	return spec
+}
+
+// finish waits for submitted job s to end, checks that it succeeded and
+// that its output holds what it must, and returns its history and result.
+func (c *benchCluster) finish(ctx context.Context, s *benchJob) (*jobhistory.Record, *mr.JobResult, error) {
+	res, err := c.client.Wait(ctx, s.id)
+	if err != nil {
+		return nil, nil, fmt.Errorf("job %s: %w", s.job.name, err)
+	}
+	if res.State != "SUCCEEDED" {
+		return nil, nil, fmt.Errorf("job %s (%s) %s: %s", s.job.name, s.id, res.State, res.Error)
+	}
+	check := func() error { return checkWordCountOutput(s.out, s.want) }
+	if s.job.sort {
+		check = func() error { return checkSortOutput(s.out, s.lines) }
+	}
+	if err := check(); err != nil {
+		return nil, nil, fmt.Errorf("job %s: %w", s.job.name, err)
+	}
+	rec, err := c.history(ctx, s.id)
+	if err != nil {
+		return nil, nil, err
+	}
+	return rec, res, nil
 }
 
 // highParts splits a high-priority job's response time (highSlotWaitS,
@@ -692,18 +853,19 @@ func printPreemption(w io.Writer, runs []*preemptRun) {
 		return "low", "high"
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "experiment\tmechanism\trun\tresponse low/long [s]\tresponse high/periodic [s]\twasted [s]\tkilled maps\tcheckpoints\tfailed\tsplits\timage MB\treclaim ms\tquiesce ms\tqueued ms\tcriu dump ms\tfrozen ms\trestorable s\thigh: slot wait s\tmap run s\ttail s\tload\t")
+	fmt.Fprintln(tw, "experiment\tmechanism\trun\tresponse low/long [s]\tresponse high/periodic [s]\twasted [s]\twasted share %\tkilled maps\tcheckpoints\tfailed\tsplits\timage MB\treclaim ms\tquiesce ms\tqueued ms\tcriu dump ms\tfrozen ms\trestorable s\thigh: slot wait s\tmap run s\ttail s\tload\t")
 	for _, r := range runs {
 		a, b := classes(r)
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f\t%.2f\t%.2f\t%d\t%d\t%d\t%d\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f-%.1f\t\n", r.Experiment, r.Mechanism, r.Run,
-			r.mean(a), r.mean(b), r.WastedSeconds, r.KilledMaps, r.Checkpoints, r.CheckpointsFailed, r.Splits, float64(r.ImageBytes)/1e6,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f\t%.2f\t%.2f\t%.1f\t%d\t%d\t%d\t%d\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f-%.1f\t\n", r.Experiment, r.Mechanism, r.Run,
+			r.mean(a), r.mean(b), r.WastedSeconds, 100*r.WastedShare, r.KilledMaps, r.Checkpoints, r.CheckpointsFailed, r.Splits, float64(r.ImageBytes)/1e6,
 			meanMax(r.ReclaimMs, 1, 0), meanMax(r.QuiesceMs, 1, 0), meanMax(r.QueuedMs, 1, 0), meanMax(r.CriuDumpMs, 1, 0), meanMax(r.CriuFrozenMs, 1, 0), meanMax(r.RestorableMs, 1000, 1),
 			meanMax(r.HighSlotWaitS, 1, 2), meanMax(r.HighMapRunS, 1, 2), meanMax(r.HighTailS, 1, 2),
 			r.Load[0], r.Load[1])
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "(reclaim, quiesce, queued, criu dump, frozen, restorable: mean/max over the run's checkpoints; high: over its high-priority jobs, slot wait = submission to the last map's launch, tail = last map's end to the job's end)")
+	fmt.Fprintln(w, "(reclaim, quiesce, queued, criu dump, frozen, restorable: mean/max over the run's checkpoints; high: over its high-priority jobs, slot wait = submission to the last map's launch, tail = last map's end to the job's end; wasted share = wasted / (map slots × makespan))")
 	fmt.Fprintln(w)
+	printSchedules(w, runs)
 
 	// Means over the runs, with the half-width of their 95% interval.
 	type key struct{ exp, mech string }
@@ -727,13 +889,14 @@ func printPreemption(w io.Writer, runs []*preemptRun) {
 		return fmt.Sprintf("%.2f ± %.2f (%.2f-%.2f)", a.Mean, a.CI95, a.Min, a.Max)
 	}
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "experiment\tmechanism\truns\tresponse low/long [s]\tresponse high/periodic [s]\twasted [s]\t")
+	fmt.Fprintln(tw, "experiment\tmechanism\truns\tresponse low/long [s]\tresponse high/periodic [s]\twasted [s]\twasted share %\t")
 	for _, k := range order {
 		a, b := classes(by[k][0])
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t\n", k.exp, k.mech, len(by[k]),
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t\n", k.exp, k.mech, len(by[k]),
 			ms(over(k, func(r *preemptRun) float64 { return r.mean(a) })),
 			ms(over(k, func(r *preemptRun) float64 { return r.mean(b) })),
-			ms(over(k, func(r *preemptRun) float64 { return r.WastedSeconds })))
+			ms(over(k, func(r *preemptRun) float64 { return r.WastedSeconds })),
+			ms(over(k, func(r *preemptRun) float64 { return 100 * r.WastedShare })))
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "(mean ± half-width of the 95% interval over the runs (Student t), range)")
@@ -763,6 +926,11 @@ func printPreemption(w io.Writer, runs []*preemptRun) {
 				fmt.Sprintf("priority, %s against kill (means of %d and %d runs): wasted work %.0f%% lower (target >= 60%%: %s); low-priority response %.0f%% better (target >= 30%%: %s); high-priority response %+.1f%% (target within 5%%: %s)",
 					m, len(by[c]), len(by[k]), 100*waste, verdict(waste >= 0.6), 100*lo, verdict(lo >= 0.3), 100*hi, verdict(hi <= 0.05)))
 		}
+	}
+	if k := (key{"priority", "kill"}); by[k] != nil {
+		share := over(k, func(r *preemptRun) float64 { return 100 * r.WastedShare })
+		lines = append(lines, fmt.Sprintf("priority, kill's wasted work: %.1f ± %.1f%% of the map slots' capacity over %d runs (seed 002's YARN experiment: about 28%%)",
+			share.Mean, share.CI95, share.N))
 	}
 	if w, k, c := by[key{"timeline", "wait"}], by[key{"timeline", "kill"}], by[key{"timeline", "checkpoint"}]; w != nil && k != nil && c != nil {
 		hk, hc, hw := mean(key{"timeline", "kill"}, high), mean(key{"timeline", "checkpoint"}, high), mean(key{"timeline", "wait"}, high)
@@ -804,4 +972,40 @@ func meanMax(xs []float64, unit float64, digits int) string {
 		m = math.Max(m, x)
 	}
 	return fmt.Sprintf("%.*f/%.*f", digits, s/float64(len(xs))/unit, digits, m/unit)
+}
+
+// printSchedules prints, for each priority run, its schedule and whether
+// it kept the experiment's proportions: H (the calibration job), the
+// arrivals, the time the low-priority maps had between two high-priority
+// jobs (scheduled: period less H, calibrated only; measured: from one
+// job's end to the next's submission), and the low-priority maps' length.
+func printSchedules(w io.Writer, runs []*preemptRun) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	header := false
+	for _, r := range runs {
+		if r.Experiment != "priority" || r.Schedule == "" {
+			continue
+		}
+		if !header {
+			fmt.Fprintln(tw, "priority\tmechanism\trun\tschedule\tH [s]\tarrivals [s]\tgap designed [s]\tgap measured [s]\tlow map work [s]\tlow map work / gap\t")
+			header = true
+		}
+		arr := make([]string, len(r.ArrivalsS))
+		for i, a := range r.ArrivalsS {
+			arr[i] = strconv.FormatFloat(a, 'f', 1, 64)
+		}
+		designed := "-"
+		if r.CalibrationS > 0 && len(r.ArrivalsS) > 1 {
+			designed = fmt.Sprintf("%.2f", r.ArrivalsS[1]-r.ArrivalsS[0]-r.CalibrationS)
+		}
+		work := sim.Aggregate("", r.LowMapWorkS)
+		gap := sim.Aggregate("", r.HighGapS)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%.2f\t%s\t%s\t%.2f (%.2f-%.2f)\t%.2f (%.2f-%.2f)\t%.1f\t\n", "", r.Mechanism, r.Run, r.Schedule, r.CalibrationS,
+			strings.Join(arr, " "), designed, gap.Mean, gap.Min, gap.Max, work.Mean, work.Min, work.Max, work.Mean/gap.Mean)
+	}
+	if header {
+		tw.Flush()
+		fmt.Fprintln(w, "(H: the calibration job's response, a high-priority job alone; gap: from a high-priority job's end to the next's submission, designed = period - H; low map work: per low map, its checkpointed and successful attempts' run time, mean (range))")
+		fmt.Fprintln(w)
+	}
 }

@@ -403,9 +403,17 @@ func countersToProto(cs mr.CounterSet) []*mrpb.Counter {
 }
 
 func countersFromProto(cs []*mrpb.Counter) mr.CounterSet {
-	out := mr.CounterSet{}
-	for _, c := range cs {
-		out.Add(c.Group, c.Name, c.Value)
+	out := make(mr.CounterSet, 1)
+	for i, c := range cs {
+		g := out[c.Group]
+		if g == nil {
+			// Sized for the counters left, so that it does not grow
+			// counter by counter (a status's are mostly one group's):
+			// decoded for every running attempt of every heartbeat.
+			g = make(map[string]int64, len(cs)-i)
+			out[c.Group] = g
+		}
+		g[c.Name] += c.Value
 	}
 	return out
 }

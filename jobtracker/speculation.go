@@ -101,6 +101,9 @@ func (jt *JobTracker) speculateLocked(now time.Time) bool {
 	any := false
 	for _, j := range jt.order {
 		if j.done() || j.committing || j.speculator == nil {
+			// Its buffers (a last wave's views: megabytes on a large
+			// cluster) are not kept while the job waits to be retired.
+			j.specScan = specScratch{}
 			continue
 		}
 		view := jt.speculatorViewLocked(j, now)

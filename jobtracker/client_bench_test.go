@@ -159,24 +159,34 @@ func BenchmarkClientCallsUnderLoad(b *testing.B) {
 // BenchmarkSpeculateLastWave is the speculator's scan of a job in its last
 // wave (no map pending: the scan looks at every map), every second under
 // the lock: 2,000 trackers of 2 map slots, a job of 20,000 maps of which
-// 16,000 have succeeded and 4,000 run, speculation on.
+// 16,000 have succeeded and 4,000 run, and 10,000 trackers with a job of
+// 37,500 maps of which 20,000 run (mr loadgen's 10,000-tracker workload),
+// speculation on.
 //
 //	go test -run '^$' -bench SpeculateLastWave ./jobtracker/
 func BenchmarkSpeculateLastWave(b *testing.B) {
-	r := newHeartbeatRigConf(b, 2000, 1, 20000, 2, false, map[string]string{"scheduler.policy": "fifo"})
-	defer r.close()
-	for k := 0; r.pendingMaps() > 0; k++ {
-		if _, err := r.tryBeat(k%len(r.trackers), true); err != nil {
-			b.Fatal(err)
-		}
-	}
-	jt := r.jt
-	jt.mu.Lock()
-	defer jt.unlock()
-	j := jt.order[0]
-	b.Logf("maps: %d succeeded, %d running, %d pending", j.byState[0][taskSucceeded], j.byState[0][taskRunning], j.pending[0])
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		jt.speculateLocked(jt.now())
+	for _, sz := range []struct{ trackers, maps int }{{2000, 20000}, {10000, 37500}} {
+		b.Run(fmt.Sprintf("trackers=%d/maps=%d", sz.trackers, sz.maps), func(b *testing.B) {
+			r := newHeartbeatRigConf(b, sz.trackers, 1, sz.maps, 2, false, map[string]string{"scheduler.policy": "fifo"})
+			defer r.close()
+			for k := 0; r.pendingMaps() > 0; k++ {
+				if _, err := r.tryBeat(k%len(r.trackers), true); err != nil {
+					b.Fatal(err)
+				}
+			}
+			jt := r.jt
+			jt.mu.Lock()
+			defer jt.unlock()
+			j := jt.order[0]
+			b.Logf("maps: %d succeeded, %d running, %d pending", j.byState[0][taskSucceeded], j.byState[0][taskRunning], j.pending[0])
+			b.ReportAllocs()
+			b.ResetTimer()
+			cpu0 := processCPU()
+			for i := 0; i < b.N; i++ {
+				jt.speculateLocked(jt.now())
+			}
+			b.StopTimer()
+			b.ReportMetric(float64((processCPU()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+		})
 	}
 }

@@ -101,11 +101,14 @@ func (jt *JobTracker) speculateLocked(now time.Time) bool {
 	any := false
 	for _, j := range jt.order {
 		if j.done() || j.committing || j.speculator == nil {
+			// Its buffers (a last wave's views: megabytes on a large
+			// cluster) are not kept while the job waits to be retired.
+			j.specScan = specScratch{}
 			continue
 		}
-		view, byID := jt.speculatorViewLocked(j, now)
+		view := jt.speculatorViewLocked(j, now)
 		for _, d := range j.speculator.Scan(now, view, "") {
-			tk := byID[d.TaskID]
+			tk := j.specScan.taskOf(d.Type, d.TaskID)
 			if tk == nil || tk.specPending != nil {
 				continue
 			}
@@ -129,13 +132,39 @@ func (jt *JobTracker) speculateLocked(now time.Time) bool {
 	return any
 }
 
-// speculatorViewLocked is the speculator's view of a job, and its tasks by id.
-func (jt *JobTracker) speculatorViewLocked(j *job, now time.Time) (*speculator.JobView, map[string]*task) {
-	jv := &speculator.JobView{ID: j.id}
-	byID := map[string]*task{}
+// specScratch is a job's speculator view and the buffers it is built in,
+// reused from scan to scan (a job in its last wave on a large cluster has
+// tens of thousands of running tasks, scanned every second under the
+// lock); the view is read by the speculator during the scan only.
+type specScratch struct {
+	view     speculator.JobView
+	running  []*task
+	tasks    [2][]*task // tasks[typ][i] is view's Type(typ).Tasks[i]
+	attempts []speculator.AttemptView
+}
+
+// taskOf is the task of the last view whose id is id.
+func (s *specScratch) taskOf(typ partitions.TaskType, id string) *task {
+	tv := s.view.Type(typ)
+	for i := range tv.Tasks {
+		if tv.Tasks[i].ID == id {
+			return s.tasks[typ][i]
+		}
+	}
+	return nil
+}
+
+// speculatorViewLocked is the speculator's view of a job (in j.specScan,
+// whose tasks it also sets).
+func (jt *JobTracker) speculatorViewLocked(j *job, now time.Time) *speculator.JobView {
+	sc := &j.specScan
+	sc.view = speculator.JobView{ID: j.id, Map: speculator.TypeView{Tasks: sc.view.Map.Tasks[:0]},
+		Reduce: speculator.TypeView{Tasks: sc.view.Reduce.Tasks[:0]}}
+	sc.attempts = sc.attempts[:0]
 	params := j.speculator.Params()
 	for _, typ := range []partitions.TaskType{partitions.Map, partitions.Reduce} {
-		tv := jv.Type(typ)
+		tv := sc.view.Type(typ)
+		sc.tasks[typ] = sc.tasks[typ][:0]
 		tasks := j.tasks(typ)
 		tv.Total = len(tasks)
 		if speculative := (typ == partitions.Map && params.MapSpeculative) || (typ == partitions.Reduce && params.ReduceSpeculative); !speculative || j.pending[typ] > 0 {
@@ -153,31 +182,42 @@ func (jt *JobTracker) speculatorViewLocked(j *job, now time.Time) (*speculator.J
 		// tasks are the job's active ones, in task order: O(running),
 		// not O(tasks).
 		tv.Finished = j.finished[typ].d
-		var running []*task
+		running := sc.running[:0]
 		for tk := range j.active {
 			if tk.typ == typ {
 				running = append(running, tk)
 			}
 		}
 		slices.SortFunc(running, func(a, b *task) int { return a.index - b.index })
+		sc.running = running
+		// The attempt views of every task in one buffer, each task's a
+		// slice of it (grown once here; a growth would leave the slices
+		// made before in the old buffer, which stays theirs).
+		n := 0
 		for _, tk := range running {
-			live := tk.running()
-			if len(live) == 0 {
+			n += len(tk.attempts)
+		}
+		sc.attempts = slices.Grow(sc.attempts, n)
+		for _, tk := range running {
+			start := len(sc.attempts)
+			for _, a := range tk.attempts {
+				if a.live() {
+					sc.attempts = append(sc.attempts, jt.attemptViewLocked(a))
+				}
+			}
+			if len(sc.attempts) == start {
 				continue
 			}
-			view := speculator.TaskView{
-				ID:                 tk.id(),
+			tv.Tasks = append(tv.Tasks, speculator.TaskView{
+				ID:                 tk.viewID(),
+				Attempts:           sc.attempts[start:len(sc.attempts):len(sc.attempts)],
 				SpeculativePending: tk.specPending != nil && tk.specPending.attempt == nil,
 				Speculated:         tk.speculated,
-			}
-			for _, a := range live {
-				view.Attempts = append(view.Attempts, jt.attemptViewLocked(a))
-			}
-			tv.Tasks = append(tv.Tasks, view)
-			byID[view.ID] = tk
+			})
+			sc.tasks[typ] = append(sc.tasks[typ], tk)
 		}
 	}
-	return jv, byID
+	return &sc.view
 }
 
 // cloneMeasurement turns a clone's stats into the estimator's sample. The

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"gomr/mrpb"
+	"gomr/partitions"
 )
 
 func TestFullTaskDuration(t *testing.T) {
@@ -93,4 +94,61 @@ func TestAttemptRateIsSmoothedOverReports(t *testing.T) {
 	if got, want := rate(), 0.1*w+0.01*(1-w); math.Abs(got-want) > 1e-6 {
 		t.Fatalf("rate after the second report %.6f, want %.6f", got, want)
 	}
+}
+
+// TestSpeculatorViewIsTheJobsRunningTasks checks the speculator's view of a
+// job in its last wave, built in buffers reused from scan to scan: every
+// running task in index order with its live attempts, and taskOf finding
+// each task by its id; again after heartbeats ended and launched attempts
+// (the buffers then hold the previous scan's views).
+func TestSpeculatorViewIsTheJobsRunningTasks(t *testing.T) {
+	r := newHeartbeatRigConf(t, 50, 1, 400, 2, false, map[string]string{"scheduler.policy": "fifo"})
+	defer r.close()
+	for k := 0; r.pendingMaps() > 0; k++ {
+		if _, err := r.tryBeat(k%len(r.trackers), true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(round int) {
+		t.Helper()
+		jt := r.jt
+		jt.mu.Lock()
+		defer jt.unlock()
+		j := jt.order[0]
+		view := jt.speculatorViewLocked(j, jt.now())
+		var want []*task
+		for _, tk := range j.maps {
+			if len(tk.running()) > 0 {
+				want = append(want, tk)
+			}
+		}
+		got := view.Map.Tasks
+		if len(got) != len(want) || len(want) == 0 {
+			t.Fatalf("round %d: %d tasks in the view, want %d (> 0)", round, len(got), len(want))
+		}
+		for i, tk := range want {
+			live := tk.running()
+			if got[i].ID != tk.id() || len(got[i].Attempts) != len(live) {
+				t.Fatalf("round %d: view task %d is %s with %d attempts, want %s with %d", round, i, got[i].ID, len(got[i].Attempts), tk.id(), len(live))
+			}
+			for k, a := range live {
+				if got[i].Attempts[k].ID != a.id || got[i].Attempts[k].Tracker != a.tracker {
+					t.Fatalf("round %d: task %s attempt %d is %s on %s, want %s on %s", round, tk.id(), k, got[i].Attempts[k].ID, got[i].Attempts[k].Tracker, a.id, a.tracker)
+				}
+			}
+			if j.specScan.taskOf(partitions.Map, tk.id()) != tk {
+				t.Fatalf("round %d: taskOf(%s) is not the task", round, tk.id())
+			}
+		}
+		if view.Map.Pending != 0 || view.Map.Total != len(j.maps) || len(view.Map.Finished) != j.finishedMaps {
+			t.Fatalf("round %d: pending %d total %d finished %d, want 0, %d, %d", round, view.Map.Pending, view.Map.Total, len(view.Map.Finished), len(j.maps), j.finishedMaps)
+		}
+	}
+	check(1)
+	for k := 0; k < 30; k++ {
+		if _, err := r.tryBeat(k%len(r.trackers), true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check(2)
 }

@@ -65,7 +65,10 @@ type job struct {
 
 	// speculator judges the job's stragglers (its parameters come from the
 	// job's configuration); speculations are its decisions, in order.
-	speculator   *speculator.Speculator
+	speculator *speculator.Speculator
+	// specScan is the speculator's view of the job, rebuilt each scan in
+	// buffers kept from the last (speculation.go).
+	specScan     specScratch
 	speculations []*speculation
 
 	// trackerFailures counts the job's failed attempts by tracker;
@@ -221,10 +224,22 @@ type task struct {
 	// finishedAt is 1 + its index in job.finished while it counts there
 	// (0: it does not).
 	finishedAt int
+	// viewIDCache is id(), kept by viewID for the speculator's scans.
+	viewIDCache string
 }
 
 func (t *task) id() string {
 	return fmt.Sprintf("task_%s_%s_%06d", trimJob(t.job.id), typeLetter(t.typ), t.index)
+}
+
+// viewID is id(), made once: the speculator's view names every running
+// task of a job in its last wave on every scan. Under the lock only (it
+// sets the cache).
+func (t *task) viewID() string {
+	if t.viewIDCache == "" {
+		t.viewIDCache = t.id()
+	}
+	return t.viewIDCache
 }
 
 // setSpec makes s the task's pending speculation (nil: none), keeping the
@@ -388,9 +403,17 @@ func countersToProto(cs mr.CounterSet) []*mrpb.Counter {
 }
 
 func countersFromProto(cs []*mrpb.Counter) mr.CounterSet {
-	out := mr.CounterSet{}
-	for _, c := range cs {
-		out.Add(c.Group, c.Name, c.Value)
+	out := make(mr.CounterSet, 1)
+	for i, c := range cs {
+		g := out[c.Group]
+		if g == nil {
+			// Sized for the counters left, so that it does not grow
+			// counter by counter (a status's are mostly one group's):
+			// decoded for every running attempt of every heartbeat.
+			g = make(map[string]int64, len(cs)-i)
+			out[c.Group] = g
+		}
+		g[c.Name] += c.Value
 	}
 	return out
 }

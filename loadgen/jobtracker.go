@@ -38,6 +38,9 @@ type jobTracker struct {
 	// log is not seen.
 	lost *atomic.Int64
 	log  *slog.Logger
+	// pprof is a spawned JobTracker's profile server (mr jobtracker
+	// --pprof), host:port; empty: none.
+	pprof string
 
 	stop    func()
 	tempDir string
@@ -224,6 +227,13 @@ func spawnJobTracker(ctx context.Context, cfg *Config, dir string, log *slog.Log
 	m["mapreduce.jobtracker.address"] = rpcAddr
 	m["mapreduce.jobtracker.http.address"] = httpAddr
 	args := []string{"jobtracker"}
+	pprofAddr := ""
+	if cfg.JobTrackerProfiles != "" {
+		if pprofAddr, err = freePort(); err != nil {
+			return nil, fmt.Errorf("loadgen: a port for the JobTracker's profiles: %w", err)
+		}
+		args = append(args, "--pprof", pprofAddr)
+	}
 	if cfg.ConfFile != "" {
 		args = append(args, "--conf", cfg.ConfFile)
 	}
@@ -256,7 +266,7 @@ func spawnJobTracker(ctx context.Context, cfg *Config, dir string, log *slog.Log
 		logWG.Wait()
 		exited <- cmd.Wait()
 	}()
-	jt := &jobTracker{mode: "spawned", addr: rpcAddr, pid: cmd.Process.Pid, url: "http://" + httpAddr + "/metrics", lost: lost, log: log}
+	jt := &jobTracker{mode: "spawned", addr: rpcAddr, pid: cmd.Process.Pid, url: "http://" + httpAddr + "/metrics", lost: lost, log: log, pprof: pprofAddr}
 	jt.stop = func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {

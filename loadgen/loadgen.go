@@ -119,6 +119,10 @@ type Config struct {
 	// CPUProfile, if set, is written with a CPU profile of this process
 	// over the measurement window (useful with an in-process JobTracker).
 	CPUProfile string
+	// JobTrackerProfiles, with Spawn, is a directory for profiles of the
+	// spawned JobTracker over the measurement window (profile.go): its CPU,
+	// mutex and block profiles, its allocations and an execution trace.
+	JobTrackerProfiles string
 	// PollUI, if positive, has the JobTracker's web UI pages, /api,
 	// /metrics and the client calls of mr job polled, each every PollUI,
 	// during the run (poll.go); their response times are in the result.
@@ -407,6 +411,8 @@ func (c *Config) check() error {
 		return fmt.Errorf("loadgen: %d connections: want 0 (automatic) or more", c.Conns)
 	case c.JobTracker != "" && c.Spawn:
 		return errors.New("loadgen: --spawn starts a JobTracker: give it or --jobtracker, not both")
+	case c.JobTrackerProfiles != "" && !c.Spawn:
+		return errors.New("loadgen: --jobtracker-pprof profiles a JobTracker this command spawns: give --spawn too")
 	}
 	return nil
 }
@@ -524,6 +530,10 @@ func (g *generator) run(ctx context.Context, outDir string, res *Result) error {
 		profFile = f
 	}
 	sampler.start()
+	var profiled <-chan error
+	if cfg.JobTrackerProfiles != "" && g.jt.pprof != "" && ctx.Err() == nil {
+		profiled = g.jt.profileWindow(ctx, cfg.JobTrackerProfiles, time.Until(t0.Add(cfg.Duration)))
+	}
 	self, selfErr := readProc(os.Getpid())
 	end := t0.Add(cfg.Duration)
 	tick := time.NewTicker(500 * time.Millisecond)
@@ -548,6 +558,13 @@ func (g *generator) run(ctx context.Context, outDir string, res *Result) error {
 	if profFile != nil {
 		pprof.StopCPUProfile()
 		profFile.Close()
+	}
+	if profiled != nil {
+		if err := <-profiled; err != nil {
+			g.log.Warn("profiles of the JobTracker", "error", err)
+		} else {
+			g.log.Info("profiles of the JobTracker written", "dir", cfg.JobTrackerProfiles)
+		}
 	}
 	stopPolling()
 	<-polled

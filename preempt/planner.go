@@ -140,6 +140,11 @@ func (p *Planner) Releasing(id string) (Mechanism, bool) {
 	return f.mech, ok
 }
 
+// Idle tells whether no victim is being released: Released and Releasing
+// then have nothing to find (the policy driver asks before it names the
+// attempt that ended, which costs a string a task end).
+func (p *Planner) Idle() bool { return len(p.inflight) == 0 }
+
 // Reason is why victim id, being released, was chosen (its request's
 // Reason); ok is false when it is not being released.
 func (p *Planner) Reason(id string) (r Reason, ok bool) {

@@ -261,7 +261,9 @@ func (d *Driver) Succeeded(now time.Time, a Attempt, ran time.Duration) {
 	if !d.end(a) {
 		return
 	}
-	d.planner.Released(now, a.String())
+	if !d.planner.Idle() {
+		d.planner.Released(now, a.String())
+	}
 	d.observe(partitions.Event{Time: now, Kind: partitions.TaskFinished, JobID: a.Job, Type: a.Type, Task: a.Task, Attempt: a.Attempt, Duration: ran})
 }
 
@@ -278,12 +280,18 @@ func (d *Driver) Ended(now time.Time, a Attempt, ran time.Duration) {
 		return
 	}
 	by := ""
-	if m, ok := d.planner.Releasing(a.String()); ok && m != preempt.MechWait {
-		by = m.String()
-	} else if d.killing != nil && *d.killing == a {
+	if !d.planner.Idle() {
+		// (Idle: no victim is being released, and the attempt's name,
+		// a string a task end, is not needed.)
+		id := a.String()
+		if m, ok := d.planner.Releasing(id); ok && m != preempt.MechWait {
+			by = m.String()
+		}
+		d.planner.Released(now, id)
+	}
+	if by == "" && d.killing != nil && *d.killing == a {
 		by = preempt.MechKill.String()
 	}
-	d.planner.Released(now, a.String())
 	d.observe(partitions.Event{Time: now, Kind: partitions.TaskFailed, JobID: a.Job, Type: a.Type, Task: a.Task, Attempt: a.Attempt, Duration: ran, PreemptedBy: by})
 }
 

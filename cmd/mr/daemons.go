@@ -18,6 +18,7 @@ func signalContext() (context.Context, context.CancelFunc) {
 
 func newJobTrackerCmd() *cobra.Command {
 	var cf confFlags
+	var pprofAddr string
 	cmd := &cobra.Command{
 		Use:   "jobtracker",
 		Short: "Run the JobTracker daemon (the master)",
@@ -29,7 +30,15 @@ func newJobTrackerCmd() *cobra.Command {
 			}
 			ctx, cancel := signalContext()
 			defer cancel()
-			jt, err := jobtracker.New(cfg, jobtracker.Options{Logger: installLogger(cfg, os.Stderr)})
+			log := installLogger(cfg, os.Stderr)
+			if pprofAddr != "" {
+				stop, err := servePprof(pprofAddr, log)
+				if err != nil {
+					return err
+				}
+				defer stop()
+			}
+			jt, err := jobtracker.New(cfg, jobtracker.Options{Logger: log})
 			if err != nil {
 				return err
 			}
@@ -40,6 +49,7 @@ func newJobTrackerCmd() *cobra.Command {
 		},
 	}
 	cf.add(cmd)
+	cmd.Flags().StringVar(&pprofAddr, "pprof", "", "serve Go's profiles (net/http/pprof: CPU, heap, allocs, mutex, block, goroutine, execution trace) at http://HOST:PORT/debug/pprof/, with mutex and block profiling on; for measurements, never on a port others reach (empty: off)")
 	return cmd
 }
 

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestE2ELoadgenJobTrackerProfiles runs mr loadgen with a spawned
+// JobTracker (mr jobtracker --pprof) and --jobtracker-pprof: the JobTracker's
+// profiles over the measured window are written, each a gzipped pprof
+// profile, and the execution trace a Go trace.
+func TestE2ELoadgenJobTrackerProfiles(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "profiles")
+	out, err := runMR(t, "loadgen", "--spawn", "--policy", "fifo", "--trackers", "4", "--heartbeat", "300ms",
+		"--duration", "3s", "--warmup", "1s", "--jobs", "1", "--maps", "20", "--map-time", "500ms",
+		"--jobtracker-pprof", dir)
+	if err != nil {
+		t.Fatalf("mr loadgen: %v\n%s", err, tail(out, 40))
+	}
+	for _, f := range []string{"cpu.pprof", "mutex.pprof", "block.pprof", "allocs.pprof"} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", f, err, tail(out, 40))
+		}
+		if !bytes.HasPrefix(b, []byte{0x1f, 0x8b}) {
+			t.Errorf("%s is not a gzipped profile: %q...", f, b[:min(len(b), 40)])
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "trace.out"))
+	if err != nil {
+		t.Fatalf("trace.out: %v", err)
+	}
+	if !bytes.HasPrefix(b, []byte("go 1.")) {
+		t.Errorf("trace.out is not a Go execution trace: %q...", b[:min(len(b), 40)])
+	}
+}
+
+// TestLoadgenJobTrackerProfilesNeedSpawn checks that --jobtracker-pprof
+// without --spawn is refused, naming --spawn.
+func TestLoadgenJobTrackerProfilesNeedSpawn(t *testing.T) {
+	out, err := runMR(t, "loadgen", "--trackers", "1", "--duration", "1s", "--jobtracker-pprof", t.TempDir())
+	if err == nil || !bytes.Contains([]byte(out), []byte("--spawn")) {
+		t.Fatalf("mr loadgen --jobtracker-pprof without --spawn: err %v, output:\n%s", err, tail(out, 20))
+	}
+}

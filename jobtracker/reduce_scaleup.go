@@ -8,7 +8,6 @@ import (
 	"gomr/mr"
 	"gomr/mrpb"
 	"gomr/partitions"
-	"gomr/preempt"
 )
 
 // Scale-up splits of reduces (docs/split.md, spec §5.9.4): when a tracker
@@ -165,66 +164,4 @@ func recoverReducePiecesLocked(j *job, ev *taskEvent, cmp mr.Comparator) error {
 	}
 	addReducePieces(j, t, ev.Bounds)
 	return nil
-}
-
-// scaleUpReducesLocked orders at most one scale-up split for the reduce
-// slots of tracker t left free after its offer: the running reduce in its
-// reduce phase, of a job with no pending reduce and no reduce scale-up
-// split on the way, expected to run the longest (at least
-// preemption.split.min-remaining; at least preemption.split.min-task-age
-// old), with the fanout min(preemption.split.scale-up-fanout, idle slots
-// + 1). The rule is the maps' (scaleUpLocked) but for the bytes left: a
-// reduce's pieces are cut by key groups, and the reduce finds them.
-func (jt *JobTracker) scaleUpReducesLocked(t *trackerState, now time.Time) {
-	idle := t.reduceSlots
-	for _, a := range t.attempts {
-		if a.task.typ == partitions.Reduce {
-			idle--
-		}
-	}
-	if idle <= 0 {
-		return
-	}
-	minAge, minLeft := jt.cfg.Duration(preempt.KeySplitMinAge), jt.cfg.Duration(preempt.KeySplitMinRemaining)
-	var best *attempt
-	var bestLeft time.Duration
-	for _, j := range jt.order {
-		if j.done() || j.committing || j.pending[partitions.Reduce] > 0 || scaleUpInFlight(j, partitions.Reduce) {
-			continue
-		}
-		for _, r := range j.reduces {
-			if r.state != taskRunning {
-				continue
-			}
-			for _, a := range r.running() {
-				left := time.Duration(-1)
-				if a.rate > 0 && a.progress < 1 {
-					left = time.Duration((1 - float64(a.progress)) / a.rate * float64(time.Second))
-				}
-				switch {
-				case a.phase != "REDUCE":
-					continue
-				case now.Sub(a.start) < minAge, left >= 0 && left < minLeft, left < 0 && minLeft > 0:
-					continue
-				case jt.splitRefusalLocked(a) != nil:
-					continue
-				}
-				if best == nil || left > bestLeft {
-					best, bestLeft = a, left
-				}
-			}
-		}
-	}
-	if best == nil {
-		return
-	}
-	fanout := min(jt.cfg.Int(preempt.KeyScaleUpFanout), idle+1)
-	if fanout < 2 {
-		return
-	}
-	if err := jt.orderSplitLocked(best, fanout); err != nil {
-		jt.log.Warn("reduce scale-up split refused", "attempt", best.id, "error", err)
-		return
-	}
-	jt.log.Info("reduce scale-up split ordered", "attempt", best.id, "fanout", fanout, "idle_reduce_slots", idle, "tracker", t.name)
 }

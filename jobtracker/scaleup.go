@@ -32,27 +32,42 @@ import (
 const scaleUpMinPieceBytes = 64 << 10
 
 // scaleUpLocked orders at most one scale-up split for the map slots of
-// tracker t left free after its offer (scaleUpMapsLocked) and one for its
-// reduce slots (scaleUpReducesLocked, reduce_scaleup.go). Off unless
-// preemption.split.scale-up is set.
+// tracker t left free after its offer and one for its reduce slots
+// (scaleUpTypeLocked). Off unless preemption.split.scale-up is set.
 func (jt *JobTracker) scaleUpLocked(t *trackerState, now time.Time) {
 	if !jt.cfg.Bool(preempt.KeyScaleUp) || t.blacklisted {
 		return
 	}
-	jt.scaleUpMapsLocked(t, now)
-	jt.scaleUpReducesLocked(t, now)
+	jt.scaleUpTypeLocked(t, partitions.Map, now, func(a *attempt) bool {
+		return jt.scaleUpBytesLocked(a) >= 2*scaleUpMinPieceBytes
+	})
+	jt.scaleUpTypeLocked(t, partitions.Reduce, now, func(a *attempt) bool { return a.phase == "REDUCE" })
 }
 
-// scaleUpMapsLocked orders at most one scale-up split for the map slots
-// of tracker t left free: of the running map, of a job with no pending
-// map and no scale-up split of a map on the way, expected to run the
-// longest (and at least preemption.split.min-remaining; at least
-// preemption.split.min-task-age old), whose remainder is large enough for
-// two pieces.
-func (jt *JobTracker) scaleUpMapsLocked(t *trackerState, now time.Time) {
+// scaleUpLocked's rule, for maps and reduces alike: scaleUpTypeLocked
+// orders at most one scale-up split for the slots of type typ of tracker t
+// left free, of the running attempt of that type, of a job with no
+// pending task of the type and no scale-up split of one on the way,
+// expected to run the longest (and at least preemption.split.min-remaining;
+// at least preemption.split.min-task-age old) among those splittable
+// says may be split, with the fanout min(preemption.split.scale-up-fanout,
+// idle slots + 1).
+//
+// For maps, splittable asks for a remainder large enough for two pieces
+// (scaleUpBytesLocked); for reduces, that the attempt is in its reduce
+// phase: a reduce's pieces are cut by key groups, and the reduce finds
+// them (reduce_scaleup.go).
+func (jt *JobTracker) scaleUpTypeLocked(t *trackerState, typ partitions.TaskType, now time.Time, splittable func(*attempt) bool) {
 	idle := t.mapSlots
+	tasks := func(j *job) []*task { return j.maps }
+	what := "map"
+	if typ == partitions.Reduce {
+		idle = t.reduceSlots
+		tasks = func(j *job) []*task { return j.reduces }
+		what = "reduce"
+	}
 	for _, a := range t.attempts {
-		if a.task.typ == partitions.Map {
+		if a.task.typ == typ {
 			idle--
 		}
 	}
@@ -63,14 +78,14 @@ func (jt *JobTracker) scaleUpMapsLocked(t *trackerState, now time.Time) {
 	var best *attempt
 	var bestLeft time.Duration
 	for _, j := range jt.order {
-		if j.done() || j.committing || j.pending[partitions.Map] > 0 || scaleUpInFlight(j, partitions.Map) {
+		if j.done() || j.committing || j.pending[typ] > 0 || scaleUpInFlight(j, typ) {
 			continue
 		}
-		for _, m := range j.maps {
-			if m.state != taskRunning {
+		for _, tk := range tasks(j) {
+			if tk.state != taskRunning {
 				continue
 			}
-			for _, a := range m.running() {
+			for _, a := range tk.running() {
 				left := time.Duration(-1)
 				if a.rate > 0 && a.progress < 1 {
 					left = time.Duration((1 - float64(a.progress)) / a.rate * float64(time.Second))
@@ -78,7 +93,7 @@ func (jt *JobTracker) scaleUpMapsLocked(t *trackerState, now time.Time) {
 				switch {
 				case now.Sub(a.start) < minAge, left >= 0 && left < minLeft, left < 0 && minLeft > 0:
 					continue
-				case jt.scaleUpBytesLocked(a) < 2*scaleUpMinPieceBytes || jt.splitRefusalLocked(a) != nil:
+				case !splittable(a) || jt.splitRefusalLocked(a) != nil:
 					continue
 				}
 				if best == nil || left > bestLeft {
@@ -91,11 +106,14 @@ func (jt *JobTracker) scaleUpMapsLocked(t *trackerState, now time.Time) {
 		return
 	}
 	fanout := min(jt.cfg.Int(preempt.KeyScaleUpFanout), idle+1)
-	if err := jt.orderSplitLocked(best, fanout); err != nil {
-		jt.log.Warn("scale-up split refused", "attempt", best.id, "error", err)
+	if fanout < 2 {
 		return
 	}
-	jt.log.Info("scale-up split ordered", "attempt", best.id, "fanout", fanout, "idle_map_slots", idle, "tracker", t.name)
+	if err := jt.orderSplitLocked(best, fanout); err != nil {
+		jt.log.Warn("scale-up split refused", "type", what, "attempt", best.id, "error", err)
+		return
+	}
+	jt.log.Info("scale-up split ordered", "type", what, "attempt", best.id, "fanout", fanout, "idle_slots", idle, "tracker", t.name)
 }
 
 // scaleUpInFlight tells whether a scale-up split of one of j's tasks of

@@ -20,7 +20,7 @@ GOMR_REQUIRE_CRIU ?= 1
 endif
 export GOMR_CRIU GOMR_REQUIRE_CRIU
 
-.PHONY: all build test unit race e2e lint fuzz bench bench-speculation bench-preemption bench-shuffle bench-scale proto clean criu chaos workloads chromium iproute2 sim-check
+.PHONY: all build test test-stream-plain test-stream-race unit race e2e lint fuzz bench bench-speculation bench-preemption bench-shuffle bench-scale proto clean criu chaos workloads chromium iproute2 sim-check
 
 all: build
 
@@ -28,10 +28,35 @@ build:
 	$(GO) build -o $(BIN) ./cmd/mr
 
 # make test: what CI runs. Lint, CRIU and Chromium installs, unit and
-# end-to-end tests, then the race detector on the concurrent packages.
+# end-to-end tests, and the race detector on the concurrent packages.
+#
+# The end-to-end tests of cmd/mr spend most of their time waiting (heartbeats,
+# task children starting, timeouts): run one after the other they kept 2 cores
+# about 30% busy. So make test runs two streams at once, each a sequence of go
+# test commands, balanced by their running times: test-stream-plain runs every
+# package's tests, then every third end-to-end test race-built (shard 0);
+# test-stream-race runs the other race packages, then the rest of the
+# end-to-end tests race-built (shard 1). Both shards are taken from the
+# list of cmd/mr's tests, so a new test lands in one without any edit here.
+# Every test still runs once plain and once race-built; a failure in either
+# stream fails make test (both streams finish first, --keep-going).
+RACE_PKGS_UNIT := $(filter-out ./cmd/mr/...,$(RACE_PKGS))
+# e2e_race_shard,N: run shard N (0: every third test of cmd/mr, 1: the rest) race-built.
+e2e_race_shard = @names=$$($(GO) test -race -list '^Test' ./cmd/mr/ | grep '^Test' | \
+	  awk -v s=$(1) '(NR % 3 == 1) == (s == 0)' | paste -sd'|'); \
+	if [ -z "$$names" ]; then echo "make test: no cmd/mr tests listed for race shard $(1)"; exit 1; fi; \
+	echo "$(GO) test -count=1 -race -timeout 20m ./cmd/mr/ (shard $(1): $$(echo "$$names" | tr '|' '\n' | wc -l) tests)"; \
+	$(GO) test -count=1 -race -timeout 20m -run "^($$names)\$$" ./cmd/mr/
 test: lint criu chromium iproute2
+	$(MAKE) --no-print-directory -j2 --keep-going --output-sync=line test-stream-plain test-stream-race
+
+test-stream-plain:
 	$(GO) test -count=1 -timeout 20m ./...
-	$(GO) test -count=1 -race -timeout 20m $(RACE_PKGS)
+	$(call e2e_race_shard,0)
+
+test-stream-race:
+	$(GO) test -count=1 -race -timeout 20m $(RACE_PKGS_UNIT)
+	$(call e2e_race_shard,1)
 
 # make sim-check: mr sim --check on SIM_SEEDS (docs/policies.md): each claim of
 # sim/testdata/claims.tsv, the sources' numbers with their sections, as

@@ -390,15 +390,8 @@ func TestE2ECountersExact(t *testing.T) {
 	checkWordCount(t, out, map[string]int{"the": 3, "cat": 2, "hat": 1, "end": 1, "a": 2, "dog": 1})
 
 	// The job's history has every attempt, and the simulator replays it.
+	rec := c.history(res.ID)
 	hist := filepath.Join(c.dir, "history", res.ID+".jsonl")
-	data, err := os.ReadFile(hist)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec, err := jobhistory.Parse(data)
-	if err != nil {
-		t.Fatal(err)
-	}
 	if rec.Job.State != "SUCCEEDED" || len(rec.Attempts) != 3 || rec.Job.Counters.Get(mr.TaskCounterGroup, mr.MapInputRecords) != 4 {
 		t.Fatalf("history: job %+v, %d attempts", rec.Job, len(rec.Attempts))
 	}

@@ -7,14 +7,11 @@ package main
 // iproute2 only; otherwise skipped with a message (newNetnsLab).
 
 import (
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	"gomr/jobtracker/jobhistory"
 )
 
 // TestE2EMultiHostNamespaces runs WordCount and TeraSort (teragen,
@@ -78,7 +75,7 @@ func TestE2EMultiHostNamespaces(t *testing.T) {
 		if j.Name != "wordcount" && j.Name != "terasort" {
 			continue
 		}
-		rec := multiHostHistory(t, c, j.JobId)
+		rec := c.history(j.JobId)
 		mapTrackers, reduceTrackers := map[string]bool{}, map[string]bool{}
 		for _, a := range rec.Attempts {
 			if a.State != "SUCCEEDED" {
@@ -107,15 +104,4 @@ func TestE2EMultiHostNamespaces(t *testing.T) {
 	if checked != 2 {
 		t.Errorf("checked %d job histories, want the word count's and the sort's", checked)
 	}
-}
-
-// multiHostHistory reads a job's history once the JobTracker has written it.
-func multiHostHistory(t *testing.T, c *cluster, id string) *jobhistory.Record {
-	t.Helper()
-	path := filepath.Join(c.dir, "history", id+".jsonl")
-	waitFor(t, "the history of "+id, 20*time.Second, func() bool {
-		_, err := os.Stat(path)
-		return err == nil
-	})
-	return c.history(id)
 }

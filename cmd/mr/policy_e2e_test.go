@@ -21,7 +21,14 @@ func sleepSpec(name, out string, maps int, mapMs int) *mr.JobSpec {
 
 func (c *cluster) history(id string) *jobhistory.Record {
 	c.t.Helper()
-	data, err := os.ReadFile(filepath.Join(c.dir, "history", id+".jsonl"))
+	// The JobTracker writes the file (to a temporary name, then renamed)
+	// after the job's end is visible to clients: wait for it.
+	path := filepath.Join(c.dir, "history", id+".jsonl")
+	waitFor(c.t, "the history of "+id, 20*time.Second, func() bool {
+		_, err := os.Stat(path)
+		return err == nil
+	})
+	data, err := os.ReadFile(path)
 	if err != nil {
 		c.t.Fatal(err)
 	}

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"gomr/jobtracker"
-	"gomr/jobtracker/jobhistory"
 	"gomr/mr"
 	"gomr/mrpb"
 	"gomr/speculator"
@@ -517,19 +516,7 @@ func checkTimelineMarksClones(t *testing.T, c *cluster, id string, st *mrpb.JobS
 	if len(clones) == 0 || !reflect.DeepEqual(marked, clones) {
 		t.Errorf("timeline marks %v as cloned, want the job's clones %v", marked, clones)
 	}
-	hist := filepath.Join(c.dir, "history", id+".jsonl")
-	waitFor(t, "the job's history file", 20*time.Second, func() bool {
-		_, err := os.Stat(hist)
-		return err == nil
-	})
-	data, err := os.ReadFile(hist)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec, err := jobhistory.Parse(data)
-	if err != nil {
-		t.Fatalf("history of %s: %v", id, err)
-	}
+	rec := c.history(id)
 	fromHistory := map[string]bool{}
 	for _, a := range rec.Attempts {
 		if a.Cloned {

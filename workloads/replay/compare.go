@@ -628,8 +628,11 @@ func (m SimModel) String() string {
 	if o.OutOfBand {
 		s += " with out-of-band heartbeats"
 	}
-	if o.AfterLaunch > 0 {
-		s += fmt.Sprintf(", again %v after a launch", o.AfterLaunch)
+	switch {
+	case o.AfterLaunch > 0 && o.AfterEveryLaunch:
+		s += fmt.Sprintf(", again %v after every launch", o.AfterLaunch)
+	case o.AfterLaunch > 0:
+		s += fmt.Sprintf(", again %v after a launch that left a slot of its type free", o.AfterLaunch)
 	}
 	launch := o.Launch.String()
 	if d := o.LaunchDist; d != nil {
@@ -645,9 +648,12 @@ type jsonModel struct {
 	HeartbeatMs   float64 `json:"heartbeat_ms"`
 	OutOfBand     bool    `json:"out_of_band"`
 	AfterLaunchMs float64 `json:"after_launch_ms"`
-	LaunchMs      float64 `json:"launch_ms"`
-	ReportMs      float64 `json:"report_ms"`
-	MapEventsMs   float64 `json:"map_events_ms"`
+	// AfterEveryLaunch: the follow-up heartbeat after every launch, not
+	// only one that left a slot of its type free (sim.Overheads).
+	AfterEveryLaunch bool    `json:"after_every_launch,omitempty"`
+	LaunchMs         float64 `json:"launch_ms"`
+	ReportMs         float64 `json:"report_ms"`
+	MapEventsMs      float64 `json:"map_events_ms"`
 	// LaunchQuantilesMs is the launch distribution's quantiles when the
 	// model draws each launch (sim.LaunchDist); LaunchMs is unused then.
 	LaunchQuantilesMs []float64 `json:"launch_quantiles_ms,omitempty"`
@@ -657,7 +663,7 @@ type jsonModel struct {
 func (m SimModel) json() jsonModel {
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	o := m.Overheads
-	j := jsonModel{HeartbeatMs: ms(m.Heartbeat), OutOfBand: o.OutOfBand, AfterLaunchMs: ms(o.AfterLaunch), LaunchMs: ms(o.Launch),
+	j := jsonModel{HeartbeatMs: ms(m.Heartbeat), OutOfBand: o.OutOfBand, AfterLaunchMs: ms(o.AfterLaunch), AfterEveryLaunch: o.AfterEveryLaunch, LaunchMs: ms(o.Launch),
 		ReportMs: ms(o.Report), MapEventsMs: ms(o.MapEvents)}
 	if d := o.LaunchDist; d != nil {
 		j.LaunchSeed = d.Seed

@@ -265,5 +265,6 @@ func RecordedModel(m SimModel) SimModel {
 	if m == (SimModel{}) {
 		return m
 	}
-	return SimModel{Heartbeat: m.Heartbeat, Overheads: sim.Overheads{OutOfBand: m.Overheads.OutOfBand, AfterLaunch: m.Overheads.AfterLaunch}}
+	o := m.Overheads
+	return SimModel{Heartbeat: m.Heartbeat, Overheads: sim.Overheads{OutOfBand: o.OutOfBand, AfterLaunch: o.AfterLaunch, AfterEveryLaunch: o.AfterEveryLaunch}}
 }

@@ -62,7 +62,8 @@ func TestMeasureOverheads(t *testing.T) {
 		t.Errorf("launch distribution %+v", d)
 	}
 	// the recorded workload: the successful attempts' durations, the
-	// reduce's phase from its sort end, its shuffle the trace's
+	// reduce's phase from its sort end, its shuffle the trace's (it waited
+	// for the maps; TestRecordedReduceShuffle has the other cases)
 	rw, err := Recorded(&Run{Workload: &sim.Workload{Name: "w"}, Start: at(-10), Jobs: []JobRun{{Trace: tj, History: h}}})
 	if err != nil {
 		t.Fatal(err)
@@ -76,6 +77,48 @@ func TestMeasureOverheads(t *testing.T) {
 	tj.Shuffles = []time.Duration{3 * time.Second}
 	if m := MeasureOverheads(&Run{Jobs: []JobRun{{Trace: tj, History: h}}}); m.MapEvents.N != 0 {
 		t.Errorf("map events of a reduce that did not wait: %+v", m.MapEvents)
+	}
+}
+
+// TestRecordedReduceShuffle checks the shuffle a recorded reduce is
+// simulated with: its recorded start to sort end (launch, fetch, merge)
+// when it did not wait for its job's maps, the trace's when it did (its
+// recorded one then holds the wait). The job's last map ends at 2,560 ms.
+func TestRecordedReduceShuffle(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	ms := func(x int) time.Duration { return time.Duration(x) * time.Millisecond }
+	ptr := func(x time.Time) *time.Time { return &x }
+	tests := []struct {
+		name         string
+		traceShuffle time.Duration
+		start, sort  int // the reduce attempt's, ms
+		want         time.Duration
+	}{
+		{"started after the maps ended: launch and fetch are its own", 0, 2600, 2750, ms(150)},
+		{"started as the last map ended", 0, 2560, 2700, ms(140)},
+		{"waited for the maps: the trace's shuffle", 0, 1160, 2565, 0},
+		{"waited for the maps with a shorter trace shuffle", ms(500), 1160, 2565, ms(500)},
+		{"its trace shuffle outlasted the maps: the recorded one", ms(3000), 1160, 4300, ms(3140)},
+		{"recorded shorter than the trace's: the trace's", ms(3000), 1160, 4000, ms(3000)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tj := &sim.Job{ID: "a", Maps: []time.Duration{time.Second, 2 * time.Second}, Reduces: []time.Duration{time.Second},
+				Shuffles: []time.Duration{tt.traceShuffle}}
+			h := &jobhistory.Record{Job: jobhistory.Job{Submit: at(0), Finish: at(tt.sort + 1010)}, Attempts: []jobhistory.Attempt{
+				{TaskType: "m", Task: 0, State: jobtracker.StateSucceeded, Start: at(120), Finish: at(1160)},
+				{TaskType: "m", Task: 1, State: jobtracker.StateSucceeded, Start: at(500), Finish: at(2560)},
+				{TaskType: "r", Task: 0, State: jobtracker.StateSucceeded, Start: at(tt.start), ShuffleFinish: ptr(at(tt.sort)), SortFinish: ptr(at(tt.sort)), Finish: at(tt.sort + 1010)},
+			}}
+			rw, err := Recorded(&Run{Workload: &sim.Workload{Name: "w"}, Start: t0, Jobs: []JobRun{{Trace: tj, History: h}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if j := rw.Jobs[0]; !slices.Equal(j.Shuffles, []time.Duration{tt.want}) || !slices.Equal(j.Reduces, []time.Duration{ms(1010)}) {
+				t.Errorf("shuffles %v, reduces %v; want [%v] and [1.01s]", j.Shuffles, j.Reduces, tt.want)
+			}
+		})
 	}
 }
 

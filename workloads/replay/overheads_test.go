@@ -281,3 +281,63 @@ func TestPolicyRunLaunchLoad(t *testing.T) {
 		}
 	}
 }
+
+// TestSimulateRecordedPhaseDraws checks the simulation of a run's recorded
+// durations: with several draws, each job's start and finish are the
+// median over simulations whose trackers' first heartbeats are drawn in
+// the period (seeds DrawSeed(seed, k)); with one, a single simulation with
+// the heartbeats spread evenly.
+func TestSimulateRecordedPhaseDraws(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	w := &sim.Workload{Name: "one", Jobs: []sim.Job{{ID: "a", Name: "one", Submit: 100 * time.Millisecond, Maps: []time.Duration{300 * time.Millisecond}}}}
+	h := &jobhistory.Record{Job: jobhistory.Job{JobID: "job_1", Name: "one", State: jobtracker.StateSucceeded, Submit: at(100), Finish: at(560)}, Attempts: []jobhistory.Attempt{
+		{TaskType: "m", Task: 0, State: jobtracker.StateSucceeded, Start: at(240), Finish: at(560)},
+	}}
+	run := &Run{Workload: w, Start: t0, Jobs: []JobRun{{Trace: &w.Jobs[0], ID: "job_1", State: jobtracker.StateSucceeded, Submitted: at(100), History: h}}}
+	rw, err := Recorded(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	costs := sim.MeasuredOverheads
+	for _, draws := range []int{1, 9} {
+		o := CompareOptions{Trackers: 1, MapSlots: 1, ReduceSlots: 1, Costs: &costs, LaunchDraws: draws,
+			Config: func(policy string, _ *sim.Workload) (*conf.Config, error) {
+				return conf.Default().With(map[string]string{"scheduler.policy": policy}, "test")
+			}}
+		sp, err := o.simulate("fifo", w, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := o.simulateRecorded(sp, rw, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := RecordedModel(sp.model)
+		var want float64 // the job's start
+		if draws == 1 {
+			// one tracker heartbeating at 0, 0.3, ...: the job starts at 0.3
+			want = 0.3
+		} else {
+			var starts []float64
+			for k := range draws {
+				mk := m
+				mk.Overheads.LaunchDist = &sim.LaunchDist{Quantiles: []time.Duration{0, 0}, Seed: DrawSeed(5, k)}
+				mk.Overheads.DrawPhases = true
+				r, err := Simulate(rw, "fifo", sp.conf, 1, 1, 1, 0.05, mk)
+				if err != nil {
+					t.Fatal(err)
+				}
+				starts = append(starts, r.Jobs[0].Start)
+			}
+			slices.Sort(starts)
+			if starts[0] == starts[len(starts)-1] {
+				t.Errorf("%d draws all start the job at %v: the phases were not drawn", draws, starts[0])
+			}
+			want = starts[len(starts)/2]
+		}
+		if j := got.Jobs[0]; math.Abs(j.Start-want) > 1e-9 || math.Abs(j.Finish-(want+0.32)) > 1e-9 {
+			t.Errorf("%d draws: job start %v finish %v, want %v and %v", draws, j.Start, j.Finish, want, want+0.32)
+		}
+	}
+}

@@ -451,11 +451,15 @@ func (e *engine) loop() error {
 			if e.left == 0 || ev.gen != t.hbGen {
 				continue
 			}
-			launched := false
-			if e.launchHousekeeping(ev.tracker) {
+			// launched is set when the heartbeat launched a task; soon
+			// when the tracker then heartbeats again after AfterLaunch
+			// (Overheads.soonAfter).
+			launched, soon := false, false
+			if fm, fr := t.freeMaps, t.freeReds; e.launchHousekeeping(ev.tracker) {
 				// Hadoop 1's JobTracker answers a heartbeat that gets a
 				// setup or cleanup task with that task alone.
 				launched = true
+				soon = e.opt.Overheads.soonAfter(t.freeMaps < fm, t.freeReds < fr, t.freeMaps, t.freeReds, false)
 			} else if t.freeMaps > 0 || t.freeReds > 0 || e.needOff {
 				e.buildViews()
 				fm, fr := t.freeMaps, t.freeReds
@@ -470,6 +474,7 @@ func (e *engine) loop() error {
 					return err
 				}
 				launched = gm+gr > 0
+				soon = e.opt.Overheads.soonAfter(gm > 0, gr > 0, t.freeMaps, t.freeReds, e.lastKills)
 				e.needOff = false
 				if gm < fm {
 					e.scaleUp(t.freeMaps)
@@ -487,7 +492,7 @@ func (e *engine) loop() error {
 				return fmt.Errorf("simulate %s: %d job(s) never finished: the policy left their tasks unscheduled with the cluster idle for %v of heartbeats", e.opt.Policy, e.left, stallLimit)
 			}
 			t.hbGen++
-			e.push(&event{at: e.opt.Overheads.nextHeartbeat(e.now, e.opt.Heartbeat, launched), kind: evHeartbeat, tracker: ev.tracker, gen: t.hbGen})
+			e.push(&event{at: e.opt.Overheads.nextHeartbeat(e.now, e.opt.Heartbeat, soon), kind: evHeartbeat, tracker: ev.tracker, gen: t.hbGen})
 		}
 		if e.opt.Heartbeat == 0 && (e.q.Len() == 0 || e.q[0].at != e.now) {
 			if changed {

@@ -49,9 +49,17 @@ type Overheads struct {
 	OutOfBand bool
 	// AfterLaunch, when > 0, is how soon a tracker heartbeats again after
 	// a heartbeat that launched a task (the TaskTracker's 50 ms, at most
-	// the period). Every heartbeat, periodic or out of band, restarts the
-	// tracker's period, as the TaskTracker's timer does.
+	// the period), when the launch left a slot free of a type it launched,
+	// or the offer preempted tasks (their slots are reported soon): the
+	// TaskTracker's reportSoonAfter. A heartbeat whose launches filled the
+	// slots of their types waits for the period or a task's end. Every
+	// heartbeat, periodic or out of band, restarts the tracker's period,
+	// as the TaskTracker's timer does.
 	AfterLaunch time.Duration
+	// AfterEveryLaunch makes AfterLaunch follow every heartbeat that
+	// launched a task, full slots or not: the TaskTracker before
+	// 2026-11-26 (commit 2b72c9c), for runs made with it.
+	AfterEveryLaunch bool
 	// LaunchDist, when set, is the spread of the launch cost: each attempt
 	// is charged its own draw from it (LaunchDist.Draw) in place of Launch.
 	// A pointer, so that Overheads stay comparable.
@@ -232,10 +240,21 @@ func (o Overheads) firstHeartbeat(i, n int, hb time.Duration) time.Duration {
 	return time.Duration(int64(hb) * int64(i) / int64(n))
 }
 
-// nextHeartbeat is when a tracker heartbeats next after one at now that
-// launched tasks or not, with period hb.
-func (o Overheads) nextHeartbeat(now, hb time.Duration, launched bool) time.Duration {
-	if launched && o.AfterLaunch > 0 {
+// soonAfter tells whether a tracker heartbeats again after AfterLaunch
+// rather than its period, after a heartbeat that launched maps and
+// reduces (launchedMaps, launchedReduces) and left freeMaps and
+// freeReduces slots free, and preempted tasks or not (AfterLaunch).
+func (o Overheads) soonAfter(launchedMaps, launchedReduces bool, freeMaps, freeReduces int, preempted bool) bool {
+	if !launchedMaps && !launchedReduces {
+		return preempted
+	}
+	return o.AfterEveryLaunch || preempted || launchedMaps && freeMaps > 0 || launchedReduces && freeReduces > 0
+}
+
+// nextHeartbeat is when a tracker heartbeats next after one at now, with
+// period hb: after AfterLaunch when soon (soonAfter), else the period.
+func (o Overheads) nextHeartbeat(now, hb time.Duration, soon bool) time.Duration {
+	if soon && o.AfterLaunch > 0 {
 		return now + min(o.AfterLaunch, hb)
 	}
 	return now + hb

@@ -29,7 +29,7 @@ func TestOverheadFormulas(t *testing.T) {
 		{"reduce: end = phase + reduce + report", endOf(o.reduceEnd(s(1), s(5), s(3), s(2))), s(8) + ms(30)},
 		{"reduce: map events before the map's end is reported", phaseOf(neg.reduceEnd(s(1), 0, s(5), s(2))), s(5) - ms(8)},
 		{"reduce: zero model is max(start + shuffle, maps end)", endOf(Overheads{}.reduceEnd(s(1), s(1), s(5), s(2))), s(7)},
-		{"heartbeat after a launch: after-launch delay", o.nextHeartbeat(s(1), ms(300), true), s(1) + ms(50)},
+		{"heartbeat soon after a launch: after-launch delay", o.nextHeartbeat(s(1), ms(300), true), s(1) + ms(50)},
 		{"heartbeat without a launch: the period", o.nextHeartbeat(s(1), ms(300), false), s(1) + ms(300)},
 		{"after-launch delay is at most the period", o.nextHeartbeat(s(1), ms(30), true), s(1) + ms(30)},
 		{"no after-launch delay: the period", Overheads{}.nextHeartbeat(s(1), ms(300), true), s(1) + ms(300)},
@@ -37,6 +37,39 @@ func TestOverheadFormulas(t *testing.T) {
 	for _, tt := range tests {
 		if tt.got != tt.want {
 			t.Errorf("%s: %v, want %v", tt.name, tt.got, tt.want)
+		}
+	}
+}
+
+// TestSoonAfter checks when a tracker heartbeats again soon after a
+// heartbeat (Overheads.soonAfter): as the TaskTracker's reportSoonAfter,
+// after a launch that left a slot of a launched type free, or an offer
+// that preempted; with AfterEveryLaunch after every launch.
+func TestSoonAfter(t *testing.T) {
+	every := Overheads{AfterLaunch: ms(50), AfterEveryLaunch: true}
+	tests := []struct {
+		name      string
+		o         Overheads
+		lm, lr    bool // launched maps, reduces
+		fm, fr    int  // free slots after
+		preempted bool
+		want      bool
+	}{
+		{"nothing launched", Overheads{}, false, false, 2, 1, false, false},
+		{"a map launched, a map slot still free", Overheads{}, true, false, 1, 0, false, true},
+		{"a map launched filling the map slots, a reduce slot free", Overheads{}, true, false, 0, 1, false, false},
+		{"a reduce launched filling the reduce slots, map slots free", Overheads{}, false, true, 2, 0, false, false},
+		{"a reduce launched, a reduce slot still free", Overheads{}, false, true, 0, 1, false, true},
+		{"both launched, both types full", Overheads{}, true, true, 0, 0, false, false},
+		{"both launched, reduce slots full, a map slot free", Overheads{}, true, true, 1, 0, false, true},
+		{"preempted, nothing launched", Overheads{}, false, false, 0, 0, true, true},
+		{"preempted and filled", Overheads{}, true, false, 0, 0, true, true},
+		{"after every launch: filled", every, true, false, 0, 0, false, true},
+		{"after every launch: nothing launched", every, false, false, 1, 1, false, false},
+	}
+	for _, tt := range tests {
+		if got := tt.o.soonAfter(tt.lm, tt.lr, tt.fm, tt.fr, tt.preempted); got != tt.want {
+			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
 		}
 	}
 }
@@ -159,6 +192,29 @@ func TestOverheadsInTheEngine(t *testing.T) {
 				Jobs: []Job{{ID: "A", Maps: ds(5)}, {ID: "B", Submit: s(0.02), Maps: ds(1)}}},
 			opt:  Options{Heartbeat: s(1), Overheads: Overheads{AfterLaunch: ms(50)}},
 			want: map[string]want{"A": {0, 5}, "B": {0.05, 1.05}},
+			ref:  5,
+		},
+		{
+			// one tracker of 1 map and 1 reduce slot, slow-start 0: A's
+			// heartbeat at 0 launches its map, which fills the map slots,
+			// so the tracker waits for its period: B (0.02) gets the free
+			// reduce slot at 1, and its map after A's ends (5-6, reported
+			// out of band)
+			name: "a heartbeat whose launch filled the slots waits for the period",
+			w: &Workload{Name: "filled", Trackers: 1, MapSlots: 1, ReduceSlots: 1, Slowstart: 0,
+				Jobs: []Job{{ID: "A", Maps: ds(5)}, {ID: "B", Submit: s(0.02), Maps: ds(1), Reduces: ds(0.5)}}},
+			opt:  Options{Heartbeat: s(1), Overheads: Overheads{OutOfBand: true, AfterLaunch: ms(50)}},
+			want: map[string]want{"A": {0, 5}, "B": {1, 6.5}},
+			ref:  5,
+		},
+		{
+			// the same with the TaskTracker before 2026-11-26, which
+			// heartbeated 50 ms after every launch: B's reduce at 0.05
+			name: "after every launch: the reduce slot is offered at 0.05",
+			w: &Workload{Name: "every", Trackers: 1, MapSlots: 1, ReduceSlots: 1, Slowstart: 0,
+				Jobs: []Job{{ID: "A", Maps: ds(5)}, {ID: "B", Submit: s(0.02), Maps: ds(1), Reduces: ds(0.5)}}},
+			opt:  Options{Heartbeat: s(1), Overheads: Overheads{OutOfBand: true, AfterLaunch: ms(50), AfterEveryLaunch: true}},
+			want: map[string]want{"A": {0, 5}, "B": {0.05, 6.5}},
 			ref:  5,
 		},
 	}

@@ -264,6 +264,20 @@ func TestE2EWorkloadCompare(t *testing.T) {
 	if !strings.Contains(byLoad, "sim launch median/p90 [ms] (load matched to)") {
 		t.Errorf("--sim-launch-dist load: the table has no row of the load-matched launch:\n%s", byLoad)
 	}
+
+	// --sim-after-launch: the TaskTracker's follow-up heartbeat after a
+	// launch that left a slot free (its rule, the default), or after
+	// every launch (its rule before 2026-11-26, for runs made with it).
+	every, err := runMREnv(t, time.Minute, nil, "workload", "compare", "--from", out, "--sim-after-launch", "every")
+	if err != nil {
+		t.Fatalf("mr workload compare --from --sim-after-launch every: %v\n%s", err, every)
+	}
+	if !strings.Contains(every, "again 50ms after every launch") || !strings.Contains(byLoad, "again 50ms after a launch that left a slot of its type free") {
+		t.Errorf("the model's line does not say when the trackers heartbeat after a launch:\n%s\n%s", every, byLoad)
+	}
+	if bad, err := runMREnv(t, time.Minute, nil, "workload", "compare", "--from", out, "--sim-after-launch", "always"); err == nil || !strings.Contains(bad, `--sim-after-launch "always": want free or every`) {
+		t.Errorf("--sim-after-launch always: %v\n%s", err, bad)
+	}
 }
 
 // TestE2EWorkloadReplayRefusesBadInput: a trace with an unknown field, a

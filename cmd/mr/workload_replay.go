@@ -205,7 +205,7 @@ func newWorkloadCompareCmd() *cobra.Command {
 	var ideal bool
 	var launchDist string
 	var draws int
-	var phases string
+	var phases, afterLaunch string
 	costs := sim.MeasuredOverheads
 	// launchOpts sets the model's launch cost per --sim-launch-dist.
 	launchOpts := func(o *replay.CompareOptions) error {
@@ -229,6 +229,14 @@ func newWorkloadCompareCmd() *cobra.Command {
 			costs.DrawPhases = launchDist != "constant"
 		default:
 			return fmt.Errorf("--sim-phases %q: want drawn or even", phases)
+		}
+		switch afterLaunch {
+		case "free":
+			costs.AfterEveryLaunch = false
+		case "every":
+			costs.AfterEveryLaunch = true
+		default:
+			return fmt.Errorf("--sim-after-launch %q: want free or every", afterLaunch)
 		}
 		o.Costs, o.LaunchDraws = &costs, draws
 		return nil
@@ -316,6 +324,7 @@ func newWorkloadCompareCmd() *cobra.Command {
 	fl.StringVar(&launchDist, "sim-launch-dist", "measured", "the model's launch cost per attempt, drawn with the trace's seed: measured (from one spread for every load, sim.MeasuredLaunchDist), load (from the spread fitted for the machine's load average during the run, sim.MeasuredLaunchLoad; the measured spread for a run whose load was not recorded), constant (--sim-launch for every attempt) or run (drawn from the spread the run's own history shows, after the run)")
 	fl.IntVar(&draws, "sim-draws", 16, "with a launch spread (--sim-launch-dist measured, load or run): simulate each run this many times (launch seeds seed, seed+1000003, ...) and compare with each job's median over the draws; the table shows the spread of the draws' missed deadlines")
 	fl.StringVar(&phases, "sim-phases", "even", "the trackers' first heartbeats in the model: even (spread evenly over the period) or drawn (each launch draw places them at random in it; not with --sim-launch-dist constant)")
+	fl.StringVar(&afterLaunch, "sim-after-launch", "free", "when the model's trackers heartbeat again 50 ms after a heartbeat that launched tasks: free (only when a slot of a launched type is still free, or tasks were preempted: the TaskTracker's rule) or every (after every launch: the TaskTracker before 2026-11-26 03:00 UTC, for --from on runs made with it)")
 	fl.DurationVar(&costs.Report, "sim-report", costs.Report, "the model's task end report cost (from the task code's end to the JobTracker recording it)")
 	fl.DurationVar(&costs.MapEvents, "sim-map-events", costs.MapEvents, "the model's delay from the last map's recorded end to a waiting reduce's reduce phase")
 	return cmd

@@ -89,7 +89,8 @@ type PolicyRun struct {
 	Model SimModel
 	Costs MeasuredOverheads
 	// Recorded is the simulator's run of the real run's recorded task
-	// durations (Recorded, RecordedModel), RecordedErrors the relative
+	// durations (Recorded, RecordedModel; the median of LaunchDraws
+	// heartbeat phase draws, simulateRecorded), RecordedErrors the relative
 	// errors of the real jobs' response times against it, sorted.
 	Recorded       *sim.Result
 	RecordedErrors []float64
@@ -315,6 +316,35 @@ func (o CompareOptions) simulateDraws(sp *simPlan, w *sim.Workload) error {
 	return nil
 }
 
+// simulateRecorded simulates the recorded workload rw of a run (Recorded)
+// under the heartbeats of sp's model (RecordedModel): once, with the
+// trackers' heartbeats spread evenly, or, when o.LaunchDraws > 1 and the
+// model has heartbeats, that many times with each tracker's first
+// heartbeat drawn in the period (Overheads.DrawPhases, seeds
+// DrawSeed(seed, k), through a launch distribution of zero cost), and the
+// per-job MedianOfDraws: the phase of the trackers' heartbeats that a job
+// meets is the runtime's luck, which the recorded durations do not hold
+// and one fixed phase would charge every job the same way.
+func (o CompareOptions) simulateRecorded(sp simPlan, rw *sim.Workload, seed uint64) (*sim.Result, error) {
+	m := RecordedModel(sp.model)
+	slowstart := sp.cfg.Float(keySlowstart)
+	if o.LaunchDraws < 2 || m.Heartbeat == 0 {
+		return Simulate(rw, sp.pol, sp.conf, o.Trackers, o.MapSlots, o.ReduceSlots, slowstart, m)
+	}
+	var rs []*sim.Result
+	for k := 0; k < o.LaunchDraws; k++ {
+		mk := m
+		mk.Overheads.LaunchDist = &sim.LaunchDist{Quantiles: []time.Duration{0, 0}, Seed: DrawSeed(seed, k)}
+		mk.Overheads.DrawPhases = true
+		r, err := Simulate(rw, sp.pol, sp.conf, o.Trackers, o.MapSlots, o.ReduceSlots, slowstart, mk)
+		if err != nil {
+			return nil, fmt.Errorf("heartbeat phase draw %d: %w", k, err)
+		}
+		rs = append(rs, r)
+	}
+	return MedianOfDraws(rs), nil
+}
+
 // DrawSeed is the launch seed of draw k of a run whose seed is seed: the
 // seed itself for the first draw, so that one draw is the single
 // simulation.
@@ -401,7 +431,7 @@ func (o CompareOptions) policyRun(pol string, seed uint64, run *Run, sp simPlan,
 	if err != nil {
 		return PolicyRun{}, err
 	}
-	rec, err := Simulate(rw, pol, sp.conf, o.Trackers, o.MapSlots, o.ReduceSlots, sp.cfg.Float(keySlowstart), RecordedModel(sp.model))
+	rec, err := o.simulateRecorded(sp, rw, seed)
 	if err != nil {
 		return PolicyRun{}, fmt.Errorf("simulating the recorded durations: %w", err)
 	}
@@ -628,8 +658,11 @@ func (m SimModel) String() string {
 	if o.OutOfBand {
 		s += " with out-of-band heartbeats"
 	}
-	if o.AfterLaunch > 0 {
-		s += fmt.Sprintf(", again %v after a launch", o.AfterLaunch)
+	switch {
+	case o.AfterLaunch > 0 && o.AfterEveryLaunch:
+		s += fmt.Sprintf(", again %v after every launch", o.AfterLaunch)
+	case o.AfterLaunch > 0:
+		s += fmt.Sprintf(", again %v after a launch that left a slot of its type free", o.AfterLaunch)
 	}
 	launch := o.Launch.String()
 	if d := o.LaunchDist; d != nil {
@@ -645,9 +678,12 @@ type jsonModel struct {
 	HeartbeatMs   float64 `json:"heartbeat_ms"`
 	OutOfBand     bool    `json:"out_of_band"`
 	AfterLaunchMs float64 `json:"after_launch_ms"`
-	LaunchMs      float64 `json:"launch_ms"`
-	ReportMs      float64 `json:"report_ms"`
-	MapEventsMs   float64 `json:"map_events_ms"`
+	// AfterEveryLaunch: the follow-up heartbeat after every launch, not
+	// only one that left a slot of its type free (sim.Overheads).
+	AfterEveryLaunch bool    `json:"after_every_launch,omitempty"`
+	LaunchMs         float64 `json:"launch_ms"`
+	ReportMs         float64 `json:"report_ms"`
+	MapEventsMs      float64 `json:"map_events_ms"`
 	// LaunchQuantilesMs is the launch distribution's quantiles when the
 	// model draws each launch (sim.LaunchDist); LaunchMs is unused then.
 	LaunchQuantilesMs []float64 `json:"launch_quantiles_ms,omitempty"`
@@ -657,7 +693,7 @@ type jsonModel struct {
 func (m SimModel) json() jsonModel {
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	o := m.Overheads
-	j := jsonModel{HeartbeatMs: ms(m.Heartbeat), OutOfBand: o.OutOfBand, AfterLaunchMs: ms(o.AfterLaunch), LaunchMs: ms(o.Launch),
+	j := jsonModel{HeartbeatMs: ms(m.Heartbeat), OutOfBand: o.OutOfBand, AfterLaunchMs: ms(o.AfterLaunch), AfterEveryLaunch: o.AfterEveryLaunch, LaunchMs: ms(o.Launch),
 		ReportMs: ms(o.Report), MapEventsMs: ms(o.MapEvents)}
 	if d := o.LaunchDist; d != nil {
 		j.LaunchSeed = d.Seed

@@ -200,9 +200,12 @@ func (m MeasuredOverheads) Write(w io.Writer) {
 // relative to the run's start, its maps lasting what their successful
 // attempts were recorded to last and its reduces' reduce phases from the
 // history's sort end to the attempt's end, so that the costs of the
-// runtime are in the durations. A reduce's shuffle is the trace's: the
-// recorded one includes the wait for the job's maps, which depends on
-// when the reduce started. Simulated with the cluster's heartbeats but no task
+// runtime are in the durations. A reduce's shuffle is its recorded one
+// (start to sort end: its launch, fetch and merge) when its own shuffle
+// outlasted the job's maps (started after the last map's recorded end,
+// or its trace shuffle reaching past it), and the trace's when it waited
+// for the maps: then the recorded one includes that wait, which depends
+// on when the reduce started. Simulated with the cluster's heartbeats but no task
 // costs (RecordedModel), it tells the scheduling apart from the task
 // durations: where it agrees with the real run and the model does not,
 // the model's durations are what differ.
@@ -221,6 +224,12 @@ func Recorded(run *Run) (*sim.Workload, error) {
 		mapDur := map[int]time.Duration{}
 		type red struct{ shuffle, reduce time.Duration }
 		reds := map[int]red{}
+		var lastMap time.Time
+		for _, a := range h.Attempts {
+			if a.State == jobtracker.StateSucceeded && a.TaskType == "m" && a.Finish.After(lastMap) {
+				lastMap = a.Finish
+			}
+		}
 		for _, a := range h.Attempts {
 			if a.State != jobtracker.StateSucceeded {
 				continue
@@ -241,6 +250,10 @@ func Recorded(run *Run) (*sim.Workload, error) {
 			if phase == nil {
 				reds[a.Task] = red{sh, d}
 				continue
+			}
+			if !a.Start.Add(sh).Before(lastMap) {
+				// Not held by the maps: launch, fetch and merge are its own.
+				sh = max(phase.Sub(a.Start), sh)
 			}
 			reds[a.Task] = red{sh, max(a.Finish.Sub(*phase), 0)}
 		}
@@ -265,5 +278,6 @@ func RecordedModel(m SimModel) SimModel {
 	if m == (SimModel{}) {
 		return m
 	}
-	return SimModel{Heartbeat: m.Heartbeat, Overheads: sim.Overheads{OutOfBand: m.Overheads.OutOfBand, AfterLaunch: m.Overheads.AfterLaunch}}
+	o := m.Overheads
+	return SimModel{Heartbeat: m.Heartbeat, Overheads: sim.Overheads{OutOfBand: o.OutOfBand, AfterLaunch: o.AfterLaunch, AfterEveryLaunch: o.AfterEveryLaunch}}
 }

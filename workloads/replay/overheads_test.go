@@ -62,7 +62,8 @@ func TestMeasureOverheads(t *testing.T) {
 		t.Errorf("launch distribution %+v", d)
 	}
 	// the recorded workload: the successful attempts' durations, the
-	// reduce's phase from its sort end, its shuffle the trace's
+	// reduce's phase from its sort end, its shuffle the trace's (it waited
+	// for the maps; TestRecordedReduceShuffle has the other cases)
 	rw, err := Recorded(&Run{Workload: &sim.Workload{Name: "w"}, Start: at(-10), Jobs: []JobRun{{Trace: tj, History: h}}})
 	if err != nil {
 		t.Fatal(err)
@@ -76,6 +77,48 @@ func TestMeasureOverheads(t *testing.T) {
 	tj.Shuffles = []time.Duration{3 * time.Second}
 	if m := MeasureOverheads(&Run{Jobs: []JobRun{{Trace: tj, History: h}}}); m.MapEvents.N != 0 {
 		t.Errorf("map events of a reduce that did not wait: %+v", m.MapEvents)
+	}
+}
+
+// TestRecordedReduceShuffle checks the shuffle a recorded reduce is
+// simulated with: its recorded start to sort end (launch, fetch, merge)
+// when it did not wait for its job's maps, the trace's when it did (its
+// recorded one then holds the wait). The job's last map ends at 2,560 ms.
+func TestRecordedReduceShuffle(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	ms := func(x int) time.Duration { return time.Duration(x) * time.Millisecond }
+	ptr := func(x time.Time) *time.Time { return &x }
+	tests := []struct {
+		name         string
+		traceShuffle time.Duration
+		start, sort  int // the reduce attempt's, ms
+		want         time.Duration
+	}{
+		{"started after the maps ended: launch and fetch are its own", 0, 2600, 2750, ms(150)},
+		{"started as the last map ended", 0, 2560, 2700, ms(140)},
+		{"waited for the maps: the trace's shuffle", 0, 1160, 2565, 0},
+		{"waited for the maps with a shorter trace shuffle", ms(500), 1160, 2565, ms(500)},
+		{"its trace shuffle outlasted the maps: the recorded one", ms(3000), 1160, 4300, ms(3140)},
+		{"recorded shorter than the trace's: the trace's", ms(3000), 1160, 4000, ms(3000)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tj := &sim.Job{ID: "a", Maps: []time.Duration{time.Second, 2 * time.Second}, Reduces: []time.Duration{time.Second},
+				Shuffles: []time.Duration{tt.traceShuffle}}
+			h := &jobhistory.Record{Job: jobhistory.Job{Submit: at(0), Finish: at(tt.sort + 1010)}, Attempts: []jobhistory.Attempt{
+				{TaskType: "m", Task: 0, State: jobtracker.StateSucceeded, Start: at(120), Finish: at(1160)},
+				{TaskType: "m", Task: 1, State: jobtracker.StateSucceeded, Start: at(500), Finish: at(2560)},
+				{TaskType: "r", Task: 0, State: jobtracker.StateSucceeded, Start: at(tt.start), ShuffleFinish: ptr(at(tt.sort)), SortFinish: ptr(at(tt.sort)), Finish: at(tt.sort + 1010)},
+			}}
+			rw, err := Recorded(&Run{Workload: &sim.Workload{Name: "w"}, Start: t0, Jobs: []JobRun{{Trace: tj, History: h}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if j := rw.Jobs[0]; !slices.Equal(j.Shuffles, []time.Duration{tt.want}) || !slices.Equal(j.Reduces, []time.Duration{ms(1010)}) {
+				t.Errorf("shuffles %v, reduces %v; want [%v] and [1.01s]", j.Shuffles, j.Reduces, tt.want)
+			}
+		})
 	}
 }
 
@@ -235,6 +278,66 @@ func TestPolicyRunLaunchLoad(t *testing.T) {
 		}
 		if pr.Sim == nil || len(pr.Sim.Jobs) != 1 {
 			t.Errorf("load %v: no simulated job", c.load)
+		}
+	}
+}
+
+// TestSimulateRecordedPhaseDraws checks the simulation of a run's recorded
+// durations: with several draws, each job's start and finish are the
+// median over simulations whose trackers' first heartbeats are drawn in
+// the period (seeds DrawSeed(seed, k)); with one, a single simulation with
+// the heartbeats spread evenly.
+func TestSimulateRecordedPhaseDraws(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	w := &sim.Workload{Name: "one", Jobs: []sim.Job{{ID: "a", Name: "one", Submit: 100 * time.Millisecond, Maps: []time.Duration{300 * time.Millisecond}}}}
+	h := &jobhistory.Record{Job: jobhistory.Job{JobID: "job_1", Name: "one", State: jobtracker.StateSucceeded, Submit: at(100), Finish: at(560)}, Attempts: []jobhistory.Attempt{
+		{TaskType: "m", Task: 0, State: jobtracker.StateSucceeded, Start: at(240), Finish: at(560)},
+	}}
+	run := &Run{Workload: w, Start: t0, Jobs: []JobRun{{Trace: &w.Jobs[0], ID: "job_1", State: jobtracker.StateSucceeded, Submitted: at(100), History: h}}}
+	rw, err := Recorded(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	costs := sim.MeasuredOverheads
+	for _, draws := range []int{1, 9} {
+		o := CompareOptions{Trackers: 1, MapSlots: 1, ReduceSlots: 1, Costs: &costs, LaunchDraws: draws,
+			Config: func(policy string, _ *sim.Workload) (*conf.Config, error) {
+				return conf.Default().With(map[string]string{"scheduler.policy": policy}, "test")
+			}}
+		sp, err := o.simulate("fifo", w, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := o.simulateRecorded(sp, rw, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := RecordedModel(sp.model)
+		var want float64 // the job's start
+		if draws == 1 {
+			// one tracker heartbeating at 0, 0.3, ...: the job starts at 0.3
+			want = 0.3
+		} else {
+			var starts []float64
+			for k := range draws {
+				mk := m
+				mk.Overheads.LaunchDist = &sim.LaunchDist{Quantiles: []time.Duration{0, 0}, Seed: DrawSeed(5, k)}
+				mk.Overheads.DrawPhases = true
+				r, err := Simulate(rw, "fifo", sp.conf, 1, 1, 1, 0.05, mk)
+				if err != nil {
+					t.Fatal(err)
+				}
+				starts = append(starts, r.Jobs[0].Start)
+			}
+			slices.Sort(starts)
+			if starts[0] == starts[len(starts)-1] {
+				t.Errorf("%d draws all start the job at %v: the phases were not drawn", draws, starts[0])
+			}
+			want = starts[len(starts)/2]
+		}
+		if j := got.Jobs[0]; math.Abs(j.Start-want) > 1e-9 || math.Abs(j.Finish-(want+0.32)) > 1e-9 {
+			t.Errorf("%d draws: job start %v finish %v, want %v and %v", draws, j.Start, j.Finish, want, want+0.32)
 		}
 	}
 }

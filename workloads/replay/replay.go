@@ -662,11 +662,14 @@ const (
 
 // ModelOf is the simulator's model of a cluster run with cfg: its
 // heartbeat period and out-of-band heartbeat setting, the TaskTracker's
-// follow-up heartbeat, and the task costs of costs (Launch, Report,
-// MapEvents; sim.MeasuredOverheads are those measured on the runtime).
+// follow-up heartbeat (after every launch when costs.AfterEveryLaunch,
+// for runs made before the TaskTracker's rule changed), and the task costs
+// of costs (Launch, Report, MapEvents; sim.MeasuredOverheads are those
+// measured on the runtime).
 func ModelOf(cfg *conf.Config, costs sim.Overheads) SimModel {
 	o := sim.MeasuredOverheads
 	o.Launch, o.Report, o.MapEvents, o.LaunchDist, o.DrawPhases = costs.Launch, costs.Report, costs.MapEvents, costs.LaunchDist, costs.DrawPhases
+	o.AfterEveryLaunch = costs.AfterEveryLaunch
 	o.OutOfBand = cfg.Bool(keyOutOfBand)
 	return SimModel{Heartbeat: cfg.Duration(keyHeartbeat), Overheads: o}
 }

@@ -238,11 +238,14 @@ type engine struct {
 	q        eventQueue
 	seq      int64
 	trackers []tracker
-	mapSlots int
-	redSlots int
-	active   []*simJob
-	views    []partitions.JobView
-	needOff  bool
+	// freeMapSlots is the sum of the trackers' freeMaps, kept by
+	// takeMapSlot and releaseMapSlot.
+	freeMapSlots int
+	mapSlots     int
+	redSlots     int
+	active       []*simJob
+	views        []partitions.JobView
+	needOff      bool
 	// wakeAt is the time of the latest evWake queued (scheduleWake).
 	wakeAt time.Duration
 	left   int // jobs not finished
@@ -357,6 +360,7 @@ func Run(w *Workload, opt Options) (*Result, error) {
 	for i := 0; i < n; i++ {
 		e.trackers = append(e.trackers, tracker{name: "tracker_" + strconv.Itoa(i), freeMaps: ms, freeReds: rs})
 	}
+	e.freeMapSlots = n * ms
 	if err := e.setupPreemption(preConf); err != nil {
 		return nil, fmt.Errorf("simulate %s: %w", opt.Policy, err)
 	}
@@ -377,6 +381,13 @@ func Run(w *Workload, opt Options) (*Result, error) {
 	}
 	if err := e.loop(); err != nil {
 		return nil, err
+	}
+	free := 0
+	for i := range e.trackers {
+		free += e.trackers[i].freeMaps
+	}
+	if free != e.freeMapSlots {
+		return nil, fmt.Errorf("simulate %s: internal error: the trackers have %d free map slots, the running count says %d", opt.Policy, free, e.freeMapSlots)
 	}
 	if e.sp != nil {
 		st := e.res.Speculation
@@ -515,10 +526,7 @@ func (e *engine) at() time.Time { return epoch.Add(e.now) }
 // jobs had maps pending: the free map slots, up to the pending maps of
 // the jobs past their setup, as the last instant's offers left them.
 func (e *engine) accountIdle(dt time.Duration) {
-	free := 0
-	for i := range e.trackers {
-		free += e.trackers[i].freeMaps
-	}
+	free := e.freeMapSlots
 	if free == 0 {
 		return
 	}
@@ -532,6 +540,19 @@ func (e *engine) accountIdle(dt time.Duration) {
 		}
 	}
 	e.res.idleMapPending += float64(min(free, pend)) * dt.Seconds()
+}
+
+// takeMapSlot and releaseMapSlot change a tracker's free map slots and
+// the cluster's count of them (freeMapSlots), which accountIdle reads at
+// every instant instead of summing over the trackers.
+func (e *engine) takeMapSlot(t *tracker) {
+	t.freeMaps--
+	e.freeMapSlots--
+}
+
+func (e *engine) releaseMapSlot(t *tracker) {
+	t.freeMaps++
+	e.freeMapSlots++
 }
 
 // sampleTimers records the policy's timers each time a task's end made it
@@ -779,7 +800,7 @@ func (e *engine) launch(ti int, a partitions.Assignment) (bool, error) {
 			// the job, but the victim's task has another live attempt.
 			return false, nil
 		}
-		t.freeMaps--
+		e.takeMapSlot(t)
 		if a.Spare {
 			e.res.ExtraMapTasks++
 		}
@@ -894,7 +915,7 @@ func (e *engine) preempt(at *attempt) {
 	// pending again.
 	requeue := e.sp == nil || e.dropAttempt(at)
 	if at.typ == partitions.Map {
-		t.freeMaps++
+		e.releaseMapSlot(t)
 		if requeue {
 			sj.pendMaps = append([]int{at.task}, sj.pendMaps...)
 		}
@@ -934,7 +955,7 @@ func (e *engine) finishAttempt(at *attempt) {
 	e.res.busy[at.typ] += d.Seconds()
 	e.res.addQueueBusy(at.queue, d.Seconds())
 	if at.typ == partitions.Map {
-		t.freeMaps++
+		e.releaseMapSlot(t)
 		sj.doneMaps++
 		if sj.doneMaps == e.nMaps(sj) {
 			sj.mapsEnd = e.now
@@ -987,7 +1008,7 @@ func (e *engine) launchHousekeeping(ti int) bool {
 	ev := &event{at: e.now + d, kind: evHousekeeping, job: sj, tracker: ti}
 	switch {
 	case t.freeMaps > 0:
-		t.freeMaps--
+		e.takeMapSlot(t)
 	case t.freeReds > 0:
 		t.freeReds--
 		ev.hkReduce = true
@@ -1015,7 +1036,7 @@ func (e *engine) housekeepingDone(ev *event) {
 		t.freeReds++
 		typ = partitions.Reduce
 	} else {
-		t.freeMaps++
+		e.releaseMapSlot(t)
 	}
 	d := e.opt.SetupTask
 	sj := ev.job

@@ -354,7 +354,7 @@ func (e *engine) preempted(at *attempt) {
 	}
 	e.pre.saved[taskKey{sj, at.typ, at.task}] = s
 	if at.typ == partitions.Map {
-		t.freeMaps++
+		e.releaseMapSlot(t)
 		sj.pendMaps = append([]int{at.task}, sj.pendMaps...)
 	} else {
 		t.freeReds++

@@ -610,7 +610,7 @@ func (e *engine) killLoser(o *attempt) {
 	o.killed = true
 	t := &e.trackers[o.tracker]
 	if o.typ == partitions.Map {
-		t.freeMaps++
+		e.releaseMapSlot(t)
 	} else {
 		t.freeReds++
 	}

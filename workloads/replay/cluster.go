@@ -12,6 +12,7 @@ import (
 
 	"gomr/conf"
 	"gomr/jobtracker"
+	"gomr/mrpb"
 	"gomr/security"
 	"gomr/tasktracker"
 )
@@ -44,7 +45,9 @@ type Cluster struct {
 // when keep is set, and then named on stderr). Addresses on free ports
 // and private directories replace the defaults, not what cfg sets (except
 // the JobTracker's address, always a free loopback port). newLog makes
-// the daemons' logger from the resulting configuration.
+// the daemons' logger from the resulting configuration. It returns once
+// every TaskTracker has registered with the JobTracker, or fails after
+// TrackersRegisterTimeout.
 func StartCluster(ctx context.Context, cfg *conf.Config, trackers int, keep bool, newLog func(*conf.Config) *slog.Logger, stderr io.Writer) (*Cluster, error) {
 	if trackers < 1 {
 		return nil, fmt.Errorf("embedded cluster: %d trackers: need at least one", trackers)
@@ -127,11 +130,55 @@ func StartCluster(ctx context.Context, cfg *conf.Config, trackers int, keep bool
 		c.Close()
 		return nil, err
 	}
+	list := func(ctx context.Context) (int, error) {
+		resp, err := jt.ListTrackers(ctx, &mrpb.ListTrackersRequest{})
+		if err != nil {
+			return 0, err
+		}
+		return len(resp.Trackers), nil
+	}
+	if err := waitForTrackers(ctx, list, trackers, TrackersRegisterTimeout, 5*time.Millisecond); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("embedded cluster: %w", err)
+	}
 	c.Trackers = trackers
 	uiCtx, uiCancel := context.WithTimeout(ctx, 10*time.Second)
 	c.UI = jt.HTTPAddress(uiCtx)
 	uiCancel()
 	return c, nil
+}
+
+// TrackersRegisterTimeout is how long StartCluster waits for its
+// TaskTrackers to register with its JobTracker (their first heartbeat)
+// before it gives up.
+const TrackersRegisterTimeout = 30 * time.Second
+
+// waitForTrackers polls live (the number of trackers registered with the
+// JobTracker) every poll until it reaches want, and fails after timeout
+// saying how many registered. StartCluster returns only then, so that
+// whatever the caller times from its return (a replay's clock) starts
+// with every tracker registered and heartbeating, not at a race between
+// the first submission and the trackers' first heartbeats.
+func waitForTrackers(ctx context.Context, live func(context.Context) (int, error), want int, timeout, poll time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	t := time.NewTicker(poll)
+	defer t.Stop()
+	n := 0
+	for {
+		var err error
+		if n, err = live(ctx); err != nil {
+			return fmt.Errorf("waiting for %d TaskTrackers to register: %w", want, err)
+		}
+		if n >= want {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%d of %d TaskTrackers registered with the JobTracker within %v: %w", n, want, timeout, ctx.Err())
+		case <-t.C:
+		}
+	}
 }
 
 // Close stops the daemons, waits for them and removes the work directory

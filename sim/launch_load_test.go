@@ -1,13 +1,10 @@
 package sim
 
 import (
-	"bufio"
-	"fmt"
 	"io"
 	"math"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,86 +12,112 @@ import (
 	"gomr/partitions"
 )
 
-// readLaunchSamples reads launch samples from tab-separated lines: name
-// (mix and seed), policy, seed, load at start, load at end, whether the
-// load is estimated, and the LaunchQuantiles quantiles in milliseconds,
-// comma-separated; '#' starts a comment line. keep picks the samples by
-// seed. A sample's load is the mean of its start and end.
+// readLaunchSamples reads ReadLaunchSamples' lines of the seeds keep
+// accepts.
 func readLaunchSamples(r io.Reader, keep func(seed uint64) bool) ([]LaunchSample, error) {
+	all, err := ReadLaunchSamples(r)
 	var out []LaunchSample
-	sc := bufio.NewScanner(r)
-	line := 0
-	for sc.Scan() {
-		line++
-		t := strings.TrimSpace(sc.Text())
-		if t == "" || strings.HasPrefix(t, "#") {
-			continue
-		}
-		f := strings.Split(t, "\t")
-		if len(f) != 7 {
-			return nil, fmt.Errorf("line %d: %d fields, want 7", line, len(f))
-		}
-		seed, err := strconv.ParseUint(f[2], 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("line %d: seed: %w", line, err)
-		}
-		l0, err0 := strconv.ParseFloat(f[3], 64)
-		l1, err1 := strconv.ParseFloat(f[4], 64)
-		if err0 != nil || err1 != nil {
-			return nil, fmt.Errorf("line %d: loads %q, %q are not numbers", line, f[3], f[4])
-		}
-		s := LaunchSample{Name: f[0] + " " + f[1], Load: (l0 + l1) / 2}
-		for _, v := range strings.Split(f[6], ",") {
-			x, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				return nil, fmt.Errorf("line %d: quantile %q: %w", line, v, err)
-			}
-			s.Quantiles = append(s.Quantiles, x)
-		}
-		if keep(seed) {
+	for _, s := range all {
+		if keep(s.Seed) {
 			out = append(out, s)
 		}
 	}
-	return out, sc.Err()
+	return out, err
 }
 
 // TestMeasuredLaunchLoadIsTheFit checks that the shipped load-matched
-// model is FitLaunchLoad of the seed 1 and 2 runs of
-// testdata/launch-load-samples.tsv (and of nothing else: the seed 3 runs
-// judge it), to the 0.05 ms the table is written with.
+// models, of the launch and of a reduce's launch, are FitLaunchLoad and
+// FitLaunchSlope of the seed 1 and 2 runs of
+// testdata/launch-load-samples.tsv and reduce-launch-load-samples.tsv
+// (and of nothing else: the seed 3 runs judge them), to the 0.05 ms the
+// tables are written with.
 func TestMeasuredLaunchLoadIsTheFit(t *testing.T) {
-	f, err := os.Open("testdata/launch-load-samples.tsv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	samples, err := readLaunchSamples(f, func(seed uint64) bool { return seed == 1 || seed == 2 })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(samples) != 32 {
-		t.Fatalf("%d samples of seeds 1 and 2, want 32", len(samples))
-	}
-	got, err := FitLaunchLoad(samples, MeasuredLaunchLoadEdges)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := MeasuredLaunchLoad
-	if len(got.Bands) != len(want.Bands) {
-		t.Fatalf("fit has %d bands, the table %d", len(got.Bands), len(want.Bands))
-	}
-	close := func(a, b float64) bool { return math.Abs(a-b) <= 0.05+1e-9 }
-	for i, g := range got.Bands {
-		w := want.Bands[i]
-		ok := g.MinLoad == w.MinLoad && g.MaxLoad == w.MaxLoad && g.Runs == w.Runs && close(g.Centre, w.Centre) && len(g.Quantiles) == len(w.Quantiles)
-		for k := range g.Quantiles {
-			ok = ok && k < len(w.Quantiles) && close(g.Quantiles[k], w.Quantiles[k])
+	for _, c := range []struct {
+		file  string
+		model LaunchLoadModel
+	}{
+		{"testdata/launch-load-samples.tsv", MeasuredLaunchLoad},
+		{"testdata/reduce-launch-load-samples.tsv", MeasuredReduceLaunchLoad},
+	} {
+		f, err := os.Open(c.file)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if !ok {
-			t.Errorf("band %d: fit %+v, table %+v", i, g, w)
+		samples, err := readLaunchSamples(f, func(seed uint64) bool { return seed == 1 || seed == 2 })
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
 		}
-		if !slices.IsSorted(w.Quantiles) {
-			t.Errorf("band %d: quantiles %v not non-decreasing", i, w.Quantiles)
+		if len(samples) != 32 {
+			t.Fatalf("%s: %d samples of seeds 1 and 2, want 32", c.file, len(samples))
+		}
+		got, err := FitLaunchLoad(samples, MeasuredLaunchLoadEdges)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The judging fit's fourth edge at 16 changes nothing below it.
+		if wide, err := FitLaunchLoad(samples, LaunchLoadFitEdges); err != nil || !slices.EqualFunc(wide.Bands, got.Bands, func(a, b LaunchBand) bool {
+			return a.Centre == b.Centre && a.Runs == b.Runs && slices.Equal(a.Quantiles, b.Quantiles)
+		}) {
+			t.Errorf("%s: the fit over LaunchLoadFitEdges %+v (%v) differs from the table's edges' %+v", c.file, wide, err, got)
+		}
+		if got.Slope, err = FitLaunchSlope(samples); err != nil {
+			t.Fatal(err)
+		}
+		want := c.model
+		if len(got.Bands) != len(want.Bands) {
+			t.Fatalf("%s: fit has %d bands, the table %d", c.file, len(got.Bands), len(want.Bands))
+		}
+		close := func(a, b float64) bool { return math.Abs(a-b) <= 0.05+1e-9 }
+		if !close(got.Slope, want.Slope) {
+			t.Errorf("%s: fitted slope %v, the table's %v", c.file, got.Slope, want.Slope)
+		}
+		for i, g := range got.Bands {
+			w := want.Bands[i]
+			ok := g.MinLoad == w.MinLoad && g.MaxLoad == w.MaxLoad && g.Runs == w.Runs && close(g.Centre, w.Centre) && len(g.Quantiles) == len(w.Quantiles)
+			for k := range g.Quantiles {
+				ok = ok && k < len(w.Quantiles) && close(g.Quantiles[k], w.Quantiles[k])
+			}
+			if !ok {
+				t.Errorf("%s: band %d: fit %+v, table %+v", c.file, i, g, w)
+			}
+			if !slices.IsSorted(w.Quantiles) {
+				t.Errorf("%s: band %d: quantiles %v not non-decreasing", c.file, i, w.Quantiles)
+			}
+		}
+	}
+}
+
+// TestFitLaunchSlope: the least-squares slope of the samples' medians
+// on their loads, at least 0, and its refusals.
+func TestFitLaunchSlope(t *testing.T) {
+	sample := func(load, median float64) LaunchSample {
+		q := make([]float64, LaunchQuantiles)
+		for i := range q {
+			q[i] = median + float64(i-LaunchQuantiles/2)
+		}
+		return LaunchSample{Name: "s", Load: load, Quantiles: q}
+	}
+	for _, c := range []struct {
+		name    string
+		samples []LaunchSample
+		want    float64
+		err     string
+	}{
+		{"on a line", []LaunchSample{sample(1, 25), sample(5, 45), sample(10, 70)}, 5, ""},
+		{"scattered", []LaunchSample{sample(0, 10), sample(0, 30), sample(10, 50), sample(10, 70)}, 4, ""},
+		{"falling: 0", []LaunchSample{sample(1, 50), sample(9, 10)}, 0, ""},
+		{"one load", []LaunchSample{sample(3, 20), sample(3, 40)}, 0, "two different loads"},
+		{"one sample", []LaunchSample{sample(3, 20)}, 0, "two different loads"},
+		{"no sample", nil, 0, "two different loads"},
+		{"short quantiles", []LaunchSample{sample(1, 1), {Name: "x", Load: 2, Quantiles: []float64{1, 2}}}, 0, "2 quantiles"},
+	} {
+		got, err := FitLaunchSlope(c.samples)
+		switch {
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%s: %v, %v; want an error saying %q", c.name, got, err, c.err)
+		case c.err == "" && (err != nil || math.Abs(got-c.want) > 1e-9):
+			t.Errorf("%s: %v, %v; want %v", c.name, got, err, c.want)
 		}
 	}
 }
@@ -231,11 +254,27 @@ func TestLaunchLoadQuantiles(t *testing.T) {
 	if (LaunchLoadModel{}).Quantiles(1) != nil || (LaunchLoadModel{}).Dist(1, 1) != nil {
 		t.Error("a model without bands gave a distribution")
 	}
+	// With a slope, above the last centre (10) every quantile shifts by
+	// Slope × (load − 10); at and below it nothing changes.
+	m.Slope = 2
+	for _, c := range []struct{ load, q0, q20 float64 }{
+		{load: 7.5, q0: 75, q20: 95},
+		{load: 10, q0: 100, q20: 120},
+		{load: 12.5, q0: 105, q20: 125},
+		{load: 30, q0: 140, q20: 160},
+	} {
+		if q := m.Quantiles(c.load); math.Abs(q[0]-c.q0) > 1e-9 || math.Abs(q[20]-c.q20) > 1e-9 || !slices.IsSorted(q) {
+			t.Errorf("slope 2: Quantiles(%v) = %v, want %v to %v", c.load, q, c.q0, c.q20)
+		}
+	}
 	// The shipped model: quiet below busy at every quantile but the
 	// minimum's noise, and its interpolations are distributions.
 	for load := 0.0; load <= 40; load += 0.5 {
 		if err := MeasuredLaunchLoad.Dist(load, 1).check(); err != nil {
 			t.Errorf("MeasuredLaunchLoad at load %v: %v", load, err)
+		}
+		if err := MeasuredReduceLaunchLoad.Dist(load, 1).check(); err != nil {
+			t.Errorf("MeasuredReduceLaunchLoad at load %v: %v", load, err)
 		}
 	}
 }

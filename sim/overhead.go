@@ -64,6 +64,13 @@ type Overheads struct {
 	// is charged its own draw from it (LaunchDist.Draw) in place of Launch.
 	// A pointer, so that Overheads stay comparable.
 	LaunchDist *LaunchDist
+	// ReduceLaunchDist, when set, is the spread of a reduce's own start to
+	// its reduce phase when its job's maps have ended: its launch, the
+	// fetch of the maps' output and the merge, which under load take
+	// longer than a map's launch. Each reduce attempt is charged its draw
+	// from it in place of LaunchDist's or Launch (with the same uniform
+	// number as LaunchDist's draw for that attempt: common random numbers).
+	ReduceLaunchDist *LaunchDist
 	// DrawPhases draws each tracker's first heartbeat uniformly in the
 	// heartbeat period, with LaunchDist's seed, instead of spreading the
 	// trackers evenly over it: on the runtime the trackers' timers are
@@ -148,10 +155,14 @@ func uniformOf(seed uint64, job string, typ, task, num int) float64 {
 	return float64(z>>11) / (1 << 53)
 }
 
-// forAttempt is o with the launch cost of the given attempt: its draw
-// from LaunchDist when there is one, Launch otherwise.
+// forAttempt is o with the launch cost of the given attempt: a reduce's
+// draw from ReduceLaunchDist when there is one, else its draw from
+// LaunchDist when there is one, Launch otherwise.
 func (o Overheads) forAttempt(job string, typ partitions.TaskType, task, num int) Overheads {
-	if o.LaunchDist != nil {
+	switch {
+	case typ == partitions.Reduce && o.ReduceLaunchDist != nil:
+		o.Launch = o.ReduceLaunchDist.Draw(job, typ, task, num)
+	case o.LaunchDist != nil:
 		o.Launch = o.LaunchDist.Draw(job, typ, task, num)
 	}
 	return o
@@ -208,8 +219,12 @@ func (o Overheads) check(heartbeat time.Duration) error {
 		return fmt.Errorf("overheads: out-of-band and after-launch heartbeats need a heartbeat interval")
 	case o.DrawPhases && heartbeat == 0:
 		return fmt.Errorf("overheads: drawn heartbeat phases need a heartbeat interval")
-	case o.LaunchDist != nil:
-		if err := o.LaunchDist.check(); err != nil {
+	}
+	for _, d := range []*LaunchDist{o.LaunchDist, o.ReduceLaunchDist} {
+		if d == nil {
+			continue
+		}
+		if err := d.check(); err != nil {
 			return fmt.Errorf("overheads: %w", err)
 		}
 	}

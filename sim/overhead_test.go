@@ -372,6 +372,41 @@ func TestLaunchDistInTheEngine(t *testing.T) {
 	}
 }
 
+// TestReduceLaunchDistInTheEngine: with ReduceLaunchDist, a reduce's
+// launch is its draw from it (with the same uniform number as
+// LaunchDist's draw for it) and the maps keep LaunchDist's; a bad
+// reduce distribution is refused.
+func TestReduceLaunchDistInTheEngine(t *testing.T) {
+	w := &Workload{Name: "one", Trackers: 1, MapSlots: 1, ReduceSlots: 1, Slowstart: 1,
+		Jobs: []Job{{ID: "A", Maps: ds(1, 1), Reduces: ds(2)}}}
+	run := func(o Overheads) time.Duration {
+		t.Helper()
+		r, err := Run(w, Options{Policy: "fifo", Slowstart: -1, Overheads: o})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return time.Duration(math.Round(r.Jobs[0].Finish*1e6)) * time.Microsecond
+	}
+	o := Overheads{Report: ms(50), MapEvents: ms(20)}
+	o.LaunchDist = &LaunchDist{Quantiles: []time.Duration{0, ms(400)}, Seed: 9}
+	o.ReduceLaunchDist = &LaunchDist{Quantiles: []time.Duration{ms(1000), ms(3000)}, Seed: 9}
+	d, r := o.LaunchDist, o.ReduceLaunchDist
+	want := s(4) + 3*ms(50) + d.Draw("A", partitions.Map, 0, 0) + d.Draw("A", partitions.Map, 1, 0) + r.Draw("A", partitions.Reduce, 0, 0)
+	if got := run(o); got != want.Round(time.Microsecond) {
+		t.Errorf("job A ran %v, want %v (the reduce's launch from its own distribution)", got, want)
+	}
+	// the same uniform number: the reduce's draw is at the same quantile
+	u := float64(d.Draw("A", partitions.Reduce, 0, 0)) / float64(ms(400))
+	if got, want := r.Draw("A", partitions.Reduce, 0, 0), ms(1000)+time.Duration(u*float64(ms(2000))); (got - want).Abs() > time.Millisecond {
+		t.Errorf("reduce draw %v, want %v (quantile %.3f)", got, want, u)
+	}
+	bad := o
+	bad.ReduceLaunchDist = &LaunchDist{Quantiles: []time.Duration{ms(5), ms(1)}}
+	if _, err := Run(w, Options{Policy: "fifo", Slowstart: -1, Overheads: bad}); err == nil || !strings.Contains(err.Error(), "launch distribution") {
+		t.Errorf("a decreasing reduce launch distribution: %v, want a launch distribution error", err)
+	}
+}
+
 // TestFirstHeartbeat: trackers spread evenly over the period, or drawn in
 // it from the launch distribution's seed when DrawPhases is set.
 func TestFirstHeartbeat(t *testing.T) {

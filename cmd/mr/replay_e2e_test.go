@@ -265,6 +265,31 @@ func TestE2EWorkloadCompare(t *testing.T) {
 		t.Errorf("--sim-launch-dist load: the table has no row of the load-matched launch:\n%s", byLoad)
 	}
 
+	// --sim-reduce-launch load: reduces draw their launch (to the reduce
+	// phase: launch, fetch, merge) from their own load-matched spread,
+	// the shipped one or one fitted with --sim-launch-fit; it needs the
+	// load-matched launch.
+	samples := func(f string) string { return filepath.Join("..", "..", "sim", "testdata", f) }
+	for _, args := range [][]string{nil, {"--sim-launch-fit", samples("launch-load-samples.tsv") + "," + samples("reduce-launch-load-samples.tsv"), "--sim-launch-fit-seeds", "1,2"}} {
+		red, err := runMREnv(t, time.Minute, nil, append([]string{"workload", "compare", "--from", out, "--sim-reduce-launch", "load"}, args...)...)
+		if err != nil || !strings.Contains(red, "reduce launch (to the reduce phase) drawn from 21 quantiles") {
+			t.Errorf("--sim-reduce-launch load %v: %v; the model's line does not name the reduce launch:\n%s", args, err, red)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--sim-reduce-launch", "load", "--sim-launch-dist", "measured"}, "--sim-reduce-launch load needs --sim-launch-dist load"},
+		{[]string{"--sim-reduce-launch", "fetch"}, `--sim-reduce-launch "fetch": want map or load`},
+		{[]string{"--sim-launch-load-above", "linear"}, `--sim-launch-load-above "linear": want slope or hold`},
+		{[]string{"--sim-launch-fit", samples("launch-load-samples.tsv"), "--sim-launch-fit-seeds", "4"}, "fit launch load: no samples"},
+	} {
+		if bad, err := runMREnv(t, time.Minute, nil, append([]string{"workload", "compare", "--from", out}, tc.args...)...); err == nil || !strings.Contains(bad, tc.want) {
+			t.Errorf("%v: %v, want an error saying %q:\n%s", tc.args, err, tc.want, bad)
+		}
+	}
+
 	// --sim-after-launch: the TaskTracker's follow-up heartbeat after a
 	// launch that left a slot free (its rule, the default), or after
 	// every launch (its rule before 2026-11-26, for runs made with it).

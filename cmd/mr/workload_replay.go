@@ -203,7 +203,7 @@ func newWorkloadCompareCmd() *cobra.Command {
 	var f replayFlags
 	var policies, seeds, out, from string
 	var ideal bool
-	var launchDist string
+	var launchDist, reduceLaunch, launchFit, launchFitSeeds, aboveFit string
 	var draws int
 	var phases, afterLaunch string
 	costs := sim.MeasuredOverheads
@@ -221,6 +221,39 @@ func newWorkloadCompareCmd() *cobra.Command {
 			costs.LaunchDist, o.LaunchLoad = sim.MeasuredLaunchDist(), &sim.MeasuredLaunchLoad
 		default:
 			return fmt.Errorf("--sim-launch-dist %q: want constant, measured, load or run", launchDist)
+		}
+		switch reduceLaunch {
+		case "map":
+		case "load":
+			if launchDist != "load" {
+				return fmt.Errorf("--sim-reduce-launch load needs --sim-launch-dist load")
+			}
+			o.ReduceLaunchLoad = &sim.MeasuredReduceLaunchLoad
+		default:
+			return fmt.Errorf("--sim-reduce-launch %q: want map or load", reduceLaunch)
+		}
+		if launchFit != "" {
+			if launchDist != "load" {
+				return fmt.Errorf("--sim-launch-fit needs --sim-launch-dist load")
+			}
+			maps, reduces, err := fitLaunchLoad(launchFit, launchFitSeeds, reduceLaunch == "load", aboveFit == "slope")
+			if err != nil {
+				return err
+			}
+			o.LaunchLoad, o.ReduceLaunchLoad = maps, reduces
+		}
+		switch aboveFit {
+		case "slope":
+		case "hold":
+			for _, m := range []**sim.LaunchLoadModel{&o.LaunchLoad, &o.ReduceLaunchLoad} {
+				if *m != nil {
+					c := **m
+					c.Slope = 0
+					*m = &c
+				}
+			}
+		default:
+			return fmt.Errorf("--sim-launch-load-above %q: want slope or hold", aboveFit)
 		}
 		switch phases {
 		case "even":
@@ -321,13 +354,70 @@ func newWorkloadCompareCmd() *cobra.Command {
 	fl.StringVar(&from, "from", "", "simulate again the real runs of an earlier --out directory instead of running the trace")
 	fl.BoolVar(&ideal, "ideal-sim", false, "simulate an ideal cluster (slots offered as they free, no per-task costs) instead of the model of the configured one")
 	fl.DurationVar(&costs.Launch, "sim-launch", costs.Launch, "the model's task launch cost (from assignment to the task code starting)")
-	fl.StringVar(&launchDist, "sim-launch-dist", "measured", "the model's launch cost per attempt, drawn with the trace's seed: measured (from one spread for every load, sim.MeasuredLaunchDist), load (from the spread fitted for the machine's load average during the run, sim.MeasuredLaunchLoad; the measured spread for a run whose load was not recorded), constant (--sim-launch for every attempt) or run (drawn from the spread the run's own history shows, after the run)")
+	fl.StringVar(&launchDist, "sim-launch-dist", "load", "the model's launch cost per attempt, drawn with the trace's seed: load (from the spread fitted for the machine's load average during the run, sim.MeasuredLaunchLoad, shifted by its slope above the loads it was fitted on; the measured spread for a run whose load was not recorded), measured (from one spread for every load, sim.MeasuredLaunchDist; the default before 2026-11-26 12:00 UTC), constant (--sim-launch for every attempt) or run (drawn from the spread the run's own history shows, after the run)")
+	fl.StringVar(&reduceLaunch, "sim-reduce-launch", "map", "the model's reduce launch (its start to its reduce phase once its maps have ended: launch, fetch, merge): map (drawn as a map's launch) or load (from the reduce's own spread fitted for the run's load, sim.MeasuredReduceLaunchLoad; with --sim-launch-dist load)")
+	fl.StringVar(&launchFit, "sim-launch-fit", "", "with --sim-launch-dist load: MAPS.tsv[,REDUCES.tsv], fit the load-matched launch model (and with --sim-reduce-launch load the reduce's, from the second file) on these samples (sim.ReadLaunchSamples' lines, as sim/testdata/*launch-load-samples.tsv) over sim.LaunchLoadFitEdges instead of the shipped tables: to judge a fit on runs it was not fitted on")
+	fl.StringVar(&aboveFit, "sim-launch-load-above", "slope", "with --sim-launch-dist load, above the loads the model was fitted on: slope (its distributions shift by the fitted slope of the median launch on the load, sim.LaunchLoadModel.Slope) or hold (the busiest band's, the model before 2026-11-26 12:00 UTC)")
+	fl.StringVar(&launchFitSeeds, "sim-launch-fit-seeds", "", "with --sim-launch-fit: fit on the samples of these comma-separated seeds only (default: all)")
 	fl.IntVar(&draws, "sim-draws", 16, "with a launch spread (--sim-launch-dist measured, load or run): simulate each run this many times (launch seeds seed, seed+1000003, ...) and compare with each job's median over the draws; the table shows the spread of the draws' missed deadlines")
 	fl.StringVar(&phases, "sim-phases", "even", "the trackers' first heartbeats in the model: even (spread evenly over the period) or drawn (each launch draw places them at random in it; not with --sim-launch-dist constant)")
 	fl.StringVar(&afterLaunch, "sim-after-launch", "free", "when the model's trackers heartbeat again 50 ms after a heartbeat that launched tasks: free (only when a slot of a launched type is still free, or tasks were preempted: the TaskTracker's rule) or every (after every launch: the TaskTracker before 2026-11-26 03:00 UTC, for --from on runs made with it)")
 	fl.DurationVar(&costs.Report, "sim-report", costs.Report, "the model's task end report cost (from the task code's end to the JobTracker recording it)")
 	fl.DurationVar(&costs.MapEvents, "sim-map-events", costs.MapEvents, "the model's delay from the last map's recorded end to a waiting reduce's reduce phase")
 	return cmd
+}
+
+// fitLaunchLoad fits the load-matched launch models from --sim-launch-fit
+// files (MAPS.tsv[,REDUCES.tsv]) on the samples of seeds (comma-separated;
+// "" for all): the maps', and the reduces' when reduces is set, each with
+// its slope above the fitted loads when slope is set.
+func fitLaunchLoad(files, seeds string, reduces, slope bool) (*sim.LaunchLoadModel, *sim.LaunchLoadModel, error) {
+	names := strings.Split(files, ",")
+	if reduces != (len(names) == 2) || len(names) > 2 {
+		return nil, nil, fmt.Errorf("--sim-launch-fit %q: want MAPS.tsv, or MAPS.tsv,REDUCES.tsv with --sim-reduce-launch load", files)
+	}
+	keep := map[uint64]bool{}
+	if seeds != "" {
+		for _, f := range strings.Split(seeds, ",") {
+			n, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
+			if err != nil {
+				return nil, nil, fmt.Errorf("--sim-launch-fit-seeds %q: %w", seeds, err)
+			}
+			keep[n] = true
+		}
+	}
+	var models []*sim.LaunchLoadModel
+	for _, name := range names {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--sim-launch-fit: %w", err)
+		}
+		all, err := sim.ReadLaunchSamples(f)
+		f.Close()
+		if err != nil {
+			return nil, nil, fmt.Errorf("--sim-launch-fit %s: %w", name, err)
+		}
+		var samples []sim.LaunchSample
+		for _, s := range all {
+			if len(keep) == 0 || keep[s.Seed] {
+				samples = append(samples, s)
+			}
+		}
+		m, err := sim.FitLaunchLoad(samples, sim.LaunchLoadFitEdges)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--sim-launch-fit %s: %w", name, err)
+		}
+		if slope {
+			if m.Slope, err = sim.FitLaunchSlope(samples); err != nil {
+				return nil, nil, fmt.Errorf("--sim-launch-fit %s: %w", name, err)
+			}
+		}
+		models = append(models, &m)
+	}
+	if reduces {
+		return models[0], models[1], nil
+	}
+	return models[0], nil, nil
 }
 
 // writeComparison prints the comparison's table and writes its folder.

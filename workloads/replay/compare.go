@@ -66,6 +66,12 @@ type CompareOptions struct {
 	// tasks) instead of Costs': the launch cost grows with the load. A run
 	// whose load was not recorded keeps Costs' distribution.
 	LaunchLoad *sim.LaunchLoadModel
+	// ReduceLaunchLoad, when set with LaunchLoad, draws each reduce's
+	// launch (its start to its reduce phase once its maps have ended:
+	// launch, fetch, merge; sim.Overheads.ReduceLaunchDist) from the
+	// distribution this model gives for the run's load, and the maps'
+	// from LaunchLoad's.
+	ReduceLaunchLoad *sim.LaunchLoadModel
 	// LaunchDraws, when > 1 and the model draws launches, simulates each
 	// run that many times (launch seeds DrawSeed(seed, 0..n−1)) and
 	// compares the real run with the per-job median of the draws
@@ -270,11 +276,7 @@ func (o CompareOptions) simulate(pol string, w *sim.Workload, seed uint64) (simP
 		if o.Costs != nil {
 			costs = *o.Costs
 		}
-		if costs.LaunchDist != nil {
-			d := *costs.LaunchDist
-			d.Seed = seed
-			costs.LaunchDist = &d
-		}
+		costs.LaunchDist, costs.ReduceLaunchDist = reseeded(costs.LaunchDist, seed), reseeded(costs.ReduceLaunchDist, seed)
 		m = ModelOf(cfg, costs)
 	}
 	sp := simPlan{pol: pol, cfg: cfg, conf: conf, model: m}
@@ -300,9 +302,8 @@ func (o CompareOptions) simulateDraws(sp *simPlan, w *sim.Workload) error {
 	sp.drawMissed = nil
 	for k := 0; k < n; k++ {
 		m := sp.model
-		dk := *d
-		dk.Seed = DrawSeed(d.Seed, k)
-		m.Overheads.LaunchDist = &dk
+		m.Overheads.LaunchDist = reseeded(d, DrawSeed(d.Seed, k))
+		m.Overheads.ReduceLaunchDist = reseeded(m.Overheads.ReduceLaunchDist, DrawSeed(d.Seed, k))
 		r, err := Simulate(w, sp.pol, sp.conf, o.Trackers, o.MapSlots, o.ReduceSlots, sp.cfg.Float(keySlowstart), m)
 		if err != nil {
 			return fmt.Errorf("launch draw %d: %w", k, err)
@@ -314,6 +315,16 @@ func (o CompareOptions) simulateDraws(sp *simPlan, w *sim.Workload) error {
 	}
 	sp.res = MedianOfDraws(rs)
 	return nil
+}
+
+// reseeded is a copy of d drawing with seed; nil for nil.
+func reseeded(d *sim.LaunchDist, seed uint64) *sim.LaunchDist {
+	if d == nil {
+		return nil
+	}
+	c := *d
+	c.Seed = seed
+	return &c
 }
 
 // simulateRecorded simulates the recorded workload rw of a run (Recorded)
@@ -422,6 +433,9 @@ func (o CompareOptions) policyRun(pol string, seed uint64, run *Run, sp simPlan,
 	if l := RunLoad(load); o.LaunchLoad != nil && !o.Ideal && !o.LaunchFromRun && l > 0 {
 		if d := o.LaunchLoad.Dist(l, seed); d != nil {
 			sp.model.Overheads.LaunchDist, launchLoad = d, l
+			if o.ReduceLaunchLoad != nil {
+				sp.model.Overheads.ReduceLaunchDist = o.ReduceLaunchLoad.Dist(l, seed)
+			}
 			if err := o.simulateDraws(&sp, run.Workload); err != nil {
 				return PolicyRun{}, fmt.Errorf("simulating with the launch distribution of load %.1f: %w", l, err)
 			}
@@ -587,10 +601,10 @@ func (c *Comparison) WriteTable(w io.Writer) error {
 			recRow = append(recRow, fmt.Sprintf("%.3f/%.3f", sim.Percentile(r.RecordedErrors, 50), sim.Percentile(r.RecordedErrors, 90)))
 		}
 		row(recRow...)
-		costRow := []string{"real costs median [ms] map/reduce/events/start"}
+		costRow := []string{"real costs median [ms] map/reduce/events/start/reduce launch"}
 		for _, r := range runs {
 			c := r.Costs
-			costRow = append(costRow, fmt.Sprintf("%.0f/%.0f/%.0f/%.0f", 1000*c.MapExcess.Median, 1000*c.ReduceReport.Median, 1000*c.MapEvents.Median, 1000*c.StartLag.Median))
+			costRow = append(costRow, fmt.Sprintf("%.0f/%.0f/%.0f/%.0f/%.0f", 1000*c.MapExcess.Median, 1000*c.ReduceReport.Median, 1000*c.MapEvents.Median, 1000*c.StartLag.Median, 1000*c.ReduceLaunch.Median))
 		}
 		row(costRow...)
 		loadRow := []string{"load average at start/end"}
@@ -670,6 +684,11 @@ func (m SimModel) String() string {
 		launch = fmt.Sprintf("drawn per attempt (seed %d) from %d quantiles: min %v, median %v, p90 %v, max %v",
 			d.Seed, len(q), q[0], d.At(0.5), d.At(0.9), q[len(q)-1])
 	}
+	if d := o.ReduceLaunchDist; d != nil {
+		q := d.Quantiles
+		launch += fmt.Sprintf("; reduce launch (to the reduce phase) drawn from %d quantiles: min %v, median %v, p90 %v, max %v",
+			len(q), q[0], d.At(0.5), d.At(0.9), q[len(q)-1])
+	}
 	return s + fmt.Sprintf("; task launch %s, end report %v, map events %v", launch, o.Report, o.MapEvents)
 }
 
@@ -688,6 +707,10 @@ type jsonModel struct {
 	// model draws each launch (sim.LaunchDist); LaunchMs is unused then.
 	LaunchQuantilesMs []float64 `json:"launch_quantiles_ms,omitempty"`
 	LaunchSeed        uint64    `json:"launch_seed,omitempty"`
+	// ReduceLaunchQuantilesMs is the reduce launch distribution's
+	// quantiles when the model draws reduces from their own
+	// (sim.Overheads.ReduceLaunchDist).
+	ReduceLaunchQuantilesMs []float64 `json:"reduce_launch_quantiles_ms,omitempty"`
 }
 
 func (m SimModel) json() jsonModel {
@@ -699,6 +722,11 @@ func (m SimModel) json() jsonModel {
 		j.LaunchSeed = d.Seed
 		for _, q := range d.Quantiles {
 			j.LaunchQuantilesMs = append(j.LaunchQuantilesMs, ms(q))
+		}
+	}
+	if d := o.ReduceLaunchDist; d != nil {
+		for _, q := range d.Quantiles {
+			j.ReduceLaunchQuantilesMs = append(j.ReduceLaunchQuantilesMs, ms(q))
 		}
 	}
 	return j

@@ -64,6 +64,15 @@ type MeasuredOverheads struct {
 	// run (the first child processes of a fresh cluster), Launch the same
 	// for the others.
 	FirstLaunch Spread `json:"first_launch"`
+	// ReduceLaunch is, for each successful reduce that started after its
+	// job's last map was recorded as ended, the start of its reduce phase
+	// (the history's sort end) minus its start and its trace shuffle: its
+	// launch, the fetch of its maps' output and the merge, the model's
+	// reduce launch (sim.Overheads.ReduceLaunchDist).
+	ReduceLaunch Spread `json:"reduce_launch"`
+	// ReduceLaunchQuantiles are ReduceLaunch's sim.LaunchQuantiles
+	// quantiles, in seconds.
+	ReduceLaunchQuantiles []float64 `json:"reduce_launch_quantiles,omitempty"`
 }
 
 // quantilesOf are the n quantiles of xs at evenly spaced probabilities
@@ -103,7 +112,7 @@ func (m MeasuredOverheads) LaunchDist(seed uint64) *sim.LaunchDist {
 
 // MeasureOverheads reads the run's job histories against its trace.
 func MeasureOverheads(run *Run) MeasuredOverheads {
-	var mapEx, redRep, mapEv, startLag, endLag []float64
+	var mapEx, redRep, mapEv, startLag, endLag, redLaunch []float64
 	type mapAt struct {
 		start   time.Time
 		tracker string
@@ -151,6 +160,9 @@ func MeasureOverheads(run *Run) MeasuredOverheads {
 			if !lastMap.IsZero() && a.Start.Add(sh).Before(lastMap) {
 				mapEv = append(mapEv, phase.Sub(lastMap).Seconds())
 			}
+			if !lastMap.IsZero() && !a.Start.Before(lastMap) {
+				redLaunch = append(redLaunch, max(phase.Sub(a.Start)-sh, 0).Seconds())
+			}
 		}
 		if !first.IsZero() {
 			startLag = append(startLag, first.Sub(h.Job.Submit).Seconds())
@@ -158,7 +170,8 @@ func MeasureOverheads(run *Run) MeasuredOverheads {
 		}
 	}
 	m := MeasuredOverheads{MapExcess: spreadOf(mapEx), ReduceReport: spreadOf(redRep), MapEvents: spreadOf(mapEv),
-		StartLag: spreadOf(startLag), EndLag: spreadOf(endLag)}
+		StartLag: spreadOf(startLag), EndLag: spreadOf(endLag),
+		ReduceLaunch: spreadOf(redLaunch), ReduceLaunchQuantiles: quantilesOf(redLaunch, sim.LaunchQuantiles)}
 	report := sim.MeasuredOverheads.Report.Seconds()
 	if m.ReduceReport.N > 0 {
 		report = max(m.ReduceReport.Median, 0)
@@ -189,7 +202,8 @@ func (m MeasuredOverheads) Write(w io.Writer) {
 		name string
 		s    Spread
 	}{{"map excess (launch + report)", m.MapExcess}, {"reduce report", m.ReduceReport}, {"map events to reduce phase", m.MapEvents},
-		{"job start lag", m.StartLag}, {"job end lag", m.EndLag}, {"launch (map excess - report)", m.Launch}, {"launch, each tracker's first", m.FirstLaunch}} {
+		{"job start lag", m.StartLag}, {"job end lag", m.EndLag}, {"launch (map excess - report)", m.Launch}, {"launch, each tracker's first", m.FirstLaunch},
+		{"reduce launch (start to sort end)", m.ReduceLaunch}} {
 		fmt.Fprintf(w, "  %-30s n=%-4d p10 %6.0f  median %6.0f  p90 %6.0f  max %6.0f ms\n", x.name, x.s.N,
 			1000*x.s.P10, 1000*x.s.Median, 1000*x.s.P90, 1000*x.s.Max)
 	}

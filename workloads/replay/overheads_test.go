@@ -80,6 +80,54 @@ func TestMeasureOverheads(t *testing.T) {
 	}
 }
 
+// TestMeasureReduceLaunch checks which reduces measure the reduce launch
+// (start to sort end, less the trace shuffle): those that started at or
+// after their job's last map's recorded end (2,560 ms), not those that
+// waited for the maps, nor failed ones.
+func TestMeasureReduceLaunch(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	ptr := func(x time.Time) *time.Time { return &x }
+	tests := []struct {
+		name         string
+		traceShuffle time.Duration
+		state        string
+		start, sort  int // the reduce attempt's, ms
+		want         []float64
+	}{
+		{"started after the maps ended", 0, jobtracker.StateSucceeded, 2600, 2750, []float64{0.150}},
+		{"started as the last map ended", 0, jobtracker.StateSucceeded, 2560, 2700, []float64{0.140}},
+		{"less its trace shuffle", 100 * time.Millisecond, jobtracker.StateSucceeded, 2600, 2750, []float64{0.050}},
+		{"a trace shuffle longer than measured: 0", 200 * time.Millisecond, jobtracker.StateSucceeded, 2600, 2750, []float64{0}},
+		{"waited for the maps: not measured", 0, jobtracker.StateSucceeded, 1160, 2565, nil},
+		{"failed: not measured", 0, jobtracker.StateFailed, 2600, 2750, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tj := &sim.Job{ID: "a", Maps: []time.Duration{time.Second, 2 * time.Second}, Reduces: []time.Duration{time.Second}, Shuffles: []time.Duration{tc.traceShuffle}}
+			h := &jobhistory.Record{Job: jobhistory.Job{Submit: at(0), Finish: at(4000)}, Attempts: []jobhistory.Attempt{
+				{TaskType: "m", Task: 0, State: jobtracker.StateSucceeded, Start: at(120), Finish: at(1160)},
+				{TaskType: "m", Task: 1, State: jobtracker.StateSucceeded, Start: at(500), Finish: at(2560)},
+				{TaskType: "r", Task: 0, State: tc.state, Start: at(tc.start), ShuffleFinish: ptr(at(tc.sort - 1)), SortFinish: ptr(at(tc.sort)), Finish: at(tc.sort + 1010)},
+			}}
+			m := MeasureOverheads(&Run{Jobs: []JobRun{{Trace: tj, History: h}}})
+			if m.ReduceLaunch.N != len(tc.want) {
+				t.Fatalf("reduce launch %+v, want %d samples", m.ReduceLaunch, len(tc.want))
+			}
+			if len(tc.want) == 0 {
+				if m.ReduceLaunchQuantiles != nil {
+					t.Errorf("quantiles %v of no sample", m.ReduceLaunchQuantiles)
+				}
+				return
+			}
+			q := m.ReduceLaunchQuantiles
+			if len(q) != sim.LaunchQuantiles || math.Abs(q[0]-tc.want[0]) > 1e-9 || math.Abs(q[20]-tc.want[0]) > 1e-9 {
+				t.Errorf("quantiles %v, want all %v", q, tc.want[0])
+			}
+		})
+	}
+}
+
 // TestRecordedReduceShuffle checks the shuffle a recorded reduce is
 // simulated with: its recorded start to sort end (launch, fetch, merge)
 // when it did not wait for its job's maps, the trace's when it did (its

@@ -664,11 +664,11 @@ const (
 // heartbeat period and out-of-band heartbeat setting, the TaskTracker's
 // follow-up heartbeat (after every launch when costs.AfterEveryLaunch,
 // for runs made before the TaskTracker's rule changed), and the task costs
-// of costs (Launch, Report, MapEvents; sim.MeasuredOverheads are those
+// of costs (Launch and its spreads, Report, MapEvents; sim.MeasuredOverheads are those
 // measured on the runtime).
 func ModelOf(cfg *conf.Config, costs sim.Overheads) SimModel {
 	o := sim.MeasuredOverheads
-	o.Launch, o.Report, o.MapEvents, o.LaunchDist, o.DrawPhases = costs.Launch, costs.Report, costs.MapEvents, costs.LaunchDist, costs.DrawPhases
+	o.Launch, o.Report, o.MapEvents, o.LaunchDist, o.ReduceLaunchDist, o.DrawPhases = costs.Launch, costs.Report, costs.MapEvents, costs.LaunchDist, costs.ReduceLaunchDist, costs.DrawPhases
 	o.AfterEveryLaunch = costs.AfterEveryLaunch
 	o.OutOfBand = cfg.Bool(keyOutOfBand)
 	return SimModel{Heartbeat: cfg.Duration(keyHeartbeat), Overheads: o}

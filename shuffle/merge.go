@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"slices"
@@ -66,8 +67,18 @@ type MergeStats struct {
 	// background or in Finish's passes.
 	DiskMerges int
 	// FinalRuns and FinalInMemory are the disk runs and in-memory segments
-	// the final merge reads.
-	FinalRuns, FinalInMemory int
+	// the final merge reads; FinalStreams the sorted streams of those disk
+	// runs (a run of segments written as they came has one per segment).
+	FinalRuns, FinalStreams, FinalInMemory int
+}
+
+// streams is the number of sorted streams of runs.
+func streams(runs []diskRun) int {
+	n := 0
+	for _, r := range runs {
+		n += r.streams()
+	}
+	return n
 }
 
 // MergeManager is the reduce side's merge of fetched segments. Memory is
@@ -108,10 +119,55 @@ type memSegment struct {
 
 type diskRun struct {
 	path string
+	// info describes the run: for a merged run (or a segment over
+	// SegmentLimit written as it came) its one segment; for a run of
+	// segments (segs) the file's bytes and the records of all of them.
 	info spill.SegmentInfo
+	// segs are, for a run of in-memory segments written to disk as they
+	// came (writeSegments), those segments, each a sorted run of its own at
+	// its Offset in the file, read as a stream of its own; nil for a run of
+	// one segment (info).
+	segs []spill.SegmentInfo
 	// memBytes is, for a run Finish wrote from memory, the in-memory bytes
 	// it replaced.
 	memBytes int64
+}
+
+// streams is the number of sorted streams a merge of the run reads.
+func (r diskRun) streams() int {
+	if len(r.segs) > 0 {
+		return len(r.segs)
+	}
+	return 1
+}
+
+// segments are the run's sorted segments, with their offsets in its file.
+func (r diskRun) segments() []spill.SegmentInfo {
+	if len(r.segs) > 0 {
+		return r.segs
+	}
+	return []spill.SegmentInfo{r.info}
+}
+
+// streamCost is the memory one stream of a merge holds while it reads: a
+// compressed block, its decoded block and a read buffer (runReader).
+func streamCost(blockSize int) int64 {
+	if blockSize <= 0 {
+		blockSize = spill.DefaultBlockSize
+	}
+	return 2*int64(blockSize) + runReadBuffer
+}
+
+// runReadBuffer is the read buffer of each stream of a disk run.
+const runReadBuffer = 16 << 10
+
+// streamLimit is the most streams of disk runs a merge reads at once:
+// Factor, or more if their buffers (streamCost) take at most a quarter of
+// the shuffle buffer, which the segments of a run of segments held before
+// they were written. (The final merge also reads the in-memory segments
+// kept for the reduce, as many as RetainBytes holds.)
+func streamLimit(opts MergeOptions) int {
+	return max(opts.Factor, int(opts.MemoryBytes/4/streamCost(opts.BlockSize)))
 }
 
 // NewMergeManager checks opts and returns an empty merge manager.
@@ -286,8 +342,12 @@ func (m *MergeManager) Reserve(ctx context.Context, n int64) (release func(), er
 	}, nil
 }
 
-// mergeMemoryLocked starts merging every in-memory segment not already
-// being merged into one disk run.
+// mergeMemoryLocked starts writing every in-memory segment not already
+// being written to one disk run, in the background: as they came (a run of
+// segments, each still a sorted run of its own, with its own CRC), which
+// costs a write and a read of their compressed bytes where a merge would
+// decode, compare, re-encode and write every record; the final merge (or a
+// pass of Finish, when the streams exceed streamLimit) merges them.
 func (m *MergeManager) mergeMemoryLocked() {
 	batch := m.mem
 	m.mem = nil
@@ -299,13 +359,9 @@ func (m *MergeManager) mergeMemoryLocked() {
 	m.memMerging += size
 	m.active++
 	go func() {
-		its := make([]spill.Iterator, len(batch))
-		for i, s := range batch {
-			its[i] = spill.NewSegmentReader(bytes.NewReader(s.data), s.info)
-		}
-		run, err := m.mergeToRun(m.ctx, its, records)
-		for _, it := range its {
-			closeIterator(it)
+		run, err := m.writeSegments(batch)
+		if err == nil {
+			m.spilled.Add(records)
 		}
 		m.mu.Lock()
 		defer m.mu.Unlock()
@@ -313,7 +369,7 @@ func (m *MergeManager) mergeMemoryLocked() {
 		m.memMerging -= size
 		m.memUsed -= size
 		if err != nil {
-			m.failLocked(fmt.Errorf("merge %d in-memory segments to disk: %w", len(batch), err))
+			m.failLocked(fmt.Errorf("write %d in-memory segments to disk: %w", len(batch), err))
 			return
 		}
 		m.runs = append(m.runs, run)
@@ -324,13 +380,15 @@ func (m *MergeManager) mergeMemoryLocked() {
 }
 
 // maybeMergeRunsLocked starts merging the Factor smallest disk runs into
-// one for as long as 2*Factor-1 runs wait.
+// one for as long as 2*Factor-1 runs wait (fewer runs when theirs streams
+// would exceed streamLimit, at least two).
 func (m *MergeManager) maybeMergeRunsLocked() {
 	f := m.opts.Factor
 	for m.err == nil && !m.closed && len(m.runs) >= 2*f-1 {
 		sortRuns(m.runs)
-		pick := slices.Clone(m.runs[:f])
-		m.runs = slices.Delete(m.runs, 0, f)
+		n := pickRuns(m.runs, f, streamLimit(m.opts))
+		pick := slices.Clone(m.runs[:n])
+		m.runs = slices.Delete(m.runs, 0, n)
 		m.active++
 		go func() {
 			run, err := m.mergeRuns(m.ctx, pick)
@@ -346,6 +404,18 @@ func (m *MergeManager) maybeMergeRunsLocked() {
 			m.cond.Broadcast()
 		}()
 	}
+}
+
+// pickRuns is how many of the first runs (sorted by sortRuns) one merge
+// takes: at most factor, and no more than keep their streams within limit,
+// but at least two.
+func pickRuns(runs []diskRun, factor, limit int) int {
+	n, streams := 0, 0
+	for n < len(runs) && n < factor && (n < 2 || streams+runs[n].streams() <= limit) {
+		streams += runs[n].streams()
+		n++
+	}
+	return n
 }
 
 // sortRuns orders runs by size, smallest first (by path on ties, so that
@@ -406,6 +476,39 @@ func (m *MergeManager) writeRun(data []byte, seg spill.SegmentInfo) (diskRun, er
 	return diskRun{path: f.Name(), info: seg}, nil
 }
 
+// writeSegments stores in-memory segments in one disk run as they are,
+// one after the other: a run of segments.
+func (m *MergeManager) writeSegments(segs []memSegment) (diskRun, error) {
+	if len(segs) == 1 {
+		return m.writeRun(segs[0].data, segs[0].info)
+	}
+	f, err := m.createRun()
+	if err != nil {
+		return diskRun{}, err
+	}
+	run := diskRun{path: f.Name(), segs: make([]spill.SegmentInfo, 0, len(segs))}
+	for _, s := range segs {
+		info := s.info
+		info.Offset = run.info.Length
+		run.segs = append(run.segs, info)
+		run.info.Length += info.Length
+		run.info.RawLength += info.RawLength
+		run.info.Records += info.Records
+	}
+	var werr error
+	for _, s := range segs {
+		if _, werr = f.Write(s.data); werr != nil {
+			break
+		}
+	}
+	cerr := f.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		_ = m.removeRun(run.path)
+		return diskRun{}, fmt.Errorf("write %d segments of %d bytes to %s: %w", len(segs), run.info.Length, run.path, err)
+	}
+	return run, nil
+}
+
 // mergeToRun merges its into a new disk run, which must hold wantRecords
 // records.
 func (m *MergeManager) mergeToRun(ctx context.Context, its []spill.Iterator, wantRecords int64) (diskRun, error) {
@@ -452,14 +555,28 @@ func (m *MergeManager) mergeToRun(ctx context.Context, its []spill.Iterator, wan
 	return diskRun{path: path, info: info}, nil
 }
 
-// openRun returns an iterator over a disk run and a function closing it.
-func openRun(run diskRun) (spill.Iterator, func(), error) {
+// openRun returns an iterator over each sorted segment of a disk run (one
+// for a merged run) and a function closing them.
+func openRun(run diskRun) ([]spill.Iterator, func(), error) {
 	f, err := os.Open(run.path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open merge run: %w", err)
 	}
-	it := &runReader{spill.NewSegmentReader(bufio.NewReaderSize(f, 64<<10), run.info), run.path}
-	return it, func() { closeIterator(it); f.Close() }, nil
+	if len(run.segs) == 0 {
+		it := &runReader{spill.NewSegmentReader(bufio.NewReaderSize(f, 64<<10), run.info), run.path}
+		return []spill.Iterator{it}, func() { closeIterator(it); f.Close() }, nil
+	}
+	its := make([]spill.Iterator, len(run.segs))
+	for i, s := range run.segs {
+		r := bufio.NewReaderSize(io.NewSectionReader(f, s.Offset, s.Length), runReadBuffer)
+		its[i] = &runReader{spill.NewSegmentReader(r, s), run.path}
+	}
+	return its, func() {
+		for _, it := range its {
+			closeIterator(it)
+		}
+		f.Close()
+	}, nil
 }
 
 // runReader reads a disk run; its error names the run's file, so that a
@@ -489,11 +606,11 @@ func (m *MergeManager) mergeRuns(ctx context.Context, runs []diskRun) (diskRun, 
 	}()
 	var records int64
 	for _, r := range runs {
-		it, c, err := openRun(r)
+		rits, c, err := openRun(r)
 		if err != nil {
 			return diskRun{}, fmt.Errorf("merge %d disk runs: %w", len(runs), err)
 		}
-		its = append(its, it)
+		its = append(its, rits...)
 		closers = append(closers, c)
 		records += r.info.Records
 	}
@@ -528,10 +645,11 @@ func closeIterator(it spill.Iterator) {
 
 // Finish waits for background merges and returns one sorted stream over
 // every record added. In-memory segments beyond RetainBytes (the first
-// added that fit stay) are first written to one disk run. If more than
-// Factor disk runs are then left, it merges the smallest of them, in passes
-// of at most Factor, until Factor remain, so that the final merge reads at
-// most Factor disk runs plus the retained in-memory segments. Equal keys come from disk runs before in-memory
+// added that fit stay) are first written to one disk run, as they are. If
+// more than Factor disk runs, or more than streamLimit streams of them, are
+// then left, it merges the smallest of them, in passes of at most Factor,
+// until they are within both, so that the final merge reads at most that
+// many disk runs and streams plus the retained in-memory segments. Equal keys come from disk runs before in-memory
 // segments. The stream's files stay open until Close. No segment can be
 // added after Finish.
 func (m *MergeManager) Finish(ctx context.Context) (spill.Iterator, error) {
@@ -589,7 +707,7 @@ func (m *MergeManager) Finish(ctx context.Context) (spill.Iterator, error) {
 	}
 	mem = keep
 	if len(out) > 0 {
-		run, err := m.memoryToRun(ctx, out, outRecords)
+		run, err := m.memoryToRun(out, outRecords)
 		if err != nil {
 			return nil, fmt.Errorf("merge manager: finish: %w", err)
 		}
@@ -599,26 +717,30 @@ func (m *MergeManager) Finish(ctx context.Context) (spill.Iterator, error) {
 		m.stats.MemToDisk++
 		m.mu.Unlock()
 	}
-	for f := m.opts.Factor; len(runs) > f; {
+	limit := streamLimit(m.opts)
+	for f := m.opts.Factor; len(runs) > f || (len(runs) > 1 && streams(runs) > limit); {
 		sortRuns(runs)
-		n := min(f, len(runs)-f+1)
+		n := pickRuns(runs, f, limit)
+		if len(runs) > f {
+			n = min(n, len(runs)-f+1)
+		}
 		run, err := m.mergeRuns(ctx, runs[:n])
 		if err != nil {
 			return nil, fmt.Errorf("merge manager: finish: %w", err)
 		}
 		runs = append(slices.Clone(runs[n:]), run)
 	}
-	its := make([]spill.Iterator, 0, len(runs)+len(mem))
+	its := make([]spill.Iterator, 0, streams(runs)+len(mem))
 	var closers []func()
 	for _, r := range runs {
-		it, c, err := openRun(r)
+		rits, c, err := openRun(r)
 		if err != nil {
 			for _, c := range closers {
 				c()
 			}
 			return nil, fmt.Errorf("merge manager: finish: %w", err)
 		}
-		its = append(its, it)
+		its = append(its, rits...)
 		closers = append(closers, c)
 	}
 	for _, s := range mem {
@@ -628,7 +750,7 @@ func (m *MergeManager) Finish(ctx context.Context) (spill.Iterator, error) {
 	}
 	m.mu.Lock()
 	m.open = append(m.open, closers...)
-	m.stats.FinalRuns, m.stats.FinalInMemory = len(runs), len(mem)
+	m.stats.FinalRuns, m.stats.FinalStreams, m.stats.FinalInMemory = len(runs), streams(runs), len(mem)
 	m.mu.Unlock()
 	return spill.Merge(m.cmp, its), nil
 }
@@ -663,25 +785,12 @@ func (m *MergeManager) Close() error {
 	return errors.Join(errs...)
 }
 
-// memoryToRun writes in-memory segments to one disk run: a lone segment as
-// it is, several merged.
-func (m *MergeManager) memoryToRun(ctx context.Context, segs []memSegment, records int64) (diskRun, error) {
-	var run diskRun
-	var err error
-	if len(segs) == 1 {
-		run, err = m.writeRun(segs[0].data, segs[0].info)
-		if err == nil {
-			m.spilled.Add(records)
-		}
-	} else {
-		its := make([]spill.Iterator, len(segs))
-		for i, s := range segs {
-			its[i] = spill.NewSegmentReader(bytes.NewReader(s.data), s.info)
-		}
-		run, err = m.mergeToRun(ctx, its, records)
-		for _, it := range its {
-			closeIterator(it)
-		}
+// memoryToRun writes in-memory segments to one disk run as they are
+// (writeSegments).
+func (m *MergeManager) memoryToRun(segs []memSegment, records int64) (diskRun, error) {
+	run, err := m.writeSegments(segs)
+	if err == nil {
+		m.spilled.Add(records)
 	}
 	if err != nil {
 		return diskRun{}, fmt.Errorf("merge %d in-memory segments to disk: %w", len(segs), err)

@@ -78,8 +78,8 @@ func TestMergeManagerPlans(t *testing.T) {
 		{"all in memory, none retained for the reduce", repeatInts(20, 50),
 			MergeOptions{MemoryBytes: 8 * mib, SegmentLimit: 2 * mib, MergePercent: 0.9, RetainBytes: 0, Factor: 10},
 			func(st MergeStats, n int) error {
-				if st != (MergeStats{MemToDisk: 1, FinalRuns: 1}) {
-					return fmt.Errorf("stats %+v, want one merge of memory to one disk run at Finish", st)
+				if st != (MergeStats{MemToDisk: 1, FinalRuns: 1, FinalStreams: n}) {
+					return fmt.Errorf("stats %+v, want the segments written to one disk run as they came at Finish", st)
 				}
 				return nil
 			}, true},
@@ -94,7 +94,7 @@ func TestMergeManagerPlans(t *testing.T) {
 		{"all on disk", repeatInts(12, 50),
 			MergeOptions{MemoryBytes: 4 << 10, SegmentLimit: 1 << 10, MergePercent: 0.66, Factor: 20},
 			func(st MergeStats, n int) error {
-				if st != (MergeStats{DirectToDisk: n, FinalRuns: n}) {
+				if st != (MergeStats{DirectToDisk: n, FinalRuns: n, FinalStreams: n}) {
 					return fmt.Errorf("stats %+v, want every segment written to disk as it came", st)
 				}
 				return nil
@@ -102,7 +102,7 @@ func TestMergeManagerPlans(t *testing.T) {
 		{"one huge segment", []int{5000},
 			MergeOptions{MemoryBytes: 64 << 10, SegmentLimit: 16 << 10, MergePercent: 0.66, Factor: 10},
 			func(st MergeStats, n int) error {
-				if st != (MergeStats{DirectToDisk: 1, FinalRuns: 1}) {
+				if st != (MergeStats{DirectToDisk: 1, FinalRuns: 1, FinalStreams: 1}) {
 					return fmt.Errorf("stats %+v, want the segment on disk as it came", st)
 				}
 				return nil
@@ -110,8 +110,8 @@ func TestMergeManagerPlans(t *testing.T) {
 		{"mixed", []int{40, 30, 900, 45, 20, 35, 1200, 50, 25, 40, 30, 10},
 			MergeOptions{MemoryBytes: 16 << 10, SegmentLimit: 8 << 10, MergePercent: 0.5, RetainBytes: 4 << 10, Factor: 10},
 			func(st MergeStats, n int) error {
-				if st.DirectToDisk != 2 || st.MemToDisk < 2 || st.FinalRuns < 3 {
-					return fmt.Errorf("stats %+v, want the 2 large segments straight to disk and several memory merges", st)
+				if st.DirectToDisk != 2 || st.MemToDisk < 2 || st.FinalRuns < 1 || st.FinalStreams > 10 {
+					return fmt.Errorf("stats %+v, want the 2 large segments straight to disk, several writes of memory to disk, and at most 10 streams (Factor) in the final merge", st)
 				}
 				return nil
 			}, true},
@@ -120,6 +120,14 @@ func TestMergeManagerPlans(t *testing.T) {
 			func(st MergeStats, n int) error {
 				if st.MemToDisk != n/4 || st.FinalRuns != n/4 || st.FinalInMemory != n%4 {
 					return fmt.Errorf("stats %+v, want a merge to disk every 4 segments (%d), %d left in memory", st, n/4, n%4)
+				}
+				return nil
+			}, true},
+		{"runs of segments within the stream limit", repeatInts(60, 20),
+			MergeOptions{MemoryBytes: 16 << 10, SegmentLimit: 4 << 10, MergePercent: 0.5, Factor: 4},
+			func(st MergeStats, n int) error {
+				if st.DirectToDisk != 0 || st.MemToDisk < 4 || st.DiskMerges == 0 || st.FinalRuns > 4 || st.FinalStreams > 4 {
+					return fmt.Errorf("stats %+v, want runs of segments written as they came and merged down to at most 4 streams", st)
 				}
 				return nil
 			}, true},
@@ -260,7 +268,7 @@ func TestMergeManagerRetainLone(t *testing.T) {
 	if got := drain(t, it); !slices.Equal(got, all) {
 		t.Fatalf("merged stream differs (first difference at %d)", firstDiff(got, all))
 	}
-	if st := m.Stats(); st != (MergeStats{MemToDisk: 1, FinalRuns: 1, FinalInMemory: 1}) {
+	if st := m.Stats(); st != (MergeStats{MemToDisk: 1, FinalRuns: 1, FinalStreams: 1, FinalInMemory: 1}) {
 		t.Errorf("stats %+v, want the first segment in memory, the second on disk", st)
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "*.run"))

@@ -382,3 +382,64 @@ func TestMergeManagerReserve(t *testing.T) {
 		t.Errorf("wait on a closed manager: error %v", err)
 	}
 }
+
+// TestPickRuns: a merge takes the first runs up to Factor, fewer when their
+// streams would pass the stream limit, but always at least two.
+func TestPickRuns(t *testing.T) {
+	run := func(streams int) diskRun {
+		if streams == 1 {
+			return diskRun{}
+		}
+		return diskRun{segs: make([]spill.SegmentInfo, streams)}
+	}
+	runs := func(streams ...int) []diskRun {
+		out := make([]diskRun, len(streams))
+		for i, s := range streams {
+			out[i] = run(s)
+		}
+		return out
+	}
+	cases := []struct {
+		name          string
+		runs          []diskRun
+		factor, limit int
+		want          int
+	}{
+		{"merged runs up to the factor", runs(1, 1, 1, 1, 1), 3, 3, 3},
+		{"fewer runs than the factor", runs(1, 1), 10, 10, 2},
+		{"runs of segments within the limit", runs(4, 4, 4, 4), 10, 12, 3},
+		{"runs of segments past the limit: two at least", runs(20, 20, 20), 10, 12, 2},
+		{"a run of segments after merged runs", runs(1, 1, 9, 1), 10, 10, 2},
+		{"the factor binds before the limit", runs(2, 2, 2, 2), 2, 100, 2},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := pickRuns(tc.runs, tc.factor, tc.limit); got != tc.want {
+				t.Errorf("pickRuns = %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestStreamLimit: the final merge reads Factor streams, or more when
+// their buffers (two blocks and a read buffer each) fit a quarter of the
+// shuffle buffer.
+func TestStreamLimit(t *testing.T) {
+	cases := []struct {
+		name string
+		opts MergeOptions
+		want int
+	}{
+		{"a small buffer: the factor", MergeOptions{MemoryBytes: 1 << 20, Factor: 10}, 10},
+		{"the default reduce: 717 MB", MergeOptions{MemoryBytes: 751619276, Factor: 10}, 1274},
+		{"a budget's 18.6 MB", MergeOptions{MemoryBytes: 19_500_000, Factor: 10}, 33},
+		{"smaller blocks, more streams", MergeOptions{MemoryBytes: 19_500_000, Factor: 10, BlockSize: 16 << 10}, 99},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := streamLimit(tc.opts); got != tc.want {
+				t.Errorf("streamLimit = %d, want %d", got, tc.want)
+			}
+		})
+	}
+}

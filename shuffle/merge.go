@@ -60,6 +60,9 @@ type MergeStats struct {
 	// MemToDisk is the number of merges of in-memory segments into a disk
 	// run, those of Finish for RetainBytes included.
 	MemToDisk int
+	// MemToDiskAsIs is how many of them wrote the segments as they came
+	// (a run of segments) instead of merging them.
+	MemToDiskAsIs int
 	// DirectToDisk is the number of segments written to disk as they
 	// came, being over SegmentLimit.
 	DirectToDisk int
@@ -101,6 +104,8 @@ type MergeManager struct {
 	reserved   int64        // bytes of fetches in flight (Reserve)
 	memMerging int64        // bytes of in-memory segments being merged
 	runs       []diskRun    // on disk, not being merged
+	// writing is the streams of the runs of segments being written.
+	writing int
 	active     int          // merges and disk writes in progress
 	err        error        // first failure; every later call returns it
 	finished   bool
@@ -343,11 +348,13 @@ func (m *MergeManager) Reserve(ctx context.Context, n int64) (release func(), er
 }
 
 // mergeMemoryLocked starts writing every in-memory segment not already
-// being written to one disk run, in the background: as they came (a run of
-// segments, each still a sorted run of its own, with its own CRC), which
-// costs a write and a read of their compressed bytes where a merge would
-// decode, compare, re-encode and write every record; the final merge (or a
-// pass of Finish, when the streams exceed streamLimit) merges them.
+// being written to one disk run, in the background. While the streams on
+// disk and these segments stay within streamLimit it writes them as they
+// came (a run of segments, each still a sorted stream, with its own CRC),
+// which costs a write and a read of their compressed bytes where a merge
+// decodes, compares, re-encodes and writes every record; the final merge
+// reads them. Past that, it merges them into one sorted run, as Hadoop
+// does: written as they came, they would only be merged by a pass later.
 func (m *MergeManager) mergeMemoryLocked() {
 	batch := m.mem
 	m.mem = nil
@@ -356,24 +363,31 @@ func (m *MergeManager) mergeMemoryLocked() {
 		size += s.info.Length
 		records += s.info.Records
 	}
+	raw := len(batch) == 1 || streams(m.runs)+m.writing+len(batch) <= streamLimit(m.opts)
+	if raw {
+		m.writing += len(batch)
+	}
 	m.memMerging += size
 	m.active++
 	go func() {
-		run, err := m.writeSegments(batch)
-		if err == nil {
-			m.spilled.Add(records)
-		}
+		run, err := m.memoryToRun(m.ctx, batch, records, raw)
 		m.mu.Lock()
 		defer m.mu.Unlock()
+		if raw {
+			m.writing -= len(batch)
+		}
 		m.active--
 		m.memMerging -= size
 		m.memUsed -= size
 		if err != nil {
-			m.failLocked(fmt.Errorf("write %d in-memory segments to disk: %w", len(batch), err))
+			m.failLocked(err)
 			return
 		}
 		m.runs = append(m.runs, run)
 		m.stats.MemToDisk++
+		if raw {
+			m.stats.MemToDiskAsIs++
+		}
 		m.maybeMergeRunsLocked()
 		m.cond.Broadcast()
 	}()
@@ -707,7 +721,8 @@ func (m *MergeManager) Finish(ctx context.Context) (spill.Iterator, error) {
 	}
 	mem = keep
 	if len(out) > 0 {
-		run, err := m.memoryToRun(out, outRecords)
+		raw := len(out) == 1 || streams(runs)+len(out) <= streamLimit(m.opts)
+		run, err := m.memoryToRun(ctx, out, outRecords, raw)
 		if err != nil {
 			return nil, fmt.Errorf("merge manager: finish: %w", err)
 		}
@@ -715,6 +730,9 @@ func (m *MergeManager) Finish(ctx context.Context) (spill.Iterator, error) {
 		m.mu.Lock()
 		m.memUsed -= run.memBytes
 		m.stats.MemToDisk++
+		if raw {
+			m.stats.MemToDiskAsIs++
+		}
 		m.mu.Unlock()
 	}
 	limit := streamLimit(m.opts)
@@ -785,15 +803,28 @@ func (m *MergeManager) Close() error {
 	return errors.Join(errs...)
 }
 
-// memoryToRun writes in-memory segments to one disk run as they are
-// (writeSegments).
-func (m *MergeManager) memoryToRun(segs []memSegment, records int64) (diskRun, error) {
-	run, err := m.writeSegments(segs)
-	if err == nil {
-		m.spilled.Add(records)
+// memoryToRun writes in-memory segments to one disk run: as they are
+// (writeSegments) if raw, else merged.
+func (m *MergeManager) memoryToRun(ctx context.Context, segs []memSegment, records int64, raw bool) (diskRun, error) {
+	var run diskRun
+	var err error
+	if raw {
+		run, err = m.writeSegments(segs)
+		if err == nil {
+			m.spilled.Add(records)
+		}
+	} else {
+		its := make([]spill.Iterator, len(segs))
+		for i, s := range segs {
+			its[i] = spill.NewSegmentReader(bytes.NewReader(s.data), s.info)
+		}
+		run, err = m.mergeToRun(ctx, its, records)
+		for _, it := range its {
+			closeIterator(it)
+		}
 	}
 	if err != nil {
-		return diskRun{}, fmt.Errorf("merge %d in-memory segments to disk: %w", len(segs), err)
+		return diskRun{}, fmt.Errorf("write %d in-memory segments to disk: %w", len(segs), err)
 	}
 	for _, s := range segs {
 		run.memBytes += s.info.Length

@@ -78,7 +78,7 @@ func TestMergeManagerPlans(t *testing.T) {
 		{"all in memory, none retained for the reduce", repeatInts(20, 50),
 			MergeOptions{MemoryBytes: 8 * mib, SegmentLimit: 2 * mib, MergePercent: 0.9, RetainBytes: 0, Factor: 10},
 			func(st MergeStats, n int) error {
-				if st != (MergeStats{MemToDisk: 1, FinalRuns: 1, FinalStreams: n}) {
+				if st != (MergeStats{MemToDisk: 1, MemToDiskAsIs: 1, FinalRuns: 1, FinalStreams: n}) {
 					return fmt.Errorf("stats %+v, want the segments written to one disk run as they came at Finish", st)
 				}
 				return nil
@@ -123,11 +123,11 @@ func TestMergeManagerPlans(t *testing.T) {
 				}
 				return nil
 			}, true},
-		{"runs of segments within the stream limit", repeatInts(60, 20),
-			MergeOptions{MemoryBytes: 16 << 10, SegmentLimit: 4 << 10, MergePercent: 0.5, Factor: 4},
+		{"runs of segments up to the stream limit, then merged", repeatInts(60, 20),
+			MergeOptions{MemoryBytes: 16 << 10, SegmentLimit: 4 << 10, MergePercent: 0.3, Factor: 12},
 			func(st MergeStats, n int) error {
-				if st.DirectToDisk != 0 || st.MemToDisk < 4 || st.DiskMerges == 0 || st.FinalRuns > 4 || st.FinalStreams > 4 {
-					return fmt.Errorf("stats %+v, want runs of segments written as they came and merged down to at most 4 streams", st)
+				if st.DirectToDisk != 0 || st.MemToDiskAsIs == 0 || st.MemToDiskAsIs == st.MemToDisk || st.FinalStreams > 12 {
+					return fmt.Errorf("stats %+v, want segments written as they came up to 12 streams on disk, merged after, and at most 12 streams in the final merge", st)
 				}
 				return nil
 			}, true},
@@ -268,7 +268,7 @@ func TestMergeManagerRetainLone(t *testing.T) {
 	if got := drain(t, it); !slices.Equal(got, all) {
 		t.Fatalf("merged stream differs (first difference at %d)", firstDiff(got, all))
 	}
-	if st := m.Stats(); st != (MergeStats{MemToDisk: 1, FinalRuns: 1, FinalStreams: 1, FinalInMemory: 1}) {
+	if st := m.Stats(); st != (MergeStats{MemToDisk: 1, MemToDiskAsIs: 1, FinalRuns: 1, FinalStreams: 1, FinalInMemory: 1}) {
 		t.Errorf("stats %+v, want the first segment in memory, the second on disk", st)
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "*.run"))

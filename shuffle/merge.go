@@ -105,14 +105,14 @@ type MergeManager struct {
 	memMerging int64        // bytes of in-memory segments being merged
 	runs       []diskRun    // on disk, not being merged
 	// writing is the streams of the runs of segments being written.
-	writing int
-	active     int          // merges and disk writes in progress
-	err        error        // first failure; every later call returns it
-	finished   bool
-	closed     bool
-	files      map[string]struct{} // scratch files that exist
-	open       []func()            // closes the readers of the final merge
-	stats      MergeStats
+	writing  int
+	active   int   // merges and disk writes in progress
+	err      error // first failure; every later call returns it
+	finished bool
+	closed   bool
+	files    map[string]struct{} // scratch files that exist
+	open     []func()            // closes the readers of the final merge
+	stats    MergeStats
 	// records is the records of the segments added (Records).
 	records int64
 }

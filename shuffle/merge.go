@@ -166,11 +166,14 @@ func streamCost(blockSize int) int64 {
 // runReadBuffer is the read buffer of each stream of a disk run.
 const runReadBuffer = 16 << 10
 
-// streamLimit is the most streams of disk runs a merge reads at once:
-// Factor, or more if their buffers (streamCost) take at most a quarter of
-// the shuffle buffer, which the segments of a run of segments held before
-// they were written. (The final merge also reads the in-memory segments
-// kept for the reduce, as many as RetainBytes holds.)
+// streamLimit is the fan-in of the merges of disk runs, the most streams
+// they read at once: Factor, or more if their buffers (streamCost) take at
+// most a quarter of the shuffle buffer, which the segments written to disk
+// held before. Hadoop's factor (10) bounds open files and the memory of
+// the streams; here a reduce's memory decides, so that a reduce whose
+// shuffle buffer holds the buffers of 33 streams does not merge its runs
+// in passes of 10. (The final merge also reads the in-memory segments kept
+// for the reduce, as many as RetainBytes holds.)
 func streamLimit(opts MergeOptions) int {
 	return max(opts.Factor, int(opts.MemoryBytes/4/streamCost(opts.BlockSize)))
 }
@@ -393,14 +396,14 @@ func (m *MergeManager) mergeMemoryLocked() {
 	}()
 }
 
-// maybeMergeRunsLocked starts merging the Factor smallest disk runs into
-// one for as long as 2*Factor-1 runs wait (fewer runs when theirs streams
-// would exceed streamLimit, at least two).
+// maybeMergeRunsLocked starts merging the smallest disk runs, up to
+// streamLimit streams of them (at least two runs), into one for as long as
+// 2*streamLimit-1 runs wait.
 func (m *MergeManager) maybeMergeRunsLocked() {
-	f := m.opts.Factor
+	f := streamLimit(m.opts)
 	for m.err == nil && !m.closed && len(m.runs) >= 2*f-1 {
 		sortRuns(m.runs)
-		n := pickRuns(m.runs, f, streamLimit(m.opts))
+		n := pickRuns(m.runs, f, f)
 		pick := slices.Clone(m.runs[:n])
 		m.runs = slices.Delete(m.runs, 0, n)
 		m.active++
@@ -659,11 +662,12 @@ func closeIterator(it spill.Iterator) {
 
 // Finish waits for background merges and returns one sorted stream over
 // every record added. In-memory segments beyond RetainBytes (the first
-// added that fit stay) are first written to one disk run, as they are. If
-// more than Factor disk runs, or more than streamLimit streams of them, are
-// then left, it merges the smallest of them, in passes of at most Factor,
-// until they are within both, so that the final merge reads at most that
-// many disk runs and streams plus the retained in-memory segments. Equal keys come from disk runs before in-memory
+// added that fit stay) are first written to one disk run (as they are
+// while the streams stay within streamLimit). If the disk runs then have
+// more than streamLimit streams (at least Factor), it merges the smallest
+// runs, in passes, until they are within it, so that the final merge reads
+// at most that many streams of disk runs plus the retained in-memory
+// segments. Equal keys come from disk runs before in-memory
 // segments. The stream's files stay open until Close. No segment can be
 // added after Finish.
 func (m *MergeManager) Finish(ctx context.Context) (spill.Iterator, error) {
@@ -736,11 +740,15 @@ func (m *MergeManager) Finish(ctx context.Context) (spill.Iterator, error) {
 		m.mu.Unlock()
 	}
 	limit := streamLimit(m.opts)
-	for f := m.opts.Factor; len(runs) > f || (len(runs) > 1 && streams(runs) > limit); {
+	for len(runs) > 1 && streams(runs) > limit {
+		// Merge the smallest runs, as few as bring the streams within the
+		// limit (Hadoop's first pass merges just enough), at most limit
+		// streams of them.
 		sortRuns(runs)
-		n := pickRuns(runs, f, limit)
-		if len(runs) > f {
-			n = min(n, len(runs)-f+1)
+		excess := streams(runs) - limit
+		n, s := 0, 0
+		for most := pickRuns(runs, limit, limit); n < most && (n < 2 || s-1 < excess); n++ {
+			s += runs[n].streams()
 		}
 		run, err := m.mergeRuns(ctx, runs[:n])
 		if err != nil {

@@ -18,7 +18,7 @@ var keyTable = []Key{
 	{Name: "mapreduce.task.gc.percent", Type: Int, Default: "25", Description: "GOGC of task children: the heap grows by this percentage of the live data between collections (Go's default is 100; a task's live data is mostly long-lived, unscanned buffers, so collecting earlier costs little)", Check: atLeast(1), Job: true},
 	{Name: "mapreduce.task.profile", Type: Bool, Default: "false", Description: "task children write a CPU profile of the attempt and a heap profile at its end (ATTEMPT.cpu.pprof, ATTEMPT.heap.pprof), and their peak RSS and GC figures (ATTEMPT.mem.txt)", Job: true},
 	{Name: "mapreduce.task.profiledir", Type: String, Default: "", Description: "directory for the task profiles; empty: each attempt's own directory", Job: true},
-	{Name: "mapreduce.task.io.sort.factor", Type: Int, Default: "10", Description: "number of streams merged at once", Check: atLeast(2), Job: true},
+	{Name: "mapreduce.task.io.sort.factor", Type: Int, Default: "10", Description: "number of streams merged at once; a reduce merges its disk runs' streams more at once when their buffers (144 KiB a stream) fit a quarter of its shuffle buffer", Check: atLeast(2), Job: true},
 
 	// Task counts, attempts and input splits.
 	{Name: "mapreduce.job.maps", Type: Int, Default: "2", Description: "number of map tasks for jobs that generate their input (teragen, sleep)", Check: atLeast(1), Job: true},

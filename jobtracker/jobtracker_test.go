@@ -383,3 +383,40 @@ func TestNewRefusesBadPreemptionSettings(t *testing.T) {
 		t.Errorf("planner %+v, want adaptive with the 300 ms heartbeat", p.Config())
 	}
 }
+
+// TestSortBufferPinnedByTheFirstSpill: the sort buffer a map's first
+// announced spill was cut with is the task's; the first launch carries
+// none, every later one carries it, and an attempt that announces a spill
+// cut with another is failed, saying so, even when its bytes happen to
+// agree.
+func TestSortBufferPinnedByTheFirstSpill(t *testing.T) {
+	jt, _ := newTestJT(t, 1)
+	ls := launches(heartbeat(t, jt, &mrpb.HeartbeatRequest{InitialContact: true, FreeMapSlots: 2}))
+	if ls[0].SortMb != 0 {
+		t.Fatalf("first launch pins a sort buffer of %d MiB before any spill", ls[0].SortMb)
+	}
+	first := ls[0].AttemptId
+	heartbeat(t, jt, &mrpb.HeartbeatRequest{
+		Spills:   []*mrpb.SpillAnnouncement{{AttemptId: first, Spill: 0, Segments: seg(111), SortMb: 64}},
+		Attempts: []*mrpb.AttemptStatus{{AttemptId: first, State: StateFailed, Diagnostic: "killed"}},
+	})
+	retry := launches(heartbeat(t, jt, &mrpb.HeartbeatRequest{FreeMapSlots: 2}))
+	if len(retry) != 1 || retry[0].SortMb != 64 {
+		t.Fatalf("retry launches %v, want one with the sort buffer pinned at 64 MiB", retry)
+	}
+	second := retry[0].AttemptId
+	resp := heartbeat(t, jt, &mrpb.HeartbeatRequest{
+		Spills:   []*mrpb.SpillAnnouncement{{AttemptId: second, Spill: 0, Segments: seg(111), SortMb: 100}},
+		Attempts: []*mrpb.AttemptStatus{{AttemptId: second, State: StateRunning}},
+	})
+	if k := kills(resp); len(k) != 1 || k[0] != second {
+		t.Fatalf("kill orders %v, want [%s]", k, second)
+	}
+	jt.mu.Lock()
+	_, a := jt.findAttempt(second)
+	diag := a.diag
+	jt.mu.Unlock()
+	if want := "spill 0 was cut with a sort buffer of 100 MiB, the task's spills with 64 MiB"; !strings.Contains(diag, want) {
+		t.Errorf("diagnostic %q, want it to contain %q", diag, want)
+	}
+}

@@ -77,6 +77,9 @@ type taskEvent struct {
 	// Bounds are, on a reduce's "pieces" line, the keys that cut the rest
 	// of its key range into pieces (reduce_scaleup.go).
 	Bounds [][]byte `json:"bounds,omitempty"`
+	// SortMB is, on a map's "succeeded" line, the task's pinned sort
+	// buffer (task.sortMB), which its attempts after a restart keep.
+	SortMB int32 `json:"sort_mb,omitempty"`
 }
 
 // loggedSegment is an mrpb.Segment in the event log.
@@ -228,6 +231,7 @@ func (jt *JobTracker) logTaskLocked(a *attempt) {
 	if tk.typ == partitions.Map && len(tk.job.reduces) > 0 {
 		ev.Final = a.final
 		ev.Cuts = tk.split.logged()
+		ev.SortMB = tk.sortMB
 		ev.Spills = map[int][]loggedSegment{}
 		for k, segs := range a.spills {
 			ls := make([]loggedSegment, len(segs))
@@ -371,6 +375,7 @@ func (jt *JobTracker) recoverJob(sj *stagedJob, now time.Time) error {
 		}
 		if tk.typ == partitions.Map && len(j.reduces) > 0 {
 			tk.split = splitFromLog(ev.Cuts)
+			tk.sortMB = ev.SortMB
 			if len(ev.Spills) != ev.Final+1 {
 				// A split map (split.go): its attempt made only the
 				// spills after the last split point, and the split

@@ -308,6 +308,9 @@ func (jt *JobTracker) mapLaunchLocked(t *task, a *attempt, launch *mrpb.LaunchTa
 		jt.reduceLaunchLocked(t, a, launch, cloneOf)
 		return
 	}
+	// Every attempt cuts its spills with the sort buffer of the task's
+	// first announced spill (a clone runs with its original's).
+	launch.SortMb = t.sortMB
 	if cloneOf != nil {
 		if cloneOf.split != nil {
 			a.split = &attemptSplitInfo{from: cloneOf.split.from}

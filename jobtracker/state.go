@@ -219,6 +219,11 @@ type task struct {
 	// split holds a map task's recorded split points (split.go); nil
 	// until it is first split.
 	split *taskSplit
+	// sortMB is a map task's pinned sort buffer (MiB): the one its first
+	// announced spill was cut with, which every later attempt is launched
+	// with (LaunchTask.sort_mb), so that it cuts the same spills whatever
+	// its tracker's memory budget; 0 until a spill is announced.
+	sortMB int32
 	// run is the task's part of its job's running totals (running.go).
 	run runningShare
 	// finishedAt is 1 + its index in job.finished while it counts there

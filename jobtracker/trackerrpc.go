@@ -188,6 +188,9 @@ func (jt *JobTracker) spillAnnouncedLocked(t *trackerState, sp *mrpb.SpillAnnoun
 		jt.failAttemptLocked(a, fmt.Sprintf("spill %d has %d partitions, job has %d reduces", k, len(sp.Segments), j.partitions()))
 		return
 	}
+	if !jt.pinSortBufferLocked(a, k, sp.SortMb) {
+		return
+	}
 	a.spills[k] = sp.Segments
 	a.shuffleAddr = t.shuffleAddr
 	if sp.Final {
@@ -207,6 +210,28 @@ func (jt *JobTracker) spillAnnouncedLocked(t *trackerState, sp *mrpb.SpillAnnoun
 		return
 	}
 	jt.publishSpillLocked(j, a, k)
+}
+
+// pinSortBufferLocked pins the sort buffer of map attempt a's task to
+// sortMB, the one a's spill k was cut with, if the task has none pinned
+// yet (its first announced spill), and fails a if it cut its spill with
+// another one: every attempt of a map must cut the same spills, and the
+// budget of a tracker may give a map slot another sort buffer than the
+// first attempt's tracker did. An announcement without a sort buffer (0:
+// a child that does not report it) neither pins nor is checked.
+func (jt *JobTracker) pinSortBufferLocked(a *attempt, k int, sortMB int32) bool {
+	tk := a.task
+	switch {
+	case sortMB <= 0:
+		return true
+	case tk.sortMB == 0:
+		tk.sortMB = sortMB
+		return true
+	case tk.sortMB == sortMB:
+		return true
+	}
+	jt.failAttemptLocked(a, fmt.Sprintf("non-deterministic map output: spill %d was cut with a sort buffer of %d MiB, the task's spills with %d MiB (mapreduce.task.io.sort.mb)", k, sortMB, tk.sortMB))
+	return false
 }
 
 func (jt *JobTracker) publishSpillLocked(j *job, a *attempt, k int) {

@@ -283,7 +283,11 @@ type SpillAnnouncement struct {
 	Segments  []*Segment             `protobuf:"bytes,4,rep,name=segments,proto3" json:"segments,omitempty"`
 	// Set on the last spill of a map attempt that was split (docs/split.md):
 	// where the remainder of the map starts.
-	SplitAt       *MapCut `protobuf:"bytes,20,opt,name=split_at,json=splitAt,proto3" json:"split_at,omitempty"`
+	SplitAt *MapCut `protobuf:"bytes,20,opt,name=split_at,json=splitAt,proto3" json:"split_at,omitempty"`
+	// The sort buffer (mapreduce.task.io.sort.mb, MiB) the attempt cut its
+	// spills with: the first announced spill of a map task pins it for every
+	// later attempt of the task (LaunchTask.sort_mb).
+	SortMb        int32 `protobuf:"varint,21,opt,name=sort_mb,json=sortMb,proto3" json:"sort_mb,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -351,6 +355,13 @@ func (x *SpillAnnouncement) GetSplitAt() *MapCut {
 		return x.SplitAt
 	}
 	return nil
+}
+
+func (x *SpillAnnouncement) GetSortMb() int32 {
+	if x != nil {
+		return x.SortMb
+	}
+	return 0
 }
 
 // MapCut is a split point of a map task: the remainder starts with the
@@ -3054,7 +3065,12 @@ type LaunchTask struct {
 	// Maps of a task that was split: where to start and where to cut.
 	Resume *MapResume `protobuf:"bytes,20,opt,name=resume,proto3" json:"resume,omitempty"`
 	// Reduces of a task that was split: the key groups left.
-	ReduceResume  *ReduceResume `protobuf:"bytes,21,opt,name=reduce_resume,json=reduceResume,proto3" json:"reduce_resume,omitempty"`
+	ReduceResume *ReduceResume `protobuf:"bytes,21,opt,name=reduce_resume,json=reduceResume,proto3" json:"reduce_resume,omitempty"`
+	// Maps: the sort buffer (MiB) the task's first announced spill was cut
+	// with, which this attempt must use whatever its tracker's memory budget
+	// gives a map slot, so that it cuts the same spills; 0: not pinned yet
+	// (the job's mapreduce.task.io.sort.mb, or the budget's fit).
+	SortMb        int32 `protobuf:"varint,22,opt,name=sort_mb,json=sortMb,proto3" json:"sort_mb,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3192,6 +3208,13 @@ func (x *LaunchTask) GetReduceResume() *ReduceResume {
 		return x.ReduceResume
 	}
 	return nil
+}
+
+func (x *LaunchTask) GetSortMb() int32 {
+	if x != nil {
+		return x.SortMb
+	}
+	return 0
 }
 
 // RestoreSource names the image a restored attempt starts from.
@@ -4596,14 +4619,15 @@ const file_mr_proto_rawDesc = "" +
 	"\n" +
 	"raw_length\x18\x03 \x01(\x03R\trawLength\x12\x18\n" +
 	"\arecords\x18\x04 \x01(\x03R\arecords\x12\x10\n" +
-	"\x03crc\x18\x05 \x01(\rR\x03crc\"\xb2\x01\n" +
+	"\x03crc\x18\x05 \x01(\rR\x03crc\"\xcb\x01\n" +
 	"\x11SpillAnnouncement\x12\x1d\n" +
 	"\n" +
 	"attempt_id\x18\x01 \x01(\tR\tattemptId\x12\x14\n" +
 	"\x05spill\x18\x02 \x01(\x05R\x05spill\x12\x14\n" +
 	"\x05final\x18\x03 \x01(\bR\x05final\x12)\n" +
 	"\bsegments\x18\x04 \x03(\v2\r.gomr.SegmentR\bsegments\x12'\n" +
-	"\bsplit_at\x18\x14 \x01(\v2\f.gomr.MapCutR\asplitAt\"P\n" +
+	"\bsplit_at\x18\x14 \x01(\v2\f.gomr.MapCutR\asplitAt\x12\x17\n" +
+	"\asort_mb\x18\x15 \x01(\x05R\x06sortMb\"P\n" +
 	"\x06MapCut\x12\x16\n" +
 	"\x06offset\x18\x01 \x01(\x03R\x06offset\x12\x14\n" +
 	"\x05spill\x18\x02 \x01(\x05R\x05spill\x12\x18\n" +
@@ -4821,7 +4845,7 @@ const file_mr_proto_rawDesc = "" +
 	"\x0fcr_queue_length\x18\x12 \x01(\x05R\rcrQueueLength\x12'\n" +
 	"\x10cr_queue_wait_ms\x18\x13 \x01(\x03R\rcrQueueWaitMs\x125\n" +
 	"\x17cr_queue_max_concurrent\x18\x14 \x01(\x05R\x14crQueueMaxConcurrent\x120\n" +
-	"\x14conf_defaults_digest\x18\x15 \x01(\tR\x12confDefaultsDigest\"\xb9\x04\n" +
+	"\x14conf_defaults_digest\x18\x15 \x01(\tR\x12confDefaultsDigest\"\xd2\x04\n" +
 	"\n" +
 	"LaunchTask\x12\x1d\n" +
 	"\n" +
@@ -4843,7 +4867,8 @@ const file_mr_proto_rawDesc = "" +
 	"\atracker\x18\f \x01(\tR\atracker\x12-\n" +
 	"\arestore\x18\r \x01(\v2\x13.gomr.RestoreSourceR\arestore\x12'\n" +
 	"\x06resume\x18\x14 \x01(\v2\x0f.gomr.MapResumeR\x06resume\x127\n" +
-	"\rreduce_resume\x18\x15 \x01(\v2\x12.gomr.ReduceResumeR\freduceResume\x1a7\n" +
+	"\rreduce_resume\x18\x15 \x01(\v2\x12.gomr.ReduceResumeR\freduceResume\x12\x17\n" +
+	"\asort_mb\x18\x16 \x01(\x05R\x06sortMb\x1a7\n" +
 	"\tConfEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xa5\x01\n" +

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"slices"
@@ -59,6 +60,9 @@ type MergeStats struct {
 	// MemToDisk is the number of merges of in-memory segments into a disk
 	// run, those of Finish for RetainBytes included.
 	MemToDisk int
+	// MemToDiskAsIs is how many of them wrote the segments as they came
+	// (a run of segments) instead of merging them.
+	MemToDiskAsIs int
 	// DirectToDisk is the number of segments written to disk as they
 	// came, being over SegmentLimit.
 	DirectToDisk int
@@ -66,8 +70,18 @@ type MergeStats struct {
 	// background or in Finish's passes.
 	DiskMerges int
 	// FinalRuns and FinalInMemory are the disk runs and in-memory segments
-	// the final merge reads.
-	FinalRuns, FinalInMemory int
+	// the final merge reads; FinalStreams the sorted streams of those disk
+	// runs (a run of segments written as they came has one per segment).
+	FinalRuns, FinalStreams, FinalInMemory int
+}
+
+// streams is the number of sorted streams of runs.
+func streams(runs []diskRun) int {
+	n := 0
+	for _, r := range runs {
+		n += r.streams()
+	}
+	return n
 }
 
 // MergeManager is the reduce side's merge of fetched segments. Memory is
@@ -90,13 +104,15 @@ type MergeManager struct {
 	reserved   int64        // bytes of fetches in flight (Reserve)
 	memMerging int64        // bytes of in-memory segments being merged
 	runs       []diskRun    // on disk, not being merged
-	active     int          // merges and disk writes in progress
-	err        error        // first failure; every later call returns it
-	finished   bool
-	closed     bool
-	files      map[string]struct{} // scratch files that exist
-	open       []func()            // closes the readers of the final merge
-	stats      MergeStats
+	// writing is the streams of the runs of segments being written.
+	writing  int
+	active   int   // merges and disk writes in progress
+	err      error // first failure; every later call returns it
+	finished bool
+	closed   bool
+	files    map[string]struct{} // scratch files that exist
+	open     []func()            // closes the readers of the final merge
+	stats    MergeStats
 	// records is the records of the segments added (Records).
 	records int64
 }
@@ -108,10 +124,58 @@ type memSegment struct {
 
 type diskRun struct {
 	path string
+	// info describes the run: for a merged run (or a segment over
+	// SegmentLimit written as it came) its one segment; for a run of
+	// segments (segs) the file's bytes and the records of all of them.
 	info spill.SegmentInfo
+	// segs are, for a run of in-memory segments written to disk as they
+	// came (writeSegments), those segments, each a sorted run of its own at
+	// its Offset in the file, read as a stream of its own; nil for a run of
+	// one segment (info).
+	segs []spill.SegmentInfo
 	// memBytes is, for a run Finish wrote from memory, the in-memory bytes
 	// it replaced.
 	memBytes int64
+}
+
+// streams is the number of sorted streams a merge of the run reads.
+func (r diskRun) streams() int {
+	if len(r.segs) > 0 {
+		return len(r.segs)
+	}
+	return 1
+}
+
+// segments are the run's sorted segments, with their offsets in its file.
+func (r diskRun) segments() []spill.SegmentInfo {
+	if len(r.segs) > 0 {
+		return r.segs
+	}
+	return []spill.SegmentInfo{r.info}
+}
+
+// streamCost is the memory one stream of a merge holds while it reads: a
+// compressed block, its decoded block and a read buffer (runReader).
+func streamCost(blockSize int) int64 {
+	if blockSize <= 0 {
+		blockSize = spill.DefaultBlockSize
+	}
+	return 2*int64(blockSize) + runReadBuffer
+}
+
+// runReadBuffer is the read buffer of each stream of a disk run.
+const runReadBuffer = 16 << 10
+
+// streamLimit is the fan-in of the merges of disk runs, the most streams
+// they read at once: Factor, or more if their buffers (streamCost) take at
+// most a quarter of the shuffle buffer, which the segments written to disk
+// held before. Hadoop's factor (10) bounds open files and the memory of
+// the streams; here a reduce's memory decides, so that a reduce whose
+// shuffle buffer holds the buffers of 33 streams does not merge its runs
+// in passes of 10. (The final merge also reads the in-memory segments kept
+// for the reduce, as many as RetainBytes holds.)
+func streamLimit(opts MergeOptions) int {
+	return max(opts.Factor, int(opts.MemoryBytes/4/streamCost(opts.BlockSize)))
 }
 
 // NewMergeManager checks opts and returns an empty merge manager.
@@ -286,8 +350,14 @@ func (m *MergeManager) Reserve(ctx context.Context, n int64) (release func(), er
 	}, nil
 }
 
-// mergeMemoryLocked starts merging every in-memory segment not already
-// being merged into one disk run.
+// mergeMemoryLocked starts writing every in-memory segment not already
+// being written to one disk run, in the background. While the streams on
+// disk and these segments stay within streamLimit it writes them as they
+// came (a run of segments, each still a sorted stream, with its own CRC),
+// which costs a write and a read of their compressed bytes where a merge
+// decodes, compares, re-encodes and writes every record; the final merge
+// reads them. Past that, it merges them into one sorted run, as Hadoop
+// does: written as they came, they would only be merged by a pass later.
 func (m *MergeManager) mergeMemoryLocked() {
 	batch := m.mem
 	m.mem = nil
@@ -296,41 +366,46 @@ func (m *MergeManager) mergeMemoryLocked() {
 		size += s.info.Length
 		records += s.info.Records
 	}
+	raw := len(batch) == 1 || streams(m.runs)+m.writing+len(batch) <= streamLimit(m.opts)
+	if raw {
+		m.writing += len(batch)
+	}
 	m.memMerging += size
 	m.active++
 	go func() {
-		its := make([]spill.Iterator, len(batch))
-		for i, s := range batch {
-			its[i] = spill.NewSegmentReader(bytes.NewReader(s.data), s.info)
-		}
-		run, err := m.mergeToRun(m.ctx, its, records)
-		for _, it := range its {
-			closeIterator(it)
-		}
+		run, err := m.memoryToRun(m.ctx, batch, records, raw)
 		m.mu.Lock()
 		defer m.mu.Unlock()
+		if raw {
+			m.writing -= len(batch)
+		}
 		m.active--
 		m.memMerging -= size
 		m.memUsed -= size
 		if err != nil {
-			m.failLocked(fmt.Errorf("merge %d in-memory segments to disk: %w", len(batch), err))
+			m.failLocked(err)
 			return
 		}
 		m.runs = append(m.runs, run)
 		m.stats.MemToDisk++
+		if raw {
+			m.stats.MemToDiskAsIs++
+		}
 		m.maybeMergeRunsLocked()
 		m.cond.Broadcast()
 	}()
 }
 
-// maybeMergeRunsLocked starts merging the Factor smallest disk runs into
-// one for as long as 2*Factor-1 runs wait.
+// maybeMergeRunsLocked starts merging the smallest disk runs, up to
+// streamLimit streams of them (at least two runs), into one for as long as
+// 2*streamLimit-1 runs wait.
 func (m *MergeManager) maybeMergeRunsLocked() {
-	f := m.opts.Factor
+	f := streamLimit(m.opts)
 	for m.err == nil && !m.closed && len(m.runs) >= 2*f-1 {
 		sortRuns(m.runs)
-		pick := slices.Clone(m.runs[:f])
-		m.runs = slices.Delete(m.runs, 0, f)
+		n := pickRuns(m.runs, f, f)
+		pick := slices.Clone(m.runs[:n])
+		m.runs = slices.Delete(m.runs, 0, n)
 		m.active++
 		go func() {
 			run, err := m.mergeRuns(m.ctx, pick)
@@ -346,6 +421,18 @@ func (m *MergeManager) maybeMergeRunsLocked() {
 			m.cond.Broadcast()
 		}()
 	}
+}
+
+// pickRuns is how many of the first runs (sorted by sortRuns) one merge
+// takes: at most factor, and no more than keep their streams within limit,
+// but at least two.
+func pickRuns(runs []diskRun, factor, limit int) int {
+	n, streams := 0, 0
+	for n < len(runs) && n < factor && (n < 2 || streams+runs[n].streams() <= limit) {
+		streams += runs[n].streams()
+		n++
+	}
+	return n
 }
 
 // sortRuns orders runs by size, smallest first (by path on ties, so that
@@ -406,6 +493,39 @@ func (m *MergeManager) writeRun(data []byte, seg spill.SegmentInfo) (diskRun, er
 	return diskRun{path: f.Name(), info: seg}, nil
 }
 
+// writeSegments stores in-memory segments in one disk run as they are,
+// one after the other: a run of segments.
+func (m *MergeManager) writeSegments(segs []memSegment) (diskRun, error) {
+	if len(segs) == 1 {
+		return m.writeRun(segs[0].data, segs[0].info)
+	}
+	f, err := m.createRun()
+	if err != nil {
+		return diskRun{}, err
+	}
+	run := diskRun{path: f.Name(), segs: make([]spill.SegmentInfo, 0, len(segs))}
+	for _, s := range segs {
+		info := s.info
+		info.Offset = run.info.Length
+		run.segs = append(run.segs, info)
+		run.info.Length += info.Length
+		run.info.RawLength += info.RawLength
+		run.info.Records += info.Records
+	}
+	var werr error
+	for _, s := range segs {
+		if _, werr = f.Write(s.data); werr != nil {
+			break
+		}
+	}
+	cerr := f.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		_ = m.removeRun(run.path)
+		return diskRun{}, fmt.Errorf("write %d segments of %d bytes to %s: %w", len(segs), run.info.Length, run.path, err)
+	}
+	return run, nil
+}
+
 // mergeToRun merges its into a new disk run, which must hold wantRecords
 // records.
 func (m *MergeManager) mergeToRun(ctx context.Context, its []spill.Iterator, wantRecords int64) (diskRun, error) {
@@ -452,14 +572,28 @@ func (m *MergeManager) mergeToRun(ctx context.Context, its []spill.Iterator, wan
 	return diskRun{path: path, info: info}, nil
 }
 
-// openRun returns an iterator over a disk run and a function closing it.
-func openRun(run diskRun) (spill.Iterator, func(), error) {
+// openRun returns an iterator over each sorted segment of a disk run (one
+// for a merged run) and a function closing them.
+func openRun(run diskRun) ([]spill.Iterator, func(), error) {
 	f, err := os.Open(run.path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open merge run: %w", err)
 	}
-	it := &runReader{spill.NewSegmentReader(bufio.NewReaderSize(f, 64<<10), run.info), run.path}
-	return it, func() { closeIterator(it); f.Close() }, nil
+	if len(run.segs) == 0 {
+		it := &runReader{spill.NewSegmentReader(bufio.NewReaderSize(f, 64<<10), run.info), run.path}
+		return []spill.Iterator{it}, func() { closeIterator(it); f.Close() }, nil
+	}
+	its := make([]spill.Iterator, len(run.segs))
+	for i, s := range run.segs {
+		r := bufio.NewReaderSize(io.NewSectionReader(f, s.Offset, s.Length), runReadBuffer)
+		its[i] = &runReader{spill.NewSegmentReader(r, s), run.path}
+	}
+	return its, func() {
+		for _, it := range its {
+			closeIterator(it)
+		}
+		f.Close()
+	}, nil
 }
 
 // runReader reads a disk run; its error names the run's file, so that a
@@ -489,11 +623,11 @@ func (m *MergeManager) mergeRuns(ctx context.Context, runs []diskRun) (diskRun, 
 	}()
 	var records int64
 	for _, r := range runs {
-		it, c, err := openRun(r)
+		rits, c, err := openRun(r)
 		if err != nil {
 			return diskRun{}, fmt.Errorf("merge %d disk runs: %w", len(runs), err)
 		}
-		its = append(its, it)
+		its = append(its, rits...)
 		closers = append(closers, c)
 		records += r.info.Records
 	}
@@ -528,10 +662,12 @@ func closeIterator(it spill.Iterator) {
 
 // Finish waits for background merges and returns one sorted stream over
 // every record added. In-memory segments beyond RetainBytes (the first
-// added that fit stay) are first written to one disk run. If more than
-// Factor disk runs are then left, it merges the smallest of them, in passes
-// of at most Factor, until Factor remain, so that the final merge reads at
-// most Factor disk runs plus the retained in-memory segments. Equal keys come from disk runs before in-memory
+// added that fit stay) are first written to one disk run (as they are
+// while the streams stay within streamLimit). If the disk runs then have
+// more than streamLimit streams (at least Factor), it merges the smallest
+// runs, in passes, until they are within it, so that the final merge reads
+// at most that many streams of disk runs plus the retained in-memory
+// segments. Equal keys come from disk runs before in-memory
 // segments. The stream's files stay open until Close. No segment can be
 // added after Finish.
 func (m *MergeManager) Finish(ctx context.Context) (spill.Iterator, error) {
@@ -589,7 +725,8 @@ func (m *MergeManager) Finish(ctx context.Context) (spill.Iterator, error) {
 	}
 	mem = keep
 	if len(out) > 0 {
-		run, err := m.memoryToRun(ctx, out, outRecords)
+		raw := len(out) == 1 || streams(runs)+len(out) <= streamLimit(m.opts)
+		run, err := m.memoryToRun(ctx, out, outRecords, raw)
 		if err != nil {
 			return nil, fmt.Errorf("merge manager: finish: %w", err)
 		}
@@ -597,28 +734,39 @@ func (m *MergeManager) Finish(ctx context.Context) (spill.Iterator, error) {
 		m.mu.Lock()
 		m.memUsed -= run.memBytes
 		m.stats.MemToDisk++
+		if raw {
+			m.stats.MemToDiskAsIs++
+		}
 		m.mu.Unlock()
 	}
-	for f := m.opts.Factor; len(runs) > f; {
+	limit := streamLimit(m.opts)
+	for len(runs) > 1 && streams(runs) > limit {
+		// Merge the smallest runs, as few as bring the streams within the
+		// limit (Hadoop's first pass merges just enough), at most limit
+		// streams of them.
 		sortRuns(runs)
-		n := min(f, len(runs)-f+1)
+		excess := streams(runs) - limit
+		n, s := 0, 0
+		for most := pickRuns(runs, limit, limit); n < most && (n < 2 || s-1 < excess); n++ {
+			s += runs[n].streams()
+		}
 		run, err := m.mergeRuns(ctx, runs[:n])
 		if err != nil {
 			return nil, fmt.Errorf("merge manager: finish: %w", err)
 		}
 		runs = append(slices.Clone(runs[n:]), run)
 	}
-	its := make([]spill.Iterator, 0, len(runs)+len(mem))
+	its := make([]spill.Iterator, 0, streams(runs)+len(mem))
 	var closers []func()
 	for _, r := range runs {
-		it, c, err := openRun(r)
+		rits, c, err := openRun(r)
 		if err != nil {
 			for _, c := range closers {
 				c()
 			}
 			return nil, fmt.Errorf("merge manager: finish: %w", err)
 		}
-		its = append(its, it)
+		its = append(its, rits...)
 		closers = append(closers, c)
 	}
 	for _, s := range mem {
@@ -628,7 +776,7 @@ func (m *MergeManager) Finish(ctx context.Context) (spill.Iterator, error) {
 	}
 	m.mu.Lock()
 	m.open = append(m.open, closers...)
-	m.stats.FinalRuns, m.stats.FinalInMemory = len(runs), len(mem)
+	m.stats.FinalRuns, m.stats.FinalStreams, m.stats.FinalInMemory = len(runs), streams(runs), len(mem)
 	m.mu.Unlock()
 	return spill.Merge(m.cmp, its), nil
 }
@@ -663,13 +811,13 @@ func (m *MergeManager) Close() error {
 	return errors.Join(errs...)
 }
 
-// memoryToRun writes in-memory segments to one disk run: a lone segment as
-// it is, several merged.
-func (m *MergeManager) memoryToRun(ctx context.Context, segs []memSegment, records int64) (diskRun, error) {
+// memoryToRun writes in-memory segments to one disk run: as they are
+// (writeSegments) if raw, else merged.
+func (m *MergeManager) memoryToRun(ctx context.Context, segs []memSegment, records int64, raw bool) (diskRun, error) {
 	var run diskRun
 	var err error
-	if len(segs) == 1 {
-		run, err = m.writeRun(segs[0].data, segs[0].info)
+	if raw {
+		run, err = m.writeSegments(segs)
 		if err == nil {
 			m.spilled.Add(records)
 		}
@@ -684,7 +832,7 @@ func (m *MergeManager) memoryToRun(ctx context.Context, segs []memSegment, recor
 		}
 	}
 	if err != nil {
-		return diskRun{}, fmt.Errorf("merge %d in-memory segments to disk: %w", len(segs), err)
+		return diskRun{}, fmt.Errorf("write %d in-memory segments to disk: %w", len(segs), err)
 	}
 	for _, s := range segs {
 		run.memBytes += s.info.Length

@@ -78,8 +78,8 @@ func TestMergeManagerPlans(t *testing.T) {
 		{"all in memory, none retained for the reduce", repeatInts(20, 50),
 			MergeOptions{MemoryBytes: 8 * mib, SegmentLimit: 2 * mib, MergePercent: 0.9, RetainBytes: 0, Factor: 10},
 			func(st MergeStats, n int) error {
-				if st != (MergeStats{MemToDisk: 1, FinalRuns: 1}) {
-					return fmt.Errorf("stats %+v, want one merge of memory to one disk run at Finish", st)
+				if st != (MergeStats{MemToDisk: 1, MemToDiskAsIs: 1, FinalRuns: 1, FinalStreams: n}) {
+					return fmt.Errorf("stats %+v, want the segments written to one disk run as they came at Finish", st)
 				}
 				return nil
 			}, true},
@@ -94,7 +94,7 @@ func TestMergeManagerPlans(t *testing.T) {
 		{"all on disk", repeatInts(12, 50),
 			MergeOptions{MemoryBytes: 4 << 10, SegmentLimit: 1 << 10, MergePercent: 0.66, Factor: 20},
 			func(st MergeStats, n int) error {
-				if st != (MergeStats{DirectToDisk: n, FinalRuns: n}) {
+				if st != (MergeStats{DirectToDisk: n, FinalRuns: n, FinalStreams: n}) {
 					return fmt.Errorf("stats %+v, want every segment written to disk as it came", st)
 				}
 				return nil
@@ -102,7 +102,7 @@ func TestMergeManagerPlans(t *testing.T) {
 		{"one huge segment", []int{5000},
 			MergeOptions{MemoryBytes: 64 << 10, SegmentLimit: 16 << 10, MergePercent: 0.66, Factor: 10},
 			func(st MergeStats, n int) error {
-				if st != (MergeStats{DirectToDisk: 1, FinalRuns: 1}) {
+				if st != (MergeStats{DirectToDisk: 1, FinalRuns: 1, FinalStreams: 1}) {
 					return fmt.Errorf("stats %+v, want the segment on disk as it came", st)
 				}
 				return nil
@@ -110,8 +110,8 @@ func TestMergeManagerPlans(t *testing.T) {
 		{"mixed", []int{40, 30, 900, 45, 20, 35, 1200, 50, 25, 40, 30, 10},
 			MergeOptions{MemoryBytes: 16 << 10, SegmentLimit: 8 << 10, MergePercent: 0.5, RetainBytes: 4 << 10, Factor: 10},
 			func(st MergeStats, n int) error {
-				if st.DirectToDisk != 2 || st.MemToDisk < 2 || st.FinalRuns < 3 {
-					return fmt.Errorf("stats %+v, want the 2 large segments straight to disk and several memory merges", st)
+				if st.DirectToDisk != 2 || st.MemToDisk < 2 || st.FinalRuns < 1 || st.FinalStreams > 10 {
+					return fmt.Errorf("stats %+v, want the 2 large segments straight to disk, several writes of memory to disk, and at most 10 streams (Factor) in the final merge", st)
 				}
 				return nil
 			}, true},
@@ -120,6 +120,14 @@ func TestMergeManagerPlans(t *testing.T) {
 			func(st MergeStats, n int) error {
 				if st.MemToDisk != n/4 || st.FinalRuns != n/4 || st.FinalInMemory != n%4 {
 					return fmt.Errorf("stats %+v, want a merge to disk every 4 segments (%d), %d left in memory", st, n/4, n%4)
+				}
+				return nil
+			}, true},
+		{"runs of segments up to the stream limit, then merged", repeatInts(60, 20),
+			MergeOptions{MemoryBytes: 16 << 10, SegmentLimit: 4 << 10, MergePercent: 0.3, Factor: 12},
+			func(st MergeStats, n int) error {
+				if st.DirectToDisk != 0 || st.MemToDiskAsIs == 0 || st.MemToDiskAsIs == st.MemToDisk || st.FinalStreams > 12 {
+					return fmt.Errorf("stats %+v, want segments written as they came up to 12 streams on disk, merged after, and at most 12 streams in the final merge", st)
 				}
 				return nil
 			}, true},
@@ -260,7 +268,7 @@ func TestMergeManagerRetainLone(t *testing.T) {
 	if got := drain(t, it); !slices.Equal(got, all) {
 		t.Fatalf("merged stream differs (first difference at %d)", firstDiff(got, all))
 	}
-	if st := m.Stats(); st != (MergeStats{MemToDisk: 1, FinalRuns: 1, FinalInMemory: 1}) {
+	if st := m.Stats(); st != (MergeStats{MemToDisk: 1, MemToDiskAsIs: 1, FinalRuns: 1, FinalStreams: 1, FinalInMemory: 1}) {
 		t.Errorf("stats %+v, want the first segment in memory, the second on disk", st)
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "*.run"))
@@ -372,5 +380,66 @@ func TestMergeManagerReserve(t *testing.T) {
 	m2.Close()
 	if err := <-done; err == nil || !strings.Contains(err.Error(), "closed") {
 		t.Errorf("wait on a closed manager: error %v", err)
+	}
+}
+
+// TestPickRuns: a merge takes the first runs up to Factor, fewer when their
+// streams would pass the stream limit, but always at least two.
+func TestPickRuns(t *testing.T) {
+	run := func(streams int) diskRun {
+		if streams == 1 {
+			return diskRun{}
+		}
+		return diskRun{segs: make([]spill.SegmentInfo, streams)}
+	}
+	runs := func(streams ...int) []diskRun {
+		out := make([]diskRun, len(streams))
+		for i, s := range streams {
+			out[i] = run(s)
+		}
+		return out
+	}
+	cases := []struct {
+		name          string
+		runs          []diskRun
+		factor, limit int
+		want          int
+	}{
+		{"merged runs up to the factor", runs(1, 1, 1, 1, 1), 3, 3, 3},
+		{"fewer runs than the factor", runs(1, 1), 10, 10, 2},
+		{"runs of segments within the limit", runs(4, 4, 4, 4), 10, 12, 3},
+		{"runs of segments past the limit: two at least", runs(20, 20, 20), 10, 12, 2},
+		{"a run of segments after merged runs", runs(1, 1, 9, 1), 10, 10, 2},
+		{"the factor binds before the limit", runs(2, 2, 2, 2), 2, 100, 2},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := pickRuns(tc.runs, tc.factor, tc.limit); got != tc.want {
+				t.Errorf("pickRuns = %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestStreamLimit: the final merge reads Factor streams, or more when
+// their buffers (two blocks and a read buffer each) fit a quarter of the
+// shuffle buffer.
+func TestStreamLimit(t *testing.T) {
+	cases := []struct {
+		name string
+		opts MergeOptions
+		want int
+	}{
+		{"a small buffer: the factor", MergeOptions{MemoryBytes: 1 << 20, Factor: 10}, 10},
+		{"the default reduce: 717 MB", MergeOptions{MemoryBytes: 751619276, Factor: 10}, 1274},
+		{"a budget's 18.6 MB", MergeOptions{MemoryBytes: 19_500_000, Factor: 10}, 33},
+		{"smaller blocks, more streams", MergeOptions{MemoryBytes: 19_500_000, Factor: 10, BlockSize: 16 << 10}, 99},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := streamLimit(tc.opts); got != tc.want {
+				t.Errorf("streamLimit = %d, want %d", got, tc.want)
+			}
+		})
 	}
 }

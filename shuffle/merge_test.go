@@ -309,7 +309,9 @@ func TestMergeManagerErrors(t *testing.T) {
 		t.Error("add after close succeeded")
 	}
 
-	// A corrupt segment fails the merge that reads it, and every call after.
+	// A corrupt segment fails the merge that reads it, and every call
+	// after: written to disk as it came (each add fills the memory), it
+	// is merged with the next smallest run once three runs wait (factor 2).
 	m, err = NewMergeManager(MergeOptions{Dir: dir, MemoryBytes: 1000, SegmentLimit: 500, MergePercent: 0.01, Factor: 2})
 	if err != nil {
 		t.Fatal(err)
@@ -321,11 +323,41 @@ func TestMergeManagerErrors(t *testing.T) {
 		t.Fatalf("add does not verify; got %v", err)
 	}
 	m.waitIdle()
+	for _, recs := range [][]kv{{{"c", "3"}, {"d", "4"}, {"e", "5"}}, {{"f", "6"}, {"g", "7"}, {"h", "8"}}} {
+		o := makeSegment(t, recs)
+		if err := m.Add(o.data, o.info); err != nil && !errors.Is(err, spill.ErrCorrupt) {
+			t.Fatalf("add: %v", err)
+		}
+		m.waitIdle()
+	}
 	if _, err := m.Finish(context.Background()); !errors.Is(err, spill.ErrCorrupt) {
 		t.Errorf("finish after a corrupt segment: error %v, want spill.ErrCorrupt", err)
 	}
 	if err := m.Add(s.data, s.info); !errors.Is(err, spill.ErrCorrupt) {
 		t.Errorf("add after a failed merge: error %v, want the merge's error", err)
+	}
+
+	// A corrupt segment written to disk as it came fails the final merge
+	// that reads it, naming its run.
+	m3, err := NewMergeManager(MergeOptions{Dir: t.TempDir(), MemoryBytes: 1000, SegmentLimit: 500, MergePercent: 1, Factor: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m3.Close()
+	other := makeSegment(t, []kv{{"c", "3"}})
+	for _, sg := range []testSegment{{data: corrupt, info: s.info}, other} {
+		if err := m3.Add(sg.data, sg.info); err != nil {
+			t.Fatal(err)
+		}
+	}
+	it, err := m3.Finish(context.Background())
+	if err != nil {
+		t.Fatalf("finish: %v (a run of segments as they came is not decoded before the final merge)", err)
+	}
+	for it.Next() {
+	}
+	if err := it.Err(); !errors.Is(err, spill.ErrCorrupt) || !strings.Contains(err.Error(), "merge-") {
+		t.Errorf("final merge over a corrupt segment: error %v, want spill.ErrCorrupt naming its run", err)
 	}
 }
 

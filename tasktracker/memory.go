@@ -38,11 +38,13 @@ import (
 //     its spills behind its back (as Hadoop refuses an io.sort.mb larger
 //     than the task's heap). The default sort buffer is lowered to fit.
 //
-// Every tracker that may run a job's maps should have the same map share:
-// a map's spills are cut by its sort buffer, and every attempt of a map
-// must cut the same spills (an attempt that cuts others is failed as
-// non-deterministic). Trackers started from one configuration (mr local,
-// one configuration file for the cluster) have it.
+// A map's spills are cut by its sort buffer, and every attempt of a map
+// must cut the same spills, whatever tracker runs it. So the JobTracker
+// pins a map task's sort buffer at its first announced spill and launches
+// every later attempt with it (LaunchTask.sort_mb): that sort buffer is
+// used as it is, and a map slot whose share does not hold it gets a soft
+// memory limit above its share, with a warning (the spills' boundaries
+// come before the budget).
 const (
 	// KeyMemoryMB is the tracker's budget for all its task children.
 	KeyMemoryMB = "mapreduce.tasktracker.memory.mb"
@@ -180,9 +182,11 @@ type childMemory struct {
 
 // child sizes the settings of a map (isMap) or reduce child from its slot's
 // share and the job's configuration jobConf (the launch's: the keys that
-// differ from the defaults, or all of them). It fails only for a job's own
-// sort buffer that the map's share cannot hold.
-func (b memoryBudget) child(isMap bool, jobConf map[string]string) (childMemory, error) {
+// differ from the defaults, or all of them). pinnedSortMB, if above 0, is
+// the map task's pinned sort buffer (LaunchTask.sort_mb), used whatever the
+// share holds. It fails only for a job's own sort buffer that the map's
+// share cannot hold, when none is pinned.
+func (b memoryBudget) child(isMap bool, jobConf map[string]string, pinnedSortMB int) (childMemory, error) {
 	jcfg, err := conf.FromMap(jobConf)
 	if err != nil {
 		return childMemory{}, fmt.Errorf("job configuration: %w", err)
@@ -240,6 +244,20 @@ func (b memoryBudget) child(isMap bool, jobConf map[string]string) (childMemory,
 	}
 	fit := sortFitMB(c.limitMB)
 	c.sortMB = jcfg.Int(keySortMB)
+	if pinnedSortMB > 0 {
+		// The task's spills were cut with this sort buffer: use it, and
+		// give the child the limit it needs if the share is short of it.
+		c.sortMB = pinnedSortMB
+		if pinnedSortMB > fit {
+			need := sortLimitMB(pinnedSortMB)
+			c.clamps = append(c.clamps, fmt.Sprintf("%s pinned at %d MiB by the task's first announced spill: the map's soft memory limit raised from %d to %d MiB, above the map slot's share (%s), so that the attempt cuts the same spills",
+				keySortMB, pinnedSortMB, c.limitMB, need, slot))
+			c.limitMB = need
+		}
+		c.set[keyMapMemoryMB] = strconv.Itoa(c.limitMB)
+		c.set[keySortMB] = strconv.Itoa(c.sortMB)
+		return c, nil
+	}
 	switch {
 	case explicit(keySortMB) && c.sortMB > fit:
 		return c, fmt.Errorf("%s=%d does not fit this tracker's map slot: its soft memory limit of %d MiB (%s) holds a sort buffer of at most %d MiB (%g MiB of heap per MiB of buffer and %d MiB more); lower the job's %s or raise the tracker's budget",
@@ -271,16 +289,33 @@ func sortFitMB(limitMB int) int {
 	return int(float64(limitMB-mapFixedHeapMB) / sortHeapRatio)
 }
 
+// sortLimitMB is the soft memory limit a map child needs for a sort buffer
+// of sortMB (the inverse of sortFitMB).
+func sortLimitMB(sortMB int) int {
+	return int(math.Ceil(float64(sortMB)*sortHeapRatio)) + mapFixedHeapMB
+}
+
 // budgetChild writes the memory settings of a launch's child into its
-// configuration when the tracker has a budget, and returns the slot's share
-// (0: no budget) and the notes of the job's settings it lowered (logged by
-// logClamps). Its error (a job's sort buffer that does not fit) fails the
-// attempt.
+// configuration when the tracker has a budget, and a map task's pinned sort
+// buffer (LaunchTask.sort_mb) with or without one; it returns the slot's
+// share (0: no budget) and the notes of the job's settings it changed
+// (logged by logClamps). Its error (a job's sort buffer that does not fit)
+// fails the attempt.
 func (tt *TaskTracker) budgetChild(l *mrpb.LaunchTask) (shareMB int, clamps []string, err error) {
+	pinned := 0
+	if l.Type == "m" && l.SortMb > 0 {
+		pinned = int(l.SortMb)
+	}
 	if !tt.memory.on() {
+		if pinned > 0 {
+			m := make(map[string]string, len(l.Conf)+1)
+			maps.Copy(m, l.Conf)
+			m[keySortMB] = strconv.Itoa(pinned)
+			l.Conf = m
+		}
 		return 0, nil, nil
 	}
-	c, err := tt.memory.child(l.Type == "m", l.Conf)
+	c, err := tt.memory.child(l.Type == "m", l.Conf, pinned)
 	if err != nil {
 		return 0, nil, fmt.Errorf("memory budget: %w", err)
 	}
@@ -314,6 +349,6 @@ func (tt *TaskTracker) logClamps(jobID, attemptID string, clamps []string) {
 	}
 	tt.mu.Unlock()
 	for _, note := range fresh {
-		tt.log.Warn("memory budget: job setting lowered (logged once per job)", "job", jobID, "attempt", attemptID, "clamp", note)
+		tt.log.Warn("memory budget: job setting changed (logged once per job)", "job", jobID, "attempt", attemptID, "clamp", note)
 	}
 }

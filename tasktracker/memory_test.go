@@ -80,6 +80,7 @@ func TestMemoryBudgetChild(t *testing.T) {
 		budget    memoryBudget
 		isMap     bool
 		job       map[string]string
+		pinned    int // LaunchTask.sort_mb
 		wantLimit int
 		wantSet   map[string]string
 		wantClamp string
@@ -104,6 +105,18 @@ func TestMemoryBudgetChild(t *testing.T) {
 			wantErr: "a map's soft memory limit of 8 MiB"},
 		{name: "map default fits a large share", budget: big, isMap: true, wantLimit: 226,
 			wantSet: map[string]string{keyMapMemoryMB: "226", keySortMB: "100"}},
+		{name: "map pinned sort buffer fits", budget: b, isMap: true, pinned: 40, wantLimit: 104,
+			wantSet: map[string]string{keyMapMemoryMB: "104", keySortMB: "40"}},
+		{name: "map pinned sort buffer over the job's own", budget: b, isMap: true, job: map[string]string{keySortMB: "50"}, pinned: 30, wantLimit: 104,
+			wantSet: map[string]string{keyMapMemoryMB: "104", keySortMB: "30"}},
+		{name: "map pinned sort buffer above the share", budget: b, isMap: true, pinned: 100, wantLimit: 158,
+			wantSet:   map[string]string{keyMapMemoryMB: "158", keySortMB: "100"},
+			wantClamp: "mapreduce.task.io.sort.mb pinned at 100 MiB by the task's first announced spill: the map's soft memory limit raised from 104 to 158 MiB"},
+		{name: "map pinned sort buffer above the job's own too large", budget: b, isMap: true, job: map[string]string{keySortMB: "80"}, pinned: 80, wantLimit: 128,
+			wantSet:   map[string]string{keyMapMemoryMB: "128", keySortMB: "80"},
+			wantClamp: "raised from 104 to 128 MiB"},
+		{name: "reduce ignores a pin", budget: b, pinned: 100, wantLimit: 104,
+			wantSet: map[string]string{keyReduceMemoryMB: "104", keyShuffleBufferPct: "0.589", keyReduceRetainPct: "0.589"}},
 		{name: "reduce defaults", budget: b, wantLimit: 104,
 			wantSet: map[string]string{keyReduceMemoryMB: "104", keyShuffleBufferPct: "0.589", keyReduceRetainPct: "0.589"}},
 		{name: "reduce own memory fits", budget: b, job: map[string]string{keyReduceMemoryMB: "64"}, wantLimit: 64,
@@ -126,7 +139,7 @@ func TestMemoryBudgetChild(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := tc.budget.child(tc.isMap, tc.job)
+			c, err := tc.budget.child(tc.isMap, tc.job, tc.pinned)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("child: error %v, want one containing %q", err, tc.wantErr)

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"gomr/mr"
 )
 
 // TestE2EMemoryBudget runs WordCount on two TaskTrackers with a memory
@@ -98,4 +102,85 @@ func workDir(t *testing.T, out string) string {
 	}
 	t.Cleanup(func() { os.RemoveAll(m[1]) })
 	return m[1]
+}
+
+// TestE2EMemoryBudgetRetryPinsSortBuffer runs a map whose first attempt is
+// failed after it announced spills, on a tracker whose memory budget gives
+// a map slot another sort buffer than the tracker its retry runs on (tA:
+// 40 MiB for one map slot, a soft limit of 16 MiB and a sort buffer of 5;
+// tB: 48 MiB, 24 and 10; a third tracker runs the reduce). Every attempt of
+// a map must cut the same spills, so the retry must run with the first
+// attempt's sort buffer, pinned by its first announced spill, whichever
+// tracker it lands on (the retry avoids the tracker its task failed on);
+// with mapreduce.map.maxattempts=2 a retry that cut other spills would be
+// failed as non-deterministic and fail the job. Before the pin, it was.
+func TestE2EMemoryBudgetRetryPinsSortBuffer(t *testing.T) {
+	in := t.TempDir()
+	genText(t, filepath.Join(in, "a.txt"), 4<<20, 3)
+	c := startClusterProcDefines(t, []trackerSpec{{"tr", 0, 1}},
+		map[string][]string{
+			"tA": {"mapreduce.tasktracker.memory.mb=40"},
+			"tB": {"mapreduce.tasktracker.memory.mb=48"},
+		})
+	c.startTracker(trackerSpec{"tA", 1, 0})
+	c.startTracker(trackerSpec{"tB", 1, 0})
+	if !c.waitJoined(20*time.Second, "tr", "tA", "tB") {
+		t.Fatal("the trackers did not join")
+	}
+	spec := wordCountSpec(in, filepath.Join(t.TempDir(), "out"), 1)
+	spec.Conf = map[string]string{
+		"mapreduce.map.maxattempts": "2",
+		// Every map attempt takes 4 times as long as its work (k = e^1.386),
+		// so that the first one is still running when it is failed.
+		"straggler.fraction":   "1",
+		"straggler.shape":      "0",
+		"straggler.location":   "1.386",
+		"straggler.task-types": "map",
+		"straggler.work":       "cpu",
+	}
+	id := c.submit(spec)
+	first := "attempt_" + strings.TrimPrefix(id, "job_") + "_m_000000_0"
+	retry := "attempt_" + strings.TrimPrefix(id, "job_") + "_m_000000_1"
+	// Fail the first attempt once it has written its third spill (each
+	// spill is announced before the next one's batch is cut).
+	waitFor(t, "the first map attempt's third spill", time.Minute, func() bool {
+		idx, _ := filepath.Glob(filepath.Join(c.dir, "local", "*", "jobs", id, first, "spills", "spill*.index"))
+		return len(idx) >= 3
+	})
+	time.Sleep(300 * time.Millisecond) // three heartbeats: its announcements reach the JobTracker
+	if _, err := c.client.KillTask(context.Background(), first, true); err != nil {
+		t.Fatalf("failing %s: %v", first, err)
+	}
+	res := c.waitWithin(id, 2*time.Minute)
+	checkWordCount(t, spec.Output, countWords(t, in))
+	if n := res.Counters.Get(mr.JobCounterGroup, mr.NumFailedMaps); n != 1 {
+		t.Errorf("failed maps %d, want 1 (the attempt the test failed)", n)
+	}
+
+	// The two attempts ran on different trackers, with one sort buffer.
+	memRE := regexp.MustCompile(`msg="task memory" .*share_mib=(\d+) memory_limit_mib=(\d+) sort_mb=(\d+)`)
+	mem := map[string][]string{}
+	for _, att := range []string{first, retry} {
+		lg, err := c.client.TaskLog(context.Background(), att, "stderr")
+		if err != nil {
+			t.Fatalf("log of %s: %v", att, err)
+		}
+		m := memRE.FindStringSubmatch(string(lg.Data))
+		if m == nil {
+			t.Fatalf("%s (on %s): no task memory line:\n%s", att, lg.Tracker, lg.Data)
+		}
+		mem[lg.Tracker] = m[1:]
+		t.Logf("%s on %s: share %s MiB, limit %s MiB, sort buffer %s MiB", att, lg.Tracker, m[1], m[2], m[3])
+	}
+	if len(mem) != 2 || mem["tA"] == nil || mem["tB"] == nil {
+		t.Fatalf("the attempts ran on %v, want one on tA and one on tB", mem)
+	}
+	if mem["tA"][2] != mem["tB"][2] {
+		t.Errorf("sort buffers %s MiB on tA and %s MiB on tB: the retry did not keep the first attempt's", mem["tA"][2], mem["tB"][2])
+	}
+	// Run on tB first, the pin (10 MiB) does not fit tA's share: its limit
+	// is raised to hold it, with the tracker's warning.
+	if mem["tA"][2] == "10" && (mem["tA"][1] != "23" || !c.logHas("tA", "pinned at 10 MiB by the task's first announced spill")) {
+		t.Errorf("tA ran the retry with a pinned 10 MiB sort buffer at a limit of %s MiB, want 23 and a warning", mem["tA"][1])
+	}
 }

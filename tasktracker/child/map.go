@@ -214,7 +214,10 @@ func (t *task) announceSpill(info spill.SpillInfo) error {
 	if info.Final {
 		t.finalPhase()
 	}
-	ann := &mrpb.SpillAnnouncement{AttemptId: t.launch.AttemptId, Spill: int32(info.Index), Final: info.Final}
+	// The sort buffer the spills are cut with: the JobTracker pins the
+	// first announced one for the task's later attempts.
+	ann := &mrpb.SpillAnnouncement{AttemptId: t.launch.AttemptId, Spill: int32(info.Index), Final: info.Final,
+		SortMb: int32(t.conf.Int("mapreduce.task.io.sort.mb"))}
 	if c := t.splitCut; c != nil && int(c.Spill) == info.Index+1 {
 		ann.SplitAt = c
 	}

@@ -113,8 +113,8 @@ func (t *task) runReduce() error {
 		return fmt.Errorf("merge: %w", err)
 	}
 	st := mm.Stats()
-	t.log.Info("reduce merge", "shuffle_buffer_bytes", mem, "mem_to_disk_merges", st.MemToDisk, "segments_to_disk", st.DirectToDisk,
-		"disk_merges", st.DiskMerges, "final_disk_runs", st.FinalRuns, "final_in_memory", st.FinalInMemory, "sort_phase", time.Since(mergeStart))
+	t.log.Info("reduce merge", "shuffle_buffer_bytes", mem, "mem_to_disk_merges", st.MemToDisk, "mem_to_disk_as_is", st.MemToDiskAsIs, "segments_to_disk", st.DirectToDisk,
+		"disk_merges", st.DiskMerges, "final_disk_runs", st.FinalRuns, "final_disk_streams", st.FinalStreams, "final_in_memory", st.FinalInMemory, "sort_phase", time.Since(mergeStart))
 	slow.phase(t.ctx, time.Since(mergeStart), func(f float64) { t.setProgress(1.0/3 + f/3) })
 	t.setProgress(2.0 / 3)
 	t.setPhase("REDUCE")

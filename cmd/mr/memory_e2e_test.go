@@ -130,11 +130,13 @@ func TestE2EMemoryBudgetRetryPinsSortBuffer(t *testing.T) {
 	spec := wordCountSpec(in, filepath.Join(t.TempDir(), "out"), 1)
 	spec.Conf = map[string]string{
 		"mapreduce.map.maxattempts": "2",
-		// Every map attempt takes 4 times as long as its work (k = e^1.386),
-		// so that the first one is still running when it is failed.
+		// Every map attempt takes 20 times as long as its work (k = e^3),
+		// so that the first one is still running when it is failed (at 4
+		// times, on an idle machine, it sometimes ended within the 300 ms
+		// the test waits after its third spill).
 		"straggler.fraction":   "1",
 		"straggler.shape":      "0",
-		"straggler.location":   "1.386",
+		"straggler.location":   "3",
 		"straggler.task-types": "map",
 		"straggler.work":       "cpu",
 	}

@@ -125,12 +125,13 @@ func WithDataCache(bytes int64) HandlerOption {
 const DefaultDataCacheBytes = 32 << 20
 
 // maxCachedFileBytes: a spill data file larger than this is never cached
-// (its small segments are read from the file). A miss reads the whole
-// file, and when a tracker's spills are more than the cache holds, reduce
-// waves miss each file again (make bench-shuffle: about 7 reads of every
-// file for 50 reduces, 8 at a time, at the default size): that pays for
-// 50 partitions of 825 bytes (41 KB files) but cost more than reading
-// each segment for 50 of 4 KB (200 KB files; docs/scaling.md).
+// (its small segments are read from the file). A miss maps the whole
+// file (it read it whole before the cache mapped files), and when a
+// tracker's spills are more than the cache holds, reduce waves miss each
+// file again (make bench-shuffle: about 7 reads of every file for 50
+// reduces, 8 at a time, at 32 MB): reading paid for 50 partitions of 825
+// bytes (41 KB files) but cost more than reading each segment for 50 of
+// 4 KB (200 KB files; docs/scaling.md).
 const maxCachedFileBytes = 128 << 10
 
 // NewHandler returns the shuffle server: it serves

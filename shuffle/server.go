@@ -121,8 +121,15 @@ func WithDataCache(bytes int64) HandlerOption {
 }
 
 // DefaultDataCacheBytes is the default bound of the shuffle server's cache
-// of small spill data files (KeyDataCacheMB's default).
-const DefaultDataCacheBytes = 32 << 20
+// of small spill data files (KeyDataCacheMB's default). The cache maps the
+// files (datacache_linux.go): what it holds is the kernel's page cache,
+// where recently written spills are anyway, not the server's heap, so its
+// bound is set by the spills a tracker serves at once rather than by the
+// tracker's memory. At 32 MB, a tracker's 1,000 spills of 41 KB (make
+// bench-shuffle) did not fit, and the reduces' waves mapped each file 6-7
+// times; 256 MB holds 6,000 such spills, or 2,000 of the largest cached
+// (128 KiB), in as many mappings (maxMappedFiles bounds their number).
+const DefaultDataCacheBytes = 256 << 20
 
 // maxCachedFileBytes: a spill data file larger than this is never cached
 // (its small segments are read from the file). A miss maps the whole

@@ -610,8 +610,9 @@ func TestSegmentArena(t *testing.T) {
 				idx[i] = i
 			}
 			var bufs [][]byte
+			at := func(i int) *SpillLocation { return &locs[i] }
 			allocs := testing.AllocsPerRun(20, func() {
-				a := newSegmentArena(locs, idx)
+				a := newSegmentArena(at, idx)
 				bufs = bufs[:0]
 				for _, n := range tc.lengths {
 					bufs = append(bufs, a.take(n))

@@ -86,6 +86,7 @@ type dataCache struct {
 	ifd      int // inotify descriptor; -1: not opened yet or unavailable
 	failed   bool
 	evbuf    []byte
+	unmapq   [][]byte // mappings to unmap once mu is released (unlock)
 }
 
 type cachedFile struct {
@@ -182,7 +183,7 @@ func (c *dataCache) startLocked() bool {
 // every file of a directory that went away, is dropped.
 func (c *dataCache) sync() {
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	defer c.unlock()
 	c.syncLocked()
 }
 
@@ -268,7 +269,7 @@ func (c *dataCache) segment(path string, offset, length int64, remaining int) (d
 		// for it at about the same time): wait for it rather than map it
 		// too, then take it from the cache, or map it if it was not cached
 		// after all.
-		c.mu.Unlock()
+		c.unlock()
 		<-ch
 		c.mu.Lock()
 		if f := c.files[path]; f != nil {
@@ -277,13 +278,13 @@ func (c *dataCache) segment(path string, offset, length int64, remaining int) (d
 		}
 	}
 	if !c.startLocked() {
-		c.mu.Unlock()
+		c.unlock()
 		return nil, nil, false, nil
 	}
 	dir, name := filepath.Split(path)
 	d, err := c.watchLocked(filepath.Clean(dir))
 	if err != nil {
-		c.mu.Unlock()
+		c.unlock()
 		return nil, nil, false, nil // no watch: do not cache
 	}
 	gen := d.gen
@@ -293,18 +294,18 @@ func (c *dataCache) segment(path string, offset, length int64, remaining int) (d
 		defer func() {
 			c.mu.Lock()
 			delete(c.loading, path)
-			c.mu.Unlock()
+			c.unlock()
 			close(ch)
 		}()
 	}
-	c.mu.Unlock()
+	c.unlock()
 
 	// Map the file with the watch in place: a change from now on is an
 	// event, and gen tells whether one came before it is cached.
 	unwatch := func() {
 		c.mu.Lock()
 		c.unwatchIfEmptyLocked(d)
-		c.mu.Unlock()
+		c.unlock()
 	}
 	f, size, err := openDataFile(path)
 	if err != nil {
@@ -355,7 +356,7 @@ func (c *dataCache) segment(path string, offset, length int64, remaining int) (d
 			c.unwatchIfEmptyLocked(d)
 		}
 	}
-	c.mu.Unlock()
+	c.unlock()
 	data, ok, err = slice(path, cf.data, offset, length)
 	if err != nil {
 		c.releaseAll([]*cachedFile{cf})
@@ -370,11 +371,11 @@ func (c *dataCache) hitLocked(f *cachedFile, offset, length int64, remaining int
 	heap.Fix(&c.evict, f.index)
 	data, ok, err := slice(f.path, f.data, offset, length)
 	if err != nil {
-		c.mu.Unlock()
+		c.unlock()
 		return nil, nil, ok, err
 	}
 	f.refs++
-	c.mu.Unlock()
+	c.unlock()
 	return data, f, ok, nil
 }
 
@@ -385,26 +386,39 @@ func (c *dataCache) releaseAll(pins []*cachedFile) {
 		return
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	defer c.unlock()
 	for _, f := range pins {
 		if f == nil {
 			continue
 		}
 		f.refs--
 		if f.refs == 0 && f.gone {
-			f.unmapNow()
+			c.unmapLocked(f)
 		}
 	}
 }
 
-// unmapNow unmaps the file's bytes (no pin and out of the cache).
-func (f *cachedFile) unmapNow() {
+// unmapLocked queues the file's mapping (no pin left, out of the cache) to
+// be unmapped once c.mu is released (unlock): munmap has every CPU running
+// the process drop the pages from its TLB, which should not hold up the
+// other requests' lookups.
+func (c *dataCache) unmapLocked(f *cachedFile) {
 	if len(f.data) == 0 {
 		return
 	}
 	f.unmap.Stop()
-	_ = syscall.Munmap(f.data[:cap(f.data)])
+	c.unmapq = append(c.unmapq, f.data[:cap(f.data)])
 	f.data = nil
+}
+
+// unlock releases c.mu and then unmaps what unmapLocked queued.
+func (c *dataCache) unlock() {
+	q := c.unmapq
+	c.unmapq = nil
+	c.mu.Unlock()
+	for _, m := range q {
+		_ = syscall.Munmap(m)
+	}
 }
 
 // maxMappedFiles bounds the files the cache keeps mapped, each a mapping
@@ -474,7 +488,7 @@ func (c *dataCache) removeLocked(f *cachedFile) {
 	c.bytes -= int64(len(f.data))
 	f.gone = true
 	if f.refs == 0 {
-		f.unmapNow()
+		c.unmapLocked(f)
 	}
 	c.unwatchIfEmptyLocked(f.dir)
 }

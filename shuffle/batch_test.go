@@ -610,9 +610,8 @@ func TestSegmentArena(t *testing.T) {
 				idx[i] = i
 			}
 			var bufs [][]byte
-			at := func(i int) *SpillLocation { return &locs[i] }
 			allocs := testing.AllocsPerRun(20, func() {
-				a := newSegmentArena(at, idx)
+				a := newSegmentArena(locs, idx)
 				bufs = bufs[:0]
 				for _, n := range tc.lengths {
 					bufs = append(bufs, a.take(n))

@@ -51,39 +51,29 @@ func NewTransport(parallel int) *http.Transport {
 // one request, up to Retries times with back-off. The errors name the
 // location and wrap the cause, as Fetch's do.
 func (f *Fetcher) FetchBatch(ctx context.Context, locs []SpillLocation, reduce int) (data [][]byte, errs []error) {
-	return f.fetchBatch(ctx, len(locs), func(i int) *SpillLocation { return &locs[i] }, reduce)
-}
-
-// fetchBatch is FetchBatch of the n locations at returns (at(i) for i in
-// [0, n)), which it reads where they are: shuffle.Run's items are not
-// copied into a slice of their own for each request (with their strings,
-// that copy and its write barriers were a tenth of the fetcher's CPU for
-// small segments).
-func (f *Fetcher) fetchBatch(ctx context.Context, n int, at func(int) *SpillLocation, reduce int) (data [][]byte, errs []error) {
-	data = make([][]byte, n)
-	errs = make([]error, n)
-	if n == 0 {
+	data = make([][]byte, len(locs))
+	errs = make([]error, len(locs))
+	if len(locs) == 0 {
 		return data, errs
 	}
-	first := at(0)
-	for i := 1; i < n; i++ {
-		if l := at(i); l.Host != first.Host || l.JobID != first.JobID {
+	for i, l := range locs[1:] {
+		if l.Host != locs[0].Host || l.JobID != locs[0].JobID {
 			for j := range errs {
 				errs[j] = fmt.Errorf("fetch reduce %d of %v: batch mixes %s of job %s with %s of job %s (internal error)",
-					reduce, *at(j), first.Host, first.JobID, l.Host, l.JobID)
+					reduce, locs[j], locs[0].Host, locs[0].JobID, locs[i+1].Host, l.JobID)
 			}
 			return data, errs
 		}
 	}
 	retries := max(f.Retries, 0)
 	delay := f.RetryDelay
-	pending := make([]int, n)
+	pending := make([]int, len(locs))
 	for i := range pending {
 		pending[i] = i
 	}
-	last := make([]error, n)
+	last := make([]error, len(locs))
 	for attempt := 0; ; attempt++ {
-		f.fetchBatchOnce(ctx, at, pending, reduce, data, last)
+		f.fetchBatchOnce(ctx, locs, pending, reduce, data, last)
 		var again []int
 		for _, i := range pending {
 			err := last[i]
@@ -94,11 +84,11 @@ func (f *Fetcher) fetchBatch(ctx context.Context, n int, at func(int) *SpillLoca
 			var perm *permanentError
 			switch {
 			case ctx.Err() != nil:
-				errs[i] = fmt.Errorf("fetch reduce %d of %v: %w", reduce, *at(i), ctx.Err())
+				errs[i] = fmt.Errorf("fetch reduce %d of %v: %w", reduce, locs[i], ctx.Err())
 			case errors.As(err, &perm):
-				errs[i] = fmt.Errorf("fetch reduce %d of %v: %w", reduce, *at(i), perm.err)
+				errs[i] = fmt.Errorf("fetch reduce %d of %v: %w", reduce, locs[i], perm.err)
 			case attempt >= retries:
-				errs[i] = fmt.Errorf("fetch reduce %d of %v: failed %d times, last: %w", reduce, *at(i), attempt+1, err)
+				errs[i] = fmt.Errorf("fetch reduce %d of %v: failed %d times, last: %w", reduce, locs[i], attempt+1, err)
 			default:
 				again = append(again, i)
 			}
@@ -110,7 +100,7 @@ func (f *Fetcher) fetchBatch(ctx context.Context, n int, at func(int) *SpillLoca
 		if delay > 0 {
 			if !sleep(ctx, delay) {
 				for _, i := range pending {
-					errs[i] = fmt.Errorf("fetch reduce %d of %v: %w", reduce, *at(i), ctx.Err())
+					errs[i] = fmt.Errorf("fetch reduce %d of %v: %w", reduce, locs[i], ctx.Err())
 				}
 				return data, errs
 			}
@@ -119,21 +109,20 @@ func (f *Fetcher) fetchBatch(ctx context.Context, n int, at func(int) *SpillLoca
 	}
 }
 
-// fetchBatchOnce makes one batched request for at(i), i in idx, storing
-// verified segments in data and the errors in errs, by location index
+// fetchBatchOnce makes one batched request for locs[i], i in idx, storing
+// verified segments in data and the errors in errs, by index of locs
 // (permanentError for those not worth retrying; errs[i] must be nil for
 // every i in idx on entry).
-func (f *Fetcher) fetchBatchOnce(ctx context.Context, at func(int) *SpillLocation, idx []int, reduce int, data [][]byte, errs []error) {
+func (f *Fetcher) fetchBatchOnce(ctx context.Context, locs []SpillLocation, idx []int, reduce int, data [][]byte, errs []error) {
 	failAll := func(from int, err error) {
 		for _, i := range idx[from:] {
 			errs[i] = err
 		}
 	}
-	host := at(idx[0]).Host
-	req := BatchRequest{Job: at(idx[0]).JobID, Reduce: reduce, At: time.Now().UnixMilli(), Items: make([]BatchItem, len(idx))}
+	host := locs[0].Host
+	req := BatchRequest{Job: locs[0].JobID, Reduce: reduce, At: time.Now().UnixMilli(), Items: make([]BatchItem, len(idx))}
 	for n, i := range idx {
-		l := at(i)
-		req.Items[n] = BatchItem{Attempt: l.AttemptID, Spill: l.Spill}
+		req.Items[n] = BatchItem{Attempt: locs[i].AttemptID, Spill: locs[i].Spill}
 	}
 	body, err := EncodeBatchRequest(req)
 	if err != nil {
@@ -187,9 +176,9 @@ func (f *Fetcher) fetchBatchOnce(ctx context.Context, at func(int) *SpillLocatio
 		failAll(0, fmt.Errorf("batch reply from %s: %w", host, err))
 		return
 	}
-	arena := newSegmentArena(at, idx)
+	arena := newSegmentArena(locs, idx)
 	for n, i := range idx {
-		want := at(i).Segment
+		want := locs[i].Segment
 		fm, err := fr.next(want.Length)
 		if err != nil {
 			if errors.Is(err, ErrSegmentMismatch) {
@@ -267,10 +256,10 @@ type segmentArena struct {
 	small int64  // announced bytes of the small segments not handed out yet
 }
 
-func newSegmentArena(at func(int) *SpillLocation, idx []int) *segmentArena {
+func newSegmentArena(locs []SpillLocation, idx []int) *segmentArena {
 	a := &segmentArena{}
 	for _, i := range idx {
-		if n := at(i).Segment.Length; n < arenaSegmentBytes {
+		if n := locs[i].Segment.Length; n < arenaSegmentBytes {
 			a.small += n
 		}
 	}

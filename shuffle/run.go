@@ -670,16 +670,20 @@ func (r *runner) fetchItems(ctx context.Context, items []fetchItem) []fetchResul
 			}
 		}
 	case want == len(items):
-		data, errs = r.opts.Fetcher.fetchBatch(ctx, len(items), func(i int) *SpillLocation { return &items[i].loc }, r.opts.Reduce)
+		locs := make([]SpillLocation, len(items))
+		for i := range items {
+			locs[i] = items[i].loc
+		}
+		data, errs = r.opts.Fetcher.FetchBatch(ctx, locs, r.opts.Reduce)
 	default:
 		data, errs = make([][]byte, len(items)), make([]error, len(items))
-		idx := make([]int, 0, want)
+		locs := make([]SpillLocation, 0, want)
 		for i := range items {
 			if seg := items[i].loc.Segment; seg.Records != 0 || seg.Length != 0 {
-				idx = append(idx, i)
+				locs = append(locs, items[i].loc)
 			}
 		}
-		d, e := r.opts.Fetcher.fetchBatch(ctx, len(idx), func(j int) *SpillLocation { return &items[idx[j]].loc }, r.opts.Reduce)
+		d, e := r.opts.Fetcher.FetchBatch(ctx, locs, r.opts.Reduce)
 		n := 0
 		for i := range items {
 			if seg := items[i].loc.Segment; seg.Records != 0 || seg.Length != 0 {

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -204,10 +205,11 @@ func TestDataCacheEviction(t *testing.T) {
 	c := newDataCache(2500, 1200)
 	get := func(i int) {
 		t.Helper()
-		data, ok, err := c.segment(paths[i], 10, 5, 1)
+		data, pin, ok, err := c.segment(paths[i], 10, 5, 1)
 		if err != nil || !ok || string(data) != strings.Repeat(string(rune('a'+i)), 5) {
 			t.Fatalf("file %d: %q, %t, %v", i, data, ok, err)
 		}
+		c.releaseAll([]*cachedFile{pin})
 	}
 	get(1)
 	get(0)
@@ -227,10 +229,10 @@ func TestDataCacheEviction(t *testing.T) {
 	if err := os.WriteFile(big, make([]byte, 2000), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok, err := c.segment(big, 0, 10, 1); ok || err != nil {
+	if _, _, ok, err := c.segment(big, 0, 10, 1); ok || err != nil {
 		t.Errorf("a file over the per-file bound: ok=%t, err %v; want not cached", ok, err)
 	}
-	if _, _, err := c.segment(filepath.Join(dirs[1], "missing.out"), 0, 1, 1); !errors.Is(err, os.ErrNotExist) {
+	if _, _, _, err := c.segment(filepath.Join(dirs[1], "missing.out"), 0, 1, 1); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a missing file: %v, want not exist", err)
 	}
 	c.mu.Lock()
@@ -278,12 +280,12 @@ func TestDataCacheEvictsByDemand(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newDataCache(3000, 1200)
 			for i, rem := range tc.remaining {
-				if _, ok, err := c.segment(paths[i], 0, 10, rem); !ok || err != nil {
+				if _, _, ok, err := c.segment(paths[i], 0, 10, rem); !ok || err != nil {
 					t.Fatalf("file %d: ok=%t, %v", i, ok, err)
 				}
 			}
 			// A fourth file of 1,000 bytes needs one evicted.
-			if _, ok, err := c.segment(paths[3], 0, 10, 1); !ok || err != nil {
+			if _, _, ok, err := c.segment(paths[3], 0, 10, 1); !ok || err != nil {
 				t.Fatalf("file 3: ok=%t, %v", ok, err)
 			}
 			if got := cached(c); !slices.Equal(got, tc.want) {
@@ -314,7 +316,7 @@ func TestDataCacheOneReadPerMiss(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 16 {
 		wg.Go(func() {
-			data, ok, err := c.segment(p, int64(i*10), 10, 1)
+			data, _, ok, err := c.segment(p, int64(i*10), 10, 1)
 			if err != nil || !ok || string(data) != "abcdefghij" {
 				t.Errorf("request %d: %q, %t, %v", i, data, ok, err)
 			}
@@ -323,5 +325,99 @@ func TestDataCacheOneReadPerMiss(t *testing.T) {
 	wg.Wait()
 	if n := c.reads.Load(); n != 1 {
 		t.Errorf("%d reads of the file, want 1", n)
+	}
+}
+
+// TestDataCachePins: a file evicted while a request still serves from it
+// keeps its mapping until the request gives its pin back, and is unmapped
+// then; an unpinned file is unmapped as it is evicted; the files mapped at
+// once are bounded in number as well as in bytes.
+func TestDataCachePins(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	for i := range 3 {
+		p := filepath.Join(dir, fmt.Sprintf("spill%05d.out", i))
+		if err := os.WriteFile(p, bytes.Repeat([]byte{byte('a' + i)}, 1000), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	c := newDataCache(1500, 1200) // one file at a time
+	data0, pin0, ok, err := c.segment(paths[0], 0, 10, 1)
+	if err != nil || !ok || pin0 == nil {
+		t.Fatalf("file 0: ok=%t, pin %v, %v", ok, pin0, err)
+	}
+	_, pin1, ok, err := c.segment(paths[1], 0, 10, 1) // evicts 0, pinned
+	if err != nil || !ok {
+		t.Fatalf("file 1: ok=%t, %v", ok, err)
+	}
+	c.mu.Lock()
+	_, has0 := c.files[paths[0]]
+	gone0, mapped0 := pin0.gone, pin0.data != nil
+	c.mu.Unlock()
+	if has0 || !gone0 || !mapped0 {
+		t.Fatalf("after eviction: cached=%t gone=%t mapped=%t; want out of the cache and still mapped", has0, gone0, mapped0)
+	}
+	if string(data0) != "aaaaaaaaaa" {
+		t.Errorf("a pinned evicted file reads %q", data0)
+	}
+	c.releaseAll([]*cachedFile{pin0, nil})
+	c.mu.Lock()
+	mapped0 = pin0.data != nil
+	c.mu.Unlock()
+	if mapped0 {
+		t.Error("an evicted file is still mapped after its last pin was given back")
+	}
+	c.releaseAll([]*cachedFile{pin1})
+	_, pin2, _, _ := c.segment(paths[2], 0, 10, 1) // evicts 1, unpinned: unmapped at once
+	c.mu.Lock()
+	mapped1 := pin1.data != nil
+	c.mu.Unlock()
+	if mapped1 {
+		t.Error("an unpinned evicted file is still mapped")
+	}
+	c.releaseAll([]*cachedFile{pin2})
+
+	c = newDataCache(1<<20, 1200)
+	c.maxFiles = 2
+	for i := range 3 {
+		_, pin, ok, err := c.segment(paths[i], 0, 10, 1)
+		if err != nil || !ok {
+			t.Fatalf("file %d: ok=%t, %v", i, ok, err)
+		}
+		c.releaseAll([]*cachedFile{pin})
+	}
+	c.mu.Lock()
+	n := len(c.files)
+	c.mu.Unlock()
+	if n != 2 {
+		t.Errorf("%d files cached, want at most 2", n)
+	}
+}
+
+// TestCopyMappedFault: bytes of a mapping whose file was truncated after
+// it was mapped (past its new end the pages are gone) give an error
+// wrapping io.ErrUnexpectedEOF, not a crash of the server.
+func TestCopyMappedFault(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "spill00000.out")
+	if err := os.WriteFile(p, bytes.Repeat([]byte("x"), 3*os.Getpagesize()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := newDataCache(1<<20, 1<<20)
+	data, pin, ok, err := c.segment(p, int64(2*os.Getpagesize()), 100, 1)
+	if err != nil || !ok {
+		t.Fatalf("ok=%t, %v", ok, err)
+	}
+	defer c.releaseAll([]*cachedFile{pin})
+	var buf bytes.Buffer
+	if n, err := copyMapped(&buf, data); err != nil || n != 100 {
+		t.Fatalf("before the truncation: %d bytes, %v", n, err)
+	}
+	if err := os.Truncate(p, 0); err != nil {
+		t.Fatal(err)
+	}
+	buf.Reset()
+	if _, err := copyMapped(&buf, data); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("after the truncation: %v, want io.ErrUnexpectedEOF", err)
 	}
 }

@@ -134,7 +134,9 @@ var batchWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, b
 type batchPlan struct {
 	frames []plannedFrame
 	heads  []byte // the frames' headers, end to end
-	length int64  // the reply's length
+	data   *dataCache
+	pins   []*cachedFile // the data cache's files the frames serve from
+	length int64         // the reply's length
 	log    *slog.Logger
 }
 
@@ -142,7 +144,7 @@ type batchPlan struct {
 type plannedFrame struct {
 	head     []byte // heads[...]: a served frame's header, or a failure frame
 	served   bool   // the frame is a segment's: seg's bytes follow head
-	data     []byte // the segment's bytes, from the data cache; else:
+	data     []byte // the segment's bytes, from the data cache (pinned); else:
 	path     string // its data file
 	seg      spill.SegmentInfo
 	file     *dataFile // the open data file, if held since the check
@@ -156,7 +158,7 @@ func planBatch(h *handler, req BatchRequest, log *slog.Logger) *batchPlan {
 	if h.data != nil {
 		h.data.sync() // a spill changed or deleted before now is not served from memory
 	}
-	p := &batchPlan{frames: make([]plannedFrame, len(req.Items)), heads: make([]byte, 0, 24*len(req.Items)), log: log}
+	p := &batchPlan{frames: make([]plannedFrame, len(req.Items)), heads: make([]byte, 0, 24*len(req.Items)), log: log, data: h.data}
 	dirs := map[string]dirResult{}
 	held := 0
 	for i, it := range req.Items {
@@ -167,7 +169,7 @@ func planBatch(h *handler, req BatchRequest, log *slog.Logger) *batchPlan {
 		}
 		start := len(p.heads)
 		pf := &p.frames[i]
-		p.heads = h.planFrame(p.heads, pf, d, it, req.Reduce, &held, log)
+		p.heads = h.planFrame(p, pf, d, it, req.Reduce, &held, log)
 		pf.head = p.heads[start:len(p.heads):len(p.heads)]
 	}
 	p.length = int64(len(batchReplyMagic)) + 1 + int64(len(p.heads))
@@ -186,7 +188,8 @@ type dirResult struct {
 
 // planFrame plans the frame of one requested segment: it appends its
 // header (or failure frame) to heads and fills pf.
-func (h *handler) planFrame(heads []byte, pf *plannedFrame, d dirResult, it BatchItem, reduce int, held *int, log *slog.Logger) []byte {
+func (h *handler) planFrame(p *batchPlan, pf *plannedFrame, d dirResult, it BatchItem, reduce int, held *int, log *slog.Logger) []byte {
+	heads := p.heads
 	if d.err != nil {
 		log.Info("shuffle batch: unknown attempt", "attempt", it.Attempt, "err", d.err)
 		return appendFrameFailure(heads, frameNotFound, "unknown attempt "+it.Attempt)
@@ -213,11 +216,12 @@ func (h *handler) planFrame(heads []byte, pf *plannedFrame, d dirResult, it Batc
 	// data file's size.
 	last := segs[len(segs)-1]
 	if h.data != nil && seg.Length < sendfileMinBytes && last.Offset+last.Length <= maxCachedFileBytes {
-		data, ok, err := h.data.segment(dataPath, seg.Offset, seg.Length, ix.serve(reduce))
+		data, pin, ok, err := h.data.segment(dataPath, seg.Offset, seg.Length, ix.serve(reduce))
 		if err != nil {
 			return appendDataFailure(heads, dataPath, seg, it, err, log)
 		}
 		if ok {
+			p.pins = append(p.pins, pin)
 			pf.served, pf.data, pf.seg = true, data, seg
 			return appendFrameHeader(heads, seg)
 		}
@@ -265,7 +269,7 @@ func (p *batchPlan) write(w http.ResponseWriter) (int64, error) {
 		}
 		if pf.path == "" {
 			var n int
-			n, err = bw.Write(pf.data)
+			n, err = copyMapped(bw, pf.data)
 			total += int64(n)
 			continue
 		}
@@ -330,8 +334,13 @@ func (p *batchPlan) cork(r *http.Request) func() {
 	return nil
 }
 
-// close closes the data files the plan still holds.
+// close closes the data files the plan still holds and gives back its
+// pins of the data cache's files.
 func (p *batchPlan) close() {
+	if p.data != nil {
+		p.data.releaseAll(p.pins)
+		p.pins = nil
+	}
 	for i := range p.frames {
 		if f := p.frames[i].file; f != nil {
 			f.Close()

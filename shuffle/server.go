@@ -121,16 +121,24 @@ func WithDataCache(bytes int64) HandlerOption {
 }
 
 // DefaultDataCacheBytes is the default bound of the shuffle server's cache
-// of small spill data files (KeyDataCacheMB's default).
-const DefaultDataCacheBytes = 32 << 20
+// of small spill data files (KeyDataCacheMB's default). The cache maps the
+// files (datacache_linux.go): what it holds is the kernel's page cache,
+// where recently written spills are anyway, not the server's heap, so its
+// bound is set by the spills a tracker serves at once rather than by the
+// tracker's memory. At 32 MB, a tracker's 1,000 spills of 41 KB (make
+// bench-shuffle) did not fit, and the reduces' waves mapped each file 6-7
+// times; 256 MB holds 6,000 such spills, or 2,000 of the largest cached
+// (128 KiB), in as many mappings (maxMappedFiles bounds their number).
+const DefaultDataCacheBytes = 256 << 20
 
 // maxCachedFileBytes: a spill data file larger than this is never cached
-// (its small segments are read from the file). A miss reads the whole
-// file, and when a tracker's spills are more than the cache holds, reduce
-// waves miss each file again (make bench-shuffle: about 7 reads of every
-// file for 50 reduces, 8 at a time, at the default size): that pays for
-// 50 partitions of 825 bytes (41 KB files) but cost more than reading
-// each segment for 50 of 4 KB (200 KB files; docs/scaling.md).
+// (its small segments are read from the file). A miss maps the whole
+// file (it read it whole before the cache mapped files), and when a
+// tracker's spills are more than the cache holds, reduce waves miss each
+// file again (make bench-shuffle: about 7 reads of every file for 50
+// reduces, 8 at a time, at 32 MB): reading paid for 50 partitions of 825
+// bytes (41 KB files) but cost more than reading each segment for 50 of
+// 4 KB (200 KB files; docs/scaling.md).
 const maxCachedFileBytes = 128 << 10
 
 // NewHandler returns the shuffle server: it serves

@@ -38,7 +38,7 @@ func (jt *JobTracker) checkJobDoneLocked(j *job) {
 		if err == nil {
 			err = c.CommitJob()
 		}
-		jt.mu.Lock()
+		jt.lock(holderJobEnd)
 		defer jt.unlock()
 		j.committing = false
 		if err != nil {
@@ -121,7 +121,7 @@ func (jt *JobTracker) writeHistory(j *job, rec jobhistory.Record) {
 	} else if err := jt.staging.Remove(j.id); err != nil {
 		jt.log.Error("removing the job from the system directory", "job", j.id, "error", err)
 	}
-	jt.mu.Lock()
+	jt.lock(holderHistoryWritten)
 	defer jt.unlock()
 	j.history = historyWritten
 	if err != nil {

@@ -88,7 +88,7 @@ func (jt *JobTracker) speculationLoop(ctx context.Context) {
 		case <-timer.C:
 		}
 		began := time.Now()
-		jt.mu.Lock()
+		jt.lock(holderSpeculator)
 		launched := jt.speculateLocked(jt.now())
 		jt.unlock()
 		timer.Reset(scanner.NextScanAfter(launched, time.Since(began)))

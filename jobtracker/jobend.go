@@ -101,10 +101,14 @@ func (jt *JobTracker) endJobLocked(j *job, state jobState, why string) {
 	// waits for it. When that call is a heartbeat, the file is written
 	// after the other heartbeats of its batch are answered
 	// (afterRepliesLocked): a job of 37,500 tasks has megabytes of
-	// history.
-	rec := jt.historyRecordLocked(j)
+	// history. Only the job line is taken under the lock; the attempt
+	// lines, O(attempts), are built with the file (historyAttempts: the
+	// ended job's attempts no longer change).
+	line := jt.historyJobLocked(j)
 	j.history, j.historyDone = historyWriting, make(chan struct{})
-	jt.afterRepliesLocked(func() { jt.writeHistory(j, rec) })
+	jt.afterRepliesLocked(func() {
+		jt.writeHistory(j, jobhistory.Record{Job: line, Attempts: historyAttempts(j)})
+	})
 	jt.log.Info("job ended", "job", j.id, "state", state, "error", why, "seconds", j.finish.Sub(j.submit).Seconds())
 	jt.jobEndedLocked(j) // to be retired (retire.go)
 }
@@ -121,13 +125,19 @@ func (jt *JobTracker) writeHistory(j *job, rec jobhistory.Record) {
 	} else if err := jt.staging.Remove(j.id); err != nil {
 		jt.log.Error("removing the job from the system directory", "job", j.id, "error", err)
 	}
+	// The profile is computed from the record before the lock is taken
+	// (O(attempts): 0.1 s of a 37,500-map job at load 15), and merged
+	// under it.
+	name, profile, succeeded := jobProfile(&rec)
 	jt.lock(holderHistoryWritten)
 	defer jt.unlock()
 	j.history = historyWritten
 	if err != nil {
 		j.history = historyUnwritten
 	}
-	addProfile(jt.profiles, &rec)
+	if succeeded {
+		jt.addProfileLocked(name, profile)
+	}
 	close(j.historyDone)
 }
 

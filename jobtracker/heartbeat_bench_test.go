@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -39,7 +40,10 @@ import (
 //	go test -run '^$' -bench HeartbeatScale -benchtime 20000x ./jobtracker/
 //
 // GOMR_BENCH_TRACKERS and GOMR_BENCH_POLICIES narrow the sweep
-// ("10000", "fifo fair").
+// ("10000", "fifo fair"). The gRPC server has the JobTracker's own
+// options (jt.serverOptions); GOMR_BENCH_STREAM_WORKERS=N adds gRPC's
+// NumStreamWorkers(N), to compare a pool of stream workers with a
+// goroutine per call.
 func BenchmarkHeartbeatScale(b *testing.B) {
 	trackers := []int{1000, 10000}
 	if s := os.Getenv("GOMR_BENCH_TRACKERS"); s != "" {
@@ -174,7 +178,17 @@ func newHeartbeatRigConf(b testing.TB, trackers, jobs, maps, reduces int, viaGRP
 		if err != nil {
 			b.Fatal(err)
 		}
-		srv := grpc.NewServer()
+		// The JobTracker's own server options (its stats handler
+		// included), as Serve uses them.
+		opts := jt.serverOptions()
+		if s := os.Getenv("GOMR_BENCH_STREAM_WORKERS"); s != "" {
+			n, err := strconv.Atoi(s)
+			if err != nil {
+				b.Fatalf("GOMR_BENCH_STREAM_WORKERS=%q: %v", s, err)
+			}
+			opts = append(opts, grpc.NumStreamWorkers(uint32(n)))
+		}
+		srv := grpc.NewServer(opts...)
 		mrpb.RegisterJobTrackerServer(srv, jt)
 		go srv.Serve(l)
 		cc, err := grpc.NewClient(l.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))

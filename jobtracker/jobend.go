@@ -77,9 +77,13 @@ func (jt *JobTracker) endJobLocked(j *job, state jobState, why string) {
 	}
 	close(j.notify)
 	j.notify = make(chan struct{})
+	// One purge order for all the job's trackers (up to every tracker of
+	// the cluster): actions are only read once queued, so they can share
+	// it.
+	purge := &mrpb.TaskAction{Action: &mrpb.TaskAction_PurgeJob{PurgeJob: j.id}}
 	for name := range j.trackers {
 		if tr := jt.trackers[name]; tr != nil {
-			tr.actions = append(tr.actions, &mrpb.TaskAction{Action: &mrpb.TaskAction_PurgeJob{PurgeJob: j.id}})
+			tr.actions = append(tr.actions, purge)
 		}
 	}
 	if state != jobSucceeded {

@@ -116,6 +116,7 @@ func (jt *JobTracker) combineHeartbeat(c *heartbeatCall) {
 	jt.hbMu.Unlock()
 
 	jt.lock(holderHeartbeat)
+	jt.batchSize = len(batch)
 	for _, x := range batch {
 		start := time.Now()
 		jt.prom.lockWait.Observe(start.Sub(x.queued).Seconds())

@@ -57,10 +57,13 @@ type JobTracker struct {
 	// (lockholders.go); lockedAt is zero when mu was taken otherwise.
 	holder   lockHolder
 	lockedAt time.Time
-	jobs     map[string]*job
-	order    []*job
-	nextJob  int
-	trackers map[string]*trackerState
+	// batchSize is the number of heartbeats the current batch answers
+	// under the lock (combineHeartbeat), for the log of a long hold.
+	batchSize int
+	jobs      map[string]*job
+	order     []*job
+	nextJob   int
+	trackers  map[string]*trackerState
 	// published is the trackers as readers see them without the lock
 	// (publish.go), brought up to date at its release.
 	published trackerRows

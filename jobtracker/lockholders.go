@@ -100,14 +100,26 @@ func (jt *JobTracker) lock(h lockHolder) {
 	jt.holder, jt.lockedAt = h, time.Now()
 }
 
+// longHold is the hold of the lock that is logged with its holder (and,
+// for a batch of heartbeats, their number): at 3,333 heartbeats a second,
+// one such hold makes hundreds of heartbeats wait as long.
+const longHold = 100 * time.Millisecond
+
 // endHoldLocked ends the timing of the current hold, if jt.lock started
 // one (a test's own jt.mu.Lock does not), and returns its observation to
-// make once the lock is released.
+// make once the lock is released; a hold of longHold or more is logged.
 func (jt *JobTracker) endHoldLocked() (obs prometheus.Observer, held time.Duration) {
 	if jt.lockedAt.IsZero() {
 		return nil, 0
 	}
 	held = time.Since(jt.lockedAt)
 	jt.lockedAt = time.Time{}
+	if held >= longHold {
+		args := []any{"holder", jt.holder.String(), "held", held.Round(time.Microsecond)}
+		if jt.holder == holderHeartbeat {
+			args = append(args, "heartbeats", jt.batchSize)
+		}
+		jt.log.Warn("long hold of the JobTracker's lock", args...)
+	}
 	return jt.prom.holds[jt.holder], held
 }

@@ -1,8 +1,11 @@
 package jobtracker
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"net"
+	"strings"
 	"testing"
 
 	"google.golang.org/grpc"
@@ -68,5 +71,28 @@ func TestServerTimeAndLockHolders(t *testing.T) {
 	}
 	if len(holds) != int(numLockHolders) {
 		t.Errorf("%d holders exported, want every one (%d), counted or not: %v", len(holds), numLockHolders, holds)
+	}
+}
+
+// TestLongHoldIsLogged checks that a hold of the lock of longHold or more
+// is logged with its holder and, for heartbeats, the batch's size, and a
+// short one is not.
+func TestLongHoldIsLogged(t *testing.T) {
+	jt, _ := newHTTPTestJT(t, nil)
+	var buf bytes.Buffer
+	jt.log = slog.New(slog.NewTextHandler(&buf, nil))
+	jt.lock(holderHeartbeat)
+	jt.batchSize = 7
+	jt.lockedAt = jt.lockedAt.Add(-2 * longHold)
+	jt.unlock()
+	jt.lock(holderSpeculator)
+	jt.unlock()
+	got := buf.String()
+	if !strings.Contains(got, "long hold of the JobTracker's lock") || !strings.Contains(got, "holder=heartbeat") ||
+		!strings.Contains(got, "heartbeats=7") {
+		t.Errorf("log of a long heartbeat hold: %q", got)
+	}
+	if strings.Contains(got, "speculator") {
+		t.Errorf("a short hold was logged: %q", got)
 	}
 }

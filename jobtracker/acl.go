@@ -78,7 +78,8 @@ func (a *auth) describe() string {
 
 // serverOptions are the options of the JobTracker's gRPC server.
 func (jt *JobTracker) serverOptions() []grpc.ServerOption {
-	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(64 << 20), grpc.MaxSendMsgSize(64 << 20)}
+	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(64 << 20), grpc.MaxSendMsgSize(64 << 20),
+		grpc.StatsHandler(&rpcTimer{heartbeat: jt.prom.heartbeatServer})}
 	if jt.auth == nil {
 		jt.log.Info("TLS off: the RPC service is open to anyone who can reach it", "tls", jt.auth.describe())
 	} else {
@@ -215,7 +216,7 @@ func (jt *JobTracker) attemptTracker(attemptID string) (string, bool) {
 	if attemptID == "" {
 		return "", false
 	}
-	jt.mu.Lock()
+	jt.lock(holderClient)
 	defer jt.unlock()
 	_, a := jt.findAttempt(attemptID)
 	if a == nil {
@@ -243,7 +244,7 @@ func (jt *JobTracker) checkJobAccess(id security.Identity, jobID string, op secu
 // jobACL is a job's owner and its ACL for op: from the job in memory, or
 // the summary of a retired one (retire.go), or else from its history file.
 func (jt *JobTracker) jobACL(jobID string, op security.JobOp) (owner string, acl security.ACL, ok bool) {
-	jt.mu.Lock()
+	jt.lock(holderClient)
 	j := jt.jobs[jobID]
 	if j != nil {
 		owner = j.spec.User

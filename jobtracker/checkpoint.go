@@ -439,7 +439,7 @@ func (jt *JobTracker) imagesLostLocked(tracker string) {
 // operator's request: its task resumes from the image, on the same
 // tracker or, with Migrate, on another.
 func (jt *JobTracker) CheckpointTaskAttempt(ctx context.Context, req *mrpb.CheckpointTaskAttemptRequest) (*mrpb.CheckpointTaskAttemptResponse, error) {
-	jt.mu.Lock()
+	jt.lock(holderClient)
 	defer jt.unlock()
 	_, a := jt.findAttempt(req.AttemptId)
 	if a == nil {

@@ -68,7 +68,7 @@ func (jt *JobTracker) SubmitJob(ctx context.Context, req *mrpb.SubmitJobRequest)
 
 	// The job is on disk before its id is answered: a JobTracker
 	// restarted later neither forgets it nor gives its id again.
-	jt.mu.Lock()
+	jt.lock(holderSubmit)
 	jt.nextJob++
 	id := fmt.Sprintf("job_%s_%04d", jt.ident, jt.nextJob)
 	now := jt.now()
@@ -78,7 +78,7 @@ func (jt *JobTracker) SubmitJob(ctx context.Context, req *mrpb.SubmitJobRequest)
 	}
 
 	j := newJob(id, spec, splits, secret, now, jcfg, spec8r)
-	jt.mu.Lock()
+	jt.lock(holderSubmit)
 	defer jt.unlock()
 	jt.addJobLocked(j, now)
 	jt.log.Info("job submitted", "job", j.id, "name", spec.Name, "maps", len(j.maps), "reduces", len(j.reduces), "output", spec.Output)
@@ -165,7 +165,7 @@ func priorityOf(explicit int, named string) int {
 // GetJobStatus reports a job's state, progress and counters; a retired
 // job's come from the retired-jobs cache or its history (retire.go).
 func (jt *JobTracker) GetJobStatus(ctx context.Context, req *mrpb.JobStatusRequest) (*mrpb.JobStatus, error) {
-	jt.mu.Lock()
+	jt.lock(holderClientStatus)
 	j, ok := jt.jobs[req.JobId]
 	if !ok {
 		jt.unlock()
@@ -223,7 +223,7 @@ const listChunk = 64
 // jobs; then last under the final hold. A job retired between two holds
 // is skipped: it is then in the retired-jobs cache, which last reads.
 func (jt *JobTracker) jobsChunked(each func(j *job), last func()) {
-	jt.mu.Lock()
+	jt.lock(holderClientList)
 	order := slices.Clone(jt.order)
 	for i := 0; ; i += listChunk {
 		for _, j := range order[i:min(i+listChunk, len(order))] {
@@ -237,13 +237,13 @@ func (jt *JobTracker) jobsChunked(each func(j *job), last func()) {
 			return
 		}
 		jt.unlock()
-		jt.mu.Lock()
+		jt.lock(holderClientList)
 	}
 }
 
 // KillJob kills a running job.
 func (jt *JobTracker) KillJob(ctx context.Context, req *mrpb.KillJobRequest) (*mrpb.KillJobResponse, error) {
-	jt.mu.Lock()
+	jt.lock(holderClient)
 	j, ok := jt.jobs[req.JobId]
 	if !ok {
 		jt.unlock()
@@ -264,7 +264,7 @@ func (jt *JobTracker) KillJob(ctx context.Context, req *mrpb.KillJobRequest) (*m
 // GetJobHistory returns a finished job's history record.
 func (jt *JobTracker) GetJobHistory(ctx context.Context, req *mrpb.JobHistoryRequest) (*mrpb.JobHistoryResponse, error) {
 	// A job that has just ended may still be having its file written.
-	jt.mu.Lock()
+	jt.lock(holderClient)
 	var written chan struct{}
 	if j := jt.jobs[req.JobId]; j != nil {
 		written = j.historyDone
@@ -402,7 +402,7 @@ func (j *job) progresses() [2]float64 {
 // (not counted against the task's attempts) or, with Fail, failed
 // (counted), as Hadoop's -kill-task and -fail-task.
 func (jt *JobTracker) KillTaskAttempt(ctx context.Context, req *mrpb.KillTaskAttemptRequest) (*mrpb.KillTaskAttemptResponse, error) {
-	jt.mu.Lock()
+	jt.lock(holderClient)
 	defer jt.unlock()
 	j, a := jt.findAttempt(req.AttemptId)
 	if a == nil {
@@ -426,7 +426,7 @@ func (jt *JobTracker) SetJobPriority(ctx context.Context, req *mrpb.SetJobPriori
 	if !ok {
 		return nil, status.Errorf(codes.InvalidArgument, "priority %q: want VERY_HIGH, HIGH, NORMAL, LOW or VERY_LOW", req.Priority)
 	}
-	jt.mu.Lock()
+	jt.lock(holderClient)
 	defer jt.unlock()
 	j, ok := jt.jobs[req.JobId]
 	if !ok {
@@ -443,7 +443,7 @@ func (jt *JobTracker) SetJobPriority(ctx context.Context, req *mrpb.SetJobPriori
 // ListTaskAttempts lists a job's task attempts, in the order they
 // started.
 func (jt *JobTracker) ListTaskAttempts(ctx context.Context, req *mrpb.TaskAttemptsRequest) (*mrpb.TaskAttemptsResponse, error) {
-	jt.mu.Lock()
+	jt.lock(holderClient)
 	defer jt.unlock()
 	j, ok := jt.jobs[req.JobId]
 	if !ok {

@@ -115,7 +115,8 @@ func (jt *JobTracker) combineHeartbeat(c *heartbeatCall) {
 	jt.hbQueue = nil
 	jt.hbMu.Unlock()
 
-	jt.mu.Lock()
+	jt.lock(holderHeartbeat)
+	jt.batchSize = len(batch)
 	for _, x := range batch {
 		start := time.Now()
 		jt.prom.lockWait.Observe(start.Sub(x.queued).Seconds())
@@ -263,7 +264,7 @@ func (jt *JobTracker) admitLocked(t *trackerState, req *mrpb.HeartbeatRequest, f
 // the new process's own (one process binds a port at a time), or nothing
 // listens there any more.
 func (jt *JobTracker) previousTrackerGone(req *mrpb.HeartbeatRequest) bool {
-	jt.mu.Lock()
+	jt.lock(holderHeartbeat)
 	t := jt.trackers[req.Tracker]
 	var addr string
 	if t != nil && t.instance != req.Instance {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -39,7 +40,10 @@ import (
 //	go test -run '^$' -bench HeartbeatScale -benchtime 20000x ./jobtracker/
 //
 // GOMR_BENCH_TRACKERS and GOMR_BENCH_POLICIES narrow the sweep
-// ("10000", "fifo fair").
+// ("10000", "fifo fair"). The gRPC server has the JobTracker's own
+// options (jt.serverOptions); GOMR_BENCH_STREAM_WORKERS=N adds gRPC's
+// NumStreamWorkers(N), to compare a pool of stream workers with a
+// goroutine per call.
 func BenchmarkHeartbeatScale(b *testing.B) {
 	trackers := []int{1000, 10000}
 	if s := os.Getenv("GOMR_BENCH_TRACKERS"); s != "" {
@@ -174,7 +178,17 @@ func newHeartbeatRigConf(b testing.TB, trackers, jobs, maps, reduces int, viaGRP
 		if err != nil {
 			b.Fatal(err)
 		}
-		srv := grpc.NewServer()
+		// The JobTracker's own server options (its stats handler
+		// included), as Serve uses them.
+		opts := jt.serverOptions()
+		if s := os.Getenv("GOMR_BENCH_STREAM_WORKERS"); s != "" {
+			n, err := strconv.Atoi(s)
+			if err != nil {
+				b.Fatalf("GOMR_BENCH_STREAM_WORKERS=%q: %v", s, err)
+			}
+			opts = append(opts, grpc.NumStreamWorkers(uint32(n)))
+		}
+		srv := grpc.NewServer(opts...)
 		mrpb.RegisterJobTrackerServer(srv, jt)
 		go srv.Serve(l)
 		cc, err := grpc.NewClient(l.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
@@ -432,4 +446,45 @@ func TestConcurrentHeartbeatsCombine(t *testing.T) {
 	if n := r.jt.order[0].finishedMaps; n != trackers*beats {
 		t.Errorf("%d maps finished, want %d (one a heartbeat)", n, trackers*beats)
 	}
+}
+
+// BenchmarkJobEnd is the end of a map-only job of 37,500 maps on 10,000
+// trackers (loadgen's jobs at 10,000 trackers): every map run to its end
+// by heartbeats, then the job's commit and end, whose hold of the lock
+// (holder job_end) heartbeats wait behind, and its history file written.
+// job_end-ms/op is that hold's wall time; with -cpuprofile, the
+// endJobLocked subtree is its CPU.
+//
+//	go test -run '^$' -bench JobEnd -benchtime 1x -cpuprofile /tmp/jobend.prof ./jobtracker/
+func BenchmarkJobEnd(b *testing.B) {
+	var held float64
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		r := newHeartbeatRigConf(b, 10000, 1, 37500, 0, false, map[string]string{"scheduler.policy": "fifo"})
+		jt := r.jt
+		job := func() (done bool, written bool) {
+			jt.mu.Lock()
+			defer jt.unlock()
+			j := jt.order[0]
+			return j.done(), j.history == historyWritten
+		}
+		for k := 0; ; k++ {
+			if done, _ := job(); done {
+				break
+			}
+			if _, err := r.tryBeat(k%len(r.trackers), true); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for _, written := job(); !written; _, written = job() {
+			time.Sleep(10 * time.Millisecond)
+		}
+		var m dto.Metric
+		if err := jt.prom.holds[holderJobEnd].(prometheus.Metric).Write(&m); err != nil {
+			b.Fatal(err)
+		}
+		held += m.GetHistogram().GetSampleSum()
+		r.close()
+	}
+	b.ReportMetric(held*1000/float64(b.N), "job_end-ms/op")
 }

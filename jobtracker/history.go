@@ -86,27 +86,51 @@ func (h *History) Record(jobID string) (*jobhistory.Record, error) {
 	return rec, nil
 }
 
+// historyRecordLocked is the history record of an ended job.
 func (jt *JobTracker) historyRecordLocked(j *job) jobhistory.Record {
-	rec := jobhistory.Record{Job: jobhistory.Job{
+	return jobhistory.Record{Job: jt.historyJobLocked(j), Attempts: historyAttempts(j)}
+}
+
+// historyJobLocked is the job line of an ended job's history record.
+func (jt *JobTracker) historyJobLocked(j *job) jobhistory.Job {
+	line := jobhistory.Job{
 		Type: "job", JobID: j.id, Name: j.spec.Name, User: j.spec.User, Pool: j.spec.Pool,
 		State: j.state.String(), Error: j.err, Submit: j.submit, Start: j.start, Finish: j.finish,
 		Maps: len(j.maps), Reduces: len(j.reduces), Deadline: j.spec.DeadlineSeconds,
 		Counters: jt.jobCountersLocked(j), Output: j.spec.Output, Priority: j.priority, Queue: j.spec.Pool,
-	}}
-	if j.conf != nil {
-		rec.Job.ViewACL, rec.Job.ModifyACL = j.conf.String(security.KeyJobViewACL), j.conf.String(security.KeyJobModifyACL)
 	}
-	if rec.Job.Queue == "" && j.conf != nil {
-		rec.Job.Queue = j.conf.String("mapreduce.job.queuename")
+	if j.conf != nil {
+		line.ViewACL, line.ModifyACL = j.conf.String(security.KeyJobViewACL), j.conf.String(security.KeyJobModifyACL)
+	}
+	if line.Queue == "" && j.conf != nil {
+		line.Queue = j.conf.String("mapreduce.job.queuename")
 	}
 	ms, rs := j.summary(partitions.Map), j.summary(partitions.Reduce)
-	rec.Job.SucceededMaps, rec.Job.FailedMaps, rec.Job.KilledMaps = int(ms.Succeeded), int(ms.Failed), int(ms.Killed)
-	rec.Job.SucceededReduces, rec.Job.FailedReduces, rec.Job.KilledReduces = int(rs.Succeeded), int(rs.Failed), int(rs.Killed)
+	line.SucceededMaps, line.FailedMaps, line.KilledMaps = int(ms.Succeeded), int(ms.Failed), int(ms.Killed)
+	line.SucceededReduces, line.FailedReduces, line.KilledReduces = int(rs.Succeeded), int(rs.Failed), int(rs.Killed)
 	for _, s := range j.splits {
 		if s.Path != "" {
-			rec.Job.InputBytes += s.Length
+			line.InputBytes += s.Length
 		}
 	}
+	return line
+}
+
+// historyAttempts are the attempt lines of an ended job's history record:
+// every attempt of its maps, then of its reduces, by task index and in
+// launch order. It needs no lock: once a job has ended, every attempt of
+// it is final (endJobLocked killed the live ones) and nothing changes its
+// tasks' attempts or their fields (a final attempt ignores reports,
+// attemptStatusLocked; a done job gets no launch, split or scale-up), so
+// the job's end builds these after the lock is released (O(attempts)).
+func historyAttempts(j *job) []jobhistory.Attempt {
+	n := 0
+	for _, ts := range [][]*task{j.maps, j.reduces} {
+		for _, t := range ts {
+			n += len(t.attempts)
+		}
+	}
+	out := make([]jobhistory.Attempt, 0, n)
 	for _, ts := range [][]*task{j.maps, j.reduces} {
 		for _, t := range ts {
 			for _, a := range t.attempts {
@@ -123,9 +147,9 @@ func (jt *JobTracker) historyRecordLocked(j *job) jobhistory.Record {
 					sf := a.sortFinish
 					ha.SortFinish = &sf
 				}
-				rec.Attempts = append(rec.Attempts, ha)
+				out = append(out, ha)
 			}
 		}
 	}
-	return rec
+	return out
 }

@@ -397,7 +397,7 @@ func (jt *JobTracker) clusterInfo(withJobs bool) (ClusterInfo, []JobInfo) {
 // jobDetail copies one job's state; false if there is no such job. A
 // retired job's comes from the retired-jobs cache or its history.
 func (jt *JobTracker) jobDetail(id string) (JobDetail, bool) {
-	jt.mu.Lock()
+	jt.lock(holderWebUI)
 	j, ok := jt.jobs[id]
 	if !ok {
 		jt.unlock()

@@ -38,7 +38,7 @@ func (jt *JobTracker) checkJobDoneLocked(j *job) {
 		if err == nil {
 			err = c.CommitJob()
 		}
-		jt.mu.Lock()
+		jt.lock(holderJobEnd)
 		defer jt.unlock()
 		j.committing = false
 		if err != nil {
@@ -77,9 +77,13 @@ func (jt *JobTracker) endJobLocked(j *job, state jobState, why string) {
 	}
 	close(j.notify)
 	j.notify = make(chan struct{})
+	// One purge order for all the job's trackers (up to every tracker of
+	// the cluster): actions are only read once queued, so they can share
+	// it.
+	purge := &mrpb.TaskAction{Action: &mrpb.TaskAction_PurgeJob{PurgeJob: j.id}}
 	for name := range j.trackers {
 		if tr := jt.trackers[name]; tr != nil {
-			tr.actions = append(tr.actions, &mrpb.TaskAction{Action: &mrpb.TaskAction_PurgeJob{PurgeJob: j.id}})
+			tr.actions = append(tr.actions, purge)
 		}
 	}
 	if state != jobSucceeded {
@@ -101,10 +105,14 @@ func (jt *JobTracker) endJobLocked(j *job, state jobState, why string) {
 	// waits for it. When that call is a heartbeat, the file is written
 	// after the other heartbeats of its batch are answered
 	// (afterRepliesLocked): a job of 37,500 tasks has megabytes of
-	// history.
-	rec := jt.historyRecordLocked(j)
+	// history. Only the job line is taken under the lock; the attempt
+	// lines, O(attempts), are built with the file (historyAttempts: the
+	// ended job's attempts no longer change).
+	line := jt.historyJobLocked(j)
 	j.history, j.historyDone = historyWriting, make(chan struct{})
-	jt.afterRepliesLocked(func() { jt.writeHistory(j, rec) })
+	jt.afterRepliesLocked(func() {
+		jt.writeHistory(j, jobhistory.Record{Job: line, Attempts: historyAttempts(j)})
+	})
 	jt.log.Info("job ended", "job", j.id, "state", state, "error", why, "seconds", j.finish.Sub(j.submit).Seconds())
 	jt.jobEndedLocked(j) // to be retired (retire.go)
 }
@@ -121,13 +129,19 @@ func (jt *JobTracker) writeHistory(j *job, rec jobhistory.Record) {
 	} else if err := jt.staging.Remove(j.id); err != nil {
 		jt.log.Error("removing the job from the system directory", "job", j.id, "error", err)
 	}
-	jt.mu.Lock()
+	// The profile is computed from the record before the lock is taken
+	// (O(attempts): 0.1 s of a 37,500-map job at load 15), and merged
+	// under it.
+	name, profile, succeeded := jobProfile(&rec)
+	jt.lock(holderHistoryWritten)
 	defer jt.unlock()
 	j.history = historyWritten
 	if err != nil {
 		j.history = historyUnwritten
 	}
-	addProfile(jt.profiles, &rec)
+	if succeeded {
+		jt.addProfileLocked(name, profile)
+	}
 	close(j.historyDone)
 }
 

@@ -52,11 +52,18 @@ type JobTracker struct {
 	hbQueue     []*heartbeatCall
 	hbCombining bool
 
-	mu       sync.Mutex
-	jobs     map[string]*job
-	order    []*job
-	nextJob  int
-	trackers map[string]*trackerState
+	mu sync.Mutex
+	// holder and lockedAt are who took mu with jt.lock and when
+	// (lockholders.go); lockedAt is zero when mu was taken otherwise.
+	holder   lockHolder
+	lockedAt time.Time
+	// batchSize is the number of heartbeats the current batch answers
+	// under the lock (combineHeartbeat), for the log of a long hold.
+	batchSize int
+	jobs      map[string]*job
+	order     []*job
+	nextJob   int
+	trackers  map[string]*trackerState
 	// published is the trackers as readers see them without the lock
 	// (publish.go), brought up to date at its release.
 	published trackerRows
@@ -219,7 +226,7 @@ func New(cfg *conf.Config, opts Options) (*JobTracker, error) {
 	jt.driver.SetPlanner(preempt.New(plan))
 	jt.prom = newJTMetrics(jt)
 	if cfg.Bool("mapreduce.jobtracker.restart.recover") {
-		jt.mu.Lock()
+		jt.lock(holderRecovery)
 		err = jt.recoverJobs()
 		jt.unlock()
 	} else {
@@ -349,7 +356,7 @@ func (jt *JobTracker) expiryLoop(ctx context.Context) {
 	// trackers heartbeating every 100 s need not be checked every 0.3 s.
 	// A pass looks at what is due only (expiry.go).
 	tick := func() time.Duration {
-		jt.mu.Lock()
+		jt.lock(holderExpiry)
 		iv := jt.heartbeatIntervalLocked()
 		jt.unlock()
 		return max(min(expiry/4, iv), 20*time.Millisecond)
@@ -364,7 +371,7 @@ func (jt *JobTracker) expiryLoop(ctx context.Context) {
 			return
 		case <-timer.C:
 		}
-		jt.mu.Lock()
+		jt.lock(holderExpiry)
 		jt.expirePassLocked(jt.now())
 		jt.unlock()
 		timer.Reset(tick())

@@ -250,7 +250,11 @@ func (jt *JobTracker) unlockEarly() (late []func()) {
 	jt.publishLocked()
 	work, late := jt.deferred, jt.deferredLate
 	jt.deferred, jt.deferredLate = nil, nil
+	obs, held := jt.endHoldLocked()
 	jt.mu.Unlock()
+	if obs != nil {
+		obs.Observe(held.Seconds())
+	}
 	for _, f := range work {
 		f()
 	}

@@ -35,11 +35,18 @@ type jtMetrics struct {
 	// heartbeat is the time a Heartbeat call takes, from its arrival to
 	// its reply (or refusal).
 	heartbeat prometheus.Histogram
+	// heartbeatServer is a Heartbeat call's time in the gRPC server, its
+	// decoding and encoding included (rpcstats.go), in finer buckets.
+	heartbeatServer prometheus.Histogram
 	// lockWait is the time a heartbeat waits for its turn under the
 	// JobTracker's lock (from its queueing to the start of its answer,
 	// combineHeartbeat), lockHeld the time its answer takes under it (the
 	// work every other heartbeat and client call queues behind).
 	lockWait, lockHeld prometheus.Histogram
+	// holdsVec is every hold of the lock by holder (lockholders.go),
+	// holds its observer for each holder.
+	holdsVec *prometheus.HistogramVec
+	holds    [numLockHolders]prometheus.Observer
 	// jobDuration is a job's time from submission to its end, by final
 	// state; attemptDuration an attempt's from launch to its end, by
 	// task type and final state.
@@ -121,6 +128,8 @@ func newJTMetrics(jt *JobTracker) *jtMetrics {
 			Help: "Reduces added by scale-up splits (a split reduce's remaining key groups cut into key ranges run by several reduces for idle slots).",
 		}),
 	}
+	m.holdsVec, m.holds = newLockHoldMetrics()
+	m.heartbeatServer = newHeartbeatServerHistogram()
 	for _, ty := range []string{"map", "reduce"} {
 		m.splits.WithLabelValues(ty)
 	}
@@ -130,7 +139,7 @@ func newJTMetrics(jt *JobTracker) *jtMetrics {
 	for _, o := range []string{"succeeded", "failed", "lost"} {
 		m.preemptRestores.WithLabelValues(o)
 	}
-	m.reg.MustRegister(m.heartbeat, m.lockWait, m.lockHeld, m.jobDuration, m.attemptDuration, m.fetchFailures,
+	m.reg.MustRegister(m.heartbeat, m.heartbeatServer, m.lockWait, m.lockHeld, m.holdsVec, m.jobDuration, m.attemptDuration, m.fetchFailures,
 		m.preemptCheckpoints, m.preemptRestores, m.checkpointBytes, m.splits, m.scaleUpMaps, m.scaleUpReduces,
 		newJTCollector(jt, m.heartbeat),
 		collectors.NewGoCollector(),
@@ -210,7 +219,7 @@ func (jt *JobTracker) metrics() metricsSnapshot {
 		m.occupied[1] += min(row.busy[1], t.ReduceSlots)
 		return true
 	})
-	jt.mu.Lock()
+	jt.lock(holderMetrics)
 	defer jt.unlock()
 	m.lostReplies = jt.lostReplies
 	m.sched = jt.driver.Stats()

@@ -19,7 +19,15 @@ func loadProfiles(dir string) (map[string]partitions.Profile, error) {
 	return jobhistory.LoadProfiles(dir)
 }
 
-// addProfile merges one job's profile into profiles if the job succeeded.
-func addProfile(profiles map[string]partitions.Profile, rec *jobhistory.Record) {
-	jobhistory.AddProfile(profiles, rec)
+// jobProfile is the profile of an ended job (its name and profile; ok
+// false when it did not succeed), computed from its history record
+// without the lock: O(attempts).
+func jobProfile(rec *jobhistory.Record) (name string, p partitions.Profile, ok bool) {
+	return jobhistory.ProfileOf(rec)
+}
+
+// addProfileLocked merges a job's profile, from jobProfile, into the
+// JobTracker's profiles.
+func (jt *JobTracker) addProfileLocked(name string, p partitions.Profile) {
+	jobhistory.MergeProfile(jt.profiles, name, p)
 }

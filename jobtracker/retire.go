@@ -148,7 +148,7 @@ func (jt *JobTracker) retireLoop(ctx context.Context) {
 // retired. It holds jt.mu for one walk of the completed jobs, and for one
 // of the job list when it retires any.
 func (jt *JobTracker) retireJobs() int {
-	jt.mu.Lock()
+	jt.lock(holderRetire)
 	defer jt.unlock()
 	return jt.retireJobsLocked(jt.now())
 }
@@ -379,7 +379,7 @@ func (s *retiredJob) counterSet() mr.CounterSet {
 // cache, or else in the job history. It takes jt.mu for the cache lookup
 // only. The error is a gRPC NotFound when there is no such job.
 func (jt *JobTracker) retiredJob(id string) (*retiredJob, error) {
-	jt.mu.Lock()
+	jt.lock(holderRetire)
 	s := jt.retire.byID[id]
 	jt.unlock()
 	if s != nil {

@@ -79,6 +79,9 @@ func (jt *JobTracker) speculationLoop(ctx context.Context) {
 	timer := time.NewTimer(jt.specParams.RetryNoSpec)
 	defer timer.Stop()
 	scanner := speculator.New(jt.specParams)
+	// The loop's own views of the jobs, built a chunk at a time
+	// (speculateChunked).
+	views := map[*job]*specScratch{}
 	for {
 		select {
 		case <-ctx.Done():
@@ -88,15 +91,15 @@ func (jt *JobTracker) speculationLoop(ctx context.Context) {
 		case <-timer.C:
 		}
 		began := time.Now()
-		jt.mu.Lock()
-		launched := jt.speculateLocked(jt.now())
-		jt.unlock()
+		launched := jt.speculateChunked(views)
 		timer.Reset(scanner.NextScanAfter(launched, time.Since(began)))
 	}
 }
 
 // speculateLocked runs one scan of every running job and records the
-// speculative attempts asked for; it reports whether there was any.
+// speculative attempts asked for; it reports whether there was any. Its
+// views are built under this one hold of the lock; the speculation loop
+// builds them a chunk at a time instead (speculateChunked).
 func (jt *JobTracker) speculateLocked(now time.Time) bool {
 	any := false
 	for _, j := range jt.order {
@@ -106,28 +109,130 @@ func (jt *JobTracker) speculateLocked(now time.Time) bool {
 			j.specScan = specScratch{}
 			continue
 		}
-		view := jt.speculatorViewLocked(j, now)
-		for _, d := range j.speculator.Scan(now, view, "") {
-			tk := j.specScan.taskOf(d.Type, d.TaskID)
-			if tk == nil || tk.specPending != nil {
+		jt.speculatorViewLocked(j, now)
+		any = jt.decideLocked(j, &j.specScan, now) || any
+	}
+	return any
+}
+
+// specChunk is how many tasks of a job a hold of the lock adds to the
+// speculation loop's view: about a millisecond of the lock on a busy
+// machine, where the whole of a 20,000-task last wave took 9-80 ms (a
+// variable for the tests).
+var specChunk = 2048
+
+// speculateChunked is a scan of the speculation loop: speculateLocked,
+// except that each job's view is built specChunk tasks per hold of the
+// lock (heartbeats are answered between the holds), and the speculator
+// then decides on the views under one more hold, in which the types'
+// pending counts and finished durations are read again. The view of a
+// large last wave is thus not one instant's but that of a few
+// milliseconds; a decision on a task that ended meanwhile is dropped
+// (decideLocked checks the task and its attempt under the lock), and a
+// task that began meanwhile waits for the next scan. views are the loop's
+// own buffers, by job (those of jobs no longer scanned are dropped).
+func (jt *JobTracker) speculateChunked(views map[*job]*specScratch) bool {
+	jt.lock(holderSpeculator)
+	var jobs []*job
+	for _, j := range jt.order {
+		if !j.done() && !j.committing && j.speculator != nil {
+			jobs = append(jobs, j)
+		}
+	}
+	jt.unlock()
+	for j := range views {
+		if !slices.Contains(jobs, j) {
+			delete(views, j)
+		}
+	}
+	for _, j := range jobs {
+		if views[j] == nil {
+			views[j] = &specScratch{}
+		}
+		jt.buildViewChunked(j, views[j])
+	}
+	jt.lock(holderSpeculator)
+	defer jt.unlock()
+	now := jt.now()
+	any := false
+	for _, j := range jobs {
+		if j.done() || j.committing {
+			continue
+		}
+		sc := views[j]
+		for _, typ := range []partitions.TaskType{partitions.Map, partitions.Reduce} {
+			tv := sc.view.Type(typ)
+			tv.Total = len(j.tasks(typ))
+			if !j.speculatesType(typ) || j.pending[typ] > 0 {
+				tv.Pending, tv.Finished, tv.Tasks, sc.tasks[typ] = j.pending[typ], nil, tv.Tasks[:0], sc.tasks[typ][:0]
 				continue
 			}
-			var src *attempt
-			for _, a := range tk.running() {
-				if a.id == d.Source {
-					src = a
+			tv.Pending, tv.Finished = 0, j.finished[typ].d
+		}
+		any = jt.decideLocked(j, sc, now) || any
+	}
+	return any
+}
+
+// buildViewChunked builds j's view in sc as speculatorViewLocked does, a
+// chunk of tasks per hold of the lock; the types' counts and finished
+// durations are left for the caller to set under its final hold.
+func (jt *JobTracker) buildViewChunked(j *job, sc *specScratch) {
+	sc.view = speculator.JobView{ID: j.id, Map: speculator.TypeView{Tasks: sc.view.Map.Tasks[:0]},
+		Reduce: speculator.TypeView{Tasks: sc.view.Reduce.Tasks[:0]}}
+	sc.attempts = sc.attempts[:0]
+	for _, typ := range []partitions.TaskType{partitions.Map, partitions.Reduce} {
+		sc.tasks[typ] = sc.tasks[typ][:0]
+		tv := sc.view.Type(typ)
+		for from := 0; ; from += specChunk {
+			jt.lock(holderSpeculator)
+			tasks := j.tasks(typ)
+			if j.done() || j.committing || !j.speculatesType(typ) || j.pending[typ] > 0 || from >= len(tasks) {
+				jt.unlock()
+				break
+			}
+			for _, tk := range tasks[from:min(from+specChunk, len(tasks))] {
+				if j.active[tk] {
+					jt.appendTaskViewLocked(sc, tv, typ, tk)
 				}
 			}
-			if src == nil || (src.ckpt != nil && !src.ckpt.ordered.IsZero()) || (src.split != nil && src.split.ordered && tk.typ == partitions.Reduce) {
-				continue // not an attempt being preempted or split (spec §5.10)
-			}
-			s := &speculation{task: tk, kind: d.Kind, source: src, decided: now, explain: d.Explanation.String()}
-			tk.setSpec(s)
-			tk.speculated = true
-			j.speculations = append(j.speculations, s)
-			any = true
-			jt.log.Info("speculating", "task", tk.id(), "kind", d.Kind, "source", src.id, "why", s.explain)
+			jt.unlock()
 		}
+	}
+}
+
+// speculatesType tells whether the job's speculator considers tasks of
+// type typ at all (its switch for the type).
+func (j *job) speculatesType(typ partitions.TaskType) bool {
+	p := j.speculator.Params()
+	return (typ == partitions.Map && p.MapSpeculative) || (typ == partitions.Reduce && p.ReduceSpeculative)
+}
+
+// decideLocked asks j's speculator for its decisions on the view in sc
+// and records the speculative attempts asked for, each on a task still
+// running from an attempt still live; it reports whether there was any.
+func (jt *JobTracker) decideLocked(j *job, sc *specScratch, now time.Time) bool {
+	any := false
+	for _, d := range j.speculator.Scan(now, &sc.view, "") {
+		tk := sc.taskOf(d.Type, d.TaskID)
+		if tk == nil || tk.specPending != nil || tk.state != taskRunning {
+			continue
+		}
+		var src *attempt
+		for _, a := range tk.running() {
+			if a.id == d.Source {
+				src = a
+			}
+		}
+		if src == nil || (src.ckpt != nil && !src.ckpt.ordered.IsZero()) || (src.split != nil && src.split.ordered && tk.typ == partitions.Reduce) {
+			continue // not an attempt being preempted or split (spec §5.10)
+		}
+		s := &speculation{task: tk, kind: d.Kind, source: src, decided: now, explain: d.Explanation.String()}
+		tk.setSpec(s)
+		tk.speculated = true
+		j.speculations = append(j.speculations, s)
+		any = true
+		jt.log.Info("speculating", "task", tk.id(), "kind", d.Kind, "source", src.id, "why", s.explain)
 	}
 	return any
 }
@@ -199,25 +304,33 @@ func (jt *JobTracker) speculatorViewLocked(j *job, now time.Time) *speculator.Jo
 		}
 		sc.attempts = slices.Grow(sc.attempts, n)
 		for _, tk := range running {
-			start := len(sc.attempts)
-			for _, a := range tk.attempts {
-				if a.live() {
-					sc.attempts = append(sc.attempts, jt.attemptViewLocked(a))
-				}
-			}
-			if len(sc.attempts) == start {
-				continue
-			}
-			tv.Tasks = append(tv.Tasks, speculator.TaskView{
-				ID:                 tk.viewID(),
-				Attempts:           sc.attempts[start:len(sc.attempts):len(sc.attempts)],
-				SpeculativePending: tk.specPending != nil && tk.specPending.attempt == nil,
-				Speculated:         tk.speculated,
-			})
-			sc.tasks[typ] = append(sc.tasks[typ], tk)
+			jt.appendTaskViewLocked(sc, tv, typ, tk)
 		}
 	}
 	return &sc.view
+}
+
+// appendTaskViewLocked adds running task tk of type typ, with its live
+// attempts, to the view tv in sc (nothing when none is live). The attempt
+// views are in sc.attempts, each task's a slice of it; a growth of it
+// leaves the slices made before in the old buffer, which stays theirs.
+func (jt *JobTracker) appendTaskViewLocked(sc *specScratch, tv *speculator.TypeView, typ partitions.TaskType, tk *task) {
+	start := len(sc.attempts)
+	for _, a := range tk.attempts {
+		if a.live() {
+			sc.attempts = append(sc.attempts, jt.attemptViewLocked(a))
+		}
+	}
+	if len(sc.attempts) == start {
+		return
+	}
+	tv.Tasks = append(tv.Tasks, speculator.TaskView{
+		ID:                 tk.viewID(),
+		Attempts:           sc.attempts[start:len(sc.attempts):len(sc.attempts)],
+		SpeculativePending: tk.specPending != nil && tk.specPending.attempt == nil,
+		Speculated:         tk.speculated,
+	})
+	sc.tasks[typ] = append(sc.tasks[typ], tk)
 }
 
 // cloneMeasurement turns a clone's stats into the estimator's sample. The

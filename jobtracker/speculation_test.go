@@ -2,6 +2,7 @@ package jobtracker
 
 import (
 	"math"
+	"reflect"
 	"testing"
 	"time"
 
@@ -151,4 +152,58 @@ func TestSpeculatorViewIsTheJobsRunningTasks(t *testing.T) {
 		}
 	}
 	check(2)
+}
+
+// TestChunkedViewIsTheLockedView checks that the speculation loop's view,
+// built a chunk of tasks per hold of the lock (speculateChunked), is the
+// view built under one hold when nothing changes between the chunks: the
+// same tasks in the same order with the same attempt views; and that a
+// scan of the loop runs on it.
+func TestChunkedViewIsTheLockedView(t *testing.T) {
+	defer func(n int) { specChunk = n }(specChunk)
+	specChunk = 7
+	r := newHeartbeatRigConf(t, 50, 1, 400, 2, false, map[string]string{"scheduler.policy": "fifo"})
+	defer r.close()
+	for k := 0; r.pendingMaps() > 0; k++ {
+		if _, err := r.tryBeat(k%len(r.trackers), true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	jt := r.jt
+	views := map[*job]*specScratch{}
+	for round := 1; round <= 2; round++ {
+		jt.mu.Lock()
+		j := jt.order[0]
+		jt.unlock()
+		sc := &specScratch{}
+		if v := views[j]; v != nil {
+			sc = v // the second round reuses the first's buffers
+		}
+		views[j] = sc
+		jt.buildViewChunked(j, sc)
+		jt.mu.Lock()
+		want := jt.speculatorViewLocked(j, jt.now())
+		got := sc.view.Map.Tasks
+		if len(got) != len(want.Map.Tasks) || len(got) == 0 {
+			jt.unlock()
+			t.Fatalf("round %d: %d tasks in the chunked view, want %d (> 0)", round, len(got), len(want.Map.Tasks))
+		}
+		for i := range got {
+			if !reflect.DeepEqual(got[i], want.Map.Tasks[i]) {
+				jt.unlock()
+				t.Fatalf("round %d: task %d of the chunked view is %+v, want %+v", round, i, got[i], want.Map.Tasks[i])
+			}
+			if sc.tasks[partitions.Map][i] != j.specScan.tasks[partitions.Map][i] {
+				jt.unlock()
+				t.Fatalf("round %d: task %d of the chunked view is not the job's", round, i)
+			}
+		}
+		jt.unlock()
+		jt.speculateChunked(views)
+		for k := 0; k < 30; k++ {
+			if _, err := r.tryBeat(k%len(r.trackers), true); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 }

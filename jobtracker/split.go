@@ -478,7 +478,7 @@ func (jt *JobTracker) splitOutputLostLocked(m *task, now time.Time) {
 // map) or key group (a reduce) at a user's request (`mr job -split-task`); it refuses, saying why, an
 // attempt that may not be split.
 func (jt *JobTracker) SplitTaskAttempt(ctx context.Context, req *mrpb.SplitTaskAttemptRequest) (*mrpb.SplitTaskAttemptResponse, error) {
-	jt.mu.Lock()
+	jt.lock(holderClient)
 	defer jt.unlock()
 	_, a := jt.findAttempt(req.AttemptId)
 	if a == nil {

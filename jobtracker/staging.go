@@ -177,7 +177,7 @@ func (jt *JobTracker) failLostJobs() error {
 				jt.log.Warn("cannot tell whether a lost job's output was committed; recording it lost", "job", j.ID, "error", err)
 			}
 			if committed {
-				jt.mu.Lock()
+				jt.lock(holderRecovery)
 				err := jt.recoverJob(j, now)
 				jt.unlock()
 				if err == nil {
@@ -212,7 +212,7 @@ func (jt *JobTracker) failLostJobs() error {
 		// Its attempts may still run on trackers that have not yet
 		// registered with this process: aborted again as each of them
 		// registers listing the job (abort.go).
-		jt.mu.Lock()
+		jt.lock(holderRecovery)
 		jt.awaitPurgeLocked(j.ID, j.Spec.Output, nil)
 		jt.unlock()
 		if err := jt.staging.Remove(j.ID); err != nil {

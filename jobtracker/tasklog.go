@@ -37,7 +37,7 @@ func (jt *JobTracker) GetTaskLog(ctx context.Context, req *mrpb.TaskLogRequest) 
 	if err != nil {
 		return nil, err
 	}
-	jt.mu.Lock()
+	jt.lock(holderClient)
 	tr := jt.trackers[tracker]
 	addr := ""
 	if tr != nil {
@@ -62,7 +62,7 @@ func (jt *JobTracker) attemptTrackerForLog(attemptID string) (string, error) {
 	if job == "" {
 		return "", status.Errorf(codes.InvalidArgument, "%q is not a task attempt id (attempt_<jobtracker>_<job>_<m|r>_<task>_<n>)", attemptID)
 	}
-	jt.mu.Lock()
+	jt.lock(holderClient)
 	_, a := jt.findAttempt(attemptID)
 	tracker := ""
 	if a != nil {

@@ -508,7 +508,7 @@ func (jt *JobTracker) GetMapEvents(ctx context.Context, req *mrpb.MapEventsReque
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
 	for {
-		jt.mu.Lock()
+		jt.lock(holderTrackerRPC)
 		j, ok := jt.jobs[req.JobId]
 		if !ok {
 			jt.unlock()
@@ -558,7 +558,7 @@ func (jt *JobTracker) GetMapEvents(ctx context.Context, req *mrpb.MapEventsReque
 // after mapreduce.job.maxfetchfailures.per.map reports the map attempt's
 // output is declared lost and the map re-run.
 func (jt *JobTracker) ReportFetchFailure(ctx context.Context, req *mrpb.FetchFailureRequest) (*mrpb.Empty, error) {
-	jt.mu.Lock()
+	jt.lock(holderTrackerRPC)
 	defer jt.unlock()
 	j, a := jt.findAttempt(req.MapAttemptId)
 	if a == nil || j.done() || a.obsolete {
@@ -598,7 +598,7 @@ func (jt *JobTracker) ReportFetchFailure(ctx context.Context, req *mrpb.FetchFai
 
 // CanCommit grants the output commit of a task to exactly one attempt.
 func (jt *JobTracker) CanCommit(ctx context.Context, req *mrpb.CanCommitRequest) (*mrpb.CanCommitResponse, error) {
-	jt.mu.Lock()
+	jt.lock(holderTrackerRPC)
 	defer jt.unlock()
 	j, a := jt.findAttempt(req.AttemptId)
 	if a == nil || j.done() || !a.live() {

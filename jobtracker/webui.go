@@ -169,7 +169,7 @@ func (jt *JobTracker) jobView(id, countersOf string) (jobView, bool) {
 	}
 	v := jobView{JobDetail: d, Extras: map[string]attemptExtra{}, Progress: []ProgressPoint{}}
 	if !d.Retired {
-		jt.mu.Lock()
+		jt.lock(holderWebUI)
 		if j := jt.jobs[id]; j != nil {
 			for _, ts := range [][]*task{j.maps, j.reduces} {
 				for _, t := range ts {
@@ -328,7 +328,7 @@ func timeline(v jobView, now time.Time) Timeline {
 // sample's job and partition slices are never changed once added, so they
 // are shared); the series per job, O(samples × jobs), is built after.
 func (jt *JobTracker) occupancySeries() Occupancy {
-	jt.mu.Lock()
+	jt.lock(holderWebUI)
 	s := &series[occupancySample]{times: slices.Clone(jt.occupancy.times), values: slices.Clone(jt.occupancy.values)}
 	jt.unlock()
 	o := Occupancy{Times: make([]time.Time, len(s.times)), MapSlots: make([]int, len(s.times)),
@@ -435,7 +435,7 @@ func (jt *JobTracker) trackerDetail(name string) (trackerDetail, bool) {
 	if r == nil {
 		return td, false
 	}
-	jt.mu.Lock()
+	jt.lock(holderWebUI)
 	defer jt.unlock()
 	td.TrackerInfo = r.info
 	td.LastHeartbeatAgeSeconds = math.Round(jt.now().Sub(r.lastSeen).Seconds()*1e3) / 1e3
@@ -468,7 +468,7 @@ func (jt *JobTracker) liveTrackers() map[string]bool {
 
 // trackerFaults are the faults of every tracker within the window.
 func (jt *JobTracker) trackerFaults() map[string]int {
-	jt.mu.Lock()
+	jt.lock(holderWebUI)
 	defer jt.unlock()
 	out := make(map[string]int, len(jt.faults))
 	for name, fs := range jt.faults {

@@ -211,3 +211,72 @@ func TestPollUI(t *testing.T) {
 		t.Errorf("poll interval %gs, want 0.05", res.PollUIS)
 	}
 }
+
+// TestServerAndHolderFigures reads the JobTracker-side latency (quantiles
+// interpolated in its buckets) and the lock's holds by holder between two
+// scrapes.
+func TestServerAndHolderFigures(t *testing.T) {
+	const w, s, h = "gomr_heartbeat_lock_wait_seconds", "gomr_heartbeat_server_seconds", "gomr_jobtracker_lock_held_seconds"
+	before := map[string]float64{w + "_count": 0, s + "_count": 0}
+	// 1,000 heartbeats: 900 in (0, 1 ms], 90 in (1, 2 ms], 10 in (49, 50 ms].
+	after := map[string]float64{w + "_count": 1000, w + `_bucket{le="+Inf"}`: 1000,
+		s + "_count": 1000, s + "_sum": 2,
+		s + `_bucket{le="0.001"}`: 900, s + `_bucket{le="0.002"}`: 990, s + `_bucket{le="0.049"}`: 990,
+		s + `_bucket{le="0.05"}`: 1000, s + `_bucket{le="+Inf"}`: 1000,
+		// The speculator held it twice, 30 ms in all, once under 10 us
+		// and once in (20, 40 ms]; heartbeats 100 times, 5 ms in all.
+		h + `_count{holder="speculator"}`: 2, h + `_sum{holder="speculator"}`: 0.030,
+		h + `_bucket{holder="speculator",le="1e-05"}`: 1, h + `_bucket{holder="speculator",le="0.02"}`: 1,
+		h + `_bucket{holder="speculator",le="0.04"}`: 2, h + `_bucket{holder="speculator",le="+Inf"}`: 2,
+		h + `_count{holder="heartbeat"}`: 100, h + `_sum{holder="heartbeat"}`: 0.005,
+		h + `_bucket{holder="heartbeat",le="0.0001"}`: 100, h + `_bucket{holder="heartbeat",le="+Inf"}`: 100,
+		h + `_count{holder="expiry"}`: 0, h + `_sum{holder="expiry"}`: 0,
+	}
+	f := lockFigures(before, after)
+	if f == nil || f.Server == nil {
+		t.Fatalf("lockFigures = %+v, want server figures", f)
+	}
+	sv := f.Server
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+	// p50: the 500th of 900 in (0, 1 ms]; p99: the 990th, at 2 ms; p99.9:
+	// the 999th, 9/10 of the way through (49, 50 ms].
+	if sv.Heartbeats != 1000 || !near(sv.MeanMs, 2) || !near(sv.P50Ms, 500.0/900) || !near(sv.P99Ms, 2) ||
+		!near(sv.P999Ms, 49.9) || !near(sv.MaxMs, 50) {
+		t.Errorf("server figures %+v", sv)
+	}
+	want := []HolderFigures{
+		{Holder: "speculator", Holds: 2, TotalMs: 30, MeanMs: 15, P99Ms: 40, MaxMs: 40},
+		{Holder: "heartbeat", Holds: 100, TotalMs: 5, MeanMs: 0.05, P99Ms: 0.1, MaxMs: 0.1},
+	}
+	if len(f.Holders) != len(want) {
+		t.Fatalf("holders %+v, want %+v", f.Holders, want)
+	}
+	for i, g := range f.Holders {
+		x := want[i]
+		if g.Holder != x.Holder || g.Holds != x.Holds || !near(g.TotalMs, x.TotalMs) || !near(g.MeanMs, x.MeanMs) ||
+			!near(g.P99Ms, x.P99Ms) || !near(g.MaxMs, x.MaxMs) {
+			t.Errorf("holder %d = %+v, want %+v", i, g, x)
+		}
+	}
+}
+
+func TestInterpolatedQuantile(t *testing.T) {
+	inf := math.Inf(1)
+	for _, c := range []struct {
+		name string
+		bs   []bucket
+		q    float64
+		want float64
+	}{
+		{"first bucket from zero", []bucket{{0.01, 100}, {inf, 100}}, 0.5, 0.005},
+		{"within a later bucket", []bucket{{1, 50}, {2, 150}, {inf, 150}}, 0.5, 1.25},
+		{"at a bound", []bucket{{1, 50}, {2, 100}, {inf, 100}}, 0.5, 1},
+		{"empty buckets before", []bucket{{1, 0}, {2, 0}, {3, 10}, {inf, 10}}, 0.99, 2.99},
+		{"beyond the last bound", []bucket{{1, 1}, {inf, 10}}, 0.99, -1},
+		{"no observation", []bucket{{1, 0}, {inf, 0}}, 0.99, -1},
+	} {
+		if got := interpolatedQuantile(c.bs, c.q); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("%s: interpolatedQuantile(q=%g) = %g, want %g", c.name, c.q, got, c.want)
+		}
+	}
+}

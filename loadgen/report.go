@@ -42,6 +42,14 @@ func WriteTable(w io.Writer, r *Result) error {
 		row("jobtracker lock", "heartbeats wait mean %.3fms p99 %s; hold it mean %.3fms p99 %s (%d heartbeats)",
 			l.WaitMeanMs, bucketBound(l.WaitP99Ms), l.HeldMeanMs, bucketBound(l.HeldP99Ms), l.Heartbeats)
 		row("jobtracker handler", "heartbeat mean %.3fms p99 %s; GC %d cycles, %.1fms of pauses in all", l.HandlerMeanMs, bucketBound(l.HandlerP99Ms), l.GCCycles, l.GCPauseMs)
+		if sv := l.Server; sv != nil {
+			row("jobtracker-side latency", "p50 %s  p99 %s  p99.9 %s  max %s  (mean %s, n=%d; gRPC server, stream start to reply written)",
+				quantileMs(sv.P50Ms), quantileMs(sv.P99Ms), quantileMs(sv.P999Ms), serverBound(sv.MaxMs), ms(sv.MeanMs), sv.Heartbeats)
+		}
+		for _, h := range l.Holders {
+			row("lock held by "+h.Holder, "%d holds, %s in all, mean %.3fms, p99 %s, max %s",
+				h.Holds, ms(h.TotalMs), h.MeanMs, bucketBound(h.P99Ms), bucketBound(h.MaxMs))
+		}
 	}
 	row("trackers lost", "%d told so; %s logged by the JobTracker; %d of %d live at the end", r.TrackersLost, count(int(r.LostLogged)), r.TrackersLiveAtEnd, r.Trackers)
 	for _, p := range r.Polls {
@@ -175,6 +183,24 @@ func WriteCurves(w io.Writer, rs []*Result) error {
 			coresShort(r.Process.CPUCores), coresShort(r.GeneratorCPUCores), mbs(r.Process.RSSPeakMB), max(r.TrackersLost, r.LostLogged))
 	}
 	return tw.Flush()
+}
+
+// quantileMs prints an interpolated quantile (-1: beyond the last
+// bucket).
+func quantileMs(v float64) string {
+	if v < 0 {
+		return "> 10s"
+	}
+	return ms(v)
+}
+
+// serverBound prints the bound of the highest bucket of the server-side
+// latency.
+func serverBound(v float64) string {
+	if v < 0 {
+		return "> 10s"
+	}
+	return fmt.Sprintf("≤ %s", ms(v))
 }
 
 // bucketBound prints a quantile's histogram bucket bound (-1: beyond the

@@ -124,6 +124,44 @@ type LockFigures struct {
 	// -1 when not in /metrics).
 	GCCycles  int64   `json:"gc_cycles"`
 	GCPauseMs float64 `json:"gc_pause_ms"`
+	// Server is a heartbeat's time in the JobTracker's gRPC server, from
+	// the start of its stream's handling to its reply handed to the
+	// transport (gomr_heartbeat_server_seconds, 1 ms buckets from 1 to
+	// 100 ms; quantiles interpolated within their bucket): the latency the
+	// JobTracker gives, where HeartbeatLatency is what the simulated
+	// trackers see (the socket, gRPC's client and the generator's own
+	// scheduling added). Nil when the JobTracker does not export it.
+	Server *ServerFigures `json:"server,omitempty"`
+	// Holders are the holds of the JobTracker's lock in the window by
+	// holder (gomr_jobtracker_lock_held_seconds), longest total first;
+	// nil when the JobTracker does not export them.
+	Holders []HolderFigures `json:"holders,omitempty"`
+}
+
+// ServerFigures are the JobTracker-side heartbeat latency figures, in
+// milliseconds.
+type ServerFigures struct {
+	Heartbeats int64   `json:"heartbeats"`
+	MeanMs     float64 `json:"mean_ms"`
+	P50Ms      float64 `json:"p50_ms"`
+	P99Ms      float64 `json:"p99_ms"`
+	P999Ms     float64 `json:"p999_ms"`
+	// MaxMs is the upper bound of the highest bucket that has an
+	// observation (-1: beyond the last, 10 s).
+	MaxMs float64 `json:"max_ms"`
+}
+
+// HolderFigures are one holder's holds of the JobTracker's lock over the
+// window, in milliseconds: P99Ms and MaxMs are the upper bounds of the
+// buckets (powers of two from 5 µs) the 99th percentile and the longest
+// hold fall in.
+type HolderFigures struct {
+	Holder  string  `json:"holder"`
+	Holds   int64   `json:"holds"`
+	TotalMs float64 `json:"total_ms"`
+	MeanMs  float64 `json:"mean_ms"`
+	P99Ms   float64 `json:"p99_ms"`
+	MaxMs   float64 `json:"max_ms"`
 }
 
 // lockFigures computes the lock figures between two scrapes of /metrics;
@@ -149,15 +187,59 @@ func lockFigures(before, after map[string]float64) *LockFigures {
 		f.GCCycles = int64(after[gc+"_count"] - before[gc+"_count"])
 		f.GCPauseMs = (after[gc+"_sum"] - before[gc+"_sum"]) * 1000
 	}
+	const server = "gomr_heartbeat_server_seconds"
+	if n := after[server+"_count"] - before[server+"_count"]; n > 0 {
+		bs := histogramBuckets(before, after, server+"_bucket{")
+		f.Server = &ServerFigures{
+			Heartbeats: int64(n),
+			MeanMs:     (after[server+"_sum"] - before[server+"_sum"]) / n * 1000,
+			P50Ms:      interpolatedQuantile(bs, 0.5) * 1000,
+			P99Ms:      interpolatedQuantile(bs, 0.99) * 1000,
+			P999Ms:     interpolatedQuantile(bs, 0.999) * 1000,
+			MaxMs:      highestBucket(bs) * 1000,
+		}
+	}
+	f.Holders = holderFigures(before, after)
 	return f
 }
 
-// histogramQuantile is the upper bound of the bucket in which quantile q
-// of the observations between two scrapes falls (+Inf: -1).
-func histogramQuantile(before, after map[string]float64, name string, q float64) float64 {
-	type bucket struct{ le, n float64 }
+// holderFigures are the lock's holds by holder between two scrapes,
+// longest total first; holders without a hold in the window are left out.
+func holderFigures(before, after map[string]float64) []HolderFigures {
+	const name = "gomr_jobtracker_lock_held_seconds"
+	var out []HolderFigures
+	prefix := name + `_count{holder="`
+	for k, v := range after {
+		holder, ok := strings.CutPrefix(k, prefix)
+		if !ok {
+			continue
+		}
+		holder = strings.TrimSuffix(holder, `"}`)
+		label := `{holder="` + holder + `"`
+		n := v - before[k]
+		if n <= 0 {
+			continue
+		}
+		bs := histogramBuckets(before, after, name+"_bucket"+label+",")
+		total := (after[name+"_sum"+label+"}"] - before[name+"_sum"+label+"}"]) * 1000
+		out = append(out, HolderFigures{Holder: holder, Holds: int64(n), TotalMs: total, MeanMs: total / n,
+			P99Ms: bucketQuantile(bs, 0.99) * 1000, MaxMs: highestBucket(bs) * 1000})
+	}
+	slices.SortFunc(out, func(a, b HolderFigures) int {
+		return cmp.Or(cmp.Compare(b.TotalMs, a.TotalMs), cmp.Compare(a.Holder, b.Holder))
+	})
+	return out
+}
+
+// bucket is a histogram bucket's upper bound and the observations at or
+// under it between two scrapes (cumulative, as Prometheus counts them).
+type bucket struct{ le, n float64 }
+
+// histogramBuckets are the buckets of the series starting with prefix
+// (name_bucket{ and any labels before le) between two scrapes, by bound.
+func histogramBuckets(before, after map[string]float64, prefix string) []bucket {
 	var bs []bucket
-	prefix := name + `_bucket{le="`
+	prefix += `le="`
 	for k, v := range after {
 		if !strings.HasPrefix(k, prefix) {
 			continue
@@ -169,9 +251,23 @@ func histogramQuantile(before, after map[string]float64, name string, q float64)
 		bs = append(bs, bucket{le, v - before[k]})
 	}
 	slices.SortFunc(bs, func(a, b bucket) int { return cmp.Compare(a.le, b.le) })
-	total := after[name+"_count"] - before[name+"_count"]
+	return bs
+}
+
+// total is the observations counted by the buckets (those of +Inf).
+func total(bs []bucket) float64 {
+	if len(bs) == 0 {
+		return 0
+	}
+	return bs[len(bs)-1].n
+}
+
+// bucketQuantile is the upper bound of the bucket in which quantile q of
+// the observations falls (+Inf: -1).
+func bucketQuantile(bs []bucket, q float64) float64 {
+	t := total(bs)
 	for _, b := range bs {
-		if b.n >= q*total {
+		if t > 0 && b.n >= q*t {
 			if math.IsInf(b.le, 1) {
 				return -1
 			}
@@ -179,6 +275,48 @@ func histogramQuantile(before, after map[string]float64, name string, q float64)
 		}
 	}
 	return -1
+}
+
+// interpolatedQuantile is quantile q of the observations, interpolated
+// linearly within the bucket it falls in (as Prometheus's
+// histogram_quantile); -1 when it is beyond the last finite bound.
+func interpolatedQuantile(bs []bucket, q float64) float64 {
+	t := total(bs)
+	lo, below := 0.0, 0.0
+	for _, b := range bs {
+		if t > 0 && b.n >= q*t {
+			if math.IsInf(b.le, 1) {
+				return -1
+			}
+			if b.n == below {
+				return b.le
+			}
+			return lo + (b.le-lo)*(q*t-below)/(b.n-below)
+		}
+		lo, below = b.le, b.n
+	}
+	return -1
+}
+
+// highestBucket is the upper bound of the highest bucket with an
+// observation (-1: +Inf; 0: none).
+func highestBucket(bs []bucket) float64 {
+	t := total(bs)
+	for _, b := range bs {
+		if t > 0 && b.n >= t {
+			if math.IsInf(b.le, 1) {
+				return -1
+			}
+			return b.le
+		}
+	}
+	return 0
+}
+
+// histogramQuantile is the upper bound of the bucket in which quantile q
+// of the observations between two scrapes falls (+Inf: -1).
+func histogramQuantile(before, after map[string]float64, name string, q float64) float64 {
+	return bucketQuantile(histogramBuckets(before, after, name+"_bucket{"), q)
 }
 
 // procSample is a reading of /proc/PID: CPU time and RSS.

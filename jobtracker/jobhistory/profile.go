@@ -207,12 +207,27 @@ func AddProfiles(profiles map[string]partitions.Profile, data []byte) {
 // AddProfile merges one job's profile into profiles, by job name, if the
 // job succeeded.
 func AddProfile(profiles map[string]partitions.Profile, rec *Record) {
+	if name, p, ok := ProfileOf(rec); ok {
+		MergeProfile(profiles, name, p)
+	}
+}
+
+// ProfileOf is the profile of one job and its name, if the job succeeded
+// (ok false otherwise): the O(attempts) part of AddProfile, which needs
+// nothing but the record.
+func ProfileOf(rec *Record) (name string, p partitions.Profile, ok bool) {
 	if rec.Job.State != stateSucceeded {
-		return
+		return "", partitions.Profile{}, false
 	}
 	r, err := RunOf(rec)
 	if err != nil {
-		return
+		return "", partitions.Profile{}, false
 	}
-	profiles[r.Name] = partitions.MergeProfiles(profiles[r.Name], Profile(&r))
+	return r.Name, Profile(&r), true
+}
+
+// MergeProfile merges profile p of a run of the job named name into
+// profiles.
+func MergeProfile(profiles map[string]partitions.Profile, name string, p partitions.Profile) {
+	profiles[name] = partitions.MergeProfiles(profiles[name], p)
 }

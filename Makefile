@@ -39,24 +39,29 @@ build:
 # end-to-end tests race-built (shard 1). Both shards are taken from the
 # list of cmd/mr's tests, so a new test lands in one without any edit here.
 # Every test still runs once plain and once race-built; a failure in either
-# stream fails make test (both streams finish first, --keep-going).
+# stream fails make test (both streams and both commands of each run to the end).
 RACE_PKGS_UNIT := $(filter-out ./cmd/mr/...,$(RACE_PKGS))
-# e2e_race_shard,N: run shard N (0: every third test of cmd/mr, 1: the rest) race-built.
-e2e_race_shard = @names=$$($(GO) test -race -list '^Test' ./cmd/mr/ | grep '^Test' | \
+# e2e_race_shard,N: shard N (0: every third test of cmd/mr, 1: the rest)
+# race-built, as one shell command.
+e2e_race_shard = ( names=$$($(GO) test -race -list '^Test' ./cmd/mr/ | grep '^Test' | \
 	  awk -v s=$(1) '(NR % 3 == 1) == (s == 0)' | paste -sd'|'); \
 	if [ -z "$$names" ]; then echo "make test: no cmd/mr tests listed for race shard $(1)"; exit 1; fi; \
 	echo "$(GO) test -count=1 -race -timeout 20m ./cmd/mr/ (shard $(1): $$(echo "$$names" | tr '|' '\n' | wc -l) tests)"; \
-	$(GO) test -count=1 -race -timeout 20m -run "^($$names)\$$" ./cmd/mr/
+	$(GO) test -count=1 -race -timeout 20m -run "^($$names)\$$" ./cmd/mr/ )
 test: lint criu chromium iproute2
-	$(MAKE) --no-print-directory -j2 --keep-going --output-sync=line test-stream-plain test-stream-race
+	$(MAKE) --no-print-directory -j2 --keep-going test-stream-plain test-stream-race
 
+# Each stream runs its second command even when the first failed, so that
+# one make test reports every failure; the stream fails if either did.
 test-stream-plain:
-	$(GO) test -count=1 -timeout 20m ./...
-	$(call e2e_race_shard,0)
+	@echo "$(GO) test -count=1 -timeout 20m ./..."; rc=0; \
+	$(GO) test -count=1 -timeout 20m ./... || rc=1; \
+	$(call e2e_race_shard,0) || rc=1; exit $$rc
 
 test-stream-race:
-	$(GO) test -count=1 -race -timeout 20m $(RACE_PKGS_UNIT)
-	$(call e2e_race_shard,1)
+	@echo "$(GO) test -count=1 -race -timeout 20m $(RACE_PKGS_UNIT)"; rc=0; \
+	$(GO) test -count=1 -race -timeout 20m $(RACE_PKGS_UNIT) || rc=1; \
+	$(call e2e_race_shard,1) || rc=1; exit $$rc
 
 # make sim-check: mr sim --check on SIM_SEEDS (docs/policies.md): each claim of
 # sim/testdata/claims.tsv, the sources' numbers with their sections, as

@@ -7,7 +7,9 @@ import (
 	"net"
 	"strings"
 	"testing"
+	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
@@ -59,8 +61,18 @@ func TestServerTimeAndLockHolders(t *testing.T) {
 		t.Fatal("GetJobStatus of an unknown job: no error")
 	}
 
-	fams := scrapeMetrics(t, httpGet(t, jt.HTTPHandler(), "GET", "/metrics").Body.String())
-	if got := promexport.Samples(fams["gomr_heartbeat_server_seconds"])[""]; got != beats {
+	// The server observes a call's end (stats.End) after its reply is
+	// on the wire, so the client may see the last reply first: wait for
+	// the count to come in, then check it is the heartbeats' only.
+	var fams map[string]*dto.MetricFamily
+	var got float64
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		fams = scrapeMetrics(t, httpGet(t, jt.HTTPHandler(), "GET", "/metrics").Body.String())
+		if got = promexport.Samples(fams["gomr_heartbeat_server_seconds"])[""]; got >= beats || time.Now().After(deadline) {
+			break
+		}
+	}
+	if got != beats {
 		t.Errorf("gomr_heartbeat_server_seconds counted %v calls, want the %d heartbeats only", got, beats)
 	}
 	holds := promexport.Samples(fams["gomr_jobtracker_lock_held_seconds"])

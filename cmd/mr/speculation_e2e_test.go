@@ -113,8 +113,14 @@ func TestE2ESpeculativeMaps(t *testing.T) {
 	st := c.status(id)
 	won := 0
 	for _, s := range st.Speculations {
+		// Mostly the slow tracker's attempts; one on the fast tracker may
+		// fall behind the mean too when the machine is loaded (race-built
+		// children), and is judged the same way: fresh, as neither tracker
+		// can clone.
 		if s.Kind != "fresh" || s.SourceAttempt == "" || !strings.Contains(s.Explanation, "mean runtime") ||
-			!(strings.Contains(s.Explanation, "no clone: cannot be cloned on tracker slow") || strings.Contains(s.Explanation, "no clone: attempt has no progress")) {
+			!(strings.Contains(s.Explanation, "no clone: cannot be cloned on tracker slow") ||
+				strings.Contains(s.Explanation, "no clone: cannot be cloned on tracker fast") ||
+				strings.Contains(s.Explanation, "no clone: attempt has no progress")) {
 			t.Errorf("speculation %+v", s)
 		}
 		if s.Outcome == "WON" {

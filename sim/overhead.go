@@ -77,7 +77,20 @@ type Overheads struct {
 	// wherever their start left them. Without a LaunchDist (no seed) the
 	// phases stay even.
 	DrawPhases bool
+	// FirstAtPeriod starts every tracker's heartbeats together, one period
+	// after the start, instead of spreading their first heartbeats over
+	// the period: the runtime's embedded cluster since replay.StartCluster
+	// waits for every TaskTracker's registration before the trace's clock
+	// starts (2026-11-26), so the trackers, registered within a few
+	// milliseconds of each other, next heartbeat a period later, together.
+	// Which of them comes first at that instant is drawn with DrawPhases
+	// (an offset under a millisecond), else it is the index order.
+	FirstAtPeriod bool
 }
+
+// firstAtPeriodSpread is the span of the trackers' first heartbeats
+// under FirstAtPeriod with DrawPhases: they registered within it.
+const firstAtPeriodSpread = time.Millisecond
 
 // LaunchDist is an empirical distribution of the launch cost (Overheads),
 // given by its quantiles, from which each attempt draws its own cost: on
@@ -219,6 +232,8 @@ func (o Overheads) check(heartbeat time.Duration) error {
 		return fmt.Errorf("overheads: out-of-band and after-launch heartbeats need a heartbeat interval")
 	case o.DrawPhases && heartbeat == 0:
 		return fmt.Errorf("overheads: drawn heartbeat phases need a heartbeat interval")
+	case o.FirstAtPeriod && heartbeat == 0:
+		return fmt.Errorf("overheads: first heartbeats at the period need a heartbeat interval")
 	}
 	for _, d := range []*LaunchDist{o.LaunchDist, o.ReduceLaunchDist} {
 		if d == nil {
@@ -247,8 +262,15 @@ func (o Overheads) reduceEnd(start, shuffle, mapsEnd, reduce time.Duration) (pha
 }
 
 // firstHeartbeat is when tracker i of n first heartbeats, with period hb:
-// evenly spread over the period, or drawn in it (DrawPhases).
+// evenly spread over the period, or drawn in it (DrawPhases); with
+// FirstAtPeriod, all at hb, in index order or within a drawn millisecond.
 func (o Overheads) firstHeartbeat(i, n int, hb time.Duration) time.Duration {
+	if o.FirstAtPeriod {
+		if o.DrawPhases && o.LaunchDist != nil {
+			return hb + time.Duration(uniformOf(o.LaunchDist.Seed, "heartbeat", 0, i, 0)*float64(firstAtPeriodSpread))
+		}
+		return hb + time.Duration(i)
+	}
 	if o.DrawPhases && o.LaunchDist != nil {
 		return time.Duration(uniformOf(o.LaunchDist.Seed, "heartbeat", 0, i, 0) * float64(hb))
 	}

@@ -408,7 +408,8 @@ func TestReduceLaunchDistInTheEngine(t *testing.T) {
 }
 
 // TestFirstHeartbeat: trackers spread evenly over the period, or drawn in
-// it from the launch distribution's seed when DrawPhases is set.
+// it from the launch distribution's seed when DrawPhases is set; or all
+// one period after the start (FirstAtPeriod).
 func TestFirstHeartbeat(t *testing.T) {
 	even := Overheads{}
 	for i, want := range []time.Duration{0, ms(100), ms(200)} {
@@ -435,8 +436,41 @@ func TestFirstHeartbeat(t *testing.T) {
 	if got := (Overheads{DrawPhases: true}).firstHeartbeat(1, 3, ms(300)); got != ms(100) {
 		t.Errorf("drawn phases without a launch distribution (no seed): %v, want the even 100ms", got)
 	}
+	at := Overheads{FirstAtPeriod: true}
+	for i := 0; i < 3; i++ {
+		if got := at.firstHeartbeat(i, 3, ms(300)); got != ms(300)+time.Duration(i) {
+			t.Errorf("at the period: tracker %d at %v, want 300ms + %dns", i, got, i)
+		}
+	}
+	orders := map[bool]int{}
+	for seed := uint64(1); seed <= 20; seed++ {
+		o := d(seed)
+		o.FirstAtPeriod = true
+		a, b := o.firstHeartbeat(0, 2, ms(300)), o.firstHeartbeat(1, 2, ms(300))
+		for _, x := range []time.Duration{a, b} {
+			if x < ms(300) || x >= ms(301) {
+				t.Fatalf("seed %d: drawn at the period: %v, want in [300ms, 301ms)", seed, x)
+			}
+		}
+		orders[a < b]++
+	}
+	if orders[true] == 0 || orders[false] == 0 {
+		t.Errorf("drawn at the period: tracker 0 first in %d of 20 seeds, want both orders", orders[true])
+	}
 	w := &Workload{Name: "one", Trackers: 1, MapSlots: 1, ReduceSlots: 1, Jobs: []Job{{ID: "A", Maps: ds(1)}}}
 	if _, err := Run(w, Options{Policy: "fifo", Slowstart: -1, Overheads: d(1)}); err == nil || !strings.Contains(err.Error(), "drawn heartbeat phases") {
 		t.Errorf("drawn phases without a heartbeat: %v, want refused", err)
+	}
+	if _, err := Run(w, Options{Policy: "fifo", Slowstart: -1, Overheads: at}); err == nil || !strings.Contains(err.Error(), "first heartbeats at the period") {
+		t.Errorf("first heartbeats at the period without a heartbeat: %v, want refused", err)
+	}
+	// A job submitted at 0 starts at the first heartbeat: 300 ms.
+	w1 := &Workload{Name: "one", Trackers: 2, MapSlots: 1, ReduceSlots: 1, Jobs: []Job{{ID: "A", Maps: ds(1)}}}
+	r, err := Run(w1, Options{Policy: "fifo", Slowstart: -1, Heartbeat: ms(300), Overheads: at})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Jobs[0].Start; got < 0.3 || got > 0.3001 {
+		t.Errorf("first job started at %vs, want 0.3", got)
 	}
 }

@@ -165,13 +165,21 @@ func TestE2EWorkloadCompare(t *testing.T) {
 			t.Errorf("%s: history has %d jobs named %v, want big, small ×2, mid", pol, len(recs), names)
 		}
 	}
+	if !regexp.MustCompile(`(?m)^  real pairs resolved by 90% of the 16 sim draws: \d of \d, \d agree`).MatchString(got) {
+		t.Errorf("no line of the pairs the simulator's draws resolve under a ranking:\n%s", got)
+	}
 	var rep struct {
-		Runs []struct {
+		ClusterStart string `json:"cluster_start"`
+		Runs         []struct {
 			Policy   string `json:"policy"`
 			RealJobs []struct {
 				ID string `json:"id"`
 			} `json:"real_jobs"`
 		} `json:"runs"`
+		Rankings []struct {
+			Metric string `json:"metric"`
+			Real   string `json:"real"`
+		} `json:"rankings"`
 	}
 	data, err := os.ReadFile(filepath.Join(out, "report.json"))
 	if err == nil {
@@ -179,6 +187,9 @@ func TestE2EWorkloadCompare(t *testing.T) {
 	}
 	if err != nil || len(rep.Runs) != 2 || len(rep.Runs[0].RealJobs) != 4 {
 		t.Errorf("report.json: %v, %d runs: want 2 runs of 4 jobs", err, len(rep.Runs))
+	}
+	if rep.ClusterStart != "registered" || len(rep.Rankings) != 3 || rep.Rankings[1].Metric != "slowdown p95" {
+		t.Errorf("report.json: cluster_start %q, rankings %+v: want registered, and the rankings by mean and P95 slowdown and missed deadlines", rep.ClusterStart, rep.Rankings)
 	}
 	csv, _ := os.ReadFile(filepath.Join(out, "metrics.csv"))
 	if !strings.HasPrefix(string(csv), "trace,seed,policy,metric,real,sim\n") {

@@ -205,7 +205,8 @@ func newWorkloadCompareCmd() *cobra.Command {
 	var ideal bool
 	var launchDist, reduceLaunch, launchFit, launchFitSeeds, aboveFit string
 	var draws int
-	var phases, afterLaunch string
+	var rankResolve float64
+	var phases, afterLaunch, firstHeartbeat string
 	costs := sim.MeasuredOverheads
 	// launchOpts sets the model's launch cost per --sim-launch-dist.
 	launchOpts := func(o *replay.CompareOptions) error {
@@ -271,7 +272,20 @@ func newWorkloadCompareCmd() *cobra.Command {
 		default:
 			return fmt.Errorf("--sim-after-launch %q: want free or every", afterLaunch)
 		}
-		o.Costs, o.LaunchDraws = &costs, draws
+		if rankResolve <= 0.5 || rankResolve > 1 {
+			return fmt.Errorf("--sim-rank-resolve %v: want a share above 0.5 and at most 1", rankResolve)
+		}
+		switch firstHeartbeat {
+		case "auto":
+			o.FirstHeartbeat = replay.FirstHeartbeatAuto
+		case "period":
+			o.FirstHeartbeat = replay.FirstHeartbeatAtPeriod
+		case "spread":
+			o.FirstHeartbeat = replay.FirstHeartbeatSpread
+		default:
+			return fmt.Errorf("--sim-first-heartbeat %q: want auto, period or spread", firstHeartbeat)
+		}
+		o.Costs, o.LaunchDraws, o.RankResolve = &costs, draws, rankResolve
 		return nil
 	}
 	cmd := &cobra.Command{
@@ -360,6 +374,8 @@ func newWorkloadCompareCmd() *cobra.Command {
 	fl.StringVar(&aboveFit, "sim-launch-load-above", "slope", "with --sim-launch-dist load, above the loads the model was fitted on: slope (its distributions shift by the fitted slope of the median launch on the load, sim.LaunchLoadModel.Slope) or hold (the busiest band's, the model before 2026-11-26 12:00 UTC)")
 	fl.StringVar(&launchFitSeeds, "sim-launch-fit-seeds", "", "with --sim-launch-fit: fit on the samples of these comma-separated seeds only (default: all)")
 	fl.IntVar(&draws, "sim-draws", 16, "with a launch spread (--sim-launch-dist measured, load or run): simulate each run this many times (launch seeds seed, seed+1000003, ...) and compare with each job's median over the draws; the table shows the spread of the draws' missed deadlines")
+	fl.Float64Var(&rankResolve, "sim-rank-resolve", replay.DefaultRankResolve, "with several sim draws: the share of the draws that must order two policies alike for the simulator to resolve their order; the table then says, per ranking, how many of the real run's pairs the draws resolve, whether they agree, and which are unresolved (within the noise of launches and heartbeat phases)")
+	fl.StringVar(&firstHeartbeat, "sim-first-heartbeat", "auto", "the trackers' first heartbeats in the model: period (all one period after the start, as the embedded cluster since it waits for every tracker's registration, 2026-11-26), spread (over the period, as --sim-phases says: runs made before), or auto (period for this command's own runs and for reports that say cluster_start registered, spread for older reports)")
 	fl.StringVar(&phases, "sim-phases", "even", "the trackers' first heartbeats in the model: even (spread evenly over the period) or drawn (each launch draw places them at random in it; not with --sim-launch-dist constant)")
 	fl.StringVar(&afterLaunch, "sim-after-launch", "free", "when the model's trackers heartbeat again 50 ms after a heartbeat that launched tasks: free (only when a slot of a launched type is still free, or tasks were preempted: the TaskTracker's rule) or every (after every launch: the TaskTracker before 2026-11-26 03:00 UTC, for --from on runs made with it)")
 	fl.DurationVar(&costs.Report, "sim-report", costs.Report, "the model's task end report cost (from the task code's end to the JobTracker recording it)")

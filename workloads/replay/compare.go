@@ -77,7 +77,56 @@ type CompareOptions struct {
 	// compares the real run with the per-job median of the draws
 	// (MedianOfDraws); the spread of the draws' missed deadlines is kept.
 	LaunchDraws int
+	// FirstHeartbeat is where the model puts the trackers' first
+	// heartbeats (sim.Overheads.FirstAtPeriod).
+	FirstHeartbeat FirstHeartbeat
+	// clusterStart is how the runs' clusters started (the report's
+	// cluster_start): ClusterStartRegistered for Compare's own runs.
+	clusterStart string
+	// RankResolve is the share of the simulator's draws that must order two
+	// policies alike for the simulator to resolve their order
+	// (PairsResolved); 0 means DefaultRankResolve, else it must be above
+	// 0.5 and at most 1.
+	RankResolve float64
 }
+
+// FirstHeartbeat chooses where the simulator puts the trackers' first
+// heartbeats.
+type FirstHeartbeat int
+
+const (
+	// FirstHeartbeatAuto is FirstHeartbeatAtPeriod for runs made by
+	// Compare since the embedded cluster waits for its trackers'
+	// registrations (their reports say ClusterStartRegistered), and
+	// FirstHeartbeatSpread for older reports.
+	FirstHeartbeatAuto FirstHeartbeat = iota
+	// FirstHeartbeatAtPeriod: every tracker one period after the start
+	// (sim.Overheads.FirstAtPeriod).
+	FirstHeartbeatAtPeriod
+	// FirstHeartbeatSpread: spread over the period (evenly, or drawn with
+	// sim.Overheads.DrawPhases).
+	FirstHeartbeatSpread
+)
+
+// ClusterStartRegistered is the report's cluster_start for runs whose
+// clock started once every tracker had registered (StartCluster).
+const ClusterStartRegistered = "registered"
+
+// firstAtPeriod tells whether a run whose report says clusterStart is
+// simulated with its trackers' first heartbeats at the period.
+func (f FirstHeartbeat) firstAtPeriod(clusterStart string) bool {
+	switch f {
+	case FirstHeartbeatAtPeriod:
+		return true
+	case FirstHeartbeatSpread:
+		return false
+	}
+	return clusterStart == ClusterStartRegistered
+}
+
+// DefaultRankResolve is CompareOptions.RankResolve's default: an order
+// of two policies that 90% of the simulator's draws share.
+const DefaultRankResolve = 0.9
 
 // PolicyRun is one policy on one seed: the real run and the simulator's.
 type PolicyRun struct {
@@ -103,6 +152,12 @@ type PolicyRun struct {
 	// DrawMissed are the missed deadlines of each of the simulator's draws
 	// (LaunchDraws), when there are several and jobs have deadlines.
 	DrawMissed []int
+	// Draws are the summaries of each of the simulator's draws
+	// (LaunchDraws), when there are several: with common random numbers
+	// (draw k of every policy uses the launch seed DrawSeed(seed, k)),
+	// they tell which orders of policies the simulator resolves
+	// (PairsResolved).
+	Draws []sim.Summary
 	// Conf are the run's settings the simulation reads (simulatedConf).
 	Conf map[string]string
 	// Load is the machine's 1-minute load average at the run's start and
@@ -151,6 +206,13 @@ type Comparison struct {
 	TimeScale                       float64
 	Trackers, MapSlots, ReduceSlots int
 	Runs                            []PolicyRun
+	// ClusterStart is how the real runs' embedded clusters started:
+	// ClusterStartRegistered when the trace's clock started once every
+	// tracker had registered (StartCluster, since 2026-11-26); empty for
+	// runs made before (Resimulate keeps a report's).
+	ClusterStart string
+	// rankResolve is CompareOptions.RankResolve (its default applied).
+	rankResolve float64
 }
 
 // checkPolicies refuses an unknown policy name, listing the known ones.
@@ -176,6 +238,7 @@ func checkPolicies(ps []string) error {
 // The trace, the policies and every run's configuration are checked
 // before the first run starts.
 func Compare(ctx context.Context, o CompareOptions) (*Comparison, error) {
+	o.clusterStart = ClusterStartRegistered
 	if err := checkPolicies(o.Policies); err != nil {
 		return nil, fmt.Errorf("compare: %w", err)
 	}
@@ -241,6 +304,7 @@ type simPlan struct {
 	model      SimModel
 	res        *sim.Result
 	drawMissed []int
+	draws      []sim.Summary
 }
 
 // load reads or generates the trace of seed, scaled.
@@ -277,6 +341,7 @@ func (o CompareOptions) simulate(pol string, w *sim.Workload, seed uint64) (simP
 			costs = *o.Costs
 		}
 		costs.LaunchDist, costs.ReduceLaunchDist = reseeded(costs.LaunchDist, seed), reseeded(costs.ReduceLaunchDist, seed)
+		costs.FirstAtPeriod = o.FirstHeartbeat.firstAtPeriod(o.clusterStart)
 		m = ModelOf(cfg, costs)
 	}
 	sp := simPlan{pol: pol, cfg: cfg, conf: conf, model: m}
@@ -299,7 +364,7 @@ func (o CompareOptions) simulateDraws(sp *simPlan, w *sim.Workload) error {
 		return err
 	}
 	var rs []*sim.Result
-	sp.drawMissed = nil
+	sp.drawMissed, sp.draws = nil, nil
 	for k := 0; k < n; k++ {
 		m := sp.model
 		m.Overheads.LaunchDist = reseeded(d, DrawSeed(d.Seed, k))
@@ -309,6 +374,7 @@ func (o CompareOptions) simulateDraws(sp *simPlan, w *sim.Workload) error {
 			return fmt.Errorf("launch draw %d: %w", k, err)
 		}
 		rs = append(rs, r)
+		sp.draws = append(sp.draws, r.Summary)
 		if r.Summary.Deadline != nil {
 			sp.drawMissed = append(sp.drawMissed, r.Summary.Deadline.MissedJobs)
 		}
@@ -410,7 +476,11 @@ func (o CompareOptions) comparison(w *sim.Workload) *Comparison {
 	if ts == 0 {
 		ts = 1
 	}
-	return &Comparison{Trace: o.Trace, Description: w.Description, TimeScale: ts, Trackers: o.Trackers, MapSlots: o.MapSlots, ReduceSlots: o.ReduceSlots}
+	rr := o.RankResolve
+	if rr == 0 {
+		rr = DefaultRankResolve
+	}
+	return &Comparison{Trace: o.Trace, Description: w.Description, TimeScale: ts, Trackers: o.Trackers, MapSlots: o.MapSlots, ReduceSlots: o.ReduceSlots, ClusterStart: o.clusterStart, rankResolve: rr}
 }
 
 // policyRun puts a real run, made under the machine load load (start,
@@ -449,7 +519,7 @@ func (o CompareOptions) policyRun(pol string, seed uint64, run *Run, sp simPlan,
 	if err != nil {
 		return PolicyRun{}, fmt.Errorf("simulating the recorded durations: %w", err)
 	}
-	return PolicyRun{Policy: pol, Seed: seed, Real: real, Sim: sp.res, Run: run, JobErrors: JobErrors(real, sp.res), Conf: simulatedConf(sp.conf), DrawMissed: sp.drawMissed,
+	return PolicyRun{Policy: pol, Seed: seed, Real: real, Sim: sp.res, Run: run, JobErrors: JobErrors(real, sp.res), Conf: simulatedConf(sp.conf), DrawMissed: sp.drawMissed, Draws: sp.draws,
 		Model: sp.model, Costs: costs, Recorded: rec, RecordedErrors: JobErrors(real, rec), Load: load, LaunchLoad: launchLoad}, nil
 }
 
@@ -642,6 +712,16 @@ func (c *Comparison) WriteTable(w io.Writer) error {
 				agree = "DISAGREE"
 			}
 			fmt.Fprintf(w, "ranking by %s (best first): real %s; simulated %s: %s\n", by.name, rankString(realRank), rankString(simRank), agree)
+			if ag, con, un, ok := PairsResolved(runs, by.get, c.rankResolve); ok {
+				fmt.Fprintf(w, "  real pairs resolved by %.0f%% of the %d sim draws: %d of %d, %d agree", 100*c.rankResolve, len(runs[0].Draws), len(ag)+len(con), len(ag)+len(con)+len(un), len(ag))
+				if len(con) > 0 {
+					fmt.Fprintf(w, ", CONTRADICTED: %s", pairsString(con))
+				}
+				if len(un) > 0 {
+					fmt.Fprintf(w, "; unresolved: %s", pairsString(un))
+				}
+				fmt.Fprintln(w)
+			}
 		}
 		if len(runs) > 0 {
 			fmt.Fprintf(w, "simulator: %s\n", runs[0].Model)
@@ -699,10 +779,13 @@ type jsonModel struct {
 	AfterLaunchMs float64 `json:"after_launch_ms"`
 	// AfterEveryLaunch: the follow-up heartbeat after every launch, not
 	// only one that left a slot of its type free (sim.Overheads).
-	AfterEveryLaunch bool    `json:"after_every_launch,omitempty"`
-	LaunchMs         float64 `json:"launch_ms"`
-	ReportMs         float64 `json:"report_ms"`
-	MapEventsMs      float64 `json:"map_events_ms"`
+	AfterEveryLaunch bool `json:"after_every_launch,omitempty"`
+	// FirstAtPeriod: every tracker's first heartbeat one period after the
+	// start (sim.Overheads).
+	FirstAtPeriod bool    `json:"first_heartbeat_at_period,omitempty"`
+	LaunchMs      float64 `json:"launch_ms"`
+	ReportMs      float64 `json:"report_ms"`
+	MapEventsMs   float64 `json:"map_events_ms"`
 	// LaunchQuantilesMs is the launch distribution's quantiles when the
 	// model draws each launch (sim.LaunchDist); LaunchMs is unused then.
 	LaunchQuantilesMs []float64 `json:"launch_quantiles_ms,omitempty"`
@@ -716,7 +799,7 @@ type jsonModel struct {
 func (m SimModel) json() jsonModel {
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	o := m.Overheads
-	j := jsonModel{HeartbeatMs: ms(m.Heartbeat), OutOfBand: o.OutOfBand, AfterLaunchMs: ms(o.AfterLaunch), AfterEveryLaunch: o.AfterEveryLaunch, LaunchMs: ms(o.Launch),
+	j := jsonModel{HeartbeatMs: ms(m.Heartbeat), OutOfBand: o.OutOfBand, AfterLaunchMs: ms(o.AfterLaunch), AfterEveryLaunch: o.AfterEveryLaunch, FirstAtPeriod: o.FirstAtPeriod, LaunchMs: ms(o.Launch),
 		ReportMs: ms(o.Report), MapEventsMs: ms(o.MapEvents)}
 	if d := o.LaunchDist; d != nil {
 		j.LaunchSeed = d.Seed
@@ -797,6 +880,82 @@ func RankingsAgree(a, b [][]string) bool {
 	return true
 }
 
+// PairOrder is the order of two policies, Better and Worse, in a real
+// run by a metric (lowest first), and the share of the simulator's draws
+// that order them alike (ties count half).
+type PairOrder struct {
+	Better string  `json:"better"`
+	Worse  string  `json:"worse"`
+	Share  float64 `json:"share"`
+}
+
+// PairsResolved compares the real order of every pair of policies by a
+// metric with the simulator's draws (PolicyRun.Draws, draw k of each
+// policy with the same launch seed). A pair whose real figures tie (to
+// 0.1%, as RankingBy) is left out. Of the others, the simulator resolves
+// a pair when at least share of its draws order it one way: agree are
+// those it orders as the real run did, contradict those it orders the
+// other way, unresolved the rest (the order is within the noise of the
+// launch costs and heartbeat phases, which the runtime has as well, so a
+// single real run's order of such a pair is a draw of that noise). With
+// fewer than two draws for any run, ok is false.
+func PairsResolved(runs []PolicyRun, get func(*sim.Result) float64, share float64) (agree, contradict, unresolved []PairOrder, ok bool) {
+	n := 0
+	for i, r := range runs {
+		if i == 0 {
+			n = len(r.Draws)
+		}
+		if len(r.Draws) < 2 || len(r.Draws) != n {
+			return nil, nil, nil, false
+		}
+	}
+	tie := func(x, y float64) bool {
+		return math.Abs(x-y) <= 1e-3*math.Max(math.Max(math.Abs(x), math.Abs(y)), 1e-9)
+	}
+	for i := range runs {
+		for j := i + 1; j < len(runs); j++ {
+			a, b := runs[i], runs[j]
+			ra, rb := get(a.Real), get(b.Real)
+			if tie(ra, rb) {
+				continue
+			}
+			if rb < ra {
+				a, b = b, a
+			}
+			var alike float64
+			for k := 0; k < n; k++ {
+				x, y := get(&sim.Result{Summary: a.Draws[k]}), get(&sim.Result{Summary: b.Draws[k]})
+				switch {
+				case tie(x, y):
+					alike += 0.5
+				case x < y:
+					alike++
+				}
+			}
+			po := PairOrder{Better: a.Policy, Worse: b.Policy, Share: alike / float64(n)}
+			switch {
+			case po.Share >= share:
+				agree = append(agree, po)
+			case po.Share <= 1-share:
+				contradict = append(contradict, po)
+			default:
+				unresolved = append(unresolved, po)
+			}
+		}
+	}
+	return agree, contradict, unresolved, true
+}
+
+// pairsString is "a < b (94%), c < d (50%)": each pair in its real order
+// and the share of the simulator's draws that order it so.
+func pairsString(ps []PairOrder) string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, fmt.Sprintf("%s < %s (%.0f%%)", p.Better, p.Worse, 100*p.Share))
+	}
+	return strings.Join(out, ", ")
+}
+
 func rankString(r [][]string) string {
 	var gs []string
 	for _, g := range r {
@@ -866,14 +1025,16 @@ type jsonRun struct {
 // summaries and both sets of per-job records.
 func (c *Comparison) WriteJSON(w io.Writer) error {
 	rep := struct {
-		Trace       string    `json:"trace"`
-		Description string    `json:"description"`
-		TimeScale   float64   `json:"time_scale"`
-		Trackers    int       `json:"trackers"`
-		MapSlots    int       `json:"map_slots_per_tracker"`
-		ReduceSlots int       `json:"reduce_slots_per_tracker"`
-		Runs        []jsonRun `json:"runs"`
-	}{c.Trace, c.Description, c.TimeScale, c.Trackers, c.MapSlots, c.ReduceSlots, nil}
+		Trace        string        `json:"trace"`
+		Description  string        `json:"description"`
+		TimeScale    float64       `json:"time_scale"`
+		Trackers     int           `json:"trackers"`
+		MapSlots     int           `json:"map_slots_per_tracker"`
+		ReduceSlots  int           `json:"reduce_slots_per_tracker"`
+		ClusterStart string        `json:"cluster_start,omitempty"`
+		Runs         []jsonRun     `json:"runs"`
+		Rankings     []jsonRanking `json:"rankings"`
+	}{c.Trace, c.Description, c.TimeScale, c.Trackers, c.MapSlots, c.ReduceSlots, c.ClusterStart, nil, c.jsonRankings()}
 	for _, r := range c.Runs {
 		rep.Runs = append(rep.Runs, jsonRun{Policy: r.Policy, Seed: r.Seed, Real: r.Real.Summary, Sim: r.Sim.Summary,
 			RealJobs: r.Real.Jobs, SimJobs: r.Sim.Jobs, JobErrMed: sim.Percentile(r.JobErrors, 50), JobErrP90: sim.Percentile(r.JobErrors, 90),
@@ -887,6 +1048,39 @@ func (c *Comparison) WriteJSON(w io.Writer) error {
 		return fmt.Errorf("write json: %w", err)
 	}
 	return nil
+}
+
+// jsonRanking is one ranking of one seed's policies in the JSON report:
+// real and simulated (RankingBy), whether they agree (RankingsAgree), and
+// the real pairs the simulator's draws resolve (PairsResolved; absent
+// without draws).
+type jsonRanking struct {
+	Seed       uint64      `json:"seed"`
+	Metric     string      `json:"metric"`
+	Real       string      `json:"real"`
+	Sim        string      `json:"sim"`
+	Agree      bool        `json:"agree"`
+	Resolve    float64     `json:"resolve_share,omitempty"`
+	Agreed     []PairOrder `json:"resolved_agree,omitempty"`
+	Contradict []PairOrder `json:"resolved_contradict,omitempty"`
+	Unresolved []PairOrder `json:"unresolved,omitempty"`
+}
+
+func (c *Comparison) jsonRankings() []jsonRanking {
+	var out []jsonRanking
+	for _, seed := range c.seeds() {
+		runs := c.runsOf(seed)
+		for _, by := range c.rankings() {
+			realRank := RankingBy(runs, func(r PolicyRun) *sim.Result { return r.Real }, by.get)
+			simRank := RankingBy(runs, func(r PolicyRun) *sim.Result { return r.Sim }, by.get)
+			jr := jsonRanking{Seed: seed, Metric: by.name, Real: rankString(realRank), Sim: rankString(simRank), Agree: RankingsAgree(realRank, simRank)}
+			if ag, con, un, ok := PairsResolved(runs, by.get, c.rankResolve); ok {
+				jr.Resolve, jr.Agreed, jr.Contradict, jr.Unresolved = c.rankResolve, ag, con, un
+			}
+			out = append(out, jr)
+		}
+	}
+	return out
 }
 
 // WriteDir writes the comparison into dir (created if need be): the table
@@ -951,7 +1145,9 @@ func Resimulate(dir string, o CompareOptions) (*Comparison, error) {
 		Trackers    int     `json:"trackers"`
 		MapSlots    int     `json:"map_slots_per_tracker"`
 		ReduceSlots int     `json:"reduce_slots_per_tracker"`
-		Runs        []struct {
+		// ClusterStart is absent from reports written before it was.
+		ClusterStart string `json:"cluster_start"`
+		Runs         []struct {
 			Policy   string            `json:"policy"`
 			Seed     uint64            `json:"seed"`
 			RealJobs []sim.JobRecord   `json:"real_jobs"`
@@ -967,6 +1163,7 @@ func Resimulate(dir string, o CompareOptions) (*Comparison, error) {
 	}
 	o.Trace, o.Trackers, o.MapSlots, o.ReduceSlots = rep.Trace, rep.Trackers, rep.MapSlots, rep.ReduceSlots
 	o.TimeScale = rep.TimeScale
+	o.clusterStart = rep.ClusterStart
 	var c *Comparison
 	for _, r := range rep.Runs {
 		w, err := o.load(r.Seed)

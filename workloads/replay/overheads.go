@@ -293,5 +293,5 @@ func RecordedModel(m SimModel) SimModel {
 		return m
 	}
 	o := m.Overheads
-	return SimModel{Heartbeat: m.Heartbeat, Overheads: sim.Overheads{OutOfBand: o.OutOfBand, AfterLaunch: o.AfterLaunch, AfterEveryLaunch: o.AfterEveryLaunch}}
+	return SimModel{Heartbeat: m.Heartbeat, Overheads: sim.Overheads{OutOfBand: o.OutOfBand, AfterLaunch: o.AfterLaunch, AfterEveryLaunch: o.AfterEveryLaunch, FirstAtPeriod: o.FirstAtPeriod}}
 }

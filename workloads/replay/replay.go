@@ -669,7 +669,7 @@ const (
 func ModelOf(cfg *conf.Config, costs sim.Overheads) SimModel {
 	o := sim.MeasuredOverheads
 	o.Launch, o.Report, o.MapEvents, o.LaunchDist, o.ReduceLaunchDist, o.DrawPhases = costs.Launch, costs.Report, costs.MapEvents, costs.LaunchDist, costs.ReduceLaunchDist, costs.DrawPhases
-	o.AfterEveryLaunch = costs.AfterEveryLaunch
+	o.AfterEveryLaunch, o.FirstAtPeriod = costs.AfterEveryLaunch, costs.FirstAtPeriod
 	o.OutOfBand = cfg.Bool(keyOutOfBand)
 	return SimModel{Heartbeat: cfg.Duration(keyHeartbeat), Overheads: o}
 }

@@ -66,6 +66,66 @@ func TestRankingsAgree(t *testing.T) {
 	}
 }
 
+func TestPairsResolved(t *testing.T) {
+	mean := func(r *sim.Result) float64 { return r.Summary.Slowdown.Mean }
+	// run is policy p with real mean slowdown real and its draws' means.
+	run := func(p string, real float64, draws ...float64) PolicyRun {
+		r := &sim.Result{Policy: p}
+		r.Summary.Slowdown.Mean = real
+		pr := PolicyRun{Policy: p, Real: r}
+		for _, d := range draws {
+			var s sim.Summary
+			s.Slowdown.Mean = d
+			pr.Draws = append(pr.Draws, s)
+		}
+		return pr
+	}
+	for _, tc := range []struct {
+		name                         string
+		runs                         []PolicyRun
+		ok                           bool
+		agree, contradict, unresolve string
+	}{
+		{name: "every draw agrees", ok: true,
+			runs:  []PolicyRun{run("fifo", 3, 3, 3.1, 2.9, 3), run("fair", 2, 2, 2.1, 1.9, 2)},
+			agree: "fair < fifo (100%)"},
+		{name: "every draw contradicts", ok: true,
+			runs:       []PolicyRun{run("fifo", 3, 1, 1, 1, 1), run("fair", 2, 2, 2, 2, 2)},
+			contradict: "fair < fifo (0%)"},
+		{name: "half the draws each way", ok: true,
+			runs:      []PolicyRun{run("fifo", 3, 1, 3, 1, 3), run("fair", 2, 2, 2, 2, 2)},
+			unresolve: "fair < fifo (50%)"},
+		{name: "a tied draw counts half: 3.5 of 4 is below 90%", ok: true,
+			runs:      []PolicyRun{run("fifo", 3, 3, 3, 3, 2), run("fair", 2, 2, 2, 2, 2)},
+			unresolve: "fair < fifo (88%)"},
+		{name: "real tie is left out", ok: true,
+			runs: []PolicyRun{run("fifo", 2, 3, 3), run("fair", 2, 2, 2)}},
+		{name: "three policies", ok: true,
+			runs:       []PolicyRun{run("a", 1, 1, 1), run("b", 2, 2, 0.5), run("c", 3, 0, 0)},
+			agree:      "",
+			contradict: "a < c (0%), b < c (0%)",
+			unresolve:  "a < b (50%)"},
+		{name: "no draws", runs: []PolicyRun{run("fifo", 3), run("fair", 2)}},
+		{name: "draw counts differ", runs: []PolicyRun{run("fifo", 3, 3, 3), run("fair", 2, 2, 2, 2)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ag, con, un, ok := PairsResolved(tc.runs, mean, 0.9)
+			if ok != tc.ok {
+				t.Fatalf("ok %v, want %v", ok, tc.ok)
+			}
+			if got := pairsString(ag); got != tc.agree {
+				t.Errorf("agree %q, want %q", got, tc.agree)
+			}
+			if got := pairsString(con); got != tc.contradict {
+				t.Errorf("contradict %q, want %q", got, tc.contradict)
+			}
+			if got := pairsString(un); got != tc.unresolve {
+				t.Errorf("unresolved %q, want %q", got, tc.unresolve)
+			}
+		})
+	}
+}
+
 func TestMergeTruncateScale(t *testing.T) {
 	s := time.Second
 	ds := []time.Duration{1 * s, 2 * s, 3 * s, 4 * s, 5 * s}

@@ -158,6 +158,9 @@ type PolicyRun struct {
 	// they tell which orders of policies the simulator resolves
 	// (PairsResolved).
 	Draws []sim.Summary
+	// DrawErrors are each draw's job errors against the draws' median
+	// (DrawErrors), sorted, when there are several draws.
+	DrawErrors [][]float64
 	// Conf are the run's settings the simulation reads (simulatedConf).
 	Conf map[string]string
 	// Load is the machine's 1-minute load average at the run's start and
@@ -305,6 +308,9 @@ type simPlan struct {
 	res        *sim.Result
 	drawMissed []int
 	draws      []sim.Summary
+	// drawErrs are each draw's job errors against the draws' median
+	// (DrawErrors).
+	drawErrs [][]float64
 }
 
 // load reads or generates the trace of seed, scaled.
@@ -364,7 +370,7 @@ func (o CompareOptions) simulateDraws(sp *simPlan, w *sim.Workload) error {
 		return err
 	}
 	var rs []*sim.Result
-	sp.drawMissed, sp.draws = nil, nil
+	sp.drawMissed, sp.draws, sp.drawErrs = nil, nil, nil
 	for k := 0; k < n; k++ {
 		m := sp.model
 		m.Overheads.LaunchDist = reseeded(d, DrawSeed(d.Seed, k))
@@ -380,7 +386,22 @@ func (o CompareOptions) simulateDraws(sp *simPlan, w *sim.Workload) error {
 		}
 	}
 	sp.res = MedianOfDraws(rs)
+	sp.drawErrs = DrawErrors(rs, sp.res)
 	return nil
+}
+
+// DrawErrors are the job errors (JobErrors) of each simulator draw rs[k]
+// against med, their MedianOfDraws: how far from the simulator's expected
+// schedule its own draws land. A real run whose error against med is
+// within their spread is as close to the model as the model's own draws
+// are: what is left is the noise of launches and heartbeat phases, which
+// no simulator run once can predict job by job.
+func DrawErrors(rs []*sim.Result, med *sim.Result) [][]float64 {
+	out := make([][]float64, len(rs))
+	for k, r := range rs {
+		out[k] = JobErrors(r, med)
+	}
+	return out
 }
 
 // reseeded is a copy of d drawing with seed; nil for nil.
@@ -519,7 +540,7 @@ func (o CompareOptions) policyRun(pol string, seed uint64, run *Run, sp simPlan,
 	if err != nil {
 		return PolicyRun{}, fmt.Errorf("simulating the recorded durations: %w", err)
 	}
-	return PolicyRun{Policy: pol, Seed: seed, Real: real, Sim: sp.res, Run: run, JobErrors: JobErrors(real, sp.res), Conf: simulatedConf(sp.conf), DrawMissed: sp.drawMissed, Draws: sp.draws,
+	return PolicyRun{Policy: pol, Seed: seed, Real: real, Sim: sp.res, Run: run, JobErrors: JobErrors(real, sp.res), Conf: simulatedConf(sp.conf), DrawMissed: sp.drawMissed, Draws: sp.draws, DrawErrors: sp.drawErrs,
 		Model: sp.model, Costs: costs, Recorded: rec, RecordedErrors: JobErrors(real, rec), Load: load, LaunchLoad: launchLoad}, nil
 }
 
@@ -666,6 +687,13 @@ func (c *Comparison) WriteTable(w io.Writer) error {
 			errRow = append(errRow, fmt.Sprintf("%.3f/%.3f", sim.Percentile(r.JobErrors, 50), sim.Percentile(r.JobErrors, 90)))
 		}
 		row(errRow...)
+		if len(runs) > 0 && len(runs[0].DrawErrors) > 1 {
+			drawRow := []string{fmt.Sprintf("same, %d sim draws against their median: p90 median [max]", len(runs[0].DrawErrors))}
+			for _, r := range runs {
+				drawRow = append(drawRow, drawErrSpread(r.DrawErrors))
+			}
+			row(drawRow...)
+		}
 		recRow := []string{"same, simulating the recorded durations"}
 		for _, r := range runs {
 			recRow = append(recRow, fmt.Sprintf("%.3f/%.3f", sim.Percentile(r.RecordedErrors, 50), sim.Percentile(r.RecordedErrors, 90)))
@@ -728,6 +756,27 @@ func (c *Comparison) WriteTable(w io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// DrawP90s are the P90 job errors of a run's draws against their median
+// (PolicyRun.DrawErrors), sorted.
+func DrawP90s(errs [][]float64) []float64 {
+	var p []float64
+	for _, e := range errs {
+		p = append(p, sim.Percentile(e, 90))
+	}
+	sort.Float64s(p)
+	return p
+}
+
+// drawErrSpread is "median [max]" of the draws' P90 job errors against
+// their median.
+func drawErrSpread(errs [][]float64) string {
+	p := DrawP90s(errs)
+	if len(p) == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f [%.3f]", sim.Percentile(p, 50), p[len(p)-1])
 }
 
 // drawSpread is "mean [min-max]" of the draws' counts.
@@ -1012,6 +1061,9 @@ type jsonRun struct {
 	RecordedJobErrP90 float64         `json:"recorded_job_response_rel_error_p90"`
 	// Conf are the run's settings its simulation reads (simulatedConf).
 	Conf map[string]string `json:"conf,omitempty"`
+	// SimDrawErrP90 are the P90 job errors of each launch draw against
+	// the draws' median (DrawP90s), sorted.
+	SimDrawErrP90 []float64 `json:"sim_draw_job_error_p90,omitempty"`
 	// SimDrawMissed are the missed deadlines of each launch draw.
 	SimDrawMissed []int `json:"sim_draw_missed,omitempty"`
 	// Load is the 1-minute load average at the real run's start and end.
@@ -1040,7 +1092,7 @@ func (c *Comparison) WriteJSON(w io.Writer) error {
 			RealJobs: r.Real.Jobs, SimJobs: r.Sim.Jobs, JobErrMed: sim.Percentile(r.JobErrors, 50), JobErrP90: sim.Percentile(r.JobErrors, 90),
 			Killed: [2]int64{r.Real.KilledMapTasks, r.Real.KilledReduceTasks}, Model: r.Model.json(), Costs: r.Costs,
 			Recorded: r.Recorded.Summary, RecordedJobs: r.Recorded.Jobs,
-			RecordedJobErrMed: sim.Percentile(r.RecordedErrors, 50), RecordedJobErrP90: sim.Percentile(r.RecordedErrors, 90), Conf: r.Conf, SimDrawMissed: r.DrawMissed, Load: r.Load, SimLaunchLoad: r.LaunchLoad})
+			RecordedJobErrMed: sim.Percentile(r.RecordedErrors, 50), RecordedJobErrP90: sim.Percentile(r.RecordedErrors, 90), Conf: r.Conf, SimDrawMissed: r.DrawMissed, SimDrawErrP90: DrawP90s(r.DrawErrors), Load: r.Load, SimLaunchLoad: r.LaunchLoad})
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -123,6 +124,30 @@ func TestPairsResolved(t *testing.T) {
 				t.Errorf("unresolved %q, want %q", got, tc.unresolve)
 			}
 		})
+	}
+}
+
+// TestDrawErrors: each draw's job errors against the draws' median, and
+// their P90s sorted.
+func TestDrawErrors(t *testing.T) {
+	res := func(resp ...float64) *sim.Result {
+		r := &sim.Result{}
+		for i, x := range resp {
+			r.Jobs = append(r.Jobs, sim.JobRecord{ID: string(rune('a' + i)), Response: x})
+		}
+		return r
+	}
+	med := res(1, 2)
+	errs := DrawErrors([]*sim.Result{res(1, 3), res(1.5, 2), res(1, 2)}, med)
+	if len(errs) != 3 || errs[0][0] != 0 || errs[0][1] != 0.5 || errs[1][1] != 0.5 || errs[2][1] != 0 {
+		t.Fatalf("draw errors %v, want [[0 0.5] [0 0.5] [0 0]]", errs)
+	}
+	p := DrawP90s(errs)
+	if len(p) != 3 || p[0] != 0 || p[2] < 0.45 || p[2] > 0.5 || !sort.Float64sAreSorted(p) {
+		t.Errorf("P90s %v, want sorted, from 0 to about 0.5", p)
+	}
+	if got := drawErrSpread(nil); got != "-" {
+		t.Errorf("no draws: %q", got)
 	}
 }
 

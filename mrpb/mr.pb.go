@@ -4482,10 +4482,16 @@ func (x *DoneRequest) GetReduceCut() *ReduceCut {
 }
 
 type FailedRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	AttemptId     string                 `protobuf:"bytes,1,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"`
-	Error         string                 `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
-	Counters      []*Counter             `protobuf:"bytes,3,rep,name=counters,proto3" json:"counters,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	AttemptId string                 `protobuf:"bytes,1,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"`
+	Error     string                 `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
+	Counters  []*Counter             `protobuf:"bytes,3,rep,name=counters,proto3" json:"counters,omitempty"`
+	// The attempt stopped for a cause that is not its own: a reduce that
+	// fetched spills of a map attempt since withdrawn, which the map's re-run
+	// contradicts (the map is not deterministic). It ends KILLED with the
+	// error as diagnostic, which does not count against
+	// mapreduce.reduce.maxattempts, and the task is run again.
+	Killed        bool `protobuf:"varint,4,opt,name=killed,proto3" json:"killed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4539,6 +4545,13 @@ func (x *FailedRequest) GetCounters() []*Counter {
 		return x.Counters
 	}
 	return nil
+}
+
+func (x *FailedRequest) GetKilled() bool {
+	if x != nil {
+		return x.Killed
+	}
+	return false
 }
 
 type QuietRequest struct {
@@ -4968,12 +4981,13 @@ const file_mr_proto_rawDesc = "" +
 	"\bcounters\x18\x02 \x03(\v2\r.gomr.CounterR\bcounters\x12\x14\n" +
 	"\x05split\x18\x14 \x01(\bR\x05split\x12.\n" +
 	"\n" +
-	"reduce_cut\x18\x15 \x01(\v2\x0f.gomr.ReduceCutR\treduceCut\"o\n" +
+	"reduce_cut\x18\x15 \x01(\v2\x0f.gomr.ReduceCutR\treduceCut\"\x87\x01\n" +
 	"\rFailedRequest\x12\x1d\n" +
 	"\n" +
 	"attempt_id\x18\x01 \x01(\tR\tattemptId\x12\x14\n" +
 	"\x05error\x18\x02 \x01(\tR\x05error\x12)\n" +
-	"\bcounters\x18\x03 \x03(\v2\r.gomr.CounterR\bcounters\"c\n" +
+	"\bcounters\x18\x03 \x03(\v2\r.gomr.CounterR\bcounters\x12\x16\n" +
+	"\x06killed\x18\x04 \x01(\bR\x06killed\"c\n" +
 	"\fQuietRequest\x12\x1d\n" +
 	"\n" +
 	"attempt_id\x18\x01 \x01(\tR\tattemptId\x12\x1a\n" +

@@ -90,3 +90,63 @@ func TestRerunComparedWithWithdrawnSpills(t *testing.T) {
 		})
 	}
 }
+
+// TestReduceStoppedByRerunIsExcused: a reduce attempt KILLED because a
+// map's re-run contradicts spills it fetched (not_own_fault) does not count
+// against the reduce's attempts once for each map re-run the JobTracker saw
+// differ; one more such kill counts as a failure.
+func TestReduceStoppedByRerunIsExcused(t *testing.T) {
+	jt, id := newTestJT(t, 1)
+	ls := launches(heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "t1", InitialContact: true, Instance: "t1", FreeMapSlots: 2}))
+	a := ls[0].AttemptId
+	heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "t2", InitialContact: true, Instance: "t2"})
+	heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "t1", Spills: []*mrpb.SpillAnnouncement{
+		{AttemptId: a, Spill: 0, Segments: seg(1)}, {AttemptId: a, Spill: 1, Final: true, Segments: seg(2)}},
+		Attempts: []*mrpb.AttemptStatus{{AttemptId: a, State: StateSucceeded, Progress: 1}}})
+	reduceLaunch := func() string {
+		t.Helper()
+		for _, l := range launches(heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "t2", FreeReduceSlots: 1})) {
+			if l.Type == "r" {
+				return l.AttemptId
+			}
+		}
+		t.Fatal("no reduce launched on t2")
+		return ""
+	}
+	counters := func() mr.CounterSet {
+		st, err := jt.GetJobStatus(context.Background(), &mrpb.JobStatusRequest{JobId: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return countersFromProto(st.Counters)
+	}
+	r0 := reduceLaunch()
+	loseTracker(jt, "t1")
+	ls = freshMapLaunches(t, jt, "t2")
+	if len(ls) != 1 {
+		t.Fatalf("re-run launches %v, want one", ls)
+	}
+	b := ls[0].AttemptId
+	// The re-run cuts one spill, with other records, and succeeds.
+	heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "t2",
+		Spills:   []*mrpb.SpillAnnouncement{{AttemptId: b, Spill: 0, Final: true, Segments: seg(9)}},
+		Attempts: []*mrpb.AttemptStatus{{AttemptId: b, State: StateSucceeded, Progress: 1}}})
+	stop := func(r string) {
+		heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "t2",
+			Attempts: []*mrpb.AttemptStatus{{AttemptId: r, State: StateKilled, NotOwnFault: true,
+				Diagnostic: "shuffle: map 0: attempt " + b + " announced spill 0 as final, but spill 1 was fetched from attempt " + a}}})
+	}
+	stop(r0)
+	cs := counters()
+	if got := cs.Get(mr.JobCounterGroup, mr.NondeterministicMapReruns); got != 1 {
+		t.Fatalf("%s = %d, want 1", mr.NondeterministicMapReruns, got)
+	}
+	if k, f := cs.Get(mr.JobCounterGroup, mr.NumKilledReduces), cs.Get(mr.JobCounterGroup, mr.NumFailedReduces); k != 1 || f != 0 {
+		t.Fatalf("after the first stop: %d killed, %d failed reduces; want 1 and 0", k, f)
+	}
+	stop(reduceLaunch())
+	cs = counters()
+	if k, f := cs.Get(mr.JobCounterGroup, mr.NumKilledReduces), cs.Get(mr.JobCounterGroup, mr.NumFailedReduces); k != 1 || f != 1 {
+		t.Fatalf("after a second stop with one differing re-run: %d killed, %d failed reduces; want 1 and 1", k, f)
+	}
+}

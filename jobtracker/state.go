@@ -229,6 +229,9 @@ type task struct {
 	// withdrawn (obsoleteMapOutputLocked); nil until a withdrawal. A later
 	// attempt's spills are compared with it (noteRerunLocked).
 	withdrawn map[int]*attempt
+	// rerunKills counts a reduce task's attempts that stopped because a
+	// map's re-run contradicted spills they fetched (rerunKillExcusedLocked).
+	rerunKills int
 	// run is the task's part of its job's running totals (running.go).
 	run runningShare
 	// finishedAt is 1 + its index in job.finished while it counts there

@@ -167,7 +167,7 @@ func (jt *JobTracker) attemptStatusLocked(t *trackerState, st *mrpb.AttemptStatu
 		jt.attemptFailedLocked(a, st.Diagnostic, now, true)
 	case StateKilled:
 		jt.checkpointFailedLocked(a, st.Checkpoint)
-		jt.attemptFailedLocked(a, st.Diagnostic, now, false)
+		jt.attemptFailedLocked(a, st.Diagnostic, now, st.NotOwnFault && !jt.rerunKillExcusedLocked(a))
 	case StateSplit:
 		jt.attemptSplitLocked(a, st.ReduceCut, now)
 	}
@@ -260,6 +260,29 @@ func (jt *JobTracker) noteRerunLocked(a *attempt, k int) {
 	j.counters.Add(mr.JobCounterGroup, mr.NondeterministicMapReruns, 1)
 	jt.log.Warn("non-deterministic map: a re-run's output differs from a withdrawn attempt's, which reducers may have fetched; they restart",
 		"job", j.id, "map", t.index, "attempt", a.id, "difference", why)
+}
+
+// rerunKillExcusedLocked says whether attempt a, which stopped because a
+// map's re-run contradicts spills it fetched (AttemptStatus.not_own_fault),
+// is excused: not counted against its task's attempts. A reduce is
+// restarted at most once for each map re-run the JobTracker saw differ
+// from a withdrawn attempt (NONDETERMINISTIC_MAP_RERUNS), since its new
+// attempt fetches only the spills not withdrawn; more such kills than
+// that count as failures, so that a reduce that keeps finding
+// contradictions the JobTracker did not see (a JobTracker restart forgot
+// the withdrawn spills, or a fault) ends after
+// mapreduce.reduce.maxattempts rather than running for ever.
+func (jt *JobTracker) rerunKillExcusedLocked(a *attempt) bool {
+	t := a.task
+	j := t.job
+	t.rerunKills++
+	seen := j.counters.Get(mr.JobCounterGroup, mr.NondeterministicMapReruns)
+	if int64(t.rerunKills) <= seen {
+		return true
+	}
+	jt.log.Warn("reduce stopped by a map re-run more often than the JobTracker saw map re-runs differ; counted as a failure",
+		"attempt", a.id, "kills", t.rerunKills, "nondeterministic_map_reruns", seen)
+	return false
 }
 
 // pinSortBufferLocked pins the sort buffer of map attempt a's task to

@@ -118,7 +118,8 @@ type Options struct {
 // the two attempts' outputs. It is not the reduce's fault: a new attempt
 // of the reduce, reading the event log from the start, fetches only the
 // spills that were not withdrawn (the child reports it KILLED, which
-// does not count against mapreduce.reduce.maxattempts).
+// does not count against mapreduce.reduce.maxattempts while the
+// JobTracker has seen as many map re-runs differ).
 var ErrNondeterministic = errors.New("shuffle: map output is not deterministic")
 
 // Names of the counters in group mr.ShuffleErrorsGroup.

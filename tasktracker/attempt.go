@@ -133,6 +133,7 @@ func (a *taskAttempt) status() *mrpb.AttemptStatus {
 	if a.state == "SPLIT" {
 		st.ReduceCut = a.reduceCut
 	}
+	st.NotOwnFault = a.state == "KILLED" && a.failNotOwn && a.killReason == ""
 	if a.ckptStats != nil {
 		st.Checkpoint = proto.Clone(a.ckptStats).(*mrpb.CheckpointStats)
 	}

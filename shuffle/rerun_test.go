@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -48,15 +50,21 @@ func TestRunRerunOfWithdrawnMap(t *testing.T) {
 		fetchA  []int  // spills of m0_a fetched before it is withdrawn
 		wantErr string // "" for success
 		wantA   bool   // success with m0_a's records (the map was fetched whole)
+		// inFlight holds m0_a's fetches until the withdrawal and the
+		// re-run's announcements are in.
+		inFlight bool
 	}{
-		{"identical re-run", recsA, []int{0, 1}, "", false},
-		{"different records", other, []int{0}, "spill 0: fetched from attempt m0_a", false},
-		{"same records, different CRC", sameLen, []int{0, 1}, "crc32c", false},
-		{"more spills after those fetched", longer, []int{0, 1}, "", false},
-		{"more spills, final fetched", longer, []int{0, nA - 1}, "attempt m0_a", false},
-		{"fewer spills than fetched", shorter, []int{nA - 2}, fmt.Sprintf("spill %d ", nA-2), false},
-		{"re-run before anything was fetched", other, nil, "", false},
-		{"map fetched whole before the re-run", other, seq(nA), "", true},
+		{"identical re-run", recsA, []int{0, 1}, "", false, false},
+		{"different records", other, []int{0}, "spill 0: fetched from attempt m0_a", false, false},
+		{"same records, different CRC", sameLen, []int{0, 1}, "crc32c", false, false},
+		{"more spills after those fetched", longer, []int{0, 1}, "", false, false},
+		{"more spills, final fetched", longer, []int{0, nA - 1}, "attempt m0_a", false, false},
+		{"fewer spills than fetched", shorter, []int{nA - 2}, fmt.Sprintf("spill %d ", nA-2), false, false},
+		{"re-run before anything was fetched", other, nil, "", false, false},
+		{"map fetched whole before the re-run", other, seq(nA), "", true, false},
+		{"identical re-run announced during the fetches", recsA, []int{0, 1}, "", false, true},
+		{"different re-run announced during the fetches", other, []int{0, 1}, "but announced since by attempt m0_b", false, true},
+		{"fewer spills announced during the fetches", shorter, []int{0, nA - 2}, fmt.Sprintf("spill %d ", nA-2), false, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -65,6 +73,17 @@ func TestRunRerunOfWithdrawnMap(t *testing.T) {
 			w := newWorker(t, "job_1", []byte("s3cret"))
 			w.addAttempt("job_1", "m0_a", dirA)
 			w.addAttempt("job_1", "m0_b", dirB)
+			release := make(chan struct{})
+			var releaseOnce sync.Once
+			defer releaseOnce.Do(func() { close(release) })
+			if tc.inFlight {
+				w.setOverride(func(rw http.ResponseWriter, req *http.Request, real http.Handler) {
+					if req.URL.Query().Get("attempt") == "m0_a" {
+						<-release
+					}
+					real.ServeHTTP(rw, req)
+				})
+			}
 			evsA := announce("job_1", 0, "m0_a", w.host(), spillsA, r)
 			src := newFakeSource()
 			counters := mr.NewCounters()
@@ -102,6 +121,10 @@ func TestRunRerunOfWithdrawnMap(t *testing.T) {
 			rest = append(rest, announce("job_1", 0, "m0_b", w.host(), spillsB, r)...)
 			rest = append(rest, emptyAt(1, 0, true, "m1_a"))
 			src.add(rest...)
+			if tc.inFlight {
+				time.Sleep(50 * time.Millisecond) // the events are applied first
+				releaseOnce.Do(func() { close(release) })
+			}
 			err := <-errc
 			if tc.wantErr != "" {
 				if !errors.Is(err, ErrNondeterministic) || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), "m0_b") {

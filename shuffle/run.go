@@ -241,8 +241,13 @@ type mapState struct {
 	final   int // index of the final spill; -1 while unknown
 	maxSeen int // highest spill index announced
 	fetched int // spills fetched
-	done    bool
-	segs    []segState // by spill index, up to maxSeen
+	// inFlight is the map's segments being fetched. The map is not done
+	// while one is: a fetch from an attempt withdrawn meanwhile may yet
+	// bring a spill the map's other spills contradict, and its bytes are
+	// merged when it arrives.
+	inFlight int
+	done     bool
+	segs     []segState // by spill index, up to maxSeen
 }
 
 // hostQueue is the segments waiting to be fetched from one host, oldest
@@ -744,6 +749,7 @@ func (r *runner) takeBatch(host int, hq *hostQueue, now time.Time) []fetchItem {
 			continue
 		}
 		st.inFlight = true
+		r.maps[key.m].inFlight++
 		items = append(items, fetchItem{key: key, loc: st.loc})
 		bytes += st.loc.Segment.Length
 	}
@@ -862,6 +868,7 @@ func (r *runner) complete(ctx context.Context, it *fetchItem, res fetchResult) e
 	st := r.seg(it.key)
 	st.inFlight = false
 	m, k := it.key.m, it.key.k
+	r.maps[m].inFlight--
 	if res.fatal {
 		return res.err
 	}
@@ -873,7 +880,9 @@ func (r *runner) complete(ctx context.Context, it *fetchItem, res fetchResult) e
 		r.opts.Counters.Get(mr.ShuffleErrorsGroup, classify(res.err)).Increment()
 		r.log.Warn("shuffle: fetch failed", "map", m, "spill", k, "attempt", it.loc.AttemptID, "host", it.loc.Host, "err", res.err)
 		if !st.hasLoc {
-			return nil // withdrawn: wait for a new announcement
+			// Withdrawn: wait for a new announcement. The map may be
+			// complete without this spill now (its re-run cut fewer).
+			return r.checkMap(m)
 		}
 		if st.loc.AttemptID != it.loc.AttemptID {
 			r.enqueue(it.key, st) // a newer location came while this one failed
@@ -911,7 +920,7 @@ func (r *runner) complete(ctx context.Context, it *fetchItem, res fetchResult) e
 // checkMap counts map m as shuffled once all its spills are fetched.
 func (r *runner) checkMap(m int) error {
 	mp := &r.maps[m]
-	if mp.done || mp.final < 0 || mp.fetched < mp.final+1 {
+	if mp.done || mp.final < 0 || mp.fetched < mp.final+1 || mp.inFlight > 0 {
 		return nil
 	}
 	if mp.fetched > mp.final+1 {

@@ -224,6 +224,14 @@ type task struct {
 	// with (LaunchTask.sort_mb), so that it cuts the same spills whatever
 	// its tracker's memory budget; 0 until a spill is announced.
 	sortMB int32
+	// withdrawn is, by spill index, the attempt of this map whose
+	// announcement of that spill reducers were first told of, once it was
+	// withdrawn (obsoleteMapOutputLocked); nil until a withdrawal. A later
+	// attempt's spills are compared with it (noteRerunLocked).
+	withdrawn map[int]*attempt
+	// rerunKills counts a reduce task's attempts that stopped because a
+	// map's re-run contradicted spills they fetched (rerunKillExcusedLocked).
+	rerunKills int
 	// run is the task's part of its job's running totals (running.go).
 	run runningShare
 	// finishedAt is 1 + its index in job.finished while it counts there
@@ -304,6 +312,9 @@ type attempt struct {
 	// fetched (lost tracker, too many fetch failures).
 	obsolete    bool
 	shuffleAddr string
+	// rerunDiffers is set once the attempt's spills were found to differ
+	// from a withdrawn attempt's (counted once).
+	rerunDiffers bool
 
 	// Speculation inputs: whether this is a speculative attempt, when its
 	// last status arrived and when its progress last changed, the progress

@@ -167,7 +167,7 @@ func (jt *JobTracker) attemptStatusLocked(t *trackerState, st *mrpb.AttemptStatu
 		jt.attemptFailedLocked(a, st.Diagnostic, now, true)
 	case StateKilled:
 		jt.checkpointFailedLocked(a, st.Checkpoint)
-		jt.attemptFailedLocked(a, st.Diagnostic, now, false)
+		jt.attemptFailedLocked(a, st.Diagnostic, now, st.NotOwnFault && !jt.rerunKillExcusedLocked(a))
 	case StateSplit:
 		jt.attemptSplitLocked(a, st.ReduceCut, now)
 	}
@@ -209,7 +209,80 @@ func (jt *JobTracker) spillAnnouncedLocked(t *trackerState, sp *mrpb.SpillAnnoun
 		}
 		return
 	}
+	jt.noteRerunLocked(a, k)
 	jt.publishSpillLocked(j, a, k)
+}
+
+// noteRerunLocked compares spill k of map attempt a, about to be
+// published after spills of another attempt of its map were withdrawn,
+// with what reducers were first told of: the same segments for the same
+// spill, and the same final spill index. The re-run's spills are published
+// whatever the outcome (the withdrawn ones cannot be fetched any more);
+// a difference is logged and counted once per attempt in the job's
+// NONDETERMINISTIC_MAP_RERUNS, so that the user learns their map is not
+// deterministic. Each reduce checks the spills it fetched itself and
+// restarts when they are contradicted (shuffle.ErrNondeterministic).
+func (jt *JobTracker) noteRerunLocked(a *attempt, k int) {
+	t := a.task
+	if len(t.withdrawn) == 0 || a.rerunDiffers {
+		return
+	}
+	why := ""
+	if w := t.withdrawn[k]; w != nil && w != a && !sameSegments(w.spills[k], a.spills[k]) {
+		why = fmt.Sprintf("spill %d differs from the one %s announced", k, w.id)
+	} else {
+		ks := make([]int, 0, len(t.withdrawn))
+		for wk := range t.withdrawn {
+			ks = append(ks, wk)
+		}
+		sort.Ints(ks)
+		for _, wk := range ks {
+			w := t.withdrawn[wk]
+			if w == a {
+				continue
+			}
+			switch final := a.final == k; {
+			case final && wk > k:
+				why = fmt.Sprintf("its final spill is %d, but %s announced spill %d", k, w.id, wk)
+			case w.final >= 0 && (k > w.final || (k == w.final) != final):
+				why = fmt.Sprintf("it announced spill %d (final=%t), but the final spill of %s was %d", k, final, w.id, w.final)
+			}
+			if why != "" {
+				break
+			}
+		}
+	}
+	if why == "" {
+		return
+	}
+	a.rerunDiffers = true
+	j := t.job
+	j.counters.Add(mr.JobCounterGroup, mr.NondeterministicMapReruns, 1)
+	jt.log.Warn("non-deterministic map: a re-run's output differs from a withdrawn attempt's, which reducers may have fetched; they restart",
+		"job", j.id, "map", t.index, "attempt", a.id, "difference", why)
+}
+
+// rerunKillExcusedLocked says whether attempt a, which stopped because a
+// map's re-run contradicts spills it fetched (AttemptStatus.not_own_fault),
+// is excused: not counted against its task's attempts. A reduce is
+// restarted at most once for each map re-run the JobTracker saw differ
+// from a withdrawn attempt (NONDETERMINISTIC_MAP_RERUNS), since its new
+// attempt fetches only the spills not withdrawn; more such kills than
+// that count as failures, so that a reduce that keeps finding
+// contradictions the JobTracker did not see (a JobTracker restart forgot
+// the withdrawn spills, or a fault) ends after
+// mapreduce.reduce.maxattempts rather than running for ever.
+func (jt *JobTracker) rerunKillExcusedLocked(a *attempt) bool {
+	t := a.task
+	j := t.job
+	t.rerunKills++
+	seen := j.counters.Get(mr.JobCounterGroup, mr.NondeterministicMapReruns)
+	if int64(t.rerunKills) <= seen {
+		return true
+	}
+	jt.log.Warn("reduce stopped by a map re-run more often than the JobTracker saw map re-runs differ; counted as a failure",
+		"attempt", a.id, "kills", t.rerunKills, "nondeterministic_map_reruns", seen)
+	return false
 }
 
 // pinSortBufferLocked pins the sort buffer of map attempt a's task to
@@ -267,6 +340,12 @@ func (jt *JobTracker) obsoleteMapOutputLocked(a *attempt) {
 			continue
 		}
 		delete(j.winners, key)
+		if a.task.withdrawn == nil {
+			a.task.withdrawn = map[int]*attempt{}
+		}
+		if a.task.withdrawn[k] == nil {
+			a.task.withdrawn[k] = a
+		}
 		for _, other := range a.task.attempts {
 			if other != a && !other.obsolete && other.spills[k] != nil && jt.trackers[other.tracker] != nil {
 				jt.publishSpillLocked(j, other, k)

@@ -86,6 +86,11 @@ const (
 	MillisMaps           = "MILLIS_MAPS"
 	MillisReduces        = "MILLIS_REDUCES"
 	DataLocalMaps        = "DATA_LOCAL_MAPS"
+	// NondeterministicMapReruns counts map attempts whose output differs
+	// from the output of an earlier attempt of their map that reducers were
+	// told of and that was withdrawn (its tracker lost, or too many fetch
+	// failures): the map is not deterministic (docs/architecture.md).
+	NondeterministicMapReruns = "NONDETERMINISTIC_MAP_RERUNS"
 	// Preemption by checkpoint (CRIU): attempts checkpointed, the bytes of
 	// their images and working-file snapshots, the time their dumps and
 	// the restores took, and the work saved: the run time a kill would
@@ -166,6 +171,9 @@ var counterDisplayNames = map[string]map[string]string{
 		DataLocalMaps:        "Data-local map tasks",
 		"RACK_LOCAL_MAPS":    "Rack-local map tasks",
 		"OTHER_LOCAL_MAPS":   "Other local map tasks",
+
+		// Which Hadoop does not count.
+		NondeterministicMapReruns: "Non-deterministic map re-runs",
 
 		// Preemption by checkpoint, which Hadoop does not have.
 		Checkpoints:               "Checkpointed tasks",

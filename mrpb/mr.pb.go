@@ -705,7 +705,13 @@ type AttemptStatus struct {
 	// then FAILED).
 	Restore *CloneStats `protobuf:"bytes,16,opt,name=restore,proto3" json:"restore,omitempty"`
 	// Set on a reduce attempt that ended SPLIT: where it stopped.
-	ReduceCut     *ReduceCut `protobuf:"bytes,21,opt,name=reduce_cut,json=reduceCut,proto3" json:"reduce_cut,omitempty"`
+	ReduceCut *ReduceCut `protobuf:"bytes,21,opt,name=reduce_cut,json=reduceCut,proto3" json:"reduce_cut,omitempty"`
+	// Set with state KILLED when the child reported its failure as not its
+	// own (FailedRequest.killed: a map's re-run contradicts spills the
+	// reduce fetched). The JobTracker does not count such a kill against
+	// the reduce's attempts while the task has had no more of them than the
+	// job has seen map re-runs differ (NONDETERMINISTIC_MAP_RERUNS).
+	NotOwnFault   bool `protobuf:"varint,22,opt,name=not_own_fault,json=notOwnFault,proto3" json:"not_own_fault,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -857,6 +863,13 @@ func (x *AttemptStatus) GetReduceCut() *ReduceCut {
 		return x.ReduceCut
 	}
 	return nil
+}
+
+func (x *AttemptStatus) GetNotOwnFault() bool {
+	if x != nil {
+		return x.NotOwnFault
+	}
+	return false
 }
 
 // CheckpointStats is what checkpointing an attempt for preemption cost,
@@ -4482,10 +4495,17 @@ func (x *DoneRequest) GetReduceCut() *ReduceCut {
 }
 
 type FailedRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	AttemptId     string                 `protobuf:"bytes,1,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"`
-	Error         string                 `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
-	Counters      []*Counter             `protobuf:"bytes,3,rep,name=counters,proto3" json:"counters,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	AttemptId string                 `protobuf:"bytes,1,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"`
+	Error     string                 `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
+	Counters  []*Counter             `protobuf:"bytes,3,rep,name=counters,proto3" json:"counters,omitempty"`
+	// The attempt stopped for a cause that is not its own: a reduce that
+	// fetched spills of a map attempt since withdrawn, which the map's re-run
+	// contradicts (the map is not deterministic). It ends KILLED with the
+	// error as diagnostic, which does not count against
+	// mapreduce.reduce.maxattempts (within the limit AttemptStatus.not_own_fault
+	// describes), and the task is run again.
+	Killed        bool `protobuf:"varint,4,opt,name=killed,proto3" json:"killed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4539,6 +4559,13 @@ func (x *FailedRequest) GetCounters() []*Counter {
 		return x.Counters
 	}
 	return nil
+}
+
+func (x *FailedRequest) GetKilled() bool {
+	if x != nil {
+		return x.Killed
+	}
+	return false
 }
 
 type QuietRequest struct {
@@ -4648,7 +4675,7 @@ const file_mr_proto_rawDesc = "" +
 	"\tupper_key\x18\x03 \x01(\fR\bupperKey\x12\x18\n" +
 	"\abounded\x18\x04 \x01(\bR\abounded\x12\x14\n" +
 	"\x05piece\x18\x05 \x01(\bR\x05piece\x12\x1c\n" +
-	"\tpartition\x18\x06 \x01(\x05R\tpartition\"\xe7\x04\n" +
+	"\tpartition\x18\x06 \x01(\x05R\tpartition\"\x8b\x05\n" +
 	"\rAttemptStatus\x12\x1d\n" +
 	"\n" +
 	"attempt_id\x18\x01 \x01(\tR\tattemptId\x12\x14\n" +
@@ -4673,7 +4700,8 @@ const file_mr_proto_rawDesc = "" +
 	"checkpoint\x12*\n" +
 	"\arestore\x18\x10 \x01(\v2\x10.gomr.CloneStatsR\arestore\x12.\n" +
 	"\n" +
-	"reduce_cut\x18\x15 \x01(\v2\x0f.gomr.ReduceCutR\treduceCut\"\xea\x01\n" +
+	"reduce_cut\x18\x15 \x01(\v2\x0f.gomr.ReduceCutR\treduceCut\x12\"\n" +
+	"\rnot_own_fault\x18\x16 \x01(\bR\vnotOwnFault\"\xea\x01\n" +
 	"\x0fCheckpointStats\x12\x17\n" +
 	"\adump_ms\x18\x01 \x01(\x03R\x06dumpMs\x12\x1f\n" +
 	"\vimage_bytes\x18\x02 \x01(\x03R\n" +
@@ -4968,12 +4996,13 @@ const file_mr_proto_rawDesc = "" +
 	"\bcounters\x18\x02 \x03(\v2\r.gomr.CounterR\bcounters\x12\x14\n" +
 	"\x05split\x18\x14 \x01(\bR\x05split\x12.\n" +
 	"\n" +
-	"reduce_cut\x18\x15 \x01(\v2\x0f.gomr.ReduceCutR\treduceCut\"o\n" +
+	"reduce_cut\x18\x15 \x01(\v2\x0f.gomr.ReduceCutR\treduceCut\"\x87\x01\n" +
 	"\rFailedRequest\x12\x1d\n" +
 	"\n" +
 	"attempt_id\x18\x01 \x01(\tR\tattemptId\x12\x14\n" +
 	"\x05error\x18\x02 \x01(\tR\x05error\x12)\n" +
-	"\bcounters\x18\x03 \x03(\v2\r.gomr.CounterR\bcounters\"c\n" +
+	"\bcounters\x18\x03 \x03(\v2\r.gomr.CounterR\bcounters\x12\x16\n" +
+	"\x06killed\x18\x04 \x01(\bR\x06killed\"c\n" +
 	"\fQuietRequest\x12\x1d\n" +
 	"\n" +
 	"attempt_id\x18\x01 \x01(\tR\tattemptId\x12\x1a\n" +

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"strings"
 	"sync"
 	"time"
 
@@ -110,8 +111,15 @@ type Options struct {
 	MaxFetchFailures int
 }
 
-// ErrNondeterministic: two attempts of a map task announced different
-// segments for the same spill, so their outputs cannot be mixed.
+// ErrNondeterministic: an attempt of a map task announced a spill that
+// contradicts one this reduce fetched from another attempt of the map (a
+// different segment, or another final spill index: the attempts cut the
+// map's output differently), so the reduce cannot go on without mixing
+// the two attempts' outputs. It is not the reduce's fault: a new attempt
+// of the reduce, reading the event log from the start, fetches only the
+// spills that were not withdrawn (the child reports it KILLED, which
+// does not count against mapreduce.reduce.maxattempts while the
+// JobTracker has seen as many map re-runs differ).
 var ErrNondeterministic = errors.New("shuffle: map output is not deterministic")
 
 // Names of the counters in group mr.ShuffleErrorsGroup.
@@ -149,16 +157,26 @@ const (
 // the batch are kept.
 //
 // It returns nil when all are fetched, ctx's error when ctx ends, or an
-// error on anything it cannot recover from: a Merger.Add failure, events
-// that contradict each other (two announcements of the same (m, k) with
-// different segments after one was fetched, or different final spills:
-// ErrNondeterministic), events out of range, MapEvents failing repeatedly,
-// or MaxFetchFailures reached.
+// error on anything it cannot recover from: a Merger.Add failure, an
+// announcement that contradicts a segment fetched (ErrNondeterministic,
+// below), events out of range, MapEvents failing repeatedly, or
+// MaxFetchFailures reached.
 //
 // A failed fetch is counted, reported with ReportFetchFailure, and retried
-// later with back-off from the newest location announced for that (m, k);
-// a MapObsolete event for attempt A makes pending fetches from A wait for a
-// new announcement. Run waits for the goroutines it started before it
+// later with back-off from the newest location announced for that (m, k).
+// A MapObsolete event for attempt A withdraws A's announcements of the
+// spills not fetched yet: they wait for a new announcement (the re-run's),
+// and what only A announced (its final spill index, say) no longer binds.
+// The spills fetched from A stay: a re-run's announcement of one of them
+// must have the same segment (records, lengths, CRC32C, final mark), and
+// its spills must end where the fetched ones say (not before a spill
+// fetched, not after one fetched as final), or Run stops with
+// ErrNondeterministic naming the map, the spill, both attempts and what
+// differs: the reduce would otherwise drop or duplicate records. Once
+// every spill of a map is fetched the reduce holds one complete output of
+// the map, and later announcements for it are ignored (a differing one is
+// logged), as in Hadoop, where each reduce fetches a map's whole output
+// from one attempt. Run waits for the goroutines it started before it
 // returns.
 func Run(ctx context.Context, src EventSource, opts Options) error {
 	switch {
@@ -223,8 +241,13 @@ type mapState struct {
 	final   int // index of the final spill; -1 while unknown
 	maxSeen int // highest spill index announced
 	fetched int // spills fetched
-	done    bool
-	segs    []segState // by spill index, up to maxSeen
+	// inFlight is the map's segments being fetched. The map is not done
+	// while one is: a fetch from an attempt withdrawn meanwhile may yet
+	// bring a spill the map's other spills contradict, and its bytes are
+	// merged when it arrives.
+	inFlight int
+	done     bool
+	segs     []segState // by spill index, up to maxSeen
 }
 
 // hostQueue is the segments waiting to be fetched from one host, oldest
@@ -412,6 +435,32 @@ func describe(l SpillLocation) string {
 		l.AttemptID, l.Final, l.Segment.Length, l.Segment.RawLength, l.Segment.Records, l.Segment.CRC)
 }
 
+// segmentDiff names the fields in which two announcements of one spill
+// differ.
+func segmentDiff(a, b SpillLocation) string {
+	x, y := a.Segment, b.Segment
+	var d []string
+	if a.Final != b.Final {
+		d = append(d, fmt.Sprintf("final %t vs %t", a.Final, b.Final))
+	}
+	if x.Records != y.Records {
+		d = append(d, fmt.Sprintf("records %d vs %d", x.Records, y.Records))
+	}
+	if x.Length != y.Length {
+		d = append(d, fmt.Sprintf("length %d vs %d", x.Length, y.Length))
+	}
+	if x.RawLength != y.RawLength {
+		d = append(d, fmt.Sprintf("raw length %d vs %d", x.RawLength, y.RawLength))
+	}
+	if x.CRC != y.CRC {
+		d = append(d, fmt.Sprintf("crc32c %08x vs %08x", x.CRC, y.CRC))
+	}
+	if len(d) == 0 {
+		return "identical"
+	}
+	return strings.Join(d, ", ")
+}
+
 // apply updates the state with one event.
 func (r *runner) apply(ev Event) error {
 	switch ev.Kind {
@@ -428,8 +477,14 @@ func (r *runner) apply(ev Event) error {
 		if m < 0 || m >= len(r.maps) {
 			return fmt.Errorf("MapObsolete event for map %d, but the job has %d maps", m, len(r.maps))
 		}
-		for k := range r.maps[m].segs {
-			st := &r.maps[m].segs[k]
+		mp := &r.maps[m]
+		if mp.done {
+			// Every spill of the map is here, from attempts that agree:
+			// one complete output of the map, which is all a reduce needs.
+			return nil
+		}
+		for k := range mp.segs {
+			st := &mp.segs[k]
 			if st.wasFetched || !st.hasLoc {
 				continue
 			}
@@ -437,7 +492,8 @@ func (r *runner) apply(ev Event) error {
 				st.hasLoc = false
 			}
 		}
-		r.log.Info("shuffle: map output obsolete", "map", m, "attempt", ev.AttemptID)
+		r.recount(m)
+		r.log.Info("shuffle: map output obsolete", "map", m, "attempt", ev.AttemptID, "spills_fetched", mp.fetched)
 		return nil
 	}
 	return fmt.Errorf("unknown map event kind %v", ev.Kind)
@@ -452,36 +508,32 @@ func (r *runner) announce(loc SpillLocation) error {
 		return fmt.Errorf("map %d: spill index %d announced by attempt %s is negative", m, k, loc.AttemptID)
 	}
 	mp := &r.maps[m]
-	if loc.Final {
-		if mp.final >= 0 && mp.final != k {
-			return fmt.Errorf("map %d: attempt %s announced spill %d as final, but spill %d was announced final before: %w", m, loc.AttemptID, k, mp.final, ErrNondeterministic)
+	if mp.done {
+		// A re-run of a map this reduce has fetched whole: the reduce keeps
+		// the output it has (one attempt's, or identical ones'), as
+		// Hadoop's does; the JobTracker counts a re-run that differs.
+		switch {
+		case k > mp.final:
+			r.log.Warn("shuffle: a re-run of a map fetched whole announced a spill after the final one fetched; keeping the output fetched",
+				"map", m, "spill", k, "final", r.claimedAs(m, mp.final), "announced", describe(loc))
+		case !sameSegment(mp.segs[k].fetched, loc):
+			r.log.Warn("shuffle: a re-run of a map fetched whole announced a different spill; keeping the output fetched",
+				"map", m, "spill", k, "fetched", describe(mp.segs[k].fetched), "announced", describe(loc))
 		}
-		if mp.maxSeen > k {
-			return fmt.Errorf("map %d: attempt %s announced spill %d as final, but spill %d was announced before: %w", m, loc.AttemptID, k, mp.maxSeen, ErrNondeterministic)
-		}
-		mp.final = k
-	} else if mp.final >= 0 && k >= mp.final {
-		return fmt.Errorf("map %d: attempt %s announced spill %d as not final, but spill %d was announced final: %w", m, loc.AttemptID, k, mp.final, ErrNondeterministic)
+		return nil
 	}
-	mp.maxSeen = max(mp.maxSeen, k)
-	if k >= len(mp.segs) {
-		if k < cap(mp.segs) {
-			mp.segs = mp.segs[:k+1]
-		} else {
-			// Room for as many spills as the most a map has had so far:
-			// maps of a job mostly spill alike.
-			segs := make([]segState, k+1, max(k+1, r.spillsHint))
-			copy(segs, mp.segs)
-			mp.segs = segs
-		}
-		r.spillsHint = max(r.spillsHint, k+1)
+	if err := r.checkFinal(loc, "announced"); err != nil {
+		return err
 	}
-	key := segKey{m, k}
+	if k < len(mp.segs) {
+		if st := &mp.segs[k]; st.wasFetched && !sameSegment(st.fetched, loc) {
+			return fmt.Errorf("map %d spill %d: fetched from attempt %s, now announced by attempt %s with another segment (%s): %w",
+				m, k, st.fetched.AttemptID, loc.AttemptID, segmentDiff(st.fetched, loc), ErrNondeterministic)
+		}
+	}
+	r.claim(loc)
 	st := &mp.segs[k]
 	if st.wasFetched {
-		if !sameSegment(st.fetched, loc) {
-			return fmt.Errorf("map %d spill %d: fetched from %s, now announced by %s: %w", m, k, describe(st.fetched), describe(loc), ErrNondeterministic)
-		}
 		return nil
 	}
 	if st.hasLoc && !sameSegment(st.loc, loc) {
@@ -496,8 +548,95 @@ func (r *runner) announce(loc SpillLocation) error {
 		st.host = r.hostID(loc.Host)
 	}
 	st.loc, st.hasLoc = loc, true
-	r.enqueue(key, st)
+	r.enqueue(segKey{m, k}, st)
 	return r.checkMap(m)
+}
+
+// checkFinal checks spill loc.Spill of map loc.MapTask, announced or
+// fetched (how), against the final spill index the map's claims give:
+// the segments fetched and the announcements not withdrawn. Spills of
+// attempts that cut the map's output differently (more or fewer spills)
+// cannot be mixed: ErrNondeterministic, naming the spill it contradicts.
+func (r *runner) checkFinal(loc SpillLocation, how string) error {
+	m, k := loc.MapTask, loc.Spill
+	mp := &r.maps[m]
+	switch {
+	case loc.Final && mp.final >= 0 && mp.final != k:
+		return fmt.Errorf("map %d: attempt %s %s spill %d as final, but %s: %w", m, loc.AttemptID, how, k, r.claimedAs(m, mp.final), ErrNondeterministic)
+	case loc.Final && mp.maxSeen > k:
+		return fmt.Errorf("map %d: attempt %s %s spill %d as final, but %s: %w", m, loc.AttemptID, how, k, r.claimedAs(m, mp.maxSeen), ErrNondeterministic)
+	case !loc.Final && mp.final >= 0 && k >= mp.final:
+		return fmt.Errorf("map %d: attempt %s %s spill %d as not final, but %s: %w", m, loc.AttemptID, how, k, r.claimedAs(m, mp.final), ErrNondeterministic)
+	}
+	return nil
+}
+
+// claim records that spill loc.Spill of map loc.MapTask exists as loc
+// says (announced, or fetched from an attempt since withdrawn), growing
+// the map's spill states to hold it; checkFinal has passed.
+func (r *runner) claim(loc SpillLocation) {
+	m, k := loc.MapTask, loc.Spill
+	mp := &r.maps[m]
+	if loc.Final {
+		mp.final = k
+	}
+	mp.maxSeen = max(mp.maxSeen, k)
+	if k >= len(mp.segs) {
+		if k < cap(mp.segs) {
+			mp.segs = mp.segs[:k+1]
+		} else {
+			// Room for as many spills as the most a map has had so far:
+			// maps of a job mostly spill alike.
+			segs := make([]segState, k+1, max(k+1, r.spillsHint))
+			copy(segs, mp.segs)
+			mp.segs = segs
+		}
+		r.spillsHint = max(r.spillsHint, k+1)
+	}
+}
+
+// recount sets map m's final spill index and highest spill from its
+// claims alone: the segments fetched and the announcements not withdrawn.
+// After a MapObsolete, what only the withdrawn attempt announced (and this
+// reduce did not fetch) no longer binds the re-run, which may cut the map's
+// output into other spills if nothing was fetched from the withdrawn one.
+// Claims agree with each other (each was checked when it was made).
+func (r *runner) recount(m int) {
+	mp := &r.maps[m]
+	mp.final, mp.maxSeen = -1, -1
+	for k := range mp.segs {
+		loc, ok := r.claimAt(m, k)
+		if !ok {
+			continue
+		}
+		mp.maxSeen = k
+		if loc.Final {
+			mp.final = k
+		}
+	}
+}
+
+// claimAt returns the claim on spill k of map m: the segment fetched, or
+// else the announcement not withdrawn; false if there is neither.
+func (r *runner) claimAt(m, k int) (SpillLocation, bool) {
+	st := &r.maps[m].segs[k]
+	switch {
+	case st.wasFetched:
+		return st.fetched, true
+	case st.hasLoc:
+		return st.loc, true
+	}
+	return SpillLocation{}, false
+}
+
+// claimedAs says what this reduce holds or was told of spill k of map m,
+// for an error message.
+func (r *runner) claimedAs(m, k int) string {
+	st := &r.maps[m].segs[k]
+	if st.wasFetched {
+		return fmt.Sprintf("spill %d (final=%t) was fetched from attempt %s", k, st.fetched.Final, st.fetched.AttemptID)
+	}
+	return fmt.Sprintf("spill %d (final=%t) was announced by attempt %s", k, st.loc.Final, st.loc.AttemptID)
 }
 
 // hostID returns the id of host, adding it on first sight.
@@ -610,6 +749,7 @@ func (r *runner) takeBatch(host int, hq *hostQueue, now time.Time) []fetchItem {
 			continue
 		}
 		st.inFlight = true
+		r.maps[key.m].inFlight++
 		items = append(items, fetchItem{key: key, loc: st.loc})
 		bytes += st.loc.Segment.Length
 	}
@@ -728,6 +868,7 @@ func (r *runner) complete(ctx context.Context, it *fetchItem, res fetchResult) e
 	st := r.seg(it.key)
 	st.inFlight = false
 	m, k := it.key.m, it.key.k
+	r.maps[m].inFlight--
 	if res.fatal {
 		return res.err
 	}
@@ -739,7 +880,9 @@ func (r *runner) complete(ctx context.Context, it *fetchItem, res fetchResult) e
 		r.opts.Counters.Get(mr.ShuffleErrorsGroup, classify(res.err)).Increment()
 		r.log.Warn("shuffle: fetch failed", "map", m, "spill", k, "attempt", it.loc.AttemptID, "host", it.loc.Host, "err", res.err)
 		if !st.hasLoc {
-			return nil // obsolete: wait for a new announcement
+			// Withdrawn: wait for a new announcement. The map may be
+			// complete without this spill now (its re-run cut fewer).
+			return r.checkMap(m)
 		}
 		if st.loc.AttemptID != it.loc.AttemptID {
 			r.enqueue(it.key, st) // a newer location came while this one failed
@@ -754,13 +897,22 @@ func (r *runner) complete(ctx context.Context, it *fetchItem, res fetchResult) e
 		heap.Push(&r.delayed, retryItem{at: st.notBefore, key: it.key})
 		return nil
 	}
-	st.fetched, st.wasFetched = it.loc, true
 	if r.debugLog {
 		r.log.Debug("shuffle: fetched", "map", m, "spill", k, "attempt", it.loc.AttemptID, "bytes", res.bytes)
 	}
 	if st.hasLoc && !sameSegment(st.loc, it.loc) {
-		return fmt.Errorf("map %d spill %d: fetched from %s, but announced since by %s: %w", m, k, describe(it.loc), describe(st.loc), ErrNondeterministic)
+		return fmt.Errorf("map %d spill %d: fetched from attempt %s, but announced since by attempt %s with another segment (%s): %w",
+			m, k, it.loc.AttemptID, st.loc.AttemptID, segmentDiff(it.loc, st.loc), ErrNondeterministic)
 	}
+	if !st.hasLoc {
+		// Fetched from an attempt withdrawn meanwhile: the segment is
+		// merged, so it binds the map's spills like an announcement.
+		if err := r.checkFinal(it.loc, "(withdrawn) had cut"); err != nil {
+			return err
+		}
+		r.claim(it.loc)
+	}
+	st.fetched, st.wasFetched = it.loc, true
 	r.maps[m].fetched++
 	return r.checkMap(m)
 }
@@ -768,7 +920,7 @@ func (r *runner) complete(ctx context.Context, it *fetchItem, res fetchResult) e
 // checkMap counts map m as shuffled once all its spills are fetched.
 func (r *runner) checkMap(m int) error {
 	mp := &r.maps[m]
-	if mp.done || mp.final < 0 || mp.fetched < mp.final+1 {
+	if mp.done || mp.final < 0 || mp.fetched < mp.final+1 || mp.inFlight > 0 {
 		return nil
 	}
 	if mp.fetched > mp.final+1 {

@@ -377,7 +377,8 @@ func TestRunEventSequences(t *testing.T) {
 		{"same spill announced twice alike", 1, []Event{emptyAt(0, 0, false, "a"), emptyAt(0, 0, false, "b"), emptyAt(0, 1, true, "b")}, "", false},
 		{"two different finals", 1, []Event{emptyAt(0, 1, true, "a"), emptyAt(0, 2, true, "b")}, "announced spill 2 as final, but spill 1", true},
 		{"spill after the final", 1, []Event{emptyAt(0, 1, true, "a"), emptyAt(0, 3, false, "b")}, "announced spill 3 as not final", true},
-		{"final below an announced spill", 1, []Event{emptyAt(0, 3, false, "a"), emptyAt(0, 1, true, "b")}, "but spill 3 was announced before", true},
+		{"final below an announced spill", 1, []Event{emptyAt(0, 3, false, "a"), emptyAt(0, 1, true, "b")}, "but spill 3 (final=false) was announced by attempt a", true},
+		{"a withdrawn attempt's final does not bind the re-run", 1, []Event{emptyAt(0, 2, true, "a"), emptyAt(0, 1, false, "a"), {Kind: MapObsolete, MapTask: 0, AttemptID: "a"}, emptyAt(0, 1, true, "b"), emptyAt(0, 0, false, "b")}, "", false},
 		{"map out of range", 1, []Event{emptyAt(1, 0, true, "a")}, "the job has 1 maps", false},
 		{"obsolete map out of range", 1, []Event{{Kind: MapObsolete, MapTask: -1}}, "the job has 1 maps", false},
 		{"negative spill", 1, []Event{emptyAt(0, -1, true, "a")}, "is negative", false},
@@ -410,30 +411,6 @@ func TestRunEventSequences(t *testing.T) {
 				t.Errorf("errors.Is(err, ErrNondeterministic) = %t, want %t", !tc.nondet, tc.nondet)
 			}
 		})
-	}
-}
-
-// TestRunNondeterministicAfterFetch: a spill announced again, after it was
-// fetched, with a different segment stops the shuffle.
-func TestRunNondeterministicAfterFetch(t *testing.T) {
-	counters := mr.NewCounters()
-	src := newFakeSource(emptyAt(0, 0, true, "a"))
-	go func() {
-		for counters.Get(mr.TaskCounterGroup, mr.ShuffledMaps).Value() == 0 {
-			time.Sleep(time.Millisecond)
-		}
-		ev := emptyAt(0, 0, true, "b")
-		ev.Location.Segment = spill.SegmentInfo{Length: 10, RawLength: 12, Records: 1, CRC: 7}
-		src.add(ev)
-	}()
-	err := Run(context.Background(), src, Options{
-		NumMaps: 2, Parallel: 1,
-		Fetcher:  &Fetcher{},
-		Merger:   newTestMerger(t, 1<<10, nil),
-		Counters: counters,
-	})
-	if !errors.Is(err, ErrNondeterministic) || !strings.Contains(err.Error(), "map 0 spill 0: fetched from attempt a") {
-		t.Fatalf("error %v, want ErrNondeterministic about map 0 spill 0", err)
 	}
 }
 

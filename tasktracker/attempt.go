@@ -57,8 +57,11 @@ type taskAttempt struct {
 	sortDone     time.Time
 	doneReported bool
 	failReported string
-	killReason   string
-	exited       chan struct{}
+	// failNotOwn is set when the child reported its failure as not its
+	// own (FailedRequest.killed): it ends KILLED.
+	failNotOwn bool
+	killReason string
+	exited     chan struct{}
 
 	// splitOrdered: the JobTracker ordered the map split (the child learns
 	// it from its next status report); splitReported: the child stopped
@@ -130,6 +133,7 @@ func (a *taskAttempt) status() *mrpb.AttemptStatus {
 	if a.state == "SPLIT" {
 		st.ReduceCut = a.reduceCut
 	}
+	st.NotOwnFault = a.state == "KILLED" && a.failNotOwn && a.killReason == ""
 	if a.ckptStats != nil {
 		st.Checkpoint = proto.Clone(a.ckptStats).(*mrpb.CheckpointStats)
 	}
@@ -418,6 +422,8 @@ func (a *taskAttempt) wait() {
 	switch {
 	case a.killReason != "":
 		a.state, a.diag = "KILLED", a.killReason
+	case a.failReported != "" && a.failNotOwn:
+		a.state, a.diag = "KILLED", a.failReported
 	case a.failReported != "":
 		a.state, a.diag = "FAILED", a.failReported
 	case a.doneReported && err == nil && a.splitReported:

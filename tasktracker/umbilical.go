@@ -222,7 +222,7 @@ func (u *umbilical) Failed(ctx context.Context, req *mrpb.FailedRequest) (*mrpb.
 	}
 	a.mu.Lock()
 	if a.failReported == "" {
-		a.failReported = req.Error
+		a.failReported, a.failNotOwn = req.Error, req.Killed
 	}
 	if len(req.Counters) > 0 {
 		a.counters = req.Counters

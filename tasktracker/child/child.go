@@ -23,6 +23,7 @@ import (
 	"gomr/conf"
 	"gomr/mr"
 	"gomr/mrpb"
+	"gomr/shuffle"
 )
 
 // umbilicalLostAfter is how long a child goes on without reaching its
@@ -88,10 +89,17 @@ func Main(attemptID, umbilicalAddr string) int {
 	return 0
 }
 
+// report tells the tracker the attempt failed with err. A reduce stopped
+// because a map's re-run contradicts spills it fetched from the map's
+// withdrawn attempt (shuffle.ErrNondeterministic) is reported as not its
+// own failure: it ends KILLED, which the JobTracker does not count against
+// mapreduce.reduce.maxattempts (up to one such kill per map re-run it saw
+// differ), and its next attempt fetches only the re-run's spills
+// (docs/architecture.md, "Lost map output").
 func report(umb mrpb.UmbilicalClient, id string, err error, cs []*mrpb.Counter) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_, _ = umb.Failed(ctx, &mrpb.FailedRequest{AttemptId: id, Error: err.Error(), Counters: cs})
+	_, _ = umb.Failed(ctx, &mrpb.FailedRequest{AttemptId: id, Error: err.Error(), Counters: cs, Killed: errors.Is(err, shuffle.ErrNondeterministic)})
 }
 
 // task is the running attempt's state.

@@ -81,7 +81,7 @@ func (t *task) runReduce() error {
 		}
 	}
 	numMaps := int(t.launch.NumMaps)
-	events := &eventSource{t: t, partition: partition, records: map[[2]int]int64{}}
+	events := &eventSource{t: t, partition: partition}
 	err = shuffle.Run(t.ctx, events, shuffle.Options{
 		Reduce:        partition,
 		NumMaps:       numMaps,
@@ -140,11 +140,9 @@ func (t *task) runReduce() error {
 		return fmt.Errorf("creating output %s: %w", path, err)
 	}
 	// What the reduce phase reads: the records merged (a range fetch gets
-	// fewer than the spills announced).
-	total := events.totalRecords()
-	if lowered && fetcher.After != nil {
-		total = mm.Records()
-	}
+	// fewer than the spills announced, and a spill announced by a map
+	// attempt withdrawn before it was fetched is not read).
+	total := mm.Records()
 	counted := &countingIterator{it: it}
 	groups := spill.NewGrouper(counted, t.def.Compare)
 	inGroups := t.counters.Get(mr.TaskCounterGroup, mr.ReduceInputGroups)
@@ -285,21 +283,10 @@ func (identityReducer) Reduce(_ mr.TaskContext, key []byte, values mr.ValueItera
 	return nil
 }
 
-// eventSource reads spill events through the umbilical. It remembers the
-// record count of every spill segment announced to this reduce, which is
-// what the reduce phase will read (its progress is measured against it).
+// eventSource reads spill events through the umbilical.
 type eventSource struct {
 	t         *task
 	partition int // the map-output partition the reduce reduces
-	records   map[[2]int]int64
-}
-
-func (e *eventSource) totalRecords() int64 {
-	var n int64
-	for _, r := range e.records {
-		n += r
-	}
-	return n
 }
 
 func (e *eventSource) MapEvents(ctx context.Context, from int) ([]shuffle.Event, error) {
@@ -315,7 +302,6 @@ func (e *eventSource) MapEvents(ctx context.Context, from int) ([]shuffle.Event,
 		switch ev.Kind {
 		case "SPILL_READY":
 			seg := ev.Segment
-			e.records[[2]int{int(ev.MapTask), int(ev.Spill)}] = seg.GetRecords()
 			out = append(out, shuffle.Event{Kind: shuffle.SpillReady, Location: shuffle.SpillLocation{
 				JobID: l.JobId, MapTask: int(ev.MapTask), Spill: int(ev.Spill), Final: ev.Final,
 				AttemptID: ev.AttemptId, Host: ev.ShuffleAddress,

@@ -297,3 +297,41 @@ func waitHistoryWritten(t *testing.T, jt *JobTracker, id string) {
 		t.Fatal("the job's history was not written")
 	}
 }
+
+// TestMapEventsPaged: a reply carries at most MaxMapEventsPerCall events;
+// a reduce asks again from where it ended and gets the rest.
+func TestMapEventsPaged(t *testing.T) {
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	jt, id, _, _ := recoveryScenario(t, &clock, nil)
+	jt.lock(holderTrackerRPC)
+	j := jt.jobs[id]
+	before := len(j.events)
+	n := MaxMapEventsPerCall + 5
+	for i := 0; i < n; i++ {
+		j.appendEvent(&mrpb.MapEvent{Kind: "SPILL_READY", MapTask: 0, Spill: int32(i)}, nil)
+	}
+	jt.unlock()
+	total := before + n
+	var got []*mrpb.MapEvent
+	for calls := 1; len(got) < total; calls++ {
+		ev, err := jt.GetMapEvents(context.Background(), &mrpb.MapEventsRequest{JobId: id, Reduce: 0, From: int32(len(got))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ev.Events) == 0 || len(ev.Events) > MaxMapEventsPerCall {
+			t.Fatalf("call %d from %d: %d events, want 1 to %d", calls, len(got), len(ev.Events), MaxMapEventsPerCall)
+		}
+		if calls == 1 && len(ev.Events) != MaxMapEventsPerCall {
+			t.Fatalf("first call: %d events, want a full page of %d", len(ev.Events), MaxMapEventsPerCall)
+		}
+		got = append(got, ev.Events...)
+		if calls > 2 {
+			t.Fatalf("%d calls for %d events", calls, total)
+		}
+	}
+	for i := before; i < total; i++ {
+		if got[i].Spill != int32(i-before) {
+			t.Fatalf("event %d is spill %d, want %d", i, got[i].Spill, i-before)
+		}
+	}
+}

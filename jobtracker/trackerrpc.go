@@ -580,8 +580,16 @@ func (jt *JobTracker) rerunMapLocked(m *task, now time.Time) {
 	jt.log.Info("re-running map whose output was lost", "task", m.id())
 }
 
-// GetMapEvents gives a reduce the spill events of its job from index From,
-// waiting up to WaitMs for new ones.
+// MaxMapEventsPerCall bounds the events one GetMapEvents reply carries,
+// as Hadoop's reduce asks for at most 10,000 completion events a call: a
+// reduce that starts late in a job of many maps and spills pages through
+// the log (it asks again from where the reply ended, at once while events
+// are left), so that no reply outgrows gRPC's message limit and no call
+// holds the JobTracker's lock for the whole log.
+const MaxMapEventsPerCall = 10000
+
+// GetMapEvents gives a reduce the spill events of its job from index From
+// (at most MaxMapEventsPerCall of them), waiting up to WaitMs for new ones.
 func (jt *JobTracker) GetMapEvents(ctx context.Context, req *mrpb.MapEventsRequest) (*mrpb.MapEventsResponse, error) {
 	wait := time.Duration(req.WaitMs) * time.Millisecond
 	deadline := time.NewTimer(wait)
@@ -610,7 +618,7 @@ func (jt *JobTracker) GetMapEvents(ctx context.Context, req *mrpb.MapEventsReque
 		}
 		if from < len(j.events) || j.done() {
 			resp := &mrpb.MapEventsResponse{}
-			for i := from; i < len(j.events); i++ {
+			for i := from; i < min(len(j.events), from+MaxMapEventsPerCall); i++ {
 				ev := j.events[i]
 				out := &mrpb.MapEvent{Kind: ev.Kind, MapTask: ev.MapTask, Spill: ev.Spill, Final: ev.Final, AttemptId: ev.AttemptId, ShuffleAddress: ev.ShuffleAddress}
 				if segs := j.evSegs[i]; segs != nil {

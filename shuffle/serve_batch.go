@@ -216,7 +216,7 @@ func (h *handler) planFrame(p *batchPlan, pf *plannedFrame, d dirResult, it Batc
 	// data file's size.
 	last := segs[len(segs)-1]
 	if h.data != nil && seg.Length < sendfileMinBytes && last.Offset+last.Length <= maxCachedFileBytes {
-		data, pin, ok, err := h.data.segment(dataPath, seg.Offset, seg.Length, ix.serve(reduce))
+		data, pin, ok, err := h.data.segment(dataPath, seg.Offset, seg.Length)
 		if err != nil {
 			return appendDataFailure(heads, dataPath, seg, it, err, log)
 		}

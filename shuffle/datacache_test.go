@@ -44,7 +44,7 @@ func newCacheFixture(t *testing.T) *cacheFixture {
 // bytes.
 func (f *cacheFixture) fetch(t *testing.T, reduce int) (frame, []byte) {
 	t.Helper()
-	body, err := EncodeBatchRequest(BatchRequest{Job: "j", Reduce: reduce, At: time.Now().UnixMilli(), Items: []BatchItem{{"a", 0}}})
+	body, err := EncodeBatchRequest(BatchRequest{Version: batchVersionIndexed, Job: "j", Reduce: reduce, At: time.Now().UnixMilli(), Items: []BatchItem{{Attempt: "a", Spill: 0}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func (f *cacheFixture) fetch(t *testing.T, reduce int) (frame, []byte) {
 	if cl := rec.Header().Get("Content-Length"); cl != "" && cl != itoa(rec.Body.Len()) {
 		t.Errorf("Content-Length %s, body of %d bytes", cl, rec.Body.Len())
 	}
-	fr := newFrameReader(rec.Body)
+	fr := newFrameReader(rec.Body, batchVersionIndexed)
 	defer fr.release()
 	if err := fr.readMagic(); err != nil {
 		t.Fatal(err)

@@ -112,17 +112,35 @@ func (f *Fetcher) FetchBatch(ctx context.Context, locs []SpillLocation, reduce i
 // fetchBatchOnce makes one batched request for locs[i], i in idx, storing
 // verified segments in data and the errors in errs, by index of locs
 // (permanentError for those not worth retrying; errs[i] must be nil for
-// every i in idx on entry).
+// every i in idx on entry). It asks with BatchVersion, naming each
+// segment's byte range, unless the host has refused that version before:
+// a server of version 1 answers it with 400, and the fetcher then asks
+// it, from then on, with version 1.
 func (f *Fetcher) fetchBatchOnce(ctx context.Context, locs []SpillLocation, idx []int, reduce int, data [][]byte, errs []error) {
+	host := locs[0].Host
+	if _, old := f.indexedHosts.Load(host); !old {
+		if !f.fetchBatchAs(ctx, BatchVersion, locs, idx, reduce, data, errs) {
+			return
+		}
+		f.indexedHosts.Store(host, struct{}{})
+	}
+	f.fetchBatchAs(ctx, batchVersionIndexed, locs, idx, reduce, data, errs)
+}
+
+// fetchBatchAs is fetchBatchOnce with the given version of the formats.
+// It returns true, having set no error, when the server refused a request
+// of a version above 1 with 400 (a server that knows only version 1).
+func (f *Fetcher) fetchBatchAs(ctx context.Context, version int, locs []SpillLocation, idx []int, reduce int, data [][]byte, errs []error) (refused bool) {
 	failAll := func(from int, err error) {
 		for _, i := range idx[from:] {
 			errs[i] = err
 		}
 	}
 	host := locs[0].Host
-	req := BatchRequest{Job: locs[0].JobID, Reduce: reduce, At: time.Now().UnixMilli(), Items: make([]BatchItem, len(idx))}
+	req := BatchRequest{Version: version, Job: locs[0].JobID, Reduce: reduce, At: time.Now().UnixMilli(), Items: make([]BatchItem, len(idx))}
 	for n, i := range idx {
-		req.Items[n] = BatchItem{Attempt: locs[i].AttemptID, Spill: locs[i].Spill}
+		seg := &locs[i].Segment
+		req.Items[n] = BatchItem{Attempt: locs[i].AttemptID, Spill: locs[i].Spill, Offset: seg.Offset, Length: seg.Length}
 	}
 	body, err := EncodeBatchRequest(req)
 	if err != nil {
@@ -158,6 +176,8 @@ func (f *Fetcher) fetchBatchOnce(ctx context.Context, locs []SpillLocation, idx 
 	case resp.StatusCode == http.StatusNotFound:
 		failAll(0, &permanentError{fmt.Errorf("server %s answered 404 to a batch (%s): %w", host, errorBody(resp), ErrNotFound)})
 		return
+	case resp.StatusCode == http.StatusBadRequest && version != batchVersionIndexed:
+		return true
 	case resp.StatusCode >= 400 && resp.StatusCode < 500:
 		failAll(0, &permanentError{fmt.Errorf("server %s refused the batch request: %s: %s", host, resp.Status, errorBody(resp))})
 		return
@@ -170,7 +190,7 @@ func (f *Fetcher) fetchBatchOnce(ctx context.Context, locs []SpillLocation, idx 
 		failAll(0, &permanentError{fmt.Errorf("server %s sent a missing or wrong reply hash: %w", host, ErrUnauthorized)})
 		return
 	}
-	fr := newFrameReader(resp.Body)
+	fr := newFrameReader(resp.Body, version)
 	defer fr.release()
 	if err := fr.readMagic(); err != nil {
 		failAll(0, fmt.Errorf("batch reply from %s: %w", host, err))
@@ -203,7 +223,7 @@ func (f *Fetcher) fetchBatchOnce(ctx context.Context, locs []SpillLocation, idx 
 			continue
 		}
 		got := fm.seg
-		if got.Length != want.Length || got.RawLength != want.RawLength || got.Records != want.Records || got.CRC != want.CRC {
+		if version == batchVersionIndexed && (got.Length != want.Length || got.RawLength != want.RawLength || got.Records != want.Records || got.CRC != want.CRC) {
 			errs[i] = &permanentError{fmt.Errorf("server %s has length %d, raw length %d, records %d, crc %08x; announced length %d, raw length %d, records %d, crc %08x: %w",
 				host, got.Length, got.RawLength, got.Records, got.CRC, want.Length, want.RawLength, want.Records, want.CRC, ErrSegmentMismatch)}
 			if err := fr.skip(got.Length); err != nil {
@@ -223,6 +243,7 @@ func (f *Fetcher) fetchBatchOnce(ctx context.Context, locs []SpillLocation, idx 
 		}
 		data[i] = buf
 	}
+	return false
 }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)

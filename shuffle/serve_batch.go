@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
@@ -132,12 +133,13 @@ var batchWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, b
 // come from, so that the reply's length is known ahead. That lets net/http
 // send it without chunking, and so send large segments with sendfile.
 type batchPlan struct {
-	frames []plannedFrame
-	heads  []byte // the frames' headers, end to end
-	data   *dataCache
-	pins   []*cachedFile // the data cache's files the frames serve from
-	length int64         // the reply's length
-	log    *slog.Logger
+	version int // the request's, and so the reply's, format
+	frames  []plannedFrame
+	heads   []byte // the frames' headers, end to end
+	data    *dataCache
+	pins    []*cachedFile // the data cache's files the frames serve from
+	length  int64         // the reply's length
+	log     *slog.Logger
 }
 
 // plannedFrame is one frame of a batchPlan.
@@ -158,7 +160,7 @@ func planBatch(h *handler, req BatchRequest, log *slog.Logger) *batchPlan {
 	if h.data != nil {
 		h.data.sync() // a spill changed or deleted before now is not served from memory
 	}
-	p := &batchPlan{frames: make([]plannedFrame, len(req.Items)), heads: make([]byte, 0, 24*len(req.Items)), log: log, data: h.data}
+	p := &batchPlan{version: req.Version, frames: make([]plannedFrame, len(req.Items)), heads: make([]byte, 0, 24*len(req.Items)), log: log, data: h.data}
 	dirs := map[string]dirResult{}
 	held := 0
 	for i, it := range req.Items {
@@ -194,6 +196,13 @@ func (h *handler) planFrame(p *batchPlan, pf *plannedFrame, d dirResult, it Batc
 		log.Info("shuffle batch: unknown attempt", "attempt", it.Attempt, "err", d.err)
 		return appendFrameFailure(heads, frameNotFound, "unknown attempt "+it.Attempt)
 	}
+	if p.version != batchVersionIndexed {
+		// The segment's byte range as the request names it: no index.
+		// No filepath.Join: d.dir is clean already.
+		dataPath := d.dir + string(filepath.Separator) + spill.DataFileName(it.Spill)
+		seg := spill.SegmentInfo{Offset: it.Offset, Length: it.Length}
+		return h.planData(p, pf, dataPath, seg, seg.Length < sendfileMinBytes, it, held, log)
+	}
 	ix, err := h.indexes.entry(d.dir, it.Spill)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -211,11 +220,20 @@ func (h *handler) planFrame(p *batchPlan, pf *plannedFrame, d dirResult, it Batc
 		log.Error("shuffle batch: bad segment in the index", "attempt", it.Attempt, "spill", it.Spill, "offset", seg.Offset, "length", seg.Length)
 		return appendFrameFailure(heads, frameError, "bad spill index entry")
 	}
-	dataPath := ix.dataPath
 	// Segments are contiguous from offset 0: the last one's end is the
 	// data file's size.
 	last := segs[len(segs)-1]
-	if h.data != nil && seg.Length < sendfileMinBytes && last.Offset+last.Length <= maxCachedFileBytes {
+	return h.planData(p, pf, ix.dataPath, seg, seg.Length < sendfileMinBytes && last.Offset+last.Length <= maxCachedFileBytes, it, held, log)
+}
+
+// planData plans the frame of a segment whose place in the data file at
+// dataPath is known (from the index, or named by the request): from the
+// data cache if cacheable (a small segment of a file that may be small
+// enough), else from the file, held open if fewer than maxHeldFiles are.
+// The segment must lie inside the file.
+func (h *handler) planData(p *batchPlan, pf *plannedFrame, dataPath string, seg spill.SegmentInfo, cacheable bool, it BatchItem, held *int, log *slog.Logger) []byte {
+	heads := p.heads
+	if h.data != nil && cacheable {
 		data, pin, ok, err := h.data.segment(dataPath, seg.Offset, seg.Length)
 		if err != nil {
 			return appendDataFailure(heads, dataPath, seg, it, err, log)
@@ -223,7 +241,7 @@ func (h *handler) planFrame(p *batchPlan, pf *plannedFrame, d dirResult, it Batc
 		if ok {
 			p.pins = append(p.pins, pin)
 			pf.served, pf.data, pf.seg = true, data, seg
-			return appendFrameHeader(heads, seg)
+			return p.appendServedHeader(heads, seg)
 		}
 	}
 	f, size, err := openDataFile(dataPath)
@@ -242,7 +260,17 @@ func (h *handler) planFrame(p *batchPlan, pf *plannedFrame, d dirResult, it Batc
 		pf.reopened = true
 	}
 	pf.served, pf.path, pf.seg = true, dataPath, seg
-	return appendFrameHeader(heads, seg)
+	return p.appendServedHeader(heads, seg)
+}
+
+// appendServedHeader appends the header of a served frame in the plan's
+// version: the segment's index entry (version 1) or nothing after the
+// status (version 2: the fetcher knows the length it asked for).
+func (p *batchPlan) appendServedHeader(heads []byte, seg spill.SegmentInfo) []byte {
+	if p.version == batchVersionIndexed {
+		return appendFrameHeader(heads, seg)
+	}
+	return append(heads, frameOK)
 }
 
 // write writes the planned reply to w: the magic, then each frame. It
@@ -258,7 +286,10 @@ func (p *batchPlan) write(w http.ResponseWriter) (int64, error) {
 	}()
 	rf := readerFrom(w)
 	var total int64
-	_, err := bw.WriteString(batchReplyMagic + string(rune(batchVersion)))
+	_, err := bw.WriteString(batchReplyMagic)
+	if err == nil {
+		err = bw.WriteByte(byte(p.version))
+	}
 	for i := range p.frames {
 		if err != nil {
 			return total, err

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -858,4 +860,69 @@ func mustFetch(t *testing.T, f *batchFixture, loc SpillLocation) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestReadServedFrames: the version 2 fast path reads served frames into
+// shared blocks (large segments into their own), checks each CRC32C, and
+// stops at the first frame that is not a served one, or at a cut reply,
+// handing back the bytes it read past the frames it finished.
+func TestReadServedFrames(t *testing.T) {
+	seg := func(n int, b byte) []byte { return bytes.Repeat([]byte{b}, n) }
+	payloads := [][]byte{seg(825, 'a'), seg(arenaSegmentBytes, 'b'), seg(10, 'c'), seg(0, 'd'), seg(300, 'e')}
+	locs := make([]SpillLocation, len(payloads))
+	idx := make([]int, len(payloads))
+	var full []byte
+	for i, p := range payloads {
+		locs[i].Segment = spill.SegmentInfo{Length: int64(len(p)), CRC: crc32.Checksum(p, castagnoli)}
+		idx[i] = i
+		full = append(append(full, frameOK), p...)
+	}
+	notFound := appendFrameFailure(nil, frameNotFound, "gone")
+	// The reply with frame 2 not found instead of served.
+	at2 := 1 + 825 + 1 + arenaSegmentBytes
+	missing := append(append(append([]byte(nil), full[:at2]...), notFound...), full[at2+1+10:]...)
+	tests := []struct {
+		name     string
+		reply    []byte
+		corrupt  int // a segment whose announced CRC is wrong; -1 none
+		next     int
+		rest     []byte
+		err      bool
+		verified []int
+	}{
+		{"all served", full, -1, 5, nil, false, []int{0, 1, 2, 3, 4}},
+		{"one corrupt", full, 4, 5, nil, false, []int{0, 1, 2, 3}},
+		{"not found in the middle", missing, -1, 2, missing[at2:], true, []int{0, 1}}, // the block's read ran into the reply's end
+		{"cut in a block", full[:at2+5], -1, 2, full[at2 : at2+5], true, []int{0, 1}},
+		{"cut in a large segment", full[:900], -1, 1, nil, true, []int{0}},
+		{"empty", nil, -1, 0, nil, true, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			l := append([]SpillLocation(nil), locs...)
+			if tc.corrupt >= 0 {
+				l[tc.corrupt].Segment.CRC ^= 1
+			}
+			data, errs := make([][]byte, len(l)), make([]error, len(l))
+			next, rest, err := readServedFrames(bytes.NewReader(tc.reply), "h", l, idx, data, errs)
+			if next != tc.next || !bytes.Equal(rest, tc.rest) || (err != nil) != tc.err {
+				t.Fatalf("next %d, rest of %d bytes, err %v; want %d, %d bytes, error %t", next, len(rest), err, tc.next, len(tc.rest), tc.err)
+			}
+			for i := range l {
+				ok := slices.Contains(tc.verified, i)
+				if ok != (data[i] != nil || l[i].Segment.Length == 0 && i < next && errs[i] == nil) {
+					t.Errorf("segment %d: data %t, error %v; want verified %t", i, data[i] != nil, errs[i], ok)
+				}
+				if ok && !bytes.Equal(data[i], payloads[i]) {
+					t.Errorf("segment %d: wrong bytes", i)
+				}
+				if i == tc.corrupt && !errors.Is(errs[i], ErrChecksum) {
+					t.Errorf("segment %d: error %v, want ErrChecksum", i, errs[i])
+				}
+				if cap(data[i]) != len(data[i]) {
+					t.Errorf("segment %d: room to grow into the next one", i)
+				}
+			}
+		})
+	}
 }

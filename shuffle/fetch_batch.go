@@ -190,14 +190,46 @@ func (f *Fetcher) fetchBatchAs(ctx context.Context, version int, locs []SpillLoc
 		failAll(0, &permanentError{fmt.Errorf("server %s sent a missing or wrong reply hash: %w", host, ErrUnauthorized)})
 		return
 	}
-	fr := newFrameReader(resp.Body, version)
-	defer fr.release()
-	if err := fr.readMagic(); err != nil {
-		failAll(0, fmt.Errorf("batch reply from %s: %w", host, err))
-		return
+	var frames io.Reader = resp.Body
+	from := 0
+	if version != batchVersionIndexed {
+		// Served frames straight into the segments' buffers; the frame
+		// reader takes over from the first frame that is not one.
+		var m [len(batchReplyMagic) + 1]byte
+		if _, err := io.ReadFull(resp.Body, m[:]); err != nil {
+			failAll(0, fmt.Errorf("batch reply from %s: read header: %w", host, err))
+			return
+		}
+		if string(m[:len(batchReplyMagic)]) != batchReplyMagic || m[len(batchReplyMagic)] != byte(version) {
+			failAll(0, fmt.Errorf("batch reply from %s: %w: not a batch reply (magic or version)", host, ErrBadBatch))
+			return
+		}
+		var rest []byte
+		var err error
+		from, rest, err = readServedFrames(resp.Body, host, locs, idx, data, errs)
+		switch {
+		case from == len(idx):
+			return false
+		case len(rest) == 0 && err != nil:
+			failAll(from, fmt.Errorf("batch reply from %s, segment %d of %d: %w", host, from+1, len(idx), noEOF(err)))
+			return
+		case err != nil:
+			frames = io.MultiReader(bytes.NewReader(rest), errReader{err})
+		default:
+			frames = io.MultiReader(bytes.NewReader(rest), resp.Body)
+		}
 	}
-	arena := newSegmentArena(locs, idx)
-	for n, i := range idx {
+	fr := newFrameReader(frames, version)
+	defer fr.release()
+	if from == 0 {
+		if err := fr.readMagic(); err != nil {
+			failAll(0, fmt.Errorf("batch reply from %s: %w", host, err))
+			return
+		}
+	}
+	arena := newSegmentArena(locs, idx[from:])
+	for n := from; n < len(idx); n++ {
+		i := idx[n]
 		want := locs[i].Segment
 		fm, err := fr.next(want.Length)
 		if err != nil {
@@ -245,6 +277,72 @@ func (f *Fetcher) fetchBatchAs(ctx context.Context, version int, locs []SpillLoc
 	}
 	return false
 }
+
+// readServedFrames reads the frames of a version 2 reply (after its
+// magic) for locs[i], i in idx, while they are served ones, straight into
+// the segments' buffers: the frames of a run of small segments (under
+// arenaSegmentBytes) are read with one read into one shared block of up
+// to arenaBytes, their status bytes included, and each segment is the
+// slice of it after its status; a larger segment gets a buffer of its own.
+// Each segment's CRC32C is checked against its announcement: data[i] is
+// set if it matches, errs[i] if not. It returns how many frames it read
+// whole (next), and, when it stopped early, the bytes it read past them
+// (rest: from the first frame that is not a served one, which the frame
+// reader then reads, or a frame cut short) and the read's error.
+func readServedFrames(body io.Reader, host string, locs []SpillLocation, idx []int, data [][]byte, errs []error) (next int, rest []byte, err error) {
+	check := func(n int, buf []byte) {
+		i := idx[n]
+		if err := verifyChecksum(buf, locs[i].Segment); err != nil {
+			errs[i] = fmt.Errorf("segment from %s: %w: %w", host, ErrChecksum, err)
+			return
+		}
+		data[i] = buf
+	}
+	for next < len(idx) {
+		if l := locs[idx[next]].Segment.Length; l >= arenaSegmentBytes {
+			var st [1]byte
+			if _, err := io.ReadFull(body, st[:]); err != nil {
+				return next, nil, err
+			}
+			if st[0] != frameOK {
+				return next, st[:], nil
+			}
+			buf := make([]byte, l)
+			if n, err := io.ReadFull(body, buf); err != nil {
+				return next, nil, fmt.Errorf("got %d of %d bytes: %w", n, l, noEOF(err))
+			}
+			check(next, buf)
+			next++
+			continue
+		}
+		end, need := next, int64(0)
+		for end < len(idx) {
+			l := locs[idx[end]].Segment.Length
+			if l >= arenaSegmentBytes || need > 0 && need+1+l > arenaBytes {
+				break
+			}
+			need += 1 + l
+			end++
+		}
+		block := make([]byte, need)
+		got, rerr := io.ReadFull(body, block)
+		pos := 0
+		for ; next < end; next++ {
+			l := int(locs[idx[next]].Segment.Length)
+			if pos >= got || block[pos] != frameOK || pos+1+l > got {
+				return next, block[pos:got], rerr
+			}
+			check(next, block[pos+1:pos+1+l:pos+1+l])
+			pos += 1 + l
+		}
+	}
+	return next, nil, nil
+}
+
+// errReader returns its error from every read.
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 

@@ -205,8 +205,11 @@ func DecodeBatchRequest(b []byte) (BatchRequest, error) {
 		return req, fmt.Errorf("%w: %d segments, want 1 to %d", ErrBadBatch, n, MaxBatchSegments)
 	}
 	req.Items = make([]BatchItem, 0, n)
+	prev := ""
 	for range n {
-		attempt := d.string()
+		// Consecutive segments are mostly of one attempt: one string.
+		attempt := d.stringAgain(prev)
+		prev = attempt
 		k := d.uvarint()
 		if d.err != nil {
 			return req, d.err
@@ -326,12 +329,22 @@ func (d *decoder) varint() int64 {
 }
 
 func (d *decoder) string() string {
+	return d.stringAgain("")
+}
+
+// stringAgain is string, returning prev itself, not a copy, if the string
+// read equals it.
+func (d *decoder) stringAgain(prev string) string {
 	n := d.uvarint()
 	if n > maxIDLength {
 		d.fail("identifier length")
 		return ""
 	}
-	return string(d.bytes(int(n)))
+	b := d.bytes(int(n))
+	if string(b) == prev {
+		return prev
+	}
+	return string(b)
 }
 
 // appendFrameHeader appends the header of a served segment's frame.

@@ -292,7 +292,30 @@ func (c *dataCache) applyLocked(b []byte) {
 // and too large to be, or cannot be mapped (the caller reads it itself).
 // A missing file is an error wrapping fs.ErrNotExist; one shorter than
 // offset+length one wrapping io.ErrUnexpectedEOF.
-func (c *dataCache) segment(path string, offset, length int64) (data []byte, pin *cachedFile, ok bool, err error) {
+//
+// path is a buffer the caller reuses: a hit, or a file known to be too
+// large, costs no allocation.
+func (c *dataCache) segment(path []byte, offset, length int64) (data []byte, pin *cachedFile, ok bool, err error) {
+	c.mu.Lock()
+	if f := c.files[string(path)]; f != nil {
+		c.tick++
+		dem := c.demand[string(path)]
+		if dem == nil {
+			dem = c.demandLocked(f.path)
+		}
+		dem.asked += max(length, 0)
+		return c.hitLocked(f, offset, length, dem)
+	}
+	if dem := c.demand[string(path)]; dem != nil && dem.tooLarge {
+		c.unlock()
+		return nil, nil, false, nil
+	}
+	c.unlock()
+	return c.miss(string(path), offset, length)
+}
+
+// miss is segment for a file that was not cached when it looked.
+func (c *dataCache) miss(path string, offset, length int64) (data []byte, pin *cachedFile, ok bool, err error) {
 	c.mu.Lock()
 	c.tick++
 	dem := c.demandLocked(path)

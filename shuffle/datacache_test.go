@@ -205,7 +205,7 @@ func TestDataCacheEviction(t *testing.T) {
 	c := newDataCache(2500, 1200)
 	get := func(i int) {
 		t.Helper()
-		data, pin, ok, err := c.segment(paths[i], 10, 5)
+		data, pin, ok, err := c.segment([]byte(paths[i]), 10, 5)
 		if err != nil || !ok || string(data) != strings.Repeat(string(rune('a'+i)), 5) {
 			t.Fatalf("file %d: %q, %t, %v", i, data, ok, err)
 		}
@@ -230,7 +230,7 @@ func TestDataCacheEviction(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 2 { // the second time from what the cache remembers of it
-		if _, _, ok, err := c.segment(big, 0, 10); ok || err != nil {
+		if _, _, ok, err := c.segment([]byte(big), 0, 10); ok || err != nil {
 			t.Errorf("a file over the per-file bound: ok=%t, err %v; want not cached", ok, err)
 		}
 	}
@@ -240,7 +240,7 @@ func TestDataCacheEviction(t *testing.T) {
 	if !tooLarge {
 		t.Errorf("a file over the per-file bound is not remembered as such")
 	}
-	if _, _, _, err := c.segment(filepath.Join(dirs[1], "missing.out"), 0, 1); !errors.Is(err, os.ErrNotExist) {
+	if _, _, _, err := c.segment([]byte(filepath.Join(dirs[1], "missing.out")), 0, 1); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a missing file: %v, want not exist", err)
 	}
 	c.mu.Lock()
@@ -289,12 +289,12 @@ func TestDataCacheEvictsByDemand(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newDataCache(3000, 1200)
 			for i, n := range tc.asked {
-				if _, _, ok, err := c.segment(paths[i], 0, n); !ok || err != nil {
+				if _, _, ok, err := c.segment([]byte(paths[i]), 0, n); !ok || err != nil {
 					t.Fatalf("file %d: ok=%t, %v", i, ok, err)
 				}
 			}
 			// A fourth file of 1,000 bytes needs one evicted.
-			if _, _, ok, err := c.segment(paths[3], 0, 10); !ok || err != nil {
+			if _, _, ok, err := c.segment([]byte(paths[3]), 0, 10); !ok || err != nil {
 				t.Fatalf("file 3: ok=%t, %v", ok, err)
 			}
 			if got := cached(c); !slices.Equal(got, tc.want) {
@@ -305,20 +305,20 @@ func TestDataCacheEvictsByDemand(t *testing.T) {
 	// A hit updates the demand: 0 asked for whole goes first.
 	c := newDataCache(3000, 1200)
 	for i, n := range []int64{100, 200, 300} {
-		c.segment(paths[i], 0, n)
+		c.segment([]byte(paths[i]), 0, n)
 	}
-	c.segment(paths[0], 100, 900)
-	c.segment(paths[3], 0, 10)
+	c.segment([]byte(paths[0]), 100, 900)
+	c.segment([]byte(paths[3]), 0, 10)
 	if got, want := cached(c), []bool{false, true, true, true}; !slices.Equal(got, want) {
 		t.Errorf("after a hit: cached %v, want %v", got, want)
 	}
 	// The demand outlives an eviction: 0, mapped again (2 makes room, 700
 	// bytes left), still has nothing left and is the next to go.
-	c.segment(paths[0], 0, 10)
+	c.segment([]byte(paths[0]), 0, 10)
 	if got, want := cached(c), []bool{true, true, false, true}; !slices.Equal(got, want) {
 		t.Errorf("after mapping 0 again: cached %v, want %v", got, want)
 	}
-	c.segment(paths[2], 0, 10)
+	c.segment([]byte(paths[2]), 0, 10)
 	if got, want := cached(c), []bool{false, true, true, true}; !slices.Equal(got, want) {
 		t.Errorf("file 0, asked for whole before its eviction, kept over the others: cached %v, want %v", got, want)
 	}
@@ -335,7 +335,7 @@ func TestDataCacheOneReadPerMiss(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 16 {
 		wg.Go(func() {
-			data, _, ok, err := c.segment(p, int64(i*10), 10)
+			data, _, ok, err := c.segment([]byte(p), int64(i*10), 10)
 			if err != nil || !ok || string(data) != "abcdefghij" {
 				t.Errorf("request %d: %q, %t, %v", i, data, ok, err)
 			}
@@ -362,11 +362,11 @@ func TestDataCachePins(t *testing.T) {
 		paths = append(paths, p)
 	}
 	c := newDataCache(1500, 1200) // one file at a time
-	data0, pin0, ok, err := c.segment(paths[0], 0, 10)
+	data0, pin0, ok, err := c.segment([]byte(paths[0]), 0, 10)
 	if err != nil || !ok || pin0 == nil {
 		t.Fatalf("file 0: ok=%t, pin %v, %v", ok, pin0, err)
 	}
-	_, pin1, ok, err := c.segment(paths[1], 0, 10) // evicts 0, pinned
+	_, pin1, ok, err := c.segment([]byte(paths[1]), 0, 10) // evicts 0, pinned
 	if err != nil || !ok {
 		t.Fatalf("file 1: ok=%t, %v", ok, err)
 	}
@@ -388,7 +388,7 @@ func TestDataCachePins(t *testing.T) {
 		t.Error("an evicted file is still mapped after its last pin was given back")
 	}
 	c.releaseAll([]*cachedFile{pin1})
-	_, pin2, _, _ := c.segment(paths[2], 0, 10) // evicts 1, unpinned: unmapped at once
+	_, pin2, _, _ := c.segment([]byte(paths[2]), 0, 10) // evicts 1, unpinned: unmapped at once
 	c.mu.Lock()
 	mapped1 := pin1.data != nil
 	c.mu.Unlock()
@@ -400,7 +400,7 @@ func TestDataCachePins(t *testing.T) {
 	c = newDataCache(1<<20, 1200)
 	c.maxFiles = 2
 	for i := range 3 {
-		_, pin, ok, err := c.segment(paths[i], 0, 10)
+		_, pin, ok, err := c.segment([]byte(paths[i]), 0, 10)
 		if err != nil || !ok {
 			t.Fatalf("file %d: ok=%t, %v", i, ok, err)
 		}
@@ -423,7 +423,7 @@ func TestCopyMappedFault(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := newDataCache(1<<20, 1<<20)
-	data, pin, ok, err := c.segment(p, int64(2*os.Getpagesize()), 100)
+	data, pin, ok, err := c.segment([]byte(p), int64(2*os.Getpagesize()), 100)
 	if err != nil || !ok {
 		t.Fatalf("ok=%t, %v", ok, err)
 	}

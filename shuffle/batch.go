@@ -209,14 +209,16 @@ func DecodeBatchRequest(b []byte) (BatchRequest, error) {
 	for range n {
 		// Consecutive segments are mostly of one attempt: one string.
 		attempt := d.stringAgain(prev)
-		prev = attempt
 		k := d.uvarint()
 		if d.err != nil {
 			return req, d.err
 		}
-		if err := checkBatchID("attempt", attempt); err != nil {
-			return req, err
+		if attempt != prev || len(req.Items) == 0 {
+			if err := checkBatchID("attempt", attempt); err != nil {
+				return req, err
+			}
 		}
+		prev = attempt
 		if k > 1<<31-1 {
 			return req, fmt.Errorf("%w: spill %d out of range", ErrBadBatch, k)
 		}

@@ -134,9 +134,11 @@ type cachedFile struct {
 	refs  int
 	gone  bool
 	unmap runtime.Cleanup // unmaps data if the file is collected first
-	// remaining is the bytes of the file not asked for yet (its size less
-	// fileDemand.asked), as of the last request for it; lastUse that
+	// dem is the file's demand (dataCache.demand's entry when it was
+	// cached); remaining is the bytes of the file not asked for yet (its
+	// size less dem.asked), as of the last request for it; lastUse that
 	// request's tick.
+	dem       *fileDemand
 	remaining int64
 	lastUse   uint64
 	index     int // in dataCache.evict; -1 while not in it
@@ -299,12 +301,8 @@ func (c *dataCache) segment(path []byte, offset, length int64) (data []byte, pin
 	c.mu.Lock()
 	if f := c.files[string(path)]; f != nil {
 		c.tick++
-		dem := c.demand[string(path)]
-		if dem == nil {
-			dem = c.demandLocked(f.path)
-		}
-		dem.asked += max(length, 0)
-		return c.hitLocked(f, offset, length, dem)
+		f.dem.asked += max(length, 0)
+		return c.hitLocked(f, offset, length, f.dem)
 	}
 	if dem := c.demand[string(path)]; dem != nil && dem.tooLarge {
 		c.unlock()
@@ -321,7 +319,7 @@ func (c *dataCache) miss(path string, offset, length int64) (data []byte, pin *c
 	dem := c.demandLocked(path)
 	dem.asked += max(length, 0)
 	if f := c.files[path]; f != nil {
-		return c.hitLocked(f, offset, length, dem)
+		return c.hitLocked(f, offset, length, f.dem)
 	}
 	if dem.tooLarge {
 		c.unlock()
@@ -337,7 +335,7 @@ func (c *dataCache) miss(path string, offset, length int64) (data []byte, pin *c
 		c.mu.Lock()
 		if f := c.files[path]; f != nil {
 			c.tick++
-			return c.hitLocked(f, offset, length, c.demandLocked(path))
+			return c.hitLocked(f, offset, length, f.dem)
 		}
 	}
 	if !c.startLocked() {
@@ -404,7 +402,8 @@ func (c *dataCache) miss(path string, offset, length int64) (data []byte, pin *c
 	if c.byWD[d.wd] == d && d.gen == gen && c.files[path] == nil {
 		c.tick++
 		cf.lastUse = c.tick
-		cf.remaining = max(size-c.demandLocked(path).asked, 0)
+		cf.dem = c.demandLocked(path)
+		cf.remaining = max(size-cf.dem.asked, 0)
 		c.files[path] = cf
 		d.files[name] = cf // d keeps its watch while others are evicted
 		c.bytes += int64(len(cf.data))

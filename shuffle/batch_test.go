@@ -712,14 +712,8 @@ func BenchmarkBatchHandler(b *testing.B) {
 	dir := b.TempDir()
 	w := &worker{secrets: map[string][]byte{"j": []byte("s")}, dirs: map[string]string{"j/a": dir}}
 	items := make([]BatchItem, spills)
-	rng := rand.New(rand.NewPCG(1, 2))
-	for k := range spills {
-		v := make([]byte, 800)
-		for i := range v {
-			v[i] = byte(' ' + rng.IntN(95))
-		}
-		segs := writeSpillFiles(b, dir, k, [][]kv{{{"key", string(v)}}, {{"k2", "x"}}})
-		items[k] = BatchItem{"a", k, segs[0].Offset, segs[0].Length}
+	for k, seg := range writeSmallSpills(b, dir, spills) {
+		items[k] = BatchItem{"a", k, seg.Offset, seg.Length}
 	}
 	h := NewHandler(w, w, nil)
 	body, err := EncodeBatchRequest(BatchRequest{Job: "j", Reduce: 0, At: time.Now().UnixMilli(), Items: items})
@@ -939,14 +933,8 @@ func BenchmarkFetchBatch(b *testing.B) {
 	srv := httptest.NewServer(NewHandler(w, w, nil))
 	defer srv.Close()
 	locs := make([]SpillLocation, spills)
-	rng := rand.New(rand.NewPCG(1, 2))
-	for k := range spills {
-		v := make([]byte, 800)
-		for i := range v {
-			v[i] = byte(' ' + rng.IntN(95))
-		}
-		segs := writeSpillFiles(b, dir, k, [][]kv{{{"key", string(v)}}, {{"k2", "x"}}})
-		locs[k] = SpillLocation{JobID: "j", Spill: k, AttemptID: "attempt_202611260000_0001_m_000001_0", Host: srv.Listener.Addr().String(), Segment: segs[0]}
+	for k, seg := range writeSmallSpills(b, dir, spills) {
+		locs[k] = SpillLocation{JobID: "j", Spill: k, AttemptID: "attempt_202611260000_0001_m_000001_0", Host: srv.Listener.Addr().String(), Segment: seg}
 	}
 	w.dirs["j/attempt_202611260000_0001_m_000001_0"] = dir
 	tr := NewTransport(1)
@@ -962,4 +950,21 @@ func BenchmarkFetchBatch(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*spills), "ns/segment")
+}
+
+// writeSmallSpills writes spills 0 to n-1 in dir, each of two partitions:
+// partition 0 one record of an 800-byte random printable value (a segment
+// of about 825 bytes, as make bench-shuffle's), partition 1 a tiny one. It
+// returns each spill's partition 0.
+func writeSmallSpills(b *testing.B, dir string, n int) []spill.SegmentInfo {
+	rng := rand.New(rand.NewPCG(1, 2))
+	out := make([]spill.SegmentInfo, n)
+	for k := range n {
+		v := make([]byte, 800)
+		for i := range v {
+			v[i] = byte(' ' + rng.IntN(95))
+		}
+		out[k] = writeSpillFiles(b, dir, k, [][]kv{{{"key", string(v)}}, {{"k2", "x"}}})[0]
+	}
+	return out
 }

@@ -18,22 +18,39 @@ import (
 // Request: POST BatchPath with the body EncodeBatchRequest gives, all
 // integers unsigned varints except the time (a signed varint):
 //
-//	"GMSB" | version 1 | len(job) job | reduce | at (Unix ms) | n |
-//	n × (len(attempt) attempt | spill)
+//	"GMSB" | version | len(job) job | reduce | at (Unix ms) | n |
+//	version 1: n × (len(attempt) attempt | spill)
+//	version 2: n × (len(attempt) attempt | spill | offset | length)
 //
 // and HashHeader set to BatchRequestHash(secret, body): the HMAC covers the
-// whole list, the reduce and the signed time.
+// whole list (with version 2 every segment's byte range), the reduce and
+// the signed time.
 //
 // Reply: 200 with ReplyHashHeader set to ReplyHash(secret, hash) and a body
-// of one frame per requested segment, in the request's order:
+// of one frame per requested segment, in the request's order, under the
+// request's version:
 //
-//	"GMSR" | version 1 |
-//	n × (status byte | ok: length, raw length, records, crc uint32 LE, length bytes
-//	                 | otherwise: len(message) message)
+//	"GMSR" | version |
+//	version 1: n × (status byte | ok: length, raw length, records, crc uint32 LE, length bytes
+//	                            | otherwise: len(message) message)
+//	version 2: n × (status byte | ok: the requested length bytes
+//	                            | otherwise: len(message) message)
 //
-// so that each segment keeps its own index entry, checked against its
-// announcement and its CRC by the fetcher, and fails on its own: a segment
-// the server does not have is a not-found frame, the others are served.
+// so that each segment fails on its own: a segment the server does not have
+// is a not-found frame, the others are served. With version 1 the server
+// reads the spill's index and sends each segment's entry, which the fetcher
+// checks against its announcement. With version 2 (BatchVersion, since
+// 2026-11-26) the fetcher names each segment's place in the data file, from
+// the announcement (spill.SegmentInfo's offset and length, relayed by the
+// JobTracker), and the server serves that byte range of the attempt's data
+// file after checking it lies inside the file, reading no index; the
+// fetcher checks the bytes' CRC32C against the announcement, which covers
+// what the index entry did: the file is the attempt's own (its directory
+// is named after the attempt, and a spill is written once under a
+// temporary name then renamed), a truncated file fails the range check,
+// and different bytes (another attempt's output, a damaged file) fail the
+// CRC. A server of version 1 answers a version 2 request with 400: the
+// fetcher then asks that host with version 1 (Fetcher.FetchBatch).
 // A server that cannot finish a segment it started breaks the connection;
 // the fetcher keeps the segments before it.
 const (
@@ -42,7 +59,19 @@ const (
 
 	batchRequestMagic = "GMSB"
 	batchReplyMagic   = "GMSR"
-	batchVersion      = 1
+
+	// BatchVersion is the version of the batch formats a fetcher sends
+	// first: segments named by their byte range. batchVersionIndexed is
+	// the first version (segments named by attempt and spill, each served
+	// with its index entry), which servers still answer and fetchers fall
+	// back to.
+	BatchVersion        = 2
+	batchVersionIndexed = 1
+
+	// maxSegmentBytes bounds a segment's length in a batch (the spill
+	// writer's segments are far smaller), maxSegmentOffset its offset.
+	maxSegmentBytes  = 1 << 31
+	maxSegmentOffset = 1 << 50
 
 	// MaxBatchSegments is the most segments one batched request may ask
 	// for; the server refuses longer lists.
@@ -64,16 +93,23 @@ const (
 )
 
 // BatchItem names one segment of a batched request: partition
-// BatchRequest.Reduce of spill Spill of attempt Attempt.
+// BatchRequest.Reduce of spill Spill of attempt Attempt; with version 2,
+// the Length bytes at Offset of the spill's data file (the segment's
+// place as announced).
 type BatchItem struct {
 	Attempt string
 	Spill   int
+	Offset  int64
+	Length  int64
 }
 
 // BatchRequest is a decoded batched request.
 type BatchRequest struct {
-	Job    string
-	Reduce int
+	// Version is the format's version: BatchVersion or 1; 0 means
+	// BatchVersion.
+	Version int
+	Job     string
+	Reduce  int
 	// At is the time the request was signed, Unix milliseconds.
 	At    int64
 	Items []BatchItem
@@ -95,9 +131,16 @@ func EncodeBatchRequest(req BatchRequest) ([]byte, error) {
 	if len(req.Items) == 0 || len(req.Items) > MaxBatchSegments {
 		return nil, fmt.Errorf("%w: %d segments, want 1 to %d", ErrBadBatch, len(req.Items), MaxBatchSegments)
 	}
-	b := make([]byte, 0, 32+len(req.Job)+len(req.Items)*(len(req.Items[0].Attempt)+4))
+	version := req.Version
+	if version == 0 {
+		version = BatchVersion
+	}
+	if version != BatchVersion && version != batchVersionIndexed {
+		return nil, fmt.Errorf("%w: version %d", ErrBadBatch, version)
+	}
+	b := make([]byte, 0, 32+len(req.Job)+len(req.Items)*(len(req.Items[0].Attempt)+12))
 	b = append(b, batchRequestMagic...)
-	b = append(b, batchVersion)
+	b = append(b, byte(version))
 	b = appendString(b, req.Job)
 	b = binary.AppendUvarint(b, uint64(req.Reduce))
 	b = binary.AppendVarint(b, req.At)
@@ -111,6 +154,14 @@ func EncodeBatchRequest(req BatchRequest) ([]byte, error) {
 		}
 		b = appendString(b, it.Attempt)
 		b = binary.AppendUvarint(b, uint64(it.Spill))
+		if version == batchVersionIndexed {
+			continue
+		}
+		if err := checkRange(it.Offset, it.Length); err != nil {
+			return nil, fmt.Errorf("%w (spill %d of attempt %s)", err, it.Spill, it.Attempt)
+		}
+		b = binary.AppendUvarint(b, uint64(it.Offset))
+		b = binary.AppendUvarint(b, uint64(it.Length))
 	}
 	if len(b) > maxBatchRequestBytes {
 		return nil, fmt.Errorf("%w: request of %d bytes, more than %d", ErrBadBatch, len(b), maxBatchRequestBytes)
@@ -127,8 +178,14 @@ func DecodeBatchRequest(b []byte) (BatchRequest, error) {
 		return req, fmt.Errorf("%w: request of %d bytes, more than %d", ErrBadBatch, len(b), maxBatchRequestBytes)
 	}
 	d := decoder{b: b}
-	if string(d.bytes(len(batchRequestMagic))) != batchRequestMagic || d.byte() != batchVersion {
-		return req, fmt.Errorf("%w: not a batch request (magic or version)", ErrBadBatch)
+	if string(d.bytes(len(batchRequestMagic))) != batchRequestMagic {
+		return req, fmt.Errorf("%w: not a batch request (magic)", ErrBadBatch)
+	}
+	switch v := d.byte(); v {
+	case BatchVersion, batchVersionIndexed:
+		req.Version = int(v)
+	default:
+		return req, fmt.Errorf("%w: batch request of version %d, this server knows %d and %d", ErrBadBatch, v, batchVersionIndexed, BatchVersion)
 	}
 	req.Job = d.string()
 	reduce := d.uvarint()
@@ -148,24 +205,48 @@ func DecodeBatchRequest(b []byte) (BatchRequest, error) {
 		return req, fmt.Errorf("%w: %d segments, want 1 to %d", ErrBadBatch, n, MaxBatchSegments)
 	}
 	req.Items = make([]BatchItem, 0, n)
+	prev := ""
 	for range n {
-		attempt := d.string()
+		// Consecutive segments are mostly of one attempt: one string.
+		attempt := d.stringAgain(prev)
 		k := d.uvarint()
 		if d.err != nil {
 			return req, d.err
 		}
-		if err := checkBatchID("attempt", attempt); err != nil {
-			return req, err
+		if attempt != prev || len(req.Items) == 0 {
+			if err := checkBatchID("attempt", attempt); err != nil {
+				return req, err
+			}
 		}
+		prev = attempt
 		if k > 1<<31-1 {
 			return req, fmt.Errorf("%w: spill %d out of range", ErrBadBatch, k)
 		}
-		req.Items = append(req.Items, BatchItem{Attempt: attempt, Spill: int(k)})
+		it := BatchItem{Attempt: attempt, Spill: int(k)}
+		if req.Version != batchVersionIndexed {
+			off, n := d.uvarint(), d.uvarint()
+			if d.err != nil {
+				return req, d.err
+			}
+			if off > maxSegmentOffset || n > maxSegmentBytes {
+				return req, fmt.Errorf("%w: segment of %d bytes at offset %d out of range", ErrBadBatch, n, off)
+			}
+			it.Offset, it.Length = int64(off), int64(n)
+		}
+		req.Items = append(req.Items, it)
 	}
 	if len(d.b) != 0 {
 		return req, fmt.Errorf("%w: %d bytes after the last segment", ErrBadBatch, len(d.b))
 	}
 	return req, nil
+}
+
+// checkRange checks a version 2 item's byte range.
+func checkRange(offset, length int64) error {
+	if offset < 0 || offset > maxSegmentOffset || length < 0 || length > maxSegmentBytes {
+		return fmt.Errorf("%w: segment of %d bytes at offset %d out of range", ErrBadBatch, length, offset)
+	}
+	return nil
 }
 
 func checkBatchID(name, v string) error {
@@ -250,12 +331,22 @@ func (d *decoder) varint() int64 {
 }
 
 func (d *decoder) string() string {
+	return d.stringAgain("")
+}
+
+// stringAgain is string, returning prev itself, not a copy, if the string
+// read equals it.
+func (d *decoder) stringAgain(prev string) string {
 	n := d.uvarint()
 	if n > maxIDLength {
 		d.fail("identifier length")
 		return ""
 	}
-	return string(d.bytes(int(n)))
+	b := d.bytes(int(n))
+	if string(b) == prev {
+		return prev
+	}
+	return string(b)
 }
 
 // appendFrameHeader appends the header of a served segment's frame.
@@ -286,7 +377,8 @@ type frame struct {
 
 // frameReader reads a batched reply's frames.
 type frameReader struct {
-	r *bufio.Reader
+	r       *bufio.Reader
+	version byte // the reply's format (readMagic checks it)
 }
 
 // frameBuffers recycles the frame readers' buffers: large enough for the
@@ -294,10 +386,11 @@ type frameReader struct {
 // them.
 var frameBuffers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 16<<10) }}
 
-func newFrameReader(r io.Reader) *frameReader {
+// newFrameReader reads the frames of a reply of the given version.
+func newFrameReader(r io.Reader, version int) *frameReader {
 	br := frameBuffers.Get().(*bufio.Reader)
 	br.Reset(r)
-	return &frameReader{r: br}
+	return &frameReader{r: br, version: byte(version)}
 }
 
 // release gives the reader's buffer back; the reader is not used after.
@@ -313,7 +406,7 @@ func (fr *frameReader) readMagic() error {
 	if _, err := io.ReadFull(fr.r, m[:]); err != nil {
 		return fmt.Errorf("read batch reply header: %w", err)
 	}
-	if string(m[:len(batchReplyMagic)]) != batchReplyMagic || m[len(batchReplyMagic)] != batchVersion {
+	if string(m[:len(batchReplyMagic)]) != batchReplyMagic || m[len(batchReplyMagic)] != fr.version {
 		return fmt.Errorf("%w: not a batch reply (magic or version)", ErrBadBatch)
 	}
 	return nil
@@ -321,7 +414,9 @@ func (fr *frameReader) readMagic() error {
 
 // next reads one frame's header (not its data). A served frame's length
 // must be at most maxLen, which the caller takes from the announcement, so
-// that a lying server cannot make the reader allocate without bound.
+// that a lying server cannot make the reader allocate without bound. A
+// served frame of version 2 has no header after its status: its data is
+// the maxLen bytes the request asked for (f.seg.Length).
 func (fr *frameReader) next(maxLen int64) (frame, error) {
 	var f frame
 	st, err := fr.r.ReadByte()
@@ -331,6 +426,10 @@ func (fr *frameReader) next(maxLen int64) (frame, error) {
 	f.status = st
 	switch st {
 	case frameOK:
+		if fr.version != batchVersionIndexed {
+			f.seg.Length = maxLen
+			return f, nil
+		}
 		// The header is in the buffer already (a small segment's frame
 		// usually is): decode it from there, without a call per byte.
 		if b, _ := fr.r.Peek(min(fr.r.Buffered(), maxFrameHeader)); len(b) > 0 {

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -13,6 +14,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -32,18 +35,26 @@ func TestBatchRequestEncoding(t *testing.T) {
 		req     BatchRequest
 		wantErr string
 	}{
-		{"one", BatchRequest{Job: "job_1", Reduce: 0, At: 1, Items: []BatchItem{{"attempt_1_m_0_0", 0}}}, ""},
-		{"several", BatchRequest{Job: "j", Reduce: 49, At: 1764115200000, Items: []BatchItem{{"a", 0}, {"a", 1}, {"b", 3}, {"c", 1 << 20}}}, ""},
-		{"negative time", BatchRequest{Job: "j", Reduce: 1, At: -5, Items: []BatchItem{{"a", 0}}}, ""},
+		{"one", BatchRequest{Job: "job_1", Reduce: 0, At: 1, Items: []BatchItem{{Attempt: "attempt_1_m_0_0", Spill: 0}}}, ""},
+		{"several", BatchRequest{Job: "j", Reduce: 49, At: 1764115200000, Items: []BatchItem{{Attempt: "a", Spill: 0}, {Attempt: "a", Spill: 1}, {Attempt: "b", Spill: 3}, {Attempt: "c", Spill: 1 << 20}}}, ""},
+		{"negative time", BatchRequest{Job: "j", Reduce: 1, At: -5, Items: []BatchItem{{Attempt: "a", Spill: 0}}}, ""},
 		{"the most", BatchRequest{Job: "j", Items: many[:MaxBatchSegments]}, ""},
 		{"too many", BatchRequest{Job: "j", Items: many}, "segments"},
 		{"none", BatchRequest{Job: "j"}, "segments"},
-		{"no job", BatchRequest{Items: []BatchItem{{"a", 0}}}, "missing parameter job"},
-		{"job with a path", BatchRequest{Job: "../j", Items: []BatchItem{{"a", 0}}}, "not a valid identifier"},
-		{"attempt dot-dot", BatchRequest{Job: "j", Items: []BatchItem{{"..", 0}}}, "not a valid identifier"},
-		{"long attempt", BatchRequest{Job: "j", Items: []BatchItem{{strings.Repeat("a", maxIDLength+1), 0}}}, "more than"},
-		{"negative spill", BatchRequest{Job: "j", Items: []BatchItem{{"a", -1}}}, "negative"},
-		{"negative reduce", BatchRequest{Job: "j", Reduce: -1, Items: []BatchItem{{"a", 0}}}, "negative"},
+		{"no job", BatchRequest{Items: []BatchItem{{Attempt: "a", Spill: 0}}}, "missing parameter job"},
+		{"job with a path", BatchRequest{Job: "../j", Items: []BatchItem{{Attempt: "a", Spill: 0}}}, "not a valid identifier"},
+		{"attempt dot-dot", BatchRequest{Job: "j", Items: []BatchItem{{Attempt: "..", Spill: 0}}}, "not a valid identifier"},
+		{"long attempt", BatchRequest{Job: "j", Items: []BatchItem{{Attempt: strings.Repeat("a", maxIDLength+1), Spill: 0}}}, "more than"},
+		{"negative spill", BatchRequest{Job: "j", Items: []BatchItem{{Attempt: "a", Spill: -1}}}, "negative"},
+		{"negative reduce", BatchRequest{Job: "j", Reduce: -1, Items: []BatchItem{{Attempt: "a", Spill: 0}}}, "negative"},
+		{"ranges", BatchRequest{Version: 2, Job: "j", Reduce: 3, At: 9, Items: []BatchItem{{"a", 0, 0, 825}, {"a", 1, 41250, 825}, {"b", 7, 1 << 40, 0}}}, ""},
+		{"largest range", BatchRequest{Job: "j", Items: []BatchItem{{"a", 0, maxSegmentOffset, maxSegmentBytes}}}, ""},
+		{"version 1 ignores ranges", BatchRequest{Version: 1, Job: "j", Items: []BatchItem{{Attempt: "a", Spill: 2}}}, ""},
+		{"negative offset", BatchRequest{Job: "j", Items: []BatchItem{{"a", 0, -1, 10}}}, "out of range"},
+		{"negative length", BatchRequest{Job: "j", Items: []BatchItem{{"a", 0, 0, -1}}}, "out of range"},
+		{"offset too far", BatchRequest{Job: "j", Items: []BatchItem{{"a", 0, maxSegmentOffset + 1, 1}}}, "out of range"},
+		{"length too long", BatchRequest{Job: "j", Items: []BatchItem{{"a", 0, 0, maxSegmentBytes + 1}}}, "out of range"},
+		{"unknown version", BatchRequest{Version: 3, Job: "j", Items: []BatchItem{{Attempt: "a", Spill: 0}}}, "version 3"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -61,8 +72,14 @@ func TestBatchRequestEncoding(t *testing.T) {
 			if err != nil {
 				t.Fatalf("decode: %v", err)
 			}
-			if !reflect.DeepEqual(got, tc.req) {
-				t.Errorf("decoded %+v, want %+v", got, tc.req)
+			want := tc.req
+			if want.Version == 0 {
+				want.Version = BatchVersion
+			}
+			if !reflect.DeepEqual(got, want) && len(want.Items) < 10 {
+				t.Errorf("decoded %+v, want %+v", got, want)
+			} else if !reflect.DeepEqual(got, want) {
+				t.Errorf("decoded request of %d items differs from the one encoded", len(got.Items))
 			}
 			// Every proper prefix is refused, and so is a trailing byte.
 			for n := range len(b) {
@@ -79,7 +96,7 @@ func TestBatchRequestEncoding(t *testing.T) {
 
 func TestBatchRequestHashCoversTheList(t *testing.T) {
 	s := []byte("secret")
-	base := BatchRequest{Job: "j", Reduce: 2, At: 7, Items: []BatchItem{{"a", 0}, {"b", 1}}}
+	base := BatchRequest{Job: "j", Reduce: 2, At: 7, Items: []BatchItem{{Attempt: "a", Spill: 0}, {Attempt: "b", Spill: 1}}}
 	hash := func(r BatchRequest) string {
 		b, err := EncodeBatchRequest(r)
 		if err != nil {
@@ -89,14 +106,19 @@ func TestBatchRequestHashCoversTheList(t *testing.T) {
 	}
 	h0 := hash(base)
 	change := map[string]func(*BatchRequest){
-		"job":      func(r *BatchRequest) { r.Job = "k" },
-		"reduce":   func(r *BatchRequest) { r.Reduce = 3 },
-		"time":     func(r *BatchRequest) { r.At = 8 },
-		"attempt":  func(r *BatchRequest) { r.Items = []BatchItem{{"a", 0}, {"c", 1}} },
-		"spill":    func(r *BatchRequest) { r.Items = []BatchItem{{"a", 0}, {"b", 2}} },
-		"order":    func(r *BatchRequest) { r.Items = []BatchItem{{"b", 1}, {"a", 0}} },
-		"one more": func(r *BatchRequest) { r.Items = []BatchItem{{"a", 0}, {"b", 1}, {"b", 2}} },
-		"one less": func(r *BatchRequest) { r.Items = []BatchItem{{"a", 0}} },
+		"job":     func(r *BatchRequest) { r.Job = "k" },
+		"reduce":  func(r *BatchRequest) { r.Reduce = 3 },
+		"time":    func(r *BatchRequest) { r.At = 8 },
+		"attempt": func(r *BatchRequest) { r.Items = []BatchItem{{Attempt: "a", Spill: 0}, {Attempt: "c", Spill: 1}} },
+		"spill":   func(r *BatchRequest) { r.Items = []BatchItem{{Attempt: "a", Spill: 0}, {Attempt: "b", Spill: 2}} },
+		"order":   func(r *BatchRequest) { r.Items = []BatchItem{{Attempt: "b", Spill: 1}, {Attempt: "a", Spill: 0}} },
+		"one more": func(r *BatchRequest) {
+			r.Items = []BatchItem{{Attempt: "a", Spill: 0}, {Attempt: "b", Spill: 1}, {Attempt: "b", Spill: 2}}
+		},
+		"one less": func(r *BatchRequest) { r.Items = []BatchItem{{Attempt: "a", Spill: 0}} },
+		"offset":   func(r *BatchRequest) { r.Items[1].Offset = 1 },
+		"length":   func(r *BatchRequest) { r.Items[0].Length = 1 },
+		"version":  func(r *BatchRequest) { r.Version = batchVersionIndexed },
 	}
 	for name, f := range change {
 		r := base
@@ -163,13 +185,13 @@ func TestBatchHandler(t *testing.T) {
 	f := newBatchFixture(t)
 	now := time.Now().UnixMilli()
 	enc := func(job string, reduce int, at int64, items ...BatchItem) []byte {
-		b, err := EncodeBatchRequest(BatchRequest{Job: job, Reduce: reduce, At: at, Items: items})
+		b, err := EncodeBatchRequest(BatchRequest{Version: batchVersionIndexed, Job: job, Reduce: reduce, At: at, Items: items})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return b
 	}
-	good := enc("j", 2, now, BatchItem{"a0", 1}, BatchItem{"gone", 0}, BatchItem{"a0", 0}, BatchItem{"a0", 9}, BatchItem{"a1", 0}, BatchItem{"a0", 2})
+	good := enc("j", 2, now, BatchItem{Attempt: "a0", Spill: 1}, BatchItem{Attempt: "gone", Spill: 0}, BatchItem{Attempt: "a0", Spill: 0}, BatchItem{Attempt: "a0", Spill: 9}, BatchItem{Attempt: "a1", Spill: 0}, BatchItem{Attempt: "a0", Spill: 2})
 	old := now - 2*DefaultRequestWindow.Milliseconds()
 	refusals := []struct {
 		name   string
@@ -181,8 +203,8 @@ func TestBatchHandler(t *testing.T) {
 		{"GET", "GET", good, BatchRequestHash(f.secret, good), 405},
 		{"no hash", "POST", good, "", 401},
 		{"another secret", "POST", good, BatchRequestHash([]byte("guess"), good), 401},
-		{"unknown job", "POST", enc("k", 0, now, BatchItem{"a0", 0}), BatchRequestHash(f.secret, enc("k", 0, now, BatchItem{"a0", 0})), 401},
-		{"replayed", "POST", enc("j", 0, old, BatchItem{"a0", 0}), BatchRequestHash(f.secret, enc("j", 0, old, BatchItem{"a0", 0})), 401},
+		{"unknown job", "POST", enc("k", 0, now, BatchItem{Attempt: "a0", Spill: 0}), BatchRequestHash(f.secret, enc("k", 0, now, BatchItem{Attempt: "a0", Spill: 0})), 401},
+		{"replayed", "POST", enc("j", 0, old, BatchItem{Attempt: "a0", Spill: 0}), BatchRequestHash(f.secret, enc("j", 0, old, BatchItem{Attempt: "a0", Spill: 0})), 401},
 		{"not a batch", "POST", []byte("job=j"), BatchRequestHash(f.secret, []byte("job=j")), 400},
 		{"too large", "POST", make([]byte, maxBatchRequestBytes+1), "x", 400},
 	}
@@ -212,7 +234,7 @@ func TestBatchHandler(t *testing.T) {
 		if resp.ContentLength != int64(len(body)) || len(resp.TransferEncoding) != 0 {
 			t.Errorf("Content-Length %d, transfer encoding %v, body of %d bytes; want the body's length, no chunking", resp.ContentLength, resp.TransferEncoding, len(body))
 		}
-		fr := newFrameReader(bytes.NewReader(body))
+		fr := newFrameReader(bytes.NewReader(body), batchVersionIndexed)
 		if err := fr.readMagic(); err != nil {
 			t.Fatal(err)
 		}
@@ -260,12 +282,12 @@ func TestBatchHandler(t *testing.T) {
 		if err := os.RemoveAll(dir1); err != nil {
 			t.Fatal(err)
 		}
-		b := enc("j", 2, time.Now().UnixMilli(), BatchItem{"a1", 0}, BatchItem{"a0", 0})
+		b := enc("j", 2, time.Now().UnixMilli(), BatchItem{Attempt: "a1", Spill: 0}, BatchItem{Attempt: "a0", Spill: 0})
 		resp, body := f.post(t, "POST", b, BatchRequestHash(f.secret, b))
 		if resp.StatusCode != 200 {
 			t.Fatalf("status %d", resp.StatusCode)
 		}
-		fr := newFrameReader(bytes.NewReader(body))
+		fr := newFrameReader(bytes.NewReader(body), batchVersionIndexed)
 		if err := fr.readMagic(); err != nil {
 			t.Fatal(err)
 		}
@@ -278,12 +300,12 @@ func TestBatchHandler(t *testing.T) {
 	})
 
 	t.Run("reduce out of range", func(t *testing.T) {
-		b := enc("j", 3, now, BatchItem{"a0", 0})
+		b := enc("j", 3, now, BatchItem{Attempt: "a0", Spill: 0})
 		resp, body := f.post(t, "POST", b, BatchRequestHash(f.secret, b))
 		if resp.StatusCode != 200 {
 			t.Fatalf("status %d", resp.StatusCode)
 		}
-		fr := newFrameReader(bytes.NewReader(body))
+		fr := newFrameReader(bytes.NewReader(body), batchVersionIndexed)
 		if err := fr.readMagic(); err != nil {
 			t.Fatal(err)
 		}
@@ -291,6 +313,79 @@ func TestBatchHandler(t *testing.T) {
 			t.Errorf("frame %+v, %v; want a bad-request frame saying out of range", fm, err)
 		}
 	})
+}
+
+// TestBatchHandlerRanges: a request of version 2 is served from the byte
+// ranges it names, with no index read, from the data cache or from the
+// files; a range past the end of its data file, an unknown attempt or a
+// missing spill fail alone.
+func TestBatchHandlerRanges(t *testing.T) {
+	for _, cache := range []int64{DefaultDataCacheBytes, 0} {
+		t.Run(fmt.Sprintf("cache %d", cache), func(t *testing.T) {
+			f := newBatchFixture(t)
+			h := NewHandler(f.w, f.w, nil, WithDataCache(cache))
+			seg := func(key string, r int) spill.SegmentInfo { return f.segs[key][r] }
+			last := seg("a0/0", 2)
+			items := []BatchItem{
+				{"a0", 1, seg("a0/1", 2).Offset, seg("a0/1", 2).Length},
+				{"gone", 0, 0, 10},
+				{"a0", 9, 0, 10},
+				{"a0", 0, last.Offset, last.Length + 1}, // one byte past the end
+				{"a1", 0, seg("a1/0", 0).Offset, seg("a1/0", 0).Length},
+				{"a0", 0, seg("a0/0", 1).Offset, 0}, // an empty range
+				{"a0", 0, last.Offset, last.Length},
+			}
+			want := []struct {
+				status byte
+				seg    spill.SegmentInfo
+				msg    string
+			}{
+				{frameOK, seg("a0/1", 2), ""}, {frameNotFound, spill.SegmentInfo{}, "unknown attempt gone"},
+				{frameNotFound, spill.SegmentInfo{}, "unknown spill 9"}, {frameError, spill.SegmentInfo{}, "truncated"},
+				{frameOK, seg("a1/0", 0), ""}, {frameOK, spill.SegmentInfo{}, ""}, {frameOK, last, ""},
+			}
+			body, err := EncodeBatchRequest(BatchRequest{Job: "j", Reduce: 2, At: time.Now().UnixMilli(), Items: items})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec := httptest.NewRecorder()
+			req := httptest.NewRequest("POST", BatchPath, bytes.NewReader(body))
+			req.Header.Set(HashHeader, BatchRequestHash(f.secret, body))
+			h.ServeHTTP(rec, req)
+			if rec.Code != 200 {
+				t.Fatalf("status %d: %q", rec.Code, rec.Body.Bytes())
+			}
+			if n, err := strconv.Atoi(rec.Header().Get("Content-Length")); err != nil || n != rec.Body.Len() {
+				t.Errorf("Content-Length %q for a body of %d bytes", rec.Header().Get("Content-Length"), rec.Body.Len())
+			}
+			fr := newFrameReader(rec.Body, BatchVersion)
+			if err := fr.readMagic(); err != nil {
+				t.Fatal(err)
+			}
+			for i, w := range want {
+				fm, err := fr.next(items[i].Length)
+				if err != nil {
+					t.Fatalf("frame %d: %v", i, err)
+				}
+				if fm.status != w.status || !strings.Contains(fm.msg, w.msg) {
+					t.Fatalf("frame %d: status %d (%q), want %d (%q)", i, fm.status, fm.msg, w.status, w.msg)
+				}
+				if w.status != frameOK {
+					continue
+				}
+				buf := make([]byte, fm.seg.Length)
+				if err := fr.data(buf); err != nil {
+					t.Fatal(err)
+				}
+				if err := spill.VerifySegment(buf, w.seg); err != nil {
+					t.Errorf("frame %d: %v", i, err)
+				}
+			}
+			if _, err := fr.next(1 << 20); !errors.Is(err, io.EOF) {
+				t.Errorf("after the last frame: %v, want EOF", err)
+			}
+		})
+	}
 }
 
 func TestFetchBatch(t *testing.T) {
@@ -343,11 +438,12 @@ func TestFetchBatch(t *testing.T) {
 		}
 	})
 
-	t.Run("announcement differs", func(t *testing.T) {
+	t.Run("announcement differs, version 1", func(t *testing.T) {
 		locs := append([]SpillLocation(nil), all...)
 		locs[0].Segment.Records++
 		locs[2].Segment.CRC ^= 1
 		fe := &Fetcher{Secret: f.secret, Retries: 2, RetryDelay: time.Millisecond}
+		fe.indexedHosts.Store(f.w.host(), struct{}{})
 		data, errs := fe.FetchBatch(context.Background(), locs, 2)
 		if !errors.Is(errs[0], ErrSegmentMismatch) || !errors.Is(errs[2], ErrSegmentMismatch) {
 			t.Errorf("errors %v, %v; want ErrSegmentMismatch", errs[0], errs[2])
@@ -356,6 +452,69 @@ func TestFetchBatch(t *testing.T) {
 			if errs[i] != nil || spill.VerifySegment(data[i], locs[i].Segment) != nil {
 				t.Errorf("segment %d: %v", i, errs[i])
 			}
+		}
+	})
+
+	// With version 2 the server reads no index: a segment is its announced
+	// byte range, and the CRC32C of what comes back is what tells a wrong
+	// range or different bytes (retried as a checksum mismatch); a range
+	// past the end of the data file is refused by the server.
+	t.Run("announcement differs, version 2", func(t *testing.T) {
+		locs := append([]SpillLocation(nil), all...)
+		locs[0].Segment.Records++ // the bytes at the announced place are served
+		locs[1].Segment.CRC ^= 1
+		locs[2].Segment.Offset-- // a byte early: the CRC fails
+		locs[3].Segment.Offset += 1 << 20
+		ct := &countingTransport{}
+		fe := &Fetcher{Client: &http.Client{Transport: ct}, Secret: f.secret, Retries: 1, RetryDelay: time.Millisecond}
+		data, errs := fe.FetchBatch(context.Background(), locs, 2)
+		if errs[0] != nil || !bytes.Equal(data[0], mustFetch(t, f, all[0])) {
+			t.Errorf("segment 0: %v", errs[0])
+		}
+		for _, i := range []int{1, 2} {
+			if !errors.Is(errs[i], ErrChecksum) || data[i] != nil {
+				t.Errorf("segment %d: error %v, want ErrChecksum", i, errs[i])
+			}
+		}
+		if errs[3] == nil || !strings.Contains(errs[3].Error(), "truncated") || data[3] != nil {
+			t.Errorf("segment 3, past the file's end: error %v, want the server's refusal", errs[3])
+		}
+		if n := ct.n.Load(); n != 2 {
+			t.Errorf("%d requests, want 2 (the three failed segments asked for again in one)", n)
+		}
+	})
+
+	t.Run("server of version 1", func(t *testing.T) {
+		g := newBatchFixture(t)
+		var refused atomic.Int32
+		g.w.setOverride(func(w http.ResponseWriter, r *http.Request, real http.Handler) {
+			body, err := io.ReadAll(r.Body)
+			if err != nil {
+				t.Error(err)
+			}
+			if r.URL.Path == BatchPath && len(body) > 4 && body[4] != batchVersionIndexed {
+				// What a server of version 1 answers.
+				refused.Add(1)
+				http.Error(w, "bad request: shuffle: malformed batch: not a batch request (magic or version)", http.StatusBadRequest)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			real.ServeHTTP(w, r)
+		})
+		locs := []SpillLocation{g.locOf("a0", 0, 2), g.locOf("a0", 1, 2), g.locOf("a1", 0, 2)}
+		ct := &countingTransport{}
+		fe := &Fetcher{Client: &http.Client{Transport: ct}, Secret: g.secret, Retries: 2, RetryDelay: time.Millisecond}
+		for round := range 2 {
+			got, errs := fe.FetchBatch(context.Background(), locs, 2)
+			for i := range locs {
+				if errs[i] != nil || spill.VerifySegment(got[i], locs[i].Segment) != nil {
+					t.Errorf("round %d, segment %d: %v", round, i, errs[i])
+				}
+			}
+		}
+		// One refused request, then version 1 for this host from then on.
+		if n, r := ct.n.Load(), refused.Load(); n != 3 || r != 1 {
+			t.Errorf("%d requests, %d refused; want 3 and 1", n, r)
 		}
 	})
 
@@ -451,8 +610,10 @@ func TestFetchBatch(t *testing.T) {
 // decodes to a request that encodes and decodes to itself.
 func FuzzDecodeBatchRequest(f *testing.F) {
 	for _, r := range []BatchRequest{
-		{Job: "job_1", Reduce: 3, At: 1764115200000, Items: []BatchItem{{"attempt_1_m_000001_0", 0}, {"attempt_1_m_000002_1", 4}}},
-		{Job: "j", Items: []BatchItem{{"a", 0}}},
+		{Job: "job_1", Reduce: 3, At: 1764115200000, Items: []BatchItem{{Attempt: "attempt_1_m_000001_0", Spill: 0}, {Attempt: "attempt_1_m_000002_1", Spill: 4}}},
+		{Job: "j", Items: []BatchItem{{Attempt: "a", Spill: 0}}},
+		{Version: 1, Job: "j", Items: []BatchItem{{Attempt: "a", Spill: 0}}},
+		{Job: "job_1", Reduce: 7, At: 1, Items: []BatchItem{{"attempt_1_m_000001_0", 3, 4096, 825}, {"attempt_1_m_000001_0", 4, 0, 1 << 31}}},
 	} {
 		b, err := EncodeBatchRequest(r)
 		if err != nil {
@@ -461,6 +622,7 @@ func FuzzDecodeBatchRequest(f *testing.F) {
 		f.Add(b)
 	}
 	f.Add([]byte("GMSB\x01\x01j\x00\x00\xff\xff\xff\xff\x0f"))
+	f.Add([]byte("GMSB\x02\x01j\x00\x00\x01\x01a\x00\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01\x05"))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		req, err := DecodeBatchRequest(b)
@@ -482,29 +644,35 @@ func FuzzDecodeBatchRequest(f *testing.F) {
 }
 
 // FuzzBatchReply: whatever a server with the job's secret replies, a
-// batched fetch neither panics nor returns a segment that does not verify
-// against its announcement.
+// batched fetch, of either version, neither panics nor returns a segment
+// that does not verify against its announcement.
 func FuzzBatchReply(f *testing.F) {
 	fx := newBatchFixture(f)
 	locs := []SpillLocation{fx.locOf("a0", 0, 2), fx.locOf("a1", 0, 2), fx.locOf("a0", 1, 2)}
-	// Seeds: the real server's reply, and pieces of it.
-	now := time.Now().UnixMilli()
-	body, err := EncodeBatchRequest(BatchRequest{Job: "j", Reduce: 2, At: now, Items: []BatchItem{{"a0", 0}, {"a1", 0}, {"a0", 1}}})
-	if err != nil {
-		f.Fatal(err)
+	// Seeds: the real server's replies of both versions, and pieces of them.
+	for _, version := range []int{batchVersionIndexed, BatchVersion} {
+		req := BatchRequest{Version: version, Job: "j", Reduce: 2, At: time.Now().UnixMilli()}
+		for _, l := range locs {
+			req.Items = append(req.Items, BatchItem{l.AttemptID, l.Spill, l.Segment.Offset, l.Segment.Length})
+		}
+		body, err := EncodeBatchRequest(req)
+		if err != nil {
+			f.Fatal(err)
+		}
+		rec := httptest.NewRecorder()
+		hreq := httptest.NewRequest("POST", BatchPath, bytes.NewReader(body))
+		hreq.Header.Set(HashHeader, BatchRequestHash(fx.secret, body))
+		NewHandler(fx.w, fx.w, nil).ServeHTTP(rec, hreq)
+		real := rec.Body.Bytes()
+		if rec.Code != 200 || len(real) < 20 {
+			f.Fatalf("seed reply of version %d: %d, %d bytes", version, rec.Code, len(real))
+		}
+		f.Add(real)
+		f.Add(real[:len(real)/2])
 	}
-	rec := httptest.NewRecorder()
-	req := httptest.NewRequest("POST", BatchPath, bytes.NewReader(body))
-	req.Header.Set(HashHeader, BatchRequestHash(fx.secret, body))
-	NewHandler(fx.w, fx.w, nil).ServeHTTP(rec, req)
-	real := rec.Body.Bytes()
-	if rec.Code != 200 || len(real) < 20 {
-		f.Fatalf("seed reply: %d, %d bytes", rec.Code, len(real))
-	}
-	f.Add(real)
-	f.Add(real[:len(real)/2])
 	f.Add([]byte("GMSR\x01\x01\x00\x03\x02abc\x00"))
 	f.Add([]byte("GMSR\x01\x00\xff\xff\xff\xff\xff\xff\xff\xff\x7f"))
+	f.Add([]byte("GMSR\x02\x00abc\x01\x02no\x00"))
 	var reply atomic.Pointer[[]byte]
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set(ReplyHashHeader, ReplyHash(fx.secret, r.Header.Get(HashHeader)))
@@ -515,18 +683,22 @@ func FuzzBatchReply(f *testing.F) {
 		locs[i].Host = srv.Listener.Addr().String()
 	}
 	fe := &Fetcher{Secret: fx.secret, Client: srv.Client()}
+	fe1 := &Fetcher{Secret: fx.secret, Client: srv.Client()}
+	fe1.indexedHosts.Store(locs[0].Host, struct{}{})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		reply.Store(&b)
-		data, errs := fe.FetchBatch(context.Background(), locs, 2)
-		for i := range locs {
-			if errs[i] != nil {
-				if data[i] != nil {
-					t.Fatalf("segment %d: data and error %v", i, errs[i])
+		for _, fe := range []*Fetcher{fe, fe1} {
+			data, errs := fe.FetchBatch(context.Background(), locs, 2)
+			for i := range locs {
+				if errs[i] != nil {
+					if data[i] != nil {
+						t.Fatalf("segment %d: data and error %v", i, errs[i])
+					}
+					continue
 				}
-				continue
-			}
-			if err := spill.VerifySegment(data[i], locs[i].Segment); err != nil {
-				t.Fatalf("segment %d returned without verifying: %v", i, err)
+				if err := spill.VerifySegment(data[i], locs[i].Segment); err != nil {
+					t.Fatalf("segment %d returned without verifying: %v", i, err)
+				}
 			}
 		}
 	})
@@ -540,14 +712,8 @@ func BenchmarkBatchHandler(b *testing.B) {
 	dir := b.TempDir()
 	w := &worker{secrets: map[string][]byte{"j": []byte("s")}, dirs: map[string]string{"j/a": dir}}
 	items := make([]BatchItem, spills)
-	rng := rand.New(rand.NewPCG(1, 2))
-	for k := range spills {
-		v := make([]byte, 800)
-		for i := range v {
-			v[i] = byte(' ' + rng.IntN(95))
-		}
-		writeSpillFiles(b, dir, k, [][]kv{{{"key", string(v)}}, {{"k2", "x"}}})
-		items[k] = BatchItem{Attempt: "a", Spill: k}
+	for k, seg := range writeSmallSpills(b, dir, spills) {
+		items[k] = BatchItem{"a", k, seg.Offset, seg.Length}
 	}
 	h := NewHandler(w, w, nil)
 	body, err := EncodeBatchRequest(BatchRequest{Job: "j", Reduce: 0, At: time.Now().UnixMilli(), Items: items})
@@ -661,7 +827,7 @@ func TestFrameHeaderPaths(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			read := func(r io.Reader) (frame, string, int) {
-				fr := newFrameReader(r)
+				fr := newFrameReader(r, batchVersionIndexed)
 				defer fr.release()
 				f, err := fr.next(4096)
 				rest, _ := io.ReadAll(fr.r)
@@ -678,4 +844,127 @@ func TestFrameHeaderPaths(t *testing.T) {
 			}
 		})
 	}
+}
+
+// mustFetch fetches one segment with the single-segment endpoint.
+func mustFetch(t *testing.T, f *batchFixture, loc SpillLocation) []byte {
+	t.Helper()
+	b, err := (&Fetcher{Secret: f.secret}).Fetch(context.Background(), loc, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestReadServedFrames: the version 2 fast path reads served frames into
+// shared blocks (large segments into their own), checks each CRC32C, and
+// stops at the first frame that is not a served one, or at a cut reply,
+// handing back the bytes it read past the frames it finished.
+func TestReadServedFrames(t *testing.T) {
+	seg := func(n int, b byte) []byte { return bytes.Repeat([]byte{b}, n) }
+	payloads := [][]byte{seg(825, 'a'), seg(arenaSegmentBytes, 'b'), seg(10, 'c'), seg(0, 'd'), seg(300, 'e')}
+	locs := make([]SpillLocation, len(payloads))
+	idx := make([]int, len(payloads))
+	var full []byte
+	for i, p := range payloads {
+		locs[i].Segment = spill.SegmentInfo{Length: int64(len(p)), CRC: crc32.Checksum(p, castagnoli)}
+		idx[i] = i
+		full = append(append(full, frameOK), p...)
+	}
+	notFound := appendFrameFailure(nil, frameNotFound, "gone")
+	// The reply with frame 2 not found instead of served.
+	at2 := 1 + 825 + 1 + arenaSegmentBytes
+	missing := append(append(append([]byte(nil), full[:at2]...), notFound...), full[at2+1+10:]...)
+	tests := []struct {
+		name     string
+		reply    []byte
+		corrupt  int // a segment whose announced CRC is wrong; -1 none
+		next     int
+		rest     []byte
+		err      bool
+		verified []int
+	}{
+		{"all served", full, -1, 5, nil, false, []int{0, 1, 2, 3, 4}},
+		{"one corrupt", full, 4, 5, nil, false, []int{0, 1, 2, 3}},
+		{"not found in the middle", missing, -1, 2, missing[at2:], true, []int{0, 1}}, // the block's read ran into the reply's end
+		{"cut in a block", full[:at2+5], -1, 2, full[at2 : at2+5], true, []int{0, 1}},
+		{"cut in a large segment", full[:900], -1, 1, nil, true, []int{0}},
+		{"empty", nil, -1, 0, nil, true, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			l := append([]SpillLocation(nil), locs...)
+			if tc.corrupt >= 0 {
+				l[tc.corrupt].Segment.CRC ^= 1
+			}
+			data, errs := make([][]byte, len(l)), make([]error, len(l))
+			next, rest, err := readServedFrames(bytes.NewReader(tc.reply), "h", l, idx, data, errs)
+			if next != tc.next || !bytes.Equal(rest, tc.rest) || (err != nil) != tc.err {
+				t.Fatalf("next %d, rest of %d bytes, err %v; want %d, %d bytes, error %t", next, len(rest), err, tc.next, len(tc.rest), tc.err)
+			}
+			for i := range l {
+				ok := slices.Contains(tc.verified, i)
+				if ok != (data[i] != nil || l[i].Segment.Length == 0 && i < next && errs[i] == nil) {
+					t.Errorf("segment %d: data %t, error %v; want verified %t", i, data[i] != nil, errs[i], ok)
+				}
+				if ok && !bytes.Equal(data[i], payloads[i]) {
+					t.Errorf("segment %d: wrong bytes", i)
+				}
+				if i == tc.corrupt && !errors.Is(errs[i], ErrChecksum) {
+					t.Errorf("segment %d: error %v, want ErrChecksum", i, errs[i])
+				}
+				if cap(data[i]) != len(data[i]) {
+					t.Errorf("segment %d: room to grow into the next one", i)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkFetchBatch measures a small segment's cost on both sides of a
+// batched fetch: requests of 1,000 segments of about 825 bytes (one per
+// spill file, as make bench-shuffle's reduces ask for them) from the real
+// handler on loopback, in this process, read and verified by FetchBatch.
+// Its CPU profile splits the two sides by function.
+func BenchmarkFetchBatch(b *testing.B) {
+	const spills = 1000
+	dir := b.TempDir()
+	w := &worker{secrets: map[string][]byte{"j": []byte("s")}, dirs: map[string]string{"j/a": dir}}
+	srv := httptest.NewServer(NewHandler(w, w, nil))
+	defer srv.Close()
+	locs := make([]SpillLocation, spills)
+	for k, seg := range writeSmallSpills(b, dir, spills) {
+		locs[k] = SpillLocation{JobID: "j", Spill: k, AttemptID: "attempt_202611260000_0001_m_000001_0", Host: srv.Listener.Addr().String(), Segment: seg}
+	}
+	w.dirs["j/attempt_202611260000_0001_m_000001_0"] = dir
+	tr := NewTransport(1)
+	defer tr.CloseIdleConnections()
+	fe := &Fetcher{Client: &http.Client{Transport: tr}, Secret: []byte("s")}
+	b.ReportAllocs()
+	for b.Loop() {
+		data, errs := fe.FetchBatch(context.Background(), locs, 0)
+		for i, err := range errs {
+			if err != nil || len(data[i]) != int(locs[i].Segment.Length) {
+				b.Fatalf("segment %d: %v", i, err)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*spills), "ns/segment")
+}
+
+// writeSmallSpills writes spills 0 to n-1 in dir, each of two partitions:
+// partition 0 one record of an 800-byte random printable value (a segment
+// of about 825 bytes, as make bench-shuffle's), partition 1 a tiny one. It
+// returns each spill's partition 0.
+func writeSmallSpills(b *testing.B, dir string, n int) []spill.SegmentInfo {
+	rng := rand.New(rand.NewPCG(1, 2))
+	out := make([]spill.SegmentInfo, n)
+	for k := range n {
+		v := make([]byte, 800)
+		for i := range v {
+			v[i] = byte(' ' + rng.IntN(95))
+		}
+		out[k] = writeSpillFiles(b, dir, k, [][]kv{{{"key", string(v)}}, {{"k2", "x"}}})[0]
+	}
+	return out
 }

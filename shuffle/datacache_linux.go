@@ -50,10 +50,13 @@ import (
 // directory or a shared mapping are not seen; spill files get neither.
 //
 // Once their bytes pass the limit, entries are evicted by the demand still
-// expected for them: first the file with the fewest partitions not yet
-// asked for (the caller says how many with each request, from the spill's
-// index: indexEntry.serve), the most recently used among equals; a
-// directory's watch is removed with its last entry. Reduces ask for the
+// expected for them: first the file with the fewest bytes not yet asked
+// for (its size less the lengths of the segments asked for so far, which
+// the cache counts per path across evictions: demand), the most recently
+// used among equals; a directory's watch is removed with its last entry.
+// (Until 2026-11-26 the demand was the partitions not yet asked for,
+// from the spill's index; a batched request of version 2 names its
+// segments' byte ranges and the server reads no index.) Reduces ask for the
 // spills in the same order (announcement order), several at a time and
 // more reduces than slots: once the spills are larger than the cache, LRU
 // evicts each file just before the next reduce comes for it and reads
@@ -87,6 +90,37 @@ type dataCache struct {
 	failed   bool
 	evbuf    []byte
 	unmapq   [][]byte // mappings to unmap once mu is released (unlock)
+	// demand is what the cache knows of each data file it was asked
+	// about, cached or not (at most maxDemandEntries, then it starts
+	// again empty).
+	demand map[string]*fileDemand
+}
+
+// fileDemand is what the cache remembers of a data file across its
+// evictions: the bytes of its segments asked for so far (its eviction
+// priority is its size less them), and whether it is too large to cache,
+// so that a small segment of a large spill costs no inotify watch and no
+// second open after the first (spill files are written once, under their
+// attempt's directory, and never grow).
+type fileDemand struct {
+	asked    int64
+	tooLarge bool
+}
+
+// maxDemandEntries bounds dataCache.demand: some 64 bytes each.
+const maxDemandEntries = 1 << 16
+
+// demandLocked returns path's fileDemand, added if new.
+func (c *dataCache) demandLocked(path string) *fileDemand {
+	if d := c.demand[path]; d != nil {
+		return d
+	}
+	if c.demand == nil || len(c.demand) >= maxDemandEntries {
+		c.demand = map[string]*fileDemand{}
+	}
+	d := &fileDemand{}
+	c.demand[path] = d
+	return d
 }
 
 type cachedFile struct {
@@ -100,15 +134,18 @@ type cachedFile struct {
 	refs  int
 	gone  bool
 	unmap runtime.Cleanup // unmaps data if the file is collected first
-	// remaining is the partitions of the spill not asked for yet, as of
-	// the last request for it; lastUse that request's tick.
-	remaining int
+	// dem is the file's demand (dataCache.demand's entry when it was
+	// cached); remaining is the bytes of the file not asked for yet (its
+	// size less dem.asked), as of the last request for it; lastUse that
+	// request's tick.
+	dem       *fileDemand
+	remaining int64
 	lastUse   uint64
 	index     int // in dataCache.evict; -1 while not in it
 }
 
-// evictHeap orders cached files by eviction: fewest remaining partitions
-// first, then most recently used.
+// evictHeap orders cached files by eviction: fewest remaining bytes first,
+// then most recently used.
 type evictHeap []*cachedFile
 
 func (h evictHeap) Len() int { return len(h) }
@@ -252,17 +289,41 @@ func (c *dataCache) applyLocked(b []byte) {
 // segment returns length bytes at offset of the data file at path, from
 // the cache or mapped into it, and the pin that keeps them valid: the
 // caller gives it back with releaseAll once it no longer reads data.
-// remaining is how many of the spill's partitions have not been asked for
-// yet, this one included (the file's eviction priority). ok is false (and
-// pin nil) when the file is not cached and too large to be, or cannot be
-// mapped (the caller reads it itself). A missing file is an error
-// wrapping fs.ErrNotExist; one shorter than offset+length one wrapping
-// io.ErrUnexpectedEOF.
-func (c *dataCache) segment(path string, offset, length int64, remaining int) (data []byte, pin *cachedFile, ok bool, err error) {
+// The request counts length bytes of the file as asked for (its eviction
+// priority: demand). ok is false (and pin nil) when the file is not cached
+// and too large to be, or cannot be mapped (the caller reads it itself).
+// A missing file is an error wrapping fs.ErrNotExist; one shorter than
+// offset+length one wrapping io.ErrUnexpectedEOF.
+//
+// path is a buffer the caller reuses: a hit, or a file known to be too
+// large, costs no allocation.
+func (c *dataCache) segment(path []byte, offset, length int64) (data []byte, pin *cachedFile, ok bool, err error) {
+	c.mu.Lock()
+	if f := c.files[string(path)]; f != nil {
+		c.tick++
+		f.dem.asked += max(length, 0)
+		return c.hitLocked(f, offset, length, f.dem)
+	}
+	if dem := c.demand[string(path)]; dem != nil && dem.tooLarge {
+		c.unlock()
+		return nil, nil, false, nil
+	}
+	c.unlock()
+	return c.miss(string(path), offset, length)
+}
+
+// miss is segment for a file that was not cached when it looked.
+func (c *dataCache) miss(path string, offset, length int64) (data []byte, pin *cachedFile, ok bool, err error) {
 	c.mu.Lock()
 	c.tick++
+	dem := c.demandLocked(path)
+	dem.asked += max(length, 0)
 	if f := c.files[path]; f != nil {
-		return c.hitLocked(f, offset, length, remaining)
+		return c.hitLocked(f, offset, length, f.dem)
+	}
+	if dem.tooLarge {
+		c.unlock()
+		return nil, nil, false, nil
 	}
 	if ch := c.loading[path]; ch != nil {
 		// Another request is mapping the file (the reduces of a wave ask
@@ -274,7 +335,7 @@ func (c *dataCache) segment(path string, offset, length int64, remaining int) (d
 		c.mu.Lock()
 		if f := c.files[path]; f != nil {
 			c.tick++
-			return c.hitLocked(f, offset, length, remaining)
+			return c.hitLocked(f, offset, length, f.dem)
 		}
 	}
 	if !c.startLocked() {
@@ -314,7 +375,10 @@ func (c *dataCache) segment(path string, offset, length int64, remaining int) (d
 	}
 	if size > c.maxFile {
 		f.Close()
-		unwatch()
+		c.mu.Lock()
+		c.demandLocked(path).tooLarge = true
+		c.unwatchIfEmptyLocked(d)
+		c.unlock()
 		return nil, nil, false, nil
 	}
 	c.reads.Add(1)
@@ -328,7 +392,7 @@ func (c *dataCache) segment(path string, offset, length int64, remaining int) (d
 		unwatch()
 		return nil, nil, false, nil
 	}
-	cf := &cachedFile{path: path, name: name, dir: d, data: m[:size:size], remaining: remaining, index: -1, refs: 1}
+	cf := &cachedFile{path: path, name: name, dir: d, data: m[:size:size], index: -1, refs: 1}
 	if len(m) > 0 {
 		cf.unmap = runtime.AddCleanup(cf, func(m []byte) { _ = syscall.Munmap(m) }, m)
 	}
@@ -338,6 +402,8 @@ func (c *dataCache) segment(path string, offset, length int64, remaining int) (d
 	if c.byWD[d.wd] == d && d.gen == gen && c.files[path] == nil {
 		c.tick++
 		cf.lastUse = c.tick
+		cf.dem = c.demandLocked(path)
+		cf.remaining = max(size-cf.dem.asked, 0)
 		c.files[path] = cf
 		d.files[name] = cf // d keeps its watch while others are evicted
 		c.bytes += int64(len(cf.data))
@@ -366,8 +432,8 @@ func (c *dataCache) segment(path string, offset, length int64, remaining int) (d
 }
 
 // hitLocked serves a segment of a cached file and pins it; it unlocks c.mu.
-func (c *dataCache) hitLocked(f *cachedFile, offset, length int64, remaining int) ([]byte, *cachedFile, bool, error) {
-	f.remaining, f.lastUse = remaining, c.tick
+func (c *dataCache) hitLocked(f *cachedFile, offset, length int64, dem *fileDemand) ([]byte, *cachedFile, bool, error) {
+	f.remaining, f.lastUse = max(int64(len(f.data))-dem.asked, 0), c.tick
 	heap.Fix(&c.evict, f.index)
 	data, ok, err := slice(f.path, f.data, offset, length)
 	if err != nil {

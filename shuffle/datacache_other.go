@@ -16,7 +16,7 @@ func (c *dataCache) sync() {}
 type cachedFile struct{}
 
 // segment never has the file: the caller reads it.
-func (c *dataCache) segment(path string, offset, length int64, remaining int) ([]byte, *cachedFile, bool, error) {
+func (c *dataCache) segment(path []byte, offset, length int64) ([]byte, *cachedFile, bool, error) {
 	return nil, nil, false, nil
 }
 

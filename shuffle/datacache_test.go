@@ -44,7 +44,7 @@ func newCacheFixture(t *testing.T) *cacheFixture {
 // bytes.
 func (f *cacheFixture) fetch(t *testing.T, reduce int) (frame, []byte) {
 	t.Helper()
-	body, err := EncodeBatchRequest(BatchRequest{Job: "j", Reduce: reduce, At: time.Now().UnixMilli(), Items: []BatchItem{{"a", 0}}})
+	body, err := EncodeBatchRequest(BatchRequest{Version: batchVersionIndexed, Job: "j", Reduce: reduce, At: time.Now().UnixMilli(), Items: []BatchItem{{Attempt: "a", Spill: 0}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func (f *cacheFixture) fetch(t *testing.T, reduce int) (frame, []byte) {
 	if cl := rec.Header().Get("Content-Length"); cl != "" && cl != itoa(rec.Body.Len()) {
 		t.Errorf("Content-Length %s, body of %d bytes", cl, rec.Body.Len())
 	}
-	fr := newFrameReader(rec.Body)
+	fr := newFrameReader(rec.Body, batchVersionIndexed)
 	defer fr.release()
 	if err := fr.readMagic(); err != nil {
 		t.Fatal(err)
@@ -205,7 +205,7 @@ func TestDataCacheEviction(t *testing.T) {
 	c := newDataCache(2500, 1200)
 	get := func(i int) {
 		t.Helper()
-		data, pin, ok, err := c.segment(paths[i], 10, 5, 1)
+		data, pin, ok, err := c.segment([]byte(paths[i]), 10, 5)
 		if err != nil || !ok || string(data) != strings.Repeat(string(rune('a'+i)), 5) {
 			t.Fatalf("file %d: %q, %t, %v", i, data, ok, err)
 		}
@@ -229,10 +229,18 @@ func TestDataCacheEviction(t *testing.T) {
 	if err := os.WriteFile(big, make([]byte, 2000), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, ok, err := c.segment(big, 0, 10, 1); ok || err != nil {
-		t.Errorf("a file over the per-file bound: ok=%t, err %v; want not cached", ok, err)
+	for range 2 { // the second time from what the cache remembers of it
+		if _, _, ok, err := c.segment([]byte(big), 0, 10); ok || err != nil {
+			t.Errorf("a file over the per-file bound: ok=%t, err %v; want not cached", ok, err)
+		}
 	}
-	if _, _, _, err := c.segment(filepath.Join(dirs[1], "missing.out"), 0, 1, 1); !errors.Is(err, os.ErrNotExist) {
+	c.mu.Lock()
+	tooLarge := c.demand[big] != nil && c.demand[big].tooLarge
+	c.mu.Unlock()
+	if !tooLarge {
+		t.Errorf("a file over the per-file bound is not remembered as such")
+	}
+	if _, _, _, err := c.segment([]byte(filepath.Join(dirs[1], "missing.out")), 0, 1); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a missing file: %v, want not exist", err)
 	}
 	c.mu.Lock()
@@ -244,9 +252,10 @@ func TestDataCacheEviction(t *testing.T) {
 }
 
 // TestDataCacheEvictsByDemand: once full, the cache evicts the file with
-// the fewest partitions still to serve (the most recently used among
-// equals), not the least recently used one: a file the reduces have all
-// had goes before one most of them still want, however recently used.
+// the fewest bytes still to serve (its size less the segments asked for,
+// the most recently used among equals), not the least recently used one:
+// a file the reduces have all had goes before one most of them still
+// want, however recently used.
 func TestDataCacheEvictsByDemand(t *testing.T) {
 	dir := t.TempDir()
 	var paths []string
@@ -266,26 +275,26 @@ func TestDataCacheEvictsByDemand(t *testing.T) {
 		return got
 	}
 	for _, tc := range []struct {
-		name      string
-		remaining []int // per request, in order: files 0, 1, 2, then 3
-		want      []bool
+		name  string
+		asked []int64 // bytes asked for, per request, in order: files 0, 1, 2, then 3
+		want  []bool
 	}{
 		// 0 was asked for last but has nothing left to serve: it goes.
-		{"fewest remaining", []int{0, 5, 4}, []bool{false, true, true, true}},
-		{"most recent but fewest", []int{9, 2, 9}, []bool{true, false, true, true}},
+		{"fewest remaining", []int64{1000, 10, 100}, []bool{false, true, true, true}},
+		{"most recent but fewest", []int64{10, 800, 10}, []bool{true, false, true, true}},
 		// Equal demand: most recently used first (reduces ask in the
 		// same order: those behind want it last).
-		{"equal: MRU", []int{3, 3, 3}, []bool{true, true, false, true}},
+		{"equal: MRU", []int64{10, 10, 10}, []bool{true, true, false, true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newDataCache(3000, 1200)
-			for i, rem := range tc.remaining {
-				if _, _, ok, err := c.segment(paths[i], 0, 10, rem); !ok || err != nil {
+			for i, n := range tc.asked {
+				if _, _, ok, err := c.segment([]byte(paths[i]), 0, n); !ok || err != nil {
 					t.Fatalf("file %d: ok=%t, %v", i, ok, err)
 				}
 			}
 			// A fourth file of 1,000 bytes needs one evicted.
-			if _, _, ok, err := c.segment(paths[3], 0, 10, 1); !ok || err != nil {
+			if _, _, ok, err := c.segment([]byte(paths[3]), 0, 10); !ok || err != nil {
 				t.Fatalf("file 3: ok=%t, %v", ok, err)
 			}
 			if got := cached(c); !slices.Equal(got, tc.want) {
@@ -293,15 +302,25 @@ func TestDataCacheEvictsByDemand(t *testing.T) {
 			}
 		})
 	}
-	// A hit updates the demand: 0 served down to 0 remaining goes first.
+	// A hit updates the demand: 0 asked for whole goes first.
 	c := newDataCache(3000, 1200)
-	for i, rem := range []int{5, 4, 3} {
-		c.segment(paths[i], 0, 10, rem)
+	for i, n := range []int64{100, 200, 300} {
+		c.segment([]byte(paths[i]), 0, n)
 	}
-	c.segment(paths[0], 0, 10, 0)
-	c.segment(paths[3], 0, 10, 9)
+	c.segment([]byte(paths[0]), 100, 900)
+	c.segment([]byte(paths[3]), 0, 10)
 	if got, want := cached(c), []bool{false, true, true, true}; !slices.Equal(got, want) {
 		t.Errorf("after a hit: cached %v, want %v", got, want)
+	}
+	// The demand outlives an eviction: 0, mapped again (2 makes room, 700
+	// bytes left), still has nothing left and is the next to go.
+	c.segment([]byte(paths[0]), 0, 10)
+	if got, want := cached(c), []bool{true, true, false, true}; !slices.Equal(got, want) {
+		t.Errorf("after mapping 0 again: cached %v, want %v", got, want)
+	}
+	c.segment([]byte(paths[2]), 0, 10)
+	if got, want := cached(c), []bool{false, true, true, true}; !slices.Equal(got, want) {
+		t.Errorf("file 0, asked for whole before its eviction, kept over the others: cached %v, want %v", got, want)
 	}
 }
 
@@ -316,7 +335,7 @@ func TestDataCacheOneReadPerMiss(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 16 {
 		wg.Go(func() {
-			data, _, ok, err := c.segment(p, int64(i*10), 10, 1)
+			data, _, ok, err := c.segment([]byte(p), int64(i*10), 10)
 			if err != nil || !ok || string(data) != "abcdefghij" {
 				t.Errorf("request %d: %q, %t, %v", i, data, ok, err)
 			}
@@ -343,11 +362,11 @@ func TestDataCachePins(t *testing.T) {
 		paths = append(paths, p)
 	}
 	c := newDataCache(1500, 1200) // one file at a time
-	data0, pin0, ok, err := c.segment(paths[0], 0, 10, 1)
+	data0, pin0, ok, err := c.segment([]byte(paths[0]), 0, 10)
 	if err != nil || !ok || pin0 == nil {
 		t.Fatalf("file 0: ok=%t, pin %v, %v", ok, pin0, err)
 	}
-	_, pin1, ok, err := c.segment(paths[1], 0, 10, 1) // evicts 0, pinned
+	_, pin1, ok, err := c.segment([]byte(paths[1]), 0, 10) // evicts 0, pinned
 	if err != nil || !ok {
 		t.Fatalf("file 1: ok=%t, %v", ok, err)
 	}
@@ -369,7 +388,7 @@ func TestDataCachePins(t *testing.T) {
 		t.Error("an evicted file is still mapped after its last pin was given back")
 	}
 	c.releaseAll([]*cachedFile{pin1})
-	_, pin2, _, _ := c.segment(paths[2], 0, 10, 1) // evicts 1, unpinned: unmapped at once
+	_, pin2, _, _ := c.segment([]byte(paths[2]), 0, 10) // evicts 1, unpinned: unmapped at once
 	c.mu.Lock()
 	mapped1 := pin1.data != nil
 	c.mu.Unlock()
@@ -381,7 +400,7 @@ func TestDataCachePins(t *testing.T) {
 	c = newDataCache(1<<20, 1200)
 	c.maxFiles = 2
 	for i := range 3 {
-		_, pin, ok, err := c.segment(paths[i], 0, 10, 1)
+		_, pin, ok, err := c.segment([]byte(paths[i]), 0, 10)
 		if err != nil || !ok {
 			t.Fatalf("file %d: ok=%t, %v", i, ok, err)
 		}
@@ -404,7 +423,7 @@ func TestCopyMappedFault(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := newDataCache(1<<20, 1<<20)
-	data, pin, ok, err := c.segment(p, int64(2*os.Getpagesize()), 100, 1)
+	data, pin, ok, err := c.segment([]byte(p), int64(2*os.Getpagesize()), 100)
 	if err != nil || !ok {
 		t.Fatalf("ok=%t, %v", ok, err)
 	}

@@ -19,8 +19,10 @@
 // Content-Length, and the segment's on-disk bytes.
 //
 // Batched: POST /mapOutputs (BatchPath) fetches many segments of one reduce
-// from one server in one request, each with its own index entry and CRC
-// check and its own failure; the request's HMAC covers the whole list. Run
+// from one server in one request, each named by its announced byte range
+// in the spill's data file (version 2; version 1 named the spill and the
+// server read its index), each with its own CRC check and its own failure;
+// the request's HMAC covers the whole list. Run
 // uses it when Options.BatchSegments is above 1 (the reduce child does, with
 // mapreduce.reduce.shuffle.batch.segments); batch.go gives the format.
 package shuffle

@@ -112,17 +112,35 @@ func (f *Fetcher) FetchBatch(ctx context.Context, locs []SpillLocation, reduce i
 // fetchBatchOnce makes one batched request for locs[i], i in idx, storing
 // verified segments in data and the errors in errs, by index of locs
 // (permanentError for those not worth retrying; errs[i] must be nil for
-// every i in idx on entry).
+// every i in idx on entry). It asks with BatchVersion, naming each
+// segment's byte range, unless the host has refused that version before:
+// a server of version 1 answers it with 400, and the fetcher then asks
+// it, from then on, with version 1.
 func (f *Fetcher) fetchBatchOnce(ctx context.Context, locs []SpillLocation, idx []int, reduce int, data [][]byte, errs []error) {
+	host := locs[0].Host
+	if _, old := f.indexedHosts.Load(host); !old {
+		if !f.fetchBatchAs(ctx, BatchVersion, locs, idx, reduce, data, errs) {
+			return
+		}
+		f.indexedHosts.Store(host, struct{}{})
+	}
+	f.fetchBatchAs(ctx, batchVersionIndexed, locs, idx, reduce, data, errs)
+}
+
+// fetchBatchAs is fetchBatchOnce with the given version of the formats.
+// It returns true, having set no error, when the server refused a request
+// of a version above 1 with 400 (a server that knows only version 1).
+func (f *Fetcher) fetchBatchAs(ctx context.Context, version int, locs []SpillLocation, idx []int, reduce int, data [][]byte, errs []error) (refused bool) {
 	failAll := func(from int, err error) {
 		for _, i := range idx[from:] {
 			errs[i] = err
 		}
 	}
 	host := locs[0].Host
-	req := BatchRequest{Job: locs[0].JobID, Reduce: reduce, At: time.Now().UnixMilli(), Items: make([]BatchItem, len(idx))}
+	req := BatchRequest{Version: version, Job: locs[0].JobID, Reduce: reduce, At: time.Now().UnixMilli(), Items: make([]BatchItem, len(idx))}
 	for n, i := range idx {
-		req.Items[n] = BatchItem{Attempt: locs[i].AttemptID, Spill: locs[i].Spill}
+		seg := &locs[i].Segment
+		req.Items[n] = BatchItem{Attempt: locs[i].AttemptID, Spill: locs[i].Spill, Offset: seg.Offset, Length: seg.Length}
 	}
 	body, err := EncodeBatchRequest(req)
 	if err != nil {
@@ -158,6 +176,8 @@ func (f *Fetcher) fetchBatchOnce(ctx context.Context, locs []SpillLocation, idx 
 	case resp.StatusCode == http.StatusNotFound:
 		failAll(0, &permanentError{fmt.Errorf("server %s answered 404 to a batch (%s): %w", host, errorBody(resp), ErrNotFound)})
 		return
+	case resp.StatusCode == http.StatusBadRequest && version != batchVersionIndexed:
+		return true
 	case resp.StatusCode >= 400 && resp.StatusCode < 500:
 		failAll(0, &permanentError{fmt.Errorf("server %s refused the batch request: %s: %s", host, resp.Status, errorBody(resp))})
 		return
@@ -170,14 +190,46 @@ func (f *Fetcher) fetchBatchOnce(ctx context.Context, locs []SpillLocation, idx 
 		failAll(0, &permanentError{fmt.Errorf("server %s sent a missing or wrong reply hash: %w", host, ErrUnauthorized)})
 		return
 	}
-	fr := newFrameReader(resp.Body)
-	defer fr.release()
-	if err := fr.readMagic(); err != nil {
-		failAll(0, fmt.Errorf("batch reply from %s: %w", host, err))
-		return
+	var frames io.Reader = resp.Body
+	from := 0
+	if version != batchVersionIndexed {
+		// Served frames straight into the segments' buffers; the frame
+		// reader takes over from the first frame that is not one.
+		var m [len(batchReplyMagic) + 1]byte
+		if _, err := io.ReadFull(resp.Body, m[:]); err != nil {
+			failAll(0, fmt.Errorf("batch reply from %s: read header: %w", host, err))
+			return
+		}
+		if string(m[:len(batchReplyMagic)]) != batchReplyMagic || m[len(batchReplyMagic)] != byte(version) {
+			failAll(0, fmt.Errorf("batch reply from %s: %w: not a batch reply (magic or version)", host, ErrBadBatch))
+			return
+		}
+		var rest []byte
+		var err error
+		from, rest, err = readServedFrames(resp.Body, host, locs, idx, data, errs)
+		switch {
+		case from == len(idx):
+			return false
+		case len(rest) == 0 && err != nil:
+			failAll(from, fmt.Errorf("batch reply from %s, segment %d of %d: %w", host, from+1, len(idx), noEOF(err)))
+			return
+		case err != nil:
+			frames = io.MultiReader(bytes.NewReader(rest), errReader{err})
+		default:
+			frames = io.MultiReader(bytes.NewReader(rest), resp.Body)
+		}
 	}
-	arena := newSegmentArena(locs, idx)
-	for n, i := range idx {
+	fr := newFrameReader(frames, version)
+	defer fr.release()
+	if from == 0 {
+		if err := fr.readMagic(); err != nil {
+			failAll(0, fmt.Errorf("batch reply from %s: %w", host, err))
+			return
+		}
+	}
+	arena := newSegmentArena(locs, idx[from:])
+	for n := from; n < len(idx); n++ {
+		i := idx[n]
 		want := locs[i].Segment
 		fm, err := fr.next(want.Length)
 		if err != nil {
@@ -203,7 +255,7 @@ func (f *Fetcher) fetchBatchOnce(ctx context.Context, locs []SpillLocation, idx 
 			continue
 		}
 		got := fm.seg
-		if got.Length != want.Length || got.RawLength != want.RawLength || got.Records != want.Records || got.CRC != want.CRC {
+		if version == batchVersionIndexed && (got.Length != want.Length || got.RawLength != want.RawLength || got.Records != want.Records || got.CRC != want.CRC) {
 			errs[i] = &permanentError{fmt.Errorf("server %s has length %d, raw length %d, records %d, crc %08x; announced length %d, raw length %d, records %d, crc %08x: %w",
 				host, got.Length, got.RawLength, got.Records, got.CRC, want.Length, want.RawLength, want.Records, want.CRC, ErrSegmentMismatch)}
 			if err := fr.skip(got.Length); err != nil {
@@ -223,7 +275,74 @@ func (f *Fetcher) fetchBatchOnce(ctx context.Context, locs []SpillLocation, idx 
 		}
 		data[i] = buf
 	}
+	return false
 }
+
+// readServedFrames reads the frames of a version 2 reply (after its
+// magic) for locs[i], i in idx, while they are served ones, straight into
+// the segments' buffers: the frames of a run of small segments (under
+// arenaSegmentBytes) are read with one read into one shared block of up
+// to arenaBytes, their status bytes included, and each segment is the
+// slice of it after its status; a larger segment gets a buffer of its own.
+// Each segment's CRC32C is checked against its announcement: data[i] is
+// set if it matches, errs[i] if not. It returns how many frames it read
+// whole (next), and, when it stopped early, the bytes it read past them
+// (rest: from the first frame that is not a served one, which the frame
+// reader then reads, or a frame cut short) and the read's error.
+func readServedFrames(body io.Reader, host string, locs []SpillLocation, idx []int, data [][]byte, errs []error) (next int, rest []byte, err error) {
+	check := func(n int, buf []byte) {
+		i := idx[n]
+		if err := verifyChecksum(buf, locs[i].Segment); err != nil {
+			errs[i] = fmt.Errorf("segment from %s: %w: %w", host, ErrChecksum, err)
+			return
+		}
+		data[i] = buf
+	}
+	for next < len(idx) {
+		if l := locs[idx[next]].Segment.Length; l >= arenaSegmentBytes {
+			var st [1]byte
+			if _, err := io.ReadFull(body, st[:]); err != nil {
+				return next, nil, err
+			}
+			if st[0] != frameOK {
+				return next, st[:], nil
+			}
+			buf := make([]byte, l)
+			if n, err := io.ReadFull(body, buf); err != nil {
+				return next, nil, fmt.Errorf("got %d of %d bytes: %w", n, l, noEOF(err))
+			}
+			check(next, buf)
+			next++
+			continue
+		}
+		end, need := next, int64(0)
+		for end < len(idx) {
+			l := locs[idx[end]].Segment.Length
+			if l >= arenaSegmentBytes || need > 0 && need+1+l > arenaBytes {
+				break
+			}
+			need += 1 + l
+			end++
+		}
+		block := make([]byte, need)
+		got, rerr := io.ReadFull(body, block)
+		pos := 0
+		for ; next < end; next++ {
+			l := int(locs[idx[next]].Segment.Length)
+			if pos >= got || block[pos] != frameOK || pos+1+l > got {
+				return next, block[pos:got], rerr
+			}
+			check(next, block[pos+1:pos+1+l:pos+1+l])
+			pos += 1 + l
+		}
+	}
+	return next, nil, nil
+}
+
+// errReader returns its error from every read.
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 

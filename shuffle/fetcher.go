@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"gomr/spill"
@@ -73,6 +74,11 @@ type Fetcher struct {
 	// piece of a reduce scale-up split, docs/split.md).
 	Upto    []byte
 	Bounded bool
+
+	// indexedHosts holds the hosts that refused a batched request of
+	// BatchVersion (servers of version 1): FetchBatch asks them with
+	// version 1.
+	indexedHosts sync.Map
 }
 
 // permanentError marks a failure that retrying the same request cannot fix.

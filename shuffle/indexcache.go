@@ -1,10 +1,8 @@
 package shuffle
 
 import (
-	"math/bits"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 
 	"gomr/spill"
 )
@@ -37,52 +35,10 @@ type spillKey struct {
 	spill int
 }
 
-// indexEntry is one cached spill index, and which of its partitions have
-// been asked for since it was cached: the data cache keeps the files with
-// the most partitions still to serve (dataCache).
+// indexEntry is one cached spill index and its data file's path.
 type indexEntry struct {
 	segs     []spill.SegmentInfo
 	dataPath string // the spill's data file
-	// parts is the number of non-empty segments: a reduce asks for those
-	// only (an empty one is handed over without a request).
-	parts  int
-	served []atomic.Uint64 // bit r: partition r was asked for
-	nServe atomic.Int64    // bits set in served
-}
-
-func newIndexEntry(segs []spill.SegmentInfo) *indexEntry {
-	e := &indexEntry{segs: segs, served: make([]atomic.Uint64, (len(segs)+63)/64)}
-	for _, s := range segs {
-		if s.Length > 0 || s.Records > 0 {
-			e.parts++
-		}
-	}
-	return e
-}
-
-// serve records that partition r was asked for and returns how many
-// non-empty partitions have not been yet (never below 0).
-func (e *indexEntry) serve(r int) int {
-	if r < 0 || r >= len(e.segs) {
-		return max(e.parts-int(e.nServe.Load()), 0)
-	}
-	n := e.nServe.Load()
-	if s := e.segs[r]; s.Length > 0 || s.Records > 0 {
-		bit := uint64(1) << (uint(r) % 64)
-		if e.served[r/64].Or(bit)&bit == 0 {
-			n = e.nServe.Add(1)
-		}
-	}
-	return max(e.parts-int(n), 0)
-}
-
-// servedCount returns how many partitions were asked for (tests).
-func (e *indexEntry) servedCount() int {
-	n := 0
-	for i := range e.served {
-		n += bits.OnesCount64(e.served[i].Load())
-	}
-	return n
 }
 
 func newIndexCache(limit int64) *indexCache {
@@ -115,7 +71,7 @@ func (c *indexCache) entry(dir string, k int) (*indexEntry, error) {
 	if e, ok := c.byKey[key]; ok {
 		return e, nil
 	}
-	e = newIndexEntry(segs)
+	e = &indexEntry{segs: segs}
 	e.dataPath = dir + string(filepath.Separator) + spill.DataFileName(k)
 	c.byKey[key] = e
 	c.order = append(c.order, key)

@@ -70,37 +70,3 @@ func TestIndexCache(t *testing.T) {
 		t.Errorf("over-limit entry: %v, %v", got, err)
 	}
 }
-
-// TestIndexEntryServe: serve counts each non-empty partition once, however
-// often it is asked for, ignores empty ones and those out of range, and
-// returns the non-empty partitions not asked for yet.
-func TestIndexEntryServe(t *testing.T) {
-	segs := make([]spill.SegmentInfo, 70) // two words of bits
-	for i := range segs {
-		if i%10 != 9 { // 7 of 70 empty
-			segs[i] = spill.SegmentInfo{Length: 10, Records: 1}
-		}
-	}
-	e := newIndexEntry(segs)
-	if e.parts != 63 {
-		t.Fatalf("parts %d, want 63", e.parts)
-	}
-	for _, tc := range []struct {
-		reduce, want int
-	}{
-		{0, 62}, {0, 62}, // again: not counted twice
-		{69, 62},           // empty: not asked for by anyone
-		{64, 61}, {63, 60}, // the second word
-		{-1, 60}, {70, 60}, // out of range
-	} {
-		if got := e.serve(tc.reduce); got != tc.want {
-			t.Errorf("serve(%d) = %d, want %d", tc.reduce, got, tc.want)
-		}
-	}
-	for r := range segs {
-		e.serve(r)
-	}
-	if got := e.serve(5); got != 0 || e.servedCount() != 63 {
-		t.Errorf("all served: remaining %d, %d bits, want 0 and 63", got, e.servedCount())
-	}
-}

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
@@ -42,7 +43,7 @@ func (h *handler) serveBatch(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "unauthorized", http.StatusUnauthorized)
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBatchRequestBytes))
+	body, err := readBody(w, r)
 	if err != nil {
 		http.Error(w, "bad request: cannot read the body: "+err.Error(), http.StatusBadRequest)
 		return
@@ -104,6 +105,20 @@ func (h *handler) serveBatch(w http.ResponseWriter, r *http.Request) {
 	log.Debug("shuffle: batch served", "segments", len(req.Items), "bytes", total)
 }
 
+// readBody reads a batched request's body, of at most
+// maxBatchRequestBytes: into a buffer of its announced length, if any.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	body := http.MaxBytesReader(w, r.Body, maxBatchRequestBytes)
+	if r.ContentLength <= 0 || r.ContentLength > maxBatchRequestBytes {
+		return io.ReadAll(body)
+	}
+	b := make([]byte, r.ContentLength)
+	if _, err := io.ReadFull(body, b); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
 const (
 	// batchWriterBytes is the size of a batched reply's write buffer:
 	// frames are gathered in it, and a segment copied through user space
@@ -132,12 +147,14 @@ var batchWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, b
 // come from, so that the reply's length is known ahead. That lets net/http
 // send it without chunking, and so send large segments with sendfile.
 type batchPlan struct {
-	frames []plannedFrame
-	heads  []byte // the frames' headers, end to end
-	data   *dataCache
-	pins   []*cachedFile // the data cache's files the frames serve from
-	length int64         // the reply's length
-	log    *slog.Logger
+	version int    // the request's, and so the reply's, format
+	pathBuf []byte // a data file's path, built for each segment
+	frames  []plannedFrame
+	heads   []byte // the frames' headers, end to end
+	data    *dataCache
+	pins    []*cachedFile // the data cache's files the frames serve from
+	length  int64         // the reply's length
+	log     *slog.Logger
 }
 
 // plannedFrame is one frame of a batchPlan.
@@ -158,14 +175,24 @@ func planBatch(h *handler, req BatchRequest, log *slog.Logger) *batchPlan {
 	if h.data != nil {
 		h.data.sync() // a spill changed or deleted before now is not served from memory
 	}
-	p := &batchPlan{frames: make([]plannedFrame, len(req.Items)), heads: make([]byte, 0, 24*len(req.Items)), log: log, data: h.data}
-	dirs := map[string]dirResult{}
+	p := newBatchPlan(req.Version, len(req.Items), h.data, log)
+	var dirs map[string]dirResult
+	var last string
+	var d dirResult
 	held := 0
 	for i, it := range req.Items {
-		d, ok := dirs[it.Attempt]
-		if !ok {
-			d.dir, d.err = h.dirs.spillDir(h.loc, req.Job, it.Attempt)
-			dirs[it.Attempt] = d
+		// A request names the spills of one attempt one after the other:
+		// the last attempt's directory first, then the others'.
+		if i == 0 || it.Attempt != last {
+			var ok bool
+			if d, ok = dirs[it.Attempt]; !ok {
+				d.dir, d.err = h.dirs.spillDir(h.loc, req.Job, it.Attempt)
+				if dirs == nil {
+					dirs = map[string]dirResult{}
+				}
+				dirs[it.Attempt] = d
+			}
+			last = it.Attempt
 		}
 		start := len(p.heads)
 		pf := &p.frames[i]
@@ -177,6 +204,25 @@ func planBatch(h *handler, req BatchRequest, log *slog.Logger) *batchPlan {
 		if p.frames[i].served {
 			p.length += p.frames[i].seg.Length
 		}
+	}
+	return p
+}
+
+// batchPlans recycles the plans' buffers: a request of 1,024 segments
+// plans about 150 KB of frames, headers and pins.
+var batchPlans = sync.Pool{New: func() any { return new(batchPlan) }}
+
+// newBatchPlan returns an empty plan for n frames of the given version,
+// its buffers from batchPlans; close gives them back.
+func newBatchPlan(version, n int, data *dataCache, log *slog.Logger) *batchPlan {
+	p := batchPlans.Get().(*batchPlan)
+	p.version, p.data, p.log = version, data, log
+	if cap(p.frames) < n {
+		p.frames = make([]plannedFrame, n)
+	}
+	p.frames = p.frames[:n]
+	if cap(p.heads) < 24*n {
+		p.heads = make([]byte, 0, 24*n)
 	}
 	return p
 }
@@ -193,6 +239,14 @@ func (h *handler) planFrame(p *batchPlan, pf *plannedFrame, d dirResult, it Batc
 	if d.err != nil {
 		log.Info("shuffle batch: unknown attempt", "attempt", it.Attempt, "err", d.err)
 		return appendFrameFailure(heads, frameNotFound, "unknown attempt "+it.Attempt)
+	}
+	if p.version != batchVersionIndexed {
+		// The segment's byte range as the request names it: no index.
+		// No filepath.Join: d.dir is clean already.
+		p.pathBuf = append(append(p.pathBuf[:0], d.dir...), filepath.Separator)
+		p.pathBuf = spill.AppendDataFileName(p.pathBuf, it.Spill)
+		seg := spill.SegmentInfo{Offset: it.Offset, Length: it.Length}
+		return h.planData(p, pf, p.pathBuf, seg, seg.Length < sendfileMinBytes, it, held, log)
 	}
 	ix, err := h.indexes.entry(d.dir, it.Spill)
 	if err != nil {
@@ -211,21 +265,33 @@ func (h *handler) planFrame(p *batchPlan, pf *plannedFrame, d dirResult, it Batc
 		log.Error("shuffle batch: bad segment in the index", "attempt", it.Attempt, "spill", it.Spill, "offset", seg.Offset, "length", seg.Length)
 		return appendFrameFailure(heads, frameError, "bad spill index entry")
 	}
-	dataPath := ix.dataPath
 	// Segments are contiguous from offset 0: the last one's end is the
 	// data file's size.
 	last := segs[len(segs)-1]
-	if h.data != nil && seg.Length < sendfileMinBytes && last.Offset+last.Length <= maxCachedFileBytes {
-		data, pin, ok, err := h.data.segment(dataPath, seg.Offset, seg.Length, ix.serve(reduce))
+	p.pathBuf = append(p.pathBuf[:0], ix.dataPath...)
+	return h.planData(p, pf, p.pathBuf, seg, seg.Length < sendfileMinBytes && last.Offset+last.Length <= maxCachedFileBytes, it, held, log)
+}
+
+// planData plans the frame of a segment whose place in the data file at
+// path is known (from the index, or named by the request): from the
+// data cache if cacheable (a small segment of a file that may be small
+// enough), else from the file, held open if fewer than maxHeldFiles are.
+// The segment must lie inside the file. path is the plan's buffer: a
+// segment served from the cache costs no string of it.
+func (h *handler) planData(p *batchPlan, pf *plannedFrame, path []byte, seg spill.SegmentInfo, cacheable bool, it BatchItem, held *int, log *slog.Logger) []byte {
+	heads := p.heads
+	if h.data != nil && cacheable {
+		data, pin, ok, err := h.data.segment(path, seg.Offset, seg.Length)
 		if err != nil {
-			return appendDataFailure(heads, dataPath, seg, it, err, log)
+			return appendDataFailure(heads, string(path), seg, it, err, log)
 		}
 		if ok {
 			p.pins = append(p.pins, pin)
 			pf.served, pf.data, pf.seg = true, data, seg
-			return appendFrameHeader(heads, seg)
+			return p.appendServedHeader(heads, seg)
 		}
 	}
+	dataPath := string(path)
 	f, size, err := openDataFile(dataPath)
 	if err == nil && seg.Offset+seg.Length > size {
 		f.Close()
@@ -242,7 +308,17 @@ func (h *handler) planFrame(p *batchPlan, pf *plannedFrame, d dirResult, it Batc
 		pf.reopened = true
 	}
 	pf.served, pf.path, pf.seg = true, dataPath, seg
-	return appendFrameHeader(heads, seg)
+	return p.appendServedHeader(heads, seg)
+}
+
+// appendServedHeader appends the header of a served frame in the plan's
+// version: the segment's index entry (version 1) or nothing after the
+// status (version 2: the fetcher knows the length it asked for).
+func (p *batchPlan) appendServedHeader(heads []byte, seg spill.SegmentInfo) []byte {
+	if p.version == batchVersionIndexed {
+		return appendFrameHeader(heads, seg)
+	}
+	return append(heads, frameOK)
 }
 
 // write writes the planned reply to w: the magic, then each frame. It
@@ -258,7 +334,10 @@ func (p *batchPlan) write(w http.ResponseWriter) (int64, error) {
 	}()
 	rf := readerFrom(w)
 	var total int64
-	_, err := bw.WriteString(batchReplyMagic + string(rune(batchVersion)))
+	_, err := bw.WriteString(batchReplyMagic)
+	if err == nil {
+		err = bw.WriteByte(byte(p.version))
+	}
 	for i := range p.frames {
 		if err != nil {
 			return total, err
@@ -334,19 +413,22 @@ func (p *batchPlan) cork(r *http.Request) func() {
 	return nil
 }
 
-// close closes the data files the plan still holds and gives back its
-// pins of the data cache's files.
+// close closes the data files the plan still holds, gives back its pins
+// of the data cache's files, and recycles the plan: it is not used after.
 func (p *batchPlan) close() {
 	if p.data != nil {
 		p.data.releaseAll(p.pins)
-		p.pins = nil
 	}
 	for i := range p.frames {
 		if f := p.frames[i].file; f != nil {
 			f.Close()
-			p.frames[i].file = nil
 		}
 	}
+	clear(p.frames)
+	clear(p.pins)
+	p.frames, p.pins, p.heads, p.pathBuf = p.frames[:0], p.pins[:0], p.heads[:0], p.pathBuf[:0]
+	p.data, p.log, p.length = nil, nil, 0
+	batchPlans.Put(p)
 }
 
 // readerFrom returns the io.ReaderFrom of w or of a writer it wraps

@@ -56,7 +56,7 @@ func newLargeBatch(t testing.TB, spills, segBytes int) *largeBatch {
 		items[k] = BatchItem{Attempt: "a", Spill: k}
 	}
 	var err error
-	lb.body, err = EncodeBatchRequest(BatchRequest{Job: "j", Reduce: 0, At: time.Now().UnixMilli(), Items: items})
+	lb.body, err = EncodeBatchRequest(BatchRequest{Version: batchVersionIndexed, Job: "j", Reduce: 0, At: time.Now().UnixMilli(), Items: items})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestBatchHandlerLargeSegments(t *testing.T) {
 	if rec.Code != 200 {
 		t.Fatalf("status %d: %q", rec.Code, rec.Body.Bytes())
 	}
-	fr := newFrameReader(rec.Body)
+	fr := newFrameReader(rec.Body, batchVersionIndexed)
 	defer fr.release()
 	if err := fr.readMagic(); err != nil {
 		t.Fatal(err)
@@ -150,7 +150,7 @@ func TestBatchHandlerTruncatedLargeSegment(t *testing.T) {
 	if rec.Code != 200 {
 		t.Fatalf("status %d", rec.Code)
 	}
-	fr := newFrameReader(rec.Body)
+	fr := newFrameReader(rec.Body, batchVersionIndexed)
 	defer fr.release()
 	if err := fr.readMagic(); err != nil {
 		t.Fatal(err)

@@ -94,22 +94,32 @@ func DataFileName(k int) string { return fileName(k, ".out") }
 // IndexFileName is the name, inside Options.Dir, of spill k's index file.
 func IndexFileName(k int) string { return fileName(k, ".index") }
 
+// AppendDataFileName appends DataFileName(k) to b: the shuffle server
+// builds a data file's path in a buffer of its own, without an allocation
+// per segment it serves.
+func AppendDataFileName(b []byte, k int) []byte { return appendFileName(b, k, ".out") }
+
 // fileName is "spill" + k (at least 5 digits, zero-padded) + ext, as
 // fmt's "spill%05d" would print it but without its cost: the shuffle
 // server names two files per segment it serves.
 func fileName(k int, ext string) string {
-	if k < 0 {
-		return fmt.Sprintf("spill%05d%s", k, ext)
-	}
 	var b [32]byte
+	return string(appendFileName(b[:0], k, ext))
+}
+
+// appendFileName appends fileName(k, ext) to out.
+func appendFileName(out []byte, k int, ext string) []byte {
+	if k < 0 {
+		return fmt.Appendf(out, "spill%05d%s", k, ext)
+	}
+	var b [24]byte
 	n := strconv.AppendInt(b[:0], int64(k), 10)
-	out := make([]byte, 0, len("spill")+max(5, len(n))+len(ext))
 	out = append(out, "spill"...)
 	for range 5 - len(n) {
 		out = append(out, '0')
 	}
 	out = append(out, n...)
-	return string(append(out, ext...))
+	return append(out, ext...)
 }
 
 // rec is the metadata of one buffered record; key and value are stored back

@@ -15,5 +15,8 @@ func TestFileNamesAsFmt(t *testing.T) {
 		if got, want := IndexFileName(k), fmt.Sprintf("spill%05d.index", k); got != want {
 			t.Errorf("IndexFileName(%d) = %q, want %q", k, got, want)
 		}
+		if got, want := string(AppendDataFileName([]byte("dir/"), k)), fmt.Sprintf("dir/spill%05d.out", k); got != want {
+			t.Errorf("AppendDataFileName(dir/, %d) = %q, want %q", k, got, want)
+		}
 	}
 }

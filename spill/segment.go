@@ -12,12 +12,9 @@
 //
 // A segment (one partition's records in a spill data file) is a sequence of
 // blocks. A block is a header (uvarint compressed length, uvarint raw
-// length) followed by the snappy encoding (snappy's block format) of the
-// raw records; a raw record is (uvarint key length, uvarint value length,
-// key, value). An empty segment has zero bytes. The blocks are encoded
-// and decoded with github.com/klauspost/compress/s2's snappy-compatible
-// functions, which are faster than github.com/golang/snappy's and write
-// the same format (any snappy decoder reads them).
+// length) followed by the snappy encoding (github.com/golang/snappy, block
+// format) of the raw records; a raw record is (uvarint key length, uvarint
+// value length, key, value). An empty segment has zero bytes.
 package spill
 
 import (
@@ -28,7 +25,7 @@ import (
 	"hash/crc32"
 	"io"
 
-	"github.com/klauspost/compress/s2"
+	"github.com/golang/snappy"
 )
 
 // ErrCorrupt is wrapped by every error that reports spill data or an index
@@ -121,7 +118,7 @@ func (sw *SegmentWriter) flush() error {
 	if len(sw.raw) == 0 {
 		return nil
 	}
-	maxLen := s2.MaxEncodedLen(len(sw.raw))
+	maxLen := snappy.MaxEncodedLen(len(sw.raw))
 	if maxLen < 0 {
 		sw.err = fmt.Errorf("spill: block of %d raw bytes is too large for snappy", len(sw.raw))
 		return sw.err
@@ -129,7 +126,7 @@ func (sw *SegmentWriter) flush() error {
 	if cap(sw.enc) < maxLen {
 		sw.enc = make([]byte, maxLen)
 	}
-	enc := s2.EncodeSnappy(sw.enc[:cap(sw.enc)], sw.raw)
+	enc := snappy.Encode(sw.enc[:cap(sw.enc)], sw.raw)
 	var hdr [2 * binary.MaxVarintLen64]byte
 	n := binary.PutUvarint(hdr[:], uint64(len(enc)))
 	n += binary.PutUvarint(hdr[n:], uint64(len(sw.raw)))
@@ -328,7 +325,7 @@ func (sr *SegmentReader) readBlock() bool {
 	if !sr.readFull(comp, "block") {
 		return false
 	}
-	dlen, err := s2.DecodedLen(comp)
+	dlen, err := snappy.DecodedLen(comp)
 	if err != nil {
 		return sr.fail("%w: block at byte %d: %v", ErrCorrupt, start, err)
 	}
@@ -339,7 +336,7 @@ func (sr *SegmentReader) readBlock() bool {
 	if uint64(cap(sr.raw)) < rawLen {
 		sr.raw = make([]byte, rawLen)
 	}
-	raw, err := s2.Decode(sr.raw[:cap(sr.raw)], comp)
+	raw, err := snappy.Decode(sr.raw[:cap(sr.raw)], comp)
 	if err != nil {
 		return sr.fail("%w: block at byte %d: %v", ErrCorrupt, start, err)
 	}

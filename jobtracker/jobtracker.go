@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime/trace"
 	"strings"
 	"sync"
 	"time"
@@ -57,6 +58,9 @@ type JobTracker struct {
 	// (lockholders.go); lockedAt is zero when mu was taken otherwise.
 	holder   lockHolder
 	lockedAt time.Time
+	// region is the hold's execution trace region while a trace is
+	// taken, nil otherwise (lockholders.go).
+	region *trace.Region
 	// batchSize is the number of heartbeats the current batch answers
 	// under the lock (combineHeartbeat), for the log of a long hold.
 	batchSize int

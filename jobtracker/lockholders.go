@@ -1,6 +1,8 @@
 package jobtracker
 
 import (
+	"context"
+	"runtime/trace"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -93,11 +95,27 @@ func newLockHoldMetrics() (*prometheus.HistogramVec, [numLockHolders]prometheus.
 	return vec, obs
 }
 
+// lockRegionNames are the execution trace's region names of the holds,
+// by holder ("jobtracker.lock.heartbeat"...), made once.
+var lockRegionNames = func() (names [numLockHolders]string) {
+	for h := range numLockHolders {
+		names[h] = "jobtracker.lock." + h.String()
+	}
+	return names
+}()
+
 // lock takes the JobTracker's lock for holder h; the release (jt.unlock or
-// jt.unlockEarly) records how long h held it.
+// jt.unlockEarly) records how long h held it. While an execution trace is
+// being taken (mr jobtracker --pprof, /debug/pprof/trace), the hold is
+// also a trace region named after its holder, so that a long hold can be
+// told apart in the trace: its goroutine running, waiting for a CPU, in a
+// system call or assisting the garbage collector.
 func (jt *JobTracker) lock(h lockHolder) {
 	jt.mu.Lock()
 	jt.holder, jt.lockedAt = h, time.Now()
+	if trace.IsEnabled() {
+		jt.region = trace.StartRegion(context.Background(), lockRegionNames[h])
+	}
 }
 
 // longHold is the hold of the lock that is logged with its holder (and,
@@ -114,6 +132,10 @@ func (jt *JobTracker) endHoldLocked() (obs prometheus.Observer, held time.Durati
 	}
 	held = time.Since(jt.lockedAt)
 	jt.lockedAt = time.Time{}
+	if jt.region != nil {
+		jt.region.End()
+		jt.region = nil
+	}
 	if held >= longHold {
 		args := []any{"holder", jt.holder.String(), "held", held.Round(time.Microsecond)}
 		if jt.holder == holderHeartbeat {

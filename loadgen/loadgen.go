@@ -123,6 +123,11 @@ type Config struct {
 	// spawned JobTracker over the measurement window (profile.go): its CPU,
 	// mutex and block profiles, its allocations and an execution trace.
 	JobTrackerProfiles string
+	// JobTrackerTraceAt is when that execution trace starts, from the
+	// trackers' start (0: with them, over the registrations and the first
+	// launches of the warm-up); negative: in the measured window's middle.
+	// It lasts 5 s, cut at the run's end.
+	JobTrackerTraceAt time.Duration
 	// PollUI, if positive, has the JobTracker's web UI pages, /api,
 	// /metrics and the client calls of mr job polled, each every PollUI,
 	// during the run (poll.go); their response times are in the result.
@@ -486,6 +491,11 @@ func (g *generator) run(ctx context.Context, outDir string, res *Result) error {
 	}
 	t0 := time.Now()
 	g.winStart.Store(t0.Add(cfg.Warmup).UnixNano())
+	var traced <-chan error
+	if cfg.JobTrackerProfiles != "" && g.jt.pprof != "" {
+		at := traceStart(t0, t0.Add(cfg.Warmup), t0.Add(cfg.Duration), cfg.JobTrackerTraceAt)
+		traced = g.jt.fetchTrace(ctx, cfg.JobTrackerProfiles, at, t0.Add(cfg.Duration))
+	}
 	trCtx, stopTrackers := context.WithCancel(ctx)
 	defer stopTrackers()
 	var wg sync.WaitGroup
@@ -532,7 +542,7 @@ func (g *generator) run(ctx context.Context, outDir string, res *Result) error {
 	sampler.start()
 	var profiled <-chan error
 	if cfg.JobTrackerProfiles != "" && g.jt.pprof != "" && ctx.Err() == nil {
-		profiled = g.jt.profileWindow(ctx, cfg.JobTrackerProfiles, time.Until(t0.Add(cfg.Duration)))
+		profiled = g.jt.profileWindow(ctx, cfg.JobTrackerProfiles, t0.Add(cfg.Duration))
 	}
 	self, selfErr := readProc(os.Getpid())
 	end := t0.Add(cfg.Duration)
@@ -559,8 +569,15 @@ func (g *generator) run(ctx context.Context, outDir string, res *Result) error {
 		pprof.StopCPUProfile()
 		profFile.Close()
 	}
-	if profiled != nil {
-		if err := <-profiled; err != nil {
+	if profiled != nil || traced != nil {
+		var errs []error
+		if profiled != nil {
+			errs = append(errs, <-profiled)
+		}
+		if traced != nil {
+			errs = append(errs, <-traced)
+		}
+		if err := errors.Join(errs...); err != nil {
 			g.log.Warn("profiles of the JobTracker", "error", err)
 		} else {
 			g.log.Info("profiles of the JobTracker written", "dir", cfg.JobTrackerProfiles)

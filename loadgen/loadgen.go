@@ -65,6 +65,16 @@ type Config struct {
 	// own. Its memory is not what is measured, so it trades memory for
 	// fewer collections. The spawned JobTracker keeps its own setting.
 	GeneratorGCPercent int
+	// GeneratorNice, if not 0, is the nice value of this process's
+	// threads while it drives a spawned or remote JobTracker (nice.go):
+	// with a positive one the JobTracker, at its own (0), gets the CPU it
+	// asks for before the generator, as a JobTracker on a host of its own
+	// does, instead of an even share of the cores with the 10,000
+	// simulated trackers. The tracker-side latency then carries more of
+	// the generator's own waits; the JobTracker-side one is the
+	// JobTracker's. 0 (the default, and every figure measured before it
+	// existed) shares the CPU evenly.
+	GeneratorNice int
 	// ConfFile and Defines configure a JobTracker the generator starts;
 	// Policy, if set, is its scheduler.policy.
 	ConfFile string
@@ -212,6 +222,9 @@ type Result struct {
 	// GeneratorGCPercent is the generator's GC percentage over the run
 	// (Config.GeneratorGCPercent when applied, else the runtime's).
 	GeneratorGCPercent int `json:"generator_gc_percent,omitempty"`
+	// GeneratorNice is the generator's nice value over the run
+	// (Config.GeneratorNice when applied).
+	GeneratorNice int `json:"generator_nice,omitempty"`
 
 	// PollUIS is Config.PollUI in seconds (0: no polling), and Polls the
 	// polled pages' and calls' response times in the window.
@@ -362,6 +375,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	defer jt.close()
 	gcPercent, restoreGC := generatorGC(jt.mode, cfg.GeneratorGCPercent)
 	defer restoreGC()
+	nice, restoreNice, err := generatorNice(jt.mode, cfg.GeneratorNice)
+	if err != nil {
+		return nil, err
+	}
+	defer restoreNice()
 	outDir := cfg.OutputDir
 	if outDir == "" {
 		if outDir, err = os.MkdirTemp("", "gomr-loadgen-out-"); err != nil {
@@ -373,7 +391,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	res := &Result{Mode: jt.mode, JobTracker: jt.addr, Policy: cfg.Policy, Trackers: cfg.Trackers, MapSlots: cfg.MapSlots,
 		ReduceSlots: cfg.ReduceSlots, HeartbeatS: cfg.Heartbeat.Seconds(), OutOfBand: cfg.OutOfBand, FollowInterval: cfg.FollowInterval, LostLogged: -1,
-		GeneratorGCPercent: gcPercent}
+		GeneratorGCPercent: gcPercent, GeneratorNice: nice}
 	if cfg.SubmitOnly {
 		res.Trackers, res.MapSlots, res.ReduceSlots, res.HeartbeatS = 0, 0, 0, 0
 		err = g.submitOnly(ctx, outDir, res)

@@ -104,6 +104,7 @@ func newLoadgenCmd() *cobra.Command {
 	f.StringVar(&cfg.Executable, "jobtracker-bin", "", "with --spawn, the mr binary to start the JobTracker from (default: this one), to compare builds under one generator")
 	f.BoolVar(&cfg.Spawn, "spawn", false, "start the JobTracker as a child process (this binary's `jobtracker`) instead of in this process")
 	f.IntVar(&cfg.GeneratorGCPercent, "generator-gogc", 400, "garbage collector percentage (GOGC) of this process while it drives a spawned or remote JobTracker, so that its own collections do not stall the goroutines timing the heartbeats (0: the runtime's; the JobTracker keeps its own)")
+	f.IntVar(&cfg.GeneratorNice, "generator-nice", 0, "nice value of this process while it drives a spawned or remote JobTracker: with a positive one the JobTracker gets the CPU it asks for before the simulated trackers, as on a host of its own (0: both share the cores evenly, as every figure measured before this option)")
 	f.StringVar(&cfg.Policy, "policy", "", "scheduler.policy of the JobTracker this command starts")
 	f.IntVar(&trackers, "trackers", 100, "simulated TaskTrackers")
 	f.IntVar(&mapS, "map-slots", 2, "map slots per tracker")

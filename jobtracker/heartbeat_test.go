@@ -1,9 +1,14 @@
 package jobtracker
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -273,5 +278,77 @@ func TestHeartbeatCarriesCheckpointConcurrency(t *testing.T) {
 	rawHeartbeat(t, jt, &mrpb.HeartbeatRequest{Incarnation: first.Incarnation, ResponseId: first.ResponseId})
 	if n := concurrency(); n != 1 {
 		t.Fatalf("after a heartbeat saying nothing: the mirror runs %d at once, want 1", n)
+	}
+}
+
+// TestJobEndInHeartbeatDoesNotWaitForHistory: a heartbeat that ends a job
+// (its map failed for the last time) is answered while the job's history
+// file is still being written, and the file is written after: the history
+// write, blocked here on a FIFO at the file's temporary path until the test
+// reads it, is off the reply path. Until it ends the job is historyWriting
+// (GetJobHistory waits, the retirement pass keeps it) and stays in the
+// system directory.
+func TestJobEndInHeartbeatDoesNotWaitForHistory(t *testing.T) {
+	dir := t.TempDir()
+	jt, id := newTestJTWith(t, dir, 1, nil, map[string]string{"mapreduce.map.maxattempts": "1"})
+	tmp := filepath.Join(dir, "history", id+".jsonl.tmp")
+	if err := syscall.Mkfifo(tmp, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ls := launches(heartbeat(t, jt, &mrpb.HeartbeatRequest{InitialContact: true, FreeMapSlots: 1}))
+	if len(ls) != 1 {
+		t.Fatalf("launched %d maps, want 1", len(ls))
+	}
+	req := &mrpb.HeartbeatRequest{Tracker: "t1", Host: "h1", MapSlots: 2, ReduceSlots: 1, AcceptNewTasks: true,
+		Attempts: []*mrpb.AttemptStatus{{AttemptId: ls[0].AttemptId, State: StateFailed, Diagnostic: "boom"}}}
+	asTracker(jt, req)
+	answered := make(chan error, 1)
+	go func() {
+		_, err := jt.Heartbeat(context.Background(), req)
+		answered <- err
+	}()
+	select {
+	case err := <-answered:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		// Unblock the write so that the test can end.
+		if f, err := os.Open(tmp); err == nil {
+			io.Copy(io.Discard, f)
+			f.Close()
+		}
+		t.Fatal("the heartbeat that ended the job waited for its history file")
+	}
+	jt.mu.Lock()
+	j := jt.jobs[id]
+	state, hist, done := j.state, j.history, j.historyDone
+	jt.unlock()
+	if state != jobFailed || hist != historyWriting {
+		t.Fatalf("job after the heartbeat: %v, history %v; want failed, being written", state, hist)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "system", id+".json")); err != nil {
+		t.Errorf("the job left the system directory before its history was written: %v", err)
+	}
+	// Read the history as it is written: the write ends.
+	f, err := os.Open(tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := io.ReadAll(f)
+	f.Close()
+	if err != nil || !bytes.Contains(data, []byte(id)) {
+		t.Fatalf("history written through the FIFO: %q, %v", data, err)
+	}
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the history write did not end")
+	}
+	jt.mu.Lock()
+	hist = j.history
+	jt.unlock()
+	if hist != historyWritten {
+		t.Fatalf("history %v once written, want written", hist)
 	}
 }

@@ -126,6 +126,12 @@ type JobTracker struct {
 	stop      chan struct{}
 	stopOnce  sync.Once
 	wg        sync.WaitGroup
+	// background is the work a heartbeat's combiner hands off its reply
+	// path (goBackground); Serve waits for it before it returns, and once
+	// backgroundDone is set new work runs in its caller instead.
+	bgMu           sync.Mutex
+	background     sync.WaitGroup
+	backgroundDone bool
 }
 
 // Options are the optional parts of a JobTracker.
@@ -342,6 +348,7 @@ func (jt *JobTracker) Serve(ctx context.Context) error {
 	err = jt.grpc.Serve(jt.listener)
 	jt.Stop()
 	jt.wg.Wait()
+	jt.waitBackground()
 	if errors.Is(err, grpc.ErrServerStopped) {
 		return nil
 	}
@@ -350,6 +357,39 @@ func (jt *JobTracker) Serve(ctx context.Context) error {
 
 // Stop ends Serve.
 func (jt *JobTracker) Stop() { jt.stopOnce.Do(func() { close(jt.stop) }) }
+
+// goBackground runs work in a goroutine of its own, which Serve waits for
+// before it returns (waitBackground); after that, in the caller.
+func (jt *JobTracker) goBackground(work []func()) {
+	if len(work) == 0 {
+		return
+	}
+	jt.bgMu.Lock()
+	if jt.backgroundDone {
+		jt.bgMu.Unlock()
+		for _, f := range work {
+			f()
+		}
+		return
+	}
+	jt.background.Add(1)
+	jt.bgMu.Unlock()
+	go func() {
+		defer jt.background.Done()
+		for _, f := range work {
+			f()
+		}
+	}()
+}
+
+// waitBackground waits for the work goBackground started; work handed
+// to it later runs in its caller.
+func (jt *JobTracker) waitBackground() {
+	jt.bgMu.Lock()
+	jt.backgroundDone = true
+	jt.bgMu.Unlock()
+	jt.background.Wait()
+}
 
 func (jt *JobTracker) expiryLoop(ctx context.Context) {
 	expiry := jt.cfg.Duration("mapreduce.jobtracker.expire.trackers.interval")

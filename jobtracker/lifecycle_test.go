@@ -17,9 +17,12 @@ import (
 // refused any state change as illegal (lifecycle.go): every path through
 // the JobTracker must keep to the tables; or if the counts its views are
 // made of (pending tasks, live attempts, pending maps by host, waiting
-// speculative attempts) differ from a count over the tasks.
+// speculative attempts) differ from a count over the tasks. It first
+// waits for the work heartbeats handed off their replies (history files),
+// which may still write in the test's directory.
 func noIllegalTransitions(t testing.TB, jt *JobTracker) {
 	t.Cleanup(func() {
+		jt.waitBackground()
 		jt.mu.Lock()
 		n := jt.illegalTransitions
 		var bad []error

@@ -251,11 +251,12 @@ func (jt *JobTracker) unlockEarly() (late []func()) {
 	jt.publishLocked()
 	work, late := jt.deferred, jt.deferredLate
 	jt.deferred, jt.deferredLate = nil, nil
-	obs, held := jt.endHoldLocked()
+	obs, held, long := jt.endHoldLocked()
 	jt.mu.Unlock()
 	if obs != nil {
 		obs.Observe(held.Seconds())
 	}
+	jt.logHold(long)
 	for _, f := range work {
 		f()
 	}

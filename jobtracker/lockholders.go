@@ -125,10 +125,12 @@ const longHold = 100 * time.Millisecond
 
 // endHoldLocked ends the timing of the current hold, if jt.lock started
 // one (a test's own jt.mu.Lock does not), and returns its observation to
-// make once the lock is released; a hold of longHold or more is logged.
-func (jt *JobTracker) endHoldLocked() (obs prometheus.Observer, held time.Duration) {
+// make once the lock is released, and for a hold of longHold or more the
+// arguments of its log line (logHold), to log then too: a log write can
+// block, and must not lengthen the hold.
+func (jt *JobTracker) endHoldLocked() (obs prometheus.Observer, held time.Duration, long []any) {
 	if jt.lockedAt.IsZero() {
-		return nil, 0
+		return nil, 0, nil
 	}
 	held = time.Since(jt.lockedAt)
 	jt.lockedAt = time.Time{}
@@ -137,11 +139,17 @@ func (jt *JobTracker) endHoldLocked() (obs prometheus.Observer, held time.Durati
 		jt.region = nil
 	}
 	if held >= longHold {
-		args := []any{"holder", jt.holder.String(), "held", held.Round(time.Microsecond)}
+		long = []any{"holder", jt.holder.String(), "held", held.Round(time.Microsecond)}
 		if jt.holder == holderHeartbeat {
-			args = append(args, "heartbeats", jt.batchSize)
+			long = append(long, "heartbeats", jt.batchSize)
 		}
-		jt.log.Warn("long hold of the JobTracker's lock", args...)
 	}
-	return jt.prom.holds[jt.holder], held
+	return jt.prom.holds[jt.holder], held, long
+}
+
+// logHold logs a long hold of the lock (endHoldLocked's long), after it.
+func (jt *JobTracker) logHold(long []any) {
+	if long != nil {
+		jt.log.Warn("long hold of the JobTracker's lock", long...)
+	}
 }

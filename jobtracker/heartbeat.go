@@ -180,7 +180,7 @@ func (jt *JobTracker) heartbeatLocked(c *heartbeatCall) (*mrpb.HeartbeatResponse
 				"tracker", req.Tracker, "its_defaults", req.ConfDefaultsDigest, "ours", conf.DefaultsDigest())
 		}
 		jt.trackers[req.Tracker] = t
-		jt.capacityStale = true
+		jt.addCapacityLocked(t, 1)
 		resp.Incarnation = t.incarnation
 		// Logged off the lock and the replies' path: a log write can
 		// block (a pipe whose reader is behind), and 10,000 trackers
@@ -213,8 +213,9 @@ func (jt *JobTracker) heartbeatLocked(c *heartbeatCall) (*mrpb.HeartbeatResponse
 	if t.mapSlots != int(req.MapSlots) || t.reduceSlots != int(req.ReduceSlots) {
 		jt.slotTotals[partitions.Map] += int(req.MapSlots) - t.mapSlots
 		jt.slotTotals[partitions.Reduce] += int(req.ReduceSlots) - t.reduceSlots
+		jt.addCapacityLocked(t, -1)
 		t.mapSlots, t.reduceSlots = int(req.MapSlots), int(req.ReduceSlots)
-		jt.capacityStale = true
+		jt.addCapacityLocked(t, 1)
 	}
 	t.lastSeen = now
 	jt.seenLocked(t)

@@ -91,9 +91,8 @@ type JobTracker struct {
 	// batch of heartbeats (afterRepliesLocked).
 	deferred, deferredLate []func()
 	// capacity is the live trackers that are not blacklisted and their
-	// map and reduce slots, recounted when capacityStale.
-	capacity      [3]int
-	capacityStale bool
+	// map and reduce slots (addCapacityLocked).
+	capacity [3]int
 	// faults are the times at which succeeded jobs that had blacklisted
 	// a tracker ended, by tracker name (blacklist.go).
 	faults map[string][]time.Time

@@ -3,6 +3,7 @@ package jobtracker
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"gomr/internal/promexport"
 	"gomr/mrpb"
 )
 
@@ -350,5 +352,69 @@ func TestJobEndInHeartbeatDoesNotWaitForHistory(t *testing.T) {
 	jt.unlock()
 	if hist != historyWritten {
 		t.Fatalf("history %v once written, want written", hist)
+	}
+}
+
+// TestQueuedHeartbeatsAreAnsweredInCappedBatches: heartbeats queued
+// behind another holder of the lock are all answered, in batches of at
+// most maxHeartbeatBatch under one hold each (a batch's replies go out
+// together, so an uncapped one made every queued heartbeat wait for the
+// whole queue).
+func TestQueuedHeartbeatsAreAnsweredInCappedBatches(t *testing.T) {
+	jt, _ := newHTTPTestJT(t, nil)
+	holds := func() float64 {
+		fams := scrapeMetrics(t, httpGet(t, jt.HTTPHandler(), "GET", "/metrics").Body.String())
+		return promexport.Samples(fams["gomr_jobtracker_lock_held_seconds"])["holder=heartbeat"]
+	}
+	before := holds()
+	const queued = 2*maxHeartbeatBatch + 5
+	jt.lock(holderClient)
+	errs := make(chan error, queued)
+	beat := func(i int) {
+		// Unknown trackers: each is told to register.
+		resp, err := jt.Heartbeat(context.Background(), &mrpb.HeartbeatRequest{Tracker: fmt.Sprintf("stranger-%d", i)})
+		if err == nil && !resp.Reinit {
+			err = fmt.Errorf("heartbeat of stranger-%d: no reinit", i)
+		}
+		errs <- err
+	}
+	// waitQueue waits for the combiner to be at work with n heartbeats
+	// queued behind it.
+	waitQueue := func(n int) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+			jt.hbMu.Lock()
+			got, combining := len(jt.hbQueue), jt.hbCombining
+			jt.hbMu.Unlock()
+			if got == n && combining {
+				return
+			}
+			if time.Now().After(deadline) {
+				jt.unlock()
+				t.Fatalf("%d heartbeats queued (combining %v), want %d behind a combiner", got, combining, n)
+			}
+		}
+	}
+	// The first takes its batch, itself, and waits for the lock; the
+	// others queue behind it.
+	go beat(0)
+	waitQueue(0)
+	for i := 1; i < queued; i++ {
+		go beat(i)
+	}
+	waitQueue(queued - 1)
+	jt.unlock()
+	for range queued {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, want := holds()-before, float64(1+(queued-1+maxHeartbeatBatch-1)/maxHeartbeatBatch); got != want {
+		t.Errorf("%d queued heartbeats answered in %v holds of the lock, want %v (batches of at most %d)", queued-1, got-1, want-1, maxHeartbeatBatch)
+	}
+	jt.hbMu.Lock()
+	defer jt.hbMu.Unlock()
+	if len(jt.hbQueue) != 0 || jt.hbCombining {
+		t.Errorf("after the batches: %d heartbeats queued, combining %v; want none and no combiner", len(jt.hbQueue), jt.hbCombining)
 	}
 }

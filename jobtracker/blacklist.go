@@ -106,6 +106,7 @@ func (jt *JobTracker) refreshBlacklistLocked(now time.Time) {
 		}
 		if n := len(jt.faults[t.name]); n < limit {
 			t.blacklisted, t.blacklistReason = false, ""
+			jt.addCapacityLocked(t, 1)
 			delete(jt.blacklisted, name)
 			jt.trackerChangedLocked(t.name)
 			jt.log.Info("tracker no longer blacklisted", "tracker", t.name, "faults", n)
@@ -129,13 +130,13 @@ func (jt *JobTracker) refreshBlacklistLocked(now time.Time) {
 			jt.log.Warn("tracker not blacklisted: too many trackers are", "tracker", name, "faults", n, "blacklisted", blacklisted)
 			continue
 		}
+		jt.addCapacityLocked(t, -1)
 		t.blacklisted = true
 		if jt.blacklisted == nil {
 			jt.blacklisted = map[string]bool{}
 		}
 		jt.blacklisted[name] = true
 		jt.trackerChangedLocked(name)
-		jt.capacityStale = true
 		t.blacklistReason = fmt.Sprintf("blacklisted by %d jobs within %s", n, window)
 		blacklisted++
 		jt.log.Warn("tracker blacklisted across all jobs", "tracker", name, "reason", t.blacklistReason)

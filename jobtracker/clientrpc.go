@@ -132,6 +132,12 @@ func newJob(id string, spec mr.JobSpec, splits []mr.Split, secret []byte, submit
 	}
 	j.byState[partitions.Map][taskPending] = len(j.maps)
 	j.byState[partitions.Reduce][taskPending] = len(j.reduces)
+	// The maps by host of their split, O(maps), are indexed here, before
+	// the job is shared (and, at a submission, before the lock is taken),
+	// instead of at the job's first data-local pick, in a heartbeat under
+	// the lock (an execution trace of 10,000 trackers' warm-up: a single
+	// heartbeat holding the lock 16 ms of CPU for a job of 37,500 maps).
+	j.hostMapsLocked()
 	return j
 }
 

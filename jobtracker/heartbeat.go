@@ -85,17 +85,27 @@ type heartbeatCall struct {
 	wake chan struct{}
 }
 
+// maxHeartbeatBatch is the most heartbeats a combiner answers under one
+// hold of the lock. The replies of a batch go out when it is answered, so
+// a heartbeat waits for the batch after it as well as for the queue before
+// it: when heartbeats queue (the JobTracker short of CPU for a moment, on
+// a busy machine thousands of them), an uncapped batch made each wait for
+// the whole queue. 128 heartbeats are a few milliseconds of work on an
+// idle machine, and the hand-over that a batch costs (the next combiner
+// woken; it runs next on this P, readied last) is paid once for them.
+const maxHeartbeatBatch = 128
+
 // combineHeartbeat answers a heartbeat under the JobTracker's lock,
 // together with the heartbeats queued meanwhile: one goroutine at a time,
-// the combiner, takes the whole queue, answers it under one hold of the
-// lock, hands the role to the first heartbeat queued since (if any) and
-// wakes the ones it answered. With heartbeats arriving faster than one at
-// a time, the lock is taken once a batch instead of once a heartbeat: its
-// hand-over from a heartbeat to the next waiting one (a goroutine to wake
-// and schedule, which on a busy machine takes longer than the heartbeat's
-// work) is paid once a batch. A combiner answers one batch, its own
-// heartbeat in it, so that no heartbeat waits for more than the batch
-// before its own.
+// the combiner, takes the queue (up to maxHeartbeatBatch heartbeats, its
+// own the first), answers it under one hold of the lock, wakes the ones
+// it answered and hands the role to the first heartbeat still queued (if
+// any). With heartbeats arriving faster than one at a time, the lock is
+// taken once a batch instead of once a heartbeat: its hand-over from a
+// heartbeat to the next waiting one (a goroutine to wake and schedule,
+// which on a busy machine takes longer than the heartbeat's work) is paid
+// once a batch. A combiner answers one batch, its own heartbeat in it, so
+// that no heartbeat waits for more than the batch before its own.
 func (jt *JobTracker) combineHeartbeat(c *heartbeatCall) {
 	jt.hbMu.Lock()
 	jt.hbQueue = append(jt.hbQueue, c)
@@ -105,14 +115,20 @@ func (jt *JobTracker) combineHeartbeat(c *heartbeatCall) {
 		if c.done {
 			return
 		}
-		// The combiner's role was handed to this heartbeat.
+		// The combiner's role was handed to this heartbeat, the first
+		// of the queue.
 	} else {
 		jt.hbCombining = true
 		jt.hbMu.Unlock()
 	}
 	jt.hbMu.Lock()
-	batch := jt.hbQueue
-	jt.hbQueue = nil
+	// This heartbeat is the queue's first: the role goes to the first
+	// one, and a heartbeat that finds no combiner found the queue empty.
+	n := min(len(jt.hbQueue), maxHeartbeatBatch)
+	batch := jt.hbQueue[:n:n]
+	if jt.hbQueue = jt.hbQueue[n:]; len(jt.hbQueue) == 0 {
+		jt.hbQueue = nil
+	}
 	jt.hbMu.Unlock()
 
 	jt.lock(holderHeartbeat)
@@ -125,25 +141,28 @@ func (jt *JobTracker) combineHeartbeat(c *heartbeatCall) {
 	}
 	// The work queued under the lock that the replies wait for (the
 	// recovery event log); the rest (history files of jobs that ended)
-	// once the batch is answered, before this call returns.
+	// once the batch is answered, off every reply's path: this call's
+	// own reply does not wait for a job's history file (megabytes for a
+	// job of 37,500 tasks) either.
 	late := jt.unlockEarly()
-
-	jt.hbMu.Lock()
-	if len(jt.hbQueue) > 0 {
-		close(jt.hbQueue[0].wake) // the next combiner
-	} else {
-		jt.hbCombining = false
-	}
-	jt.hbMu.Unlock()
+	jt.goBackground(late)
 	for _, x := range batch {
 		x.done = true
 		if x != c {
 			close(x.wake)
 		}
 	}
-	for _, f := range late {
-		f()
+	// The next combiner is woken last: the goroutine readied last runs
+	// next on this P, so the queue's next batch starts before the
+	// answered heartbeats' replies are marshalled and written (readied
+	// first, the next combiner waited behind all of them).
+	jt.hbMu.Lock()
+	if len(jt.hbQueue) > 0 {
+		close(jt.hbQueue[0].wake)
+	} else {
+		jt.hbCombining = false
 	}
+	jt.hbMu.Unlock()
 }
 
 // heartbeatLocked answers one heartbeat.
@@ -180,10 +199,15 @@ func (jt *JobTracker) heartbeatLocked(c *heartbeatCall) (*mrpb.HeartbeatResponse
 				"tracker", req.Tracker, "its_defaults", req.ConfDefaultsDigest, "ours", conf.DefaultsDigest())
 		}
 		jt.trackers[req.Tracker] = t
-		jt.capacityStale = true
+		jt.addCapacityLocked(t, 1)
 		resp.Incarnation = t.incarnation
-		jt.log.Info("tracker joined", "tracker", req.Tracker, "host", req.Host, "shuffle", req.ShuffleAddress, "from", from,
-			"map_slots", req.MapSlots, "reduce_slots", req.ReduceSlots, "criu", req.CriuAvailable)
+		// Logged off the lock and the replies' path: a log write can
+		// block (a pipe whose reader is behind), and 10,000 trackers
+		// register within a heartbeat interval of the JobTracker's start.
+		jt.afterRepliesLocked(func() {
+			jt.log.Info("tracker joined", "tracker", req.Tracker, "host", req.Host, "shuffle", req.ShuffleAddress, "from", from,
+				"map_slots", req.MapSlots, "reduce_slots", req.ReduceSlots, "criu", req.CriuAvailable)
+		})
 		for _, id := range req.HeldJobs {
 			if j := jt.jobs[id]; j == nil || j.done() {
 				t.actions = append(t.actions, &mrpb.TaskAction{Action: &mrpb.TaskAction_PurgeJob{PurgeJob: id}})
@@ -208,8 +232,9 @@ func (jt *JobTracker) heartbeatLocked(c *heartbeatCall) (*mrpb.HeartbeatResponse
 	if t.mapSlots != int(req.MapSlots) || t.reduceSlots != int(req.ReduceSlots) {
 		jt.slotTotals[partitions.Map] += int(req.MapSlots) - t.mapSlots
 		jt.slotTotals[partitions.Reduce] += int(req.ReduceSlots) - t.reduceSlots
+		jt.addCapacityLocked(t, -1)
 		t.mapSlots, t.reduceSlots = int(req.MapSlots), int(req.ReduceSlots)
-		jt.capacityStale = true
+		jt.addCapacityLocked(t, 1)
 	}
 	t.lastSeen = now
 	jt.seenLocked(t)

@@ -1,15 +1,22 @@
 package jobtracker
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"io"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"gomr/internal/promexport"
 	"gomr/mrpb"
 )
 
@@ -273,5 +280,141 @@ func TestHeartbeatCarriesCheckpointConcurrency(t *testing.T) {
 	rawHeartbeat(t, jt, &mrpb.HeartbeatRequest{Incarnation: first.Incarnation, ResponseId: first.ResponseId})
 	if n := concurrency(); n != 1 {
 		t.Fatalf("after a heartbeat saying nothing: the mirror runs %d at once, want 1", n)
+	}
+}
+
+// TestJobEndInHeartbeatDoesNotWaitForHistory: a heartbeat that ends a job
+// (its map failed for the last time) is answered while the job's history
+// file is still being written, and the file is written after: the history
+// write, blocked here on a FIFO at the file's temporary path until the test
+// reads it, is off the reply path. Until it ends the job is historyWriting
+// (GetJobHistory waits, the retirement pass keeps it) and stays in the
+// system directory.
+func TestJobEndInHeartbeatDoesNotWaitForHistory(t *testing.T) {
+	dir := t.TempDir()
+	jt, id := newTestJTWith(t, dir, 1, nil, map[string]string{"mapreduce.map.maxattempts": "1"})
+	tmp := filepath.Join(dir, "history", id+".jsonl.tmp")
+	if err := syscall.Mkfifo(tmp, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ls := launches(heartbeat(t, jt, &mrpb.HeartbeatRequest{InitialContact: true, FreeMapSlots: 1}))
+	if len(ls) != 1 {
+		t.Fatalf("launched %d maps, want 1", len(ls))
+	}
+	req := &mrpb.HeartbeatRequest{Tracker: "t1", Host: "h1", MapSlots: 2, ReduceSlots: 1, AcceptNewTasks: true,
+		Attempts: []*mrpb.AttemptStatus{{AttemptId: ls[0].AttemptId, State: StateFailed, Diagnostic: "boom"}}}
+	asTracker(jt, req)
+	answered := make(chan error, 1)
+	go func() {
+		_, err := jt.Heartbeat(context.Background(), req)
+		answered <- err
+	}()
+	select {
+	case err := <-answered:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		// Unblock the write so that the test can end.
+		if f, err := os.Open(tmp); err == nil {
+			io.Copy(io.Discard, f)
+			f.Close()
+		}
+		t.Fatal("the heartbeat that ended the job waited for its history file")
+	}
+	jt.mu.Lock()
+	j := jt.jobs[id]
+	state, hist, done := j.state, j.history, j.historyDone
+	jt.unlock()
+	if state != jobFailed || hist != historyWriting {
+		t.Fatalf("job after the heartbeat: %v, history %v; want failed, being written", state, hist)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "system", id+".json")); err != nil {
+		t.Errorf("the job left the system directory before its history was written: %v", err)
+	}
+	// Read the history as it is written: the write ends.
+	f, err := os.Open(tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := io.ReadAll(f)
+	f.Close()
+	if err != nil || !bytes.Contains(data, []byte(id)) {
+		t.Fatalf("history written through the FIFO: %q, %v", data, err)
+	}
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the history write did not end")
+	}
+	jt.mu.Lock()
+	hist = j.history
+	jt.unlock()
+	if hist != historyWritten {
+		t.Fatalf("history %v once written, want written", hist)
+	}
+}
+
+// TestQueuedHeartbeatsAreAnsweredInCappedBatches: heartbeats queued
+// behind another holder of the lock are all answered, in batches of at
+// most maxHeartbeatBatch under one hold each (a batch's replies go out
+// together, so an uncapped one made every queued heartbeat wait for the
+// whole queue).
+func TestQueuedHeartbeatsAreAnsweredInCappedBatches(t *testing.T) {
+	jt, _ := newHTTPTestJT(t, nil)
+	holds := func() float64 {
+		fams := scrapeMetrics(t, httpGet(t, jt.HTTPHandler(), "GET", "/metrics").Body.String())
+		return promexport.Samples(fams["gomr_jobtracker_lock_held_seconds"])["holder=heartbeat"]
+	}
+	before := holds()
+	const queued = 2*maxHeartbeatBatch + 5
+	jt.lock(holderClient)
+	errs := make(chan error, queued)
+	beat := func(i int) {
+		// Unknown trackers: each is told to register.
+		resp, err := jt.Heartbeat(context.Background(), &mrpb.HeartbeatRequest{Tracker: fmt.Sprintf("stranger-%d", i)})
+		if err == nil && !resp.Reinit {
+			err = fmt.Errorf("heartbeat of stranger-%d: no reinit", i)
+		}
+		errs <- err
+	}
+	// waitQueue waits for the combiner to be at work with n heartbeats
+	// queued behind it.
+	waitQueue := func(n int) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+			jt.hbMu.Lock()
+			got, combining := len(jt.hbQueue), jt.hbCombining
+			jt.hbMu.Unlock()
+			if got == n && combining {
+				return
+			}
+			if time.Now().After(deadline) {
+				jt.unlock()
+				t.Fatalf("%d heartbeats queued (combining %v), want %d behind a combiner", got, combining, n)
+			}
+		}
+	}
+	// The first takes its batch, itself, and waits for the lock; the
+	// others queue behind it.
+	go beat(0)
+	waitQueue(0)
+	for i := 1; i < queued; i++ {
+		go beat(i)
+	}
+	waitQueue(queued - 1)
+	jt.unlock()
+	for range queued {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, want := holds()-before, float64(1+(queued-1+maxHeartbeatBatch-1)/maxHeartbeatBatch); got != want {
+		t.Errorf("%d queued heartbeats answered in %v holds of the lock, want %v (batches of at most %d)", queued-1, got-1, want-1, maxHeartbeatBatch)
+	}
+	jt.hbMu.Lock()
+	defer jt.hbMu.Unlock()
+	if len(jt.hbQueue) != 0 || jt.hbCombining {
+		t.Errorf("after the batches: %d heartbeats queued, combining %v; want none and no combiner", len(jt.hbQueue), jt.hbCombining)
 	}
 }

@@ -101,13 +101,16 @@ func (jt *JobTracker) endJobLocked(j *job, state jobState, why string) {
 	jt.driver.Finished(j.finish, j.id)
 	// The history file is written once the lock is released (file I/O
 	// never holds up heartbeats), before the call that ended the job
-	// returns; until then the job is historyWriting, and GetJobHistory
-	// waits for it. When that call is a heartbeat, the file is written
-	// after the other heartbeats of its batch are answered
-	// (afterRepliesLocked): a job of 37,500 tasks has megabytes of
-	// history. Only the job line is taken under the lock; the attempt
-	// lines, O(attempts), are built with the file (historyAttempts: the
-	// ended job's attempts no longer change).
+	// returns when that is a client's call (a kill); until then the job
+	// is historyWriting, GetJobHistory waits for it and the retirement
+	// pass keeps it. When that call is a heartbeat, the file is written
+	// off the replies' path (afterRepliesLocked, then a goroutine that
+	// Serve waits for): a job of 37,500 tasks has megabytes of history,
+	// and no heartbeat, the one that ended the job included, waits for
+	// it. Until the file is written the job stays in the system
+	// directory, as when its write fails. Only the job line is taken
+	// under the lock; the attempt lines, O(attempts), are built with the
+	// file (historyAttempts: the ended job's attempts no longer change).
 	line := jt.historyJobLocked(j)
 	j.history, j.historyDone = historyWriting, make(chan struct{})
 	jt.afterRepliesLocked(func() {

@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime/trace"
 	"strings"
 	"sync"
 	"time"
@@ -57,6 +58,9 @@ type JobTracker struct {
 	// (lockholders.go); lockedAt is zero when mu was taken otherwise.
 	holder   lockHolder
 	lockedAt time.Time
+	// region is the hold's execution trace region while a trace is
+	// taken, nil otherwise (lockholders.go).
+	region *trace.Region
 	// batchSize is the number of heartbeats the current batch answers
 	// under the lock (combineHeartbeat), for the log of a long hold.
 	batchSize int
@@ -87,9 +91,8 @@ type JobTracker struct {
 	// batch of heartbeats (afterRepliesLocked).
 	deferred, deferredLate []func()
 	// capacity is the live trackers that are not blacklisted and their
-	// map and reduce slots, recounted when capacityStale.
-	capacity      [3]int
-	capacityStale bool
+	// map and reduce slots (addCapacityLocked).
+	capacity [3]int
 	// faults are the times at which succeeded jobs that had blacklisted
 	// a tracker ended, by tracker name (blacklist.go).
 	faults map[string][]time.Time
@@ -122,6 +125,12 @@ type JobTracker struct {
 	stop      chan struct{}
 	stopOnce  sync.Once
 	wg        sync.WaitGroup
+	// background is the work a heartbeat's combiner hands off its reply
+	// path (goBackground); Serve waits for it before it returns, and once
+	// backgroundDone is set new work runs in its caller instead.
+	bgMu           sync.Mutex
+	background     sync.WaitGroup
+	backgroundDone bool
 }
 
 // Options are the optional parts of a JobTracker.
@@ -338,6 +347,7 @@ func (jt *JobTracker) Serve(ctx context.Context) error {
 	err = jt.grpc.Serve(jt.listener)
 	jt.Stop()
 	jt.wg.Wait()
+	jt.waitBackground()
 	if errors.Is(err, grpc.ErrServerStopped) {
 		return nil
 	}
@@ -346,6 +356,39 @@ func (jt *JobTracker) Serve(ctx context.Context) error {
 
 // Stop ends Serve.
 func (jt *JobTracker) Stop() { jt.stopOnce.Do(func() { close(jt.stop) }) }
+
+// goBackground runs work in a goroutine of its own, which Serve waits for
+// before it returns (waitBackground); after that, in the caller.
+func (jt *JobTracker) goBackground(work []func()) {
+	if len(work) == 0 {
+		return
+	}
+	jt.bgMu.Lock()
+	if jt.backgroundDone {
+		jt.bgMu.Unlock()
+		for _, f := range work {
+			f()
+		}
+		return
+	}
+	jt.background.Add(1)
+	jt.bgMu.Unlock()
+	go func() {
+		defer jt.background.Done()
+		for _, f := range work {
+			f()
+		}
+	}()
+}
+
+// waitBackground waits for the work goBackground started; work handed
+// to it later runs in its caller.
+func (jt *JobTracker) waitBackground() {
+	jt.bgMu.Lock()
+	jt.backgroundDone = true
+	jt.bgMu.Unlock()
+	jt.background.Wait()
+}
 
 func (jt *JobTracker) expiryLoop(ctx context.Context) {
 	expiry := jt.cfg.Duration("mapreduce.jobtracker.expire.trackers.interval")

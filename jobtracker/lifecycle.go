@@ -227,9 +227,10 @@ func (jt *JobTracker) afterUnlockLocked(f func()) {
 }
 
 // afterRepliesLocked queues work to run once the lock is released, as
-// afterUnlockLocked does, except that a combiner of heartbeats runs it
-// after it has answered the other heartbeats of its batch (and before its
-// own call returns): work that need not precede their replies.
+// afterUnlockLocked does, except that a combiner of heartbeats hands it to
+// a goroutine of its own once it has answered its batch (goBackground),
+// so that no heartbeat's reply waits for it: work that need not precede
+// the replies. Other callers run it before they return.
 func (jt *JobTracker) afterRepliesLocked(f func()) {
 	jt.deferredLate = append(jt.deferredLate, f)
 }
@@ -250,11 +251,12 @@ func (jt *JobTracker) unlockEarly() (late []func()) {
 	jt.publishLocked()
 	work, late := jt.deferred, jt.deferredLate
 	jt.deferred, jt.deferredLate = nil, nil
-	obs, held := jt.endHoldLocked()
+	obs, held, long := jt.endHoldLocked()
 	jt.mu.Unlock()
 	if obs != nil {
 		obs.Observe(held.Seconds())
 	}
+	jt.logHold(long)
 	for _, f := range work {
 		f()
 	}

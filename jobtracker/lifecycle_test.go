@@ -17,9 +17,12 @@ import (
 // refused any state change as illegal (lifecycle.go): every path through
 // the JobTracker must keep to the tables; or if the counts its views are
 // made of (pending tasks, live attempts, pending maps by host, waiting
-// speculative attempts) differ from a count over the tasks.
+// speculative attempts) differ from a count over the tasks. It first
+// waits for the work heartbeats handed off their replies (history files),
+// which may still write in the test's directory.
 func noIllegalTransitions(t testing.TB, jt *JobTracker) {
 	t.Cleanup(func() {
+		jt.waitBackground()
 		jt.mu.Lock()
 		n := jt.illegalTransitions
 		var bad []error
@@ -42,18 +45,28 @@ func noIllegalTransitions(t testing.TB, jt *JobTracker) {
 }
 
 // publishedMatch checks, under the lock, the trackers' published rows
-// (publish.go) and slot totals against the trackers.
+// (publish.go), slot totals and the policies' capacity (addCapacityLocked)
+// against the trackers.
 func publishedMatch(jt *JobTracker) error {
 	var slots [2]int
+	var capacity [3]int
 	for name, t := range jt.trackers {
 		slots[0] += t.mapSlots
 		slots[1] += t.reduceSlots
+		if !t.blacklisted {
+			capacity[0]++
+			capacity[1] += t.mapSlots
+			capacity[2] += t.reduceSlots
+		}
 		if got, want := jt.trackerRowNow(name), jt.trackerRowLocked(t); got == nil || !reflect.DeepEqual(*got, *want) {
 			return fmt.Errorf("tracker %s: published %+v, is %+v", name, got, want)
 		}
 	}
 	if slots != jt.slotTotals {
 		return fmt.Errorf("trackers have %v slots, kept %v", slots, jt.slotTotals)
+	}
+	if capacity != jt.capacity {
+		return fmt.Errorf("trackers not blacklisted, their map and reduce slots: %v, kept %v", capacity, jt.capacity)
 	}
 	if rows := jt.trackerRowsNow(); len(rows) != len(jt.trackers) {
 		return fmt.Errorf("%d trackers, %d published", len(jt.trackers), len(rows))

@@ -1,6 +1,8 @@
 package jobtracker
 
 import (
+	"context"
+	"runtime/trace"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -93,11 +95,27 @@ func newLockHoldMetrics() (*prometheus.HistogramVec, [numLockHolders]prometheus.
 	return vec, obs
 }
 
+// lockRegionNames are the execution trace's region names of the holds,
+// by holder ("jobtracker.lock.heartbeat"...), made once.
+var lockRegionNames = func() (names [numLockHolders]string) {
+	for h := range numLockHolders {
+		names[h] = "jobtracker.lock." + h.String()
+	}
+	return names
+}()
+
 // lock takes the JobTracker's lock for holder h; the release (jt.unlock or
-// jt.unlockEarly) records how long h held it.
+// jt.unlockEarly) records how long h held it. While an execution trace is
+// being taken (mr jobtracker --pprof, /debug/pprof/trace), the hold is
+// also a trace region named after its holder, so that a long hold can be
+// told apart in the trace: its goroutine running, waiting for a CPU, in a
+// system call or assisting the garbage collector.
 func (jt *JobTracker) lock(h lockHolder) {
 	jt.mu.Lock()
 	jt.holder, jt.lockedAt = h, time.Now()
+	if trace.IsEnabled() {
+		jt.region = trace.StartRegion(context.Background(), lockRegionNames[h])
+	}
 }
 
 // longHold is the hold of the lock that is logged with its holder (and,
@@ -107,19 +125,31 @@ const longHold = 100 * time.Millisecond
 
 // endHoldLocked ends the timing of the current hold, if jt.lock started
 // one (a test's own jt.mu.Lock does not), and returns its observation to
-// make once the lock is released; a hold of longHold or more is logged.
-func (jt *JobTracker) endHoldLocked() (obs prometheus.Observer, held time.Duration) {
+// make once the lock is released, and for a hold of longHold or more the
+// arguments of its log line (logHold), to log then too: a log write can
+// block, and must not lengthen the hold.
+func (jt *JobTracker) endHoldLocked() (obs prometheus.Observer, held time.Duration, long []any) {
 	if jt.lockedAt.IsZero() {
-		return nil, 0
+		return nil, 0, nil
 	}
 	held = time.Since(jt.lockedAt)
 	jt.lockedAt = time.Time{}
-	if held >= longHold {
-		args := []any{"holder", jt.holder.String(), "held", held.Round(time.Microsecond)}
-		if jt.holder == holderHeartbeat {
-			args = append(args, "heartbeats", jt.batchSize)
-		}
-		jt.log.Warn("long hold of the JobTracker's lock", args...)
+	if jt.region != nil {
+		jt.region.End()
+		jt.region = nil
 	}
-	return jt.prom.holds[jt.holder], held
+	if held >= longHold {
+		long = []any{"holder", jt.holder.String(), "held", held.Round(time.Microsecond)}
+		if jt.holder == holderHeartbeat {
+			long = append(long, "heartbeats", jt.batchSize)
+		}
+	}
+	return jt.prom.holds[jt.holder], held, long
+}
+
+// logHold logs a long hold of the lock (endHoldLocked's long), after it.
+func (jt *JobTracker) logHold(long []any) {
+	if long != nil {
+		jt.log.Warn("long hold of the JobTracker's lock", long...)
+	}
 }

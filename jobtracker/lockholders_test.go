@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -106,5 +107,52 @@ func TestLongHoldIsLogged(t *testing.T) {
 	}
 	if strings.Contains(got, "speculator") {
 		t.Errorf("a short hold was logged: %q", got)
+	}
+}
+
+// lockCheckingWriter records each log line written while the
+// JobTracker's lock is held (a write can block: it must not hold the lock).
+type lockCheckingWriter struct {
+	jt      *JobTracker
+	mu      sync.Mutex
+	lines   []string
+	underMu []string
+}
+
+func (w *lockCheckingWriter) Write(p []byte) (int, error) {
+	free := w.jt.mu.TryLock()
+	if free {
+		w.jt.mu.Unlock()
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.lines = append(w.lines, string(p))
+	if !free {
+		w.underMu = append(w.underMu, string(p))
+	}
+	return len(p), nil
+}
+
+// TestHeartbeatLogsAreOffTheLock: a tracker's registration and a long
+// hold of the lock are logged once the lock is released.
+func TestHeartbeatLogsAreOffTheLock(t *testing.T) {
+	jt, _ := newTestJT(t, 1)
+	w := &lockCheckingWriter{jt: jt}
+	jt.log = slog.New(slog.NewTextHandler(w, nil))
+	heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "t9", InitialContact: true, FreeMapSlots: 1})
+	jt.lock(holderHeartbeat)
+	jt.lockedAt = jt.lockedAt.Add(-2 * longHold)
+	jt.unlock()
+	jt.waitBackground()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	all := strings.Join(w.lines, "")
+	for _, msg := range []string{"tracker joined", "long hold of the JobTracker's lock"} {
+		if !strings.Contains(all, msg) {
+			t.Errorf("no %q line in the log: %q", msg, all)
+		}
+	}
+	if len(w.underMu) > 0 {
+		t.Errorf("lines logged under the JobTracker's lock: %q", w.underMu)
 	}
 }

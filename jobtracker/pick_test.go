@@ -34,6 +34,7 @@ func TestPickLocalMapIsTheScansPick(t *testing.T) {
 		trackers[h] = &trackerState{name: "t_" + h, host: h, mapSlots: 2}
 		jt.trackers["t_"+h] = trackers[h]
 		jt.slotTotals[partitions.Map] += 2
+		jt.addCapacityLocked(trackers[h], 1)
 		jt.trackerChangedLocked("t_" + h)
 	}
 	for round := 0; round < 2000; round++ {

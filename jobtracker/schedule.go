@@ -68,23 +68,25 @@ func (jt *JobTracker) jobViewLocked(j *job, offer *trackerState) partitions.JobV
 	return v
 }
 
+// addCapacityLocked adds sign (1 or -1) times tracker t's part of the
+// capacity the policies see: none for a blacklisted tracker (its slots run
+// nothing), else the tracker and its slots. Every change of a tracker's
+// membership, slots or blacklisting takes its part out before and puts it
+// back after, so that the capacity is kept without a walk of the trackers
+// (one per registration was O(trackers²) while a 10,000-tracker cluster
+// registered).
+func (jt *JobTracker) addCapacityLocked(t *trackerState, sign int) {
+	if t.blacklisted {
+		return
+	}
+	jt.capacity[0] += sign
+	jt.capacity[1] += sign * t.mapSlots
+	jt.capacity[2] += sign * t.reduceSlots
+}
+
 // clusterViewLocked is the policy's view of the cluster for a slot offer
 // from tracker offer (nil: the view of no particular offer).
 func (jt *JobTracker) clusterViewLocked(now time.Time, offer *trackerState) *partitions.ClusterView {
-	if jt.capacityStale {
-		// Recounted only when a tracker joined, left, changed its slots
-		// or was blacklisted (trackersChangedLocked).
-		jt.capacity = [3]int{}
-		for _, t := range jt.trackers {
-			if t.blacklisted {
-				continue // its slots run nothing
-			}
-			jt.capacity[0]++
-			jt.capacity[1] += t.mapSlots
-			jt.capacity[2] += t.reduceSlots
-		}
-		jt.capacityStale = false
-	}
 	view := &partitions.ClusterView{Now: now, Trackers: jt.capacity[0], MapSlots: jt.capacity[1], ReduceSlots: jt.capacity[2],
 		Jobs: make([]partitions.JobView, 0, len(jt.order))}
 	for _, j := range jt.order {

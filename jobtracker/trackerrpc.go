@@ -525,7 +525,7 @@ func (jt *JobTracker) lostTrackerLocked(t *trackerState, why string) {
 	jt.trackerChangedLocked(t.name)
 	jt.slotTotals[partitions.Map] -= t.mapSlots
 	jt.slotTotals[partitions.Reduce] -= t.reduceSlots
-	jt.capacityStale = true
+	jt.addCapacityLocked(t, -1)
 	now := jt.now()
 	jt.imagesLostLocked(t.name)
 	for _, j := range jt.order {

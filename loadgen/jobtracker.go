@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"gomr/conf"
 	"gomr/jobtracker"
 )
@@ -251,6 +253,7 @@ func spawnJobTracker(ctx context.Context, cfg *Config, dir string, log *slog.Log
 	if err != nil {
 		return nil, err
 	}
+	growPipe(stderr, log)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("loadgen: starting the JobTracker (%s jobtracker): %w", exe, err)
 	}
@@ -298,6 +301,35 @@ func spawnJobTracker(ctx context.Context, cfg *Config, dir string, log *slog.Log
 	}
 	log.Info("JobTracker started", "pid", jt.pid, "address", rpcAddr, "http", httpAddr)
 	return jt, nil
+}
+
+// logPipeSize is the buffer of the pipe a spawned JobTracker logs into
+// (Linux's default pipe-max-size; the default buffer is 64 KiB).
+const logPipeSize = 1 << 20
+
+// growPipe enlarges the pipe whose read end is r to logPipeSize, where
+// Linux allows: a JobTracker writes its log synchronously, and with 64 KiB
+// of pipe a log line waits for the generator, busy with 10,000 trackers,
+// to read the ones before it (a JobTracker on a host of its own writes to
+// a file); with 1 MiB the pipe holds a few thousand lines. Failing that,
+// the pipe keeps its size.
+func growPipe(r io.Reader, log *slog.Logger) {
+	f, ok := r.(*os.File)
+	if !ok {
+		return
+	}
+	rc, err := f.SyscallConn()
+	if err == nil {
+		cerr := rc.Control(func(fd uintptr) {
+			_, err = unix.FcntlInt(fd, unix.F_SETPIPE_SZ, logPipeSize)
+		})
+		if err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		log.Warn("the JobTracker's log pipe keeps its size", "error", err)
+	}
 }
 
 // readJobTrackerLog reads a spawned JobTracker's log: "lost tracker"

@@ -65,6 +65,16 @@ type Config struct {
 	// own. Its memory is not what is measured, so it trades memory for
 	// fewer collections. The spawned JobTracker keeps its own setting.
 	GeneratorGCPercent int
+	// GeneratorNice, if not 0, is the nice value of this process's
+	// threads while it drives a spawned or remote JobTracker (nice.go):
+	// with a positive one the JobTracker, at its own (0), gets the CPU it
+	// asks for before the generator, as a JobTracker on a host of its own
+	// does, instead of an even share of the cores with the 10,000
+	// simulated trackers. The tracker-side latency then carries more of
+	// the generator's own waits; the JobTracker-side one is the
+	// JobTracker's. 0 (the default, and every figure measured before it
+	// existed) shares the CPU evenly.
+	GeneratorNice int
 	// ConfFile and Defines configure a JobTracker the generator starts;
 	// Policy, if set, is its scheduler.policy.
 	ConfFile string
@@ -123,6 +133,11 @@ type Config struct {
 	// spawned JobTracker over the measurement window (profile.go): its CPU,
 	// mutex and block profiles, its allocations and an execution trace.
 	JobTrackerProfiles string
+	// JobTrackerTraceAt is when that execution trace starts, from the
+	// trackers' start (0: with them, over the registrations and the first
+	// launches of the warm-up); negative: in the measured window's middle.
+	// It lasts 5 s, cut at the run's end.
+	JobTrackerTraceAt time.Duration
 	// PollUI, if positive, has the JobTracker's web UI pages, /api,
 	// /metrics and the client calls of mr job polled, each every PollUI,
 	// during the run (poll.go); their response times are in the result.
@@ -207,6 +222,9 @@ type Result struct {
 	// GeneratorGCPercent is the generator's GC percentage over the run
 	// (Config.GeneratorGCPercent when applied, else the runtime's).
 	GeneratorGCPercent int `json:"generator_gc_percent,omitempty"`
+	// GeneratorNice is the generator's nice value over the run
+	// (Config.GeneratorNice when applied).
+	GeneratorNice int `json:"generator_nice,omitempty"`
 
 	// PollUIS is Config.PollUI in seconds (0: no polling), and Polls the
 	// polled pages' and calls' response times in the window.
@@ -357,6 +375,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	defer jt.close()
 	gcPercent, restoreGC := generatorGC(jt.mode, cfg.GeneratorGCPercent)
 	defer restoreGC()
+	nice, restoreNice, err := generatorNice(jt.mode, cfg.GeneratorNice)
+	if err != nil {
+		return nil, err
+	}
+	defer restoreNice()
 	outDir := cfg.OutputDir
 	if outDir == "" {
 		if outDir, err = os.MkdirTemp("", "gomr-loadgen-out-"); err != nil {
@@ -368,7 +391,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	res := &Result{Mode: jt.mode, JobTracker: jt.addr, Policy: cfg.Policy, Trackers: cfg.Trackers, MapSlots: cfg.MapSlots,
 		ReduceSlots: cfg.ReduceSlots, HeartbeatS: cfg.Heartbeat.Seconds(), OutOfBand: cfg.OutOfBand, FollowInterval: cfg.FollowInterval, LostLogged: -1,
-		GeneratorGCPercent: gcPercent}
+		GeneratorGCPercent: gcPercent, GeneratorNice: nice}
 	if cfg.SubmitOnly {
 		res.Trackers, res.MapSlots, res.ReduceSlots, res.HeartbeatS = 0, 0, 0, 0
 		err = g.submitOnly(ctx, outDir, res)
@@ -486,6 +509,11 @@ func (g *generator) run(ctx context.Context, outDir string, res *Result) error {
 	}
 	t0 := time.Now()
 	g.winStart.Store(t0.Add(cfg.Warmup).UnixNano())
+	var traced <-chan error
+	if cfg.JobTrackerProfiles != "" && g.jt.pprof != "" {
+		at := traceStart(t0, t0.Add(cfg.Warmup), t0.Add(cfg.Duration), cfg.JobTrackerTraceAt)
+		traced = g.jt.fetchTrace(ctx, cfg.JobTrackerProfiles, at, t0.Add(cfg.Duration))
+	}
 	trCtx, stopTrackers := context.WithCancel(ctx)
 	defer stopTrackers()
 	var wg sync.WaitGroup
@@ -532,7 +560,7 @@ func (g *generator) run(ctx context.Context, outDir string, res *Result) error {
 	sampler.start()
 	var profiled <-chan error
 	if cfg.JobTrackerProfiles != "" && g.jt.pprof != "" && ctx.Err() == nil {
-		profiled = g.jt.profileWindow(ctx, cfg.JobTrackerProfiles, time.Until(t0.Add(cfg.Duration)))
+		profiled = g.jt.profileWindow(ctx, cfg.JobTrackerProfiles, t0.Add(cfg.Duration))
 	}
 	self, selfErr := readProc(os.Getpid())
 	end := t0.Add(cfg.Duration)
@@ -559,8 +587,15 @@ func (g *generator) run(ctx context.Context, outDir string, res *Result) error {
 		pprof.StopCPUProfile()
 		profFile.Close()
 	}
-	if profiled != nil {
-		if err := <-profiled; err != nil {
+	if profiled != nil || traced != nil {
+		var errs []error
+		if profiled != nil {
+			errs = append(errs, <-profiled)
+		}
+		if traced != nil {
+			errs = append(errs, <-traced)
+		}
+		if err := errors.Join(errs...); err != nil {
 			g.log.Warn("profiles of the JobTracker", "error", err)
 		} else {
 			g.log.Info("profiles of the JobTracker written", "dir", cfg.JobTrackerProfiles)

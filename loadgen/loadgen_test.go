@@ -280,3 +280,27 @@ func TestInterpolatedQuantile(t *testing.T) {
 		}
 	}
 }
+
+// TestTraceStart: the JobTracker's execution trace starts when
+// --jobtracker-trace-at says, from the trackers' start, or by default in
+// the middle of the measured window (its whole window when it is shorter
+// than the trace).
+func TestTraceStart(t *testing.T) {
+	t0 := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) time.Time { return t0.Add(d) }
+	for _, c := range []struct {
+		name             string
+		winStart, winEnd time.Duration
+		traceAt, want    time.Duration
+	}{
+		{"default: the window's middle", 6 * time.Second, 40 * time.Second, -1, 20500 * time.Millisecond},
+		{"default, window shorter than the trace", 1 * time.Second, 3 * time.Second, -time.Second, 1 * time.Second},
+		{"at the trackers' start", 6 * time.Second, 40 * time.Second, 0, 0},
+		{"at a time in the warm-up", 6 * time.Second, 40 * time.Second, 2 * time.Second, 2 * time.Second},
+		{"at a time in the window", 6 * time.Second, 40 * time.Second, 30 * time.Second, 30 * time.Second},
+	} {
+		if got := traceStart(t0, at(c.winStart), at(c.winEnd), c.traceAt); !got.Equal(at(c.want)) {
+			t.Errorf("%s: trace starts at t0+%v, want t0+%v", c.name, got.Sub(t0), c.want)
+		}
+	}
+}

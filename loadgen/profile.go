@@ -11,30 +11,58 @@ import (
 	"time"
 )
 
-// traceLength is how long the execution trace of a profiled window lasts
-// (a trace of 10,000 trackers is tens of megabytes a second); it is taken
-// from the window's middle.
+// traceLength is how long the execution trace of a profiled run lasts (a
+// trace of 10,000 trackers is tens of megabytes a second); it is taken
+// from the measured window's middle unless Config.JobTrackerTraceAt says
+// when.
 const traceLength = 5 * time.Second
 
-// profileWindow fetches profiles of a spawned JobTracker (its --pprof
-// server) over the next window, into dir: cpu.pprof, mutex.pprof,
-// block.pprof and allocs.pprof (the window's delta of each) and trace.out
-// (traceLength from the window's middle). The returned channel gets nil,
-// or the first error, once every fetch ended.
-func (jt *jobTracker) profileWindow(ctx context.Context, dir string, window time.Duration) <-chan error {
-	done := make(chan error, 1)
-	secs := max(int(window.Seconds()), 1)
-	fetches := []struct {
-		file, path string
-		after      time.Duration
-	}{
-		{"cpu.pprof", fmt.Sprintf("/debug/pprof/profile?seconds=%d", secs), 0},
-		{"mutex.pprof", fmt.Sprintf("/debug/pprof/mutex?seconds=%d", secs), 0},
-		{"block.pprof", fmt.Sprintf("/debug/pprof/block?seconds=%d", secs), 0},
-		{"allocs.pprof", fmt.Sprintf("/debug/pprof/allocs?seconds=%d", secs), 0},
-		{"trace.out", fmt.Sprintf("/debug/pprof/trace?seconds=%d", max(int(min(traceLength, window).Seconds()), 1)),
-			max(window-traceLength, 0) / 2},
+// traceStart is when the execution trace of a run whose trackers started
+// at t0 and whose measured window is [winStart, winEnd) begins: at
+// t0 + at, or with at negative in the window's middle (traceLength of it).
+func traceStart(t0, winStart, winEnd time.Time, at time.Duration) time.Time {
+	if at >= 0 {
+		return t0.Add(at)
 	}
+	return winStart.Add(max(winEnd.Sub(winStart)-traceLength, 0) / 2)
+}
+
+// profileWindow fetches profiles of a spawned JobTracker (its --pprof
+// server) over the window from now to winEnd, into dir: cpu.pprof,
+// mutex.pprof, block.pprof and allocs.pprof (the window's delta of each),
+// and starts fetchTrace's trace at traceAt (up to traceLength, and not
+// past winEnd). The returned channel gets nil, or the first error, once
+// every fetch ended.
+func (jt *jobTracker) profileWindow(ctx context.Context, dir string, winEnd time.Time) <-chan error {
+	secs := max(int(time.Until(winEnd).Seconds()), 1)
+	return jt.fetchProfiles(ctx, dir, []profileFetch{
+		{"cpu.pprof", fmt.Sprintf("/debug/pprof/profile?seconds=%d", secs), time.Time{}},
+		{"mutex.pprof", fmt.Sprintf("/debug/pprof/mutex?seconds=%d", secs), time.Time{}},
+		{"block.pprof", fmt.Sprintf("/debug/pprof/block?seconds=%d", secs), time.Time{}},
+		{"allocs.pprof", fmt.Sprintf("/debug/pprof/allocs?seconds=%d", secs), time.Time{}},
+	})
+}
+
+// fetchTrace fetches an execution trace of a spawned JobTracker into
+// dir/trace.out, from at for traceLength, cut at end (the run's).
+func (jt *jobTracker) fetchTrace(ctx context.Context, dir string, at, end time.Time) <-chan error {
+	secs := max(int(min(traceLength, end.Sub(at)).Seconds()), 1)
+	return jt.fetchProfiles(ctx, dir, []profileFetch{
+		{"trace.out", fmt.Sprintf("/debug/pprof/trace?seconds=%d", secs), at},
+	})
+}
+
+// profileFetch is a profile to fetch from a JobTracker's --pprof server:
+// its file, its URL's path, and when to ask (zero: at once).
+type profileFetch struct {
+	file, path string
+	at         time.Time
+}
+
+// fetchProfiles fetches the profiles into dir, each at its time; the
+// returned channel gets nil, or the errors, once every fetch ended.
+func (jt *jobTracker) fetchProfiles(ctx context.Context, dir string, fetches []profileFetch) <-chan error {
+	done := make(chan error, 1)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		done <- fmt.Errorf("loadgen: profiles: %w", err)
 		return done
@@ -46,7 +74,7 @@ func (jt *jobTracker) profileWindow(ctx context.Context, dir string, window time
 			case <-ctx.Done():
 				errs <- ctx.Err()
 				return
-			case <-time.After(f.after):
+			case <-time.After(time.Until(f.at)):
 			}
 			errs <- fetchProfile(ctx, "http://"+jt.pprof+f.path, filepath.Join(dir, f.file))
 		}()

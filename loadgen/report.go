@@ -35,7 +35,7 @@ func WriteTable(w io.Writer, r *Result) error {
 	row("launches/s", "%.1f (%d launches, %d kills)", r.LaunchesPerSec, r.Launches, r.Kills)
 	row("map events/s", "%.1f GetMapEvents calls of shuffling reduces, %d errors", r.MapEventCallsPerSec, r.MapEventErrors)
 	row("slots busy", "maps %.1f%%, reduces %.1f%%", 100*r.MapSlotUtilization, 100*r.ReduceSlotUtilization)
-	row("jobtracker CPU", "%s (generator process: %s, GOGC %d)", cores(r.Process.CPUCores), cores(r.GeneratorCPUCores), r.GeneratorGCPercent)
+	row("jobtracker CPU", "%s (generator process: %s, GOGC %d, nice %d)", cores(r.Process.CPUCores), cores(r.GeneratorCPUCores), r.GeneratorGCPercent, r.GeneratorNice)
 	row("jobtracker RSS", "%s start, %s peak, %s end; heap live %s; %s goroutines [%s]",
 		mbs(r.Process.RSSStartMB), mbs(r.Process.RSSPeakMB), mbs(r.Process.RSSEndMB), mbs(r.Process.HeapLiveMB), count(r.Process.Goroutines), r.Process.Source)
 	if l := r.Process.Lock; l != nil {

@@ -104,6 +104,7 @@ func newLoadgenCmd() *cobra.Command {
 	f.StringVar(&cfg.Executable, "jobtracker-bin", "", "with --spawn, the mr binary to start the JobTracker from (default: this one), to compare builds under one generator")
 	f.BoolVar(&cfg.Spawn, "spawn", false, "start the JobTracker as a child process (this binary's `jobtracker`) instead of in this process")
 	f.IntVar(&cfg.GeneratorGCPercent, "generator-gogc", 400, "garbage collector percentage (GOGC) of this process while it drives a spawned or remote JobTracker, so that its own collections do not stall the goroutines timing the heartbeats (0: the runtime's; the JobTracker keeps its own)")
+	f.IntVar(&cfg.GeneratorNice, "generator-nice", 0, "nice value of this process while it drives a spawned or remote JobTracker: with a positive one the JobTracker gets the CPU it asks for before the simulated trackers, as on a host of its own (0: both share the cores evenly, as every figure measured before this option)")
 	f.StringVar(&cfg.Policy, "policy", "", "scheduler.policy of the JobTracker this command starts")
 	f.IntVar(&trackers, "trackers", 100, "simulated TaskTrackers")
 	f.IntVar(&mapS, "map-slots", 2, "map slots per tracker")
@@ -132,7 +133,8 @@ func newLoadgenCmd() *cobra.Command {
 	f.StringVar(&cfg.OutputDir, "output-dir", "", "directory, on the JobTracker's machine, for the jobs' output directories (default: a new temporary one)")
 	f.StringVar(&out, "out", "", "write the result as JSON to this file")
 	f.DurationVar(&cfg.PollUI, "poll-ui", 0, "poll the JobTracker's web UI pages, /api, /metrics and mr job's calls, each every this long, during the run, and report their response times (0: no polling)")
-	f.StringVar(&cfg.JobTrackerProfiles, "jobtracker-pprof", "", "with --spawn, write profiles of the JobTracker over the measured window into this directory: cpu, mutex, block, allocs (pprof) and a 5 s execution trace (trace.out); the JobTracker then samples mutex and block events, which costs it some CPU")
+	f.StringVar(&cfg.JobTrackerProfiles, "jobtracker-pprof", "", "with --spawn, write profiles of the JobTracker over the measured window into this directory: cpu, mutex, block, allocs (pprof) and a 5 s execution trace (trace.out, from the window's middle or at --jobtracker-trace-at); the JobTracker then samples mutex and block events, which costs it some CPU")
+	f.DurationVar(&cfg.JobTrackerTraceAt, "jobtracker-trace-at", -time.Second, "with --jobtracker-pprof, when the 5 s execution trace starts, from the trackers' start (0: over the registrations and first launches of the warm-up; negative: in the middle of the measured window)")
 	f.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of this process over the measured window (with the in-process JobTracker)")
 	cmd.AddCommand(&cobra.Command{
 		Use:   "curves RESULT.json...",

@@ -10,12 +10,14 @@ import (
 // TestE2ELoadgenJobTrackerProfiles runs mr loadgen with a spawned
 // JobTracker (mr jobtracker --pprof) and --jobtracker-pprof: the JobTracker's
 // profiles over the measured window are written, each a gzipped pprof
-// profile, and the execution trace a Go trace.
+// profile, and the execution trace a Go trace; taken from the trackers'
+// start (--jobtracker-trace-at 0s), it has the registrations' holds of the
+// JobTracker's lock as regions named after their holder.
 func TestE2ELoadgenJobTrackerProfiles(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "profiles")
 	out, err := runMR(t, "loadgen", "--spawn", "--policy", "fifo", "--trackers", "4", "--heartbeat", "300ms",
 		"--duration", "3s", "--warmup", "1s", "--jobs", "1", "--maps", "20", "--map-time", "500ms",
-		"--jobtracker-pprof", dir)
+		"--jobtracker-pprof", dir, "--jobtracker-trace-at", "0s")
 	if err != nil {
 		t.Fatalf("mr loadgen: %v\n%s", err, tail(out, 40))
 	}
@@ -34,6 +36,9 @@ func TestE2ELoadgenJobTrackerProfiles(t *testing.T) {
 	}
 	if !bytes.HasPrefix(b, []byte("go 1.")) {
 		t.Errorf("trace.out is not a Go execution trace: %q...", b[:min(len(b), 40)])
+	}
+	if !bytes.Contains(b, []byte("jobtracker.lock.heartbeat")) {
+		t.Errorf("trace.out has no region of the heartbeats' holds of the lock (jobtracker.lock.heartbeat)")
 	}
 }
 

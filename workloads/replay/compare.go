@@ -732,16 +732,15 @@ func (c *Comparison) WriteTable(w io.Writer) error {
 		if err := tw.Flush(); err != nil {
 			return fmt.Errorf("write table: %w", err)
 		}
-		for _, by := range c.rankings() {
-			realRank := RankingBy(runs, func(r PolicyRun) *sim.Result { return r.Real }, by.get)
-			simRank := RankingBy(runs, func(r PolicyRun) *sim.Result { return r.Sim }, by.get)
+		for _, rk := range c.rankingsOf(seed) {
 			agree := "agree"
-			if !RankingsAgree(realRank, simRank) {
+			if !rk.Agree {
 				agree = "DISAGREE"
 			}
-			fmt.Fprintf(w, "ranking by %s (best first): real %s; simulated %s: %s\n", by.name, rankString(realRank), rankString(simRank), agree)
-			if ag, con, un, ok := PairsResolved(runs, by.get, c.rankResolve); ok {
-				fmt.Fprintf(w, "  real pairs resolved by %.0f%% of the %d sim draws: %d of %d, %d agree", 100*c.rankResolve, len(runs[0].Draws), len(ag)+len(con), len(ag)+len(con)+len(un), len(ag))
+			fmt.Fprintf(w, "ranking by %s (best first): real %s; simulated %s: %s\n", rk.Metric, rk.Real, rk.Sim, agree)
+			if rk.Resolve > 0 {
+				ag, con, un := rk.Agreed, rk.Contradict, rk.Unresolved
+				fmt.Fprintf(w, "  real pairs resolved by %.0f%% of the %d sim draws: %d of %d, %d agree", 100*rk.Resolve, len(runs[0].Draws), len(ag)+len(con), len(ag)+len(con)+len(un), len(ag))
 				if len(con) > 0 {
 					fmt.Fprintf(w, ", CONTRADICTED: %s", pairsString(con))
 				}
@@ -1118,19 +1117,28 @@ type jsonRanking struct {
 	Unresolved []PairOrder `json:"unresolved,omitempty"`
 }
 
+// jsonRankings are the rankings of every seed (rankingsOf).
 func (c *Comparison) jsonRankings() []jsonRanking {
 	var out []jsonRanking
 	for _, seed := range c.seeds() {
-		runs := c.runsOf(seed)
-		for _, by := range c.rankings() {
-			realRank := RankingBy(runs, func(r PolicyRun) *sim.Result { return r.Real }, by.get)
-			simRank := RankingBy(runs, func(r PolicyRun) *sim.Result { return r.Sim }, by.get)
-			jr := jsonRanking{Seed: seed, Metric: by.name, Real: rankString(realRank), Sim: rankString(simRank), Agree: RankingsAgree(realRank, simRank)}
-			if ag, con, un, ok := PairsResolved(runs, by.get, c.rankResolve); ok {
-				jr.Resolve, jr.Agreed, jr.Contradict, jr.Unresolved = c.rankResolve, ag, con, un
-			}
-			out = append(out, jr)
+		out = append(out, c.rankingsOf(seed)...)
+	}
+	return out
+}
+
+// rankingsOf ranks seed's policies by each ranking metric (rankings),
+// real and simulated, with the pairs the simulator's draws resolve.
+func (c *Comparison) rankingsOf(seed uint64) []jsonRanking {
+	var out []jsonRanking
+	runs := c.runsOf(seed)
+	for _, by := range c.rankings() {
+		realRank := RankingBy(runs, func(r PolicyRun) *sim.Result { return r.Real }, by.get)
+		simRank := RankingBy(runs, func(r PolicyRun) *sim.Result { return r.Sim }, by.get)
+		jr := jsonRanking{Seed: seed, Metric: by.name, Real: rankString(realRank), Sim: rankString(simRank), Agree: RankingsAgree(realRank, simRank)}
+		if ag, con, un, ok := PairsResolved(runs, by.get, c.rankResolve); ok {
+			jr.Resolve, jr.Agreed, jr.Contradict, jr.Unresolved = c.rankResolve, ag, con, un
 		}
+		out = append(out, jr)
 	}
 	return out
 }

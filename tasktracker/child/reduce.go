@@ -99,7 +99,7 @@ func (t *task) runReduce() error {
 		},
 	})
 	if err != nil {
-		return fmt.Errorf("shuffle: %w", err)
+		return err // shuffle.Run's errors name the shuffle and the reduce
 	}
 	t.setProgress(1.0 / 3)
 	t.setPhase("SORT")

@@ -40,6 +40,7 @@ func (jt *JobTracker) noteTrackerFailureLocked(j *job, name string) {
 	j.trackerFailures[name]++
 	if j.trackerFailures[name] == j.settings().maxTrackerFailures {
 		j.flakyTrackers++
+		j.viewChanged()
 		jt.log.Warn("tracker blacklisted for a job", "tracker", name, "job", j.id, "failures", j.trackerFailures[name])
 	}
 }

@@ -145,6 +145,7 @@ func newJob(id string, spec mr.JobSpec, splits []mr.Split, secret []byte, submit
 func (jt *JobTracker) addJobLocked(j *job, now time.Time) {
 	jt.jobs[j.id] = j
 	jt.order = append(jt.order, j)
+	jt.views.viewListChanged()
 	jt.driver.Submitted(now, jt.jobViewLocked(j, nil))
 }
 
@@ -442,6 +443,7 @@ func (jt *JobTracker) SetJobPriority(ctx context.Context, req *mrpb.SetJobPriori
 		return nil, status.Errorf(codes.FailedPrecondition, "job %s is %s: its priority can no longer change", j.id, j.state)
 	}
 	j.priority = p
+	j.viewChanged()
 	jt.log.Info("job priority changed", "job", j.id, "priority", req.Priority)
 	return &mrpb.SetJobPriorityResponse{Priority: int32(p)}, nil
 }

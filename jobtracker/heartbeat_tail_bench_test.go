@@ -28,14 +28,22 @@ import (
 //
 //	go test -run '^$' -bench HeartbeatTail -benchtime 60000x ./jobtracker/
 //
-// GOMR_BENCH_POLICIES narrows the policies; GOMR_BENCH_CPUPROFILE=PREFIX
-// profiles the measured loop of each.
+// GOMR_BENCH_POLICIES narrows the policies; GOMR_BENCH_JOBS=JxM runs J
+// jobs of M maps instead (1000x100: issue 17's 1,000 jobs, where the
+// policy's view of every running job is built per offer);
+// GOMR_BENCH_CPUPROFILE=PREFIX profiles the measured loop of each.
 func BenchmarkHeartbeatTail(b *testing.B) {
 	policies := []string{"fifo", "fair", "tyrex-static", "minedf-wc"}
 	if s := os.Getenv("GOMR_BENCH_POLICIES"); s != "" {
 		policies = splitFields(s)
 	}
-	const trackers, jobs, maps = 10000, 4, 37500
+	const trackers = 10000
+	jobs, maps := 4, 37500
+	if s := os.Getenv("GOMR_BENCH_JOBS"); s != "" {
+		if _, err := fmt.Sscanf(s, "%dx%d", &jobs, &maps); err != nil || jobs < 1 || maps < 1 {
+			b.Fatalf("GOMR_BENCH_JOBS=%q: want JOBSxMAPS, e.g. 1000x100", s)
+		}
+	}
 	for _, policy := range policies {
 		b.Run(fmt.Sprintf("%s/trackers=%d/jobs=%dx%d", policy, trackers, jobs, maps), func(b *testing.B) {
 			r := newHeartbeatRigJobs(b, policy, trackers, jobs, maps, 0, false)

@@ -93,6 +93,9 @@ type JobTracker struct {
 	// capacity is the live trackers that are not blacklisted and their
 	// map and reduce slots (addCapacityLocked).
 	capacity [3]int
+	// views is the policy's view of the running jobs, kept between offers
+	// (viewcache.go).
+	views viewCache
 	// faults are the times at which succeeded jobs that had blacklisted
 	// a tracker ended, by tracker name (blacklist.go).
 	faults map[string][]time.Time

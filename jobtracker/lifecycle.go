@@ -134,7 +134,13 @@ func transition[S ~uint8](table map[S][]S, what string, cur *S, to S, name func(
 
 // to moves the job to state s.
 func (j *job) to(s jobState) error {
-	return transition(jobTransitions, "job "+j.id, &j.state, s, jobState.String)
+	if err := transition(jobTransitions, "job "+j.id, &j.state, s, jobState.String); err != nil {
+		return err
+	}
+	if s.final() && j.vc != nil {
+		j.vc.viewListChanged() // it leaves the view
+	}
+	return nil
 }
 
 // to moves the task to state s, keeping its job's count of pending tasks.
@@ -143,6 +149,7 @@ func (t *task) to(s taskState) error {
 	if err := transition(taskTransitions, "task "+t.id(), &t.state, s, taskState.String); err != nil {
 		return err
 	}
+	t.job.viewChanged()
 	j := t.job
 	if from == taskPending {
 		j.pendingChanged(t, -1)
@@ -187,6 +194,7 @@ func (t *task) to(s taskState) error {
 // pendingChanged adds d to the job's pending tasks of t's type (and, for
 // a map, to the pending maps of each host of its split).
 func (j *job) pendingChanged(t *task, d int) {
+	j.viewChanged()
 	j.pending[t.typ] += d
 	if d > 0 && t.index < j.pendingFrom[t.typ] {
 		j.pendingFrom[t.typ] = t.index
@@ -213,6 +221,7 @@ func (a *attempt) to(s attemptState) error {
 	}
 	if from.live() && !s.live() {
 		a.task.job.live[a.task.typ]--
+		a.task.job.viewChanged()
 	}
 	if a.task != nil {
 		a.task.job.refreshRunning(a.task, true)

@@ -17,15 +17,21 @@ import (
 // refused any state change as illegal (lifecycle.go): every path through
 // the JobTracker must keep to the tables; or if the counts its views are
 // made of (pending tasks, live attempts, pending maps by host, waiting
-// speculative attempts) differ from a count over the tasks. It first
-// waits for the work heartbeats handed off their replies (history files),
-// which may still write in the test's directory.
+// speculative attempts) differ from a count over the tasks; or if a
+// policy's cached view of a job differed from one built afresh at an
+// offer (viewcache.go: a change without viewChanged). It first waits for
+// the work heartbeats handed off their replies (history files), which may
+// still write in the test's directory.
 func noIllegalTransitions(t testing.TB, jt *JobTracker) {
+	jt.views.verify = true
 	t.Cleanup(func() {
 		jt.waitBackground()
 		jt.mu.Lock()
 		n := jt.illegalTransitions
 		var bad []error
+		if err := jt.views.mismatch; err != nil {
+			bad = append(bad, err)
+		}
 		for _, j := range jt.order {
 			if err := viewCountsMatch(j); err != nil {
 				bad = append(bad, err)

@@ -30,4 +30,5 @@ func jobProfile(rec *jobhistory.Record) (name string, p partitions.Profile, ok b
 // JobTracker's profiles.
 func (jt *JobTracker) addProfileLocked(name string, p partitions.Profile) {
 	jobhistory.MergeProfile(jt.profiles, name, p)
+	jt.views.viewListChanged() // every job of that name shows the profile
 }

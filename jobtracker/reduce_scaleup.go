@@ -81,6 +81,7 @@ func addReducePieces(j *job, t *task, bounds [][]byte) []*task {
 		nt := &task{job: j, typ: partitions.Reduce, index: len(j.reduces), state: taskPending, failedOn: map[string]bool{},
 			split: p, nextAttempt: t.nextAttempt - t.nextAttempt%1000}
 		j.reduces = append(j.reduces, nt)
+		j.viewChanged()
 		j.byState[partitions.Reduce][taskPending]++
 		j.pendingChanged(nt, 1)
 		added = append(added, nt)

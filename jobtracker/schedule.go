@@ -84,24 +84,6 @@ func (jt *JobTracker) addCapacityLocked(t *trackerState, sign int) {
 	jt.capacity[2] += sign * t.reduceSlots
 }
 
-// clusterViewLocked is the policy's view of the cluster for a slot offer
-// from tracker offer (nil: the view of no particular offer).
-func (jt *JobTracker) clusterViewLocked(now time.Time, offer *trackerState) *partitions.ClusterView {
-	view := &partitions.ClusterView{Now: now, Trackers: jt.capacity[0], MapSlots: jt.capacity[1], ReduceSlots: jt.capacity[2],
-		Jobs: make([]partitions.JobView, 0, len(jt.order))}
-	for _, j := range jt.order {
-		// A job committing its output is in the view (nothing pending or
-		// running) until it ends, as a job running its cleanup task is in
-		// the simulator's: the policy knows a job from JobSubmitted to
-		// JobFinished.
-		if j.done() {
-			continue
-		}
-		view.Jobs = append(view.Jobs, jt.jobViewLocked(j, offer))
-	}
-	return view
-}
-
 func (jt *JobTracker) assignLocked(t *trackerState, freeMaps, freeReduces int, now time.Time) {
 	if t.blacklisted {
 		return
@@ -374,6 +356,7 @@ func (jt *JobTracker) startAttemptLocked(j *job, tk *task, t *trackerState, now 
 	// and counters prefix): the task's part of the running totals.
 	defer j.refreshRunning(tk, true)
 	j.live[tk.typ]++
+	j.viewChanged()
 	if tk.state == taskPending {
 		jt.taskToLocked(tk, taskRunning)
 	}

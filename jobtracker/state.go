@@ -99,6 +99,14 @@ type job struct {
 	viewPool       string
 	viewDeadline   time.Time
 	viewInputBytes int64
+	// vc is the view cache that holds the job's view (viewcache.go), nil
+	// until the job is in it; viewIdx is the view's index there;
+	// viewStale says the job is in vc's stale list, viewPerOffer in its
+	// list of views rebuilt per offer.
+	vc           *viewCache
+	viewIdx      int
+	viewStale    bool
+	viewPerOffer bool
 	// Likewise for the job's status: tasks by type and state, the tasks
 	// running, and the summed counters of the tasks' successful attempts.
 	byState      [2][taskKilled + 1]int
@@ -258,6 +266,7 @@ func (t *task) viewID() string {
 // setSpec makes s the task's pending speculation (nil: none), keeping the
 // job's set of tasks whose speculative attempt waits for a slot.
 func (t *task) setSpec(s *speculation) {
+	t.job.viewChanged()
 	t.specPending = s
 	if s != nil && s.attempt == nil {
 		t.job.specWaiting[t] = true

@@ -398,6 +398,7 @@ func (jt *JobTracker) attemptSucceededLocked(a *attempt, now time.Time) {
 	} else {
 		j.finishedReduces++
 	}
+	j.viewChanged()
 	jt.driver.Succeeded(now, attemptKey(a), a.finish.Sub(a.start))
 	for _, other := range t.running() {
 		jt.killAttemptLocked(other, "another attempt of the task succeeded")
@@ -574,6 +575,7 @@ func (jt *JobTracker) rerunMapLocked(m *task, now time.Time) {
 	m.successful = nil
 	m.commitGrant = nil
 	j.finishedMaps--
+	j.viewChanged()
 	jt.logRerunLocked(m)
 	j.counters.Add(mr.JobCounterGroup, mr.NumKilledMaps, 1)
 	jt.driver.MapOutputLost(now, j.id, m.index)

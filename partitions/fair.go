@@ -1,8 +1,10 @@
 package partitions
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -62,6 +64,15 @@ type Fair struct {
 	lastPoolNames []string
 	lastPoolShare [2][]float64
 	preemption    fairPreemption
+	// byView caches, by the last view's index, the job f.jobs had for it,
+	// valid while no job left f.jobs (byViewGen == jobsGen): a view of
+	// 1,000 jobs cost 1,000 lookups by ID per Offer.
+	byView             []*fairJob
+	byViewGen, jobsGen uint64
+	// shareEs and shareIdx are shares' scratch: the jobs' entities
+	// grouped by pool, and each one's candidate.
+	shareEs  []entity
+	shareIdx []int
 }
 
 type fairJob struct {
@@ -71,6 +82,7 @@ type fairJob struct {
 	submitted time.Time
 	priority  int
 	tasks     int
+	logTasks  float64 // log2(1 + tasks), made at its first use
 }
 
 // NewFair builds the fair scheduler from its configuration keys.
@@ -169,6 +181,7 @@ func (f *Fair) Observe(ev Event) {
 		}
 	case JobFinished:
 		delete(f.jobs, ev.JobID)
+		f.jobsGen++
 	}
 }
 
@@ -197,13 +210,20 @@ func (f *Fair) jobWeight(j *fairJob) float64 {
 	w := 1.0
 	switch f.weightMode {
 	case "log":
-		w = math.Log2(1 + float64(j.tasks))
+		if j.logTasks == 0 {
+			j.logTasks = math.Log2(1 + float64(j.tasks))
+		}
+		w = j.logTasks
 	case "linear":
 		w = float64(max(j.tasks, 1))
 	}
 	pr := min(max(j.priority, -2), 2)
-	return w * math.Pow(2, float64(pr))
+	return w * priorityFactor[pr+2]
 }
+
+// priorityFactor is 2^priority for the priorities -2 to 2 (exact, as
+// math.Pow's were).
+var priorityFactor = [5]float64{0.25, 0.5, 1, 2, 4}
 
 // entity is a pool or a job in a fair-share computation.
 type entity struct {
@@ -235,24 +255,48 @@ func waterFill(es []entity, total float64) {
 		}
 		return s
 	}
-	bps := make([]float64, 0, 2*len(es)+1)
-	bps = append(bps, 0)
+	// The breakpoints, each with what it changes in used(r) = c + slope·r
+	// from there on: an entity of positive weight gives m below m/w, r·w
+	// between m/w and d/w, d above; one of no weight gives m throughout.
+	type bp struct{ r, dc, dslope float64 }
+	bps := make([]bp, 0, 2*len(es)+1)
+	bps = append(bps, bp{})
+	c0 := 0.0
 	for _, e := range es {
 		if e.weight > 0 {
-			bps = append(bps, e.minShare/e.weight, e.demand/e.weight)
+			bps = append(bps, bp{e.minShare / e.weight, -e.minShare, e.weight}, bp{e.demand / e.weight, e.demand, -e.weight})
+		}
+		c0 += e.minShare
+	}
+	slices.SortFunc(bps, func(a, b bp) int { return cmp.Compare(a.r, b.r) })
+	// The first breakpoint where used >= total: located by a sweep that
+	// keeps c and the slope (one pass instead of a used(r) per step of a
+	// binary search, O(n) each), then confirmed, and moved if rounding
+	// put it off by one, with used(r) itself, so that it is exactly the
+	// binary search's over used(r).
+	i := len(bps)
+	c, slope := c0, 0.0
+	for k := range bps {
+		c, slope = c+bps[k].dc, slope+bps[k].dslope
+		if c+slope*bps[k].r >= total {
+			i = k
+			break
 		}
 	}
-	sort.Float64s(bps)
-	// first breakpoint where used >= total
-	i := sort.Search(len(bps), func(i int) bool { return used(bps[i]) >= total })
+	for i < len(bps) && used(bps[i].r) < total {
+		i++
+	}
+	for i > 0 && used(bps[i-1].r) >= total {
+		i--
+	}
 	var r float64
 	switch {
 	case i == 0:
 		r = 0
 	case i == len(bps):
-		r = bps[len(bps)-1]
+		r = bps[len(bps)-1].r
 	default:
-		lo, hi := bps[i-1], bps[i]
+		lo, hi := bps[i-1].r, bps[i].r
 		mid := (lo + hi) / 2
 		var a, b float64 // used(r) = a + b·r on [lo, hi]
 		for _, e := range es {
@@ -285,28 +329,44 @@ type fairCand struct {
 
 // Offer gives each free slot to the neediest pool's neediest job.
 func (f *Fair) Offer(view *ClusterView, offer SlotOffer) Decision {
-	for i := range view.Jobs {
-		if f.jobs[view.Jobs[i].ID] == nil {
-			f.admit(&view.Jobs[i])
-		}
-	}
 	f.buf.load(view, offer.Host, false)
+	if f.byViewGen != f.jobsGen {
+		f.byView = f.byView[:0]
+		f.byViewGen = f.jobsGen
+	}
 	// jobs and pools in a deterministic order
-	var cands []fairCand
+	cands := make([]fairCand, 0, len(view.Jobs))
 	var poolNames []string
 	poolIdx := map[string]int{}
+	lastPool, lastIdx := "", -1
 	for i := range view.Jobs {
+		v := &view.Jobs[i]
+		var j *fairJob
+		if i < len(f.byView) && f.byView[i] != nil && f.byView[i].id == v.ID {
+			j = f.byView[i]
+		} else {
+			j = f.admit(v) // the job's state, made on its first offer
+			if i < len(f.byView) {
+				f.byView[i] = j
+			} else {
+				f.byView = append(f.byView, j)
+			}
+		}
 		w := f.buf.at(i)
-		j := f.jobs[w.view.ID]
-		j.priority = w.view.Priority // it may change (mr job -set-priority)
-		pi, ok := poolIdx[j.pool]
-		if !ok {
-			pi = len(poolNames)
-			poolIdx[j.pool] = pi
-			poolNames = append(poolNames, j.pool)
+		j.priority = v.Priority // it may change (mr job -set-priority)
+		pi := lastIdx
+		if j.pool != lastPool || lastIdx < 0 {
+			var ok bool
+			if pi, ok = poolIdx[j.pool]; !ok {
+				pi = len(poolNames)
+				poolIdx[j.pool] = pi
+				poolNames = append(poolNames, j.pool)
+			}
+			lastPool, lastIdx = j.pool, pi
 		}
 		cands = append(cands, fairCand{job: j, w: w, pool: pi})
 	}
+	f.byView = f.byView[:min(len(f.byView), len(view.Jobs))]
 	var d Decision
 	f.lastIDs = f.lastIDs[:0]
 	for _, c := range cands {
@@ -363,19 +423,31 @@ func (f *Fair) shares(cands []fairCand, poolNames []string, t TaskType, total fl
 		poolShare[i] = pools[i].share
 	}
 	jobShare = make([]float64, len(cands))
+	// Each pool's jobs, in candidate order, in one buffer kept across
+	// Offers (a counting sort by pool).
+	start := make([]int, len(pools)+1)
+	for _, c := range cands {
+		start[c.pool+1]++
+	}
 	for pi := range pools {
-		var es []entity
-		var idx []int
-		for i, c := range cands {
-			if c.pool == pi {
-				es = append(es, entity{weight: f.jobWeight(c.job), demand: demandOf(c.w, t)})
-				idx = append(idx, i)
-			}
-		}
-		waterFill(es, pools[pi].share)
-		for k, i := range idx {
-			jobShare[i] = es[k].share
-		}
+		start[pi+1] += start[pi]
+	}
+	pos := slices.Clone(start[:len(pools)])
+	if cap(f.shareEs) < len(cands) {
+		f.shareEs, f.shareIdx = make([]entity, len(cands)), make([]int, len(cands))
+	}
+	es, idx := f.shareEs[:len(cands)], f.shareIdx[:len(cands)]
+	for i, c := range cands {
+		k := pos[c.pool]
+		pos[c.pool]++
+		es[k] = entity{weight: f.jobWeight(c.job), demand: demandOf(c.w, t)}
+		idx[k] = i
+	}
+	for pi := range pools {
+		waterFill(es[start[pi]:start[pi+1]], pools[pi].share)
+	}
+	for k, i := range idx {
+		jobShare[i] = es[k].share
 	}
 	return jobShare, poolShare
 }

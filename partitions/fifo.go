@@ -40,6 +40,8 @@ func init() {
 // preempts nothing more (the driver's in-flight accounting).
 type FIFO struct {
 	Preemption bool
+
+	order []int // Offer's scratch: the jobs' FIFO order, reused
 }
 
 // Name returns "fifo".
@@ -51,48 +53,102 @@ func (*FIFO) Observe(Event) {}
 // Offer fills the free slots from the jobs in FIFO order, then preempts
 // for higher-priority jobs left waiting when Preemption is on.
 func (f *FIFO) Offer(view *ClusterView, offer SlotOffer) Decision {
-	jobs := make([]JobView, len(view.Jobs))
-	copy(jobs, view.Jobs)
-	sort.SliceStable(jobs, func(i, j int) bool {
-		if jobs[i].Priority != jobs[j].Priority {
-			return jobs[i].Priority > jobs[j].Priority
-		}
-		return jobs[i].Submitted.Before(jobs[j].Submitted)
-	})
-	localLeft := make([]int, len(jobs))
-	for i := range jobs {
-		localLeft[i] = jobs[i].LocalPendingMaps[offer.Host]
-	}
+	// The jobs' FIFO order as indexes into the view, and each job's
+	// remaining pending counts and local maps only for the jobs this
+	// offer reaches: an Offer among 1,000 jobs copied and sorted every
+	// view and looked the offer's host up in each job's map of hosts.
+	order := fifoOrder(view.Jobs, f.order[:0])
+	f.order = order
 	var d Decision
 	var assigned [2]int
 	free := offer.FreeMaps
-	for i := range jobs {
-		for free > 0 && jobs[i].PendingMaps > 0 {
-			local := localLeft[i] > 0
+	for _, i := range order {
+		if free == 0 {
+			break
+		}
+		j := &view.Jobs[i]
+		if j.PendingMaps == 0 {
+			continue
+		}
+		localLeft := j.LocalPendingMaps[offer.Host]
+		for n := j.PendingMaps; free > 0 && n > 0; n-- {
+			local := localLeft > 0
 			if local {
-				localLeft[i]--
+				localLeft--
 			}
-			d.Assign = append(d.Assign, Assignment{JobID: jobs[i].ID, Type: Map, Local: local})
-			jobs[i].PendingMaps--
+			d.Assign = append(d.Assign, Assignment{JobID: j.ID, Type: Map, Local: local})
 			free--
 			assigned[Map]++
 		}
 	}
 	free = offer.FreeReduces
-	for i := range jobs {
-		for free > 0 && jobs[i].ReducesReady && jobs[i].PendingReduces > 0 {
-			d.Assign = append(d.Assign, Assignment{JobID: jobs[i].ID, Type: Reduce})
-			jobs[i].PendingReduces--
+	for _, i := range order {
+		if free == 0 {
+			break
+		}
+		j := &view.Jobs[i]
+		if !j.ReducesReady {
+			continue
+		}
+		for n := j.PendingReduces; free > 0 && n > 0; n-- {
+			d.Assign = append(d.Assign, Assignment{JobID: j.ID, Type: Reduce})
 			free--
 			assigned[Reduce]++
 		}
 	}
 	if f.Preemption {
+		// The preemption rule looks at every job: it gets them in FIFO
+		// order with this offer's assignments taken off their pending
+		// counts.
+		jobs := make([]JobView, len(order))
+		for k, i := range order {
+			jobs[k] = view.Jobs[i]
+		}
+		for _, as := range d.Assign {
+			for k := range jobs {
+				if jobs[k].ID == as.JobID {
+					if as.Type == Map {
+						jobs[k].PendingMaps--
+					} else {
+						jobs[k].PendingReduces--
+					}
+					break
+				}
+			}
+		}
 		for _, t := range []TaskType{Map, Reduce} {
 			d.Preempt = append(d.Preempt, fifoPreempt(view, jobs, t, assigned[t])...)
 		}
 	}
 	return d
+}
+
+// fifoOrder returns, in buf, the indexes of jobs in FIFO order: higher
+// priority first, then earlier submission, ties in view order (a stable
+// sort). A view already in that order, as the JobTracker's usually is
+// (submission order, one priority), costs one pass.
+func fifoOrder(jobs []JobView, buf []int) []int {
+	for i := range jobs {
+		buf = append(buf, i)
+	}
+	before := func(a, b int) bool {
+		ja, jb := &jobs[a], &jobs[b]
+		if ja.Priority != jb.Priority {
+			return ja.Priority > jb.Priority
+		}
+		return ja.Submitted.Before(jb.Submitted)
+	}
+	sorted := true
+	for k := 1; k < len(buf); k++ {
+		if before(buf[k], buf[k-1]) {
+			sorted = false
+			break
+		}
+	}
+	if !sorted {
+		sort.SliceStable(buf, func(a, b int) bool { return before(buf[a], buf[b]) })
+	}
+	return buf
 }
 
 // fifoPreempt returns the preemptions of type t for the jobs (in FIFO

@@ -2,6 +2,9 @@ package partitions
 
 import (
 	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
 	"testing"
 )
 
@@ -24,6 +27,93 @@ func TestWaterFill(t *testing.T) {
 		for i, e := range tt.es {
 			if math.Abs(e.share-tt.want[i]) > 1e-9 {
 				t.Errorf("%s: share[%d] = %v, want %v", tt.name, i, e.share, tt.want[i])
+			}
+		}
+	}
+}
+
+// waterFillBySearch is waterFill as it was before the sweep: a binary
+// search over the breakpoints with used(r) at each step.
+func waterFillBySearch(es []entity, total float64) {
+	demand := 0.0
+	for i := range es {
+		es[i].minShare = math.Min(es[i].minShare, es[i].demand)
+		demand += es[i].demand
+	}
+	if demand <= total {
+		for i := range es {
+			es[i].share = es[i].demand
+		}
+		return
+	}
+	at := func(e *entity, r float64) float64 { return math.Min(e.demand, math.Max(e.minShare, r*e.weight)) }
+	used := func(r float64) float64 {
+		s := 0.0
+		for i := range es {
+			s += at(&es[i], r)
+		}
+		return s
+	}
+	bps := []float64{0}
+	for _, e := range es {
+		if e.weight > 0 {
+			bps = append(bps, e.minShare/e.weight, e.demand/e.weight)
+		}
+	}
+	sort.Float64s(bps)
+	i := sort.Search(len(bps), func(i int) bool { return used(bps[i]) >= total })
+	var r float64
+	switch {
+	case i == 0:
+	case i == len(bps):
+		r = bps[len(bps)-1]
+	default:
+		lo, hi := bps[i-1], bps[i]
+		mid := (lo + hi) / 2
+		var a, b float64
+		for _, e := range es {
+			v := mid * e.weight
+			switch {
+			case v <= e.minShare:
+				a += e.minShare
+			case v >= e.demand:
+				a += e.demand
+			default:
+				b += e.weight
+			}
+		}
+		if b > 0 {
+			r = (total - a) / b
+		} else {
+			r = hi
+		}
+	}
+	for i := range es {
+		es[i].share = at(&es[i], r)
+	}
+}
+
+// TestWaterFillSameAsSearch checks that the sweep finds the breakpoint
+// the binary search found, bit for bit, on random pools and jobs: integer
+// demands (ties at the breakpoints), log and priority weights, min shares.
+func TestWaterFillSameAsSearch(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for n := range 5000 {
+		es := make([]entity, 1+rng.IntN(40))
+		for i := range es {
+			w := []float64{1, 0.25, 0.5, 2, 4, math.Log2(float64(2 + rng.IntN(200))), 0}[rng.IntN(7)]
+			es[i] = entity{weight: w, demand: float64(rng.IntN(50))}
+			if rng.IntN(4) == 0 {
+				es[i].minShare = float64(rng.IntN(10))
+			}
+		}
+		total := float64(rng.IntN(20 * len(es)))
+		want := slices.Clone(es)
+		waterFillBySearch(want, total)
+		waterFill(es, total)
+		for i := range es {
+			if es[i].share != want[i].share {
+				t.Fatalf("case %d: share[%d] = %v, the search's %v (entities %+v, total %v)", n, i, es[i].share, want[i].share, want, total)
 			}
 		}
 	}

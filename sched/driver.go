@@ -173,6 +173,9 @@ type Driver struct {
 	// the victim being killed, for its TaskFailed.
 	planner *preempt.Planner
 	killing *Attempt
+	// viewPos indexes the offered views' jobs by ID for check; kept
+	// across Offers and rebuilt when the view's job list changed.
+	viewPos map[string]int
 }
 
 // New makes a driver for the policy. It preempts by killing, as Hadoop
@@ -596,10 +599,6 @@ func (d *Driver) check(view *partitions.ClusterView, offer partitions.SlotOffer,
 	bad := func(format string, args ...any) error {
 		return &DecisionError{Policy: d.pol.Name(), Tracker: offer.Tracker, Problem: fmt.Sprintf(format, args...)}
 	}
-	jobs := make(map[string]*partitions.JobView, len(view.Jobs))
-	for i := range view.Jobs {
-		jobs[view.Jobs[i].ID] = &view.Jobs[i]
-	}
 	type jt = jobType
 	var total [2]int
 	per := map[jt]int{}
@@ -610,7 +609,7 @@ func (d *Driver) check(view *partitions.ClusterView, offer partitions.SlotOffer,
 		if as.Queue < 0 {
 			return bad("assignment to job %s under queue %d", as.JobID, as.Queue)
 		}
-		v := jobs[as.JobID]
+		v := d.viewJob(view, as.JobID)
 		if v == nil {
 			return bad("assigned a %v slot to job %s, which is not in the view", as.Type, as.JobID)
 		}
@@ -636,6 +635,27 @@ func (d *Driver) check(view *partitions.ClusterView, offer partitions.SlotOffer,
 			total[partitions.Map], total[partitions.Reduce], offer.FreeMaps, offer.FreeReduces)
 	}
 	return d.checkPreempt(offer, dec)
+}
+
+// viewJob returns the view's job id, nil if the view lacks it. The index
+// behind it is rebuilt only when it is stale, so that a check costs the
+// decision's jobs, not the view's (an index built per Offer was a tenth of
+// an Offer's time with 1,000 jobs).
+func (d *Driver) viewJob(view *partitions.ClusterView, id string) *partitions.JobView {
+	if i, ok := d.viewPos[id]; ok && i < len(view.Jobs) && view.Jobs[i].ID == id {
+		return &view.Jobs[i]
+	}
+	if d.viewPos == nil {
+		d.viewPos = make(map[string]int, len(view.Jobs))
+	}
+	clear(d.viewPos)
+	for i := range view.Jobs {
+		d.viewPos[view.Jobs[i].ID] = i
+	}
+	if i, ok := d.viewPos[id]; ok {
+		return &view.Jobs[i]
+	}
+	return nil
 }
 
 // checkPreempt applies the rules a decision's preemptions must keep.

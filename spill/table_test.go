@@ -130,6 +130,22 @@ func referenceSpillsOf(kvs [][2][]byte, batches []int, opts Options, c testCombi
 	return out
 }
 
+// checkSpills compares each partition of each spill with the reference's
+// (spill -> partition -> records).
+func checkSpills(t *testing.T, spills []SpillInfo, ref [][][][2][]byte) {
+	t.Helper()
+	if len(ref) != len(spills) {
+		t.Fatalf("%d spills, the reference has %d", len(spills), len(ref))
+	}
+	for i, s := range spills {
+		for p := range ref[i] {
+			if got := readSpillPartition(t, s, p); !equalKVs(got, ref[i][p]) {
+				t.Fatalf("spill %d partition %d: %d records differ from the reference's %d", i, p, len(got), len(ref[i][p]))
+			}
+		}
+	}
+}
+
 // runBuffer emits kvs through a Buffer with opts, with or without its
 // combining table, and returns the Buffer, its spills and the contents of
 // its spill directory.
@@ -276,17 +292,7 @@ func TestTableMatchesSortAndCombine(t *testing.T) {
 					t.Fatalf("%s differs with and without the table", name)
 				}
 			}
-			ref := referenceSpills(tc.kvs, opts, tc.comb)
-			if len(ref) != len(spills) {
-				t.Fatalf("%d spills, the reference has %d", len(spills), len(ref))
-			}
-			for i, s := range spills {
-				for p := range tc.parts {
-					if got := readSpillPartition(t, s, p); !equalKVs(got, ref[i][p]) {
-						t.Fatalf("spill %d partition %d: %d records differ from the reference's %d", i, p, len(got), len(ref[i][p]))
-					}
-				}
-			}
+			checkSpills(t, spills, referenceSpills(tc.kvs, opts, tc.comb))
 		})
 	}
 }
@@ -686,17 +692,7 @@ func TestTableBound(t *testing.T) {
 				t.Errorf("batches %v, by the spill threshold alone %v: cut by the table's bound %v, want %v",
 					b.batchRecs, byThreshold, cut, tc.wantTableCuts)
 			}
-			ref := referenceSpillsOf(tc.kvs, b.batchRecs, opts, tc.comb)
-			if len(ref) != len(spills) {
-				t.Fatalf("%d spills, the reference has %d", len(spills), len(ref))
-			}
-			for i, s := range spills {
-				for p := range opts.NumPartitions {
-					if got := readSpillPartition(t, s, p); !equalKVs(got, ref[i][p]) {
-						t.Fatalf("spill %d partition %d: %d records differ from the reference's %d", i, p, len(got), len(ref[i][p]))
-					}
-				}
-			}
+			checkSpills(t, spills, referenceSpillsOf(tc.kvs, b.batchRecs, opts, tc.comb))
 			b2, _, files2 := runBuffer(t, tc.kvs, opts, true)
 			if !slices.Equal(b.batchRecs, b2.batchRecs) || !maps.EqualFunc(files, files2, bytes.Equal) {
 				t.Fatalf("a second run cut batches %v, the first %v, or its spill files differ", b2.batchRecs, b.batchRecs)

@@ -79,6 +79,17 @@ type Options struct {
 	// value; 0 means DefaultRecordOverhead. Boundaries depend on it, so
 	// every attempt of a task must use the same value.
 	RecordOverhead int64
+	// TablePercent bounds a combining table (see combTable), in (0, 1]:
+	// once the table's memory reaches BufferBytes*TablePercent, the batch
+	// is cut before the next record, as it is when its accounted bytes
+	// reach the spill threshold. Keys that stop repeating then cut smaller
+	// spills instead of growing a table, and a batch that falls back to
+	// plain records, several times larger than the buffer's accounting
+	// for records that do not combine. 0 means no such bound: the table
+	// grows to BufferBytes and the batch then falls back to plain records.
+	// Boundaries depend on it, so every attempt of a task must use the
+	// same value.
+	TablePercent float64
 	// FirstIndex is the index of the buffer's first spill (0 for a map
 	// that starts at its split's start; a map that resumes a split task
 	// continues the task's numbering, see Cut).
@@ -223,8 +234,11 @@ type spillResult struct {
 // every record, and the spill goroutine sorts them and runs the combiner,
 // if any, on each key group.
 type Buffer struct {
-	opts       Options
-	limit      int64 // spill threshold: ceil(BufferBytes*SpillPercent)
+	opts  Options
+	limit int64 // spill threshold: ceil(BufferBytes*SpillPercent)
+	// tableLimit is the table memory that cuts a combining batch:
+	// ceil(BufferBytes*TablePercent); 0: none.
+	tableLimit int64
 	part       mr.Partitioner
 	cmp        mr.Comparator
 	defaultCmp bool
@@ -270,6 +284,9 @@ type Buffer struct {
 	// ringLeaves counts batches that left the ring for lack of room (for
 	// tests).
 	ringLeaves int
+	// batchRecs are the records of each batch cut, in spill order (for
+	// tests).
+	batchRecs []int
 
 	// spillHook, when set by tests, runs at the start of every background
 	// spill, in the spilling goroutine.
@@ -293,6 +310,8 @@ func NewBuffer(opts Options) (*Buffer, error) {
 		return nil, fmt.Errorf("spill: first spill index %d is negative", opts.FirstIndex)
 	case opts.RecordOverhead < 0:
 		return nil, fmt.Errorf("spill: record overhead %d is negative", opts.RecordOverhead)
+	case !(opts.TablePercent >= 0 && opts.TablePercent <= 1):
+		return nil, fmt.Errorf("spill: table percent %v is out of range [0, 1]", opts.TablePercent)
 	}
 	if opts.RecordOverhead == 0 {
 		opts.RecordOverhead = DefaultRecordOverhead
@@ -321,6 +340,9 @@ func NewBuffer(opts Options) (*Buffer, error) {
 	}
 	if b.limit < 1 {
 		b.limit = 1
+	}
+	if opts.TablePercent > 0 {
+		b.tableLimit = max(int64(math.Ceil(float64(opts.BufferBytes)*opts.TablePercent)), 1)
 	}
 	if b.part == nil {
 		b.part = mr.HashPartitioner{}
@@ -377,8 +399,9 @@ func (b *Buffer) Emit(key, value []byte) error {
 		}
 	}
 	cost := int64(len(key)) + int64(len(value)) + b.opts.RecordOverhead
-	if cost >= b.limit && b.cur.n > 0 {
-		// A record that fills a batch on its own gets a batch of its own.
+	if b.cur.n > 0 && (cost >= b.limit || b.tableFull()) {
+		// A record that fills a batch on its own gets a batch of its own;
+		// a combining table at its bound ends the batch before the record.
 		if err := b.startSpill(); err != nil {
 			return err
 		}
@@ -414,6 +437,14 @@ func (b *Buffer) Emit(key, value []byte) error {
 		return b.startSpill()
 	}
 	return nil
+}
+
+// tableFull tells whether the current batch's combining table has reached
+// the memory that cuts its batch (Options.TablePercent). The table takes
+// records a few dozen late (combTable.advance), always the same ones for
+// the same record sequence, so the cut depends on the records alone.
+func (b *Buffer) tableFull() bool {
+	return b.tableLimit > 0 && b.tab != nil && !b.cur.raw && b.tab.keyMemory() >= b.tableLimit
 }
 
 // partition returns key's partition, checked.
@@ -738,6 +769,7 @@ func (b *Buffer) close(final bool) error {
 	}
 	index := b.next
 	b.next++
+	b.batchRecs = append(b.batchRecs, b.cur.n)
 	info, err := b.writeSpill(index, final, b.cur)
 	if err != nil {
 		return b.fail(err)
@@ -794,6 +826,7 @@ func (b *Buffer) startSpill() error {
 	}
 	b.flushCounters()
 	b.maxBatchRecs = max(b.maxBatchRecs, len(b.cur.recs))
+	b.batchRecs = append(b.batchRecs, b.cur.n)
 	job := &spillJob{index: b.next, batch: b.cur, done: make(chan spillResult, 1)}
 	b.next++
 	if b.spare != nil {

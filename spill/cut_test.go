@@ -29,7 +29,8 @@ func TestBufferCutMatchesSplitRuns(t *testing.T) {
 	combiners := []struct {
 		name string
 		c    mr.Reducer
-	}{{"none", nil}, {"concat", concat}}
+		pct  float64 // Options.TablePercent
+	}{{"none", nil, 0}, {"concat", concat, 0}, {"concat, table bounded", concat, 0.1}}
 	cutLists := []struct {
 		name string
 		cuts []int // record indexes the runs are split before
@@ -44,7 +45,7 @@ func TestBufferCutMatchesSplitRuns(t *testing.T) {
 			for _, cl := range cutLists {
 				kvs := ds.kvs
 				t.Run(ds.name+"/"+cb.name+"/"+cl.name, func(t *testing.T) {
-					opts := Options{BufferBytes: 200 << 10, SpillPercent: 0.5, NumPartitions: 3, BlockSize: 8192, Combiner: cb.c}
+					opts := Options{BufferBytes: 200 << 10, SpillPercent: 0.5, NumPartitions: 3, BlockSize: 8192, Combiner: cb.c, TablePercent: cb.pct}
 					whole, wholeSpills := runWithCuts(t, opts, kvs, cl.cuts)
 					pieces := map[string][]byte{}
 					var pieceSpills []SpillInfo

@@ -97,8 +97,17 @@ const (
 // tableUsable tells whether a Buffer with these (checked) options keeps
 // its batches in a combining table.
 func tableUsable(opts Options, defaultCmp bool) bool {
-	return opts.Combiner != nil && defaultCmp && opts.RecordOverhead >= minTableOverhead &&
-		opts.BufferBytes <= maxTableBufferBytes
+	return opts.RecordOverhead >= minTableOverhead && CombinesInTable(opts.Combiner != nil, defaultCmp, opts.BufferBytes)
+}
+
+// CombinesInTable tells whether a Buffer of bufferBytes with the default
+// record overhead, with a combiner or not, and with the default key order
+// (Options.Compare nil) or not, keeps its batches in a combining table:
+// with one, its memory follows the table's model (see combTable and
+// Options.TablePercent) rather than that of a buffer that keeps every
+// record.
+func CombinesInTable(combiner, defaultOrder bool, bufferBytes int64) bool {
+	return combiner && defaultOrder && bufferBytes <= maxTableBufferBytes
 }
 
 // tentry is a distinct key of the table, its partition and its values,
@@ -157,6 +166,8 @@ type combTable struct {
 	// the spilling batch's output held after storing a record.
 	preCombines, dropped, rawBatches int
 	peak                             int64
+	// keyPeak is the largest keyMemory of a batch at its cut (for tests).
+	keyPeak int64
 }
 
 func newCombTable(partitions int, sum bool) *combTable {
@@ -171,6 +182,21 @@ func newCombTable(partitions int, sum bool) *combTable {
 // memory returns the bytes the table holds (not counting spare capacity).
 func (t *combTable) memory() int64 {
 	return int64(len(t.slots))*4 + int64(len(t.entries))*tentrySize + int64(len(t.keys)) + int64(len(t.log)) + int64(len(t.pre.buf))
+}
+
+// slotBytesPerKey is the most slot array a key takes: the array doubles
+// when it is half full, so it holds at most 4 slots of 4 bytes per key (past
+// the initial 256 slots).
+const slotBytesPerKey = 16
+
+// keyMemory is the memory the table's keys and values hold: memory but
+// with the slot array counted at slotBytesPerKey a key rather than at its
+// length, which an emptied table keeps from its largest batch, and without
+// the pre-combine's scratch (one key's values, also kept). It is what
+// Options.TablePercent bounds, so that where a batch is cut depends on the
+// batch's records alone, not on the batches before it.
+func (t *combTable) keyMemory() int64 {
+	return int64(len(t.entries))*(tentrySize+slotBytesPerKey) + int64(len(t.keys)) + int64(len(t.log))
 }
 
 // reset empties the table, keeping its allocations for the next batch.
@@ -598,6 +624,7 @@ func (t *combTable) preCombine(b *Buffer, e *tentry) error {
 // bt.outCounts (Buffer.cut sorts it). It adds the pre-combine counters and
 // the combine input counter of the batch, and empties the table.
 func (t *combTable) cut(b *Buffer, bt *batch) error {
+	t.keyPeak = max(t.keyPeak, t.keyMemory())
 	out := &t.out
 	combIn := t.combIn
 	for j := range t.entries {

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
+	"math"
 	"math/bits"
 	"math/rand"
 	"slices"
@@ -92,9 +94,15 @@ func referenceSpills(kvs [][2][]byte, opts Options, c testCombiner) [][][][2][]b
 	for i, r := range kvs {
 		costs[i] = int64(len(r[0])+len(r[1])) + opts.RecordOverhead
 	}
+	return referenceSpillsOf(kvs, expectedBatches(costs, opts.BufferBytes, opts.SpillPercent), opts, c)
+}
+
+// referenceSpillsOf is referenceSpills with the records cut into batches
+// of the given sizes.
+func referenceSpillsOf(kvs [][2][]byte, batches []int, opts Options, c testCombiner) [][][][2][]byte {
 	var out [][][][2][]byte
 	next := 0
-	for _, n := range expectedBatches(costs, opts.BufferBytes, opts.SpillPercent) {
+	for _, n := range batches {
 		parts := make([][][2][]byte, opts.NumPartitions)
 		for _, r := range kvs[next : next+n] {
 			p := mr.HashPartitioner{}.Partition(r[0], opts.NumPartitions)
@@ -120,6 +128,22 @@ func referenceSpills(kvs [][2][]byte, opts Options, c testCombiner) [][][][2][]b
 		out = append(out, parts)
 	}
 	return out
+}
+
+// checkSpills compares each partition of each spill with the reference's
+// (spill -> partition -> records).
+func checkSpills(t *testing.T, spills []SpillInfo, ref [][][][2][]byte) {
+	t.Helper()
+	if len(ref) != len(spills) {
+		t.Fatalf("%d spills, the reference has %d", len(spills), len(ref))
+	}
+	for i, s := range spills {
+		for p := range ref[i] {
+			if got := readSpillPartition(t, s, p); !equalKVs(got, ref[i][p]) {
+				t.Fatalf("spill %d partition %d: %d records differ from the reference's %d", i, p, len(got), len(ref[i][p]))
+			}
+		}
+	}
 }
 
 // runBuffer emits kvs through a Buffer with opts, with or without its
@@ -268,17 +292,7 @@ func TestTableMatchesSortAndCombine(t *testing.T) {
 					t.Fatalf("%s differs with and without the table", name)
 				}
 			}
-			ref := referenceSpills(tc.kvs, opts, tc.comb)
-			if len(ref) != len(spills) {
-				t.Fatalf("%d spills, the reference has %d", len(spills), len(ref))
-			}
-			for i, s := range spills {
-				for p := range tc.parts {
-					if got := readSpillPartition(t, s, p); !equalKVs(got, ref[i][p]) {
-						t.Fatalf("spill %d partition %d: %d records differ from the reference's %d", i, p, len(got), len(ref[i][p]))
-					}
-				}
-			}
+			checkSpills(t, spills, referenceSpills(tc.kvs, opts, tc.comb))
 		})
 	}
 }
@@ -605,6 +619,100 @@ func TestTableDeclaredSumError(t *testing.T) {
 		}
 		if err == nil || !strings.Contains(err.Error(), "is not a uvarint") {
 			t.Errorf("value %x: error %v, want the combiner's", bad, err)
+		}
+	}
+}
+
+// TestTableBound runs records through a Buffer whose combining table is
+// bounded (Options.TablePercent): a batch is cut once its table reaches
+// the bound, so that keys that stop repeating cut smaller spills instead
+// of falling back to plain records. For keys that repeat (word counts),
+// keys that never do (distinct numbers), and a mix of both (word counts
+// with a run of distinct keys in the middle), it checks that the table
+// never passes the bound by more than the records still staged on their
+// way into it, that no batch falls back to plain records, that each spill
+// is its batch's records sorted and combined, and that the same records
+// cut the same spills, byte for byte, in every run.
+func TestTableBound(t *testing.T) {
+	const bufferBytes = 256 << 10
+	distinct := func(n, from int) [][2][]byte {
+		kvs := make([][2][]byte, n)
+		for i := range kvs {
+			kvs[i] = [2][]byte{fmt.Appendf(nil, "%d", 1_000_000+7*(from+i)), {1}}
+		}
+		return kvs
+	}
+	words := genWords(60000, 3000, 10, 21, uvarintOne)
+	mix := slices.Concat(words[:20000], distinct(20000, 0), words[20000:])
+	cases := []struct {
+		name    string
+		kvs     [][2][]byte
+		comb    testCombiner
+		percent float64
+		// wantTableCuts: some batches cut by the table's bound (1), none
+		// (0); wantRawUnbounded: the same records with no bound make
+		// batches that fall back to plain records.
+		wantTableCuts, wantRawUnbounded bool
+	}{
+		{name: "repeating keys, bound not reached", kvs: words, comb: declaredSum, percent: 0.5},
+		{name: "repeating keys, bound reached", kvs: words, comb: declaredSum, percent: 0.05, wantTableCuts: true},
+		{name: "distinct keys", kvs: distinct(40000, 0), comb: declaredSum, percent: 0.25, wantTableCuts: true, wantRawUnbounded: true},
+		{name: "distinct keys, values kept", kvs: distinct(40000, 0), comb: sumUvarint, percent: 0.25, wantTableCuts: true, wantRawUnbounded: true},
+		{name: "mix", kvs: mix, comb: declaredSum, percent: 0.25, wantTableCuts: true, wantRawUnbounded: true},
+		{name: "mix, concatenation", kvs: mix, comb: concat, percent: 0.25, wantTableCuts: true, wantRawUnbounded: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := Options{BufferBytes: bufferBytes, SpillPercent: 0.8, NumPartitions: 3, BlockSize: 4096,
+				Combiner: tc.comb.reducer(), RecordOverhead: 48, TablePercent: tc.percent}
+			b, spills, files := runBuffer(t, tc.kvs, opts, true)
+			if b.tab.rawBatches != 0 {
+				t.Errorf("%d batches fell back to plain records", b.tab.rawBatches)
+			}
+			// The bound is checked before each record goes in; the
+			// records staged behind it (three groups at most) and the one
+			// checked may pass it.
+			maxRec := int64(0)
+			for _, r := range tc.kvs {
+				maxRec = max(maxRec, int64(len(r[0])+len(r[1])))
+			}
+			bound := int64(math.Ceil(float64(bufferBytes) * tc.percent))
+			slack := (3*stageSize + 1) * (tentrySize + slotBytesPerKey + maxRec + 4 + 1)
+			if b.tab.keyPeak > bound+slack {
+				t.Errorf("the table held %d bytes at a cut, over its bound of %d (+%d)", b.tab.keyPeak, bound, slack)
+			}
+			// Batches cut by the bound are those below the spill
+			// threshold (all but the last, which Close cuts).
+			costs := make([]int64, len(tc.kvs))
+			for i, r := range tc.kvs {
+				costs[i] = int64(len(r[0])+len(r[1])) + opts.RecordOverhead
+			}
+			byThreshold := expectedBatches(costs, opts.BufferBytes, opts.SpillPercent)
+			if cut := !slices.Equal(b.batchRecs, byThreshold); cut != tc.wantTableCuts {
+				t.Errorf("batches %v, by the spill threshold alone %v: cut by the table's bound %v, want %v",
+					b.batchRecs, byThreshold, cut, tc.wantTableCuts)
+			}
+			checkSpills(t, spills, referenceSpillsOf(tc.kvs, b.batchRecs, opts, tc.comb))
+			b2, _, files2 := runBuffer(t, tc.kvs, opts, true)
+			if !slices.Equal(b.batchRecs, b2.batchRecs) || !maps.EqualFunc(files, files2, bytes.Equal) {
+				t.Fatalf("a second run cut batches %v, the first %v, or its spill files differ", b2.batchRecs, b.batchRecs)
+			}
+			unbounded := opts
+			unbounded.TablePercent = 0
+			u, _, _ := runBuffer(t, tc.kvs, unbounded, true)
+			if (u.tab.rawBatches > 0) != tc.wantRawUnbounded {
+				t.Errorf("without a bound %d batches fell back to plain records, want some: %v", u.tab.rawBatches, tc.wantRawUnbounded)
+			}
+		})
+	}
+}
+
+// TestTablePercentChecked refuses a table bound outside [0, 1].
+func TestTablePercentChecked(t *testing.T) {
+	for _, p := range []float64{-0.1, 1.5, math.NaN()} {
+		_, err := NewBuffer(Options{BufferBytes: 1 << 20, SpillPercent: 0.8, NumPartitions: 1, Dir: t.TempDir(), TablePercent: p})
+		if err == nil || !strings.Contains(err.Error(), "table percent") {
+			t.Errorf("TablePercent %v: error %v, want one about the table percent", p, err)
 		}
 	}
 }

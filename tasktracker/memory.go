@@ -1,13 +1,16 @@
 package tasktracker
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"math"
 	"strconv"
 
 	"gomr/conf"
+	"gomr/mr"
 	"gomr/mrpb"
+	"gomr/spill"
 )
 
 // The tracker's memory budget for its task children (docs/performance.md,
@@ -25,7 +28,11 @@ import (
 // debug.SetMemoryLimit), and its buffers are sized to that limit: a map's
 // sort buffer (mapreduce.task.io.sort.mb) to what its heap can hold, a
 // reduce's shuffle and merge buffers (shares of mapreduce.reduce.memory.mb)
-// to the limit itself.
+// to the limit itself. A map whose combiner runs in the sort buffer's
+// combining table, with the table bounded (mapreduce.map.combine.table.percent
+// above 0), holds less heap per MiB of sort buffer than a map that keeps
+// every record (combineHeapRatio against sortHeapRatio), and gets a larger
+// sort buffer from the same limit.
 //
 // A job's own settings win where they fit. Where one does not fit:
 //   - mapreduce.map.memory.mb and mapreduce.reduce.memory.mb above the
@@ -65,6 +72,7 @@ const (
 	keyReduceMemoryMB   = "mapreduce.reduce.memory.mb"
 	keyShuffleBufferPct = "mapreduce.reduce.shuffle.input.buffer.percent"
 	keyReduceRetainPct  = "mapreduce.reduce.input.buffer.percent"
+	keyTablePct         = "mapreduce.map.combine.table.percent"
 )
 
 // The map's heap model: a map child's Go heap is at most about
@@ -75,6 +83,18 @@ const (
 const (
 	sortHeapRatio  = 1.5
 	mapFixedHeapMB = 8
+	// combineHeapRatio is sortHeapRatio for a map whose combiner runs in
+	// the combining table with the table bounded at 0.25 of the buffer
+	// (the default of mapreduce.map.combine.table.percent): the table, the
+	// combined output of the batch being cut and of the one being written,
+	// and their record indexes and sort scratch. Measured with a soft limit
+	// of 40 MiB (a map slot's under a budget of 256 MiB over the default
+	// slots) on WordCount's text and on WordCount over distinct numbers
+	// (docs/performance.md, "A budget that knows a combining map"): sort
+	// buffers of 21 and 32 MiB kept every map within its 64 MiB share
+	// (56-64 MiB RSS, 25-34 collections), 42 MiB did not (63-72 MiB, 92-143
+	// collections).
+	combineHeapRatio = 1.0
 	// The reduce's heap model: besides its shuffle buffer, a reduce's heap
 	// holds about reduceFixedHeapMB (fetches' and merges' buffers, the output
 	// writer, the runtime), and the buffer is at most 1/reduceHeapRatio of what
@@ -174,6 +194,8 @@ type childMemory struct {
 	// bufferPct is the largest share of a reduce's memory its shuffle
 	// buffer and its retained segments may have.
 	bufferPct float64
+	// heapRatio is a map's heap model: MiB of heap per MiB of sort buffer.
+	heapRatio float64
 	// set are the settings written into the child's configuration;
 	// clamps say which of the job's own settings were lowered, and why.
 	set    map[string]string
@@ -184,9 +206,12 @@ type childMemory struct {
 // share and the job's configuration jobConf (the launch's: the keys that
 // differ from the defaults, or all of them). pinnedSortMB, if above 0, is
 // the map task's pinned sort buffer (LaunchTask.sort_mb), used whatever the
-// share holds. It fails only for a job's own sort buffer that the map's
+// share holds. tableCombiner says that the job's map combines in the sort
+// buffer's combining table (a combiner and the default key order): with the
+// table bounded, its heap model is combineHeapRatio rather than
+// sortHeapRatio. It fails only for a job's own sort buffer that the map's
 // share cannot hold, when none is pinned.
-func (b memoryBudget) child(isMap bool, jobConf map[string]string, pinnedSortMB int) (childMemory, error) {
+func (b memoryBudget) child(isMap bool, jobConf map[string]string, pinnedSortMB int, tableCombiner bool) (childMemory, error) {
 	jcfg, err := conf.FromMap(jobConf)
 	if err != nil {
 		return childMemory{}, fmt.Errorf("job configuration: %w", err)
@@ -242,14 +267,20 @@ func (b memoryBudget) child(isMap bool, jobConf map[string]string, pinnedSortMB 
 			c.clamps = append(c.clamps, fmt.Sprintf("%s=%d lowered to %d MiB, the map slot's share (%s)", keyMapMemoryMB, own, limit, slot))
 		}
 	}
-	fit := sortFitMB(c.limitMB)
+	ratio := sortHeapRatio
+	if tableCombiner && jcfg.Float(keyTablePct) > 0 &&
+		spill.CombinesInTable(true, true, int64(sortFitMB(c.limitMB, combineHeapRatio))<<20) {
+		ratio = combineHeapRatio
+	}
+	c.heapRatio = ratio
+	fit := sortFitMB(c.limitMB, ratio)
 	c.sortMB = jcfg.Int(keySortMB)
 	if pinnedSortMB > 0 {
 		// The task's spills were cut with this sort buffer: use it, and
 		// give the child the limit it needs if the share is short of it.
 		c.sortMB = pinnedSortMB
 		if pinnedSortMB > fit {
-			need := sortLimitMB(pinnedSortMB)
+			need := sortLimitMB(pinnedSortMB, ratio)
 			c.clamps = append(c.clamps, fmt.Sprintf("%s pinned at %d MiB by the task's first announced spill: the map's soft memory limit raised from %d to %d MiB, above the map slot's share (%s), so that the attempt cuts the same spills",
 				keySortMB, pinnedSortMB, c.limitMB, need, slot))
 			c.limitMB = need
@@ -261,7 +292,7 @@ func (b memoryBudget) child(isMap bool, jobConf map[string]string, pinnedSortMB 
 	switch {
 	case explicit(keySortMB) && c.sortMB > fit:
 		return c, fmt.Errorf("%s=%d does not fit this tracker's map slot: its soft memory limit of %d MiB (%s) holds a sort buffer of at most %d MiB (%g MiB of heap per MiB of buffer and %d MiB more); lower the job's %s or raise the tracker's budget",
-			keySortMB, c.sortMB, c.limitMB, slot, fit, sortHeapRatio, mapFixedHeapMB, keySortMB)
+			keySortMB, c.sortMB, c.limitMB, slot, fit, ratio, mapFixedHeapMB, keySortMB)
 	case fit < 1:
 		return c, fmt.Errorf("a map's soft memory limit of %d MiB (%s) leaves no room for a sort buffer (%d MiB of it are the map's fixed heap)", c.limitMB, slot, mapFixedHeapMB)
 	case c.sortMB > fit:
@@ -284,15 +315,16 @@ func reduceBufferPercent(reduceMB int) float64 {
 }
 
 // sortFitMB is the largest sort buffer a map child with a soft memory
-// limit of limitMB holds (sortHeapRatio, mapFixedHeapMB).
-func sortFitMB(limitMB int) int {
-	return int(float64(limitMB-mapFixedHeapMB) / sortHeapRatio)
+// limit of limitMB holds, at ratio MiB of heap per MiB of buffer
+// (sortHeapRatio or combineHeapRatio) and mapFixedHeapMB more.
+func sortFitMB(limitMB int, ratio float64) int {
+	return int(float64(limitMB-mapFixedHeapMB) / ratio)
 }
 
 // sortLimitMB is the soft memory limit a map child needs for a sort buffer
-// of sortMB (the inverse of sortFitMB).
-func sortLimitMB(sortMB int) int {
-	return int(math.Ceil(float64(sortMB)*sortHeapRatio)) + mapFixedHeapMB
+// of sortMB at ratio (the inverse of sortFitMB).
+func sortLimitMB(sortMB int, ratio float64) int {
+	return int(math.Ceil(float64(sortMB)*ratio)) + mapFixedHeapMB
 }
 
 // budgetChild writes the memory settings of a launch's child into its
@@ -315,7 +347,7 @@ func (tt *TaskTracker) budgetChild(l *mrpb.LaunchTask) (shareMB int, clamps []st
 		}
 		return 0, nil, nil
 	}
-	c, err := tt.memory.child(l.Type == "m", l.Conf, pinned)
+	c, err := tt.memory.child(l.Type == "m", l.Conf, pinned, l.Type == "m" && tableCombiner(l))
 	if err != nil {
 		return 0, nil, fmt.Errorf("memory budget: %w", err)
 	}
@@ -324,8 +356,25 @@ func (tt *TaskTracker) budgetChild(l *mrpb.LaunchTask) (shareMB int, clamps []st
 	maps.Copy(m, c.set)
 	l.Conf = m
 	tt.log.Debug("memory budget", "attempt", l.AttemptId, "share_mib", c.shareMB, "memory_limit_mib", c.limitMB,
-		"sort_mb", c.sortMB, "reduce_memory_mb", c.reduceMB, "buffer_percent", c.bufferPct)
+		"sort_mb", c.sortMB, "heap_per_sort_mb", c.heapRatio, "reduce_memory_mb", c.reduceMB, "buffer_percent", c.bufferPct)
 	return c.shareMB, c.clamps, nil
+}
+
+// tableCombiner tells whether the launch's map combines in the sort
+// buffer's combining table: its job's definition, looked up in this binary's
+// registry as the child looks it up in its own, has a combiner and the
+// default key order (spill.CombinesInTable). A definition the tracker does
+// not know counts as none, so that the map gets the plain heap model.
+func tableCombiner(l *mrpb.LaunchTask) bool {
+	var spec mr.JobSpec
+	if json.Unmarshal(l.SpecJson, &spec) != nil {
+		return false
+	}
+	def, err := mr.LookupJob(spec.Def)
+	if err != nil {
+		return false
+	}
+	return spill.CombinesInTable(def.Combiner != nil, def.Compare == nil, 1)
 }
 
 // logClamps logs, as warnings, the job's settings the budget lowered for an

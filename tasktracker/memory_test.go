@@ -6,6 +6,9 @@ import (
 	"maps"
 	"strings"
 	"testing"
+
+	"gomr/mr"
+	"gomr/mrpb"
 )
 
 // TestMemoryBudgetShares divides budgets among slots: each kind of slot's
@@ -62,10 +65,11 @@ func TestMemoryBudgetShares(t *testing.T) {
 }
 
 // TestMemoryBudgetChild sizes children's settings from a slot's share of
-// 128 MiB (a soft limit of 104 MiB, a sort buffer of at most 64 MiB): the
-// defaults are sized to fit, a job's own settings win where they fit, a
-// job's memory settings above the share are lowered with a note, and a
-// job's sort buffer above it is an error.
+// 128 MiB (a soft limit of 104 MiB, a sort buffer of at most 64 MiB, or 96
+// for a map that combines in the combining table): the defaults are sized
+// to fit, a job's own settings win where they fit, a job's memory settings
+// above the share are lowered with a note, and a job's sort buffer above it
+// is an error.
 func TestMemoryBudgetChild(t *testing.T) {
 	b, err := newMemoryBudget(384, 2, 1, 1, 24)
 	if err != nil {
@@ -75,12 +79,19 @@ func TestMemoryBudgetChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// 2500 MiB a map slot, a 2476 MiB limit: a combining table's model would
+	// give a sort buffer above the largest that keeps a table (1 GiB).
+	huge, err := newMemoryBudget(5000, 2, 0, 1, 24)
+	if err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name      string
 		budget    memoryBudget
 		isMap     bool
 		job       map[string]string
-		pinned    int // LaunchTask.sort_mb
+		pinned    int  // LaunchTask.sort_mb
+		combining bool // the map combines in the combining table
 		wantLimit int
 		wantSet   map[string]string
 		wantClamp string
@@ -115,6 +126,31 @@ func TestMemoryBudgetChild(t *testing.T) {
 		{name: "map pinned sort buffer above the job's own too large", budget: b, isMap: true, job: map[string]string{keySortMB: "80"}, pinned: 80, wantLimit: 128,
 			wantSet:   map[string]string{keyMapMemoryMB: "128", keySortMB: "80"},
 			wantClamp: "raised from 104 to 128 MiB"},
+		{name: "combining map defaults", budget: b, isMap: true, combining: true, wantLimit: 104,
+			wantSet: map[string]string{keyMapMemoryMB: "104", keySortMB: "96"}},
+		{name: "combining map, table unbounded", budget: b, isMap: true, combining: true, job: map[string]string{keyTablePct: "0"}, wantLimit: 104,
+			wantSet: map[string]string{keyMapMemoryMB: "104", keySortMB: "64"}},
+		{name: "combining map, table bound set", budget: b, isMap: true, combining: true, job: map[string]string{keyTablePct: "0.5"}, wantLimit: 104,
+			wantSet: map[string]string{keyMapMemoryMB: "104", keySortMB: "96"}},
+		{name: "combining map own sort buffer fits", budget: b, isMap: true, combining: true, job: map[string]string{keySortMB: "90"}, wantLimit: 104,
+			wantSet: map[string]string{keyMapMemoryMB: "104", keySortMB: "90"}},
+		{name: "combining map own sort buffer too large", budget: b, isMap: true, combining: true, job: map[string]string{keySortMB: "97"},
+			wantErr: "holds a sort buffer of at most 96 MiB (1 MiB of heap per MiB of buffer and 8 MiB more)"},
+		{name: "combining map own memory", budget: b, isMap: true, combining: true, job: map[string]string{keyMapMemoryMB: "40"}, wantLimit: 40,
+			wantSet: map[string]string{keyMapMemoryMB: "40", keySortMB: "32"}},
+		{name: "combining map pinned sort buffer above the share", budget: b, isMap: true, combining: true, pinned: 100, wantLimit: 108,
+			wantSet:   map[string]string{keyMapMemoryMB: "108", keySortMB: "100"},
+			wantClamp: "raised from 104 to 108 MiB"},
+		{name: "combining map pinned sort buffer from a plain model", budget: b, isMap: true, combining: true, pinned: 64, wantLimit: 104,
+			wantSet: map[string]string{keyMapMemoryMB: "104", keySortMB: "64"}},
+		{name: "combining map on a large share keeps the default", budget: big, isMap: true, combining: true, wantLimit: 226,
+			wantSet: map[string]string{keyMapMemoryMB: "226", keySortMB: "100"}},
+		{name: "combining map past the table's largest buffer", budget: huge, isMap: true, combining: true, job: map[string]string{keySortMB: "1500"}, wantLimit: 2476,
+			wantSet: map[string]string{keyMapMemoryMB: "2476", keySortMB: "1500"}},
+		{name: "combining map past the table's largest buffer, too large", budget: huge, isMap: true, combining: true, job: map[string]string{keySortMB: "1700"},
+			wantErr: "holds a sort buffer of at most 1645 MiB (1.5 MiB of heap per MiB of buffer"},
+		{name: "reduce of a combining job", budget: b, combining: true, wantLimit: 104,
+			wantSet: map[string]string{keyReduceMemoryMB: "104", keyShuffleBufferPct: "0.589", keyReduceRetainPct: "0.589"}},
 		{name: "reduce ignores a pin", budget: b, pinned: 100, wantLimit: 104,
 			wantSet: map[string]string{keyReduceMemoryMB: "104", keyShuffleBufferPct: "0.589", keyReduceRetainPct: "0.589"}},
 		{name: "reduce defaults", budget: b, wantLimit: 104,
@@ -139,7 +175,7 @@ func TestMemoryBudgetChild(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := tc.budget.child(tc.isMap, tc.job, tc.pinned)
+			c, err := tc.budget.child(tc.isMap, tc.job, tc.pinned, tc.combining)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("child: error %v, want one containing %q", err, tc.wantErr)
@@ -205,5 +241,56 @@ func TestLogClampsOncePerJob(t *testing.T) {
 	}
 	if !strings.Contains(buf.String(), "attempt=attempt_2_r_000000_0") {
 		t.Errorf("job_2's warning does not name its attempt:\n%s", buf.String())
+	}
+}
+
+// Job definitions for TestTableCombiner: a combiner in the default key
+// order, and one with a key order of its own.
+const (
+	combineDef      = "tttest-combine"
+	combineOrderDef = "tttest-combine-order"
+)
+
+func init() {
+	identity := func(mr.TaskContext) (mr.Reducer, error) {
+		return mr.ReducerFunc(func(_ mr.TaskContext, key []byte, values mr.ValueIterator, out mr.Emitter) error {
+			for values.Next() {
+				if err := out.Emit(key, values.Value()); err != nil {
+					return err
+				}
+			}
+			return nil
+		}), nil
+	}
+	mapper := func(mr.TaskContext) (mr.Mapper, error) {
+		return mr.MapperFunc(func(_ mr.TaskContext, _, line []byte, out mr.Emitter) error { return out.Emit(line, nil) }), nil
+	}
+	mr.RegisterJob(&mr.JobDef{Name: combineDef, Input: mr.TextInput{}, Output: mr.TextOutput{}, Mapper: mapper, Combiner: identity})
+	mr.RegisterJob(&mr.JobDef{Name: combineOrderDef, Input: mr.TextInput{}, Output: mr.TextOutput{}, Mapper: mapper, Combiner: identity,
+		Compare: func(a, b []byte) int { return bytes.Compare(b, a) }})
+}
+
+// TestTableCombiner tells from a launch's job specification whether its
+// map combines in the combining table: a registered job with a combiner and
+// the default key order does; no combiner, a key order of its own, a job
+// this binary does not know and a specification that does not parse do not.
+func TestTableCombiner(t *testing.T) {
+	cases := []struct {
+		name string
+		spec string
+		want bool
+	}{
+		{"combiner, default order", `{"def":"` + combineDef + `","output":"o"}`, true},
+		{"combiner, own order", `{"def":"` + combineOrderDef + `","output":"o"}`, false},
+		{"no combiner", `{"def":"` + wordCountDef + `","output":"o"}`, false},
+		{"unknown job", `{"def":"tttest-nowhere","output":"o"}`, false},
+		{"bad specification", `{"def":`, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tableCombiner(&mrpb.LaunchTask{Type: "m", SpecJson: []byte(tc.spec)}); got != tc.want {
+				t.Errorf("tableCombiner = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

@@ -15,9 +15,11 @@ import (
 // TestE2EMemoryBudget runs WordCount on two TaskTrackers with a memory
 // budget of 384 MiB each over 2 map and 1 reduce slots: 128 MiB a slot,
 // less the child's base of 24 MiB, is a soft memory limit of 104 MiB, which
-// holds a sort buffer of at most 64 MiB ((104 - 8) / 1.5). The output must
+// holds a sort buffer of at most 96 MiB for a map that combines in the
+// combining table, as WordCount's does ((104 - 8) / 1.0; 64 MiB for one that
+// keeps every record, (104 - 8) / 1.5). The output must
 // be exact; every child must report, from its runtime, the soft limit the
-// budget gives it (maps with the default sort buffer lowered to 64 MiB,
+// budget gives it (maps with the default sort buffer lowered to 96 MiB,
 // reduces with the job's 2048 MiB of reduce memory lowered to 104 MiB, with
 // the tracker's warning, and a shuffle buffer of 0.589 of it: (104 - 12) /
 // 1.5 MiB). A job whose own sort buffer does not fit fails
@@ -61,8 +63,8 @@ func TestE2EMemoryBudget(t *testing.T) {
 				continue
 			}
 			maps++
-			if m[1] != "104" || m[2] != "64" || m[3] != "104" {
-				t.Errorf("%s: memory limit %s MiB, sort buffer %s MiB, map memory %s MiB; want 104, 64, 104", attempt, m[1], m[2], m[3])
+			if m[1] != "104" || m[2] != "96" || m[3] != "104" {
+				t.Errorf("%s: memory limit %s MiB, sort buffer %s MiB, map memory %s MiB; want 104, 96, 104", attempt, m[1], m[2], m[3])
 			}
 		case strings.Contains(attempt, "_r_"):
 			m := reduceRE.FindStringSubmatch(string(data))
@@ -81,13 +83,13 @@ func TestE2EMemoryBudget(t *testing.T) {
 	}
 
 	// A sort buffer the job sets above what a map slot holds.
-	text, err = runMR(t, append(budget, "-D", "mapreduce.task.io.sort.mb=80", "-D", "mapreduce.map.maxattempts=1",
+	text, err = runMR(t, append(budget, "-D", "mapreduce.task.io.sort.mb=97", "-D", "mapreduce.map.maxattempts=1",
 		"wordcount", in, filepath.Join(t.TempDir(), "out2"))...)
 	os.RemoveAll(workDir(t, text))
 	if err == nil {
-		t.Fatalf("a job with a sort buffer of 80 MiB on map slots of 128 MiB succeeded:\n%s", text)
+		t.Fatalf("a job with a sort buffer of 97 MiB on map slots of 128 MiB succeeded:\n%s", text)
 	}
-	if !strings.Contains(text, "mapreduce.task.io.sort.mb=80 does not fit this tracker's map slot") {
+	if !strings.Contains(text, "mapreduce.task.io.sort.mb=97 does not fit this tracker's map slot") {
 		t.Errorf("the job's failure does not name the sort buffer that does not fit:\n%s", text)
 	}
 }
@@ -107,8 +109,9 @@ func workDir(t *testing.T, out string) string {
 // TestE2EMemoryBudgetRetryPinsSortBuffer runs a map whose first attempt is
 // failed after it announced spills, on a tracker whose memory budget gives
 // a map slot another sort buffer than the tracker its retry runs on (tA:
-// 40 MiB for one map slot, a soft limit of 16 MiB and a sort buffer of 5;
-// tB: 48 MiB, 24 and 10; a third tracker runs the reduce). Every attempt of
+// 40 MiB for one map slot, a soft limit of 16 MiB and a sort buffer of 8;
+// tB: 48 MiB, 24 and 16, WordCount's map combining in the combining table;
+// a third tracker runs the reduce). Every attempt of
 // a map must cut the same spills, so the retry must run with the first
 // attempt's sort buffer, pinned by its first announced spill, whichever
 // tracker it lands on (the retry avoids the tracker its task failed on);
@@ -180,9 +183,9 @@ func TestE2EMemoryBudgetRetryPinsSortBuffer(t *testing.T) {
 	if mem["tA"][2] != mem["tB"][2] {
 		t.Errorf("sort buffers %s MiB on tA and %s MiB on tB: the retry did not keep the first attempt's", mem["tA"][2], mem["tB"][2])
 	}
-	// Run on tB first, the pin (10 MiB) does not fit tA's share: its limit
+	// Run on tB first, the pin (16 MiB) does not fit tA's share: its limit
 	// is raised to hold it, with the tracker's warning.
-	if mem["tA"][2] == "10" && (mem["tA"][1] != "23" || !c.logHas("tA", "pinned at 10 MiB by the task's first announced spill")) {
-		t.Errorf("tA ran the retry with a pinned 10 MiB sort buffer at a limit of %s MiB, want 23 and a warning", mem["tA"][1])
+	if mem["tA"][2] == "16" && (mem["tA"][1] != "24" || !c.logHas("tA", "pinned at 16 MiB by the task's first announced spill")) {
+		t.Errorf("tA ran the retry with a pinned 16 MiB sort buffer at a limit of %s MiB, want 24 and a warning", mem["tA"][1])
 	}
 }

@@ -173,6 +173,7 @@ func (t *task) spillOutput(tc taskContext, firstSpill int) (*spill.Buffer, func(
 	opts := spill.Options{
 		BufferBytes:   int64(t.conf.Int("mapreduce.task.io.sort.mb")) << 20,
 		SpillPercent:  t.conf.Float("mapreduce.map.sort.spill.percent"),
+		TablePercent:  t.conf.Float("mapreduce.map.combine.table.percent"),
 		NumPartitions: int(t.launch.NumReduces),
 		Compare:       t.def.Compare,
 		TaskContext:   tc,

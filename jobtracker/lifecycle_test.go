@@ -23,6 +23,7 @@ import (
 func noIllegalTransitions(t testing.TB, jt *JobTracker) {
 	t.Cleanup(func() {
 		jt.waitBackground()
+		jt.logq.flush(logFlushTimeout)
 		jt.mu.Lock()
 		n := jt.illegalTransitions
 		var bad []error

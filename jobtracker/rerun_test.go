@@ -2,7 +2,12 @@ package jobtracker
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"gomr/mr"
 	"gomr/mrpb"
@@ -148,5 +153,105 @@ func TestReduceStoppedByRerunIsExcused(t *testing.T) {
 	cs = counters()
 	if k, f := cs.Get(mr.JobCounterGroup, mr.NumKilledReduces), cs.Get(mr.JobCounterGroup, mr.NumFailedReduces); k != 1 || f != 1 {
 		t.Fatalf("after a second stop with one differing re-run: %d killed, %d failed reduces; want 1 and 1", k, f)
+	}
+}
+
+// TestRerunAfterRestartComparedWithWithdrawnSpills: the JobTracker
+// restarts between the withdrawal of a map's spills (its tracker lost
+// after the map succeeded and a reduce started) and its re-run's
+// announcements. The withdrawn spills are in the recovery log ("withdrawn"
+// line), so the re-run is compared with them as without the restart: a
+// difference is counted in NONDETERMINISTIC_MAP_RERUNS and excuses a
+// reduce stopped by it. A log without that line (an earlier version's)
+// and a line of an unknown kind (a later version's) still recover, the
+// first missing the difference as before.
+func TestRerunAfterRestartComparedWithWithdrawnSpills(t *testing.T) {
+	tests := []struct {
+		name string
+		// rerunCRC is the CRC of the re-run's spill 1 (the first
+		// attempt's is 2).
+		rerunCRC uint32
+		// edit changes the event log before the restart.
+		edit func(lines []string) []string
+		want int64
+	}{
+		{name: "identical", rerunCRC: 2, want: 0},
+		{name: "different", rerunCRC: 9, want: 1},
+		{name: "different, a log without the withdrawal", rerunCRC: 9, want: 0, edit: func(lines []string) []string {
+			return slices.DeleteFunc(lines, func(l string) bool { return strings.Contains(l, `"kind":"withdrawn"`) })
+		}},
+		{name: "different, a line of an unknown kind", rerunCRC: 9, want: 1, edit: func(lines []string) []string {
+			return append(lines, `{"kind":"from-a-later-version","type":"m","task":0}`)
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+			now := func() time.Time { return clock }
+			dir := t.TempDir()
+			jt1, id := newTestJTWith(t, dir, 1, now, nil)
+			a := launches(heartbeat(t, jt1, &mrpb.HeartbeatRequest{Tracker: "t1", InitialContact: true, Instance: "t1", FreeMapSlots: 1}))[0].AttemptId
+			heartbeat(t, jt1, &mrpb.HeartbeatRequest{Tracker: "t1", Spills: []*mrpb.SpillAnnouncement{
+				{AttemptId: a, Spill: 0, Segments: seg(1)}, {AttemptId: a, Spill: 1, Final: true, Segments: seg(2)}},
+				Attempts: []*mrpb.AttemptStatus{{AttemptId: a, State: StateSucceeded, Progress: 1}}})
+			heartbeat(t, jt1, &mrpb.HeartbeatRequest{Tracker: "t2", InitialContact: true, Instance: "t2"})
+			if ls := launches(heartbeat(t, jt1, &mrpb.HeartbeatRequest{Tracker: "t2", FreeReduceSlots: 1})); len(ls) != 1 || ls[0].Type != "r" {
+				t.Fatalf("launches on t2: %v, want the reduce", attemptIDs(ls))
+			}
+			loseTracker(jt1, "t1")
+
+			events := filepath.Join(dir, "system", id+".events")
+			data, err := os.ReadFile(events)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(data), `"kind":"withdrawn"`) {
+				t.Fatalf("no withdrawn line in the event log:\n%s", data)
+			}
+			if tc.edit != nil {
+				lines := tc.edit(strings.Split(strings.TrimSpace(string(data)), "\n"))
+				if err := os.WriteFile(events, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			clock = clock.Add(5 * time.Second)
+			jt2, _ := newTestJTWith(t, dir, 0, now, nil)
+			ls := launches(heartbeat(t, jt2, &mrpb.HeartbeatRequest{Tracker: "t2", InitialContact: true, Instance: "t2", FreeMapSlots: 1}))
+			if len(ls) != 1 || ls[0].Type != "m" {
+				t.Fatalf("launches on t2 after the restart: %v, want the map's re-run", attemptIDs(ls))
+			}
+			b := ls[0].AttemptId
+			heartbeat(t, jt2, &mrpb.HeartbeatRequest{Tracker: "t2", Spills: []*mrpb.SpillAnnouncement{
+				{AttemptId: b, Spill: 0, Segments: seg(1)}, {AttemptId: b, Spill: 1, Final: true, Segments: seg(tc.rerunCRC)}},
+				Attempts: []*mrpb.AttemptStatus{{AttemptId: b, State: StateSucceeded, Progress: 1}}})
+			counters := func() mr.CounterSet {
+				st, err := jt2.GetJobStatus(context.Background(), &mrpb.JobStatusRequest{JobId: id})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return countersFromProto(st.Counters)
+			}
+			if got := counters().Get(mr.JobCounterGroup, mr.NondeterministicMapReruns); got != tc.want {
+				t.Fatalf("%s = %d after the restart, want %d", mr.NondeterministicMapReruns, got, tc.want)
+			}
+			// A reduce stopped by the difference is excused once per
+			// differing re-run the JobTracker counted.
+			var r string
+			for _, l := range launches(heartbeat(t, jt2, &mrpb.HeartbeatRequest{Tracker: "t2", FreeReduceSlots: 1})) {
+				if l.Type == "r" {
+					r = l.AttemptId
+				}
+			}
+			if r == "" {
+				t.Fatal("no reduce launched on t2 after the restart")
+			}
+			heartbeat(t, jt2, &mrpb.HeartbeatRequest{Tracker: "t2", Attempts: []*mrpb.AttemptStatus{{AttemptId: r, State: StateKilled,
+				NotOwnFault: true, Diagnostic: "shuffle: map 0: spill 1 of attempt " + b + " differs from the one fetched from attempt " + a}}})
+			cs := counters()
+			killed, failed := cs.Get(mr.JobCounterGroup, mr.NumKilledReduces), cs.Get(mr.JobCounterGroup, mr.NumFailedReduces)
+			if wantKilled := tc.want; killed != wantKilled || failed != 1-wantKilled {
+				t.Fatalf("the stopped reduce: %d killed, %d failed; want %d and %d", killed, failed, wantKilled, 1-wantKilled)
+			}
+		})
 	}
 }

@@ -334,6 +334,7 @@ func (jt *JobTracker) obsoleteMapOutputLocked(a *attempt) {
 		ks = append(ks, k)
 	}
 	sort.Ints(ks)
+	var logged []int
 	for _, k := range ks {
 		key := spillKey{a.task.index, k}
 		if j.winners[key] != a {
@@ -345,6 +346,7 @@ func (jt *JobTracker) obsoleteMapOutputLocked(a *attempt) {
 		}
 		if a.task.withdrawn[k] == nil {
 			a.task.withdrawn[k] = a
+			logged = append(logged, k)
 		}
 		for _, other := range a.task.attempts {
 			if other != a && !other.obsolete && other.spills[k] != nil && jt.trackers[other.tracker] != nil {
@@ -352,6 +354,9 @@ func (jt *JobTracker) obsoleteMapOutputLocked(a *attempt) {
 				break
 			}
 		}
+	}
+	if len(logged) > 0 {
+		jt.logWithdrawnLocked(a, logged)
 	}
 }
 

@@ -255,3 +255,251 @@ func TestRerunAfterRestartComparedWithWithdrawnSpills(t *testing.T) {
 		})
 	}
 }
+
+// rerunSpill is a spill a map attempt announces in the re-run tests: its
+// index, its final mark and its segment's CRC.
+type rerunSpill struct {
+	k     int32
+	final bool
+	crc   uint32
+}
+
+// announce is the announcements of spills of attempt a from spill from on.
+func announce(a string, spills []rerunSpill, from int32) []*mrpb.SpillAnnouncement {
+	var out []*mrpb.SpillAnnouncement
+	for _, s := range spills {
+		if s.k >= from {
+			out = append(out, &mrpb.SpillAnnouncement{AttemptId: a, Spill: s.k, Final: s.final, Segments: seg(s.crc)})
+		}
+	}
+	return out
+}
+
+// TestSplitMapRerunComparedWithWithdrawnSpills: the map of a split-safe
+// job is split once (its first attempt cuts spills 0 and 1 and stops at
+// offset 400, its remainder cuts spills 2 and 3), then the output of one
+// part or of both is lost with its tracker, and the map runs again. The
+// re-run starts at the first part whose spills are gone, cutting at the
+// split point, and is compared with the withdrawn spills as a plain map's:
+// a difference from them counts once in NONDETERMINISTIC_MAP_RERUNS; a
+// spill that differs from one still published (the part not lost) fails
+// the re-run as non-deterministic, as any attempt's does.
+func TestSplitMapRerunComparedWithWithdrawnSpills(t *testing.T) {
+	first := []rerunSpill{{0, false, 1}, {1, false, 2}, {2, false, 3}, {3, true, 4}}
+	reruns := []struct {
+		name   string
+		spills []rerunSpill
+	}{
+		{"identical", first},
+		{"a different spill before the split point", []rerunSpill{{0, false, 1}, {1, false, 9}, {2, false, 3}, {3, true, 4}}},
+		{"a different spill after it", []rerunSpill{{0, false, 1}, {1, false, 2}, {2, false, 3}, {3, true, 9}}},
+		{"fewer spills after it", []rerunSpill{{0, false, 1}, {1, false, 2}, {2, true, 3}}},
+		{"more spills after it", []rerunSpill{{0, false, 1}, {1, false, 2}, {2, false, 3}, {3, false, 4}, {4, true, 5}}},
+	}
+	type outcome struct {
+		counted int64
+		failed  bool
+	}
+	tests := []struct {
+		name string
+		// remainderOn is the tracker the remainder runs on (t1 runs the
+		// first attempt); lose is the tracker lost.
+		remainderOn, lose string
+		// from is the spill the re-run starts at.
+		from int32
+		want map[string]outcome
+	}{
+		{"the remainder's output lost", "t2", "t2", 2, map[string]outcome{
+			"identical": {0, false}, "a different spill before the split point": {0, false},
+			"a different spill after it": {1, false}, "fewer spills after it": {1, false}, "more spills after it": {1, false},
+		}},
+		{"the first part's output lost", "t2", "t1", 0, map[string]outcome{
+			"identical": {0, false}, "a different spill before the split point": {1, false},
+			"a different spill after it": {0, true}, "fewer spills after it": {0, true}, "more spills after it": {0, true},
+		}},
+		{"both parts' output lost", "t1", "t1", 0, map[string]outcome{
+			"identical": {0, false}, "a different spill before the split point": {1, false},
+			"a different spill after it": {1, false}, "fewer spills after it": {1, false}, "more spills after it": {1, false},
+		}},
+	}
+	for _, tc := range tests {
+		for _, rr := range reruns {
+			t.Run(tc.name+"/"+rr.name, func(t *testing.T) {
+				dir := t.TempDir()
+				jt, _ := newTestJTWith(t, dir, 0, nil, nil)
+				id := submitSplitJob(t, jt, dir, 1, map[string]string{mr.KeySplitSafe: "true"})
+				a0 := launches(heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "t1", InitialContact: true, Instance: "t1", FreeMapSlots: 1}))[0].AttemptId
+				for _, tr := range []string{"t2", "t3"} {
+					heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: tr, InitialContact: true, Instance: tr})
+				}
+				if _, err := jt.SplitTaskAttempt(context.Background(), &mrpb.SplitTaskAttemptRequest{AttemptId: a0}); err != nil {
+					t.Fatal(err)
+				}
+				heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "t1"})
+				spills := announce(a0, first[:2], 0)
+				spills[1].SplitAt = &mrpb.MapCut{Offset: 400, Spill: 2, Records: 50}
+				heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "t1", Spills: spills,
+					Attempts: []*mrpb.AttemptStatus{{AttemptId: a0, State: StateSplit, Counters: inputRecords(50)}}})
+				ls := launches(heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: tc.remainderOn, FreeMapSlots: 1}))
+				if len(ls) != 1 || ls[0].Resume.GetFirstSpill() != 2 {
+					t.Fatalf("remainder launches %v, want one from spill 2", ls)
+				}
+				a1 := ls[0].AttemptId
+				heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: tc.remainderOn, Spills: announce(a1, first, 2),
+					Attempts: []*mrpb.AttemptStatus{{AttemptId: a1, State: StateSucceeded, Progress: 1}}})
+				loseTracker(jt, tc.lose)
+
+				ls = freshMapLaunches(t, jt, "t3")
+				if len(ls) != 1 || ls[0].Resume.GetFirstSpill() != tc.from {
+					t.Fatalf("re-run launches %v, want one from spill %d", ls, tc.from)
+				}
+				if tc.from == 0 && (len(ls[0].Resume.GetCuts()) != 1 || ls[0].Resume.Cuts[0].Offset != 400) {
+					t.Fatalf("re-run from the start launched with cuts %v, want the split point at 400", ls[0].Resume.GetCuts())
+				}
+				b := ls[0].AttemptId
+				heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "t3", Spills: announce(b, rr.spills, tc.from),
+					Attempts: []*mrpb.AttemptStatus{{AttemptId: b, State: StateRunning}}})
+				st, err := jt.GetJobStatus(context.Background(), &mrpb.JobStatusRequest{JobId: id})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := outcome{counted: countersFromProto(st.Counters).Get(mr.JobCounterGroup, mr.NondeterministicMapReruns)}
+				state, diag := attemptStateOf(jt, b)
+				got.failed = state == StateFailed
+				if want := tc.want[rr.name]; got != want {
+					t.Fatalf("%s = %d, re-run %s (%s); want %d, failed %v", mr.NondeterministicMapReruns, got.counted, state, diag, want.counted, want.failed)
+				}
+			})
+		}
+	}
+}
+
+// TestScaleUpMapRerunComparedWithWithdrawnSpills: a scale-up split cuts
+// the remainder of a map into two pieces, the map's own (its remainder
+// attempt cuts spills 2 and 3) and a new map (spills 0 and 1); the output
+// of one of them is lost with its tracker, and it runs again. The re-run
+// is compared with the withdrawn spills as a plain map's: identical, it
+// is not counted; with a different spill or fewer spills, it is counted
+// once in NONDETERMINISTIC_MAP_RERUNS.
+func TestScaleUpMapRerunComparedWithWithdrawnSpills(t *testing.T) {
+	remainder := []rerunSpill{{2, false, 3}, {3, true, 4}}
+	piece := []rerunSpill{{0, false, 5}, {1, true, 6}}
+	tests := []struct {
+		name string
+		// lose is the tracker lost: t2 ran the map's remainder, t3 the
+		// new map.
+		lose  string
+		task  int32
+		from  int32
+		rerun []rerunSpill
+		want  int64
+	}{
+		{"the remainder, identical", "t2", 0, 2, remainder, 0},
+		{"the remainder, a different spill", "t2", 0, 2, []rerunSpill{{2, false, 3}, {3, true, 9}}, 1},
+		{"the remainder, fewer spills", "t2", 0, 2, []rerunSpill{{2, true, 3}}, 1},
+		{"the new map, identical", "t3", 1, 0, piece, 0},
+		{"the new map, a different spill", "t3", 1, 0, []rerunSpill{{0, false, 9}, {1, true, 6}}, 1},
+		{"the new map, more spills", "t3", 1, 0, []rerunSpill{{0, false, 5}, {1, false, 6}, {2, true, 7}}, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			jt, _ := newTestJTWith(t, dir, 0, nil, nil)
+			id := submitSplitJob(t, jt, dir, 1, map[string]string{mr.KeySplitSafe: "true"})
+			jt.mu.Lock()
+			jt.jobs[id].splits[0].Length = 1 << 20 // room for two pieces
+			jt.unlock()
+			a0 := launches(heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "t1", InitialContact: true, Instance: "t1", FreeMapSlots: 1}))[0].AttemptId
+			for _, tr := range []string{"t2", "t3", "t4"} {
+				heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: tr, InitialContact: true, Instance: tr})
+			}
+			jt.mu.Lock()
+			_, a := jt.findAttempt(a0)
+			err := jt.orderSplitLocked(a, 2)
+			jt.unlock()
+			if err != nil {
+				t.Fatal(err)
+			}
+			heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "t1"})
+			spills := announce(a0, []rerunSpill{{0, false, 1}, {1, false, 2}}, 0)
+			spills[1].SplitAt = &mrpb.MapCut{Offset: 1 << 18, Spill: 2, Records: 50}
+			heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "t1", Spills: spills,
+				Attempts: []*mrpb.AttemptStatus{{AttemptId: a0, State: StateSplit, Counters: inputRecords(50)}}})
+			run := func(tracker string, wantTask int32, spills []rerunSpill) {
+				t.Helper()
+				ls := launches(heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: tracker, FreeMapSlots: 1}))
+				if len(ls) != 1 || ls[0].Index != wantTask {
+					t.Fatalf("launches on %s: %v, want map %d", tracker, ls, wantTask)
+				}
+				heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: tracker, Spills: announce(ls[0].AttemptId, spills, 0),
+					Attempts: []*mrpb.AttemptStatus{{AttemptId: ls[0].AttemptId, State: StateSucceeded, Progress: 1}}})
+			}
+			run("t2", 0, remainder)
+			run("t3", 1, piece)
+			loseTracker(jt, tc.lose)
+
+			ls := freshMapLaunches(t, jt, "t4")
+			if len(ls) != 1 || ls[0].Index != tc.task || ls[0].Resume.GetFirstSpill() != tc.from {
+				t.Fatalf("re-run launches %v, want map %d from spill %d", ls, tc.task, tc.from)
+			}
+			b := ls[0].AttemptId
+			heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "t4", Spills: announce(b, tc.rerun, 0),
+				Attempts: []*mrpb.AttemptStatus{{AttemptId: b, State: StateRunning}}})
+			if state, diag := attemptStateOf(jt, b); state != StateRunning {
+				t.Fatalf("re-run %s (%s), want it running", state, diag)
+			}
+			st, err := jt.GetJobStatus(context.Background(), &mrpb.JobStatusRequest{JobId: id})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := countersFromProto(st.Counters).Get(mr.JobCounterGroup, mr.NondeterministicMapReruns); got != tc.want {
+				t.Fatalf("%s = %d, want %d", mr.NondeterministicMapReruns, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestFinalMarkComparedWithPublishedSpills: a map attempt whose spills
+// carry other final marks than the spills another attempt of its map
+// published (a failed attempt's stay published) is failed as
+// non-deterministic, as one whose segments differ is; identical marks
+// pass.
+func TestFinalMarkComparedWithPublishedSpills(t *testing.T) {
+	published := []rerunSpill{{0, false, 1}, {1, false, 2}, {2, true, 3}}
+	tests := []struct {
+		name string
+		// publishedUpTo is how many of published the first attempt
+		// announced before it failed.
+		publishedUpTo int
+		retry         []rerunSpill
+		want          string // "" : the retry runs on
+	}{
+		{"identical", 3, published, ""},
+		{"final earlier", 3, []rerunSpill{{0, false, 1}, {1, true, 2}}, "spill 1 is announced final, but"},
+		{"not final where it was", 3, []rerunSpill{{0, false, 1}, {1, false, 2}, {2, false, 3}}, "spill 2 is announced not final, but"},
+		{"a spill after the final one", 3, []rerunSpill{{0, false, 1}, {1, false, 2}, {2, false, 3}, {3, true, 4}}, "spill 2 is announced not final"},
+		{"final where the first went on", 2, []rerunSpill{{0, true, 1}}, "spill 0 is announced final, but"},
+		{"final after what was published", 2, []rerunSpill{{0, false, 1}, {1, false, 2}, {2, true, 3}}, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			jt, _ := newTestJT(t, 1)
+			first := launches(heartbeat(t, jt, &mrpb.HeartbeatRequest{InitialContact: true, FreeMapSlots: 1}))[0].AttemptId
+			heartbeat(t, jt, &mrpb.HeartbeatRequest{Spills: announce(first, published[:tc.publishedUpTo], 0),
+				Attempts: []*mrpb.AttemptStatus{{AttemptId: first, State: StateFailed, Diagnostic: "boom"}}})
+			retry := launches(heartbeat(t, jt, &mrpb.HeartbeatRequest{FreeMapSlots: 1}))[0].AttemptId
+			heartbeat(t, jt, &mrpb.HeartbeatRequest{Spills: announce(retry, tc.retry, 0),
+				Attempts: []*mrpb.AttemptStatus{{AttemptId: retry, State: StateRunning}}})
+			state, diag := attemptStateOf(jt, retry)
+			if tc.want == "" {
+				if state != StateRunning {
+					t.Fatalf("retry %s (%s), want it running", state, diag)
+				}
+				return
+			}
+			if state != StateFailed || !strings.Contains(diag, "non-deterministic map output: "+tc.want) {
+				t.Fatalf("retry %s (%s), want it failed saying %q", state, diag, tc.want)
+			}
+		})
+	}
+}

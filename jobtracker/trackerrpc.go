@@ -3,6 +3,8 @@ package jobtracker
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -203,14 +205,72 @@ func (jt *JobTracker) spillAnnouncedLocked(t *trackerState, sp *mrpb.SpillAnnoun
 		}
 	}
 	key := spillKey{a.task.index, k}
-	if w, ok := j.winners[key]; ok {
-		if w != a && !sameSegments(w.spills[k], sp.Segments) {
-			jt.failAttemptLocked(a, fmt.Sprintf("non-deterministic map output: spill %d differs from the one %s announced", k, w.id))
-		}
+	w, published := j.winners[key]
+	if published && w != a && !sameSegments(w.spills[k], sp.Segments) {
+		jt.failAttemptLocked(a, fmt.Sprintf("non-deterministic map output: spill %d differs from the one %s announced", k, w.id))
+		return
+	}
+	if why := finalMarkContradiction(j, a, k, sp.Final); why != "" {
+		jt.failAttemptLocked(a, "non-deterministic map output: "+why)
+		return
+	}
+	if published {
 		return
 	}
 	jt.noteRerunLocked(a, k)
 	jt.publishSpillLocked(j, a, k)
+}
+
+// finalMarkContradiction tells how spill k of map attempt a, announced
+// final or not, contradicts the spills of its map that other attempts
+// published (j.winners), or "" if it does not: a published spill after a
+// final k, a published final spill before k, or a published spill k whose
+// mark is known to differ. Every attempt of a deterministic map cuts the
+// same spills with the same marks (sameSegments compares the rest); an
+// attempt that does not would leave reducers two ends of one map. A split
+// map's parts are cut by several attempts, all of one numbering, and a
+// re-run of a lost part meets the published spills of the part not lost.
+func finalMarkContradiction(j *job, a *attempt, k int, final bool) string {
+	t := a.task
+	if len(t.attempts) < 2 {
+		return ""
+	}
+	for _, o := range t.attempts {
+		if o == a {
+			continue
+		}
+		for _, ok := range slices.Sorted(maps.Keys(o.spills)) {
+			if j.winners[spillKey{t.index, ok}] != o {
+				continue
+			}
+			switch {
+			case ok > k && final:
+				return fmt.Sprintf("spill %d is announced final, but spill %d of %s is published", k, ok, o.id)
+			case ok < k && o.final == ok:
+				return fmt.Sprintf("spill %d is announced, but the final spill of %s, %d, is published", k, o.id, ok)
+			case ok == k && final && o.spillsAfter(k):
+				return fmt.Sprintf("spill %d is announced final, but %s published it as not final", k, o.id)
+			case ok == k && !final && o.final == k:
+				return fmt.Sprintf("spill %d is announced not final, but %s published it as final", k, o.id)
+			}
+		}
+	}
+	return ""
+}
+
+// spillsAfter tells whether map attempt a is known to have spills after
+// spill k: its final spill is later, it announced a later one, or it was
+// split after k.
+func (a *attempt) spillsAfter(k int) bool {
+	if a.final > k || (a.split != nil && a.split.cut != nil && a.split.cut.spill > k) {
+		return true
+	}
+	for ok := range a.spills {
+		if ok > k {
+			return true
+		}
+	}
+	return false
 }
 
 // noteRerunLocked compares spill k of map attempt a, about to be

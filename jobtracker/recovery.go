@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -44,7 +46,10 @@ import (
 //     registers again from the same shuffle address and still holds the
 //     attempt's files (it lists them on initial contact); its spills are
 //     then published to the reducers. A map whose tracker does not come
-//     back within mapreduce.jobtracker.restart.tracker-wait runs again.
+//     back within mapreduce.jobtracker.restart.tracker-wait runs again,
+//     its logged spills withdrawn (a "withdrawn" line): a reduce that
+//     succeeded before the restart may have read them, and the re-run is
+//     compared with them, as is a split map's re-run with its remainder's;
 //
 // Attempts running at the restart are killed by their trackers (which the
 // new JobTracker does not know, and so reinitializes) and run again. New
@@ -267,12 +272,25 @@ func recoverWithdrawn(tk *task, ev *taskEvent) {
 	w := &attempt{id: ev.Attempt, task: tk, tracker: ev.Tracker, state: attemptKilled, final: ev.Final,
 		spills: spillsFromLog(ev.Spills), obsolete: true}
 	for k := range w.spills {
-		if tk.withdrawn == nil {
-			tk.withdrawn = map[int]*attempt{}
+		tk.withdraw(w, k)
+	}
+}
+
+// withdrawRecoveredLocked withdraws the spills of a recovered map
+// attempt whose output is gone (its tracker did not come back with it):
+// the JobTracker before the restart published them, and a reduce that
+// succeeded then may have read them, so the map's re-run is compared with
+// them (noteRerunLocked), and a restart after this one knows them too.
+func (jt *JobTracker) withdrawRecoveredLocked(a *attempt) {
+	t := a.task
+	var ks []int
+	for _, k := range slices.Sorted(maps.Keys(a.spills)) {
+		if t.withdraw(a, k) {
+			ks = append(ks, k)
 		}
-		if tk.withdrawn[k] == nil {
-			tk.withdrawn[k] = w
-		}
+	}
+	if len(ks) > 0 {
+		jt.logWithdrawnLocked(a, ks)
 	}
 }
 
@@ -449,7 +467,10 @@ func (jt *JobTracker) recoverJob(sj *stagedJob, now time.Time) error {
 			if len(ev.Spills) != ev.Final+1 {
 				// A split map (split.go): its attempt made only the
 				// spills after the last split point, and the split
-				// points are not logged. It runs again.
+				// points are not logged. It runs again, compared with
+				// the spills that attempt published, which a reduce
+				// that succeeded before the restart may have read.
+				recoverWithdrawn(tk, ev)
 				continue
 			}
 			a.final = ev.Final
@@ -557,6 +578,7 @@ func (jt *JobTracker) confirmRecoveredLocked(t *trackerState, req *mrpb.Heartbea
 			jt.log.Warn("recovered map output gone", "attempt", a.id, "tracker", t.name)
 			a.unconfirmed = false
 			a.obsolete = true
+			jt.withdrawRecoveredLocked(a)
 			jt.rerunMapLocked(m, now)
 		}
 	}
@@ -575,6 +597,7 @@ func (jt *JobTracker) expireRecoveredLocked(now time.Time) {
 				jt.log.Warn("recovered map output not confirmed in time", "attempt", a.id, "tracker", a.tracker)
 				a.unconfirmed = false
 				a.obsolete = true
+				jt.withdrawRecoveredLocked(a)
 				jt.rerunMapLocked(m, now)
 			}
 		}

@@ -275,6 +275,36 @@ func announce(a string, spills []rerunSpill, from int32) []*mrpb.SpillAnnounceme
 	return out
 }
 
+// runSplitMap submits a split-safe job of one map and one reduce to jt,
+// on trackers t1, t2 and t3, and runs its map split once: its first
+// attempt, on t1, announces spills 0 and 1 of spills and stops at offset
+// 400 (spill 2), and its remainder, on tracker remainderOn, announces
+// the rest and succeeds. It returns the job.
+func runSplitMap(t *testing.T, jt *JobTracker, dir string, spills []rerunSpill, remainderOn string) string {
+	t.Helper()
+	id := submitSplitJob(t, jt, dir, 1, map[string]string{mr.KeySplitSafe: "true"})
+	a0 := launches(heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "t1", InitialContact: true, Instance: "t1", FreeMapSlots: 1}))[0].AttemptId
+	for _, tr := range []string{"t2", "t3"} {
+		heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: tr, InitialContact: true, Instance: tr})
+	}
+	if _, err := jt.SplitTaskAttempt(context.Background(), &mrpb.SplitTaskAttemptRequest{AttemptId: a0}); err != nil {
+		t.Fatal(err)
+	}
+	heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "t1"})
+	first := announce(a0, spills[:2], 0)
+	first[1].SplitAt = &mrpb.MapCut{Offset: 400, Spill: 2, Records: 50}
+	heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "t1", Spills: first,
+		Attempts: []*mrpb.AttemptStatus{{AttemptId: a0, State: StateSplit, Counters: inputRecords(50)}}})
+	ls := launches(heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: remainderOn, FreeMapSlots: 1}))
+	if len(ls) != 1 || ls[0].Resume.GetFirstSpill() != 2 {
+		t.Fatalf("remainder launches %v, want one from spill 2", ls)
+	}
+	a1 := ls[0].AttemptId
+	heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: remainderOn, Spills: announce(a1, spills, 2),
+		Attempts: []*mrpb.AttemptStatus{{AttemptId: a1, State: StateSucceeded, Progress: 1}}})
+	return id
+}
+
 // TestSplitMapRerunComparedWithWithdrawnSpills: the map of a split-safe
 // job is split once (its first attempt cuts spills 0 and 1 and stops at
 // offset 400, its remainder cuts spills 2 and 3), then the output of one
@@ -327,29 +357,10 @@ func TestSplitMapRerunComparedWithWithdrawnSpills(t *testing.T) {
 			t.Run(tc.name+"/"+rr.name, func(t *testing.T) {
 				dir := t.TempDir()
 				jt, _ := newTestJTWith(t, dir, 0, nil, nil)
-				id := submitSplitJob(t, jt, dir, 1, map[string]string{mr.KeySplitSafe: "true"})
-				a0 := launches(heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "t1", InitialContact: true, Instance: "t1", FreeMapSlots: 1}))[0].AttemptId
-				for _, tr := range []string{"t2", "t3"} {
-					heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: tr, InitialContact: true, Instance: tr})
-				}
-				if _, err := jt.SplitTaskAttempt(context.Background(), &mrpb.SplitTaskAttemptRequest{AttemptId: a0}); err != nil {
-					t.Fatal(err)
-				}
-				heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "t1"})
-				spills := announce(a0, first[:2], 0)
-				spills[1].SplitAt = &mrpb.MapCut{Offset: 400, Spill: 2, Records: 50}
-				heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "t1", Spills: spills,
-					Attempts: []*mrpb.AttemptStatus{{AttemptId: a0, State: StateSplit, Counters: inputRecords(50)}}})
-				ls := launches(heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: tc.remainderOn, FreeMapSlots: 1}))
-				if len(ls) != 1 || ls[0].Resume.GetFirstSpill() != 2 {
-					t.Fatalf("remainder launches %v, want one from spill 2", ls)
-				}
-				a1 := ls[0].AttemptId
-				heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: tc.remainderOn, Spills: announce(a1, first, 2),
-					Attempts: []*mrpb.AttemptStatus{{AttemptId: a1, State: StateSucceeded, Progress: 1}}})
+				id := runSplitMap(t, jt, dir, first, tc.remainderOn)
 				loseTracker(jt, tc.lose)
 
-				ls = freshMapLaunches(t, jt, "t3")
+				ls := freshMapLaunches(t, jt, "t3")
 				if len(ls) != 1 || ls[0].Resume.GetFirstSpill() != tc.from {
 					t.Fatalf("re-run launches %v, want one from spill %d", ls, tc.from)
 				}
@@ -499,6 +510,104 @@ func TestFinalMarkComparedWithPublishedSpills(t *testing.T) {
 			}
 			if state != StateFailed || !strings.Contains(diag, "non-deterministic map output: "+tc.want) {
 				t.Fatalf("retry %s (%s), want it failed saying %q", state, diag, tc.want)
+			}
+		})
+	}
+}
+
+// TestRecoveredMapOutputGoneIsComparedWithItsRerun: a map succeeded
+// before a JobTracker restart, and its output does not come back with its
+// tracker (the tracker comes back as a new process, or not in time): its
+// re-run is compared with the spills the JobTracker before the restart
+// published, which a reduce that succeeded then may have read, as with a
+// withdrawal; and a second restart still knows them.
+func TestRecoveredMapOutputGoneIsComparedWithItsRerun(t *testing.T) {
+	for _, how := range []string{"tracker restarted", "tracker never back"} {
+		for _, tc := range []struct {
+			name string
+			crc  uint32 // of partition 0 of the re-run's spill 0 (map 0's was 7)
+			want int64
+		}{{"identical", 7, 0}, {"different", 9, 1}} {
+			t.Run(how+"/"+tc.name, func(t *testing.T) {
+				clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+				overrides := map[string]string{"mapreduce.jobtracker.restart.tracker-wait": "10000"}
+				jt, id, m0, m1 := recoveryScenario(t, &clock, overrides)
+				if how == "tracker restarted" {
+					heartbeat(t, jt, &mrpb.HeartbeatRequest{InitialContact: true, Instance: "p2", ShuffleAddress: "127.0.0.1:7002",
+						HeldJobs: []string{id}, HeldAttempts: []string{m0, m1}})
+				} else {
+					clock = clock.Add(11 * time.Second)
+					jt.mu.Lock()
+					jt.expireRecoveredLocked(clock)
+					jt.unlock()
+				}
+				// A second restart before the re-run runs.
+				jt.mu.Lock()
+				dir := filepath.Dir(jt.staging.dir)
+				jt.unlock()
+				clock = clock.Add(time.Second)
+				jt, _ = newTestJTWith(t, dir, 0, func() time.Time { return clock }, overrides)
+				var b string
+				for _, l := range launches(heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "t2", InitialContact: true, Instance: "q1",
+					ShuffleAddress: "127.0.0.1:7003", FreeMapSlots: 2})) {
+					if l.Index == 0 {
+						b = l.AttemptId
+					}
+				}
+				if b == "" {
+					t.Fatal("map 0 did not run again")
+				}
+				heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "t2", ShuffleAddress: "127.0.0.1:7003",
+					Spills: []*mrpb.SpillAnnouncement{{AttemptId: b, Spill: 0, Final: true,
+						Segments: []*mrpb.Segment{{Length: 10, RawLength: 20, Records: 3, Crc: tc.crc}, {Length: 11, RawLength: 21, Records: 4, Crc: 8}}}},
+					Attempts: []*mrpb.AttemptStatus{{AttemptId: b, State: StateRunning}}})
+				st, err := jt.GetJobStatus(context.Background(), &mrpb.JobStatusRequest{JobId: id})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := countersFromProto(st.Counters).Get(mr.JobCounterGroup, mr.NondeterministicMapReruns); got != tc.want {
+					t.Fatalf("%s = %d, want %d", mr.NondeterministicMapReruns, got, tc.want)
+				}
+			})
+		}
+	}
+}
+
+// TestRecoveredSplitMapIsComparedWithItsRerun: a split map that succeeded
+// before a JobTracker restart runs again from its start (its remainder's
+// attempt holds only the spills after the split point, recovery.go); the
+// re-run's spills after the split point are compared with those the
+// remainder published, which a reduce that succeeded before the restart
+// may have read.
+func TestRecoveredSplitMapIsComparedWithItsRerun(t *testing.T) {
+	first := []rerunSpill{{0, false, 1}, {1, false, 2}, {2, false, 3}, {3, true, 4}}
+	for _, tc := range []struct {
+		name  string
+		rerun []rerunSpill
+		want  int64
+	}{
+		{"identical", first, 0},
+		{"a different spill after the split point", []rerunSpill{{0, false, 1}, {1, false, 2}, {2, false, 3}, {3, true, 9}}, 1},
+		{"fewer spills", []rerunSpill{{0, false, 1}, {1, false, 2}, {2, true, 3}}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			jt1, _ := newTestJTWith(t, dir, 0, nil, nil)
+			id := runSplitMap(t, jt1, dir, first, "t2")
+			jt, _ := newTestJTWith(t, dir, 0, nil, nil)
+			ls := launches(heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "t3", InitialContact: true, Instance: "t3", FreeMapSlots: 1}))
+			if len(ls) != 1 || ls[0].Type != "m" || ls[0].Resume.GetFirstSpill() != 0 || len(ls[0].Resume.GetCuts()) != 1 {
+				t.Fatalf("launches after the restart: %v, want the map from its start with the split point", ls)
+			}
+			b := ls[0].AttemptId
+			heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "t3", Spills: announce(b, tc.rerun, 0),
+				Attempts: []*mrpb.AttemptStatus{{AttemptId: b, State: StateRunning}}})
+			st, err := jt.GetJobStatus(context.Background(), &mrpb.JobStatusRequest{JobId: id})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := countersFromProto(st.Counters).Get(mr.JobCounterGroup, mr.NondeterministicMapReruns); got != tc.want {
+				t.Fatalf("%s = %d, want %d", mr.NondeterministicMapReruns, got, tc.want)
 			}
 		})
 	}

@@ -401,11 +401,7 @@ func (jt *JobTracker) obsoleteMapOutputLocked(a *attempt) {
 			continue
 		}
 		delete(j.winners, key)
-		if a.task.withdrawn == nil {
-			a.task.withdrawn = map[int]*attempt{}
-		}
-		if a.task.withdrawn[k] == nil {
-			a.task.withdrawn[k] = a
+		if a.task.withdraw(a, k) {
 			logged = append(logged, k)
 		}
 		for _, other := range a.task.attempts {
@@ -418,6 +414,21 @@ func (jt *JobTracker) obsoleteMapOutputLocked(a *attempt) {
 	if len(logged) > 0 {
 		jt.logWithdrawnLocked(a, logged)
 	}
+}
+
+// withdraw records that spill k of map attempt a was withdrawn, unless
+// a withdrawal of that spill was recorded before (the first is what a
+// re-run is compared with: what reducers were first told of); it reports
+// whether it recorded it.
+func (t *task) withdraw(a *attempt, k int) bool {
+	if t.withdrawn[k] != nil {
+		return false
+	}
+	if t.withdrawn == nil {
+		t.withdrawn = map[int]*attempt{}
+	}
+	t.withdrawn[k] = a
+	return true
 }
 
 // attemptSucceededLocked ends a live attempt that reports success: its

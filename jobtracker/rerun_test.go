@@ -67,11 +67,7 @@ func TestRerunComparedWithWithdrawnSpills(t *testing.T) {
 			if k := kills(resp); len(k) != 0 {
 				t.Fatalf("the re-run was killed: %v", k)
 			}
-			st, err := jt.GetJobStatus(context.Background(), &mrpb.JobStatusRequest{JobId: id})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := countersFromProto(st.Counters).Get(mr.JobCounterGroup, mr.NondeterministicMapReruns); got != tc.want {
+			if got := jobCounters(t, jt, id).Get(mr.JobCounterGroup, mr.NondeterministicMapReruns); got != tc.want {
 				t.Errorf("%s = %d, want %d", mr.NondeterministicMapReruns, got, tc.want)
 			}
 			// Reducers are told of the withdrawal and of every spill of
@@ -118,13 +114,6 @@ func TestReduceStoppedByRerunIsExcused(t *testing.T) {
 		t.Fatal("no reduce launched on t2")
 		return ""
 	}
-	counters := func() mr.CounterSet {
-		st, err := jt.GetJobStatus(context.Background(), &mrpb.JobStatusRequest{JobId: id})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return countersFromProto(st.Counters)
-	}
 	r0 := reduceLaunch()
 	loseTracker(jt, "t1")
 	ls = freshMapLaunches(t, jt, "t2")
@@ -142,7 +131,7 @@ func TestReduceStoppedByRerunIsExcused(t *testing.T) {
 				Diagnostic: "shuffle: map 0: attempt " + b + " announced spill 0 as final, but spill 1 was fetched from attempt " + a}}})
 	}
 	stop(r0)
-	cs := counters()
+	cs := jobCounters(t, jt, id)
 	if got := cs.Get(mr.JobCounterGroup, mr.NondeterministicMapReruns); got != 1 {
 		t.Fatalf("%s = %d, want 1", mr.NondeterministicMapReruns, got)
 	}
@@ -150,7 +139,7 @@ func TestReduceStoppedByRerunIsExcused(t *testing.T) {
 		t.Fatalf("after the first stop: %d killed, %d failed reduces; want 1 and 0", k, f)
 	}
 	stop(reduceLaunch())
-	cs = counters()
+	cs = jobCounters(t, jt, id)
 	if k, f := cs.Get(mr.JobCounterGroup, mr.NumKilledReduces), cs.Get(mr.JobCounterGroup, mr.NumFailedReduces); k != 1 || f != 1 {
 		t.Fatalf("after a second stop with one differing re-run: %d killed, %d failed reduces; want 1 and 1", k, f)
 	}
@@ -224,14 +213,7 @@ func TestRerunAfterRestartComparedWithWithdrawnSpills(t *testing.T) {
 			heartbeat(t, jt2, &mrpb.HeartbeatRequest{Tracker: "t2", Spills: []*mrpb.SpillAnnouncement{
 				{AttemptId: b, Spill: 0, Segments: seg(1)}, {AttemptId: b, Spill: 1, Final: true, Segments: seg(tc.rerunCRC)}},
 				Attempts: []*mrpb.AttemptStatus{{AttemptId: b, State: StateSucceeded, Progress: 1}}})
-			counters := func() mr.CounterSet {
-				st, err := jt2.GetJobStatus(context.Background(), &mrpb.JobStatusRequest{JobId: id})
-				if err != nil {
-					t.Fatal(err)
-				}
-				return countersFromProto(st.Counters)
-			}
-			if got := counters().Get(mr.JobCounterGroup, mr.NondeterministicMapReruns); got != tc.want {
+			if got := jobCounters(t, jt2, id).Get(mr.JobCounterGroup, mr.NondeterministicMapReruns); got != tc.want {
 				t.Fatalf("%s = %d after the restart, want %d", mr.NondeterministicMapReruns, got, tc.want)
 			}
 			// A reduce stopped by the difference is excused once per
@@ -247,7 +229,7 @@ func TestRerunAfterRestartComparedWithWithdrawnSpills(t *testing.T) {
 			}
 			heartbeat(t, jt2, &mrpb.HeartbeatRequest{Tracker: "t2", Attempts: []*mrpb.AttemptStatus{{AttemptId: r, State: StateKilled,
 				NotOwnFault: true, Diagnostic: "shuffle: map 0: spill 1 of attempt " + b + " differs from the one fetched from attempt " + a}}})
-			cs := counters()
+			cs := jobCounters(t, jt2, id)
 			killed, failed := cs.Get(mr.JobCounterGroup, mr.NumKilledReduces), cs.Get(mr.JobCounterGroup, mr.NumFailedReduces)
 			if wantKilled := tc.want; killed != wantKilled || failed != 1-wantKilled {
 				t.Fatalf("the stopped reduce: %d killed, %d failed; want %d and %d", killed, failed, wantKilled, 1-wantKilled)
@@ -370,11 +352,7 @@ func TestSplitMapRerunComparedWithWithdrawnSpills(t *testing.T) {
 				b := ls[0].AttemptId
 				heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "t3", Spills: announce(b, rr.spills, tc.from),
 					Attempts: []*mrpb.AttemptStatus{{AttemptId: b, State: StateRunning}}})
-				st, err := jt.GetJobStatus(context.Background(), &mrpb.JobStatusRequest{JobId: id})
-				if err != nil {
-					t.Fatal(err)
-				}
-				got := outcome{counted: countersFromProto(st.Counters).Get(mr.JobCounterGroup, mr.NondeterministicMapReruns)}
+				got := outcome{counted: jobCounters(t, jt, id).Get(mr.JobCounterGroup, mr.NondeterministicMapReruns)}
 				state, diag := attemptStateOf(jt, b)
 				got.failed = state == StateFailed
 				if want := tc.want[rr.name]; got != want {
@@ -459,11 +437,7 @@ func TestScaleUpMapRerunComparedWithWithdrawnSpills(t *testing.T) {
 			if state, diag := attemptStateOf(jt, b); state != StateRunning {
 				t.Fatalf("re-run %s (%s), want it running", state, diag)
 			}
-			st, err := jt.GetJobStatus(context.Background(), &mrpb.JobStatusRequest{JobId: id})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := countersFromProto(st.Counters).Get(mr.JobCounterGroup, mr.NondeterministicMapReruns); got != tc.want {
+			if got := jobCounters(t, jt, id).Get(mr.JobCounterGroup, mr.NondeterministicMapReruns); got != tc.want {
 				t.Fatalf("%s = %d, want %d", mr.NondeterministicMapReruns, got, tc.want)
 			}
 		})
@@ -561,11 +535,7 @@ func TestRecoveredMapOutputGoneIsComparedWithItsRerun(t *testing.T) {
 					Spills: []*mrpb.SpillAnnouncement{{AttemptId: b, Spill: 0, Final: true,
 						Segments: []*mrpb.Segment{{Length: 10, RawLength: 20, Records: 3, Crc: tc.crc}, {Length: 11, RawLength: 21, Records: 4, Crc: 8}}}},
 					Attempts: []*mrpb.AttemptStatus{{AttemptId: b, State: StateRunning}}})
-				st, err := jt.GetJobStatus(context.Background(), &mrpb.JobStatusRequest{JobId: id})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if got := countersFromProto(st.Counters).Get(mr.JobCounterGroup, mr.NondeterministicMapReruns); got != tc.want {
+				if got := jobCounters(t, jt, id).Get(mr.JobCounterGroup, mr.NondeterministicMapReruns); got != tc.want {
 					t.Fatalf("%s = %d, want %d", mr.NondeterministicMapReruns, got, tc.want)
 				}
 			})
@@ -602,13 +572,19 @@ func TestRecoveredSplitMapIsComparedWithItsRerun(t *testing.T) {
 			b := ls[0].AttemptId
 			heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "t3", Spills: announce(b, tc.rerun, 0),
 				Attempts: []*mrpb.AttemptStatus{{AttemptId: b, State: StateRunning}}})
-			st, err := jt.GetJobStatus(context.Background(), &mrpb.JobStatusRequest{JobId: id})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := countersFromProto(st.Counters).Get(mr.JobCounterGroup, mr.NondeterministicMapReruns); got != tc.want {
+			if got := jobCounters(t, jt, id).Get(mr.JobCounterGroup, mr.NondeterministicMapReruns); got != tc.want {
 				t.Fatalf("%s = %d, want %d", mr.NondeterministicMapReruns, got, tc.want)
 			}
 		})
 	}
+}
+
+// jobCounters is job id's counters as GetJobStatus gives them.
+func jobCounters(t *testing.T, jt *JobTracker, id string) mr.CounterSet {
+	t.Helper()
+	st, err := jt.GetJobStatus(context.Background(), &mrpb.JobStatusRequest{JobId: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return countersFromProto(st.Counters)
 }

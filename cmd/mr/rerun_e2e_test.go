@@ -92,15 +92,8 @@ func TestE2ENondeterministicMapRerun(t *testing.T) {
 	c, id, out, mapTracker := startNondetRerun(t, []trackerSpec{{"t1", 1, 0}, {"t2", 0, 1}, {"t3", 1, 0}})
 	c.kill(mapTracker)
 	res := c.wait(id)
-	checkNondetRerunOutput(t, id, res, out)
-	jc := res.Counters
-	if got := jc.Get(mr.JobCounterGroup, mr.NondeterministicMapReruns); got != 1 {
-		t.Errorf("%s = %d, want 1", mr.NondeterministicMapReruns, got)
-	}
-	if got := jc.Get(mr.JobCounterGroup, mr.NumFailedReduces); got != 0 {
-		t.Errorf("NUM_FAILED_REDUCES = %d, want 0 (a reduce stopped by a map's re-run is killed, not failed)", got)
-	}
-	if got := jc.Get(mr.JobCounterGroup, mr.NumKilledReduces); got != 1 {
+	checkNondetRerun(t, id, res, out)
+	if got := res.Counters.Get(mr.JobCounterGroup, mr.NumKilledReduces); got != 1 {
 		t.Errorf("NUM_KILLED_REDUCES = %d, want 1", got)
 	}
 	killed := c.logLines("t2", "state=KILLED")
@@ -155,9 +148,11 @@ func startNondetRerun(t *testing.T, trackers []trackerSpec) (c *cluster, id, out
 	return c, id, out, mapTracker
 }
 
-// checkNondetRerunOutput checks that the job succeeded with exactly the
-// re-run's output: each key once, valued "rerun".
-func checkNondetRerunOutput(t *testing.T, id string, res *mr.JobResult, out string) {
+// checkNondetRerun checks that the job succeeded with exactly the
+// re-run's output (each key once, valued "rerun"), counted the re-run
+// that differs from the first attempt's spills once, and failed no reduce
+// (a reduce stopped by a map's re-run is killed, not failed).
+func checkNondetRerun(t *testing.T, id string, res *mr.JobResult, out string) {
 	t.Helper()
 	if res.State != "SUCCEEDED" {
 		t.Fatalf("job %s: %s (%s)", id, res.State, res.Error)
@@ -173,6 +168,12 @@ func checkNondetRerunOutput(t *testing.T, id string, res *mr.JobResult, out stri
 			t.Fatalf("output record %q: want each key once, valued rerun (the re-run's output only)", l)
 		}
 		seen[k] = true
+	}
+	if got := res.Counters.Get(mr.JobCounterGroup, mr.NondeterministicMapReruns); got != 1 {
+		t.Errorf("%s = %d, want 1", mr.NondeterministicMapReruns, got)
+	}
+	if got := res.Counters.Get(mr.JobCounterGroup, mr.NumFailedReduces); got != 0 {
+		t.Errorf("NUM_FAILED_REDUCES = %d, want 0", got)
 	}
 }
 
@@ -198,14 +199,7 @@ func TestE2ENondeterministicMapRerunAcrossRestart(t *testing.T) {
 	waitPort(t, c.jtAddr)
 	c.startTracker(trackerSpec{"t3", 1, 0})
 	res := c.waitWithin(id, 2*time.Minute)
-	checkNondetRerunOutput(t, id, res, out)
-	jc := res.Counters
-	if got := jc.Get(mr.JobCounterGroup, mr.NondeterministicMapReruns); got != 1 {
-		t.Errorf("%s = %d, want 1 (the re-run after the restart differs from the withdrawn spills)", mr.NondeterministicMapReruns, got)
-	}
-	if got := jc.Get(mr.JobCounterGroup, mr.NumFailedReduces); got != 0 {
-		t.Errorf("NUM_FAILED_REDUCES = %d, want 0", got)
-	}
+	checkNondetRerun(t, id, res, out)
 	if !c.logHas("jobtracker", "non-deterministic map: a re-run's output differs from a withdrawn attempt's") {
 		t.Error("the restarted jobtracker did not log the difference")
 	}

@@ -38,6 +38,9 @@ type logQueue struct {
 	limit   int
 	mu      sync.Mutex
 	records []queuedRecord
+	// spare is the slice the writer last wrote, for the next queue (the
+	// two take turns, so that a queue does not grow a new one each time).
+	spare []queuedRecord
 	// dropped counts the records dropped since the writer last took the
 	// queue.
 	dropped int
@@ -105,7 +108,6 @@ func (q *logQueue) push(x queuedRecord) {
 
 // write writes the queue in order until it is empty.
 func (q *logQueue) write() {
-	var spare []queuedRecord
 	for {
 		q.mu.Lock()
 		records, dropped := q.records, q.dropped
@@ -115,7 +117,7 @@ func (q *logQueue) write() {
 			q.mu.Unlock()
 			return
 		}
-		q.records, q.dropped = spare[:0], 0
+		q.records, q.spare, q.dropped = q.spare[:0], nil, 0
 		q.mu.Unlock()
 		for i := range records {
 			x := &records[i]
@@ -129,7 +131,9 @@ func (q *logQueue) write() {
 			r.AddAttrs(slog.Int("records", dropped), slog.Int("queue", q.limit))
 			_ = q.base.Handle(context.Background(), r)
 		}
-		spare = records
+		q.mu.Lock()
+		q.spare = records
+		q.mu.Unlock()
 	}
 }
 

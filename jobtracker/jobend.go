@@ -87,13 +87,17 @@ func (jt *JobTracker) endJobLocked(j *job, state jobState, why string) {
 		}
 	}
 	if state != jobSucceeded {
-		if c, err := mr.NewCommitter(j.spec.Output); err == nil {
-			go func() {
-				if err := c.AbortJob(); err != nil {
-					jt.log.Warn("abort job output", "job", j.id, "error", err)
-				}
-			}()
-		}
+		// The committer is made off the lock too: for an hdfs:// output
+		// it may connect to the namenode.
+		go func() {
+			c, err := mr.NewCommitter(j.spec.Output)
+			if err == nil {
+				err = c.AbortJob()
+			}
+			if err != nil {
+				jt.log.Warn("abort job output", "job", j.id, "error", err)
+			}
+		}()
 	}
 	if state == jobSucceeded {
 		jt.recordFaultsLocked(j, j.finish)

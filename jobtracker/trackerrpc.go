@@ -3,8 +3,6 @@ package jobtracker
 import (
 	"context"
 	"fmt"
-	"maps"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -230,29 +228,39 @@ func (jt *JobTracker) spillAnnouncedLocked(t *trackerState, sp *mrpb.SpillAnnoun
 // attempt that does not would leave reducers two ends of one map. A split
 // map's parts are cut by several attempts, all of one numbering, and a
 // re-run of a lost part meets the published spills of the part not lost.
+// It costs O(the task's attempts) an announcement, and O(their spills) a
+// final one; nothing for a task of one attempt.
 func finalMarkContradiction(j *job, a *attempt, k int, final bool) string {
 	t := a.task
 	if len(t.attempts) < 2 {
 		return ""
 	}
+	if w := j.winners[spillKey{t.index, k}]; w != nil && w != a {
+		switch {
+		case final && w.spillsAfter(k):
+			return fmt.Sprintf("spill %d is announced final, but %s published it as not final", k, w.id)
+		case !final && w.final == k:
+			return fmt.Sprintf("spill %d is announced not final, but %s published it as final", k, w.id)
+		}
+	}
 	for _, o := range t.attempts {
 		if o == a {
 			continue
 		}
-		for _, ok := range slices.Sorted(maps.Keys(o.spills)) {
-			if j.winners[spillKey{t.index, ok}] != o {
-				continue
+		if o.final >= 0 && o.final < k && j.winners[spillKey{t.index, o.final}] == o {
+			return fmt.Sprintf("spill %d is announced, but the final spill of %s, %d, is published", k, o.id, o.final)
+		}
+		if !final {
+			continue
+		}
+		after := -1
+		for ok := range o.spills {
+			if ok > k && (after < 0 || ok < after) && j.winners[spillKey{t.index, ok}] == o {
+				after = ok
 			}
-			switch {
-			case ok > k && final:
-				return fmt.Sprintf("spill %d is announced final, but spill %d of %s is published", k, ok, o.id)
-			case ok < k && o.final == ok:
-				return fmt.Sprintf("spill %d is announced, but the final spill of %s, %d, is published", k, o.id, ok)
-			case ok == k && final && o.spillsAfter(k):
-				return fmt.Sprintf("spill %d is announced final, but %s published it as not final", k, o.id)
-			case ok == k && !final && o.final == k:
-				return fmt.Sprintf("spill %d is announced not final, but %s published it as final", k, o.id)
-			}
+		}
+		if after >= 0 {
+			return fmt.Sprintf("spill %d is announced final, but spill %d of %s is published", k, after, o.id)
 		}
 	}
 	return ""

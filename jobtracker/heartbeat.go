@@ -201,13 +201,10 @@ func (jt *JobTracker) heartbeatLocked(c *heartbeatCall) (*mrpb.HeartbeatResponse
 		jt.trackers[req.Tracker] = t
 		jt.addCapacityLocked(t, 1)
 		resp.Incarnation = t.incarnation
-		// Logged off the lock and the replies' path: a log write can
-		// block (a pipe whose reader is behind), and 10,000 trackers
+		// Queued, like every log record (logqueue.go): 10,000 trackers
 		// register within a heartbeat interval of the JobTracker's start.
-		jt.afterRepliesLocked(func() {
-			jt.log.Info("tracker joined", "tracker", req.Tracker, "host", req.Host, "shuffle", req.ShuffleAddress, "from", from,
-				"map_slots", req.MapSlots, "reduce_slots", req.ReduceSlots, "criu", req.CriuAvailable)
-		})
+		jt.log.Info("tracker joined", "tracker", req.Tracker, "host", req.Host, "shuffle", req.ShuffleAddress, "from", from,
+			"map_slots", req.MapSlots, "reduce_slots", req.ReduceSlots, "criu", req.CriuAvailable)
 		for _, id := range req.HeldJobs {
 			if j := jt.jobs[id]; j == nil || j.done() {
 				t.actions = append(t.actions, &mrpb.TaskAction{Action: &mrpb.TaskAction_PurgeJob{PurgeJob: id}})

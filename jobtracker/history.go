@@ -86,11 +86,6 @@ func (h *History) Record(jobID string) (*jobhistory.Record, error) {
 	return rec, nil
 }
 
-// historyRecordLocked is the history record of an ended job.
-func (jt *JobTracker) historyRecordLocked(j *job) jobhistory.Record {
-	return jobhistory.Record{Job: jt.historyJobLocked(j), Attempts: historyAttempts(j)}
-}
-
 // historyJobLocked is the job line of an ended job's history record.
 func (jt *JobTracker) historyJobLocked(j *job) jobhistory.Job {
 	line := jobhistory.Job{

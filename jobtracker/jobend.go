@@ -87,13 +87,17 @@ func (jt *JobTracker) endJobLocked(j *job, state jobState, why string) {
 		}
 	}
 	if state != jobSucceeded {
-		if c, err := mr.NewCommitter(j.spec.Output); err == nil {
-			go func() {
-				if err := c.AbortJob(); err != nil {
-					jt.log.Warn("abort job output", "job", j.id, "error", err)
-				}
-			}()
-		}
+		// The committer is made off the lock too: for an hdfs:// output
+		// it may connect to the namenode.
+		go func() {
+			c, err := mr.NewCommitter(j.spec.Output)
+			if err == nil {
+				err = c.AbortJob()
+			}
+			if err != nil {
+				jt.log.Warn("abort job output", "job", j.id, "error", err)
+			}
+		}()
 	}
 	if state == jobSucceeded {
 		jt.recordFaultsLocked(j, j.finish)
@@ -114,23 +118,30 @@ func (jt *JobTracker) endJobLocked(j *job, state jobState, why string) {
 	line := jt.historyJobLocked(j)
 	j.history, j.historyDone = historyWriting, make(chan struct{})
 	jt.afterRepliesLocked(func() {
-		jt.writeHistory(j, jobhistory.Record{Job: line, Attempts: historyAttempts(j)})
+		jt.writeHistory(j, jobhistory.Record{Job: line, Attempts: historyAttempts(j)}, false)
 	})
 	jt.log.Info("job ended", "job", j.id, "state", state, "error", why, "seconds", j.finish.Sub(j.submit).Seconds())
 	jt.jobEndedLocked(j) // to be retired (retire.go)
 }
 
 // writeHistory writes an ended job's history file and takes the job out
-// of the system directory; it runs without the lock.
-func (jt *JobTracker) writeHistory(j *job, rec jobhistory.Record) {
+// of the system directory; it runs without the lock. retry says it is the
+// retirement pass's write of a job whose first write failed (retire.go):
+// the job's profile was merged then.
+func (jt *JobTracker) writeHistory(j *job, rec jobhistory.Record, retry bool) {
 	err := jt.history.Write(rec)
 	if err != nil {
 		// The job stays in the system directory: the next JobTracker
 		// process records it as lost rather than not at all, and the
 		// retirement pass tries again.
 		jt.log.Error("writing job history", "job", j.id, "error", err)
-	} else if err := jt.staging.Remove(j.id); err != nil {
-		jt.log.Error("removing the job from the system directory", "job", j.id, "error", err)
+	} else {
+		if retry {
+			jt.log.Info("job history written on retry", "job", j.id)
+		}
+		if err := jt.staging.Remove(j.id); err != nil {
+			jt.log.Error("removing the job from the system directory", "job", j.id, "error", err)
+		}
 	}
 	// The profile is computed from the record before the lock is taken
 	// (O(attempts): 0.1 s of a 37,500-map job at load 15), and merged
@@ -142,7 +153,7 @@ func (jt *JobTracker) writeHistory(j *job, rec jobhistory.Record) {
 	if err != nil {
 		j.history = historyUnwritten
 	}
-	if succeeded {
+	if succeeded && !retry {
 		jt.addProfileLocked(name, profile)
 	}
 	close(j.historyDone)

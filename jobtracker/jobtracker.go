@@ -34,8 +34,11 @@ import (
 type JobTracker struct {
 	mrpb.UnimplementedJobTrackerServer
 
-	cfg    *conf.Config
+	cfg *conf.Config
+	// log queues its records for a goroutine that writes them (logq,
+	// logqueue.go): code under mu logs without waiting for the write.
 	log    *slog.Logger
+	logq   *logQueue
 	policy partitions.Policy
 	// driver feeds the policy and carries out its decisions (package
 	// sched, shared with the simulator); it is used under mu.
@@ -222,7 +225,6 @@ func New(cfg *conf.Config, opts Options) (*JobTracker, error) {
 		cloneCost:  speculator.NewEstimator(specParams.Estimator),
 		profiles:   profiles,
 		cfg:        cfg,
-		log:        log.With("component", "jobtracker"),
 		policy:     policy,
 		driver:     sched.New(policy),
 		history:    hist,
@@ -235,6 +237,7 @@ func New(cfg *conf.Config, opts Options) (*JobTracker, error) {
 		retire: newRetirement(cfg.Duration("mapred.jobtracker.retirejob.interval"), cfg.Duration("mapred.jobtracker.retirejob.check"),
 			cfg.Int("mapred.jobtracker.completeuserjobs.maximum"), cfg.Int("mapred.job.tracker.retiredjobs.cache.size")),
 	}
+	jt.log, jt.logq = newQueuedLog(log.With("component", "jobtracker").Handler())
 	jt.driver.SetPlanner(preempt.New(plan))
 	jt.prom = newJTMetrics(jt)
 	if cfg.Bool("mapreduce.jobtracker.restart.recover") {
@@ -245,6 +248,9 @@ func New(cfg *conf.Config, opts Options) (*JobTracker, error) {
 		err = jt.failLostJobs()
 	}
 	if err != nil {
+		// What the recovery logged is written before the error is
+		// returned (the process exits then).
+		jt.logq.flush(logFlushTimeout)
 		return nil, err
 	}
 	return jt, nil
@@ -351,11 +357,17 @@ func (jt *JobTracker) Serve(ctx context.Context) error {
 	jt.Stop()
 	jt.wg.Wait()
 	jt.waitBackground()
+	// The last records are written before Serve returns (a process
+	// exits then), unless the log's writer is blocked.
+	jt.logq.flush(logFlushTimeout)
 	if errors.Is(err, grpc.ErrServerStopped) {
 		return nil
 	}
 	return err
 }
+
+// logFlushTimeout is how long Serve waits for the log's last records.
+const logFlushTimeout = 5 * time.Second
 
 // Stop ends Serve.
 func (jt *JobTracker) Stop() { jt.stopOnce.Do(func() { close(jt.stop) }) }

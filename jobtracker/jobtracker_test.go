@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,7 +16,9 @@ import (
 	"gomr/mr"
 	"gomr/mrpb"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 )
 
@@ -59,6 +62,17 @@ func newTestJTWith(t testing.TB, dir string, maps int, now func() time.Time, ove
 // reduce.
 func submitWordCount(t testing.TB, jt *JobTracker, dir string, maps int) string {
 	t.Helper()
+	resp, err := jt.SubmitJob(context.Background(), wordCountRequest(t, dir, maps))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.JobId
+}
+
+// wordCountRequest is the submission of a wordcount job of maps
+// single-file maps and one reduce, its input written in dir.
+func wordCountRequest(t testing.TB, dir string, maps int) *mrpb.SubmitJobRequest {
+	t.Helper()
 	in := filepath.Join(dir, "in.txt")
 	if err := os.WriteFile(in, []byte("a b c\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -69,11 +83,27 @@ func submitWordCount(t testing.TB, jt *JobTracker, dir string, maps int) string 
 	}
 	spec, _ := json.Marshal(&mr.JobSpec{Def: "wordcount", Inputs: []string{in}, Output: filepath.Join(dir, fmt.Sprintf("out%d", time.Now().UnixNano())), NumReduces: 1})
 	sj, _ := json.Marshal(splits)
-	resp, err := jt.SubmitJob(context.Background(), &mrpb.SubmitJobRequest{SpecJson: spec, SplitsJson: sj})
+	return &mrpb.SubmitJobRequest{SpecJson: spec, SplitsJson: sj}
+}
+
+// serveGRPC serves jt's gRPC service, with its server options, on a
+// loopback port until the test ends, and returns a client of it.
+func serveGRPC(t *testing.T, jt *JobTracker) mrpb.JobTrackerClient {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return resp.JobId
+	srv := grpc.NewServer(jt.serverOptions()...)
+	mrpb.RegisterJobTrackerServer(srv, jt)
+	go srv.Serve(l)
+	t.Cleanup(srv.Stop)
+	cc, err := grpc.NewClient(l.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cc.Close() })
+	return mrpb.NewJobTrackerClient(cc)
 }
 
 func heartbeat(t testing.TB, jt *JobTracker, req *mrpb.HeartbeatRequest) *mrpb.HeartbeatResponse {

@@ -260,12 +260,11 @@ func (jt *JobTracker) unlockEarly() (late []func()) {
 	jt.publishLocked()
 	work, late := jt.deferred, jt.deferredLate
 	jt.deferred, jt.deferredLate = nil, nil
-	obs, held, long := jt.endHoldLocked()
+	obs, held := jt.endHoldLocked()
 	jt.mu.Unlock()
 	if obs != nil {
 		obs.Observe(held.Seconds())
 	}
-	jt.logHold(long)
 	for _, f := range work {
 		f()
 	}

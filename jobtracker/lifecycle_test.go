@@ -26,6 +26,7 @@ func noIllegalTransitions(t testing.TB, jt *JobTracker) {
 	jt.views.verify = true
 	t.Cleanup(func() {
 		jt.waitBackground()
+		jt.logq.flush(logFlushTimeout)
 		jt.mu.Lock()
 		n := jt.illegalTransitions
 		var bad []error

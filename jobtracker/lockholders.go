@@ -125,12 +125,11 @@ const longHold = 100 * time.Millisecond
 
 // endHoldLocked ends the timing of the current hold, if jt.lock started
 // one (a test's own jt.mu.Lock does not), and returns its observation to
-// make once the lock is released, and for a hold of longHold or more the
-// arguments of its log line (logHold), to log then too: a log write can
-// block, and must not lengthen the hold.
-func (jt *JobTracker) endHoldLocked() (obs prometheus.Observer, held time.Duration, long []any) {
+// make once the lock is released; a hold of longHold or more is logged
+// (the log only queues the record: logqueue.go).
+func (jt *JobTracker) endHoldLocked() (obs prometheus.Observer, held time.Duration) {
 	if jt.lockedAt.IsZero() {
-		return nil, 0, nil
+		return nil, 0
 	}
 	held = time.Since(jt.lockedAt)
 	jt.lockedAt = time.Time{}
@@ -139,17 +138,11 @@ func (jt *JobTracker) endHoldLocked() (obs prometheus.Observer, held time.Durati
 		jt.region = nil
 	}
 	if held >= longHold {
-		long = []any{"holder", jt.holder.String(), "held", held.Round(time.Microsecond)}
+		args := []any{"holder", jt.holder.String(), "held", held.Round(time.Microsecond)}
 		if jt.holder == holderHeartbeat {
-			long = append(long, "heartbeats", jt.batchSize)
+			args = append(args, "heartbeats", jt.batchSize)
 		}
+		jt.log.Warn("long hold of the JobTracker's lock", args...)
 	}
-	return jt.prom.holds[jt.holder], held, long
-}
-
-// logHold logs a long hold of the lock (endHoldLocked's long), after it.
-func (jt *JobTracker) logHold(long []any) {
-	if long != nil {
-		jt.log.Warn("long hold of the JobTracker's lock", long...)
-	}
+	return jt.prom.holds[jt.holder], held
 }

@@ -4,15 +4,11 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
-	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"gomr/internal/promexport"
 	"gomr/mrpb"
@@ -25,20 +21,7 @@ import (
 // their holders.
 func TestServerTimeAndLockHolders(t *testing.T) {
 	jt, _ := newHTTPTestJT(t, nil)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := grpc.NewServer(jt.serverOptions()...)
-	mrpb.RegisterJobTrackerServer(srv, jt)
-	go srv.Serve(l)
-	defer srv.Stop()
-	cc, err := grpc.NewClient(l.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cc.Close()
-	client := mrpb.NewJobTrackerClient(cc)
+	client := serveGRPC(t, jt)
 	ctx := context.Background()
 
 	req := &mrpb.HeartbeatRequest{Tracker: "tt1", Host: "h1", MapSlots: 2, ReduceSlots: 1,
@@ -93,13 +76,14 @@ func TestServerTimeAndLockHolders(t *testing.T) {
 func TestLongHoldIsLogged(t *testing.T) {
 	jt, _ := newHTTPTestJT(t, nil)
 	var buf bytes.Buffer
-	jt.log = slog.New(slog.NewTextHandler(&buf, nil))
+	jt.log, jt.logq = newQueuedLog(slog.NewTextHandler(&buf, nil))
 	jt.lock(holderHeartbeat)
 	jt.batchSize = 7
 	jt.lockedAt = jt.lockedAt.Add(-2 * longHold)
 	jt.unlock()
 	jt.lock(holderSpeculator)
 	jt.unlock()
+	jt.logq.flush(logFlushTimeout)
 	got := buf.String()
 	if !strings.Contains(got, "long hold of the JobTracker's lock") || !strings.Contains(got, "holder=heartbeat") ||
 		!strings.Contains(got, "heartbeats=7") {
@@ -107,52 +91,5 @@ func TestLongHoldIsLogged(t *testing.T) {
 	}
 	if strings.Contains(got, "speculator") {
 		t.Errorf("a short hold was logged: %q", got)
-	}
-}
-
-// lockCheckingWriter records each log line written while the
-// JobTracker's lock is held (a write can block: it must not hold the lock).
-type lockCheckingWriter struct {
-	jt      *JobTracker
-	mu      sync.Mutex
-	lines   []string
-	underMu []string
-}
-
-func (w *lockCheckingWriter) Write(p []byte) (int, error) {
-	free := w.jt.mu.TryLock()
-	if free {
-		w.jt.mu.Unlock()
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.lines = append(w.lines, string(p))
-	if !free {
-		w.underMu = append(w.underMu, string(p))
-	}
-	return len(p), nil
-}
-
-// TestHeartbeatLogsAreOffTheLock: a tracker's registration and a long
-// hold of the lock are logged once the lock is released.
-func TestHeartbeatLogsAreOffTheLock(t *testing.T) {
-	jt, _ := newTestJT(t, 1)
-	w := &lockCheckingWriter{jt: jt}
-	jt.log = slog.New(slog.NewTextHandler(w, nil))
-	heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "t9", InitialContact: true, FreeMapSlots: 1})
-	jt.lock(holderHeartbeat)
-	jt.lockedAt = jt.lockedAt.Add(-2 * longHold)
-	jt.unlock()
-	jt.waitBackground()
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	all := strings.Join(w.lines, "")
-	for _, msg := range []string{"tracker joined", "long hold of the JobTracker's lock"} {
-		if !strings.Contains(all, msg) {
-			t.Errorf("no %q line in the log: %q", msg, all)
-		}
-	}
-	if len(w.underMu) > 0 {
-		t.Errorf("lines logged under the JobTracker's lock: %q", w.underMu)
 	}
 }

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -19,8 +21,9 @@ import (
 // 1's mapred.jobtracker.restart.recover, MRv2's application-master
 // recovery). Beside each staged job the JobTracker appends one line per
 // task that succeeds (and one per completed map re-run because its output
-// was lost, one per fragment a split reduce commits, and one per scale-up
-// split's pieces) to
+// was lost, one per map attempt whose published spills were withdrawn, one
+// per fragment a split reduce commits, and one per scale-up split's
+// pieces) to
 // <system dir>/<job id>.events. A restarted JobTracker
 // rebuilds every staged job from its spec and splits and replays these
 // lines:
@@ -33,11 +36,20 @@ import (
 //     succeeded is kept when its fragments all are;
 //   - a scale-up split's pieces are maps of the job again, with the map
 //     they were cut from as short as the split left it;
+//   - a map's withdrawn spills ("withdrawn" lines) are what its re-run is
+//     compared with again (noteRerunLocked), so that a re-run announced
+//     after the restart that differs from them is still counted in
+//     NONDETERMINISTIC_MAP_RERUNS;
+//   - a line of another kind (a later version's) is skipped: a log
+//     without some kind of line (an earlier version's) recovers as it did;
 //   - a map that succeeded is kept, unpublished, until its tracker
 //     registers again from the same shuffle address and still holds the
 //     attempt's files (it lists them on initial contact); its spills are
 //     then published to the reducers. A map whose tracker does not come
-//     back within mapreduce.jobtracker.restart.tracker-wait runs again.
+//     back within mapreduce.jobtracker.restart.tracker-wait runs again,
+//     its logged spills withdrawn (a "withdrawn" line): a reduce that
+//     succeeded before the restart may have read them, and the re-run is
+//     compared with them, as is a split map's re-run with its remainder's;
 //
 // Attempts running at the restart are killed by their trackers (which the
 // new JobTracker does not know, and so reinitializes) and run again. New
@@ -48,8 +60,10 @@ import (
 // taskEvent is one line of a job's event log.
 type taskEvent struct {
 	// Kind is "succeeded", "rerun" (a succeeded map whose output was
-	// lost), "fragment" (a split reduce committed a fragment) or "pieces"
-	// (a scale-up split added maps).
+	// lost), "withdrawn" (spills an attempt of a map published were
+	// withdrawn: Spills are those, Final its final spill or -1),
+	// "fragment" (a split reduce committed a fragment) or "pieces" (a
+	// scale-up split added maps).
 	Kind     string                  `json:"kind"`
 	Type     string                  `json:"type"` // "m" or "r"
 	Task     int                     `json:"task"`
@@ -232,16 +246,78 @@ func (jt *JobTracker) logTaskLocked(a *attempt) {
 		ev.Final = a.final
 		ev.Cuts = tk.split.logged()
 		ev.SortMB = tk.sortMB
-		ev.Spills = map[int][]loggedSegment{}
-		for k, segs := range a.spills {
-			ls := make([]loggedSegment, len(segs))
-			for i, sg := range segs {
-				ls[i] = loggedSegment{Offset: sg.Offset, Length: sg.Length, RawLength: sg.RawLength, Records: sg.Records, CRC: sg.Crc}
-			}
-			ev.Spills[k] = ls
-		}
+		ev.Spills = loggedSpills(a.spills)
 	}
 	jt.appendEventLocked(tk, ev)
+}
+
+// logWithdrawnLocked records that spills ks of map attempt a were
+// withdrawn (obsoleteMapOutputLocked): a re-run's spills are compared with
+// them (noteRerunLocked), after a restart of the JobTracker too.
+func (jt *JobTracker) logWithdrawnLocked(a *attempt, ks []int) {
+	tk := a.task
+	spills := make(map[int][]*mrpb.Segment, len(ks))
+	for _, k := range ks {
+		spills[k] = a.spills[k]
+	}
+	jt.appendEventLocked(tk, &taskEvent{Kind: "withdrawn", Type: "m", Task: tk.index, Attempt: a.id, Tracker: a.tracker,
+		Final: a.final, Spills: loggedSpills(spills), JobCounters: tk.job.counters})
+}
+
+// recoverWithdrawn puts back, from a "withdrawn" line, the spills of map
+// tk that an attempt had published before they were withdrawn, where no
+// earlier line put back the same spill (the first withdrawal of a spill is
+// the one compared with, as before the restart).
+func recoverWithdrawn(tk *task, ev *taskEvent) {
+	w := &attempt{id: ev.Attempt, task: tk, tracker: ev.Tracker, state: attemptKilled, final: ev.Final,
+		spills: spillsFromLog(ev.Spills), obsolete: true}
+	for k := range w.spills {
+		tk.withdraw(w, k)
+	}
+}
+
+// withdrawRecoveredLocked withdraws the spills of a recovered map
+// attempt whose output is gone (its tracker did not come back with it):
+// the JobTracker before the restart published them, and a reduce that
+// succeeded then may have read them, so the map's re-run is compared with
+// them (noteRerunLocked), and a restart after this one knows them too.
+func (jt *JobTracker) withdrawRecoveredLocked(a *attempt) {
+	t := a.task
+	var ks []int
+	for _, k := range slices.Sorted(maps.Keys(a.spills)) {
+		if t.withdraw(a, k) {
+			ks = append(ks, k)
+		}
+	}
+	if len(ks) > 0 {
+		jt.logWithdrawnLocked(a, ks)
+	}
+}
+
+// loggedSpills is an attempt's spills as the event log holds them.
+func loggedSpills(spills map[int][]*mrpb.Segment) map[int][]loggedSegment {
+	out := make(map[int][]loggedSegment, len(spills))
+	for k, segs := range spills {
+		ls := make([]loggedSegment, len(segs))
+		for i, sg := range segs {
+			ls[i] = loggedSegment{Offset: sg.Offset, Length: sg.Length, RawLength: sg.RawLength, Records: sg.Records, CRC: sg.Crc}
+		}
+		out[k] = ls
+	}
+	return out
+}
+
+// spillsFromLog is loggedSpills undone.
+func spillsFromLog(logged map[int][]loggedSegment) map[int][]*mrpb.Segment {
+	out := make(map[int][]*mrpb.Segment, len(logged))
+	for k, ls := range logged {
+		segs := make([]*mrpb.Segment, len(ls))
+		for i, sg := range ls {
+			segs[i] = &mrpb.Segment{Offset: sg.Offset, Length: sg.Length, RawLength: sg.RawLength, Records: sg.Records, Crc: sg.CRC}
+		}
+		out[k] = segs
+	}
+	return out
 }
 
 // appendEventLocked queues a line of the task's job's event log, written
@@ -365,6 +441,18 @@ func (jt *JobTracker) recoverJob(sj *stagedJob, now time.Time) error {
 			}
 			continue
 		}
+		if ev.Kind == "withdrawn" {
+			if tk.typ == partitions.Map {
+				recoverWithdrawn(tk, ev)
+			}
+			continue
+		}
+		if ev.Kind != "succeeded" {
+			// A line of a later version: what it records is not known
+			// here, and it is not a task's success.
+			jt.log.Warn("event log line of an unknown kind skipped", "job", j.id, "kind", ev.Kind, "type", ev.Type, "task", ev.Task)
+			continue
+		}
 		if tk.state == taskSucceeded {
 			continue
 		}
@@ -379,17 +467,14 @@ func (jt *JobTracker) recoverJob(sj *stagedJob, now time.Time) error {
 			if len(ev.Spills) != ev.Final+1 {
 				// A split map (split.go): its attempt made only the
 				// spills after the last split point, and the split
-				// points are not logged. It runs again.
+				// points are not logged. It runs again, compared with
+				// the spills that attempt published, which a reduce
+				// that succeeded before the restart may have read.
+				recoverWithdrawn(tk, ev)
 				continue
 			}
 			a.final = ev.Final
-			for k, ls := range ev.Spills {
-				segs := make([]*mrpb.Segment, len(ls))
-				for i, sg := range ls {
-					segs[i] = &mrpb.Segment{Offset: sg.Offset, Length: sg.Length, RawLength: sg.RawLength, Records: sg.Records, Crc: sg.CRC}
-				}
-				a.spills[k] = segs
-			}
+			a.spills = spillsFromLog(ev.Spills)
 			a.unconfirmed = true
 		} else if committer.TaskCommitted(tk.typ == partitions.Map, tk.partition()) {
 			if tk.split != nil {
@@ -493,6 +578,7 @@ func (jt *JobTracker) confirmRecoveredLocked(t *trackerState, req *mrpb.Heartbea
 			jt.log.Warn("recovered map output gone", "attempt", a.id, "tracker", t.name)
 			a.unconfirmed = false
 			a.obsolete = true
+			jt.withdrawRecoveredLocked(a)
 			jt.rerunMapLocked(m, now)
 		}
 	}
@@ -511,6 +597,7 @@ func (jt *JobTracker) expireRecoveredLocked(now time.Time) {
 				jt.log.Warn("recovered map output not confirmed in time", "attempt", a.id, "tracker", a.tracker)
 				a.unconfirmed = false
 				a.obsolete = true
+				jt.withdrawRecoveredLocked(a)
 				jt.rerunMapLocked(m, now)
 			}
 		}

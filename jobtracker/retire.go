@@ -174,17 +174,17 @@ func (jt *JobTracker) retireJobsLocked(now time.Time) int {
 			continue
 		}
 		if j.history == historyUnwritten {
-			// Its history could not be written when it ended: try again,
-			// and keep it in memory until it is.
-			if err := jt.history.Write(jt.historyRecordLocked(j)); err != nil {
-				kept = append(kept, c)
-				continue
-			}
-			j.history = historyWritten
-			jt.log.Info("job history written on retry", "job", j.id)
-			if err := jt.staging.Remove(j.id); err != nil {
-				jt.log.Error("removing the job from the system directory", "job", j.id, "error", err)
-			}
+			// Its history could not be written when it ended: it is
+			// written again once the lock is released (a write can
+			// block, as at its end: jobend.go), and the job kept in
+			// memory until it is; a later pass retires it.
+			line := jt.historyJobLocked(j)
+			j.history, j.historyDone = historyWriting, make(chan struct{})
+			jt.afterUnlockLocked(func() {
+				jt.writeHistory(j, jobhistory.Record{Job: line, Attempts: historyAttempts(j)}, true)
+			})
+			kept = append(kept, c)
+			continue
 		}
 		u := j.spec.User
 		if over[u] > 0 || now.Sub(j.finish) >= r.interval {

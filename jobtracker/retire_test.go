@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -383,7 +384,9 @@ func TestRetireLoopRuns(t *testing.T) {
 
 // TestRetireWaitsForHistory: a job whose history file could not be
 // written stays in memory (and in the system directory); the pass writes
-// it, removes the job from the system directory and retires it.
+// it once the lock is released (a write that blocks, here into a FIFO,
+// holds no heartbeat up), removes the job from the system directory, and
+// the next pass retires it.
 func TestRetireWaitsForHistory(t *testing.T) {
 	r := newRetireRig(t, map[string]string{"mapred.jobtracker.completeuserjobs.maximum": "0"})
 	hist := filepath.Join(r.dir, "history")
@@ -409,8 +412,49 @@ func TestRetireWaitsForHistory(t *testing.T) {
 	if err := os.Rename(hist+".away", hist); err != nil {
 		t.Fatal(err)
 	}
+	tmp := filepath.Join(hist, id+".jsonl.tmp")
+	if err := syscall.Mkfifo(tmp, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	passed := make(chan int, 1)
+	go func() { passed <- r.jt.retireJobs() }()
+	// The pass writes into the FIFO, which nobody reads yet: heartbeats
+	// are answered meanwhile.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		r.jt.mu.Lock()
+		writing := r.jt.jobs[id].history == historyWriting
+		r.jt.unlock()
+		if writing {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the pass did not write the history again")
+		}
+	}
+	r.heartbeat(&mrpb.HeartbeatRequest{})
+	f, err := os.Open(tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := io.ReadAll(f)
+	f.Close()
+	if err != nil || !strings.Contains(string(data), id) {
+		t.Fatalf("history written through the FIFO: %q, %v", data, err)
+	}
+	if n := <-passed; n != 0 || !r.inMemory(id) {
+		t.Fatalf("the pass that wrote the history retired %d jobs", n)
+	}
+	// The FIFO was renamed into place: a regular file with what went
+	// through it takes its place, for the status read from it below.
+	final := filepath.Join(hist, id+".jsonl")
+	if err := os.Remove(final); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(final, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if n := r.jt.retireJobs(); n != 1 || r.inMemory(id) {
-		t.Fatalf("retired %d jobs once the history could be written", n)
+		t.Fatalf("retired %d jobs once the history was written", n)
 	}
 	if _, err := os.Stat(staged); !os.IsNotExist(err) {
 		t.Fatalf("the job is still in the system directory once its history is written: %v", err)

@@ -245,6 +245,9 @@ func (jt *JobTracker) splitRefusalLocked(a *attempt) error {
 		return fmt.Errorf("task %s has another attempt, or one on the way: only a task's only attempt is split", t.id())
 	case t.typ == partitions.Map && a.final >= 0:
 		return fmt.Errorf("attempt %s has announced its final spill", a.id)
+	case t.typ == partitions.Map && publishedAhead(a) != nil:
+		o, k := publishedAhead(a), a.nextSpill()
+		return fmt.Errorf("spill %d of its map is published, by %s, and attempt %s has not announced it: split now, its last spill would end before that spill's end", k, o.id, a.id)
 	case a.split != nil && a.split.ordered:
 		return fmt.Errorf("attempt %s was already ordered split", a.id)
 	case jt.trackers[a.tracker] == nil:
@@ -253,6 +256,29 @@ func (jt *JobTracker) splitRefusalLocked(a *attempt) error {
 		return jt.reduceSplitRefusal(a)
 	}
 	return jt.jobSplitRefusal(j, t)
+}
+
+// nextSpill is the index of the next spill map attempt a announces.
+func (a *attempt) nextSpill() int {
+	next := 0
+	if a.split != nil {
+		next = a.split.from.spill
+	}
+	for k := range a.spills {
+		next = max(next, k+1)
+	}
+	return next
+}
+
+// publishedAhead is the other attempt of map attempt a's task that
+// published the spill a announces next, or nil. A split attempt's last
+// spill ends at the split point, so a split is only right where no
+// attempt cut that spill further.
+func publishedAhead(a *attempt) *attempt {
+	if o := a.task.job.winners[spillKey{a.task.index, a.nextSpill()}]; o != nil && o != a {
+		return o
+	}
+	return nil
 }
 
 // splittableLocked tells whether attempt a may be split now (the reclaim

@@ -203,14 +203,82 @@ func (jt *JobTracker) spillAnnouncedLocked(t *trackerState, sp *mrpb.SpillAnnoun
 		}
 	}
 	key := spillKey{a.task.index, k}
-	if w, ok := j.winners[key]; ok {
-		if w != a && !sameSegments(w.spills[k], sp.Segments) {
-			jt.failAttemptLocked(a, fmt.Sprintf("non-deterministic map output: spill %d differs from the one %s announced", k, w.id))
-		}
+	w, published := j.winners[key]
+	if published && w != a && !sameSegments(w.spills[k], sp.Segments) {
+		jt.failAttemptLocked(a, fmt.Sprintf("non-deterministic map output: spill %d differs from the one %s announced", k, w.id))
+		return
+	}
+	if why := finalMarkContradiction(j, a, k, sp.Final); why != "" {
+		jt.failAttemptLocked(a, "non-deterministic map output: "+why)
+		return
+	}
+	if published {
 		return
 	}
 	jt.noteRerunLocked(a, k)
 	jt.publishSpillLocked(j, a, k)
+}
+
+// finalMarkContradiction tells how spill k of map attempt a, announced
+// final or not, contradicts the spills of its map that other attempts
+// published (j.winners), or "" if it does not: a published spill after a
+// final k, a published final spill before k, or a published spill k whose
+// mark is known to differ. Every attempt of a deterministic map cuts the
+// same spills with the same marks (sameSegments compares the rest); an
+// attempt that does not would leave reducers two ends of one map. A split
+// map's parts are cut by several attempts, all of one numbering, and a
+// re-run of a lost part meets the published spills of the part not lost.
+// It costs O(the task's attempts) an announcement, and O(their spills) a
+// final one; nothing for a task of one attempt.
+func finalMarkContradiction(j *job, a *attempt, k int, final bool) string {
+	t := a.task
+	if len(t.attempts) < 2 {
+		return ""
+	}
+	if w := j.winners[spillKey{t.index, k}]; w != nil && w != a {
+		switch {
+		case final && w.spillsAfter(k):
+			return fmt.Sprintf("spill %d is announced final, but %s published it as not final", k, w.id)
+		case !final && w.final == k:
+			return fmt.Sprintf("spill %d is announced not final, but %s published it as final", k, w.id)
+		}
+	}
+	for _, o := range t.attempts {
+		if o == a {
+			continue
+		}
+		if o.final >= 0 && o.final < k && j.winners[spillKey{t.index, o.final}] == o {
+			return fmt.Sprintf("spill %d is announced, but the final spill of %s, %d, is published", k, o.id, o.final)
+		}
+		if !final {
+			continue
+		}
+		after := -1
+		for ok := range o.spills {
+			if ok > k && (after < 0 || ok < after) && j.winners[spillKey{t.index, ok}] == o {
+				after = ok
+			}
+		}
+		if after >= 0 {
+			return fmt.Sprintf("spill %d is announced final, but spill %d of %s is published", k, after, o.id)
+		}
+	}
+	return ""
+}
+
+// spillsAfter tells whether map attempt a is known to have spills after
+// spill k: its final spill is later, it announced a later one, or it was
+// split after k.
+func (a *attempt) spillsAfter(k int) bool {
+	if a.final > k || (a.split != nil && a.split.cut != nil && a.split.cut.spill > k) {
+		return true
+	}
+	for ok := range a.spills {
+		if ok > k {
+			return true
+		}
+	}
+	return false
 }
 
 // noteRerunLocked compares spill k of map attempt a, about to be
@@ -334,17 +402,15 @@ func (jt *JobTracker) obsoleteMapOutputLocked(a *attempt) {
 		ks = append(ks, k)
 	}
 	sort.Ints(ks)
+	var logged []int
 	for _, k := range ks {
 		key := spillKey{a.task.index, k}
 		if j.winners[key] != a {
 			continue
 		}
 		delete(j.winners, key)
-		if a.task.withdrawn == nil {
-			a.task.withdrawn = map[int]*attempt{}
-		}
-		if a.task.withdrawn[k] == nil {
-			a.task.withdrawn[k] = a
+		if a.task.withdraw(a, k) {
+			logged = append(logged, k)
 		}
 		for _, other := range a.task.attempts {
 			if other != a && !other.obsolete && other.spills[k] != nil && jt.trackers[other.tracker] != nil {
@@ -353,6 +419,24 @@ func (jt *JobTracker) obsoleteMapOutputLocked(a *attempt) {
 			}
 		}
 	}
+	if len(logged) > 0 {
+		jt.logWithdrawnLocked(a, logged)
+	}
+}
+
+// withdraw records that spill k of map attempt a was withdrawn, unless
+// a withdrawal of that spill was recorded before (the first is what a
+// re-run is compared with: what reducers were first told of); it reports
+// whether it recorded it.
+func (t *task) withdraw(a *attempt, k int) bool {
+	if t.withdrawn[k] != nil {
+		return false
+	}
+	if t.withdrawn == nil {
+		t.withdrawn = map[int]*attempt{}
+	}
+	t.withdrawn[k] = a
+	return true
 }
 
 // attemptSucceededLocked ends a live attempt that reports success: its

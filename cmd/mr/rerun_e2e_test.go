@@ -89,23 +89,47 @@ func init() {
 func TestE2ENondeterministicMapRerun(t *testing.T) {
 	// t1 and t3 run maps only, t2 the reduce only: the tracker killed is
 	// the map's, never the reduce's.
-	c := startCluster(t, []trackerSpec{{"t1", 1, 0}, {"t2", 0, 1}, {"t3", 1, 0}},
+	c, id, out, mapTracker := startNondetRerun(t, []trackerSpec{{"t1", 1, 0}, {"t2", 0, 1}, {"t3", 1, 0}})
+	c.kill(mapTracker)
+	res := c.wait(id)
+	checkNondetRerun(t, id, res, out)
+	if got := res.Counters.Get(mr.JobCounterGroup, mr.NumKilledReduces); got != 1 {
+		t.Errorf("NUM_KILLED_REDUCES = %d, want 1", got)
+	}
+	killed := c.logLines("t2", "state=KILLED")
+	if len(killed) != 1 || !strings.Contains(killed[0], "map output is not deterministic") {
+		t.Errorf("t2's log shows %d reduce attempts KILLED, want one for a non-deterministic map: %q", len(killed), killed)
+	} else {
+		t.Logf("t2: %s", killed[0])
+	}
+}
+
+// The nondetJob's shape in the tests: rows of perRow records, the first
+// attempt stalling at stallRow.
+const nondetRows, nondetPerRow, nondetStallRow = 20, 2000, 14
+
+// startNondetRerun starts a cluster of trackers (those with map slots
+// run the map, t2 the reduce) and a nondetJob of one map and one reduce,
+// and waits until the reduce has fetched two spills of the map's first
+// attempt. It returns the cluster, the job, its output directory and the
+// tracker that runs the first attempt.
+func startNondetRerun(t *testing.T, trackers []trackerSpec) (c *cluster, id, out, mapTracker string) {
+	t.Helper()
+	c = startCluster(t, trackers,
 		"mapreduce.task.io.sort.mb=1",
 		"mapreduce.job.reduce.slowstart.completedmaps=0",
 		"mapreduce.jobtracker.expire.trackers.interval=1500",
 		"mapreduce.reduce.shuffle.retry.delay.ms=20",
 		"mapreduce.task.progress.report.interval=100")
-	const rows, perRow, stallRow = 20, 2000, 14
-	out := filepath.Join(t.TempDir(), "out")
-	id := c.submit(&mr.JobSpec{Name: "nondet", Def: nondetJob, Output: out, NumReduces: 1, Params: map[string]string{
-		"rows": strconv.Itoa(rows), "maps": "1", "per_row": strconv.Itoa(perRow), "stall_row": strconv.Itoa(stallRow),
+	out = filepath.Join(t.TempDir(), "out")
+	id = c.submit(&mr.JobSpec{Name: "nondet", Def: nondetJob, Output: out, NumReduces: 1, Params: map[string]string{
+		"rows": strconv.Itoa(nondetRows), "maps": "1", "per_row": strconv.Itoa(nondetPerRow), "stall_row": strconv.Itoa(nondetStallRow),
 	}})
 	first := "attempt_" + strings.TrimPrefix(id, "job_") + "_m_000000_0"
-	var mapTracker string
 	waitFor(t, "two spills of "+first, time.Minute, func() bool {
-		for _, tr := range []string{"t1", "t3"} {
-			if len(c.spillsOf(tr, id, first)) >= 2 {
-				mapTracker = tr
+		for _, tr := range trackers {
+			if tr.maps > 0 && len(c.spillsOf(tr.name, id, first)) >= 2 {
+				mapTracker = tr.name
 				return true
 			}
 		}
@@ -121,14 +145,21 @@ func TestE2ENondeterministicMapRerun(t *testing.T) {
 		}
 		return false
 	})
-	c.kill(mapTracker)
-	res := c.wait(id)
+	return c, id, out, mapTracker
+}
+
+// checkNondetRerun checks that the job succeeded with exactly the
+// re-run's output (each key once, valued "rerun"), counted the re-run
+// that differs from the first attempt's spills once, and failed no reduce
+// (a reduce stopped by a map's re-run is killed, not failed).
+func checkNondetRerun(t *testing.T, id string, res *mr.JobResult, out string) {
+	t.Helper()
 	if res.State != "SUCCEEDED" {
 		t.Fatalf("job %s: %s (%s)", id, res.State, res.Error)
 	}
 	lines := readParts(t, out)
-	if len(lines) != rows*perRow/8 {
-		t.Errorf("output has %d records, want %d (the re-run's)", len(lines), rows*perRow/8)
+	if len(lines) != nondetRows*nondetPerRow/8 {
+		t.Errorf("output has %d records, want %d (the re-run's)", len(lines), nondetRows*nondetPerRow/8)
 	}
 	seen := map[string]bool{}
 	for _, l := range lines {
@@ -138,20 +169,38 @@ func TestE2ENondeterministicMapRerun(t *testing.T) {
 		}
 		seen[k] = true
 	}
-	jc := res.Counters
-	if got := jc.Get(mr.JobCounterGroup, mr.NondeterministicMapReruns); got != 1 {
+	if got := res.Counters.Get(mr.JobCounterGroup, mr.NondeterministicMapReruns); got != 1 {
 		t.Errorf("%s = %d, want 1", mr.NondeterministicMapReruns, got)
 	}
-	if got := jc.Get(mr.JobCounterGroup, mr.NumFailedReduces); got != 0 {
-		t.Errorf("NUM_FAILED_REDUCES = %d, want 0 (a reduce stopped by a map's re-run is killed, not failed)", got)
+	if got := res.Counters.Get(mr.JobCounterGroup, mr.NumFailedReduces); got != 0 {
+		t.Errorf("NUM_FAILED_REDUCES = %d, want 0", got)
 	}
-	if got := jc.Get(mr.JobCounterGroup, mr.NumKilledReduces); got != 1 {
-		t.Errorf("NUM_KILLED_REDUCES = %d, want 1", got)
-	}
-	killed := c.logLines("t2", "state=KILLED")
-	if len(killed) != 1 || !strings.Contains(killed[0], "map output is not deterministic") {
-		t.Errorf("t2's log shows %d reduce attempts KILLED, want one for a non-deterministic map: %q", len(killed), killed)
-	} else {
-		t.Logf("t2: %s", killed[0])
+}
+
+// TestE2ENondeterministicMapRerunAcrossRestart: as
+// TestE2ENondeterministicMapRerun, but the JobTracker is killed (SIGKILL)
+// and restarted after the first attempt's spills were withdrawn (its
+// tracker lost) and before the re-run runs (no tracker had a map slot
+// until t3 joins, after the restart). The restarted JobTracker knows the
+// withdrawn spills from its recovery log and counts the re-run that
+// differs from them; the reduce, killed with its tracker's reinit, runs
+// again on the re-run's spills only. Before, the restart forgot them and
+// the job's NONDETERMINISTIC_MAP_RERUNS stayed 0.
+func TestE2ENondeterministicMapRerunAcrossRestart(t *testing.T) {
+	c, id, out, mapTracker := startNondetRerun(t, []trackerSpec{{"t1", 1, 0}, {"t2", 0, 1}})
+	c.kill(mapTracker)
+	events := filepath.Join(c.dir, "system", id+".events")
+	waitFor(t, "the withdrawal in the recovery log", time.Minute, func() bool {
+		data, _ := os.ReadFile(events)
+		return strings.Contains(string(data), `"kind":"withdrawn"`)
+	})
+	c.kill("jobtracker")
+	c.start("jobtracker", "jobtracker")
+	waitPort(t, c.jtAddr)
+	c.startTracker(trackerSpec{"t3", 1, 0})
+	res := c.waitWithin(id, 2*time.Minute)
+	checkNondetRerun(t, id, res, out)
+	if !c.logHas("jobtracker", "non-deterministic map: a re-run's output differs from a withdrawn attempt's") {
+		t.Error("the restarted jobtracker did not log the difference")
 	}
 }

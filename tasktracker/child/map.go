@@ -120,6 +120,9 @@ func (t *task) runMap() error {
 				if err := buf.Cut(); err != nil {
 					return fmt.Errorf("spill at the split point at offset %d: %w", off, err)
 				}
+				if err := checkCutSpill(cut, buf.NextIndex()); err != nil {
+					return err
+				}
 			}
 		}
 		if n&1023 == 0 {

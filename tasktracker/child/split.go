@@ -68,6 +68,19 @@ func (m *mapCutter) after(off, records int64) (*mrpb.MapCut, error) {
 	return c, nil
 }
 
+// checkCutSpill checks, once a map attempt cut a spill at recorded split
+// point c, that its next spill is the one recorded there. An attempt that
+// cut another number of spills before the point (its map is not
+// deterministic) would number its spills after it as no other attempt of
+// the task does, and the spills of its parts could no longer be matched
+// with theirs: it fails instead.
+func checkCutSpill(c *mrpb.MapCut, next int) error {
+	if next != int(c.Spill) {
+		return fmt.Errorf("non-deterministic map output: at the split point at offset %d the next spill is %d, but it was %d in the attempt that was split there", c.Offset, next, c.Spill)
+	}
+	return nil
+}
+
 // resumeSplit is the part of split the attempt reads: all of it (no
 // resume point, or one at the split's start: first spill 0), or what
 // follows the resume point, from the exact start of its record.

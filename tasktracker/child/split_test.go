@@ -52,6 +52,57 @@ func TestMapCutter(t *testing.T) {
 	}
 }
 
+// TestCheckCutSpill: after the cut at a recorded split point, the next
+// spill must be the one recorded there.
+func TestCheckCutSpill(t *testing.T) {
+	c := &mrpb.MapCut{Offset: 400, Spill: 2, Records: 50}
+	tests := []struct {
+		next int
+		err  string
+	}{
+		{2, ""},
+		{1, "the next spill is 1, but it was 2"},
+		{3, "the next spill is 3, but it was 2"},
+	}
+	for _, tc := range tests {
+		err := checkCutSpill(c, tc.next)
+		if tc.err == "" {
+			if err != nil {
+				t.Errorf("next spill %d: %v", tc.next, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.err) || !strings.Contains(err.Error(), "non-deterministic map output") {
+			t.Errorf("next spill %d: error %v, want one saying %q", tc.next, err, tc.err)
+		}
+	}
+}
+
+// TestBufferCutNumbersTheNextSpill: a buffer cut at a split point after k
+// spills next cuts spill k+1, whether the cut's spill holds records or is
+// empty, so that an attempt that cut the same spills before a split point
+// as the split attempt passes checkCutSpill.
+func TestBufferCutNumbersTheNextSpill(t *testing.T) {
+	for _, emit := range []bool{true, false} {
+		buf, err := spill.NewBuffer(spill.Options{BufferBytes: 1 << 20, SpillPercent: 0.8, NumPartitions: 1, Dir: t.TempDir(), FirstIndex: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if emit {
+			if err := buf.Emit([]byte("k"), []byte("v")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := buf.Cut(); err != nil {
+			t.Fatal(err)
+		}
+		if err := checkCutSpill(&mrpb.MapCut{Spill: 4}, buf.NextIndex()); err != nil {
+			t.Errorf("records before the cut %v: %v", emit, err)
+		}
+		buf.Abort()
+	}
+}
+
 func TestNewMapCutterChecksOrder(t *testing.T) {
 	tests := []struct {
 		name string

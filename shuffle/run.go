@@ -204,21 +204,20 @@ func Run(ctx context.Context, src EventSource, opts Options) error {
 		opts.Counters = mr.NewCounters()
 	}
 	r := &runner{
-		src:        src,
-		opts:       opts,
-		log:        opts.Log.With("reduce", opts.Reduce),
-		maps:       make([]mapState, opts.NumMaps),
-		hostIDs:    map[string]int{},
-		originIDs:  map[origin]int32{},
-		lastOrigin: -1,
-		epoch:      time.Now(),
-		cBytes:     opts.Counters.Get(mr.TaskCounterGroup, mr.ReduceShuffleBytes),
-		cMaps:      opts.Counters.Get(mr.TaskCounterGroup, mr.ShuffledMaps),
-		cFailed:    opts.Counters.Get(mr.TaskCounterGroup, mr.FailedShuffle),
-		debugLog:   opts.Log.Enabled(context.Background(), slog.LevelDebug),
+		src:      src,
+		opts:     opts,
+		log:      opts.Log.With("reduce", opts.Reduce),
+		maps:     make([]mapState, opts.NumMaps),
+		hostIDs:  map[string]int{},
+		origins:  make([]origin, 0, opts.NumMaps),
+		epoch:    time.Now(),
+		cBytes:   opts.Counters.Get(mr.TaskCounterGroup, mr.ReduceShuffleBytes),
+		cMaps:    opts.Counters.Get(mr.TaskCounterGroup, mr.ShuffledMaps),
+		cFailed:  opts.Counters.Get(mr.TaskCounterGroup, mr.FailedShuffle),
+		debugLog: opts.Log.Enabled(context.Background(), slog.LevelDebug),
 	}
 	for i := range r.maps {
-		r.maps[i] = mapState{final: -1, maxSeen: -1}
+		r.maps[i] = mapState{final: -1, maxSeen: -1, origin: -1}
 	}
 	return r.run(ctx)
 }
@@ -226,9 +225,9 @@ func Run(ctx context.Context, src EventSource, opts Options) error {
 type segKey struct{ m, k int }
 
 // origin is where spills come from: a map attempt of a job on a shuffle
-// server. Run keeps each origin once (runner.origins) and names it in the
-// segments' states by its index, so that a segment's state holds no
-// pointer for the garbage collector to follow.
+// server. Run keeps the origins in runner.origins (about one per map) and
+// names them in the segments' states by index, so that a segment's state
+// holds no pointer for the garbage collector to follow.
 type origin struct {
 	job, attempt, host string
 }
@@ -268,6 +267,7 @@ type mapState struct {
 	inFlight int
 	done     bool
 	segs     []segState // by spill index, up to maxSeen
+	origin   int32      // r.origins id of the map's last announcement, -1 before
 }
 
 // hostQueue is the segments waiting to be fetched from one host, oldest
@@ -314,15 +314,15 @@ type runner struct {
 	maps    []mapState
 	hosts   []*hostQueue   // by host id, in order of first announcement
 	hostIDs map[string]int // host name to id
-	// origins are the locations' (job, attempt, host), by id (segState.origin).
-	origins    []origin
-	originIDs  map[origin]int32
-	lastOrigin int32     // the id originOf returned last, -1 before
-	epoch      time.Time // r.clock's zero
-	active     []int     // hosts with waiting segments or requests in flight
-	delayed    retryHeap
-	inFlight   int
-	doneMaps   int
+	// origins are the locations' (job, attempt, host), by id
+	// (segState.origin), and originHosts their hosts' ids.
+	origins     []origin
+	originHosts []int32
+	epoch       time.Time // r.clock's zero
+	active      []int     // hosts with waiting segments or requests in flight
+	delayed     retryHeap
+	inFlight    int
+	doneMaps    int
 
 	// The counters Run updates, resolved once.
 	cBytes, cMaps, cFailed *mr.Counter
@@ -339,23 +339,21 @@ func (r *runner) seg(key segKey) *segState { return &r.maps[key.m].segs[key.k] }
 // retry's time without a time.Time's pointer.
 func (r *runner) clock() int64 { return int64(time.Since(r.epoch)) + 1 }
 
-// originOf returns the id of loc's (job, attempt, host), adding it on
-// first sight. Consecutive announcements mostly come from one attempt, so
-// the last one is checked first.
-func (r *runner) originOf(loc *SpillLocation) int32 {
-	if id := r.lastOrigin; id >= 0 {
+// originOf returns an id of loc's (job, attempt, host) for the spills of
+// map mp: the map's last one if loc's is the same (a map's spills mostly
+// come from one attempt), else a new one. The same origin may so have
+// several ids (a map whose attempts' announcements alternate): ids are
+// compared by their strings, never by value.
+func (r *runner) originOf(mp *mapState, loc *SpillLocation) int32 {
+	if id := mp.origin; id >= 0 {
 		if o := &r.origins[id]; o.attempt == loc.AttemptID && o.host == loc.Host && o.job == loc.JobID {
 			return id
 		}
 	}
-	key := origin{job: loc.JobID, attempt: loc.AttemptID, host: loc.Host}
-	id, ok := r.originIDs[key]
-	if !ok {
-		id = int32(len(r.origins))
-		r.origins = append(r.origins, key)
-		r.originIDs[key] = id
-	}
-	r.lastOrigin = id
+	id := int32(len(r.origins))
+	r.origins = append(r.origins, origin{job: loc.JobID, attempt: loc.AttemptID, host: loc.Host})
+	r.originHosts = append(r.originHosts, int32(r.hostID(loc.Host)))
+	mp.origin = id
 	return id
 }
 
@@ -539,7 +537,7 @@ func (r *runner) apply(ev *Event) error {
 		return r.announce(&ev.Location)
 	case MapsAdded:
 		for len(r.maps) < ev.MapTask {
-			r.maps = append(r.maps, mapState{final: -1, maxSeen: -1})
+			r.maps = append(r.maps, mapState{final: -1, maxSeen: -1, origin: -1})
 		}
 		r.opts.NumMaps = len(r.maps)
 		return nil
@@ -612,13 +610,13 @@ func (r *runner) announce(loc *SpillLocation) error {
 		r.log.Warn("shuffle: spill re-announced with a different segment before it was fetched; using the newest",
 			"map", m, "spill", k, "old", describe(r.stateLocation(segKey{m, k}, st)), "new", describe(*loc))
 	}
-	o := r.originOf(loc)
+	o := r.originOf(mp, loc)
 	if !st.hasLoc || st.origin != o {
 		if !st.hasLoc || r.origins[st.origin].attempt != loc.AttemptID {
 			st.failures = 0
 			st.notBefore = 0
 		}
-		st.host = int32(r.hostID(loc.Host))
+		st.host = r.originHosts[o]
 	}
 	st.seg, st.final, st.origin, st.hasLoc = loc.Segment, loc.Final, o, true
 	r.enqueue(segKey{m, k}, st)

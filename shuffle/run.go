@@ -746,18 +746,16 @@ func (r *runner) dispatch(ctx context.Context, wg *sync.WaitGroup, out chan<- ba
 		if len(items) == 0 {
 			continue
 		}
-		// The fetcher's goroutine gets the locations whole: r.origins
-		// grows in this one.
-		locs := make([]SpillLocation, len(items))
-		for i := range items {
-			locs[i] = r.itemLocation(&items[i])
-		}
+		// The fetcher's goroutine reads r.origins as it is now: later
+		// origins are appended past its length, earlier ones never
+		// change.
+		batch := &batchSegs{origins: r.origins, items: items}
 		hq.inFlight++
 		r.inFlight++
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out <- batchResult{host: host, items: items, results: r.fetchItems(ctx, locs)}
+			out <- batchResult{host: host, items: items, results: r.fetchItems(ctx, batch)}
 		}()
 	}
 }
@@ -827,8 +825,9 @@ func (r *runner) takeBatch(host int, hq *hostQueue, now int64) []fetchItem {
 // fetchItems runs in its own goroutine: it fetches the segments of one
 // request (one at a time without batching, else in one batch), hands
 // them to the merger in order, and reports each failure to the JobTracker.
-// It returns one result per location.
-func (r *runner) fetchItems(ctx context.Context, items []SpillLocation) []fetchResult {
+// It returns one result per item of b.
+func (r *runner) fetchItems(ctx context.Context, b *batchSegs) []fetchResult {
+	items := b.items
 	res := make([]fetchResult, len(items))
 	// What each fetched segment holds: as announced, or a range fetch's
 	// (set below where it differs).
@@ -836,7 +835,7 @@ func (r *runner) fetchItems(ctx context.Context, items []SpillLocation) []fetchR
 	var announced int64
 	want := 0 // items that need a request
 	for i := range items {
-		seg := items[i].Segment
+		seg := &items[i].seg
 		announced += seg.Length
 		if seg.Records != 0 || seg.Length != 0 {
 			want++
@@ -861,8 +860,8 @@ func (r *runner) fetchItems(ctx context.Context, items []SpillLocation) []fetchR
 		data, errs = make([][]byte, len(items)), make([]error, len(items))
 		segs = make([]spill.SegmentInfo, len(items))
 		for i := range items {
-			if seg := items[i].Segment; seg.Records != 0 || seg.Length != 0 {
-				data[i], segs[i], errs[i] = r.opts.Fetcher.FetchRange(ctx, items[i], r.opts.Reduce)
+			if seg := items[i].seg; seg.Records != 0 || seg.Length != 0 {
+				data[i], segs[i], errs[i] = r.opts.Fetcher.FetchRange(ctx, b.loc(i), r.opts.Reduce)
 			} else {
 				segs[i] = seg
 			}
@@ -870,24 +869,24 @@ func (r *runner) fetchItems(ctx context.Context, items []SpillLocation) []fetchR
 	case r.opts.BatchSegments <= 1:
 		data, errs = make([][]byte, len(items)), make([]error, len(items))
 		for i := range items {
-			if seg := items[i].Segment; seg.Records != 0 || seg.Length != 0 {
-				data[i], errs[i] = r.opts.Fetcher.Fetch(ctx, items[i], r.opts.Reduce)
+			if seg := items[i].seg; seg.Records != 0 || seg.Length != 0 {
+				data[i], errs[i] = r.opts.Fetcher.Fetch(ctx, b.loc(i), r.opts.Reduce)
 			}
 		}
 	case want == len(items):
-		data, errs = r.opts.Fetcher.FetchBatch(ctx, items, r.opts.Reduce)
+		data, errs = r.opts.Fetcher.fetchBatch(ctx, b, r.opts.Reduce)
 	default:
 		data, errs = make([][]byte, len(items)), make([]error, len(items))
-		locs := make([]SpillLocation, 0, want)
+		sub := batchSegs{origins: b.origins, items: make([]fetchItem, 0, want)}
 		for i := range items {
-			if seg := items[i].Segment; seg.Records != 0 || seg.Length != 0 {
-				locs = append(locs, items[i])
+			if seg := &items[i].seg; seg.Records != 0 || seg.Length != 0 {
+				sub.items = append(sub.items, items[i])
 			}
 		}
-		d, e := r.opts.Fetcher.FetchBatch(ctx, locs, r.opts.Reduce)
+		d, e := r.opts.Fetcher.fetchBatch(ctx, &sub, r.opts.Reduce)
 		n := 0
 		for i := range items {
-			if seg := items[i].Segment; seg.Records != 0 || seg.Length != 0 {
+			if seg := &items[i].seg; seg.Records != 0 || seg.Length != 0 {
 				data[i], errs[i] = d[n], e[n]
 				n++
 			}
@@ -902,17 +901,17 @@ func (r *runner) fetchItems(ctx context.Context, items []SpillLocation) []fetchR
 		case errs[i] != nil:
 			res[i].err = errs[i]
 			if ctx.Err() == nil {
-				if err := r.src.ReportFetchFailure(ctx, *it, errs[i]); err != nil && ctx.Err() == nil {
-					r.log.Warn("shuffle: cannot report fetch failure", "map", it.MapTask, "spill", it.Spill, "err", err)
+				if err := r.src.ReportFetchFailure(ctx, b.loc(i), errs[i]); err != nil && ctx.Err() == nil {
+					r.log.Warn("shuffle: cannot report fetch failure", "map", it.key.m, "spill", it.key.k, "err", err)
 				}
 			}
 		default:
-			seg := it.Segment
+			seg := it.seg
 			if segs != nil {
 				seg = segs[i]
 			}
 			if err := r.opts.Merger.Add(data[i], seg); err != nil {
-				res[i].err, res[i].fatal = fmt.Errorf("merge map %d spill %d: %w", it.MapTask, it.Spill, err), true
+				res[i].err, res[i].fatal = fmt.Errorf("merge map %d spill %d: %w", it.key.m, it.key.k, err), true
 				fatal = true
 				continue
 			}

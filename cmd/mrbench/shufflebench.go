@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -79,6 +80,11 @@ type shuffleResult struct {
 	// pass that does not fetch: part of ClientCPUSeconds, not the
 	// product's.
 	SetUpCPUSeconds float64 `json:"setup_cpu_seconds,omitempty"`
+	// ClientAllocBytes and ClientGCs are what the fetching process
+	// allocated and how many garbage collections it ran (its set-up
+	// included).
+	ClientAllocBytes uint64 `json:"client_alloc_bytes,omitempty"`
+	ClientGCs        uint32 `json:"client_gcs,omitempty"`
 }
 
 type shuffleReport struct {
@@ -220,12 +226,16 @@ func shuffleMain(args []string) int {
 		if err != nil {
 			return fail("%s: set-up: %v", mode, err)
 		}
+		var ms0, ms1 runtime.MemStats
+		runtime.ReadMemStats(&ms0)
 		cpu0 := serversCPU(servers)
 		c0 := selfCPU()
 		res, err := runShuffleFetch(ctx, lay, servers, job, secret, scratch, *parallel, *concurrent, b, *batchBytes)
 		if err != nil {
 			return fail("%s: %v", mode, err)
 		}
+		runtime.ReadMemStats(&ms1)
+		res.ClientAllocBytes, res.ClientGCs = ms1.TotalAlloc-ms0.TotalAlloc, ms1.NumGC-ms0.NumGC
 		res.Mode = mode
 		if mode == "batch" {
 			res.Mode = fmt.Sprintf("batch (%d segments, %s)", *batch, humanBytes(*batchBytes))
@@ -251,10 +261,10 @@ func shuffleMain(args []string) int {
 	fmt.Printf("%s\n%d maps x %d spills x %d reduces = %d segments (%s), %d servers, %d reduces at a time, %d requests in flight each\n",
 		rep.Machine, *maps, *spills, *reduces, lay.segments, humanBytes(lay.bytes), *trackers, *concurrent, *parallel)
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "mode\tseconds\tsegments/s\trequests/s\tbytes/s\tvs one file\tserver CPU s\tclient CPU s\tof which set-up\t")
+	fmt.Fprintln(tw, "mode\tseconds\tsegments/s\trequests/s\tbytes/s\tvs one file\tserver CPU s\tclient CPU s\tof which set-up\tclient allocated\tclient GCs\t")
 	for _, r := range rep.Results {
-		fmt.Fprintf(tw, "%s\t%.2f\t%.0f\t%.0f\t%s/s\t%.2fx\t%.2f\t%.2f\t%.2f\t\n", r.Mode, r.Seconds, r.SegmentsPerSec, r.RequestsPerSec,
-			humanBytes(int64(r.BytesPerSec)), r.Ratio, r.ServerCPUSeconds, r.ClientCPUSeconds, r.SetUpCPUSeconds)
+		fmt.Fprintf(tw, "%s\t%.2f\t%.0f\t%.0f\t%s/s\t%.2fx\t%.2f\t%.2f\t%.2f\t%s\t%d\t\n", r.Mode, r.Seconds, r.SegmentsPerSec, r.RequestsPerSec,
+			humanBytes(int64(r.BytesPerSec)), r.Ratio, r.ServerCPUSeconds, r.ClientCPUSeconds, r.SetUpCPUSeconds, humanBytes(int64(r.ClientAllocBytes)), r.ClientGCs)
 	}
 	tw.Flush()
 	return 0

@@ -769,15 +769,15 @@ func TestSegmentArena(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			locs := make([]SpillLocation, len(tc.lengths))
+			segs := make([]fetchItem, len(tc.lengths))
 			idx := make([]int, len(tc.lengths))
 			for i, n := range tc.lengths {
-				locs[i].Segment.Length = n
+				segs[i].seg.Length = n
 				idx[i] = i
 			}
 			var bufs [][]byte
 			allocs := testing.AllocsPerRun(20, func() {
-				a := newSegmentArena(locs, idx)
+				a := newSegmentArena(segs, idx)
 				bufs = bufs[:0]
 				for _, n := range tc.lengths {
 					bufs = append(bufs, a.take(n))
@@ -863,11 +863,11 @@ func mustFetch(t *testing.T, f *batchFixture, loc SpillLocation) []byte {
 func TestReadServedFrames(t *testing.T) {
 	seg := func(n int, b byte) []byte { return bytes.Repeat([]byte{b}, n) }
 	payloads := [][]byte{seg(825, 'a'), seg(arenaSegmentBytes, 'b'), seg(10, 'c'), seg(0, 'd'), seg(300, 'e')}
-	locs := make([]SpillLocation, len(payloads))
+	segs := make([]fetchItem, len(payloads))
 	idx := make([]int, len(payloads))
 	var full []byte
 	for i, p := range payloads {
-		locs[i].Segment = spill.SegmentInfo{Length: int64(len(p)), CRC: crc32.Checksum(p, castagnoli)}
+		segs[i].seg = spill.SegmentInfo{Length: int64(len(p)), CRC: crc32.Checksum(p, castagnoli)}
 		idx[i] = i
 		full = append(append(full, frameOK), p...)
 	}
@@ -893,9 +893,9 @@ func TestReadServedFrames(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			l := append([]SpillLocation(nil), locs...)
+			l := append([]fetchItem(nil), segs...)
 			if tc.corrupt >= 0 {
-				l[tc.corrupt].Segment.CRC ^= 1
+				l[tc.corrupt].seg.CRC ^= 1
 			}
 			data, errs := make([][]byte, len(l)), make([]error, len(l))
 			next, rest, err := readServedFrames(bytes.NewReader(tc.reply), "h", l, idx, data, errs)
@@ -904,7 +904,7 @@ func TestReadServedFrames(t *testing.T) {
 			}
 			for i := range l {
 				ok := slices.Contains(tc.verified, i)
-				if ok != (data[i] != nil || l[i].Segment.Length == 0 && i < next && errs[i] == nil) {
+				if ok != (data[i] != nil || l[i].seg.Length == 0 && i < next && errs[i] == nil) {
 					t.Errorf("segment %d: data %t, error %v; want verified %t", i, data[i] != nil, errs[i], ok)
 				}
 				if ok && !bytes.Equal(data[i], payloads[i]) {

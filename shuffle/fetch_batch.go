@@ -51,29 +51,59 @@ func NewTransport(parallel int) *http.Transport {
 // one request, up to Retries times with back-off. The errors name the
 // location and wrap the cause, as Fetch's do.
 func (f *Fetcher) FetchBatch(ctx context.Context, locs []SpillLocation, reduce int) (data [][]byte, errs []error) {
-	data = make([][]byte, len(locs))
-	errs = make([]error, len(locs))
-	if len(locs) == 0 {
+	b := batchSegs{items: make([]fetchItem, len(locs))}
+	for i := range locs {
+		l := &locs[i]
+		if n := len(b.origins); n == 0 || b.origins[n-1] != (origin{job: l.JobID, attempt: l.AttemptID, host: l.Host}) {
+			b.origins = append(b.origins, origin{job: l.JobID, attempt: l.AttemptID, host: l.Host})
+		}
+		b.items[i] = fetchItem{key: segKey{l.MapTask, l.Spill}, origin: int32(len(b.origins) - 1), final: l.Final, seg: l.Segment}
+	}
+	return f.fetchBatch(ctx, &b, reduce)
+}
+
+// batchSegs is the segments of one batched request: items, each naming
+// its (job, attempt, host) by index in origins (shuffle.Run's own
+// origins, or FetchBatch's), so that a request's list holds no strings.
+type batchSegs struct {
+	origins []origin
+	items   []fetchItem
+}
+
+// loc returns item i's location, for messages and failure reports.
+func (b *batchSegs) loc(i int) SpillLocation {
+	it := &b.items[i]
+	o := &b.origins[it.origin]
+	return SpillLocation{JobID: o.job, MapTask: it.key.m, Spill: it.key.k, Final: it.final, AttemptID: o.attempt, Host: o.host, Segment: it.seg}
+}
+
+// fetchBatch is FetchBatch of b's items.
+func (f *Fetcher) fetchBatch(ctx context.Context, b *batchSegs, reduce int) (data [][]byte, errs []error) {
+	n := len(b.items)
+	data = make([][]byte, n)
+	errs = make([]error, n)
+	if n == 0 {
 		return data, errs
 	}
-	for i, l := range locs[1:] {
-		if l.Host != locs[0].Host || l.JobID != locs[0].JobID {
+	first := &b.origins[b.items[0].origin]
+	for i := 1; i < n; i++ {
+		if o := &b.origins[b.items[i].origin]; o.host != first.host || o.job != first.job {
 			for j := range errs {
 				errs[j] = fmt.Errorf("fetch reduce %d of %v: batch mixes %s of job %s with %s of job %s (internal error)",
-					reduce, locs[j], locs[0].Host, locs[0].JobID, locs[i+1].Host, l.JobID)
+					reduce, b.loc(j), first.host, first.job, o.host, o.job)
 			}
 			return data, errs
 		}
 	}
 	retries := max(f.Retries, 0)
 	delay := f.RetryDelay
-	pending := make([]int, len(locs))
+	pending := make([]int, n)
 	for i := range pending {
 		pending[i] = i
 	}
-	last := make([]error, len(locs))
+	last := make([]error, n)
 	for attempt := 0; ; attempt++ {
-		f.fetchBatchOnce(ctx, locs, pending, reduce, data, last)
+		f.fetchBatchOnce(ctx, b, pending, reduce, data, last)
 		var again []int
 		for _, i := range pending {
 			err := last[i]
@@ -84,11 +114,11 @@ func (f *Fetcher) FetchBatch(ctx context.Context, locs []SpillLocation, reduce i
 			var perm *permanentError
 			switch {
 			case ctx.Err() != nil:
-				errs[i] = fmt.Errorf("fetch reduce %d of %v: %w", reduce, locs[i], ctx.Err())
+				errs[i] = fmt.Errorf("fetch reduce %d of %v: %w", reduce, b.loc(i), ctx.Err())
 			case errors.As(err, &perm):
-				errs[i] = fmt.Errorf("fetch reduce %d of %v: %w", reduce, locs[i], perm.err)
+				errs[i] = fmt.Errorf("fetch reduce %d of %v: %w", reduce, b.loc(i), perm.err)
 			case attempt >= retries:
-				errs[i] = fmt.Errorf("fetch reduce %d of %v: failed %d times, last: %w", reduce, locs[i], attempt+1, err)
+				errs[i] = fmt.Errorf("fetch reduce %d of %v: failed %d times, last: %w", reduce, b.loc(i), attempt+1, err)
 			default:
 				again = append(again, i)
 			}
@@ -100,7 +130,7 @@ func (f *Fetcher) FetchBatch(ctx context.Context, locs []SpillLocation, reduce i
 		if delay > 0 {
 			if !sleep(ctx, delay) {
 				for _, i := range pending {
-					errs[i] = fmt.Errorf("fetch reduce %d of %v: %w", reduce, locs[i], ctx.Err())
+					errs[i] = fmt.Errorf("fetch reduce %d of %v: %w", reduce, b.loc(i), ctx.Err())
 				}
 				return data, errs
 			}
@@ -109,38 +139,40 @@ func (f *Fetcher) FetchBatch(ctx context.Context, locs []SpillLocation, reduce i
 	}
 }
 
-// fetchBatchOnce makes one batched request for locs[i], i in idx, storing
-// verified segments in data and the errors in errs, by index of locs
+// fetchBatchOnce makes one batched request for b.items[i], i in idx, storing
+// verified segments in data and the errors in errs, by index of b.items
 // (permanentError for those not worth retrying; errs[i] must be nil for
 // every i in idx on entry). It asks with BatchVersion, naming each
 // segment's byte range, unless the host has refused that version before:
 // a server of version 1 answers it with 400, and the fetcher then asks
 // it, from then on, with version 1.
-func (f *Fetcher) fetchBatchOnce(ctx context.Context, locs []SpillLocation, idx []int, reduce int, data [][]byte, errs []error) {
-	host := locs[0].Host
+func (f *Fetcher) fetchBatchOnce(ctx context.Context, b *batchSegs, idx []int, reduce int, data [][]byte, errs []error) {
+	host := b.origins[b.items[0].origin].host
 	if _, old := f.indexedHosts.Load(host); !old {
-		if !f.fetchBatchAs(ctx, BatchVersion, locs, idx, reduce, data, errs) {
+		if !f.fetchBatchAs(ctx, BatchVersion, b, idx, reduce, data, errs) {
 			return
 		}
 		f.indexedHosts.Store(host, struct{}{})
 	}
-	f.fetchBatchAs(ctx, batchVersionIndexed, locs, idx, reduce, data, errs)
+	f.fetchBatchAs(ctx, batchVersionIndexed, b, idx, reduce, data, errs)
 }
 
 // fetchBatchAs is fetchBatchOnce with the given version of the formats.
 // It returns true, having set no error, when the server refused a request
 // of a version above 1 with 400 (a server that knows only version 1).
-func (f *Fetcher) fetchBatchAs(ctx context.Context, version int, locs []SpillLocation, idx []int, reduce int, data [][]byte, errs []error) (refused bool) {
+func (f *Fetcher) fetchBatchAs(ctx context.Context, version int, b *batchSegs, idx []int, reduce int, data [][]byte, errs []error) (refused bool) {
 	failAll := func(from int, err error) {
 		for _, i := range idx[from:] {
 			errs[i] = err
 		}
 	}
-	host := locs[0].Host
-	req := BatchRequest{Version: version, Job: locs[0].JobID, Reduce: reduce, At: time.Now().UnixMilli(), Items: make([]BatchItem, len(idx))}
+	segs := b.items
+	first := &b.origins[segs[0].origin]
+	host := first.host
+	req := BatchRequest{Version: version, Job: first.job, Reduce: reduce, At: time.Now().UnixMilli(), Items: make([]BatchItem, len(idx))}
 	for n, i := range idx {
-		seg := &locs[i].Segment
-		req.Items[n] = BatchItem{Attempt: locs[i].AttemptID, Spill: locs[i].Spill, Offset: seg.Offset, Length: seg.Length}
+		it := &segs[i]
+		req.Items[n] = BatchItem{Attempt: b.origins[it.origin].attempt, Spill: it.key.k, Offset: it.seg.Offset, Length: it.seg.Length}
 	}
 	body, err := EncodeBatchRequest(req)
 	if err != nil {
@@ -206,7 +238,7 @@ func (f *Fetcher) fetchBatchAs(ctx context.Context, version int, locs []SpillLoc
 		}
 		var rest []byte
 		var err error
-		from, rest, err = readServedFrames(resp.Body, host, locs, idx, data, errs)
+		from, rest, err = readServedFrames(resp.Body, host, segs, idx, data, errs)
 		switch {
 		case from == len(idx):
 			return false
@@ -227,10 +259,10 @@ func (f *Fetcher) fetchBatchAs(ctx context.Context, version int, locs []SpillLoc
 			return
 		}
 	}
-	arena := newSegmentArena(locs, idx[from:])
+	arena := newSegmentArena(segs, idx[from:])
 	for n := from; n < len(idx); n++ {
 		i := idx[n]
-		want := locs[i].Segment
+		want := segs[i].seg
 		fm, err := fr.next(want.Length)
 		if err != nil {
 			if errors.Is(err, ErrSegmentMismatch) {
@@ -279,7 +311,7 @@ func (f *Fetcher) fetchBatchAs(ctx context.Context, version int, locs []SpillLoc
 }
 
 // readServedFrames reads the frames of a version 2 reply (after its
-// magic) for locs[i], i in idx, while they are served ones, straight into
+// magic) for segs[i], i in idx, while they are served ones, straight into
 // the segments' buffers: the frames of a run of small segments (under
 // arenaSegmentBytes) are read with one read into one shared block of up
 // to arenaBytes, their status bytes included, and each segment is the
@@ -289,17 +321,17 @@ func (f *Fetcher) fetchBatchAs(ctx context.Context, version int, locs []SpillLoc
 // whole (next), and, when it stopped early, the bytes it read past them
 // (rest: from the first frame that is not a served one, which the frame
 // reader then reads, or a frame cut short) and the read's error.
-func readServedFrames(body io.Reader, host string, locs []SpillLocation, idx []int, data [][]byte, errs []error) (next int, rest []byte, err error) {
+func readServedFrames(body io.Reader, host string, segs []fetchItem, idx []int, data [][]byte, errs []error) (next int, rest []byte, err error) {
 	check := func(n int, buf []byte) {
 		i := idx[n]
-		if err := verifyChecksum(buf, locs[i].Segment); err != nil {
+		if err := verifyChecksum(buf, segs[i].seg); err != nil {
 			errs[i] = fmt.Errorf("segment from %s: %w: %w", host, ErrChecksum, err)
 			return
 		}
 		data[i] = buf
 	}
 	for next < len(idx) {
-		if l := locs[idx[next]].Segment.Length; l >= arenaSegmentBytes {
+		if l := segs[idx[next]].seg.Length; l >= arenaSegmentBytes {
 			var st [1]byte
 			if _, err := io.ReadFull(body, st[:]); err != nil {
 				return next, nil, err
@@ -317,7 +349,7 @@ func readServedFrames(body io.Reader, host string, locs []SpillLocation, idx []i
 		}
 		end, need := next, int64(0)
 		for end < len(idx) {
-			l := locs[idx[end]].Segment.Length
+			l := segs[idx[end]].seg.Length
 			if l >= arenaSegmentBytes || need > 0 && need+1+l > arenaBytes {
 				break
 			}
@@ -328,7 +360,7 @@ func readServedFrames(body io.Reader, host string, locs []SpillLocation, idx []i
 		got, rerr := io.ReadFull(body, block)
 		pos := 0
 		for ; next < end; next++ {
-			l := int(locs[idx[next]].Segment.Length)
+			l := int(segs[idx[next]].seg.Length)
 			if pos >= got || block[pos] != frameOK || pos+1+l > got {
 				return next, block[pos:got], rerr
 			}
@@ -375,10 +407,10 @@ type segmentArena struct {
 	small int64  // announced bytes of the small segments not handed out yet
 }
 
-func newSegmentArena(locs []SpillLocation, idx []int) *segmentArena {
+func newSegmentArena(segs []fetchItem, idx []int) *segmentArena {
 	a := &segmentArena{}
 	for _, i := range idx {
-		if n := locs[i].Segment.Length; n < arenaSegmentBytes {
+		if n := segs[i].seg.Length; n < arenaSegmentBytes {
 			a.small += n
 		}
 	}

@@ -292,6 +292,12 @@ func (m *MergeManager) Add(data []byte, seg spill.SegmentInfo) error {
 		}
 		m.cond.Wait()
 	}
+	if len(m.mem) == cap(m.mem) {
+		// Double: append grows a long slice by a quarter, which for a
+		// reduce of many small segments copies (and allocates) the
+		// list about five times over.
+		m.mem = slices.Grow(m.mem, max(len(m.mem), 64))
+	}
 	m.mem = append(m.mem, memSegment{data: data, info: seg})
 	m.memUsed += seg.Length
 	if m.memUsed-m.memMerging >= m.threshold || (m.opts.InMemThreshold > 0 && len(m.mem) >= m.opts.InMemThreshold) {

@@ -209,32 +209,51 @@ func Run(ctx context.Context, src EventSource, opts Options) error {
 		log:      opts.Log.With("reduce", opts.Reduce),
 		maps:     make([]mapState, opts.NumMaps),
 		hostIDs:  map[string]int{},
+		origins:  make([]origin, 0, opts.NumMaps),
+		epoch:    time.Now(),
 		cBytes:   opts.Counters.Get(mr.TaskCounterGroup, mr.ReduceShuffleBytes),
 		cMaps:    opts.Counters.Get(mr.TaskCounterGroup, mr.ShuffledMaps),
 		cFailed:  opts.Counters.Get(mr.TaskCounterGroup, mr.FailedShuffle),
 		debugLog: opts.Log.Enabled(context.Background(), slog.LevelDebug),
 	}
 	for i := range r.maps {
-		r.maps[i] = mapState{final: -1, maxSeen: -1}
+		r.maps[i] = mapState{final: -1, maxSeen: -1, origin: -1}
 	}
 	return r.run(ctx)
 }
 
 type segKey struct{ m, k int }
 
+// origin is where spills come from: a map attempt of a job on a shuffle
+// server. Run keeps the origins in runner.origins (about one per map) and
+// names them in the segments' states by index, so that a segment's state
+// holds no pointer for the garbage collector to follow.
+type origin struct {
+	job, attempt, host string
+}
+
 // segState is one (map, spill)'s segment, kept by value in its map's
 // mapState.segs (indexed by spill): no allocation and no map lookup per
-// segment.
+// segment, and no pointer (the collector does not scan the segs arrays).
+// It holds one location: the newest usable announcement while the spill
+// is not fetched (hasLoc), then the one it was fetched from (wasFetched;
+// later announcements are checked against it and not kept).
 type segState struct {
-	loc        SpillLocation // newest usable location, if hasLoc
-	fetched    SpillLocation // where it was fetched from, if wasFetched
+	seg        spill.SegmentInfo // the location's segment
+	origin     int32             // r.origins index of the location
+	host       int32             // r.hosts index of the location's host
+	failures   int32             // failed fetches in a row from the location's attempt
+	final      bool              // the location's final mark
 	hasLoc     bool
 	wasFetched bool
 	inFlight   bool
 	queued     bool
-	host       int // r.hosts index of loc.Host, if hasLoc
-	failures   int
-	notBefore  time.Time
+	notBefore  int64 // no retry before this r.clock time (ns); 0: none
+}
+
+// same reports whether the segment held is the one loc announces.
+func (st *segState) same(loc *SpillLocation) bool {
+	return st.final == loc.Final && sameInfo(st.seg, loc.Segment)
 }
 
 type mapState struct {
@@ -248,6 +267,7 @@ type mapState struct {
 	inFlight int
 	done     bool
 	segs     []segState // by spill index, up to maxSeen
+	origin   int32      // r.origins id of the map's last announcement, -1 before
 }
 
 // hostQueue is the segments waiting to be fetched from one host, oldest
@@ -258,10 +278,13 @@ type hostQueue struct {
 	active   bool // in runner.active
 }
 
-// fetchItem is one segment handed to a fetcher.
+// fetchItem is one segment handed to a fetcher: the location it is
+// fetched from (a segState's, at the time).
 type fetchItem struct {
-	key segKey
-	loc SpillLocation
+	key    segKey
+	origin int32
+	final  bool
+	seg    spill.SegmentInfo
 }
 
 // batchResult is what a fetcher reports for one request: one result per
@@ -288,13 +311,18 @@ type runner struct {
 	opts Options
 	log  *slog.Logger
 
-	maps     []mapState
-	hosts    []*hostQueue   // by host id, in order of first announcement
-	hostIDs  map[string]int // host name to id
-	active   []int          // hosts with waiting segments or requests in flight
-	delayed  retryHeap
-	inFlight int
-	doneMaps int
+	maps    []mapState
+	hosts   []*hostQueue   // by host id, in order of first announcement
+	hostIDs map[string]int // host name to id
+	// origins are the locations' (job, attempt, host), by id
+	// (segState.origin), and originHosts their hosts' ids.
+	origins     []origin
+	originHosts []int32
+	epoch       time.Time // r.clock's zero
+	active      []int     // hosts with waiting segments or requests in flight
+	delayed     retryHeap
+	inFlight    int
+	doneMaps    int
 
 	// The counters Run updates, resolved once.
 	cBytes, cMaps, cFailed *mr.Counter
@@ -306,6 +334,46 @@ type runner struct {
 // announced (k <= maxSeen). The pointer is valid until a later spill of m
 // is announced.
 func (r *runner) seg(key segKey) *segState { return &r.maps[key.m].segs[key.k] }
+
+// clock is the time since the run started (monotonic), in nanoseconds: a
+// retry's time without a time.Time's pointer.
+func (r *runner) clock() int64 { return int64(time.Since(r.epoch)) + 1 }
+
+// originOf returns an id of loc's (job, attempt, host) for the spills of
+// map mp: the map's last one if loc's is the same (a map's spills mostly
+// come from one attempt), else a new one. The same origin may so have
+// several ids (a map whose attempts' announcements alternate): ids are
+// compared by their strings, never by value.
+func (r *runner) originOf(mp *mapState, loc *SpillLocation) int32 {
+	if id := mp.origin; id >= 0 {
+		if o := &r.origins[id]; o.attempt == loc.AttemptID && o.host == loc.Host && o.job == loc.JobID {
+			return id
+		}
+	}
+	id := int32(len(r.origins))
+	r.origins = append(r.origins, origin{job: loc.JobID, attempt: loc.AttemptID, host: loc.Host})
+	r.originHosts = append(r.originHosts, int32(r.hostID(loc.Host)))
+	mp.origin = id
+	return id
+}
+
+// location is the SpillLocation of spill key.k of map key.m from origin o
+// with segment seg.
+func (r *runner) location(key segKey, o int32, final bool, seg spill.SegmentInfo) SpillLocation {
+	or := &r.origins[o]
+	return SpillLocation{JobID: or.job, MapTask: key.m, Spill: key.k, Final: final, AttemptID: or.attempt, Host: or.host, Segment: seg}
+}
+
+// itemLocation is the location a fetch item is fetched from.
+func (r *runner) itemLocation(it *fetchItem) SpillLocation {
+	return r.location(it.key, it.origin, it.final, it.seg)
+}
+
+// stateLocation is the location a segment's state holds (hasLoc or
+// wasFetched).
+func (r *runner) stateLocation(key segKey, st *segState) SpillLocation {
+	return r.location(key, st.origin, st.final, st.seg)
+}
 
 func (r *runner) run(parent context.Context) (err error) {
 	if r.opts.Progress != nil {
@@ -331,12 +399,12 @@ func (r *runner) run(parent context.Context) (err error) {
 	timer.Stop()
 	defer timer.Stop()
 	for r.doneMaps < r.opts.NumMaps {
-		now := time.Now()
+		now := r.clock()
 		r.promote(now)
 		r.dispatch(ctx, &wg, resCh, now)
 		var timerC <-chan time.Time
 		if at, ok := r.delayed.next(); ok {
-			timer.Reset(time.Until(at))
+			timer.Reset(time.Duration(at - r.clock()))
 			timerC = timer.C
 		}
 		select {
@@ -346,8 +414,8 @@ func (r *runner) run(parent context.Context) (err error) {
 			if p.err != nil {
 				return fmt.Errorf("shuffle of reduce %d: %w", r.opts.Reduce, p.err)
 			}
-			for _, ev := range p.events {
-				if err := r.apply(ev); err != nil {
+			for i := range p.events {
+				if err := r.apply(&p.events[i]); err != nil {
 					return fmt.Errorf("shuffle of reduce %d: %w", r.opts.Reduce, err)
 				}
 			}
@@ -425,9 +493,10 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-func sameSegment(a, b SpillLocation) bool {
-	x, y := a.Segment, b.Segment
-	return a.Final == b.Final && x.Length == y.Length && x.RawLength == y.RawLength && x.Records == y.Records && x.CRC == y.CRC
+// sameInfo reports whether two announcements of a segment agree (its
+// offset in the spill file aside).
+func sameInfo(x, y spill.SegmentInfo) bool {
+	return x.Length == y.Length && x.RawLength == y.RawLength && x.Records == y.Records && x.CRC == y.CRC
 }
 
 func describe(l SpillLocation) string {
@@ -462,13 +531,13 @@ func segmentDiff(a, b SpillLocation) string {
 }
 
 // apply updates the state with one event.
-func (r *runner) apply(ev Event) error {
+func (r *runner) apply(ev *Event) error {
 	switch ev.Kind {
 	case SpillReady:
-		return r.announce(ev.Location)
+		return r.announce(&ev.Location)
 	case MapsAdded:
 		for len(r.maps) < ev.MapTask {
-			r.maps = append(r.maps, mapState{final: -1, maxSeen: -1})
+			r.maps = append(r.maps, mapState{final: -1, maxSeen: -1, origin: -1})
 		}
 		r.opts.NumMaps = len(r.maps)
 		return nil
@@ -488,7 +557,7 @@ func (r *runner) apply(ev Event) error {
 			if st.wasFetched || !st.hasLoc {
 				continue
 			}
-			if ev.AttemptID == "" || st.loc.AttemptID == ev.AttemptID {
+			if ev.AttemptID == "" || r.origins[st.origin].attempt == ev.AttemptID {
 				st.hasLoc = false
 			}
 		}
@@ -499,7 +568,7 @@ func (r *runner) apply(ev Event) error {
 	return fmt.Errorf("unknown map event kind %v", ev.Kind)
 }
 
-func (r *runner) announce(loc SpillLocation) error {
+func (r *runner) announce(loc *SpillLocation) error {
 	m, k := loc.MapTask, loc.Spill
 	if m < 0 || m >= len(r.maps) {
 		return fmt.Errorf("spill %d announced for map %d, but the job has %d maps", k, m, len(r.maps))
@@ -515,10 +584,10 @@ func (r *runner) announce(loc SpillLocation) error {
 		switch {
 		case k > mp.final:
 			r.log.Warn("shuffle: a re-run of a map fetched whole announced a spill after the final one fetched; keeping the output fetched",
-				"map", m, "spill", k, "final", r.claimedAs(m, mp.final), "announced", describe(loc))
-		case !sameSegment(mp.segs[k].fetched, loc):
+				"map", m, "spill", k, "final", r.claimedAs(m, mp.final), "announced", describe(*loc))
+		case !mp.segs[k].same(loc):
 			r.log.Warn("shuffle: a re-run of a map fetched whole announced a different spill; keeping the output fetched",
-				"map", m, "spill", k, "fetched", describe(mp.segs[k].fetched), "announced", describe(loc))
+				"map", m, "spill", k, "fetched", describe(r.stateLocation(segKey{m, k}, &mp.segs[k])), "announced", describe(*loc))
 		}
 		return nil
 	}
@@ -526,28 +595,30 @@ func (r *runner) announce(loc SpillLocation) error {
 		return err
 	}
 	if k < len(mp.segs) {
-		if st := &mp.segs[k]; st.wasFetched && !sameSegment(st.fetched, loc) {
+		if st := &mp.segs[k]; st.wasFetched && !st.same(loc) {
+			fetched := r.stateLocation(segKey{m, k}, st)
 			return fmt.Errorf("map %d spill %d: fetched from attempt %s, now announced by attempt %s with another segment (%s): %w",
-				m, k, st.fetched.AttemptID, loc.AttemptID, segmentDiff(st.fetched, loc), ErrNondeterministic)
+				m, k, fetched.AttemptID, loc.AttemptID, segmentDiff(fetched, *loc), ErrNondeterministic)
 		}
 	}
-	r.claim(loc)
+	r.claim(m, k, loc.Final)
 	st := &mp.segs[k]
 	if st.wasFetched {
 		return nil
 	}
-	if st.hasLoc && !sameSegment(st.loc, loc) {
+	if st.hasLoc && !st.same(loc) {
 		r.log.Warn("shuffle: spill re-announced with a different segment before it was fetched; using the newest",
-			"map", m, "spill", k, "old", describe(st.loc), "new", describe(loc))
+			"map", m, "spill", k, "old", describe(r.stateLocation(segKey{m, k}, st)), "new", describe(*loc))
 	}
-	if !st.hasLoc || st.loc.AttemptID != loc.AttemptID {
-		st.failures = 0
-		st.notBefore = time.Time{}
+	o := r.originOf(mp, loc)
+	if !st.hasLoc || st.origin != o {
+		if !st.hasLoc || r.origins[st.origin].attempt != loc.AttemptID {
+			st.failures = 0
+			st.notBefore = 0
+		}
+		st.host = r.originHosts[o]
 	}
-	if !st.hasLoc || st.loc.Host != loc.Host {
-		st.host = r.hostID(loc.Host)
-	}
-	st.loc, st.hasLoc = loc, true
+	st.seg, st.final, st.origin, st.hasLoc = loc.Segment, loc.Final, o, true
 	r.enqueue(segKey{m, k}, st)
 	return r.checkMap(m)
 }
@@ -557,7 +628,7 @@ func (r *runner) announce(loc SpillLocation) error {
 // the segments fetched and the announcements not withdrawn. Spills of
 // attempts that cut the map's output differently (more or fewer spills)
 // cannot be mixed: ErrNondeterministic, naming the spill it contradicts.
-func (r *runner) checkFinal(loc SpillLocation, how string) error {
+func (r *runner) checkFinal(loc *SpillLocation, how string) error {
 	m, k := loc.MapTask, loc.Spill
 	mp := &r.maps[m]
 	switch {
@@ -571,13 +642,12 @@ func (r *runner) checkFinal(loc SpillLocation, how string) error {
 	return nil
 }
 
-// claim records that spill loc.Spill of map loc.MapTask exists as loc
-// says (announced, or fetched from an attempt since withdrawn), growing
-// the map's spill states to hold it; checkFinal has passed.
-func (r *runner) claim(loc SpillLocation) {
-	m, k := loc.MapTask, loc.Spill
+// claim records that spill k of map m exists, final or not (announced,
+// or fetched from an attempt since withdrawn), growing the map's spill
+// states to hold it; checkFinal has passed.
+func (r *runner) claim(m, k int, final bool) {
 	mp := &r.maps[m]
-	if loc.Final {
+	if final {
 		mp.final = k
 	}
 	mp.maxSeen = max(mp.maxSeen, k)
@@ -605,28 +675,17 @@ func (r *runner) recount(m int) {
 	mp := &r.maps[m]
 	mp.final, mp.maxSeen = -1, -1
 	for k := range mp.segs {
-		loc, ok := r.claimAt(m, k)
-		if !ok {
+		// The claim on spill k: the segment fetched, or else the
+		// announcement not withdrawn.
+		st := &mp.segs[k]
+		if !st.wasFetched && !st.hasLoc {
 			continue
 		}
 		mp.maxSeen = k
-		if loc.Final {
+		if st.final {
 			mp.final = k
 		}
 	}
-}
-
-// claimAt returns the claim on spill k of map m: the segment fetched, or
-// else the announcement not withdrawn; false if there is neither.
-func (r *runner) claimAt(m, k int) (SpillLocation, bool) {
-	st := &r.maps[m].segs[k]
-	switch {
-	case st.wasFetched:
-		return st.fetched, true
-	case st.hasLoc:
-		return st.loc, true
-	}
-	return SpillLocation{}, false
 }
 
 // claimedAs says what this reduce holds or was told of spill k of map m,
@@ -634,9 +693,9 @@ func (r *runner) claimAt(m, k int) (SpillLocation, bool) {
 func (r *runner) claimedAs(m, k int) string {
 	st := &r.maps[m].segs[k]
 	if st.wasFetched {
-		return fmt.Sprintf("spill %d (final=%t) was fetched from attempt %s", k, st.fetched.Final, st.fetched.AttemptID)
+		return fmt.Sprintf("spill %d (final=%t) was fetched from attempt %s", k, st.final, r.origins[st.origin].attempt)
 	}
-	return fmt.Sprintf("spill %d (final=%t) was announced by attempt %s", k, st.loc.Final, st.loc.AttemptID)
+	return fmt.Sprintf("spill %d (final=%t) was announced by attempt %s", k, st.final, r.origins[st.origin].attempt)
 }
 
 // hostID returns the id of host, adding it on first sight.
@@ -657,26 +716,26 @@ func (r *runner) enqueue(key segKey, st *segState) {
 		hq.keys = append(hq.keys, key)
 		if !hq.active {
 			hq.active = true
-			r.active = append(r.active, st.host)
+			r.active = append(r.active, int(st.host))
 		}
 	}
 }
 
-// promote moves retries that are due to the ready queue.
-func (r *runner) promote(now time.Time) {
+// promote moves retries that are due (now, r.clock) to the ready queue.
+func (r *runner) promote(now int64) {
 	for {
 		at, ok := r.delayed.next()
-		if !ok || at.After(now) {
+		if !ok || at > now {
 			return
 		}
 		it := heap.Pop(&r.delayed).(retryItem)
-		if st := r.seg(it.key); !now.Before(st.notBefore) {
+		if st := r.seg(it.key); now >= st.notBefore {
 			r.enqueue(it.key, st)
 		}
 	}
 }
 
-func (r *runner) dispatch(ctx context.Context, wg *sync.WaitGroup, out chan<- batchResult, now time.Time) {
+func (r *runner) dispatch(ctx context.Context, wg *sync.WaitGroup, out chan<- batchResult, now int64) {
 	for r.inFlight < r.opts.Parallel {
 		host := r.pickHost()
 		if host < 0 {
@@ -687,12 +746,16 @@ func (r *runner) dispatch(ctx context.Context, wg *sync.WaitGroup, out chan<- ba
 		if len(items) == 0 {
 			continue
 		}
+		// The fetcher's goroutine reads r.origins as it is now: later
+		// origins are appended past its length, earlier ones never
+		// change.
+		batch := &batchSegs{origins: r.origins, items: items}
 		hq.inFlight++
 		r.inFlight++
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out <- batchResult{host: host, items: items, results: r.fetchItems(ctx, items)}
+			out <- batchResult{host: host, items: items, results: r.fetchItems(ctx, batch)}
 		}()
 	}
 }
@@ -725,15 +788,15 @@ func (r *runner) pickHost() int {
 // announced bytes (at least one). Entries that are stale (fetched, in
 // flight, obsolete), moved to another host, or not due yet are dropped
 // from the queue on the way (the latter two re-queued where they belong).
-func (r *runner) takeBatch(host int, hq *hostQueue, now time.Time) []fetchItem {
+func (r *runner) takeBatch(host int, hq *hostQueue, now int64) []fetchItem {
 	limit := max(r.opts.BatchSegments, 1)
 	items := make([]fetchItem, 0, min(limit, len(hq.keys)))
 	var bytes int64
 	for len(hq.keys) > 0 && len(items) < limit {
 		key := hq.keys[0]
 		st := r.seg(key)
-		if !st.wasFetched && !st.inFlight && st.hasLoc && st.host == host && !now.Before(st.notBefore) &&
-			len(items) > 0 && r.opts.BatchBytes > 0 && bytes+st.loc.Segment.Length > r.opts.BatchBytes {
+		if !st.wasFetched && !st.inFlight && st.hasLoc && int(st.host) == host && now >= st.notBefore &&
+			len(items) > 0 && r.opts.BatchBytes > 0 && bytes+st.seg.Length > r.opts.BatchBytes {
 			break
 		}
 		hq.keys = hq.keys[1:]
@@ -741,17 +804,17 @@ func (r *runner) takeBatch(host int, hq *hostQueue, now time.Time) []fetchItem {
 		switch {
 		case st.wasFetched || st.inFlight || !st.hasLoc:
 			continue
-		case st.host != host:
+		case int(st.host) != host:
 			r.enqueue(key, st)
 			continue
-		case now.Before(st.notBefore):
+		case now < st.notBefore:
 			heap.Push(&r.delayed, retryItem{at: st.notBefore, key: key})
 			continue
 		}
 		st.inFlight = true
 		r.maps[key.m].inFlight++
-		items = append(items, fetchItem{key: key, loc: st.loc})
-		bytes += st.loc.Segment.Length
+		items = append(items, fetchItem{key: key, origin: st.origin, final: st.final, seg: st.seg})
+		bytes += st.seg.Length
 	}
 	if len(hq.keys) == 0 {
 		hq.keys = nil // let the backing array go
@@ -762,8 +825,9 @@ func (r *runner) takeBatch(host int, hq *hostQueue, now time.Time) []fetchItem {
 // fetchItems runs in its own goroutine: it fetches the segments of one
 // request (one at a time without batching, else in one batch), hands
 // them to the merger in order, and reports each failure to the JobTracker.
-// It returns one result per item.
-func (r *runner) fetchItems(ctx context.Context, items []fetchItem) []fetchResult {
+// It returns one result per item of b.
+func (r *runner) fetchItems(ctx context.Context, b *batchSegs) []fetchResult {
+	items := b.items
 	res := make([]fetchResult, len(items))
 	// What each fetched segment holds: as announced, or a range fetch's
 	// (set below where it differs).
@@ -771,7 +835,7 @@ func (r *runner) fetchItems(ctx context.Context, items []fetchItem) []fetchResul
 	var announced int64
 	want := 0 // items that need a request
 	for i := range items {
-		seg := items[i].loc.Segment
+		seg := &items[i].seg
 		announced += seg.Length
 		if seg.Records != 0 || seg.Length != 0 {
 			want++
@@ -796,8 +860,8 @@ func (r *runner) fetchItems(ctx context.Context, items []fetchItem) []fetchResul
 		data, errs = make([][]byte, len(items)), make([]error, len(items))
 		segs = make([]spill.SegmentInfo, len(items))
 		for i := range items {
-			if seg := items[i].loc.Segment; seg.Records != 0 || seg.Length != 0 {
-				data[i], segs[i], errs[i] = r.opts.Fetcher.FetchRange(ctx, items[i].loc, r.opts.Reduce)
+			if seg := items[i].seg; seg.Records != 0 || seg.Length != 0 {
+				data[i], segs[i], errs[i] = r.opts.Fetcher.FetchRange(ctx, b.loc(i), r.opts.Reduce)
 			} else {
 				segs[i] = seg
 			}
@@ -805,28 +869,24 @@ func (r *runner) fetchItems(ctx context.Context, items []fetchItem) []fetchResul
 	case r.opts.BatchSegments <= 1:
 		data, errs = make([][]byte, len(items)), make([]error, len(items))
 		for i := range items {
-			if seg := items[i].loc.Segment; seg.Records != 0 || seg.Length != 0 {
-				data[i], errs[i] = r.opts.Fetcher.Fetch(ctx, items[i].loc, r.opts.Reduce)
+			if seg := items[i].seg; seg.Records != 0 || seg.Length != 0 {
+				data[i], errs[i] = r.opts.Fetcher.Fetch(ctx, b.loc(i), r.opts.Reduce)
 			}
 		}
 	case want == len(items):
-		locs := make([]SpillLocation, len(items))
-		for i := range items {
-			locs[i] = items[i].loc
-		}
-		data, errs = r.opts.Fetcher.FetchBatch(ctx, locs, r.opts.Reduce)
+		data, errs = r.opts.Fetcher.fetchBatch(ctx, b, r.opts.Reduce)
 	default:
 		data, errs = make([][]byte, len(items)), make([]error, len(items))
-		locs := make([]SpillLocation, 0, want)
+		sub := batchSegs{origins: b.origins, items: make([]fetchItem, 0, want)}
 		for i := range items {
-			if seg := items[i].loc.Segment; seg.Records != 0 || seg.Length != 0 {
-				locs = append(locs, items[i].loc)
+			if seg := &items[i].seg; seg.Records != 0 || seg.Length != 0 {
+				sub.items = append(sub.items, items[i])
 			}
 		}
-		d, e := r.opts.Fetcher.FetchBatch(ctx, locs, r.opts.Reduce)
+		d, e := r.opts.Fetcher.fetchBatch(ctx, &sub, r.opts.Reduce)
 		n := 0
 		for i := range items {
-			if seg := items[i].loc.Segment; seg.Records != 0 || seg.Length != 0 {
+			if seg := &items[i].seg; seg.Records != 0 || seg.Length != 0 {
 				data[i], errs[i] = d[n], e[n]
 				n++
 			}
@@ -841,12 +901,12 @@ func (r *runner) fetchItems(ctx context.Context, items []fetchItem) []fetchResul
 		case errs[i] != nil:
 			res[i].err = errs[i]
 			if ctx.Err() == nil {
-				if err := r.src.ReportFetchFailure(ctx, it.loc, errs[i]); err != nil && ctx.Err() == nil {
+				if err := r.src.ReportFetchFailure(ctx, b.loc(i), errs[i]); err != nil && ctx.Err() == nil {
 					r.log.Warn("shuffle: cannot report fetch failure", "map", it.key.m, "spill", it.key.k, "err", err)
 				}
 			}
 		default:
-			seg := it.loc.Segment
+			seg := it.seg
 			if segs != nil {
 				seg = segs[i]
 			}
@@ -878,41 +938,45 @@ func (r *runner) complete(ctx context.Context, it *fetchItem, res fetchResult) e
 		}
 		r.cFailed.Increment()
 		r.opts.Counters.Get(mr.ShuffleErrorsGroup, classify(res.err)).Increment()
-		r.log.Warn("shuffle: fetch failed", "map", m, "spill", k, "attempt", it.loc.AttemptID, "host", it.loc.Host, "err", res.err)
+		attempt := r.origins[it.origin].attempt
+		r.log.Warn("shuffle: fetch failed", "map", m, "spill", k, "attempt", attempt, "host", r.origins[it.origin].host, "err", res.err)
 		if !st.hasLoc {
 			// Withdrawn: wait for a new announcement. The map may be
 			// complete without this spill now (its re-run cut fewer).
 			return r.checkMap(m)
 		}
-		if st.loc.AttemptID != it.loc.AttemptID {
+		if r.origins[st.origin].attempt != attempt {
 			r.enqueue(it.key, st) // a newer location came while this one failed
 			return nil
 		}
 		st.failures++
-		if n := r.opts.MaxFetchFailures; n > 0 && st.failures >= n {
-			return fmt.Errorf("map %d spill %d: giving up after %d failed fetches from attempt %s: %w", m, k, st.failures, it.loc.AttemptID, res.err)
+		if n := r.opts.MaxFetchFailures; n > 0 && int(st.failures) >= n {
+			return fmt.Errorf("map %d spill %d: giving up after %d failed fetches from attempt %s: %w", m, k, st.failures, attempt, res.err)
 		}
 		base := max(r.opts.Fetcher.RetryDelay, minRunBackoff)
-		st.notBefore = time.Now().Add(base << min(st.failures-1, maxBackoffShift))
+		st.notBefore = r.clock() + int64(base<<min(st.failures-1, maxBackoffShift))
 		heap.Push(&r.delayed, retryItem{at: st.notBefore, key: it.key})
 		return nil
 	}
 	if r.debugLog {
-		r.log.Debug("shuffle: fetched", "map", m, "spill", k, "attempt", it.loc.AttemptID, "bytes", res.bytes)
+		r.log.Debug("shuffle: fetched", "map", m, "spill", k, "attempt", r.origins[it.origin].attempt, "bytes", res.bytes)
 	}
-	if st.hasLoc && !sameSegment(st.loc, it.loc) {
+	if st.hasLoc && (st.final != it.final || !sameInfo(st.seg, it.seg)) {
+		got, now := r.itemLocation(it), r.stateLocation(it.key, st)
 		return fmt.Errorf("map %d spill %d: fetched from attempt %s, but announced since by attempt %s with another segment (%s): %w",
-			m, k, it.loc.AttemptID, st.loc.AttemptID, segmentDiff(it.loc, st.loc), ErrNondeterministic)
+			m, k, got.AttemptID, now.AttemptID, segmentDiff(got, now), ErrNondeterministic)
 	}
 	if !st.hasLoc {
 		// Fetched from an attempt withdrawn meanwhile: the segment is
 		// merged, so it binds the map's spills like an announcement.
-		if err := r.checkFinal(it.loc, "(withdrawn) had cut"); err != nil {
+		got := r.itemLocation(it)
+		if err := r.checkFinal(&got, "(withdrawn) had cut"); err != nil {
 			return err
 		}
-		r.claim(it.loc)
+		r.claim(m, k, it.final)
 	}
-	st.fetched, st.wasFetched = it.loc, true
+	// The state holds the location fetched from from now on.
+	st.seg, st.final, st.origin, st.wasFetched = it.seg, it.final, it.origin, true
 	r.maps[m].fetched++
 	return r.checkMap(m)
 }
@@ -954,7 +1018,7 @@ func classify(err error) string {
 }
 
 type retryItem struct {
-	at  time.Time
+	at  int64 // r.clock time
 	key segKey
 }
 
@@ -962,7 +1026,7 @@ type retryItem struct {
 type retryHeap []retryItem
 
 func (h retryHeap) Len() int           { return len(h) }
-func (h retryHeap) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
+func (h retryHeap) Less(i, j int) bool { return h[i].at < h[j].at }
 func (h retryHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
 func (h *retryHeap) Push(x any)        { *h = append(*h, x.(retryItem)) }
 func (h *retryHeap) Pop() any {
@@ -972,9 +1036,9 @@ func (h *retryHeap) Pop() any {
 	return it
 }
 
-func (h retryHeap) next() (time.Time, bool) {
+func (h retryHeap) next() (int64, bool) {
 	if len(h) == 0 {
-		return time.Time{}, false
+		return 0, false
 	}
 	return h[0].at, true
 }

@@ -414,19 +414,25 @@ func TestRunEventSequences(t *testing.T) {
 	}
 }
 
-func TestRunGivesUp(t *testing.T) {
+// unreachableAt announces spill k of map m with a segment on a host that
+// refuses connections, so that every fetch of it fails.
+func unreachableAt(t *testing.T, m, k int, final bool, attempt string) Event {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	host := ln.Addr().String()
 	ln.Close()
-	ev := emptyAt(0, 0, true, "a")
-	ev.Location.Host = host
+	ev := emptyAt(m, k, final, attempt)
+	ev.Location.Host = ln.Addr().String()
 	ev.Location.Segment = spill.SegmentInfo{Length: 10, RawLength: 12, Records: 1, CRC: 7}
-	src := newFakeSource(ev)
+	return ev
+}
+
+func TestRunGivesUp(t *testing.T) {
+	src := newFakeSource(unreachableAt(t, 0, 0, true, "a"))
 	counters := mr.NewCounters()
-	err = Run(context.Background(), src, Options{
+	err := Run(context.Background(), src, Options{
 		NumMaps: 1, Parallel: 1, MaxFetchFailures: 3,
 		Fetcher:  &Fetcher{Retries: 0, RetryDelay: time.Millisecond},
 		Merger:   newTestMerger(t, 1<<10, nil),
@@ -477,5 +483,31 @@ func TestRunOptions(t *testing.T) {
 	}
 	if err := Run(context.Background(), newFakeSource(), Options{Parallel: 1, Fetcher: &Fetcher{}, Merger: m}); err != nil {
 		t.Errorf("zero maps: %v", err)
+	}
+}
+
+// TestRunFailuresOfOneAttemptAcrossOrigins: Run names a location's attempt
+// by an origin id, a new one whenever a map's announcements change attempt,
+// so one attempt may have several ids. A spill's failures count from its
+// attempt, compared by name: another attempt's announcement of the map's
+// next spill, then the first attempt's of the failing spill again (a new
+// id for the same attempt), do not start the count again.
+func TestRunFailuresOfOneAttemptAcrossOrigins(t *testing.T) {
+	ev := unreachableAt(t, 0, 0, false, "a")
+	src := newFakeSource(ev)
+	var once sync.Once
+	src.onFail = func(s *fakeSource, loc SpillLocation) {
+		once.Do(func() { s.add(emptyAt(0, 1, false, "b"), ev) })
+	}
+	err := Run(context.Background(), src, Options{
+		NumMaps: 1, Parallel: 1, MaxFetchFailures: 3,
+		Fetcher: &Fetcher{Retries: 0, RetryDelay: time.Millisecond},
+		Merger:  newTestMerger(t, 1<<10, nil),
+	})
+	if err == nil || !strings.Contains(err.Error(), "map 0 spill 0: giving up after 3 failed fetches from attempt a") {
+		t.Fatalf("error %v, want giving up on spill 0 after 3", err)
+	}
+	if fails, _ := src.reported(); len(fails) != 3 {
+		t.Errorf("%d failures reported, want 3", len(fails))
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -79,6 +80,11 @@ type shuffleResult struct {
 	// pass that does not fetch: part of ClientCPUSeconds, not the
 	// product's.
 	SetUpCPUSeconds float64 `json:"setup_cpu_seconds,omitempty"`
+	// ClientAllocBytes and ClientGCs are what the fetching process
+	// allocated and how many garbage collections it ran (its set-up
+	// included).
+	ClientAllocBytes uint64 `json:"client_alloc_bytes,omitempty"`
+	ClientGCs        uint32 `json:"client_gcs,omitempty"`
 }
 
 type shuffleReport struct {
@@ -152,6 +158,10 @@ func shuffleMain(args []string) int {
 	progress("shuffle bench: %d segments, %s of segment data, %s baseline file, written in %.1fs",
 		lay.segments, humanBytes(lay.bytes), humanBytes(lay.baselineBytes), time.Since(start).Seconds())
 
+	scratch, err := makeScratchDirs(dir, *reduces)
+	if err != nil {
+		return fail("%v", err)
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return fail("own binary: %v", err)
@@ -212,16 +222,20 @@ func shuffleMain(args []string) int {
 		if mode == "batch" {
 			b = *batch
 		}
-		setUp, err := setUpCPU(lay, servers, job, *reduces)
+		setUp, err := setUpCPU(lay, servers, job, scratch)
 		if err != nil {
 			return fail("%s: set-up: %v", mode, err)
 		}
+		var ms0, ms1 runtime.MemStats
+		runtime.ReadMemStats(&ms0)
 		cpu0 := serversCPU(servers)
 		c0 := selfCPU()
-		res, err := runShuffleFetch(ctx, lay, servers, job, secret, *reduces, *parallel, *concurrent, b, *batchBytes)
+		res, err := runShuffleFetch(ctx, lay, servers, job, secret, scratch, *parallel, *concurrent, b, *batchBytes)
 		if err != nil {
 			return fail("%s: %v", mode, err)
 		}
+		runtime.ReadMemStats(&ms1)
+		res.ClientAllocBytes, res.ClientGCs = ms1.TotalAlloc-ms0.TotalAlloc, ms1.NumGC-ms0.NumGC
 		res.Mode = mode
 		if mode == "batch" {
 			res.Mode = fmt.Sprintf("batch (%d segments, %s)", *batch, humanBytes(*batchBytes))
@@ -247,10 +261,10 @@ func shuffleMain(args []string) int {
 	fmt.Printf("%s\n%d maps x %d spills x %d reduces = %d segments (%s), %d servers, %d reduces at a time, %d requests in flight each\n",
 		rep.Machine, *maps, *spills, *reduces, lay.segments, humanBytes(lay.bytes), *trackers, *concurrent, *parallel)
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "mode\tseconds\tsegments/s\trequests/s\tbytes/s\tvs one file\tserver CPU s\tclient CPU s\tof which set-up\t")
+	fmt.Fprintln(tw, "mode\tseconds\tsegments/s\trequests/s\tbytes/s\tvs one file\tserver CPU s\tclient CPU s\tof which set-up\tclient allocated\tclient GCs\t")
 	for _, r := range rep.Results {
-		fmt.Fprintf(tw, "%s\t%.2f\t%.0f\t%.0f\t%s/s\t%.2fx\t%.2f\t%.2f\t%.2f\t\n", r.Mode, r.Seconds, r.SegmentsPerSec, r.RequestsPerSec,
-			humanBytes(int64(r.BytesPerSec)), r.Ratio, r.ServerCPUSeconds, r.ClientCPUSeconds, r.SetUpCPUSeconds)
+		fmt.Fprintf(tw, "%s\t%.2f\t%.0f\t%.0f\t%s/s\t%.2fx\t%.2f\t%.2f\t%.2f\t%s\t%d\t\n", r.Mode, r.Seconds, r.SegmentsPerSec, r.RequestsPerSec,
+			humanBytes(int64(r.BytesPerSec)), r.Ratio, r.ServerCPUSeconds, r.ClientCPUSeconds, r.SetUpCPUSeconds, humanBytes(int64(r.ClientAllocBytes)), r.ClientGCs)
 	}
 	tw.Flush()
 	return 0
@@ -512,14 +526,24 @@ func readOneFile(ctx context.Context, addr string) (int64, error) {
 	return io.CopyBuffer(io.Discard, resp.Body, make([]byte, 256<<10))
 }
 
-// benchEvents announces every spill of the job at once.
+// benchEvents announces every spill of the job at once, in its first
+// reply (one page: a JobTracker's reply holds up to
+// jobtracker.MaxMapEventsPerCall events), and then forgets them, as the
+// reduce child's event source keeps no reply once it is handed over:
+// what stays live through the shuffle is shuffle.Run's own state, not the
+// harness's.
 type benchEvents struct {
-	evs []shuffle.Event
+	evs  []shuffle.Event // not handed over yet
+	sent int             // events handed over
 }
 
 func (s *benchEvents) MapEvents(ctx context.Context, from int) ([]shuffle.Event, error) {
-	if from < len(s.evs) {
-		return s.evs[from:], nil
+	if from != s.sent {
+		return nil, fmt.Errorf("map events asked from %d, but %d were handed over", from, s.sent)
+	}
+	if evs := s.evs; len(evs) > 0 {
+		s.evs, s.sent = nil, s.sent+len(evs)
+		return evs, nil
 	}
 	select {
 	case <-ctx.Done():
@@ -546,7 +570,8 @@ func (c countingRoundTripper) RoundTrip(r *http.Request) (*http.Response, error)
 
 // runShuffleFetch runs the reduces' shuffles, concurrent at a time.
 func runShuffleFetch(ctx context.Context, lay *shuffleLayout, servers []*shuffleServer, job string, secret []byte,
-	reduces, parallel, concurrent, batch int, batchBytes int64) (shuffleResult, error) {
+	scratch []string, parallel, concurrent, batch int, batchBytes int64) (shuffleResult, error) {
+	reduces := len(scratch)
 	var requests atomic.Int64
 	var segments, bytes atomic.Int64
 	var firstErr error
@@ -563,7 +588,7 @@ func runShuffleFetch(ctx context.Context, lay *shuffleLayout, servers []*shuffle
 				if r >= reduces || ctx.Err() != nil {
 					return
 				}
-				segs, n, err := fetchOneReduce(ctx, lay, servers, job, secret, r, parallel, batch, batchBytes, &requests)
+				segs, n, err := fetchOneReduce(ctx, lay, servers, job, secret, r, scratch[r], parallel, batch, batchBytes, &requests)
 				if err != nil {
 					mu.Lock()
 					if firstErr == nil {
@@ -591,17 +616,19 @@ func runShuffleFetch(ctx context.Context, lay *shuffleLayout, servers []*shuffle
 
 // fetchOneReduce is one reduce's shuffle: its segments, its bytes.
 func fetchOneReduce(ctx context.Context, lay *shuffleLayout, servers []*shuffleServer, job string, secret []byte,
-	r, parallel, batch int, batchBytes int64, requests *atomic.Int64) (int64, int64, error) {
-	su, err := setUpReduce(lay, servers, job, r)
+	r int, scratch string, parallel, batch int, batchBytes int64, requests *atomic.Int64) (int64, int64, error) {
+	su, err := setUpReduce(lay, servers, job, r, scratch)
 	if err != nil {
 		return 0, 0, err
 	}
 	defer su.close()
+	src := &benchEvents{evs: su.evs}
+	su.evs = nil // the event source hands them over once
 	tr := shuffle.NewTransport(parallel)
 	defer tr.CloseIdleConnections()
 	fe := &shuffle.Fetcher{Client: &http.Client{Transport: countingRoundTripper{rt: tr, n: requests}, Timeout: 5 * time.Minute},
 		Secret: secret, Retries: 0}
-	err = shuffle.Run(ctx, &benchEvents{evs: su.evs}, shuffle.Options{Reduce: r, NumMaps: len(lay.locs), Parallel: parallel,
+	err = shuffle.Run(ctx, src, shuffle.Options{Reduce: r, NumMaps: len(lay.locs), Parallel: parallel,
 		BatchSegments: batch, BatchBytes: batchBytes, Fetcher: fe, Merger: su.mm, Counters: su.counters, MaxFetchFailures: 1})
 	if err != nil {
 		return 0, 0, err
@@ -611,22 +638,36 @@ func fetchOneReduce(ctx context.Context, lay *shuffleLayout, servers []*shuffleS
 
 // reduceSetUp is what the harness prepares for one reduce before its
 // shuffle: the announcements as events (in a real reduce, the
-// JobTracker's), a scratch directory and a merge manager.
+// JobTracker's) and a merge manager over the reduce's scratch directory.
 type reduceSetUp struct {
 	evs      []shuffle.Event
 	segs     int64 // non-empty segments
-	scratch  string
 	mm       *shuffle.MergeManager
 	counters *mr.Counters
+}
+
+// makeScratchDirs makes each reduce's scratch directory under dir, before
+// anything is timed: a reduce's directories are the TaskTracker's set-up,
+// not its shuffle's. (Made per reduce inside the timed fetch, their
+// mkdir was 5% of the fetching process's CPU profile.)
+func makeScratchDirs(dir string, reduces int) ([]string, error) {
+	dirs := make([]string, reduces)
+	for r := range dirs {
+		dirs[r] = filepath.Join(dir, "merge", strconv.Itoa(r))
+		if err := os.MkdirAll(dirs[r], 0o755); err != nil {
+			return nil, fmt.Errorf("scratch directory of reduce %d: %w", r, err)
+		}
+	}
+	return dirs, nil
 }
 
 // setUpCPU measures the harness's own set-up of every reduce (setUpReduce
 // and its clean-up, without fetching): the process CPU seconds it takes,
 // which the client CPU of a fetch mode includes.
-func setUpCPU(lay *shuffleLayout, servers []*shuffleServer, job string, reduces int) (float64, error) {
+func setUpCPU(lay *shuffleLayout, servers []*shuffleServer, job string, scratch []string) (float64, error) {
 	c0 := selfCPU()
-	for r := range reduces {
-		su, err := setUpReduce(lay, servers, job, r)
+	for r, dir := range scratch {
+		su, err := setUpReduce(lay, servers, job, r, dir)
 		if err != nil {
 			return 0, err
 		}
@@ -635,7 +676,7 @@ func setUpCPU(lay *shuffleLayout, servers []*shuffleServer, job string, reduces 
 	return selfCPU() - c0, nil
 }
 
-func setUpReduce(lay *shuffleLayout, servers []*shuffleServer, job string, r int) (*reduceSetUp, error) {
+func setUpReduce(lay *shuffleLayout, servers []*shuffleServer, job string, r int, scratch string) (*reduceSetUp, error) {
 	evs := make([]shuffle.Event, 0, len(lay.locs)*len(lay.locs[0]))
 	var segs int64
 	for m, spills := range lay.locs {
@@ -650,22 +691,14 @@ func setUpReduce(lay *shuffleLayout, servers []*shuffleServer, job string, r int
 			}})
 		}
 	}
-	scratch, err := os.MkdirTemp("", "mrbench-shuffle-merge-")
-	if err != nil {
-		return nil, err
-	}
 	counters := mr.NewCounters()
 	mm, err := shuffle.NewMergeManager(shuffle.MergeOptions{Dir: scratch, MemoryBytes: math.MaxInt32, SegmentLimit: math.MaxInt32,
 		MergePercent: 1, Factor: 10, Counters: counters})
 	if err != nil {
-		os.RemoveAll(scratch)
 		return nil, err
 	}
-	return &reduceSetUp{evs: evs, segs: segs, scratch: scratch, mm: mm, counters: counters}, nil
+	return &reduceSetUp{evs: evs, segs: segs, mm: mm, counters: counters}, nil
 }
 
-// close closes the merge manager and removes the scratch directory.
-func (su *reduceSetUp) close() {
-	su.mm.Close()
-	os.RemoveAll(su.scratch)
-}
+// close closes the merge manager, which removes its scratch files.
+func (su *reduceSetUp) close() { su.mm.Close() }

@@ -43,11 +43,15 @@ func (h *handler) serveBatch(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "unauthorized", http.StatusUnauthorized)
 		return
 	}
-	body, err := readBody(w, r)
+	bb := batchBodies.Get().(*[]byte)
+	defer batchBodies.Put(bb)
+	body, err := readBody(w, r, bb)
 	if err != nil {
 		http.Error(w, "bad request: cannot read the body: "+err.Error(), http.StatusBadRequest)
 		return
 	}
+	// The request keeps nothing of body past here (its strings are
+	// copies): the buffer goes back to batchBodies.
 	req, err := DecodeBatchRequest(body)
 	if err != nil {
 		http.Error(w, "bad request: "+err.Error(), http.StatusBadRequest)
@@ -105,14 +109,23 @@ func (h *handler) serveBatch(w http.ResponseWriter, r *http.Request) {
 	log.Debug("shuffle: batch served", "segments", len(req.Items), "bytes", total)
 }
 
+// batchBodies recycles the buffers batched requests' bodies are read
+// into (a request of 1,024 segments is some 40 KB).
+var batchBodies = sync.Pool{New: func() any { return new([]byte) }}
+
 // readBody reads a batched request's body, of at most
-// maxBatchRequestBytes: into a buffer of its announced length, if any.
-func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+// maxBatchRequestBytes: into *buf, grown to its announced length if it
+// has one (else as io.ReadAll does). The body returned is *buf's.
+func readBody(w http.ResponseWriter, r *http.Request, buf *[]byte) ([]byte, error) {
 	body := http.MaxBytesReader(w, r.Body, maxBatchRequestBytes)
 	if r.ContentLength <= 0 || r.ContentLength > maxBatchRequestBytes {
 		return io.ReadAll(body)
 	}
-	b := make([]byte, r.ContentLength)
+	n := int(r.ContentLength)
+	if cap(*buf) < n {
+		*buf = make([]byte, n)
+	}
+	b := (*buf)[:n]
 	if _, err := io.ReadFull(body, b); err != nil {
 		return nil, err
 	}
@@ -150,7 +163,9 @@ type batchPlan struct {
 	version int    // the request's, and so the reply's, format
 	pathBuf []byte // a data file's path, built for each segment
 	frames  []plannedFrame
-	heads   []byte // the frames' headers, end to end
+	dirs    []dirResult  // each frame's attempt's directory
+	queries []cacheQuery // the frames' lookups in the data cache
+	heads   []byte       // the frames' headers, end to end
 	data    *dataCache
 	pins    []*cachedFile // the data cache's files the frames serve from
 	length  int64         // the reply's length
@@ -171,32 +186,49 @@ type plannedFrame struct {
 // planBatch checks every requested segment (attempt, index, data file
 // present and long enough) and plans its frame. A segment that fails a
 // check gets its failure frame, as before the first byte of the reply.
+// The segments of version 2 that the data cache holds are looked up all
+// at once (dataCache.lookup, one hold of its mutex), the others one by
+// one (planFrame).
 func planBatch(h *handler, req BatchRequest, log *slog.Logger) *batchPlan {
 	if h.data != nil {
 		h.data.sync() // a spill changed or deleted before now is not served from memory
 	}
 	p := newBatchPlan(req.Version, len(req.Items), h.data, log)
-	var dirs map[string]dirResult
-	var last string
-	var d dirResult
+	for i, it := range req.Items {
+		// A request names the spills of one attempt one after the other
+		// (the decoder gives them one string): its directory is looked up
+		// once per run of them (h.dirs caches it across requests).
+		if i == 0 || it.Attempt != req.Items[i-1].Attempt {
+			d := &p.dirs[i]
+			d.dir, d.err = h.dirs.spillDir(h.loc, req.Job, it.Attempt)
+		} else {
+			p.dirs[i] = p.dirs[i-1]
+		}
+	}
+	lookedUp := h.data != nil && p.version != batchVersionIndexed
+	if lookedUp {
+		p.queries = p.queries[:len(req.Items)]
+		for i, it := range req.Items {
+			q := &p.queries[i]
+			*q = cacheQuery{spill: it.Spill, offset: it.Offset, length: it.Length}
+			if p.dirs[i].err == nil && it.Length < sendfileMinBytes {
+				q.dir = p.dirs[i].dir
+			}
+		}
+		p.pathBuf = h.data.lookup(p.queries, p.pathBuf)
+	}
 	held := 0
 	for i, it := range req.Items {
-		// A request names the spills of one attempt one after the other:
-		// the last attempt's directory first, then the others'.
-		if i == 0 || it.Attempt != last {
-			var ok bool
-			if d, ok = dirs[it.Attempt]; !ok {
-				d.dir, d.err = h.dirs.spillDir(h.loc, req.Job, it.Attempt)
-				if dirs == nil {
-					dirs = map[string]dirResult{}
-				}
-				dirs[it.Attempt] = d
-			}
-			last = it.Attempt
-		}
 		start := len(p.heads)
 		pf := &p.frames[i]
-		p.heads = h.planFrame(p, pf, d, it, req.Reduce, &held, log)
+		if lookedUp && p.queries[i].data != nil {
+			q := &p.queries[i]
+			p.pins = append(p.pins, q.pin)
+			pf.served, pf.data, pf.seg = true, q.data, spill.SegmentInfo{Offset: it.Offset, Length: it.Length}
+			p.heads = p.appendServedHeader(p.heads, pf.seg)
+		} else {
+			p.heads = h.planFrame(p, pf, p.dirs[i], it, req.Reduce, &held, log)
+		}
 		pf.head = p.heads[start:len(p.heads):len(p.heads)]
 	}
 	p.length = int64(len(batchReplyMagic)) + 1 + int64(len(p.heads))
@@ -206,6 +238,18 @@ func planBatch(h *handler, req BatchRequest, log *slog.Logger) *batchPlan {
 		}
 	}
 	return p
+}
+
+// cacheQuery is a segment of a batched request that the data cache may
+// hold: its data file's directory (clean; empty: not to be looked up) and
+// spill, and its byte range. dataCache.lookup sets data, the segment's
+// bytes, and pin, the cached file's pin, when it holds the file.
+type cacheQuery struct {
+	dir            string
+	spill          int
+	offset, length int64
+	data           []byte
+	pin            *cachedFile
 }
 
 // batchPlans recycles the plans' buffers: a request of 1,024 segments
@@ -219,8 +263,10 @@ func newBatchPlan(version, n int, data *dataCache, log *slog.Logger) *batchPlan 
 	p.version, p.data, p.log = version, data, log
 	if cap(p.frames) < n {
 		p.frames = make([]plannedFrame, n)
+		p.dirs = make([]dirResult, n)
+		p.queries = make([]cacheQuery, 0, n)
 	}
-	p.frames = p.frames[:n]
+	p.frames, p.dirs = p.frames[:n], p.dirs[:n]
 	if cap(p.heads) < 24*n {
 		p.heads = make([]byte, 0, 24*n)
 	}
@@ -426,7 +472,10 @@ func (p *batchPlan) close() {
 	}
 	clear(p.frames)
 	clear(p.pins)
+	clear(p.dirs)
+	clear(p.queries)
 	p.frames, p.pins, p.heads, p.pathBuf = p.frames[:0], p.pins[:0], p.heads[:0], p.pathBuf[:0]
+	p.dirs, p.queries = p.dirs[:0], p.queries[:0]
 	p.data, p.log, p.length = nil, nil, 0
 	batchPlans.Put(p)
 }

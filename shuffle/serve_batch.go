@@ -43,16 +43,17 @@ func (h *handler) serveBatch(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "unauthorized", http.StatusUnauthorized)
 		return
 	}
-	bb := batchBodies.Get().(*[]byte)
-	defer batchBodies.Put(bb)
-	body, err := readBody(w, r, bb)
+	rb := batchRequestBuffers.Get().(*requestBuffers)
+	defer rb.put()
+	body, err := readBody(w, r, &rb.body)
 	if err != nil {
 		http.Error(w, "bad request: cannot read the body: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	// The request keeps nothing of body past here (its strings are
-	// copies): the buffer goes back to batchBodies.
-	req, err := DecodeBatchRequest(body)
+	// The request keeps nothing of body (its strings are copies); its
+	// items are rb's, used until the reply is written.
+	req, err := decodeBatchRequest(body, rb.items)
+	rb.items = req.Items
 	if err != nil {
 		http.Error(w, "bad request: "+err.Error(), http.StatusBadRequest)
 		return
@@ -109,9 +110,23 @@ func (h *handler) serveBatch(w http.ResponseWriter, r *http.Request) {
 	log.Debug("shuffle: batch served", "segments", len(req.Items), "bytes", total)
 }
 
-// batchBodies recycles the buffers batched requests' bodies are read
-// into (a request of 1,024 segments is some 40 KB).
-var batchBodies = sync.Pool{New: func() any { return new([]byte) }}
+// requestBuffers are a batched request's body (some 40 KB for 1,024
+// segments) and decoded items (some 50 KB), recycled (batchRequestBuffers):
+// they were most of the bytes the server allocated per request.
+type requestBuffers struct {
+	body  []byte
+	items []BatchItem
+}
+
+var batchRequestBuffers = sync.Pool{New: func() any { return new(requestBuffers) }}
+
+// put gives the buffers back to batchRequestBuffers, the items cleared
+// (they hold strings).
+func (rb *requestBuffers) put() {
+	clear(rb.items)
+	rb.items = rb.items[:0]
+	batchRequestBuffers.Put(rb)
+}
 
 // readBody reads a batched request's body, of at most
 // maxBatchRequestBytes: into *buf, grown to its announced length if it

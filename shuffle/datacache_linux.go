@@ -126,10 +126,11 @@ func (c *dataCache) demandLocked(path string) *fileDemand {
 }
 
 type cachedFile struct {
-	path string
-	name string // base name in dir
-	dir  *watchedDir
-	data []byte // the file's mapping (empty for an empty file)
+	path  string
+	name  string // base name in dir
+	spill int    // the spill whose data file it is, in dir.spills; -1: none
+	dir   *watchedDir
+	data  []byte // the file's mapping (empty for an empty file)
 	// refs is the requests that pinned the file; gone is set once the file
 	// has left the cache (or never joined it): it is unmapped when both
 	// say it is unused.
@@ -223,7 +224,37 @@ type watchedDir struct {
 	path  string
 	wd    int32
 	files map[string]*cachedFile // by base name
-	gen   uint64                 // events seen for the directory
+	// spills are the files named as spill data files (spill.DataFileName),
+	// by spill, of the first maxIndexedSpills spills: lookup finds a
+	// request's files here without building or comparing their names
+	// (the names of an attempt's spills differ only in a middle digit,
+	// which made each lookup in files compare them all).
+	spills []*cachedFile
+	gen    uint64 // events seen for the directory
+}
+
+// maxIndexedSpills bounds watchedDir.spills (the spills of a map attempt,
+// a handful mostly); files of later spills are looked up by name.
+const maxIndexedSpills = 1 << 12
+
+// addLocked adds a cached file to its directory.
+func (d *watchedDir) addLocked(f *cachedFile) {
+	d.files[f.name] = f
+	f.spill = -1
+	if k, ok := spill.ParseDataFileName(f.name); ok && k < maxIndexedSpills {
+		if k >= len(d.spills) {
+			d.spills = append(d.spills, make([]*cachedFile, k+1-len(d.spills))...)
+		}
+		d.spills[k], f.spill = f, k
+	}
+}
+
+// removeLocked removes a cached file from its directory.
+func (d *watchedDir) removeLocked(f *cachedFile) {
+	delete(d.files, f.name)
+	if f.spill >= 0 && f.spill < len(d.spills) && d.spills[f.spill] == f {
+		d.spills[f.spill] = nil
+	}
 }
 
 // watchMask is what a directory's watch reports: anything that may change
@@ -453,7 +484,7 @@ func (c *dataCache) miss(path string, offset, length int64) (data []byte, pin *c
 		cf.dem = c.demandLocked(path)
 		cf.remaining = max(size-cf.dem.asked, 0)
 		c.files[path] = cf
-		d.files[name] = cf // d keeps its watch while others are evicted
+		d.addLocked(cf) // d keeps its watch while others are evicted
 		c.bytes += int64(len(cf.data))
 		// Make room before the new file joins the heap, so that it is not
 		// its own victim.
@@ -504,9 +535,9 @@ func (c *dataCache) usedLocked(f *cachedFile) {
 // spill), the query gets its bytes and the file's pin (given back with
 // releaseAll), and the segment counts as asked for, as with segment. The
 // others are left as they are (data nil), for segment to answer: a file
-// not cached, or a segment outside the cached file (segment's error).
-// name is a buffer for the files' names; lookup returns it.
-func (c *dataCache) lookup(qs []cacheQuery, name []byte) []byte {
+// not cached (or of a spill past maxIndexedSpills), or a segment outside
+// the cached file (segment's error).
+func (c *dataCache) lookup(qs []cacheQuery) {
 	c.mu.Lock()
 	defer c.unlock()
 	var d *watchedDir
@@ -518,11 +549,10 @@ func (c *dataCache) lookup(qs []cacheQuery, name []byte) []byte {
 		if i == 0 || q.dir != qs[i-1].dir {
 			d = c.dirs[q.dir]
 		}
-		if d == nil {
+		if d == nil || q.spill < 0 || q.spill >= len(d.spills) {
 			continue
 		}
-		name = spill.AppendDataFileName(name[:0], q.spill)
-		f := d.files[string(name)]
+		f := d.spills[q.spill]
 		if f == nil || q.offset < 0 || q.length < 0 || q.offset+q.length > int64(len(f.data)) {
 			continue
 		}
@@ -532,7 +562,6 @@ func (c *dataCache) lookup(qs []cacheQuery, name []byte) []byte {
 		f.refs++
 		q.data, q.pin = f.data[q.offset:q.offset+q.length:q.offset+q.length], f
 	}
-	return name
 }
 
 // releaseAll gives back pins segment returned (nil ones are skipped):
@@ -637,7 +666,7 @@ func (c *dataCache) removeLocked(f *cachedFile) {
 		return
 	}
 	delete(c.files, f.path)
-	delete(f.dir.files, f.name)
+	f.dir.removeLocked(f)
 	if f.index >= 0 {
 		heap.Remove(&c.evict, f.index)
 	}

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -75,7 +76,7 @@ func TestDataCacheLookup(t *testing.T) {
 				q.dir = other
 			}
 			qs := []cacheQuery{q}
-			c.lookup(qs, nil)
+			c.lookup(qs)
 			if got := qs[0]; tc.hit != (got.pin != nil) || string(got.data) != tc.want {
 				t.Fatalf("lookup: data %q, pinned %t; want %q, pinned %t", got.data, got.pin != nil, tc.want, tc.hit)
 			}
@@ -268,5 +269,56 @@ func TestBatchHandlerMixedCache(t *testing.T) {
 	h.data.mu.Unlock()
 	if cached != 2 || pinned != 0 {
 		t.Errorf("%d files cached, %d pins held after the requests; want 2, 0", cached, pinned)
+	}
+}
+
+// TestDataCacheSpillIndex: a directory's cached spill data files are
+// indexed by spill for lookup, up to maxIndexedSpills (a later spill, or
+// a file of another name, is cached and served by segment but not found
+// by lookup), and a file leaves the index with the cache.
+func TestDataCacheSpillIndex(t *testing.T) {
+	dir := t.TempDir()
+	names := []string{spill.DataFileName(0), spill.DataFileName(3), spill.DataFileName(maxIndexedSpills), "other.out"}
+	c := newDataCache(1<<20, 1<<16)
+	for _, n := range names { // all written before any is cached (a write in the directory meanwhile is an event)
+		if err := os.WriteFile(filepath.Join(dir, n), []byte("0123456789"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, n := range names {
+		_, pin, ok, err := c.segment([]byte(filepath.Join(dir, n)), 0, 1)
+		if !ok || err != nil {
+			t.Fatalf("%s: %t, %v", n, ok, err)
+		}
+		c.releaseAll([]*cachedFile{pin})
+	}
+	found := func() []bool {
+		qs := []cacheQuery{{dir: dir, spill: 0, length: 2}, {dir: dir, spill: 3, length: 2}, {dir: dir, spill: maxIndexedSpills, length: 2}, {dir: dir, spill: 1, length: 2}}
+		c.lookup(qs)
+		var got []bool
+		for _, q := range qs {
+			got = append(got, q.pin != nil)
+			if q.pin != nil && string(q.data) != "01" {
+				t.Errorf("spill %d: %q", q.spill, q.data)
+			}
+			c.releaseAll([]*cachedFile{q.pin})
+		}
+		return got
+	}
+	if got, want := found(), []bool{true, true, false, false}; !slices.Equal(got, want) {
+		t.Errorf("found %v, want %v", got, want)
+	}
+	if err := os.Remove(filepath.Join(dir, spill.DataFileName(0))); err != nil {
+		t.Fatal(err)
+	}
+	c.sync()
+	if got, want := found(), []bool{false, true, false, false}; !slices.Equal(got, want) {
+		t.Errorf("after spill 0 was deleted: found %v, want %v", got, want)
+	}
+	c.mu.Lock()
+	n := len(c.files)
+	c.mu.Unlock()
+	if n != 3 {
+		t.Errorf("%d files cached, want 3", n)
 	}
 }

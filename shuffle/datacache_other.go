@@ -27,4 +27,4 @@ func (c *dataCache) releaseAll(pins []*cachedFile) {}
 func copyMapped(w io.Writer, data []byte) (int, error) { return w.Write(data) }
 
 // lookup finds nothing: segment answers every query (by reading the file).
-func (c *dataCache) lookup(qs []cacheQuery, name []byte) []byte { return name }
+func (c *dataCache) lookup(qs []cacheQuery) {}

@@ -230,7 +230,7 @@ func planBatch(h *handler, req BatchRequest, log *slog.Logger) *batchPlan {
 				q.dir = p.dirs[i].dir
 			}
 		}
-		p.pathBuf = h.data.lookup(p.queries, p.pathBuf)
+		h.data.lookup(p.queries)
 	}
 	held := 0
 	for i, it := range req.Items {

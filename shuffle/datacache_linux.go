@@ -230,7 +230,44 @@ type watchedDir struct {
 	// (the names of an attempt's spills differ only in a middle digit,
 	// which made each lookup in files compare them all).
 	spills []*cachedFile
-	gen    uint64 // events seen for the directory
+	// gen counts the events about the directory itself (no name: its
+	// deletion, its move, its attributes); loading, the events naming
+	// each file being mapped (miss): a file is cached only if neither
+	// moved while it was mapped. Events naming other files do not stop it
+	// (a map attempt writes its next spill in the directory of the spills
+	// being fetched).
+	gen     uint64
+	loading map[string]*nameEvents
+}
+
+// nameEvents counts the events naming a file of a directory while misses
+// map it (loaders of them).
+type nameEvents struct {
+	events  uint64
+	loaders int
+}
+
+// loadingLocked registers a miss mapping the file name of d: the events
+// that name it from now on are counted in the nameEvents returned, which
+// the miss gives back with doneLoadingLocked.
+func (d *watchedDir) loadingLocked(name string) *nameEvents {
+	ne := d.loading[name]
+	if ne == nil {
+		if d.loading == nil {
+			d.loading = map[string]*nameEvents{}
+		}
+		ne = &nameEvents{}
+		d.loading[name] = ne
+	}
+	ne.loaders++
+	return ne
+}
+
+// doneLoadingLocked gives back what loadingLocked returned.
+func (d *watchedDir) doneLoadingLocked(name string, ne *nameEvents) {
+	if ne.loaders--; ne.loaders == 0 && d.loading[name] == ne {
+		delete(d.loading, name)
+	}
 }
 
 // maxIndexedSpills bounds watchedDir.spills (the spills of a map attempt,
@@ -348,11 +385,15 @@ func (c *dataCache) applyLocked(b []byte) {
 		if d == nil {
 			continue
 		}
-		d.gen++
 		if len(name) > 0 {
+			if ne := d.loading[string(name)]; ne != nil {
+				ne.events++
+			}
 			if f := d.files[string(name)]; f != nil {
 				c.removeLocked(f)
 			}
+		} else {
+			d.gen++
 		}
 		if mask&(syscall.IN_DELETE_SELF|syscall.IN_MOVE_SELF|syscall.IN_IGNORED|syscall.IN_UNMOUNT) != 0 {
 			for _, f := range d.files {
@@ -427,7 +468,13 @@ func (c *dataCache) miss(path string, offset, length int64) (data []byte, pin *c
 		c.unlock()
 		return nil, nil, false, nil // no watch: do not cache
 	}
-	gen := d.gen
+	gen, ne := d.gen, d.loadingLocked(name)
+	events := ne.events
+	defer func() {
+		c.mu.Lock()
+		d.doneLoadingLocked(name, ne)
+		c.unlock()
+	}()
 	if c.loading[path] == nil {
 		ch := make(chan struct{})
 		c.loading[path] = ch
@@ -441,7 +488,7 @@ func (c *dataCache) miss(path string, offset, length int64) (data []byte, pin *c
 	c.unlock()
 
 	// Map the file with the watch in place: a change from now on is an
-	// event, and gen tells whether one came before it is cached.
+	// event, and gen and ne tell whether one came before it is cached.
 	unwatch := func() {
 		c.mu.Lock()
 		c.unwatchIfEmptyLocked(d)
@@ -478,7 +525,7 @@ func (c *dataCache) miss(path string, offset, length int64) (data []byte, pin *c
 
 	c.mu.Lock()
 	c.syncLocked()
-	if c.byWD[d.wd] == d && d.gen == gen && c.files[path] == nil {
+	if c.byWD[d.wd] == d && d.gen == gen && ne.events == events && c.files[path] == nil {
 		c.tick++
 		cf.lastUse = c.tick
 		cf.dem = c.demandLocked(path)

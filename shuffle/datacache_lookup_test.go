@@ -322,3 +322,65 @@ func TestDataCacheSpillIndex(t *testing.T) {
 		t.Errorf("%d files cached, want 3", n)
 	}
 }
+
+// TestDataCacheCachesBesideWrites: a file is cached while another file of
+// its directory is being written (a map attempt writing its next spill
+// beside the spills reduces fetch), and a change to the file itself still
+// drops it.
+func TestDataCacheCachesBesideWrites(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, spill.DataFileName(0))
+	if err := os.WriteFile(p, []byte("0123456789"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	next, err := os.Create(filepath.Join(dir, spill.DataFileName(1)+".tmp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer next.Close()
+	c := newDataCache(1<<20, 1<<16)
+	// The first miss adds the directory's watch; the writes then make
+	// events all along.
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				if _, err := next.Write([]byte("x")); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}
+	}()
+	defer func() { close(stop); <-done }()
+	cached := false
+	for i := 0; i < 20 && !cached; i++ {
+		_, pin, ok, err := c.segment([]byte(p), 0, 4)
+		if !ok || err != nil {
+			t.Fatalf("segment: %t, %v", ok, err)
+		}
+		c.releaseAll([]*cachedFile{pin})
+		c.mu.Lock()
+		cached = c.files[p] != nil
+		c.mu.Unlock()
+	}
+	if !cached {
+		t.Fatal("the file was never cached while another file of its directory was written")
+	}
+
+	// A change to the file itself is an event naming it: it is dropped.
+	if err := os.WriteFile(p, []byte("abcdefghij"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c.sync()
+	c.mu.Lock()
+	cached = c.files[p] != nil
+	c.mu.Unlock()
+	if cached {
+		t.Error("a file written since it was cached is still cached")
+	}
+}

@@ -581,7 +581,7 @@ func (c *dataCache) usedLocked(f *cachedFile) {
 // hold of c.mu: for a segment of a cached file (its directory, clean, and
 // spill), the query gets its bytes and the file's pin (given back with
 // releaseAll), and the segment counts as asked for, as with segment. The
-// others are left as they are (data nil), for segment to answer: a file
+// others are left as they are (pin nil), for segment to answer: a file
 // not cached (or of a spill past maxIndexedSpills), or a segment outside
 // the cached file (segment's error).
 func (c *dataCache) lookup(qs []cacheQuery) {

@@ -193,8 +193,11 @@ func TestOpenDataFileNoAtime(t *testing.T) {
 // small or large, gets each its own frame, the first time (files mapped as
 // the request goes) as the second (looked up at once).
 func TestBatchHandlerMixedCache(t *testing.T) {
-	dir := t.TempDir()
-	w := &worker{secrets: map[string][]byte{"j": []byte("s")}, dirs: map[string]string{"j/a": dir, "j/b": dir}}
+	dir, empty := t.TempDir(), t.TempDir()
+	w := &worker{secrets: map[string][]byte{"j": []byte("s")}, dirs: map[string]string{"j/a": dir, "j/b": dir, "j/e": empty}}
+	if err := os.WriteFile(filepath.Join(empty, spill.DataFileName(0)), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	small := writeSpillFiles(t, dir, 0, [][]kv{{{"a", "1"}}, {{"b", strings.Repeat("y", 200)}}})
 	large := writeSpillFiles(t, dir, 1, [][]kv{{{"c", "3"}}, {{"d", strings.Repeat("z", 40<<10)}}})
 	h := NewHandler(w, w, nil).(*handler)
@@ -206,6 +209,7 @@ func TestBatchHandlerMixedCache(t *testing.T) {
 		{Attempt: "a", Spill: 1, Offset: large[0].Offset, Length: large[0].Length},     // a small segment of it
 		{Attempt: "a", Spill: 2, Offset: 0, Length: 5},                                 // no such spill
 		{Attempt: "b", Spill: 0, Offset: small[0].Offset, Length: small[0].Length},     // another attempt, same file
+		{Attempt: "e", Spill: 0, Offset: 0, Length: 0},                                 // an empty spill
 	}
 	data0, _ := os.ReadFile(filepath.Join(dir, spill.DataFileName(0)))
 	data1, _ := os.ReadFile(filepath.Join(dir, spill.DataFileName(1)))
@@ -220,6 +224,7 @@ func TestBatchHandlerMixedCache(t *testing.T) {
 		{frameOK, data1[large[0].Offset : large[0].Offset+large[0].Length]},
 		{status: frameNotFound},
 		{frameOK, data0[small[0].Offset : small[0].Offset+small[0].Length]},
+		{frameOK, []byte{}},
 	}
 	for round := range 2 {
 		body, err := EncodeBatchRequest(BatchRequest{Version: BatchVersion, Job: "j", Reduce: 1, At: time.Now().UnixMilli(), Items: items})
@@ -267,8 +272,8 @@ func TestBatchHandlerMixedCache(t *testing.T) {
 		pinned += f.refs
 	}
 	h.data.mu.Unlock()
-	if cached != 2 || pinned != 0 {
-		t.Errorf("%d files cached, %d pins held after the requests; want 2, 0", cached, pinned)
+	if cached != 3 || pinned != 0 {
+		t.Errorf("%d files cached, %d pins held after the requests; want 3, 0", cached, pinned)
 	}
 }
 

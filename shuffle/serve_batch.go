@@ -236,7 +236,7 @@ func planBatch(h *handler, req BatchRequest, log *slog.Logger) *batchPlan {
 	for i, it := range req.Items {
 		start := len(p.heads)
 		pf := &p.frames[i]
-		if lookedUp && p.queries[i].data != nil {
+		if lookedUp && p.queries[i].pin != nil {
 			q := &p.queries[i]
 			p.pins = append(p.pins, q.pin)
 			pf.served, pf.data, pf.seg = true, q.data, spill.SegmentInfo{Offset: it.Offset, Length: it.Length}
@@ -258,7 +258,8 @@ func planBatch(h *handler, req BatchRequest, log *slog.Logger) *batchPlan {
 // cacheQuery is a segment of a batched request that the data cache may
 // hold: its data file's directory (clean; empty: not to be looked up) and
 // spill, and its byte range. dataCache.lookup sets data, the segment's
-// bytes, and pin, the cached file's pin, when it holds the file.
+// bytes, and pin, the cached file's pin, when it holds the file (pin is
+// what says so: data is nil for an empty segment of an empty file).
 type cacheQuery struct {
 	dir            string
 	spill          int

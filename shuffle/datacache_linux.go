@@ -233,9 +233,9 @@ type watchedDir struct {
 	// gen counts the events about the directory itself (no name: its
 	// deletion, its move, its attributes); loading, the events naming
 	// each file being mapped (miss): a file is cached only if neither
-	// moved while it was mapped. Events naming other files do not stop it
-	// (a map attempt writes its next spill in the directory of the spills
-	// being fetched).
+	// counted an event while it was mapped. Events naming other files do
+	// not stop it (a map attempt writes its next spill in the directory of
+	// the spills being fetched).
 	gen     uint64
 	loading map[string]*nameEvents
 }

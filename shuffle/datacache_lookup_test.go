@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"gomr/spill"
 )
@@ -387,5 +388,71 @@ func TestDataCacheCachesBesideWrites(t *testing.T) {
 	c.mu.Unlock()
 	if cached {
 		t.Error("a file written since it was cached is still cached")
+	}
+}
+
+// TestPrefetchBytes: prefetchBytes reads and changes nothing and never
+// faults, whatever the range: empty, unaligned, across lines, up to the
+// end of a mapping whose next page is not mapped, or past the end of a
+// file that shrank under its mapping.
+func TestPrefetchBytes(t *testing.T) {
+	page := os.Getpagesize()
+	m, err := syscall.Mmap(-1, 0, 2*page, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	munmap := func(b []byte) error { // syscall.Munmap takes whole mappings only
+		_, _, e := syscall.Syscall(syscall.SYS_MUNMAP, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), 0)
+		if e != 0 {
+			return e
+		}
+		return nil
+	}
+	defer munmap(m[:page])
+	if err := munmap(m[page:]); err != nil { // the page after m[:page] is not mapped
+		t.Fatal(err)
+	}
+	m = m[:page:page]
+	for i := range page {
+		m[i] = byte(i)
+	}
+	p := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(p, make([]byte, 4*page), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fm, err := syscall.Mmap(int(f.Fd()), 0, 4*page, syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Munmap(fm)
+	if err := os.Truncate(p, int64(page)); err != nil { // fm's pages past the first are gone
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		b    []byte
+	}{
+		{"nil", nil},
+		{"empty", m[5:5]},
+		{"one byte", m[7:8]},
+		{"unaligned, across lines", m[63:200]},
+		{"to the end of the mapping", m[page-825 : page]},
+		{"the whole page", m[:page]},
+		{"past the end of a shrunk file", fm[page/2 : 3*page]},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			prefetchBytes(tc.b)
+		})
+	}
+	for i := range page {
+		if m[i] != byte(i) {
+			t.Fatalf("byte %d changed", i)
+		}
 	}
 }

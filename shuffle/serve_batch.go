@@ -383,6 +383,10 @@ func (p *batchPlan) appendServedHeader(heads []byte, seg spill.SegmentInfo) []by
 	return append(heads, frameOK)
 }
 
+// prefetchAhead is how many frames ahead of its copy a cached segment's
+// bytes are asked for (prefetchBytes).
+const prefetchAhead = 4
+
 // write writes the planned reply to w: the magic, then each frame. It
 // returns the segment bytes written, and an error when the reply could not
 // be finished (the client went away, a data file shrank or vanished after
@@ -400,9 +404,15 @@ func (p *batchPlan) write(w http.ResponseWriter) (int64, error) {
 	if err == nil {
 		err = bw.WriteByte(byte(p.version))
 	}
+	for j := range min(prefetchAhead, len(p.frames)) {
+		prefetchBytes(p.frames[j].data)
+	}
 	for i := range p.frames {
 		if err != nil {
 			return total, err
+		}
+		if j := i + prefetchAhead; j < len(p.frames) && p.frames[j].path == "" {
+			prefetchBytes(p.frames[j].data)
 		}
 		pf := &p.frames[i]
 		if _, err = bw.Write(pf.head); err != nil || !pf.served {

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+
+	"gomr/spill"
 )
 
 // dataCache keeps small spill data files mapped into memory (mmap, read
@@ -124,10 +126,11 @@ func (c *dataCache) demandLocked(path string) *fileDemand {
 }
 
 type cachedFile struct {
-	path string
-	name string // base name in dir
-	dir  *watchedDir
-	data []byte // the file's mapping (empty for an empty file)
+	path  string
+	name  string // base name in dir
+	spill int    // the spill whose data file it is, in dir.spills; -1: none
+	dir   *watchedDir
+	data  []byte // the file's mapping (empty for an empty file)
 	// refs is the requests that pinned the file; gone is set once the file
 	// has left the cache (or never joined it): it is unmapped when both
 	// say it is unused.
@@ -145,8 +148,54 @@ type cachedFile struct {
 }
 
 // evictHeap orders cached files by eviction: fewest remaining bytes first,
-// then most recently used.
+// then most recently used. Besides heap.Interface (container/heap's Push
+// and Remove, once a miss or an eviction), it has fix, the typed
+// heap.Fix that a hit takes, without the interface's indirect calls
+// (heap.Fix was most of a hit's time in make bench-shuffle's profile).
 type evictHeap []*cachedFile
+
+// fix restores the heap's order after the priority of its element i
+// changed, as heap.Fix does.
+func (h evictHeap) fix(i int) {
+	if !h.down(i) {
+		h.up(i)
+	}
+}
+
+// up moves element j towards the root while it comes before its parent.
+func (h evictHeap) up(j int) {
+	for j > 0 {
+		i := (j - 1) / 2 // parent
+		if !h.Less(j, i) {
+			break
+		}
+		h.Swap(i, j)
+		j = i
+	}
+}
+
+// down moves element i0 towards the leaves while a child comes before
+// it; it reports whether it moved.
+func (h evictHeap) down(i0 int) bool {
+	n := len(h)
+	i := i0
+	for {
+		j1 := 2*i + 1
+		if j1 >= n || j1 < 0 { // j1 < 0 after int overflow
+			break
+		}
+		j := j1 // left child
+		if j2 := j1 + 1; j2 < n && h.Less(j2, j1) {
+			j = j2 // right child
+		}
+		if !h.Less(j, i) {
+			break
+		}
+		h.Swap(i, j)
+		i = j
+	}
+	return i > i0
+}
 
 func (h evictHeap) Len() int { return len(h) }
 func (h evictHeap) Less(i, j int) bool {
@@ -175,7 +224,74 @@ type watchedDir struct {
 	path  string
 	wd    int32
 	files map[string]*cachedFile // by base name
-	gen   uint64                 // events seen for the directory
+	// spills are the files named as spill data files (spill.DataFileName),
+	// by spill, of the first maxIndexedSpills spills: lookup finds a
+	// request's files here without building or comparing their names
+	// (the names of an attempt's spills differ only in a middle digit,
+	// which made each lookup in files compare them all).
+	spills []*cachedFile
+	// gen counts the events about the directory itself (no name: its
+	// deletion, its move, its attributes); loading, the events naming
+	// each file being mapped (miss): a file is cached only if neither
+	// counted an event while it was mapped. Events naming other files do
+	// not stop it (a map attempt writes its next spill in the directory of
+	// the spills being fetched).
+	gen     uint64
+	loading map[string]*nameEvents
+}
+
+// nameEvents counts the events naming a file of a directory while misses
+// map it (loaders of them).
+type nameEvents struct {
+	events  uint64
+	loaders int
+}
+
+// loadingLocked registers a miss mapping the file name of d: the events
+// that name it from now on are counted in the nameEvents returned, which
+// the miss gives back with doneLoadingLocked.
+func (d *watchedDir) loadingLocked(name string) *nameEvents {
+	ne := d.loading[name]
+	if ne == nil {
+		if d.loading == nil {
+			d.loading = map[string]*nameEvents{}
+		}
+		ne = &nameEvents{}
+		d.loading[name] = ne
+	}
+	ne.loaders++
+	return ne
+}
+
+// doneLoadingLocked gives back what loadingLocked returned.
+func (d *watchedDir) doneLoadingLocked(name string, ne *nameEvents) {
+	if ne.loaders--; ne.loaders == 0 && d.loading[name] == ne {
+		delete(d.loading, name)
+	}
+}
+
+// maxIndexedSpills bounds watchedDir.spills (the spills of a map attempt,
+// a handful mostly); files of later spills are looked up by name.
+const maxIndexedSpills = 1 << 12
+
+// addLocked adds a cached file to its directory.
+func (d *watchedDir) addLocked(f *cachedFile) {
+	d.files[f.name] = f
+	f.spill = -1
+	if k, ok := spill.ParseDataFileName(f.name); ok && k < maxIndexedSpills {
+		if k >= len(d.spills) {
+			d.spills = append(d.spills, make([]*cachedFile, k+1-len(d.spills))...)
+		}
+		d.spills[k], f.spill = f, k
+	}
+}
+
+// removeLocked removes a cached file from its directory.
+func (d *watchedDir) removeLocked(f *cachedFile) {
+	delete(d.files, f.name)
+	if f.spill >= 0 && f.spill < len(d.spills) && d.spills[f.spill] == f {
+		d.spills[f.spill] = nil
+	}
 }
 
 // watchMask is what a directory's watch reports: anything that may change
@@ -269,11 +385,15 @@ func (c *dataCache) applyLocked(b []byte) {
 		if d == nil {
 			continue
 		}
-		d.gen++
 		if len(name) > 0 {
+			if ne := d.loading[string(name)]; ne != nil {
+				ne.events++
+			}
 			if f := d.files[string(name)]; f != nil {
 				c.removeLocked(f)
 			}
+		} else {
+			d.gen++
 		}
 		if mask&(syscall.IN_DELETE_SELF|syscall.IN_MOVE_SELF|syscall.IN_IGNORED|syscall.IN_UNMOUNT) != 0 {
 			for _, f := range d.files {
@@ -302,7 +422,7 @@ func (c *dataCache) segment(path []byte, offset, length int64) (data []byte, pin
 	if f := c.files[string(path)]; f != nil {
 		c.tick++
 		f.dem.asked += max(length, 0)
-		return c.hitLocked(f, offset, length, f.dem)
+		return c.hitLocked(f, offset, length)
 	}
 	if dem := c.demand[string(path)]; dem != nil && dem.tooLarge {
 		c.unlock()
@@ -319,7 +439,7 @@ func (c *dataCache) miss(path string, offset, length int64) (data []byte, pin *c
 	dem := c.demandLocked(path)
 	dem.asked += max(length, 0)
 	if f := c.files[path]; f != nil {
-		return c.hitLocked(f, offset, length, f.dem)
+		return c.hitLocked(f, offset, length)
 	}
 	if dem.tooLarge {
 		c.unlock()
@@ -335,7 +455,7 @@ func (c *dataCache) miss(path string, offset, length int64) (data []byte, pin *c
 		c.mu.Lock()
 		if f := c.files[path]; f != nil {
 			c.tick++
-			return c.hitLocked(f, offset, length, f.dem)
+			return c.hitLocked(f, offset, length)
 		}
 	}
 	if !c.startLocked() {
@@ -348,7 +468,13 @@ func (c *dataCache) miss(path string, offset, length int64) (data []byte, pin *c
 		c.unlock()
 		return nil, nil, false, nil // no watch: do not cache
 	}
-	gen := d.gen
+	gen, ne := d.gen, d.loadingLocked(name)
+	events := ne.events
+	defer func() {
+		c.mu.Lock()
+		d.doneLoadingLocked(name, ne)
+		c.unlock()
+	}()
 	if c.loading[path] == nil {
 		ch := make(chan struct{})
 		c.loading[path] = ch
@@ -362,7 +488,7 @@ func (c *dataCache) miss(path string, offset, length int64) (data []byte, pin *c
 	c.unlock()
 
 	// Map the file with the watch in place: a change from now on is an
-	// event, and gen tells whether one came before it is cached.
+	// event, and gen and ne tell whether one came before it is cached.
 	unwatch := func() {
 		c.mu.Lock()
 		c.unwatchIfEmptyLocked(d)
@@ -399,13 +525,13 @@ func (c *dataCache) miss(path string, offset, length int64) (data []byte, pin *c
 
 	c.mu.Lock()
 	c.syncLocked()
-	if c.byWD[d.wd] == d && d.gen == gen && c.files[path] == nil {
+	if c.byWD[d.wd] == d && d.gen == gen && ne.events == events && c.files[path] == nil {
 		c.tick++
 		cf.lastUse = c.tick
 		cf.dem = c.demandLocked(path)
 		cf.remaining = max(size-cf.dem.asked, 0)
 		c.files[path] = cf
-		d.files[name] = cf // d keeps its watch while others are evicted
+		d.addLocked(cf) // d keeps its watch while others are evicted
 		c.bytes += int64(len(cf.data))
 		// Make room before the new file joins the heap, so that it is not
 		// its own victim.
@@ -432,9 +558,8 @@ func (c *dataCache) miss(path string, offset, length int64) (data []byte, pin *c
 }
 
 // hitLocked serves a segment of a cached file and pins it; it unlocks c.mu.
-func (c *dataCache) hitLocked(f *cachedFile, offset, length int64, dem *fileDemand) ([]byte, *cachedFile, bool, error) {
-	f.remaining, f.lastUse = max(int64(len(f.data))-dem.asked, 0), c.tick
-	heap.Fix(&c.evict, f.index)
+func (c *dataCache) hitLocked(f *cachedFile, offset, length int64) ([]byte, *cachedFile, bool, error) {
+	c.usedLocked(f)
 	data, ok, err := slice(f.path, f.data, offset, length)
 	if err != nil {
 		c.unlock()
@@ -443,6 +568,47 @@ func (c *dataCache) hitLocked(f *cachedFile, offset, length int64, dem *fileDema
 	f.refs++
 	c.unlock()
 	return data, f, ok, nil
+}
+
+// usedLocked updates a cached file's eviction priority after a request
+// for it (c.tick is that request's; its demand counts the segment).
+func (c *dataCache) usedLocked(f *cachedFile) {
+	f.remaining, f.lastUse = max(int64(len(f.data))-f.dem.asked, 0), c.tick
+	c.evict.fix(f.index)
+}
+
+// lookup answers the queries it can from the files cached now, under one
+// hold of c.mu: for a segment of a cached file (its directory, clean, and
+// spill), the query gets its bytes and the file's pin (given back with
+// releaseAll), and the segment counts as asked for, as with segment. The
+// others are left as they are (pin nil), for segment to answer: a file
+// not cached (or of a spill past maxIndexedSpills), or a segment outside
+// the cached file (segment's error).
+func (c *dataCache) lookup(qs []cacheQuery) {
+	c.mu.Lock()
+	defer c.unlock()
+	var d *watchedDir
+	for i := range qs {
+		q := &qs[i]
+		if q.dir == "" {
+			continue
+		}
+		if i == 0 || q.dir != qs[i-1].dir {
+			d = c.dirs[q.dir]
+		}
+		if d == nil || q.spill < 0 || q.spill >= len(d.spills) {
+			continue
+		}
+		f := d.spills[q.spill]
+		if f == nil || q.offset < 0 || q.length < 0 || q.offset+q.length > int64(len(f.data)) {
+			continue
+		}
+		c.tick++
+		f.dem.asked += q.length
+		c.usedLocked(f)
+		f.refs++
+		q.data, q.pin = f.data[q.offset:q.offset+q.length:q.offset+q.length], f
+	}
 }
 
 // releaseAll gives back pins segment returned (nil ones are skipped):
@@ -547,7 +713,7 @@ func (c *dataCache) removeLocked(f *cachedFile) {
 		return
 	}
 	delete(c.files, f.path)
-	delete(f.dir.files, f.name)
+	f.dir.removeLocked(f)
 	if f.index >= 0 {
 		heap.Remove(&c.evict, f.index)
 	}

@@ -24,9 +24,10 @@ type dataFile struct {
 // openDataFile opens the data file at path and returns it with its size.
 // A missing file is an error wrapping fs.ErrNotExist.
 func openDataFile(path string) (*dataFile, int64, error) {
-	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
-	for err == syscall.EINTR {
-		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	fd, err := openRetry(path, syscall.O_RDONLY|syscall.O_CLOEXEC|openNoAtime)
+	if err == syscall.EPERM && openNoAtime != 0 {
+		// Not the file's owner: O_NOATIME is not allowed.
+		fd, err = openRetry(path, syscall.O_RDONLY|syscall.O_CLOEXEC)
 	}
 	if err != nil {
 		return nil, 0, &fs.PathError{Op: "open", Path: path, Err: err}
@@ -37,6 +38,16 @@ func openDataFile(path string) (*dataFile, int64, error) {
 		return nil, 0, &fs.PathError{Op: "stat", Path: path, Err: err}
 	}
 	return &dataFile{fd: fd, path: path}, st.Size, nil
+}
+
+// openRetry is open(2), tried again when interrupted.
+func openRetry(path string, flags int) (int, error) {
+	for {
+		fd, err := syscall.Open(path, flags, 0)
+		if err != syscall.EINTR {
+			return fd, err
+		}
+	}
 }
 
 // ReadAt reads len(p) bytes at off with pread; fewer bytes because the

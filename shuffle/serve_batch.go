@@ -43,12 +43,17 @@ func (h *handler) serveBatch(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "unauthorized", http.StatusUnauthorized)
 		return
 	}
-	body, err := readBody(w, r)
+	rb := batchRequestBuffers.Get().(*requestBuffers)
+	defer rb.put()
+	body, err := readBody(w, r, &rb.body)
 	if err != nil {
 		http.Error(w, "bad request: cannot read the body: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	req, err := DecodeBatchRequest(body)
+	// The request keeps nothing of body (its strings are copies); its
+	// items are rb's, used until the reply is written.
+	req, err := decodeBatchRequest(body, rb.items)
+	rb.items = req.Items
 	if err != nil {
 		http.Error(w, "bad request: "+err.Error(), http.StatusBadRequest)
 		return
@@ -105,14 +110,37 @@ func (h *handler) serveBatch(w http.ResponseWriter, r *http.Request) {
 	log.Debug("shuffle: batch served", "segments", len(req.Items), "bytes", total)
 }
 
+// requestBuffers are a batched request's body (some 40 KB for 1,024
+// segments) and decoded items (some 50 KB), recycled (batchRequestBuffers):
+// they were most of the bytes the server allocated per request.
+type requestBuffers struct {
+	body  []byte
+	items []BatchItem
+}
+
+var batchRequestBuffers = sync.Pool{New: func() any { return new(requestBuffers) }}
+
+// put gives the buffers back to batchRequestBuffers, the items cleared
+// (they hold strings).
+func (rb *requestBuffers) put() {
+	clear(rb.items)
+	rb.items = rb.items[:0]
+	batchRequestBuffers.Put(rb)
+}
+
 // readBody reads a batched request's body, of at most
-// maxBatchRequestBytes: into a buffer of its announced length, if any.
-func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+// maxBatchRequestBytes: into *buf, grown to its announced length if it
+// has one (else as io.ReadAll does). The body returned is *buf's.
+func readBody(w http.ResponseWriter, r *http.Request, buf *[]byte) ([]byte, error) {
 	body := http.MaxBytesReader(w, r.Body, maxBatchRequestBytes)
 	if r.ContentLength <= 0 || r.ContentLength > maxBatchRequestBytes {
 		return io.ReadAll(body)
 	}
-	b := make([]byte, r.ContentLength)
+	n := int(r.ContentLength)
+	if cap(*buf) < n {
+		*buf = make([]byte, n)
+	}
+	b := (*buf)[:n]
 	if _, err := io.ReadFull(body, b); err != nil {
 		return nil, err
 	}
@@ -150,7 +178,9 @@ type batchPlan struct {
 	version int    // the request's, and so the reply's, format
 	pathBuf []byte // a data file's path, built for each segment
 	frames  []plannedFrame
-	heads   []byte // the frames' headers, end to end
+	dirs    []dirResult  // each frame's attempt's directory
+	queries []cacheQuery // the frames' lookups in the data cache
+	heads   []byte       // the frames' headers, end to end
 	data    *dataCache
 	pins    []*cachedFile // the data cache's files the frames serve from
 	length  int64         // the reply's length
@@ -171,32 +201,49 @@ type plannedFrame struct {
 // planBatch checks every requested segment (attempt, index, data file
 // present and long enough) and plans its frame. A segment that fails a
 // check gets its failure frame, as before the first byte of the reply.
+// The segments of version 2 that the data cache holds are looked up all
+// at once (dataCache.lookup, one hold of its mutex), the others one by
+// one (planFrame).
 func planBatch(h *handler, req BatchRequest, log *slog.Logger) *batchPlan {
 	if h.data != nil {
 		h.data.sync() // a spill changed or deleted before now is not served from memory
 	}
 	p := newBatchPlan(req.Version, len(req.Items), h.data, log)
-	var dirs map[string]dirResult
-	var last string
-	var d dirResult
+	for i, it := range req.Items {
+		// A request names the spills of one attempt one after the other
+		// (the decoder gives them one string): its directory is looked up
+		// once per run of them (h.dirs caches it across requests).
+		if i == 0 || it.Attempt != req.Items[i-1].Attempt {
+			d := &p.dirs[i]
+			d.dir, d.err = h.dirs.spillDir(h.loc, req.Job, it.Attempt)
+		} else {
+			p.dirs[i] = p.dirs[i-1]
+		}
+	}
+	lookedUp := h.data != nil && p.version != batchVersionIndexed
+	if lookedUp {
+		p.queries = p.queries[:len(req.Items)]
+		for i, it := range req.Items {
+			q := &p.queries[i]
+			*q = cacheQuery{spill: it.Spill, offset: it.Offset, length: it.Length}
+			if p.dirs[i].err == nil && it.Length < sendfileMinBytes {
+				q.dir = p.dirs[i].dir
+			}
+		}
+		h.data.lookup(p.queries)
+	}
 	held := 0
 	for i, it := range req.Items {
-		// A request names the spills of one attempt one after the other:
-		// the last attempt's directory first, then the others'.
-		if i == 0 || it.Attempt != last {
-			var ok bool
-			if d, ok = dirs[it.Attempt]; !ok {
-				d.dir, d.err = h.dirs.spillDir(h.loc, req.Job, it.Attempt)
-				if dirs == nil {
-					dirs = map[string]dirResult{}
-				}
-				dirs[it.Attempt] = d
-			}
-			last = it.Attempt
-		}
 		start := len(p.heads)
 		pf := &p.frames[i]
-		p.heads = h.planFrame(p, pf, d, it, req.Reduce, &held, log)
+		if lookedUp && p.queries[i].pin != nil {
+			q := &p.queries[i]
+			p.pins = append(p.pins, q.pin)
+			pf.served, pf.data, pf.seg = true, q.data, spill.SegmentInfo{Offset: it.Offset, Length: it.Length}
+			p.heads = p.appendServedHeader(p.heads, pf.seg)
+		} else {
+			p.heads = h.planFrame(p, pf, p.dirs[i], it, req.Reduce, &held, log)
+		}
 		pf.head = p.heads[start:len(p.heads):len(p.heads)]
 	}
 	p.length = int64(len(batchReplyMagic)) + 1 + int64(len(p.heads))
@@ -206,6 +253,19 @@ func planBatch(h *handler, req BatchRequest, log *slog.Logger) *batchPlan {
 		}
 	}
 	return p
+}
+
+// cacheQuery is a segment of a batched request that the data cache may
+// hold: its data file's directory (clean; empty: not to be looked up) and
+// spill, and its byte range. dataCache.lookup sets data, the segment's
+// bytes, and pin, the cached file's pin, when it holds the file (pin is
+// what says so: data is nil for an empty segment of an empty file).
+type cacheQuery struct {
+	dir            string
+	spill          int
+	offset, length int64
+	data           []byte
+	pin            *cachedFile
 }
 
 // batchPlans recycles the plans' buffers: a request of 1,024 segments
@@ -219,8 +279,10 @@ func newBatchPlan(version, n int, data *dataCache, log *slog.Logger) *batchPlan 
 	p.version, p.data, p.log = version, data, log
 	if cap(p.frames) < n {
 		p.frames = make([]plannedFrame, n)
+		p.dirs = make([]dirResult, n)
+		p.queries = make([]cacheQuery, 0, n)
 	}
-	p.frames = p.frames[:n]
+	p.frames, p.dirs = p.frames[:n], p.dirs[:n]
 	if cap(p.heads) < 24*n {
 		p.heads = make([]byte, 0, 24*n)
 	}
@@ -321,6 +383,10 @@ func (p *batchPlan) appendServedHeader(heads []byte, seg spill.SegmentInfo) []by
 	return append(heads, frameOK)
 }
 
+// prefetchAhead is how many frames ahead of its copy a cached segment's
+// bytes are asked for (prefetchBytes).
+const prefetchAhead = 4
+
 // write writes the planned reply to w: the magic, then each frame. It
 // returns the segment bytes written, and an error when the reply could not
 // be finished (the client went away, a data file shrank or vanished after
@@ -338,9 +404,15 @@ func (p *batchPlan) write(w http.ResponseWriter) (int64, error) {
 	if err == nil {
 		err = bw.WriteByte(byte(p.version))
 	}
+	for j := range min(prefetchAhead, len(p.frames)) {
+		prefetchBytes(p.frames[j].data)
+	}
 	for i := range p.frames {
 		if err != nil {
 			return total, err
+		}
+		if j := i + prefetchAhead; j < len(p.frames) && p.frames[j].path == "" {
+			prefetchBytes(p.frames[j].data)
 		}
 		pf := &p.frames[i]
 		if _, err = bw.Write(pf.head); err != nil || !pf.served {
@@ -426,7 +498,10 @@ func (p *batchPlan) close() {
 	}
 	clear(p.frames)
 	clear(p.pins)
+	clear(p.dirs)
+	clear(p.queries)
 	p.frames, p.pins, p.heads, p.pathBuf = p.frames[:0], p.pins[:0], p.heads[:0], p.pathBuf[:0]
+	p.dirs, p.queries = p.dirs[:0], p.queries[:0]
 	p.data, p.log, p.length = nil, nil, 0
 	batchPlans.Put(p)
 }

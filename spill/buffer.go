@@ -13,6 +13,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -109,6 +110,30 @@ func IndexFileName(k int) string { return fileName(k, ".index") }
 // builds a data file's path in a buffer of its own, without an allocation
 // per segment it serves.
 func AppendDataFileName(b []byte, k int) []byte { return appendFileName(b, k, ".out") }
+
+// ParseDataFileName returns the spill k whose data file is named name
+// (DataFileName(k) == name), or false if name is not one: the shuffle
+// server's data cache indexes the spill data files it holds by k.
+func ParseDataFileName(name string) (int, bool) {
+	digits, ok := strings.CutPrefix(name, "spill")
+	if !ok {
+		return 0, false
+	}
+	if digits, ok = strings.CutSuffix(digits, ".out"); !ok || len(digits) < 5 || len(digits) > 18 {
+		return 0, false
+	}
+	k := 0
+	for _, c := range []byte(digits) {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		k = k*10 + int(c-'0')
+	}
+	if len(digits) > 5 && digits[0] == '0' { // DataFileName pads to 5 digits only
+		return 0, false
+	}
+	return k, true
+}
 
 // fileName is "spill" + k (at least 5 digits, zero-padded) + ext, as
 // fmt's "spill%05d" would print it but without its cost: the shuffle

@@ -91,6 +91,7 @@ func TestDefaults(t *testing.T) {
 	}{
 		{"mapreduce.task.io.sort.mb", 100},
 		{"mapreduce.map.sort.spill.percent", 0.80},
+		{"mapreduce.map.combine.table.percent", 0.25},
 		{"mapreduce.task.io.sort.factor", 10},
 		{"mapreduce.job.reduce.slowstart.completedmaps", 0.05},
 		{"mapreduce.map.maxattempts", 4},

@@ -73,12 +73,55 @@ type Fair struct {
 	// grouped by pool, and each one's candidate.
 	shareEs  []entity
 	shareIdx []int
+	// Offer's scratch, kept between offers (with 1,000 jobs an offer's
+	// slices were ~100 KB of garbage): the candidates, the pools in
+	// order of first appearance and their indexes, each slot type's
+	// shares (lastJobShare and lastPoolShare are views of these), the
+	// pools' entities and bounds, pick's pool states.
+	wf           waterFiller
+	cands        []fairCand
+	poolNames    []string
+	jobShareBuf  [2][]float64
+	poolShareBuf [2][]float64
+	poolEs       []entity
+	start, pos   []int
+	pickPools    []pickPool
+	// weightMode's code, not compared as a string per job per offer
+	weightCode int
+	// poolIDs numbers every pool a job has named (fairJob.poolID), so that
+	// an offer finds a job's pool by index, not by its name in a map;
+	// poolAt[id] is that pool's place in the current offer's poolNames
+	// if its gen is offerGen. Pools are few and never forgotten, as
+	// Hadoop's pool manager keeps the pools jobs create.
+	poolIDs  map[string]int
+	poolAt   []offerPool
+	offerGen uint64
 }
+
+// offerPool is where a pool is in an offer's list of pools.
+type offerPool struct {
+	gen  uint64
+	slot int
+}
+
+// pickPool is a pool's state in pick.
+type pickPool struct {
+	running  int
+	eligible bool
+}
+
+// Codes of scheduler.fair.weight.
+const (
+	weightEqual = iota
+	weightLog
+	weightLinear
+)
 
 type fairJob struct {
 	id        string
 	seq       int
 	pool      string
+	poolID    int // the pool's number in Fair.poolIDs
 	submitted time.Time
 	priority  int
 	tasks     int
@@ -88,7 +131,7 @@ type fairJob struct {
 // NewFair builds the fair scheduler from its configuration keys.
 func NewFair(cfg Config) (*Fair, error) {
 	r := newReader(cfg)
-	f := &Fair{pools: map[string]Pool{}, jobs: map[string]*fairJob{}}
+	f := &Fair{pools: map[string]Pool{}, jobs: map[string]*fairJob{}, poolIDs: map[string]int{}}
 	f.defaultPool = r.Raw("scheduler.fair.default-pool")
 	f.weightMode = r.OneOf("scheduler.fair.weight", "equal", "log", "linear")
 	f.preemption = newFairPreemption(r)
@@ -105,6 +148,12 @@ func NewFair(cfg Config) (*Fair, error) {
 	}
 	if f.defaultPool == "" {
 		f.defaultPool = "default"
+	}
+	switch f.weightMode {
+	case "log":
+		f.weightCode = weightLog
+	case "linear":
+		f.weightCode = weightLinear
 	}
 	return f, nil
 }
@@ -194,7 +243,12 @@ func (f *Fair) admit(v *JobView) *fairJob {
 	if pool == "" {
 		pool = f.defaultPool
 	}
-	j := &fairJob{id: v.ID, seq: f.seq, pool: pool, submitted: v.Submitted, priority: v.Priority, tasks: v.Maps + v.Reduces}
+	id, ok := f.poolIDs[pool]
+	if !ok {
+		id = len(f.poolIDs)
+		f.poolIDs[pool] = id
+	}
+	j := &fairJob{id: v.ID, seq: f.seq, pool: pool, poolID: id, submitted: v.Submitted, priority: v.Priority, tasks: v.Maps + v.Reduces}
 	f.jobs[v.ID] = j
 	return j
 }
@@ -208,13 +262,13 @@ func (f *Fair) pool(name string) Pool {
 
 func (f *Fair) jobWeight(j *fairJob) float64 {
 	w := 1.0
-	switch f.weightMode {
-	case "log":
+	switch f.weightCode {
+	case weightLog:
 		if j.logTasks == 0 {
 			j.logTasks = math.Log2(1 + float64(j.tasks))
 		}
 		w = j.logTasks
-	case "linear":
+	case weightLinear:
 		w = float64(max(j.tasks, 1))
 	}
 	pr := min(max(j.priority, -2), 2)
@@ -236,9 +290,40 @@ type entity struct {
 // Hadoop's fair scheduler computes fair shares. The result is exact: the
 // sum is piecewise linear in r, and r is found between its breakpoints.
 func waterFill(es []entity, total float64) {
+	var w waterFiller
+	w.fill(es, total)
+}
+
+// waterFiller is waterFill with its scratch kept between calls: the fair
+// policy computes shares at every offer, and with 1,000 jobs the
+// breakpoints were 48 KB of garbage an offer.
+type waterFiller struct {
+	bps, tmp []breakpoint
+}
+
+// breakpoint is where used(r) = c + slope·r changes: from r on, c grows
+// by dc and the slope by dslope.
+type breakpoint struct{ r, dc, dslope float64 }
+
+// clampShare is min(demand, max(minShare, v)) for the values a share
+// computation sees (finite, not NaN): math.Min and math.Max are calls on
+// amd64, and this runs for every entity at every step.
+func clampShare(e *entity, v float64) float64 {
+	if v < e.minShare {
+		v = e.minShare
+	}
+	if v > e.demand {
+		v = e.demand
+	}
+	return v
+}
+
+func (w *waterFiller) fill(es []entity, total float64) {
 	demand := 0.0
 	for i := range es {
-		es[i].minShare = math.Min(es[i].minShare, es[i].demand)
+		if es[i].demand < es[i].minShare {
+			es[i].minShare = es[i].demand
+		}
 		demand += es[i].demand
 	}
 	if demand <= total {
@@ -247,33 +332,42 @@ func waterFill(es []entity, total float64) {
 		}
 		return
 	}
-	at := func(e *entity, r float64) float64 { return math.Min(e.demand, math.Max(e.minShare, r*e.weight)) }
 	used := func(r float64) float64 {
 		s := 0.0
 		for i := range es {
-			s += at(&es[i], r)
+			s += clampShare(&es[i], r*es[i].weight)
 		}
 		return s
 	}
 	// The breakpoints, each with what it changes in used(r) = c + slope·r
 	// from there on: an entity of positive weight gives m below m/w, r·w
 	// between m/w and d/w, d above; one of no weight gives m throughout.
-	type bp struct{ r, dc, dslope float64 }
-	bps := make([]bp, 0, 2*len(es)+1)
-	bps = append(bps, bp{})
+	// Those at r = 0 (every job's m/w: jobs have no minimum share) are
+	// summed into the first, so only the others are sorted.
+	bps := append(w.bps[:0], breakpoint{})
 	c0 := 0.0
 	for _, e := range es {
 		if e.weight > 0 {
-			bps = append(bps, bp{e.minShare / e.weight, -e.minShare, e.weight}, bp{e.demand / e.weight, e.demand, -e.weight})
+			for _, b := range [2]breakpoint{{e.minShare / e.weight, -e.minShare, e.weight}, {e.demand / e.weight, e.demand, -e.weight}} {
+				if b.r == 0 {
+					bps[0].dc += b.dc
+					bps[0].dslope += b.dslope
+				} else {
+					bps = append(bps, b)
+				}
+			}
 		}
 		c0 += e.minShare
 	}
-	slices.SortFunc(bps, func(a, b bp) int { return cmp.Compare(a.r, b.r) })
+	w.tmp = sortBreakpoints(bps[1:], w.tmp)
+	w.bps = bps
 	// The first breakpoint where used >= total: located by a sweep that
 	// keeps c and the slope (one pass instead of a used(r) per step of a
 	// binary search, O(n) each), then confirmed, and moved if rounding
 	// put it off by one, with used(r) itself, so that it is exactly the
-	// binary search's over used(r).
+	// binary search's over used(r): what decides r is the largest
+	// breakpoint value below the crossing and the smallest at or above
+	// it, which do not depend on how equal values were grouped.
 	i := len(bps)
 	c, slope := c0, 0.0
 	for k := range bps {
@@ -317,14 +411,62 @@ func waterFill(es []entity, total float64) {
 		}
 	}
 	for i := range es {
-		es[i].share = at(&es[i], r)
+		es[i].share = clampShare(&es[i], r*es[i].weight)
 	}
 }
 
+// sortBreakpoints sorts bps by r, all positive and finite, and returns
+// the scratch it used for the next call. Above a few dozen it is a radix
+// sort on r's bits (for positive floats their order as integers),
+// byte by byte from the lowest, skipping the bytes every key shares
+// (demands over equal weights are small integers: most of their bits are
+// the same), so that 1,000 jobs sort in a few passes of 1,000 moves.
+func sortBreakpoints(bps, tmp []breakpoint) []breakpoint {
+	n := len(bps)
+	if n < 48 {
+		slices.SortFunc(bps, func(a, b breakpoint) int { return cmp.Compare(a.r, b.r) })
+		return tmp
+	}
+	var counts [8][256]int32
+	for i := range bps {
+		k := math.Float64bits(bps[i].r)
+		for d := range 8 {
+			counts[d][byte(k>>(8*d))]++
+		}
+	}
+	if cap(tmp) < n {
+		tmp = make([]breakpoint, n)
+	}
+	src, dst := bps, tmp[:n]
+	for d := range 8 {
+		c := &counts[d]
+		if c[byte(math.Float64bits(src[0].r)>>(8*d))] == int32(n) {
+			continue // every key has this byte
+		}
+		var pos [256]int32
+		sum := int32(0)
+		for b := range 256 {
+			pos[b] = sum
+			sum += c[b]
+		}
+		for i := range src {
+			b := byte(math.Float64bits(src[i].r) >> (8 * d))
+			dst[pos[b]] = src[i]
+			pos[b]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &bps[0] {
+		copy(bps, src)
+	}
+	return tmp
+}
+
 type fairCand struct {
-	job  *fairJob
-	w    *work
-	pool int
+	job    *fairJob
+	w      *work
+	pool   int
+	weight float64 // the job's weight in its pool, this offer
 }
 
 // Offer gives each free slot to the neediest pool's neediest job.
@@ -335,10 +477,9 @@ func (f *Fair) Offer(view *ClusterView, offer SlotOffer) Decision {
 		f.byViewGen = f.jobsGen
 	}
 	// jobs and pools in a deterministic order
-	cands := make([]fairCand, 0, len(view.Jobs))
-	var poolNames []string
-	poolIdx := map[string]int{}
-	lastPool, lastIdx := "", -1
+	cands := f.cands[:0]
+	poolNames := f.poolNames[:0]
+	f.offerGen++
 	for i := range view.Jobs {
 		v := &view.Jobs[i]
 		var j *fairJob
@@ -354,18 +495,18 @@ func (f *Fair) Offer(view *ClusterView, offer SlotOffer) Decision {
 		}
 		w := f.buf.at(i)
 		j.priority = v.Priority // it may change (mr job -set-priority)
-		pi := lastIdx
-		if j.pool != lastPool || lastIdx < 0 {
-			var ok bool
-			if pi, ok = poolIdx[j.pool]; !ok {
-				pi = len(poolNames)
-				poolIdx[j.pool] = pi
-				poolNames = append(poolNames, j.pool)
-			}
-			lastPool, lastIdx = j.pool, pi
+		if j.poolID >= len(f.poolAt) {
+			f.poolAt = append(f.poolAt, make([]offerPool, j.poolID+1-len(f.poolAt))...)
 		}
-		cands = append(cands, fairCand{job: j, w: w, pool: pi})
+		at := &f.poolAt[j.poolID]
+		if at.gen != f.offerGen {
+			at.gen, at.slot = f.offerGen, len(poolNames)
+			poolNames = append(poolNames, j.pool)
+		}
+		pi := at.slot
+		cands = append(cands, fairCand{job: j, w: w, pool: pi, weight: f.jobWeight(j)})
 	}
+	f.cands, f.poolNames = cands, poolNames
 	f.byView = f.byView[:min(len(f.byView), len(view.Jobs))]
 	var d Decision
 	f.lastIDs = f.lastIDs[:0]
@@ -402,9 +543,11 @@ func demandOf(w *work, t TaskType) float64 {
 	return float64(d)
 }
 
-// shares computes the fair share of each candidate job and each pool.
+// shares computes the fair share of each candidate job and each pool, in
+// buffers of t's kept until t's next shares.
 func (f *Fair) shares(cands []fairCand, poolNames []string, t TaskType, total float64) (jobShare, poolShare []float64) {
-	pools := make([]entity, len(poolNames))
+	pools := resize(&f.poolEs, len(poolNames))
+	clear(pools)
 	for i, name := range poolNames {
 		p := f.pool(name)
 		pools[i].weight = p.Weight
@@ -417,22 +560,24 @@ func (f *Fair) shares(cands []fairCand, poolNames []string, t TaskType, total fl
 	for _, c := range cands {
 		pools[c.pool].demand += demandOf(c.w, t)
 	}
-	waterFill(pools, total)
-	poolShare = make([]float64, len(pools))
+	f.wf.fill(pools, total)
+	poolShare = resize(&f.poolShareBuf[t], len(pools))
 	for i := range pools {
 		poolShare[i] = pools[i].share
 	}
-	jobShare = make([]float64, len(cands))
+	jobShare = resize(&f.jobShareBuf[t], len(cands))
 	// Each pool's jobs, in candidate order, in one buffer kept across
 	// Offers (a counting sort by pool).
-	start := make([]int, len(pools)+1)
+	start := resize(&f.start, len(pools)+1)
+	clear(start)
 	for _, c := range cands {
 		start[c.pool+1]++
 	}
 	for pi := range pools {
 		start[pi+1] += start[pi]
 	}
-	pos := slices.Clone(start[:len(pools)])
+	pos := resize(&f.pos, len(pools))
+	copy(pos, start)
 	if cap(f.shareEs) < len(cands) {
 		f.shareEs, f.shareIdx = make([]entity, len(cands)), make([]int, len(cands))
 	}
@@ -440,16 +585,26 @@ func (f *Fair) shares(cands []fairCand, poolNames []string, t TaskType, total fl
 	for i, c := range cands {
 		k := pos[c.pool]
 		pos[c.pool]++
-		es[k] = entity{weight: f.jobWeight(c.job), demand: demandOf(c.w, t)}
+		es[k] = entity{weight: c.weight, demand: demandOf(c.w, t)}
 		idx[k] = i
 	}
 	for pi := range pools {
-		waterFill(es[start[pi]:start[pi+1]], pools[pi].share)
+		f.wf.fill(es[start[pi]:start[pi+1]], pools[pi].share)
 	}
 	for k, i := range idx {
 		jobShare[i] = es[k].share
 	}
 	return jobShare, poolShare
+}
+
+// resize makes *buf n long, reallocating only to grow, and returns it
+// (its contents are whatever was there).
+func resize[T any](buf *[]T, n int) []T {
+	if cap(*buf) < n {
+		*buf = make([]T, n, n+n/4)
+	}
+	*buf = (*buf)[:n]
+	return *buf
 }
 
 func ratio(running int, share float64) float64 {
@@ -462,12 +617,8 @@ func ratio(running int, share float64) float64 {
 // pick returns the index of the candidate that gets the next slot of type
 // t, or -1.
 func (f *Fair) pick(cands []fairCand, poolNames []string, jobShare, poolShare []float64, t TaskType) int {
-	// pool state
-	type pst struct {
-		running  int
-		eligible bool
-	}
-	ps := make([]pst, len(poolNames))
+	ps := resize(&f.pickPools, len(poolNames))
+	clear(ps)
 	for _, c := range cands {
 		ps[c.pool].running += c.w.running(t)
 		if c.w.eligible(t) {

@@ -98,8 +98,13 @@ func waterFillBySearch(es []entity, total float64) {
 // demands (ties at the breakpoints), log and priority weights, min shares.
 func TestWaterFillSameAsSearch(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	for n := range 5000 {
-		es := make([]entity, 1+rng.IntN(40))
+	var w waterFiller // one filler for every case, as Fair keeps one
+	for n := range 6000 {
+		size := 1 + rng.IntN(40)
+		if n%6 == 5 { // the radix sort's sizes: up to 2,000 jobs in a pool
+			size = 40 + rng.IntN(2000)
+		}
+		es := make([]entity, size)
 		for i := range es {
 			w := []float64{1, 0.25, 0.5, 2, 4, math.Log2(float64(2 + rng.IntN(200))), 0}[rng.IntN(7)]
 			es[i] = entity{weight: w, demand: float64(rng.IntN(50))}
@@ -110,11 +115,66 @@ func TestWaterFillSameAsSearch(t *testing.T) {
 		total := float64(rng.IntN(20 * len(es)))
 		want := slices.Clone(es)
 		waterFillBySearch(want, total)
-		waterFill(es, total)
+		w.fill(es, total)
 		for i := range es {
 			if es[i].share != want[i].share {
 				t.Fatalf("case %d: share[%d] = %v, the search's %v (entities %+v, total %v)", n, i, es[i].share, want[i].share, want, total)
 			}
 		}
 	}
+}
+
+// TestSortBreakpoints checks the radix sort against a comparison sort on
+// the keys it sees: small integers over equal weights (most bytes
+// shared), log weights (every byte differs), duplicates, one value.
+func TestSortBreakpoints(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	keys := map[string]func() float64{
+		"integers": func() float64 { return float64(1 + rng.IntN(100)) },
+		"log":      func() float64 { return float64(1+rng.IntN(100)) / math.Log2(float64(2+rng.IntN(200))) },
+		"wide":     func() float64 { return math.Ldexp(1+rng.Float64(), rng.IntN(200)-100) },
+		"one":      func() float64 { return 7 },
+	}
+	var tmp []breakpoint
+	for name, key := range keys {
+		for _, n := range []int{1, 47, 48, 49, 300, 2001} {
+			bps := make([]breakpoint, n)
+			for i := range bps {
+				bps[i] = breakpoint{r: key(), dc: float64(i), dslope: -float64(i)}
+			}
+			want := slices.Clone(bps)
+			slices.SortStableFunc(want, func(a, b breakpoint) int { return cmpFloat(a.r, b.r) })
+			tmp = sortBreakpoints(bps, tmp)
+			for i := range bps {
+				if bps[i].r != want[i].r {
+					t.Fatalf("%s, %d keys: r[%d] = %v, want %v", name, n, i, bps[i].r, want[i].r)
+				}
+				if bps[i].dc != -bps[i].dslope { // each entry moved whole
+					t.Fatalf("%s, %d keys: entry %d torn: %+v", name, n, i, bps[i])
+				}
+			}
+			if !slices.EqualFunc(sortedDCs(bps), sortedDCs(want), func(a, b float64) bool { return a == b }) {
+				t.Fatalf("%s, %d keys: entries lost or duplicated", name, n)
+			}
+		}
+	}
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func sortedDCs(bps []breakpoint) []float64 {
+	out := make([]float64, len(bps))
+	for i, b := range bps {
+		out[i] = b.dc
+	}
+	slices.Sort(out)
+	return out
 }

@@ -3,6 +3,8 @@ package jobtracker
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"slices"
 	"sync"
@@ -57,8 +59,14 @@ func BenchmarkClientCallsUnderLoad(b *testing.B) {
 			_, err := jt.GetJobStatus(ctx, &mrpb.JobStatusRequest{JobId: running()})
 			return err
 		}},
-		{"api-cluster", func() error { jt.clusterInfo(false); return nil }},
-		{"api-jobs", func() error { jt.clusterInfo(true); return nil }},
+		{"api-cluster", func() error {
+			jt.clusterInfo(jt.jobsSnapshot())
+			jt.listTrackers(trackerQuery{State: "live", Sort: sorting{Key: "name"}}, true, "/api/cluster")
+			return nil
+		}},
+		{"api-jobs", func() error { jt.listJobs(jt.jobsSnapshot(), allJobs, true, "/api/jobs"); return nil }},
+		{"cluster-page", func() error { return serveOK(jt, "/") }},
+		{"trackers-page", func() error { return serveOK(jt, "/trackers") }},
 		{"metrics", func() error { jt.metrics(); return nil }},
 		{"tracker-page", func() error {
 			if _, ok := jt.trackerDetail(r.trackers[0].name); !ok {
@@ -189,4 +197,19 @@ func BenchmarkSpeculateLastWave(b *testing.B) {
 			b.ReportMetric(float64((processCPU()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 		})
 	}
+}
+
+// allJobs is the query of every job in submission order (/api/jobs with
+// no parameters).
+var allJobs = jobQuery{State: "all", Sort: sorting{Key: "submit"}}
+
+// serveOK serves a GET of path by the JobTracker's HTTP handler, page
+// rendering included, and wants a 200.
+func serveOK(jt *JobTracker, path string) error {
+	rec := httptest.NewRecorder()
+	jt.HTTPHandler().ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+	if rec.Code != http.StatusOK {
+		return fmt.Errorf("GET %s: status %d: %s", path, rec.Code, rec.Body)
+	}
+	return nil
 }

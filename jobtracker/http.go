@@ -69,7 +69,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"sort"
 	"time"
 
 	"gomr/mr"
@@ -82,9 +81,14 @@ import (
 
 // ClusterInfo is the body of GET /api/cluster.
 type ClusterInfo struct {
-	Time           time.Time     `json:"time"`
-	Policy         string        `json:"policy"`
-	Trackers       []TrackerInfo `json:"trackers"`
+	Time   time.Time `json:"time"`
+	Policy string    `json:"policy"`
+	// Trackers are the live trackers, sorted by name: all of them unless
+	// the query asks for a page, state or sort (TrackersPage then says
+	// which page).
+	Trackers      []TrackerInfo `json:"trackers"`
+	TrackerCounts TrackerCounts `json:"tracker_counts"`
+	TrackersPage  *ListPage     `json:"trackers_page,omitempty"`
 	MapSlots       int           `json:"map_slots"`
 	ReduceSlots    int           `json:"reduce_slots"`
 	RunningMaps    int           `json:"running_maps"`
@@ -119,6 +123,8 @@ type TrackerInfo struct {
 // JobList is the body of GET /api/jobs.
 type JobList struct {
 	Jobs []JobInfo `json:"jobs"`
+	// Page says which page Jobs is when the query asked for one.
+	Page *ListPage `json:"page,omitempty"`
 }
 
 // JobInfo is the summary of one job.
@@ -340,58 +346,16 @@ func (jt *JobTracker) jobInfoLocked(j *job) JobInfo {
 	return info
 }
 
-// clusterInfo copies the cluster's state; with jobs it also returns every
-// job's summary in submission order.
-//
-// The trackers are their published rows (publish.go), read without the
-// lock; the jobs are read under it, a chunk at a time (jobsChunked).
-func (jt *JobTracker) clusterInfo(withJobs bool) (ClusterInfo, []JobInfo) {
-	rows := jt.trackerRowsNow()
-	ci := ClusterInfo{
-		Trackers: make([]TrackerInfo, 0, len(rows)),
-		Jobs:     map[string]int{StateRunning: 0, StateSucceeded: 0, StateFailed: 0, StateKilled: 0},
+// clusterInfo is the cluster's summary from a jobs snapshot: the slot
+// totals and tracker counts kept as trackers' rows change (publish.go), no
+// tracker list.
+func (jt *JobTracker) clusterInfo(s jobsSnapshot) ClusterInfo {
+	tot := jt.trackerTotalsNow()
+	return ClusterInfo{
+		Time: utc(s.now), Policy: s.policy, Trackers: []TrackerInfo{}, TrackerCounts: tot.counts,
+		MapSlots: tot.slots[0], ReduceSlots: tot.slots[1], RunningMaps: tot.running[0], RunningReduces: tot.running[1],
+		Jobs: s.counts, PolicyStatus: s.status,
 	}
-	var jobs, retired []JobInfo
-	var now time.Time
-	jt.jobsChunked(func(j *job) {
-		ci.Jobs[j.state.String()]++
-		if withJobs {
-			jobs = append(jobs, jt.jobInfoLocked(j))
-		}
-	}, func() {
-		now = jt.now()
-		ci.Policy = jt.policy.Name()
-		for _, s := range jt.retire.cache {
-			ci.Jobs[s.state]++
-			if withJobs {
-				retired = append(retired, s.info())
-			}
-		}
-		ci.PolicyStatus = jt.describeLocked()
-	})
-	ci.Time = utc(now)
-	for _, r := range rows {
-		ti := r.info
-		ti.LastHeartbeatAgeSeconds = math.Round(now.Sub(r.lastSeen).Seconds()*1e3) / 1e3
-		ci.MapSlots += ti.MapSlots
-		ci.ReduceSlots += ti.ReduceSlots
-		ci.RunningMaps += ti.RunningMaps
-		ci.RunningReduces += ti.RunningReduces
-		ci.Trackers = append(ci.Trackers, ti)
-	}
-	if withJobs && jobs == nil {
-		jobs = []JobInfo{}
-	}
-	if len(retired) > 0 {
-		jobs = append(retired, jobs...)
-		sort.SliceStable(jobs, func(a, b int) bool {
-			if !jobs[a].Submit.Equal(jobs[b].Submit) {
-				return jobs[a].Submit.Before(jobs[b].Submit)
-			}
-			return jobIDLess(jobs[a].ID, jobs[b].ID)
-		})
-	}
-	return ci, jobs
 }
 
 // jobDetail copies one job's state; false if there is no such job. A
@@ -468,13 +432,40 @@ func jobParam(r *http.Request) (string, int, string) {
 }
 
 func (jt *JobTracker) handleAPICluster(w http.ResponseWriter, r *http.Request) {
-	ci, _ := jt.clusterInfo(false)
+	tq, err := parseTrackerQuery(r.URL.Query())
+	if err != nil {
+		jsonError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	ci := jt.clusterInfo(jt.jobsSnapshot())
+	l := jt.listTrackers(tq, !tq.Asked, "/api/cluster")
+	ci.Trackers = make([]TrackerInfo, len(l.Rows))
+	for i, row := range l.Rows {
+		ci.Trackers[i] = row.TrackerInfo
+	}
+	if tq.Asked {
+		ci.TrackersPage = l.listPage()
+	}
 	writeJSON(w, http.StatusOK, ci)
 }
 
+// apiJobsDesc are the /api/jobs sorts that are descending by default:
+// finish (the newest first); by submission (the default) the list is in
+// submission order, as it always was.
+var apiJobsDesc = map[string]bool{"finish": true}
+
 func (jt *JobTracker) handleAPIJobs(w http.ResponseWriter, r *http.Request) {
-	_, jobs := jt.clusterInfo(true)
-	writeJSON(w, http.StatusOK, JobList{Jobs: jobs})
+	jq, err := parseJobQuery(r.URL.Query(), apiJobsDesc)
+	if err != nil {
+		jsonError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	l := jt.listJobs(jt.jobsSnapshot(), jq, !jq.Asked, "/api/jobs")
+	list := JobList{Jobs: l.Jobs}
+	if jq.Asked {
+		list.Page = l.listPage()
+	}
+	writeJSON(w, http.StatusOK, list)
 }
 
 func (jt *JobTracker) handleAPIJob(w http.ResponseWriter, r *http.Request) {
@@ -504,10 +495,20 @@ type counterValue struct {
 	Value int64
 }
 
+// clusterJobRows is how many running and finished jobs, and jobs in the
+// policy's order, the cluster page shows (the newest finished; /jobs
+// lists them all, a page at a time).
+const clusterJobRows = 20
+
 type clusterPage struct {
 	Meta pageMeta
 	ClusterInfo
-	Running, Finished []JobInfo
+	// Running are the first running jobs in submission order, Finished
+	// the latest finished, each with its totals.
+	Running, Finished jobList
+	// PolicyJobs are the first of the policy's jobs, of PolicyJobsTotal.
+	PolicyJobs      []partitions.JobStatus
+	PolicyJobsTotal int
 	// Columns are the policy's columns with something to show.
 	Columns policyColumns
 }
@@ -524,17 +525,17 @@ type jobPage struct {
 }
 
 func (jt *JobTracker) handleClusterPage(w http.ResponseWriter, r *http.Request) {
-	ci, jobs := jt.clusterInfo(true)
+	snap := jt.jobsSnapshot()
+	ci := jt.clusterInfo(snap)
 	p := clusterPage{Meta: meta(r, "gomr JobTracker", true, true), ClusterInfo: ci, Columns: columnsOf(ci.PolicyStatus)}
-	for _, j := range jobs {
-		if j.State == StateRunning || j.State == StatePrep {
-			p.Running = append(p.Running, j)
-		} else {
-			p.Finished = append(p.Finished, j)
-		}
-	}
+	first := paging{Page: 1, Size: clusterJobRows}
+	p.Running = jt.listJobs(snap, jobQuery{State: "running", Sort: sorting{Key: "submit"}, paging: first}, false, "/jobs")
 	// Newest finished job first, as Hadoop's page lists them.
-	sort.SliceStable(p.Finished, func(a, b int) bool { return p.Finished[a].Finish.After(p.Finished[b].Finish) })
+	p.Finished = jt.listJobs(snap, jobQuery{State: "finished", Sort: sorting{Key: "finish", Desc: true}, paging: first}, false, "/jobs")
+	if st := ci.PolicyStatus; st != nil {
+		p.PolicyJobsTotal = len(st.Jobs)
+		p.PolicyJobs = st.Jobs[:min(len(st.Jobs), clusterJobRows)]
+	}
 	renderHTML(w, "cluster", p)
 }
 

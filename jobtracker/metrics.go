@@ -197,28 +197,16 @@ type metricsSnapshot struct {
 	poolRunning map[string][2]int
 }
 
-// metrics takes what the collector reports. The tracker gauges are summed
-// from the trackers' published rows (publish.go) without the lock; the
-// rest is read under it, O(jobs).
+// metrics takes what the collector reports. The tracker gauges are the
+// totals kept as the trackers' published rows change (publish.go), read
+// without the lock; the rest is read under it, O(jobs).
 func (jt *JobTracker) metrics() metricsSnapshot {
 	m := metricsSnapshot{
 		jobs: map[string]int{StateRunning: 0, StateSucceeded: 0, StateFailed: 0, StateKilled: 0},
 	}
-	jt.published.rows.Range(func(_, v any) bool {
-		row := v.(*trackerRow)
-		t := &row.info
-		m.trackers++
-		if t.Blacklisted {
-			m.blacklisted++
-		}
-		m.slots[0] += t.MapSlots
-		m.slots[1] += t.ReduceSlots
-		m.running[0] += t.RunningMaps
-		m.running[1] += t.RunningReduces
-		m.occupied[0] += min(row.busy[0], t.MapSlots)
-		m.occupied[1] += min(row.busy[1], t.ReduceSlots)
-		return true
-	})
+	tot := jt.trackerTotalsNow()
+	m.trackers, m.blacklisted = tot.counts.Live, tot.counts.Blacklisted
+	m.slots, m.running, m.occupied = tot.slots, tot.running, tot.occupied
 	jt.lock(holderMetrics)
 	defer jt.unlock()
 	m.lostReplies = jt.lostReplies

@@ -19,8 +19,10 @@ package jobtracker
 // different times are anyway.
 
 import (
+	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"gomr/partitions"
@@ -40,10 +42,83 @@ type trackerRow struct {
 	busy [2]int
 }
 
-// trackerRows is the published rows, by tracker name.
+// trackerRows is the published rows, by tracker name, and what the pages
+// need to show a page of them without walking them all: the totals, the
+// lost trackers, and a generation that changes with the set of live
+// trackers (for the sorted index of names, trackerNamesNow).
 type trackerRows struct {
 	rows  sync.Map // string -> *trackerRow
 	dirty map[string]struct{}
+
+	// lost are the trackers declared lost (or gone otherwise) and not
+	// back, by name (string -> *lostRow), at most maxLostTrackers, the
+	// oldest forgotten first; lostOrder is the order they were lost in
+	// (an entry whose seq is not the map's is stale), lostSeq numbers
+	// them. lostOrder and lostSeq are guarded by jt.mu.
+	lost      sync.Map
+	lostOrder []lostRef
+	lostSeq   uint64
+
+	// totals are summed as rows change, under jt.mu; published is the
+	// copy readers load (immutable once stored).
+	totals    trackerTotals
+	published atomic.Pointer[trackerTotals]
+
+	// gen changes when a tracker joins or leaves the rows; index caches
+	// the names sorted, tagged with the gen they were read at.
+	gen   atomic.Uint64
+	index atomic.Pointer[nameIndex]
+}
+
+// maxLostTrackers bounds the lost trackers the JobTracker remembers for
+// the pages (/trackers?state=lost): a cluster's worth.
+const maxLostTrackers = 10000
+
+// lostRow is a tracker that is no longer live: its last row and when it
+// left.
+type lostRow struct {
+	row *trackerRow
+	at  time.Time
+	seq uint64
+}
+
+// lostRef is an entry of trackerRows.lostOrder.
+type lostRef struct {
+	name string
+	seq  uint64
+}
+
+// nameIndex is the live trackers' names, sorted, as of generation gen.
+type nameIndex struct {
+	gen   uint64
+	names []string
+}
+
+// trackerTotals are the sums over the live trackers' rows (and the count
+// of lost ones) that the cluster page, /api/cluster and /metrics show.
+type trackerTotals struct {
+	counts TrackerCounts
+	// slots, running and occupied are by task type: the slots, the live
+	// attempts, and the slots held by live attempts (at most a tracker's
+	// slots).
+	slots, running, occupied [2]int
+}
+
+// add adds a row's part to the totals (sign -1 takes it away).
+func (s *trackerTotals) add(r *trackerRow, sign int) {
+	s.counts.Live += sign
+	switch {
+	case r.info.Blacklisted:
+		s.counts.Blacklisted += sign
+	case r.faults > 0:
+		s.counts.Graylisted += sign
+	}
+	s.slots[0] += sign * r.info.MapSlots
+	s.slots[1] += sign * r.info.ReduceSlots
+	s.running[0] += sign * r.info.RunningMaps
+	s.running[1] += sign * r.info.RunningReduces
+	s.occupied[0] += sign * min(r.busy[0], r.info.MapSlots)
+	s.occupied[1] += sign * min(r.busy[1], r.info.ReduceSlots)
 }
 
 // trackerChangedLocked marks a tracker's row for publication at the
@@ -58,15 +133,68 @@ func (jt *JobTracker) trackerChangedLocked(name string) {
 // publishLocked stores the rows of the trackers changed since the last
 // call (deletes those of trackers gone); jt.unlock calls it before
 // releasing the lock.
+//
+// It keeps the totals (a row's old part out, its new part in), moves a
+// tracker that left to the lost ones (and one that comes back out of
+// them), and advances the generation when the set of live trackers
+// changed.
 func (jt *JobTracker) publishLocked() {
-	for name := range jt.published.dirty {
+	p := &jt.published
+	if len(p.dirty) == 0 {
+		return
+	}
+	joinedOrLeft := false
+	for name := range p.dirty {
 		if t := jt.trackers[name]; t != nil {
-			jt.published.rows.Store(name, jt.trackerRowLocked(t))
-		} else {
-			jt.published.rows.Delete(name)
+			r := jt.trackerRowLocked(t)
+			p.totals.add(r, 1)
+			if old, loaded := p.rows.Swap(name, r); loaded {
+				p.totals.add(old.(*trackerRow), -1)
+				continue
+			}
+			joinedOrLeft = true
+			if _, was := p.lost.LoadAndDelete(name); was {
+				p.totals.counts.Lost--
+			}
+		} else if old, loaded := p.rows.LoadAndDelete(name); loaded {
+			joinedOrLeft = true
+			r := old.(*trackerRow)
+			p.totals.add(r, -1)
+			p.lostSeq++
+			p.lost.Store(name, &lostRow{row: r, at: jt.now(), seq: p.lostSeq})
+			p.lostOrder = append(p.lostOrder, lostRef{name, p.lostSeq})
+			p.totals.counts.Lost++
 		}
 	}
-	clear(jt.published.dirty)
+	clear(p.dirty)
+	for p.totals.counts.Lost > maxLostTrackers {
+		ref := p.lostOrder[0]
+		p.lostOrder = p.lostOrder[1:]
+		if v, ok := p.lost.Load(ref.name); ok && v.(*lostRow).seq == ref.seq {
+			p.lost.Delete(ref.name)
+			p.totals.counts.Lost--
+		}
+	}
+	if len(p.lostOrder) > 2*max(p.totals.counts.Lost, 64) {
+		p.lostOrder = compactLost(p)
+	}
+	totals := p.totals
+	p.published.Store(&totals)
+	if joinedOrLeft {
+		p.gen.Add(1)
+	}
+}
+
+// compactLost drops the stale entries of the lost trackers' order (those
+// of trackers that came back, or were lost again since).
+func compactLost(p *trackerRows) []lostRef {
+	out := make([]lostRef, 0, p.totals.counts.Lost)
+	for _, ref := range p.lostOrder {
+		if v, ok := p.lost.Load(ref.name); ok && v.(*lostRow).seq == ref.seq {
+			out = append(out, ref)
+		}
+	}
+	return out
 }
 
 // trackerRowLocked builds t's row.
@@ -122,4 +250,35 @@ func (jt *JobTracker) trackerRowNow(name string) *trackerRow {
 		return nil
 	}
 	return v.(*trackerRow)
+}
+
+// trackerTotalsNow are the published totals; no lock.
+func (jt *JobTracker) trackerTotalsNow() trackerTotals {
+	if t := jt.published.published.Load(); t != nil {
+		return *t
+	}
+	return trackerTotals{}
+}
+
+// trackerNamesNow is the live trackers' names, sorted; no lock. The sorted
+// index is rebuilt (O(trackers log trackers)) only after a tracker joined
+// or left since the last reader built it, so that a page of the trackers
+// by name costs O(page) while the cluster's membership holds still. The
+// slice is shared: callers must not change it.
+func (jt *JobTracker) trackerNamesNow() []string {
+	p := &jt.published
+	gen := p.gen.Load()
+	if ix := p.index.Load(); ix != nil && ix.gen == gen {
+		return ix.names
+	}
+	var names []string
+	p.rows.Range(func(name, _ any) bool {
+		names = append(names, name.(string))
+		return true
+	})
+	slices.Sort(names)
+	// Tagged with the generation read before the walk: a change during
+	// the walk makes the next reader build it again.
+	p.index.Store(&nameIndex{gen: gen, names: names})
+	return names
 }

@@ -5,10 +5,13 @@ package jobtracker
 //
 //	GET /task?id=T             task page: its attempts
 //	GET /attempt?id=A          attempt page: counters, diagnostic, logs
-//	GET /trackers              the live TaskTrackers
+//	GET /trackers              the TaskTrackers, a page at a time, by
+//	                           state (live, blacklisted, graylisted, lost)
+//	GET /jobs                  the jobs, a page at a time, by state
 //	GET /tracker?name=N        one TaskTracker: slots, running attempts,
 //	                           blacklisting, faults, lost replies
-//	GET /history               the finished jobs of the history directory
+//	GET /history               the finished jobs of the history
+//	                           directory, a page at a time
 //	GET /api/job/timeline?id=J Timeline as JSON: the job's attempts by
 //	                           tracker slot and its progress over time
 //	GET /api/cluster/occupancy Occupancy as JSON: slots in use by job over
@@ -49,9 +52,6 @@ const refreshSeconds = 5
 // maxInlineLog is the most of a log the attempt page shows inline (its
 // tail); the log link shows it whole.
 const maxInlineLog = 64 << 10
-
-// maxHistoryJobs is the most jobs the history page lists, newest first.
-const maxHistoryJobs = 1000
 
 // Timeline is the body of GET /api/job/timeline?id=J: the job's attempts as
 // bars on rows, one row per tracker slot (attempts of one tracker and
@@ -358,13 +358,13 @@ func (jt *JobTracker) occupancySeries() Occupancy {
 	return o
 }
 
-// historyEntries lists the jobs of the history directory, newest (by job
-// id) first, at most maxHistoryJobs, reading the job line of each file
-// only.
-func (h *History) historyEntries() ([]HistoryEntry, int, error) {
+// historyEntries lists a page of the jobs of the history directory,
+// newest (by job id) first, reading the job line of the page's files only
+// (the directory is listed whole: its names only).
+func (h *History) historyEntries(p paging) ([]HistoryEntry, pageInfo, error) {
 	des, err := os.ReadDir(h.dir)
 	if err != nil {
-		return nil, 0, fmt.Errorf("listing job history %s: %w", h.dir, err)
+		return nil, pageInfo{Page: 1, Pages: 1}, fmt.Errorf("listing job history %s: %w", h.dir, err)
 	}
 	var ids []string
 	for _, de := range des {
@@ -374,10 +374,7 @@ func (h *History) historyEntries() ([]HistoryEntry, int, error) {
 		}
 	}
 	sort.Slice(ids, func(a, b int) bool { return jobIDLess(ids[b], ids[a]) })
-	total := len(ids)
-	if len(ids) > maxHistoryJobs {
-		ids = ids[:maxHistoryJobs]
-	}
+	ids, pi := pageOf(ids, len(ids), p, pageLink("/history", "", nil, p, defaultPageSize))
 	out := make([]HistoryEntry, 0, len(ids))
 	for _, id := range ids {
 		e := HistoryEntry{ID: id, State: "UNREADABLE"}
@@ -392,7 +389,7 @@ func (h *History) historyEntries() ([]HistoryEntry, int, error) {
 		}
 		out = append(out, e)
 	}
-	return out, total, nil
+	return out, pi, nil
 }
 
 // readHistoryJobLine reads the first line of a history file: the job.
@@ -463,17 +460,6 @@ func (jt *JobTracker) liveTrackers() map[string]bool {
 		out[name.(string)] = true
 		return true
 	})
-	return out
-}
-
-// trackerFaults are the faults of every tracker within the window.
-func (jt *JobTracker) trackerFaults() map[string]int {
-	jt.lock(holderWebUI)
-	defer jt.unlock()
-	out := make(map[string]int, len(jt.faults))
-	for name, fs := range jt.faults {
-		out[name] = len(fs)
-	}
 	return out
 }
 
@@ -558,9 +544,25 @@ type attemptLog struct {
 }
 
 type trackersPage struct {
-	Meta     pageMeta
-	Trackers []TrackerInfo
-	Faults   map[string]int
+	Meta pageMeta
+	trackerList
+	// States and Sorts are the filter's and the sort's links.
+	States, Sorts []choiceLink
+}
+
+// choiceLink is a link to a list with one choice changed (a state, a
+// sort), and whether it is the current one.
+type choiceLink struct {
+	Name, Link string
+	Count      int
+	Current    bool
+}
+
+type jobsPage struct {
+	Meta pageMeta
+	jobList
+	Counts        map[string]int
+	States, Sorts []choiceLink
 }
 
 type trackerPage struct {
@@ -571,8 +573,8 @@ type trackerPage struct {
 type historyPage struct {
 	Meta  pageMeta
 	Jobs  []HistoryEntry
-	Total int
 	Error string
+	pageInfo
 }
 
 // counterGroups orders a counter set for a page.
@@ -595,6 +597,7 @@ func (jt *JobTracker) registerWebUI(mux *http.ServeMux) {
 	mux.HandleFunc("GET /task", jt.handleTaskPage)
 	mux.HandleFunc("GET /attempt", jt.handleAttemptPage)
 	mux.HandleFunc("GET /trackers", jt.handleTrackersPage)
+	mux.HandleFunc("GET /jobs", jt.handleJobsPage)
 	mux.HandleFunc("GET /tracker", jt.handleTrackerPage)
 	mux.HandleFunc("GET /history", jt.handleHistoryPage)
 	mux.HandleFunc("GET /api/job/timeline", jt.handleAPITimeline)
@@ -729,8 +732,74 @@ func (jt *JobTracker) handleAttemptPage(w http.ResponseWriter, r *http.Request) 
 }
 
 func (jt *JobTracker) handleTrackersPage(w http.ResponseWriter, r *http.Request) {
-	ci, _ := jt.clusterInfo(false)
-	renderHTML(w, "trackers", trackersPage{Meta: meta(r, "TaskTrackers", true, false), Trackers: ci.Trackers, Faults: jt.trackerFaults()})
+	tq, err := parseTrackerQuery(r.URL.Query())
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	p := trackersPage{Meta: meta(r, "TaskTrackers", true, false), trackerList: jt.listTrackers(tq, false, "/trackers")}
+	c := p.Counts
+	for i, st := range trackerStateChoices {
+		q := tq
+		q.State, q.Page = st, 1
+		p.States = append(p.States, choiceLink{Name: st, Link: "/trackers?" + q.base().Encode(), Current: st == tq.State,
+			Count: []int{c.Live, c.Blacklisted, c.Graylisted, c.Lost}[i]})
+	}
+	p.Sorts = sortLinks("/trackers", trackerSortKeys, tq.Sort, func(s sorting) url.Values {
+		q := tq
+		q.Sort = s
+		return q.base()
+	}, trackerSortDesc)
+	renderHTML(w, "trackers", p)
+}
+
+// sortLinks are the links of a list's sorts: each key in its default
+// order, the current one reversed.
+func sortLinks(path string, keys []string, cur sorting, base func(sorting) url.Values, desc map[string]bool) []choiceLink {
+	var out []choiceLink
+	for _, k := range keys {
+		s := sorting{Key: k, Desc: desc[k]}
+		if k == cur.Key {
+			s.Desc = !cur.Desc
+		}
+		name := k
+		if k == cur.Key {
+			name += map[bool]string{false: " ↑", true: " ↓"}[cur.Desc]
+		}
+		out = append(out, choiceLink{Name: name, Link: path + "?" + base(s).Encode(), Current: k == cur.Key})
+	}
+	return out
+}
+
+// jobsPageDesc are the /jobs sorts that are descending by default: the
+// newest first.
+var jobsPageDesc = map[string]bool{"submit": true, "finish": true}
+
+func (jt *JobTracker) handleJobsPage(w http.ResponseWriter, r *http.Request) {
+	jq, err := parseJobQuery(r.URL.Query(), jobsPageDesc)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	snap := jt.jobsSnapshot()
+	p := jobsPage{Meta: meta(r, "Jobs", true, false), jobList: jt.listJobs(snap, jq, false, "/jobs"), Counts: snap.counts}
+	for _, st := range jobStateChoices {
+		q := jq
+		q.State = st
+		n := 0
+		for s, c := range snap.counts {
+			if q.matches(s) {
+				n += c
+			}
+		}
+		p.States = append(p.States, choiceLink{Name: st, Link: "/jobs?" + q.base().Encode(), Count: n, Current: st == jq.State})
+	}
+	p.Sorts = sortLinks("/jobs", jobSortKeys, jq.Sort, func(s sorting) url.Values {
+		q := jq
+		q.Sort = s
+		return q.base()
+	}, jobsPageDesc)
+	renderHTML(w, "jobspage", p)
 }
 
 func (jt *JobTracker) handleTrackerPage(w http.ResponseWriter, r *http.Request) {
@@ -747,12 +816,16 @@ func (jt *JobTracker) handleTrackerPage(w http.ResponseWriter, r *http.Request) 
 }
 
 func (jt *JobTracker) handleHistoryPage(w http.ResponseWriter, r *http.Request) {
+	pg, err := parsePaging(r.URL.Query(), defaultPageSize)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
 	p := historyPage{Meta: meta(r, "Job history", false, false)}
-	jobs, total, err := jt.history.historyEntries()
+	p.Jobs, p.pageInfo, err = jt.history.historyEntries(pg)
 	if err != nil {
 		p.Error = err.Error()
 	}
-	p.Jobs, p.Total = jobs, total
 	renderHTML(w, "history", p)
 }
 

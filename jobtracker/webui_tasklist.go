@@ -3,7 +3,6 @@ package jobtracker
 import (
 	"fmt"
 	"net/url"
-	"strconv"
 	"strings"
 )
 
@@ -14,10 +13,10 @@ const tasksPerPage = 100
 
 // taskFilter is the job page's choice of tasks: a type ("map", "reduce"
 // or "" for both), a state (a task state name, "" for any) and a page
-// (from 1).
+// (webui_paging.go: ?page= from 1, ?size= tasksPerPage by default).
 type taskFilter struct {
 	Type, State string
-	Page        int
+	paging
 }
 
 // taskStates are the task states the filter accepts, by their names in
@@ -30,7 +29,7 @@ var taskStates = map[string]string{
 // parseTaskFilter reads type, state and page from the job page's query;
 // an unknown value is an error naming it and what is accepted.
 func parseTaskFilter(q url.Values) (taskFilter, error) {
-	f := taskFilter{Page: 1}
+	f := taskFilter{paging: paging{Page: 1, Size: tasksPerPage}}
 	switch t := q.Get("type"); t {
 	case "", "all":
 	case "map", "reduce":
@@ -45,14 +44,9 @@ func parseTaskFilter(q url.Values) (taskFilter, error) {
 		}
 		f.State = st
 	}
-	if p := q.Get("page"); p != "" {
-		n, err := strconv.Atoi(p)
-		if err != nil || n < 1 {
-			return f, fmt.Errorf("bad page %q: want a page number from 1", p)
-		}
-		f.Page = n
-	}
-	return f, nil
+	p, err := parsePaging(q, tasksPerPage)
+	f.paging = p
+	return f, err
 }
 
 // match tells whether a task passes the filter's type and state.
@@ -75,53 +69,31 @@ func (f taskFilter) String() string {
 // taskList is one page of a job's tasks as the job page shows it.
 type taskList struct {
 	Filter taskFilter
-	// Tasks are the page's tasks; Matching how many tasks pass the
-	// filter, of Total; From and To the 1-based positions shown.
-	Tasks                   []TaskInfo
-	Matching, Total         int
-	From, To, Page, Pages   int
-	First, Prev, Next, Last string // links, "" where there is none
+	Tasks  []TaskInfo
+	pageInfo
 }
 
 // pageOfTasks picks the filter's page of tasks; a page past the last shows
 // the last. base is the job page's path and query without the filter.
 func pageOfTasks(tasks []TaskInfo, f taskFilter, base url.Values) taskList {
-	l := taskList{Filter: f, Total: len(tasks)}
 	var match []TaskInfo
 	for _, t := range tasks {
 		if f.match(t) {
 			match = append(match, t)
 		}
 	}
-	l.Matching = len(match)
-	l.Pages = max(1, (len(match)+tasksPerPage-1)/tasksPerPage)
-	l.Page = min(f.Page, l.Pages)
-	lo := (l.Page - 1) * tasksPerPage
-	hi := min(lo+tasksPerPage, len(match))
-	l.Tasks = match[lo:hi]
-	if hi > lo {
-		l.From, l.To = lo+1, hi
+	q := url.Values{}
+	for k, v := range base {
+		q[k] = v
 	}
-	link := func(page int) string {
-		q := url.Values{}
-		for k, v := range base {
-			q[k] = v
-		}
-		if f.Type != "" {
-			q.Set("type", f.Type)
-		}
-		if f.State != "" {
-			q.Set("state", strings.ToLower(f.State))
-		}
-		q.Set("page", strconv.Itoa(page))
-		return "/job?" + q.Encode() + "#tasks"
+	if f.Type != "" {
+		q.Set("type", f.Type)
 	}
-	if l.Page > 1 {
-		l.First, l.Prev = link(1), link(l.Page-1)
+	if f.State != "" {
+		q.Set("state", strings.ToLower(f.State))
 	}
-	if l.Page < l.Pages {
-		l.Next, l.Last = link(l.Page+1), link(l.Pages)
-	}
+	l := taskList{Filter: f}
+	l.Tasks, l.pageInfo = pageOf(match, len(tasks), f.paging, pageLink("/job", "#tasks", q, f.paging, tasksPerPage))
 	return l
 }
 

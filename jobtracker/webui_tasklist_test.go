@@ -24,13 +24,13 @@ func TestPageOfTasks(t *testing.T) {
 		first, next        string
 		firstTask          string
 	}{
-		{taskFilter{Page: 1}, 251, 1, 100, 1, 3, "", "/job?id=job_1_0001&page=2#tasks", "m0"},
-		{taskFilter{Page: 2}, 251, 101, 200, 2, 3, "/job?id=job_1_0001&page=1#tasks", "/job?id=job_1_0001&page=3#tasks", "m100"},
-		{taskFilter{Page: 9}, 251, 201, 251, 3, 3, "/job?id=job_1_0001&page=1#tasks", "", "m200"},
-		{taskFilter{Type: "map", State: StateRunning, Page: 1}, 25, 1, 25, 1, 1, "", "", "m0"},
-		{taskFilter{Type: "reduce", Page: 1}, 1, 1, 1, 1, 1, "", "", "r0"},
-		{taskFilter{Type: "reduce", State: StateFailed, Page: 1}, 0, 0, 0, 1, 1, "", "", ""},
-		{taskFilter{Type: "map", State: StateSucceeded, Page: 2}, 225, 101, 200, 2, 3,
+		{taskFilter{paging: pg(1)}, 251, 1, 100, 1, 3, "", "/job?id=job_1_0001&page=2#tasks", "m0"},
+		{taskFilter{paging: pg(2)}, 251, 101, 200, 2, 3, "/job?id=job_1_0001&page=1#tasks", "/job?id=job_1_0001&page=3#tasks", "m100"},
+		{taskFilter{paging: pg(9)}, 251, 201, 251, 3, 3, "/job?id=job_1_0001&page=1#tasks", "", "m200"},
+		{taskFilter{Type: "map", State: StateRunning, paging: pg(1)}, 25, 1, 25, 1, 1, "", "", "m0"},
+		{taskFilter{Type: "reduce", paging: pg(1)}, 1, 1, 1, 1, 1, "", "", "r0"},
+		{taskFilter{Type: "reduce", State: StateFailed, paging: pg(1)}, 0, 0, 0, 1, 1, "", "", ""},
+		{taskFilter{Type: "map", State: StateSucceeded, paging: pg(2)}, 225, 101, 200, 2, 3,
 			"/job?id=job_1_0001&page=1&state=succeeded&type=map#tasks", "/job?id=job_1_0001&page=3&state=succeeded&type=map#tasks", "m112"},
 	} {
 		l := pageOfTasks(tasks, tc.f, base)
@@ -52,14 +52,16 @@ func TestParseTaskFilter(t *testing.T) {
 		want taskFilter
 		err  string
 	}{
-		{"", taskFilter{Page: 1}, ""},
-		{"type=all&state=all", taskFilter{Page: 1}, ""},
-		{"type=reduce&state=COMPLETED&page=3", taskFilter{Type: "reduce", State: StateSucceeded, Page: 3}, ""},
-		{"state=killed", taskFilter{State: StateKilled, Page: 1}, ""},
+		{"", taskFilter{paging: pg(1)}, ""},
+		{"type=all&state=all", taskFilter{paging: pg(1)}, ""},
+		{"type=reduce&state=COMPLETED&page=3", taskFilter{Type: "reduce", State: StateSucceeded, paging: paging{Page: 3, Size: tasksPerPage, Asked: true}}, ""},
+		{"state=killed&size=10", taskFilter{State: StateKilled, paging: paging{Page: 1, Size: 10, Asked: true}}, ""},
 		{"type=setup", taskFilter{}, `unknown task type "setup": want map, reduce or all`},
 		{"state=lost", taskFilter{}, `unknown task state "lost": want pending, running, succeeded (or completed), failed, killed or all`},
 		{"page=-1", taskFilter{}, `bad page "-1": want a page number from 1`},
 		{"page=x", taskFilter{}, `bad page "x": want a page number from 1`},
+		{"size=0", taskFilter{}, `bad size "0": want a page size from 1 to 1000`},
+		{"size=1001", taskFilter{}, `bad size "1001": want a page size from 1 to 1000`},
 	} {
 		q, _ := url.ParseQuery(tc.q)
 		f, err := parseTaskFilter(q)
@@ -74,3 +76,6 @@ func TestParseTaskFilter(t *testing.T) {
 		}
 	}
 }
+
+// pg is page n of tasksPerPage tasks.
+func pg(n int) paging { return paging{Page: n, Size: tasksPerPage} }

@@ -49,14 +49,14 @@ pre { background: #f6f6f6; padding: 4px; white-space: pre-wrap; overflow-wrap: a
 {{end}}</table></div>
 {{end}}
 
-{{define "trackertable"}}<div class="scroll"><table>
-<tr><th>Tracker</th><th>Host</th><th>Shuffle</th><th>Map slots</th><th>Reduce slots</th><th>Running maps</th><th>Running reduces</th>
-<th>Last heartbeat</th><th>CRIU</th><th>Blacklisted</th><th>Running attempts</th></tr>
-{{range .}}<tr><td><a href="/tracker?name={{.Name}}">{{.Name}}</a></td><td>{{.Host}}</td><td>{{.ShuffleAddress}}</td><td class="n">{{.MapSlots}}</td><td class="n">{{.ReduceSlots}}</td>
-<td class="n">{{.RunningMaps}}</td><td class="n">{{.RunningReduces}}</td><td>{{secs .LastHeartbeatAgeSeconds}} ago</td>
-<td>{{if .CRIU}}yes{{else}}no{{end}}</td><td>{{if .Blacklisted}}yes: {{.BlacklistReason}}{{else}}no{{end}}</td><td>{{range $i, $a := .RunningAttempts}}{{if $i}}, {{end}}<a href="/attempt?id={{$a}}">{{$a}}</a>{{end}}</td></tr>
-{{end}}</table></div>
+{{define "pager"}}<p class="pager">{{if .From}}Showing {{.From}}-{{.To}} of {{.Matching}}, page {{.Page}} of {{.Pages}}.{{end}}
+{{if .First}}<a href="{{.First}}">first</a> <a href="{{.Prev}}">previous</a>{{end}}
+{{if .Next}}<a href="{{.Next}}">next</a> <a href="{{.Last}}">last</a>{{end}}</p>
 {{end}}
+
+{{define "statelinks"}}{{range $i, $c := .}}{{if $i}} · {{end}}{{if $c.Current}}<b>{{$c.Name}} ({{$c.Count}})</b>{{else}}<a href="{{$c.Link}}">{{$c.Name}}</a> ({{$c.Count}}){{end}}{{end}}{{end}}
+
+{{define "sortlinks"}}{{range $i, $c := .}}{{if $i}} · {{end}}<a href="{{$c.Link}}">{{if $c.Current}}<b>{{$c.Name}}</b>{{else}}{{$c.Name}}{{end}}</a>{{end}}{{end}}
 
 {{define "cluster"}}{{template "head" .Meta}}
 <h1>gomr JobTracker</h1>
@@ -65,19 +65,24 @@ Map slots: {{.MapSlots}} ({{.RunningMaps}} running). Reduce slots: {{.ReduceSlot
 Jobs: {{index .Jobs "RUNNING"}} running, {{index .Jobs "SUCCEEDED"}} succeeded, {{index .Jobs "FAILED"}} failed, {{index .Jobs "KILLED"}} killed.
 <a href="/api/cluster">JSON</a> <a href="/api/jobs">jobs JSON</a> <a href="/metrics">metrics</a></p>
 
-<h2>TaskTrackers ({{len .Trackers}})</h2>
-{{if .Trackers}}{{template "trackertable" .Trackers}}{{else}}<p>No live TaskTracker.</p>
-{{end}}
-<h2>Slot occupancy by job</h2>
+<h2>TaskTrackers</h2>
+{{with .TrackerCounts}}<div class="scroll"><table>
+<tr><th>Live</th><th>Blacklisted</th><th>Graylisted</th><th>Lost</th></tr>
+<tr><td class="n"><a href="/trackers">{{.Live}}</a></td><td class="n"><a href="/trackers?state=blacklisted">{{.Blacklisted}}</a></td>
+<td class="n"><a href="/trackers?state=graylisted">{{.Graylisted}}</a></td><td class="n"><a href="/trackers?state=lost">{{.Lost}}</a></td></tr>
+</table></div>
+{{end}}<h2>Slot occupancy by job</h2>
 <div class="chart" id="occupancy" data-chart="occupancy" data-src="/api/cluster/occupancy"></div>
 {{with .PolicyStatus}}{{if gt (len .Partitions) 1}}<h2>Slot occupancy by partition</h2>
 <div class="chart" id="occupancy-partitions" data-chart="occupancy" data-by="partition" data-src="/api/cluster/occupancy"></div>
-{{end}}{{end}}<h2>Running jobs ({{len .Running}})</h2>
-{{if .Running}}{{template "jobs" .Running}}{{else}}<p>None.</p>
-{{end}}
-<h2>Finished jobs ({{len .Finished}})</h2>
-{{if .Finished}}{{template "jobs" .Finished}}{{else}}<p>None.</p>
-{{end}}<p><a href="/history">All finished jobs in the job history</a></p>
+{{end}}{{end}}<h2>Running jobs ({{.Running.Matching}})</h2>
+{{with .Running}}{{if .Jobs}}{{if .Next}}<p>The first {{len .Jobs}} by submission: <a href="/jobs?order=asc&amp;state=running">all {{.Matching}}</a>.</p>
+{{end}}{{template "jobs" .Jobs}}{{else}}<p>None.</p>
+{{end}}{{end}}
+<h2>Finished jobs ({{.Finished.Matching}})</h2>
+{{with .Finished}}{{if .Jobs}}{{if .Next}}<p>The latest {{len .Jobs}} to finish: <a href="/jobs?sort=finish&amp;state=finished">all {{.Matching}}</a>.</p>
+{{end}}{{template "jobs" .Jobs}}{{else}}<p>None.</p>
+{{end}}{{end}}<p><a href="/jobs">All jobs</a>, <a href="/history">all finished jobs in the job history</a></p>
 <h2>Policy {{.Policy}}</h2>
 {{$c := .Columns}}{{with .PolicyStatus}}{{if .Partitions}}<h3>Partitions</h3>
 <div class="scroll"><table>
@@ -91,10 +96,11 @@ Jobs: {{index .Jobs "RUNNING"}} running, {{index .Jobs "SUCCEEDED"}} succeeded, 
 {{range .Pools}}<tr><td>{{.Name}}</td><td class="n">{{printf "%.2f" .Weight}}</td><td class="n">{{.MinMaps}}</td><td class="n">{{.MinReduces}}</td>
 <td class="n">{{printf "%.2f" .FairShareMaps}}</td><td class="n">{{printf "%.2f" .FairShareReduces}}</td></tr>
 {{end}}</table></div>
-{{end}}<h3>Jobs in the policy's order ({{len .Jobs}})</h3>
-{{if .Jobs}}<div class="scroll"><table>
+{{end}}<h3>Jobs in the policy's order ({{$.PolicyJobsTotal}})</h3>
+{{if gt $.PolicyJobsTotal (len $.PolicyJobs)}}<p>The first {{len $.PolicyJobs}}: <a href="/api/cluster?size=1">/api/cluster</a>'s policy_status lists them all.</p>
+{{end}}{{if $.PolicyJobs}}<div class="scroll"><table>
 <tr><th>Job</th>{{if $c.Queue}}<th>Queue</th>{{end}}{{if $c.Pool}}<th>Pool</th>{{end}}{{if $c.Service}}<th>Service in queue</th><th>Service</th>{{end}}{{if $c.FairShare}}<th>Fair share maps</th><th>Fair share reduces</th>{{end}}{{if $c.Deadline}}<th>Deadline</th>{{end}}{{if $c.Quota}}<th>Min maps</th><th>Min reduces</th><th>Feasible</th>{{end}}</tr>
-{{range .Jobs}}<tr><td><a href="/job?id={{.ID}}">{{.ID}}</a></td>{{if $c.Queue}}<td class="n">{{.Queue}}</td>{{end}}{{if $c.Pool}}<td>{{.Pool}}</td>{{end}}{{if $c.Service}}<td>{{dur .PartialSize}}</td><td>{{dur .Service}}</td>{{end}}{{if $c.FairShare}}<td class="n">{{printf "%.2f" .FairShareMaps}}</td><td class="n">{{printf "%.2f" .FairShareReduces}}</td>{{end}}{{if $c.Deadline}}<td>{{when .Deadline}}</td>{{end}}{{if $c.Quota}}<td class="n">{{.MinMaps}}</td><td class="n">{{.MinReduces}}</td><td>{{if .Feasible}}yes{{else}}no{{end}}</td>{{end}}</tr>
+{{range $.PolicyJobs}}<tr><td><a href="/job?id={{.ID}}">{{.ID}}</a></td>{{if $c.Queue}}<td class="n">{{.Queue}}</td>{{end}}{{if $c.Pool}}<td>{{.Pool}}</td>{{end}}{{if $c.Service}}<td>{{dur .PartialSize}}</td><td>{{dur .Service}}</td>{{end}}{{if $c.FairShare}}<td class="n">{{printf "%.2f" .FairShareMaps}}</td><td class="n">{{printf "%.2f" .FairShareReduces}}</td>{{end}}{{if $c.Deadline}}<td>{{when .Deadline}}</td>{{end}}{{if $c.Quota}}<td class="n">{{.MinMaps}}</td><td class="n">{{.MinReduces}}</td><td>{{if .Feasible}}yes{{else}}no{{end}}</td>{{end}}</tr>
 {{end}}</table></div>
 {{end}}{{if .Counters}}<h3>Policy counters</h3>
 <div class="scroll"><table>
@@ -144,10 +150,7 @@ Jobs: {{index .Jobs "RUNNING"}} running, {{index .Jobs "SUCCEEDED"}} succeeded, 
 {{end}}{{$id := .ID}}<p class="filters">Show: <a href="{{tasks $id "" ""}}">all</a> · map: <a href="{{tasks $id "map" ""}}">all</a>
 {{range $s := states}}<a href="{{tasks $id "map" $s}}">{{$s}}</a> {{end}}· reduce: <a href="{{tasks $id "reduce" ""}}">all</a>
 {{range $s := states}}<a href="{{tasks $id "reduce" $s}}">{{$s}}</a> {{end}}</p>
-{{with .List}}{{if .Tasks}}<p>Showing {{.From}}-{{.To}} of {{.Matching}}, page {{.Page}} of {{.Pages}}.
-{{if .First}}<a href="{{.First}}">first</a> <a href="{{.Prev}}">previous</a>{{end}}
-{{if .Next}}<a href="{{.Next}}">next</a> <a href="{{.Last}}">last</a>{{end}}</p>
-<div class="scroll"><table>
+{{with .List}}{{if .Tasks}}{{template "pager" .}}<div class="scroll"><table>
 <tr><th>Task / attempt</th><th>Tracker</th><th>State</th><th>Progress</th><th>Phase</th><th>Started</th><th>Finished</th><th>Error</th></tr>
 {{range .Tasks}}<tr class="task"><td><b><a href="/task?id={{.ID}}">{{.ID}}</a></b></td><td></td><td>{{.State}}</td><td class="n">{{pct .Progress}}</td><td></td><td></td><td></td>
 <td title="{{.Error}}">{{if .Failures}}{{.Failures}} failed: {{firstLine .Error}}{{end}}</td></tr>
@@ -211,16 +214,25 @@ Jobs: {{index .Jobs "RUNNING"}} running, {{index .Jobs "SUCCEEDED"}} succeeded, 
 {{end}}
 
 {{define "trackers"}}{{template "head" .Meta}}
-<h1>TaskTrackers ({{len .Trackers}})</h1>
-{{if .Trackers}}{{$f := .Faults}}<div class="scroll"><table>
+<h1>TaskTrackers: {{.Query.State}} ({{.Matching}})</h1>
+<p>State: {{template "statelinks" .States}}. Sort by: {{template "sortlinks" .Sorts}}.</p>
+{{if .Rows}}{{template "pager" .}}{{$lost := eq .Query.State "lost"}}<div class="scroll"><table>
 <tr><th>Tracker</th><th>Host</th><th>Map slots</th><th>Reduce slots</th><th>Running maps</th><th>Running reduces</th>
-<th>Last heartbeat</th><th>CRIU</th><th>Blacklisted</th><th>Faults</th><th>Lost replies</th></tr>
-{{range .Trackers}}<tr><td><a href="/tracker?name={{.Name}}">{{.Name}}</a></td><td>{{.Host}}</td><td class="n">{{.MapSlots}}</td><td class="n">{{.ReduceSlots}}</td>
+<th>Last heartbeat</th><th>CRIU</th><th>Blacklisted</th><th>Faults</th><th>Lost replies</th>{{if $lost}}<th>Lost at</th>{{end}}</tr>
+{{range .Rows}}<tr class="tracker"><td>{{if $lost}}{{.Name}}{{else}}<a href="/tracker?name={{.Name}}">{{.Name}}</a>{{end}}</td><td>{{.Host}}</td><td class="n">{{.MapSlots}}</td><td class="n">{{.ReduceSlots}}</td>
 <td class="n">{{.RunningMaps}}</td><td class="n">{{.RunningReduces}}</td><td>{{secs .LastHeartbeatAgeSeconds}} ago</td>
-<td>{{if .CRIU}}yes{{else}}no{{end}}</td><td>{{if .Blacklisted}}yes: {{.BlacklistReason}}{{else}}no{{end}}</td><td class="n">{{index $f .Name}}</td><td class="n">{{.LostReplies}}</td></tr>
+<td>{{if .CRIU}}yes{{else}}no{{end}}</td><td>{{if .Blacklisted}}yes: {{.BlacklistReason}}{{else}}no{{end}}</td><td class="n">{{.Faults}}</td><td class="n">{{.LostReplies}}</td>{{if $lost}}<td>{{when .LostAt}}</td>{{end}}</tr>
 {{end}}</table></div>
-{{else}}<p>No live TaskTracker.</p>
+{{else}}<p>No {{.Query.State}} TaskTracker.</p>
 {{end}}</body></html>
+{{end}}
+
+{{define "jobspage"}}{{template "head" .Meta}}
+<h1>Jobs: {{.Query.State}} ({{.Matching}})</h1>
+<p>State: {{template "statelinks" .States}}. Sort by: {{template "sortlinks" .Sorts}}.</p>
+{{if .Jobs}}{{template "pager" .}}{{template "jobs" .Jobs}}{{else}}<p>No {{if ne .Query.State "all"}}{{.Query.State}} {{end}}job.</p>
+{{end}}<p><a href="/history">All finished jobs in the job history</a></p>
+</body></html>
 {{end}}
 
 {{define "tracker"}}{{template "head" .Meta}}
@@ -249,8 +261,8 @@ Jobs: {{index .Jobs "RUNNING"}} running, {{index .Jobs "SUCCEEDED"}} succeeded, 
 {{define "history"}}{{template "head" .Meta}}
 <h1>Job history</h1>
 {{if .Error}}<p>{{.Error}}</p>
-{{end}}<p>{{.Total}} finished jobs in the history directory{{if gt .Total (len .Jobs)}}, the newest {{len .Jobs}} shown{{end}}.</p>
-{{if .Jobs}}<div class="scroll"><table>
+{{end}}<p>{{.Total}} finished jobs in the history directory, the newest first.</p>
+{{if .Jobs}}{{template "pager" .}}<div class="scroll"><table>
 <tr><th>Job</th><th>Name</th><th>User</th><th>Queue</th><th>State</th><th>Submitted</th><th>Started</th><th>Finished</th><th>Elapsed</th><th>Maps</th><th>Reduces</th><th>Error</th></tr>
 {{range .Jobs}}<tr><td><a href="/job?id={{.ID}}">{{.ID}}</a></td><td class="wrap">{{.Name}}</td><td>{{.User}}</td><td>{{.Queue}}</td><td>{{.State}}</td>
 <td>{{when .Submit}}</td><td>{{when .Start}}</td><td>{{when .Finish}}</td><td>{{elapsed .Start .Finish .Finish}}</td><td class="n">{{.Maps}}</td><td class="n">{{.Reduces}}</td><td title="{{.Error}}">{{firstLine .Error}}</td></tr>

@@ -30,7 +30,7 @@ func TestWebUIPages(t *testing.T) {
 		{"/attempt?id=" + httpM1A0, 200, []string{"<h1>Attempt " + httpM1A0 + "</h1>", "<pre>boom\nat line 3</pre>",
 			"<h2>stdout</h2>", "Not available: "}},
 		{"/attempt?id=attempt_202601020304_0002_m_000001_7", 404, []string{"unknown task attempt"}},
-		{"/trackers", 200, []string{`<a href="/tracker?name=tt1">tt1</a>`, "<h1>TaskTrackers (2)</h1>"}},
+		{"/trackers", 200, []string{`<a href="/tracker?name=tt1">tt1</a>`, "<h1>TaskTrackers: live (2)</h1>"}},
 		{"/tracker?name=tt2", 200, []string{"<h1>TaskTracker tt2</h1>", `<a href="/attempt?id=` + httpM1A1 + `">`}},
 		{"/tracker?name=nope", 404, []string{"no live TaskTracker nope"}},
 		{"/history", 200, []string{`<a href="/job?id=` + httpJobEmpty + `">`, "1 finished jobs"}},

@@ -1,0 +1,211 @@
+package jobtracker
+
+// The trackers a page at a time: /trackers and /api/cluster's tracker list
+// (webui_paging.go for the parameters). The rows are the published ones
+// (publish.go), read without the JobTracker's lock. The live trackers by
+// name, the default, cost O(page): the page's names are cut from the
+// sorted index of names (rebuilt only after a tracker joined or left) and
+// their rows looked up. Another state or sort walks the rows of that state
+// (no lock; about a millisecond at 10,000 trackers) and sorts the matching
+// ones. The counts by state are kept as rows change.
+
+import (
+	"cmp"
+	"math"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+)
+
+// TrackerCounts counts the TaskTrackers by state: Live, of which
+// Blacklisted (no task of any job) and Graylisted (faults within the
+// blacklisting window, not blacklisted: Hadoop 1's graylist, the trackers
+// on their way to the blacklist or kept off it by its cap), and Lost
+// (declared lost or gone and not back, the latest maxLostTrackers).
+type TrackerCounts struct {
+	Live        int `json:"live"`
+	Blacklisted int `json:"blacklisted"`
+	Graylisted  int `json:"graylisted"`
+	Lost        int `json:"lost"`
+}
+
+// ListPage is the page of a list a JSON body holds, present when the
+// query asked for one (page or size): the page (from 1) of pages, the
+// page size, the rows that pass the filter (matching) of all (total).
+type ListPage struct {
+	Page     int `json:"page"`
+	Pages    int `json:"pages"`
+	Size     int `json:"size"`
+	Matching int `json:"matching"`
+	Total    int `json:"total"`
+}
+
+// listPage is p as a JSON body shows it.
+func (p pageInfo) listPage() *ListPage {
+	return &ListPage{Page: p.Page, Pages: p.Pages, Size: p.Size, Matching: p.Matching, Total: p.Total}
+}
+
+// trackerStateChoices are the values of /trackers?state=, the default
+// first.
+var trackerStateChoices = []string{"live", "blacklisted", "graylisted", "lost"}
+
+// trackerSortKeys are the values of /trackers?sort=, the default first;
+// trackerSortDesc are those whose default order is descending.
+var (
+	trackerSortKeys = []string{"name", "host", "heartbeat", "running", "faults"}
+	trackerSortDesc = map[string]bool{"running": true, "faults": true}
+)
+
+// trackerQuery is a query of the trackers list.
+type trackerQuery struct {
+	State string
+	Sort  sorting
+	paging
+}
+
+// parseTrackerQuery reads state, sort, order, page and size.
+func parseTrackerQuery(q url.Values) (trackerQuery, error) {
+	var tq trackerQuery
+	var err error
+	if tq.State, err = parseChoice(q, "state", trackerStateChoices); err != nil {
+		return tq, err
+	}
+	if tq.Sort, err = parseSorting(q, trackerSortKeys, trackerSortDesc); err != nil {
+		return tq, err
+	}
+	tq.paging, err = parsePaging(q, defaultPageSize)
+	return tq, err
+}
+
+// base is the query's parameters other than the page's, for the links.
+func (tq trackerQuery) base() url.Values {
+	q := url.Values{}
+	if tq.State != trackerStateChoices[0] {
+		q.Set("state", tq.State)
+	}
+	if tq.Sort.Key != trackerSortKeys[0] {
+		q.Set("sort", tq.Sort.Key)
+	}
+	if tq.Sort.Desc != trackerSortDesc[tq.Sort.Key] {
+		q.Set("order", map[bool]string{false: "asc", true: "desc"}[tq.Sort.Desc])
+	}
+	return q
+}
+
+// trackerListRow is one tracker of a list: its row, its faults in the
+// blacklisting window, and when it was lost (zero while live).
+type trackerListRow struct {
+	TrackerInfo
+	Faults int
+	LostAt time.Time
+}
+
+// trackerList is a page of trackers.
+type trackerList struct {
+	Query  trackerQuery
+	Rows   []trackerListRow
+	Counts TrackerCounts
+	pageInfo
+}
+
+// listTrackers picks the query's page of trackers (all of them when
+// whole, for the JSON list not asked for a page); path is the page the
+// links point at.
+func (jt *JobTracker) listTrackers(tq trackerQuery, whole bool, path string) trackerList {
+	now := jt.now()
+	tot := jt.trackerTotalsNow()
+	l := trackerList{Query: tq, Counts: tot.counts}
+	p := tq.paging
+	if whole {
+		p = paging{Page: 1, Size: math.MaxInt}
+	}
+	link := pageLink(path, "", tq.base(), tq.paging, defaultPageSize)
+	total := tot.counts.Live + tot.counts.Lost
+	var rows []trackerListRow
+	if tq.State == "live" && tq.Sort.Key == "name" {
+		names := jt.trackerNamesNow()
+		if tq.Sort.Desc {
+			names = slices.Clone(names)
+			slices.Reverse(names)
+		}
+		var page []string
+		page, l.pageInfo = pageOf(names, total, p, link)
+		for _, name := range page {
+			if r := jt.trackerRowNow(name); r != nil {
+				rows = append(rows, listRow(r, time.Time{}, now))
+			}
+		}
+	} else {
+		var match []trackerListRow
+		if tq.State == "lost" {
+			jt.published.lost.Range(func(_, v any) bool {
+				lr := v.(*lostRow)
+				match = append(match, listRow(lr.row, lr.at, now))
+				return true
+			})
+		} else {
+			jt.published.rows.Range(func(_, v any) bool {
+				r := v.(*trackerRow)
+				if trackerInState(r, tq.State) {
+					match = append(match, listRow(r, time.Time{}, now))
+				}
+				return true
+			})
+		}
+		sortTrackerRows(match, tq.Sort)
+		rows, l.pageInfo = pageOf(match, total, p, link)
+	}
+	if rows == nil {
+		rows = []trackerListRow{}
+	}
+	l.Rows = rows
+	return l
+}
+
+// trackerInState tells whether a live tracker's row is in a state of
+// trackerStateChoices.
+func trackerInState(r *trackerRow, state string) bool {
+	switch state {
+	case "blacklisted":
+		return r.info.Blacklisted
+	case "graylisted":
+		return !r.info.Blacklisted && r.faults > 0
+	}
+	return true
+}
+
+// listRow is a row of a list at time now.
+func listRow(r *trackerRow, lostAt, now time.Time) trackerListRow {
+	lr := trackerListRow{TrackerInfo: r.info, Faults: r.faults, LostAt: utc(lostAt)}
+	lr.LastHeartbeatAgeSeconds = math.Round(now.Sub(r.lastSeen).Seconds()*1e3) / 1e3
+	if !lostAt.IsZero() {
+		// Its attempts ended with it.
+		lr.RunningMaps, lr.RunningReduces, lr.RunningAttempts = 0, 0, []string{}
+	}
+	return lr
+}
+
+// sortTrackerRows sorts rows by s, ties by name.
+func sortTrackerRows(rows []trackerListRow, s sorting) {
+	slices.SortFunc(rows, func(a, b trackerListRow) int {
+		c := 0
+		switch s.Key {
+		case "host":
+			c = strings.Compare(a.Host, b.Host)
+		case "heartbeat":
+			c = a.LastHeartbeat.Compare(b.LastHeartbeat)
+		case "running":
+			c = cmp.Compare(a.RunningMaps+a.RunningReduces, b.RunningMaps+b.RunningReduces)
+		case "faults":
+			c = cmp.Compare(a.Faults, b.Faults)
+		}
+		if c == 0 {
+			c = strings.Compare(a.Name, b.Name)
+		}
+		if s.Desc {
+			return -c
+		}
+		return c
+	})
+}

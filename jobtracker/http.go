@@ -86,9 +86,9 @@ type ClusterInfo struct {
 	// Trackers are the live trackers, sorted by name: all of them unless
 	// the query asks for a page, state or sort (TrackersPage then says
 	// which page).
-	Trackers      []TrackerInfo `json:"trackers"`
-	TrackerCounts TrackerCounts `json:"tracker_counts"`
-	TrackersPage  *ListPage     `json:"trackers_page,omitempty"`
+	Trackers       []TrackerInfo `json:"trackers"`
+	TrackerCounts  TrackerCounts `json:"tracker_counts"`
+	TrackersPage   *ListPage     `json:"trackers_page,omitempty"`
 	MapSlots       int           `json:"map_slots"`
 	ReduceSlots    int           `json:"reduce_slots"`
 	RunningMaps    int           `json:"running_maps"`

@@ -75,8 +75,28 @@ func publishedMatch(jt *JobTracker) error {
 	if capacity != jt.capacity {
 		return fmt.Errorf("trackers not blacklisted, their map and reduce slots: %v, kept %v", capacity, jt.capacity)
 	}
-	if rows := jt.trackerRowsNow(); len(rows) != len(jt.trackers) {
+	rows := jt.trackerRowsNow()
+	if len(rows) != len(jt.trackers) {
 		return fmt.Errorf("%d trackers, %d published", len(jt.trackers), len(rows))
+	}
+	// The totals kept as rows change (publish.go), against a sum over the
+	// rows; the lost trackers none of the live ones.
+	var sum trackerTotals
+	for _, r := range rows {
+		sum.add(r, 1)
+	}
+	jt.published.lost.Range(func(name, _ any) bool {
+		sum.counts.Lost++
+		if jt.trackers[name.(string)] != nil {
+			sum.counts.Lost = -1 << 30
+		}
+		return true
+	})
+	if got := jt.trackerTotalsNow(); got != sum {
+		return fmt.Errorf("tracker totals kept %+v, summed %+v", got, sum)
+	}
+	if names := jt.trackerNamesNow(); len(names) != len(rows) || !slices.IsSorted(names) {
+		return fmt.Errorf("index of %d names (sorted: %v) for %d trackers", len(names), slices.IsSorted(names), len(rows))
 	}
 	// The expiry's lists (expiry.go): every tracker that heartbeated, in
 	// the order of its last heartbeat; the live attempts whose launch is

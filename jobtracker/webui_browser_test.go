@@ -213,7 +213,8 @@ func TestWebUIBrowser(t *testing.T) {
 	bctx, console := startBrowser(t, exe, 60*time.Second)
 
 	links := map[string]string{} // link -> the page it is on
-	pages := []string{"/", "/job?id=" + id, "/task?id=" + task, "/attempt?id=" + attempt, "/trackers", "/tracker?name=tt1", "/history"}
+	pages := []string{"/", "/job?id=" + id, "/task?id=" + task, "/attempt?id=" + attempt, "/trackers", "/tracker?name=tt1", "/history",
+		"/jobs", "/trackers?state=lost&sort=heartbeat", "/history?size=1"}
 	// Then the job retired: its pages from its history file.
 	retiredPages := []string{"/job?id=" + id + "&retired", "/task?id=" + task + "&retired", "/attempt?id=" + attempt + "&retired"}
 	for _, p := range append(pages, retiredPages...) {
@@ -290,6 +291,7 @@ func TestWebUIBrowser(t *testing.T) {
 			}
 		}
 	}
+	browsePages(t, bctx, srv.URL, id)
 	console.check()
 
 	for h, on := range links {
@@ -309,6 +311,72 @@ func TestWebUIBrowser(t *testing.T) {
 		}
 	}
 	t.Logf("%d pages, %d links, %d attempts; screenshot of the job page in /tmp/webui-job.png", len(pages)+len(retiredPages), len(links), attempts)
+}
+
+// browsePages pages through the trackers and filters the jobs in the
+// browser, by clicking the lists' links: a page of one tracker, the next
+// page, a state with no tracker, the job among the succeeded jobs and none
+// among the failed ones.
+func browsePages(t *testing.T, bctx context.Context, base, id string) {
+	t.Helper()
+	texts := func(sel string) []string {
+		out, err := chromedp.Run(bctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("`+sel+`")].map(e => e.innerText)`))
+		if err != nil {
+			t.Fatalf("%s: %v", sel, err)
+		}
+		return out
+	}
+	body := func() string { return strings.Join(texts("body"), "") }
+	click := func(text string) {
+		t.Helper()
+		before, _ := chromedp.Run(bctx, chromedp.Evaluate[string](`location.href`))
+		if err := chromedp.Do(bctx, chromedp.Click(`//a[normalize-space(.)="`+text+`"]`)); err != nil {
+			t.Fatalf("clicking %q on %s: %v", text, before, err)
+		}
+		// The click navigates: wait for the new page, loaded (evaluating
+		// fails while the old page's context goes).
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			ok, err := chromedp.Run(bctx, chromedp.Evaluate[bool](`location.href !== "`+before+`" && document.readyState === "complete"`))
+			if err == nil && ok {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("clicking %q on %s: no new page (%v)", text, before, err)
+			}
+		}
+	}
+	if err := chromedp.Do(bctx, chromedp.Navigate(base+"/trackers?size=1&refresh=0")); err != nil {
+		t.Fatal(err)
+	}
+	if rows := texts("tr.tracker td:first-child"); len(rows) != 1 || rows[0] != "tt1" {
+		t.Errorf("/trackers?size=1: rows %v, want tt1", rows)
+	}
+	click("next")
+	if rows := texts("tr.tracker td:first-child"); len(rows) != 1 || rows[0] != "tt2" || !strings.Contains(body(), "Showing 2-2 of 2, page 2 of 2.") {
+		t.Errorf("the next page of trackers: rows %v, want tt2, page 2 of 2:\n%s", rows, body())
+	}
+	click("previous")
+	if rows := texts("tr.tracker td:first-child"); len(rows) != 1 || rows[0] != "tt1" {
+		t.Errorf("the previous page of trackers: rows %v, want tt1", rows)
+	}
+	click("blacklisted")
+	if b := body(); !strings.Contains(b, "No blacklisted TaskTracker.") || !strings.Contains(b, "TaskTrackers: blacklisted (0)") {
+		t.Errorf("blacklisted trackers, want none:\n%s", b)
+	}
+	if err := chromedp.Do(bctx, chromedp.Navigate(base+"/jobs?refresh=0")); err != nil {
+		t.Fatal(err)
+	}
+	click("succeeded")
+	if b := body(); !strings.Contains(b, id) || !strings.Contains(b, "Jobs: succeeded (1)") {
+		t.Errorf("succeeded jobs, want %s:\n%s", id, b)
+	}
+	click("failed")
+	if b := body(); !strings.Contains(b, "No failed job.") || strings.Contains(b, id) {
+		t.Errorf("failed jobs, want none:\n%s", b)
+	}
+	if href, _ := chromedp.Run(bctx, chromedp.Evaluate[string](`location.href`)); !strings.Contains(href, "refresh=0") {
+		t.Errorf("the lists' links lost refresh=0: %s", href)
+	}
 }
 
 // TestWebUIJobAtScale loads the job page of a job of 100,000 maps run on

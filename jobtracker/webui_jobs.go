@@ -138,6 +138,9 @@ func (jq jobQuery) base() url.Values {
 	if jq.Sort.Desc != jq.desc[jq.Sort.Key] {
 		q.Set("order", map[bool]string{false: "asc", true: "desc"}[jq.Sort.Desc])
 	}
+	if jq.NoRefresh {
+		q.Set("refresh", "0")
+	}
 	return q
 }
 

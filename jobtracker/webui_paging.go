@@ -40,12 +40,14 @@ type paging struct {
 	// Asked is set when the query named page or size (the JSON lists
 	// are whole unless asked).
 	Asked bool
+	// NoRefresh keeps ?refresh=0 (meta) in the list's links.
+	NoRefresh bool
 }
 
 // parsePaging reads page and size from a query; size defaults to
 // defSize.
 func parsePaging(q url.Values, defSize int) (paging, error) {
-	p := paging{Page: 1, Size: defSize}
+	p := paging{Page: 1, Size: defSize, NoRefresh: q.Get("refresh") == "0"}
 	if v := q.Get("page"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {

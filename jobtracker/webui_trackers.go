@@ -90,6 +90,9 @@ func (tq trackerQuery) base() url.Values {
 	if tq.Sort.Desc != trackerSortDesc[tq.Sort.Key] {
 		q.Set("order", map[bool]string{false: "asc", true: "desc"}[tq.Sort.Desc])
 	}
+	if tq.NoRefresh {
+		q.Set("refresh", "0")
+	}
 	return q
 }
 

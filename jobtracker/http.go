@@ -3,12 +3,17 @@ package jobtracker
 // The JobTracker's HTTP server (mapreduce.jobtracker.http.address): status
 // pages for people, a JSON API for programs and Prometheus metrics.
 //
-//	GET /              cluster page (HTML): trackers, running and finished
-//	                   jobs, the scheduling policy and its view
+//	GET /              cluster page (HTML): the trackers' counts by state,
+//	                   the first running and latest finished jobs, the
+//	                   scheduling policy and its view
 //	GET /job?id=J      job page (HTML): state, progress, counters, tasks and
 //	                   their attempts
-//	GET /api/cluster   ClusterInfo as JSON
-//	GET /api/jobs      JobList as JSON
+//	GET /api/cluster   ClusterInfo as JSON; ?state=, sort=, order=, page=,
+//	                   size= choose its trackers as on /trackers (whole
+//	                   unless page or size is given)
+//	GET /api/jobs      JobList as JSON; ?state=, sort=, order=, page=,
+//	                   size= as on /jobs (whole unless page or size is
+//	                   given; by default in submission order)
 //	GET /api/job?id=J  JobDetail as JSON
 //	GET /tasklog?attemptid=A&filter=stdout|stderr
 //	                   an attempt's log, from its tracker
@@ -20,16 +25,23 @@ package jobtracker
 // except those marked "omitted while zero". Times are RFC 3339 in UTC,
 // progress is a fraction from 0 to 1 rounded to 4 decimals. The fields:
 //
-//	/api/cluster  {time, policy, trackers: [TrackerInfo], map_slots,
-//	              reduce_slots, running_maps, running_reduces,
+//	/api/cluster  {time, policy, trackers: [TrackerInfo],
+//	              tracker_counts: {live, blacklisted, graylisted, lost},
+//	              trackers_page: ListPage (omitted unless a page was
+//	              asked for), map_slots, reduce_slots, running_maps,
+//	              running_reduces,
 //	              jobs: {RUNNING, SUCCEEDED, FAILED, KILLED: count},
 //	              policy_status (partitions.PolicyStatus; omitted when the
 //	              policy does not implement partitions.Describer)}
 //	TrackerInfo   {name, host, shuffle_address, map_slots, reduce_slots,
 //	              running_maps, running_reduces, running_attempts: [id],
 //	              last_heartbeat, last_heartbeat_age_seconds, criu}
-//	/api/jobs     {jobs: [JobInfo]}, in submission order: the jobs in
+//	/api/jobs     {jobs: [JobInfo], page: ListPage (omitted unless a
+//	              page was asked for)}, in submission order: the jobs in
 //	              memory and the retired ones in the retired-jobs cache
+//	ListPage      {page, pages, size, matching, total}: the page's number
+//	              (from 1; past the last, the last) of pages, the page
+//	              size, the rows that pass the state filter of all
 //	JobInfo       {id, name, user, pool, priority, state, error, output,
 //	              submit, start, finish (omitted while zero), deadline
 //	              (omitted while zero), map_progress, reduce_progress,
@@ -83,9 +95,9 @@ import (
 type ClusterInfo struct {
 	Time   time.Time `json:"time"`
 	Policy string    `json:"policy"`
-	// Trackers are the live trackers, sorted by name: all of them unless
-	// the query asks for a page, state or sort (TrackersPage then says
-	// which page).
+	// Trackers are the live trackers sorted by name, or those of the
+	// query's state in its sort: all of them unless the query asks for a
+	// page (page or size; TrackersPage then says which).
 	Trackers       []TrackerInfo `json:"trackers"`
 	TrackerCounts  TrackerCounts `json:"tracker_counts"`
 	TrackersPage   *ListPage     `json:"trackers_page,omitempty"`

@@ -68,7 +68,7 @@ func TestListsAcrossChunks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	infos := jt.listJobs(jt.jobsSnapshot(), allJobs, true, "/api/jobs").Jobs
+	infos := jt.listJobs(jt.jobsSnapshot(false), allJobs, true, "/api/jobs").Jobs
 	if len(resp.Jobs) != n || len(infos) != n {
 		t.Fatalf("listed %d jobs (rpc), %d (web UI); want %d", len(resp.Jobs), len(infos), n)
 	}

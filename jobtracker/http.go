@@ -449,7 +449,7 @@ func (jt *JobTracker) handleAPICluster(w http.ResponseWriter, r *http.Request) {
 		jsonError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	ci := jt.clusterInfo(jt.jobsSnapshot())
+	ci := jt.clusterInfo(jt.jobsSnapshot(true))
 	l := jt.listTrackers(tq, !tq.Asked, "/api/cluster")
 	ci.Trackers = make([]TrackerInfo, len(l.Rows))
 	for i, row := range l.Rows {
@@ -472,7 +472,7 @@ func (jt *JobTracker) handleAPIJobs(w http.ResponseWriter, r *http.Request) {
 		jsonError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	l := jt.listJobs(jt.jobsSnapshot(), jq, !jq.Asked, "/api/jobs")
+	l := jt.listJobs(jt.jobsSnapshot(false), jq, !jq.Asked, "/api/jobs")
 	list := JobList{Jobs: l.Jobs}
 	if jq.Asked {
 		list.Page = l.listPage()
@@ -537,7 +537,7 @@ type jobPage struct {
 }
 
 func (jt *JobTracker) handleClusterPage(w http.ResponseWriter, r *http.Request) {
-	snap := jt.jobsSnapshot()
+	snap := jt.jobsSnapshot(true)
 	ci := jt.clusterInfo(snap)
 	p := clusterPage{Meta: meta(r, "gomr JobTracker", true, true), ClusterInfo: ci, Columns: columnsOf(ci.PolicyStatus)}
 	first := paging{Page: 1, Size: clusterJobRows}

@@ -781,7 +781,7 @@ func (jt *JobTracker) handleJobsPage(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	snap := jt.jobsSnapshot()
+	snap := jt.jobsSnapshot(false)
 	p := jobsPage{Meta: meta(r, "Jobs", true, false), jobList: jt.listJobs(snap, jq, false, "/jobs"), Counts: snap.counts}
 	for _, st := range jobStateChoices {
 		q := jq

@@ -38,8 +38,9 @@ type jobsSnapshot struct {
 }
 
 // jobsSnapshot copies every job's key (in memory, and in the retired-jobs
-// cache).
-func (jt *JobTracker) jobsSnapshot() jobsSnapshot {
+// cache), and with withPolicy the policy's view (O(jobs) under the lock:
+// only for the pages that show it).
+func (jt *JobTracker) jobsSnapshot(withPolicy bool) jobsSnapshot {
 	s := jobsSnapshot{counts: map[string]int{StateRunning: 0, StateSucceeded: 0, StateFailed: 0, StateKilled: 0}}
 	var retired []jobKey
 	jt.jobsChunked(func(j *job) {
@@ -55,7 +56,9 @@ func (jt *JobTracker) jobsSnapshot() jobsSnapshot {
 			retired = append(retired, jobKey{id: r.id, name: r.name, user: r.user, pool: r.queue, state: r.state,
 				submit: r.submit, finish: r.finish, retired: r})
 		}
-		s.status = jt.describeLocked()
+		if withPolicy {
+			s.status = jt.describeLocked()
+		}
 	})
 	if len(retired) > 0 {
 		s.keys = append(retired, s.keys...)

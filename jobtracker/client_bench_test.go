@@ -29,11 +29,7 @@ import (
 //
 //	go test -run '^$' -bench ClientCallsUnderLoad -benchtime 100x ./jobtracker/
 func BenchmarkClientCallsUnderLoad(b *testing.B) {
-	trackers, jobs := 10000, 1000
-	if os.Getenv("GOMR_BENCH_SMALL") != "" {
-		trackers, jobs = 1000, 100
-	}
-	r := newHeartbeatRigJobs(b, "fifo", trackers, jobs, 40, 2, false)
+	r := newClientCallsRig(b)
 	defer r.close()
 	jt := r.jt
 	ctx := context.Background()
@@ -61,7 +57,7 @@ func BenchmarkClientCallsUnderLoad(b *testing.B) {
 		}},
 		{"api-cluster", func() error {
 			jt.clusterInfo(jt.jobsSnapshot(true))
-			jt.listTrackers(trackerQuery{State: "live", Sort: sorting{Key: "name"}}, true, "/api/cluster")
+			jt.listTrackers(listQuery{State: "live", Sort: sorting{Key: "name"}}, true, "/api/cluster")
 			return nil
 		}},
 		{"api-jobs", func() error { jt.listJobs(jt.jobsSnapshot(false), allJobs, true, "/api/jobs"); return nil }},
@@ -201,7 +197,7 @@ func BenchmarkSpeculateLastWave(b *testing.B) {
 
 // allJobs is the query of every job in submission order (/api/jobs with
 // no parameters).
-var allJobs = jobQuery{State: "all", Sort: sorting{Key: "submit"}}
+var allJobs = listQuery{State: "all", Sort: sorting{Key: "submit"}}
 
 // serveOK serves a GET of path by the JobTracker's HTTP handler, page
 // rendering included, and wants a 200.
@@ -212,4 +208,15 @@ func serveOK(jt *JobTracker, path string) error {
 		return fmt.Errorf("GET %s: status %d: %s", path, rec.Code, rec.Body)
 	}
 	return nil
+}
+
+// newClientCallsRig is the rig of the client calls' and pages'
+// benchmarks: 10,000 trackers of 2 + 2 slots busy with 1,000 jobs of 40
+// maps and 2 reduces under fifo (1,000 and 100 with GOMR_BENCH_SMALL set).
+func newClientCallsRig(b *testing.B) *heartbeatRig {
+	trackers, jobs := 10000, 1000
+	if os.Getenv("GOMR_BENCH_SMALL") != "" {
+		trackers, jobs = 1000, 100
+	}
+	return newHeartbeatRigJobs(b, "fifo", trackers, jobs, 40, 2, false)
 }

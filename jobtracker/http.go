@@ -540,10 +540,14 @@ func (jt *JobTracker) handleClusterPage(w http.ResponseWriter, r *http.Request) 
 	snap := jt.jobsSnapshot(true)
 	ci := jt.clusterInfo(snap)
 	p := clusterPage{Meta: meta(r, "gomr JobTracker", true, true), ClusterInfo: ci, Columns: columnsOf(ci.PolicyStatus)}
-	first := paging{Page: 1, Size: clusterJobRows}
-	p.Running = jt.listJobs(snap, jobQuery{State: "running", Sort: sorting{Key: "submit"}, paging: first}, false, "/jobs")
-	// Newest finished job first, as Hadoop's page lists them.
-	p.Finished = jt.listJobs(snap, jobQuery{State: "finished", Sort: sorting{Key: "finish", Desc: true}, paging: first}, false, "/jobs")
+	// The first page of /jobs?state=running&order=asc, and of
+	// /jobs?state=finished&sort=finish: the newest finished job first, as
+	// Hadoop's page lists them.
+	lq := listQuery{State: "running", Sort: sorting{Key: "submit"}, paging: paging{Page: 1, Size: clusterJobRows},
+		states: jobStateChoices, keys: jobSortKeys, desc: jobsPageDesc}
+	p.Running = jt.listJobs(snap, lq, false, "/jobs")
+	lq.State, lq.Sort = "finished", sorting{Key: "finish", Desc: true}
+	p.Finished = jt.listJobs(snap, lq, false, "/jobs")
 	if st := ci.PolicyStatus; st != nil {
 		p.PolicyJobsTotal = len(st.Jobs)
 		p.PolicyJobs = st.Jobs[:min(len(st.Jobs), clusterJobRows)]

@@ -550,18 +550,9 @@ type trackersPage struct {
 	States, Sorts []choiceLink
 }
 
-// choiceLink is a link to a list with one choice changed (a state, a
-// sort), and whether it is the current one.
-type choiceLink struct {
-	Name, Link string
-	Count      int
-	Current    bool
-}
-
 type jobsPage struct {
 	Meta pageMeta
 	jobList
-	Counts        map[string]int
 	States, Sorts []choiceLink
 }
 
@@ -739,36 +730,10 @@ func (jt *JobTracker) handleTrackersPage(w http.ResponseWriter, r *http.Request)
 	}
 	p := trackersPage{Meta: meta(r, "TaskTrackers", true, false), trackerList: jt.listTrackers(tq, false, "/trackers")}
 	c := p.Counts
-	for i, st := range trackerStateChoices {
-		q := tq
-		q.State, q.Page = st, 1
-		p.States = append(p.States, choiceLink{Name: st, Link: "/trackers?" + q.base().Encode(), Current: st == tq.State,
-			Count: []int{c.Live, c.Blacklisted, c.Graylisted, c.Lost}[i]})
-	}
-	p.Sorts = sortLinks("/trackers", trackerSortKeys, tq.Sort, func(s sorting) url.Values {
-		q := tq
-		q.Sort = s
-		return q.base()
-	}, trackerSortDesc)
+	counts := map[string]int{"live": c.Live, "blacklisted": c.Blacklisted, "graylisted": c.Graylisted, "lost": c.Lost}
+	p.States = tq.stateLinks("/trackers", func(st string) int { return counts[st] })
+	p.Sorts = tq.sortLinks("/trackers")
 	renderHTML(w, "trackers", p)
-}
-
-// sortLinks are the links of a list's sorts: each key in its default
-// order, the current one reversed.
-func sortLinks(path string, keys []string, cur sorting, base func(sorting) url.Values, desc map[string]bool) []choiceLink {
-	var out []choiceLink
-	for _, k := range keys {
-		s := sorting{Key: k, Desc: desc[k]}
-		if k == cur.Key {
-			s.Desc = !cur.Desc
-		}
-		name := k
-		if k == cur.Key {
-			name += map[bool]string{false: " ↑", true: " ↓"}[cur.Desc]
-		}
-		out = append(out, choiceLink{Name: name, Link: path + "?" + base(s).Encode(), Current: k == cur.Key})
-	}
-	return out
 }
 
 // jobsPageDesc are the /jobs sorts that are descending by default: the
@@ -782,23 +747,17 @@ func (jt *JobTracker) handleJobsPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	snap := jt.jobsSnapshot(false)
-	p := jobsPage{Meta: meta(r, "Jobs", true, false), jobList: jt.listJobs(snap, jq, false, "/jobs"), Counts: snap.counts}
-	for _, st := range jobStateChoices {
-		q := jq
-		q.State = st
+	p := jobsPage{Meta: meta(r, "Jobs", true, false), jobList: jt.listJobs(snap, jq, false, "/jobs")}
+	p.States = jq.stateLinks("/jobs", func(state string) int {
 		n := 0
-		for s, c := range snap.counts {
-			if q.matches(s) {
+		for st, c := range snap.counts {
+			if jobInState(st, state) {
 				n += c
 			}
 		}
-		p.States = append(p.States, choiceLink{Name: st, Link: "/jobs?" + q.base().Encode(), Count: n, Current: st == jq.State})
-	}
-	p.Sorts = sortLinks("/jobs", jobSortKeys, jq.Sort, func(s sorting) url.Values {
-		q := jq
-		q.Sort = s
-		return q.base()
-	}, jobsPageDesc)
+		return n
+	})
+	p.Sorts = jq.sortLinks("/jobs")
 	renderHTML(w, "jobspage", p)
 }
 

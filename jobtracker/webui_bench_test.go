@@ -3,7 +3,6 @@ package jobtracker
 import (
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 )
@@ -18,11 +17,7 @@ import (
 //
 //	go test -run '^$' -bench PagesAtScale -benchtime 20x ./jobtracker/
 func BenchmarkPagesAtScale(b *testing.B) {
-	trackers, jobs := 10000, 1000
-	if os.Getenv("GOMR_BENCH_SMALL") != "" {
-		trackers, jobs = 1000, 100
-	}
-	r := newHeartbeatRigJobs(b, "fifo", trackers, jobs, 40, 2, false)
+	r := newClientCallsRig(b)
 	defer r.close()
 	h := r.jt.HTTPHandler()
 	for _, path := range []string{"/", "/trackers", "/trackers?page=100", "/trackers?state=graylisted", "/trackers?sort=heartbeat",

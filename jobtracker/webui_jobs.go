@@ -104,52 +104,17 @@ var jobStateChoices = []string{"all", "running", "finished", "succeeded", "faile
 // first.
 var jobSortKeys = []string{"submit", "finish", "name", "user", "pool", "id"}
 
-// jobQuery is a query of a job list.
-type jobQuery struct {
-	State string
-	Sort  sorting
-	paging
-	// desc are the keys whose default order is descending (the /jobs
-	// page lists the newest first, /api/jobs in submission order).
-	desc map[string]bool
+// parseJobQuery reads a job list's state, sort, order, page and size;
+// desc are the keys whose default order is descending (the /jobs page
+// lists the newest first, /api/jobs in submission order).
+func parseJobQuery(q url.Values, desc map[string]bool) (listQuery, error) {
+	return parseListQuery(q, jobStateChoices, jobSortKeys, desc)
 }
 
-// parseJobQuery reads state, sort, order, page and size; desc are the
-// keys whose default order is descending.
-func parseJobQuery(q url.Values, desc map[string]bool) (jobQuery, error) {
-	jq := jobQuery{desc: desc}
-	var err error
-	if jq.State, err = parseChoice(q, "state", jobStateChoices); err != nil {
-		return jq, err
-	}
-	if jq.Sort, err = parseSorting(q, jobSortKeys, desc); err != nil {
-		return jq, err
-	}
-	jq.paging, err = parsePaging(q, defaultPageSize)
-	return jq, err
-}
-
-// base is the query's parameters other than the page's, for the links.
-func (jq jobQuery) base() url.Values {
-	q := url.Values{}
-	if jq.State != jobStateChoices[0] {
-		q.Set("state", jq.State)
-	}
-	if jq.Sort.Key != jobSortKeys[0] {
-		q.Set("sort", jq.Sort.Key)
-	}
-	if jq.Sort.Desc != jq.desc[jq.Sort.Key] {
-		q.Set("order", map[bool]string{false: "asc", true: "desc"}[jq.Sort.Desc])
-	}
-	if jq.NoRefresh {
-		q.Set("refresh", "0")
-	}
-	return q
-}
-
-// matches tells whether a job in state st passes the filter.
-func (jq jobQuery) matches(st string) bool {
-	switch jq.State {
+// jobInState tells whether a job in state st is in a state of
+// jobStateChoices.
+func jobInState(st, state string) bool {
+	switch state {
 	case "all":
 		return true
 	case "running":
@@ -157,22 +122,22 @@ func (jq jobQuery) matches(st string) bool {
 	case "finished":
 		return finalJobState(st)
 	}
-	return strings.EqualFold(st, jq.State)
+	return strings.EqualFold(st, state)
 }
 
 // jobList is a page of jobs.
 type jobList struct {
-	Query jobQuery
+	Query listQuery
 	Jobs  []JobInfo
 	pageInfo
 }
 
 // listJobs picks the query's page of the snapshot's jobs (all that match
 // when whole); path is the page the links point at.
-func (jt *JobTracker) listJobs(s jobsSnapshot, jq jobQuery, whole bool, path string) jobList {
+func (jt *JobTracker) listJobs(s jobsSnapshot, jq listQuery, whole bool, path string) jobList {
 	var match []jobKey
 	for _, k := range s.keys {
-		if jq.matches(k.state) {
+		if jobInState(k.state, jq.State) {
 			match = append(match, k)
 		}
 	}

@@ -163,3 +163,89 @@ func orList(s []string) string {
 	}
 	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
 }
+
+// listQuery is a query of a list of trackers or jobs: a state, a sort and
+// a page, and the list's choices (for the links).
+type listQuery struct {
+	State string
+	Sort  sorting
+	paging
+	// states and keys are the list's states and sort keys, the defaults
+	// first; desc the keys whose default order is descending.
+	states, keys []string
+	desc         map[string]bool
+}
+
+// parseListQuery reads state, sort, order, page and size for a list of
+// those states and sort keys.
+func parseListQuery(q url.Values, states, keys []string, desc map[string]bool) (listQuery, error) {
+	lq := listQuery{states: states, keys: keys, desc: desc}
+	var err error
+	if lq.State, err = parseChoice(q, "state", states); err != nil {
+		return lq, err
+	}
+	if lq.Sort, err = parseSorting(q, keys, desc); err != nil {
+		return lq, err
+	}
+	lq.paging, err = parsePaging(q, defaultPageSize)
+	return lq, err
+}
+
+// base is the query's parameters other than the page's, for the links:
+// those that are not the defaults.
+func (lq listQuery) base() url.Values {
+	q := url.Values{}
+	if len(lq.states) == 0 || len(lq.keys) == 0 {
+		return q // a list with no choices (a test's whole list)
+	}
+	if lq.State != lq.states[0] {
+		q.Set("state", lq.State)
+	}
+	if lq.Sort.Key != lq.keys[0] {
+		q.Set("sort", lq.Sort.Key)
+	}
+	if lq.Sort.Desc != lq.desc[lq.Sort.Key] {
+		q.Set("order", map[bool]string{false: "asc", true: "desc"}[lq.Sort.Desc])
+	}
+	if lq.NoRefresh {
+		q.Set("refresh", "0")
+	}
+	return q
+}
+
+// choiceLink is a link to a list with one choice changed (a state, a
+// sort), and whether it is the current one.
+type choiceLink struct {
+	Name, Link string
+	Count      int
+	Current    bool
+}
+
+// stateLinks are the links to the list at path in each of its states,
+// with count(state) rows, first page.
+func (lq listQuery) stateLinks(path string, count func(state string) int) []choiceLink {
+	var out []choiceLink
+	for _, st := range lq.states {
+		q := lq
+		q.State, q.Page = st, 1
+		out = append(out, choiceLink{Name: st, Link: path + "?" + q.base().Encode(), Count: count(st), Current: st == lq.State})
+	}
+	return out
+}
+
+// sortLinks are the links to the list at path in each of its sorts: a
+// key in its default order, the current one reversed (marked ↑ or ↓).
+func (lq listQuery) sortLinks(path string) []choiceLink {
+	var out []choiceLink
+	for _, k := range lq.keys {
+		q := lq
+		q.Sort = sorting{Key: k, Desc: lq.desc[k]}
+		name := k
+		if k == lq.Sort.Key {
+			q.Sort.Desc = !lq.Sort.Desc
+			name += map[bool]string{false: " ↑", true: " ↓"}[lq.Sort.Desc]
+		}
+		out = append(out, choiceLink{Name: name, Link: path + "?" + q.base().Encode(), Current: k == lq.Sort.Key})
+	}
+	return out
+}

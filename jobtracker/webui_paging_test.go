@@ -62,15 +62,15 @@ func TestPageOf(t *testing.T) {
 func TestListQueries(t *testing.T) {
 	for _, tc := range []struct {
 		q       string
-		tracker trackerQuery
-		job     jobQuery
+		tracker listQuery
+		job     listQuery
 		err     string // of both parsers, when they share the parameter
 	}{
-		{q: "", tracker: trackerQuery{State: "live", Sort: sorting{Key: "name"}, paging: paging{Page: 1, Size: 50}},
-			job: jobQuery{State: "all", Sort: sorting{Key: "submit", Desc: true}, paging: paging{Page: 1, Size: 50}}},
-		{q: "page=3&size=7&sort=faults", tracker: trackerQuery{State: "live", Sort: sorting{Key: "faults", Desc: true}, paging: paging{Page: 3, Size: 7, Asked: true}}},
-		{q: "state=LOST&sort=heartbeat&order=desc", tracker: trackerQuery{State: "lost", Sort: sorting{Key: "heartbeat", Desc: true}, paging: paging{Page: 1, Size: 50}}},
-		{q: "state=finished&sort=name&order=asc&size=1000", job: jobQuery{State: "finished", Sort: sorting{Key: "name"}, paging: paging{Page: 1, Size: 1000, Asked: true}}},
+		{q: "", tracker: listQuery{State: "live", Sort: sorting{Key: "name"}, paging: paging{Page: 1, Size: 50}},
+			job: listQuery{State: "all", Sort: sorting{Key: "submit", Desc: true}, paging: paging{Page: 1, Size: 50}}},
+		{q: "page=3&size=7&sort=faults", tracker: listQuery{State: "live", Sort: sorting{Key: "faults", Desc: true}, paging: paging{Page: 3, Size: 7, Asked: true}}},
+		{q: "state=LOST&sort=heartbeat&order=desc", tracker: listQuery{State: "lost", Sort: sorting{Key: "heartbeat", Desc: true}, paging: paging{Page: 1, Size: 50}}},
+		{q: "state=finished&sort=name&order=asc&size=1000", job: listQuery{State: "finished", Sort: sorting{Key: "name"}, paging: paging{Page: 1, Size: 1000, Asked: true}}},
 		{q: "page=0", err: `bad page "0": want a page number from 1`},
 		{q: "page=two", err: `bad page "two": want a page number from 1`},
 		{q: "size=0", err: `bad size "0": want a page size from 1 to 1000`},
@@ -90,11 +90,10 @@ func TestListQueries(t *testing.T) {
 			}
 			continue
 		}
-		if tc.tracker.State != "" && (terr != nil || tq != tc.tracker) {
+		if tc.tracker.State != "" && (terr != nil || !listQueryEqual(tq, tc.tracker)) {
 			t.Errorf("%q: trackers %+v, %v; want %+v", tc.q, tq, terr, tc.tracker)
 		}
-		jq.desc = nil
-		if tc.job.State != "" && (jerr != nil || !jobQueryEqual(jq, tc.job)) {
+		if tc.job.State != "" && (jerr != nil || !listQueryEqual(jq, tc.job)) {
 			t.Errorf("%q: jobs %+v, %v; want %+v", tc.q, jq, jerr, tc.job)
 		}
 	}
@@ -112,7 +111,7 @@ func TestListQueries(t *testing.T) {
 	}
 }
 
-func jobQueryEqual(a, b jobQuery) bool {
+func listQueryEqual(a, b listQuery) bool {
 	return a.State == b.State && a.Sort == b.Sort && a.paging == b.paging
 }
 
@@ -262,7 +261,7 @@ func TestLostTrackersBounded(t *testing.T) {
 	}
 	jt.unlock()
 	tot := jt.trackerTotalsNow()
-	l := jt.listTrackers(trackerQuery{State: "lost", Sort: sorting{Key: "name"}, paging: paging{Page: 1, Size: 2}}, false, "/trackers")
+	l := jt.listTrackers(listQuery{State: "lost", Sort: sorting{Key: "name"}, paging: paging{Page: 1, Size: 2}}, false, "/trackers")
 	if tot.counts.Lost != maxLostTrackers || tot.counts.Live != 0 || l.Matching != maxLostTrackers || l.Rows[0].Name != "t00005" {
 		t.Errorf("lost %d, live %d, listed %d from %s; want %d lost from t00005", tot.counts.Lost, tot.counts.Live, l.Matching, l.Rows[0].Name, maxLostTrackers)
 	}

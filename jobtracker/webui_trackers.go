@@ -57,43 +57,10 @@ var (
 	trackerSortDesc = map[string]bool{"running": true, "faults": true}
 )
 
-// trackerQuery is a query of the trackers list.
-type trackerQuery struct {
-	State string
-	Sort  sorting
-	paging
-}
-
-// parseTrackerQuery reads state, sort, order, page and size.
-func parseTrackerQuery(q url.Values) (trackerQuery, error) {
-	var tq trackerQuery
-	var err error
-	if tq.State, err = parseChoice(q, "state", trackerStateChoices); err != nil {
-		return tq, err
-	}
-	if tq.Sort, err = parseSorting(q, trackerSortKeys, trackerSortDesc); err != nil {
-		return tq, err
-	}
-	tq.paging, err = parsePaging(q, defaultPageSize)
-	return tq, err
-}
-
-// base is the query's parameters other than the page's, for the links.
-func (tq trackerQuery) base() url.Values {
-	q := url.Values{}
-	if tq.State != trackerStateChoices[0] {
-		q.Set("state", tq.State)
-	}
-	if tq.Sort.Key != trackerSortKeys[0] {
-		q.Set("sort", tq.Sort.Key)
-	}
-	if tq.Sort.Desc != trackerSortDesc[tq.Sort.Key] {
-		q.Set("order", map[bool]string{false: "asc", true: "desc"}[tq.Sort.Desc])
-	}
-	if tq.NoRefresh {
-		q.Set("refresh", "0")
-	}
-	return q
+// parseTrackerQuery reads a trackers list's state, sort, order, page and
+// size.
+func parseTrackerQuery(q url.Values) (listQuery, error) {
+	return parseListQuery(q, trackerStateChoices, trackerSortKeys, trackerSortDesc)
 }
 
 // trackerListRow is one tracker of a list: its row, its faults in the
@@ -106,7 +73,7 @@ type trackerListRow struct {
 
 // trackerList is a page of trackers.
 type trackerList struct {
-	Query  trackerQuery
+	Query  listQuery
 	Rows   []trackerListRow
 	Counts TrackerCounts
 	pageInfo
@@ -115,7 +82,7 @@ type trackerList struct {
 // listTrackers picks the query's page of trackers (all of them when
 // whole, for the JSON list not asked for a page); path is the page the
 // links point at.
-func (jt *JobTracker) listTrackers(tq trackerQuery, whole bool, path string) trackerList {
+func (jt *JobTracker) listTrackers(tq listQuery, whole bool, path string) trackerList {
 	now := jt.now()
 	tot := jt.trackerTotalsNow()
 	l := trackerList{Query: tq, Counts: tot.counts}

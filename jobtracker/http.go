@@ -347,11 +347,11 @@ func (jt *JobTracker) jobInfoLocked(j *job) JobInfo {
 	}
 	if j.conf != nil {
 		if info.Pool == "" {
-			info.Pool = j.conf.String("mapreduce.job.queuename")
+			info.Pool = j.viewPool // mapreduce.job.queuename
 		}
 		if d := j.spec.DeadlineSeconds; d > 0 {
 			info.Deadline = utc(j.submit.Add(time.Duration(d * float64(time.Second))))
-		} else if d := j.conf.Float("mapreduce.job.deadline.seconds"); d > 0 {
+		} else if d := j.settings().deadline; d > 0 {
 			info.Deadline = utc(j.submit.Add(time.Duration(d * float64(time.Second))))
 		}
 	}

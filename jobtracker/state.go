@@ -178,6 +178,8 @@ type jobSettings struct {
 	slowstart          float64
 	maxTrackerFailures int
 	blacklistMaxShare  float64
+	// deadline is mapreduce.job.deadline.seconds (0: none).
+	deadline float64
 }
 
 // settings reads the job's settings at the first call; a job's
@@ -187,6 +189,7 @@ func (j *job) settings() *jobSettings {
 		s.slowstart = j.conf.Float("mapreduce.job.reduce.slowstart.completedmaps")
 		s.maxTrackerFailures = j.conf.Int("mapreduce.job.maxtaskfailures.per.tracker")
 		s.blacklistMaxShare = j.conf.Float("mapreduce.job.blacklist.max.percent")
+		s.deadline = j.conf.Float("mapreduce.job.deadline.seconds")
 		s.read = true
 	}
 	return &j.cached

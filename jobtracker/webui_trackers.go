@@ -107,24 +107,29 @@ func (jt *JobTracker) listTrackers(tq listQuery, whole bool, path string) tracke
 			}
 		}
 	} else {
-		var match []trackerListRow
+		// The matching rows by reference, sorted; the page's copied.
+		var match []listedRow
 		if tq.State == "lost" {
 			jt.published.lost.Range(func(_, v any) bool {
 				lr := v.(*lostRow)
-				match = append(match, listRow(lr.row, lr.at, now))
+				match = append(match, listedRow{lr.row, lr.at})
 				return true
 			})
 		} else {
 			jt.published.rows.Range(func(_, v any) bool {
 				r := v.(*trackerRow)
 				if trackerInState(r, tq.State) {
-					match = append(match, listRow(r, time.Time{}, now))
+					match = append(match, listedRow{row: r})
 				}
 				return true
 			})
 		}
 		sortTrackerRows(match, tq.Sort)
-		rows, l.pageInfo = pageOf(match, total, p, link)
+		var page []listedRow
+		page, l.pageInfo = pageOf(match, total, p, link)
+		for _, m := range page {
+			rows = append(rows, listRow(m.row, m.lostAt, now))
+		}
 	}
 	if rows == nil {
 		rows = []trackerListRow{}
@@ -156,19 +161,36 @@ func listRow(r *trackerRow, lostAt, now time.Time) trackerListRow {
 	return lr
 }
 
+// listedRow is a row a list sorts: a live tracker's, or a lost one's
+// with when it was lost.
+type listedRow struct {
+	row    *trackerRow
+	lostAt time.Time
+}
+
+// running is the row's live attempts (none once lost, as listRow shows
+// it).
+func (x listedRow) running() int {
+	if !x.lostAt.IsZero() {
+		return 0
+	}
+	return x.row.info.RunningMaps + x.row.info.RunningReduces
+}
+
 // sortTrackerRows sorts rows by s, ties by name.
-func sortTrackerRows(rows []trackerListRow, s sorting) {
-	slices.SortFunc(rows, func(a, b trackerListRow) int {
+func sortTrackerRows(rows []listedRow, s sorting) {
+	slices.SortFunc(rows, func(x, y listedRow) int {
+		a, b := &x.row.info, &y.row.info
 		c := 0
 		switch s.Key {
 		case "host":
 			c = strings.Compare(a.Host, b.Host)
 		case "heartbeat":
-			c = a.LastHeartbeat.Compare(b.LastHeartbeat)
+			c = x.row.lastSeen.Compare(y.row.lastSeen)
 		case "running":
-			c = cmp.Compare(a.RunningMaps+a.RunningReduces, b.RunningMaps+b.RunningReduces)
+			c = cmp.Compare(x.running(), y.running())
 		case "faults":
-			c = cmp.Compare(a.Faults, b.Faults)
+			c = cmp.Compare(x.row.faults, y.row.faults)
 		}
 		if c == 0 {
 			c = strings.Compare(a.Name, b.Name)

@@ -34,7 +34,7 @@ pre { background: #f6f6f6; padding: 4px; white-space: pre-wrap; overflow-wrap: a
 .swatch { display: inline-block; width: 0.9em; height: 0.9em; margin: 0 3px 0 8px; vertical-align: middle; }
 .refresh { float: right; font-size: 90%; color: #555; }
 </style></head><body>
-<nav><a href="/">Cluster</a><a href="/trackers">TaskTrackers</a><a href="/history">Job history</a><a href="/api/cluster">JSON</a><a href="/metrics">Metrics</a>
+<nav><a href="/">Cluster</a><a href="/trackers">TaskTrackers</a><a href="/jobs">Jobs</a><a href="/history">Job history</a><a href="/api/cluster?page=1">JSON</a><a href="/metrics">Metrics</a>
 {{if .Refreshable}}<span class="refresh">{{if .Refresh}}Refreshes every {{.Refresh}} s: <a href="{{.NoRefresh}}">stop</a>{{else}}Auto-refresh off{{end}}</span>{{end}}</nav>
 {{end}}
 
@@ -63,7 +63,7 @@ pre { background: #f6f6f6; padding: 4px; white-space: pre-wrap; overflow-wrap: a
 <p>At {{when .Time}} UTC. Scheduling policy: <b>{{.Policy}}</b>.
 Map slots: {{.MapSlots}} ({{.RunningMaps}} running). Reduce slots: {{.ReduceSlots}} ({{.RunningReduces}} running).
 Jobs: {{index .Jobs "RUNNING"}} running, {{index .Jobs "SUCCEEDED"}} succeeded, {{index .Jobs "FAILED"}} failed, {{index .Jobs "KILLED"}} killed.
-<a href="/api/cluster">JSON</a> <a href="/api/jobs">jobs JSON</a> <a href="/metrics">metrics</a></p>
+<a href="/api/cluster?page=1">JSON</a> <a href="/api/jobs?page=1">jobs JSON</a> <a href="/metrics">metrics</a></p>
 
 <h2>TaskTrackers</h2>
 {{with .TrackerCounts}}<div class="scroll"><table>

@@ -6,8 +6,9 @@ package jobtracker
 // name, the default, cost O(page): the page's names are cut from the
 // sorted index of names (rebuilt only after a tracker joined or left) and
 // their rows looked up. Another state or sort walks the rows of that state
-// (no lock; about a millisecond at 10,000 trackers) and sorts the matching
-// ones. The counts by state are kept as rows change.
+// (no lock) and sorts the matching ones by reference: at 10,000 trackers a
+// page takes about 0.4 ms with a state, 4.7 ms with a sort, 1 ms by default
+// (BenchmarkPagesAtScale). The counts by state are kept as rows change.
 
 import (
 	"cmp"

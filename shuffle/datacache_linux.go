@@ -669,18 +669,6 @@ const maxMappedFiles = 8192
 // past its end are gone) is returned as an error, not a crash of the
 // server.
 func copyMapped(w io.Writer, data []byte) (n int, err error) {
-	n64, err := readingMapped(func() (int64, error) {
-		n, err := w.Write(data)
-		return int64(n), err
-	})
-	return int(n64), err
-}
-
-// readingMapped runs write, which reads bytes of mapped files, and returns
-// what it returns; a fault reading them in this goroutine (see copyMapped)
-// is returned as an error wrapping io.ErrUnexpectedEOF, not a crash of the
-// server. The bytes written before the fault are not known then (n is 0).
-func readingMapped(write func() (int64, error)) (n int64, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
@@ -694,7 +682,7 @@ func readingMapped(write func() (int64, error)) (n int64, err error) {
 			err = fmt.Errorf("read mapped spill data: %w (the file shrank): %w", re, io.ErrUnexpectedEOF)
 		}
 	}()
-	return write()
+	return w.Write(data)
 }
 
 func slice(path string, data []byte, offset, length int64) ([]byte, bool, error) {

@@ -26,8 +26,5 @@ func (c *dataCache) releaseAll(pins []*cachedFile) {}
 // copyMapped writes data to w (nothing is mapped here).
 func copyMapped(w io.Writer, data []byte) (int, error) { return w.Write(data) }
 
-// readingMapped runs write (nothing is mapped here).
-func readingMapped(write func() (int64, error)) (int64, error) { return write() }
-
 // lookup finds nothing: segment answers every query (by reading the file).
 func (c *dataCache) lookup(qs []cacheQuery) {}

@@ -7,7 +7,6 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
-	"net"
 	"net/http"
 	"path/filepath"
 	"strconv"
@@ -95,10 +94,7 @@ func (h *handler) serveBatch(w http.ResponseWriter, r *http.Request) {
 			uncork()
 		}()
 	}
-	total, werr, done := p.writeVectored(w, r)
-	if !done {
-		total, werr = p.write(w)
-	}
+	total, werr := p.write(w)
 	if h.served != nil {
 		h.served(req.Job, total)
 	}
@@ -111,7 +107,7 @@ func (h *handler) serveBatch(w http.ResponseWriter, r *http.Request) {
 		// so that the fetcher sees a truncated reply, not a wrong one.
 		panic(http.ErrAbortHandler)
 	}
-	log.Debug("shuffle: batch served", "segments", len(req.Items), "bytes", total, "vectored", done)
+	log.Debug("shuffle: batch served", "segments", len(req.Items), "bytes", total)
 }
 
 // requestBuffers are a batched request's body (some 40 KB for 1,024
@@ -188,7 +184,6 @@ type batchPlan struct {
 	data    *dataCache
 	pins    []*cachedFile // the data cache's files the frames serve from
 	length  int64         // the reply's length
-	vecs    net.Buffers   // writeVectored's pieces of the reply
 	log     *slog.Logger
 }
 
@@ -439,80 +434,6 @@ func (p *batchPlan) write(w http.ResponseWriter) (int64, error) {
 	return total, err
 }
 
-// writeVectored writes the planned reply straight from where its pieces
-// are (the frames' headers in the plan, the segments in the data cache's
-// mappings) with writev, without copying the segments into a write buffer
-// first: net/http's reply writer hands an io.WriterTo source to the
-// connection's ReadFrom, whose copy gives a net.Buffers the connection's
-// own writev (after net/http has written the status line, the headers and
-// the first 512 bytes of the reply, which it copies itself). done is false,
-// and nothing written, unless every served frame comes from the data cache
-// and the connection is plain TCP (ConnContext; with TLS net/http would
-// copy each piece through its own buffer, and write is the better path);
-// the caller then writes the reply with write. A mapping whose file shrank
-// after the request checked it fails the writev (EFAULT: the kernel does
-// not fault on a user address, it refuses the copy), an error as for
-// write.
-func (p *batchPlan) writeVectored(w http.ResponseWriter, r *http.Request) (total int64, err error, done bool) {
-	rf := readerFrom(w)
-	if rf == nil {
-		return 0, nil, false
-	}
-	if c, _ := r.Context().Value(connKey{}).(*net.TCPConn); c == nil {
-		return 0, nil, false
-	}
-	for i := range p.frames {
-		if pf := &p.frames[i]; pf.served && pf.path != "" {
-			return 0, nil, false
-		}
-	}
-	// The reply's pieces: its magic and version, then each frame's header
-	// and segment. Headers of frames with no segment between them (failure
-	// frames) are next to each other in p.heads, so they go as one piece.
-	p.heads = append(p.heads, batchReplyMagic...)
-	p.heads = append(p.heads, byte(p.version))
-	prefix := p.heads[len(p.heads)-len(batchReplyMagic)-1:]
-	vecs := append(p.vecs[:0], prefix)
-	run, off := 0, 0 // p.heads[run:off]: headers not yet in vecs
-	for i := range p.frames {
-		pf := &p.frames[i]
-		off += len(pf.head)
-		if pf.served && len(pf.data) > 0 {
-			vecs = append(vecs, p.heads[run:off], pf.data)
-			run = off
-		}
-	}
-	if run < off {
-		vecs = append(vecs, p.heads[run:off])
-	}
-	p.vecs = vecs
-	src := vecs // WriteTo consumes its copy of the slice header
-	// net/http copies the first bytes itself (from the mappings, in this
-	// goroutine): a fault there is an error too.
-	n, err := readingMapped(func() (int64, error) { return rf.ReadFrom(&src) })
-	// The segment bytes among the n written.
-	left := n - int64(len(prefix))
-	for i := range p.frames {
-		pf := &p.frames[i]
-		left -= int64(len(pf.head))
-		if left <= 0 {
-			break
-		}
-		if pf.served {
-			d := min(left, int64(len(pf.data)))
-			total += d
-			left -= d
-		}
-	}
-	if err == nil && n != int64(len(prefix))+int64(len(p.heads)-len(prefix))+total {
-		err = fmt.Errorf("batch reply: %d bytes written: %w", n, io.ErrShortWrite)
-	}
-	if err != nil {
-		err = fmt.Errorf("write batch reply: %w", err)
-	}
-	return total, err, true
-}
-
 // writeData writes a served frame's segment from its data file: with
 // sendfile through rf if it is large enough and rf is not nil, else
 // copied through bw.
@@ -579,8 +500,6 @@ func (p *batchPlan) close() {
 	clear(p.pins)
 	clear(p.dirs)
 	clear(p.queries)
-	clear(p.vecs)
-	p.vecs = p.vecs[:0]
 	p.frames, p.pins, p.heads, p.pathBuf = p.frames[:0], p.pins[:0], p.heads[:0], p.pathBuf[:0]
 	p.dirs, p.queries = p.dirs[:0], p.queries[:0]
 	p.data, p.log, p.length = nil, nil, 0

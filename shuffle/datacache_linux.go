@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -92,6 +93,12 @@ type dataCache struct {
 	failed   bool
 	evbuf    []byte
 	unmapq   [][]byte // mappings to unmap once mu is released (unlock)
+	// risen are the cached files whose eviction priority rose (a request
+	// for them) since their place in evict was last settled: a hit only
+	// notes it, and settleLocked moves them up before evict is used
+	// (an eviction, a file joining or leaving it), once however many hits
+	// they had. A cache that evicts nothing then never reorders evict.
+	risen []*cachedFile
 	// demand is what the cache knows of each data file it was asked
 	// about, cached or not (at most maxDemandEntries, then it starts
 	// again empty).
@@ -144,23 +151,18 @@ type cachedFile struct {
 	dem       *fileDemand
 	remaining int64
 	lastUse   uint64
-	index     int // in dataCache.evict; -1 while not in it
+	index     int  // in dataCache.evict; -1 while not in it
+	risen     bool // in dataCache.risen: its priority rose since its place in evict was settled
 }
 
 // evictHeap orders cached files by eviction: fewest remaining bytes first,
 // then most recently used. Besides heap.Interface (container/heap's Push
-// and Remove, once a miss or an eviction), it has fix, the typed
-// heap.Fix that a hit takes, without the interface's indirect calls
-// (heap.Fix was most of a hit's time in make bench-shuffle's profile).
+// and Remove, once a miss or an eviction), it has fix, the typed heap.Fix
+// (without the interface's indirect calls), and up, which is all a hit's
+// change needs: a request for a file lowers its remaining bytes and makes
+// it the most recently used, so it can only move towards the root (several
+// such elements: settleLocked).
 type evictHeap []*cachedFile
-
-// fix restores the heap's order after the priority of its element i
-// changed, as heap.Fix does.
-func (h evictHeap) fix(i int) {
-	if !h.down(i) {
-		h.up(i)
-	}
-}
 
 // up moves element j towards the root while it comes before its parent.
 func (h evictHeap) up(j int) {
@@ -172,29 +174,6 @@ func (h evictHeap) up(j int) {
 		h.Swap(i, j)
 		j = i
 	}
-}
-
-// down moves element i0 towards the leaves while a child comes before
-// it; it reports whether it moved.
-func (h evictHeap) down(i0 int) bool {
-	n := len(h)
-	i := i0
-	for {
-		j1 := 2*i + 1
-		if j1 >= n || j1 < 0 { // j1 < 0 after int overflow
-			break
-		}
-		j := j1 // left child
-		if j2 := j1 + 1; j2 < n && h.Less(j2, j1) {
-			j = j2 // right child
-		}
-		if !h.Less(j, i) {
-			break
-		}
-		h.Swap(i, j)
-		i = j
-	}
-	return i > i0
 }
 
 func (h evictHeap) Len() int { return len(h) }
@@ -535,6 +514,7 @@ func (c *dataCache) miss(path string, offset, length int64) (data []byte, pin *c
 		c.bytes += int64(len(cf.data))
 		// Make room before the new file joins the heap, so that it is not
 		// its own victim.
+		c.settleLocked()
 		for (c.bytes > c.limit || len(c.files) > c.maxFiles) && c.evict.Len() > 0 {
 			c.removeLocked(c.evict[0])
 		}
@@ -571,10 +551,36 @@ func (c *dataCache) hitLocked(f *cachedFile, offset, length int64) ([]byte, *cac
 }
 
 // usedLocked updates a cached file's eviction priority after a request
-// for it (c.tick is that request's; its demand counts the segment).
+// for it (c.tick is that request's; its demand counts the segment): it
+// can only rise, and the file's place in evict is settled when evict is
+// next used (settleLocked).
 func (c *dataCache) usedLocked(f *cachedFile) {
 	f.remaining, f.lastUse = max(int64(len(f.data))-f.dem.asked, 0), c.tick
-	c.evict.fix(f.index)
+	if !f.risen && f.index >= 0 {
+		f.risen = true
+		c.risen = append(c.risen, f)
+	}
+}
+
+// settleLocked moves the files whose priority rose since the last call to
+// their places in evict, which is a heap again after it. They move up
+// one after the other from the one nearest the root: a file moving up
+// displaces only files above it, which are settled already, and the
+// others stay where they were until their turn, as the argument of a
+// single sift-up needs (moved up in another order, a file can come to sit
+// over one that rose more than it, which the test's random hits found).
+func (c *dataCache) settleLocked() {
+	if len(c.risen) > 1 {
+		slices.SortFunc(c.risen, func(a, b *cachedFile) int { return a.index - b.index })
+	}
+	for i, f := range c.risen {
+		if f.risen && f.index >= 0 {
+			c.evict.up(f.index)
+		}
+		f.risen = false
+		c.risen[i] = nil
+	}
+	c.risen = c.risen[:0]
 }
 
 // lookup answers the queries it can from the files cached now, under one
@@ -715,6 +721,7 @@ func (c *dataCache) removeLocked(f *cachedFile) {
 	delete(c.files, f.path)
 	f.dir.removeLocked(f)
 	if f.index >= 0 {
+		c.settleLocked()
 		heap.Remove(&c.evict, f.index)
 	}
 	c.bytes -= int64(len(f.data))

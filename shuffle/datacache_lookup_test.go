@@ -104,42 +104,49 @@ func TestDataCacheLookup(t *testing.T) {
 	}
 }
 
-// TestEvictHeapFix: the typed fix keeps the eviction heap's order and its
-// elements' indexes as heap.Fix does, whichever way a priority moves.
-func TestEvictHeapFix(t *testing.T) {
+// TestEvictHeapSettle: hits only note that a file's priority rose
+// (usedLocked); settleLocked then leaves the eviction heap ordered, with
+// its elements' indexes right, however many files rose and however often
+// each did, and eviction pops them in order.
+func TestEvictHeapSettle(t *testing.T) {
 	for _, n := range []int{1, 2, 3, 10, 100} {
-		rng := rand.New(rand.NewPCG(uint64(n), 1))
-		var h evictHeap
-		for range n {
-			heap.Push(&h, &cachedFile{remaining: rng.Int64N(50), lastUse: rng.Uint64N(50)})
-		}
-		for range 20 * n {
-			f := h[rng.IntN(n)]
-			switch rng.IntN(3) {
-			case 0: // a hit: fewer bytes to serve, used now
-				f.remaining, f.lastUse = max(f.remaining-rng.Int64N(10), 0), f.lastUse+uint64(rng.IntN(100))
-			case 1:
-				f.remaining += rng.Int64N(20)
-			default:
-				f.lastUse = rng.Uint64N(200)
+		for _, hits := range []int{1, n / 2, 5 * n} {
+			rng := rand.New(rand.NewPCG(uint64(n), uint64(hits)))
+			c := &dataCache{}
+			for range n {
+				size := 10 + rng.Int64N(50)
+				f := &cachedFile{data: make([]byte, size), dem: &fileDemand{}, remaining: size, lastUse: rng.Uint64N(50)}
+				heap.Push(&c.evict, f)
 			}
-			h.fix(f.index)
-			for i := range h {
-				if h[i].index != i {
-					t.Fatalf("n=%d: element %d has index %d", n, i, h[i].index)
+			c.tick = 100
+			for round := range 5 {
+				for range hits {
+					f := c.evict[rng.IntN(n)]
+					c.tick++
+					f.dem.asked += rng.Int64N(8)
+					c.usedLocked(f)
 				}
-				if i > 0 && h.Less(i, (i-1)/2) {
-					t.Fatalf("n=%d: element %d comes before its parent", n, i)
+				c.settleLocked()
+				if len(c.risen) != 0 {
+					t.Fatalf("n=%d, %d hits, round %d: %d files still noted as risen", n, hits, round, len(c.risen))
+				}
+				for i := range c.evict {
+					if c.evict[i].index != i || c.evict[i].risen {
+						t.Fatalf("n=%d, %d hits, round %d: element %d has index %d, risen %t", n, hits, round, i, c.evict[i].index, c.evict[i].risen)
+					}
+					if i > 0 && c.evict.Less(i, (i-1)/2) {
+						t.Fatalf("n=%d, %d hits, round %d: element %d comes before its parent", n, hits, round, i)
+					}
 				}
 			}
-		}
-		var prev *cachedFile
-		for h.Len() > 0 {
-			f := heap.Pop(&h).(*cachedFile)
-			if prev != nil && (f.remaining < prev.remaining || f.remaining == prev.remaining && f.lastUse > prev.lastUse) {
-				t.Fatalf("n=%d: popped (%d, %d) after (%d, %d)", n, f.remaining, f.lastUse, prev.remaining, prev.lastUse)
+			var prev *cachedFile
+			for c.evict.Len() > 0 {
+				f := heap.Pop(&c.evict).(*cachedFile)
+				if prev != nil && (f.remaining < prev.remaining || f.remaining == prev.remaining && f.lastUse > prev.lastUse) {
+					t.Fatalf("n=%d: popped (%d, %d) after (%d, %d)", n, f.remaining, f.lastUse, prev.remaining, prev.lastUse)
+				}
+				prev = f
 			}
-			prev = f
 		}
 	}
 }

@@ -25,6 +25,12 @@ var uvarintSum = mr.ReducerFunc(func(_ mr.TaskContext, key []byte, values mr.Val
 	return out.Emit(key, binary.AppendUvarint(nil, sum))
 })
 
+// declaredSum is uvarintSum declared as a uvarint sum, which the merges
+// sum without walking each value through it.
+type declaredSum struct{ mr.Reducer }
+
+func (declaredSum) SumsUvarints() {}
+
 // countSegments returns n segments of words counted as a combining map's
 // spills are: each a sorted set of distinct keys of a vocabulary of 40
 // with uvarint counts, and the sum of each key's counts.
@@ -65,6 +71,15 @@ func TestMergeManagerCombine(t *testing.T) {
 	}{
 		{name: "in-memory segments merged to disk, combined", combiner: mkSum,
 			opts: MergeOptions{MemoryBytes: 2 << 10, SegmentLimit: 1 << 10, MergePercent: 0.5, Factor: 100},
+			want: func(st MergeStats) error {
+				if st.MemToDisk < 5 || st.MemToDiskAsIs != 0 || st.CombineOutput >= st.CombineInput/2 {
+					return fmt.Errorf("stats %+v, want several merges of memory to disk, none as they came, combining to under half", st)
+				}
+				return nil
+			}},
+		{name: "in-memory segments merged to disk, summed (a declared uvarint sum)",
+			combiner: func() (mr.Reducer, error) { return declaredSum{uvarintSum}, nil },
+			opts:     MergeOptions{MemoryBytes: 2 << 10, SegmentLimit: 1 << 10, MergePercent: 0.5, Factor: 3},
 			want: func(st MergeStats) error {
 				if st.MemToDisk < 5 || st.MemToDiskAsIs != 0 || st.CombineOutput >= st.CombineInput/2 {
 					return fmt.Errorf("stats %+v, want several merges of memory to disk, none as they came, combining to under half", st)

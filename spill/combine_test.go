@@ -24,6 +24,11 @@ var sumUvarints = mr.ReducerFunc(func(_ mr.TaskContext, key []byte, values mr.Va
 	return out.Emit(key, binary.AppendUvarint(nil, sum))
 })
 
+// sumDeclared is a combiner that declares itself a uvarint sum.
+type sumDeclared struct{ mr.Reducer }
+
+func (sumDeclared) SumsUvarints() {}
+
 func TestCombineTo(t *testing.T) {
 	u := func(v uint64) []byte { return binary.AppendUvarint(nil, v) }
 	in := [][2][]byte{
@@ -35,6 +40,8 @@ func TestCombineTo(t *testing.T) {
 	cases := []struct {
 		name     string
 		ctx      context.Context
+		in       [][2][]byte // nil: in
+		cmp      mr.Comparator
 		combiner mr.Reducer
 		want     [][2][]byte // the segment written
 		wantIn   int64
@@ -67,6 +74,30 @@ func TestCombineTo(t *testing.T) {
 		{name: "combiner panic", wantErr: `combiner panicked on key "a"`,
 			combiner: mr.ReducerFunc(func(mr.TaskContext, []byte, mr.ValueIterator, mr.Emitter) error { panic("oops") })},
 		{name: "cancelled", ctx: cancelled, combiner: sumUvarints, wantErr: "context canceled"},
+		{name: "declared sum", combiner: sumDeclared{sumUvarints}, wantIn: 6,
+			want: [][2][]byte{{[]byte("a"), u(3)}, {[]byte("b"), u(5)}, {[]byte("c"), u(3)}}},
+		{name: "declared sum, a comparator of its own", combiner: sumDeclared{sumUvarints}, wantIn: 6,
+			cmp:  func(a, b []byte) int { return bytes.Compare(a, b) },
+			want: [][2][]byte{{[]byte("a"), u(3)}, {[]byte("b"), u(5)}, {[]byte("c"), u(3)}}},
+		{name: "declared sum, no records", combiner: sumDeclared{sumUvarints}, in: [][2][]byte{}},
+		{name: "declared sum, the combiner's own output", wantIn: 6,
+			combiner: sumDeclared{mr.ReducerFunc(func(_ mr.TaskContext, key []byte, values mr.ValueIterator, out mr.Emitter) error {
+				var sum uint64
+				for values.Next() {
+					v, _ := binary.Uvarint(values.Value())
+					sum += v
+				}
+				return out.Emit(key, binary.AppendUvarint([]byte{'#'}, sum))
+			})},
+			want: [][2][]byte{{[]byte("a"), append([]byte{'#'}, u(3)...)}, {[]byte("b"), append([]byte{'#'}, u(5)...)}, {[]byte("c"), append([]byte{'#'}, u(3)...)}}},
+		{name: "declared sum, a value not a uvarint", combiner: sumDeclared{sumUvarints},
+			in:      [][2][]byte{{[]byte("a"), u(1)}, {[]byte("a"), []byte{0x80}}},
+			wantErr: "not a uvarint"},
+		{name: "declared sum accepting a value not a uvarint", wantErr: "declares it sums uvarints",
+			in: [][2][]byte{{[]byte("a"), u(1)}, {[]byte("b"), []byte{1, 2}}},
+			combiner: sumDeclared{mr.ReducerFunc(func(_ mr.TaskContext, key []byte, _ mr.ValueIterator, out mr.Emitter) error {
+				return out.Emit(key, nil)
+			})}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -76,7 +107,11 @@ func TestCombineTo(t *testing.T) {
 			}
 			var buf bytes.Buffer
 			sw := NewSegmentWriter(&buf, 16)
-			gotIn, gotOut, err := CombineTo(ctx, nil, tc.combiner, NewSliceIterator(in), nil, sw)
+			recs := in
+			if tc.in != nil {
+				recs = tc.in
+			}
+			gotIn, gotOut, err := CombineTo(ctx, nil, tc.combiner, NewSliceIterator(recs), tc.cmp, sw)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want one containing %q", err, tc.wantErr)

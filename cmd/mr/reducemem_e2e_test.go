@@ -95,11 +95,11 @@ func TestE2ETeraSortSmallShuffleBuffer(t *testing.T) {
 // nothing is merged to disk.
 func TestE2EWordCountSmallShuffleBuffer(t *testing.T) {
 	in := t.TempDir()
-	genText(t, filepath.Join(in, "a.txt"), 4<<20, 11)
+	genText(t, filepath.Join(in, "a.txt"), 2<<20, 11)
 	want := countWords(t, in)
 	count := func(name string, defs ...string) string {
 		out := filepath.Join(t.TempDir(), name)
-		args := []string{"local", "-D", "mapreduce.job.reduces=2", "-D", "mapreduce.input.fileinputformat.split.maxsize=1000000",
+		args := []string{"local", "-D", "mapreduce.job.reduces=2", "-D", "mapreduce.input.fileinputformat.split.maxsize=500000",
 			"-D", "mapreduce.task.io.sort.mb=1"}
 		for _, d := range defs {
 			args = append(args, "-D", d)

@@ -49,9 +49,22 @@ type MergeOptions struct {
 	// BlockSize is the target uncompressed block size of disk runs; 0 means
 	// the spill package's default.
 	BlockSize int
+	// Combiner, if set, makes the job's combiner, which then runs on the
+	// key groups of every merge that writes a disk run (in-memory
+	// segments merged to disk, disk runs merged into one), as Hadoop's
+	// MergeManager runs it when it merges in-memory map outputs to disk.
+	// It is called once per merge, since merges run at once. With it, a
+	// batch of several in-memory segments is always merged (and combined)
+	// rather than written as it came: the merge costs CPU once, and every
+	// later merge and the reduce read fewer records. The final merge,
+	// which the reduce reads, is not combined.
+	Combiner func() (mr.Reducer, error)
+	// TaskContext is passed to the combiner. May be nil.
+	TaskContext mr.TaskContext
 	// Counters receives SPILLED_RECORDS (records written to disk runs by
-	// merges) and MERGED_MAP_OUTPUTS (segments added) in group
-	// mr.TaskCounterGroup. May be nil.
+	// merges), MERGED_MAP_OUTPUTS (segments added), and
+	// COMBINE_INPUT_RECORDS and COMBINE_OUTPUT_RECORDS (of the merges'
+	// combiner) in group mr.TaskCounterGroup. May be nil.
 	Counters *mr.Counters
 }
 
@@ -73,6 +86,9 @@ type MergeStats struct {
 	// the final merge reads; FinalStreams the sorted streams of those disk
 	// runs (a run of segments written as they came has one per segment).
 	FinalRuns, FinalStreams, FinalInMemory int
+	// CombineInput and CombineOutput are the records the merges' combiner
+	// (MergeOptions.Combiner) read and wrote.
+	CombineInput, CombineOutput int64
 }
 
 // streams is the number of sorted streams of runs.
@@ -95,7 +111,7 @@ type MergeManager struct {
 	ctx       context.Context // cancelled by Close
 	cancel    context.CancelFunc
 
-	spilled, merged *mr.Counter
+	spilled, merged, combIn, combOut *mr.Counter
 
 	mu         sync.Mutex
 	cond       *sync.Cond
@@ -113,7 +129,8 @@ type MergeManager struct {
 	files    map[string]struct{} // scratch files that exist
 	open     []func()            // closes the readers of the final merge
 	stats    MergeStats
-	// records is the records of the segments added (Records).
+	// records is the records of the segments added less those the
+	// merges' combiner took away (Records).
 	records int64
 }
 
@@ -211,6 +228,8 @@ func NewMergeManager(opts MergeOptions) (*MergeManager, error) {
 		threshold: max(int64(float64(opts.MemoryBytes)*opts.MergePercent), 1),
 		spilled:   counters.Get(mr.TaskCounterGroup, mr.SpilledRecords),
 		merged:    counters.Get(mr.TaskCounterGroup, mr.MergedMapOutputs),
+		combIn:    counters.Get(mr.TaskCounterGroup, mr.CombineInputRecords),
+		combOut:   counters.Get(mr.TaskCounterGroup, mr.CombineOutputRecords),
 		files:     map[string]struct{}{},
 	}
 	if m.cmp == nil {
@@ -372,7 +391,7 @@ func (m *MergeManager) mergeMemoryLocked() {
 		size += s.info.Length
 		records += s.info.Records
 	}
-	raw := len(batch) == 1 || streams(m.runs)+m.writing+len(batch) <= streamLimit(m.opts)
+	raw := len(batch) == 1 || m.opts.Combiner == nil && streams(m.runs)+m.writing+len(batch) <= streamLimit(m.opts)
 	if raw {
 		m.writing += len(batch)
 	}
@@ -532,8 +551,8 @@ func (m *MergeManager) writeSegments(segs []memSegment) (diskRun, error) {
 	return run, nil
 }
 
-// mergeToRun merges its into a new disk run, which must hold wantRecords
-// records.
+// mergeToRun merges its, which must hold wantRecords records, into a new
+// disk run, combining them if the manager has a combiner.
 func (m *MergeManager) mergeToRun(ctx context.Context, its []spill.Iterator, wantRecords int64) (diskRun, error) {
 	f, err := m.createRun()
 	if err != nil {
@@ -548,16 +567,36 @@ func (m *MergeManager) mergeToRun(ctx context.Context, its []spill.Iterator, wan
 	bw := bufio.NewWriterSize(f, 256<<10)
 	sw := spill.NewSegmentWriter(bw, m.opts.BlockSize)
 	it := spill.Merge(m.cmp, its)
-	for n := 0; it.Next(); n++ {
-		if n&1023 == 0 && ctx.Err() != nil {
-			return fail(fmt.Errorf("merge into %s: %w", path, ctx.Err()))
+	read := int64(-1) // the records merged, if combined
+	if m.opts.Combiner != nil {
+		c, err := m.opts.Combiner()
+		if err != nil {
+			return fail(fmt.Errorf("merge into %s: creating the combiner: %w", path, err))
 		}
-		if err := sw.Write(it.Key(), it.Value()); err != nil {
-			return fail(fmt.Errorf("write merge run %s: %w", path, err))
+		in, out, err := spill.CombineTo(ctx, m.opts.TaskContext, c, it, m.cmp, sw)
+		if err != nil {
+			return fail(fmt.Errorf("merge into %s: %w", path, err))
 		}
-	}
-	if err := it.Err(); err != nil {
-		return fail(fmt.Errorf("merge into %s: %w", path, err))
+		read = in
+		m.combIn.Add(in)
+		m.combOut.Add(out)
+		m.mu.Lock()
+		m.stats.CombineInput += in
+		m.stats.CombineOutput += out
+		m.records -= in - out
+		m.mu.Unlock()
+	} else {
+		for n := 0; it.Next(); n++ {
+			if n&1023 == 0 && ctx.Err() != nil {
+				return fail(fmt.Errorf("merge into %s: %w", path, ctx.Err()))
+			}
+			if err := sw.Write(it.Key(), it.Value()); err != nil {
+				return fail(fmt.Errorf("write merge run %s: %w", path, err))
+			}
+		}
+		if err := it.Err(); err != nil {
+			return fail(fmt.Errorf("merge into %s: %w", path, err))
+		}
 	}
 	info, err := sw.Close()
 	if err != nil {
@@ -570,9 +609,13 @@ func (m *MergeManager) mergeToRun(ctx context.Context, its []spill.Iterator, wan
 		_ = m.removeRun(path)
 		return diskRun{}, fmt.Errorf("write merge run %s: %w", path, err)
 	}
-	if info.Records != wantRecords {
+	switch {
+	case read < 0 && info.Records != wantRecords:
 		_ = m.removeRun(path)
 		return diskRun{}, fmt.Errorf("merge run %s has %d records, its inputs %d", path, info.Records, wantRecords)
+	case read >= 0 && read != wantRecords:
+		_ = m.removeRun(path)
+		return diskRun{}, fmt.Errorf("merge into %s read %d records, its inputs have %d", path, read, wantRecords)
 	}
 	m.spilled.Add(info.Records)
 	return diskRun{path: path, info: info}, nil
@@ -731,7 +774,7 @@ func (m *MergeManager) Finish(ctx context.Context) (spill.Iterator, error) {
 	}
 	mem = keep
 	if len(out) > 0 {
-		raw := len(out) == 1 || streams(runs)+len(out) <= streamLimit(m.opts)
+		raw := len(out) == 1 || m.opts.Combiner == nil && streams(runs)+len(out) <= streamLimit(m.opts)
 		run, err := m.memoryToRun(ctx, out, outRecords, raw)
 		if err != nil {
 			return nil, fmt.Errorf("merge manager: finish: %w", err)
@@ -853,8 +896,9 @@ func (m *MergeManager) Stats() MergeStats {
 	return m.stats
 }
 
-// Records returns the records of the segments added so far: what the
-// final merge gives (for a range fetch, fewer than the spills announced).
+// Records returns the records of the segments added so far, less those
+// the merges' combiner took away: what the final merge gives (for a range
+// fetch, fewer than the spills announced).
 func (m *MergeManager) Records() int64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()

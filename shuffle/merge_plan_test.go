@@ -323,11 +323,15 @@ func TestMergeManagerReserve(t *testing.T) {
 	third := waiting(segs[2].info.Length)
 	notYet(third, "third fetch")
 	// The first two fetches arrive: their bytes are held, the third still
-	// waits, until the held segments are merged to disk.
-	for i, rel := range []func(){r1, r2} {
+	// waits, until the held segments are merged to disk. Both are added
+	// before either reservation is released: a release between the two
+	// adds would let the waiting fetch merge the first segment alone.
+	for i := range 2 {
 		if err := m.Add(segs[i].data, segs[i].info); err != nil {
 			t.Fatal(err)
 		}
+	}
+	for _, rel := range []func(){r1, r2} {
 		rel()
 		rel() // a second release is a no-op
 	}

@@ -1175,13 +1175,19 @@ func (b *Buffer) combine(data []byte, recs []rec, out groupEmitter) error {
 // callCombiner runs the combiner on one key group, turning a panic in user
 // code into an error so that the task fails with a message instead of
 // crashing from the spill goroutine.
-func (b *Buffer) callCombiner(key []byte, values mr.ValueIterator, out mr.Emitter) (err error) {
+func (b *Buffer) callCombiner(key []byte, values mr.ValueIterator, out mr.Emitter) error {
+	return callCombiner(b.opts.Combiner, b.opts.TaskContext, key, values, out)
+}
+
+// callCombiner runs c on one key group, turning a panic in user code into
+// an error.
+func callCombiner(c mr.Reducer, tc mr.TaskContext, key []byte, values mr.ValueIterator, out mr.Emitter) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("combiner panicked on key %q: %v\n%s", keyForError(key), r, debug.Stack())
 		}
 	}()
-	return b.opts.Combiner.Reduce(b.opts.TaskContext, key, values, out)
+	return c.Reduce(tc, key, values, out)
 }
 
 // combineEmitter writes a combiner's output to the segment, checking that

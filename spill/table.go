@@ -464,12 +464,19 @@ func (t *combTable) addValue(b *Buffer, e *tentry, value []byte) error {
 // sumError is the error of a value that is not a uvarint in a table that
 // keeps sums: the combiner's own error for that value, run on it alone.
 func (t *combTable) sumError(b *Buffer, e *tentry, value []byte) error {
-	key := t.key(e)
-	err := b.callCombiner(key, &oneValue{v: value}, discardEmitter{})
+	err := notSumError(b.opts.Combiner, b.opts.TaskContext, t.key(e), value)
+	return fmt.Errorf("spill: combiner on spill %d, partition %d: %w", b.next, e.part, err)
+}
+
+// notSumError is the error of a value that is not one uvarint given to a
+// combiner that declares itself a uvarint sum: the combiner's own error
+// for that value, run on it alone, or, if it accepts it, one saying so.
+func notSumError(c mr.Reducer, tc mr.TaskContext, key, value []byte) error {
+	err := callCombiner(c, tc, key, &oneValue{v: value}, discardEmitter{})
 	if err == nil {
 		err = fmt.Errorf("the combiner declares it sums uvarints (mr.UvarintSumCombiner) but accepted the value %x of key %q", value, keyForError(key))
 	}
-	return fmt.Errorf("spill: combiner on spill %d, partition %d: %w", b.next, e.part, err)
+	return err
 }
 
 // oneValue iterates over one value.

@@ -84,3 +84,42 @@ func TestE2ETeraSortSmallShuffleBuffer(t *testing.T) {
 		t.Errorf("no success line:\n%s", gotText)
 	}
 }
+
+// TestE2EWordCountSmallShuffleBuffer counts the same words with the default
+// reduce memory and with a shuffle buffer of about 0.5 MiB (none of it kept
+// for the reduce) and a merge factor of 3, which make the reduces merge the
+// many small spills of 1 MiB sort buffers in memory to disk runs and merge
+// those runs, running the job's combiner in those merges (as Hadoop's
+// MergeManager does): both counts must equal an independent count, and
+// the reduces must read fewer records than with the default buffer, where
+// nothing is merged to disk.
+func TestE2EWordCountSmallShuffleBuffer(t *testing.T) {
+	in := t.TempDir()
+	genText(t, filepath.Join(in, "a.txt"), 2<<20, 11)
+	want := countWords(t, in)
+	count := func(name string, defs ...string) string {
+		out := filepath.Join(t.TempDir(), name)
+		args := []string{"local", "-D", "mapreduce.job.reduces=2", "-D", "mapreduce.input.fileinputformat.split.maxsize=500000",
+			"-D", "mapreduce.task.io.sort.mb=1"}
+		for _, d := range defs {
+			args = append(args, "-D", d)
+		}
+		text, err := runMR(t, append(args, "wordcount", in, out)...)
+		if err != nil {
+			t.Fatalf("wordcount %v: %v\n%s", defs, err, text)
+		}
+		checkWordCount(t, out, want)
+		return text
+	}
+	defText := count("default")
+	smallText := count("small",
+		"mapreduce.reduce.shuffle.input.buffer.percent=0.0005", // 0.5 MiB of the 1024 MiB reduce memory
+		"mapreduce.reduce.input.buffer.percent=0",
+		"mapreduce.task.io.sort.factor=3")
+	if got, def := counterValue(t, smallText, "Reduce input records"), counterValue(t, defText, "Reduce input records"); got >= def {
+		t.Errorf("Reduce input records=%d with a 0.5 MiB shuffle buffer, %d with the default: want fewer (the reduces' merges combine)", got, def)
+	}
+	if got, def := counterValue(t, smallText, "Combine input records"), counterValue(t, defText, "Combine input records"); got <= def {
+		t.Errorf("Combine input records=%d with a 0.5 MiB shuffle buffer, %d with the default: want more (the reduces' merges combine)", got, def)
+	}
+}

@@ -35,6 +35,13 @@ func (t *task) runReduce() error {
 	// it, the fill that starts a merge to disk, and what may stay in
 	// memory through the reduce (docs/performance.md).
 	reduceMem := int64(t.conf.Int(keyReduceMemoryMB)) << 20
+	// The job's combiner also runs in the merges that write disk runs,
+	// as in Hadoop, so that a reduce whose buffer is smaller than its
+	// data writes, reads and merges fewer records.
+	var combiner func() (mr.Reducer, error)
+	if t.def.Combiner != nil {
+		combiner = func() (mr.Reducer, error) { return t.def.Combiner(tc) }
+	}
 	mem := max(int64(float64(reduceMem)*t.conf.Float("mapreduce.reduce.shuffle.input.buffer.percent")), 1)
 	mm, err := shuffle.NewMergeManager(shuffle.MergeOptions{
 		Dir:            scratch,
@@ -45,6 +52,8 @@ func (t *task) runReduce() error {
 		RetainBytes:    int64(float64(reduceMem) * t.conf.Float("mapreduce.reduce.input.buffer.percent")),
 		Factor:         t.conf.Int("mapreduce.task.io.sort.factor"),
 		Compare:        t.def.Compare,
+		Combiner:       combiner,
+		TaskContext:    tc,
 		Counters:       t.counters,
 	})
 	if err != nil {
@@ -114,7 +123,8 @@ func (t *task) runReduce() error {
 	}
 	st := mm.Stats()
 	t.log.Info("reduce merge", "shuffle_buffer_bytes", mem, "mem_to_disk_merges", st.MemToDisk, "mem_to_disk_as_is", st.MemToDiskAsIs, "segments_to_disk", st.DirectToDisk,
-		"disk_merges", st.DiskMerges, "final_disk_runs", st.FinalRuns, "final_disk_streams", st.FinalStreams, "final_in_memory", st.FinalInMemory, "sort_phase", time.Since(mergeStart))
+		"disk_merges", st.DiskMerges, "final_disk_runs", st.FinalRuns, "final_disk_streams", st.FinalStreams, "final_in_memory", st.FinalInMemory,
+		"combine_input_records", st.CombineInput, "combine_output_records", st.CombineOutput, "sort_phase", time.Since(mergeStart))
 	slow.phase(t.ctx, time.Since(mergeStart), func(f float64) { t.setProgress(1.0/3 + f/3) })
 	t.setProgress(2.0 / 3)
 	t.setPhase("REDUCE")

@@ -111,6 +111,7 @@ func shuffleMain(args []string) int {
 	keep := fl.Bool("keep", false, "keep the work directory")
 	asJSON := fl.Bool("json", false, "print the results as JSON")
 	cpuprofile := fl.String("cpuprofile", "", "write a CPU profile of the fetching (this process) to this file; MRBENCH_SHUFFLE_CPUPROFILE=PREFIX profiles the servers")
+	memprofile := fl.String("memprofile", "", "write an allocation profile of the fetching (this process, sampled every 4 KiB from the first fetch on) to this file")
 	if err := fl.Parse(args); err != nil {
 		return 2
 	}
@@ -217,6 +218,15 @@ func shuffleMain(args []string) int {
 		}
 		defer func() { pprof.StopCPUProfile(); f.Close() }()
 	}
+	if *memprofile != "" {
+		// Sample what the fetches allocate, not the data written before.
+		runtime.MemProfileRate = 4096
+		defer func() {
+			if err := writeAllocProfile(*memprofile); err != nil {
+				fmt.Fprintf(os.Stderr, "mrbench shuffle: -memprofile: %v\n", err)
+			}
+		}()
+	}
 	for _, mode := range modeList {
 		b := 0
 		if mode == "batch" {
@@ -268,6 +278,20 @@ func shuffleMain(args []string) int {
 	}
 	tw.Flush()
 	return 0
+}
+
+// writeAllocProfile writes the allocation profile (pprof's "allocs":
+// everything allocated since sampling started) to path.
+func writeAllocProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return f.Close()
 }
 
 // shuffleLayout is the written map output: every segment's announcement.

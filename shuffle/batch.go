@@ -122,32 +122,48 @@ var ErrBadBatch = errors.New("shuffle: malformed batch")
 // what DecodeBatchRequest would refuse (bad identifiers, negative numbers,
 // an empty or too long list).
 func EncodeBatchRequest(req BatchRequest) ([]byte, error) {
-	if err := checkBatchID("job", req.Job); err != nil {
+	return encodeBatchRequest(req.Version, req.Job, req.Reduce, req.At, len(req.Items), func(i int) BatchItem { return req.Items[i] })
+}
+
+// encodeBatchRequest is EncodeBatchRequest of n items, item(i) the i-th:
+// the fetcher encodes its own list without building a []BatchItem first.
+// An attempt is checked once per run of items that name it (a request's
+// segments come in runs of one map attempt's spills).
+func encodeBatchRequest(version int, job string, reduce int, at int64, n int, item func(i int) BatchItem) ([]byte, error) {
+	if err := checkBatchID("job", job); err != nil {
 		return nil, err
 	}
-	if req.Reduce < 0 {
-		return nil, fmt.Errorf("%w: reduce %d is negative", ErrBadBatch, req.Reduce)
+	if reduce < 0 {
+		return nil, fmt.Errorf("%w: reduce %d is negative", ErrBadBatch, reduce)
 	}
-	if len(req.Items) == 0 || len(req.Items) > MaxBatchSegments {
-		return nil, fmt.Errorf("%w: %d segments, want 1 to %d", ErrBadBatch, len(req.Items), MaxBatchSegments)
+	if n == 0 || n > MaxBatchSegments {
+		return nil, fmt.Errorf("%w: %d segments, want 1 to %d", ErrBadBatch, n, MaxBatchSegments)
 	}
-	version := req.Version
 	if version == 0 {
 		version = BatchVersion
 	}
 	if version != BatchVersion && version != batchVersionIndexed {
 		return nil, fmt.Errorf("%w: version %d", ErrBadBatch, version)
 	}
-	b := make([]byte, 0, 32+len(req.Job)+len(req.Items)*(len(req.Items[0].Attempt)+12))
+	first := item(0)
+	b := make([]byte, 0, 32+len(job)+n*(len(first.Attempt)+12))
 	b = append(b, batchRequestMagic...)
 	b = append(b, byte(version))
-	b = appendString(b, req.Job)
-	b = binary.AppendUvarint(b, uint64(req.Reduce))
-	b = binary.AppendVarint(b, req.At)
-	b = binary.AppendUvarint(b, uint64(len(req.Items)))
-	for _, it := range req.Items {
-		if err := checkBatchID("attempt", it.Attempt); err != nil {
-			return nil, err
+	b = appendString(b, job)
+	b = binary.AppendUvarint(b, uint64(reduce))
+	b = binary.AppendVarint(b, at)
+	b = binary.AppendUvarint(b, uint64(n))
+	checked := ""
+	for i := range n {
+		it := first
+		if i > 0 {
+			it = item(i)
+		}
+		if i == 0 || it.Attempt != checked {
+			if err := checkBatchID("attempt", it.Attempt); err != nil {
+				return nil, err
+			}
+			checked = it.Attempt
 		}
 		if it.Spill < 0 {
 			return nil, fmt.Errorf("%w: spill %d of attempt %s is negative", ErrBadBatch, it.Spill, it.Attempt)

@@ -46,6 +46,12 @@ func TestBatchRequestEncoding(t *testing.T) {
 		{"attempt dot-dot", BatchRequest{Job: "j", Items: []BatchItem{{Attempt: "..", Spill: 0}}}, "not a valid identifier"},
 		{"long attempt", BatchRequest{Job: "j", Items: []BatchItem{{Attempt: strings.Repeat("a", maxIDLength+1), Spill: 0}}}, "more than"},
 		{"negative spill", BatchRequest{Job: "j", Items: []BatchItem{{Attempt: "a", Spill: -1}}}, "negative"},
+		// An attempt is checked once per run of items naming it: a bad
+		// one after a run of good ones, or between two, is still refused.
+		{"bad attempt after a run", BatchRequest{Job: "j", Items: []BatchItem{{Attempt: "a", Spill: 0}, {Attempt: "a", Spill: 1}, {Attempt: "a/b", Spill: 2}}}, "not a valid identifier"},
+		{"bad attempt between runs", BatchRequest{Job: "j", Items: []BatchItem{{Attempt: "a", Spill: 0}, {Attempt: "..", Spill: 1}, {Attempt: "a", Spill: 2}}}, "not a valid identifier"},
+		{"bad attempt repeated", BatchRequest{Job: "j", Items: []BatchItem{{Attempt: "a", Spill: 0}, {Attempt: "", Spill: 1}, {Attempt: "", Spill: 2}}}, "missing parameter attempt"},
+		{"negative spill in a run", BatchRequest{Job: "j", Items: []BatchItem{{Attempt: "a", Spill: 0}, {Attempt: "a", Spill: -2}}}, "negative"},
 		{"negative reduce", BatchRequest{Job: "j", Reduce: -1, Items: []BatchItem{{Attempt: "a", Spill: 0}}}, "negative"},
 		{"ranges", BatchRequest{Version: 2, Job: "j", Reduce: 3, At: 9, Items: []BatchItem{{"a", 0, 0, 825}, {"a", 1, 41250, 825}, {"b", 7, 1 << 40, 0}}}, ""},
 		{"largest range", BatchRequest{Job: "j", Items: []BatchItem{{"a", 0, maxSegmentOffset, maxSegmentBytes}}}, ""},

@@ -59,7 +59,9 @@ func (f *Fetcher) FetchBatch(ctx context.Context, locs []SpillLocation, reduce i
 		}
 		b.items[i] = fetchItem{key: segKey{l.MapTask, l.Spill}, origin: int32(len(b.origins) - 1), final: l.Final, seg: l.Segment}
 	}
-	return f.fetchBatch(ctx, &b, reduce)
+	data, errs = make([][]byte, len(locs)), make([]error, len(locs))
+	f.fetchBatch(ctx, &b, reduce, data, errs)
+	return data, errs
 }
 
 // batchSegs is the segments of one batched request: items, each naming
@@ -77,13 +79,12 @@ func (b *batchSegs) loc(i int) SpillLocation {
 	return SpillLocation{JobID: o.job, MapTask: it.key.m, Spill: it.key.k, Final: it.final, AttemptID: o.attempt, Host: o.host, Segment: it.seg}
 }
 
-// fetchBatch is FetchBatch of b's items.
-func (f *Fetcher) fetchBatch(ctx context.Context, b *batchSegs, reduce int) (data [][]byte, errs []error) {
+// fetchBatch is FetchBatch of b's items into data and errs, which have
+// len(b.items) elements, all nil on entry.
+func (f *Fetcher) fetchBatch(ctx context.Context, b *batchSegs, reduce int, data [][]byte, errs []error) {
 	n := len(b.items)
-	data = make([][]byte, n)
-	errs = make([]error, n)
 	if n == 0 {
-		return data, errs
+		return
 	}
 	first := &b.origins[b.items[0].origin]
 	for i := 1; i < n; i++ {
@@ -92,25 +93,22 @@ func (f *Fetcher) fetchBatch(ctx context.Context, b *batchSegs, reduce int) (dat
 				errs[j] = fmt.Errorf("fetch reduce %d of %v: batch mixes %s of job %s with %s of job %s (internal error)",
 					reduce, b.loc(j), first.host, first.job, o.host, o.job)
 			}
-			return data, errs
+			return
 		}
 	}
 	retries := max(f.Retries, 0)
 	delay := f.RetryDelay
-	pending := make([]int, n)
-	for i := range pending {
-		pending[i] = i
-	}
-	last := make([]error, n)
+	// The first pass asks for every item; errs holds each pass's errors
+	// until they are final (wrapped) or asked for again (cleared).
+	pending := everyItem(n)
 	for attempt := 0; ; attempt++ {
-		f.fetchBatchOnce(ctx, b, pending, reduce, data, last)
+		f.fetchBatchOnce(ctx, b, pending, reduce, data, errs)
 		var again []int
 		for _, i := range pending {
-			err := last[i]
+			err := errs[i]
 			if err == nil {
 				continue
 			}
-			last[i] = nil
 			var perm *permanentError
 			switch {
 			case ctx.Err() != nil:
@@ -120,11 +118,12 @@ func (f *Fetcher) fetchBatch(ctx context.Context, b *batchSegs, reduce int) (dat
 			case attempt >= retries:
 				errs[i] = fmt.Errorf("fetch reduce %d of %v: failed %d times, last: %w", reduce, b.loc(i), attempt+1, err)
 			default:
+				errs[i] = nil
 				again = append(again, i)
 			}
 		}
 		if len(again) == 0 {
-			return data, errs
+			return
 		}
 		pending = again
 		if delay > 0 {
@@ -132,11 +131,33 @@ func (f *Fetcher) fetchBatch(ctx context.Context, b *batchSegs, reduce int) (dat
 				for _, i := range pending {
 					errs[i] = fmt.Errorf("fetch reduce %d of %v: %w", reduce, b.loc(i), ctx.Err())
 				}
-				return data, errs
+				return
 			}
 			delay *= 2
 		}
 	}
+}
+
+// allItems is 0, 1, ..., MaxBatchSegments-1, read only: the indexes of a
+// request's first pass, shared by every request.
+var allItems = func() []int {
+	s := make([]int, MaxBatchSegments)
+	for i := range s {
+		s[i] = i
+	}
+	return s
+}()
+
+// everyItem returns 0, 1, ..., n-1, which the caller must not change.
+func everyItem(n int) []int {
+	if n <= len(allItems) {
+		return allItems[:n:n]
+	}
+	s := make([]int, n)
+	for i := range s {
+		s[i] = i
+	}
+	return s
 }
 
 // fetchBatchOnce makes one batched request for b.items[i], i in idx, storing
@@ -169,12 +190,10 @@ func (f *Fetcher) fetchBatchAs(ctx context.Context, version int, b *batchSegs, i
 	segs := b.items
 	first := &b.origins[segs[0].origin]
 	host := first.host
-	req := BatchRequest{Version: version, Job: first.job, Reduce: reduce, At: time.Now().UnixMilli(), Items: make([]BatchItem, len(idx))}
-	for n, i := range idx {
-		it := &segs[i]
-		req.Items[n] = BatchItem{Attempt: b.origins[it.origin].attempt, Spill: it.key.k, Offset: it.seg.Offset, Length: it.seg.Length}
-	}
-	body, err := EncodeBatchRequest(req)
+	body, err := encodeBatchRequest(version, first.job, reduce, time.Now().UnixMilli(), len(idx), func(n int) BatchItem {
+		it := &segs[idx[n]]
+		return BatchItem{Attempt: b.origins[it.origin].attempt, Spill: it.key.k, Offset: it.seg.Offset, Length: it.seg.Length}
+	})
 	if err != nil {
 		failAll(0, &permanentError{fmt.Errorf("build batch request: %w", err)})
 		return

@@ -288,11 +288,41 @@ type fetchItem struct {
 }
 
 // batchResult is what a fetcher reports for one request: one result per
-// item.
+// item (bufs.items, bufs.results).
 type batchResult struct {
-	host    int
+	host int
+	bufs *requestBufs
+}
+
+// requestBufs are the slices of one request, one element per segment:
+// what is fetched, the results, and the fetcher's data and errors. Run
+// recycles them (runner.spare) once a request's results are applied: a
+// reduce makes a few requests of up to 1,024 segments to each host, and
+// these are ~140 bytes a segment.
+type requestBufs struct {
 	items   []fetchItem
 	results []fetchResult
+	data    [][]byte
+	errs    []error
+}
+
+// sized returns bufs' slices of n elements each, grown if they are
+// shorter; results, data and errs are zero (reset clears them).
+func (bufs *requestBufs) sized(n int) {
+	if cap(bufs.results) < n {
+		bufs.results = make([]fetchResult, n)
+		bufs.data = make([][]byte, n)
+		bufs.errs = make([]error, n)
+	}
+	bufs.results, bufs.data, bufs.errs = bufs.results[:n], bufs.data[:n], bufs.errs[:n]
+}
+
+// reset drops what bufs refer to, for their next request.
+func (bufs *requestBufs) reset() {
+	clear(bufs.results)
+	clear(bufs.data)
+	clear(bufs.errs)
+	bufs.items = bufs.items[:0]
 }
 
 type fetchResult struct {
@@ -322,6 +352,7 @@ type runner struct {
 	active      []int     // hosts with waiting segments or requests in flight
 	delayed     retryHeap
 	inFlight    int
+	spare       []*requestBufs // of requests done, for the next ones
 	doneMaps    int
 
 	// The counters Run updates, resolved once.
@@ -423,14 +454,17 @@ func (r *runner) run(parent context.Context) (err error) {
 			r.inFlight--
 			r.hosts[br.host].inFlight--
 			var bytes int64
-			for i := range br.items {
-				bytes += br.results[i].bytes
-				if err := r.complete(ctx, &br.items[i], br.results[i]); err != nil {
+			items, results := br.bufs.items, br.bufs.results
+			for i := range items {
+				bytes += results[i].bytes
+				if err := r.complete(ctx, &items[i], results[i]); err != nil {
 					r.cBytes.Add(bytes)
 					return fmt.Errorf("shuffle of reduce %d: %w", r.opts.Reduce, err)
 				}
 			}
 			r.cBytes.Add(bytes)
+			br.bufs.reset()
+			r.spare = append(r.spare, br.bufs)
 		case <-timerC:
 		}
 		timer.Stop() // since Go 1.23 no stale tick is left in timer.C
@@ -742,20 +776,29 @@ func (r *runner) dispatch(ctx context.Context, wg *sync.WaitGroup, out chan<- ba
 			return
 		}
 		hq := r.hosts[host]
-		items := r.takeBatch(host, hq, now)
-		if len(items) == 0 {
+		var bufs *requestBufs
+		if n := len(r.spare); n > 0 {
+			bufs, r.spare = r.spare[n-1], r.spare[:n-1]
+		} else {
+			bufs = &requestBufs{}
+		}
+		bufs.items = r.takeBatch(host, hq, now, bufs.items)
+		if len(bufs.items) == 0 {
+			r.spare = append(r.spare, bufs)
 			continue
 		}
+		bufs.sized(len(bufs.items))
 		// The fetcher's goroutine reads r.origins as it is now: later
 		// origins are appended past its length, earlier ones never
 		// change.
-		batch := &batchSegs{origins: r.origins, items: items}
+		batch := &batchSegs{origins: r.origins, items: bufs.items}
 		hq.inFlight++
 		r.inFlight++
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out <- batchResult{host: host, items: items, results: r.fetchItems(ctx, batch)}
+			r.fetchItems(ctx, batch, bufs)
+			out <- batchResult{host: host, bufs: bufs}
 		}()
 	}
 }
@@ -785,12 +828,15 @@ func (r *runner) pickHost() int {
 
 // takeBatch takes from host's queue the segments of one request: one
 // without batching, else up to BatchSegments of at most BatchBytes
-// announced bytes (at least one). Entries that are stale (fetched, in
+// announced bytes (at least one), appended to items (empty; its array is
+// reused if it is large enough). Entries that are stale (fetched, in
 // flight, obsolete), moved to another host, or not due yet are dropped
 // from the queue on the way (the latter two re-queued where they belong).
-func (r *runner) takeBatch(host int, hq *hostQueue, now int64) []fetchItem {
+func (r *runner) takeBatch(host int, hq *hostQueue, now int64, items []fetchItem) []fetchItem {
 	limit := max(r.opts.BatchSegments, 1)
-	items := make([]fetchItem, 0, min(limit, len(hq.keys)))
+	if n := min(limit, len(hq.keys)); cap(items) < n {
+		items = make([]fetchItem, 0, n)
+	}
 	var bytes int64
 	for len(hq.keys) > 0 && len(items) < limit {
 		key := hq.keys[0]
@@ -825,10 +871,11 @@ func (r *runner) takeBatch(host int, hq *hostQueue, now int64) []fetchItem {
 // fetchItems runs in its own goroutine: it fetches the segments of one
 // request (one at a time without batching, else in one batch), hands
 // them to the merger in order, and reports each failure to the JobTracker.
-// It returns one result per item of b.
-func (r *runner) fetchItems(ctx context.Context, b *batchSegs) []fetchResult {
+// It sets one result per item of b in bufs.results; bufs.data and
+// bufs.errs (as long as b.items, nil) are its scratch.
+func (r *runner) fetchItems(ctx context.Context, b *batchSegs, bufs *requestBufs) {
 	items := b.items
-	res := make([]fetchResult, len(items))
+	res := bufs.results
 	// What each fetched segment holds: as announced, or a range fetch's
 	// (set below where it differs).
 	var segs []spill.SegmentInfo
@@ -848,16 +895,13 @@ func (r *runner) fetchItems(ctx context.Context, b *batchSegs) []fetchResult {
 		for i := range res {
 			res[i].err, res[i].fatal = err, ctx.Err() == nil
 		}
-		return res
+		return
 	}
 	defer release()
-	var data [][]byte
-	var errs []error
+	data, errs := bufs.data, bufs.errs
 	switch {
 	case want == 0:
-		data, errs = make([][]byte, len(items)), make([]error, len(items))
 	case r.opts.Fetcher.After != nil:
-		data, errs = make([][]byte, len(items)), make([]error, len(items))
 		segs = make([]spill.SegmentInfo, len(items))
 		for i := range items {
 			if seg := items[i].seg; seg.Records != 0 || seg.Length != 0 {
@@ -867,23 +911,22 @@ func (r *runner) fetchItems(ctx context.Context, b *batchSegs) []fetchResult {
 			}
 		}
 	case r.opts.BatchSegments <= 1:
-		data, errs = make([][]byte, len(items)), make([]error, len(items))
 		for i := range items {
 			if seg := items[i].seg; seg.Records != 0 || seg.Length != 0 {
 				data[i], errs[i] = r.opts.Fetcher.Fetch(ctx, b.loc(i), r.opts.Reduce)
 			}
 		}
 	case want == len(items):
-		data, errs = r.opts.Fetcher.fetchBatch(ctx, b, r.opts.Reduce)
+		r.opts.Fetcher.fetchBatch(ctx, b, r.opts.Reduce, data, errs)
 	default:
-		data, errs = make([][]byte, len(items)), make([]error, len(items))
 		sub := batchSegs{origins: b.origins, items: make([]fetchItem, 0, want)}
 		for i := range items {
 			if seg := &items[i].seg; seg.Records != 0 || seg.Length != 0 {
 				sub.items = append(sub.items, items[i])
 			}
 		}
-		d, e := r.opts.Fetcher.fetchBatch(ctx, &sub, r.opts.Reduce)
+		d, e := make([][]byte, want), make([]error, want)
+		r.opts.Fetcher.fetchBatch(ctx, &sub, r.opts.Reduce, d, e)
 		n := 0
 		for i := range items {
 			if seg := &items[i].seg; seg.Records != 0 || seg.Length != 0 {
@@ -919,7 +962,6 @@ func (r *runner) fetchItems(ctx context.Context, b *batchSegs) []fetchResult {
 			data[i] = nil
 		}
 	}
-	return res
 }
 
 // complete applies the result of one fetched item. The caller adds the

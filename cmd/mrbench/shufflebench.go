@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -27,6 +28,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"gomr/conf"
 	"gomr/mr"
 	"gomr/shuffle"
 	"gomr/spill"
@@ -111,6 +113,7 @@ func shuffleMain(args []string) int {
 	keep := fl.Bool("keep", false, "keep the work directory")
 	asJSON := fl.Bool("json", false, "print the results as JSON")
 	cpuprofile := fl.String("cpuprofile", "", "write a CPU profile of the fetching (this process) to this file; MRBENCH_SHUFFLE_CPUPROFILE=PREFIX profiles the servers")
+	gcPercent := fl.Int("gc-percent", conf.Default().Int(keyTaskGCPercent), "GOGC of the fetching process (this one), as a reduce child's "+keyTaskGCPercent+"; the servers keep Go's default, as a TaskTracker does; GOGC in the environment wins, as in a task child, and reaches the servers too")
 	memprofile := fl.String("memprofile", "", "write an allocation profile of the fetching (this process, sampled every 4 KiB from the first fetch on) to this file")
 	if err := fl.Parse(args); err != nil {
 		return 2
@@ -143,6 +146,13 @@ func shuffleMain(args []string) int {
 	}
 	ctx, cancel := signalContext()
 	defer cancel()
+	fetchGC := *gcPercent
+	if os.Getenv("GOGC") != "" {
+		// The environment's, read back (-1 stops the collector for
+		// the moment it takes).
+		fetchGC = debug.SetGCPercent(-1)
+		debug.SetGCPercent(fetchGC)
+	}
 
 	const job = "job_bench_0001"
 	secret := make([]byte, 32)
@@ -181,7 +191,7 @@ func shuffleMain(args []string) int {
 		Command: "mrbench shuffle " + strings.Join(args, " "),
 		Settings: map[string]any{"maps": *maps, "spills": *spills, "reduces": *reduces, "trackers": *trackers, "records": *records,
 			"parallel": *parallel, "concurrent": *concurrent, "batch": *batch, "batch_bytes": *batchBytes, "datacache_mb": *cacheMB,
-			"segments": lay.segments, "segment_bytes": lay.bytes},
+			"segments": lay.segments, "segment_bytes": lay.bytes, "fetch_gc_percent": fetchGC},
 	}
 
 	// The baseline: the same bytes as one file, one client, best of 3.
@@ -227,6 +237,9 @@ func shuffleMain(args []string) int {
 			}
 		}()
 	}
+	// The reduce child's collector settings for the fetches (and the
+	// harness's set-up beside them), not for the data written above.
+	defer debug.SetGCPercent(debug.SetGCPercent(fetchGC))
 	for _, mode := range modeList {
 		b := 0
 		if mode == "batch" {
@@ -268,8 +281,8 @@ func shuffleMain(args []string) int {
 		}
 		return 0
 	}
-	fmt.Printf("%s\n%d maps x %d spills x %d reduces = %d segments (%s), %d servers, %d reduces at a time, %d requests in flight each\n",
-		rep.Machine, *maps, *spills, *reduces, lay.segments, humanBytes(lay.bytes), *trackers, *concurrent, *parallel)
+	fmt.Printf("%s\n%d maps x %d spills x %d reduces = %d segments (%s), %d servers, %d reduces at a time, %d requests in flight each, fetching at GOGC=%d\n",
+		rep.Machine, *maps, *spills, *reduces, lay.segments, humanBytes(lay.bytes), *trackers, *concurrent, *parallel, fetchGC)
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "mode\tseconds\tsegments/s\trequests/s\tbytes/s\tvs one file\tserver CPU s\tclient CPU s\tof which set-up\tclient allocated\tclient GCs\t")
 	for _, r := range rep.Results {
@@ -279,6 +292,10 @@ func shuffleMain(args []string) int {
 	tw.Flush()
 	return 0
 }
+
+// keyTaskGCPercent is the GOGC of task children (tasktracker/child): the
+// fetching process runs at it, as a reduce does.
+const keyTaskGCPercent = "mapreduce.task.gc.percent"
 
 // writeAllocProfile writes the allocation profile (pprof's "allocs":
 // everything allocated since sampling started) to path.

@@ -511,3 +511,62 @@ func TestRunFailuresOfOneAttemptAcrossOrigins(t *testing.T) {
 		t.Errorf("%d failures reported, want 3", len(fails))
 	}
 }
+
+// TestRequestBufs: a request's recycled slices come back as long as the
+// next request, with nothing of the last one's results left in them.
+func TestRequestBufs(t *testing.T) {
+	bufs := &requestBufs{}
+	for _, tc := range []struct {
+		name string
+		n    int
+	}{
+		{"first", 3},
+		{"longer", 8},
+		{"shorter", 2},
+		{"same", 2},
+		{"longest", 1024},
+		{"one", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bufs.items = append(bufs.items, make([]fetchItem, tc.n)...)
+			bufs.sized(tc.n)
+			if len(bufs.items) != tc.n || len(bufs.results) != tc.n || len(bufs.data) != tc.n || len(bufs.errs) != tc.n {
+				t.Fatalf("lengths %d %d %d %d, want %d", len(bufs.items), len(bufs.results), len(bufs.data), len(bufs.errs), tc.n)
+			}
+			for i := range tc.n {
+				if bufs.results[i] != (fetchResult{}) || bufs.data[i] != nil || bufs.errs[i] != nil {
+					t.Fatalf("element %d not zero: %+v %v %v", i, bufs.results[i], bufs.data[i], bufs.errs[i])
+				}
+				// What a request leaves behind.
+				bufs.results[i] = fetchResult{bytes: 1, err: errors.New("x"), fatal: true}
+				bufs.data[i] = []byte{1}
+				bufs.errs[i] = errors.New("y")
+			}
+			bufs.reset()
+			if len(bufs.items) != 0 {
+				t.Fatalf("items not emptied: %d", len(bufs.items))
+			}
+			// reset clears the whole of what was used, not only up to
+			// the next length.
+			for i := range tc.n {
+				if bufs.results[:tc.n][i] != (fetchResult{}) || bufs.data[:tc.n][i] != nil || bufs.errs[:tc.n][i] != nil {
+					t.Fatalf("element %d kept after reset", i)
+				}
+			}
+		})
+	}
+}
+
+func TestEveryItem(t *testing.T) {
+	for _, n := range []int{1, 2, MaxBatchSegments, MaxBatchSegments + 1} {
+		s := everyItem(n)
+		if len(s) != n || cap(s) != n {
+			t.Fatalf("everyItem(%d): len %d cap %d", n, len(s), cap(s))
+		}
+		for i, v := range s {
+			if v != i {
+				t.Fatalf("everyItem(%d)[%d] = %d", n, i, v)
+			}
+		}
+	}
+}

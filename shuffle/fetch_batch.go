@@ -61,6 +61,9 @@ func (f *Fetcher) FetchBatch(ctx context.Context, locs []SpillLocation, reduce i
 	}
 	data, errs = make([][]byte, len(locs)), make([]error, len(locs))
 	f.fetchBatch(ctx, &b, reduce, data, errs)
+	for i, d := range data {
+		data[i] = d[:len(d):len(d)] // no room to grow into the next segment
+	}
 	return data, errs
 }
 
@@ -334,7 +337,8 @@ func (f *Fetcher) fetchBatchAs(ctx context.Context, version int, b *batchSegs, i
 // the segments' buffers: the frames of a run of small segments (under
 // arenaSegmentBytes) are read with one read into one shared block of up
 // to arenaBytes, their status bytes included, and each segment is the
-// slice of it after its status; a larger segment gets a buffer of its own.
+// slice of it after its status (its capacity the rest of the block, as
+// segmentArena.take's); a larger segment gets a buffer of its own.
 // Each segment's CRC32C is checked against its announcement: data[i] is
 // set if it matches, errs[i] if not. It returns how many frames it read
 // whole (next), and, when it stopped early, the bytes it read past them
@@ -383,7 +387,7 @@ func readServedFrames(body io.Reader, host string, segs []fetchItem, idx []int, 
 			if pos >= got || block[pos] != frameOK || pos+1+l > got {
 				return next, block[pos:got], rerr
 			}
-			check(next, block[pos+1:pos+1+l:pos+1+l])
+			check(next, block[pos+1:pos+1+l])
 			pos += 1 + l
 		}
 	}
@@ -436,8 +440,10 @@ func newSegmentArena(segs []fetchItem, idx []int) *segmentArena {
 	return a
 }
 
-// take returns a buffer of n bytes, with no room to grow into the next
-// segment's.
+// take returns a buffer of n bytes. A buffer of a shared block has the
+// rest of the block as its capacity, by which the merge manager (memList)
+// tells the segments of one block; nothing writes past a segment's
+// length (FetchBatch hands its callers buffers without that room).
 func (a *segmentArena) take(n int64) []byte {
 	if n >= arenaSegmentBytes {
 		return make([]byte, n)
@@ -446,7 +452,7 @@ func (a *segmentArena) take(n int64) []byte {
 		a.block = make([]byte, max(min(a.small, arenaBytes), n))
 	}
 	a.small -= n
-	buf := a.block[:n:n]
+	buf := a.block[:n]
 	a.block = a.block[n:]
 	return buf
 }

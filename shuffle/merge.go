@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"unsafe"
 
 	"gomr/mr"
 	"gomr/spill"
@@ -115,11 +116,11 @@ type MergeManager struct {
 
 	mu         sync.Mutex
 	cond       *sync.Cond
-	mem        []memSegment // in memory, not being merged
-	memUsed    int64        // bytes of all in-memory segments, incl. those being merged
-	reserved   int64        // bytes of fetches in flight (Reserve)
-	memMerging int64        // bytes of in-memory segments being merged
-	runs       []diskRun    // on disk, not being merged
+	mem        memList   // in memory, not being merged
+	memUsed    int64     // bytes of all in-memory segments, incl. those being merged
+	reserved   int64     // bytes of fetches in flight (Reserve)
+	memMerging int64     // bytes of in-memory segments being merged
+	runs       []diskRun // on disk, not being merged
 	// writing is the streams of the runs of segments being written.
 	writing  int
 	active   int   // merges and disk writes in progress
@@ -137,6 +138,84 @@ type MergeManager struct {
 type memSegment struct {
 	data []byte
 	info spill.SegmentInfo
+}
+
+// memList is the in-memory segments not being merged, kept so that the
+// garbage collector follows one pointer per block of fetched bytes
+// rather than one per segment: a batched fetch reads many small segments
+// into one shared block (readServedFrames, segmentArena), and a segment
+// that lies inside the block of the segment added before it is kept as
+// its offset in that block. A reduce holds thousands of segments, which
+// every collection (a reduce child runs at GOGC=25) scanned.
+type memList struct {
+	refs   []memRef // no pointers: the collector does not scan them
+	blocks [][]byte // what refs point into
+}
+
+// memRef is one segment of a memList: its announcement, with Offset its
+// offset in blocks[block].
+type memRef struct {
+	info  spill.SegmentInfo
+	block int
+}
+
+func (l *memList) len() int { return len(l.refs) }
+
+// add appends segment data (described by info, Offset 0). If data lies
+// within the list's last block it is kept as an offset in it; else
+// data's bytes up to its capacity become the list's last block (a
+// segment of a shared block, cut with its capacity reaching to the end
+// of the block, so brings the block's following segments in too).
+func (l *memList) add(data []byte, info spill.SegmentInfo) {
+	n := len(l.blocks)
+	var off int
+	if n > 0 && len(data) > 0 {
+		off = offsetIn(l.blocks[n-1], data)
+	}
+	if n == 0 || off < 0 || len(data) == 0 {
+		l.blocks = append(l.blocks, data[:cap(data)])
+		n, off = n+1, 0
+	}
+	if len(l.refs) == cap(l.refs) {
+		// Double: append grows a long slice by a quarter, which for a
+		// reduce of many small segments copies (and allocates) the
+		// list about five times over.
+		l.refs = slices.Grow(l.refs, max(len(l.refs), 64))
+	}
+	info.Offset = int64(off)
+	l.refs = append(l.refs, memRef{info: info, block: n - 1})
+}
+
+// take returns the list's segments (each with no room to grow into the
+// next, Offset 0) and empties it.
+func (l *memList) take() []memSegment {
+	if len(l.refs) == 0 {
+		*l = memList{}
+		return nil
+	}
+	segs := make([]memSegment, len(l.refs))
+	for i, r := range l.refs {
+		from, to := r.info.Offset, r.info.Offset+r.info.Length
+		r.info.Offset = 0
+		segs[i] = memSegment{data: l.blocks[r.block][from:to:to], info: r.info}
+	}
+	*l = memList{}
+	return segs
+}
+
+// offsetIn returns the offset of data's bytes in block's, or -1 if they
+// are not all within block. It compares addresses only; the bytes are
+// then reached through block, a slice the caller holds.
+func offsetIn(block, data []byte) int {
+	if len(block) == 0 || len(data) == 0 {
+		return -1
+	}
+	b := uintptr(unsafe.Pointer(unsafe.SliceData(block)))
+	d := uintptr(unsafe.Pointer(unsafe.SliceData(data)))
+	if len(data) > len(block) || d < b || d-b > uintptr(len(block)-len(data)) {
+		return -1
+	}
+	return int(d - b)
 }
 
 type diskRun struct {
@@ -305,21 +384,15 @@ func (m *MergeManager) Add(data []byte, seg spill.SegmentInfo) error {
 		if err := m.usableLocked(); err != nil {
 			return err
 		}
-		if m.memMerging == 0 && len(m.mem) > 0 {
+		if m.memMerging == 0 && m.mem.len() > 0 {
 			m.mergeMemoryLocked()
 			continue
 		}
 		m.cond.Wait()
 	}
-	if len(m.mem) == cap(m.mem) {
-		// Double: append grows a long slice by a quarter, which for a
-		// reduce of many small segments copies (and allocates) the
-		// list about five times over.
-		m.mem = slices.Grow(m.mem, max(len(m.mem), 64))
-	}
-	m.mem = append(m.mem, memSegment{data: data, info: seg})
+	m.mem.add(data, seg)
 	m.memUsed += seg.Length
-	if m.memUsed-m.memMerging >= m.threshold || (m.opts.InMemThreshold > 0 && len(m.mem) >= m.opts.InMemThreshold) {
+	if m.memUsed-m.memMerging >= m.threshold || (m.opts.InMemThreshold > 0 && m.mem.len() >= m.opts.InMemThreshold) {
 		m.mergeMemoryLocked()
 	}
 	return nil
@@ -354,7 +427,7 @@ func (m *MergeManager) Reserve(ctx context.Context, n int64) (release func(), er
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("merge manager: waiting for %d bytes of shuffle buffer: %w", n, err)
 		}
-		if m.memMerging == 0 && len(m.mem) > 0 {
+		if m.memMerging == 0 && m.mem.len() > 0 {
 			m.mergeMemoryLocked()
 			continue
 		}
@@ -384,8 +457,7 @@ func (m *MergeManager) Reserve(ctx context.Context, n int64) (release func(), er
 // reads them. Past that, it merges them into one sorted run, as Hadoop
 // does: written as they came, they would only be merged by a pass later.
 func (m *MergeManager) mergeMemoryLocked() {
-	batch := m.mem
-	m.mem = nil
+	batch := m.mem.take()
 	var size, records int64
 	for _, s := range batch {
 		size += s.info.Length
@@ -752,8 +824,8 @@ func (m *MergeManager) Finish(ctx context.Context) (spill.Iterator, error) {
 		m.mu.Unlock()
 		return nil, fmt.Errorf("merge manager: finish: %w", err)
 	}
-	runs, mem := m.runs, m.mem
-	m.runs, m.mem = nil, nil
+	runs, mem := m.runs, m.mem.take()
+	m.runs = nil
 	m.active++ // so that Close waits for the passes below
 	m.mu.Unlock()
 	defer func() {
@@ -846,7 +918,7 @@ func (m *MergeManager) Close() error {
 		m.cond.Wait()
 	}
 	open, files := m.open, m.files
-	m.open, m.files, m.mem, m.runs = nil, map[string]struct{}{}, nil, nil
+	m.open, m.files, m.mem, m.runs = nil, map[string]struct{}{}, memList{}, nil
 	m.mu.Unlock()
 	for _, c := range open {
 		c()

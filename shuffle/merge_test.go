@@ -89,7 +89,7 @@ func TestMergeManagerSequence(t *testing.T) {
 		m.waitIdle()
 		all = append(all, s.recs...)
 		m.mu.Lock()
-		got := [2]int{len(m.runs), len(m.mem)}
+		got := [2]int{len(m.runs), m.mem.len()}
 		m.mu.Unlock()
 		if got != wantState[i] {
 			t.Errorf("after add %d: %d runs and %d in-memory segments, want %v", i, got[0], got[1], wantState[i])
@@ -418,5 +418,88 @@ func BenchmarkMergeManager(b *testing.B) {
 		if err := m.Close(); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestMemList: segments cut from one block (capacity to the block's end,
+// as a batched fetch cuts them) are kept as offsets in it, one pointer
+// per block; others as blocks of their own; take gives back each segment
+// as it was added, with no room to grow, and empties the list.
+func TestMemList(t *testing.T) {
+	block := make([]byte, 100)
+	for i := range block {
+		block[i] = byte(i)
+	}
+	other := make([]byte, 30)
+	for i := range other {
+		other[i] = byte(200 + i)
+	}
+	tests := []struct {
+		name       string
+		segs       [][]byte
+		wantBlocks int
+	}{
+		{"one block", [][]byte{block[1:11], block[12:40], block[41:100]}, 1},
+		{"capped: a block each", [][]byte{block[1:11:11], block[12:40:40]}, 2},
+		{"first capped, then the block", [][]byte{block[1:11:11], block[12:40], block[41:50]}, 2},
+		{"two blocks", [][]byte{block[1:11], block[12:40], other[0:10], other[10:30]}, 2},
+		{"back to an earlier block", [][]byte{block[1:11], other[0:10], block[20:30]}, 3},
+		{"empty segment", [][]byte{block[1:11], block[11:11], block[11:20]}, 2},
+		{"the same bytes twice", [][]byte{block[0:10], block[0:10]}, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var l memList
+			for i, d := range tc.segs {
+				l.add(d, spill.SegmentInfo{Length: int64(len(d)), Records: int64(i + 1), CRC: uint32(i)})
+			}
+			if l.len() != len(tc.segs) || len(l.blocks) != tc.wantBlocks {
+				t.Fatalf("%d segments in %d blocks, want %d in %d", l.len(), len(l.blocks), len(tc.segs), tc.wantBlocks)
+			}
+			got := l.take()
+			if l.len() != 0 || l.blocks != nil {
+				t.Fatalf("take left %d segments, %d blocks", l.len(), len(l.blocks))
+			}
+			for i, s := range got {
+				want := tc.segs[i]
+				if !bytes.Equal(s.data, want) || len(s.data) != len(want) || (len(want) > 0 && &s.data[0] != &want[0]) {
+					t.Errorf("segment %d: %v, want the bytes added %v", i, s.data, want)
+				}
+				if cap(s.data) != len(s.data) {
+					t.Errorf("segment %d: room to grow into the next one", i)
+				}
+				if s.info != (spill.SegmentInfo{Length: int64(len(want)), Records: int64(i + 1), CRC: uint32(i)}) {
+					t.Errorf("segment %d: info %+v", i, s.info)
+				}
+			}
+		})
+	}
+}
+
+func TestOffsetIn(t *testing.T) {
+	block := make([]byte, 64)
+	other := make([]byte, 8)
+	tests := []struct {
+		name        string
+		block, data []byte
+		want        int
+	}{
+		{"start", block, block[:10], 0},
+		{"middle", block, block[20:30], 20},
+		{"end", block, block[60:], 60},
+		{"whole", block, block, 0},
+		{"past the end", block[:32], block[30:40], -1},
+		{"before", block[10:], block[5:15], -1},
+		{"longer than the block", block[:8], block[:9], -1},
+		{"another allocation", block, other, -1},
+		{"empty data", block, block[3:3], -1},
+		{"empty block", block[:0], block[:1], -1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := offsetIn(tc.block, tc.data); got != tc.want {
+				t.Errorf("offsetIn = %d, want %d", got, tc.want)
+			}
+		})
 	}
 }

@@ -1,6 +1,7 @@
 package jobtracker
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -91,7 +92,7 @@ type attemptSplitInfo struct {
 // insert records cut c. A cut already recorded at the same offset must
 // agree with it.
 func (s *taskSplit) insert(c mapCut) error {
-	i, found := slices.BinarySearchFunc(s.cuts, c.off, func(x mapCut, off int64) int { return cmpInt64(x.off, off) })
+	i, found := slices.BinarySearchFunc(s.cuts, c.off, func(x mapCut, off int64) int { return cmp.Compare(x.off, off) })
 	if found {
 		if s.cuts[i] != c {
 			return fmt.Errorf("split point at offset %d: spill %d after %d records, but spill %d after %d records was recorded before",
@@ -105,16 +106,6 @@ func (s *taskSplit) insert(c mapCut) error {
 	}
 	s.cuts = slices.Insert(s.cuts, i, c)
 	return nil
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // loggedCut is a mapCut in the recovery event log (recovery.go).

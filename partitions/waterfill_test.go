@@ -1,6 +1,7 @@
 package partitions
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -143,7 +144,7 @@ func TestSortBreakpoints(t *testing.T) {
 				bps[i] = breakpoint{r: key(), dc: float64(i), dslope: -float64(i)}
 			}
 			want := slices.Clone(bps)
-			slices.SortStableFunc(want, func(a, b breakpoint) int { return cmpFloat(a.r, b.r) })
+			slices.SortStableFunc(want, func(a, b breakpoint) int { return cmp.Compare(a.r, b.r) })
 			tmp = sortBreakpoints(bps, tmp)
 			for i := range bps {
 				if bps[i].r != want[i].r {
@@ -158,16 +159,6 @@ func TestSortBreakpoints(t *testing.T) {
 			}
 		}
 	}
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func sortedDCs(bps []breakpoint) []float64 {

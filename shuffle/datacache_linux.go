@@ -24,9 +24,13 @@ import (
 // for their partition of every spill (and in a per-spill shuffle do so
 // soon after the spill is announced), cost the server no system call per
 // segment: a small segment is a copy from the mapping into the reply. A
-// miss maps the whole file (open, fstat, mmap with MAP_POPULATE, close:
-// about a third of what reading a 41 KB file into a buffer of its own
-// cost, and no copy, no allocation for the garbage collector). The bound
+// miss maps the whole file (open, fstat, mmap, close: about a third of
+// what reading a 41 KB file into a buffer of its own cost, and no copy, no
+// allocation for the garbage collector); a file of at most populateMaxBytes
+// is mapped with MAP_POPULATE (its pages mapped ahead, in the one system
+// call), a larger one without (each page faults in when a segment on it is
+// first copied, with the kernel's fault-around mapping its neighbours: a
+// reduce touches only its own partition of a large spill). The bound
 // is on the bytes mapped, which are page cache, not the server's heap;
 // the mapped files are also bounded in number (maxMappedFiles), well
 // under the kernel's limit of mappings a process (vm.max_map_count).
@@ -81,18 +85,21 @@ type dataCache struct {
 	maxFile int64
 	// maxFiles bounds the files mapped at once (maxMappedFiles).
 	maxFiles int
-	bytes    int64
-	evict    evictHeap // the next victim first
-	tick     uint64    // use clock, for lastUse
-	files    map[string]*cachedFile
-	loading  map[string]chan struct{} // files being read, closed when done
-	reads    atomic.Int64             // files read (misses), for tests
-	dirs     map[string]*watchedDir
-	byWD     map[int32]*watchedDir
-	ifd      int // inotify descriptor; -1: not opened yet or unavailable
-	failed   bool
-	evbuf    []byte
-	unmapq   [][]byte // mappings to unmap once mu is released (unlock)
+	// populateMax is the largest file mapped with its pages populated
+	// ahead (populateMaxBytes).
+	populateMax int64
+	bytes       int64
+	evict       evictHeap // the next victim first
+	tick        uint64    // use clock, for lastUse
+	files       map[string]*cachedFile
+	loading     map[string]chan struct{} // files being read, closed when done
+	reads       atomic.Int64             // files read (misses), for tests
+	dirs        map[string]*watchedDir
+	byWD        map[int32]*watchedDir
+	ifd         int // inotify descriptor; -1: not opened yet or unavailable
+	failed      bool
+	evbuf       []byte
+	unmapq      [][]byte // mappings to unmap once mu is released (unlock)
 	// risen are the cached files whose eviction priority rose (a request
 	// for them) since their place in evict was last settled: a hit only
 	// notes it, and settleLocked moves them up before evict is used
@@ -279,13 +286,20 @@ const watchMask = syscall.IN_MODIFY | syscall.IN_ATTRIB | syscall.IN_CLOSE_WRITE
 	syscall.IN_MOVED_TO | syscall.IN_CREATE | syscall.IN_DELETE | syscall.IN_DELETE_SELF | syscall.IN_MOVE_SELF |
 	syscall.IN_ONLYDIR
 
+// populateMaxBytes is the largest data file the cache maps with
+// MAP_POPULATE. Populating a small file ahead costs less than faulting its
+// pages in one by one, since most of its partitions will be asked for; a
+// large file's pages are faulted in as they are used (without it, mapping
+// a file of 16 MiB to serve one reduce's 4 KB would read every page).
+const populateMaxBytes = 128 << 10
+
 // newDataCache returns a cache of at most limit bytes holding files of at
 // most maxFile bytes; limit 0 disables it (nil).
 func newDataCache(limit, maxFile int64) *dataCache {
 	if limit <= 0 {
 		return nil
 	}
-	c := &dataCache{limit: limit, maxFile: min(maxFile, limit), maxFiles: maxMappedFiles, files: map[string]*cachedFile{}, loading: map[string]chan struct{}{},
+	c := &dataCache{limit: limit, maxFile: min(maxFile, limit), maxFiles: maxMappedFiles, populateMax: populateMaxBytes, files: map[string]*cachedFile{}, loading: map[string]chan struct{}{},
 		dirs: map[string]*watchedDir{}, byWD: map[int32]*watchedDir{}, ifd: -1}
 	return c
 }
@@ -489,7 +503,11 @@ func (c *dataCache) miss(path string, offset, length int64) (data []byte, pin *c
 	c.reads.Add(1)
 	var m []byte
 	if size > 0 {
-		m, err = syscall.Mmap(f.fd, 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED|syscall.MAP_POPULATE)
+		flags := syscall.MAP_SHARED
+		if size <= c.populateMax {
+			flags |= syscall.MAP_POPULATE
+		}
+		m, err = syscall.Mmap(f.fd, 0, int(size), syscall.PROT_READ, flags)
 	}
 	f.Close()
 	if err != nil {

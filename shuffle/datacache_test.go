@@ -440,3 +440,101 @@ func TestCopyMappedFault(t *testing.T) {
 		t.Errorf("after the truncation: %v, want io.ErrUnexpectedEOF", err)
 	}
 }
+
+// TestDataCacheLargeFileMappedLazily: a data file over populateMaxBytes
+// is cached (its small segments cost no open and no read each) but mapped
+// without populating it: serving one segment maps in only the pages
+// around it (the mapping's resident size in /proc/self/smaps: not the
+// whole file), where a
+// small file is mapped whole. A large file truncated behind the cache's
+// back is an error, not a crash, when a page past its new end is copied.
+func TestDataCacheLargeFileMappedLazily(t *testing.T) {
+	dir := t.TempDir()
+	large := filepath.Join(dir, "spill00000.out")
+	small := filepath.Join(dir, "spill00001.out")
+	const largeSize = 4 << 20
+	content := make([]byte, largeSize)
+	for i := range content {
+		content[i] = byte(i * 7)
+	}
+	if err := os.WriteFile(large, content, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(small, content[:populateMaxBytes], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := newDataCache(64<<20, maxCachedFileBytes)
+	var pins []*cachedFile
+	for _, off := range []int64{3 << 20, 3<<20 + 4096, 3<<20 + 8192} {
+		data, pin, ok, err := c.segment([]byte(large), off, 1000)
+		if err != nil || !ok || !bytes.Equal(data, content[off:off+1000]) {
+			t.Fatalf("segment at %d: ok=%t, %v, equal=%t", off, ok, err, bytes.Equal(data, content[off:off+1000]))
+		}
+		var buf bytes.Buffer
+		if n, err := copyMapped(&buf, data); err != nil || n != 1000 || !bytes.Equal(buf.Bytes(), content[off:off+1000]) {
+			t.Fatalf("copy of the segment at %d: %d bytes, %v", off, n, err)
+		}
+		pins = append(pins, pin)
+	}
+	if n := c.reads.Load(); n != 1 {
+		t.Errorf("three segments of a cached file of %d bytes took %d reads, want 1", largeSize, n)
+	}
+	data, pin, ok, err := c.segment([]byte(small), 100, 100)
+	if err != nil || !ok {
+		t.Fatalf("small file: ok=%t, %v", ok, err)
+	}
+	pins = append(pins, pin)
+	_ = data
+	// The kernel maps in the pages around a fault (fault-around, or a
+	// whole large folio of the page cache: 2 MiB here on Linux 6.18), not
+	// the whole file.
+	if rss := mappedRSS(t, large); rss > largeSize/2 {
+		t.Errorf("the large file's mapping has %d of its %d bytes resident after segments on 3 pages were served, want at most half (mapped lazily)", rss, largeSize)
+	}
+	if rss := mappedRSS(t, small); rss != populateMaxBytes {
+		t.Errorf("the small file's mapping has %d bytes resident, want all its %d (populated)", rss, populateMaxBytes)
+	}
+
+	// Truncated behind the cache's back while a request holds a segment
+	// on a page never touched: the copy fails, the process does not.
+	last, pin, ok, err := c.segment([]byte(large), largeSize-2000, 1000)
+	if err != nil || !ok {
+		t.Fatalf("last segment: ok=%t, %v", ok, err)
+	}
+	pins = append(pins, pin)
+	if err := os.Truncate(large, 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if _, err := copyMapped(&buf, last); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("copy past the truncated end: %v, want io.ErrUnexpectedEOF", err)
+	}
+	c.releaseAll(pins)
+}
+
+// mappedRSS is the resident size of this process's mapping of path, from
+// /proc/self/smaps (the test fails if there is none).
+func mappedRSS(t *testing.T, path string) int64 {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/smaps")
+	if err != nil {
+		t.Skipf("no /proc/self/smaps: %v", err)
+	}
+	lines := strings.Split(string(b), "\n")
+	for i, l := range lines {
+		if !strings.HasSuffix(l, " "+path) {
+			continue
+		}
+		for _, m := range lines[i+1:] {
+			if f := strings.Fields(m); len(f) == 3 && f[0] == "Rss:" {
+				kb, err := strconv.ParseInt(f[1], 10, 64)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return kb << 10
+			}
+		}
+	}
+	t.Fatalf("no mapping of %s in /proc/self/smaps", path)
+	return 0
+}

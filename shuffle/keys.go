@@ -40,7 +40,7 @@ func init() {
 		conf.Key{Name: KeyBatchBytes, Type: conf.Int64, Default: "4194304", Job: true, Unit: "bytes", Check: int64AtLeast(0),
 			Description: "most announced bytes of the segments of one batched fetch request (a larger segment goes alone); 0 means no bound"},
 		conf.Key{Name: KeyDataCacheMB, Type: conf.Int, Default: strconv.Itoa(DefaultDataCacheBytes >> 20), Unit: "MB", Check: intRange(0, 1<<20),
-			Description: "spill data files of at most 128 KiB the TaskTracker's shuffle server keeps mapped (mmap: the page cache, not its heap; at most 8,192 files), so that the many small segments of a batched fetch cost no system call each (inotify sees a spill changed or deleted); 0 turns it off"},
+			Description: "spill data files of at most 16 MiB the TaskTracker's shuffle server keeps mapped (mmap: the page cache, not its heap; at most 8,192 files; files over 128 KiB are mapped page by page as their segments are served), so that the many small segments (under 32 KiB) of a batched fetch cost no system call each (inotify sees a spill changed or deleted); 0 turns it off"},
 		conf.Key{Name: KeyRangeFetch, Type: conf.Bool, Default: "true", Job: true,
 			Description: "the remainder of a split reduce fetches only the records after the key it starts after (one segment per request; the map side scans the segment); false: it fetches whole segments and skips the key groups already reduced (docs/split.md)"},
 	)

@@ -127,19 +127,21 @@ func WithDataCache(bytes int64) HandlerOption {
 // bound is set by the spills a tracker serves at once rather than by the
 // tracker's memory. At 32 MB, a tracker's 1,000 spills of 41 KB (make
 // bench-shuffle) did not fit, and the reduces' waves mapped each file 6-7
-// times; 256 MB holds 6,000 such spills, or 2,000 of the largest cached
-// (128 KiB), in as many mappings (maxMappedFiles bounds their number).
+// times; 256 MB holds 6,000 such spills, or 2,000 of 128 KiB, in as many
+// mappings (maxMappedFiles bounds their number).
 const DefaultDataCacheBytes = 256 << 20
 
 // maxCachedFileBytes: a spill data file larger than this is never cached
-// (its small segments are read from the file). A miss maps the whole
-// file (it read it whole before the cache mapped files), and when a
-// tracker's spills are more than the cache holds, reduce waves miss each
-// file again (make bench-shuffle: about 7 reads of every file for 50
-// reduces, 8 at a time, at 32 MB): reading paid for 50 partitions of 825
-// bytes (41 KB files) but cost more than reading each segment for 50 of
-// 4 KB (200 KB files; docs/scaling.md).
-const maxCachedFileBytes = 128 << 10
+// (its small segments are read from the file: an open, a read and a close
+// each, twice the open for most of a batch's segments, maxHeldFiles). A
+// miss maps the whole file, but populates the mapping ahead only up to
+// populateMaxBytes (datacache_linux.go): a larger file's pages come in as
+// its segments are copied, so mapping it costs about what mapping a small
+// one does, whatever its size. Until 2026-11-27 files over 128 KiB were not
+// cached, and in make bench-shuffle with segments of 3.2 KB (160 KB
+// files) the server spent about 28 µs a segment, most of it in open and
+// close, against 1.6 µs for segments of 825 bytes (docs/scaling.md).
+const maxCachedFileBytes = 16 << 20
 
 // NewHandler returns the shuffle server: it serves
 // GET /mapOutput?job=J&attempt=A&spill=K&reduce=R, one segment per request,

@@ -137,7 +137,7 @@ const DefaultDataCacheBytes = 256 << 20
 // miss maps the whole file, but populates the mapping ahead only up to
 // populateMaxBytes (datacache_linux.go): a larger file's pages come in as
 // its segments are copied, so mapping it costs about what mapping a small
-// one does, whatever its size. Until 2026-11-27 files over 128 KiB were not
+// one does, whatever its size. Until 2026-11-26 (late night) files over 128 KiB were not
 // cached, and in make bench-shuffle with segments of 3.2 KB (160 KB
 // files) the server spent about 28 µs a segment, most of it in open and
 // close, against 1.6 µs for segments of 825 bytes (docs/scaling.md).

@@ -4,9 +4,11 @@ package shuffle
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -537,4 +539,49 @@ func mappedRSS(t *testing.T, path string) int64 {
 	}
 	t.Fatalf("no mapping of %s in /proc/self/smaps", path)
 	return 0
+}
+
+// TestFetchBatchMediumSpillFromCache: the small segments (under
+// sendfileMinBytes) of a spill data file larger than populateMaxBytes, as a
+// map with many reduces writes them, are fetched by batched requests,
+// one reduce at a time as reducers ask, verified, and served from one
+// mapping of the file: the cache maps it once for all of them (before
+// 2026-11-26's late change, such a file was never cached and each segment
+// cost the server an open, a read and a close).
+func TestFetchBatchMediumSpillFromCache(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(17, 28))
+	parts := make([][]kv, 40)
+	for p := range parts {
+		parts[p] = randomKVs(rng, 160)
+		slices.SortFunc(parts[p], func(a, b kv) int { return strings.Compare(a.k, b.k) })
+	}
+	segs := writeSpillFiles(t, dir, 0, parts)
+	size := segs[len(segs)-1].Offset + segs[len(segs)-1].Length
+	if size <= populateMaxBytes || size > maxCachedFileBytes {
+		t.Fatalf("the spill is %d bytes: the test wants more than %d and at most %d", size, populateMaxBytes, maxCachedFileBytes)
+	}
+	for _, s := range segs {
+		if s.Length >= sendfileMinBytes {
+			t.Fatalf("a segment of %d bytes: the test wants them all under %d", s.Length, sendfileMinBytes)
+		}
+	}
+	w := &worker{secrets: map[string][]byte{"j": []byte("s")}, dirs: map[string]string{"j/a": dir}}
+	h := NewHandler(w, w, nil).(*handler)
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	fe := &Fetcher{Secret: []byte("s"), Client: srv.Client()}
+	for r, seg := range segs {
+		loc := SpillLocation{JobID: "j", AttemptID: "a", Spill: 0, Host: srv.Listener.Addr().String(), Segment: seg}
+		data, errs := fe.FetchBatch(context.Background(), []SpillLocation{loc}, r)
+		if errs[0] != nil {
+			t.Fatalf("reduce %d: %v", r, errs[0])
+		}
+		if err := spill.VerifySegment(data[0], seg); err != nil {
+			t.Fatalf("reduce %d: %v", r, err)
+		}
+	}
+	if n := h.data.reads.Load(); n != 1 {
+		t.Errorf("the cache mapped the %d-byte spill %d times for its %d reduces, want once", size, n, len(segs))
+	}
 }

@@ -183,11 +183,17 @@ bench-preemption: build
 # fetchers, batched and one segment a request, against one client reading
 # the same bytes as one file. The fetching process runs at a reduce
 # child's GOGC (mapreduce.task.gc.percent, 25); -gc-percent 100 compares
-# with the series measured before 2026-11-26, night.
+# with the series measured before 2026-11-26, night. A second run fetches
+# segments of SHUFFLE_MEDIUM_RECORDS records (13 KB) from spills of 650 KB,
+# batched only: the small segments of spill files larger than 128 KiB,
+# which the server's data cache did not hold before 2026-11-26, late night.
 SHUFFLE_MAPS    ?= 1000
 SHUFFLE_RECORDS ?= 8
+SHUFFLE_MEDIUM_MAPS    ?= 250
+SHUFFLE_MEDIUM_RECORDS ?= 128
 bench-shuffle:
 	$(GO) run ./cmd/mrbench shuffle -maps $(SHUFFLE_MAPS) -spills 4 -reduces 50 -trackers 4 -records $(SHUFFLE_RECORDS)
+	$(GO) run ./cmd/mrbench shuffle -maps $(SHUFFLE_MEDIUM_MAPS) -spills 4 -reduces 50 -trackers 4 -records $(SHUFFLE_MEDIUM_RECORDS) -modes batch
 
 # Scale (docs/scaling.md): the JobTracker (started as its own process, so
 # that its CPU and RSS are its own) driven by SCALE_TRACKERS simulated

@@ -418,3 +418,51 @@ func TestQueuedHeartbeatsAreAnsweredInCappedBatches(t *testing.T) {
 		t.Errorf("after the batches: %d heartbeats queued, combining %v; want none and no combiner", len(jt.hbQueue), jt.hbCombining)
 	}
 }
+
+// A RUNNING status without counters keeps the attempt's last ones (its
+// tracker sends them only every mapreduce.tasktracker.counters.update.interval):
+// the job's counters do not drop to nothing between two that carry them,
+// and move when one does; a final status replaces them.
+func TestRunningStatusWithoutCountersKeepsThem(t *testing.T) {
+	jt, id := newTestJT(t, 1)
+	first := rawHeartbeat(t, jt, &mrpb.HeartbeatRequest{InitialContact: true, FreeMapSlots: 2})
+	att := launches(first)[0].AttemptId
+	jobCounter := func() int64 {
+		t.Helper()
+		st, err := jt.GetJobStatus(context.Background(), &mrpb.JobStatusRequest{JobId: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return countersFromProto(st.Counters).Get("g", "n")
+	}
+	with := func(state string, v int64) []*mrpb.AttemptStatus {
+		st := &mrpb.AttemptStatus{AttemptId: att, State: state, Progress: 0.5}
+		if v >= 0 {
+			st.Counters = []*mrpb.Counter{{Group: "g", Name: "n", Value: v}}
+		}
+		return []*mrpb.AttemptStatus{st}
+	}
+	resp := first
+	for i, s := range []struct {
+		state string
+		sent  int64 // -1: no counters
+		want  int64
+	}{
+		{StateRunning, 5, 5},
+		{StateRunning, -1, 5},
+		{StateRunning, -1, 5},
+		{StateRunning, 9, 9},
+		{StateRunning, -1, 9},
+		{StateSucceeded, 11, 11},
+	} {
+		req := &mrpb.HeartbeatRequest{Incarnation: first.Incarnation, ResponseId: resp.ResponseId, Attempts: with(s.state, s.sent)}
+		if s.state == StateSucceeded {
+			req.Spills = []*mrpb.SpillAnnouncement{{AttemptId: att, Spill: 0, Final: true, Segments: seg(1)}}
+		}
+		resp = rawHeartbeat(t, jt, req)
+		if got := jobCounter(); got != s.want {
+			st, diag := attemptStateOf(jt, att)
+			t.Fatalf("status %d (%s, counters %d): the job's counter is %d, want %d (attempt %s %q)", i, s.state, s.sent, got, s.want, st, diag)
+		}
+	}
+}

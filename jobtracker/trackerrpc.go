@@ -83,7 +83,10 @@ func (jt *JobTracker) attemptByRefLocked(r attemptRef) (*job, *attempt) {
 
 // decodedStatus is what a heartbeat's attempt status says that can be
 // worked out without the JobTracker's lock: its attempt id taken apart and
-// its counters.
+// its counters (nil for a RUNNING status that carries none: the tracker
+// sends a running attempt's counters only every
+// mapreduce.tasktracker.counters.update.interval, and the attempt keeps
+// the last ones it sent).
 type decodedStatus struct {
 	ref      attemptRef
 	counters mr.CounterSet
@@ -93,7 +96,10 @@ type decodedStatus struct {
 func decodeStatuses(req *mrpb.HeartbeatRequest) []decodedStatus {
 	out := make([]decodedStatus, len(req.Attempts))
 	for i, st := range req.Attempts {
-		out[i] = decodedStatus{ref: parseAttemptRef(st.AttemptId), counters: countersFromProto(st.Counters)}
+		out[i].ref = parseAttemptRef(st.AttemptId)
+		if len(st.Counters) > 0 || st.State != StateRunning {
+			out[i].counters = countersFromProto(st.Counters)
+		}
 	}
 	return out
 }
@@ -133,8 +139,10 @@ func (jt *JobTracker) attemptStatusLocked(t *trackerState, st *mrpb.AttemptStatu
 	a.rssBytes, a.fileSetBytes, a.cloneable = st.RssBytes, st.FileSetBytes, st.Cloneable
 	a.progress = st.Progress
 	a.phase = st.Phase
-	a.counters = d.counters
-	a.countersVer++
+	if d.counters != nil {
+		a.counters = d.counters
+		a.countersVer++
+	}
 	j.refreshRunning(a.task, false)
 	if st.ShuffleFinishMs > 0 {
 		a.shuffleFinish = time.UnixMilli(st.ShuffleFinishMs)

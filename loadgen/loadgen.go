@@ -38,6 +38,7 @@ import (
 	_ "gomr/conf/all" // every policy's configuration keys, for an in-process JobTracker
 	"gomr/mr"
 	"gomr/mrpb"
+	"gomr/tasktracker"
 )
 
 // Config is a load generator run.
@@ -93,6 +94,11 @@ type Config struct {
 	// mapreduce.tasktracker.outofband.heartbeat; off, trackers heartbeat
 	// only every Heartbeat (Hadoop 1's default).
 	OutOfBand bool
+	// CountersInterval is how often a tracker's heartbeats carry the
+	// counters of its running attempts, by the TaskTracker's own rule
+	// (tasktracker.CounterReports, mapreduce.tasktracker.counters.update.interval);
+	// 0: every heartbeat, as before that rule.
+	CountersInterval time.Duration
 	// FollowInterval makes a tracker wait the interval the JobTracker's
 	// last reply asked for, as a TaskTracker does, instead of Heartbeat
 	// (which is then only the interval until the first reply, and the
@@ -170,7 +176,9 @@ type Result struct {
 	AdvertisedHeartbeatS float64 `json:"advertised_heartbeat_s"`
 	FollowInterval       bool    `json:"follow_interval,omitempty"`
 	OutOfBand            bool    `json:"out_of_band"`
-	DurationS            float64 `json:"duration_s"`
+	// CountersIntervalS is Config.CountersInterval.
+	CountersIntervalS float64 `json:"counters_interval_s"`
+	DurationS         float64 `json:"duration_s"`
 	// WindowS is the measured part of the run: from the end of the
 	// warm-up to the end.
 	WindowS float64 `json:"window_s"`
@@ -390,7 +398,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}
 	res := &Result{Mode: jt.mode, JobTracker: jt.addr, Policy: cfg.Policy, Trackers: cfg.Trackers, MapSlots: cfg.MapSlots,
-		ReduceSlots: cfg.ReduceSlots, HeartbeatS: cfg.Heartbeat.Seconds(), OutOfBand: cfg.OutOfBand, FollowInterval: cfg.FollowInterval, LostLogged: -1,
+		ReduceSlots: cfg.ReduceSlots, HeartbeatS: cfg.Heartbeat.Seconds(), OutOfBand: cfg.OutOfBand, CountersIntervalS: cfg.CountersInterval.Seconds(), FollowInterval: cfg.FollowInterval, LostLogged: -1,
 		GeneratorGCPercent: gcPercent, GeneratorNice: nice}
 	if cfg.SubmitOnly {
 		res.Trackers, res.MapSlots, res.ReduceSlots, res.HeartbeatS = 0, 0, 0, 0
@@ -505,7 +513,7 @@ func (g *generator) run(ctx context.Context, outDir string, res *Result) error {
 	for i := range trackers {
 		trackers[i] = &tracker{g: g, name: trackerName(i), host: trackerHost(i), client: mrpb.NewJobTrackerClient(conns[i%nconns]),
 			instance: fmt.Sprintf("loadgen-%d-%d-%d", os.Getpid(), start.UnixNano(), i), slots: [2]int{cfg.MapSlots, cfg.ReduceSlots},
-			attempts: map[string]*attempt{}}
+			attempts: map[string]*attempt{}, counterReports: tasktracker.NewCounterReports(cfg.CountersInterval)}
 	}
 	t0 := time.Now()
 	g.winStart.Store(t0.Add(cfg.Warmup).UnixNano())

@@ -14,6 +14,7 @@ import (
 	"gomr/conf"
 	"gomr/mr"
 	"gomr/mrpb"
+	"gomr/tasktracker"
 )
 
 // States of an attempt as a tracker reports them (the JobTracker's names).
@@ -55,6 +56,9 @@ type tracker struct {
 	// finished are attempts that ended and whose end was not yet
 	// delivered (a failed heartbeat sends them again).
 	finished []*attempt
+	// counterReports decides which heartbeats carry the running
+	// attempts' counters, as a TaskTracker's do.
+	counterReports *tasktracker.CounterReports
 }
 
 // freedSlot is a slot freed by an attempt's end: when the attempt ended
@@ -167,6 +171,7 @@ func (t *tracker) heartbeat(ctx context.Context) bool {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
+	withCounters := !t.registered || t.counterReports.Due(now)
 	busy := [2]int{}
 	for _, id := range ids {
 		a := t.attempts[id]
@@ -179,7 +184,11 @@ func (t *tracker) heartbeat(ctx context.Context) bool {
 			continue
 		}
 		busy[a.typ]++
-		req.Attempts = append(req.Attempts, t.status(a, now))
+		st := t.status(a, now)
+		if !withCounters {
+			st.Counters = nil
+		}
+		req.Attempts = append(req.Attempts, st)
 	}
 	for _, a := range t.finished {
 		st := t.status(a, now)
@@ -218,6 +227,9 @@ func (t *tracker) heartbeat(ctx context.Context) bool {
 		return false
 	}
 	g.heartbeatDone(sent, got.Sub(sent))
+	if withCounters {
+		t.counterReports.Delivered(now)
+	}
 	for _, a := range t.finished {
 		g.attemptEnded(a, a.end, true)
 	}
@@ -293,6 +305,7 @@ func (t *tracker) reset() {
 		t.g.attemptEnded(a, now, false)
 	}
 	t.registered, t.incarnation, t.responseID = false, "", 0
+	t.counterReports.Reset()
 	t.attempts = map[string]*attempt{}
 	t.finished = nil
 	t.freed = [2][]freedSlot{}

@@ -14,9 +14,10 @@ import (
 // TestHungChildTimedOut: an attempt that reports no progress for
 // mapreduce.task.timeout (2 s here) is killed and reported FAILED with
 // Hadoop's message, and its slot is freed; one that keeps reporting
-// progress (here, a counter) runs on past the timeout.
+// progress (here, a counter, which every heartbeat carries with the
+// counters' interval at 0) runs on past the timeout.
 func TestHungChildTimedOut(t *testing.T) {
-	tr := startTracker(t, trackerOpts{maps: 1, reduces: 1})
+	tr := startTracker(t, trackerOpts{maps: 1, reduces: 1, conf: map[string]string{KeyCountersInterval: "0s"}})
 	j := newTestJob(t, blockDef, 1)
 	j.conf = map[string]string{"mapreduce.task.timeout": "2000"}
 	m0 := j.attempt("m", 0, 0)

@@ -534,6 +534,8 @@ type trackerOpts struct {
 	runErr string
 	// refuse is the JobTracker's refuse hook from the first heartbeat on.
 	refuse func(*mrpb.HeartbeatRequest) error
+	// conf is configuration beyond trackerConf's.
+	conf map[string]string
 }
 
 // testTrackerName is the name every tracker under test registers with.
@@ -551,7 +553,9 @@ func startTracker(t *testing.T, o trackerOpts) *testTracker {
 	jt := startFakeJT(t)
 	jt.intervalMs = o.intervalMs
 	jt.refuse = o.refuse
-	cfg, err := conf.FromMap(trackerConf(o.maps, o.reduces))
+	kv := trackerConf(o.maps, o.reduces)
+	maps.Copy(kv, o.conf)
+	cfg, err := conf.FromMap(kv)
 	if err != nil {
 		t.Fatal(err)
 	}

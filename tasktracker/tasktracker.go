@@ -77,7 +77,10 @@ type TaskTracker struct {
 	attempts map[string]*taskAttempt
 	jobs     map[string]*localJob
 	spills   []*mrpb.SpillAnnouncement
-	wake     chan struct{}
+	// counterReports decides which heartbeats carry the counters of
+	// running attempts (KeyCountersInterval).
+	counterReports *CounterReports
+	wake           chan struct{}
 	// pidNamespaces is false once starting a child in its own PID
 	// namespace failed (not root, or no permission): children then run in
 	// their own session only.
@@ -180,6 +183,7 @@ func New(cfg *conf.Config, opts Options) (*TaskTracker, error) {
 		return nil, err
 	}
 	tt := &TaskTracker{
+		counterReports:  NewCounterReports(cfg.Duration(KeyCountersInterval)),
 		faults:          flt,
 		requestWindow:   cfg.Duration("mapreduce.shuffle.request.window"),
 		tls:             sec,
@@ -519,6 +523,7 @@ func (tt *TaskTracker) reinit() {
 	tt.mu.Lock()
 	tt.attempts = map[string]*taskAttempt{}
 	tt.spills = nil
+	tt.counterReports.Reset()
 	tt.mu.Unlock()
 }
 
@@ -527,6 +532,9 @@ func (tt *TaskTracker) reinit() {
 type sentState struct {
 	spills   []*mrpb.SpillAnnouncement
 	finished []string
+	// countersAt is when the heartbeat was built if it carried the
+	// counters of the running attempts (zero if not).
+	countersAt time.Time
 }
 
 func (tt *TaskTracker) buildHeartbeat(reg registration) (*mrpb.HeartbeatRequest, sentState) {
@@ -558,8 +566,16 @@ func (tt *TaskTracker) buildHeartbeat(reg registration) (*mrpb.HeartbeatRequest,
 	req.CrQueueMaxConcurrent = int32(tt.cr.limit())
 	usedMaps, usedReduces := 0, 0
 	var sent sentState
+	now := time.Now()
+	withCounters := reg.initial || tt.counterReports.Due(now)
+	if withCounters {
+		sent.countersAt = now
+	}
 	for id, a := range tt.attempts {
 		st := a.status()
+		if !withCounters && st.State == "RUNNING" {
+			st.Counters = nil // the JobTracker keeps the last ones it got
+		}
 		req.Attempts = append(req.Attempts, st)
 		// Whether it ended is read from the status sent: an attempt
 		// that ends meanwhile is forgotten only once its end is reported.
@@ -632,6 +648,9 @@ func (tt *TaskTracker) requeue(s sentState) {
 func (tt *TaskTracker) heartbeatDone(s sentState) {
 	tt.mu.Lock()
 	defer tt.mu.Unlock()
+	if !s.countersAt.IsZero() {
+		tt.counterReports.Delivered(s.countersAt)
+	}
 	for _, id := range s.finished {
 		delete(tt.attempts, id)
 	}

@@ -120,7 +120,10 @@ func startNondetRerun(t *testing.T, trackers []trackerSpec) (c *cluster, id, out
 		"mapreduce.job.reduce.slowstart.completedmaps=0",
 		"mapreduce.jobtracker.expire.trackers.interval=1500",
 		"mapreduce.reduce.shuffle.retry.delay.ms=20",
-		"mapreduce.task.progress.report.interval=100")
+		"mapreduce.task.progress.report.interval=100",
+		// The test reads the running reduce's counters: every heartbeat
+		// carries them.
+		"mapreduce.tasktracker.counters.update.interval=0s")
 	out = filepath.Join(t.TempDir(), "out")
 	id = c.submit(&mr.JobSpec{Name: "nondet", Def: nondetJob, Output: out, NumReduces: 1, Params: map[string]string{
 		"rows": strconv.Itoa(nondetRows), "maps": "1", "per_row": strconv.Itoa(nondetPerRow), "stall_row": strconv.Itoa(nondetStallRow),

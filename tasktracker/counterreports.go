@@ -18,7 +18,7 @@ import (
 // attempt's last counters when a RUNNING status comes without any
 // (jobtracker's attemptStatusLocked). Counters are most of what a
 // heartbeat's statuses weigh, and decoding them for every running attempt
-// of every heartbeat was a fifth of what the JobTracker allocated at
+// of every heartbeat was up to a fifth of what the JobTracker allocated at
 // 10,000 trackers (docs/scaling.md); a running task's counters on the web
 // UI and in mr job -status are then up to this old, as in Hadoop 1. It
 // matters where heartbeats come more often than this: with the adaptive

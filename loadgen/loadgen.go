@@ -107,6 +107,14 @@ type Config struct {
 	// so that the trackers' heartbeats spread over the new interval as
 	// those of a cluster whose trackers started at different times.
 	FollowInterval bool
+	// ExtraCounters is how many counters each status carries beyond the
+	// few the generator reports by default (3 or 4, named as a task's),
+	// in a group of their own ("loadgen"), each growing with the
+	// attempt's progress: a real task's statuses carry 20 or more (file
+	// system, framework, shuffle and the job's own), which is what the
+	// JobTracker decodes for every running attempt whose counters a
+	// heartbeat carries.
+	ExtraCounters int
 	// MapEvents makes every reduce in its shuffle ask for its job's map
 	// events as a reduce task does (GetMapEvents, waiting up to a second
 	// for new ones), until its job's maps are done.
@@ -178,7 +186,9 @@ type Result struct {
 	OutOfBand            bool    `json:"out_of_band"`
 	// CountersIntervalS is Config.CountersInterval.
 	CountersIntervalS float64 `json:"counters_interval_s"`
-	DurationS         float64 `json:"duration_s"`
+	// ExtraCounters is Config.ExtraCounters.
+	ExtraCounters int     `json:"extra_counters,omitempty"`
+	DurationS     float64 `json:"duration_s"`
 	// WindowS is the measured part of the run: from the end of the
 	// warm-up to the end.
 	WindowS float64 `json:"window_s"`
@@ -398,7 +408,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}
 	res := &Result{Mode: jt.mode, JobTracker: jt.addr, Policy: cfg.Policy, Trackers: cfg.Trackers, MapSlots: cfg.MapSlots,
-		ReduceSlots: cfg.ReduceSlots, HeartbeatS: cfg.Heartbeat.Seconds(), OutOfBand: cfg.OutOfBand, CountersIntervalS: cfg.CountersInterval.Seconds(), FollowInterval: cfg.FollowInterval, LostLogged: -1,
+		ReduceSlots: cfg.ReduceSlots, HeartbeatS: cfg.Heartbeat.Seconds(), OutOfBand: cfg.OutOfBand, CountersIntervalS: cfg.CountersInterval.Seconds(), ExtraCounters: cfg.ExtraCounters, FollowInterval: cfg.FollowInterval, LostLogged: -1,
 		GeneratorGCPercent: gcPercent, GeneratorNice: nice}
 	if cfg.SubmitOnly {
 		res.Trackers, res.MapSlots, res.ReduceSlots, res.HeartbeatS = 0, 0, 0, 0

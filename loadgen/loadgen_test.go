@@ -304,3 +304,26 @@ func TestTraceStart(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusCounters: a simulated attempt's status carries the
+// generator's few task counters and Config.ExtraCounters more, each
+// growing with its progress.
+func TestStatusCounters(t *testing.T) {
+	for _, extra := range []int{0, 3, 70} {
+		g := &generator{cfg: Config{ExtraCounters: extra}}
+		tr := &tracker{g: g}
+		start := time.Unix(1_700_000_000, 0)
+		a := &attempt{id: "attempt_x_0001_m_000000_0", typ: 0, start: start, end: start.Add(10 * time.Second)}
+		st := tr.status(a, start.Add(5*time.Second))
+		if len(st.Counters) != 4+extra {
+			t.Fatalf("extra %d: %d counters, want %d", extra, len(st.Counters), 4+extra)
+		}
+		seen := map[string]bool{}
+		for i, c := range st.Counters[4:] {
+			if c.Group != extraCounterGroup || seen[c.Name] || c.Value != 50000*int64(i+1) {
+				t.Errorf("extra %d: counter %d is %s/%s=%d, want a new name in %s valued %d", extra, i, c.Group, c.Name, c.Value, extraCounterGroup, 50000*(i+1))
+			}
+			seen[c.Name] = true
+		}
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"reflect"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -17,6 +19,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"gomr/internal/promexport"
+	"gomr/mr"
 	"gomr/mrpb"
 )
 
@@ -464,5 +467,61 @@ func TestRunningStatusWithoutCountersKeepsThem(t *testing.T) {
 			st, diag := attemptStateOf(jt, att)
 			t.Fatalf("status %d (%s, counters %d): the job's counter is %d, want %d (attempt %s %q)", i, s.state, s.sent, got, s.want, st, diag)
 		}
+	}
+}
+
+// TestCountersFromProto: a status's counters become a set by group and
+// name, repeats summed, groups interleaved or not; and a set kept for a
+// status of a 4-counter group and a 20-counter group takes no more than
+// one with its maps made for their own counters (they were made for all
+// the counters left: the first group's in the room of 24).
+func TestCountersFromProto(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   []*mrpb.Counter
+		want mr.CounterSet
+	}{
+		{"none", nil, mr.CounterSet{}},
+		{"one group", []*mrpb.Counter{{Group: "a", Name: "x", Value: 1}, {Group: "a", Name: "y", Value: 2}},
+			mr.CounterSet{"a": {"x": 1, "y": 2}}},
+		{"interleaved, repeats summed", []*mrpb.Counter{{Group: "a", Name: "x", Value: 1}, {Group: "b", Name: "x", Value: 5},
+			{Group: "a", Name: "x", Value: 2}, {Group: "b", Name: "y", Value: 7}},
+			mr.CounterSet{"a": {"x": 3}, "b": {"x": 5, "y": 7}}},
+	} {
+		if got := countersFromProto(tc.in); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+
+	var status []*mrpb.Counter
+	for i := range 4 {
+		status = append(status, &mrpb.Counter{Group: "task", Name: fmt.Sprintf("T%d", i), Value: 1})
+	}
+	for i := range 20 {
+		status = append(status, &mrpb.Counter{Group: "job", Name: fmt.Sprintf("J%02d", i), Value: 1})
+	}
+	exact := func() mr.CounterSet {
+		out := mr.CounterSet{"task": make(map[string]int64, 4), "job": make(map[string]int64, 20)}
+		for _, c := range status {
+			out[c.Group][c.Name] += c.Value
+		}
+		return out
+	}
+	bytesOf := func(f func() mr.CounterSet) float64 {
+		const n = 200
+		keep := make([]mr.CounterSet, n)
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		for i := range keep {
+			keep[i] = f()
+		}
+		runtime.ReadMemStats(&after)
+		runtime.KeepAlive(keep)
+		return float64(after.TotalAlloc-before.TotalAlloc) / n
+	}
+	got, want := bytesOf(func() mr.CounterSet { return countersFromProto(status) }), bytesOf(exact)
+	if got > want*1.1 {
+		t.Errorf("a status of a 4- and a 20-counter group takes %.0f bytes a set, maps made for their own counters %.0f", got, want)
 	}
 }

@@ -199,7 +199,8 @@ bench-shuffle:
 # that its CPU and RSS are its own) driven by SCALE_TRACKERS simulated
 # TaskTrackers (mr loadgen) under each of SCALE_POLICIES, a 3 s heartbeat,
 # SCALE_DURATION each, with a map-only workload of 4 jobs in 4 pools with
-# enough 10 s maps to keep every map slot busy; then the submit latency of
+# enough 10 s maps to keep every map slot busy (statuses of 24 counters, as
+# heavy as a real task's: mr loadgen's default); then the submit latency of
 # one job of SCALE_SUBMIT_MAPS maps, and the curves. Results (JSON) and the
 # generator's log are in SCALE_DIR. SCALE_TRACKERS="100 1000 3000 10000"
 # adds the largest size.

@@ -114,7 +114,7 @@ func newLoadgenCmd() *cobra.Command {
 	f.BoolVar(&cfg.FollowInterval, "follow-interval", false, "trackers wait the interval the JobTracker's replies ask for (it grows with the cluster: mapreduce.jobtracker.heartbeats.in.second) instead of --heartbeat, as TaskTrackers do")
 	f.BoolVar(&cfg.OutOfBand, "out-of-band", false, "heartbeat at once when an attempt ends and soon after a launch, as a TaskTracker with mapreduce.tasktracker.outofband.heartbeat")
 	f.DurationVar(&cfg.CountersInterval, "counters-interval", tasktracker.DefaultCountersInterval, "how often heartbeats carry the running attempts' counters, as a TaskTracker with "+tasktracker.KeyCountersInterval+" (0: every heartbeat, the generator's behaviour before that key)")
-	f.IntVar(&cfg.ExtraCounters, "extra-counters", 0, "counters each status carries beyond the generator's 3 or 4 (a real task's carry 20 or more)")
+	f.IntVar(&cfg.ExtraCounters, "extra-counters", 20, "counters each status carries beyond the generator's 3 or 4, so that a status weighs what a real task's does (20 or more counters); 0 gives the light statuses of the runs before 2026-11-26, late night")
 	f.BoolVar(&cfg.MapEvents, "map-events", true, "shuffling reduces ask for their job's map events (GetMapEvents) as reduce tasks do")
 	f.IntVar(&cns, "conns", 0, fmt.Sprintf("gRPC connections the trackers share (0: one per tracker up to %d)", loadgen.MaxConns))
 	f.DurationVar(&duration, "duration", 60*time.Second, "how long the trackers run")

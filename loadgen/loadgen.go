@@ -288,6 +288,9 @@ type Submission struct {
 type generator struct {
 	cfg Config
 	log *slog.Logger
+	// extraNames are the names of the Config.ExtraCounters each status
+	// carries.
+	extraNames []string
 	jt  *jobTracker
 
 	mu     sync.Mutex
@@ -384,7 +387,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		cfg.Logger = slog.Default()
 	}
 	raiseFileLimit()
-	g := &generator{cfg: cfg, log: cfg.Logger.With("component", "loadgen"), jobs: map[string]*jobState{}, byName: make([]*jobState, len(cfg.Jobs))}
+	g := &generator{cfg: cfg, log: cfg.Logger.With("component", "loadgen"), jobs: map[string]*jobState{}, byName: make([]*jobState, len(cfg.Jobs)),
+		extraNames: extraCounterNames(cfg.ExtraCounters)}
 	jt, err := startJobTracker(ctx, &cfg, g.log)
 	if err != nil {
 		return nil, err

@@ -310,7 +310,7 @@ func TestTraceStart(t *testing.T) {
 // growing with its progress.
 func TestStatusCounters(t *testing.T) {
 	for _, extra := range []int{0, 3, 70} {
-		g := &generator{cfg: Config{ExtraCounters: extra}}
+		g := &generator{cfg: Config{ExtraCounters: extra}, extraNames: extraCounterNames(extra)}
 		tr := &tracker{g: g}
 		start := time.Unix(1_700_000_000, 0)
 		a := &attempt{id: "attempt_x_0001_m_000000_0", typ: 0, start: start, end: start.Add(10 * time.Second)}

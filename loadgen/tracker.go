@@ -409,8 +409,8 @@ func (t *tracker) status(a *attempt, now time.Time) *mrpb.AttemptStatus {
 			{Group: mr.TaskCounterGroup, Name: mr.CPUMilliseconds, Value: now.Sub(a.start).Milliseconds()},
 		}
 	}
-	for i := range t.g.cfg.ExtraCounters {
-		st.Counters = append(st.Counters, &mrpb.Counter{Group: extraCounterGroup, Name: extraCounterName(i), Value: recs * int64(i+1)})
+	for i, name := range t.g.extraNames {
+		st.Counters = append(st.Counters, &mrpb.Counter{Group: extraCounterGroup, Name: name, Value: recs * int64(i+1)})
 	}
 	st.Progress = float32(p)
 	st.RssBytes = 200 << 20
@@ -420,21 +420,14 @@ func (t *tracker) status(a *attempt, now time.Time) *mrpb.AttemptStatus {
 // extraCounterGroup is the group of Config.ExtraCounters.
 const extraCounterGroup = "loadgen"
 
-// extraCounterNames are the names of Config.ExtraCounters, made once.
-var extraCounterNames []string
-
-// extraCounterName is the name of extra counter i.
-func extraCounterName(i int) string {
-	if i < len(extraCounterNames) {
-		return extraCounterNames[i]
+// extraCounterNames names n extra counters (Config.ExtraCounters), made
+// once a run rather than for every status.
+func extraCounterNames(n int) []string {
+	names := make([]string, max(n, 0))
+	for i := range names {
+		names[i] = fmt.Sprintf("EXTRA_%02d", i)
 	}
-	return fmt.Sprintf("EXTRA_%02d", i)
-}
-
-func init() {
-	for i := range 64 {
-		extraCounterNames = append(extraCounterNames, fmt.Sprintf("EXTRA_%02d", i))
-	}
+	return names
 }
 
 // jobState is what the trackers share of a job of the run: its durations,

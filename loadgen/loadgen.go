@@ -291,7 +291,7 @@ type generator struct {
 	// extraNames are the names of the Config.ExtraCounters each status
 	// carries.
 	extraNames []string
-	jt  *jobTracker
+	jt         *jobTracker
 
 	mu     sync.Mutex
 	jobs   map[string]*jobState

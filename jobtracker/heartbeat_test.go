@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -491,37 +490,5 @@ func TestCountersFromProto(t *testing.T) {
 		if got := countersFromProto(tc.in); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
-	}
-
-	var status []*mrpb.Counter
-	for i := range 4 {
-		status = append(status, &mrpb.Counter{Group: "task", Name: fmt.Sprintf("T%d", i), Value: 1})
-	}
-	for i := range 20 {
-		status = append(status, &mrpb.Counter{Group: "job", Name: fmt.Sprintf("J%02d", i), Value: 1})
-	}
-	exact := func() mr.CounterSet {
-		out := mr.CounterSet{"task": make(map[string]int64, 4), "job": make(map[string]int64, 20)}
-		for _, c := range status {
-			out[c.Group][c.Name] += c.Value
-		}
-		return out
-	}
-	bytesOf := func(f func() mr.CounterSet) float64 {
-		const n = 200
-		keep := make([]mr.CounterSet, n)
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		for i := range keep {
-			keep[i] = f()
-		}
-		runtime.ReadMemStats(&after)
-		runtime.KeepAlive(keep)
-		return float64(after.TotalAlloc-before.TotalAlloc) / n
-	}
-	got, want := bytesOf(func() mr.CounterSet { return countersFromProto(status) }), bytesOf(exact)
-	if got > want*1.1 {
-		t.Errorf("a status of a 4- and a 20-counter group takes %.0f bytes a set, maps made for their own counters %.0f", got, want)
 	}
 }

@@ -132,7 +132,7 @@ func historyAttempts(j *job) []jobhistory.Attempt {
 				ha := jobhistory.Attempt{
 					Type: "attempt", AttemptID: a.id, TaskType: typeLetter(t.typ), Task: t.index,
 					Tracker: a.tracker, State: a.state.String(), Error: a.diag, Start: a.start, Finish: a.finish,
-					Counters: a.counters, Speculative: a.speculative, Cloned: a.cloned,
+					Counters: a.counters.set(), Speculative: a.speculative, Cloned: a.cloned,
 				}
 				if !a.shuffleFinish.IsZero() {
 					sf := a.shuffleFinish

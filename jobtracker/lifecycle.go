@@ -181,10 +181,10 @@ func (t *task) to(s taskState) error {
 			prefix = t.split.prefix
 		}
 		if s == taskSucceeded {
-			j.doneCounters.Merge(t.successful.counters)
+			t.successful.counters.addTo(j.doneCounters)
 			j.doneCounters.Merge(prefix)
 		} else if from == taskSucceeded {
-			j.doneCounters.Subtract(t.successful.counters)
+			t.successful.counters.subtractFrom(j.doneCounters)
 			j.doneCounters.Subtract(prefix)
 		}
 	}

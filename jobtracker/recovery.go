@@ -238,7 +238,7 @@ func (s *Staging) readEvents(id string) ([]*taskEvent, error) {
 func (jt *JobTracker) logTaskLocked(a *attempt) {
 	tk := a.task
 	ev := &taskEvent{Kind: "succeeded", Type: typeLetter(tk.typ), Task: tk.index, Attempt: a.id, Tracker: a.tracker,
-		Shuffle: a.shuffleAddr, Start: a.start, Finish: a.finish, Counters: a.counters, JobCounters: tk.job.counters}
+		Shuffle: a.shuffleAddr, Start: a.start, Finish: a.finish, Counters: a.counters.set(), JobCounters: tk.job.counters}
 	if tk.typ == partitions.Reduce && a.split != nil {
 		ev.Fragment = a.split.fragment
 	}
@@ -458,7 +458,7 @@ func (jt *JobTracker) recoverJob(sj *stagedJob, now time.Time) error {
 		}
 		a := &attempt{
 			id: ev.Attempt, task: tk, tracker: ev.Tracker, state: attemptSucceeded, progress: 1,
-			start: ev.Start, finish: ev.Finish, counters: ev.Counters, spills: map[int][]*mrpb.Segment{}, final: -1,
+			start: ev.Start, finish: ev.Finish, counters: countersOfSet(ev.Counters), final: -1,
 			shuffleAddr: ev.Shuffle,
 		}
 		if tk.typ == partitions.Map && len(j.reduces) > 0 {

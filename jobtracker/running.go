@@ -22,9 +22,11 @@ type runningShare struct {
 	// countersVer the version of its counters then (attempt.countersVer).
 	best        *attempt
 	countersVer uint64
-	// counted are the sets added to job.runCounters (subtracted again
-	// when they change).
-	counted []mr.CounterSet
+	// counted and countedPrefix are the attempt's counters and split
+	// prefix added to job.runCounters (subtracted again when they
+	// change).
+	counted       attemptCounters
+	countedPrefix mr.CounterSet
 }
 
 // refreshRunning brings the task's part of the job's running totals up
@@ -64,18 +66,15 @@ func (j *job) refreshRunning(t *task, force bool) {
 	if j.runCounters == nil {
 		j.runCounters = mr.CounterSet{}
 	}
-	for _, c := range t.run.counted {
-		j.runCounters.Subtract(c)
-	}
-	t.run.counted = t.run.counted[:0]
+	t.run.counted.subtractFrom(j.runCounters)
+	j.runCounters.Subtract(t.run.countedPrefix)
+	t.run.counted, t.run.countedPrefix = attemptCounters{}, nil
 	if best != nil {
-		if best.counters != nil {
-			j.runCounters.Merge(best.counters)
-			t.run.counted = append(t.run.counted, best.counters)
-		}
+		best.counters.addTo(j.runCounters)
+		t.run.counted = best.counters
 		if prefix := t.splitPrefixOf(best); prefix != nil {
 			j.runCounters.Merge(prefix)
-			t.run.counted = append(t.run.counted, prefix)
+			t.run.countedPrefix = prefix
 		}
 	}
 	t.run.best, t.run.countersVer = best, ver
@@ -95,7 +94,7 @@ func (j *job) runningTotalsByWalk() ([2]float64, mr.CounterSet) {
 			}
 		}
 		if best != nil {
-			counters.Merge(best.counters)
+			best.counters.addTo(counters)
 			counters.Merge(t.splitPrefixOf(best))
 		}
 	}

@@ -344,7 +344,6 @@ func (jt *JobTracker) startAttemptLocked(j *job, tk *task, t *trackerState, now 
 		state:       attemptRunning,
 		phase:       "MAP",
 		start:       now,
-		spills:      map[int][]*mrpb.Segment{},
 		final:       -1,
 	}
 	if tk.typ == partitions.Reduce {

@@ -306,18 +306,21 @@ func (t *task) progress() float64 {
 type attempt struct {
 	id string
 	// num is the attempt's number within its task (the last part of id).
-	num                       int
-	task                      *task
-	tracker                   string
-	state                     attemptState
-	progress                  float32
-	phase                     string
-	counters                  mr.CounterSet
+	num      int
+	task     *task
+	tracker  string
+	state    attemptState
+	progress float32
+	phase    string
+	// counters are the attempt's last reported counters
+	// (attemptcounters.go).
+	counters                  attemptCounters
 	diag                      string
 	start                     time.Time
 	finish                    time.Time
 	shuffleFinish, sortFinish time.Time
-	// spills holds the map attempt's announced spills by index.
+	// spills holds the map attempt's announced spills by index (nil
+	// until the first).
 	spills map[int][]*mrpb.Segment
 	final  int // index of the final spill, -1 until announced
 	// obsolete is set when the attempt's map output can no longer be
@@ -430,11 +433,9 @@ func countersToProto(cs mr.CounterSet) []*mrpb.Counter {
 	return out
 }
 
-// countersFromProto makes the counter set of a status's counters. Each
-// group's map is made for the group's own counters, counted first: the
-// maps are kept (an attempt's last report, after it ends too), and a map
-// made for all the counters left held a 4-counter group in the room of
-// 24 (about 0.6 KB an attempt kept: docs/scaling.md).
+// countersFromProto makes the counter set of a status's counters
+// (a client's: the JobTracker keeps an attempt's as attemptCounters).
+// Each group's map is made for the group's own counters, counted first.
 func countersFromProto(cs []*mrpb.Counter) mr.CounterSet {
 	out := make(mr.CounterSet, 1)
 	for i, c := range cs {

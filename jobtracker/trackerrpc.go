@@ -89,7 +89,7 @@ func (jt *JobTracker) attemptByRefLocked(r attemptRef) (*job, *attempt) {
 // the last ones it sent).
 type decodedStatus struct {
 	ref      attemptRef
-	counters mr.CounterSet
+	counters attemptCounters
 }
 
 // decodeStatuses decodes a heartbeat's attempt statuses, before the lock.
@@ -98,7 +98,7 @@ func decodeStatuses(req *mrpb.HeartbeatRequest) []decodedStatus {
 	for i, st := range req.Attempts {
 		out[i].ref = parseAttemptRef(st.AttemptId)
 		if len(st.Counters) > 0 || st.State != StateRunning {
-			out[i].counters = countersFromProto(st.Counters)
+			out[i].counters = countersOfStatus(st.Counters)
 		}
 	}
 	return out
@@ -139,7 +139,7 @@ func (jt *JobTracker) attemptStatusLocked(t *trackerState, st *mrpb.AttemptStatu
 	a.rssBytes, a.fileSetBytes, a.cloneable = st.RssBytes, st.FileSetBytes, st.Cloneable
 	a.progress = st.Progress
 	a.phase = st.Phase
-	if d.counters != nil {
+	if d.counters.reported() {
 		a.counters = d.counters
 		a.countersVer++
 	}
@@ -198,6 +198,9 @@ func (jt *JobTracker) spillAnnouncedLocked(t *trackerState, sp *mrpb.SpillAnnoun
 	}
 	if !jt.pinSortBufferLocked(a, k, sp.SortMb) {
 		return
+	}
+	if a.spills == nil {
+		a.spills = map[int][]*mrpb.Segment{}
 	}
 	a.spills[k] = sp.Segments
 	a.shuffleAddr = t.shuffleAddr

@@ -180,7 +180,7 @@ func (jt *JobTracker) jobView(id, countersOf string) (jobView, bool) {
 						}
 						x := attemptExtra{Speculative: a.speculative, Cloned: a.cloned}
 						if withCounters {
-							x.Counters = copyCounters(a.counters)
+							x.Counters = a.counters.set()
 						}
 						v.Extras[a.id] = x
 					}
@@ -791,17 +791,6 @@ func (jt *JobTracker) handleHistoryPage(w http.ResponseWriter, r *http.Request) 
 // finalJobState tells a finished job's state.
 func finalJobState(s string) bool {
 	return s == StateSucceeded || s == StateFailed || s == StateKilled
-}
-
-// copyCounters copies a counter set.
-func copyCounters(cs mr.CounterSet) mr.CounterSet {
-	out := mr.CounterSet{}
-	for g, m := range cs {
-		for n, v := range m {
-			out.Add(g, n, v)
-		}
-	}
-	return out
 }
 
 // policyColumns says which columns of the policy's job table have

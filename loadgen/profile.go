@@ -29,8 +29,8 @@ func traceStart(t0, winStart, winEnd time.Time, at time.Duration) time.Time {
 
 // profileWindow fetches profiles of a spawned JobTracker (its --pprof
 // server) over the window from now to winEnd, into dir: cpu.pprof,
-// mutex.pprof, block.pprof and allocs.pprof (the window's delta of each),
-// and starts fetchTrace's trace at traceAt (up to traceLength, and not
+// mutex.pprof, block.pprof and allocs.pprof (the window's delta of each)
+// and heap.pprof (the heap at winEnd), and starts fetchTrace's trace at traceAt (up to traceLength, and not
 // past winEnd). The returned channel gets nil, or the first error, once
 // every fetch ended.
 func (jt *jobTracker) profileWindow(ctx context.Context, dir string, winEnd time.Time) <-chan error {
@@ -40,6 +40,9 @@ func (jt *jobTracker) profileWindow(ctx context.Context, dir string, winEnd time
 		{"mutex.pprof", fmt.Sprintf("/debug/pprof/mutex?seconds=%d", secs), time.Time{}},
 		{"block.pprof", fmt.Sprintf("/debug/pprof/block?seconds=%d", secs), time.Time{}},
 		{"allocs.pprof", fmt.Sprintf("/debug/pprof/allocs?seconds=%d", secs), time.Time{}},
+		// What the heap holds at the window's end (as of the last
+		// collection: no collection is forced).
+		{"heap.pprof", "/debug/pprof/heap", winEnd},
 	})
 }
 

@@ -299,13 +299,19 @@ func (s CounterSet) Merge(o CounterSet) {
 func (s CounterSet) Subtract(o CounterSet) {
 	for g, m := range o {
 		for n, v := range m {
-			s.Add(g, n, -v)
-			if s[g][n] == 0 {
-				delete(s[g], n)
-			}
+			s.Sub(g, n, v)
 		}
-		if len(s[g]) == 0 {
-			delete(s, g)
+	}
+}
+
+// Sub takes v from (group, name); a counter that comes to 0 is removed,
+// and so is a group left empty.
+func (s CounterSet) Sub(group, name string, v int64) {
+	s.Add(group, name, -v)
+	if g := s[group]; g[name] == 0 {
+		delete(g, name)
+		if len(g) == 0 {
+			delete(s, group)
 		}
 	}
 }

@@ -21,7 +21,7 @@ func TestE2ELoadgenJobTrackerProfiles(t *testing.T) {
 	if err != nil {
 		t.Fatalf("mr loadgen: %v\n%s", err, tail(out, 40))
 	}
-	for _, f := range []string{"cpu.pprof", "mutex.pprof", "block.pprof", "allocs.pprof"} {
+	for _, f := range []string{"cpu.pprof", "mutex.pprof", "block.pprof", "allocs.pprof", "heap.pprof"} {
 		b, err := os.ReadFile(filepath.Join(dir, f))
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", f, err, tail(out, 40))

@@ -54,14 +54,16 @@ func (jt *JobTracker) Heartbeat(ctx context.Context, req *mrpb.HeartbeatRequest)
 	previousGone := req.InitialContact && jt.previousTrackerGone(req)
 	from := peerAddress(ctx)
 	// What needs no lock is done before it: the statuses' attempt ids
-	// taken apart, their counters decoded, the attempts reported.
+	// taken apart, their counters decoded, the attempts reported, the
+	// spills' segments copied out of their messages.
 	decoded := decodeStatuses(req)
+	spills := decodeSpills(req)
 	var reported map[string]bool
 	if !req.InitialContact {
 		reported = reportedAttempts(req)
 	}
 
-	c := &heartbeatCall{req: req, from: from, previousGone: previousGone, decoded: decoded, reported: reported,
+	c := &heartbeatCall{req: req, from: from, previousGone: previousGone, decoded: decoded, spills: spills, reported: reported,
 		queued: time.Now(), wake: make(chan struct{})}
 	jt.combineHeartbeat(c)
 	return c.resp, c.err
@@ -74,6 +76,7 @@ type heartbeatCall struct {
 	from         string
 	previousGone bool
 	decoded      []decodedStatus
+	spills       []decodedSpill
 	reported     map[string]bool
 	queued       time.Time
 
@@ -241,8 +244,8 @@ func (jt *JobTracker) heartbeatLocked(c *heartbeatCall) (*mrpb.HeartbeatResponse
 	// at once as the tracker does (0, from a tracker that does not say: 1).
 	jt.driver.Planner().Queue().SetConcurrency(t.name, int(req.CrQueueMaxConcurrent), now)
 
-	for _, sp := range req.Spills {
-		jt.spillAnnouncedLocked(t, sp)
+	for i, sp := range req.Spills {
+		jt.spillAnnouncedLocked(t, sp, c.spills[i])
 	}
 	for i, st := range req.Attempts {
 		jt.attemptStatusLocked(t, st, decoded[i], now)

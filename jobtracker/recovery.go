@@ -64,17 +64,17 @@ type taskEvent struct {
 	// withdrawn: Spills are those, Final its final spill or -1),
 	// "fragment" (a split reduce committed a fragment) or "pieces" (a
 	// scale-up split added maps).
-	Kind     string                  `json:"kind"`
-	Type     string                  `json:"type"` // "m" or "r"
-	Task     int                     `json:"task"`
-	Attempt  string                  `json:"attempt,omitempty"`
-	Tracker  string                  `json:"tracker,omitempty"`
-	Shuffle  string                  `json:"shuffle,omitempty"`
-	Start    time.Time               `json:"start,omitzero"`
-	Finish   time.Time               `json:"finish,omitzero"`
-	Counters mr.CounterSet           `json:"counters,omitempty"`
-	Final    int                     `json:"final,omitempty"`
-	Spills   map[int][]loggedSegment `json:"spills,omitempty"`
+	Kind     string                 `json:"kind"`
+	Type     string                 `json:"type"` // "m" or "r"
+	Task     int                    `json:"task"`
+	Attempt  string                 `json:"attempt,omitempty"`
+	Tracker  string                 `json:"tracker,omitempty"`
+	Shuffle  string                 `json:"shuffle,omitempty"`
+	Start    time.Time              `json:"start,omitzero"`
+	Finish   time.Time              `json:"finish,omitzero"`
+	Counters mr.CounterSet          `json:"counters,omitempty"`
+	Final    int                    `json:"final,omitempty"`
+	Spills   map[int][]spillSegment `json:"spills,omitempty"`
 	// JobCounters are the job counters (launched, failed, killed,
 	// millis) as of this event.
 	JobCounters mr.CounterSet `json:"job_counters,omitempty"`
@@ -94,12 +94,6 @@ type taskEvent struct {
 	// SortMB is, on a map's "succeeded" line, the task's pinned sort
 	// buffer (task.sortMB), which its attempts after a restart keep.
 	SortMB int32 `json:"sort_mb,omitempty"`
-}
-
-// loggedSegment is an mrpb.Segment in the event log.
-type loggedSegment struct {
-	Offset, Length, RawLength, Records int64
-	CRC                                uint32
 }
 
 func (s *Staging) eventsPath(id string) (string, error) {
@@ -246,7 +240,7 @@ func (jt *JobTracker) logTaskLocked(a *attempt) {
 		ev.Final = a.final
 		ev.Cuts = tk.split.logged()
 		ev.SortMB = tk.sortMB
-		ev.Spills = loggedSpills(a.spills)
+		ev.Spills = a.spills
 	}
 	jt.appendEventLocked(tk, ev)
 }
@@ -256,12 +250,12 @@ func (jt *JobTracker) logTaskLocked(a *attempt) {
 // them (noteRerunLocked), after a restart of the JobTracker too.
 func (jt *JobTracker) logWithdrawnLocked(a *attempt, ks []int) {
 	tk := a.task
-	spills := make(map[int][]*mrpb.Segment, len(ks))
+	spills := make(map[int][]spillSegment, len(ks))
 	for _, k := range ks {
 		spills[k] = a.spills[k]
 	}
 	jt.appendEventLocked(tk, &taskEvent{Kind: "withdrawn", Type: "m", Task: tk.index, Attempt: a.id, Tracker: a.tracker,
-		Final: a.final, Spills: loggedSpills(spills), JobCounters: tk.job.counters})
+		Final: a.final, Spills: spills, JobCounters: tk.job.counters})
 }
 
 // recoverWithdrawn puts back, from a "withdrawn" line, the spills of map
@@ -294,30 +288,13 @@ func (jt *JobTracker) withdrawRecoveredLocked(a *attempt) {
 	}
 }
 
-// loggedSpills is an attempt's spills as the event log holds them.
-func loggedSpills(spills map[int][]*mrpb.Segment) map[int][]loggedSegment {
-	out := make(map[int][]loggedSegment, len(spills))
-	for k, segs := range spills {
-		ls := make([]loggedSegment, len(segs))
-		for i, sg := range segs {
-			ls[i] = loggedSegment{Offset: sg.Offset, Length: sg.Length, RawLength: sg.RawLength, Records: sg.Records, CRC: sg.Crc}
-		}
-		out[k] = ls
+// spillsFromLog is the spills a line of the event log records, as an
+// attempt holds them (never nil).
+func spillsFromLog(logged map[int][]spillSegment) map[int][]spillSegment {
+	if logged == nil {
+		return map[int][]spillSegment{}
 	}
-	return out
-}
-
-// spillsFromLog is loggedSpills undone.
-func spillsFromLog(logged map[int][]loggedSegment) map[int][]*mrpb.Segment {
-	out := make(map[int][]*mrpb.Segment, len(logged))
-	for k, ls := range logged {
-		segs := make([]*mrpb.Segment, len(ls))
-		for i, sg := range ls {
-			segs[i] = &mrpb.Segment{Offset: sg.Offset, Length: sg.Length, RawLength: sg.RawLength, Records: sg.Records, Crc: sg.CRC}
-		}
-		out[k] = segs
-	}
-	return out
+	return logged
 }
 
 // appendEventLocked queues a line of the task's job's event log, written

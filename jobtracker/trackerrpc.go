@@ -92,6 +92,22 @@ type decodedStatus struct {
 	counters attemptCounters
 }
 
+// decodedSpill is a spill announcement's segments, copied out of its
+// messages before the lock (segmentsOfAnnouncement), or why they cannot be.
+type decodedSpill struct {
+	segments []spillSegment
+	err      error
+}
+
+// decodeSpills decodes a heartbeat's spill announcements, before the lock.
+func decodeSpills(req *mrpb.HeartbeatRequest) []decodedSpill {
+	out := make([]decodedSpill, len(req.Spills))
+	for i, sp := range req.Spills {
+		out[i].segments, out[i].err = segmentsOfAnnouncement(sp.Segments)
+	}
+	return out
+}
+
 // decodeStatuses decodes a heartbeat's attempt statuses, before the lock.
 func decodeStatuses(req *mrpb.HeartbeatRequest) []decodedStatus {
 	out := make([]decodedStatus, len(req.Attempts))
@@ -186,23 +202,28 @@ func (jt *JobTracker) attemptStatusLocked(t *trackerState, st *mrpb.AttemptStatu
 // one from another attempt must agree with it (same records, lengths and
 // checksums in every partition), or that attempt is failed: mixing spills of
 // attempts is only correct when they are identical.
-func (jt *JobTracker) spillAnnouncedLocked(t *trackerState, sp *mrpb.SpillAnnouncement) {
+func (jt *JobTracker) spillAnnouncedLocked(t *trackerState, sp *mrpb.SpillAnnouncement, d decodedSpill) {
 	j, a := jt.findAttempt(sp.AttemptId)
 	if a == nil || a.task.typ != partitions.Map || j.done() || !a.live() {
 		return
 	}
 	k := int(sp.Spill)
-	if len(sp.Segments) != j.partitions() {
-		jt.failAttemptLocked(a, fmt.Sprintf("spill %d has %d partitions, job has %d reduces", k, len(sp.Segments), j.partitions()))
+	if d.err != nil {
+		jt.failAttemptLocked(a, fmt.Sprintf("spill %d: %v", k, d.err))
+		return
+	}
+	segs := d.segments
+	if len(segs) != j.partitions() {
+		jt.failAttemptLocked(a, fmt.Sprintf("spill %d has %d partitions, job has %d reduces", k, len(segs), j.partitions()))
 		return
 	}
 	if !jt.pinSortBufferLocked(a, k, sp.SortMb) {
 		return
 	}
 	if a.spills == nil {
-		a.spills = map[int][]*mrpb.Segment{}
+		a.spills = map[int][]spillSegment{}
 	}
-	a.spills[k] = sp.Segments
+	a.spills[k] = segs
 	a.shuffleAddr = t.shuffleAddr
 	if sp.Final {
 		a.final = k
@@ -215,7 +236,7 @@ func (jt *JobTracker) spillAnnouncedLocked(t *trackerState, sp *mrpb.SpillAnnoun
 	}
 	key := spillKey{a.task.index, k}
 	w, published := j.winners[key]
-	if published && w != a && !sameSegments(w.spills[k], sp.Segments) {
+	if published && w != a && !sameSegments(w.spills[k], segs) {
 		jt.failAttemptLocked(a, fmt.Sprintf("non-deterministic map output: spill %d differs from the one %s announced", k, w.id))
 		return
 	}
@@ -719,7 +740,7 @@ func (jt *JobTracker) GetMapEvents(ctx context.Context, req *mrpb.MapEventsReque
 				ev := j.events[i]
 				out := &mrpb.MapEvent{Kind: ev.Kind, MapTask: ev.MapTask, Spill: ev.Spill, Final: ev.Final, AttemptId: ev.AttemptId, ShuffleAddress: ev.ShuffleAddress}
 				if segs := j.evSegs[i]; segs != nil {
-					out.Segment = segs[req.Reduce]
+					out.Segment = segs[req.Reduce].proto()
 				}
 				resp.Events = append(resp.Events, out)
 			}

@@ -490,5 +490,8 @@ func TestCountersFromProto(t *testing.T) {
 		if got := countersFromProto(tc.in); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
+		if got := countersOfStatus(tc.in).Set(); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: countersOfStatus %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

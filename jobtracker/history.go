@@ -1,7 +1,7 @@
 package jobtracker
 
 import (
-	"bytes"
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -34,24 +34,34 @@ func (h *History) path(jobID string) (string, error) {
 	return filepath.Join(h.dir, jobID+".jsonl"), nil
 }
 
-// Write stores a record, atomically.
+// Write stores a record, atomically: written to a temporary file line by
+// line, then renamed. (A job of 37,500 attempts has about 50 MB of
+// history; built in memory first, it was a burst of allocation that set
+// the JobTracker's collector going while heartbeats were being answered.)
 func (h *History) Write(rec jobhistory.Record) error {
 	p, err := h.path(rec.Job.JobID)
 	if err != nil {
 		return err
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	if err := enc.Encode(rec.Job); err != nil {
-		return err
-	}
-	for _, a := range rec.Attempts {
-		if err := enc.Encode(a); err != nil {
-			return err
-		}
-	}
 	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, buf.Bytes(), 0o644); err != nil {
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fmt.Errorf("writing history: %w", err)
+	}
+	w := bufio.NewWriterSize(f, 256<<10)
+	enc := json.NewEncoder(w)
+	err = enc.Encode(rec.Job)
+	for i := 0; err == nil && i < len(rec.Attempts); i++ {
+		err = enc.Encode(rec.Attempts[i])
+	}
+	if err == nil {
+		err = w.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp)
 		return fmt.Errorf("writing history %s: %w", tmp, err)
 	}
 	return os.Rename(tmp, p)
@@ -132,7 +142,7 @@ func historyAttempts(j *job) []jobhistory.Attempt {
 				ha := jobhistory.Attempt{
 					Type: "attempt", AttemptID: a.id, TaskType: typeLetter(t.typ), Task: t.index,
 					Tracker: a.tracker, State: a.state.String(), Error: a.diag, Start: a.start, Finish: a.finish,
-					Counters: a.counters.set(), Speculative: a.speculative, Cloned: a.cloned,
+					Counters: a.counters, Speculative: a.speculative, Cloned: a.cloned,
 				}
 				if !a.shuffleFinish.IsZero() {
 					sf := a.shuffleFinish

@@ -151,7 +151,7 @@ func asTracker(jt *JobTracker, req *mrpb.HeartbeatRequest) {
 	for id, a := range tr.attempts {
 		if a.live() && !mentioned[id] {
 			req.Attempts = append(req.Attempts, &mrpb.AttemptStatus{AttemptId: id, State: a.state.String(), Progress: a.progress,
-				Phase: a.phase, Counters: countersToProto(a.counters.set())})
+				Phase: a.phase, Counters: countersToProto(a.counters.Set())})
 		}
 	}
 }

@@ -181,10 +181,10 @@ func (t *task) to(s taskState) error {
 			prefix = t.split.prefix
 		}
 		if s == taskSucceeded {
-			t.successful.counters.addTo(j.doneCounters)
+			t.successful.counters.AddTo(j.doneCounters)
 			j.doneCounters.Merge(prefix)
 		} else if from == taskSucceeded {
-			t.successful.counters.subtractFrom(j.doneCounters)
+			t.successful.counters.SubtractFrom(j.doneCounters)
 			j.doneCounters.Subtract(prefix)
 		}
 	}

@@ -183,7 +183,7 @@ func viewCountsMatch(j *job) error {
 				}
 			}
 			if tk.state == taskSucceeded && tk.successful != nil {
-				tk.successful.counters.addTo(done)
+				tk.successful.counters.AddTo(done)
 				if tk.split != nil {
 					done.Merge(tk.split.prefix) // the split attempts it continues (split.go)
 				}

@@ -72,7 +72,7 @@ type taskEvent struct {
 	Shuffle  string                 `json:"shuffle,omitempty"`
 	Start    time.Time              `json:"start,omitzero"`
 	Finish   time.Time              `json:"finish,omitzero"`
-	Counters mr.CounterSet          `json:"counters,omitempty"`
+	Counters mr.PackedCounters      `json:"counters,omitzero"`
 	Final    int                    `json:"final,omitempty"`
 	Spills   map[int][]spillSegment `json:"spills,omitempty"`
 	// JobCounters are the job counters (launched, failed, killed,
@@ -232,7 +232,7 @@ func (s *Staging) readEvents(id string) ([]*taskEvent, error) {
 func (jt *JobTracker) logTaskLocked(a *attempt) {
 	tk := a.task
 	ev := &taskEvent{Kind: "succeeded", Type: typeLetter(tk.typ), Task: tk.index, Attempt: a.id, Tracker: a.tracker,
-		Shuffle: a.shuffleAddr, Start: a.start, Finish: a.finish, Counters: a.counters.set(), JobCounters: tk.job.counters}
+		Shuffle: a.shuffleAddr, Start: a.start, Finish: a.finish, Counters: a.counters, JobCounters: tk.job.counters}
 	if tk.typ == partitions.Reduce && a.split != nil {
 		ev.Fragment = a.split.fragment
 	}
@@ -435,7 +435,7 @@ func (jt *JobTracker) recoverJob(sj *stagedJob, now time.Time) error {
 		}
 		a := &attempt{
 			id: ev.Attempt, task: tk, tracker: ev.Tracker, state: attemptSucceeded, progress: 1,
-			start: ev.Start, finish: ev.Finish, counters: countersOfSet(ev.Counters), final: -1,
+			start: ev.Start, finish: ev.Finish, counters: ev.Counters, final: -1,
 			shuffleAddr: ev.Shuffle,
 		}
 		if tk.typ == partitions.Map && len(j.reduces) > 0 {

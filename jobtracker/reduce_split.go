@@ -74,7 +74,7 @@ func (s *taskSplit) fragmentCounters() mr.CounterSet {
 	}
 	sum := mr.CounterSet{}
 	for _, f := range s.frags {
-		f.by.counters.addTo(sum)
+		f.by.counters.AddTo(sum)
 	}
 	return sum
 }
@@ -184,7 +184,7 @@ func (jt *JobTracker) reduceSplitLocked(a *attempt, cut *mrpb.ReduceCut, now tim
 	// For a restarted JobTracker (recovery.go): the fragment, and the job
 	// counters with it.
 	jt.appendEventLocked(t, &taskEvent{Kind: "fragment", Type: "r", Task: t.index, Attempt: a.id, Tracker: a.tracker,
-		Start: a.start, Finish: now, Counters: a.counters.set(), JobCounters: j.counters, Fragment: sp.fragment, LastKey: cut.LastKey})
+		Start: a.start, Finish: now, Counters: a.counters, JobCounters: j.counters, Fragment: sp.fragment, LastKey: cut.LastKey})
 	jt.log.Info("reduce split", "attempt", a.id, "fragment", cut.Fragment)
 	if sp.fanout > 1 && len(cut.Bounds) > 0 && !j.done() {
 		jt.reducePiecesLocked(t, cut, cmp, now)
@@ -218,7 +218,7 @@ func (jt *JobTracker) recoverFragmentLocked(t *task, ev *taskEvent, committer *m
 		return
 	}
 	a := &attempt{id: ev.Attempt, task: t, tracker: ev.Tracker, state: attemptSplit, start: ev.Start, finish: ev.Finish,
-		counters: countersOfSet(ev.Counters), final: -1, split: &attemptSplitInfo{fragment: ev.Fragment, ordered: true}}
+		counters: ev.Counters, final: -1, split: &attemptSplitInfo{fragment: ev.Fragment, ordered: true}}
 	t.attempts = append(t.attempts, a)
 	if t.split == nil {
 		t.split = &taskSplit{chain: map[int]*attempt{}}

@@ -24,7 +24,7 @@ func TestReduceFragments(t *testing.T) {
 		}
 		s := &taskSplit{}
 		for _, k := range keys {
-			s.frags = append(s.frags, reduceFrag{lastKey: []byte(k), by: &attempt{counters: countersOfSet(mr.CounterSet{"g": {"n": 1}})}})
+			s.frags = append(s.frags, reduceFrag{lastKey: []byte(k), by: &attempt{counters: mr.PackSet(mr.CounterSet{"g": {"n": 1}})}})
 		}
 		return s
 	}

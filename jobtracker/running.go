@@ -25,7 +25,7 @@ type runningShare struct {
 	// counted and countedPrefix are the attempt's counters and split
 	// prefix added to job.runCounters (subtracted again when they
 	// change).
-	counted       attemptCounters
+	counted       mr.PackedCounters
 	countedPrefix mr.CounterSet
 }
 
@@ -66,11 +66,11 @@ func (j *job) refreshRunning(t *task, force bool) {
 	if j.runCounters == nil {
 		j.runCounters = mr.CounterSet{}
 	}
-	t.run.counted.subtractFrom(j.runCounters)
+	t.run.counted.SubtractFrom(j.runCounters)
 	j.runCounters.Subtract(t.run.countedPrefix)
-	t.run.counted, t.run.countedPrefix = attemptCounters{}, nil
+	t.run.counted, t.run.countedPrefix = mr.PackedCounters{}, nil
 	if best != nil {
-		best.counters.addTo(j.runCounters)
+		best.counters.AddTo(j.runCounters)
 		t.run.counted = best.counters
 		if prefix := t.splitPrefixOf(best); prefix != nil {
 			j.runCounters.Merge(prefix)
@@ -94,7 +94,7 @@ func (j *job) runningTotalsByWalk() ([2]float64, mr.CounterSet) {
 			}
 		}
 		if best != nil {
-			best.counters.addTo(counters)
+			best.counters.AddTo(counters)
 			counters.Merge(t.splitPrefixOf(best))
 		}
 	}

@@ -177,7 +177,7 @@ func (s *taskSplit) prefixCounters(from mapCut) mr.CounterSet {
 		if a == nil || a.split == nil || a.split.cut == nil {
 			return nil
 		}
-		a.counters.addTo(sum)
+		a.counters.AddTo(sum)
 		k = a.split.cut.spill
 	}
 	if k != from.spill {
@@ -423,7 +423,7 @@ func (jt *JobTracker) attemptSplitLocked(a *attempt, cut *mrpb.ReduceCut, now ti
 	j.counters.Add(mr.SplitGroup, mr.SplitFragments, int64(sp.cut.spill-sp.from.spill))
 	j.counters.Add(mr.SplitGroup, mr.RemainderBytes, s.Start+s.Length-sp.cut.off)
 	if sp.from.spill > 0 {
-		j.counters.Add(mr.SplitGroup, mr.RemainderRecords, a.counters.get(mr.TaskCounterGroup, mr.MapInputRecords))
+		j.counters.Add(mr.SplitGroup, mr.RemainderRecords, a.counters.Get(mr.TaskCounterGroup, mr.MapInputRecords))
 	}
 	if sp.fanout > 1 && !j.done() {
 		jt.scaleUpPiecesLocked(t, *sp.cut, sp.fanout, now)
@@ -456,7 +456,7 @@ func (jt *JobTracker) splitSucceededLocked(a *attempt) {
 		return
 	}
 	t.split.prefix = t.split.prefixCounters(a.split.from)
-	t.job.counters.Add(mr.SplitGroup, mr.RemainderRecords, a.counters.get(mr.TaskCounterGroup, mr.MapInputRecords))
+	t.job.counters.Add(mr.SplitGroup, mr.RemainderRecords, a.counters.Get(mr.TaskCounterGroup, mr.MapInputRecords))
 }
 
 // splitOutputLostLocked is told that map task m lost published spills

@@ -86,7 +86,7 @@ func TestTaskSplitResumePoint(t *testing.T) {
 
 func TestTaskSplitPrefixCounters(t *testing.T) {
 	counted := func(n int64, cut mapCut) *attempt {
-		return &attempt{counters: countersOfSet(mr.CounterSet{mr.TaskCounterGroup: {mr.MapInputRecords: n}}), split: &attemptSplitInfo{cut: &cut}}
+		return &attempt{counters: mr.PackSet(mr.CounterSet{mr.TaskCounterGroup: {mr.MapInputRecords: n}}), split: &attemptSplitInfo{cut: &cut}}
 	}
 	s := &taskSplit{chain: map[int]*attempt{
 		0: counted(10, mapCut{100, 2, 10}),

@@ -313,8 +313,8 @@ type attempt struct {
 	progress float32
 	phase    string
 	// counters are the attempt's last reported counters
-	// (attemptcounters.go).
-	counters                  attemptCounters
+	// (mr.PackedCounters).
+	counters                  mr.PackedCounters
 	diag                      string
 	start                     time.Time
 	finish                    time.Time
@@ -433,8 +433,19 @@ func countersToProto(cs mr.CounterSet) []*mrpb.Counter {
 	return out
 }
 
+// countersOfStatus packs a status's counters (a counter named twice is
+// summed, as in countersFromProto).
+func countersOfStatus(cs []*mrpb.Counter) mr.PackedCounters {
+	keys := make([]mr.CounterKey, len(cs))
+	values := make([]int64, len(cs))
+	for i, c := range cs {
+		keys[i], values[i] = mr.CounterKey{Group: c.Group, Name: c.Name}, c.Value
+	}
+	return mr.PackCounters(keys, values)
+}
+
 // countersFromProto makes the counter set of a status's counters
-// (a client's: the JobTracker keeps an attempt's as attemptCounters).
+// (a client's: the JobTracker keeps an attempt's packed, countersOfStatus).
 // Each group's map is made for the group's own counters, counted first.
 func countersFromProto(cs []*mrpb.Counter) mr.CounterSet {
 	out := make(mr.CounterSet, 1)

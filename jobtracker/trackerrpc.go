@@ -89,7 +89,7 @@ func (jt *JobTracker) attemptByRefLocked(r attemptRef) (*job, *attempt) {
 // the last ones it sent).
 type decodedStatus struct {
 	ref      attemptRef
-	counters attemptCounters
+	counters mr.PackedCounters
 }
 
 // decodedSpill is a spill announcement's segments, copied out of its
@@ -155,7 +155,7 @@ func (jt *JobTracker) attemptStatusLocked(t *trackerState, st *mrpb.AttemptStatu
 	a.rssBytes, a.fileSetBytes, a.cloneable = st.RssBytes, st.FileSetBytes, st.Cloneable
 	a.progress = st.Progress
 	a.phase = st.Phase
-	if d.counters.reported() {
+	if d.counters.Reported() {
 		a.counters = d.counters
 		a.countersVer++
 	}

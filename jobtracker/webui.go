@@ -180,7 +180,7 @@ func (jt *JobTracker) jobView(id, countersOf string) (jobView, bool) {
 						}
 						x := attemptExtra{Speculative: a.speculative, Cloned: a.cloned}
 						if withCounters {
-							x.Counters = a.counters.set()
+							x.Counters = a.counters.Set()
 						}
 						v.Extras[a.id] = x
 					}
@@ -241,7 +241,7 @@ func historyTasks(rec *jobhistory.Record, extras map[string]attemptExtra) []Task
 			ai.Progress = 1
 		}
 		t.Attempts = append(t.Attempts, ai)
-		extras[a.AttemptID] = attemptExtra{Counters: a.Counters, Speculative: a.Speculative, Cloned: a.Cloned}
+		extras[a.AttemptID] = attemptExtra{Counters: a.Counters.Set(), Speculative: a.Speculative, Cloned: a.Cloned}
 		switch {
 		case t.State == StateSucceeded:
 		case a.State == StateSucceeded:

@@ -58,18 +58,18 @@ type Job struct {
 
 // Attempt is one line per task attempt, after the job line.
 type Attempt struct {
-	Type          string        `json:"type"` // "attempt"
-	AttemptID     string        `json:"attempt_id"`
-	TaskType      string        `json:"task_type"` // "m" or "r"
-	Task          int           `json:"task"`
-	Tracker       string        `json:"tracker"`
-	State         string        `json:"state"`
-	Error         string        `json:"error,omitempty"`
-	Start         time.Time     `json:"start"`
-	Finish        time.Time     `json:"finish"`
-	ShuffleFinish *time.Time    `json:"shuffle_finish,omitempty"`
-	SortFinish    *time.Time    `json:"sort_finish,omitempty"`
-	Counters      mr.CounterSet `json:"counters,omitempty"`
+	Type          string            `json:"type"` // "attempt"
+	AttemptID     string            `json:"attempt_id"`
+	TaskType      string            `json:"task_type"` // "m" or "r"
+	Task          int               `json:"task"`
+	Tracker       string            `json:"tracker"`
+	State         string            `json:"state"`
+	Error         string            `json:"error,omitempty"`
+	Start         time.Time         `json:"start"`
+	Finish        time.Time         `json:"finish"`
+	ShuffleFinish *time.Time        `json:"shuffle_finish,omitempty"`
+	SortFinish    *time.Time        `json:"sort_finish,omitempty"`
+	Counters      mr.PackedCounters `json:"counters,omitzero"`
 	// Speculative marks an attempt the speculator launched beside a
 	// running one; Cloned one that it made by cloning a running attempt
 	// with CRIU (a cloned attempt is speculative too).

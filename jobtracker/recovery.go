@@ -264,7 +264,7 @@ func (jt *JobTracker) logWithdrawnLocked(a *attempt, ks []int) {
 // the one compared with, as before the restart).
 func recoverWithdrawn(tk *task, ev *taskEvent) {
 	w := &attempt{id: ev.Attempt, task: tk, tracker: ev.Tracker, state: attemptKilled, final: ev.Final,
-		spills: spillsFromLog(ev.Spills), obsolete: true}
+		spills: ev.Spills, obsolete: true}
 	for k := range w.spills {
 		tk.withdraw(w, k)
 	}
@@ -286,15 +286,6 @@ func (jt *JobTracker) withdrawRecoveredLocked(a *attempt) {
 	if len(ks) > 0 {
 		jt.logWithdrawnLocked(a, ks)
 	}
-}
-
-// spillsFromLog is the spills a line of the event log records, as an
-// attempt holds them (never nil).
-func spillsFromLog(logged map[int][]spillSegment) map[int][]spillSegment {
-	if logged == nil {
-		return map[int][]spillSegment{}
-	}
-	return logged
 }
 
 // appendEventLocked queues a line of the task's job's event log, written
@@ -451,7 +442,7 @@ func (jt *JobTracker) recoverJob(sj *stagedJob, now time.Time) error {
 				continue
 			}
 			a.final = ev.Final
-			a.spills = spillsFromLog(ev.Spills)
+			a.spills = ev.Spills
 			a.unconfirmed = true
 		} else if committer.TaskCommitted(tk.typ == partitions.Map, tk.partition()) {
 			if tk.split != nil {

@@ -124,39 +124,33 @@ func PackSet(s CounterSet) PackedCounters {
 }
 
 // PackCounters packs counters given as parallel slices, in any order; a
-// counter named twice is summed. It may reorder both slices.
+// counter named twice is summed. It leaves both slices as they are.
 func PackCounters(keys []CounterKey, values []int64) PackedCounters {
-	order := func(a, b CounterKey) int {
-		if c := cmp.Compare(a.Group, b.Group); c != 0 {
+	type counter struct {
+		key   CounterKey
+		value int64
+	}
+	cs := make([]counter, len(keys))
+	for i := range keys {
+		cs[i] = counter{keys[i], values[i]}
+	}
+	slices.SortStableFunc(cs, func(a, b counter) int {
+		if c := cmp.Compare(a.key.Group, b.key.Group); c != 0 {
 			return c
 		}
-		return cmp.Compare(a.Name, b.Name)
-	}
-	if !slices.IsSortedFunc(keys, order) {
-		idx := make([]int, len(keys))
-		for i := range idx {
-			idx[i] = i
-		}
-		slices.SortStableFunc(idx, func(a, b int) int { return order(keys[a], keys[b]) })
-		k2, v2 := make([]CounterKey, len(keys)), make([]int64, len(keys))
-		for i, j := range idx {
-			k2[i], v2[i] = keys[j], values[j]
-		}
-		keys, values = k2, v2
-	}
+		return cmp.Compare(a.key.Name, b.key.Name)
+	})
 	// Sum the counters named twice (adjacent once sorted).
-	n := 0
-	for i := range keys {
-		if n > 0 && keys[i] == keys[n-1] {
-			values[n-1] += values[i]
+	sorted := make([]CounterKey, 0, len(cs))
+	vals := make([]int64, 0, len(cs))
+	for _, c := range cs {
+		if n := len(sorted); n > 0 && sorted[n-1] == c.key {
+			vals[n-1] += c.value
 			continue
 		}
-		keys[n], values[n] = keys[i], values[i]
-		n++
+		sorted, vals = append(sorted, c.key), append(vals, c.value)
 	}
-	keys, values = keys[:n], values[:n]
-	// The values are copied, so that the set keeps no more than its own.
-	return PackedCounters{names: unique.Make(encodeCounterNames(keys)), values: slices.Clone(values)}
+	return PackedCounters{names: unique.Make(encodeCounterNames(sorted)), values: slices.Clip(vals)}
 }
 
 // MarshalJSON encodes the set as CounterSet.MarshalJSON encodes the same

@@ -96,6 +96,10 @@ type JobTracker struct {
 	// capacity is the live trackers that are not blacklisted and their
 	// map and reduce slots (addCapacityLocked).
 	capacity [3]int
+	// typeTrackers[typ] is how many of those trackers have slots of
+	// task type typ (addCapacityLocked), for the speculator's
+	// NoOtherTracker.
+	typeTrackers [2]int
 	// views is the policy's view of the running jobs, kept between offers
 	// (viewcache.go).
 	views viewCache

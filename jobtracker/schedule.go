@@ -82,6 +82,24 @@ func (jt *JobTracker) addCapacityLocked(t *trackerState, sign int) {
 	jt.capacity[0] += sign
 	jt.capacity[1] += sign * t.mapSlots
 	jt.capacity[2] += sign * t.reduceSlots
+	if t.mapSlots > 0 {
+		jt.typeTrackers[partitions.Map] += sign
+	}
+	if t.reduceSlots > 0 {
+		jt.typeTrackers[partitions.Reduce] += sign
+	}
+}
+
+// hasSlotsFor tells whether tracker t counts in jt.typeTrackers[typ]: it
+// is live (in jt.trackers), not blacklisted, and has slots of type typ.
+func (jt *JobTracker) hasSlotsFor(t *trackerState, typ partitions.TaskType) bool {
+	if t == nil || t.blacklisted || jt.trackers[t.name] != t {
+		return false
+	}
+	if typ == partitions.Map {
+		return t.mapSlots > 0
+	}
+	return t.reduceSlots > 0
 }
 
 func (jt *JobTracker) assignLocked(t *trackerState, freeMaps, freeReduces int, now time.Time) {

@@ -424,9 +424,18 @@ func (jt *JobTracker) attemptViewLocked(a *attempt) speculator.AttemptView {
 	// and the child can reach a quiet point (a map's output is spills or a
 	// flushable local file; a reduce is in its reduce phase, writing a
 	// flushable local file).
-	if t := jt.trackers[a.tracker]; t != nil {
+	t := jt.trackers[a.tracker]
+	if t != nil {
 		v.CRIU = t.criu && a.cloneable
 	}
+	// A fresh attempt never runs beside its original (waitsFor): with no
+	// other tracker that has slots of the type, it could run nowhere.
+	// (A job's own blacklisting of trackers is not counted here.)
+	others := jt.typeTrackers[a.task.typ]
+	if jt.hasSlotsFor(t, a.task.typ) {
+		others--
+	}
+	v.NoOtherTracker = others <= 0
 	if sp := a.task.specPending; sp != nil && sp.kind == speculator.Clone && sp.source == a && sp.attempt != nil && sp.attempt.live() && !sp.attempt.cloned {
 		v.BeingCloned = true
 	}

@@ -1,6 +1,7 @@
 package jobtracker
 
 import (
+	"context"
 	"math"
 	"reflect"
 	"testing"
@@ -206,4 +207,42 @@ func TestChunkedViewIsTheLockedView(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestNoOtherTrackerForAFreshAttempt: the speculator is told that a fresh
+// attempt could run nowhere while the attempt's tracker is the only live
+// one with slots of its type, as trackers join (with and without such
+// slots) and are lost.
+func TestNoOtherTrackerForAFreshAttempt(t *testing.T) {
+	jt, _ := newTestJT(t, 1)
+	ls := launches(heartbeat(t, jt, &mrpb.HeartbeatRequest{InitialContact: true, FreeMapSlots: 1}))
+	if len(ls) != 1 {
+		t.Fatalf("launched %d maps, want 1", len(ls))
+	}
+	join := func(name string, maps, reduces int32) {
+		t.Helper()
+		req := &mrpb.HeartbeatRequest{Tracker: name, Host: "h-" + name, MapSlots: maps, ReduceSlots: reduces, InitialContact: true}
+		asTracker(jt, req)
+		if _, err := jt.Heartbeat(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(step string, want bool) {
+		t.Helper()
+		jt.mu.Lock()
+		defer jt.unlock()
+		_, a := jt.findAttempt(ls[0].AttemptId)
+		if got := jt.attemptViewLocked(a).NoOtherTracker; got != want {
+			t.Errorf("%s: NoOtherTracker = %v, want %v", step, got, want)
+		}
+	}
+	check("one tracker", true)
+	join("t2", 0, 1)
+	check("a second tracker without map slots", true)
+	join("t3", 2, 0)
+	check("a second tracker with map slots", false)
+	jt.mu.Lock()
+	jt.lostTrackerLocked(jt.trackers["t3"], "test")
+	jt.unlock()
+	check("that tracker lost", true)
 }

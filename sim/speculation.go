@@ -386,6 +386,9 @@ func (e *engine) attemptView(a *attempt) speculator.AttemptView {
 	// cloned once it runs in a phase with a quiet point (for a reduce,
 	// its reduce phase), as the TaskTracker reports it.
 	v.CRIU = !a.waiting && !making && e.now >= a.cloneFrom && e.now >= a.pFrom
+	// Every simulated tracker has the same slots: a fresh attempt, never
+	// beside its original, needs a second tracker.
+	v.NoOtherTracker = len(e.trackers) < 2
 	return v
 }
 

@@ -31,9 +31,15 @@ const (
 	// BelowThreshold: the estimated runtime is within mean + threshold ×
 	// std (only when the slow-task threshold is applied).
 	BelowThreshold
+	// NowhereToRun: no speculative attempt could run: a fresh one has no
+	// tracker but the original's to run on (AttemptView.NoOtherTracker)
+	// and the original cannot be cloned now. The task is judged again at
+	// the next scan, when the attempt may have reached a phase it can be
+	// cloned in, or another tracker joined.
+	NowhereToRun
 )
 
-var statusNames = [...]string{"candidate", "on-schedule", "already-speculating", "too-new", "progress-is-good", "not-running", "too-late", "below-threshold"}
+var statusNames = [...]string{"candidate", "on-schedule", "already-speculating", "too-new", "progress-is-good", "not-running", "too-late", "below-threshold", "nowhere-to-run"}
 
 // String returns the status's name.
 func (s Status) String() string {
@@ -60,6 +66,9 @@ type Explanation struct {
 	MeanRuntime time.Duration
 	// FreshEnd = Now + MeanRuntime.
 	FreshEnd time.Time
+	// FreshNote, when set, says why a fresh attempt was not an option
+	// (no other tracker to run it on); FreshEnd is then for information.
+	FreshNote string
 	// CloneConsidered is false when a clone was ruled out before costing;
 	// CloneNote then says why. The clone fields below are set only when
 	// it is true.
@@ -79,6 +88,9 @@ type Explanation struct {
 func (x Explanation) String() string {
 	s := fmt.Sprintf("%s of %s on %s at p=%.3f: original ends in %v; fresh in %v (mean runtime)",
 		x.Kind, x.Attempt, x.Tracker, x.Progress, x.EstimatedEnd.Sub(x.Now), x.FreshEnd.Sub(x.Now))
+	if x.FreshNote != "" {
+		s += ", but " + x.FreshNote
+	}
 	if !x.CloneConsidered {
 		return s + "; no clone: " + x.CloneNote
 	}
@@ -92,7 +104,8 @@ type Evaluation struct {
 	Status Status
 	// Score is the expected gain of speculating, positive for a Candidate.
 	Score time.Duration
-	// Explanation is filled for Candidate, TooLate and BelowThreshold.
+	// Explanation is filled for Candidate, TooLate, BelowThreshold and
+	// NowhereToRun.
 	Explanation Explanation
 }
 
@@ -226,14 +239,21 @@ func (s *Speculator) evaluate(now time.Time, tv *TypeView, st stats, task *TaskV
 		EstimatedEnd: estEnd, MeanRuntime: mean, FreshEnd: now.Add(mean),
 	}
 	bestEnd := x.FreshEnd
+	if a.NoOtherTracker {
+		x.FreshNote = "no tracker other than " + a.Tracker + " could run it"
+	}
 	if note := s.cloneObstacle(a); note != "" {
 		x.CloneNote = note
+		if x.FreshNote != "" {
+			return Evaluation{Status: NowhereToRun, Explanation: x}
+		}
 	} else {
 		x.CloneConsidered = true
 		x.Cost = s.est.Cost(a.RSSBytes, a.FileSetBytes)
 		x.Remaining = seconds((1 - clamp01(a.Progress)) * st.mean)
 		x.CloneEnd = now.Add(x.Cost.Total).Add(x.Remaining)
-		if x.CloneEnd.Before(x.FreshEnd) { // ties go to a fresh attempt
+		// Ties go to a fresh attempt, when one can run.
+		if x.CloneEnd.Before(x.FreshEnd) || x.FreshNote != "" {
 			x.Kind, bestEnd = Clone, x.CloneEnd
 		} else {
 			x.CloneNote = "a fresh attempt ends no later"

@@ -553,3 +553,52 @@ func TestSmoothedEstimatorSeesLateSlowdown(t *testing.T) {
 		}
 	}
 }
+
+// TestNoOtherTracker: when no tracker but the original's could run a fresh
+// attempt, only a clone is considered, and nothing is decided while the
+// attempt cannot be cloned (the task is judged again at the next scan).
+func TestNoOtherTracker(t *testing.T) {
+	cases := []struct {
+		name   string
+		p, now float64
+		fs     int64
+		criu   bool
+		status Status
+		kind   Kind
+	}{
+		// With another tracker this is "early straggler fresh": fresh 320
+		// against clone 326; alone, the clone is the only option.
+		{"clone though fresh would win", 0.2, 200, 400e6, true, Candidate, Clone},
+		{"late straggler cloned", 0.5, 200, 400e6, true, Candidate, Clone},
+		{"not cloneable now: nothing", 0.5, 200, 400e6, false, NowhereToRun, Fresh},
+		// estEnd 222 against clone 242.
+		{"clone too late", 0.9, 200, 400e6, true, TooLate, Clone},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := New(thesisParams())
+			a := running("a0", "tt1", c.p, c.now, c.fs)
+			a.CRIU, a.NoOtherTracker = c.criu, true
+			j := mapJob(100, 50, 120, task("m7", a))
+			now := at(c.now)
+			ev := s.Evaluate(now, j, Map, &j.Map.Tasks[0])
+			x := ev.Explanation
+			if ev.Status != c.status || x.Kind != c.kind {
+				t.Fatalf("status %v kind %v, want %v %v (%s)", ev.Status, x.Kind, c.status, c.kind, x)
+			}
+			if want := "(mean runtime), but no tracker other than tt1 could run it"; !strings.Contains(x.String(), want) {
+				t.Errorf("explanation %q does not say %q", x, want)
+			}
+			ds := s.Scan(now, j, "")
+			if c.status != Candidate {
+				if len(ds) != 0 {
+					t.Errorf("scan decided %+v", ds)
+				}
+				return
+			}
+			if len(ds) != 1 || ds[0].Kind != Clone || ds[0].Source != "a0" {
+				t.Errorf("scan = %+v, want one clone of a0", ds)
+			}
+		})
+	}
+}

@@ -77,6 +77,13 @@ type AttemptView struct {
 	// CommitPending is true once the attempt asked to commit; it is never
 	// cloned (§6, item 16).
 	CommitPending bool
+	// NoOtherTracker is true when no tracker but the attempt's own has
+	// slots of its task's type, so a fresh attempt, which never runs
+	// beside its original, could run nowhere. Only a clone (which may run
+	// beside it) is then considered, and nothing is decided while the
+	// attempt cannot be cloned: a fresh attempt waiting for a slot that
+	// never comes would keep the task from being cloned later.
+	NoOtherTracker bool
 }
 
 // TaskView is the speculator's view of one task of a job.

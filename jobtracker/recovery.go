@@ -64,17 +64,17 @@ type taskEvent struct {
 	// withdrawn: Spills are those, Final its final spill or -1),
 	// "fragment" (a split reduce committed a fragment) or "pieces" (a
 	// scale-up split added maps).
-	Kind     string                 `json:"kind"`
-	Type     string                 `json:"type"` // "m" or "r"
-	Task     int                    `json:"task"`
-	Attempt  string                 `json:"attempt,omitempty"`
-	Tracker  string                 `json:"tracker,omitempty"`
-	Shuffle  string                 `json:"shuffle,omitempty"`
-	Start    time.Time              `json:"start,omitzero"`
-	Finish   time.Time              `json:"finish,omitzero"`
-	Counters mr.PackedCounters      `json:"counters,omitzero"`
-	Final    int                    `json:"final,omitempty"`
-	Spills   map[int][]spillSegment `json:"spills,omitempty"`
+	Kind     string              `json:"kind"`
+	Type     string              `json:"type"` // "m" or "r"
+	Task     int                 `json:"task"`
+	Attempt  string              `json:"attempt,omitempty"`
+	Tracker  string              `json:"tracker,omitempty"`
+	Shuffle  string              `json:"shuffle,omitempty"`
+	Start    time.Time           `json:"start,omitzero"`
+	Finish   time.Time           `json:"finish,omitzero"`
+	Counters mr.PackedCounters   `json:"counters,omitzero"`
+	Final    int                 `json:"final,omitempty"`
+	Spills   map[int]packedSpill `json:"spills,omitempty"`
 	// JobCounters are the job counters (launched, failed, killed,
 	// millis) as of this event.
 	JobCounters mr.CounterSet `json:"job_counters,omitempty"`
@@ -250,7 +250,7 @@ func (jt *JobTracker) logTaskLocked(a *attempt) {
 // them (noteRerunLocked), after a restart of the JobTracker too.
 func (jt *JobTracker) logWithdrawnLocked(a *attempt, ks []int) {
 	tk := a.task
-	spills := make(map[int][]spillSegment, len(ks))
+	spills := make(map[int]packedSpill, len(ks))
 	for _, k := range ks {
 		spills[k] = a.spills[k]
 	}

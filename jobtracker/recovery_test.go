@@ -308,7 +308,7 @@ func TestMapEventsPaged(t *testing.T) {
 	before := len(j.events)
 	n := MaxMapEventsPerCall + 5
 	for i := 0; i < n; i++ {
-		j.appendEvent(&mrpb.MapEvent{Kind: "SPILL_READY", MapTask: 0, Spill: int32(i)}, nil)
+		j.appendEvent(&mrpb.MapEvent{Kind: "SPILL_READY", MapTask: 0, Spill: int32(i)}, packedSpill{})
 	}
 	jt.unlock()
 	total := before + n

@@ -177,7 +177,7 @@ func (jt *JobTracker) scaleUpPiecesLocked(t *task, cut mapCut, k int, now time.T
 		ids = append(ids, addMapTask(j, p).id())
 		logged = append(logged, p)
 	}
-	j.appendEvent(&mrpb.MapEvent{Kind: "MAPS_ADDED", MapTask: int32(len(j.maps))}, nil)
+	j.appendEvent(&mrpb.MapEvent{Kind: "MAPS_ADDED", MapTask: int32(len(j.maps))}, packedSpill{})
 	jt.driver.TasksAdded(now, j.id, partitions.Map, k-1)
 	j.counters.Add(mr.SplitGroup, mr.ScaleUpSplits, 1)
 	j.counters.Add(mr.SplitGroup, mr.ScaleUpMaps, int64(k-1))

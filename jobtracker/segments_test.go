@@ -2,6 +2,9 @@ package jobtracker
 
 import (
 	"context"
+	"encoding/json"
+	"math"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -24,7 +27,8 @@ func TestSegmentsOfAnnouncement(t *testing.T) {
 		{"negative offset", []*mrpb.Segment{{}, {}, {Offset: -5}}, nil, "partition 2's segment has offset -5"},
 		{"negative records", []*mrpb.Segment{{Records: -2}}, nil, "-2 records"},
 	} {
-		got, err := segmentsOfAnnouncement(tc.in)
+		packed, err := segmentsOfAnnouncement(tc.in)
+		got := packed.Segments()
 		if tc.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.wantErr)
@@ -64,7 +68,7 @@ func TestSegmentsOfAnnouncement(t *testing.T) {
 		{"length differs", []spillSegment{{0, 11, 20, 3, 7}, {10, 5, 9, 1, 8}}, false},
 		{"fewer partitions", a[:1], false},
 	} {
-		if got := sameSegments(a, tc.b); got != tc.same {
+		if got := sameSegments(packSpill(a), packSpill(tc.b)); got != tc.same {
 			t.Errorf("sameSegments %s: %v, want %v", tc.name, got, tc.same)
 		}
 	}
@@ -107,5 +111,132 @@ func TestMalformedSpillFailsTheAttempt(t *testing.T) {
 	}
 	if s := ev.Events[0].Segment; s.Offset != 4 || s.Length != 10 || s.RawLength != 20 || s.Records != 3 || s.Crc != 1 {
 		t.Fatalf("event's segment %v, want offset 4, length 10, raw 20, 3 records, crc 1", s)
+	}
+}
+
+// TestPackedSpill: a spill's segments read back from their packed form,
+// each by index (through the index's runs) and all in order, for spills of
+// every size around the index's period, with offsets that follow one
+// another, that jump back, and extreme values; the JSON is that of the
+// segments as structs, and reads back; and a small spill of contiguous
+// segments takes at most 12 bytes a segment.
+func TestPackedSpill(t *testing.T) {
+	mk := func(n int, gen func(i int, prevEnd int64) spillSegment) []spillSegment {
+		segs := make([]spillSegment, n)
+		var end int64
+		for i := range segs {
+			segs[i] = gen(i, end)
+			end = segs[i].Offset + segs[i].Length
+		}
+		return segs
+	}
+	contiguous := func(i int, end int64) spillSegment {
+		return spillSegment{end, int64(100 + i%50), int64(300 + i), int64(i % 7), uint32(i) * 2654435761}
+	}
+	cases := []struct {
+		name string
+		segs []spillSegment
+	}{
+		{"no partitions", []spillSegment{}},
+		{"one", mk(1, contiguous)},
+		{"15", mk(15, contiguous)},
+		{"16", mk(16, contiguous)},
+		{"17", mk(17, contiguous)},
+		{"1000 contiguous", mk(1000, contiguous)},
+		{"backwards and gaps", mk(40, func(i int, end int64) spillSegment {
+			return spillSegment{Offset: int64(1000 - 20*i), Length: 3, RawLength: 9, Records: 1, CRC: 1}
+		})},
+		{"extremes", []spillSegment{
+			{math.MaxInt64, math.MaxInt64, math.MaxInt64, math.MaxInt64, math.MaxUint32},
+			{0, 0, 0, 0, 0},
+			{math.MaxInt64, 1, 0, 0, 0},
+			{1, math.MaxInt64, 0, 0, 0},
+		}},
+	}
+	for _, tc := range cases {
+		p := packSpill(tc.segs)
+		if p == (packedSpill{}) || p.Len() != len(tc.segs) {
+			t.Fatalf("%s: packed %q, Len %d, want %d", tc.name, p.b, p.Len(), len(tc.segs))
+		}
+		for i, want := range tc.segs {
+			if got := p.At(i); got != want {
+				t.Fatalf("%s: At(%d) = %+v, want %+v", tc.name, i, got, want)
+			}
+		}
+		if got := p.Segments(); !reflect.DeepEqual(got, tc.segs) {
+			t.Fatalf("%s: Segments() = %+v, want %+v", tc.name, got, tc.segs)
+		}
+		js, err := json.Marshal(p)
+		want, _ := json.Marshal(tc.segs)
+		if err != nil || string(js) != string(want) {
+			t.Fatalf("%s: JSON %s (%v), want %s", tc.name, js, err, want)
+		}
+		var back packedSpill
+		if err := json.Unmarshal(js, &back); err != nil || back != p {
+			t.Fatalf("%s: JSON read back as %q (%v), want %q", tc.name, back.b, err, p.b)
+		}
+		if !sameSegments(p, back) {
+			t.Errorf("%s: not the same segments as itself", tc.name)
+		}
+	}
+	var none packedSpill
+	if none.Len() != 0 || none.Segments() != nil {
+		t.Errorf("zero packedSpill: Len %d, Segments %v", none.Len(), none.Segments())
+	}
+	if js, _ := json.Marshal(none); string(js) != "null" {
+		t.Errorf("zero packedSpill's JSON %s, want null", js)
+	}
+	if err := json.Unmarshal([]byte(`[{"Offset":"x"}]`), &none); err == nil {
+		t.Error("a malformed segment read without an error")
+	}
+	p := packSpill(mk(1000, contiguous))
+	if per := float64(len(p.b)) / 1000; per > 12 {
+		t.Errorf("1000 small contiguous segments packed in %d bytes, %.1f a segment; want at most 12", len(p.b), per)
+	}
+}
+
+// FuzzPackedSpill: any segments read back from their packed form.
+func FuzzPackedSpill(f *testing.F) {
+	f.Add(int64(0), int64(10), int64(20), int64(3), uint32(7), 20, int64(5))
+	f.Add(int64(math.MaxInt64), int64(math.MaxInt64), int64(0), int64(1), uint32(math.MaxUint32), 33, int64(-7))
+	f.Fuzz(func(t *testing.T, off, length, raw, recs int64, crc uint32, n int, step int64) {
+		n = int(uint(n) % 100)
+		segs := make([]spillSegment, n)
+		for i := range segs {
+			k := int64(i)
+			segs[i] = spillSegment{off + k*step, length ^ k, raw + k, recs - k, crc + uint32(i)}
+		}
+		p := packSpill(segs)
+		if p.Len() != n {
+			t.Fatalf("Len %d, want %d", p.Len(), n)
+		}
+		for i := range segs {
+			if got := p.At(i); got != segs[i] {
+				t.Fatalf("At(%d) = %+v, want %+v", i, got, segs[i])
+			}
+		}
+		if got := p.Segments(); !reflect.DeepEqual(got, segs) {
+			t.Fatalf("Segments() = %+v, want %+v", got, segs)
+		}
+	})
+}
+
+// BenchmarkPackedSpillAt is the cost of a reduce's segment of one map
+// event (GetMapEvents) from a spill of 1,000 partitions.
+func BenchmarkPackedSpillAt(b *testing.B) {
+	segs := make([]spillSegment, 1000)
+	var end int64
+	for i := range segs {
+		segs[i] = spillSegment{end, int64(100 + i%50), int64(300 + i), int64(i % 7), uint32(i) * 2654435761}
+		end += segs[i].Length
+	}
+	p := packSpill(segs)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if p.At(i%1000).Length == 0 {
+			b.Fatal("empty")
+		}
+		i += 7
 	}
 }

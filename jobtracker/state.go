@@ -54,7 +54,7 @@ type job struct {
 	// attempt whose announcement of (map, spill) is the one reducers use,
 	// and a channel closed whenever events are appended.
 	events  []*mrpb.MapEvent
-	evSegs  [][]spillSegment // evSegs[i] = all partitions' segments of events[i]
+	evSegs  []packedSpill // evSegs[i] = all partitions' segments of events[i]
 	winners map[spillKey]*attempt
 	notify  chan struct{}
 
@@ -195,7 +195,7 @@ func (j *job) settings() *jobSettings {
 	return &j.cached
 }
 
-func (j *job) appendEvent(ev *mrpb.MapEvent, segs []spillSegment) {
+func (j *job) appendEvent(ev *mrpb.MapEvent, segs packedSpill) {
 	j.events = append(j.events, ev)
 	j.evSegs = append(j.evSegs, segs)
 	close(j.notify)
@@ -321,7 +321,7 @@ type attempt struct {
 	shuffleFinish, sortFinish time.Time
 	// spills holds the map attempt's announced spills by index (nil
 	// until the first).
-	spills map[int][]spillSegment
+	spills map[int]packedSpill
 	final  int // index of the final spill, -1 until announced
 	// obsolete is set when the attempt's map output can no longer be
 	// fetched (lost tracker, too many fetch failures).

@@ -95,7 +95,7 @@ type decodedStatus struct {
 // decodedSpill is a spill announcement's segments, copied out of its
 // messages before the lock (segmentsOfAnnouncement), or why they cannot be.
 type decodedSpill struct {
-	segments []spillSegment
+	segments packedSpill
 	err      error
 }
 
@@ -213,15 +213,15 @@ func (jt *JobTracker) spillAnnouncedLocked(t *trackerState, sp *mrpb.SpillAnnoun
 		return
 	}
 	segs := d.segments
-	if len(segs) != j.partitions() {
-		jt.failAttemptLocked(a, fmt.Sprintf("spill %d has %d partitions, job has %d reduces", k, len(segs), j.partitions()))
+	if segs.Len() != j.partitions() {
+		jt.failAttemptLocked(a, fmt.Sprintf("spill %d has %d partitions, job has %d reduces", k, segs.Len(), j.partitions()))
 		return
 	}
 	if !jt.pinSortBufferLocked(a, k, sp.SortMb) {
 		return
 	}
 	if a.spills == nil {
-		a.spills = map[int][]spillSegment{}
+		a.spills = map[int]packedSpill{}
 	}
 	a.spills[k] = segs
 	a.shuffleAddr = t.shuffleAddr
@@ -428,7 +428,7 @@ func (jt *JobTracker) obsoleteMapOutputLocked(a *attempt) {
 	}
 	a.obsolete = true
 	j := a.task.job
-	j.appendEvent(&mrpb.MapEvent{Kind: "MAP_OBSOLETE", MapTask: int32(a.task.index), AttemptId: a.id}, nil)
+	j.appendEvent(&mrpb.MapEvent{Kind: "MAP_OBSOLETE", MapTask: int32(a.task.index), AttemptId: a.id}, packedSpill{})
 	ks := make([]int, 0, len(a.spills))
 	for k := range a.spills {
 		ks = append(ks, k)
@@ -445,7 +445,7 @@ func (jt *JobTracker) obsoleteMapOutputLocked(a *attempt) {
 			logged = append(logged, k)
 		}
 		for _, other := range a.task.attempts {
-			if other != a && !other.obsolete && other.spills[k] != nil && jt.trackers[other.tracker] != nil {
+			if other != a && !other.obsolete && other.hasSpill(k) && jt.trackers[other.tracker] != nil {
 				jt.publishSpillLocked(j, other, k)
 				break
 			}
@@ -739,8 +739,8 @@ func (jt *JobTracker) GetMapEvents(ctx context.Context, req *mrpb.MapEventsReque
 			for i := from; i < min(len(j.events), from+MaxMapEventsPerCall); i++ {
 				ev := j.events[i]
 				out := &mrpb.MapEvent{Kind: ev.Kind, MapTask: ev.MapTask, Spill: ev.Spill, Final: ev.Final, AttemptId: ev.AttemptId, ShuffleAddress: ev.ShuffleAddress}
-				if segs := j.evSegs[i]; segs != nil {
-					out.Segment = segs[req.Reduce].proto()
+				if segs := j.evSegs[i]; segs != (packedSpill{}) {
+					out.Segment = segs.At(int(req.Reduce)).proto()
 				}
 				resp.Events = append(resp.Events, out)
 			}

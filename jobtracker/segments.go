@@ -12,9 +12,9 @@ package jobtracker
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"iter"
+	"math/bits"
 
 	"gomr/mrpb"
 )
@@ -71,122 +71,94 @@ func sameSegments(a, b packedSpill) bool {
 	return true
 }
 
-// packedIndexEvery is how many partitions' segments a packed spill's index
-// entry covers: reading one segment decodes at most this many.
-const packedIndexEvery = 8
-
 // packedSpill is all partitions' segments of one spill, immutable, in one
-// string that holds no pointer:
+// string that holds no pointer: each field in as few bytes as the spill's
+// largest value of it needs, so that every segment takes the same bytes
+// and a reduce's own is read without decoding the others (GetMapEvents
+// reads one segment of every spill for each reduce):
 //
-//	uvarint n                        the number of partitions
-//	uint32 LE × (ceil(n/16) - 1)     where segments 16, 32, ... begin,
-//	                                 from the first segment's start
-//	n segments, each:
-//	  varint  offset - previous end  (the previous segment's offset +
-//	                                 length; 0 for segments 0, 16, 32, ...;
-//	                                 in two's complement, wrapping)
-//	  uvarint length, raw length, records
-//	  uint32 LE crc
+//	uvarint n                      the number of partitions
+//	byte    wOffset | wLength<<4   the fields' widths in bytes, 0-8
+//	byte    wRaw | wRecords<<4
+//	n segments, each: offset, length, raw length, records, little-endian
+//	        in their widths, then the crc in 4 bytes
 //
-// A spill's segments usually follow one another in its file, so the
-// offset costs a byte; small segments take about 11 bytes in all, against
-// 40 as spillSegment structs. The zero value is "no spill"; a spill of no
-// partitions is not zero.
+// A spill of a few MiB cut in 200 segments of a few KiB takes 3 + 2 + 2 +
+// 2 + 4 = 13 bytes a segment, against 40 as spillSegment structs. The zero
+// value is "no spill"; a spill of no partitions is not zero.
 type packedSpill struct{ b string }
 
 // packSpill packs segs.
 func packSpill(segs []spillSegment) packedSpill {
-	n := len(segs)
-	idx := max(0, (n+packedIndexEvery-1)/packedIndexEvery-1)
-	b := make([]byte, 0, binary.MaxVarintLen64+4*idx+12*n)
-	b = binary.AppendUvarint(b, uint64(n))
-	head := len(b)
-	b = append(b, make([]byte, 4*idx)...)
-	body := len(b)
-	var end int64
-	for i, s := range segs {
-		if i%packedIndexEvery == 0 {
-			end = 0
-			if i > 0 {
-				binary.LittleEndian.PutUint32(b[head+4*(i/packedIndexEvery-1):], uint32(len(b)-body))
+	var w [4]int
+	for _, s := range segs {
+		for f, v := range [4]int64{s.Offset, s.Length, s.RawLength, s.Records} {
+			w[f] = max(w[f], (bits.Len64(uint64(v))+7)/8)
+		}
+	}
+	size := w[0] + w[1] + w[2] + w[3] + 4
+	b := make([]byte, 0, binary.MaxVarintLen64+2+len(segs)*size)
+	b = binary.AppendUvarint(b, uint64(len(segs)))
+	b = append(b, byte(w[0]|w[1]<<4), byte(w[2]|w[3]<<4))
+	for _, s := range segs {
+		for f, v := range [4]int64{s.Offset, s.Length, s.RawLength, s.Records} {
+			for k := range w[f] {
+				b = append(b, byte(uint64(v)>>(8*k)))
 			}
 		}
-		b = binary.AppendVarint(b, int64(uint64(s.Offset)-uint64(end)))
-		b = binary.AppendUvarint(b, uint64(s.Length))
-		b = binary.AppendUvarint(b, uint64(s.RawLength))
-		b = binary.AppendUvarint(b, uint64(s.Records))
 		b = binary.LittleEndian.AppendUint32(b, s.CRC)
-		end = int64(uint64(s.Offset) + uint64(s.Length))
 	}
 	return packedSpill{string(b)}
 }
 
-// Len is the number of partitions.
-func (p packedSpill) Len() int {
-	n, _ := p.header()
-	return n
+// layout is the number of partitions, the fields' widths, the size of a
+// segment and where the first begins.
+func (p packedSpill) layout() (n int, w [4]int, size, first int) {
+	if p.b == "" {
+		return 0, w, 0, 0
+	}
+	v, k := uint64(p.b[0]), 1
+	if v >= 0x80 { // 128 partitions or more
+		v, k = binary.Uvarint([]byte(p.b[:min(len(p.b), binary.MaxVarintLen64)]))
+	}
+	w = [4]int{int(p.b[k] & 15), int(p.b[k] >> 4), int(p.b[k+1] & 15), int(p.b[k+1] >> 4)}
+	return int(v), w, w[0] + w[1] + w[2] + w[3] + 4, k + 2
 }
 
-// header is the number of partitions and where the index begins.
-func (p packedSpill) header() (n, head int) {
-	if p.b == "" {
-		return 0, 0
-	}
-	v, k := uvarintString(p.b)
-	return int(v), k
+// Len is the number of partitions.
+func (p packedSpill) Len() int {
+	n, _, _, _ := p.layout()
+	return n
 }
 
 // At is partition i's segment; i must be below Len.
 func (p packedSpill) At(i int) spillSegment {
-	n, head := p.header()
+	n, w, size, first := p.layout()
 	if i < 0 || i >= n {
 		panic(fmt.Sprintf("packedSpill.At(%d) of %d partitions", i, n))
 	}
-	idx := max(0, (n+packedIndexEvery-1)/packedIndexEvery-1)
-	pos := head + 4*idx
-	if a := i / packedIndexEvery; a > 0 {
-		j := head + 4*(a-1)
-		pos += int(le32(p.b[j:]))
-	}
-	var end int64
-	for range i % packedIndexEvery {
-		end, pos = skipSegment(p.b, pos, end)
-	}
-	s, _ := decodeSegment(p.b, pos, end)
-	return s
+	return p.segment(w, first+i*size)
 }
 
-// skipSegment passes over the segment at b[pos:], as decodeSegment, and
-// returns only where it ended in the spill's file and where the next
-// begins.
-func skipSegment(b string, pos int, end int64) (int64, int) {
-	d, k := varintString(b[pos:])
-	pos += k
-	length, k := uvarintString(b[pos:])
-	pos += k
-	for range 2 { // raw length, records
-		for b[pos] >= 0x80 {
-			pos++
+// segment decodes the segment at p.b[pos:], whose fields have widths w.
+func (p packedSpill) segment(w [4]int, pos int) spillSegment {
+	var v [4]uint64
+	for f := range v {
+		for k := range w[f] {
+			v[f] |= uint64(p.b[pos+k]) << (8 * k)
 		}
-		pos++
+		pos += w[f]
 	}
-	return int64(uint64(end) + uint64(d) + length), pos + 4
+	crc := uint32(p.b[pos]) | uint32(p.b[pos+1])<<8 | uint32(p.b[pos+2])<<16 | uint32(p.b[pos+3])<<24
+	return spillSegment{Offset: int64(v[0]), Length: int64(v[1]), RawLength: int64(v[2]), Records: int64(v[3]), CRC: crc}
 }
 
 // All yields every partition's segment in order.
 func (p packedSpill) All() iter.Seq2[int, spillSegment] {
 	return func(yield func(int, spillSegment) bool) {
-		n, head := p.header()
-		pos := head + 4*max(0, (n+packedIndexEvery-1)/packedIndexEvery-1)
-		var end int64
+		n, w, size, first := p.layout()
 		for i := range n {
-			if i%packedIndexEvery == 0 {
-				end = 0
-			}
-			var s spillSegment
-			s, pos = decodeSegment(p.b, pos, end)
-			end = int64(uint64(s.Offset) + uint64(s.Length))
-			if !yield(i, s) {
+			if !yield(i, p.segment(w, first+i*size)) {
 				return
 			}
 		}
@@ -205,82 +177,34 @@ func (p packedSpill) Segments() []spillSegment {
 	return out
 }
 
-// MarshalJSON encodes the spill as the JSON array of its segments, as the
-// event log has always recorded them.
-func (p packedSpill) MarshalJSON() ([]byte, error) {
-	segs := p.Segments()
-	if segs == nil {
-		return []byte("null"), nil
+// loggedSpills is an attempt's spills as the event log records them:
+// each as the array of its segments, which encoding/json writes itself (a
+// MarshalJSON of packedSpill's own had its output scanned again by the
+// encoder, which doubled the cost of a map's line in the log).
+func loggedSpills(spills map[int]packedSpill) map[int][]spillSegment {
+	if spills == nil {
+		return nil
 	}
-	return json.Marshal(segs)
+	out := make(map[int][]spillSegment, len(spills))
+	for k, p := range spills {
+		out[k] = p.Segments()
+	}
+	return out
 }
 
-// UnmarshalJSON reads what MarshalJSON wrote.
-func (p *packedSpill) UnmarshalJSON(b []byte) error {
-	var segs []spillSegment
-	if err := json.Unmarshal(b, &segs); err != nil {
-		return err
+// spillsFromLog is the spills of an event log's line, packed.
+func spillsFromLog(logged map[int][]spillSegment) map[int]packedSpill {
+	if logged == nil {
+		return nil
 	}
-	*p = packedSpill{}
-	if segs != nil {
-		*p = packSpill(segs)
-	}
-	return nil
-}
-
-// decodeSegment decodes the segment at b[pos:], whose predecessor in its
-// run of packedIndexEvery ended at end, and returns where the next begins.
-// b was written by packSpill: a malformed b panics.
-func decodeSegment(b string, pos int, end int64) (spillSegment, int) {
-	d, k := varintString(b[pos:])
-	pos += k
-	var v [3]uint64
-	for f := range v {
-		v[f], k = uvarintString(b[pos:])
-		pos += k
-	}
-	s := spillSegment{Offset: int64(uint64(end) + uint64(d)), Length: int64(v[0]), RawLength: int64(v[1]), Records: int64(v[2]),
-		CRC: le32(b[pos:])}
-	return s, pos + 4
-}
-
-// le32 is the little-endian uint32 at the start of s.
-func le32(s string) uint32 {
-	_ = s[3]
-	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
-}
-
-// uvarintString is binary.Uvarint on a string, without copying it; it
-// panics on a malformed or overlong varint (packedSpill's strings are its
-// own).
-func uvarintString(s string) (uint64, int) {
-	if len(s) > 0 && s[0] < 0x80 {
-		return uint64(s[0]), 1 // most of a packed spill's fields
-	}
-	var x uint64
-	var shift uint
-	for i := 0; i < len(s) && i < binary.MaxVarintLen64; i++ {
-		c := s[i]
-		if c < 0x80 {
-			if i == binary.MaxVarintLen64-1 && c > 1 {
-				break
-			}
-			return x | uint64(c)<<shift, i + 1
+	out := make(map[int]packedSpill, len(logged))
+	for k, segs := range logged {
+		if segs == nil {
+			segs = []spillSegment{} // a spill of no partitions, not none
 		}
-		x |= uint64(c&0x7f) << shift
-		shift += 7
+		out[k] = packSpill(segs)
 	}
-	panic("packedSpill: malformed varint")
-}
-
-// varintString is binary.Varint on a string (zigzag), as uvarintString.
-func varintString(s string) (int64, int) {
-	ux, n := uvarintString(s)
-	x := int64(ux >> 1)
-	if ux&1 != 0 {
-		x = ^x
-	}
-	return x, n
+	return out
 }
 
 // hasSpill tells whether map attempt a announced spill k.

@@ -115,11 +115,11 @@ func TestMalformedSpillFailsTheAttempt(t *testing.T) {
 }
 
 // TestPackedSpill: a spill's segments read back from their packed form,
-// each by index (through the index's runs) and all in order, for spills of
-// every size around the index's period, with offsets that follow one
-// another, that jump back, and extreme values; the JSON is that of the
-// segments as structs, and reads back; and a small spill of contiguous
-// segments takes at most 12 bytes a segment.
+// each by index and all in order, for spills of no, one and many
+// partitions (around 128, where the count takes a second byte), with
+// offsets that follow one another, that jump back, and extreme values; the
+// event log's JSON is that of the segments as structs, and reads back; and
+// 1,000 small segments of a spill take at most 12 bytes each.
 func TestPackedSpill(t *testing.T) {
 	mk := func(n int, gen func(i int, prevEnd int64) spillSegment) []spillSegment {
 		segs := make([]spillSegment, n)
@@ -139,9 +139,8 @@ func TestPackedSpill(t *testing.T) {
 	}{
 		{"no partitions", []spillSegment{}},
 		{"one", mk(1, contiguous)},
-		{"15", mk(15, contiguous)},
-		{"16", mk(16, contiguous)},
-		{"17", mk(17, contiguous)},
+		{"127", mk(127, contiguous)},
+		{"128", mk(128, contiguous)},
 		{"1000 contiguous", mk(1000, contiguous)},
 		{"backwards and gaps", mk(40, func(i int, end int64) spillSegment {
 			return spillSegment{Offset: int64(1000 - 20*i), Length: 3, RawLength: 9, Records: 1, CRC: 1}
@@ -166,14 +165,19 @@ func TestPackedSpill(t *testing.T) {
 		if got := p.Segments(); !reflect.DeepEqual(got, tc.segs) {
 			t.Fatalf("%s: Segments() = %+v, want %+v", tc.name, got, tc.segs)
 		}
-		js, err := json.Marshal(p)
-		want, _ := json.Marshal(tc.segs)
+		logged := map[int][]spillSegment{3: tc.segs}
+		js, err := json.Marshal(loggedSpills(map[int]packedSpill{3: p}))
+		want, _ := json.Marshal(logged)
 		if err != nil || string(js) != string(want) {
-			t.Fatalf("%s: JSON %s (%v), want %s", tc.name, js, err, want)
+			t.Fatalf("%s: logged as %s (%v), want %s", tc.name, js, err, want)
 		}
-		var back packedSpill
-		if err := json.Unmarshal(js, &back); err != nil || back != p {
-			t.Fatalf("%s: JSON read back as %q (%v), want %q", tc.name, back.b, err, p.b)
+		var read map[int][]spillSegment
+		if err := json.Unmarshal(js, &read); err != nil {
+			t.Fatal(err)
+		}
+		back := spillsFromLog(read)[3]
+		if back != p {
+			t.Fatalf("%s: read back from the log as %q, want %q", tc.name, back.b, p.b)
 		}
 		if !sameSegments(p, back) {
 			t.Errorf("%s: not the same segments as itself", tc.name)
@@ -183,11 +187,11 @@ func TestPackedSpill(t *testing.T) {
 	if none.Len() != 0 || none.Segments() != nil {
 		t.Errorf("zero packedSpill: Len %d, Segments %v", none.Len(), none.Segments())
 	}
-	if js, _ := json.Marshal(none); string(js) != "null" {
-		t.Errorf("zero packedSpill's JSON %s, want null", js)
+	if loggedSpills(nil) != nil || spillsFromLog(nil) != nil {
+		t.Error("no spills logged or read back as some")
 	}
-	if err := json.Unmarshal([]byte(`[{"Offset":"x"}]`), &none); err == nil {
-		t.Error("a malformed segment read without an error")
+	if got := spillsFromLog(map[int][]spillSegment{0: nil})[0]; got == none || got.Len() != 0 {
+		t.Errorf("a logged spill of no partitions read back as %q", got.b)
 	}
 	p := packSpill(mk(1000, contiguous))
 	if per := float64(len(p.b)) / 1000; per > 12 {

@@ -706,6 +706,20 @@ func (jt *JobTracker) rerunMapLocked(m *task, now time.Time) {
 // holds the JobTracker's lock for the whole log.
 const MaxMapEventsPerCall = 10000
 
+// mapEventsReply is the reply carrying events evs, each with reduce's
+// segment of its spill if it has one (segs[i] is evs[i]'s).
+func mapEventsReply(evs []*mrpb.MapEvent, segs []packedSpill, reduce int) *mrpb.MapEventsResponse {
+	resp := &mrpb.MapEventsResponse{Events: make([]*mrpb.MapEvent, len(evs))}
+	for i, ev := range evs {
+		out := &mrpb.MapEvent{Kind: ev.Kind, MapTask: ev.MapTask, Spill: ev.Spill, Final: ev.Final, AttemptId: ev.AttemptId, ShuffleAddress: ev.ShuffleAddress}
+		if segs[i] != (packedSpill{}) {
+			out.Segment = segs[i].At(reduce).proto()
+		}
+		resp.Events[i] = out
+	}
+	return resp
+}
+
 // GetMapEvents gives a reduce the spill events of its job from index From
 // (at most MaxMapEventsPerCall of them), waiting up to WaitMs for new ones.
 func (jt *JobTracker) GetMapEvents(ctx context.Context, req *mrpb.MapEventsRequest) (*mrpb.MapEventsResponse, error) {
@@ -735,17 +749,14 @@ func (jt *JobTracker) GetMapEvents(ctx context.Context, req *mrpb.MapEventsReque
 			return nil, status.Errorf(codes.InvalidArgument, "event index %d out of range", from)
 		}
 		if from < len(j.events) || j.done() {
-			resp := &mrpb.MapEventsResponse{}
-			for i := from; i < min(len(j.events), from+MaxMapEventsPerCall); i++ {
-				ev := j.events[i]
-				out := &mrpb.MapEvent{Kind: ev.Kind, MapTask: ev.MapTask, Spill: ev.Spill, Final: ev.Final, AttemptId: ev.AttemptId, ShuffleAddress: ev.ShuffleAddress}
-				if segs := j.evSegs[i]; segs != (packedSpill{}) {
-					out.Segment = segs.At(int(req.Reduce)).proto()
-				}
-				resp.Events = append(resp.Events, out)
-			}
+			// The log is append-only and its entries are never changed:
+			// the reply is built from these slices of it off the lock
+			// (decoding a reduce's segment of each spill, allocating the
+			// messages), while appends write past their end.
+			to := min(len(j.events), from+MaxMapEventsPerCall)
+			evs, segs := j.events[from:to:to], j.evSegs[from:to:to]
 			jt.unlock()
-			return resp, nil
+			return mapEventsReply(evs, segs, int(req.Reduce)), nil
 		}
 		ch := j.notify
 		jt.unlock()

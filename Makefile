@@ -124,6 +124,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseAll$$' -fuzztime $(FUZZTIME) ./jobtracker/jobhistory/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseConf$$' -fuzztime $(FUZZTIME) ./workloads/
 	$(GO) test -run '^$$' -fuzz '^FuzzPackedSpill$$' -fuzztime $(FUZZTIME) ./jobtracker/
+	$(GO) test -run '^$$' -fuzz '^FuzzPackedSpillOf$$' -fuzztime $(FUZZTIME) ./jobtracker/
 
 # The HiBench-style workload suite (docs/workloads.md): prepare and run every
 # workload of workloads/conf/benchmarks.lst at PROFILE (tiny, small, large,

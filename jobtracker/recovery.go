@@ -64,17 +64,17 @@ type taskEvent struct {
 	// withdrawn: Spills are those, Final its final spill or -1),
 	// "fragment" (a split reduce committed a fragment) or "pieces" (a
 	// scale-up split added maps).
-	Kind     string                 `json:"kind"`
-	Type     string                 `json:"type"` // "m" or "r"
-	Task     int                    `json:"task"`
-	Attempt  string                 `json:"attempt,omitempty"`
-	Tracker  string                 `json:"tracker,omitempty"`
-	Shuffle  string                 `json:"shuffle,omitempty"`
-	Start    time.Time              `json:"start,omitzero"`
-	Finish   time.Time              `json:"finish,omitzero"`
-	Counters mr.PackedCounters      `json:"counters,omitzero"`
-	Final    int                    `json:"final,omitempty"`
-	Spills   map[int][]spillSegment `json:"spills,omitempty"`
+	Kind     string              `json:"kind"`
+	Type     string              `json:"type"` // "m" or "r"
+	Task     int                 `json:"task"`
+	Attempt  string              `json:"attempt,omitempty"`
+	Tracker  string              `json:"tracker,omitempty"`
+	Shuffle  string              `json:"shuffle,omitempty"`
+	Start    time.Time           `json:"start,omitzero"`
+	Finish   time.Time           `json:"finish,omitzero"`
+	Counters mr.PackedCounters   `json:"counters,omitzero"`
+	Final    int                 `json:"final,omitempty"`
+	Spills   map[int]packedSpill `json:"spills,omitempty"`
 	// JobCounters are the job counters (launched, failed, killed,
 	// millis) as of this event.
 	JobCounters mr.CounterSet `json:"job_counters,omitempty"`
@@ -240,7 +240,7 @@ func (jt *JobTracker) logTaskLocked(a *attempt) {
 		ev.Final = a.final
 		ev.Cuts = tk.split.logged()
 		ev.SortMB = tk.sortMB
-		ev.Spills = loggedSpills(a.spills)
+		ev.Spills = maps.Clone(a.spills)
 	}
 	jt.appendEventLocked(tk, ev)
 }
@@ -250,9 +250,9 @@ func (jt *JobTracker) logTaskLocked(a *attempt) {
 // them (noteRerunLocked), after a restart of the JobTracker too.
 func (jt *JobTracker) logWithdrawnLocked(a *attempt, ks []int) {
 	tk := a.task
-	spills := make(map[int][]spillSegment, len(ks))
+	spills := make(map[int]packedSpill, len(ks))
 	for _, k := range ks {
-		spills[k] = a.spills[k].Segments()
+		spills[k] = a.spills[k]
 	}
 	jt.appendEventLocked(tk, &taskEvent{Kind: "withdrawn", Type: "m", Task: tk.index, Attempt: a.id, Tracker: a.tracker,
 		Final: a.final, Spills: spills, JobCounters: tk.job.counters})
@@ -264,7 +264,7 @@ func (jt *JobTracker) logWithdrawnLocked(a *attempt, ks []int) {
 // the one compared with, as before the restart).
 func recoverWithdrawn(tk *task, ev *taskEvent) {
 	w := &attempt{id: ev.Attempt, task: tk, tracker: ev.Tracker, state: attemptKilled, final: ev.Final,
-		spills: spillsFromLog(ev.Spills), obsolete: true}
+		spills: ev.Spills, obsolete: true}
 	for k := range w.spills {
 		tk.withdraw(w, k)
 	}
@@ -442,7 +442,7 @@ func (jt *JobTracker) recoverJob(sj *stagedJob, now time.Time) error {
 				continue
 			}
 			a.final = ev.Final
-			a.spills = spillsFromLog(ev.Spills)
+			a.spills = ev.Spills
 			a.unconfirmed = true
 		} else if committer.TaskCommitted(tk.typ == partitions.Map, tk.partition()) {
 			if tk.split != nil {

@@ -11,7 +11,9 @@ package jobtracker
 // a reduce's own segment.
 
 import (
+	"encoding/base64"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"iter"
 	"math/bits"
@@ -177,34 +179,67 @@ func (p packedSpill) Segments() []spillSegment {
 	return out
 }
 
-// loggedSpills is an attempt's spills as the event log records them:
-// each as the array of its segments, which encoding/json writes itself (a
-// MarshalJSON of packedSpill's own had its output scanned again by the
-// encoder, which doubled the cost of a map's line in the log).
-func loggedSpills(spills map[int]packedSpill) map[int][]spillSegment {
-	if spills == nil {
-		return nil
-	}
-	out := make(map[int][]spillSegment, len(spills))
-	for k, p := range spills {
-		out[k] = p.Segments()
-	}
-	return out
+// MarshalText is the spill as the event log records it: its packed bytes
+// in standard base64 (encoding/json writes it as a JSON string, about a
+// quarter of the segments' array of objects, which was most of a map's
+// line in a job with many reduces).
+func (p packedSpill) MarshalText() ([]byte, error) {
+	return base64.StdEncoding.AppendEncode(nil, []byte(p.b)), nil
 }
 
-// spillsFromLog is the spills of an event log's line, packed.
-func spillsFromLog(logged map[int][]spillSegment) map[int]packedSpill {
-	if logged == nil {
+// UnmarshalJSON reads a spill of the event log: a string as MarshalText
+// writes it, checked (packedSpillOf), or the array of segments that logs
+// written before 2026-11-27 hold; null is no spill.
+func (p *packedSpill) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*p = packedSpill{}
 		return nil
 	}
-	out := make(map[int]packedSpill, len(logged))
-	for k, segs := range logged {
-		if segs == nil {
-			segs = []spillSegment{} // a spill of no partitions, not none
+	if len(b) > 0 && b[0] == '[' {
+		var segs []spillSegment
+		if err := json.Unmarshal(b, &segs); err != nil {
+			return fmt.Errorf("spill segments: %w", err)
 		}
-		out[k] = packSpill(segs)
+		*p = packSpill(segs)
+		return nil
 	}
-	return out
+	var text string
+	if err := json.Unmarshal(b, &text); err != nil {
+		return fmt.Errorf("packed spill: %w", err)
+	}
+	raw, err := base64.StdEncoding.DecodeString(text)
+	if err != nil {
+		return fmt.Errorf("packed spill: %w", err)
+	}
+	q, err := packedSpillOf(string(raw))
+	if err != nil {
+		return err
+	}
+	*p = q
+	return nil
+}
+
+// packedSpillOf is b as a packed spill, or an error saying why it is not
+// one (a count that does not parse, a field wider than 8 bytes, or a
+// length that is not the count's segments exactly); "" is no spill.
+func packedSpillOf(b string) (packedSpill, error) {
+	if b == "" {
+		return packedSpill{}, nil
+	}
+	n, k := binary.Uvarint([]byte(b[:min(len(b), binary.MaxVarintLen64)]))
+	if k <= 0 || len(b) < k+2 {
+		return packedSpill{}, fmt.Errorf("packed spill of %d bytes: no partition count and widths", len(b))
+	}
+	p := packedSpill{b}
+	_, w, size, first := p.layout()
+	if max(w[0], w[1], w[2], w[3]) > 8 {
+		return packedSpill{}, fmt.Errorf("packed spill: field widths %v, none may exceed 8 bytes", w)
+	}
+	if n > uint64(len(b)) || uint64(len(b)-first) != n*uint64(size) {
+		return packedSpill{}, fmt.Errorf("packed spill of %d bytes: %d partitions of %d bytes need %d after the header",
+			len(b), n, size, n*uint64(size))
+	}
+	return p, nil
 }
 
 // hasSpill tells whether map attempt a announced spill k.

@@ -2,6 +2,7 @@ package jobtracker
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"math"
 	"reflect"
@@ -118,8 +119,8 @@ func TestMalformedSpillFailsTheAttempt(t *testing.T) {
 // each by index and all in order, for spills of no, one and many
 // partitions (around 128, where the count takes a second byte), with
 // offsets that follow one another, that jump back, and extreme values; the
-// event log's JSON is that of the segments as structs, and reads back; and
-// 1,000 small segments of a spill take at most 12 bytes each.
+// event log's JSON (a string) reads back, as does the old log's array of
+// segments; and 1,000 small segments of a spill take at most 12 bytes each.
 func TestPackedSpill(t *testing.T) {
 	mk := func(n int, gen func(i int, prevEnd int64) spillSegment) []spillSegment {
 		segs := make([]spillSegment, n)
@@ -165,19 +166,23 @@ func TestPackedSpill(t *testing.T) {
 		if got := p.Segments(); !reflect.DeepEqual(got, tc.segs) {
 			t.Fatalf("%s: Segments() = %+v, want %+v", tc.name, got, tc.segs)
 		}
-		logged := map[int][]spillSegment{3: tc.segs}
-		js, err := json.Marshal(loggedSpills(map[int]packedSpill{3: p}))
-		want, _ := json.Marshal(logged)
-		if err != nil || string(js) != string(want) {
-			t.Fatalf("%s: logged as %s (%v), want %s", tc.name, js, err, want)
+		js, err := json.Marshal(map[int]packedSpill{3: p})
+		if err != nil || !strings.HasPrefix(string(js), `{"3":"`) {
+			t.Fatalf("%s: logged as %s (%v), want a string", tc.name, js, err)
 		}
-		var read map[int][]spillSegment
+		var read map[int]packedSpill
 		if err := json.Unmarshal(js, &read); err != nil {
-			t.Fatal(err)
+			t.Fatalf("%s: %s read back: %v", tc.name, js, err)
 		}
-		back := spillsFromLog(read)[3]
+		back := read[3]
 		if back != p {
 			t.Fatalf("%s: read back from the log as %q, want %q", tc.name, back.b, p.b)
+		}
+		// A log written before 2026-11-27 holds the segments as objects.
+		old, _ := json.Marshal(map[int][]spillSegment{3: tc.segs})
+		read = nil
+		if err := json.Unmarshal(old, &read); err != nil || read[3] != p {
+			t.Fatalf("%s: the old log form %s read as %q (%v), want %q", tc.name, old, read[3].b, err, p.b)
 		}
 		if !sameSegments(p, back) {
 			t.Errorf("%s: not the same segments as itself", tc.name)
@@ -187,15 +192,46 @@ func TestPackedSpill(t *testing.T) {
 	if none.Len() != 0 || none.Segments() != nil {
 		t.Errorf("zero packedSpill: Len %d, Segments %v", none.Len(), none.Segments())
 	}
-	if loggedSpills(nil) != nil || spillsFromLog(nil) != nil {
-		t.Error("no spills logged or read back as some")
-	}
-	if got := spillsFromLog(map[int][]spillSegment{0: nil})[0]; got == none || got.Len() != 0 {
-		t.Errorf("a logged spill of no partitions read back as %q", got.b)
+	if err := json.Unmarshal([]byte(`null`), &none); err != nil || none != (packedSpill{}) {
+		t.Errorf("null read as %q (%v), want no spill", none.b, err)
 	}
 	p := packSpill(mk(1000, contiguous))
 	if per := float64(len(p.b)) / 1000; per > 12 {
 		t.Errorf("1000 small contiguous segments packed in %d bytes, %.1f a segment; want at most 12", len(p.b), per)
+	}
+}
+
+// TestPackedSpillFromLog: a packed spill read from the event log that is
+// not one is refused with an error naming what is wrong, never read (At
+// would index out of it).
+func TestPackedSpillFromLog(t *testing.T) {
+	good := packSpill([]spillSegment{{0, 10, 20, 3, 7}, {10, 300, 900, 40, 8}})
+	b64 := func(s string) string { return `"` + base64.StdEncoding.EncodeToString([]byte(s)) + `"` }
+	for _, tc := range []struct {
+		name, json, err string
+	}{
+		{"good", b64(good.b), ""},
+		{"empty", `""`, ""},
+		{"not base64", `"%%%"`, "illegal base64"},
+		{"a number", `12`, "packed spill"},
+		{"bad segment array", `[{"Offset":"x"}]`, "spill segments"},
+		{"truncated", b64(good.b[:len(good.b)-1]), "2 partitions of"},
+		{"one byte more", b64(good.b + "x"), "2 partitions of"},
+		{"no widths", b64("\x02"), "no partition count and widths"},
+		{"too wide", b64("\x01\x09\x00" + strings.Repeat("x", 13)), "none may exceed 8 bytes"},
+		{"count beyond the bytes", b64("\xff\xff\xff\xff\x0f\x00\x00"), "partitions of 4 bytes"},
+	} {
+		var p packedSpill
+		err := json.Unmarshal([]byte(tc.json), &p)
+		if tc.err == "" {
+			if err != nil {
+				t.Errorf("%s: %v", tc.name, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.err)
+		}
 	}
 }
 
@@ -243,4 +279,28 @@ func BenchmarkPackedSpillAt(b *testing.B) {
 		}
 		i += 7
 	}
+}
+
+// FuzzPackedSpillOf: any bytes read as a packed spill (an event log's) are
+// refused or read whole without a panic, every segment of them.
+func FuzzPackedSpillOf(f *testing.F) {
+	f.Add(packSpill([]spillSegment{{0, 10, 20, 3, 7}, {10, 300, 900, 40, 8}}).b)
+	f.Add("\x01\x09\x00")
+	f.Add("\x00\x00\x00")
+	f.Fuzz(func(t *testing.T, b string) {
+		p, err := packedSpillOf(b)
+		if err != nil {
+			return
+		}
+		n := 0
+		for i, s := range p.All() {
+			if s != p.At(i) {
+				t.Fatalf("At(%d) = %+v, All gave %+v", i, p.At(i), s)
+			}
+			n++
+		}
+		if n != p.Len() {
+			t.Fatalf("All gave %d segments, Len is %d", n, p.Len())
+		}
+	})
 }

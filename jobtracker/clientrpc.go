@@ -94,7 +94,7 @@ func newJob(id string, spec mr.JobSpec, splits []mr.Split, secret []byte, submit
 		conf:          jcfg,
 		confMap:       launchConf(jcfg),
 		secret:        secret,
-		splits:        splits,
+		splits:        shareSplitStrings(splits),
 		priority:      priorityOf(spec.Priority, jcfg.String("mapreduce.job.priority")),
 		state:         jobRunning,
 		submit:        submit,

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"runtime"
 	"testing"
 	"unsafe"
 
@@ -73,4 +74,55 @@ func TestShareSplitStrings(t *testing.T) {
 	if len(lists) != 7 {
 		t.Errorf("%d distinct host lists, want 7", len(lists))
 	}
+}
+
+// TestShareSplitStringsRetainedBytes: 37,500 splits of one file over
+// 10,000 hosts, as mr loadgen submits them, retain at most 60% of the
+// bytes once they share their strings.
+func TestShareSplitStringsRetainedBytes(t *testing.T) {
+	const n = 37500
+	js := loadgenSplitsJSON(t, n, 10000)
+	retained := func(share bool) (uint64, []mr.Split) {
+		var before, after runtime.MemStats
+		runtime.GC() // twice: one collection left some of the JSON's making
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		var splits []mr.Split
+		if err := json.Unmarshal(js, &splits); err != nil {
+			t.Fatal(err)
+		}
+		if share {
+			splits = shareSplitStrings(splits)
+		}
+		runtime.GC()
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		return after.HeapAlloc - before.HeapAlloc, splits
+	}
+	decoded, a := retained(false)
+	a = nil
+	shared, b := retained(true)
+	t.Logf("%d splits: %d bytes decoded (%d a split), %d shared (%d a split)", n, decoded, decoded/n, shared, shared/n)
+	if len(b) != n || decoded > 1<<40 || shared > 1<<40 || float64(shared) > 0.6*float64(decoded) {
+		t.Errorf("%d shared splits retain %d bytes; want at most 60%% of the %d decoded", len(b), shared, decoded)
+	}
+	runtime.KeepAlive(a)
+	runtime.KeepAlive(b)
+	runtime.KeepAlive(js) // else freed during the second measurement
+}
+
+// loadgenSplitsJSON is n splits of one file, each on 3 consecutive of
+// hosts hosts, in JSON, as mr loadgen submits them.
+func loadgenSplitsJSON(t *testing.T, n, hosts int) []byte {
+	in := make([]mr.Split, n)
+	for k := range in {
+		h := (7 + k) % hosts
+		in[k] = mr.Split{Path: "/loadgen/synthetic/job-0001", Start: int64(k) << 20, Length: 1 << 20,
+			Hosts: []string{fmt.Sprintf("host-%05d", h), fmt.Sprintf("host-%05d", (h+1)%hosts), fmt.Sprintf("host-%05d", (h+2)%hosts)}}
+	}
+	js, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return js
 }

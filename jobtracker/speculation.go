@@ -428,18 +428,42 @@ func (jt *JobTracker) attemptViewLocked(a *attempt) speculator.AttemptView {
 	if t != nil {
 		v.CRIU = t.criu && a.cloneable
 	}
-	// A fresh attempt never runs beside its original (waitsFor): with no
-	// other tracker that has slots of the type, it could run nowhere.
-	// (A job's own blacklisting of trackers is not counted here.)
-	others := jt.typeTrackers[a.task.typ]
-	if jt.hasSlotsFor(t, a.task.typ) {
-		others--
-	}
-	v.NoOtherTracker = others <= 0
+	v.NoOtherTracker = jt.noOtherTrackerLocked(a, t)
 	if sp := a.task.specPending; sp != nil && sp.kind == speculator.Clone && sp.source == a && sp.attempt != nil && sp.attempt.live() && !sp.attempt.cloned {
 		v.BeingCloned = true
 	}
 	return v
+}
+
+// noOtherTrackerLocked tells whether no tracker but a's own (t, nil if
+// lost) could run a fresh attempt of a's task: a fresh attempt never runs
+// beside its original, nor on a tracker the job has blacklisted or the
+// task failed on (waitsFor, the policy's offers). Those exclusions are
+// counted only when they could leave no tracker, so that a large cluster
+// pays one subtraction per attempt view.
+func (jt *JobTracker) noOtherTrackerLocked(a *attempt, t *trackerState) bool {
+	tk, j := a.task, a.task.job
+	others := jt.typeTrackers[tk.typ]
+	if jt.hasSlotsFor(t, tk.typ) {
+		others--
+	}
+	if others <= 0 || others > len(j.trackerFailures)+len(tk.failedOn) {
+		return others <= 0
+	}
+	excluded := func(name string) bool {
+		return name != a.tracker && jt.hasSlotsFor(jt.trackers[name], tk.typ)
+	}
+	for name := range j.trackerFailures {
+		if jt.jobAvoidsLocked(j, name) && excluded(name) {
+			others--
+		}
+	}
+	for name := range tk.failedOn {
+		if !jt.jobAvoidsLocked(j, name) && excluded(name) {
+			others--
+		}
+	}
+	return others <= 0
 }
 
 // speculativeTaskLocked picks a task of the job with a speculative attempt

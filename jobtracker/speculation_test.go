@@ -210,9 +210,10 @@ func TestChunkedViewIsTheLockedView(t *testing.T) {
 }
 
 // TestNoOtherTrackerForAFreshAttempt: the speculator is told that a fresh
-// attempt could run nowhere while the attempt's tracker is the only live
-// one with slots of its type, as trackers join (with and without such
-// slots) and are lost.
+// attempt could run nowhere while no live tracker but the attempt's own
+// has slots of its type and is neither blacklisted by the job nor one the
+// task failed on, as trackers join (with and without such slots), are
+// excluded, and are lost.
 func TestNoOtherTrackerForAFreshAttempt(t *testing.T) {
 	jt, _ := newTestJT(t, 1)
 	ls := launches(heartbeat(t, jt, &mrpb.HeartbeatRequest{InitialContact: true, FreeMapSlots: 1}))
@@ -241,6 +242,28 @@ func TestNoOtherTrackerForAFreshAttempt(t *testing.T) {
 	check("a second tracker without map slots", true)
 	join("t3", 2, 0)
 	check("a second tracker with map slots", false)
+	set := func(f func(j *job, tk *task)) {
+		jt.mu.Lock()
+		defer jt.unlock()
+		_, a := jt.findAttempt(ls[0].AttemptId)
+		f(a.task.job, a.task)
+	}
+	set(func(j *job, tk *task) { tk.failedOn = map[string]bool{"t3": true} })
+	check("the task failed on that tracker", true)
+	set(func(j *job, tk *task) {
+		tk.failedOn = nil
+		j.trackerFailures = map[string]int{"t3": j.settings().maxTrackerFailures}
+	})
+	check("the job blacklisted that tracker", true)
+	join("t4", 1, 0)
+	check("a third tracker with map slots", false)
+	set(func(j *job, tk *task) { tk.failedOn = map[string]bool{"t4": true, "t1": true} })
+	check("failed on the third and on its own tracker too", true)
+	set(func(j *job, tk *task) { tk.failedOn, j.trackerFailures = nil, nil })
+	jt.mu.Lock()
+	jt.lostTrackerLocked(jt.trackers["t4"], "test")
+	jt.unlock()
+	check("the third tracker lost", false)
 	jt.mu.Lock()
 	jt.lostTrackerLocked(jt.trackers["t3"], "test")
 	jt.unlock()

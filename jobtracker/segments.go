@@ -22,8 +22,9 @@ import (
 )
 
 // spillSegment is one partition's segment of an announced spill: where it
-// lies in the spill's data file and what it holds. The event log records
-// it with these field names (recovery.go).
+// lies in the spill's data file and what it holds. Event logs written
+// before 2026-11-27 hold segments as JSON objects with these field names
+// (packedSpill.UnmarshalJSON reads them).
 type spillSegment struct {
 	Offset, Length, RawLength, Records int64
 	CRC                                uint32
@@ -62,10 +63,8 @@ func sameSegments(a, b packedSpill) bool {
 	if a.b == b.b {
 		return true
 	}
-	next, stop := iter.Pull2(b.All())
-	defer stop()
-	for _, x := range a.All() {
-		_, y, _ := next()
+	for i, x := range a.All() {
+		y := b.At(i)
 		if x.Length != y.Length || x.RawLength != y.RawLength || x.Records != y.Records || x.CRC != y.CRC {
 			return false
 		}
@@ -165,18 +164,6 @@ func (p packedSpill) All() iter.Seq2[int, spillSegment] {
 			}
 		}
 	}
-}
-
-// Segments is every partition's segment, unpacked; nil for the zero value.
-func (p packedSpill) Segments() []spillSegment {
-	if p.b == "" {
-		return nil
-	}
-	out := make([]spillSegment, 0, p.Len())
-	for _, s := range p.All() {
-		out = append(out, s)
-	}
-	return out
 }
 
 // MarshalText is the spill as the event log records it: its packed bytes

@@ -150,8 +150,11 @@ type Config struct {
 	// JobTrackerTraceAt is when that execution trace starts, from the
 	// trackers' start (0: with them, over the registrations and the first
 	// launches of the warm-up); negative: in the measured window's middle.
-	// It lasts 5 s, cut at the run's end.
+	// It lasts JobTrackerTraceLength, cut at the run's end.
 	JobTrackerTraceAt time.Duration
+	// JobTrackerTraceLength is how long that execution trace lasts;
+	// zero: DefaultTraceLength.
+	JobTrackerTraceLength time.Duration
 	// PollUI, if positive, has the JobTracker's web UI pages, /api,
 	// /metrics and the client calls of mr job polled, each every PollUI,
 	// during the run (poll.go); their response times are in the result.
@@ -533,8 +536,12 @@ func (g *generator) run(ctx context.Context, outDir string, res *Result) error {
 	g.winStart.Store(t0.Add(cfg.Warmup).UnixNano())
 	var traced <-chan error
 	if cfg.JobTrackerProfiles != "" && g.jt.pprof != "" {
-		at := traceStart(t0, t0.Add(cfg.Warmup), t0.Add(cfg.Duration), cfg.JobTrackerTraceAt)
-		traced = g.jt.fetchTrace(ctx, cfg.JobTrackerProfiles, at, t0.Add(cfg.Duration))
+		length := cfg.JobTrackerTraceLength
+		if length <= 0 {
+			length = DefaultTraceLength
+		}
+		at := traceStart(t0, t0.Add(cfg.Warmup), t0.Add(cfg.Duration), cfg.JobTrackerTraceAt, length)
+		traced = g.jt.fetchTrace(ctx, cfg.JobTrackerProfiles, at, t0.Add(cfg.Duration), length)
 	}
 	trCtx, stopTrackers := context.WithCancel(ctx)
 	defer stopTrackers()

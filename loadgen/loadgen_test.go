@@ -291,15 +291,17 @@ func TestTraceStart(t *testing.T) {
 	for _, c := range []struct {
 		name             string
 		winStart, winEnd time.Duration
-		traceAt, want    time.Duration
+		traceAt, length  time.Duration
+		want             time.Duration
 	}{
-		{"default: the window's middle", 6 * time.Second, 40 * time.Second, -1, 20500 * time.Millisecond},
-		{"default, window shorter than the trace", 1 * time.Second, 3 * time.Second, -time.Second, 1 * time.Second},
-		{"at the trackers' start", 6 * time.Second, 40 * time.Second, 0, 0},
-		{"at a time in the warm-up", 6 * time.Second, 40 * time.Second, 2 * time.Second, 2 * time.Second},
-		{"at a time in the window", 6 * time.Second, 40 * time.Second, 30 * time.Second, 30 * time.Second},
+		{"default: the window's middle", 6 * time.Second, 40 * time.Second, -1, DefaultTraceLength, 20500 * time.Millisecond},
+		{"default, window shorter than the trace", 1 * time.Second, 3 * time.Second, -time.Second, DefaultTraceLength, 1 * time.Second},
+		{"a 30 s trace in the window's middle", 6 * time.Second, 40 * time.Second, -1, 30 * time.Second, 8 * time.Second},
+		{"at the trackers' start", 6 * time.Second, 40 * time.Second, 0, DefaultTraceLength, 0},
+		{"at a time in the warm-up", 6 * time.Second, 40 * time.Second, 2 * time.Second, DefaultTraceLength, 2 * time.Second},
+		{"at a time in the window", 6 * time.Second, 40 * time.Second, 30 * time.Second, DefaultTraceLength, 30 * time.Second},
 	} {
-		if got := traceStart(t0, at(c.winStart), at(c.winEnd), c.traceAt); !got.Equal(at(c.want)) {
+		if got := traceStart(t0, at(c.winStart), at(c.winEnd), c.traceAt, c.length); !got.Equal(at(c.want)) {
 			t.Errorf("%s: trace starts at t0+%v, want t0+%v", c.name, got.Sub(t0), c.want)
 		}
 	}

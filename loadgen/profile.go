@@ -11,26 +11,26 @@ import (
 	"time"
 )
 
-// traceLength is how long the execution trace of a profiled run lasts (a
-// trace of 10,000 trackers is tens of megabytes a second); it is taken
-// from the measured window's middle unless Config.JobTrackerTraceAt says
-// when.
-const traceLength = 5 * time.Second
+// DefaultTraceLength is how long the execution trace of a profiled run
+// lasts unless Config.JobTrackerTraceLength says otherwise (a trace of
+// 10,000 trackers is about a megabyte a second); it is taken from the
+// measured window's middle unless Config.JobTrackerTraceAt says when.
+const DefaultTraceLength = 5 * time.Second
 
 // traceStart is when the execution trace of a run whose trackers started
 // at t0 and whose measured window is [winStart, winEnd) begins: at
-// t0 + at, or with at negative in the window's middle (traceLength of it).
-func traceStart(t0, winStart, winEnd time.Time, at time.Duration) time.Time {
+// t0 + at, or with at negative in the window's middle (length of it).
+func traceStart(t0, winStart, winEnd time.Time, at, length time.Duration) time.Time {
 	if at >= 0 {
 		return t0.Add(at)
 	}
-	return winStart.Add(max(winEnd.Sub(winStart)-traceLength, 0) / 2)
+	return winStart.Add(max(winEnd.Sub(winStart)-length, 0) / 2)
 }
 
 // profileWindow fetches profiles of a spawned JobTracker (its --pprof
 // server) over the window from now to winEnd, into dir: cpu.pprof,
 // mutex.pprof, block.pprof and allocs.pprof (the window's delta of each)
-// and heap.pprof (the heap at winEnd), and starts fetchTrace's trace at traceAt (up to traceLength, and not
+// and heap.pprof (the heap at winEnd), and starts fetchTrace's trace at traceAt (up to its length, and not
 // past winEnd). The returned channel gets nil, or the first error, once
 // every fetch ended.
 func (jt *jobTracker) profileWindow(ctx context.Context, dir string, winEnd time.Time) <-chan error {
@@ -47,9 +47,9 @@ func (jt *jobTracker) profileWindow(ctx context.Context, dir string, winEnd time
 }
 
 // fetchTrace fetches an execution trace of a spawned JobTracker into
-// dir/trace.out, from at for traceLength, cut at end (the run's).
-func (jt *jobTracker) fetchTrace(ctx context.Context, dir string, at, end time.Time) <-chan error {
-	secs := max(int(min(traceLength, end.Sub(at)).Seconds()), 1)
+// dir/trace.out, from at for length, cut at end (the run's).
+func (jt *jobTracker) fetchTrace(ctx context.Context, dir string, at, end time.Time, length time.Duration) <-chan error {
+	secs := max(int(min(length, end.Sub(at)).Seconds()), 1)
 	return jt.fetchProfiles(ctx, dir, []profileFetch{
 		{"trace.out", fmt.Sprintf("/debug/pprof/trace?seconds=%d", secs), at},
 	})

@@ -136,8 +136,9 @@ func newLoadgenCmd() *cobra.Command {
 	f.StringVar(&cfg.OutputDir, "output-dir", "", "directory, on the JobTracker's machine, for the jobs' output directories (default: a new temporary one)")
 	f.StringVar(&out, "out", "", "write the result as JSON to this file")
 	f.DurationVar(&cfg.PollUI, "poll-ui", 0, "poll the JobTracker's web UI pages, /api, /metrics and mr job's calls, each every this long, during the run, and report their response times (0: no polling)")
-	f.StringVar(&cfg.JobTrackerProfiles, "jobtracker-pprof", "", "with --spawn, write profiles of the JobTracker over the measured window into this directory: cpu, mutex, block, allocs (pprof, each over the window), heap (at its end) and a 5 s execution trace (trace.out, from the window's middle or at --jobtracker-trace-at); the JobTracker then samples mutex and block events, which costs it some CPU")
-	f.DurationVar(&cfg.JobTrackerTraceAt, "jobtracker-trace-at", -time.Second, "with --jobtracker-pprof, when the 5 s execution trace starts, from the trackers' start (0: over the registrations and first launches of the warm-up; negative: in the middle of the measured window)")
+	f.StringVar(&cfg.JobTrackerProfiles, "jobtracker-pprof", "", "with --spawn, write profiles of the JobTracker over the measured window into this directory: cpu, mutex, block, allocs (pprof, each over the window), heap (at its end) and an execution trace (trace.out, --jobtracker-trace-length long, from the window's middle or at --jobtracker-trace-at); the JobTracker then samples mutex and block events, which costs it some CPU")
+	f.DurationVar(&cfg.JobTrackerTraceLength, "jobtracker-trace-length", loadgen.DefaultTraceLength, "with --jobtracker-pprof, how long the execution trace lasts (cut at the run's end; about 1 MB a second at 10,000 trackers)")
+	f.DurationVar(&cfg.JobTrackerTraceAt, "jobtracker-trace-at", -time.Second, "with --jobtracker-pprof, when the execution trace starts, from the trackers' start (0: over the registrations and first launches of the warm-up; negative: in the middle of the measured window)")
 	f.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of this process over the measured window (with the in-process JobTracker)")
 	cmd.AddCommand(&cobra.Command{
 		Use:   "curves RESULT.json...",

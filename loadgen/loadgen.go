@@ -94,6 +94,12 @@ type Config struct {
 	// mapreduce.tasktracker.outofband.heartbeat; off, trackers heartbeat
 	// only every Heartbeat (Hadoop 1's default).
 	OutOfBand bool
+	// Pacing is from when a tracker counts the interval to its next
+	// heartbeat, by the TaskTracker's own rule
+	// (tasktracker.HeartbeatPacing, mapreduce.tasktracker.heartbeat.pacing):
+	// from the send (the TaskTracker's default) or, as before that rule
+	// and as Hadoop 1, from the reply.
+	Pacing tasktracker.HeartbeatPacing
 	// CountersInterval is how often a tracker's heartbeats carry the
 	// counters of its running attempts, by the TaskTracker's own rule
 	// (tasktracker.CounterReports, mapreduce.tasktracker.counters.update.interval);
@@ -187,6 +193,8 @@ type Result struct {
 	AdvertisedHeartbeatS float64 `json:"advertised_heartbeat_s"`
 	FollowInterval       bool    `json:"follow_interval,omitempty"`
 	OutOfBand            bool    `json:"out_of_band"`
+	// Pacing is Config.Pacing's value ("send" or "reply").
+	Pacing string `json:"pacing"`
 	// CountersIntervalS is Config.CountersInterval.
 	CountersIntervalS float64 `json:"counters_interval_s"`
 	// ExtraCounters is Config.ExtraCounters.
@@ -415,7 +423,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}
 	res := &Result{Mode: jt.mode, JobTracker: jt.addr, Policy: cfg.Policy, Trackers: cfg.Trackers, MapSlots: cfg.MapSlots,
-		ReduceSlots: cfg.ReduceSlots, HeartbeatS: cfg.Heartbeat.Seconds(), OutOfBand: cfg.OutOfBand, CountersIntervalS: cfg.CountersInterval.Seconds(), ExtraCounters: cfg.ExtraCounters, FollowInterval: cfg.FollowInterval, LostLogged: -1,
+		ReduceSlots: cfg.ReduceSlots, HeartbeatS: cfg.Heartbeat.Seconds(), OutOfBand: cfg.OutOfBand, Pacing: cfg.Pacing.String(), CountersIntervalS: cfg.CountersInterval.Seconds(), ExtraCounters: cfg.ExtraCounters, FollowInterval: cfg.FollowInterval, LostLogged: -1,
 		GeneratorGCPercent: gcPercent, GeneratorNice: nice}
 	if cfg.SubmitOnly {
 		res.Trackers, res.MapSlots, res.ReduceSlots, res.HeartbeatS = 0, 0, 0, 0

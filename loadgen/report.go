@@ -25,8 +25,8 @@ func WriteTable(w io.Writer, r *Result) error {
 	if r.FollowInterval {
 		follow = ", followed"
 	}
-	row("trackers", "%d × (%d map + %d reduce slots), %d connections, heartbeat %gs%s (JobTracker asks %gs%s)",
-		r.Trackers, r.MapSlots, r.ReduceSlots, r.Connections, r.HeartbeatS, oob(r.OutOfBand), r.AdvertisedHeartbeatS, follow)
+	row("trackers", "%d × (%d map + %d reduce slots), %d connections, heartbeat %gs%s, paced from the %s (JobTracker asks %gs%s)",
+		r.Trackers, r.MapSlots, r.ReduceSlots, r.Connections, r.HeartbeatS, oob(r.OutOfBand), r.Pacing, r.AdvertisedHeartbeatS, follow)
 	row("window", "%.1fs measured of %.1fs", r.WindowS, r.DurationS)
 	row("heartbeats/s", "%.1f sustained (%.1f at the interval), %d errors", r.HeartbeatsPerSec, r.ExpectedHeartbeatsPerSec, r.HeartbeatErrors)
 	row("heartbeat latency", "%s", r.HeartbeatLatency)

@@ -110,13 +110,17 @@ func (t *tracker) run(ctx context.Context, phase time.Duration) {
 			return
 		case <-timer.C:
 		}
-		soon := t.heartbeat(ctx)
+		soon, sent := t.heartbeat(ctx)
 		next := t.g.cfg.Heartbeat
 		if t.g.cfg.FollowInterval && t.interval > 0 {
 			next = t.interval
-			if t.rephase {
-				next, t.rephase = rand.N(t.interval)+time.Millisecond, false
-			}
+		}
+		if t.g.cfg.FollowInterval && t.interval > 0 && t.rephase {
+			next, t.rephase = rand.N(t.interval)+time.Millisecond, false
+		} else if !sent.IsZero() {
+			// Answered: as the TaskTracker, the next one is due by its
+			// pacing rule.
+			next = t.g.cfg.Pacing.Wait(next, sent, time.Now())
 		}
 		if t.g.cfg.OutOfBand {
 			if soon {
@@ -149,8 +153,8 @@ func (t *tracker) earliestEnd() time.Time {
 // heartbeat sends one heartbeat and acts on its reply; it tells whether
 // the next one should go soon (with out-of-band heartbeats): the reply
 // launched a task of a type whose slots are not all busy, or gave other
-// orders.
-func (t *tracker) heartbeat(ctx context.Context) bool {
+// orders; and when it was sent, if it was answered (zero if not).
+func (t *tracker) heartbeat(ctx context.Context) (soon bool, answeredSent time.Time) {
 	g := t.g
 	now := time.Now()
 	req := &mrpb.HeartbeatRequest{
@@ -214,7 +218,7 @@ func (t *tracker) heartbeat(ctx context.Context) bool {
 	cancel()
 	if err != nil {
 		if ctx.Err() != nil {
-			return false
+			return false, time.Time{}
 		}
 		g.heartbeatFailed(t, err)
 		switch status.Code(err) {
@@ -224,7 +228,7 @@ func (t *tracker) heartbeat(ctx context.Context) bool {
 			g.lost.Add(1)
 			t.reset()
 		}
-		return false
+		return false, time.Time{}
 	}
 	g.heartbeatDone(sent, got.Sub(sent))
 	if withCounters {
@@ -238,7 +242,7 @@ func (t *tracker) heartbeat(ctx context.Context) bool {
 		g.lost.Add(1)
 		g.log.Warn("tracker told to reinitialize: the JobTracker had declared it lost", "tracker", t.name)
 		t.reset()
-		return false
+		return false, time.Time{}
 	}
 	if !t.registered {
 		t.registered, t.incarnation = true, resp.Incarnation
@@ -286,7 +290,7 @@ func (t *tracker) heartbeat(ctx context.Context) bool {
 		}
 	}
 	if other {
-		return true
+		return true, sent
 	}
 	// As the TaskTracker (reportSoonAfter): soon after a launch only when
 	// slots of the launched type are still free.
@@ -294,7 +298,7 @@ func (t *tracker) heartbeat(ctx context.Context) bool {
 	for _, a := range t.attempts {
 		used[a.typ]++
 	}
-	return (launched[0] && used[0] < t.slots[0]) || (launched[1] && used[1] < t.slots[1])
+	return (launched[0] && used[0] < t.slots[0]) || (launched[1] && used[1] < t.slots[1]), sent
 }
 
 // reset forgets every attempt, for a fresh registration.

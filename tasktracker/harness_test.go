@@ -195,11 +195,16 @@ type fakeJT struct {
 	mrpb.UnimplementedJobTrackerServer
 	addr string
 
-	mu      sync.Mutex
-	beats   []*mrpb.HeartbeatRequest
-	changed chan struct{} // closed and replaced at every heartbeat
-	pending []*mrpb.TaskAction
-	replyID int64
+	mu    sync.Mutex
+	beats []*mrpb.HeartbeatRequest
+	// arrived is when each of beats arrived.
+	arrived []time.Time
+	// replyDelay, when set, is how long each heartbeat's reply is held
+	// back after the heartbeat is recorded.
+	replyDelay time.Duration
+	changed    chan struct{} // closed and replaced at every heartbeat
+	pending    []*mrpb.TaskAction
+	replyID    int64
 	// reinit makes the next reply tell the tracker to reinitialize.
 	reinit bool
 	// intervalMs is the heartbeat interval the replies set (default 50).
@@ -246,8 +251,14 @@ func startFakeJT(t *testing.T) *fakeJT {
 // Heartbeat records the heartbeat and answers with the queued actions.
 func (f *fakeJT) Heartbeat(_ context.Context, req *mrpb.HeartbeatRequest) (*mrpb.HeartbeatResponse, error) {
 	f.mu.Lock()
+	delay := f.replyDelay
+	f.mu.Unlock()
+	arrived := time.Now()
+	time.Sleep(delay)
+	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.beats = append(f.beats, proto.Clone(req).(*mrpb.HeartbeatRequest))
+	f.arrived = append(f.arrived, arrived)
 	if f.refuse != nil {
 		if err := f.refuse(req); err != nil {
 			f.notifyLocked()
@@ -347,6 +358,23 @@ func (f *fakeJT) next() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return len(f.beats)
+}
+
+// setReplyDelay holds back every later reply by d.
+func (f *fakeJT) setReplyDelay(d time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.replyDelay = d
+}
+
+// arrivals returns when the heartbeats from index from on arrived.
+func (f *fakeJT) arrivals(from int) []time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if from >= len(f.arrived) {
+		return nil
+	}
+	return slices.Clone(f.arrived[from:])
 }
 
 // setRefuse sets the fake's refuse hook.

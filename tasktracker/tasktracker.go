@@ -386,6 +386,10 @@ func (tt *TaskTracker) imageJobDir(jobID string) string {
 func (tt *TaskTracker) heartbeatLoop(ctx context.Context) error {
 	interval := tt.cfg.Duration("mapreduce.tasktracker.heartbeat.interval")
 	oob := tt.cfg.Bool("mapreduce.tasktracker.outofband.heartbeat")
+	pacing, err := ParseHeartbeatPacing(tt.cfg.String(KeyHeartbeatPacing))
+	if err != nil {
+		return fmt.Errorf("%s: %w", KeyHeartbeatPacing, err)
+	}
 	var reg registration
 	reg.initial = true
 	timer := time.NewTimer(0)
@@ -466,7 +470,7 @@ func (tt *TaskTracker) heartbeatLoop(ctx context.Context) error {
 			// would double the heartbeats.
 			timer.Reset(min(interval, 50*time.Millisecond))
 		} else {
-			timer.Reset(interval)
+			timer.Reset(pacing.Wait(interval, sentAt, time.Now()))
 		}
 	}
 }

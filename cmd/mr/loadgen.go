@@ -113,6 +113,7 @@ func newLoadgenCmd() *cobra.Command {
 	f.DurationVar(&heartbeat, "heartbeat", 3*time.Second, "heartbeat interval of every tracker (also the started JobTracker's mapreduce.tasktracker.heartbeat.interval)")
 	f.BoolVar(&cfg.FollowInterval, "follow-interval", false, "trackers wait the interval the JobTracker's replies ask for (it grows with the cluster: mapreduce.jobtracker.heartbeats.in.second) instead of --heartbeat, as TaskTrackers do")
 	f.BoolVar(&cfg.OutOfBand, "out-of-band", false, "heartbeat at once when an attempt ends and soon after a launch, as a TaskTracker with mapreduce.tasktracker.outofband.heartbeat")
+	f.Var(pacingFlag{&cfg.Pacing}, "pacing", "from when a tracker counts the interval to its next heartbeat, as a TaskTracker with "+tasktracker.KeyHeartbeatPacing+": send (from the last send, the TaskTracker's default) or reply (from the reply, as Hadoop 1 and this generator before that key)")
 	f.DurationVar(&cfg.CountersInterval, "counters-interval", tasktracker.DefaultCountersInterval, "how often heartbeats carry the running attempts' counters, as a TaskTracker with "+tasktracker.KeyCountersInterval+" (0: every heartbeat, the generator's behaviour before that key)")
 	f.IntVar(&cfg.ExtraCounters, "extra-counters", 20, "counters each status carries beyond the generator's 3 or 4, so that a status weighs what a real task's does (20 or more counters); 0 gives the light statuses of the runs before 2026-11-26, late night")
 	f.BoolVar(&cfg.MapEvents, "map-events", true, "shuffling reduces ask for their job's map events (GetMapEvents) as reduce tasks do")
@@ -154,3 +155,25 @@ func newLoadgenCmd() *cobra.Command {
 	})
 	return cmd
 }
+
+// pacingFlag is --pacing: a tasktracker.HeartbeatPacing by its
+// configuration value.
+type pacingFlag struct{ p *tasktracker.HeartbeatPacing }
+
+func (f pacingFlag) String() string {
+	if f.p == nil {
+		return tasktracker.PaceFromSend.String()
+	}
+	return f.p.String()
+}
+
+func (f pacingFlag) Set(s string) error {
+	p, err := tasktracker.ParseHeartbeatPacing(s)
+	if err != nil {
+		return err
+	}
+	*f.p = p
+	return nil
+}
+
+func (pacingFlag) Type() string { return "send|reply" }

@@ -61,22 +61,22 @@ func TestParseHeartbeatPacing(t *testing.T) {
 }
 
 // TestHeartbeatPacedFromSend: a real TaskTracker whose JobTracker answers
-// each heartbeat 300 ms late, at a 400 ms interval. Paced from the send
-// (the default) its heartbeats arrive every 500 ms (the latency, then half
-// an interval), from the reply every 700 ms (the latency, then the
-// interval).
+// each heartbeat 450 ms late, at a 600 ms interval. Paced from the send
+// (the default) its heartbeats arrive every 750 ms (the latency, then half
+// an interval), from the reply every 1,050 ms (the latency, then the
+// interval). The bounds leave 150 ms a heartbeat for a loaded machine.
 func TestHeartbeatPacedFromSend(t *testing.T) {
 	const (
-		interval = 400 * time.Millisecond
-		delay    = 300 * time.Millisecond
+		interval = 600 * time.Millisecond
+		delay    = 450 * time.Millisecond
 		periods  = 5
 	)
 	for _, c := range []struct {
 		pacing   string
 		min, max time.Duration // of the median period
 	}{
-		{"send", 490 * time.Millisecond, 600 * time.Millisecond},
-		{"reply", 690 * time.Millisecond, 900 * time.Millisecond},
+		{"send", 740 * time.Millisecond, 900 * time.Millisecond},
+		{"reply", 1040 * time.Millisecond, 1300 * time.Millisecond},
 	} {
 		t.Run(c.pacing, func(t *testing.T) {
 			t.Parallel()

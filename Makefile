@@ -204,10 +204,11 @@ bench-shuffle:
 # enough 10 s maps to keep every map slot busy (statuses of 24 counters, as
 # heavy as a real task's: mr loadgen's default); then the submit latency of
 # one job of SCALE_SUBMIT_MAPS maps, and the curves. Results (JSON) and the
-# generator's log are in SCALE_DIR. SCALE_TRACKERS="100 1000 3000 10000"
-# adds the largest size.
-SCALE_TRACKERS    ?= 100 1000 3000
-SCALE_POLICIES    ?= fifo fair
+# generator's log are in SCALE_DIR. The defaults are issue 17's sizes and
+# policies (about 13 minutes); SCALE_TRACKERS="100 1000 3000" and
+# SCALE_POLICIES="fifo fair" for a quicker sweep.
+SCALE_TRACKERS    ?= 100 1000 3000 10000
+SCALE_POLICIES    ?= fifo fair tyrex-static minedf-wc
 SCALE_DURATION    ?= 40s
 SCALE_HEARTBEAT   ?= 3s
 SCALE_SUBMIT_MAPS ?= 100000

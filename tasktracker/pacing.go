@@ -37,27 +37,27 @@ const (
 	PaceFromReply
 )
 
-// HeartbeatPacingNames are the values of
+// heartbeatPacingNames are the values of
 // mapreduce.tasktracker.heartbeat.pacing, by HeartbeatPacing.
-var HeartbeatPacingNames = [...]string{PaceFromSend: "send", PaceFromReply: "reply"}
+var heartbeatPacingNames = [...]string{PaceFromSend: "send", PaceFromReply: "reply"}
 
 // ParseHeartbeatPacing reads a value of
 // mapreduce.tasktracker.heartbeat.pacing.
 func ParseHeartbeatPacing(s string) (HeartbeatPacing, error) {
-	for p, name := range HeartbeatPacingNames {
+	for p, name := range heartbeatPacingNames {
 		if s == name {
 			return HeartbeatPacing(p), nil
 		}
 	}
-	return 0, fmt.Errorf("heartbeat pacing %q: want %q or %q", s, HeartbeatPacingNames[PaceFromSend], HeartbeatPacingNames[PaceFromReply])
+	return 0, fmt.Errorf("heartbeat pacing %q: want %q or %q", s, heartbeatPacingNames[PaceFromSend], heartbeatPacingNames[PaceFromReply])
 }
 
 // String is the pacing's configuration value.
 func (p HeartbeatPacing) String() string {
-	if p < 0 || int(p) >= len(HeartbeatPacingNames) {
+	if p < 0 || int(p) >= len(heartbeatPacingNames) {
 		return fmt.Sprintf("HeartbeatPacing(%d)", int(p))
 	}
-	return HeartbeatPacingNames[p]
+	return heartbeatPacingNames[p]
 }
 
 // Wait is how long a tracker whose last heartbeat was sent at sent waits,

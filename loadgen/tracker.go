@@ -112,10 +112,11 @@ func (t *tracker) run(ctx context.Context, phase time.Duration) {
 		}
 		soon, sent := t.heartbeat(ctx)
 		next := t.g.cfg.Heartbeat
-		if t.g.cfg.FollowInterval && t.interval > 0 {
+		follow := t.g.cfg.FollowInterval && t.interval > 0
+		if follow {
 			next = t.interval
 		}
-		if t.g.cfg.FollowInterval && t.interval > 0 && t.rephase {
+		if follow && t.rephase {
 			next, t.rephase = rand.N(t.interval)+time.Millisecond, false
 		} else if !sent.IsZero() {
 			// Answered: as the TaskTracker, the next one is due by its

@@ -198,34 +198,53 @@ bench-shuffle:
 	$(GO) run ./cmd/mrbench shuffle -maps $(SHUFFLE_MEDIUM_MAPS) -spills 4 -reduces 50 -trackers 4 -records $(SHUFFLE_MEDIUM_RECORDS) -modes batch
 
 # Scale (docs/scaling.md): the JobTracker (started as its own process, so
-# that its CPU and RSS are its own) driven by SCALE_TRACKERS simulated
-# TaskTrackers (mr loadgen) under each of SCALE_POLICIES, a 3 s heartbeat,
-# SCALE_DURATION each, with a map-only workload of 4 jobs in 4 pools with
-# enough 10 s maps to keep every map slot busy (statuses of 24 counters, as
-# heavy as a real task's: mr loadgen's default); then the submit latency of
-# one job of SCALE_SUBMIT_MAPS maps, and the curves. Results (JSON) and the
+# that its CPU and RSS are its own) driven by simulated TaskTrackers (mr
+# loadgen) under each of SCALE_POLICIES, a 3 s heartbeat, SCALE_DURATION a
+# run, map-only workloads of 10 s maps enough to keep every map slot busy
+# (statuses of 24 counters, as heavy as a real task's: mr loadgen's
+# default). Two curves: over the cluster's size, SCALE_TRACKERS trackers
+# with 4 jobs in 4 pools; and over the jobs' size, SCALE_JOB_TRACKERS
+# trackers with jobs of each of SCALE_JOB_MAPS maps, SCALE_JOB_TOTAL maps in
+# all (150 jobs of 1,000, 15 of 10,000, 1 of 100,000), in 4 pools. Then the
+# submission of one job of each of SCALE_SUBMIT_MAPS maps (SubmitJob's time
+# and the JobTracker's RSS per map), and the curves. Results (JSON) and the
 # generator's log are in SCALE_DIR. The defaults are issue 17's sizes and
-# policies (about 13 minutes); SCALE_TRACKERS="100 1000 3000" and
-# SCALE_POLICIES="fifo fair" for a quicker sweep.
-SCALE_TRACKERS    ?= 100 1000 3000 10000
-SCALE_POLICIES    ?= fifo fair tyrex-static minedf-wc
-SCALE_DURATION    ?= 40s
-SCALE_HEARTBEAT   ?= 3s
-SCALE_SUBMIT_MAPS ?= 100000
-SCALE_DIR         ?= bin/scale
+# policies (about 22 minutes); SCALE_TRACKERS="100 1000 3000",
+# SCALE_JOB_MAPS= (none) and SCALE_POLICIES="fifo fair" for a quicker sweep.
+SCALE_TRACKERS     ?= 100 1000 3000 10000
+SCALE_POLICIES     ?= fifo fair tyrex-static minedf-wc
+SCALE_JOB_TRACKERS ?= 10000
+SCALE_JOB_MAPS     ?= 1000 10000 100000
+SCALE_JOB_TOTAL    ?= 150000
+SCALE_DURATION     ?= 40s
+SCALE_HEARTBEAT    ?= 3s
+SCALE_SUBMIT_MAPS  ?= 1000 10000 100000
+SCALE_DIR          ?= bin/scale
+SCALE_RUN = $(BIN) loadgen --spawn --map-slots 2 --reduce-slots 2 --heartbeat $(SCALE_HEARTBEAT) \
+	--duration $(SCALE_DURATION) --pools 4 --map-time 10s
 bench-scale: build
 	@mkdir -p $(SCALE_DIR)
 	@for p in $(SCALE_POLICIES); do for n in $(SCALE_TRACKERS); do \
 	  echo "== bench-scale: $$p, $$n trackers, $(SCALE_DURATION)"; \
-	  $(BIN) loadgen --spawn --policy $$p --trackers $$n --map-slots 2 --reduce-slots 2 \
-	    --heartbeat $(SCALE_HEARTBEAT) --duration $(SCALE_DURATION) --jobs 4 --pools 4 --map-time 10s \
+	  $(SCALE_RUN) --policy $$p --trackers $$n --jobs 4 \
 	    --out $(SCALE_DIR)/$$p-$$n.json 2>>$(SCALE_DIR)/loadgen.log || exit 1; \
 	done; done
-	@echo "== bench-scale: submit latency, one job of $(SCALE_SUBMIT_MAPS) maps"
-	@$(BIN) loadgen --spawn --submit-only --jobs 1 --maps $(SCALE_SUBMIT_MAPS) \
-	  --out $(SCALE_DIR)/submit-$(SCALE_SUBMIT_MAPS).json 2>>$(SCALE_DIR)/loadgen.log
+	@for p in $(SCALE_POLICIES); do for m in $(SCALE_JOB_MAPS); do \
+	  j=$$(( $(SCALE_JOB_TOTAL) / $$m )); [ $$j -ge 1 ] || j=1; \
+	  echo "== bench-scale: $$p, $(SCALE_JOB_TRACKERS) trackers, $$j jobs of $$m maps, $(SCALE_DURATION)"; \
+	  $(SCALE_RUN) --policy $$p --trackers $(SCALE_JOB_TRACKERS) --jobs $$j --maps $$m \
+	    --out $(SCALE_DIR)/$$p-$(SCALE_JOB_TRACKERS)-m$$m.json 2>>$(SCALE_DIR)/loadgen.log || exit 1; \
+	done; done
+	@for m in $(SCALE_SUBMIT_MAPS); do \
+	  echo "== bench-scale: submit latency, one job of $$m maps"; \
+	  $(BIN) loadgen --spawn --submit-only --jobs 1 --maps $$m \
+	    --out $(SCALE_DIR)/submit-$$m.json 2>>$(SCALE_DIR)/loadgen.log || exit 1; \
+	done
 	@echo "---- bench-scale curves ----"
-	@$(BIN) loadgen curves $(foreach p,$(SCALE_POLICIES),$(foreach n,$(SCALE_TRACKERS),$(SCALE_DIR)/$(p)-$(n).json))
+	@$(BIN) loadgen curves \
+	  $(foreach p,$(SCALE_POLICIES),$(foreach n,$(SCALE_TRACKERS),$(SCALE_DIR)/$(p)-$(n).json)) \
+	  $(foreach p,$(SCALE_POLICIES),$(foreach m,$(SCALE_JOB_MAPS),$(SCALE_DIR)/$(p)-$(SCALE_JOB_TRACKERS)-m$(m).json)) \
+	  $(foreach m,$(SCALE_SUBMIT_MAPS),$(SCALE_DIR)/submit-$(m).json)
 
 proto:
 	cd mrpb && protoc --go_out=. --go_opt=paths=source_relative \

@@ -164,25 +164,92 @@ func ReadResults(paths []string) ([]*Result, error) {
 	return out, nil
 }
 
-// WriteCurves writes one line per run, by policy then trackers: the
-// curves of make bench-scale.
+// WriteCurves writes one line per run, by policy, then trackers, then
+// maps per job: the curves of make bench-scale over the cluster's size
+// and over the jobs' size. Submit-only results (--submit-only) are a
+// table of their own after the runs: each submission's time and what it
+// added to the JobTracker's RSS, per map.
 func WriteCurves(w io.Writer, rs []*Result) error {
-	sort.SliceStable(rs, func(i, j int) bool {
-		if rs[i].Policy != rs[j].Policy {
-			return rs[i].Policy < rs[j].Policy
+	var runs, submits []*Result
+	for _, r := range rs {
+		if len(r.Submissions) > 0 {
+			submits = append(submits, r)
+		} else {
+			runs = append(runs, r)
 		}
-		return rs[i].Trackers < rs[j].Trackers
+	}
+	sort.SliceStable(runs, func(i, j int) bool {
+		a, b := runs[i], runs[j]
+		if a.Policy != b.Policy {
+			return a.Policy < b.Policy
+		}
+		if a.Trackers != b.Trackers {
+			return a.Trackers < b.Trackers
+		}
+		return mapsPerJob(a) < mapsPerJob(b)
 	})
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "policy\ttrackers\thb/s\t(target)\thb p50\thb p99\thb max\tfree→launch p50\tp99\tlaunch/s\tmaps busy\tJT CPU\tgen CPU\tJT RSS peak\tlost\t")
-	for _, r := range rs {
-		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.0f\t%s\t%s\t%s\t%s\t%s\t%.1f\t%.0f%%\t%s\t%s\t%s\t%d\t\n",
-			orDefault(r.Policy), r.Trackers, r.HeartbeatsPerSec, r.ExpectedHeartbeatsPerSec,
-			ms(r.HeartbeatLatency.P50Ms), ms(r.HeartbeatLatency.P99Ms), ms(r.HeartbeatLatency.MaxMs),
+	if len(runs) > 0 {
+		fmt.Fprintln(tw, "policy\ttrackers\tjobs\tmaps/job\thb/s\t(target)\thb p50\thb p99\tJT p99\thb max\tfree→launch p50\tp99\tlaunch/s\tmaps busy\tJT CPU\tgen CPU\tJT RSS peak\theap live\tlost\t")
+	}
+	for _, r := range runs {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%.0f\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f\t%.0f%%\t%s\t%s\t%s\t%s\t%d\t\n",
+			orDefault(r.Policy), r.Trackers, len(r.Jobs), mapsPerJob(r), r.HeartbeatsPerSec, r.ExpectedHeartbeatsPerSec,
+			ms(r.HeartbeatLatency.P50Ms), ms(r.HeartbeatLatency.P99Ms), serverP99(r), ms(r.HeartbeatLatency.MaxMs),
 			ms(r.SlotToLaunch.P50Ms), ms(r.SlotToLaunch.P99Ms), r.LaunchesPerSec, 100*r.MapSlotUtilization,
-			coresShort(r.Process.CPUCores), coresShort(r.GeneratorCPUCores), mbs(r.Process.RSSPeakMB), max(r.TrackersLost, r.LostLogged))
+			coresShort(r.Process.CPUCores), coresShort(r.GeneratorCPUCores), mbs(r.Process.RSSPeakMB), mbs(r.Process.HeapLiveMB),
+			max(r.TrackersLost, r.LostLogged))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	var subs []Submission
+	for _, r := range submits {
+		subs = append(subs, r.Submissions...)
+	}
+	if len(subs) == 0 {
+		return nil
+	}
+	sort.SliceStable(subs, func(i, j int) bool { return subs[i].Maps < subs[j].Maps })
+	if len(runs) > 0 {
+		fmt.Fprintln(w)
+	}
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "submit-only: maps\tSubmitJob\tJT RSS before\tafter\tper map\theap live after\t")
+	for _, s := range subs {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t\n", s.Maps, ms(s.SubmitMs), mbs(s.RSSBeforeMB), mbs(s.RSSAfterMB),
+			perMap(s), mbs(s.HeapAfterMB))
 	}
 	return tw.Flush()
+}
+
+// mapsPerJob is the mean number of maps of a run's jobs (0 without jobs).
+func mapsPerJob(r *Result) float64 {
+	if len(r.Jobs) == 0 {
+		return 0
+	}
+	n := 0
+	for _, j := range r.Jobs {
+		n += j.Maps
+	}
+	return float64(n) / float64(len(r.Jobs))
+}
+
+// serverP99 is the JobTracker-side heartbeat latency's p99 (the one issue
+// 17's target is about), or "?" when the JobTracker did not export it.
+func serverP99(r *Result) string {
+	if r.Process.Lock == nil || r.Process.Lock.Server == nil {
+		return "?"
+	}
+	return quantileMs(r.Process.Lock.Server.P99Ms)
+}
+
+// perMap is what a submission added to the JobTracker's RSS, per map.
+func perMap(s Submission) string {
+	if s.Maps <= 0 || s.RSSBeforeMB < 0 || s.RSSAfterMB < 0 {
+		return "?"
+	}
+	return fmt.Sprintf("%.2f KB", (s.RSSAfterMB-s.RSSBeforeMB)*1024/float64(s.Maps))
 }
 
 // quantileMs prints an interpolated quantile (-1: beyond the last

@@ -143,7 +143,7 @@ func newLoadgenCmd() *cobra.Command {
 	f.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of this process over the measured window (with the in-process JobTracker)")
 	cmd.AddCommand(&cobra.Command{
 		Use:   "curves RESULT.json...",
-		Short: "Print one line per loadgen result (by policy, then trackers): the curves of make bench-scale",
+		Short: "Print one line per loadgen result (by policy, trackers, then maps per job) and the submit-only results: the curves of make bench-scale",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			rs, err := loadgen.ReadResults(args)

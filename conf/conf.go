@@ -134,8 +134,12 @@ func (k Key) Accepts() string {
 // the key in upper case with dots and dashes mapped to underscores, as in
 // MR_MAPREDUCE_TASK_IO_SORT_MB.
 func EnvName(key string) string {
-	r := strings.NewReplacer(".", "_", "-", "_")
-	return "MR_" + strings.ToUpper(r.Replace(key))
+	return "MR_" + strings.ToUpper(strings.Map(func(r rune) rune {
+		if r == '.' || r == '-' {
+			return '_'
+		}
+		return r
+	}, key))
 }
 
 // Keys returns all configuration keys, sorted by name.

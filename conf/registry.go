@@ -1,6 +1,7 @@
 package conf
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -19,7 +20,19 @@ import (
 // at init, before any Config is built; a Config keeps the key table it was
 // built from.
 var registry struct {
-	mu  sync.Mutex // serialises Register
+	mu sync.Mutex // serialises Register and the table's building
+	// keys are the registered keys in registration order; names, envs
+	// and prefixes index them for Register's checks: every name, every
+	// name's environment variable, and every dotted prefix of a name (to
+	// the name that has it).
+	keys     []Key
+	names    map[string]bool
+	envs     map[string]string
+	prefixes map[string]string
+	// tab is the table of keys, built at its first use after the last
+	// Register: the packages' init functions register some 20 times, and
+	// a table built at each would be most of a process's start (every
+	// task child is one).
 	tab atomic.Pointer[table]
 }
 
@@ -36,18 +49,74 @@ func init() {
 func Register(keys ...Key) {
 	registry.mu.Lock()
 	defer registry.mu.Unlock()
-	var all []Key
-	if t := registry.tab.Load(); t != nil {
-		all = t.list()
-	}
-	t, err := newTable(append(all, keys...))
-	if err != nil {
+	// The new keys among themselves: the table's own checks.
+	if _, err := newTable(keys); err != nil {
 		panic(fmt.Sprintf("conf: Register: %v", err))
 	}
-	registry.tab.Store(t)
+	// Against the registered ones.
+	var errs []error
+	for _, k := range keys {
+		if registry.names[k.Name] {
+			errs = append(errs, fmt.Errorf("configuration key %q is defined twice", k.Name))
+			continue
+		}
+		if other, dup := registry.envs[EnvName(k.Name)]; dup {
+			errs = append(errs, fmt.Errorf("configuration keys %q and %q map to the same environment variable %s", other, k.Name, EnvName(k.Name)))
+		}
+		if longer, ok := registry.prefixes[k.Name]; ok {
+			errs = append(errs, fmt.Errorf("configuration key %q is a prefix of %q; a nested YAML file cannot hold both", k.Name, longer))
+		}
+		for _, p := range dottedPrefixes(k.Name) {
+			if registry.names[p] {
+				errs = append(errs, fmt.Errorf("configuration key %q is a prefix of %q; a nested YAML file cannot hold both", p, k.Name))
+			}
+		}
+	}
+	if len(errs) > 0 {
+		panic(fmt.Sprintf("conf: Register: %v", errors.Join(errs...)))
+	}
+	if registry.names == nil {
+		registry.names, registry.envs, registry.prefixes = map[string]bool{}, map[string]string{}, map[string]string{}
+	}
+	for _, k := range keys {
+		registry.names[k.Name] = true
+		registry.envs[EnvName(k.Name)] = k.Name
+		for _, p := range dottedPrefixes(k.Name) {
+			registry.prefixes[p] = k.Name
+		}
+	}
+	registry.keys = append(registry.keys, keys...)
+	registry.tab.Store(nil)
 }
 
-// registered returns the registry's current key table.
+// dottedPrefixes returns the dotted prefixes of a key's name: "a" and
+// "a.b" for "a.b.c".
+func dottedPrefixes(name string) []string {
+	var out []string
+	for i := range len(name) {
+		if name[i] == '.' {
+			out = append(out, name[:i])
+		}
+	}
+	return out
+}
+
+// registered returns the table of the registered keys, built at its first
+// use after the last Register.
 func registered() *table {
-	return registry.tab.Load()
+	if t := registry.tab.Load(); t != nil {
+		return t
+	}
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	if t := registry.tab.Load(); t != nil {
+		return t
+	}
+	t, err := newTable(registry.keys)
+	if err != nil {
+		// Register checked every key against the others.
+		panic(fmt.Sprintf("conf: the registered keys: %v", err))
+	}
+	registry.tab.Store(t)
+	return t
 }

@@ -88,12 +88,15 @@ func (jt *jobTracker) close() {
 	}
 }
 
+// keyHistoryDir is the JobTracker's job history directory (conf/keys.go).
+const keyHistoryDir = "mapreduce.jobtracker.jobhistory.location"
+
 // settings are the configuration of a JobTracker the generator starts:
 // its history in a temporary directory, the run's heartbeat interval and
 // policy, then the user's definitions.
 func settings(cfg *Config, dir string) map[string]string {
 	m := map[string]string{
-		"mapreduce.jobtracker.jobhistory.location": filepath.Join(dir, "history"),
+		keyHistoryDir:                              filepath.Join(dir, "history"),
 		"mapreduce.jobtracker.system.dir":          filepath.Join(dir, "system"),
 		"mapreduce.tasktracker.heartbeat.interval": strconv.FormatInt(cfg.Heartbeat.Milliseconds(), 10),
 		"mapreduce.jobtracker.http.address":        "127.0.0.1:0",
@@ -123,6 +126,13 @@ func startJobTracker(ctx context.Context, cfg *Config, log *slog.Logger) (*jobTr
 	dir, err := os.MkdirTemp("", "gomr-loadgen-jt-")
 	if err != nil {
 		return nil, fmt.Errorf("loadgen: JobTracker directory: %w", err)
+	}
+	if cfg.Profiles {
+		// where the JobTracker will look: settings' value, or the user's
+		if err := writeEarlierRuns(settings(cfg, dir)[keyHistoryDir], cfg.Jobs); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
 	}
 	var jt *jobTracker
 	if cfg.Spawn {

@@ -139,6 +139,13 @@ type Config struct {
 
 	// Jobs is the workload.
 	Jobs []Job
+	// Profiles gives the JobTracker this command starts a profile of
+	// every job of the workload, as if each had run before (history.go):
+	// the deadline policies need one to size a job's quota, and a
+	// JobTracker builds it from its job history, which a started one's
+	// temporary directory does not have. Without it a deadline job gets
+	// every slot it can use, as under edf.
+	Profiles bool
 	// SubmitOnly submits the jobs without starting any tracker, measuring
 	// each submission and the JobTracker's RSS around it.
 	SubmitOnly bool
@@ -254,6 +261,9 @@ type Result struct {
 	// GeneratorNice is the generator's nice value over the run
 	// (Config.GeneratorNice when applied).
 	GeneratorNice int `json:"generator_nice,omitempty"`
+	// Profiles is Config.Profiles: the JobTracker started with a profile
+	// of every job of the workload.
+	Profiles bool `json:"profiles,omitempty"`
 
 	// PollUIS is Config.PollUI in seconds (0: no polling), and Polls the
 	// polled pages' and calls' response times in the window.
@@ -275,6 +285,9 @@ type JobResult struct {
 	State   string `json:"state"`
 	Maps    int    `json:"maps"`
 	Reduces int    `json:"reduces"`
+	// DeadlineS is the job's deadline relative to its submission, in
+	// seconds (0: none).
+	DeadlineS float64 `json:"deadline_s,omitempty"`
 	// Tasks of which an attempt was launched on, and reported done by,
 	// the simulated trackers.
 	MapsLaunched    int     `json:"maps_launched"`
@@ -424,7 +437,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	res := &Result{Mode: jt.mode, JobTracker: jt.addr, Policy: cfg.Policy, Trackers: cfg.Trackers, MapSlots: cfg.MapSlots,
 		ReduceSlots: cfg.ReduceSlots, HeartbeatS: cfg.Heartbeat.Seconds(), OutOfBand: cfg.OutOfBand, Pacing: cfg.Pacing.String(), CountersIntervalS: cfg.CountersInterval.Seconds(), ExtraCounters: cfg.ExtraCounters, FollowInterval: cfg.FollowInterval, LostLogged: -1,
-		GeneratorGCPercent: gcPercent, GeneratorNice: nice}
+		GeneratorGCPercent: gcPercent, GeneratorNice: nice, Profiles: cfg.Profiles}
 	if cfg.SubmitOnly {
 		res.Trackers, res.MapSlots, res.ReduceSlots, res.HeartbeatS = 0, 0, 0, 0
 		err = g.submitOnly(ctx, outDir, res)
@@ -469,6 +482,8 @@ func (c *Config) check() error {
 		return errors.New("loadgen: --spawn starts a JobTracker: give it or --jobtracker, not both")
 	case c.JobTrackerProfiles != "" && !c.Spawn:
 		return errors.New("loadgen: --jobtracker-pprof profiles a JobTracker this command spawns: give --spawn too")
+	case c.Profiles && c.JobTracker != "":
+		return errors.New("loadgen: --profiles writes the history of a JobTracker this command starts, not of a running one (--jobtracker)")
 	}
 	return nil
 }
@@ -781,7 +796,7 @@ func (g *generator) jobResults(ctx context.Context, client mrpb.JobTrackerClient
 	var out []JobResult
 	for i, js := range states {
 		j := &g.cfg.Jobs[i]
-		r := JobResult{Name: j.Name, Pool: j.Pool, State: "NOT SUBMITTED", Maps: len(j.Maps), Reduces: len(j.Reduces)}
+		r := JobResult{Name: j.Name, Pool: j.Pool, State: "NOT SUBMITTED", Maps: len(j.Maps), Reduces: len(j.Reduces), DeadlineS: j.Deadline.Seconds()}
 		if js != nil {
 			r.ID = js.id
 			r.SubmitMs = msOf(js.submitTook)

@@ -13,7 +13,11 @@ import (
 func WriteTable(w io.Writer, r *Result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	row := func(k, format string, a ...any) { fmt.Fprintf(tw, "%s\t"+format+"\n", append([]any{k}, a...)...) }
-	row("jobtracker", "%s %s (policy %s)", r.Mode, r.JobTracker, orDefault(r.Policy))
+	profiles := ""
+	if r.Profiles {
+		profiles = ", every job's profile in its history"
+	}
+	row("jobtracker", "%s %s (policy %s%s)", r.Mode, r.JobTracker, orDefault(r.Policy), profiles)
 	if len(r.Submissions) > 0 {
 		for _, s := range r.Submissions {
 			row("submit "+s.Job, "%d maps: SubmitJob %s; JobTracker RSS %.1f MB before, %.1f MB after (heap live %.1f MB)",
@@ -75,8 +79,12 @@ func WriteTable(w io.Writer, r *Result) error {
 		return tw.Flush()
 	}
 	for _, j := range r.Jobs {
-		row("job "+j.Name, "%s %s: maps %d/%d/%d, reduces %d/%d/%d (total/launched/done)%s", j.ID, j.State,
-			j.Maps, j.MapsLaunched, j.MapsDone, j.Reduces, j.ReducesLaunched, j.ReducesDone, errSuffix(j.Error))
+		deadline := ""
+		if j.DeadlineS > 0 {
+			deadline = fmt.Sprintf(", deadline %gs", j.DeadlineS)
+		}
+		row("job "+j.Name, "%s %s: maps %d/%d/%d, reduces %d/%d/%d (total/launched/done)%s%s", j.ID, j.State,
+			j.Maps, j.MapsLaunched, j.MapsDone, j.Reduces, j.ReducesLaunched, j.ReducesDone, deadline, errSuffix(j.Error))
 	}
 	return tw.Flush()
 }

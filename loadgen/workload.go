@@ -68,7 +68,12 @@ type Fixed struct {
 	Jitter     float64
 	// Every spaces the submissions; 0 submits every job at the start.
 	Every time.Duration
-	Seed  uint64
+	// Deadline is every job's deadline, relative to its submission; 0
+	// means none. The deadline policies (edf, minedf, minedf-wc) order
+	// the jobs by it, and minedf and minedf-wc size each job's quota to
+	// it from the job's profile (Config.Profiles).
+	Deadline time.Duration
+	Seed     uint64
 }
 
 // BusyMaps is the number of maps per job that keeps mapSlots slots busy
@@ -94,13 +99,16 @@ func (f Fixed) Generate() ([]Job, error) {
 	if f.Jitter < 0 || f.Jitter >= 1 {
 		return nil, fmt.Errorf("fixed workload: jitter %g must be in [0, 1)", f.Jitter)
 	}
+	if f.Deadline < 0 {
+		return nil, fmt.Errorf("fixed workload: deadline %v must be 0 (none) or positive", f.Deadline)
+	}
 	rng := rand.New(rand.NewPCG(f.Seed, 0x6c6f616467656e))
 	draw := func(d time.Duration) time.Duration {
 		return time.Duration(float64(d) * (1 + f.Jitter*(2*rng.Float64()-1)))
 	}
 	jobs := make([]Job, f.Jobs)
 	for i := range jobs {
-		j := Job{Name: fmt.Sprintf("loadgen-%d", i), Submit: time.Duration(i) * f.Every, InputBytes: int64(f.Maps) << 27}
+		j := Job{Name: fmt.Sprintf("loadgen-%d", i), Submit: time.Duration(i) * f.Every, InputBytes: int64(f.Maps) << 27, Deadline: f.Deadline}
 		if f.Pools > 1 {
 			j.Pool = fmt.Sprintf("pool-%d", i%f.Pools)
 		}

@@ -133,6 +133,8 @@ func newLoadgenCmd() *cobra.Command {
 	f.Float64Var(&fixed.Jitter, "jitter", 0.2, "fixed workload: task durations drawn uniformly within this fraction of their time")
 	f.IntVar(&fixed.Pools, "pools", 0, "fixed workload: spread the jobs over this many pools (pool-0, pool-1...)")
 	f.DurationVar(&fixed.Every, "every", 0, "fixed workload: time between submissions (0: all at the start)")
+	f.DurationVar(&fixed.Deadline, "deadline", 0, "fixed workload: every job's deadline, from its submission (0: none); edf, minedf and minedf-wc order the jobs by it, and minedf and minedf-wc size each job's quota to it from the job's profile (--profiles)")
+	f.BoolVar(&cfg.Profiles, "profiles", false, "give the JobTracker this command starts a profile of every job of the workload, as if each had run before: an earlier successful run with the job's own task durations (at most 1,000 of each kind) written in its history directory before it starts; without one, a deadline job gets every slot it can use, as under edf")
 	f.BoolVar(&cfg.SubmitOnly, "submit-only", false, "no trackers: submit each job, measuring SubmitJob and the JobTracker's RSS before and after, then kill it")
 	f.StringVar(&cfg.OutputDir, "output-dir", "", "directory, on the JobTracker's machine, for the jobs' output directories (default: a new temporary one)")
 	f.StringVar(&out, "out", "", "write the result as JSON to this file")

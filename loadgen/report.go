@@ -198,15 +198,15 @@ func WriteCurves(w io.Writer, rs []*Result) error {
 	})
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	if len(runs) > 0 {
-		fmt.Fprintln(tw, "policy\ttrackers\tjobs\tmaps/job\thb/s\t(target)\thb p50\thb p99\tJT p99\thb max\tfree→launch p50\tp99\tlaunch/s\tmaps busy\tJT CPU\tgen CPU\tJT RSS peak\theap live\tlost\t")
+		fmt.Fprintln(tw, "policy\ttrackers\tjobs\tmaps/job\thb/s\t(target)\thb p50\thb p99\tJT p99\thb max\tfree→launch p50\tp99\tlaunch/s\tmaps busy\tJT CPU\tgen CPU\tJT RSS peak\theap live\tlost\tdeadlines\t")
 	}
 	for _, r := range runs {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%.0f\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f\t%.0f%%\t%s\t%s\t%s\t%s\t%d\t\n",
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%.0f\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f\t%.0f%%\t%s\t%s\t%s\t%s\t%d\t%s\t\n",
 			orDefault(r.Policy), r.Trackers, len(r.Jobs), mapsPerJob(r), r.HeartbeatsPerSec, r.ExpectedHeartbeatsPerSec,
 			ms(r.HeartbeatLatency.P50Ms), ms(r.HeartbeatLatency.P99Ms), serverP99(r), ms(r.HeartbeatLatency.MaxMs),
 			ms(r.SlotToLaunch.P50Ms), ms(r.SlotToLaunch.P99Ms), r.LaunchesPerSec, 100*r.MapSlotUtilization,
 			coresShort(r.Process.CPUCores), coresShort(r.GeneratorCPUCores), mbs(r.Process.RSSPeakMB), mbs(r.Process.HeapLiveMB),
-			max(r.TrackersLost, r.LostLogged))
+			max(r.TrackersLost, r.LostLogged), deadlines(r))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -229,6 +229,30 @@ func WriteCurves(w io.Writer, rs []*Result) error {
 			perMap(s), mbs(s.HeapAfterMB))
 	}
 	return tw.Flush()
+}
+
+// deadlines describes a run's deadlines for the curves: "-" when no job
+// had one, the deadline when every job had the same, "varied" otherwise;
+// ",profiles" when the JobTracker started with the jobs' profiles.
+func deadlines(r *Result) string {
+	d, varied := -1.0, false
+	for _, j := range r.Jobs {
+		if d >= 0 && j.DeadlineS != d {
+			varied = true
+		}
+		d = j.DeadlineS
+	}
+	s := "-"
+	switch {
+	case varied:
+		s = "varied"
+	case d > 0:
+		s = fmt.Sprintf("%gs", d)
+	}
+	if r.Profiles {
+		s += ",profiles"
+	}
+	return s
 }
 
 // mapsPerJob is the mean number of maps of a run's jobs (0 without jobs).

@@ -101,4 +101,21 @@ func TestWriteCurves(t *testing.T) {
 	if f := strings.Fields(lines[2]); f[8] != "7.2ms" && f[8] != "7.3ms" {
 		t.Errorf("JT p99: %q, want 7.2ms\n%s", f[8], b.String())
 	}
+	// The deadlines, last: none, every job's, varied; and the profiles.
+	same, varied := run("minedf-wc", 100, 2, 375, 1), run("minedf", 100, 2, 375, 1)
+	for i := range same.Jobs {
+		same.Jobs[i].DeadlineS = 120
+		varied.Jobs[i].DeadlineS = float64(60 * (i + 1))
+	}
+	same.Profiles = true
+	b.Reset()
+	if err := WriteCurves(&b, []*Result{run("fifo", 100, 4, 375, 1), same, varied}); err != nil {
+		t.Fatal(err)
+	}
+	lines = strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	for i, want := range []string{"deadlines", "-", "varied", "120s,profiles"} {
+		if f := strings.Fields(lines[i]); f[len(f)-1] != want {
+			t.Errorf("line %d %q: deadlines %q, want %q", i, lines[i], f[len(f)-1], want)
+		}
+	}
 }

@@ -209,19 +209,21 @@ bench-shuffle:
 # submission of one job of each of SCALE_SUBMIT_MAPS maps (SubmitJob's time
 # and the JobTracker's RSS per map), and the curves. Results (JSON) and the
 # generator's log are in SCALE_DIR. Under the deadline policies of
-# SCALE_DEADLINE_POLICIES every job has a deadline of SCALE_DEADLINE (its
-# quota then about 60% of the map slots) and the JobTracker starts with
-# every job's profile (mr loadgen --deadline, --profiles), so that their
-# quotas are computed as a cluster that ran the jobs before computes them.
+# SCALE_DEADLINE_POLICIES every job has a deadline of SCALE_DEADLINE and
+# the JobTracker starts with every job's profile (mr loadgen --deadline,
+# --profiles), so that their quotas are computed as a cluster that ran the
+# jobs before computes them (the four jobs' quotas then add up to about
+# three fifths of the map slots).
 # The defaults are issue 17's sizes and policies, TYREX with its static
 # partitions and with DynamicTAGS (about 26 minutes); SCALE_TRACKERS="100
 # 1000 3000", SCALE_JOB_MAPS= (none) and SCALE_POLICIES="fifo fair" for a
-# quicker sweep, and SCALE_POLICIES="$(ALL_POLICIES)" for all ten.
+# quicker sweep, and SCALE_POLICIES=all for all ten (ALL_POLICIES).
 ALL_POLICIES       := fifo fair tyrex-static tyrex-dynamic fbq sita comp edf minedf minedf-wc
 SCALE_TRACKERS     ?= 100 1000 3000 10000
 SCALE_POLICIES     ?= fifo fair tyrex-static tyrex-dynamic minedf-wc
 SCALE_DEADLINE_POLICIES ?= edf minedf minedf-wc
 SCALE_DEADLINE     ?= 120s
+SCALE_POLICY_LIST   = $(if $(filter all,$(SCALE_POLICIES)),$(ALL_POLICIES),$(SCALE_POLICIES))
 SCALE_JOB_TRACKERS ?= 10000
 SCALE_JOB_MAPS     ?= 1000 10000 100000
 SCALE_JOB_TOTAL    ?= 150000
@@ -235,12 +237,12 @@ SCALE_RUN = $(BIN) loadgen --spawn --map-slots 2 --reduce-slots 2 --heartbeat $(
 SCALE_DEADLINE_FLAGS = $$(case " $(SCALE_DEADLINE_POLICIES) " in *" $$p "*) echo --deadline $(SCALE_DEADLINE) --profiles;; esac)
 bench-scale: build
 	@mkdir -p $(SCALE_DIR)
-	@for p in $(SCALE_POLICIES); do for n in $(SCALE_TRACKERS); do \
+	@for p in $(SCALE_POLICY_LIST); do for n in $(SCALE_TRACKERS); do \
 	  echo "== bench-scale: $$p, $$n trackers, $(SCALE_DURATION)"; \
 	  $(SCALE_RUN) --policy $$p --trackers $$n --jobs 4 $(SCALE_DEADLINE_FLAGS) \
 	    --out $(SCALE_DIR)/$$p-$$n.json 2>>$(SCALE_DIR)/loadgen.log || exit 1; \
 	done; done
-	@for p in $(SCALE_POLICIES); do for m in $(SCALE_JOB_MAPS); do \
+	@for p in $(SCALE_POLICY_LIST); do for m in $(SCALE_JOB_MAPS); do \
 	  j=$$(( $(SCALE_JOB_TOTAL) / $$m )); [ $$j -ge 1 ] || j=1; \
 	  echo "== bench-scale: $$p, $(SCALE_JOB_TRACKERS) trackers, $$j jobs of $$m maps, $(SCALE_DURATION)"; \
 	  $(SCALE_RUN) --policy $$p --trackers $(SCALE_JOB_TRACKERS) --jobs $$j --maps $$m $(SCALE_DEADLINE_FLAGS) \
@@ -253,8 +255,8 @@ bench-scale: build
 	done
 	@echo "---- bench-scale curves ----"
 	@$(BIN) loadgen curves \
-	  $(foreach p,$(SCALE_POLICIES),$(foreach n,$(SCALE_TRACKERS),$(SCALE_DIR)/$(p)-$(n).json)) \
-	  $(foreach p,$(SCALE_POLICIES),$(foreach m,$(SCALE_JOB_MAPS),$(SCALE_DIR)/$(p)-$(SCALE_JOB_TRACKERS)-m$(m).json)) \
+	  $(foreach p,$(SCALE_POLICY_LIST),$(foreach n,$(SCALE_TRACKERS),$(SCALE_DIR)/$(p)-$(n).json)) \
+	  $(foreach p,$(SCALE_POLICY_LIST),$(foreach m,$(SCALE_JOB_MAPS),$(SCALE_DIR)/$(p)-$(SCALE_JOB_TRACKERS)-m$(m).json)) \
 	  $(foreach m,$(SCALE_SUBMIT_MAPS),$(SCALE_DIR)/submit-$(m).json)
 
 proto:

@@ -145,6 +145,11 @@ func (p *Planner) Releasing(id string) (Mechanism, bool) {
 // attempt that ended, which costs a string a task end).
 func (p *Planner) Idle() bool { return len(p.inflight) == 0 }
 
+// Busy is how many victims, of any group, are being released
+// (checkpointed or split, not yet ended): Plan passes over them when it
+// picks.
+func (p *Planner) Busy() int { return len(p.inflight) }
+
 // Reason is why victim id, being released, was chosen (its request's
 // Reason); ok is false when it is not being released.
 func (p *Planner) Reason(id string) (r Reason, ok bool) {

@@ -23,8 +23,9 @@
 package sched
 
 import (
+	"cmp"
 	"fmt"
-	"sort"
+	"slices"
 	"time"
 
 	"gomr/partitions"
@@ -369,7 +370,7 @@ func (d *Driver) Finished(now time.Time, job string) {
 	if js == nil {
 		return
 	}
-	for _, l := range sortedLive(js, nil) {
+	for _, l := range sortedLive(js, nil, -1) {
 		d.Ended(now, l.a, now.Sub(l.start))
 	}
 	delete(d.jobs, job)
@@ -377,15 +378,36 @@ func (d *Driver) Finished(now time.Time, job string) {
 }
 
 // sortedLive lists a job's running attempts (of one type when typ is not
-// nil), oldest first.
-func sortedLive(js *jobState, typ *partitions.TaskType) []live {
+// nil), oldest first: the newest of them only, with newest 0 or more.
+func sortedLive(js *jobState, typ *partitions.TaskType, newest int) []live {
+	of := func(l live) bool { return typ == nil || l.a.Type == *typ }
+	if newest == 0 {
+		return nil
+	}
+	// The oldest seq kept: with newest given, the newest-th largest, found
+	// by sorting the seqs alone (8 bytes each) rather than the attempts.
+	var from uint64
+	if newest > 0 && newest < len(js.live) {
+		seqs := make([]uint64, 0, len(js.live))
+		for _, l := range js.live {
+			if of(l) {
+				seqs = append(seqs, l.seq)
+			}
+		}
+		if newest < len(seqs) {
+			slices.Sort(seqs)
+			from = seqs[len(seqs)-newest]
+		}
+	}
 	out := make([]live, 0, len(js.live))
 	for _, l := range js.live {
-		if typ == nil || l.a.Type == *typ {
+		if of(l) && l.seq >= from {
 			out = append(out, l)
 		}
 	}
-	sort.Slice(out, func(i, k int) bool { return out[i].seq < out[k].seq })
+	// seqs are unique. slices.SortFunc, not sort.Slice, whose swaps by
+	// reflection were most of a preemption's offer at 20,000 live maps.
+	slices.SortFunc(out, func(a, b live) int { return cmp.Compare(a.seq, b.seq) })
 	return out
 }
 
@@ -484,12 +506,18 @@ var reasons = map[partitions.ReclaimReason]preempt.Reason{
 // plan asks the planner for the victims of a decision's preemptions: each
 // job and type's candidates are its live attempts, newest first (Hadoop's
 // kill order). Preemptions of the same job and type are asked for together.
+// A kill-only planner takes the newest attempts it may, passing over those
+// being released, so its candidates are only that many: a deadline job's
+// arrival under MinEDF-WC at 10,000 trackers kills some thousands of the
+// 20,000 running maps, and naming every one of them took most of the
+// offer's 25 ms (BenchmarkPreemptKills).
 func (d *Driver) plan(now time.Time, dec partitions.Decision, h Host) []planned {
 	if len(dec.Preempt) == 0 {
 		return nil
 	}
 	byID := map[string]Attempt{}
 	var reqs []preempt.Request
+	var of []jobType // the job and type of each request
 	at := map[string]int{}
 	for _, p := range dec.Preempt {
 		g := group(p.JobID, p.Type)
@@ -498,8 +526,15 @@ func (d *Driver) plan(now time.Time, dec partitions.Decision, h Host) []planned 
 			continue
 		}
 		at[g] = len(reqs)
-		reqs = append(reqs, preempt.Request{Group: g, Count: p.Count, Reason: reasons[p.Reason], Budget: p.Budget,
-			Victims: d.candidates(now, d.jobs[p.JobID], p.Type, h, byID)})
+		reqs = append(reqs, preempt.Request{Group: g, Count: p.Count, Reason: reasons[p.Reason], Budget: p.Budget})
+		of = append(of, jobType{p.JobID, p.Type})
+	}
+	for i := range reqs {
+		limit := -1 // every live attempt
+		if d.planner.KillOnly() {
+			limit = reqs[i].Count + d.planner.Busy()
+		}
+		reqs[i].Victims = d.candidates(now, d.jobs[of[i].job], of[i].typ, h, byID, limit)
 	}
 	var out []planned
 	for i, cs := range d.planner.Plan(now, reqs) {
@@ -511,10 +546,11 @@ func (d *Driver) plan(now time.Time, dec partitions.Decision, h Host) []planned 
 }
 
 // candidates describes a job's live attempts of a type, newest first, and
-// records their ids in byID. With a kill-only planner they are not
-// described: a kill needs nothing but the order.
-func (d *Driver) candidates(now time.Time, js *jobState, typ partitions.TaskType, h Host, byID map[string]Attempt) []preempt.Victim {
-	ls := sortedLive(js, &typ)
+// records their ids in byID: at most limit of them (the newest), or all
+// with limit negative. With a kill-only planner they are not described: a
+// kill needs nothing but the order.
+func (d *Driver) candidates(now time.Time, js *jobState, typ partitions.TaskType, h Host, byID map[string]Attempt, limit int) []preempt.Victim {
+	ls := sortedLive(js, &typ, limit)
 	describe := !d.planner.KillOnly()
 	ds, _ := h.(Describer)
 	_, canCkpt := h.(Checkpointer)

@@ -124,9 +124,13 @@ func (e *TransitionError) Error() string {
 	return fmt.Sprintf("%s: illegal state change from %s to %s", e.What, e.From, e.To)
 }
 
-func transition[S ~uint8](table map[S][]S, what string, cur *S, to S, name func(S) string) error {
+// transition moves *cur to state to if table allows it, and otherwise
+// returns a *TransitionError naming what. what is called only then: the
+// names are built for the error, not for every change of a task's state on
+// the heartbeat's path (a task's id is formatted).
+func transition[S ~uint8](table map[S][]S, what func() string, cur *S, to S, name func(S) string) error {
 	if !slices.Contains(table[*cur], to) {
-		return &TransitionError{What: what, From: name(*cur), To: name(to)}
+		return &TransitionError{What: what(), From: name(*cur), To: name(to)}
 	}
 	*cur = to
 	return nil
@@ -134,7 +138,7 @@ func transition[S ~uint8](table map[S][]S, what string, cur *S, to S, name func(
 
 // to moves the job to state s.
 func (j *job) to(s jobState) error {
-	if err := transition(jobTransitions, "job "+j.id, &j.state, s, jobState.String); err != nil {
+	if err := transition(jobTransitions, func() string { return "job " + j.id }, &j.state, s, jobState.String); err != nil {
 		return err
 	}
 	if s.final() && j.vc != nil {
@@ -146,7 +150,7 @@ func (j *job) to(s jobState) error {
 // to moves the task to state s, keeping its job's count of pending tasks.
 func (t *task) to(s taskState) error {
 	from := t.state
-	if err := transition(taskTransitions, "task "+t.id(), &t.state, s, taskState.String); err != nil {
+	if err := transition(taskTransitions, func() string { return "task " + t.id() }, &t.state, s, taskState.String); err != nil {
 		return err
 	}
 	t.job.viewChanged()
@@ -216,7 +220,7 @@ func (j *job) pendingChanged(t *task, d int) {
 // attempts (startAttemptLocked counts a new one).
 func (a *attempt) to(s attemptState) error {
 	from := a.state
-	if err := transition(attemptTransitions, "attempt "+a.id, &a.state, s, attemptState.String); err != nil {
+	if err := transition(attemptTransitions, func() string { return "attempt " + a.id }, &a.state, s, attemptState.String); err != nil {
 		return err
 	}
 	if from.live() && !s.live() {

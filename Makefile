@@ -215,7 +215,7 @@ bench-shuffle:
 # jobs before computes them (the four jobs' quotas then add up to about
 # three fifths of the map slots).
 # The defaults are issue 17's sizes and policies, TYREX with its static
-# partitions and with DynamicTAGS (about 26 minutes); SCALE_TRACKERS="100
+# partitions and with DynamicTAGS (about 25 minutes); SCALE_TRACKERS="100
 # 1000 3000", SCALE_JOB_MAPS= (none) and SCALE_POLICIES="fifo fair" for a
 # quicker sweep, and SCALE_POLICIES=all for all ten (ALL_POLICIES).
 ALL_POLICIES       := fifo fair tyrex-static tyrex-dynamic fbq sita comp edf minedf minedf-wc

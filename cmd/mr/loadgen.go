@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -56,6 +57,17 @@ func newLoadgenCmd() *cobra.Command {
 				cfg.Warmup = min(2*heartbeat, duration/3)
 			}
 			if trace != "" {
+				// The trace gives the jobs: a fixed workload's flag beside it
+				// would be ignored, so it is refused.
+				var fixedOnly []string
+				for _, name := range []string{"jobs", "maps", "reduces", "map-time", "reduce-time", "jitter", "pools", "every", "deadline"} {
+					if cmd.Flags().Changed(name) {
+						fixedOnly = append(fixedOnly, "--"+name)
+					}
+				}
+				if len(fixedOnly) > 0 {
+					return fmt.Errorf("%s describe the fixed workload, not --trace %s, whose jobs come from the trace", strings.Join(fixedOnly, ", "), trace)
+				}
 				w, err := sim.LoadWorkload(trace, sim.GenOptions{Seed: seed, Jobs: traceJobs})
 				if err != nil {
 					return fmt.Errorf("--trace: %w", err)

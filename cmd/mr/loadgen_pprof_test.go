@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -48,5 +49,18 @@ func TestLoadgenJobTrackerProfilesNeedSpawn(t *testing.T) {
 	out, err := runMR(t, "loadgen", "--trackers", "1", "--duration", "1s", "--jobtracker-pprof", t.TempDir())
 	if err == nil || !bytes.Contains([]byte(out), []byte("--spawn")) {
 		t.Fatalf("mr loadgen --jobtracker-pprof without --spawn: err %v, output:\n%s", err, tail(out, 20))
+	}
+}
+
+// TestLoadgenTraceRefusesFixedFlags: with --trace the trace gives the
+// jobs, so a fixed workload's flag beside it (which would be ignored) is
+// refused, by name, before anything starts.
+func TestLoadgenTraceRefusesFixedFlags(t *testing.T) {
+	out, err := runMR(t, "loadgen", "--trace", "thesis-fb", "--deadline", "60s", "--maps", "10", "--trackers", "2", "--duration", "1s")
+	if err == nil {
+		t.Fatalf("mr loadgen --trace with --deadline and --maps succeeded:\n%s", tail(out, 20))
+	}
+	if !strings.Contains(out, "--maps, --deadline describe the fixed workload, not --trace thesis-fb") {
+		t.Errorf("error does not name the flags:\n%s", tail(out, 20))
 	}
 }

@@ -399,7 +399,11 @@ func sortedLive(js *jobState, typ *partitions.TaskType, newest int) []live {
 			from = seqs[len(seqs)-newest]
 		}
 	}
-	out := make([]live, 0, len(js.live))
+	n := len(js.live)
+	if newest > 0 {
+		n = min(n, newest)
+	}
+	out := make([]live, 0, n)
 	for _, l := range js.live {
 		if of(l) && l.seq >= from {
 			out = append(out, l)

@@ -415,12 +415,20 @@ func verifyChecksum(data []byte, seg spill.SegmentInfo) error {
 }
 
 // Segments of a batch smaller than arenaSegmentBytes share allocations of
-// up to arenaBytes: one allocation for many small segments rather than one
-// each (the merge keeps them, so they cannot be recycled; a shared block is
-// released when the last of its segments is). Larger segments, which the
-// merge may write to disk on their own, get their own.
+// up to arenaBytes: one allocation, and one read, for many segments rather
+// than one each (the merge keeps them, so they cannot be recycled; a shared
+// block is released when the last of its segments is). Larger segments get
+// their own buffer. The bound was 16 KiB until the fetcher's CPU a byte was
+// measured at medium segments (docs/scaling.md, "segments of medium size
+// read in shared blocks"): a segment read on its own, in a read sized to
+// it, went mostly through the transport's 32 KiB read buffer and was
+// copied once more, and cost a system call or two of its own. A segment
+// the merge writes to disk on its own (over the merge's SegmentLimit, a
+// quarter of the shuffle buffer) keeps its block's memory until the
+// block's other segments are merged too: at most arenaBytes a fetch in
+// flight, and only with a shuffle buffer under 1 MiB.
 const (
-	arenaSegmentBytes = 16 << 10
+	arenaSegmentBytes = 256 << 10
 	arenaBytes        = 1 << 20
 )
 

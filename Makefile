@@ -189,13 +189,16 @@ bench-preemption: build
 # segments of SHUFFLE_MEDIUM_RECORDS records (13 KB) from spills of 650 KB,
 # batched only: the small segments of spill files larger than 128 KiB,
 # which the server's data cache did not hold before 2026-11-26, late night.
+# Both runs also measure the floor of a shuffle that keeps what it fetches
+# (mode streams, since 2026-11-27): the same bytes as byte ranges of the
+# one file over as many connections, into kept blocks, with no segment.
 SHUFFLE_MAPS    ?= 1000
 SHUFFLE_RECORDS ?= 8
 SHUFFLE_MEDIUM_MAPS    ?= 250
 SHUFFLE_MEDIUM_RECORDS ?= 128
 bench-shuffle:
-	$(GO) run ./cmd/mrbench shuffle -maps $(SHUFFLE_MAPS) -spills 4 -reduces 50 -trackers 4 -records $(SHUFFLE_RECORDS)
-	$(GO) run ./cmd/mrbench shuffle -maps $(SHUFFLE_MEDIUM_MAPS) -spills 4 -reduces 50 -trackers 4 -records $(SHUFFLE_MEDIUM_RECORDS) -modes batch
+	$(GO) run ./cmd/mrbench shuffle -maps $(SHUFFLE_MAPS) -spills 4 -reduces 50 -trackers 4 -records $(SHUFFLE_RECORDS) -modes batch,single,streams
+	$(GO) run ./cmd/mrbench shuffle -maps $(SHUFFLE_MEDIUM_MAPS) -spills 4 -reduces 50 -trackers 4 -records $(SHUFFLE_MEDIUM_RECORDS) -modes batch,streams
 
 # Scale (docs/scaling.md): the JobTracker (started as its own process, so
 # that its CPU and RSS are its own) driven by simulated TaskTrackers (mr

@@ -36,7 +36,7 @@ import (
 
 // shuffleArg selects the shuffle benchmark (make bench-shuffle):
 //
-//	mrbench shuffle [-maps 1000] [-spills 4] [-reduces 50] [-trackers 4] [-records 8] [-modes batch,single] [-batch 1024] [-datacache-mb 32]
+//	mrbench shuffle [-maps 1000] [-spills 4] [-reduces 50] [-trackers 4] [-records 8] [-modes batch,single,streams] [-batch 1024] [-datacache-mb 32]
 //
 // It writes the spill files of -maps map attempts of -spills spills of
 // -reduces partitions each (with the spill package's segment writer and
@@ -53,7 +53,17 @@ import (
 //     each running shuffle.Run with a real Fetcher (its own keep-alive
 //     transport, -parallel requests in flight) into a real MergeManager
 //     (memory large enough that nothing is merged to disk), all spills
-//     announced at the start.
+//     announced at the start;
+//   - for mode streams, the floor of a shuffle that keeps what it
+//     fetches, without segments: the one file's bytes cut into -reduces
+//     ranges, one a reduce, -concurrent reduces at a time, each reading
+//     its range as -parallel byte ranges of the file (GET with a Range
+//     header, http.ServeFile's sendfile), spread over the servers, each on
+//     its own keep-alive connection of the reduce's transport, into
+//     blocks of 1 MiB it keeps until its last range is read (as a reduce
+//     keeps its segments), at the reduce's GOGC. The same bytes from the
+//     same page cache over as many connections as the shuffle uses, with
+//     no segment, request list, frame or checksum.
 //
 // It prints segments fetched per second, requests per second, bytes per
 // second and the ratio of the bytes per second to the baseline's.
@@ -108,7 +118,7 @@ func shuffleMain(args []string) int {
 	batch := fl.Int("batch", shuffle.DefaultBatchSegments, "segments per batched request ("+shuffle.KeyBatchSegments+")")
 	batchBytes := fl.Int64("batch-bytes", 4<<20, "bytes per batched request (mapreduce.reduce.shuffle.batch.bytes)")
 	cacheMB := fl.Int("datacache-mb", shuffle.DefaultDataCacheBytes>>20, "each server's cache of small spill data files ("+shuffle.KeyDataCacheMB+"; 0: none)")
-	modes := fl.String("modes", "batch,single", "fetch modes to measure: batch (POST /mapOutputs), single (GET /mapOutput, one segment a request)")
+	modes := fl.String("modes", "batch,single", "fetch modes to measure: batch (POST /mapOutputs), single (GET /mapOutput, one segment a request), streams (the one file's bytes as byte ranges over as many connections, kept: the floor without segments)")
 	work := fl.String("work", "", "work directory (default: a temporary directory, removed afterwards)")
 	keep := fl.Bool("keep", false, "keep the work directory")
 	asJSON := fl.Bool("json", false, "print the results as JSON")
@@ -127,8 +137,8 @@ func shuffleMain(args []string) int {
 	}
 	var modeList []string
 	for _, m := range strings.Split(*modes, ",") {
-		if m = strings.TrimSpace(m); m != "batch" && m != "single" {
-			return fail("-modes: unknown mode %q (want batch, single)", m)
+		if m = strings.TrimSpace(m); m != "batch" && m != "single" && m != "streams" {
+			return fail("-modes: unknown mode %q (want batch, single, streams)", m)
 		}
 		modeList = append(modeList, m)
 	}
@@ -245,23 +255,35 @@ func shuffleMain(args []string) int {
 		if mode == "batch" {
 			b = *batch
 		}
-		setUp, err := setUpCPU(lay, servers, job, scratch)
-		if err != nil {
-			return fail("%s: set-up: %v", mode, err)
+		var setUp float64
+		if mode != "streams" {
+			var err error
+			if setUp, err = setUpCPU(lay, servers, job, scratch); err != nil {
+				return fail("%s: set-up: %v", mode, err)
+			}
 		}
 		var ms0, ms1 runtime.MemStats
 		runtime.ReadMemStats(&ms0)
 		cpu0 := serversCPU(servers)
 		c0 := selfCPU()
-		res, err := runShuffleFetch(ctx, lay, servers, job, secret, scratch, *parallel, *concurrent, b, *batchBytes)
+		var res shuffleResult
+		var err error
+		if mode == "streams" {
+			res, err = runStreamsFetch(ctx, servers, lay.baselineBytes, *reduces, *parallel, *concurrent)
+		} else {
+			res, err = runShuffleFetch(ctx, lay, servers, job, secret, scratch, *parallel, *concurrent, b, *batchBytes)
+		}
 		if err != nil {
 			return fail("%s: %v", mode, err)
 		}
 		runtime.ReadMemStats(&ms1)
 		res.ClientAllocBytes, res.ClientGCs = ms1.TotalAlloc-ms0.TotalAlloc, ms1.NumGC-ms0.NumGC
 		res.Mode = mode
-		if mode == "batch" {
+		switch mode {
+		case "batch":
 			res.Mode = fmt.Sprintf("batch (%d segments, %s)", *batch, humanBytes(*batchBytes))
+		case "streams":
+			res.Mode = fmt.Sprintf("streams (%d x %d ranges, no segments)", *reduces, *parallel)
 		}
 		res.ServerCPUSeconds = serversCPU(servers) - cpu0
 		res.ClientCPUSeconds = selfCPU() - c0
@@ -653,6 +675,133 @@ func runShuffleFetch(ctx context.Context, lay *shuffleLayout, servers []*shuffle
 	res.RequestsPerSec = float64(res.Requests) / d
 	res.BytesPerSec = float64(res.Bytes) / d
 	return res, nil
+}
+
+// runStreamsFetch is mode streams (see shuffleArg): the file's total
+// bytes as reduces ranges, concurrent at a time, each read as parallel
+// byte ranges into kept blocks. Its Segments and Requests are the ranges.
+func runStreamsFetch(ctx context.Context, servers []*shuffleServer, total int64, reduces, parallel, concurrent int) (shuffleResult, error) {
+	var got atomic.Int64
+	var firstErr error
+	var mu sync.Mutex
+	fail := func(err error) {
+		mu.Lock()
+		if firstErr == nil {
+			firstErr = err
+		}
+		mu.Unlock()
+	}
+	next := atomic.Int64{}
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range concurrent {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				r := int(next.Add(1) - 1)
+				if r >= reduces || ctx.Err() != nil {
+					return
+				}
+				from, to := cutRange(0, total, reduces, r)
+				n, err := readReduceRanges(ctx, servers, r, from, to, parallel)
+				if err != nil {
+					fail(fmt.Errorf("reduce %d: %w", r, err))
+					return
+				}
+				got.Add(n)
+			}
+		}()
+	}
+	wg.Wait()
+	d := time.Since(start).Seconds()
+	if firstErr != nil {
+		return shuffleResult{}, firstErr
+	}
+	ranges := int64(reduces * parallel)
+	res := shuffleResult{Seconds: d, Segments: ranges, Requests: ranges, Bytes: got.Load()}
+	res.SegmentsPerSec = float64(res.Segments) / d
+	res.RequestsPerSec = float64(res.Requests) / d
+	res.BytesPerSec = float64(res.Bytes) / d
+	return res, nil
+}
+
+// cutRange returns part i of n equal parts of [from, to), the last one
+// taking the remainder.
+func cutRange(from, to int64, n, i int) (int64, int64) {
+	size := (to - from) / int64(n)
+	lo := from + int64(i)*size
+	if i == n-1 {
+		return lo, to
+	}
+	return lo, lo + size
+}
+
+// streamBlockBytes is the block a stream reads into: the fetcher's shared
+// blocks' size (shuffle's arenaBytes).
+const streamBlockBytes = 1 << 20
+
+// readReduceRanges reads [from, to) of the baseline file as parallel byte
+// ranges at once, range p from server (r*parallel+p) mod len(servers), on
+// one transport as a reduce's fetcher has, into blocks kept until all are
+// read. It returns the bytes read.
+func readReduceRanges(ctx context.Context, servers []*shuffleServer, r int, from, to int64, parallel int) (int64, error) {
+	tr := shuffle.NewTransport(parallel)
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr, Timeout: 5 * time.Minute}
+	kept := make([][][]byte, parallel)
+	errs := make([]error, parallel)
+	var wg sync.WaitGroup
+	for p := range parallel {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lo, hi := cutRange(from, to, parallel, p)
+			if lo == hi {
+				return
+			}
+			kept[p], errs[p] = readRange(ctx, client, servers[(r*parallel+p)%len(servers)].addr, lo, hi)
+		}()
+	}
+	wg.Wait()
+	var n int64
+	for p := range parallel {
+		if errs[p] != nil {
+			return 0, errs[p]
+		}
+		for _, b := range kept[p] {
+			n += int64(len(b))
+		}
+	}
+	return n, nil
+}
+
+// readRange GETs bytes [lo, hi) of the baseline file from addr into blocks
+// of at most streamBlockBytes, and returns them.
+func readRange(ctx context.Context, client *http.Client, addr string, lo, hi int64) ([][]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/baseline", nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Range", fmt.Sprintf("bytes=%d-%d", lo, hi-1))
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusPartialContent {
+		return nil, fmt.Errorf("range %d-%d from %s: %s", lo, hi, addr, resp.Status)
+	}
+	var blocks [][]byte
+	for left := hi - lo; left > 0; {
+		b := make([]byte, min(left, streamBlockBytes))
+		if _, err := io.ReadFull(resp.Body, b); err != nil {
+			return nil, fmt.Errorf("range %d-%d from %s: %w", lo, hi, addr, err)
+		}
+		blocks = append(blocks, b)
+		left -= int64(len(b))
+	}
+	return blocks, nil
 }
 
 // fetchOneReduce is one reduce's shuffle: its segments, its bytes.

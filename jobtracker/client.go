@@ -86,9 +86,26 @@ func (c *Client) Submit(ctx context.Context, spec *mr.JobSpec) (string, error) {
 // submit is Submit, returning the JobTracker's whole answer (the job id
 // and its tracking URL).
 func (c *Client) submit(ctx context.Context, spec *mr.JobSpec) (*mrpb.SubmitJobResponse, error) {
-	def, err := mr.LookupJob(spec.Def)
+	req, _, err := c.PrepareSubmission(ctx, spec)
 	if err != nil {
 		return nil, err
+	}
+	resp, err := c.jt.SubmitJob(ctx, req)
+	if err != nil {
+		return nil, c.rpcError("submitting job", err)
+	}
+	return resp, nil
+}
+
+// PrepareSubmission is the client's side of Submit without the call: it
+// qualifies the job's paths, gathers its job-scoped configuration, computes
+// its input splits with the job's input format, and encodes the request,
+// returning it and the number of splits. mr loadgen --input times it apart
+// from the SubmitJob call.
+func (c *Client) PrepareSubmission(ctx context.Context, spec *mr.JobSpec) (*mrpb.SubmitJobRequest, int, error) {
+	def, err := mr.LookupJob(spec.Def)
+	if err != nil {
+		return nil, 0, err
 	}
 	s := *spec
 	// Plain relative paths are taken against the client's working
@@ -96,11 +113,11 @@ func (c *Client) submit(ctx context.Context, spec *mr.JobSpec) (*mrpb.SubmitJobR
 	s.Inputs = make([]string, len(spec.Inputs))
 	for i, in := range spec.Inputs {
 		if s.Inputs[i], err = fs.Absolute(in); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 	}
 	if s.Output, err = fs.Absolute(spec.Output); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	s.Conf = map[string]string{}
 	for _, e := range c.cfg.Entries() {
@@ -113,7 +130,7 @@ func (c *Client) submit(ctx context.Context, spec *mr.JobSpec) (*mrpb.SubmitJobR
 	}
 	jcfg, err := c.cfg.JobOverrides(s.Conf)
 	if err != nil {
-		return nil, fmt.Errorf("job %s: %w", spec.Name, err)
+		return nil, 0, fmt.Errorf("job %s: %w", spec.Name, err)
 	}
 	if s.Name == "" {
 		s.Name = jcfg.String("mapreduce.job.name")
@@ -140,21 +157,17 @@ func (c *Client) submit(ctx context.Context, spec *mr.JobSpec) (*mrpb.SubmitJobR
 		MinSplitSize: jcfg.Int64("mapreduce.input.fileinputformat.split.minsize"),
 	})
 	if err != nil {
-		return nil, fmt.Errorf("computing input splits: %w", err)
+		return nil, 0, fmt.Errorf("computing input splits: %w", err)
 	}
 	specJSON, err := json.Marshal(&s)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	splitsJSON, err := json.Marshal(splits)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	resp, err := c.jt.SubmitJob(ctx, &mrpb.SubmitJobRequest{SpecJson: specJSON, SplitsJson: splitsJSON})
-	if err != nil {
-		return nil, c.rpcError("submitting job", err)
-	}
-	return resp, nil
+	return &mrpb.SubmitJobRequest{SpecJson: specJSON, SplitsJson: splitsJSON}, len(splits), nil
 }
 
 // rpcError turns a gRPC status into a plain error with its message, and

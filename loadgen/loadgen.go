@@ -27,6 +27,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"runtime/pprof"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -34,8 +35,10 @@ import (
 
 	"google.golang.org/grpc"
 
-	_ "gomr/apps"     // the job definition the synthetic jobs name
+	_ "gomr/apps" // the job definition the synthetic jobs name
+	"gomr/conf"
 	_ "gomr/conf/all" // every policy's configuration keys, for an in-process JobTracker
+	"gomr/jobtracker"
 	"gomr/mr"
 	"gomr/mrpb"
 	"gomr/tasktracker"
@@ -149,6 +152,18 @@ type Config struct {
 	// SubmitOnly submits the jobs without starting any tracker, measuring
 	// each submission and the JobTracker's RSS around it.
 	SubmitOnly bool
+	// Input, with SubmitOnly, submits each job as a user's client does
+	// (jobtracker.Client: the splits computed from this input path with
+	// the job's input format, a file, a directory or a glob, local or
+	// HDFS), instead of with synthetic splits: its maps are its splits,
+	// and the client's side (split computation and encoding) is measured
+	// apart from the SubmitJob call. The workload's map counts are not
+	// used.
+	Input string
+	// SplitBytes, with Input, is the split size
+	// (mapreduce.input.fileinputformat.split.maxsize); 0: the
+	// configuration's.
+	SplitBytes int64
 
 	// OutputDir holds the jobs' output directories (on the JobTracker's
 	// machine); empty: a new directory under the system's temporary one.
@@ -300,12 +315,19 @@ type JobResult struct {
 
 // Submission is one measured SubmitJob of a submit-only run.
 type Submission struct {
-	Job         string  `json:"job"`
-	Maps        int     `json:"maps"`
-	SubmitMs    float64 `json:"submit_ms"`
-	RSSBeforeMB float64 `json:"rss_before_mb"`
-	RSSAfterMB  float64 `json:"rss_after_mb"`
-	HeapAfterMB float64 `json:"heap_live_after_mb"`
+	Job  string `json:"job"`
+	Maps int    `json:"maps"`
+	// Input is the input path the splits were computed from (Config.Input),
+	// PrepareMs the client's time computing them and encoding the request
+	// (jobtracker.Client.PrepareSubmission), RequestBytes the request's
+	// size; all empty with synthetic splits.
+	Input        string  `json:"input,omitempty"`
+	PrepareMs    float64 `json:"prepare_ms,omitempty"`
+	RequestBytes int     `json:"request_bytes,omitempty"`
+	SubmitMs     float64 `json:"submit_ms"`
+	RSSBeforeMB  float64 `json:"rss_before_mb"`
+	RSSAfterMB   float64 `json:"rss_after_mb"`
+	HeapAfterMB  float64 `json:"heap_live_after_mb"`
 }
 
 // generator is a run under way.
@@ -482,6 +504,10 @@ func (c *Config) check() error {
 		return errors.New("loadgen: --spawn starts a JobTracker: give it or --jobtracker, not both")
 	case c.JobTrackerProfiles != "" && !c.Spawn:
 		return errors.New("loadgen: --jobtracker-pprof profiles a JobTracker this command spawns: give --spawn too")
+	case c.Input != "" && !c.SubmitOnly:
+		return errors.New("loadgen: --input submits jobs over a real input with --submit-only; the simulated trackers run synthetic splits")
+	case c.SplitBytes < 0:
+		return fmt.Errorf("loadgen: split size %d: want 0 (the configuration's) or more", c.SplitBytes)
 	case c.Profiles && c.JobTracker != "":
 		return errors.New("loadgen: --profiles writes the history of a JobTracker this command starts, not of a running one (--jobtracker)")
 	}
@@ -822,18 +848,31 @@ func (g *generator) submitOnly(ctx context.Context, outDir string, res *Result) 
 	}
 	defer conn.Close()
 	client := mrpb.NewJobTrackerClient(conn)
+	var user *jobtracker.Client
+	if g.cfg.Input != "" {
+		if user, err = jobtracker.Dial(g.jt.addr, conf.Default()); err != nil {
+			return fmt.Errorf("loadgen: %w", err)
+		}
+		defer user.Close()
+	}
 	for i := range g.cfg.Jobs {
 		j := &g.cfg.Jobs[i]
 		before := g.jt.rss()
-		id, took, err := submit(ctx, client, j, outDir, i, 1000)
-		if err != nil {
+		s := Submission{Maps: len(j.Maps)}
+		var id string
+		var took time.Duration
+		if user != nil {
+			if id, took, err = g.submitInput(ctx, user, j, outDir, i, &s); err != nil {
+				return err
+			}
+		} else if id, took, err = submit(ctx, client, j, outDir, i, 1000); err != nil {
 			return err
 		}
 		g.submit.add(took)
 		// The RSS once the submission's garbage is collected: a second
 		// for the JobTracker's runtime to settle.
 		time.Sleep(time.Second)
-		s := Submission{Job: id, Maps: len(j.Maps), SubmitMs: msOf(took), RSSBeforeMB: mb(before), RSSAfterMB: mb(g.jt.rss()), HeapAfterMB: -1}
+		s.Job, s.SubmitMs, s.RSSBeforeMB, s.RSSAfterMB, s.HeapAfterMB = id, msOf(took), mb(before), mb(g.jt.rss()), -1
 		if m, err := g.jt.metrics(); err == nil {
 			if v, ok := m["gomr_jobtracker_heap_live_bytes"]; ok {
 				s.HeapAfterMB = v / (1 << 20)
@@ -850,6 +889,44 @@ func (g *generator) submitOnly(ctx context.Context, outDir string, res *Result) 
 	res.Process = Process{Source: g.jt.procSource(), CPUCores: -1, RSSStartMB: -1, RSSPeakMB: -1, RSSEndMB: mb(g.jt.rss()), HeapLiveMB: -1, Goroutines: -1}
 	return nil
 }
+
+// submitInput submits job i of the workload as a user's client does,
+// over Config.Input: the client's side (splits, encoding) timed into s,
+// then the SubmitJob call, whose id and time it returns.
+func (g *generator) submitInput(ctx context.Context, c *jobtracker.Client, j *Job, outDir string, i int, s *Submission) (string, time.Duration, error) {
+	spec := &mr.JobSpec{Def: "wordcount", Name: j.Name, Inputs: []string{g.cfg.Input},
+		Output: filepath.Join(outDir, fmt.Sprintf("job-%04d", i)), NumReduces: len(j.Reduces), Pool: j.Pool, Priority: j.Priority,
+		DeadlineSeconds: j.Deadline.Seconds()}
+	if g.cfg.SplitBytes > 0 {
+		spec.Conf = map[string]string{keySplitMaxSize: strconv.FormatInt(g.cfg.SplitBytes, 10)}
+	}
+	began := time.Now()
+	req, n, err := c.PrepareSubmission(ctx, spec)
+	if err != nil {
+		return "", 0, fmt.Errorf("loadgen: job %s over %s: %w", j.Name, g.cfg.Input, err)
+	}
+	s.Input, s.Maps, s.PrepareMs, s.RequestBytes = g.cfg.Input, n, msOf(time.Since(began)), len(req.SpecJson)+len(req.SplitsJson)
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	began = time.Now()
+	resp, err := c.RPC().SubmitJob(cctx, req)
+	took := time.Since(began)
+	if err != nil {
+		return "", 0, fmt.Errorf("loadgen: submitting job %s (%d splits of %s): %w", j.Name, n, g.cfg.Input, err)
+	}
+	// The JobTracker must hold a map for each split the client sent.
+	st, err := c.RPC().GetJobStatus(cctx, &mrpb.JobStatusRequest{JobId: resp.JobId})
+	if err != nil {
+		return "", 0, fmt.Errorf("loadgen: status of submitted job %s: %w", resp.JobId, err)
+	}
+	if got := int(st.GetMaps().GetTotal()); got != n {
+		return "", 0, fmt.Errorf("loadgen: job %s has %d maps at the JobTracker for the %d splits the client computed", resp.JobId, got, n)
+	}
+	return resp.JobId, took, nil
+}
+
+// keySplitMaxSize is the split size key a --input submission sets.
+const keySplitMaxSize = "mapreduce.input.fileinputformat.split.maxsize"
 
 func mb(b int64) float64 {
 	if b < 0 {

@@ -20,8 +20,12 @@ func WriteTable(w io.Writer, r *Result) error {
 	row("jobtracker", "%s %s (policy %s%s)", r.Mode, r.JobTracker, orDefault(r.Policy), profiles)
 	if len(r.Submissions) > 0 {
 		for _, s := range r.Submissions {
-			row("submit "+s.Job, "%d maps: SubmitJob %s; JobTracker RSS %.1f MB before, %.1f MB after (heap live %.1f MB)",
-				s.Maps, ms(s.SubmitMs), s.RSSBeforeMB, s.RSSAfterMB, s.HeapAfterMB)
+			client := ""
+			if s.Input != "" {
+				client = fmt.Sprintf("the client's splits of %s and encoding %s (a request of %.1f MB); ", s.Input, ms(s.PrepareMs), float64(s.RequestBytes)/(1<<20))
+			}
+			row("submit "+s.Job, "%d maps: %sSubmitJob %s; JobTracker RSS %.1f MB before, %.1f MB after (heap live %.1f MB)",
+				s.Maps, client, ms(s.SubmitMs), s.RSSBeforeMB, s.RSSAfterMB, s.HeapAfterMB)
 		}
 		return tw.Flush()
 	}
@@ -223,9 +227,13 @@ func WriteCurves(w io.Writer, rs []*Result) error {
 		fmt.Fprintln(w)
 	}
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "submit-only: maps\tSubmitJob\tJT RSS before\tafter\tper map\theap live after\t")
+	fmt.Fprintln(tw, "submit-only: maps\tclient: splits, encoding\trequest\tSubmitJob\tJT RSS before\tafter\tper map\theap live after\t")
 	for _, s := range subs {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t\n", s.Maps, ms(s.SubmitMs), mbs(s.RSSBeforeMB), mbs(s.RSSAfterMB),
+		prep, req := "-", "-"
+		if s.Input != "" {
+			prep, req = ms(s.PrepareMs), mbs(float64(s.RequestBytes)/(1<<20))
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", s.Maps, prep, req, ms(s.SubmitMs), mbs(s.RSSBeforeMB), mbs(s.RSSAfterMB),
 			perMap(s), mbs(s.HeapAfterMB))
 	}
 	return tw.Flush()

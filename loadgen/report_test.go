@@ -52,9 +52,9 @@ func TestWriteCurves(t *testing.T) {
 				{"policy"},
 				{"fifo", "100"},
 				{},
-				{"submit-only:", "maps", "SubmitJob"},
-				{"1000", "500ms", "20.0", "MB", "21.0", "MB", "1.02", "KB", "?"},
-				{"100000", "500ms", "20.0", "MB", "120.0", "MB", "1.02", "KB"},
+				{"submit-only:", "maps", "client:", "splits,", "encoding", "request", "SubmitJob"},
+				{"1000", "-", "-", "500ms", "20.0", "MB", "21.0", "MB", "1.02", "KB", "?"},
+				{"100000", "-", "-", "500ms", "20.0", "MB", "120.0", "MB", "1.02", "KB"},
 			},
 		},
 		{
@@ -62,7 +62,16 @@ func TestWriteCurves(t *testing.T) {
 			in:   []*Result{submit(10000, 30, -1)},
 			want: [][]string{
 				{"submit-only:"},
-				{"10000", "500ms", "30.0", "MB", "?", "?"},
+				{"10000", "-", "-", "500ms", "30.0", "MB", "?", "?"},
+			},
+		},
+		{
+			name: "a submission over a real input: the client's side beside SubmitJob",
+			in: []*Result{{Submissions: []Submission{{Maps: 100000, Input: "/data/in", PrepareMs: 1500, RequestBytes: 15 << 20,
+				SubmitMs: 500, RSSBeforeMB: 20, RSSAfterMB: 120, HeapAfterMB: -1}}}},
+			want: [][]string{
+				{"submit-only:"},
+				{"100000", "1500ms", "15.0", "MB", "500ms", "20.0", "MB", "120.0", "MB"},
 			},
 		},
 	}

@@ -77,6 +77,9 @@ func newLoadgenCmd() *cobra.Command {
 					return fmt.Errorf("--speed: %w", err)
 				}
 			} else {
+				if cfg.Input != "" && cmd.Flags().Changed("maps") {
+					return fmt.Errorf("--maps with --input %s: the jobs' maps are the input's splits (--split-size cuts them)", cfg.Input)
+				}
 				fixed.Jobs, fixed.Seed = jobs, seed
 				if fixed.Maps == 0 && fixed.Reduces == 0 {
 					fixed.Maps = loadgen.BusyMaps(trackers*mapS, jobs, duration, fixed.MapTime)
@@ -148,6 +151,8 @@ func newLoadgenCmd() *cobra.Command {
 	f.DurationVar(&fixed.Deadline, "deadline", 0, "fixed workload: every job's deadline, from its submission (0: none); edf, minedf and minedf-wc order the jobs by it, and minedf and minedf-wc size each job's quota to it from the job's profile (--profiles)")
 	f.BoolVar(&cfg.Profiles, "profiles", false, "give the JobTracker this command starts a profile of every job of the workload, as if each had run before: an earlier successful run with the job's own task durations (at most 1,000 of each kind) written in its history directory before it starts; without one, a deadline job gets every slot it can use, as under edf")
 	f.BoolVar(&cfg.SubmitOnly, "submit-only", false, "no trackers: submit each job, measuring SubmitJob and the JobTracker's RSS before and after, then kill it")
+	f.StringVar(&cfg.Input, "input", "", "with --submit-only, submit each job as mr submit does, over this input (a file, directory or glob, local or hdfs://): its splits computed by the client with the job's input format, the client's time (splits and encoding) measured apart from SubmitJob; --maps is then not used")
+	f.Int64Var(&cfg.SplitBytes, "split-size", 0, "with --input, the split size in bytes (mapreduce.input.fileinputformat.split.maxsize; 0: the configuration's, 128 MiB)")
 	f.StringVar(&cfg.OutputDir, "output-dir", "", "directory, on the JobTracker's machine, for the jobs' output directories (default: a new temporary one)")
 	f.StringVar(&out, "out", "", "write the result as JSON to this file")
 	f.DurationVar(&cfg.PollUI, "poll-ui", 0, "poll the JobTracker's web UI pages, /api, /metrics and mr job's calls, each every this long, during the run, and report their response times (0: no polling)")

@@ -210,7 +210,9 @@ bench-shuffle:
 # trackers with jobs of each of SCALE_JOB_MAPS maps, SCALE_JOB_TOTAL maps in
 # all (150 jobs of 1,000, 15 of 10,000, 1 of 100,000), in 4 pools. Then the
 # submission of one job of each of SCALE_SUBMIT_MAPS maps (SubmitJob's time
-# and the JobTracker's RSS per map), and the curves. Results (JSON) and the
+# and the JobTracker's RSS per map), with synthetic splits and then as a
+# user's client submits it, its splits computed from a (sparse) file of as
+# many MiB cut at 1 MiB (mr loadgen --input), and the curves. Results (JSON) and the
 # generator's log are in SCALE_DIR. Under the deadline policies of
 # SCALE_DEADLINE_POLICIES every job has a deadline of SCALE_DEADLINE and
 # the JobTracker starts with every job's profile (mr loadgen --deadline,
@@ -255,12 +257,17 @@ bench-scale: build
 	  echo "== bench-scale: submit latency, one job of $$m maps"; \
 	  $(BIN) loadgen --spawn --submit-only --jobs 1 --maps $$m \
 	    --out $(SCALE_DIR)/submit-$$m.json 2>>$(SCALE_DIR)/loadgen.log || exit 1; \
+	  echo "== bench-scale: submit latency, one job of $$m maps from a file of $$m MiB, the client's splits included"; \
+	  truncate -s $${m}M $(SCALE_DIR)/input-$$m.txt && \
+	  $(BIN) loadgen --spawn --submit-only --jobs 1 --input $(SCALE_DIR)/input-$$m.txt --split-size 1048576 \
+	    --out $(SCALE_DIR)/submit-input-$$m.json 2>>$(SCALE_DIR)/loadgen.log; st=$$?; \
+	  rm -f $(SCALE_DIR)/input-$$m.txt; [ $$st -eq 0 ] || exit 1; \
 	done
 	@echo "---- bench-scale curves ----"
 	@$(BIN) loadgen curves \
 	  $(foreach p,$(SCALE_POLICY_LIST),$(foreach n,$(SCALE_TRACKERS),$(SCALE_DIR)/$(p)-$(n).json)) \
 	  $(foreach p,$(SCALE_POLICY_LIST),$(foreach m,$(SCALE_JOB_MAPS),$(SCALE_DIR)/$(p)-$(SCALE_JOB_TRACKERS)-m$(m).json)) \
-	  $(foreach m,$(SCALE_SUBMIT_MAPS),$(SCALE_DIR)/submit-$(m).json)
+	  $(foreach m,$(SCALE_SUBMIT_MAPS),$(SCALE_DIR)/submit-$(m).json $(SCALE_DIR)/submit-input-$(m).json)
 
 proto:
 	cd mrpb && protoc --go_out=. --go_opt=paths=source_relative \

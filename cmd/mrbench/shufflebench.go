@@ -634,47 +634,17 @@ func (c countingRoundTripper) RoundTrip(r *http.Request) (*http.Response, error)
 // runShuffleFetch runs the reduces' shuffles, concurrent at a time.
 func runShuffleFetch(ctx context.Context, lay *shuffleLayout, servers []*shuffleServer, job string, secret []byte,
 	scratch []string, parallel, concurrent, batch int, batchBytes int64) (shuffleResult, error) {
-	reduces := len(scratch)
-	var requests atomic.Int64
-	var segments, bytes atomic.Int64
-	var firstErr error
-	var mu sync.Mutex
-	next := atomic.Int64{}
-	var wg sync.WaitGroup
-	start := time.Now()
-	for range concurrent {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				r := int(next.Add(1) - 1)
-				if r >= reduces || ctx.Err() != nil {
-					return
-				}
-				segs, n, err := fetchOneReduce(ctx, lay, servers, job, secret, r, scratch[r], parallel, batch, batchBytes, &requests)
-				if err != nil {
-					mu.Lock()
-					if firstErr == nil {
-						firstErr = fmt.Errorf("reduce %d: %w", r, err)
-					}
-					mu.Unlock()
-					return
-				}
-				segments.Add(segs)
-				bytes.Add(n)
-			}
-		}()
+	var requests, segments, bytes atomic.Int64
+	d, err := forEachReduce(ctx, len(scratch), concurrent, func(r int) error {
+		segs, n, err := fetchOneReduce(ctx, lay, servers, job, secret, r, scratch[r], parallel, batch, batchBytes, &requests)
+		segments.Add(segs)
+		bytes.Add(n)
+		return err
+	})
+	if err != nil {
+		return shuffleResult{}, err
 	}
-	wg.Wait()
-	d := time.Since(start).Seconds()
-	if firstErr != nil {
-		return shuffleResult{}, firstErr
-	}
-	res := shuffleResult{Seconds: d, Segments: segments.Load(), Requests: requests.Load(), Bytes: bytes.Load()}
-	res.SegmentsPerSec = float64(res.Segments) / d
-	res.RequestsPerSec = float64(res.Requests) / d
-	res.BytesPerSec = float64(res.Bytes) / d
-	return res, nil
+	return fetchResult(d, segments.Load(), requests.Load(), bytes.Load()), nil
 }
 
 // runStreamsFetch is mode streams (see shuffleArg): the file's total
@@ -682,16 +652,27 @@ func runShuffleFetch(ctx context.Context, lay *shuffleLayout, servers []*shuffle
 // byte ranges into kept blocks. Its Segments and Requests are the ranges.
 func runStreamsFetch(ctx context.Context, servers []*shuffleServer, total int64, reduces, parallel, concurrent int) (shuffleResult, error) {
 	var got atomic.Int64
+	d, err := forEachReduce(ctx, reduces, concurrent, func(r int) error {
+		from, to := cutRange(0, total, reduces, r)
+		n, err := readReduceRanges(ctx, servers, r, from, to, parallel)
+		got.Add(n)
+		return err
+	})
+	if err != nil {
+		return shuffleResult{}, err
+	}
+	ranges := int64(reduces * parallel)
+	return fetchResult(d, ranges, ranges, got.Load()), nil
+}
+
+// forEachReduce runs reduce(r) for r from 0 to reduces-1, concurrent at a
+// time, as a cluster of that many reduce slots runs them, and returns how
+// long they took. It stops starting reduces at the first error, which it
+// returns naming the reduce.
+func forEachReduce(ctx context.Context, reduces, concurrent int, reduce func(r int) error) (float64, error) {
 	var firstErr error
 	var mu sync.Mutex
-	fail := func(err error) {
-		mu.Lock()
-		if firstErr == nil {
-			firstErr = err
-		}
-		mu.Unlock()
-	}
-	next := atomic.Int64{}
+	var next atomic.Int64
 	var wg sync.WaitGroup
 	start := time.Now()
 	for range concurrent {
@@ -703,27 +684,29 @@ func runStreamsFetch(ctx context.Context, servers []*shuffleServer, total int64,
 				if r >= reduces || ctx.Err() != nil {
 					return
 				}
-				from, to := cutRange(0, total, reduces, r)
-				n, err := readReduceRanges(ctx, servers, r, from, to, parallel)
-				if err != nil {
-					fail(fmt.Errorf("reduce %d: %w", r, err))
+				if err := reduce(r); err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = fmt.Errorf("reduce %d: %w", r, err)
+					}
+					mu.Unlock()
+					next.Store(int64(reduces)) // start no more
 					return
 				}
-				got.Add(n)
 			}
 		}()
 	}
 	wg.Wait()
-	d := time.Since(start).Seconds()
-	if firstErr != nil {
-		return shuffleResult{}, firstErr
+	if firstErr == nil {
+		firstErr = ctx.Err()
 	}
-	ranges := int64(reduces * parallel)
-	res := shuffleResult{Seconds: d, Segments: ranges, Requests: ranges, Bytes: got.Load()}
-	res.SegmentsPerSec = float64(res.Segments) / d
-	res.RequestsPerSec = float64(res.Requests) / d
-	res.BytesPerSec = float64(res.Bytes) / d
-	return res, nil
+	return time.Since(start).Seconds(), firstErr
+}
+
+// fetchResult is a fetch's result over d seconds, with its rates.
+func fetchResult(d float64, segments, requests, bytes int64) shuffleResult {
+	return shuffleResult{Seconds: d, Segments: segments, Requests: requests, Bytes: bytes,
+		SegmentsPerSec: float64(segments) / d, RequestsPerSec: float64(requests) / d, BytesPerSec: float64(bytes) / d}
 }
 
 // cutRange returns part i of n equal parts of [from, to), the last one

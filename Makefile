@@ -125,6 +125,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseConf$$' -fuzztime $(FUZZTIME) ./workloads/
 	$(GO) test -run '^$$' -fuzz '^FuzzPackedSpill$$' -fuzztime $(FUZZTIME) ./jobtracker/
 	$(GO) test -run '^$$' -fuzz '^FuzzPackedSpillOf$$' -fuzztime $(FUZZTIME) ./jobtracker/
+	$(GO) test -run '^$$' -fuzz '^FuzzEncodedMapEvents$$' -fuzztime $(FUZZTIME) ./jobtracker/
 
 # The HiBench-style workload suite (docs/workloads.md): prepare and run every
 # workload of workloads/conf/benchmarks.lst at PROFILE (tiny, small, large,

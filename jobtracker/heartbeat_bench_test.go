@@ -191,7 +191,7 @@ func newHeartbeatRigConf(b testing.TB, trackers, jobs, maps, reduces int, viaGRP
 			opts = append(opts, grpc.NumStreamWorkers(uint32(n)))
 		}
 		srv := grpc.NewServer(opts...)
-		mrpb.RegisterJobTrackerServer(srv, jt)
+		mrpb.RegisterJobTrackerServer(srv, wireServer{jt})
 		go srv.Serve(l)
 		cc, err := grpc.NewClient(l.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 		if err != nil {

@@ -333,7 +333,7 @@ func (jt *JobTracker) Serve(ctx context.Context) error {
 	jt.httpAddr = httpAddr
 	close(jt.httpBound)
 	jt.grpc = grpc.NewServer(jt.serverOptions()...)
-	mrpb.RegisterJobTrackerServer(jt.grpc, jt)
+	mrpb.RegisterJobTrackerServer(jt.grpc, wireServer{jt})
 	jt.wg.Add(1)
 	go func() {
 		defer jt.wg.Done()

@@ -95,7 +95,7 @@ func serveGRPC(t *testing.T, jt *JobTracker) mrpb.JobTrackerClient {
 		t.Fatal(err)
 	}
 	srv := grpc.NewServer(jt.serverOptions()...)
-	mrpb.RegisterJobTrackerServer(srv, jt)
+	mrpb.RegisterJobTrackerServer(srv, wireServer{jt})
 	go srv.Serve(l)
 	t.Cleanup(srv.Stop)
 	cc, err := grpc.NewClient(l.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))

@@ -722,7 +722,20 @@ func mapEventsReply(evs []*mrpb.MapEvent, segs []packedSpill, reduce int) *mrpb.
 
 // GetMapEvents gives a reduce the spill events of its job from index From
 // (at most MaxMapEventsPerCall of them), waiting up to WaitMs for new ones.
+// The gRPC server answers with the same events encoded by hand
+// (wireServer.GetMapEvents).
 func (jt *JobTracker) GetMapEvents(ctx context.Context, req *mrpb.MapEventsRequest) (*mrpb.MapEventsResponse, error) {
+	evs, segs, err := jt.mapEventsFrom(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return mapEventsReply(evs, segs, int(req.Reduce)), nil
+}
+
+// mapEventsFrom is GetMapEvents' events, not yet in a reply: slices of the
+// job's append-only event log and of its events' packed spills (segs[i] is
+// evs[i]'s, or zero), or none when WaitMs passed with no new event.
+func (jt *JobTracker) mapEventsFrom(ctx context.Context, req *mrpb.MapEventsRequest) ([]*mrpb.MapEvent, []packedSpill, error) {
 	wait := time.Duration(req.WaitMs) * time.Millisecond
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
@@ -731,22 +744,22 @@ func (jt *JobTracker) GetMapEvents(ctx context.Context, req *mrpb.MapEventsReque
 		j, ok := jt.jobs[req.JobId]
 		if !ok {
 			jt.unlock()
-			return nil, status.Errorf(codes.NotFound, "unknown job %s", req.JobId)
+			return nil, nil, status.Errorf(codes.NotFound, "unknown job %s", req.JobId)
 		}
 		if req.AttemptId != "" {
 			if _, a := jt.findAttempt(req.AttemptId); a == nil || !a.live() {
 				jt.unlock()
-				return nil, status.Errorf(codes.FailedPrecondition, "attempt %s is not running", req.AttemptId)
+				return nil, nil, status.Errorf(codes.FailedPrecondition, "attempt %s is not running", req.AttemptId)
 			}
 		}
 		if int(req.Reduce) < 0 || int(req.Reduce) >= j.partitions() {
 			jt.unlock()
-			return nil, status.Errorf(codes.InvalidArgument, "job %s has no reduce %d", req.JobId, req.Reduce)
+			return nil, nil, status.Errorf(codes.InvalidArgument, "job %s has no reduce %d", req.JobId, req.Reduce)
 		}
 		from := int(req.From)
 		if from < 0 || from > len(j.events) {
 			jt.unlock()
-			return nil, status.Errorf(codes.InvalidArgument, "event index %d out of range", from)
+			return nil, nil, status.Errorf(codes.InvalidArgument, "event index %d out of range", from)
 		}
 		if from < len(j.events) || j.done() {
 			// The log is append-only and its entries are never changed:
@@ -756,16 +769,16 @@ func (jt *JobTracker) GetMapEvents(ctx context.Context, req *mrpb.MapEventsReque
 			to := min(len(j.events), from+MaxMapEventsPerCall)
 			evs, segs := j.events[from:to:to], j.evSegs[from:to:to]
 			jt.unlock()
-			return mapEventsReply(evs, segs, int(req.Reduce)), nil
+			return evs, segs, nil
 		}
 		ch := j.notify
 		jt.unlock()
 		select {
 		case <-ch:
 		case <-deadline.C:
-			return &mrpb.MapEventsResponse{}, nil
+			return nil, nil, nil
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, nil, ctx.Err()
 		}
 	}
 }

@@ -1,0 +1,166 @@
+package jobtracker
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"testing"
+	"unicode/utf8"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"gomr/mrpb"
+)
+
+// TestEncodedMapEvents: the reply encoded by hand is, byte for byte, the
+// marshaled reply built as messages, and decodes to it, for events of
+// every kind, with and without a segment, with fields at zero, negative
+// and at their largest; and the field numbers are the messages'.
+func TestEncodedMapEvents(t *testing.T) {
+	fields := []struct {
+		msg  proto.Message
+		name protoreflect.Name
+		num  int
+	}{
+		{&mrpb.MapEventsResponse{}, "events", fieldResponseEvents},
+		{&mrpb.MapEvent{}, "kind", fieldEventKind},
+		{&mrpb.MapEvent{}, "map_task", fieldEventMapTask},
+		{&mrpb.MapEvent{}, "spill", fieldEventSpill},
+		{&mrpb.MapEvent{}, "final", fieldEventFinal},
+		{&mrpb.MapEvent{}, "attempt_id", fieldEventAttemptID},
+		{&mrpb.MapEvent{}, "shuffle_address", fieldEventShuffleAddress},
+		{&mrpb.MapEvent{}, "segment", fieldEventSegment},
+		{&mrpb.Segment{}, "offset", fieldSegmentOffset},
+		{&mrpb.Segment{}, "length", fieldSegmentLength},
+		{&mrpb.Segment{}, "raw_length", fieldSegmentRawLength},
+		{&mrpb.Segment{}, "records", fieldSegmentRecords},
+		{&mrpb.Segment{}, "crc", fieldSegmentCRC},
+	}
+	for _, f := range fields {
+		fd := f.msg.ProtoReflect().Descriptor().Fields().ByName(f.name)
+		if fd == nil || int(fd.Number()) != f.num {
+			t.Errorf("%s.%s: the encoder writes field %d, the message has %v", f.msg.ProtoReflect().Descriptor().Name(), f.name, f.num, fd)
+		}
+	}
+
+	spill := packSpill([]spillSegment{
+		{Offset: 0, Length: 825, RawLength: 1000, Records: 8, CRC: 0xdeadbeef},
+		{}, // every field zero: still a segment
+		{Offset: 1 << 40, Length: math.MaxInt64, RawLength: math.MaxInt64 - 1, Records: 1 << 33, CRC: math.MaxUint32},
+	})
+	ev := func(kind string, task, spill int32, final bool, attempt, addr string) *mrpb.MapEvent {
+		return &mrpb.MapEvent{Kind: kind, MapTask: task, Spill: spill, Final: final, AttemptId: attempt, ShuffleAddress: addr,
+			// A segment in the log's own event is not the reduce's: the
+			// reply leaves it out.
+			Segment: &mrpb.Segment{Length: 99}}
+	}
+	tests := []struct {
+		name string
+		evs  []*mrpb.MapEvent
+		segs []packedSpill
+	}{
+		{"none", nil, nil},
+		{"spills ready", []*mrpb.MapEvent{
+			ev("SPILL_READY", 0, 0, false, "attempt_202611271200_0001_m_000000_0", "10.0.0.1:50060"),
+			ev("SPILL_READY", 7, 3, true, "attempt_202611271200_0001_m_000007_1", "host-7:50060"),
+		}, []packedSpill{spill, spill}},
+		{"obsolete and added, without segments", []*mrpb.MapEvent{
+			ev("MAP_OBSOLETE", 5, 0, false, "attempt_202611271200_0001_m_000005_0", ""),
+			ev("MAPS_ADDED", 100000, 0, false, "", ""),
+		}, []packedSpill{{}, {}}},
+		{"negative and largest numbers", []*mrpb.MapEvent{
+			ev("SPILL_READY", -1, math.MinInt32, true, "a", "b"),
+			ev("SPILL_READY", math.MaxInt32, math.MaxInt32, false, "", ""),
+			ev("", 0, 0, false, "", ""),
+		}, []packedSpill{spill, {}, spill}},
+	}
+	for _, tc := range tests {
+		for reduce := range 3 {
+			t.Run(fmt.Sprintf("%s/reduce %d", tc.name, reduce), func(t *testing.T) {
+				checkEncodedMapEvents(t, tc.evs, tc.segs, reduce)
+			})
+		}
+	}
+}
+
+// checkEncodedMapEvents fails t unless encodedMapEvents marshals to the
+// bytes mapEventsReply marshals to, and decodes to its message.
+func checkEncodedMapEvents(t *testing.T, evs []*mrpb.MapEvent, segs []packedSpill, reduce int) {
+	t.Helper()
+	want := mapEventsReply(evs, segs, reduce)
+	wantBytes, err := proto.MarshalOptions{Deterministic: true}.Marshal(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotBytes, err := proto.Marshal(encodedMapEvents(evs, segs, reduce))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(gotBytes, wantBytes) {
+		t.Fatalf("encoded by hand:\n%x\nas messages:\n%x", gotBytes, wantBytes)
+	}
+	var got mrpb.MapEventsResponse
+	if err := proto.Unmarshal(gotBytes, &got); err != nil {
+		t.Fatal(err)
+	}
+	if !proto.Equal(&got, want) {
+		t.Fatalf("decoded %v, want %v", &got, want)
+	}
+}
+
+// FuzzEncodedMapEvents: for any one event and segment, the reply encoded
+// by hand is the reply built as messages (make fuzz).
+func FuzzEncodedMapEvents(f *testing.F) {
+	f.Add("SPILL_READY", int32(3), int32(1), true, "attempt_x_m_000003_0", "host:50060", int64(100), int64(825), int64(900), int64(8), uint32(7), true)
+	f.Add("MAP_OBSOLETE", int32(-1), int32(0), false, "", "", int64(0), int64(0), int64(0), int64(0), uint32(0), false)
+	f.Fuzz(func(t *testing.T, kind string, task, spillIndex int32, final bool, attempt, addr string,
+		offset, length, raw, records int64, crc uint32, hasSegment bool) {
+		if offset < 0 || length < 0 || raw < 0 || records < 0 {
+			t.Skip("a packed spill's fields are not negative (segmentsOfAnnouncement refuses them)")
+		}
+		if !utf8.ValidString(kind) || !utf8.ValidString(attempt) || !utf8.ValidString(addr) {
+			t.Skip("an event's strings are UTF-8: ids the JobTracker makes, and addresses gRPC decoded as proto3 strings")
+		}
+		var spill packedSpill
+		if hasSegment {
+			spill = packSpill([]spillSegment{{}, {Offset: offset, Length: length, RawLength: raw, Records: records, CRC: crc}})
+		}
+		evs := []*mrpb.MapEvent{{Kind: kind, MapTask: task, Spill: spillIndex, Final: final, AttemptId: attempt, ShuffleAddress: addr}}
+		for reduce := range 2 {
+			checkEncodedMapEvents(t, evs, []packedSpill{spill}, reduce)
+		}
+	})
+}
+
+// BenchmarkMapEventsReply: a reply of MaxMapEventsPerCall events of a job
+// of 1,000 reduces, built and marshaled as messages and encoded by hand.
+func BenchmarkMapEventsReply(b *testing.B) {
+	segs := make([]spillSegment, 1000)
+	for i := range segs {
+		segs[i] = spillSegment{Offset: int64(i) << 20, Length: 1 << 20, RawLength: 2 << 20, Records: 10000, CRC: uint32(i * 7919)}
+	}
+	evs := make([]*mrpb.MapEvent, MaxMapEventsPerCall)
+	spills := make([]packedSpill, len(evs))
+	for i := range evs {
+		evs[i] = &mrpb.MapEvent{Kind: "SPILL_READY", MapTask: int32(i), Final: true,
+			AttemptId: fmt.Sprintf("attempt_202611271200_0001_m_%06d_0", i), ShuffleAddress: "lg-host-00042:50060"}
+		spills[i] = packSpill(segs)
+	}
+	for _, bc := range []struct {
+		name  string
+		reply func() *mrpb.MapEventsResponse
+	}{
+		{"messages", func() *mrpb.MapEventsResponse { return mapEventsReply(evs, spills, 500) }},
+		{"encoded", func() *mrpb.MapEventsResponse { return encodedMapEvents(evs, spills, 500) }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := proto.Marshal(bc.reply()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -737,8 +737,19 @@ func (jt *JobTracker) GetMapEvents(ctx context.Context, req *mrpb.MapEventsReque
 // evs[i]'s, or zero), or none when WaitMs passed with no new event.
 func (jt *JobTracker) mapEventsFrom(ctx context.Context, req *mrpb.MapEventsRequest) ([]*mrpb.MapEvent, []packedSpill, error) {
 	wait := time.Duration(req.WaitMs) * time.Millisecond
+	start := time.Now()
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
+	// batch fires at the end of the job's batch window, once a poll found
+	// new events but fewer than a reply holds (mapEventsWindow).
+	var batch *time.Timer
+	batchDue := false
+	defer func() {
+		if batch != nil {
+			batch.Stop()
+		}
+	}()
+	polls := jt.cfg.Int(KeyMapEventPollsInSecond)
 	for {
 		jt.lock(holderTrackerRPC)
 		j, ok := jt.jobs[req.JobId]
@@ -760,6 +771,26 @@ func (jt *JobTracker) mapEventsFrom(ctx context.Context, req *mrpb.MapEventsRequ
 		if from < 0 || from > len(j.events) {
 			jt.unlock()
 			return nil, nil, status.Errorf(codes.InvalidArgument, "event index %d out of range", from)
+		}
+		if n := len(j.events) - from; n > 0 && n < MaxMapEventsPerCall && !batchDue && !j.done() && j.finishedMaps < len(j.maps) {
+			// A few new events while maps still run: let more come, until
+			// the job's window from the poll's start, so that a job's
+			// reduces are answered about polls times a second in all. The
+			// poll sleeps through the window rather than waking at each
+			// new event: a thousand polls woken by every heartbeat that
+			// announces a spill would queue on the lock.
+			if rest := mapEventsWindow(len(j.reduces), polls, wait) - time.Since(start); rest > 0 {
+				jt.unlock()
+				batch = time.NewTimer(rest)
+				select {
+				case <-batch.C:
+				case <-deadline.C:
+				case <-ctx.Done():
+					return nil, nil, ctx.Err()
+				}
+				batchDue = true
+				continue
+			}
 		}
 		if from < len(j.events) || j.done() {
 			// The log is append-only and its entries are never changed:

@@ -40,3 +40,32 @@ func mapEventsWindow(reduces, pollsInSecond int, wait time.Duration) time.Durati
 	}
 	return min(time.Duration(reduces)*time.Second/time.Duration(pollsInSecond), wait)
 }
+
+// mapsDoneLocked returns a channel closed once every map of j has finished
+// (at once if they have): an event poll sleeping through its batch window
+// wakes when the last map ends, so that the end of the map phase is not
+// delayed. Missing a wake-up only delays a reply to the window's end.
+func (j *job) mapsDoneLocked() <-chan struct{} {
+	if j.mapsDone == nil {
+		j.mapsDone, j.mapsDoneClosed = make(chan struct{}), false
+		j.mapFinishedLocked()
+	}
+	return j.mapsDone
+}
+
+// mapFinishedLocked closes the channel of mapsDoneLocked if every map has
+// finished; it is called as a map finishes.
+func (j *job) mapFinishedLocked() {
+	if j.mapsDone != nil && !j.mapsDoneClosed && j.finishedMaps >= len(j.maps) {
+		close(j.mapsDone)
+		j.mapsDoneClosed = true
+	}
+}
+
+// mapsNotDoneLocked forgets a closed channel of mapsDoneLocked when a map
+// must run again or maps are added: the next poll makes a new one.
+func (j *job) mapsNotDoneLocked() {
+	if j.mapsDoneClosed {
+		j.mapsDone, j.mapsDoneClosed = nil, false
+	}
+}

@@ -12,22 +12,26 @@ import (
 // few new events waits for more, up to the job's window (its reduces over
 // mapreduce.jobtracker.mapevents.polls.in.second), and then answers with
 // every event that came meanwhile; with the key at 0, or once every map
-// has finished, a poll answers at once.
+// has finished, a poll answers at once, and a poll sleeping through its
+// window wakes when the last map finishes.
 func TestMapEventPollsBatched(t *testing.T) {
 	tests := []struct {
-		name       string
-		polls      string
-		maps       int
-		finishAll  bool
-		wantEvents int
-		atLeast    time.Duration
-		under      time.Duration
+		name         string
+		polls        string
+		maps         int
+		finishAll    bool // the map finishes before the poll
+		finishDuring bool // the second spill is the last map's final one
+		wantEvents   int
+		atLeast      time.Duration
+		under        time.Duration
 	}{
 		// One reduce at 4 polls a second: a window of 250 ms, in which a
 		// second spill comes.
-		{"batched while maps run", "4", 3, false, 2, 240 * time.Millisecond, 900 * time.Millisecond},
-		{"at once with the key at 0", "0", 3, false, 1, 0, 150 * time.Millisecond},
-		{"at once when every map has finished", "4", 1, true, 1, 0, 150 * time.Millisecond},
+		{"batched while maps run", "4", 3, false, false, 2, 240 * time.Millisecond, 900 * time.Millisecond},
+		{"at once with the key at 0", "0", 3, false, false, 1, 0, 150 * time.Millisecond},
+		{"at once when every map has finished", "4", 1, true, false, 1, 0, 150 * time.Millisecond},
+		// A window of 1 s, cut short when the only map finishes at 100 ms.
+		{"woken when the last map finishes", "1", 1, false, true, 2, 90 * time.Millisecond, 600 * time.Millisecond},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -59,9 +63,13 @@ func TestMapEventPollsBatched(t *testing.T) {
 			}()
 			if !tc.finishAll {
 				time.Sleep(100 * time.Millisecond)
+				later := StateRunning
+				if tc.finishDuring {
+					later = StateSucceeded
+				}
 				heartbeat(t, jt, &mrpb.HeartbeatRequest{
-					Spills:   []*mrpb.SpillAnnouncement{{AttemptId: a, Spill: 1, Segments: seg}},
-					Attempts: []*mrpb.AttemptStatus{{AttemptId: a, State: StateRunning}},
+					Spills:   []*mrpb.SpillAnnouncement{{AttemptId: a, Spill: 1, Final: tc.finishDuring, Segments: seg}},
+					Attempts: []*mrpb.AttemptStatus{{AttemptId: a, State: later}},
 				})
 			}
 			r := <-done

@@ -406,6 +406,7 @@ func (jt *JobTracker) recoverJob(sj *stagedJob, now time.Time) error {
 				jt.taskToLocked(tk, taskPending)
 				tk.successful = nil
 				j.finishedMaps--
+				j.mapsNotDoneLocked()
 			}
 			continue
 		}

@@ -193,6 +193,7 @@ func (jt *JobTracker) scaleUpPiecesLocked(t *task, cut mapCut, k int, now time.T
 func addMapTask(j *job, s mr.Split) *task {
 	nt := &task{job: j, typ: partitions.Map, index: len(j.maps), state: taskPending, failedOn: map[string]bool{}}
 	j.maps = append(j.maps, nt)
+	j.mapsNotDoneLocked()
 	j.viewChanged()
 	j.splits = append(j.splits, s)
 	j.byState[partitions.Map][taskPending]++

@@ -57,6 +57,12 @@ type job struct {
 	evSegs  []packedSpill // evSegs[i] = all partitions' segments of events[i]
 	winners map[spillKey]*attempt
 	notify  chan struct{}
+	// mapsDone is closed once every map of the job has finished, for the
+	// event polls that batch events while maps run (mapsDoneLocked); nil
+	// until a poll asks for it, and again when a map must run again or
+	// maps are added.
+	mapsDone       chan struct{}
+	mapsDoneClosed bool
 
 	// fetchFailures counts reducers' fetch-failure reports per map attempt.
 	fetchFailures map[string]int

@@ -511,6 +511,7 @@ func (jt *JobTracker) attemptSucceededLocked(a *attempt, now time.Time) {
 	endSpeculationLocked(t, "the task finished first")
 	if t.typ == partitions.Map {
 		j.finishedMaps++
+		j.mapFinishedLocked()
 	} else {
 		j.finishedReduces++
 	}
@@ -691,6 +692,7 @@ func (jt *JobTracker) rerunMapLocked(m *task, now time.Time) {
 	m.successful = nil
 	m.commitGrant = nil
 	j.finishedMaps--
+	j.mapsNotDoneLocked()
 	j.viewChanged()
 	jt.logRerunLocked(m)
 	j.counters.Add(mr.JobCounterGroup, mr.NumKilledMaps, 1)
@@ -778,12 +780,15 @@ func (jt *JobTracker) mapEventsFrom(ctx context.Context, req *mrpb.MapEventsRequ
 			// reduces are answered about polls times a second in all. The
 			// poll sleeps through the window rather than waking at each
 			// new event: a thousand polls woken by every heartbeat that
-			// announces a spill would queue on the lock.
+			// announces a spill would queue on the lock. It wakes when the
+			// last map finishes.
 			if rest := mapEventsWindow(len(j.reduces), polls, wait) - time.Since(start); rest > 0 {
+				done := j.mapsDoneLocked()
 				jt.unlock()
 				batch = time.NewTimer(rest)
 				select {
 				case <-batch.C:
+				case <-done:
 				case <-deadline.C:
 				case <-ctx.Done():
 					return nil, nil, ctx.Err()

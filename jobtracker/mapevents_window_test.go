@@ -37,15 +37,19 @@ func TestMapEventPollsBatched(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			jt, id := newTestJTWith(t, t.TempDir(), tc.maps, nil, map[string]string{KeyMapEventPollsInSecond: tc.polls})
 			a := launches(heartbeat(t, jt, &mrpb.HeartbeatRequest{InitialContact: true, FreeMapSlots: 1}))[0].AttemptId
-			seg := []*mrpb.Segment{{Offset: 0, Length: 10, RawLength: 20, Records: 1, Crc: 7}}
-			state := StateRunning
-			if tc.finishAll {
-				state = StateSucceeded
+			// announce announces spill k of the map attempt, its final one
+			// with the attempt succeeded.
+			announce := func(k int32, final bool) {
+				state := StateRunning
+				if final {
+					state = StateSucceeded
+				}
+				heartbeat(t, jt, &mrpb.HeartbeatRequest{
+					Spills:   []*mrpb.SpillAnnouncement{{AttemptId: a, Spill: k, Final: final, Segments: []*mrpb.Segment{{Length: 10, RawLength: 20, Records: 1, Crc: 7}}}},
+					Attempts: []*mrpb.AttemptStatus{{AttemptId: a, State: state}},
+				})
 			}
-			heartbeat(t, jt, &mrpb.HeartbeatRequest{
-				Spills:   []*mrpb.SpillAnnouncement{{AttemptId: a, Spill: 0, Final: tc.finishAll, Segments: seg}},
-				Attempts: []*mrpb.AttemptStatus{{AttemptId: a, State: state}},
-			})
+			announce(0, tc.finishAll)
 			type reply struct {
 				evs  int
 				took time.Duration
@@ -63,14 +67,7 @@ func TestMapEventPollsBatched(t *testing.T) {
 			}()
 			if !tc.finishAll {
 				time.Sleep(100 * time.Millisecond)
-				later := StateRunning
-				if tc.finishDuring {
-					later = StateSucceeded
-				}
-				heartbeat(t, jt, &mrpb.HeartbeatRequest{
-					Spills:   []*mrpb.SpillAnnouncement{{AttemptId: a, Spill: 1, Final: tc.finishDuring, Segments: seg}},
-					Attempts: []*mrpb.AttemptStatus{{AttemptId: a, State: later}},
-				})
+				announce(1, tc.finishDuring)
 			}
 			r := <-done
 			if r.err != nil {

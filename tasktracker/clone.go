@@ -426,9 +426,16 @@ func (tt *TaskTracker) checkpointAttempt(ctx context.Context, src *taskAttempt, 
 			early.release()
 			return errors.New("fault injection: dump failed after the slot was released")
 		}
+		// CRIU's work directory (its log, its stats, and the helper that
+		// dumps a process in another mount namespace) is on the tracker's
+		// local disk, not beside the image: a checkpoint directory that
+		// fills up must not also swallow the log line that says so. The
+		// error carries the log's lines; the directory goes after the dump.
+		work := filepath.Join(tt.jobDir(src.launch.JobId), cloneID+".criu-work")
+		defer os.RemoveAll(work)
 		stopWatch := watchFreeze(proc.Pid, frozen)
 		var err error
-		ds, err = criu.DumpWith(ctx, tt.criuPath, proc.Pid, imgDir, imgDir, criu.DumpOptions{Stop: stop})
+		ds, err = criu.DumpWith(ctx, tt.criuPath, proc.Pid, imgDir, work, criu.DumpOptions{Stop: stop})
 		stopWatch()
 		return err
 	})

@@ -123,8 +123,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseDefine$$' -fuzztime $(FUZZTIME) ./conf/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseAll$$' -fuzztime $(FUZZTIME) ./jobtracker/jobhistory/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseConf$$' -fuzztime $(FUZZTIME) ./workloads/
-	$(GO) test -run '^$$' -fuzz '^FuzzPackedSpill$$' -fuzztime $(FUZZTIME) ./jobtracker/
-	$(GO) test -run '^$$' -fuzz '^FuzzPackedSpillOf$$' -fuzztime $(FUZZTIME) ./jobtracker/
+	$(GO) test -run '^$$' -fuzz '^FuzzPackedSegments$$' -fuzztime $(FUZZTIME) ./mrpb/
+	$(GO) test -run '^$$' -fuzz '^FuzzParsePackedSegments$$' -fuzztime $(FUZZTIME) ./mrpb/
 	$(GO) test -run '^$$' -fuzz '^FuzzEncodedMapEvents$$' -fuzztime $(FUZZTIME) ./jobtracker/
 
 # The HiBench-style workload suite (docs/workloads.md): prepare and run every

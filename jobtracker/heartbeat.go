@@ -173,7 +173,9 @@ func (jt *JobTracker) heartbeatLocked(c *heartbeatCall) (*mrpb.HeartbeatResponse
 	req, from, previousGone, decoded, reported := c.req, c.from, c.previousGone, c.decoded, c.reported
 	now := jt.now()
 	// The interval grows with the cluster (interval.go).
-	resp := &mrpb.HeartbeatResponse{HeartbeatIntervalMs: int32(jt.heartbeatIntervalLocked().Milliseconds())}
+	// Every reply says the announcements' segments may come packed, so
+	// that a tracker knows it from its first reply on.
+	resp := &mrpb.HeartbeatResponse{HeartbeatIntervalMs: int32(jt.heartbeatIntervalLocked().Milliseconds()), ReadsPackedSegments: true}
 	t, known := jt.trackers[req.Tracker]
 	switch {
 	case req.InitialContact:

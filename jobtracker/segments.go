@@ -6,17 +6,18 @@ package jobtracker
 // (sameSegments). A job of M maps, S spills and R reduces keeps M*S*R
 // segments. As protobuf messages behind pointers they took 88 bytes each,
 // all of it for the collector to scan; as spillSegment structs, 40 bytes
-// without a pointer. A spill's segments are now kept packed (packedSpill):
-// varints, about 11 bytes a segment for small segments, with an index for
-// a reduce's own segment.
+// without a pointer. A spill's segments are now kept packed (packedSpill,
+// mrpb.PackedSegments): fixed-width columns, about 13 bytes a segment for
+// small segments, where a reduce's own segment is read without decoding
+// the others. A tracker sends them packed in that form, which is kept as it
+// came once checked; a tracker from before sends a message per segment,
+// which is packed here.
 
 import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"iter"
-	"math/bits"
 
 	"gomr/mrpb"
 )
@@ -25,22 +26,26 @@ import (
 // lies in the spill's data file and what it holds. Event logs written
 // before 2026-11-27 hold segments as JSON objects with these field names
 // (packedSpill.UnmarshalJSON reads them).
-type spillSegment struct {
-	Offset, Length, RawLength, Records int64
-	CRC                                uint32
-}
+type spillSegment = mrpb.SpillSegment
 
-// proto is the segment as a map event carries it.
-func (s spillSegment) proto() *mrpb.Segment {
-	return &mrpb.Segment{Offset: s.Offset, Length: s.Length, RawLength: s.RawLength, Records: s.Records, Crc: s.CRC}
-}
-
-// segmentsOfAnnouncement is an announcement's segments, packed, or an
-// error naming the first that cannot be one (a negative offset, length or
-// count, or none).
-func segmentsOfAnnouncement(segs []*mrpb.Segment) (packedSpill, error) {
-	out := make([]spillSegment, len(segs))
-	for i, sg := range segs {
+// segmentsOfAnnouncement is an announcement's segments, packed: its packed
+// segments checked (mrpb.ParsePackedSegments), or its segment messages
+// packed. The error names what cannot be a spill's segments: packed bytes
+// that do not parse, a negative offset, length or count, a partition with
+// no segment, or both forms at once.
+func segmentsOfAnnouncement(sp *mrpb.SpillAnnouncement) (packedSpill, error) {
+	if len(sp.PackedSegments) > 0 {
+		if len(sp.Segments) > 0 {
+			return packedSpill{}, fmt.Errorf("%d segments both packed and as messages (%d)", packedCount(sp.PackedSegments), len(sp.Segments))
+		}
+		p, err := mrpb.ParsePackedSegments(string(sp.PackedSegments), true)
+		if err != nil {
+			return packedSpill{}, err
+		}
+		return packedSpill{p}, nil
+	}
+	out := make([]spillSegment, len(sp.Segments))
+	for i, sg := range sp.Segments {
 		if sg == nil {
 			return packedSpill{}, fmt.Errorf("partition %d has no segment", i)
 		}
@@ -53,6 +58,13 @@ func segmentsOfAnnouncement(segs []*mrpb.Segment) (packedSpill, error) {
 	return packSpill(out), nil
 }
 
+// packedCount is the partition count packed segments start with (0 if it
+// does not parse), for an error.
+func packedCount(b []byte) uint64 {
+	n, _ := binary.Uvarint(b)
+	return n
+}
+
 // sameSegments tells whether two announcements of a spill hold the same
 // output: the same records, lengths and checksum in every partition (the
 // offsets may differ: they do not change what a reduce reads).
@@ -60,7 +72,7 @@ func sameSegments(a, b packedSpill) bool {
 	if a.Len() != b.Len() {
 		return false
 	}
-	if a.b == b.b {
+	if a.Encoded() == b.Encoded() {
 		return true
 	}
 	for i, x := range a.All() {
@@ -72,98 +84,15 @@ func sameSegments(a, b packedSpill) bool {
 	return true
 }
 
-// packedSpill is all partitions' segments of one spill, immutable, in one
-// string that holds no pointer: each field in as few bytes as the spill's
-// largest value of it needs, so that every segment takes the same bytes
-// and a reduce's own is read without decoding the others (GetMapEvents
-// reads one segment of every spill for each reduce):
-//
-//	uvarint n                      the number of partitions
-//	byte    wOffset | wLength<<4   the fields' widths in bytes, 0-8
-//	byte    wRaw | wRecords<<4
-//	n segments, each: offset, length, raw length, records, little-endian
-//	        in their widths, then the crc in 4 bytes
-//
-// A spill of a few MiB cut in 200 segments of a few KiB takes 3 + 2 + 2 +
-// 2 + 4 = 13 bytes a segment, against 40 as spillSegment structs. The zero
-// value is "no spill"; a spill of no partitions is not zero.
-type packedSpill struct{ b string }
+// packedSpill is all partitions' segments of one spill as the JobTracker
+// keeps them (mrpb.PackedSegments: about 13 bytes a segment, against 40 as
+// spillSegment structs), with the event log's form of them. The zero value
+// is "no spill"; a spill of no partitions is not zero.
+type packedSpill struct{ mrpb.PackedSegments }
 
 // packSpill packs segs.
 func packSpill(segs []spillSegment) packedSpill {
-	var w [4]int
-	for _, s := range segs {
-		for f, v := range [4]int64{s.Offset, s.Length, s.RawLength, s.Records} {
-			w[f] = max(w[f], (bits.Len64(uint64(v))+7)/8)
-		}
-	}
-	size := w[0] + w[1] + w[2] + w[3] + 4
-	b := make([]byte, 0, binary.MaxVarintLen64+2+len(segs)*size)
-	b = binary.AppendUvarint(b, uint64(len(segs)))
-	b = append(b, byte(w[0]|w[1]<<4), byte(w[2]|w[3]<<4))
-	for _, s := range segs {
-		for f, v := range [4]int64{s.Offset, s.Length, s.RawLength, s.Records} {
-			for k := range w[f] {
-				b = append(b, byte(uint64(v)>>(8*k)))
-			}
-		}
-		b = binary.LittleEndian.AppendUint32(b, s.CRC)
-	}
-	return packedSpill{string(b)}
-}
-
-// layout is the number of partitions, the fields' widths, the size of a
-// segment and where the first begins.
-func (p packedSpill) layout() (n int, w [4]int, size, first int) {
-	if p.b == "" {
-		return 0, w, 0, 0
-	}
-	v, k := uint64(p.b[0]), 1
-	if v >= 0x80 { // 128 partitions or more
-		v, k = binary.Uvarint([]byte(p.b[:min(len(p.b), binary.MaxVarintLen64)]))
-	}
-	w = [4]int{int(p.b[k] & 15), int(p.b[k] >> 4), int(p.b[k+1] & 15), int(p.b[k+1] >> 4)}
-	return int(v), w, w[0] + w[1] + w[2] + w[3] + 4, k + 2
-}
-
-// Len is the number of partitions.
-func (p packedSpill) Len() int {
-	n, _, _, _ := p.layout()
-	return n
-}
-
-// At is partition i's segment; i must be below Len.
-func (p packedSpill) At(i int) spillSegment {
-	n, w, size, first := p.layout()
-	if i < 0 || i >= n {
-		panic(fmt.Sprintf("packedSpill.At(%d) of %d partitions", i, n))
-	}
-	return p.segment(w, first+i*size)
-}
-
-// segment decodes the segment at p.b[pos:], whose fields have widths w.
-func (p packedSpill) segment(w [4]int, pos int) spillSegment {
-	var v [4]uint64
-	for f := range v {
-		for k := range w[f] {
-			v[f] |= uint64(p.b[pos+k]) << (8 * k)
-		}
-		pos += w[f]
-	}
-	crc := uint32(p.b[pos]) | uint32(p.b[pos+1])<<8 | uint32(p.b[pos+2])<<16 | uint32(p.b[pos+3])<<24
-	return spillSegment{Offset: int64(v[0]), Length: int64(v[1]), RawLength: int64(v[2]), Records: int64(v[3]), CRC: crc}
-}
-
-// All yields every partition's segment in order.
-func (p packedSpill) All() iter.Seq2[int, spillSegment] {
-	return func(yield func(int, spillSegment) bool) {
-		n, w, size, first := p.layout()
-		for i := range n {
-			if !yield(i, p.segment(w, first+i*size)) {
-				return
-			}
-		}
-	}
+	return packedSpill{mrpb.PackSegments(segs)}
 }
 
 // MarshalText is the spill as the event log records it: its packed bytes
@@ -171,7 +100,7 @@ func (p packedSpill) All() iter.Seq2[int, spillSegment] {
 // quarter of the segments' array of objects, which was most of a map's
 // line in a job with many reduces).
 func (p packedSpill) MarshalText() ([]byte, error) {
-	return base64.StdEncoding.AppendEncode(nil, []byte(p.b)), nil
+	return base64.StdEncoding.AppendEncode(nil, []byte(p.Encoded())), nil
 }
 
 // UnmarshalJSON reads a spill of the event log: a string as MarshalText
@@ -206,27 +135,14 @@ func (p *packedSpill) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// packedSpillOf is b as a packed spill, or an error saying why it is not
-// one (a count that does not parse, a field wider than 8 bytes, or a
-// length that is not the count's segments exactly); "" is no spill.
+// packedSpillOf is b, from the event log, as a packed spill, or an error
+// saying why it is not one (mrpb.ParsePackedSegments); "" is no spill.
 func packedSpillOf(b string) (packedSpill, error) {
-	if b == "" {
-		return packedSpill{}, nil
+	p, err := mrpb.ParsePackedSegments(b, false)
+	if err != nil {
+		return packedSpill{}, fmt.Errorf("packed spill: %w", err)
 	}
-	n, k := binary.Uvarint([]byte(b[:min(len(b), binary.MaxVarintLen64)]))
-	if k <= 0 || len(b) < k+2 {
-		return packedSpill{}, fmt.Errorf("packed spill of %d bytes: no partition count and widths", len(b))
-	}
-	p := packedSpill{b}
-	_, w, size, first := p.layout()
-	if max(w[0], w[1], w[2], w[3]) > 8 {
-		return packedSpill{}, fmt.Errorf("packed spill: field widths %v, none may exceed 8 bytes", w)
-	}
-	if n > uint64(len(b)) || uint64(len(b)-first) != n*uint64(size) {
-		return packedSpill{}, fmt.Errorf("packed spill of %d bytes: %d partitions of %d bytes need %d after the header",
-			len(b), n, size, n*uint64(size))
-	}
-	return p, nil
+	return packedSpill{p}, nil
 }
 
 // hasSpill tells whether map attempt a announced spill k.

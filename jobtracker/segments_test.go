@@ -21,14 +21,14 @@ func TestSegmentsOfAnnouncement(t *testing.T) {
 	}{
 		{"none", nil, []spillSegment{}, ""},
 		{"every field", []*mrpb.Segment{{Offset: 0, Length: 10, RawLength: 20, Records: 3, Crc: 7}, {Offset: 10, Length: 1 << 40, RawLength: 1 << 41, Records: 1 << 33, Crc: 0xffffffff}},
-			[]spillSegment{{0, 10, 20, 3, 7}, {10, 1 << 40, 1 << 41, 1 << 33, 0xffffffff}}, ""},
+			[]spillSegment{mkSeg(0, 10, 20, 3, 7), mkSeg(10, 1<<40, 1<<41, 1<<33, 0xffffffff)}, ""},
 		{"empty partition", []*mrpb.Segment{{}}, []spillSegment{{}}, ""},
 		{"nil segment", []*mrpb.Segment{{Length: 1}, nil}, nil, "partition 1 has no segment"},
 		{"negative length", []*mrpb.Segment{{Length: -1}}, nil, "partition 0's segment has offset 0, length -1, raw length 0, 0 records: none may be negative"},
 		{"negative offset", []*mrpb.Segment{{}, {}, {Offset: -5}}, nil, "partition 2's segment has offset -5"},
 		{"negative records", []*mrpb.Segment{{Records: -2}}, nil, "-2 records"},
 	} {
-		packed, err := segmentsOfAnnouncement(tc.in)
+		packed, err := segmentsOfAnnouncement(&mrpb.SpillAnnouncement{Segments: tc.in})
 		got := segmentsOf(packed)
 		if tc.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
@@ -48,25 +48,52 @@ func TestSegmentsOfAnnouncement(t *testing.T) {
 			if got[i] != tc.want[i] {
 				t.Errorf("%s: segment %d = %+v, want %+v", tc.name, i, got[i], tc.want[i])
 			}
-			p := got[i].proto()
-			if back := (spillSegment{p.Offset, p.Length, p.RawLength, p.Records, p.Crc}); back != got[i] {
+			p := got[i].Proto()
+			if back := mkSeg(p.Offset, p.Length, p.RawLength, p.Records, p.Crc); back != got[i] {
 				t.Errorf("%s: segment %d through proto() = %+v", tc.name, i, back)
 			}
 		}
 	}
 
-	a := []spillSegment{{0, 10, 20, 3, 7}, {10, 5, 9, 1, 8}}
+	// Packed: kept as sent; refused when they do not parse, carry a
+	// negative value, or come with messages too.
+	good := []spillSegment{mkSeg(0, 10, 20, 3, 7), mkSeg(10, 1<<40, 1<<41, 1<<33, 0xffffffff)}
+	for _, tc := range []struct {
+		name    string
+		ann     *mrpb.SpillAnnouncement
+		wantErr string
+	}{
+		{"packed", &mrpb.SpillAnnouncement{PackedSegments: []byte(mrpb.PackSegments(good).Encoded())}, ""},
+		{"packed, truncated", &mrpb.SpillAnnouncement{PackedSegments: []byte(mrpb.PackSegments(good).Encoded()[:20])}, "2 partitions of"},
+		{"packed, negative", &mrpb.SpillAnnouncement{PackedSegments: []byte(mrpb.PackSegments([]spillSegment{{}, {Records: -1}}).Encoded())},
+			"partition 1's segment has offset 0, length 0, raw length 0, -1 records: none may be negative"},
+		{"both", &mrpb.SpillAnnouncement{PackedSegments: []byte(mrpb.PackSegments(good).Encoded()), Segments: []*mrpb.Segment{{}, {}}},
+			"2 segments both packed and as messages (2)"},
+	} {
+		packed, err := segmentsOfAnnouncement(tc.ann)
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || packed.Encoded() != string(tc.ann.PackedSegments) || !reflect.DeepEqual(segmentsOf(packed), good) {
+			t.Errorf("%s: %+v (%v), want %+v kept as sent", tc.name, segmentsOf(packed), err, good)
+		}
+	}
+
+	a := []spillSegment{mkSeg(0, 10, 20, 3, 7), mkSeg(10, 5, 9, 1, 8)}
 	for _, tc := range []struct {
 		name string
 		b    []spillSegment
 		same bool
 	}{
-		{"equal", []spillSegment{{0, 10, 20, 3, 7}, {10, 5, 9, 1, 8}}, true},
-		{"offsets differ", []spillSegment{{100, 10, 20, 3, 7}, {110, 5, 9, 1, 8}}, true},
-		{"crc differs", []spillSegment{{0, 10, 20, 3, 7}, {10, 5, 9, 1, 9}}, false},
-		{"records differ", []spillSegment{{0, 10, 20, 4, 7}, {10, 5, 9, 1, 8}}, false},
-		{"raw length differs", []spillSegment{{0, 10, 21, 3, 7}, {10, 5, 9, 1, 8}}, false},
-		{"length differs", []spillSegment{{0, 11, 20, 3, 7}, {10, 5, 9, 1, 8}}, false},
+		{"equal", []spillSegment{mkSeg(0, 10, 20, 3, 7), mkSeg(10, 5, 9, 1, 8)}, true},
+		{"offsets differ", []spillSegment{mkSeg(100, 10, 20, 3, 7), mkSeg(110, 5, 9, 1, 8)}, true},
+		{"crc differs", []spillSegment{mkSeg(0, 10, 20, 3, 7), mkSeg(10, 5, 9, 1, 9)}, false},
+		{"records differ", []spillSegment{mkSeg(0, 10, 20, 4, 7), mkSeg(10, 5, 9, 1, 8)}, false},
+		{"raw length differs", []spillSegment{mkSeg(0, 10, 21, 3, 7), mkSeg(10, 5, 9, 1, 8)}, false},
+		{"length differs", []spillSegment{mkSeg(0, 11, 20, 3, 7), mkSeg(10, 5, 9, 1, 8)}, false},
 		{"fewer partitions", a[:1], false},
 	} {
 		if got := sameSegments(packSpill(a), packSpill(tc.b)); got != tc.same {
@@ -78,40 +105,62 @@ func TestSegmentsOfAnnouncement(t *testing.T) {
 // TestMalformedSpillFailsTheAttempt: an announcement with a negative length
 // fails its attempt with a diagnostic that names the spill and the
 // partition, and reducers are not told of it; a good announcement's event
-// carries its reduce's segment, every field.
+// carries its reduce's segment, every field. Segments as messages and
+// packed.
 func TestMalformedSpillFailsTheAttempt(t *testing.T) {
-	jt, id := newTestJT(t, 1)
-	first := launches(heartbeat(t, jt, &mrpb.HeartbeatRequest{InitialContact: true, FreeMapSlots: 1}))[0].AttemptId
-	resp := heartbeat(t, jt, &mrpb.HeartbeatRequest{
-		Spills:   []*mrpb.SpillAnnouncement{{AttemptId: first, Spill: 0, Segments: []*mrpb.Segment{{Offset: 4, Length: -10, RawLength: 20, Records: 3, Crc: 1}}}},
-		Attempts: []*mrpb.AttemptStatus{{AttemptId: first, State: StateRunning}},
-	})
-	if k := kills(resp); len(k) != 1 || k[0] != first {
-		t.Fatalf("kill orders %v, want [%s]", k, first)
-	}
-	at, err := jt.ListTaskAttempts(context.Background(), &mrpb.TaskAttemptsRequest{JobId: id})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := "spill 0: partition 0's segment has offset 4, length -10, raw length 20, 3 records: none may be negative"
-	if len(at.Attempts) != 1 || at.Attempts[0].State != StateFailed || at.Attempts[0].Diagnostic != want {
-		t.Fatalf("attempts %v, want one FAILED with diagnostic %q", at.Attempts, want)
-	}
-	if ev, _ := jt.GetMapEvents(context.Background(), &mrpb.MapEventsRequest{JobId: id, Reduce: 0}); len(ev.Events) != 0 {
-		t.Fatalf("reducers were told of a malformed spill: %v", ev.Events)
-	}
+	bad := spillSegment{Offset: 4, Length: -10, RawLength: 20, Records: 3, CRC: 1}
+	good := spillSegment{Offset: 4, Length: 10, RawLength: 20, Records: 3, CRC: 1}
+	for _, form := range []struct {
+		name string
+		ann  func(attempt string, seg spillSegment) *mrpb.SpillAnnouncement
+	}{
+		{"messages", func(attempt string, seg spillSegment) *mrpb.SpillAnnouncement {
+			return &mrpb.SpillAnnouncement{AttemptId: attempt, Segments: []*mrpb.Segment{seg.Proto()}}
+		}},
+		{"packed", func(attempt string, seg spillSegment) *mrpb.SpillAnnouncement {
+			return &mrpb.SpillAnnouncement{AttemptId: attempt, PackedSegments: mrpb.AppendPackedSegments(nil, []spillSegment{seg})}
+		}},
+	} {
+		t.Run(form.name, func(t *testing.T) {
+			jt, id := newTestJT(t, 1)
+			first := launches(heartbeat(t, jt, &mrpb.HeartbeatRequest{InitialContact: true, FreeMapSlots: 1}))[0].AttemptId
+			resp := heartbeat(t, jt, &mrpb.HeartbeatRequest{
+				Spills:   []*mrpb.SpillAnnouncement{form.ann(first, bad)},
+				Attempts: []*mrpb.AttemptStatus{{AttemptId: first, State: StateRunning}},
+			})
+			if !resp.ReadsPackedSegments {
+				t.Errorf("the reply does not say the JobTracker reads packed segments")
+			}
+			if k := kills(resp); len(k) != 1 || k[0] != first {
+				t.Fatalf("kill orders %v, want [%s]", k, first)
+			}
+			at, err := jt.ListTaskAttempts(context.Background(), &mrpb.TaskAttemptsRequest{JobId: id})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := "spill 0: partition 0's segment has offset 4, length -10, raw length 20, 3 records: none may be negative"
+			if len(at.Attempts) != 1 || at.Attempts[0].State != StateFailed || at.Attempts[0].Diagnostic != want {
+				t.Fatalf("attempts %v, want one FAILED with diagnostic %q", at.Attempts, want)
+			}
+			if ev, _ := jt.GetMapEvents(context.Background(), &mrpb.MapEventsRequest{JobId: id, Reduce: 0}); len(ev.Events) != 0 {
+				t.Fatalf("reducers were told of a malformed spill: %v", ev.Events)
+			}
 
-	second := launches(heartbeat(t, jt, &mrpb.HeartbeatRequest{FreeMapSlots: 1}))[0].AttemptId
-	heartbeat(t, jt, &mrpb.HeartbeatRequest{
-		Spills:   []*mrpb.SpillAnnouncement{{AttemptId: second, Spill: 0, Final: true, Segments: []*mrpb.Segment{{Offset: 4, Length: 10, RawLength: 20, Records: 3, Crc: 1}}}},
-		Attempts: []*mrpb.AttemptStatus{{AttemptId: second, State: StateSucceeded}},
-	})
-	ev, _ := jt.GetMapEvents(context.Background(), &mrpb.MapEventsRequest{JobId: id, Reduce: 0})
-	if len(ev.Events) != 1 {
-		t.Fatalf("map events %v, want one", ev.Events)
-	}
-	if s := ev.Events[0].Segment; s.Offset != 4 || s.Length != 10 || s.RawLength != 20 || s.Records != 3 || s.Crc != 1 {
-		t.Fatalf("event's segment %v, want offset 4, length 10, raw 20, 3 records, crc 1", s)
+			second := launches(heartbeat(t, jt, &mrpb.HeartbeatRequest{FreeMapSlots: 1}))[0].AttemptId
+			ann := form.ann(second, good)
+			ann.Final = true
+			heartbeat(t, jt, &mrpb.HeartbeatRequest{
+				Spills:   []*mrpb.SpillAnnouncement{ann},
+				Attempts: []*mrpb.AttemptStatus{{AttemptId: second, State: StateSucceeded}},
+			})
+			ev, _ := jt.GetMapEvents(context.Background(), &mrpb.MapEventsRequest{JobId: id, Reduce: 0})
+			if len(ev.Events) != 1 {
+				t.Fatalf("map events %v, want one", ev.Events)
+			}
+			if s := ev.Events[0].Segment; s.Offset != 4 || s.Length != 10 || s.RawLength != 20 || s.Records != 3 || s.Crc != 1 {
+				t.Fatalf("event's segment %v, want offset 4, length 10, raw 20, 3 records, crc 1", s)
+			}
+		})
 	}
 }
 
@@ -132,7 +181,7 @@ func TestPackedSpill(t *testing.T) {
 		return segs
 	}
 	contiguous := func(i int, end int64) spillSegment {
-		return spillSegment{end, int64(100 + i%50), int64(300 + i), int64(i % 7), uint32(i) * 2654435761}
+		return mkSeg(end, int64(100+i%50), int64(300+i), int64(i%7), uint32(i)*2654435761)
 	}
 	cases := []struct {
 		name string
@@ -147,16 +196,16 @@ func TestPackedSpill(t *testing.T) {
 			return spillSegment{Offset: int64(1000 - 20*i), Length: 3, RawLength: 9, Records: 1, CRC: 1}
 		})},
 		{"extremes", []spillSegment{
-			{math.MaxInt64, math.MaxInt64, math.MaxInt64, math.MaxInt64, math.MaxUint32},
-			{0, 0, 0, 0, 0},
-			{math.MaxInt64, 1, 0, 0, 0},
-			{1, math.MaxInt64, 0, 0, 0},
+			mkSeg(math.MaxInt64, math.MaxInt64, math.MaxInt64, math.MaxInt64, math.MaxUint32),
+			mkSeg(0, 0, 0, 0, 0),
+			mkSeg(math.MaxInt64, 1, 0, 0, 0),
+			mkSeg(1, math.MaxInt64, 0, 0, 0),
 		}},
 	}
 	for _, tc := range cases {
 		p := packSpill(tc.segs)
 		if p == (packedSpill{}) || p.Len() != len(tc.segs) {
-			t.Fatalf("%s: packed %q, Len %d, want %d", tc.name, p.b, p.Len(), len(tc.segs))
+			t.Fatalf("%s: packed %q, Len %d, want %d", tc.name, p.Encoded(), p.Len(), len(tc.segs))
 		}
 		for i, want := range tc.segs {
 			if got := p.At(i); got != want {
@@ -176,13 +225,13 @@ func TestPackedSpill(t *testing.T) {
 		}
 		back := read[3]
 		if back != p {
-			t.Fatalf("%s: read back from the log as %q, want %q", tc.name, back.b, p.b)
+			t.Fatalf("%s: read back from the log as %q, want %q", tc.name, back.Encoded(), p.Encoded())
 		}
 		// A log written before 2026-11-27 holds the segments as objects.
 		old, _ := json.Marshal(map[int][]spillSegment{3: tc.segs})
 		read = nil
 		if err := json.Unmarshal(old, &read); err != nil || read[3] != p {
-			t.Fatalf("%s: the old log form %s read as %q (%v), want %q", tc.name, old, read[3].b, err, p.b)
+			t.Fatalf("%s: the old log form %s read as %q (%v), want %q", tc.name, old, read[3].Encoded(), err, p.Encoded())
 		}
 		if !sameSegments(p, back) {
 			t.Errorf("%s: not the same segments as itself", tc.name)
@@ -193,33 +242,31 @@ func TestPackedSpill(t *testing.T) {
 		t.Errorf("zero packedSpill: Len %d, Segments %v", none.Len(), segmentsOf(none))
 	}
 	if err := json.Unmarshal([]byte(`null`), &none); err != nil || none != (packedSpill{}) {
-		t.Errorf("null read as %q (%v), want no spill", none.b, err)
+		t.Errorf("null read as %q (%v), want no spill", none.Encoded(), err)
 	}
 	p := packSpill(mk(1000, contiguous))
-	if per := float64(len(p.b)) / 1000; per > 12 {
-		t.Errorf("1000 small contiguous segments packed in %d bytes, %.1f a segment; want at most 12", len(p.b), per)
+	if per := float64(len(p.Encoded())) / 1000; per > 12 {
+		t.Errorf("1000 small contiguous segments packed in %d bytes, %.1f a segment; want at most 12", len(p.Encoded()), per)
 	}
 }
 
 // TestPackedSpillFromLog: a packed spill read from the event log that is
 // not one is refused with an error naming what is wrong, never read (At
-// would index out of it).
+// would index out of it). The packed format's own refusals are tested in
+// mrpb (TestParsePackedSegments).
 func TestPackedSpillFromLog(t *testing.T) {
-	good := packSpill([]spillSegment{{0, 10, 20, 3, 7}, {10, 300, 900, 40, 8}})
+	good := packSpill([]spillSegment{mkSeg(0, 10, 20, 3, 7), mkSeg(10, 300, 900, 40, 8)}).Encoded()
 	b64 := func(s string) string { return `"` + base64.StdEncoding.EncodeToString([]byte(s)) + `"` }
 	for _, tc := range []struct {
 		name, json, err string
 	}{
-		{"good", b64(good.b), ""},
+		{"good", b64(good), ""},
 		{"empty", `""`, ""},
 		{"not base64", `"%%%"`, "illegal base64"},
 		{"a number", `12`, "packed spill"},
 		{"bad segment array", `[{"Offset":"x"}]`, "spill segments"},
-		{"truncated", b64(good.b[:len(good.b)-1]), "2 partitions of"},
-		{"one byte more", b64(good.b + "x"), "2 partitions of"},
-		{"no widths", b64("\x02"), "no partition count and widths"},
+		{"truncated", b64(good[:len(good)-1]), "packed spill: packed segments of 22 bytes: 2 partitions of"},
 		{"too wide", b64("\x01\x09\x00" + strings.Repeat("x", 13)), "none may exceed 8 bytes"},
-		{"count beyond the bytes", b64("\xff\xff\xff\xff\x0f\x00\x00"), "partitions of 4 bytes"},
 	} {
 		var p packedSpill
 		err := json.Unmarshal([]byte(tc.json), &p)
@@ -235,80 +282,15 @@ func TestPackedSpillFromLog(t *testing.T) {
 	}
 }
 
-// FuzzPackedSpill: any segments read back from their packed form.
-func FuzzPackedSpill(f *testing.F) {
-	f.Add(int64(0), int64(10), int64(20), int64(3), uint32(7), 20, int64(5))
-	f.Add(int64(math.MaxInt64), int64(math.MaxInt64), int64(0), int64(1), uint32(math.MaxUint32), 33, int64(-7))
-	f.Fuzz(func(t *testing.T, off, length, raw, recs int64, crc uint32, n int, step int64) {
-		n = int(uint(n) % 100)
-		segs := make([]spillSegment, n)
-		for i := range segs {
-			k := int64(i)
-			segs[i] = spillSegment{off + k*step, length ^ k, raw + k, recs - k, crc + uint32(i)}
-		}
-		p := packSpill(segs)
-		if p.Len() != n {
-			t.Fatalf("Len %d, want %d", p.Len(), n)
-		}
-		for i := range segs {
-			if got := p.At(i); got != segs[i] {
-				t.Fatalf("At(%d) = %+v, want %+v", i, got, segs[i])
-			}
-		}
-		if got := segmentsOf(p); !reflect.DeepEqual(got, segs) {
-			t.Fatalf("Segments() = %+v, want %+v", got, segs)
-		}
-	})
-}
-
-// BenchmarkPackedSpillAt is the cost of a reduce's segment of one map
-// event (GetMapEvents) from a spill of 1,000 partitions.
-func BenchmarkPackedSpillAt(b *testing.B) {
-	segs := make([]spillSegment, 1000)
-	var end int64
-	for i := range segs {
-		segs[i] = spillSegment{end, int64(100 + i%50), int64(300 + i), int64(i % 7), uint32(i) * 2654435761}
-		end += segs[i].Length
-	}
-	p := packSpill(segs)
-	b.ReportAllocs()
-	i := 0
-	for b.Loop() {
-		if p.At(i%1000).Length == 0 {
-			b.Fatal("empty")
-		}
-		i += 7
-	}
-}
-
-// FuzzPackedSpillOf: any bytes read as a packed spill (an event log's) are
-// refused or read whole without a panic, every segment of them.
-func FuzzPackedSpillOf(f *testing.F) {
-	f.Add(packSpill([]spillSegment{{0, 10, 20, 3, 7}, {10, 300, 900, 40, 8}}).b)
-	f.Add("\x01\x09\x00")
-	f.Add("\x00\x00\x00")
-	f.Fuzz(func(t *testing.T, b string) {
-		p, err := packedSpillOf(b)
-		if err != nil {
-			return
-		}
-		n := 0
-		for i, s := range p.All() {
-			if s != p.At(i) {
-				t.Fatalf("At(%d) = %+v, All gave %+v", i, p.At(i), s)
-			}
-			n++
-		}
-		if n != p.Len() {
-			t.Fatalf("All gave %d segments, Len is %d", n, p.Len())
-		}
-	})
+// mkSeg is a segment: offset, length, raw length, records and crc.
+func mkSeg(off, length, raw, records int64, crc uint32) spillSegment {
+	return spillSegment{Offset: off, Length: length, RawLength: raw, Records: records, CRC: crc}
 }
 
 // segmentsOf is every partition's segment of p, unpacked; nil for the
 // zero value.
 func segmentsOf(p packedSpill) []spillSegment {
-	if p.b == "" {
+	if p.Encoded() == "" {
 		return nil
 	}
 	out := make([]spillSegment, 0, p.Len())

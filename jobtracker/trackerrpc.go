@@ -103,7 +103,7 @@ type decodedSpill struct {
 func decodeSpills(req *mrpb.HeartbeatRequest) []decodedSpill {
 	out := make([]decodedSpill, len(req.Spills))
 	for i, sp := range req.Spills {
-		out[i].segments, out[i].err = segmentsOfAnnouncement(sp.Segments)
+		out[i].segments, out[i].err = segmentsOfAnnouncement(sp)
 	}
 	return out
 }
@@ -715,7 +715,7 @@ func mapEventsReply(evs []*mrpb.MapEvent, segs []packedSpill, reduce int) *mrpb.
 	for i, ev := range evs {
 		out := &mrpb.MapEvent{Kind: ev.Kind, MapTask: ev.MapTask, Spill: ev.Spill, Final: ev.Final, AttemptId: ev.AttemptId, ShuffleAddress: ev.ShuffleAddress}
 		if segs[i] != (packedSpill{}) {
-			out.Segment = segs[i].At(reduce).proto()
+			out.Segment = segs[i].At(reduce).Proto()
 		}
 		resp.Events[i] = out
 	}

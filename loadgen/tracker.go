@@ -49,7 +49,10 @@ type tracker struct {
 	interval   time.Duration
 	rephase    bool
 	responseID int64
-	attempts   map[string]*attempt
+	// readsPacked: the JobTracker's last reply said it reads spill
+	// announcements' packed segments.
+	readsPacked bool
+	attempts    map[string]*attempt
 	// freed are the slots of each type (0 maps, 1 reduces) that became
 	// free and were not filled again yet, oldest first.
 	freed [2][]freedSlot
@@ -151,6 +154,25 @@ func (t *tracker) earliestEnd() time.Time {
 	return e
 }
 
+// announcement is the final spill of map attempt a, its segments packed
+// as a TaskTracker's child packs them, or as messages to a JobTracker that
+// has not said it reads them packed (another build's, --jobtracker-bin).
+func (t *tracker) announcement(a *attempt) *mrpb.SpillAnnouncement {
+	segs := make([]mrpb.SpillSegment, a.reduces)
+	for i := range segs {
+		// Identical for every attempt of a map, as real map output is
+		// (the JobTracker compares them).
+		segs[i] = mrpb.SpillSegment{Length: 1 << 20, RawLength: 2 << 20, Records: 10000, CRC: uint32(a.index*7919 + i)}
+	}
+	ann := &mrpb.SpillAnnouncement{AttemptId: a.id, Final: true}
+	if t.readsPacked {
+		ann.PackedSegments = mrpb.AppendPackedSegments(nil, segs)
+	} else {
+		ann.Segments = mrpb.PackSegments(segs).Messages()
+	}
+	return ann
+}
+
 // heartbeat sends one heartbeat and acts on its reply; it tells whether
 // the next one should go soon (with out-of-band heartbeats): the reply
 // launched a task of a type whose slots are not all busy, or gave other
@@ -200,13 +222,7 @@ func (t *tracker) heartbeat(ctx context.Context) (soon bool, answeredSent time.T
 		st.State, st.Progress, st.FinishMs = stateSucceeded, 1, a.end.UnixMilli()
 		req.Attempts = append(req.Attempts, st)
 		if a.typ == 0 && a.reduces > 0 {
-			segs := make([]*mrpb.Segment, a.reduces)
-			for i := range segs {
-				// Identical for every attempt of a map, as real map
-				// output is (the JobTracker compares them).
-				segs[i] = &mrpb.Segment{Length: 1 << 20, RawLength: 2 << 20, Records: 10000, Crc: uint32(a.index*7919 + i)}
-			}
-			req.Spills = append(req.Spills, &mrpb.SpillAnnouncement{AttemptId: a.id, Final: true, Segments: segs})
+			req.Spills = append(req.Spills, t.announcement(a))
 		}
 	}
 	req.FreeMapSlots = int32(max(t.slots[0]-busy[0], 0))
@@ -249,6 +265,7 @@ func (t *tracker) heartbeat(ctx context.Context) (soon bool, answeredSent time.T
 		t.registered, t.incarnation = true, resp.Incarnation
 	}
 	t.responseID = resp.ResponseId
+	t.readsPacked = resp.ReadsPackedSegments
 	if resp.HeartbeatIntervalMs > 0 {
 		g.advertised.Store(int64(resp.HeartbeatIntervalMs))
 		iv := time.Duration(resp.HeartbeatIntervalMs) * time.Millisecond

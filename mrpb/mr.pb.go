@@ -274,7 +274,11 @@ func (x *Segment) GetCrc() uint32 {
 }
 
 // SpillAnnouncement says that spill `spill` of a map attempt is durable on
-// the tracker that sends it. `segments` has one entry per reduce partition.
+// the tracker that sends it, with one segment per reduce partition: in
+// `packed_segments` (mrpb.PackedSegments: a few bytes a segment, read by
+// the JobTracker without a message per segment), or, from a tracker before
+// that field or to a JobTracker that has not said it reads it
+// (HeartbeatResponse.reads_packed_segments), in `segments`. Never both.
 type SpillAnnouncement struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	AttemptId string                 `protobuf:"bytes,1,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"`
@@ -287,9 +291,10 @@ type SpillAnnouncement struct {
 	// The sort buffer (mapreduce.task.io.sort.mb, MiB) the attempt cut its
 	// spills with: the first announced spill of a map task pins it for every
 	// later attempt of the task (LaunchTask.sort_mb).
-	SortMb        int32 `protobuf:"varint,21,opt,name=sort_mb,json=sortMb,proto3" json:"sort_mb,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	SortMb         int32  `protobuf:"varint,21,opt,name=sort_mb,json=sortMb,proto3" json:"sort_mb,omitempty"`
+	PackedSegments []byte `protobuf:"bytes,22,opt,name=packed_segments,json=packedSegments,proto3" json:"packed_segments,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *SpillAnnouncement) Reset() {
@@ -362,6 +367,13 @@ func (x *SpillAnnouncement) GetSortMb() int32 {
 		return x.SortMb
 	}
 	return 0
+}
+
+func (x *SpillAnnouncement) GetPackedSegments() []byte {
+	if x != nil {
+		return x.PackedSegments
+	}
+	return nil
 }
 
 // MapCut is a split point of a map task: the remainder starts with the
@@ -3689,9 +3701,12 @@ type HeartbeatResponse struct {
 	ResponseId int64 `protobuf:"varint,4,opt,name=response_id,json=responseId,proto3" json:"response_id,omitempty"`
 	// Issued on initial contact: the tracker's incarnation, to be sent on
 	// every later heartbeat.
-	Incarnation   string `protobuf:"bytes,5,opt,name=incarnation,proto3" json:"incarnation,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Incarnation string `protobuf:"bytes,5,opt,name=incarnation,proto3" json:"incarnation,omitempty"`
+	// The JobTracker reads SpillAnnouncement.packed_segments: the tracker
+	// may send its spills' segments packed.
+	ReadsPackedSegments bool `protobuf:"varint,6,opt,name=reads_packed_segments,json=readsPackedSegments,proto3" json:"reads_packed_segments,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *HeartbeatResponse) Reset() {
@@ -3757,6 +3772,13 @@ func (x *HeartbeatResponse) GetIncarnation() string {
 		return x.Incarnation
 	}
 	return ""
+}
+
+func (x *HeartbeatResponse) GetReadsPackedSegments() bool {
+	if x != nil {
+		return x.ReadsPackedSegments
+	}
+	return false
 }
 
 type MapEvent struct {
@@ -4646,7 +4668,7 @@ const file_mr_proto_rawDesc = "" +
 	"\n" +
 	"raw_length\x18\x03 \x01(\x03R\trawLength\x12\x18\n" +
 	"\arecords\x18\x04 \x01(\x03R\arecords\x12\x10\n" +
-	"\x03crc\x18\x05 \x01(\rR\x03crc\"\xcb\x01\n" +
+	"\x03crc\x18\x05 \x01(\rR\x03crc\"\xf4\x01\n" +
 	"\x11SpillAnnouncement\x12\x1d\n" +
 	"\n" +
 	"attempt_id\x18\x01 \x01(\tR\tattemptId\x12\x14\n" +
@@ -4654,7 +4676,8 @@ const file_mr_proto_rawDesc = "" +
 	"\x05final\x18\x03 \x01(\bR\x05final\x12)\n" +
 	"\bsegments\x18\x04 \x03(\v2\r.gomr.SegmentR\bsegments\x12'\n" +
 	"\bsplit_at\x18\x14 \x01(\v2\f.gomr.MapCutR\asplitAt\x12\x17\n" +
-	"\asort_mb\x18\x15 \x01(\x05R\x06sortMb\"P\n" +
+	"\asort_mb\x18\x15 \x01(\x05R\x06sortMb\x12'\n" +
+	"\x0fpacked_segments\x18\x16 \x01(\fR\x0epackedSegments\"P\n" +
 	"\x06MapCut\x12\x16\n" +
 	"\x06offset\x18\x01 \x01(\x03R\x06offset\x12\x14\n" +
 	"\x05spill\x18\x02 \x01(\x05R\x05spill\x12\x18\n" +
@@ -4933,14 +4956,15 @@ const file_mr_proto_rawDesc = "" +
 	"\fCloneAttempt\x12%\n" +
 	"\x0esource_attempt\x18\x01 \x01(\tR\rsourceAttempt\x12(\n" +
 	"\x06launch\x18\x02 \x01(\v2\x10.gomr.LaunchTaskR\x06launch\x12%\n" +
-	"\x0esource_address\x18\x03 \x01(\tR\rsourceAddress\"\xce\x01\n" +
+	"\x0esource_address\x18\x03 \x01(\tR\rsourceAddress\"\x82\x02\n" +
 	"\x11HeartbeatResponse\x12*\n" +
 	"\aactions\x18\x01 \x03(\v2\x10.gomr.TaskActionR\aactions\x122\n" +
 	"\x15heartbeat_interval_ms\x18\x02 \x01(\x05R\x13heartbeatIntervalMs\x12\x16\n" +
 	"\x06reinit\x18\x03 \x01(\bR\x06reinit\x12\x1f\n" +
 	"\vresponse_id\x18\x04 \x01(\x03R\n" +
 	"responseId\x12 \n" +
-	"\vincarnation\x18\x05 \x01(\tR\vincarnation\"\xd6\x01\n" +
+	"\vincarnation\x18\x05 \x01(\tR\vincarnation\x122\n" +
+	"\x15reads_packed_segments\x18\x06 \x01(\bR\x13readsPackedSegments\"\xd6\x01\n" +
 	"\bMapEvent\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x19\n" +
 	"\bmap_task\x18\x02 \x01(\x05R\amapTask\x12\x14\n" +

@@ -209,6 +209,9 @@ type fakeJT struct {
 	reinit bool
 	// intervalMs is the heartbeat interval the replies set (default 50).
 	intervalMs int32
+	// readsPacked is what the replies say of packed segments (false: a
+	// JobTracker from before them).
+	readsPacked bool
 	// refuse, when set, answers a heartbeat with an error instead (nil:
 	// the normal reply); the heartbeat is recorded all the same.
 	refuse func(*mrpb.HeartbeatRequest) error
@@ -273,7 +276,7 @@ func (f *fakeJT) Heartbeat(_ context.Context, req *mrpb.HeartbeatRequest) (*mrpb
 		f.events[l.JobId] = append(f.events[l.JobId], fakeEvent{
 			ev: &mrpb.MapEvent{Kind: "SPILL_READY", MapTask: l.Index, Spill: sp.Spill, Final: sp.Final,
 				AttemptId: sp.AttemptId, ShuffleAddress: req.ShuffleAddress},
-			segs: sp.Segments,
+			segs: announcedSegments(sp),
 		})
 	}
 	f.replyID++
@@ -281,7 +284,7 @@ func (f *fakeJT) Heartbeat(_ context.Context, req *mrpb.HeartbeatRequest) (*mrpb
 	if interval == 0 {
 		interval = 50
 	}
-	resp := &mrpb.HeartbeatResponse{HeartbeatIntervalMs: interval, ResponseId: f.replyID, Actions: f.pending}
+	resp := &mrpb.HeartbeatResponse{HeartbeatIntervalMs: interval, ResponseId: f.replyID, Actions: f.pending, ReadsPackedSegments: f.readsPacked}
 	if req.InitialContact {
 		resp.Incarnation = "fake-incarnation"
 	}
@@ -292,6 +295,19 @@ func (f *fakeJT) Heartbeat(_ context.Context, req *mrpb.HeartbeatRequest) (*mrpb
 	}
 	f.notifyLocked()
 	return resp, nil
+}
+
+// announcedSegments is an announcement's segments as messages, whether
+// they came packed or not (nil if packed ones do not parse).
+func announcedSegments(sp *mrpb.SpillAnnouncement) []*mrpb.Segment {
+	if len(sp.PackedSegments) == 0 {
+		return sp.Segments
+	}
+	p, err := mrpb.ParsePackedSegments(string(sp.PackedSegments), true)
+	if err != nil {
+		return nil
+	}
+	return p.Messages()
 }
 
 // notifyLocked wakes the waiters for a new heartbeat.
@@ -558,6 +574,8 @@ type trackerOpts struct {
 	exe string
 	// intervalMs is the heartbeat interval the JobTracker sets (0: 50).
 	intervalMs int32
+	// readsPacked: the JobTracker says it reads packed segments.
+	readsPacked bool
 	// runErr is what TaskTracker.Run must return, in part (empty: nil).
 	runErr string
 	// refuse is the JobTracker's refuse hook from the first heartbeat on.
@@ -580,6 +598,7 @@ func startTracker(t *testing.T, o trackerOpts) *testTracker {
 	}
 	jt := startFakeJT(t)
 	jt.intervalMs = o.intervalMs
+	jt.readsPacked = o.readsPacked
 	jt.refuse = o.refuse
 	kv := trackerConf(o.maps, o.reduces)
 	maps.Copy(kv, o.conf)

@@ -11,6 +11,46 @@ import (
 	"gomr/spill"
 )
 
+// TestSpillSegmentsPacked: to a JobTracker that says it reads packed
+// segments, a map's spills are announced with their segments packed, none
+// as messages, and they describe its output (every record, the spill's
+// data file's length). TestLaunchMapThenReduce checks the messages a
+// JobTracker that does not say so gets.
+func TestSpillSegmentsPacked(t *testing.T) {
+	tr := startTracker(t, trackerOpts{maps: 1, reduces: 1, readsPacked: true})
+	j := newTestJob(t, wordCountDef, 2)
+	m0 := j.attempt("m", 0, 0)
+	from := tr.jt.send(j.launch(t, "m", 0, 0))
+	_, i := tr.jt.waitBeat(t, from, "reporting "+m0+" SUCCEEDED", inState(m0, "SUCCEEDED"))
+	var records int64
+	n := 0
+	for _, hb := range tr.jt.beatsFrom(from)[:i-from+1] {
+		for _, sp := range hb.Spills {
+			if len(sp.Segments) != 0 || len(sp.PackedSegments) == 0 {
+				t.Fatalf("spill %d of %s: %d segments as messages, %d bytes packed; want them packed only", sp.Spill, sp.AttemptId, len(sp.Segments), len(sp.PackedSegments))
+			}
+			p, err := mrpb.ParsePackedSegments(string(sp.PackedSegments), true)
+			if err != nil || p.Len() != 2 {
+				t.Fatalf("spill %d of %s: packed segments %q (%v), want 2 partitions", sp.Spill, sp.AttemptId, sp.PackedSegments, err)
+			}
+			data, err := os.Stat(filepath.Join(tr.attemptDir(j.id, m0), "spills", spill.DataFileName(int(sp.Spill))))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if last := p.At(1); last.Offset+last.Length != data.Size() {
+				t.Errorf("spill %d: the last segment ends at %d, the data file is %d bytes", sp.Spill, last.Offset+last.Length, data.Size())
+			}
+			for _, seg := range p.All() {
+				records += seg.Records
+			}
+			n++
+		}
+	}
+	if n == 0 || records != 6 {
+		t.Errorf("%s announced %d spills holding %d records, want 6 records", m0, n, records)
+	}
+}
+
 // TestLaunchMapThenReduce runs a word count's map and then its reduce as
 // real child processes: the map's spills are written in its attempt
 // directory and announced in heartbeats, the reduce fetches them from the
@@ -33,7 +73,9 @@ func TestLaunchMapThenReduce(t *testing.T) {
 			t.Errorf("%s: counter %s = %d, want %d", m0, name, got, want)
 		}
 	}
-	// The spills announced up to the heartbeat that reports the map done.
+	// The spills announced up to the heartbeat that reports the map done,
+	// their segments as messages: the fake JobTracker does not say it
+	// reads them packed (TestSpillSegmentsPacked).
 	var spills []*mrpb.SpillAnnouncement
 	for _, hb := range tr.jt.beatsFrom(from)[:i-from+1] {
 		for _, sp := range hb.Spills {
@@ -48,7 +90,7 @@ func TestLaunchMapThenReduce(t *testing.T) {
 	}
 	var records int64
 	for k, sp := range spills {
-		if int(sp.Spill) != k || sp.Final != (k == len(spills)-1) || len(sp.Segments) != 1 {
+		if int(sp.Spill) != k || sp.Final != (k == len(spills)-1) || len(sp.Segments) != 1 || len(sp.PackedSegments) != 0 {
 			t.Errorf("spill announcement %d: index %d, final %v, %d segments; want index %d, final only last, 1 segment",
 				k, sp.Spill, sp.Final, len(sp.Segments), k)
 		}

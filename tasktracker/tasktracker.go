@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -25,6 +26,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"gomr/conf"
 	"gomr/mrpb"
@@ -455,6 +457,7 @@ func (tt *TaskTracker) heartbeatLoop(ctx context.Context) error {
 			reg = registration{incarnation: resp.Incarnation}
 		}
 		reg.responseID = resp.ResponseId
+		reg.readsPacked = resp.ReadsPackedSegments
 		for _, a := range resp.Actions {
 			tt.act(ctx, a)
 		}
@@ -519,6 +522,9 @@ type registration struct {
 	initial     bool
 	incarnation string
 	responseID  int64
+	// readsPacked: the last reply said the JobTracker reads spill
+	// announcements' packed segments.
+	readsPacked bool
 }
 
 // reinit kills every attempt and forgets them, for a fresh registration.
@@ -598,10 +604,38 @@ func (tt *TaskTracker) buildHeartbeat(reg registration) (*mrpb.HeartbeatRequest,
 	}
 	req.FreeMapSlots = int32(max(0, tt.mapSlots-usedMaps))
 	req.FreeReduceSlots = int32(max(0, tt.reduceSlots-usedReduces))
-	req.Spills = tt.spills
+	req.Spills = announcementsFor(tt.spills, reg.readsPacked)
 	sent.spills = tt.spills
 	tt.spills = nil
 	return req, sent
+}
+
+// announcementsFor is spills as a JobTracker that reads packed segments,
+// or not, takes them: for one that does not (a JobTracker from before
+// them, or one that has not replied yet), an announcement with packed
+// segments is copied with them as messages. Packed segments that do not
+// parse are sent as they are, for the JobTracker to refuse by name.
+func announcementsFor(spills []*mrpb.SpillAnnouncement, readsPacked bool) []*mrpb.SpillAnnouncement {
+	if readsPacked {
+		return spills
+	}
+	out, copied := spills, false
+	for i, sp := range spills {
+		if len(sp.PackedSegments) == 0 {
+			continue
+		}
+		p, err := mrpb.ParsePackedSegments(string(sp.PackedSegments), false)
+		if err != nil {
+			continue
+		}
+		if !copied {
+			out, copied = slices.Clone(spills), true
+		}
+		c := proto.CloneOf(sp)
+		c.PackedSegments, c.Segments = nil, p.Messages()
+		out[i] = c
+	}
+	return out
 }
 
 // heldJobs lists the jobs this tracker has state of (known secrets and job

@@ -225,9 +225,15 @@ func (t *task) announceSpill(info spill.SpillInfo) error {
 	if c := t.splitCut; c != nil && int(c.Spill) == info.Index+1 {
 		ann.SplitAt = c
 	}
-	for _, s := range info.Partitions {
-		ann.Segments = append(ann.Segments, &mrpb.Segment{Offset: s.Offset, Length: s.Length, RawLength: s.RawLength, Records: s.Records, Crc: s.CRC})
+	// Packed: a few bytes a partition, which the JobTracker keeps as they
+	// are, where a message a partition cost both sides an allocation and a
+	// decoding each (the TaskTracker unpacks them for a JobTracker that
+	// does not read them).
+	segs := make([]mrpb.SpillSegment, len(info.Partitions))
+	for i, s := range info.Partitions {
+		segs[i] = mrpb.SpillSegment(s)
 	}
+	ann.PackedSegments = mrpb.AppendPackedSegments(nil, segs)
 	if _, err := t.umb.SpillReady(t.ctx, &mrpb.SpillReadyRequest{Spill: ann}); err != nil {
 		return fmt.Errorf("announcing spill %d: %w", info.Index, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"iter"
 	"math/bits"
 	"slices"
+	"unsafe"
 )
 
 // SpillSegment is one partition's segment of a spill: where it lies in the
@@ -106,36 +107,81 @@ func ParsePackedSegments(b string, nonNegative bool) (PackedSegments, error) {
 // Encoded is the packed bytes ("" for no spill).
 func (p PackedSegments) Encoded() string { return p.b }
 
-// layout is the number of partitions, the fields' widths, the size of a
-// segment and where the first begins.
-func (p PackedSegments) layout() (n int, w [4]int, size, first int) {
+// header is the number of partitions, the fields' widths and where the
+// first segment begins.
+func (p PackedSegments) header() (n int, w [4]int, first int) {
 	if p.b == "" {
-		return 0, w, 0, 0
+		return 0, w, 0
 	}
 	v, k := uint64(p.b[0]), 1
 	if v >= 0x80 { // 128 partitions or more
 		v, k = binary.Uvarint([]byte(p.b[:min(len(p.b), binary.MaxVarintLen64)]))
 	}
 	w = [4]int{int(p.b[k] & 15), int(p.b[k] >> 4), int(p.b[k+1] & 15), int(p.b[k+1] >> 4)}
-	return int(v), w, w[0] + w[1] + w[2] + w[3] + 4, k + 2
+	return int(v), w, k + 2
+}
+
+// layout is header's, with the size of a segment.
+func (p PackedSegments) layout() (n int, w [4]int, size, first int) {
+	n, w, first = p.header()
+	if p.b == "" {
+		return 0, w, 0, 0
+	}
+	return n, w, w[0] + w[1] + w[2] + w[3] + 4, first
 }
 
 // Len is the number of partitions.
 func (p PackedSegments) Len() int {
-	n, _, _, _ := p.layout()
+	n, _, _ := p.header()
 	return n
 }
 
-// At is partition i's segment; i must be below Len.
+// widthMasks[w] keeps the low w bytes of a little-endian word.
+var widthMasks = [16]uint64{0, 1<<8 - 1, 1<<16 - 1, 1<<24 - 1, 1<<32 - 1, 1<<40 - 1, 1<<48 - 1, 1<<56 - 1, 1<<64 - 1}
+
+// At is partition i's segment; i must be below Len. It is what a reduce's
+// map events read, one segment of each spill: the fields are read as
+// whole words and masked to their widths, unless the segment is too near
+// the end of the bytes for that.
 func (p PackedSegments) At(i int) SpillSegment {
-	n, w, size, first := p.layout()
-	if i < 0 || i >= n {
+	b := p.b
+	if len(b) < 3 {
+		panic(fmt.Sprintf("PackedSegments.At(%d) of no spill", i))
+	}
+	n, k := uint64(b[0]), 1
+	if n >= 0x80 {
+		if b[1] < 0x80 { // 128 to 16,383 partitions
+			n, k = n&0x7f|uint64(b[1])<<7, 2
+		} else {
+			n, k = binary.Uvarint([]byte(b[:min(len(b), binary.MaxVarintLen64)]))
+		}
+	}
+	w0, w1, w2, w3 := uint(b[k]&15), uint(b[k]>>4), uint(b[k+1]&15), uint(b[k+1]>>4)
+	size := int(w0 + w1 + w2 + w3 + 4)
+	if i < 0 || uint64(i) >= n {
 		panic(fmt.Sprintf("PackedSegments.At(%d) of %d partitions", i, n))
 	}
-	return p.segment(w, first+i*size)
+	pos := k + 2 + i*size
+	if pos+size+4 > len(b) {
+		return p.segment([4]int{int(w0), int(w1), int(w2), int(w3)}, pos)
+	}
+	// Each field's word ends within the bytes: the last field's ends 4
+	// bytes past the crc. A read-only view of the string's bytes.
+	s := unsafe.Slice(unsafe.StringData(b), len(b))[pos : pos+size+4]
+	o1 := w0
+	o2 := o1 + w1
+	o3 := o2 + w2
+	return SpillSegment{
+		Offset:    int64(binary.LittleEndian.Uint64(s) & widthMasks[w0]),
+		Length:    int64(binary.LittleEndian.Uint64(s[o1:]) & widthMasks[w1]),
+		RawLength: int64(binary.LittleEndian.Uint64(s[o2:]) & widthMasks[w2]),
+		Records:   int64(binary.LittleEndian.Uint64(s[o3:]) & widthMasks[w3]),
+		CRC:       binary.LittleEndian.Uint32(s[size-4:]),
+	}
 }
 
-// segment decodes the segment at p.b[pos:], whose fields have widths w.
+// segment decodes the segment at p.b[pos:], whose fields have widths w,
+// byte by byte.
 func (p PackedSegments) segment(w [4]int, pos int) SpillSegment {
 	var v [4]uint64
 	for f := range v {

@@ -28,11 +28,11 @@ type wireServer struct{ *JobTracker }
 // (encodedMapEvents). Its Events field is empty: the events are in its
 // unknown fields until the message is marshaled and decoded again.
 func (s wireServer) GetMapEvents(ctx context.Context, req *mrpb.MapEventsRequest) (*mrpb.MapEventsResponse, error) {
-	evs, segs, err := s.mapEventsFrom(ctx, req)
+	evs, err := s.mapEventsFrom(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	return encodedMapEvents(evs, segs, int(req.Reduce)), nil
+	return encodedMapEvents(evs, int(req.Reduce)), nil
 }
 
 // Field numbers of mrpb.MapEventsResponse, mrpb.MapEvent and mrpb.Segment
@@ -56,50 +56,42 @@ const (
 	fieldSegmentCRC       = 5
 )
 
-// encodedMapEvents is mapEventsReply(evs, segs, reduce) with its events
+// encodedMapEvents is the reply mapEventsReply makes of evs for reduce,
 // already encoded, as the reply's unknown fields: proto.Marshal of it
-// gives the bytes proto.Marshal of mapEventsReply's gives.
-func encodedMapEvents(evs []*mrpb.MapEvent, segs []packedSpill, reduce int) *mrpb.MapEventsResponse {
+// gives the bytes proto.Marshal of mapEventsReply's gives. Each event is
+// its own fields as the log keeps them encoded, then, when its spill is
+// not zero, reduce's segment of it (written even when all its fields are
+// zero, as a set message field is).
+func encodedMapEvents(evs mapEventSlice, reduce int) *mrpb.MapEventsResponse {
 	resp := &mrpb.MapEventsResponse{}
-	if len(evs) == 0 {
+	n := evs.Len()
+	if n == 0 {
 		return resp
 	}
-	b := make([]byte, 0, len(evs)*(16+len(evs[0].AttemptId)+len(evs[0].ShuffleAddress)+len(evs[0].Kind)+24))
-	var ev []byte
-	for i, e := range evs {
-		ev = appendMapEvent(ev[:0], e, segs[i], reduce)
-		b = protowire.AppendTag(b, fieldResponseEvents, protowire.BytesType)
-		b = protowire.AppendBytes(b, ev)
-	}
-	resp.ProtoReflect().SetUnknown(protoreflect.RawFields(b))
-	return resp
-}
-
-// appendMapEvent appends the encoding of the event mapEventsReply makes of
-// e: its own fields and, when its spill is not zero, reduce's segment of
-// it. Fields at their zero value are left out, as proto3 does; the segment
-// is written even when all its fields are zero, as a set message field is.
-func appendMapEvent(b []byte, e *mrpb.MapEvent, spill packedSpill, reduce int) []byte {
-	b = appendString(b, fieldEventKind, e.Kind)
-	b = appendInt(b, fieldEventMapTask, int64(e.MapTask))
-	b = appendInt(b, fieldEventSpill, int64(e.Spill))
-	if e.Final {
-		b = protowire.AppendTag(b, fieldEventFinal, protowire.VarintType)
-		b = protowire.AppendVarint(b, 1)
-	}
-	b = appendString(b, fieldEventAttemptID, e.AttemptId)
-	b = appendString(b, fieldEventShuffleAddress, e.ShuffleAddress)
-	if spill != (packedSpill{}) {
+	b := make([]byte, 0, len(evs.wire)-evs.start+n*40)
+	for i := range n {
+		fields := evs.fields(i)
+		spill := evs.segs[i]
+		if spill == (packedSpill{}) {
+			b = protowire.AppendTag(b, fieldResponseEvents, protowire.BytesType)
+			b = protowire.AppendBytes(b, fields)
+			continue
+		}
 		seg := spill.At(reduce)
+		segSize := segmentSize(seg)
+		b = protowire.AppendTag(b, fieldResponseEvents, protowire.BytesType)
+		b = protowire.AppendVarint(b, uint64(len(fields)+protowire.SizeTag(fieldEventSegment)+protowire.SizeBytes(segSize)))
+		b = append(b, fields...)
 		b = protowire.AppendTag(b, fieldEventSegment, protowire.BytesType)
-		b = protowire.AppendVarint(b, uint64(segmentSize(seg)))
+		b = protowire.AppendVarint(b, uint64(segSize))
 		b = appendInt(b, fieldSegmentOffset, seg.Offset)
 		b = appendInt(b, fieldSegmentLength, seg.Length)
 		b = appendInt(b, fieldSegmentRawLength, seg.RawLength)
 		b = appendInt(b, fieldSegmentRecords, seg.Records)
 		b = appendInt(b, fieldSegmentCRC, int64(seg.CRC))
 	}
-	return b
+	resp.ProtoReflect().SetUnknown(protoreflect.RawFields(b))
+	return resp
 }
 
 // segmentSize is the length of seg's encoding as a Segment message.

@@ -84,28 +84,50 @@ func TestEncodedMapEvents(t *testing.T) {
 	}
 }
 
-// checkEncodedMapEvents fails t unless encodedMapEvents marshals to the
-// bytes mapEventsReply marshals to, and decodes to its message.
+// checkEncodedMapEvents fails t unless, for every run of the events kept
+// in a map event log, encodedMapEvents marshals to the bytes of the reply
+// built from the events' messages (each with reduce's segment of its
+// spill and no other), and decodes to it, and mapEventsReply is that reply.
 func checkEncodedMapEvents(t *testing.T, evs []*mrpb.MapEvent, segs []packedSpill, reduce int) {
 	t.Helper()
-	want := mapEventsReply(evs, segs, reduce)
-	wantBytes, err := proto.MarshalOptions{Deterministic: true}.Marshal(want)
-	if err != nil {
-		t.Fatal(err)
+	var log mapEventLog
+	for i, ev := range evs {
+		log.append(ev, segs[i])
 	}
-	gotBytes, err := proto.Marshal(encodedMapEvents(evs, segs, reduce))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(gotBytes, wantBytes) {
-		t.Fatalf("encoded by hand:\n%x\nas messages:\n%x", gotBytes, wantBytes)
-	}
-	var got mrpb.MapEventsResponse
-	if err := proto.Unmarshal(gotBytes, &got); err != nil {
-		t.Fatal(err)
-	}
-	if !proto.Equal(&got, want) {
-		t.Fatalf("decoded %v, want %v", &got, want)
+	for from := range len(evs) + 1 {
+		for to := from; to <= len(evs); to++ {
+			want := &mrpb.MapEventsResponse{}
+			for i := from; i < to; i++ {
+				ev := evs[i]
+				out := &mrpb.MapEvent{Kind: ev.Kind, MapTask: ev.MapTask, Spill: ev.Spill, Final: ev.Final, AttemptId: ev.AttemptId, ShuffleAddress: ev.ShuffleAddress}
+				if segs[i] != (packedSpill{}) {
+					s := segs[i].At(reduce)
+					out.Segment = &mrpb.Segment{Offset: s.Offset, Length: s.Length, RawLength: s.RawLength, Records: s.Records, Crc: s.CRC}
+				}
+				want.Events = append(want.Events, out)
+			}
+			wantBytes, err := proto.MarshalOptions{Deterministic: true}.Marshal(want)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gotBytes, err := proto.Marshal(encodedMapEvents(log.slice(from, to), reduce))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(gotBytes, wantBytes) {
+				t.Fatalf("events %d to %d encoded by hand:\n%x\nas messages:\n%x", from, to, gotBytes, wantBytes)
+			}
+			var got mrpb.MapEventsResponse
+			if err := proto.Unmarshal(gotBytes, &got); err != nil {
+				t.Fatal(err)
+			}
+			if !proto.Equal(&got, want) {
+				t.Fatalf("events %d to %d decoded as %v, want %v", from, to, &got, want)
+			}
+			if msgs := mapEventsReply(log.slice(from, to), reduce); !proto.Equal(msgs, want) {
+				t.Fatalf("events %d to %d as messages: %v, want %v", from, to, msgs, want)
+			}
+		}
 	}
 }
 
@@ -140,19 +162,18 @@ func BenchmarkMapEventsReply(b *testing.B) {
 	for i := range segs {
 		segs[i] = spillSegment{Offset: int64(i) << 20, Length: 1 << 20, RawLength: 2 << 20, Records: 10000, CRC: uint32(i * 7919)}
 	}
-	evs := make([]*mrpb.MapEvent, MaxMapEventsPerCall)
-	spills := make([]packedSpill, len(evs))
-	for i := range evs {
-		evs[i] = &mrpb.MapEvent{Kind: "SPILL_READY", MapTask: int32(i), Final: true,
-			AttemptId: fmt.Sprintf("attempt_202611271200_0001_m_%06d_0", i), ShuffleAddress: "lg-host-00042:50060"}
-		spills[i] = packSpill(segs)
+	var log mapEventLog
+	for i := range MaxMapEventsPerCall {
+		log.append(&mrpb.MapEvent{Kind: "SPILL_READY", MapTask: int32(i), Final: true,
+			AttemptId: fmt.Sprintf("attempt_202611271200_0001_m_%06d_0", i), ShuffleAddress: "lg-host-00042:50060"}, packSpill(segs))
 	}
+	evs := log.slice(0, log.Len())
 	for _, bc := range []struct {
 		name  string
 		reply func() *mrpb.MapEventsResponse
 	}{
-		{"messages", func() *mrpb.MapEventsResponse { return mapEventsReply(evs, spills, 500) }},
-		{"encoded", func() *mrpb.MapEventsResponse { return encodedMapEvents(evs, spills, 500) }},
+		{"messages", func() *mrpb.MapEventsResponse { return mapEventsReply(evs, 500) }},
+		{"encoded", func() *mrpb.MapEventsResponse { return encodedMapEvents(evs, 500) }},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()

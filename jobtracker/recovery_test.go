@@ -305,7 +305,7 @@ func TestMapEventsPaged(t *testing.T) {
 	jt, id, _, _ := recoveryScenario(t, &clock, nil)
 	jt.lock(holderTrackerRPC)
 	j := jt.jobs[id]
-	before := len(j.events)
+	before := j.events.Len()
 	n := MaxMapEventsPerCall + 5
 	for i := 0; i < n; i++ {
 		j.appendEvent(&mrpb.MapEvent{Kind: "SPILL_READY", MapTask: 0, Spill: int32(i)}, packedSpill{})
@@ -335,3 +335,4 @@ func TestMapEventsPaged(t *testing.T) {
 		}
 	}
 }
+

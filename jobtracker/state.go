@@ -53,8 +53,7 @@ type job struct {
 	// Per-spill shuffle bookkeeping: the event log reducers read, the
 	// attempt whose announcement of (map, spill) is the one reducers use,
 	// and a channel closed whenever events are appended.
-	events  []*mrpb.MapEvent
-	evSegs  []packedSpill // evSegs[i] = all partitions' segments of events[i]
+	events  mapEventLog
 	winners map[spillKey]*attempt
 	notify  chan struct{}
 	// mapsDone is closed once every map of the job has finished, for the
@@ -201,9 +200,10 @@ func (j *job) settings() *jobSettings {
 	return &j.cached
 }
 
+// appendEvent adds ev, whose spill's segments are segs (zero: none), to the
+// job's map events, and wakes the polls waiting for one.
 func (j *job) appendEvent(ev *mrpb.MapEvent, segs packedSpill) {
-	j.events = append(j.events, ev)
-	j.evSegs = append(j.evSegs, segs)
+	j.events.append(ev, segs)
 	close(j.notify)
 	j.notify = make(chan struct{})
 }

@@ -708,14 +708,15 @@ func (jt *JobTracker) rerunMapLocked(m *task, now time.Time) {
 // holds the JobTracker's lock for the whole log.
 const MaxMapEventsPerCall = 10000
 
-// mapEventsReply is the reply carrying events evs, each with reduce's
-// segment of its spill if it has one (segs[i] is evs[i]'s).
-func mapEventsReply(evs []*mrpb.MapEvent, segs []packedSpill, reduce int) *mrpb.MapEventsResponse {
-	resp := &mrpb.MapEventsResponse{Events: make([]*mrpb.MapEvent, len(evs))}
-	for i, ev := range evs {
-		out := &mrpb.MapEvent{Kind: ev.Kind, MapTask: ev.MapTask, Spill: ev.Spill, Final: ev.Final, AttemptId: ev.AttemptId, ShuffleAddress: ev.ShuffleAddress}
-		if segs[i] != (packedSpill{}) {
-			out.Segment = segs[i].At(reduce).Proto()
+// mapEventsReply is the reply carrying events evs as messages, each with
+// reduce's segment of its spill if it has one (for in-process callers; the
+// gRPC server encodes the same reply by hand, encodedMapEvents).
+func mapEventsReply(evs mapEventSlice, reduce int) *mrpb.MapEventsResponse {
+	resp := &mrpb.MapEventsResponse{Events: make([]*mrpb.MapEvent, evs.Len())}
+	for i := range resp.Events {
+		out := evs.event(i)
+		if evs.segs[i] != (packedSpill{}) {
+			out.Segment = evs.segs[i].At(reduce).Proto()
 		}
 		resp.Events[i] = out
 	}
@@ -727,17 +728,17 @@ func mapEventsReply(evs []*mrpb.MapEvent, segs []packedSpill, reduce int) *mrpb.
 // The gRPC server answers with the same events encoded by hand
 // (wireServer.GetMapEvents).
 func (jt *JobTracker) GetMapEvents(ctx context.Context, req *mrpb.MapEventsRequest) (*mrpb.MapEventsResponse, error) {
-	evs, segs, err := jt.mapEventsFrom(ctx, req)
+	evs, err := jt.mapEventsFrom(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	return mapEventsReply(evs, segs, int(req.Reduce)), nil
+	return mapEventsReply(evs, int(req.Reduce)), nil
 }
 
-// mapEventsFrom is GetMapEvents' events, not yet in a reply: slices of the
-// job's append-only event log and of its events' packed spills (segs[i] is
-// evs[i]'s, or zero), or none when WaitMs passed with no new event.
-func (jt *JobTracker) mapEventsFrom(ctx context.Context, req *mrpb.MapEventsRequest) ([]*mrpb.MapEvent, []packedSpill, error) {
+// mapEventsFrom is GetMapEvents' events, not yet in a reply: a slice of
+// the job's append-only event log, or none when WaitMs passed with no new
+// event.
+func (jt *JobTracker) mapEventsFrom(ctx context.Context, req *mrpb.MapEventsRequest) (mapEventSlice, error) {
 	wait := time.Duration(req.WaitMs) * time.Millisecond
 	start := time.Now()
 	deadline := time.NewTimer(wait)
@@ -757,24 +758,24 @@ func (jt *JobTracker) mapEventsFrom(ctx context.Context, req *mrpb.MapEventsRequ
 		j, ok := jt.jobs[req.JobId]
 		if !ok {
 			jt.unlock()
-			return nil, nil, status.Errorf(codes.NotFound, "unknown job %s", req.JobId)
+			return mapEventSlice{}, status.Errorf(codes.NotFound, "unknown job %s", req.JobId)
 		}
 		if req.AttemptId != "" {
 			if _, a := jt.findAttempt(req.AttemptId); a == nil || !a.live() {
 				jt.unlock()
-				return nil, nil, status.Errorf(codes.FailedPrecondition, "attempt %s is not running", req.AttemptId)
+				return mapEventSlice{}, status.Errorf(codes.FailedPrecondition, "attempt %s is not running", req.AttemptId)
 			}
 		}
 		if int(req.Reduce) < 0 || int(req.Reduce) >= j.partitions() {
 			jt.unlock()
-			return nil, nil, status.Errorf(codes.InvalidArgument, "job %s has no reduce %d", req.JobId, req.Reduce)
+			return mapEventSlice{}, status.Errorf(codes.InvalidArgument, "job %s has no reduce %d", req.JobId, req.Reduce)
 		}
 		from := int(req.From)
-		if from < 0 || from > len(j.events) {
+		if from < 0 || from > j.events.Len() {
 			jt.unlock()
-			return nil, nil, status.Errorf(codes.InvalidArgument, "event index %d out of range", from)
+			return mapEventSlice{}, status.Errorf(codes.InvalidArgument, "event index %d out of range", from)
 		}
-		if n := len(j.events) - from; n > 0 && n < MaxMapEventsPerCall && !batchDue && !j.done() && j.finishedMaps < len(j.maps) {
+		if n := j.events.Len() - from; n > 0 && n < MaxMapEventsPerCall && !batchDue && !j.done() && j.finishedMaps < len(j.maps) {
 			// A few new events while maps still run: let more come, until
 			// the job's window from the poll's start, so that a job's
 			// reduces are answered about polls times a second in all. The
@@ -791,30 +792,30 @@ func (jt *JobTracker) mapEventsFrom(ctx context.Context, req *mrpb.MapEventsRequ
 				case <-done:
 				case <-deadline.C:
 				case <-ctx.Done():
-					return nil, nil, ctx.Err()
+					return mapEventSlice{}, ctx.Err()
 				}
 				batchDue = true
 				continue
 			}
 		}
-		if from < len(j.events) || j.done() {
+		if from < j.events.Len() || j.done() {
 			// The log is append-only and its entries are never changed:
-			// the reply is built from these slices of it off the lock
-			// (decoding a reduce's segment of each spill, allocating the
-			// messages), while appends write past their end.
-			to := min(len(j.events), from+MaxMapEventsPerCall)
-			evs, segs := j.events[from:to:to], j.evSegs[from:to:to]
+			// the reply is built from this slice of it off the lock
+			// (decoding a reduce's segment of each spill), while appends
+			// write past its end.
+			to := min(j.events.Len(), from+MaxMapEventsPerCall)
+			evs := j.events.slice(from, to)
 			jt.unlock()
-			return evs, segs, nil
+			return evs, nil
 		}
 		ch := j.notify
 		jt.unlock()
 		select {
 		case <-ch:
 		case <-deadline.C:
-			return nil, nil, nil
+			return mapEventSlice{}, nil
 		case <-ctx.Done():
-			return nil, nil, ctx.Err()
+			return mapEventSlice{}, ctx.Err()
 		}
 	}
 }

@@ -2,6 +2,7 @@ package jobtracker
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -150,36 +151,59 @@ func (s *Staging) flushEvents() error {
 	batch := l.queue
 	l.queue = nil
 	l.mu.Unlock()
+	return l.writeLocked(batch)
+}
+
+// writeLocked writes batch's lines in the order they were queued, each
+// job's in one write to its file (a write a line was a system call for
+// every announced spill), and returns the first error, naming its job.
+func (l *eventLog) writeLocked(batch []queuedEvent) error {
 	var first error
+	failed := func(job string, err error) {
+		if first == nil {
+			first = fmt.Errorf("event log of job %s: %w", job, err)
+		}
+	}
+	type lines struct {
+		path string
+		buf  bytes.Buffer
+		enc  *json.Encoder
+	}
+	var jobs []string
+	byJob := map[string]*lines{}
 	for _, q := range batch {
-		if err := l.writeLocked(q); err != nil && first == nil {
-			first = fmt.Errorf("event log of job %s: %w", q.job, err)
+		ls := byJob[q.job]
+		if ls == nil {
+			ls = &lines{path: q.path}
+			ls.enc = json.NewEncoder(&ls.buf) // as json.Marshal, with the newline
+			byJob[q.job] = ls
+			jobs = append(jobs, q.job)
+		}
+		if err := ls.enc.Encode(q.ev); err != nil {
+			failed(q.job, err)
+		}
+	}
+	for _, job := range jobs {
+		ls := byJob[job]
+		f := l.files[job]
+		if f == nil {
+			var err error
+			if f, err = os.OpenFile(ls.path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600); err != nil {
+				failed(job, err)
+				continue
+			}
+			if l.files == nil {
+				l.files = map[string]*os.File{}
+			}
+			l.files[job] = f
+		}
+		if _, err := f.Write(ls.buf.Bytes()); err != nil {
+			f.Close()
+			delete(l.files, job)
+			failed(job, err)
 		}
 	}
 	return first
-}
-
-func (l *eventLog) writeLocked(q queuedEvent) error {
-	line, err := json.Marshal(q.ev)
-	if err != nil {
-		return err
-	}
-	f := l.files[q.job]
-	if f == nil {
-		if f, err = os.OpenFile(q.path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600); err != nil {
-			return err
-		}
-		if l.files == nil {
-			l.files = map[string]*os.File{}
-		}
-		l.files[q.job] = f
-	}
-	if _, err := f.Write(append(line, '\n')); err != nil {
-		f.Close()
-		delete(l.files, q.job)
-		return err
-	}
-	return nil
 }
 
 // forget writes what is queued for the job and closes its file: the job
@@ -191,9 +215,7 @@ func (l *eventLog) forget(id string) {
 	batch := l.queue
 	l.queue = nil
 	l.mu.Unlock()
-	for _, q := range batch {
-		_ = l.writeLocked(q) // the other jobs' lines; this job's go with its file
-	}
+	_ = l.writeLocked(batch) // the other jobs' lines; this job's go with its file
 	if f := l.files[id]; f != nil {
 		f.Close()
 		delete(l.files, id)

@@ -3,6 +3,7 @@ package jobtracker
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -336,3 +337,54 @@ func TestMapEventsPaged(t *testing.T) {
 	}
 }
 
+// TestEventLogFlush: the lines queued for several jobs, interleaved, are
+// written to each job's file in their order, one write a job; a job whose
+// file cannot be opened fails the flush with an error naming the job, and
+// the other jobs' lines are written all the same; readEvents reads back
+// what was written.
+func TestEventLogFlush(t *testing.T) {
+	dir := t.TempDir()
+	s, err := OpenStaging(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const a, b, bad = "job_202611271600_0001", "job_202611271600_0002", "job_202611271600_0003"
+	// A directory where the bad job's log would be: it cannot be opened
+	// for writing.
+	badPath, err := s.eventsPath(bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(badPath, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		for _, id := range []string{a, bad, b} {
+			if err := s.appendEvent(id, &taskEvent{Kind: "succeeded", Type: "m", Task: i, Attempt: fmt.Sprintf("%s_m_%06d_0", id, i)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	err = s.flushEvents()
+	if err == nil || !strings.Contains(err.Error(), "event log of job "+bad+": ") {
+		t.Fatalf("flush: %v, want an error naming %s", err, bad)
+	}
+	for _, id := range []string{a, b} {
+		evs, err := s.readEvents(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(evs) != 3 {
+			t.Fatalf("%s: %d events read back, want 3", id, len(evs))
+		}
+		for i, ev := range evs {
+			if ev.Task != i || ev.Attempt != fmt.Sprintf("%s_m_%06d_0", id, i) {
+				t.Errorf("%s: event %d is task %d of %s, want task %d in order", id, i, ev.Task, ev.Attempt, i)
+			}
+		}
+	}
+	// Nothing is left queued: a flush with nothing to write succeeds.
+	if err := s.flushEvents(); err != nil {
+		t.Errorf("second flush: %v", err)
+	}
+}

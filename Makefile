@@ -220,10 +220,17 @@ bench-shuffle:
 # --profiles), so that their quotas are computed as a cluster that ran the
 # jobs before computes them (the four jobs' quotas then add up to about
 # three fifths of the map slots).
+# Then jobs with reduces shuffling, under SCALE_REDUCE_POLICIES: each of
+# SCALE_REDUCE_RUNS is trackers:jobs:maps a job:reduces a job:map time,
+# with reduces that run the whole run and poll their map events (by
+# default 1,000 trackers with one job of 20,000 maps of 1 s and 1,000
+# reduces, and 10,000 trackers with 4 jobs of 37,500 maps of 10 s and 250
+# reduces each: M x R map events delivered, not a target of issue 17).
 # The defaults are issue 17's sizes and policies, TYREX with its static
-# partitions and with DynamicTAGS (about 25 minutes); SCALE_TRACKERS="100
-# 1000 3000", SCALE_JOB_MAPS= (none) and SCALE_POLICIES="fifo fair" for a
-# quicker sweep, and SCALE_POLICIES=all for all ten (ALL_POLICIES).
+# partitions and with DynamicTAGS (about 27 minutes); SCALE_TRACKERS="100
+# 1000 3000", SCALE_JOB_MAPS= (none), SCALE_REDUCE_RUNS= (none) and
+# SCALE_POLICIES="fifo fair" for a quicker sweep, and SCALE_POLICIES=all
+# for all ten (ALL_POLICIES).
 ALL_POLICIES       := fifo fair tyrex-static tyrex-dynamic fbq sita comp edf minedf minedf-wc
 SCALE_TRACKERS     ?= 100 1000 3000 10000
 SCALE_POLICIES     ?= fifo fair tyrex-static tyrex-dynamic minedf-wc
@@ -236,6 +243,8 @@ SCALE_JOB_TOTAL    ?= 150000
 SCALE_DURATION     ?= 40s
 SCALE_HEARTBEAT    ?= 3s
 SCALE_SUBMIT_MAPS  ?= 1000 10000 100000
+SCALE_REDUCE_RUNS  ?= 1000:1:20000:1000:1s 10000:4:37500:250:10s
+SCALE_REDUCE_POLICIES ?= fifo
 SCALE_DIR          ?= bin/scale
 SCALE_RUN = $(BIN) loadgen --spawn --map-slots 2 --reduce-slots 2 --heartbeat $(SCALE_HEARTBEAT) \
 	--duration $(SCALE_DURATION) --pools 4 --map-time 10s
@@ -254,6 +263,12 @@ bench-scale: build
 	  $(SCALE_RUN) --policy $$p --trackers $(SCALE_JOB_TRACKERS) --jobs $$j --maps $$m $(SCALE_DEADLINE_FLAGS) \
 	    --out $(SCALE_DIR)/$$p-$(SCALE_JOB_TRACKERS)-m$$m.json 2>>$(SCALE_DIR)/loadgen.log || exit 1; \
 	done; done
+	@for p in $(SCALE_REDUCE_POLICIES); do for r in $(SCALE_REDUCE_RUNS); do \
+	  set -- $$(echo $$r | tr ':' ' '); \
+	  echo "== bench-scale: $$p, $$1 trackers, $$2 jobs of $$3 maps of $$5 and $$4 reduces shuffling, $(SCALE_DURATION)"; \
+	  $(SCALE_RUN) --policy $$p --trackers $$1 --jobs $$2 --maps $$3 --reduces $$4 --map-time $$5 --reduce-time 600s $(SCALE_DEADLINE_FLAGS) \
+	    --out $(SCALE_DIR)/$$p-$$1-m$$3-r$$4.json 2>>$(SCALE_DIR)/loadgen.log || exit 1; \
+	done; done
 	@for m in $(SCALE_SUBMIT_MAPS); do \
 	  echo "== bench-scale: submit latency, one job of $$m maps"; \
 	  $(BIN) loadgen --spawn --submit-only --jobs 1 --maps $$m \
@@ -268,6 +283,7 @@ bench-scale: build
 	@$(BIN) loadgen curves \
 	  $(foreach p,$(SCALE_POLICY_LIST),$(foreach n,$(SCALE_TRACKERS),$(SCALE_DIR)/$(p)-$(n).json)) \
 	  $(foreach p,$(SCALE_POLICY_LIST),$(foreach m,$(SCALE_JOB_MAPS),$(SCALE_DIR)/$(p)-$(SCALE_JOB_TRACKERS)-m$(m).json)) \
+	  $(foreach p,$(SCALE_REDUCE_POLICIES),$(foreach r,$(SCALE_REDUCE_RUNS),$(SCALE_DIR)/$(p)-$(word 1,$(subst :, ,$(r)))-m$(word 3,$(subst :, ,$(r)))-r$(word 4,$(subst :, ,$(r))).json)) \
 	  $(foreach m,$(SCALE_SUBMIT_MAPS),$(SCALE_DIR)/submit-$(m).json $(SCALE_DIR)/submit-input-$(m).json)
 
 proto:

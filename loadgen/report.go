@@ -177,8 +177,9 @@ func ReadResults(paths []string) ([]*Result, error) {
 }
 
 // WriteCurves writes one line per run, by policy, then trackers, then
-// maps per job: the curves of make bench-scale over the cluster's size
-// and over the jobs' size. Submit-only results (--submit-only) are a
+// maps per job, then reduces per job: the curves of make bench-scale over
+// the cluster's size and over the jobs' size, and its runs with reduces
+// shuffling (with their map-event calls a second). Submit-only results (--submit-only) are a
 // table of their own after the runs: each submission's time and what it
 // added to the JobTracker's RSS, per map.
 func WriteCurves(w io.Writer, rs []*Result) error {
@@ -198,17 +199,20 @@ func WriteCurves(w io.Writer, rs []*Result) error {
 		if a.Trackers != b.Trackers {
 			return a.Trackers < b.Trackers
 		}
-		return mapsPerJob(a) < mapsPerJob(b)
+		if mapsPerJob(a) != mapsPerJob(b) {
+			return mapsPerJob(a) < mapsPerJob(b)
+		}
+		return reducesPerJob(a) < reducesPerJob(b)
 	})
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	if len(runs) > 0 {
-		fmt.Fprintln(tw, "policy\ttrackers\tjobs\tmaps/job\thb/s\t(target)\thb p50\thb p99\tJT p99\thb max\tfree→launch p50\tp99\tlaunch/s\tmaps busy\tJT CPU\tgen CPU\tJT RSS peak\theap live\tlost\tdeadlines\t")
+		fmt.Fprintln(tw, "policy\ttrackers\tjobs\tmaps/job\treduces/job\thb/s\t(target)\thb p50\thb p99\tJT p99\thb max\tfree→launch p50\tp99\tlaunch/s\tmaps busy\tevents calls/s\tJT CPU\tgen CPU\tJT RSS peak\theap live\tlost\tdeadlines\t")
 	}
 	for _, r := range runs {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%.0f\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f\t%.0f%%\t%s\t%s\t%s\t%s\t%d\t%s\t\n",
-			orDefault(r.Policy), r.Trackers, len(r.Jobs), mapsPerJob(r), r.HeartbeatsPerSec, r.ExpectedHeartbeatsPerSec,
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%.0f\t%.0f\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f\t%.0f%%\t%.0f\t%s\t%s\t%s\t%s\t%d\t%s\t\n",
+			orDefault(r.Policy), r.Trackers, len(r.Jobs), mapsPerJob(r), reducesPerJob(r), r.HeartbeatsPerSec, r.ExpectedHeartbeatsPerSec,
 			ms(r.HeartbeatLatency.P50Ms), ms(r.HeartbeatLatency.P99Ms), serverP99(r), ms(r.HeartbeatLatency.MaxMs),
-			ms(r.SlotToLaunch.P50Ms), ms(r.SlotToLaunch.P99Ms), r.LaunchesPerSec, 100*r.MapSlotUtilization,
+			ms(r.SlotToLaunch.P50Ms), ms(r.SlotToLaunch.P99Ms), r.LaunchesPerSec, 100*r.MapSlotUtilization, r.MapEventCallsPerSec,
 			coresShort(r.Process.CPUCores), coresShort(r.GeneratorCPUCores), mbs(r.Process.RSSPeakMB), mbs(r.Process.HeapLiveMB),
 			max(r.TrackersLost, r.LostLogged), deadlines(r))
 	}
@@ -271,6 +275,19 @@ func mapsPerJob(r *Result) float64 {
 	n := 0
 	for _, j := range r.Jobs {
 		n += j.Maps
+	}
+	return float64(n) / float64(len(r.Jobs))
+}
+
+// reducesPerJob is the mean number of reduces of a run's jobs (0 without
+// jobs).
+func reducesPerJob(r *Result) float64 {
+	if len(r.Jobs) == 0 {
+		return 0
+	}
+	n := 0
+	for _, j := range r.Jobs {
+		n += j.Reduces
 	}
 	return float64(n) / float64(len(r.Jobs))
 }

@@ -11,15 +11,18 @@ import (
 // submit-only results come after them, by maps, with the RSS they added
 // per map.
 func TestWriteCurves(t *testing.T) {
-	run := func(policy string, trackers int, jobs, maps int, serverP99 float64) *Result {
+	runWith := func(policy string, trackers int, jobs, maps, reduces int, serverP99 float64) *Result {
 		r := &Result{Policy: policy, Trackers: trackers, Process: Process{CPUCores: 0.5, RSSPeakMB: 400, HeapLiveMB: 200}}
 		for range jobs {
-			r.Jobs = append(r.Jobs, JobResult{Maps: maps})
+			r.Jobs = append(r.Jobs, JobResult{Maps: maps, Reduces: reduces})
 		}
 		if serverP99 > 0 {
 			r.Process.Lock = &LockFigures{Server: &ServerFigures{P99Ms: serverP99}}
 		}
 		return r
+	}
+	run := func(policy string, trackers int, jobs, maps int, serverP99 float64) *Result {
+		return runWith(policy, trackers, jobs, maps, 0, serverP99)
 	}
 	submit := func(maps int, before, after float64) *Result {
 		return &Result{Submissions: []Submission{{Maps: maps, SubmitMs: 500, RSSBeforeMB: before, RSSAfterMB: after, HeapAfterMB: -1}}}
@@ -38,11 +41,25 @@ func TestWriteCurves(t *testing.T) {
 				run("fifo", 100, 4, 375, 0.5),
 			},
 			want: [][]string{
-				{"policy", "trackers", "jobs", "maps/job"},
-				{"fair", "10000", "4", "37500"},
-				{"fifo", "100", "4", "375"},
-				{"fifo", "10000", "150", "1000"},
-				{"fifo", "10000", "1", "100000"},
+				{"policy", "trackers", "jobs", "maps/job", "reduces/job"},
+				{"fair", "10000", "4", "37500", "0"},
+				{"fifo", "100", "4", "375", "0"},
+				{"fifo", "10000", "150", "1000", "0"},
+				{"fifo", "10000", "1", "100000", "0"},
+			},
+		},
+		{
+			name: "runs with reduces after the map-only run of the same size",
+			in: []*Result{
+				runWith("fifo", 10000, 4, 37500, 250, 214),
+				run("fifo", 10000, 4, 37500, 3.5),
+				runWith("fifo", 1000, 1, 20000, 1000, 7),
+			},
+			want: [][]string{
+				{"policy", "trackers", "jobs", "maps/job", "reduces/job"},
+				{"fifo", "1000", "1", "20000", "1000"},
+				{"fifo", "10000", "4", "37500", "0"},
+				{"fifo", "10000", "4", "37500", "250"},
 			},
 		},
 		{
@@ -104,11 +121,11 @@ func TestWriteCurves(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(b.String(), "\n")
-	if f := strings.Fields(lines[1]); f[8] != "?" {
-		t.Errorf("JT p99 of a run without it: %q, want ?\n%s", f[8], b.String())
+	if f := strings.Fields(lines[1]); f[9] != "?" {
+		t.Errorf("JT p99 of a run without it: %q, want ?\n%s", f[9], b.String())
 	}
-	if f := strings.Fields(lines[2]); f[8] != "7.2ms" && f[8] != "7.3ms" {
-		t.Errorf("JT p99: %q, want 7.2ms\n%s", f[8], b.String())
+	if f := strings.Fields(lines[2]); f[9] != "7.2ms" && f[9] != "7.3ms" {
+		t.Errorf("JT p99: %q, want 7.2ms\n%s", f[9], b.String())
 	}
 	// The deadlines, last: none, every job's, varied; and the profiles.
 	same, varied := run("minedf-wc", 100, 2, 375, 1), run("minedf", 100, 2, 375, 1)

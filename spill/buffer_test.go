@@ -710,6 +710,23 @@ func TestKeyPrefixOrder(t *testing.T) {
 	}
 }
 
+// TestKeyPrefixInCap: the prefix read as a word within the key's capacity
+// is keyPrefix's, for every length up to 16 and every capacity from the
+// length to 16, whatever the bytes past the length hold.
+func TestKeyPrefixInCap(t *testing.T) {
+	backing := []byte("\xffabcdefgh\x00\x01\xfe\xff\x7fqrstuvwxyz")
+	for n := range 17 {
+		for c := n; c <= 16; c++ {
+			for _, start := range []int{0, 1, 5} {
+				key := backing[start : start+n : start+c]
+				if got, want := keyPrefixInCap(key), keyPrefix(key); got != want {
+					t.Fatalf("key %q (capacity %d): prefix %#x, keyPrefix %#x", key, c, got, want)
+				}
+			}
+		}
+	}
+}
+
 // BenchmarkBufferEmit measures one map's output of 1e6 small records (10-byte
 // keys, 10-byte values, 4 partitions, 16 MiB buffer) including the sort,
 // the spill writes and Close.

@@ -239,6 +239,18 @@ func hashKey(prefix, prefix2 uint64, key []byte) uint32 {
 	return uint32(h)
 }
 
+// keyPrefixInCap is keyPrefix(key). A key shorter than 8 bytes whose
+// capacity holds 8 (a mapper's key is mostly a slice of its input line, a
+// word of a few bytes) is read as one word and masked to its length,
+// instead of byte by byte. The bytes past its length are read but not
+// used: they are the caller's, unchanged while Emit runs.
+func keyPrefixInCap(key []byte) uint64 {
+	if len(key) < 8 && cap(key) >= 8 {
+		return binary.BigEndian.Uint64(key[:8]) &^ (math.MaxUint64 >> (8 * uint(len(key))))
+	}
+	return keyPrefix(key)
+}
+
 // stagedRec is a record waiting in a stageGroup.
 type stagedRec struct {
 	prefix, prefix2 uint64 // keyPrefix of the key and of its bytes 8..16
@@ -256,10 +268,10 @@ type stageGroup struct {
 // put takes a record of the current batch bt. Records go through three
 // stage groups on their way into the table (see advance).
 func (t *combTable) put(b *Buffer, bt *batch, key, value []byte) error {
-	prefix := keyPrefix(key)
+	prefix := keyPrefixInCap(key)
 	var prefix2 uint64
 	if len(key) > 8 {
-		prefix2 = keyPrefix(key[8:])
+		prefix2 = keyPrefixInCap(key[8:])
 	}
 	h := hashKey(prefix, prefix2, key)
 	if len(key)+len(value) > stageMaxBytes {

@@ -268,28 +268,22 @@ func deadlines(r *Result) string {
 }
 
 // mapsPerJob is the mean number of maps of a run's jobs (0 without jobs).
-func mapsPerJob(r *Result) float64 {
-	if len(r.Jobs) == 0 {
-		return 0
-	}
-	n := 0
-	for _, j := range r.Jobs {
-		n += j.Maps
-	}
-	return float64(n) / float64(len(r.Jobs))
-}
+func mapsPerJob(r *Result) float64 { return perJob(r, func(j JobResult) int { return j.Maps }) }
 
 // reducesPerJob is the mean number of reduces of a run's jobs (0 without
 // jobs).
-func reducesPerJob(r *Result) float64 {
+func reducesPerJob(r *Result) float64 { return perJob(r, func(j JobResult) int { return j.Reduces }) }
+
+// perJob is the mean of n over a run's jobs (0 without jobs).
+func perJob(r *Result, n func(JobResult) int) float64 {
 	if len(r.Jobs) == 0 {
 		return 0
 	}
-	n := 0
+	sum := 0
 	for _, j := range r.Jobs {
-		n += j.Reduces
+		sum += n(j)
 	}
-	return float64(n) / float64(len(r.Jobs))
+	return float64(sum) / float64(len(r.Jobs))
 }
 
 // serverP99 is the JobTracker-side heartbeat latency's p99 (the one issue

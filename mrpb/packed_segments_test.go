@@ -197,15 +197,7 @@ func BenchmarkAnnouncement(b *testing.B) {
 	b.Run("messages", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			ann := &SpillAnnouncement{AttemptId: "attempt_202611271544_0001_m_000000_0", Segments: PackSegments(segs).Messages()}
-			wire, err := proto.Marshal(ann)
-			if err != nil {
-				b.Fatal(err)
-			}
-			var got SpillAnnouncement
-			if err := proto.Unmarshal(wire, &got); err != nil {
-				b.Fatal(err)
-			}
+			got := overTheWire(b, &SpillAnnouncement{AttemptId: "attempt_202611271544_0001_m_000000_0", Segments: PackSegments(segs).Messages()})
 			out := make([]SpillSegment, len(got.Segments))
 			for i, s := range got.Segments {
 				out[i] = SpillSegment{s.Offset, s.Length, s.RawLength, s.Records, s.Crc}
@@ -218,19 +210,24 @@ func BenchmarkAnnouncement(b *testing.B) {
 	b.Run("packed", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			ann := &SpillAnnouncement{AttemptId: "attempt_202611271544_0001_m_000000_0", PackedSegments: AppendPackedSegments(nil, segs)}
-			wire, err := proto.Marshal(ann)
-			if err != nil {
-				b.Fatal(err)
-			}
-			var got SpillAnnouncement
-			if err := proto.Unmarshal(wire, &got); err != nil {
-				b.Fatal(err)
-			}
+			got := overTheWire(b, &SpillAnnouncement{AttemptId: "attempt_202611271544_0001_m_000000_0", PackedSegments: AppendPackedSegments(nil, segs)})
 			p, err := ParsePackedSegments(string(got.PackedSegments), true)
 			if err != nil || p.Len() != len(segs) {
 				b.Fatal("lost segments", err)
 			}
 		}
 	})
+}
+
+// overTheWire is ann marshaled and unmarshaled again.
+func overTheWire(b *testing.B, ann *SpillAnnouncement) *SpillAnnouncement {
+	wire, err := proto.Marshal(ann)
+	if err != nil {
+		b.Fatal(err)
+	}
+	got := &SpillAnnouncement{}
+	if err := proto.Unmarshal(wire, got); err != nil {
+		b.Fatal(err)
+	}
+	return got
 }

@@ -286,8 +286,25 @@ bench-scale: build
 	  $(foreach p,$(SCALE_REDUCE_POLICIES),$(foreach r,$(SCALE_REDUCE_RUNS),$(SCALE_DIR)/$(p)-$(word 1,$(subst :, ,$(r)))-m$(word 3,$(subst :, ,$(r)))-r$(word 4,$(subst :, ,$(r))).json)) \
 	  $(foreach m,$(SCALE_SUBMIT_MAPS),$(SCALE_DIR)/submit-$(m).json $(SCALE_DIR)/submit-input-$(m).json)
 
+# make proto regenerates mrpb's Go code from mrpb/mr.proto with the
+# generators named in the generated files' headers: Debian's protoc
+# (protobuf-compiler, installed as root when missing and apt-get is there)
+# and the two Go plugins at PROTOC_GEN_GO and PROTOC_GEN_GO_GRPC, installed
+# into PROTO_BIN (from the Go module proxy) when missing. Not part of make
+# test: the generated files are committed.
+PROTOC_GEN_GO      ?= v1.36.12
+PROTOC_GEN_GO_GRPC ?= v1.6.2
+PROTO_BIN          ?= $(CURDIR)/bin/proto
 proto:
-	cd mrpb && protoc --go_out=. --go_opt=paths=source_relative \
+	@if ! command -v protoc >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing protobuf-compiler (protoc)"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq protobuf-compiler >/dev/null || exit 1; \
+	  else echo "make proto needs protoc (Debian: apt-get install protobuf-compiler)"; exit 1; fi; \
+	fi
+	@[ -x $(PROTO_BIN)/protoc-gen-go ] || GOBIN=$(PROTO_BIN) $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO)
+	@[ -x $(PROTO_BIN)/protoc-gen-go-grpc ] || GOBIN=$(PROTO_BIN) $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC)
+	cd mrpb && PATH=$(PROTO_BIN):$$PATH protoc --go_out=. --go_opt=paths=source_relative \
 	  --go-grpc_out=. --go-grpc_opt=paths=source_relative mr.proto
 
 clean:

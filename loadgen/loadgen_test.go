@@ -309,7 +309,8 @@ func TestTraceStart(t *testing.T) {
 
 // TestStatusCounters: a simulated attempt's status carries the
 // generator's few task counters and Config.ExtraCounters more, each
-// growing with its progress.
+// growing with its progress, in (group, name) order as a child reports
+// them.
 func TestStatusCounters(t *testing.T) {
 	for _, extra := range []int{0, 3, 70} {
 		g := &generator{cfg: Config{ExtraCounters: extra}, extraNames: extraCounterNames(extra)}
@@ -321,11 +322,24 @@ func TestStatusCounters(t *testing.T) {
 			t.Fatalf("extra %d: %d counters, want %d", extra, len(st.Counters), 4+extra)
 		}
 		seen := map[string]bool{}
-		for i, c := range st.Counters[4:] {
-			if c.Group != extraCounterGroup || seen[c.Name] || c.Value != 50000*int64(i+1) {
-				t.Errorf("extra %d: counter %d is %s/%s=%d, want a new name in %s valued %d", extra, i, c.Group, c.Name, c.Value, extraCounterGroup, 50000*(i+1))
+		i := 0
+		for k, c := range st.Counters {
+			if k > 0 {
+				if p := st.Counters[k-1]; p.Group > c.Group || p.Group == c.Group && p.Name >= c.Name {
+					t.Errorf("extra %d: counter %d (%s/%s) after %s/%s: not in (group, name) order", extra, k, c.Group, c.Name, p.Group, p.Name)
+				}
+			}
+			if c.Group != extraCounterGroup {
+				continue
+			}
+			if seen[c.Name] || c.Value != 50000*int64(i+1) {
+				t.Errorf("extra %d: extra counter %d is %s/%s=%d, want a new name valued %d", extra, i, c.Group, c.Name, c.Value, 50000*(i+1))
 			}
 			seen[c.Name] = true
+			i++
+		}
+		if i != extra {
+			t.Errorf("extra %d: %d counters in %s", extra, i, extraCounterGroup)
 		}
 	}
 }

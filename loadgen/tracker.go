@@ -1,9 +1,11 @@
 package loadgen
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -434,6 +436,13 @@ func (t *tracker) status(a *attempt, now time.Time) *mrpb.AttemptStatus {
 	for i, name := range t.g.extraNames {
 		st.Counters = append(st.Counters, &mrpb.Counter{Group: extraCounterGroup, Name: name, Value: recs * int64(i+1)})
 	}
+	// In (group, name) order, as a task's child reports them.
+	slices.SortFunc(st.Counters, func(x, y *mrpb.Counter) int {
+		if c := cmp.Compare(x.Group, y.Group); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.Name, y.Name)
+	})
 	st.Progress = float32(p)
 	st.RssBytes = 200 << 20
 	return st

@@ -126,6 +126,11 @@ func PackSet(s CounterSet) PackedCounters {
 // PackCounters packs counters given as parallel slices, in any order; a
 // counter named twice is summed. It leaves both slices as they are.
 func PackCounters(keys []CounterKey, values []int64) PackedCounters {
+	if countersInOrder(keys) {
+		// As a task's child reports them (by group, then name, each
+		// once): nothing to sort or sum.
+		return PackedCounters{names: unique.Make(encodeCounterNames(keys)), values: slices.Clip(slices.Clone(values))}
+	}
 	type counter struct {
 		key   CounterKey
 		value int64
@@ -151,6 +156,18 @@ func PackCounters(keys []CounterKey, values []int64) PackedCounters {
 		sorted, vals = append(sorted, c.key), append(vals, c.value)
 	}
 	return PackedCounters{names: unique.Make(encodeCounterNames(sorted)), values: slices.Clip(vals)}
+}
+
+// countersInOrder tells whether keys are in (group, name) order, each
+// named once.
+func countersInOrder(keys []CounterKey) bool {
+	for i := 1; i < len(keys); i++ {
+		a, b := keys[i-1], keys[i]
+		if a.Group > b.Group || a.Group == b.Group && a.Name >= b.Name {
+			return false
+		}
+	}
+	return true
 }
 
 // MarshalJSON encodes the set as CounterSet.MarshalJSON encodes the same

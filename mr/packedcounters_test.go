@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime"
+	"slices"
 	"testing"
 )
 
@@ -22,6 +23,52 @@ func pack(es []entry) PackedCounters {
 		keys[i], values[i] = CounterKey{e.group, e.name}, e.value
 	}
 	return PackCounters(keys, values)
+}
+
+// TestPackCountersInOrder: counters given in (group, name) order, each
+// once, as a child reports them, pack to what the same counters in another
+// order pack to; the packed values are a copy of the caller's.
+func TestPackCountersInOrder(t *testing.T) {
+	for _, in := range [][]entry{
+		nil,
+		{{"a", "x", 1}},
+		{{"", "", 1}, {"", "n", 9}, {"\x00\x80", "\xff\x01", -4}, {"<&>", "\"\\", 2}},
+		{{"FileSystemCounters", "FILE_BYTES_READ", 10}, {"TaskCounter", "CPU_MILLISECONDS", 20}, {"TaskCounter", "MAP_INPUT_RECORDS", 30}},
+	} {
+		if keys := packKeys(in); !countersInOrder(keys) {
+			t.Fatalf("%v: not in order", in)
+		}
+		reversed := slices.Clone(in)
+		slices.Reverse(reversed)
+		if len(in) > 1 && countersInOrder(packKeys(reversed)) {
+			t.Fatalf("%v: in order", reversed)
+		}
+		got, want := pack(in), pack(reversed)
+		if !reflect.DeepEqual(got.Set(), want.Set()) || got.names != want.names || !slices.Equal(got.values, want.values) {
+			t.Errorf("%v: packed %v, in another order %v", in, got.Set(), want.Set())
+		}
+	}
+	// Not in order: a name twice, or out of order within a group.
+	for _, in := range [][]entry{{{"a", "x", 1}, {"a", "x", 2}}, {{"a", "y", 1}, {"a", "x", 2}}, {{"b", "x", 1}, {"a", "y", 2}}} {
+		if countersInOrder(packKeys(in)) {
+			t.Errorf("%v: taken as in order", in)
+		}
+	}
+	keys, values := []CounterKey{{"a", "x"}, {"a", "y"}}, []int64{1, 2}
+	c := PackCounters(keys, values)
+	values[0] = 99
+	if c.Get("a", "x") != 1 {
+		t.Errorf("the packed counters share the caller's values: %v", c.Set())
+	}
+}
+
+// packKeys is the keys of es.
+func packKeys(es []entry) []CounterKey {
+	keys := make([]CounterKey, len(es))
+	for i, e := range es {
+		keys[i] = CounterKey{e.group, e.name}
+	}
+	return keys
 }
 
 func TestPackedCounters(t *testing.T) {
@@ -182,5 +229,32 @@ func TestPackedCountersRetainedBytes(t *testing.T) {
 	t.Logf("24 counters kept: %.0f bytes packed, %.0f as a CounterSet", packed, maps)
 	if packed > maps/3 || packed > 16*24 {
 		t.Errorf("24 counters kept take %.0f bytes packed, want at most a third of a CounterSet's %.0f and 16 bytes a counter", packed, maps)
+	}
+}
+
+// BenchmarkPackCounters packs a status's 24 counters, as the JobTracker
+// does for each status that carries them: in (group, name) order, as a
+// child sends them, and reversed.
+func BenchmarkPackCounters(b *testing.B) {
+	var keys []CounterKey
+	var values []int64
+	for i := range 24 {
+		keys = append(keys, CounterKey{TaskCounterGroup, fmt.Sprintf("COUNTER_%02d", i)})
+		values = append(values, int64(i)*1000)
+	}
+	rev, revValues := slices.Clone(keys), slices.Clone(values)
+	slices.Reverse(rev)
+	slices.Reverse(revValues)
+	for _, bc := range []struct {
+		name   string
+		keys   []CounterKey
+		values []int64
+	}{{"in order", keys, values}, {"reversed", rev, revValues}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				PackCounters(bc.keys, bc.values)
+			}
+		})
 	}
 }

@@ -51,6 +51,18 @@ func TestSpillSegmentsPacked(t *testing.T) {
 	}
 }
 
+// checkCounterOrder fails t unless st's counters are in (group, name)
+// order, byte by byte, each once: the JobTracker takes them as they come
+// (mr.PackCounters).
+func checkCounterOrder(t *testing.T, st *mrpb.AttemptStatus) {
+	t.Helper()
+	for k := 1; k < len(st.Counters); k++ {
+		if p, c := st.Counters[k-1], st.Counters[k]; p.Group > c.Group || p.Group == c.Group && p.Name >= c.Name {
+			t.Errorf("%s: counter %s/%s after %s/%s: not in (group, name) order", st.AttemptId, c.Group, c.Name, p.Group, p.Name)
+		}
+	}
+}
+
 // TestLaunchMapThenReduce runs a word count's map and then its reduce as
 // real child processes: the map's spills are written in its attempt
 // directory and announced in heartbeats, the reduce fetches them from the
@@ -73,6 +85,7 @@ func TestLaunchMapThenReduce(t *testing.T) {
 			t.Errorf("%s: counter %s = %d, want %d", m0, name, got, want)
 		}
 	}
+	checkCounterOrder(t, st)
 	// The spills announced up to the heartbeat that reports the map done,
 	// their segments as messages: the fake JobTracker does not say it
 	// reads them packed (TestSpillSegmentsPacked).
@@ -122,6 +135,7 @@ func TestLaunchMapThenReduce(t *testing.T) {
 		t.Errorf("%s phase times: start %d, shuffle done %d, sort done %d, finish %d; want them in that order, all set",
 			r0, st.StartMs, st.ShuffleFinishMs, st.SortFinishMs, st.FinishMs)
 	}
+	checkCounterOrder(t, st) // a reduce's, with Shuffle Errors, which Hadoop's order puts after the task counters
 	for name, want := range map[string]int64{mr.ReduceInputRecords: 6, mr.ReduceInputGroups: 3, mr.ReduceOutputRecords: 3} {
 		if got := counter(st, mr.TaskCounterGroup, name); got != want {
 			t.Errorf("%s: counter %s = %d, want %d", r0, name, got, want)

@@ -11,8 +11,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -195,7 +197,10 @@ func (t *task) counterProto() []*mrpb.Counter {
 	setResourceCounters(t.counters)
 	snap := t.counters.Snapshot()
 	var out []*mrpb.Counter
-	for _, g := range snap.Groups() {
+	// In (group, name) order, bytes by bytes: the order the JobTracker
+	// keeps counters in, which it then takes as they come
+	// (mr.PackCounters).
+	for _, g := range slices.Sorted(maps.Keys(snap)) {
 		for _, n := range snap.Names(g) {
 			out = append(out, &mrpb.Counter{Group: g, Name: n, Value: snap[g][n]})
 		}

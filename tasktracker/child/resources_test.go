@@ -26,3 +26,31 @@ func TestResourceCounters(t *testing.T) {
 		t.Errorf("virtual size %d < resident size %d", v, p)
 	}
 }
+
+// TestCounterProtoOrder: a status's counters go in (group, name) order,
+// byte by byte, each once, whatever groups the task has (Shuffle Errors
+// and a job's own come before the task counters so, not after them as in
+// Hadoop's display order): the JobTracker packs them as they come.
+func TestCounterProtoOrder(t *testing.T) {
+	tk := &task{counters: mr.NewCounters()}
+	tk.counters.Get(mr.TaskCounterGroup, mr.MapInputRecords).Set(3)
+	tk.counters.Get(mr.ShuffleErrorsGroup, "IO_ERROR").Set(1)
+	tk.counters.Get("MyJob", "BAD_LINES").Set(2)
+	tk.counters.Get(mr.FileSystemCounterGroup, "FILE_BYTES_READ").Set(4)
+	out := tk.counterProto()
+	groups := map[string]bool{}
+	for k, c := range out {
+		groups[c.Group] = true
+		if k == 0 {
+			continue
+		}
+		if p := out[k-1]; p.Group > c.Group || p.Group == c.Group && p.Name >= c.Name {
+			t.Errorf("counter %s/%s after %s/%s: not in (group, name) order", c.Group, c.Name, p.Group, p.Name)
+		}
+	}
+	for _, g := range []string{mr.TaskCounterGroup, mr.ShuffleErrorsGroup, "MyJob", mr.FileSystemCounterGroup} {
+		if !groups[g] {
+			t.Errorf("group %s missing from %v", g, out)
+		}
+	}
+}

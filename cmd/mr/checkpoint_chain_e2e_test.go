@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	"gomr/mr"
+	"gomr/mrpb"
 )
 
 // A restored attempt checkpointed again (a low-priority map preempted at
@@ -34,8 +36,17 @@ func TestE2ECheckpointTwice(t *testing.T) {
 	}
 	// Checkpointed again once the restored attempt has spilled, so that
 	// the reduces take spills of all three attempts.
+	// The restored process may spill before the heartbeat that tells the
+	// JobTracker it is restored: until then an order is refused by design
+	// (spec §5.10), and asked again.
 	waitFor(t, "a spill of "+second, 30*time.Second, func() bool { return len(c.spillsOf("slow", id, second)) >= 1 })
-	if resp, err := c.client.CheckpointTask(context.Background(), second, false); err != nil || !resp.Ordered {
+	var resp *mrpb.CheckpointTaskAttemptResponse
+	var err error
+	waitFor(t, "the JobTracker to take a checkpoint order of "+second, 30*time.Second, func() bool {
+		resp, err = c.client.CheckpointTask(context.Background(), second, false)
+		return err == nil || !strings.Contains(err.Error(), "is still being restored")
+	})
+	if err != nil || !resp.Ordered {
 		t.Fatalf("second checkpoint order: %v %v", resp, err)
 	}
 	res := c.wait(id)

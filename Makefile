@@ -126,6 +126,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzPackedSegments$$' -fuzztime $(FUZZTIME) ./mrpb/
 	$(GO) test -run '^$$' -fuzz '^FuzzParsePackedSegments$$' -fuzztime $(FUZZTIME) ./mrpb/
 	$(GO) test -run '^$$' -fuzz '^FuzzEncodedMapEvents$$' -fuzztime $(FUZZTIME) ./jobtracker/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeEntries$$' -fuzztime $(FUZZTIME) ./shuffle/
 
 # The HiBench-style workload suite (docs/workloads.md): prepare and run every
 # workload of workloads/conf/benchmarks.lst at PROFILE (tiny, small, large,

@@ -51,7 +51,7 @@ func TestRegistry(t *testing.T) {
 	cluster := map[string]bool{
 		"mapreduce.jobtracker.address": true, "mapreduce.jobtracker.http.address": true,
 		"mapreduce.jobtracker.expire.trackers.interval": true, "mapreduce.jobtracker.jobhistory.location": true,
-		"mapreduce.jobtracker.system.dir": true, "mapreduce.jobtracker.restart.recover": true, "mapreduce.jobtracker.restart.tracker-wait": true,
+		"mapreduce.jobtracker.system.dir": true, "mapreduce.jobtracker.restart.recover": true, "mapreduce.jobtracker.restart.tracker-wait": true, "mapreduce.jobtracker.map-events.max-segments": true,
 		"mapreduce.jobtracker.tasktracker.maxblacklists": true, "mapreduce.jobtracker.blacklist.fault-timeout-window": true,
 		"mapreduce.jobtracker.blacklist.max.percent": true, "mapreduce.shuffle.request.window": true,
 		"mapreduce.tasktracker.map.tasks.maximum":    true,
@@ -130,6 +130,7 @@ func TestDefaults(t *testing.T) {
 		{"mapreduce.jobtracker.system.dir", ""},
 		{"mapreduce.jobtracker.restart.recover", true},
 		{"mapreduce.jobtracker.restart.tracker-wait", 30000},
+		{"mapreduce.jobtracker.map-events.max-segments", int64(-1)},
 		{"mapreduce.jobclient.retry.timeout", 120000},
 		{"mapreduce.job.maxtaskfailures.per.tracker", 4},
 		{"mapreduce.job.blacklist.max.percent", 0.25},

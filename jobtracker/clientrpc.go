@@ -78,6 +78,7 @@ func (jt *JobTracker) SubmitJob(ctx context.Context, req *mrpb.SubmitJobRequest)
 	}
 
 	j := newJob(id, spec, splits, secret, now, jcfg, spec8r)
+	j.spillsOnly = jt.spillsOnly(len(j.maps), len(j.reduces))
 	jt.lock(holderSubmit)
 	defer jt.unlock()
 	jt.addJobLocked(j, now)

@@ -375,6 +375,7 @@ func (jt *JobTracker) recoverJob(sj *stagedJob, now time.Time) error {
 		return err
 	}
 	j := newJob(sj.ID, sj.Spec, sj.Splits, sj.Secret, sj.Submit, jcfg, spec8r)
+	j.spillsOnly = jt.spillsOnly(len(j.maps), len(j.reduces))
 	for _, ts := range [][]*task{j.maps, j.reduces} {
 		for _, tk := range ts {
 			tk.nextAttempt = 1000 * sj.Restarts

@@ -56,6 +56,10 @@ type job struct {
 	events  mapEventLog
 	winners map[spillKey]*attempt
 	notify  chan struct{}
+	// spillsOnly: the job's spill events name the spill without the
+	// reduces' segments of it, which reduces read from the serving
+	// tracker's index (mapreduce.jobtracker.map-events.max-segments).
+	spillsOnly bool
 	// mapsDone is closed once every map of the job has finished, for the
 	// event polls that batch events while maps run (mapsDoneLocked); nil
 	// until a poll asks for it, and again when a map must run again or

@@ -409,6 +409,10 @@ func (jt *JobTracker) pinSortBufferLocked(a *attempt, k int, sortMB int32) bool 
 
 func (jt *JobTracker) publishSpillLocked(j *job, a *attempt, k int) {
 	j.winners[spillKey{a.task.index, k}] = a
+	segs := a.spills[k]
+	if j.spillsOnly {
+		segs = packedSpill{}
+	}
 	j.appendEvent(&mrpb.MapEvent{
 		Kind:           "SPILL_READY",
 		MapTask:        int32(a.task.index),
@@ -416,7 +420,19 @@ func (jt *JobTracker) publishSpillLocked(j *job, a *attempt, k int) {
 		Final:          a.final == k,
 		AttemptId:      a.id,
 		ShuffleAddress: a.shuffleAddr,
-	}, a.spills[k])
+	}, segs)
+}
+
+// spillsOnly tells whether a job of maps maps and reduces reduces
+// announces its spills without their segments: when maps × reduces, the
+// segments of one spill of every map, is over
+// mapreduce.jobtracker.map-events.max-segments (-1: never). Its reduces
+// then read their segments from the index of the tracker that serves each
+// spill (shuffle/resolve.go), as Hadoop's reduces do, and the event log
+// holds nothing per reduce.
+func (jt *JobTracker) spillsOnly(maps, reduces int) bool {
+	limit := jt.cfg.Int64("mapreduce.jobtracker.map-events.max-segments")
+	return limit >= 0 && int64(maps)*int64(reduces) > limit
 }
 
 // obsoleteMapOutputLocked withdraws a map attempt's spills: reducers are

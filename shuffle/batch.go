@@ -19,8 +19,8 @@ import (
 // integers unsigned varints except the time (a signed varint):
 //
 //	"GMSB" | version | len(job) job | reduce | at (Unix ms) | n |
-//	version 1: n × (len(attempt) attempt | spill)
-//	version 2: n × (len(attempt) attempt | spill | offset | length)
+//	versions 1 and 3: n × (len(attempt) attempt | spill)
+//	version 2:        n × (len(attempt) attempt | spill | offset | length)
 //
 // and HashHeader set to BatchRequestHash(secret, body): the HMAC covers the
 // whole list (with version 2 every segment's byte range), the reduce and
@@ -34,6 +34,8 @@ import (
 //	version 1: n × (status byte | ok: length, raw length, records, crc uint32 LE, length bytes
 //	                            | otherwise: len(message) message)
 //	version 2: n × (status byte | ok: the requested length bytes
+//	                            | otherwise: len(message) message)
+//	version 3: n × (status byte | ok: offset, length, raw length, records, crc uint32 LE
 //	                            | otherwise: len(message) message)
 //
 // so that each segment fails on its own: a segment the server does not have
@@ -53,6 +55,15 @@ import (
 // fetcher then asks that host with version 1 (Fetcher.FetchBatch).
 // A server that cannot finish a segment it started breaks the connection;
 // the fetcher keeps the segments before it.
+//
+// Version 3 (batchVersionEntries, since 2026-11-27) fetches no data: it
+// asks for the index entries of this reduce's segments of the named
+// spills, offset included, for a reduce whose JobTracker announces spills
+// without their segments (Hadoop's way: one event per map output, the
+// index read by the tracker that serves it, so that the JobTracker keeps
+// nothing per reduce). The fetcher then fetches the segments by their
+// byte range with version 2 and checks their bytes against the entries. A
+// server that does not know version 3 answers it with 400.
 const (
 	// BatchPath is the URL path of the batched shuffle endpoint.
 	BatchPath = "/mapOutputs"
@@ -67,6 +78,8 @@ const (
 	// back to.
 	BatchVersion        = 2
 	batchVersionIndexed = 1
+	// batchVersionEntries asks for index entries only (resolve.go).
+	batchVersionEntries = 3
 
 	// maxSegmentBytes bounds a segment's length in a batch (the spill
 	// writer's segments are far smaller), maxSegmentOffset its offset.
@@ -142,7 +155,7 @@ func encodeBatchRequest(version int, job string, reduce int, at int64, n int, it
 	if version == 0 {
 		version = BatchVersion
 	}
-	if version != BatchVersion && version != batchVersionIndexed {
+	if version != BatchVersion && version != batchVersionIndexed && version != batchVersionEntries {
 		return nil, fmt.Errorf("%w: version %d", ErrBadBatch, version)
 	}
 	first := item(0)
@@ -170,7 +183,7 @@ func encodeBatchRequest(version int, job string, reduce int, at int64, n int, it
 		}
 		b = appendString(b, it.Attempt)
 		b = binary.AppendUvarint(b, uint64(it.Spill))
-		if version == batchVersionIndexed {
+		if !namesRanges(version) {
 			continue
 		}
 		if err := checkRange(it.Offset, it.Length); err != nil {
@@ -206,10 +219,10 @@ func decodeBatchRequest(b []byte, items []BatchItem) (BatchRequest, error) {
 		return req, fmt.Errorf("%w: not a batch request (magic)", ErrBadBatch)
 	}
 	switch v := d.byte(); v {
-	case BatchVersion, batchVersionIndexed:
+	case BatchVersion, batchVersionIndexed, batchVersionEntries:
 		req.Version = int(v)
 	default:
-		return req, fmt.Errorf("%w: batch request of version %d, this server knows %d and %d", ErrBadBatch, v, batchVersionIndexed, BatchVersion)
+		return req, fmt.Errorf("%w: batch request of version %d, this server knows %d to %d", ErrBadBatch, v, batchVersionIndexed, batchVersionEntries)
 	}
 	req.Job = d.string()
 	reduce := d.uvarint()
@@ -250,7 +263,7 @@ func decodeBatchRequest(b []byte, items []BatchItem) (BatchRequest, error) {
 			return req, fmt.Errorf("%w: spill %d out of range", ErrBadBatch, k)
 		}
 		it := BatchItem{Attempt: attempt, Spill: int(k)}
-		if req.Version != batchVersionIndexed {
+		if namesRanges(req.Version) {
 			off, n := d.uvarint(), d.uvarint()
 			if d.err != nil {
 				return req, d.err
@@ -267,6 +280,10 @@ func decodeBatchRequest(b []byte, items []BatchItem) (BatchRequest, error) {
 	}
 	return req, nil
 }
+
+// namesRanges tells whether a request of the version names each
+// segment's byte range (version 2), or only its attempt and spill.
+func namesRanges(version int) bool { return version == BatchVersion }
 
 // checkRange checks a version 2 item's byte range.
 func checkRange(offset, length int64) error {

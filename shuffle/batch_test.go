@@ -60,7 +60,7 @@ func TestBatchRequestEncoding(t *testing.T) {
 		{"negative length", BatchRequest{Job: "j", Items: []BatchItem{{"a", 0, 0, -1}}}, "out of range"},
 		{"offset too far", BatchRequest{Job: "j", Items: []BatchItem{{"a", 0, maxSegmentOffset + 1, 1}}}, "out of range"},
 		{"length too long", BatchRequest{Job: "j", Items: []BatchItem{{"a", 0, 0, maxSegmentBytes + 1}}}, "out of range"},
-		{"unknown version", BatchRequest{Version: 3, Job: "j", Items: []BatchItem{{Attempt: "a", Spill: 0}}}, "version 3"},
+		{"unknown version", BatchRequest{Version: 4, Job: "j", Items: []BatchItem{{Attempt: "a", Spill: 0}}}, "version 4"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

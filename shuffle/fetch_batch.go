@@ -57,10 +57,32 @@ func (f *Fetcher) FetchBatch(ctx context.Context, locs []SpillLocation, reduce i
 		if n := len(b.origins); n == 0 || b.origins[n-1] != (origin{job: l.JobID, attempt: l.AttemptID, host: l.Host}) {
 			b.origins = append(b.origins, origin{job: l.JobID, attempt: l.AttemptID, host: l.Host})
 		}
-		b.items[i] = fetchItem{key: segKey{l.MapTask, l.Spill}, origin: int32(len(b.origins) - 1), final: l.Final, seg: l.Segment}
+		b.items[i] = fetchItem{key: segKey{l.MapTask, l.Spill}, origin: int32(len(b.origins) - 1), final: l.Final, seg: l.Segment, unknown: l.SegmentUnknown}
 	}
 	data, errs = make([][]byte, len(locs)), make([]error, len(locs))
-	f.fetchBatch(ctx, &b, reduce, data, errs)
+	if b.mixed(reduce, errs) {
+		return data, errs
+	}
+	f.resolveUnknown(ctx, &b, reduce, errs)
+	ok := b.items[:0:0]
+	var at []int
+	for i := range b.items {
+		if errs[i] == nil {
+			ok = append(ok, b.items[i])
+			at = append(at, i)
+		}
+	}
+	if len(ok) < len(b.items) {
+		// Some segments could not be resolved: fetch the others.
+		sub := batchSegs{origins: b.origins, items: ok}
+		d, e := make([][]byte, len(ok)), make([]error, len(ok))
+		f.fetchBatch(ctx, &sub, reduce, d, e)
+		for j, i := range at {
+			data[i], errs[i] = d[j], e[j]
+		}
+	} else {
+		f.fetchBatch(ctx, &b, reduce, data, errs)
+	}
 	for i, d := range data {
 		data[i] = d[:len(d):len(d)] // no room to grow into the next segment
 	}
@@ -79,33 +101,60 @@ type batchSegs struct {
 func (b *batchSegs) loc(i int) SpillLocation {
 	it := &b.items[i]
 	o := &b.origins[it.origin]
-	return SpillLocation{JobID: o.job, MapTask: it.key.m, Spill: it.key.k, Final: it.final, AttemptID: o.attempt, Host: o.host, Segment: it.seg}
+	return SpillLocation{JobID: o.job, MapTask: it.key.m, Spill: it.key.k, Final: it.final, AttemptID: o.attempt, Host: o.host, Segment: it.seg, SegmentUnknown: it.unknown}
+}
+
+// mixed tells whether b's items are not all of one job on one host, which
+// one request cannot fetch, setting every item's error if so.
+func (b *batchSegs) mixed(reduce int, errs []error) bool {
+	if len(b.items) == 0 {
+		return false
+	}
+	first := &b.origins[b.items[0].origin]
+	for i := 1; i < len(b.items); i++ {
+		if o := &b.origins[b.items[i].origin]; o.host != first.host || o.job != first.job {
+			for j := range errs {
+				errs[j] = fmt.Errorf("fetch reduce %d of %v: batch mixes %s of job %s with %s of job %s (internal error)",
+					reduce, b.loc(j), first.host, first.job, o.host, o.job)
+			}
+			return true
+		}
+	}
+	return false
 }
 
 // fetchBatch is FetchBatch of b's items into data and errs, which have
 // len(b.items) elements, all nil on entry.
 func (f *Fetcher) fetchBatch(ctx context.Context, b *batchSegs, reduce int, data [][]byte, errs []error) {
 	n := len(b.items)
-	if n == 0 {
+	if n == 0 || b.mixed(reduce, errs) {
 		return
 	}
-	first := &b.origins[b.items[0].origin]
-	for i := 1; i < n; i++ {
-		if o := &b.origins[b.items[i].origin]; o.host != first.host || o.job != first.job {
+	for i := range b.items {
+		if b.items[i].unknown {
 			for j := range errs {
-				errs[j] = fmt.Errorf("fetch reduce %d of %v: batch mixes %s of job %s with %s of job %s (internal error)",
-					reduce, b.loc(j), first.host, first.job, o.host, o.job)
+				errs[j] = fmt.Errorf("fetch reduce %d of %v: segment %d of the batch is not resolved (internal error)", reduce, b.loc(j), i)
 			}
 			return
 		}
 	}
+	f.retrying(ctx, b, reduce, everyItem(n), errs, func(pending []int) {
+		f.fetchBatchOnce(ctx, b, pending, reduce, data, errs)
+	})
+}
+
+// retrying calls once with the items of b to ask for (pending first),
+// then again with those whose errors are worth retrying, up to
+// f.Retries times with back-off (f.RetryDelay, doubled each time). once
+// sets errs[i] for each item i it could not get (nil on entry); the errors
+// left are final, wrapped with the item's location.
+func (f *Fetcher) retrying(ctx context.Context, b *batchSegs, reduce int, pending []int, errs []error, once func(pending []int)) {
 	retries := max(f.Retries, 0)
 	delay := f.RetryDelay
-	// The first pass asks for every item; errs holds each pass's errors
-	// until they are final (wrapped) or asked for again (cleared).
-	pending := everyItem(n)
+	// errs holds each pass's errors until they are final (wrapped) or
+	// asked for again (cleared).
 	for attempt := 0; ; attempt++ {
-		f.fetchBatchOnce(ctx, b, pending, reduce, data, errs)
+		once(pending)
 		var again []int
 		for _, i := range pending {
 			err := errs[i]

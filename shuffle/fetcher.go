@@ -44,6 +44,10 @@ type SpillLocation struct {
 	// Segment is this reduce's segment as announced; what is fetched is
 	// checked against it.
 	Segment spill.SegmentInfo
+	// SegmentUnknown: the announcement did not carry this reduce's segment
+	// (a JobTracker that announces spills, not segments: resolve.go), so
+	// Segment is zero until it is read from the serving tracker's index.
+	SegmentUnknown bool
 }
 
 // String names the spill and where it is, for messages.

@@ -177,13 +177,20 @@ func newWorker(t testing.TB, job string, secret []byte) *worker {
 	w.srv = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		// Count each segment asked for, by attempt/spill/reduce, in a
 		// single request or in a batch (whose body is put back).
+		// A request for index entries (version 3) is counted apart, as
+		// "entries:" keys and under the path "entries".
 		var keys []string
+		path := r.URL.Path
 		if r.URL.Path == BatchPath {
 			body, _ := io.ReadAll(r.Body)
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			if req, err := DecodeBatchRequest(body); err == nil {
+				prefix := ""
+				if req.Version == batchVersionEntries {
+					prefix, path = "entries:", "entries"
+				}
 				for _, it := range req.Items {
-					keys = append(keys, fmt.Sprintf("%s/%d/%d", it.Attempt, it.Spill, req.Reduce))
+					keys = append(keys, fmt.Sprintf("%s%s/%d/%d", prefix, it.Attempt, it.Spill, req.Reduce))
 				}
 			}
 		} else {
@@ -194,7 +201,7 @@ func newWorker(t testing.TB, job string, secret []byte) *worker {
 		for _, k := range keys {
 			w.requests[k]++
 		}
-		w.httpRequests[r.URL.Path]++
+		w.httpRequests[path]++
 		w.inFlight++
 		w.maxInFlight = max(w.maxInFlight, w.inFlight)
 		override := w.override
@@ -320,6 +327,19 @@ func (s *fakeSource) reported() ([]SpillLocation, []error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.failures), slices.Clone(s.causes)
+}
+
+// withoutSegments returns evs with their SpillReady events' segments
+// taken out, as a JobTracker that announces spills, not segments, sends
+// them.
+func withoutSegments(evs []Event) []Event {
+	out := slices.Clone(evs)
+	for i := range out {
+		if out[i].Kind == SpillReady {
+			out[i].Location.Segment, out[i].Location.SegmentUnknown = spill.SegmentInfo{}, true
+		}
+	}
+	return out
 }
 
 // announce returns the SpillReady events of a map attempt's spills for

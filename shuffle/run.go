@@ -240,6 +240,7 @@ type origin struct {
 // later announcements are checked against it and not kept).
 type segState struct {
 	seg        spill.SegmentInfo // the location's segment
+	unknown    bool              // seg is not known (SpillLocation.SegmentUnknown)
 	origin     int32             // r.origins index of the location
 	host       int32             // r.hosts index of the location's host
 	failures   int32             // failed fetches in a row from the location's attempt
@@ -251,9 +252,11 @@ type segState struct {
 	notBefore  int64 // no retry before this r.clock time (ns); 0: none
 }
 
-// same reports whether the segment held is the one loc announces.
+// same reports whether the segment held is the one loc announces, as far
+// as can be told: a segment not known (announced without it) is taken to
+// agree, as the JobTracker compared the announcements of every partition.
 func (st *segState) same(loc *SpillLocation) bool {
-	return st.final == loc.Final && sameInfo(st.seg, loc.Segment)
+	return st.final == loc.Final && (st.unknown || loc.SegmentUnknown || sameInfo(st.seg, loc.Segment))
 }
 
 type mapState struct {
@@ -281,10 +284,11 @@ type hostQueue struct {
 // fetchItem is one segment handed to a fetcher: the location it is
 // fetched from (a segState's, at the time).
 type fetchItem struct {
-	key    segKey
-	origin int32
-	final  bool
-	seg    spill.SegmentInfo
+	key     segKey
+	origin  int32
+	final   bool
+	unknown bool // seg is not known yet (SpillLocation.SegmentUnknown)
+	seg     spill.SegmentInfo
 }
 
 // batchResult is what a fetcher reports for one request: one result per
@@ -389,21 +393,21 @@ func (r *runner) originOf(mp *mapState, loc *SpillLocation) int32 {
 }
 
 // location is the SpillLocation of spill key.k of map key.m from origin o
-// with segment seg.
-func (r *runner) location(key segKey, o int32, final bool, seg spill.SegmentInfo) SpillLocation {
+// with segment seg (not known if unknown).
+func (r *runner) location(key segKey, o int32, final bool, seg spill.SegmentInfo, unknown bool) SpillLocation {
 	or := &r.origins[o]
-	return SpillLocation{JobID: or.job, MapTask: key.m, Spill: key.k, Final: final, AttemptID: or.attempt, Host: or.host, Segment: seg}
+	return SpillLocation{JobID: or.job, MapTask: key.m, Spill: key.k, Final: final, AttemptID: or.attempt, Host: or.host, Segment: seg, SegmentUnknown: unknown}
 }
 
 // itemLocation is the location a fetch item is fetched from.
 func (r *runner) itemLocation(it *fetchItem) SpillLocation {
-	return r.location(it.key, it.origin, it.final, it.seg)
+	return r.location(it.key, it.origin, it.final, it.seg, it.unknown)
 }
 
 // stateLocation is the location a segment's state holds (hasLoc or
 // wasFetched).
 func (r *runner) stateLocation(key segKey, st *segState) SpillLocation {
-	return r.location(key, st.origin, st.final, st.seg)
+	return r.location(key, st.origin, st.final, st.seg, st.unknown)
 }
 
 func (r *runner) run(parent context.Context) (err error) {
@@ -534,6 +538,9 @@ func sameInfo(x, y spill.SegmentInfo) bool {
 }
 
 func describe(l SpillLocation) string {
+	if l.SegmentUnknown {
+		return fmt.Sprintf("attempt %s (final=%t, segment not announced)", l.AttemptID, l.Final)
+	}
 	return fmt.Sprintf("attempt %s (final=%t, length %d, raw length %d, records %d, crc %08x)",
 		l.AttemptID, l.Final, l.Segment.Length, l.Segment.RawLength, l.Segment.Records, l.Segment.CRC)
 }
@@ -652,7 +659,7 @@ func (r *runner) announce(loc *SpillLocation) error {
 		}
 		st.host = r.originHosts[o]
 	}
-	st.seg, st.final, st.origin, st.hasLoc = loc.Segment, loc.Final, o, true
+	st.seg, st.unknown, st.final, st.origin, st.hasLoc = loc.Segment, loc.SegmentUnknown, loc.Final, o, true
 	r.enqueue(segKey{m, k}, st)
 	return r.checkMap(m)
 }
@@ -859,7 +866,7 @@ func (r *runner) takeBatch(host int, hq *hostQueue, now int64, items []fetchItem
 		}
 		st.inFlight = true
 		r.maps[key.m].inFlight++
-		items = append(items, fetchItem{key: key, origin: st.origin, final: st.final, seg: st.seg})
+		items = append(items, fetchItem{key: key, origin: st.origin, final: st.final, unknown: st.unknown, seg: st.seg})
 		bytes += st.seg.Length
 	}
 	if len(hq.keys) == 0 {
@@ -872,19 +879,51 @@ func (r *runner) takeBatch(host int, hq *hostQueue, now int64, items []fetchItem
 // request (one at a time without batching, else in one batch), hands
 // them to the merger in order, and reports each failure to the JobTracker.
 // It sets one result per item of b in bufs.results; bufs.data and
-// bufs.errs (as long as b.items, nil) are its scratch.
+// bufs.errs (as long as b.items, nil) are its scratch. Segments announced
+// without theirs are first read from the server's index (one request for
+// all of them); as their sizes were not known when the request was made
+// up, the items are then fetched in runs of at most BatchBytes.
 func (r *runner) fetchItems(ctx context.Context, b *batchSegs, bufs *requestBufs) {
 	items := b.items
-	res := bufs.results
+	r.opts.Fetcher.resolveUnknown(ctx, b, r.opts.Reduce, bufs.errs)
+	fatal := false
+	for lo := 0; lo < len(items); {
+		hi, bytes := lo+1, items[lo].seg.Length
+		for hi < len(items) && (r.opts.BatchBytes <= 0 || bytes+items[hi].seg.Length <= r.opts.BatchBytes) {
+			bytes += items[hi].seg.Length
+			hi++
+		}
+		fatal = r.fetchRun(ctx, b, bufs, lo, hi, fatal)
+		lo = hi
+	}
+}
+
+// fetchRun is fetchItems of items lo to hi (excluded), after the segments'
+// resolution: an item whose error is set already (it could not be
+// resolved) is not fetched. fatal says an earlier run's merge failed; it
+// returns whether one has now.
+func (r *runner) fetchRun(ctx context.Context, b *batchSegs, bufs *requestBufs, lo, hi int, fatal bool) bool {
+	items := b.items[lo:hi]
+	res := bufs.results[lo:hi]
+	data, errs := bufs.data[lo:hi], bufs.errs[lo:hi]
+	if fatal {
+		for i := range res {
+			res[i].err, res[i].fatal = errors.New("not merged: an earlier segment's merge failed"), true
+		}
+		return true
+	}
+	fetchable := func(i int) bool {
+		seg := &items[i].seg
+		return errs[i] == nil && (seg.Records != 0 || seg.Length != 0)
+	}
 	// What each fetched segment holds: as announced, or a range fetch's
 	// (set below where it differs).
 	var segs []spill.SegmentInfo
 	var announced int64
 	want := 0 // items that need a request
 	for i := range items {
-		seg := &items[i].seg
-		announced += seg.Length
-		if seg.Records != 0 || seg.Length != 0 {
+		if fetchable(i) {
+			announced += items[i].seg.Length
 			want++
 		}
 	}
@@ -895,33 +934,36 @@ func (r *runner) fetchItems(ctx context.Context, b *batchSegs, bufs *requestBufs
 		for i := range res {
 			res[i].err, res[i].fatal = err, ctx.Err() == nil
 		}
-		return
+		return ctx.Err() == nil
 	}
 	defer release()
-	data, errs := bufs.data, bufs.errs
 	switch {
 	case want == 0:
 	case r.opts.Fetcher.After != nil:
 		segs = make([]spill.SegmentInfo, len(items))
 		for i := range items {
-			if seg := items[i].seg; seg.Records != 0 || seg.Length != 0 {
-				data[i], segs[i], errs[i] = r.opts.Fetcher.FetchRange(ctx, b.loc(i), r.opts.Reduce)
+			if fetchable(i) {
+				data[i], segs[i], errs[i] = r.opts.Fetcher.FetchRange(ctx, b.loc(lo+i), r.opts.Reduce)
 			} else {
-				segs[i] = seg
+				segs[i] = items[i].seg
 			}
 		}
 	case r.opts.BatchSegments <= 1:
 		for i := range items {
-			if seg := items[i].seg; seg.Records != 0 || seg.Length != 0 {
-				data[i], errs[i] = r.opts.Fetcher.Fetch(ctx, b.loc(i), r.opts.Reduce)
+			if fetchable(i) {
+				data[i], errs[i] = r.opts.Fetcher.Fetch(ctx, b.loc(lo+i), r.opts.Reduce)
 			}
 		}
 	case want == len(items):
-		r.opts.Fetcher.fetchBatch(ctx, b, r.opts.Reduce, data, errs)
+		sub := b
+		if lo > 0 || hi < len(b.items) {
+			sub = &batchSegs{origins: b.origins, items: items}
+		}
+		r.opts.Fetcher.fetchBatch(ctx, sub, r.opts.Reduce, data, errs)
 	default:
 		sub := batchSegs{origins: b.origins, items: make([]fetchItem, 0, want)}
 		for i := range items {
-			if seg := &items[i].seg; seg.Records != 0 || seg.Length != 0 {
+			if fetchable(i) {
 				sub.items = append(sub.items, items[i])
 			}
 		}
@@ -929,13 +971,12 @@ func (r *runner) fetchItems(ctx context.Context, b *batchSegs, bufs *requestBufs
 		r.opts.Fetcher.fetchBatch(ctx, &sub, r.opts.Reduce, d, e)
 		n := 0
 		for i := range items {
-			if seg := &items[i].seg; seg.Records != 0 || seg.Length != 0 {
+			if fetchable(i) {
 				data[i], errs[i] = d[n], e[n]
 				n++
 			}
 		}
 	}
-	fatal := false
 	for i := range items {
 		it := &items[i]
 		switch {
@@ -944,7 +985,7 @@ func (r *runner) fetchItems(ctx context.Context, b *batchSegs, bufs *requestBufs
 		case errs[i] != nil:
 			res[i].err = errs[i]
 			if ctx.Err() == nil {
-				if err := r.src.ReportFetchFailure(ctx, b.loc(i), errs[i]); err != nil && ctx.Err() == nil {
+				if err := r.src.ReportFetchFailure(ctx, b.loc(lo+i), errs[i]); err != nil && ctx.Err() == nil {
 					r.log.Warn("shuffle: cannot report fetch failure", "map", it.key.m, "spill", it.key.k, "err", err)
 				}
 			}
@@ -962,6 +1003,7 @@ func (r *runner) fetchItems(ctx context.Context, b *batchSegs, bufs *requestBufs
 			data[i] = nil
 		}
 	}
+	return fatal
 }
 
 // complete applies the result of one fetched item. The caller adds the
@@ -1003,7 +1045,7 @@ func (r *runner) complete(ctx context.Context, it *fetchItem, res fetchResult) e
 	if r.debugLog {
 		r.log.Debug("shuffle: fetched", "map", m, "spill", k, "attempt", r.origins[it.origin].attempt, "bytes", res.bytes)
 	}
-	if st.hasLoc && (st.final != it.final || !sameInfo(st.seg, it.seg)) {
+	if st.hasLoc && (st.final != it.final || !st.unknown && !sameInfo(st.seg, it.seg)) {
 		got, now := r.itemLocation(it), r.stateLocation(it.key, st)
 		return fmt.Errorf("map %d spill %d: fetched from attempt %s, but announced since by attempt %s with another segment (%s): %w",
 			m, k, got.AttemptID, now.AttemptID, segmentDiff(got, now), ErrNondeterministic)
@@ -1018,7 +1060,7 @@ func (r *runner) complete(ctx context.Context, it *fetchItem, res fetchResult) e
 		r.claim(m, k, it.final)
 	}
 	// The state holds the location fetched from from now on.
-	st.seg, st.final, st.origin, st.wasFetched = it.seg, it.final, it.origin, true
+	st.seg, st.unknown, st.final, st.origin, st.wasFetched = it.seg, false, it.final, it.origin, true
 	r.maps[m].fetched++
 	return r.checkMap(m)
 }

@@ -99,25 +99,41 @@ func (j *mapJob) want(r int) []kv {
 	return out
 }
 
-// fetchModes are the ways Run fetches: one segment per request, and
-// batches bounded in count or in bytes.
-var fetchModes = []struct {
+// fetchMode is a way Run fetches: one segment per request, or batches
+// bounded in count or in bytes; with the segments announced, or not
+// (unknown: read from the server's index first).
+type fetchMode struct {
 	name          string
 	batchSegments int
 	batchBytes    int64
-}{
-	{"single", 0, 0},
-	{"batch", 16, 0},
-	{"batch-bytes", 64, 1500},
+	unknown       bool
+}
+
+// events returns evs as the mode's JobTracker announces them.
+func (m fetchMode) events(evs []Event) []Event {
+	if m.unknown {
+		return withoutSegments(evs)
+	}
+	return evs
+}
+
+var fetchModes = []fetchMode{
+	{"single", 0, 0, false},
+	{"batch", 16, 0, false},
+	{"batch-bytes", 64, 1500, false},
+	{"single-unknown", 0, 0, true},
+	{"batch-unknown", 16, 0, true},
+	{"batch-bytes-unknown", 64, 1500, true},
 }
 
 func TestRunEndToEnd(t *testing.T) {
 	for _, mode := range fetchModes {
-		t.Run(mode.name, func(t *testing.T) { testRunEndToEnd(t, mode.batchSegments, mode.batchBytes) })
+		t.Run(mode.name, func(t *testing.T) { testRunEndToEnd(t, mode) })
 	}
 }
 
-func testRunEndToEnd(t *testing.T, batchSegments int, batchBytes int64) {
+func testRunEndToEnd(t *testing.T, mode fetchMode) {
+	batchSegments, batchBytes := mode.batchSegments, mode.batchBytes
 	const maps, reduces, parallel = 4, 3, 3
 	j := newMapJob(t, maps, reduces, 600, 7)
 	workers := []*worker{newWorker(t, j.job, j.secret), newWorker(t, j.job, j.secret)}
@@ -136,6 +152,7 @@ func testRunEndToEnd(t *testing.T, batchSegments int, batchBytes int64) {
 					spills++
 				}
 			}
+			evs = mode.events(evs)
 			rng := rand.New(rand.NewPCG(uint64(r), 2))
 			rng.Shuffle(len(evs), func(a, b int) { evs[a], evs[b] = evs[b], evs[a] })
 			// Half the events now, the rest a little later, a few at a time.
@@ -199,6 +216,12 @@ func testRunEndToEnd(t *testing.T, batchSegments int, batchBytes int64) {
 					if n != want {
 						t.Errorf("map %d spill %d fetched %d times, want %d", m, si.Index, n, want)
 					}
+					// A segment announced without its entry has it read
+					// once, empty or not; an announced one never.
+					n = workers[m%2].count(fmt.Sprintf("entries:%s/%d/%d", j.attempt(m), si.Index, r))
+					if want := map[bool]int{true: 1}[mode.unknown]; n != want {
+						t.Errorf("map %d spill %d's index entry read %d times, want %d", m, si.Index, n, want)
+					}
 				}
 			}
 			for i, w := range workers {
@@ -241,11 +264,12 @@ func testRunEndToEnd(t *testing.T, batchSegments int, batchBytes int64) {
 // spills are fetched instead.
 func TestRunLostTracker(t *testing.T) {
 	for _, mode := range fetchModes {
-		t.Run(mode.name, func(t *testing.T) { testRunLostTracker(t, mode.batchSegments, mode.batchBytes) })
+		t.Run(mode.name, func(t *testing.T) { testRunLostTracker(t, mode) })
 	}
 }
 
-func testRunLostTracker(t *testing.T, batchSegments int, batchBytes int64) {
+func testRunLostTracker(t *testing.T, mode fetchMode) {
+	batchSegments, batchBytes := mode.batchSegments, mode.batchBytes
 	const maps, reduces, r = 2, 2, 1
 	j := newMapJob(t, maps, reduces, 500, 11)
 	live := newWorker(t, j.job, j.secret)
@@ -264,12 +288,12 @@ func testRunLostTracker(t *testing.T, batchSegments int, batchBytes int64) {
 
 	evs := announce(j.job, 0, j.attempt(0), live.host(), j.spills[0], r)
 	evs = append(evs, announce(j.job, 1, j.attempt(1), deadHost, j.spills[1], r)...)
-	src := newFakeSource(evs...)
+	src := newFakeSource(mode.events(evs)...)
 	var once sync.Once
 	src.onFail = func(s *fakeSource, loc SpillLocation) {
 		once.Do(func() {
 			s.add(Event{Kind: MapObsolete, MapTask: 1, AttemptID: j.attempt(1)})
-			s.add(announce(j.job, 1, "m1_b", live.host(), rerun, r)...)
+			s.add(mode.events(announce(j.job, 1, "m1_b", live.host(), rerun, r))...)
 		})
 	}
 	counters := mr.NewCounters()

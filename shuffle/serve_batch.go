@@ -76,6 +76,10 @@ func (h *handler) serveBatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	log := h.log.With("job", req.Job, "reduce", req.Reduce, "remote", r.RemoteAddr)
+	if req.Version == batchVersionEntries {
+		h.serveEntries(w, req, secret, hash, log)
+		return
+	}
 	p := planBatch(h, req, log)
 	defer p.close()
 

@@ -43,6 +43,13 @@ func WithServedBytes(fn func(jobID string, n int64)) HandlerOption {
 	return func(h *handler) { h.served = fn }
 }
 
+// WithIndexEntries registers a metrics callback called after each request
+// for index entries (a reduce told of spills without their segments,
+// resolve.go) with the number of entries it served.
+func WithIndexEntries(fn func(n int)) HandlerOption {
+	return func(h *handler) { h.entries = fn }
+}
+
 // Outcomes of a shuffle request, as WithOutcome reports them.
 const (
 	// OutcomeServed is a 200 whose segment was sent whole.
@@ -99,6 +106,7 @@ type handler struct {
 	loc     Locator
 	log     *slog.Logger
 	served  func(jobID string, n int64)
+	entries func(n int)
 	outcome func(string)
 	window  time.Duration
 	now     func() time.Time

@@ -35,6 +35,9 @@ type ttMetrics struct {
 	// shuffle requests by outcome (shuffle.Outcome*).
 	shuffleBytes    prometheus.Counter
 	shuffleRequests *prometheus.CounterVec
+	// shuffleEntries counts the index entries the shuffle server sent to
+	// reduces told of spills without their segments.
+	shuffleEntries prometheus.Counter
 	// fetchedBytes adds up the REDUCE_SHUFFLE_BYTES of ended reduce
 	// attempts.
 	fetchedBytes prometheus.Counter
@@ -69,6 +72,10 @@ func newTTMetrics(tt *TaskTracker) *ttMetrics {
 		shuffleBytes: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "gomr_tasktracker_shuffle_served_bytes_total",
 			Help: "Map output bytes this tracker's shuffle server sent to reducers.",
+		}),
+		shuffleEntries: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "gomr_tasktracker_shuffle_index_entries_total",
+			Help: "Index entries this tracker's shuffle server sent to reducers whose JobTracker announced spills without their segments (mapreduce.jobtracker.map-events.max-segments).",
 		}),
 		shuffleRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gomr_tasktracker_shuffle_requests_total",
@@ -135,7 +142,7 @@ func newTTMetrics(tt *TaskTracker) *ttMetrics {
 	for _, o := range []string{"succeeded", "failed"} {
 		m.restores.WithLabelValues(o)
 	}
-	m.reg.MustRegister(m.started, m.ended, m.shuffleBytes, m.shuffleRequests, m.fetchedBytes, m.spills,
+	m.reg.MustRegister(m.started, m.ended, m.shuffleBytes, m.shuffleRequests, m.shuffleEntries, m.fetchedBytes, m.spills,
 		m.clones, m.checkpoints, m.preemptions, m.restores, m.imageBytes, m.heartbeat, m.lostReplies,
 		newTTCollector(tt),
 		collectors.NewGoCollector(),

@@ -322,6 +322,7 @@ func (tt *TaskTracker) shuffleMux() http.Handler {
 	sh := shuffle.NewHandler(secretSource{tt}, locator{tt}, tt.log, shuffle.WithRequestWindow(tt.requestWindow),
 		shuffle.WithDataCache(int64(tt.cfg.Int(shuffle.KeyDataCacheMB))<<20),
 		shuffle.WithServedBytes(func(_ string, n int64) { tt.prom.shuffleBytes.Add(float64(n)) }),
+		shuffle.WithIndexEntries(func(n int) { tt.prom.shuffleEntries.Add(float64(n)) }),
 		shuffle.WithOutcome(func(o string) { tt.prom.shuffleRequests.WithLabelValues(o).Inc() }))
 	mux.Handle(shuffle.Path, sh)
 	mux.Handle(shuffle.BatchPath, sh)

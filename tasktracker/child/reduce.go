@@ -311,11 +311,15 @@ func (e *eventSource) MapEvents(ctx context.Context, from int) ([]shuffle.Event,
 	for _, ev := range resp.Events {
 		switch ev.Kind {
 		case "SPILL_READY":
+			// A JobTracker that announces spills without their segments
+			// (mapreduce.jobtracker.map-events.max-segments) leaves it
+			// out: the shuffle reads it from the serving tracker.
 			seg := ev.Segment
 			out = append(out, shuffle.Event{Kind: shuffle.SpillReady, Location: shuffle.SpillLocation{
 				JobID: l.JobId, MapTask: int(ev.MapTask), Spill: int(ev.Spill), Final: ev.Final,
 				AttemptID: ev.AttemptId, Host: ev.ShuffleAddress,
-				Segment: spill.SegmentInfo{Offset: seg.GetOffset(), Length: seg.GetLength(), RawLength: seg.GetRawLength(), Records: seg.GetRecords(), CRC: seg.GetCrc()},
+				Segment:        spill.SegmentInfo{Offset: seg.GetOffset(), Length: seg.GetLength(), RawLength: seg.GetRawLength(), Records: seg.GetRecords(), CRC: seg.GetCrc()},
+				SegmentUnknown: seg == nil,
 			}})
 		case "MAP_OBSOLETE":
 			out = append(out, shuffle.Event{Kind: shuffle.MapObsolete, MapTask: int(ev.MapTask), AttemptID: ev.AttemptId})

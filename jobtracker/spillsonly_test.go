@@ -1,0 +1,87 @@
+package jobtracker
+
+import (
+	"context"
+	"strconv"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"gomr/mrpb"
+)
+
+// TestSpillsOnlyLimit: a job announces its spills without their segments
+// when its maps × reduces is over mapreduce.jobtracker.map-events.
+// max-segments; -1 never.
+func TestSpillsOnlyLimit(t *testing.T) {
+	for _, tc := range []struct {
+		limit          int64
+		maps, reduces  int
+		wantSpillsOnly bool
+	}{
+		{-1, 100000, 10000, false},
+		{0, 1, 1, true},
+		{0, 5, 0, false}, // map-only: no segment to announce
+		{100, 10, 10, false},
+		{100, 11, 10, true},
+		{1 << 40, 1 << 20, 1 << 20, false}, // 2^40: no overflow
+		{1<<40 - 1, 1 << 20, 1 << 20, true},
+	} {
+		jt, _ := newTestJTWith(t, t.TempDir(), 0, nil, map[string]string{"mapreduce.jobtracker.map-events.max-segments": strconv.FormatInt(tc.limit, 10)})
+		if got := jt.spillsOnly(tc.maps, tc.reduces); got != tc.wantSpillsOnly {
+			t.Errorf("limit %d, %d maps × %d reduces: spills only %v, want %v", tc.limit, tc.maps, tc.reduces, got, tc.wantSpillsOnly)
+		}
+	}
+}
+
+// TestSpillsOnlyEvents: with max-segments 0, a spill's event names the
+// spill, its attempt and tracker and its final mark, and carries no
+// segment, as a message and as the gRPC server encodes it; the JobTracker
+// still compares the announcements of attempts.
+func TestSpillsOnlyEvents(t *testing.T) {
+	jt, id := newTestJTWith(t, t.TempDir(), 1, nil, map[string]string{"mapreduce.jobtracker.map-events.max-segments": "0"})
+	jt.mu.Lock()
+	j := jt.jobs[id]
+	jt.mu.Unlock()
+	if !j.spillsOnly {
+		t.Fatal("a job of 1 map × 1 reduce does not announce spills only under max-segments 0")
+	}
+	heartbeat(t, jt, &mrpb.HeartbeatRequest{InitialContact: true, FreeMapSlots: 1, ShuffleAddress: "tt1:50060"})
+	att := j.maps[0].attempts[0].id
+	seg := mkSeg(0, 10, 20, 3, 7)
+	heartbeat(t, jt, &mrpb.HeartbeatRequest{
+		ShuffleAddress: "tt1:50060",
+		Spills:         []*mrpb.SpillAnnouncement{{AttemptId: att, Spill: 0, Final: true, PackedSegments: mrpb.AppendPackedSegments(nil, []spillSegment{seg})}},
+		Attempts:       []*mrpb.AttemptStatus{{AttemptId: att, State: StateSucceeded}},
+	})
+	want := &mrpb.MapEvent{Kind: "SPILL_READY", MapTask: 0, Spill: 0, Final: true, AttemptId: att, ShuffleAddress: "tt1:50060"}
+	ev, err := jt.GetMapEvents(context.Background(), &mrpb.MapEventsRequest{JobId: id, Reduce: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ev.Events) != 1 || !proto.Equal(ev.Events[0], want) {
+		t.Fatalf("events %v, want [%v]", ev.Events, want)
+	}
+	wire, err := wireServer{jt}.GetMapEvents(context.Background(), &mrpb.MapEventsRequest{JobId: id, Reduce: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := proto.Marshal(wire)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got mrpb.MapEventsResponse
+	if err := proto.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Events) != 1 || !proto.Equal(got.Events[0], want) {
+		t.Fatalf("encoded events %v, want [%v]", got.Events, want)
+	}
+	// The attempt's segments are kept to compare a re-run's with.
+	jt.mu.Lock()
+	kept := j.maps[0].attempts[0].spills[0]
+	jt.mu.Unlock()
+	if kept.Len() != 1 || kept.At(0) != seg {
+		t.Errorf("kept segments %v, want [%v]", kept, seg)
+	}
+}

@@ -21,7 +21,7 @@ import (
 type mapEventLog struct {
 	wire []byte
 	ends []int         // ends[i] is where event i's bytes end in wire
-	segs []packedSpill // segs[i] is all partitions' segments of event i's spill, or zero
+	segs []mrpb.PackedSegments // segs[i] is all partitions' segments of event i's spill, or zero
 }
 
 // Len is the number of events.
@@ -42,7 +42,7 @@ func (l *mapEventLog) append(ev *mrpb.MapEvent, segs packedSpill) {
 	b = appendString(b, fieldEventShuffleAddress, ev.ShuffleAddress)
 	l.wire = b
 	l.ends = append(l.ends, len(b))
-	l.segs = append(l.segs, segs)
+	l.segs = append(l.segs, segs.PackedSegments)
 }
 
 // slice is events [from, to): a view that stays valid, and unchanged, while
@@ -64,7 +64,7 @@ type mapEventSlice struct {
 	wire  []byte // the log's bytes up to the run's last event's end
 	start int    // where the run's first event begins in wire
 	ends  []int
-	segs  []packedSpill
+	segs  []mrpb.PackedSegments
 }
 
 // Len is the number of events.

@@ -72,7 +72,7 @@ func encodedMapEvents(evs mapEventSlice, reduce int) *mrpb.MapEventsResponse {
 	for i := range n {
 		fields := evs.fields(i)
 		spill := evs.segs[i]
-		if spill == (packedSpill{}) {
+		if spill == (mrpb.PackedSegments{}) {
 			b = protowire.AppendTag(b, fieldResponseEvents, protowire.BytesType)
 			b = protowire.AppendBytes(b, fields)
 			continue

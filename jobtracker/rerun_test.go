@@ -17,7 +17,9 @@ import (
 // (its tracker lost) the re-run's spills are published whatever they are,
 // and compared with the withdrawn ones that reducers were told of: a
 // re-run that cuts other spills is counted once in
-// NONDETERMINISTIC_MAP_RERUNS.
+// NONDETERMINISTIC_MAP_RERUNS. The same whether the JobTracker keeps the
+// spills' segments or, for a job that announces spills only, their
+// digests.
 func TestRerunComparedWithWithdrawnSpills(t *testing.T) {
 	type sp struct {
 		k     int32
@@ -37,59 +39,71 @@ func TestRerunComparedWithWithdrawnSpills(t *testing.T) {
 		{"more spills", []sp{{0, false, 1}, {1, false, 2}, {2, false, 3}, {3, true, 4}}, 1},
 		{"several differences, counted once", []sp{{0, false, 7}, {1, true, 8}}, 1},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			jt, id := newTestJT(t, 1)
-			ls := launches(heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "t1", InitialContact: true, Instance: "t1", FreeMapSlots: 2}))
-			if len(ls) != 1 {
-				t.Fatalf("launches %v, want one map", ls)
-			}
-			a := ls[0].AttemptId
-			heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "t2", InitialContact: true, Instance: "t2"})
-			var spills []*mrpb.SpillAnnouncement
-			for _, s := range first {
-				spills = append(spills, &mrpb.SpillAnnouncement{AttemptId: a, Spill: s.k, Final: s.final, Segments: seg(s.crc)})
-			}
-			heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "t1", Spills: spills,
-				Attempts: []*mrpb.AttemptStatus{{AttemptId: a, State: StateSucceeded, Progress: 1}}})
-			loseTracker(jt, "t1")
-			ls = freshMapLaunches(t, jt, "t2")
-			if len(ls) != 1 {
-				t.Fatalf("re-run launches %v, want one", ls)
-			}
-			b := ls[0].AttemptId
-			spills = nil
-			for _, s := range tc.rerun {
-				spills = append(spills, &mrpb.SpillAnnouncement{AttemptId: b, Spill: s.k, Final: s.final, Segments: seg(s.crc)})
-			}
-			resp := heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "t2", Spills: spills,
-				Attempts: []*mrpb.AttemptStatus{{AttemptId: b, State: StateRunning}}})
-			if k := kills(resp); len(k) != 0 {
-				t.Fatalf("the re-run was killed: %v", k)
-			}
-			if got := jobCounters(t, jt, id).Get(mr.JobCounterGroup, mr.NondeterministicMapReruns); got != tc.want {
-				t.Errorf("%s = %d, want %d", mr.NondeterministicMapReruns, got, tc.want)
-			}
-			// Reducers are told of the withdrawal and of every spill of
-			// the re-run.
-			ev, err := jt.GetMapEvents(context.Background(), &mrpb.MapEventsRequest{JobId: id, Reduce: 0})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var obsolete, published int
-			for _, e := range ev.Events {
-				switch {
-				case e.Kind == "MAP_OBSOLETE" && e.AttemptId == a:
-					obsolete++
-				case e.Kind == "SPILL_READY" && e.AttemptId == b:
-					published++
+	for _, mode := range keptSpillModes {
+		for _, tc := range tests {
+			t.Run(mode.name+"/"+tc.name, func(t *testing.T) {
+				jt, id := newTestJTWith(t, t.TempDir(), 1, nil, mode.overrides)
+				ls := launches(heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "t1", InitialContact: true, Instance: "t1", FreeMapSlots: 2}))
+				if len(ls) != 1 {
+					t.Fatalf("launches %v, want one map", ls)
 				}
-			}
-			if obsolete != 1 || published != len(tc.rerun) {
-				t.Errorf("events: %d MAP_OBSOLETE of %s, %d SPILL_READY of %s; want 1 and %d", obsolete, a, published, b, len(tc.rerun))
-			}
-		})
+				a := ls[0].AttemptId
+				heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "t2", InitialContact: true, Instance: "t2"})
+				var spills []*mrpb.SpillAnnouncement
+				for _, s := range first {
+					spills = append(spills, &mrpb.SpillAnnouncement{AttemptId: a, Spill: s.k, Final: s.final, Segments: seg(s.crc)})
+				}
+				heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "t1", Spills: spills,
+					Attempts: []*mrpb.AttemptStatus{{AttemptId: a, State: StateSucceeded, Progress: 1}}})
+				loseTracker(jt, "t1")
+				ls = freshMapLaunches(t, jt, "t2")
+				if len(ls) != 1 {
+					t.Fatalf("re-run launches %v, want one", ls)
+				}
+				b := ls[0].AttemptId
+				spills = nil
+				for _, s := range tc.rerun {
+					spills = append(spills, &mrpb.SpillAnnouncement{AttemptId: b, Spill: s.k, Final: s.final, Segments: seg(s.crc)})
+				}
+				resp := heartbeat(t, jt, &mrpb.HeartbeatRequest{Tracker: "t2", Spills: spills,
+					Attempts: []*mrpb.AttemptStatus{{AttemptId: b, State: StateRunning}}})
+				if k := kills(resp); len(k) != 0 {
+					t.Fatalf("the re-run was killed: %v", k)
+				}
+				if got := jobCounters(t, jt, id).Get(mr.JobCounterGroup, mr.NondeterministicMapReruns); got != tc.want {
+					t.Errorf("%s = %d, want %d", mr.NondeterministicMapReruns, got, tc.want)
+				}
+				// Reducers are told of the withdrawal and of every spill of
+				// the re-run.
+				ev, err := jt.GetMapEvents(context.Background(), &mrpb.MapEventsRequest{JobId: id, Reduce: 0})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var obsolete, published int
+				for _, e := range ev.Events {
+					switch {
+					case e.Kind == "MAP_OBSOLETE" && e.AttemptId == a:
+						obsolete++
+					case e.Kind == "SPILL_READY" && e.AttemptId == b:
+						published++
+					}
+				}
+				if obsolete != 1 || published != len(tc.rerun) {
+					t.Errorf("events: %d MAP_OBSOLETE of %s, %d SPILL_READY of %s; want 1 and %d", obsolete, a, published, b, len(tc.rerun))
+				}
+			})
+		}
 	}
+}
+
+// keptSpillModes are the two ways the JobTracker keeps a spill: every
+// partition's segment, or (a job that announces spills only) its digest.
+var keptSpillModes = []struct {
+	name      string
+	overrides map[string]string
+}{
+	{"segments", nil},
+	{"digests", map[string]string{"mapreduce.jobtracker.map-events.max-segments": "0"}},
 }
 
 // TestReduceStoppedByRerunIsExcused: a reduce attempt KILLED because a
@@ -173,68 +187,73 @@ func TestRerunAfterRestartComparedWithWithdrawnSpills(t *testing.T) {
 			return append(lines, `{"kind":"from-a-later-version","type":"m","task":0}`)
 		}},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-			now := func() time.Time { return clock }
-			dir := t.TempDir()
-			jt1, id := newTestJTWith(t, dir, 1, now, nil)
-			a := launches(heartbeat(t, jt1, &mrpb.HeartbeatRequest{Tracker: "t1", InitialContact: true, Instance: "t1", FreeMapSlots: 1}))[0].AttemptId
-			heartbeat(t, jt1, &mrpb.HeartbeatRequest{Tracker: "t1", Spills: []*mrpb.SpillAnnouncement{
-				{AttemptId: a, Spill: 0, Segments: seg(1)}, {AttemptId: a, Spill: 1, Final: true, Segments: seg(2)}},
-				Attempts: []*mrpb.AttemptStatus{{AttemptId: a, State: StateSucceeded, Progress: 1}}})
-			heartbeat(t, jt1, &mrpb.HeartbeatRequest{Tracker: "t2", InitialContact: true, Instance: "t2"})
-			if ls := launches(heartbeat(t, jt1, &mrpb.HeartbeatRequest{Tracker: "t2", FreeReduceSlots: 1})); len(ls) != 1 || ls[0].Type != "r" {
-				t.Fatalf("launches on t2: %v, want the reduce", attemptIDs(ls))
-			}
-			loseTracker(jt1, "t1")
+	for _, mode := range keptSpillModes {
+		for _, tc := range tests {
+			t.Run(mode.name+"/"+tc.name, func(t *testing.T) {
+				clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+				now := func() time.Time { return clock }
+				dir := t.TempDir()
+				jt1, id := newTestJTWith(t, dir, 1, now, mode.overrides)
+				a := launches(heartbeat(t, jt1, &mrpb.HeartbeatRequest{Tracker: "t1", InitialContact: true, Instance: "t1", FreeMapSlots: 1}))[0].AttemptId
+				heartbeat(t, jt1, &mrpb.HeartbeatRequest{Tracker: "t1", Spills: []*mrpb.SpillAnnouncement{
+					{AttemptId: a, Spill: 0, Segments: seg(1)}, {AttemptId: a, Spill: 1, Final: true, Segments: seg(2)}},
+					Attempts: []*mrpb.AttemptStatus{{AttemptId: a, State: StateSucceeded, Progress: 1}}})
+				heartbeat(t, jt1, &mrpb.HeartbeatRequest{Tracker: "t2", InitialContact: true, Instance: "t2"})
+				if ls := launches(heartbeat(t, jt1, &mrpb.HeartbeatRequest{Tracker: "t2", FreeReduceSlots: 1})); len(ls) != 1 || ls[0].Type != "r" {
+					t.Fatalf("launches on t2: %v, want the reduce", attemptIDs(ls))
+				}
+				loseTracker(jt1, "t1")
 
-			events := filepath.Join(dir, "system", id+".events")
-			data, err := os.ReadFile(events)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !strings.Contains(string(data), `"kind":"withdrawn"`) {
-				t.Fatalf("no withdrawn line in the event log:\n%s", data)
-			}
-			if tc.edit != nil {
-				lines := tc.edit(strings.Split(strings.TrimSpace(string(data)), "\n"))
-				if err := os.WriteFile(events, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+				events := filepath.Join(dir, "system", id+".events")
+				data, err := os.ReadFile(events)
+				if err != nil {
 					t.Fatal(err)
 				}
-			}
-			clock = clock.Add(5 * time.Second)
-			jt2, _ := newTestJTWith(t, dir, 0, now, nil)
-			ls := launches(heartbeat(t, jt2, &mrpb.HeartbeatRequest{Tracker: "t2", InitialContact: true, Instance: "t2", FreeMapSlots: 1}))
-			if len(ls) != 1 || ls[0].Type != "m" {
-				t.Fatalf("launches on t2 after the restart: %v, want the map's re-run", attemptIDs(ls))
-			}
-			b := ls[0].AttemptId
-			heartbeat(t, jt2, &mrpb.HeartbeatRequest{Tracker: "t2", Spills: []*mrpb.SpillAnnouncement{
-				{AttemptId: b, Spill: 0, Segments: seg(1)}, {AttemptId: b, Spill: 1, Final: true, Segments: seg(tc.rerunCRC)}},
-				Attempts: []*mrpb.AttemptStatus{{AttemptId: b, State: StateSucceeded, Progress: 1}}})
-			if got := jobCounters(t, jt2, id).Get(mr.JobCounterGroup, mr.NondeterministicMapReruns); got != tc.want {
-				t.Fatalf("%s = %d after the restart, want %d", mr.NondeterministicMapReruns, got, tc.want)
-			}
-			// A reduce stopped by the difference is excused once per
-			// differing re-run the JobTracker counted.
-			var r string
-			for _, l := range launches(heartbeat(t, jt2, &mrpb.HeartbeatRequest{Tracker: "t2", FreeReduceSlots: 1})) {
-				if l.Type == "r" {
-					r = l.AttemptId
+				if !strings.Contains(string(data), `"kind":"withdrawn"`) {
+					t.Fatalf("no withdrawn line in the event log:\n%s", data)
 				}
-			}
-			if r == "" {
-				t.Fatal("no reduce launched on t2 after the restart")
-			}
-			heartbeat(t, jt2, &mrpb.HeartbeatRequest{Tracker: "t2", Attempts: []*mrpb.AttemptStatus{{AttemptId: r, State: StateKilled,
-				NotOwnFault: true, Diagnostic: "shuffle: map 0: spill 1 of attempt " + b + " differs from the one fetched from attempt " + a}}})
-			cs := jobCounters(t, jt2, id)
-			killed, failed := cs.Get(mr.JobCounterGroup, mr.NumKilledReduces), cs.Get(mr.JobCounterGroup, mr.NumFailedReduces)
-			if wantKilled := tc.want; killed != wantKilled || failed != 1-wantKilled {
-				t.Fatalf("the stopped reduce: %d killed, %d failed; want %d and %d", killed, failed, wantKilled, 1-wantKilled)
-			}
-		})
+				if got, want := strings.Contains(string(data), `"`+digestPrefix), mode.overrides != nil; got != want {
+					t.Fatalf("the event log holds digests: %v, want %v:\n%s", got, want, data)
+				}
+				if tc.edit != nil {
+					lines := tc.edit(strings.Split(strings.TrimSpace(string(data)), "\n"))
+					if err := os.WriteFile(events, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+						t.Fatal(err)
+					}
+				}
+				clock = clock.Add(5 * time.Second)
+				jt2, _ := newTestJTWith(t, dir, 0, now, mode.overrides)
+				ls := launches(heartbeat(t, jt2, &mrpb.HeartbeatRequest{Tracker: "t2", InitialContact: true, Instance: "t2", FreeMapSlots: 1}))
+				if len(ls) != 1 || ls[0].Type != "m" {
+					t.Fatalf("launches on t2 after the restart: %v, want the map's re-run", attemptIDs(ls))
+				}
+				b := ls[0].AttemptId
+				heartbeat(t, jt2, &mrpb.HeartbeatRequest{Tracker: "t2", Spills: []*mrpb.SpillAnnouncement{
+					{AttemptId: b, Spill: 0, Segments: seg(1)}, {AttemptId: b, Spill: 1, Final: true, Segments: seg(tc.rerunCRC)}},
+					Attempts: []*mrpb.AttemptStatus{{AttemptId: b, State: StateSucceeded, Progress: 1}}})
+				if got := jobCounters(t, jt2, id).Get(mr.JobCounterGroup, mr.NondeterministicMapReruns); got != tc.want {
+					t.Fatalf("%s = %d after the restart, want %d", mr.NondeterministicMapReruns, got, tc.want)
+				}
+				// A reduce stopped by the difference is excused once per
+				// differing re-run the JobTracker counted.
+				var r string
+				for _, l := range launches(heartbeat(t, jt2, &mrpb.HeartbeatRequest{Tracker: "t2", FreeReduceSlots: 1})) {
+					if l.Type == "r" {
+						r = l.AttemptId
+					}
+				}
+				if r == "" {
+					t.Fatal("no reduce launched on t2 after the restart")
+				}
+				heartbeat(t, jt2, &mrpb.HeartbeatRequest{Tracker: "t2", Attempts: []*mrpb.AttemptStatus{{AttemptId: r, State: StateKilled,
+					NotOwnFault: true, Diagnostic: "shuffle: map 0: spill 1 of attempt " + b + " differs from the one fetched from attempt " + a}}})
+				cs := jobCounters(t, jt2, id)
+				killed, failed := cs.Get(mr.JobCounterGroup, mr.NumKilledReduces), cs.Get(mr.JobCounterGroup, mr.NumFailedReduces)
+				if wantKilled := tc.want; killed != wantKilled || failed != 1-wantKilled {
+					t.Fatalf("the stopped reduce: %d killed, %d failed; want %d and %d", killed, failed, wantKilled, 1-wantKilled)
+				}
+			})
+		}
 	}
 }
 

@@ -2,7 +2,10 @@ package jobtracker
 
 import (
 	"context"
+	"encoding/json"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -77,11 +80,60 @@ func TestSpillsOnlyEvents(t *testing.T) {
 	if len(got.Events) != 1 || !proto.Equal(got.Events[0], want) {
 		t.Fatalf("encoded events %v, want [%v]", got.Events, want)
 	}
-	// The attempt's segments are kept to compare a re-run's with.
+	// The attempt's spill is kept as its digest alone, to compare a
+	// re-run's with (TestRerunComparedWithWithdrawnSpills).
 	jt.mu.Lock()
 	kept := j.maps[0].attempts[0].spills[0]
 	jt.mu.Unlock()
-	if kept.Len() != 1 || kept.At(0) != seg {
-		t.Errorf("kept segments %v, want [%v]", kept, seg)
+	if want := packSpill([]spillSegment{seg}).digested(); kept != want || kept.Len() != 0 {
+		t.Errorf("kept %+v, want the digest alone %+v", kept, want)
+	}
+}
+
+// TestSpillDigest: a digested spill compares equal to its segments and to
+// another attempt's identical ones, not to one that differs in a
+// partition's CRC, records or length, nor in its number of partitions; it
+// reads back from the event log's JSON, and a malformed digest is refused
+// by name.
+func TestSpillDigest(t *testing.T) {
+	segs := []spillSegment{mkSeg(0, 10, 20, 3, 7), mkSeg(10, 0, 0, 0, 0), mkSeg(10, 5, 9, 1, 8)}
+	full := packSpill(segs)
+	d := full.digested()
+	if d.Len() != 0 || d.digest.partitions != 3 {
+		t.Fatalf("digested spill %+v: want no segments and 3 partitions", d)
+	}
+	if !sameSegments(d, full) || !sameSegments(full, d) || !sameSegments(d, packSpill(slices.Clone(segs)).digested()) {
+		t.Error("a digest differs from its own segments")
+	}
+	for name, change := range map[string]func(s []spillSegment){
+		"crc":     func(s []spillSegment) { s[2].CRC++ },
+		"records": func(s []spillSegment) { s[0].Records++ },
+		"length":  func(s []spillSegment) { s[2].Length++ },
+	} {
+		other := slices.Clone(segs)
+		change(other)
+		if sameSegments(d, packSpill(other)) || sameSegments(d, packSpill(other).digested()) {
+			t.Errorf("a spill whose %s differs has the same digest", name)
+		}
+	}
+	if sameSegments(d, packSpill(segs[:2]).digested()) {
+		t.Error("a spill of fewer partitions has the same digest")
+	}
+	b, err := json.Marshal(map[int]packedSpill{0: d, 1: full})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back map[int]packedSpill
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	if back[0] != d || back[1].Encoded() != full.Encoded() {
+		t.Errorf("read back %+v from %s, want %+v and %+v", back, b, d, full)
+	}
+	for _, bad := range []string{`"digest:AAAA"`, `"digest:!!"`} {
+		var p packedSpill
+		if err := json.Unmarshal([]byte(bad), &p); err == nil || !strings.Contains(err.Error(), "spill digest") {
+			t.Errorf("%s: error %v, want one naming the spill digest", bad, err)
+		}
 	}
 }

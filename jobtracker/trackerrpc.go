@@ -93,17 +93,24 @@ type decodedStatus struct {
 }
 
 // decodedSpill is a spill announcement's segments, copied out of its
-// messages before the lock (segmentsOfAnnouncement), or why they cannot be.
+// messages before the lock (segmentsOfAnnouncement), or why they cannot be;
+// with their digest, which a job that announces spills only keeps instead.
 type decodedSpill struct {
 	segments packedSpill
+	digested packedSpill
 	err      error
 }
 
 // decodeSpills decodes a heartbeat's spill announcements, before the lock.
+// Each spill's digest is computed too, whatever its job keeps: the job is
+// known under the lock only (about 10 µs for 1,000 partitions).
 func decodeSpills(req *mrpb.HeartbeatRequest) []decodedSpill {
 	out := make([]decodedSpill, len(req.Spills))
 	for i, sp := range req.Spills {
 		out[i].segments, out[i].err = segmentsOfAnnouncement(sp)
+		if out[i].err == nil {
+			out[i].digested = out[i].segments.digested()
+		}
 	}
 	return out
 }
@@ -219,6 +226,9 @@ func (jt *JobTracker) spillAnnouncedLocked(t *trackerState, sp *mrpb.SpillAnnoun
 	}
 	if !jt.pinSortBufferLocked(a, k, sp.SortMb) {
 		return
+	}
+	if j.spillsOnly {
+		segs = d.digested
 	}
 	if a.spills == nil {
 		a.spills = map[int]packedSpill{}
@@ -731,7 +741,7 @@ func mapEventsReply(evs mapEventSlice, reduce int) *mrpb.MapEventsResponse {
 	resp := &mrpb.MapEventsResponse{Events: make([]*mrpb.MapEvent, evs.Len())}
 	for i := range resp.Events {
 		out := evs.event(i)
-		if evs.segs[i] != (packedSpill{}) {
+		if evs.segs[i] != (mrpb.PackedSegments{}) {
 			out.Segment = evs.segs[i].At(reduce).Proto()
 		}
 		resp.Events[i] = out

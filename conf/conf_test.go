@@ -130,7 +130,7 @@ func TestDefaults(t *testing.T) {
 		{"mapreduce.jobtracker.system.dir", ""},
 		{"mapreduce.jobtracker.restart.recover", true},
 		{"mapreduce.jobtracker.restart.tracker-wait", 30000},
-		{"mapreduce.jobtracker.map-events.max-segments", int64(-1)},
+		{"mapreduce.jobtracker.map-events.max-segments", int64(1000000)},
 		{"mapreduce.jobclient.retry.timeout", 120000},
 		{"mapreduce.job.maxtaskfailures.per.tracker", 4},
 		{"mapreduce.job.blacklist.max.percent", 0.25},

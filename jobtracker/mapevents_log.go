@@ -20,7 +20,7 @@ import (
 // as many objects for the collector to scan.
 type mapEventLog struct {
 	wire []byte
-	ends []int         // ends[i] is where event i's bytes end in wire
+	ends []int                 // ends[i] is where event i's bytes end in wire
 	segs []mrpb.PackedSegments // segs[i] is all partitions' segments of event i's spill, or zero
 }
 

@@ -10,7 +10,8 @@ import (
 
 // TestE2ESpillsWithoutSegments: a JobTracker that announces every job's
 // spills without their segments (mapreduce.jobtracker.map-events.
-// max-segments=0, as Hadoop's JobTracker keeps one event per map output)
+// max-segments=0: by default only jobs of over a million maps × reduces
+// do, as Hadoop's JobTracker keeps one event per map output)
 // runs WordCount with three reduces on two trackers: the output is exact,
 // and the trackers' shuffle servers sent each reduce's index entry of
 // every spill exactly once (the reduces read them there, as the events

@@ -118,7 +118,7 @@ func shuffleMain(args []string) int {
 	batch := fl.Int("batch", shuffle.DefaultBatchSegments, "segments per batched request ("+shuffle.KeyBatchSegments+")")
 	batchBytes := fl.Int64("batch-bytes", 4<<20, "bytes per batched request (mapreduce.reduce.shuffle.batch.bytes)")
 	cacheMB := fl.Int("datacache-mb", shuffle.DefaultDataCacheBytes>>20, "each server's cache of small spill data files ("+shuffle.KeyDataCacheMB+"; 0: none)")
-	modes := fl.String("modes", "batch,single", "fetch modes to measure: batch (POST /mapOutputs), single (GET /mapOutput, one segment a request), streams (the one file's bytes as byte ranges over as many connections, kept: the floor without segments)")
+	modes := fl.String("modes", "batch,single", "fetch modes to measure: batch (POST /mapOutputs), spills (batch, the spills announced without their segments: each reduce reads its index entries from the servers first, mapreduce.jobtracker.map-events.max-segments), single (GET /mapOutput, one segment a request), streams (the one file's bytes as byte ranges over as many connections, kept: the floor without segments)")
 	work := fl.String("work", "", "work directory (default: a temporary directory, removed afterwards)")
 	keep := fl.Bool("keep", false, "keep the work directory")
 	asJSON := fl.Bool("json", false, "print the results as JSON")
@@ -137,8 +137,8 @@ func shuffleMain(args []string) int {
 	}
 	var modeList []string
 	for _, m := range strings.Split(*modes, ",") {
-		if m = strings.TrimSpace(m); m != "batch" && m != "single" && m != "streams" {
-			return fail("-modes: unknown mode %q (want batch, single, streams)", m)
+		if m = strings.TrimSpace(m); m != "batch" && m != "spills" && m != "single" && m != "streams" {
+			return fail("-modes: unknown mode %q (want batch, spills, single, streams)", m)
 		}
 		modeList = append(modeList, m)
 	}
@@ -252,13 +252,14 @@ func shuffleMain(args []string) int {
 	defer debug.SetGCPercent(debug.SetGCPercent(fetchGC))
 	for _, mode := range modeList {
 		b := 0
-		if mode == "batch" {
+		if mode == "batch" || mode == "spills" {
 			b = *batch
 		}
+		unknown := mode == "spills"
 		var setUp float64
 		if mode != "streams" {
 			var err error
-			if setUp, err = setUpCPU(lay, servers, job, scratch); err != nil {
+			if setUp, err = setUpCPU(lay, servers, job, scratch, unknown); err != nil {
 				return fail("%s: set-up: %v", mode, err)
 			}
 		}
@@ -271,7 +272,7 @@ func shuffleMain(args []string) int {
 		if mode == "streams" {
 			res, err = runStreamsFetch(ctx, servers, lay.baselineBytes, *reduces, *parallel, *concurrent)
 		} else {
-			res, err = runShuffleFetch(ctx, lay, servers, job, secret, scratch, *parallel, *concurrent, b, *batchBytes)
+			res, err = runShuffleFetch(ctx, lay, servers, job, secret, scratch, *parallel, *concurrent, b, *batchBytes, unknown)
 		}
 		if err != nil {
 			return fail("%s: %v", mode, err)
@@ -282,6 +283,8 @@ func shuffleMain(args []string) int {
 		switch mode {
 		case "batch":
 			res.Mode = fmt.Sprintf("batch (%d segments, %s)", *batch, humanBytes(*batchBytes))
+		case "spills":
+			res.Mode = fmt.Sprintf("spills only (%d segments, %s)", *batch, humanBytes(*batchBytes))
 		case "streams":
 			res.Mode = fmt.Sprintf("streams (%d x %d ranges, no segments)", *reduces, *parallel)
 		}
@@ -633,10 +636,10 @@ func (c countingRoundTripper) RoundTrip(r *http.Request) (*http.Response, error)
 
 // runShuffleFetch runs the reduces' shuffles, concurrent at a time.
 func runShuffleFetch(ctx context.Context, lay *shuffleLayout, servers []*shuffleServer, job string, secret []byte,
-	scratch []string, parallel, concurrent, batch int, batchBytes int64) (shuffleResult, error) {
+	scratch []string, parallel, concurrent, batch int, batchBytes int64, unknown bool) (shuffleResult, error) {
 	var requests, segments, bytes atomic.Int64
 	d, err := forEachReduce(ctx, len(scratch), concurrent, func(r int) error {
-		segs, n, err := fetchOneReduce(ctx, lay, servers, job, secret, r, scratch[r], parallel, batch, batchBytes, &requests)
+		segs, n, err := fetchOneReduce(ctx, lay, servers, job, secret, r, scratch[r], parallel, batch, batchBytes, unknown, &requests)
 		segments.Add(segs)
 		bytes.Add(n)
 		return err
@@ -789,8 +792,8 @@ func readRange(ctx context.Context, client *http.Client, addr string, lo, hi int
 
 // fetchOneReduce is one reduce's shuffle: its segments, its bytes.
 func fetchOneReduce(ctx context.Context, lay *shuffleLayout, servers []*shuffleServer, job string, secret []byte,
-	r int, scratch string, parallel, batch int, batchBytes int64, requests *atomic.Int64) (int64, int64, error) {
-	su, err := setUpReduce(lay, servers, job, r, scratch)
+	r int, scratch string, parallel, batch int, batchBytes int64, unknown bool, requests *atomic.Int64) (int64, int64, error) {
+	su, err := setUpReduce(lay, servers, job, r, scratch, unknown)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -837,10 +840,10 @@ func makeScratchDirs(dir string, reduces int) ([]string, error) {
 // setUpCPU measures the harness's own set-up of every reduce (setUpReduce
 // and its clean-up, without fetching): the process CPU seconds it takes,
 // which the client CPU of a fetch mode includes.
-func setUpCPU(lay *shuffleLayout, servers []*shuffleServer, job string, scratch []string) (float64, error) {
+func setUpCPU(lay *shuffleLayout, servers []*shuffleServer, job string, scratch []string, unknown bool) (float64, error) {
 	c0 := selfCPU()
 	for r, dir := range scratch {
-		su, err := setUpReduce(lay, servers, job, r, dir)
+		su, err := setUpReduce(lay, servers, job, r, dir, unknown)
 		if err != nil {
 			return 0, err
 		}
@@ -849,7 +852,7 @@ func setUpCPU(lay *shuffleLayout, servers []*shuffleServer, job string, scratch 
 	return selfCPU() - c0, nil
 }
 
-func setUpReduce(lay *shuffleLayout, servers []*shuffleServer, job string, r int, scratch string) (*reduceSetUp, error) {
+func setUpReduce(lay *shuffleLayout, servers []*shuffleServer, job string, r int, scratch string, unknown bool) (*reduceSetUp, error) {
 	evs := make([]shuffle.Event, 0, len(lay.locs)*len(lay.locs[0]))
 	var segs int64
 	for m, spills := range lay.locs {
@@ -862,6 +865,10 @@ func setUpReduce(lay *shuffleLayout, servers []*shuffleServer, job string, r int
 				JobID: job, MapTask: m, Spill: k, Final: k == len(spills)-1, AttemptID: sa.attempt,
 				Host: servers[sa.tracker].addr, Segment: seg,
 			}})
+			if unknown {
+				loc := &evs[len(evs)-1].Location
+				loc.Segment, loc.SegmentUnknown = spill.SegmentInfo{}, true
+			}
 		}
 	}
 	counters := mr.NewCounters()

@@ -400,6 +400,8 @@ func (jt *JobTracker) startAttemptLocked(j *job, tk *task, t *trackerState, now 
 	launch.SpecJson = j.specJSON
 	if tk.typ == partitions.Map {
 		launch.SplitJson, _ = json.Marshal(j.splits[tk.index])
+		// A job that announces spills only wants no segment of them.
+		launch.SpillDigests = j.spillsOnly
 		j.counters.Add(mr.JobCounterGroup, mr.TotalLaunchedMaps, 1)
 		if contains(j.splits[tk.index].Hosts, t.host) {
 			j.counters.Add(mr.JobCounterGroup, mr.DataLocalMaps, 1)

@@ -137,3 +137,65 @@ func TestSpillDigest(t *testing.T) {
 		}
 	}
 }
+
+// TestDigestAnnouncements: a map of a job that announces spills only is
+// launched to announce digests, and its digest announcement is kept as
+// the digest the JobTracker would compute from the segments; a digest of
+// the wrong length, of no partitions or beside segments is refused by
+// name, and a digest of as many partitions as the job has reduces makes a
+// segment-less event whatever the job announces.
+func TestDigestAnnouncements(t *testing.T) {
+	segs := []spillSegment{mkSeg(0, 10, 20, 3, 7), mkSeg(10, 5, 9, 1, 8)}
+	full := packSpill(segs)
+	sum := full.Digest()
+	for _, tc := range []struct {
+		name    string
+		ann     *mrpb.SpillAnnouncement
+		wantErr string
+	}{
+		{"digest", &mrpb.SpillAnnouncement{Partitions: 2, SegmentsDigest: sum[:]}, ""},
+		{"short digest", &mrpb.SpillAnnouncement{Partitions: 2, SegmentsDigest: sum[:15]}, "a segments' digest of 15 bytes, want 16"},
+		{"no digest", &mrpb.SpillAnnouncement{Partitions: 2}, "a segments' digest of 0 bytes, want 16"},
+		{"no partitions", &mrpb.SpillAnnouncement{SegmentsDigest: sum[:]}, "a segments' digest of 0 partitions"},
+		{"negative partitions", &mrpb.SpillAnnouncement{Partitions: -1, SegmentsDigest: sum[:]}, "a segments' digest of -1 partitions"},
+		{"digest and packed", &mrpb.SpillAnnouncement{Partitions: 2, SegmentsDigest: sum[:], PackedSegments: []byte(full.Encoded())}, "a digest of 2 partitions and segments"},
+		{"digest and messages", &mrpb.SpillAnnouncement{Partitions: 2, SegmentsDigest: sum[:], Segments: full.Messages()}, "a digest of 2 partitions and segments (0 packed bytes, 2 messages)"},
+	} {
+		got, err := segmentsOfAnnouncement(tc.ann)
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || got != full.digested() || got.partitions() != 2 || !sameSegments(got, full) {
+			t.Errorf("%s: %+v, %v; want the digest of %v", tc.name, got, err, segs)
+		}
+	}
+
+	for _, mode := range keptSpillModes {
+		t.Run(mode.name, func(t *testing.T) {
+			jt, id := newTestJTWith(t, t.TempDir(), 1, nil, mode.overrides)
+			l := launches(heartbeat(t, jt, &mrpb.HeartbeatRequest{InitialContact: true, FreeMapSlots: 1, ShuffleAddress: "tt1:50060"}))[0]
+			if l.SpillDigests != (mode.overrides != nil) {
+				t.Errorf("launch asks for digests: %v, want %v", l.SpillDigests, mode.overrides != nil)
+			}
+			one := []spillSegment{mkSeg(0, 10, 20, 3, 7)}
+			d := packSpill(one).Digest()
+			heartbeat(t, jt, &mrpb.HeartbeatRequest{ShuffleAddress: "tt1:50060",
+				Spills:   []*mrpb.SpillAnnouncement{{AttemptId: l.AttemptId, Spill: 0, Final: true, Partitions: 1, SegmentsDigest: d[:]}},
+				Attempts: []*mrpb.AttemptStatus{{AttemptId: l.AttemptId, State: StateSucceeded}}})
+			ev, err := jt.GetMapEvents(context.Background(), &mrpb.MapEventsRequest{JobId: id, Reduce: 0})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ev.Events) != 1 || ev.Events[0].Kind != "SPILL_READY" || ev.Events[0].Segment != nil {
+				t.Fatalf("events %v, want one SPILL_READY without a segment", ev.Events)
+			}
+			st, err := jt.GetJobStatus(context.Background(), &mrpb.JobStatusRequest{JobId: id})
+			if err != nil || st.Maps.Succeeded != 1 {
+				t.Errorf("status %v, %v: want the map succeeded", st, err)
+			}
+		})
+	}
+}

@@ -220,8 +220,8 @@ func (jt *JobTracker) spillAnnouncedLocked(t *trackerState, sp *mrpb.SpillAnnoun
 		return
 	}
 	segs := d.segments
-	if segs.Len() != j.partitions() {
-		jt.failAttemptLocked(a, fmt.Sprintf("spill %d has %d partitions, job has %d reduces", k, segs.Len(), j.partitions()))
+	if segs.partitions() != j.partitions() {
+		jt.failAttemptLocked(a, fmt.Sprintf("spill %d has %d partitions, job has %d reduces", k, segs.partitions(), j.partitions()))
 		return
 	}
 	if !jt.pinSortBufferLocked(a, k, sp.SortMb) {

@@ -79,6 +79,9 @@ type attempt struct {
 	typ     int // 0 map, 1 reduce
 	index   int
 	reduces int
+	// digests: announce the spill's digest, not its segments
+	// (LaunchTask.spill_digests).
+	digests bool
 	start   time.Time
 	// end is when the attempt finishes; zero until it is known (a
 	// reduce waits for its job's maps; a launch may arrive before the
@@ -158,7 +161,8 @@ func (t *tracker) earliestEnd() time.Time {
 
 // announcement is the final spill of map attempt a, its segments packed
 // as a TaskTracker's child packs them, or as messages to a JobTracker that
-// has not said it reads them packed (another build's, --jobtracker-bin).
+// has not said it reads them packed (another build's, --jobtracker-bin),
+// or their digest alone if the launch asked for it.
 func (t *tracker) announcement(a *attempt) *mrpb.SpillAnnouncement {
 	segs := make([]mrpb.SpillSegment, a.reduces)
 	for i := range segs {
@@ -167,9 +171,13 @@ func (t *tracker) announcement(a *attempt) *mrpb.SpillAnnouncement {
 		segs[i] = mrpb.SpillSegment{Length: 1 << 20, RawLength: 2 << 20, Records: 10000, CRC: uint32(a.index*7919 + i)}
 	}
 	ann := &mrpb.SpillAnnouncement{AttemptId: a.id, Final: true}
-	if t.readsPacked {
+	switch {
+	case a.digests:
+		d := mrpb.PackSegments(segs).Digest()
+		ann.Partitions, ann.SegmentsDigest = int32(len(segs)), d[:]
+	case t.readsPacked:
 		ann.PackedSegments = mrpb.AppendPackedSegments(nil, segs)
-	} else {
+	default:
 		ann.Segments = mrpb.PackSegments(segs).Messages()
 	}
 	return ann
@@ -346,7 +354,7 @@ func (t *tracker) launch(l *mrpb.LaunchTask, at time.Time) bool {
 			return false
 		}
 	}
-	a := &attempt{id: l.AttemptId, job: l.JobId, typ: slotType(l.Type), index: int(l.Index), reduces: int(l.NumReduces), start: at}
+	a := &attempt{id: l.AttemptId, job: l.JobId, typ: slotType(l.Type), index: int(l.Index), reduces: int(l.NumReduces), digests: l.SpillDigests, start: at}
 	t.attempts[a.id] = a
 	t.resolve(a, at)
 	if a.typ == 1 && t.g.cfg.MapEvents && t.ctx != nil {

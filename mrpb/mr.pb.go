@@ -293,6 +293,13 @@ type SpillAnnouncement struct {
 	// later attempt of the task (LaunchTask.sort_mb).
 	SortMb         int32  `protobuf:"varint,21,opt,name=sort_mb,json=sortMb,proto3" json:"sort_mb,omitempty"`
 	PackedSegments []byte `protobuf:"bytes,22,opt,name=packed_segments,json=packedSegments,proto3" json:"packed_segments,omitempty"`
+	// A map of a job that announces spills only (LaunchTask.spill_digests)
+	// sends, instead of its segments, the spill's number of partitions and
+	// the digest of its packed segments (mrpb.PackedSegments.Digest): the
+	// JobTracker keeps and compares nothing else of it, and the reduces read
+	// their segments from the tracker that serves the spill.
+	Partitions     int32  `protobuf:"varint,23,opt,name=partitions,proto3" json:"partitions,omitempty"`
+	SegmentsDigest []byte `protobuf:"bytes,24,opt,name=segments_digest,json=segmentsDigest,proto3" json:"segments_digest,omitempty"`
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
 }
@@ -372,6 +379,20 @@ func (x *SpillAnnouncement) GetSortMb() int32 {
 func (x *SpillAnnouncement) GetPackedSegments() []byte {
 	if x != nil {
 		return x.PackedSegments
+	}
+	return nil
+}
+
+func (x *SpillAnnouncement) GetPartitions() int32 {
+	if x != nil {
+		return x.Partitions
+	}
+	return 0
+}
+
+func (x *SpillAnnouncement) GetSegmentsDigest() []byte {
+	if x != nil {
+		return x.SegmentsDigest
 	}
 	return nil
 }
@@ -3095,7 +3116,11 @@ type LaunchTask struct {
 	// with, which this attempt must use whatever its tracker's memory budget
 	// gives a map slot, so that it cuts the same spills; 0: not pinned yet
 	// (the job's mapreduce.task.io.sort.mb, or the budget's fit).
-	SortMb        int32 `protobuf:"varint,22,opt,name=sort_mb,json=sortMb,proto3" json:"sort_mb,omitempty"`
+	SortMb int32 `protobuf:"varint,22,opt,name=sort_mb,json=sortMb,proto3" json:"sort_mb,omitempty"`
+	// Maps of a job that announces spills only: announce each spill's
+	// partitions and digest (SpillAnnouncement.segments_digest), not its
+	// segments.
+	SpillDigests  bool `protobuf:"varint,23,opt,name=spill_digests,json=spillDigests,proto3" json:"spill_digests,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3240,6 +3265,13 @@ func (x *LaunchTask) GetSortMb() int32 {
 		return x.SortMb
 	}
 	return 0
+}
+
+func (x *LaunchTask) GetSpillDigests() bool {
+	if x != nil {
+		return x.SpillDigests
+	}
+	return false
 }
 
 // RestoreSource names the image a restored attempt starts from.
@@ -4668,7 +4700,7 @@ const file_mr_proto_rawDesc = "" +
 	"\n" +
 	"raw_length\x18\x03 \x01(\x03R\trawLength\x12\x18\n" +
 	"\arecords\x18\x04 \x01(\x03R\arecords\x12\x10\n" +
-	"\x03crc\x18\x05 \x01(\rR\x03crc\"\xf4\x01\n" +
+	"\x03crc\x18\x05 \x01(\rR\x03crc\"\xbd\x02\n" +
 	"\x11SpillAnnouncement\x12\x1d\n" +
 	"\n" +
 	"attempt_id\x18\x01 \x01(\tR\tattemptId\x12\x14\n" +
@@ -4677,7 +4709,11 @@ const file_mr_proto_rawDesc = "" +
 	"\bsegments\x18\x04 \x03(\v2\r.gomr.SegmentR\bsegments\x12'\n" +
 	"\bsplit_at\x18\x14 \x01(\v2\f.gomr.MapCutR\asplitAt\x12\x17\n" +
 	"\asort_mb\x18\x15 \x01(\x05R\x06sortMb\x12'\n" +
-	"\x0fpacked_segments\x18\x16 \x01(\fR\x0epackedSegments\"P\n" +
+	"\x0fpacked_segments\x18\x16 \x01(\fR\x0epackedSegments\x12\x1e\n" +
+	"\n" +
+	"partitions\x18\x17 \x01(\x05R\n" +
+	"partitions\x12'\n" +
+	"\x0fsegments_digest\x18\x18 \x01(\fR\x0esegmentsDigest\"P\n" +
 	"\x06MapCut\x12\x16\n" +
 	"\x06offset\x18\x01 \x01(\x03R\x06offset\x12\x14\n" +
 	"\x05spill\x18\x02 \x01(\x05R\x05spill\x12\x18\n" +
@@ -4896,7 +4932,7 @@ const file_mr_proto_rawDesc = "" +
 	"\x0fcr_queue_length\x18\x12 \x01(\x05R\rcrQueueLength\x12'\n" +
 	"\x10cr_queue_wait_ms\x18\x13 \x01(\x03R\rcrQueueWaitMs\x125\n" +
 	"\x17cr_queue_max_concurrent\x18\x14 \x01(\x05R\x14crQueueMaxConcurrent\x120\n" +
-	"\x14conf_defaults_digest\x18\x15 \x01(\tR\x12confDefaultsDigest\"\xd2\x04\n" +
+	"\x14conf_defaults_digest\x18\x15 \x01(\tR\x12confDefaultsDigest\"\xf7\x04\n" +
 	"\n" +
 	"LaunchTask\x12\x1d\n" +
 	"\n" +
@@ -4919,7 +4955,8 @@ const file_mr_proto_rawDesc = "" +
 	"\arestore\x18\r \x01(\v2\x13.gomr.RestoreSourceR\arestore\x12'\n" +
 	"\x06resume\x18\x14 \x01(\v2\x0f.gomr.MapResumeR\x06resume\x127\n" +
 	"\rreduce_resume\x18\x15 \x01(\v2\x12.gomr.ReduceResumeR\freduceResume\x12\x17\n" +
-	"\asort_mb\x18\x16 \x01(\x05R\x06sortMb\x1a7\n" +
+	"\asort_mb\x18\x16 \x01(\x05R\x06sortMb\x12#\n" +
+	"\rspill_digests\x18\x17 \x01(\bR\fspillDigests\x1a7\n" +
 	"\tConfEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xa5\x01\n" +

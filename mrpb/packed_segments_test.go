@@ -1,8 +1,10 @@
 package mrpb
 
 import (
+	"crypto/sha256"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -230,4 +232,41 @@ func overTheWire(b *testing.B, ann *SpillAnnouncement) *SpillAnnouncement {
 		b.Fatal(err)
 	}
 	return got
+}
+
+// TestDigest: a spill's digest is the first 16 bytes of the SHA-256 of its
+// packed segments; identical segments packed apart have one digest, and a
+// partition that differs in any field changes it.
+func TestDigest(t *testing.T) {
+	segs := []SpillSegment{{0, 10, 20, 3, 7}, {10, 0, 0, 0, 0}, {10, 5, 9, 1, 8}}
+	p := PackSegments(segs)
+	sum := sha256.Sum256([]byte(p.Encoded()))
+	if d := p.Digest(); string(d[:]) != string(sum[:DigestBytes]) {
+		t.Errorf("digest %x, want %x", d, sum[:DigestBytes])
+	}
+	again, err := ParsePackedSegments(string(AppendPackedSegments(nil, slices.Clone(segs))), true)
+	if err != nil || again.Digest() != p.Digest() {
+		t.Errorf("the same segments packed again: digest %x (%v), want %x", again.Digest(), err, p.Digest())
+	}
+	for f := range 5 {
+		other := slices.Clone(segs)
+		switch f {
+		case 0:
+			other[2].Offset++
+		case 1:
+			other[1].Length++
+		case 2:
+			other[0].RawLength++
+		case 3:
+			other[2].Records++
+		case 4:
+			other[0].CRC ^= 1
+		}
+		if PackSegments(other).Digest() == p.Digest() {
+			t.Errorf("field %d changed: the digest did not", f)
+		}
+	}
+	if (PackedSegments{}).Digest() == p.Digest() {
+		t.Error("no spill has the digest of a spill")
+	}
 }

@@ -51,6 +51,43 @@ func TestSpillSegmentsPacked(t *testing.T) {
 	}
 }
 
+// TestSpillDigestsAnnounced: a map launched to announce digests (a job
+// that announces spills only) sends each spill's partitions and the digest
+// of its segments as its index file holds them, and no segment.
+func TestSpillDigestsAnnounced(t *testing.T) {
+	tr := startTracker(t, trackerOpts{maps: 1, reduces: 1, readsPacked: true})
+	j := newTestJob(t, wordCountDef, 2)
+	m0 := j.attempt("m", 0, 0)
+	act := j.launch(t, "m", 0, 0)
+	act.GetLaunch().SpillDigests = true
+	from := tr.jt.send(act)
+	_, i := tr.jt.waitBeat(t, from, "reporting "+m0+" SUCCEEDED", inState(m0, "SUCCEEDED"))
+	n := 0
+	for _, hb := range tr.jt.beatsFrom(from)[:i-from+1] {
+		for _, sp := range hb.Spills {
+			if len(sp.Segments) != 0 || len(sp.PackedSegments) != 0 || sp.Partitions != 2 {
+				t.Fatalf("spill %d of %s: %d segments as messages, %d bytes packed, %d partitions; want a digest of 2 partitions only",
+					sp.Spill, sp.AttemptId, len(sp.Segments), len(sp.PackedSegments), sp.Partitions)
+			}
+			index, err := spill.ReadIndex(filepath.Join(tr.attemptDir(j.id, m0), "spills", spill.IndexFileName(int(sp.Spill))))
+			if err != nil {
+				t.Fatal(err)
+			}
+			segs := make([]mrpb.SpillSegment, len(index))
+			for k, s := range index {
+				segs[k] = mrpb.SpillSegment(s)
+			}
+			if want := mrpb.PackSegments(segs).Digest(); string(sp.SegmentsDigest) != string(want[:]) {
+				t.Errorf("spill %d: digest %x, want %x (of its index %v)", sp.Spill, sp.SegmentsDigest, want, index)
+			}
+			n++
+		}
+	}
+	if n == 0 {
+		t.Errorf("%s announced no spill", m0)
+	}
+}
+
 // checkCounterOrder fails t unless st's counters are in (group, name)
 // order, byte by byte, each once: the JobTracker takes them as they come
 // (mr.PackCounters).

@@ -228,12 +228,24 @@ func (t *task) announceSpill(info spill.SpillInfo) error {
 	// Packed: a few bytes a partition, which the JobTracker keeps as they
 	// are, where a message a partition cost both sides an allocation and a
 	// decoding each (the TaskTracker unpacks them for a JobTracker that
-	// does not read them).
+	// does not read them). A job that announces spills only (its reduces
+	// read their segments from this tracker's index) gets their digest
+	// alone, which is what the JobTracker compares attempts by.
 	segs := make([]mrpb.SpillSegment, len(info.Partitions))
 	for i, s := range info.Partitions {
 		segs[i] = mrpb.SpillSegment(s)
 	}
-	ann.PackedSegments = mrpb.AppendPackedSegments(nil, segs)
+	packed := mrpb.AppendPackedSegments(nil, segs)
+	if t.launch.SpillDigests {
+		p, err := mrpb.ParsePackedSegments(string(packed), true)
+		if err != nil {
+			return fmt.Errorf("spill %d's segments: %w", info.Index, err)
+		}
+		d := p.Digest()
+		ann.Partitions, ann.SegmentsDigest = int32(len(segs)), d[:]
+	} else {
+		ann.PackedSegments = packed
+	}
 	if _, err := t.umb.SpillReady(t.ctx, &mrpb.SpillReadyRequest{Spill: ann}); err != nil {
 		return fmt.Errorf("announcing spill %d: %w", info.Index, err)
 	}

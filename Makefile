@@ -193,14 +193,18 @@ bench-preemption: build
 # which the server's data cache did not hold before 2026-11-26, late night.
 # Both runs also measure the floor of a shuffle that keeps what it fetches
 # (mode streams, since 2026-11-27): the same bytes as byte ranges of the
-# one file over as many connections, into kept blocks, with no segment.
+# one file over as many connections, into kept blocks, with no segment; and
+# the batched fetch of spills announced without their segments (mode
+# spills, since 2026-11-27, evening: each reduce reads its index entries
+# from the servers first, as for a job over
+# mapreduce.jobtracker.map-events.max-segments).
 SHUFFLE_MAPS    ?= 1000
 SHUFFLE_RECORDS ?= 8
 SHUFFLE_MEDIUM_MAPS    ?= 250
 SHUFFLE_MEDIUM_RECORDS ?= 128
 bench-shuffle:
-	$(GO) run ./cmd/mrbench shuffle -maps $(SHUFFLE_MAPS) -spills 4 -reduces 50 -trackers 4 -records $(SHUFFLE_RECORDS) -modes batch,single,streams
-	$(GO) run ./cmd/mrbench shuffle -maps $(SHUFFLE_MEDIUM_MAPS) -spills 4 -reduces 50 -trackers 4 -records $(SHUFFLE_MEDIUM_RECORDS) -modes batch,streams
+	$(GO) run ./cmd/mrbench shuffle -maps $(SHUFFLE_MAPS) -spills 4 -reduces 50 -trackers 4 -records $(SHUFFLE_RECORDS) -modes batch,spills,single,streams
+	$(GO) run ./cmd/mrbench shuffle -maps $(SHUFFLE_MEDIUM_MAPS) -spills 4 -reduces 50 -trackers 4 -records $(SHUFFLE_MEDIUM_RECORDS) -modes batch,spills,streams
 
 # Scale (docs/scaling.md): the JobTracker (started as its own process, so
 # that its CPU and RSS are its own) driven by simulated TaskTrackers (mr

@@ -32,6 +32,9 @@ func (s wireServer) GetMapEvents(ctx context.Context, req *mrpb.MapEventsRequest
 	if err != nil {
 		return nil, err
 	}
+	if req.Compact {
+		return encodedCompactMapEvents(evs, int(req.Reduce)), nil
+	}
 	return encodedMapEvents(evs, int(req.Reduce)), nil
 }
 
@@ -48,6 +51,10 @@ const (
 	fieldEventAttemptID      = 5
 	fieldEventShuffleAddress = 6
 	fieldEventSegment        = 7
+	fieldEventAttempt        = 8
+	fieldEventAddress        = 9
+
+	fieldResponseAddresses = 2
 
 	fieldSegmentOffset    = 1
 	fieldSegmentLength    = 2
@@ -89,6 +96,63 @@ func encodedMapEvents(evs mapEventSlice, reduce int) *mrpb.MapEventsResponse {
 		b = appendInt(b, fieldSegmentRawLength, seg.RawLength)
 		b = appendInt(b, fieldSegmentRecords, seg.Records)
 		b = appendInt(b, fieldSegmentCRC, int64(seg.CRC))
+	}
+	resp.ProtoReflect().SetUnknown(protoreflect.RawFields(b))
+	return resp
+}
+
+// encodedCompactMapEvents is encodedMapEvents in the compact form
+// (MapEventsRequest.compact, mapEventLog): each event's compact fields,
+// its shuffle address as an index (plus one) into the reply's addresses,
+// which list each address the reply's events name once, and reduce's
+// segment of its spill. MapEventsResponse.Expand of it gives
+// mapEventsReply's events.
+func encodedCompactMapEvents(evs mapEventSlice, reduce int) *mrpb.MapEventsResponse {
+	resp := &mrpb.MapEventsResponse{}
+	n := evs.Len()
+	if n == 0 {
+		return resp
+	}
+	// local[a] is the job's address a's index in the reply's table, plus
+	// one (0: not in it yet).
+	local := make([]int32, len(evs.addrNames))
+	var names []int32
+	b := make([]byte, 0, len(evs.compact)-evs.compactStart+n*24)
+	for i := range n {
+		fields := evs.compactFields(i)
+		var addr int32
+		if a := evs.addrs[i]; a >= 0 {
+			if local[a] == 0 {
+				names = append(names, a)
+				local[a] = int32(len(names))
+			}
+			addr = local[a]
+		}
+		size := len(fields) + intSize(fieldEventAddress, int64(addr))
+		var seg spillSegment
+		segSize := -1
+		if spill := evs.segs[i]; spill != (mrpb.PackedSegments{}) {
+			seg = spill.At(reduce)
+			segSize = segmentSize(seg)
+			size += protowire.SizeTag(fieldEventSegment) + protowire.SizeBytes(segSize)
+		}
+		b = protowire.AppendTag(b, fieldResponseEvents, protowire.BytesType)
+		b = protowire.AppendVarint(b, uint64(size))
+		b = append(b, fields...)
+		b = appendInt(b, fieldEventAddress, int64(addr))
+		if segSize >= 0 {
+			b = protowire.AppendTag(b, fieldEventSegment, protowire.BytesType)
+			b = protowire.AppendVarint(b, uint64(segSize))
+			b = appendInt(b, fieldSegmentOffset, seg.Offset)
+			b = appendInt(b, fieldSegmentLength, seg.Length)
+			b = appendInt(b, fieldSegmentRawLength, seg.RawLength)
+			b = appendInt(b, fieldSegmentRecords, seg.Records)
+			b = appendInt(b, fieldSegmentCRC, int64(seg.CRC))
+		}
+	}
+	for _, a := range names {
+		b = protowire.AppendTag(b, fieldResponseAddresses, protowire.BytesType)
+		b = protowire.AppendString(b, evs.addrNames[a])
 	}
 	resp.ProtoReflect().SetUnknown(protoreflect.RawFields(b))
 	return resp

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 	"unicode/utf8"
 
@@ -11,6 +12,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"gomr/mrpb"
+	"gomr/partitions"
 )
 
 // TestEncodedMapEvents: the reply encoded by hand is, byte for byte, the
@@ -31,6 +33,9 @@ func TestEncodedMapEvents(t *testing.T) {
 		{&mrpb.MapEvent{}, "attempt_id", fieldEventAttemptID},
 		{&mrpb.MapEvent{}, "shuffle_address", fieldEventShuffleAddress},
 		{&mrpb.MapEvent{}, "segment", fieldEventSegment},
+		{&mrpb.MapEvent{}, "attempt", fieldEventAttempt},
+		{&mrpb.MapEvent{}, "address", fieldEventAddress},
+		{&mrpb.MapEventsResponse{}, "addresses", fieldResponseAddresses},
 		{&mrpb.Segment{}, "offset", fieldSegmentOffset},
 		{&mrpb.Segment{}, "length", fieldSegmentLength},
 		{&mrpb.Segment{}, "raw_length", fieldSegmentRawLength},
@@ -69,6 +74,13 @@ func TestEncodedMapEvents(t *testing.T) {
 			ev("MAP_OBSOLETE", 5, 0, false, "attempt_202611271200_0001_m_000005_0", ""),
 			ev("MAPS_ADDED", 100000, 0, false, "", ""),
 		}, []packedSpill{{}, {}}},
+		{"attempts not by number, and addresses again", []*mrpb.MapEvent{
+			ev("SPILL_READY", 7, 0, false, "attempt_202611271200_0001_m_000007_01", "host-7:50060"),
+			ev("SPILL_READY", 7, 1, false, "attempt_202611271200_0002_m_000007_1", "10.0.0.1:50060"),
+			ev("SPILL_READY", 8, 0, true, "attempt_202611271200_0001_m_000007_1", "host-7:50060"),
+			ev("MAP_OBSOLETE", 7, 0, false, "", ""),
+			ev("SPILL_READY", 1234567, 2, true, "attempt_202611271200_0001_m_1234567_1000", "host-7:50060"),
+		}, []packedSpill{spill, {}, spill, {}, spill}},
 		{"negative and largest numbers", []*mrpb.MapEvent{
 			ev("SPILL_READY", -1, math.MinInt32, true, "a", "b"),
 			ev("SPILL_READY", math.MaxInt32, math.MaxInt32, false, "", ""),
@@ -84,15 +96,23 @@ func TestEncodedMapEvents(t *testing.T) {
 	}
 }
 
+// testEventsJob is the job of the events of the map event log's tests.
+const testEventsJob = "job_202611271200_0001"
+
 // checkEncodedMapEvents fails t unless, for every run of the events kept
 // in a map event log, encodedMapEvents marshals to the bytes of the reply
 // built from the events' messages (each with reduce's segment of its
-// spill and no other), and decodes to it, and mapEventsReply is that reply.
+// spill and no other), and decodes to it, and mapEventsReply is that
+// reply; and the compact reply (encodedCompactMapEvents) decodes to it
+// once expanded (mrpb.MapEventsResponse.Expand), in fewer bytes when it
+// holds an event. The compact form has no empty kind (it stands for
+// SPILL_READY; the JobTracker logs none): runs with one are not checked
+// compact.
 func checkEncodedMapEvents(t *testing.T, evs []*mrpb.MapEvent, segs []packedSpill, reduce int) {
 	t.Helper()
 	var log mapEventLog
 	for i, ev := range evs {
-		log.append(ev, segs[i])
+		log.append(testEventsJob, ev, segs[i])
 	}
 	for from := range len(evs) + 1 {
 		for to := from; to <= len(evs); to++ {
@@ -127,6 +147,26 @@ func checkEncodedMapEvents(t *testing.T, evs []*mrpb.MapEvent, segs []packedSpil
 			if msgs := mapEventsReply(log.slice(from, to), reduce); !proto.Equal(msgs, want) {
 				t.Fatalf("events %d to %d as messages: %v, want %v", from, to, msgs, want)
 			}
+			if slices.ContainsFunc(evs[from:to], func(ev *mrpb.MapEvent) bool { return ev.Kind == "" }) {
+				continue
+			}
+			compactBytes, err := proto.Marshal(encodedCompactMapEvents(log.slice(from, to), reduce))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var compact mrpb.MapEventsResponse
+			if err := proto.Unmarshal(compactBytes, &compact); err != nil {
+				t.Fatal(err)
+			}
+			if err := compact.Expand(testEventsJob); err != nil {
+				t.Fatalf("events %d to %d: %v", from, to, err)
+			}
+			if !proto.Equal(&compact, want) {
+				t.Fatalf("events %d to %d compact, expanded: %v, want %v", from, to, &compact, want)
+			}
+			if to > from && len(compactBytes) >= len(wantBytes) && !slices.ContainsFunc(evs[from:to], func(ev *mrpb.MapEvent) bool { return ev.AttemptId == "" || ev.Kind != "SPILL_READY" }) {
+				t.Errorf("events %d to %d: %d bytes compact, %d whole", from, to, len(compactBytes), len(wantBytes))
+			}
 		}
 	}
 }
@@ -156,7 +196,8 @@ func FuzzEncodedMapEvents(f *testing.F) {
 }
 
 // BenchmarkMapEventsReply: a reply of MaxMapEventsPerCall events of a job
-// of 1,000 reduces, built and marshaled as messages and encoded by hand.
+// of 1,000 reduces, built and marshaled as messages, encoded by hand, and
+// encoded compact; with the bytes an event takes on the wire.
 func BenchmarkMapEventsReply(b *testing.B) {
 	segs := make([]spillSegment, 1000)
 	for i := range segs {
@@ -164,7 +205,7 @@ func BenchmarkMapEventsReply(b *testing.B) {
 	}
 	var log mapEventLog
 	for i := range MaxMapEventsPerCall {
-		log.append(&mrpb.MapEvent{Kind: "SPILL_READY", MapTask: int32(i), Final: true,
+		log.append(testEventsJob, &mrpb.MapEvent{Kind: "SPILL_READY", MapTask: int32(i), Final: true,
 			AttemptId: fmt.Sprintf("attempt_202611271200_0001_m_%06d_0", i), ShuffleAddress: "lg-host-00042:50060"}, packSpill(segs))
 	}
 	evs := log.slice(0, log.Len())
@@ -174,14 +215,35 @@ func BenchmarkMapEventsReply(b *testing.B) {
 	}{
 		{"messages", func() *mrpb.MapEventsResponse { return mapEventsReply(evs, 500) }},
 		{"encoded", func() *mrpb.MapEventsResponse { return encodedMapEvents(evs, 500) }},
+		{"compact", func() *mrpb.MapEventsResponse { return encodedCompactMapEvents(evs, 500) }},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
+			var n int
 			for b.Loop() {
-				if _, err := proto.Marshal(bc.reply()); err != nil {
+				out, err := proto.Marshal(bc.reply())
+				if err != nil {
 					b.Fatal(err)
 				}
+				n = len(out)
 			}
+			b.ReportMetric(float64(n)/MaxMapEventsPerCall, "bytes/event")
 		})
+	}
+}
+
+// TestMapAttemptIDsByNumber: the JobTracker's map attempt ids are the ones
+// mrpb.MapAttemptID gives, so that compact replies name them by number.
+func TestMapAttemptIDsByNumber(t *testing.T) {
+	j := &job{id: testEventsJob}
+	for _, c := range []struct{ index, n int }{{0, 0}, {7, 1}, {123456, 1002}, {1234567, 3}} {
+		tk := &task{job: j, typ: partitions.Map, index: c.index}
+		id := attemptID(tk, c.n)
+		if want := mrpb.MapAttemptID(j.id, c.index, c.n); id != want {
+			t.Errorf("attempt %d of map %d: %q, mrpb.MapAttemptID gives %q", c.n, c.index, id, want)
+		}
+		if n, ok := attemptNumber(j.id, &mrpb.MapEvent{MapTask: int32(c.index), AttemptId: id}); !ok || n != c.n {
+			t.Errorf("attemptNumber of %q: %d, %v", id, n, ok)
+		}
 	}
 }

@@ -207,7 +207,7 @@ func (j *job) settings() *jobSettings {
 // appendEvent adds ev, whose spill's segments are segs (zero: none), to the
 // job's map events, and wakes the polls waiting for one.
 func (j *job) appendEvent(ev *mrpb.MapEvent, segs packedSpill) {
-	j.events.append(ev, segs)
+	j.events.append(j.id, ev, segs)
 	close(j.notify)
 	j.notify = make(chan struct{})
 }

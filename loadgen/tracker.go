@@ -551,8 +551,13 @@ func (g *generator) pollMapEvents(ctx context.Context, client mrpb.JobTrackerCli
 		}
 		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		sent := time.Now()
-		resp, err := client.GetMapEvents(cctx, &mrpb.MapEventsRequest{JobId: a.job, Reduce: int32(a.index), From: from, WaitMs: 1000, AttemptId: a.id})
+		// Compact and expanded, as a reduce's child asks for them and reads
+		// them.
+		resp, err := client.GetMapEvents(cctx, &mrpb.MapEventsRequest{JobId: a.job, Reduce: int32(a.index), From: from, WaitMs: 1000, AttemptId: a.id, Compact: true})
 		cancel()
+		if err == nil {
+			err = resp.Expand(a.job)
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return

@@ -3824,7 +3824,14 @@ type MapEvent struct {
 	AttemptId      string `protobuf:"bytes,5,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"`
 	ShuffleAddress string `protobuf:"bytes,6,opt,name=shuffle_address,json=shuffleAddress,proto3" json:"shuffle_address,omitempty"`
 	// The segment of the asking reduce only.
-	Segment       *Segment `protobuf:"bytes,7,opt,name=segment,proto3" json:"segment,omitempty"`
+	Segment *Segment `protobuf:"bytes,7,opt,name=segment,proto3" json:"segment,omitempty"`
+	// In a compact reply (MapEventsRequest.compact; MapEventsResponse.Expand
+	// gives the whole events back): an empty kind is SPILL_READY; an empty
+	// attempt_id with attempt set is the map's attempt number attempt-1
+	// (mrpb.MapAttemptID); an empty shuffle_address with address set is the
+	// reply's addresses[address-1].
+	Attempt       int32 `protobuf:"varint,8,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	Address       int32 `protobuf:"varint,9,opt,name=address,proto3" json:"address,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3908,6 +3915,20 @@ func (x *MapEvent) GetSegment() *Segment {
 	return nil
 }
 
+func (x *MapEvent) GetAttempt() int32 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
+}
+
+func (x *MapEvent) GetAddress() int32 {
+	if x != nil {
+		return x.Address
+	}
+	return 0
+}
+
 type MapEventsRequest struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	JobId  string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
@@ -3916,7 +3937,10 @@ type MapEventsRequest struct {
 	// How long the JobTracker may wait for new events.
 	WaitMs int32 `protobuf:"varint,4,opt,name=wait_ms,json=waitMs,proto3" json:"wait_ms,omitempty"`
 	// The asking reduce attempt (an unknown or dead one gets an error).
-	AttemptId     string `protobuf:"bytes,5,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"`
+	AttemptId string `protobuf:"bytes,5,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"`
+	// The reply may be compact (MapEvent.attempt, address): a JobTracker
+	// from before compact replies ignores it and sends them whole.
+	Compact       bool `protobuf:"varint,6,opt,name=compact,proto3" json:"compact,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3986,9 +4010,18 @@ func (x *MapEventsRequest) GetAttemptId() string {
 	return ""
 }
 
+func (x *MapEventsRequest) GetCompact() bool {
+	if x != nil {
+		return x.Compact
+	}
+	return false
+}
+
 type MapEventsResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Events        []*MapEvent            `protobuf:"bytes,1,rep,name=events,proto3" json:"events,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Events []*MapEvent            `protobuf:"bytes,1,rep,name=events,proto3" json:"events,omitempty"`
+	// A compact reply's shuffle addresses (MapEvent.address).
+	Addresses     []string `protobuf:"bytes,2,rep,name=addresses,proto3" json:"addresses,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4026,6 +4059,13 @@ func (*MapEventsResponse) Descriptor() ([]byte, []int) {
 func (x *MapEventsResponse) GetEvents() []*MapEvent {
 	if x != nil {
 		return x.Events
+	}
+	return nil
+}
+
+func (x *MapEventsResponse) GetAddresses() []string {
+	if x != nil {
+		return x.Addresses
 	}
 	return nil
 }
@@ -5001,7 +5041,7 @@ const file_mr_proto_rawDesc = "" +
 	"\vresponse_id\x18\x04 \x01(\x03R\n" +
 	"responseId\x12 \n" +
 	"\vincarnation\x18\x05 \x01(\tR\vincarnation\x122\n" +
-	"\x15reads_packed_segments\x18\x06 \x01(\bR\x13readsPackedSegments\"\xd6\x01\n" +
+	"\x15reads_packed_segments\x18\x06 \x01(\bR\x13readsPackedSegments\"\x8a\x02\n" +
 	"\bMapEvent\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x19\n" +
 	"\bmap_task\x18\x02 \x01(\x05R\amapTask\x12\x14\n" +
@@ -5010,16 +5050,20 @@ const file_mr_proto_rawDesc = "" +
 	"\n" +
 	"attempt_id\x18\x05 \x01(\tR\tattemptId\x12'\n" +
 	"\x0fshuffle_address\x18\x06 \x01(\tR\x0eshuffleAddress\x12'\n" +
-	"\asegment\x18\a \x01(\v2\r.gomr.SegmentR\asegment\"\x8d\x01\n" +
+	"\asegment\x18\a \x01(\v2\r.gomr.SegmentR\asegment\x12\x18\n" +
+	"\aattempt\x18\b \x01(\x05R\aattempt\x12\x18\n" +
+	"\aaddress\x18\t \x01(\x05R\aaddress\"\xa7\x01\n" +
 	"\x10MapEventsRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x16\n" +
 	"\x06reduce\x18\x02 \x01(\x05R\x06reduce\x12\x12\n" +
 	"\x04from\x18\x03 \x01(\x05R\x04from\x12\x17\n" +
 	"\await_ms\x18\x04 \x01(\x05R\x06waitMs\x12\x1d\n" +
 	"\n" +
-	"attempt_id\x18\x05 \x01(\tR\tattemptId\";\n" +
+	"attempt_id\x18\x05 \x01(\tR\tattemptId\x12\x18\n" +
+	"\acompact\x18\x06 \x01(\bR\acompact\"Y\n" +
 	"\x11MapEventsResponse\x12&\n" +
-	"\x06events\x18\x01 \x03(\v2\x0e.gomr.MapEventR\x06events\"\xc5\x01\n" +
+	"\x06events\x18\x01 \x03(\v2\x0e.gomr.MapEventR\x06events\x12\x1c\n" +
+	"\taddresses\x18\x02 \x03(\tR\taddresses\"\xc5\x01\n" +
 	"\x13FetchFailureRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12*\n" +
 	"\x11reduce_attempt_id\x18\x02 \x01(\tR\x0freduceAttemptId\x12$\n" +

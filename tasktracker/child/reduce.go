@@ -301,10 +301,15 @@ type eventSource struct {
 
 func (e *eventSource) MapEvents(ctx context.Context, from int) ([]shuffle.Event, error) {
 	l := e.t.launch
+	// Compact: the events without what the reduce can work out (their
+	// kind, attempt ids and addresses given once), expanded here.
 	resp, err := e.t.umb.GetMapEvents(ctx, &mrpb.MapEventsRequest{
-		JobId: l.JobId, Reduce: int32(e.partition), From: int32(from), WaitMs: 1000, AttemptId: l.AttemptId,
+		JobId: l.JobId, Reduce: int32(e.partition), From: int32(from), WaitMs: 1000, AttemptId: l.AttemptId, Compact: true,
 	})
 	if err != nil {
+		return nil, err
+	}
+	if err := resp.Expand(l.JobId); err != nil {
 		return nil, err
 	}
 	out := make([]shuffle.Event, 0, len(resp.Events))

@@ -79,7 +79,7 @@ func (a *auth) describe() string {
 // serverOptions are the options of the JobTracker's gRPC server.
 func (jt *JobTracker) serverOptions() []grpc.ServerOption {
 	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(64 << 20), grpc.MaxSendMsgSize(64 << 20),
-		grpc.StatsHandler(&rpcTimer{heartbeat: jt.prom.heartbeatServer})}
+		grpc.StatsHandler(&rpcTimer{heartbeat: jt.prom.heartbeatServer}), newReplyCodec().serverCodecOption()}
 	if jt.auth == nil {
 		jt.log.Info("TLS off: the RPC service is open to anyone who can reach it", "tls", jt.auth.describe())
 	} else {

@@ -89,13 +89,7 @@ func encodedMapEvents(evs mapEventSlice, reduce int) *mrpb.MapEventsResponse {
 		b = protowire.AppendTag(b, fieldResponseEvents, protowire.BytesType)
 		b = protowire.AppendVarint(b, uint64(len(fields)+protowire.SizeTag(fieldEventSegment)+protowire.SizeBytes(segSize)))
 		b = append(b, fields...)
-		b = protowire.AppendTag(b, fieldEventSegment, protowire.BytesType)
-		b = protowire.AppendVarint(b, uint64(segSize))
-		b = appendInt(b, fieldSegmentOffset, seg.Offset)
-		b = appendInt(b, fieldSegmentLength, seg.Length)
-		b = appendInt(b, fieldSegmentRawLength, seg.RawLength)
-		b = appendInt(b, fieldSegmentRecords, seg.Records)
-		b = appendInt(b, fieldSegmentCRC, int64(seg.CRC))
+		b = appendSegment(b, seg, segSize)
 	}
 	resp.ProtoReflect().SetUnknown(protoreflect.RawFields(b))
 	return resp
@@ -141,13 +135,7 @@ func encodedCompactMapEvents(evs mapEventSlice, reduce int) *mrpb.MapEventsRespo
 		b = append(b, fields...)
 		b = appendInt(b, fieldEventAddress, int64(addr))
 		if segSize >= 0 {
-			b = protowire.AppendTag(b, fieldEventSegment, protowire.BytesType)
-			b = protowire.AppendVarint(b, uint64(segSize))
-			b = appendInt(b, fieldSegmentOffset, seg.Offset)
-			b = appendInt(b, fieldSegmentLength, seg.Length)
-			b = appendInt(b, fieldSegmentRawLength, seg.RawLength)
-			b = appendInt(b, fieldSegmentRecords, seg.Records)
-			b = appendInt(b, fieldSegmentCRC, int64(seg.CRC))
+			b = appendSegment(b, seg, segSize)
 		}
 	}
 	for _, a := range names {
@@ -156,6 +144,18 @@ func encodedCompactMapEvents(evs mapEventSlice, reduce int) *mrpb.MapEventsRespo
 	}
 	resp.ProtoReflect().SetUnknown(protoreflect.RawFields(b))
 	return resp
+}
+
+// appendSegment appends seg as an event's segment field, of size its
+// encoding's length (segmentSize).
+func appendSegment(b []byte, seg spillSegment, size int) []byte {
+	b = protowire.AppendTag(b, fieldEventSegment, protowire.BytesType)
+	b = protowire.AppendVarint(b, uint64(size))
+	b = appendInt(b, fieldSegmentOffset, seg.Offset)
+	b = appendInt(b, fieldSegmentLength, seg.Length)
+	b = appendInt(b, fieldSegmentRawLength, seg.RawLength)
+	b = appendInt(b, fieldSegmentRecords, seg.Records)
+	return appendInt(b, fieldSegmentCRC, int64(seg.CRC))
 }
 
 // segmentSize is the length of seg's encoding as a Segment message.

@@ -250,47 +250,17 @@ func (f *Fetcher) fetchBatchAs(ctx context.Context, version int, b *batchSegs, i
 		failAll(0, &permanentError{fmt.Errorf("build batch request: %w", err)})
 		return
 	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+host+BatchPath, bytes.NewReader(body))
+	resp, hash, err := f.postBatch(ctx, host, body)
 	if err != nil {
-		failAll(0, &permanentError{fmt.Errorf("build request: %w", err)})
+		failAll(0, err)
 		return
 	}
-	hash := BatchRequestHash(f.Secret, body)
-	hreq.Header.Set(HashHeader, hash)
-	hreq.Header.Set("Content-Type", "application/octet-stream")
-	client := f.Client
-	if client == nil {
-		client = http.DefaultClient
-	}
-	resp, err := client.Do(hreq)
-	if err != nil {
-		failAll(0, fmt.Errorf("connect to shuffle server %s: %w", host, err))
-		return
-	}
-	defer func() {
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-		resp.Body.Close()
-	}()
-	switch {
-	case resp.StatusCode == http.StatusOK:
-	case resp.StatusCode == http.StatusUnauthorized:
-		failAll(0, &permanentError{fmt.Errorf("server %s answered 401: %w", host, ErrUnauthorized)})
-		return
-	case resp.StatusCode == http.StatusNotFound:
-		failAll(0, &permanentError{fmt.Errorf("server %s answered 404 to a batch (%s): %w", host, errorBody(resp), ErrNotFound)})
-		return
-	case resp.StatusCode == http.StatusBadRequest && version != batchVersionIndexed:
+	defer drainBody(resp)
+	if resp.StatusCode == http.StatusBadRequest && version != batchVersionIndexed {
 		return true
-	case resp.StatusCode >= 400 && resp.StatusCode < 500:
-		failAll(0, &permanentError{fmt.Errorf("server %s refused the batch request: %s: %s", host, resp.Status, errorBody(resp))})
-		return
-	default:
-		failAll(0, fmt.Errorf("server %s answered %s: %s", host, resp.Status, errorBody(resp)))
-		return
 	}
-	reply := resp.Header.Get(ReplyHashHeader)
-	if reply == "" || !hashEqual(reply, ReplyHash(f.Secret, hash)) {
-		failAll(0, &permanentError{fmt.Errorf("server %s sent a missing or wrong reply hash: %w", host, ErrUnauthorized)})
+	if err := f.checkBatchReply(resp, host, hash, "a batch"); err != nil {
+		failAll(0, err)
 		return
 	}
 	var frames io.Reader = resp.Body
@@ -379,6 +349,58 @@ func (f *Fetcher) fetchBatchAs(ctx context.Context, version int, b *batchSegs, i
 		data[i] = buf
 	}
 	return false
+}
+
+// postBatch sends a batched request's body to host, signed, and returns
+// the reply (which the caller must drain, drainBody) and the request's
+// hash, or an error: a permanentError if the request cannot be built, the
+// connection's error otherwise.
+func (f *Fetcher) postBatch(ctx context.Context, host string, body []byte) (*http.Response, string, error) {
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+host+BatchPath, bytes.NewReader(body))
+	if err != nil {
+		return nil, "", &permanentError{fmt.Errorf("build request: %w", err)}
+	}
+	hash := BatchRequestHash(f.Secret, body)
+	hreq.Header.Set(HashHeader, hash)
+	hreq.Header.Set("Content-Type", "application/octet-stream")
+	client := f.Client
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(hreq)
+	if err != nil {
+		return nil, "", fmt.Errorf("connect to shuffle server %s: %w", host, err)
+	}
+	return resp, hash, nil
+}
+
+// drainBody reads what is left of a reply (up to 64 KiB, so that its
+// connection can be reused) and closes it.
+func drainBody(resp *http.Response) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+}
+
+// checkBatchReply checks a batched request's reply (what, for messages)
+// before its body is read: a 200 with the reply hash of the request's
+// hash. A 401, 404, another 4xx or a wrong hash is a permanentError (ErrUnauthorized,
+// ErrNotFound); a 5xx is worth retrying.
+func (f *Fetcher) checkBatchReply(resp *http.Response, host, hash, what string) error {
+	switch {
+	case resp.StatusCode == http.StatusOK:
+	case resp.StatusCode == http.StatusUnauthorized:
+		return &permanentError{fmt.Errorf("server %s answered 401: %w", host, ErrUnauthorized)}
+	case resp.StatusCode == http.StatusNotFound:
+		return &permanentError{fmt.Errorf("server %s answered 404 to %s (%s): %w", host, what, errorBody(resp), ErrNotFound)}
+	case resp.StatusCode >= 400 && resp.StatusCode < 500:
+		return &permanentError{fmt.Errorf("server %s refused %s: %s: %s", host, what, resp.Status, errorBody(resp))}
+	default:
+		return fmt.Errorf("server %s answered %s: %s", host, resp.Status, errorBody(resp))
+	}
+	if reply := resp.Header.Get(ReplyHashHeader); reply == "" || !hashEqual(reply, ReplyHash(f.Secret, hash)) {
+		return &permanentError{fmt.Errorf("server %s sent a missing or wrong reply hash: %w", host, ErrUnauthorized)}
+	}
+	return nil
 }
 
 // readServedFrames reads the frames of a version 2 reply (after its

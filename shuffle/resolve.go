@@ -1,13 +1,10 @@
 package shuffle
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -77,21 +74,9 @@ func (h *handler) appendEntryFrame(b []byte, d dirResult, it BatchItem, reduce i
 		log.Info("shuffle entries: unknown attempt", "attempt", it.Attempt, "err", d.err)
 		return appendFrameFailure(b, frameNotFound, "unknown attempt "+it.Attempt)
 	}
-	ix, err := h.indexes.entry(d.dir, it.Spill)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return appendFrameFailure(b, frameNotFound, fmt.Sprintf("unknown spill %d of attempt %s", it.Spill, it.Attempt))
-		}
-		log.Error("shuffle entries: cannot read spill index", "attempt", it.Attempt, "spill", it.Spill, "err", err)
-		return appendFrameFailure(b, frameError, "cannot read spill index")
-	}
-	if reduce >= len(ix.segs) {
-		return appendFrameFailure(b, frameBadRequest, fmt.Sprintf("reduce %d out of range: the spill has %d partitions", reduce, len(ix.segs)))
-	}
-	seg := ix.segs[reduce]
-	if checkEntry(seg) != nil {
-		log.Error("shuffle entries: bad segment in the index", "attempt", it.Attempt, "spill", it.Spill, "offset", seg.Offset, "length", seg.Length)
-		return appendFrameFailure(b, frameError, "bad spill index entry")
+	_, seg, failed := h.indexedSegment(b, d.dir, it, reduce, log)
+	if failed != nil {
+		return failed
 	}
 	b = append(b, frameOK)
 	b = binary.AppendUvarint(b, uint64(seg.Offset))
@@ -151,49 +136,19 @@ func (f *Fetcher) resolveOnce(ctx context.Context, b *batchSegs, idx []int, redu
 		failAll(0, &permanentError{fmt.Errorf("build index entries request: %w", err)})
 		return
 	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+host+BatchPath, bytes.NewReader(body))
+	resp, hash, err := f.postBatch(ctx, host, body)
 	if err != nil {
-		failAll(0, &permanentError{fmt.Errorf("build request: %w", err)})
+		failAll(0, err)
 		return
 	}
-	hash := BatchRequestHash(f.Secret, body)
-	hreq.Header.Set(HashHeader, hash)
-	hreq.Header.Set("Content-Type", "application/octet-stream")
-	client := f.Client
-	if client == nil {
-		client = http.DefaultClient
-	}
-	resp, err := client.Do(hreq)
-	if err != nil {
-		failAll(0, fmt.Errorf("connect to shuffle server %s: %w", host, err))
-		return
-	}
-	defer func() {
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-		resp.Body.Close()
-	}()
-	switch {
-	case resp.StatusCode == http.StatusOK:
-	case resp.StatusCode == http.StatusUnauthorized:
-		failAll(0, &permanentError{fmt.Errorf("server %s answered 401: %w", host, ErrUnauthorized)})
-		return
-	case resp.StatusCode == http.StatusNotFound:
-		failAll(0, &permanentError{fmt.Errorf("server %s answered 404 to index entries' request (%s): %w", host, errorBody(resp), ErrNotFound)})
-		return
-	case resp.StatusCode == http.StatusBadRequest:
+	defer drainBody(resp)
+	if resp.StatusCode == http.StatusBadRequest {
 		failAll(0, &permanentError{fmt.Errorf("server %s refused a request for index entries (a server older than the JobTracker, which announced spills without their segments?): %s: %s",
 			host, resp.Status, errorBody(resp))})
 		return
-	case resp.StatusCode >= 400 && resp.StatusCode < 500:
-		failAll(0, &permanentError{fmt.Errorf("server %s refused the index entries' request: %s: %s", host, resp.Status, errorBody(resp))})
-		return
-	default:
-		failAll(0, fmt.Errorf("server %s answered %s: %s", host, resp.Status, errorBody(resp)))
-		return
 	}
-	reply := resp.Header.Get(ReplyHashHeader)
-	if reply == "" || !hashEqual(reply, ReplyHash(f.Secret, hash)) {
-		failAll(0, &permanentError{fmt.Errorf("server %s sent a missing or wrong reply hash: %w", host, ErrUnauthorized)})
+	if err := f.checkBatchReply(resp, host, hash, "a request for index entries"); err != nil {
+		failAll(0, err)
 		return
 	}
 	// At most a failure frame of the longest message per item.

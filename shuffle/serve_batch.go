@@ -314,28 +314,40 @@ func (h *handler) planFrame(p *batchPlan, pf *plannedFrame, d dirResult, it Batc
 		seg := spill.SegmentInfo{Offset: it.Offset, Length: it.Length}
 		return h.planData(p, pf, p.pathBuf, seg, seg.Length < sendfileMinBytes, it, held, log)
 	}
-	ix, err := h.indexes.entry(d.dir, it.Spill)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return appendFrameFailure(heads, frameNotFound, fmt.Sprintf("unknown spill %d of attempt %s", it.Spill, it.Attempt))
-		}
-		log.Error("shuffle batch: cannot read spill index", "attempt", it.Attempt, "spill", it.Spill, "err", err)
-		return appendFrameFailure(heads, frameError, "cannot read spill index")
-	}
-	segs := ix.segs
-	if reduce >= len(segs) {
-		return appendFrameFailure(heads, frameBadRequest, fmt.Sprintf("reduce %d out of range: the spill has %d partitions", reduce, len(segs)))
-	}
-	seg := segs[reduce]
-	if seg.Offset < 0 || seg.Length < 0 || seg.Length > 1<<31 {
-		log.Error("shuffle batch: bad segment in the index", "attempt", it.Attempt, "spill", it.Spill, "offset", seg.Offset, "length", seg.Length)
-		return appendFrameFailure(heads, frameError, "bad spill index entry")
+	ix, seg, failed := h.indexedSegment(heads, d.dir, it, reduce, log)
+	if failed != nil {
+		return failed
 	}
 	// Segments are contiguous from offset 0: the last one's end is the
 	// data file's size.
-	last := segs[len(segs)-1]
+	last := ix.segs[len(ix.segs)-1]
 	p.pathBuf = append(p.pathBuf[:0], ix.dataPath...)
 	return h.planData(p, pf, p.pathBuf, seg, seg.Length < sendfileMinBytes && last.Offset+last.Length <= maxCachedFileBytes, it, held, log)
+}
+
+// indexedSegment is partition reduce of spill it.Spill in dir (item it of
+// a request of version 1 or 3), from the index cache: its index and
+// entry, or, when it has none (no such spill, an unreadable index, a
+// reduce out of range, an entry out of range), b with the failure frame
+// that says why appended.
+func (h *handler) indexedSegment(b []byte, dir string, it BatchItem, reduce int, log *slog.Logger) (*indexEntry, spill.SegmentInfo, []byte) {
+	ix, err := h.indexes.entry(dir, it.Spill)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, spill.SegmentInfo{}, appendFrameFailure(b, frameNotFound, fmt.Sprintf("unknown spill %d of attempt %s", it.Spill, it.Attempt))
+		}
+		log.Error("shuffle: cannot read spill index", "attempt", it.Attempt, "spill", it.Spill, "err", err)
+		return nil, spill.SegmentInfo{}, appendFrameFailure(b, frameError, "cannot read spill index")
+	}
+	if reduce >= len(ix.segs) {
+		return nil, spill.SegmentInfo{}, appendFrameFailure(b, frameBadRequest, fmt.Sprintf("reduce %d out of range: the spill has %d partitions", reduce, len(ix.segs)))
+	}
+	seg := ix.segs[reduce]
+	if checkEntry(seg) != nil {
+		log.Error("shuffle: bad segment in the index", "attempt", it.Attempt, "spill", it.Spill, "offset", seg.Offset, "length", seg.Length)
+		return nil, spill.SegmentInfo{}, appendFrameFailure(b, frameError, "bad spill index entry")
+	}
+	return ix, seg, nil
 }
 
 // planData plans the frame of a segment whose place in the data file at

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -40,6 +41,39 @@ type mapEventLog struct {
 	addrs       []int32 // addrs[i] is event i's index in addrNames, -1 for none
 	addrNames   []string
 	addrIndex   map[string]int32
+
+	// pages keeps the compact replies of full pages without segments.
+	pages *compactPages
+}
+
+// compactPages are the compact replies (their encoded events) of a job's
+// full pages of events that carry no segment: events [from,
+// from+MaxMapEventsPerCall) with no spill's segments are the same reply
+// for every reduce, and the log never changes them, so that a thousand
+// reduces paging through a job of 100,000 maps announced by spills share
+// one encoding of each page instead of making one each. Kept until the job
+// retires: about as many bytes as the compact log and its addresses.
+type compactPages struct {
+	mu     sync.Mutex
+	byFrom map[int][]byte
+}
+
+// get returns the encoded page starting at from, if kept.
+func (p *compactPages) get(from int) ([]byte, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	b, ok := p.byFrom[from]
+	return b, ok
+}
+
+// put keeps the encoded page starting at from.
+func (p *compactPages) put(from int, b []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.byFrom == nil {
+		p.byFrom = map[int][]byte{}
+	}
+	p.byFrom[from] = b
 }
 
 // Len is the number of events.
@@ -93,6 +127,9 @@ func (l *mapEventLog) append(jobID string, ev *mrpb.MapEvent, segs packedSpill) 
 		}
 	}
 	l.addrs = append(l.addrs, a)
+	if l.pages == nil {
+		l.pages = &compactPages{}
+	}
 }
 
 // attemptNumber is the number of ev's map attempt, if its id is the one
@@ -115,7 +152,7 @@ func attemptNumber(jobID string, ev *mrpb.MapEvent) (int, bool) {
 // later events are appended, so that a reply is built from it off the
 // JobTracker's lock.
 func (l *mapEventLog) slice(from, to int) mapEventSlice {
-	s := mapEventSlice{ends: l.ends[from:to:to], segs: l.segs[from:to:to],
+	s := mapEventSlice{from: from, pages: l.pages, ends: l.ends[from:to:to], segs: l.segs[from:to:to],
 		compactEnds: l.compactEnds[from:to:to], addrs: l.addrs[from:to:to], addrNames: l.addrNames[:len(l.addrNames):len(l.addrNames)]}
 	if from > 0 {
 		s.start = l.ends[from-1]
@@ -134,6 +171,9 @@ type mapEventSlice struct {
 	start int    // where the run's first event begins in wire
 	ends  []int
 	segs  []mrpb.PackedSegments
+
+	from  int           // the run's first event's index in the log
+	pages *compactPages // the log's
 
 	compact      []byte // the log's compact bytes up to the run's last event's end
 	compactStart int

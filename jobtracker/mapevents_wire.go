@@ -2,6 +2,7 @@ package jobtracker
 
 import (
 	"context"
+	"slices"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -107,6 +108,16 @@ func encodedCompactMapEvents(evs mapEventSlice, reduce int) *mrpb.MapEventsRespo
 	if n == 0 {
 		return resp
 	}
+	// A full page without segments is every reduce's: encoded once
+	// (compactPages). The reply's unknown fields share its bytes, which
+	// nothing changes.
+	shared := evs.pages != nil && n == MaxMapEventsPerCall && !slices.ContainsFunc(evs.segs, func(p mrpb.PackedSegments) bool { return p != (mrpb.PackedSegments{}) })
+	if shared {
+		if b, ok := evs.pages.get(evs.from); ok {
+			resp.ProtoReflect().SetUnknown(protoreflect.RawFields(b))
+			return resp
+		}
+	}
 	// local[a] is the job's address a's index in the reply's table, plus
 	// one (0: not in it yet).
 	local := make([]int32, len(evs.addrNames))
@@ -141,6 +152,10 @@ func encodedCompactMapEvents(evs mapEventSlice, reduce int) *mrpb.MapEventsRespo
 	for _, a := range names {
 		b = protowire.AppendTag(b, fieldResponseAddresses, protowire.BytesType)
 		b = protowire.AppendString(b, evs.addrNames[a])
+	}
+	if shared {
+		b = b[:len(b):len(b)]
+		evs.pages.put(evs.from, b)
 	}
 	resp.ProtoReflect().SetUnknown(protoreflect.RawFields(b))
 	return resp

@@ -247,3 +247,61 @@ func TestMapAttemptIDsByNumber(t *testing.T) {
 		}
 	}
 }
+
+// TestCompactPagesShared: a full page of events without segments is
+// encoded once and its bytes shared by every reduce's reply; a page that
+// is not full, or whose spills carry segments (each reduce its own), is
+// encoded for each reply; every reply expands to the events.
+func TestCompactPagesShared(t *testing.T) {
+	spill := packSpill([]spillSegment{{Length: 10, Records: 1, CRC: 7}, {Length: 20, Records: 2, CRC: 8}})
+	for _, tc := range []struct {
+		name       string
+		events     int
+		segs       bool
+		wantShared bool
+	}{
+		{"full page, spills only", MaxMapEventsPerCall + 5, false, true},
+		{"full page with segments", MaxMapEventsPerCall, true, false},
+		{"short page", MaxMapEventsPerCall - 1, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var log mapEventLog
+			var evs []*mrpb.MapEvent
+			for i := range tc.events {
+				ev := &mrpb.MapEvent{Kind: "SPILL_READY", MapTask: int32(i), Final: true,
+					AttemptId: mrpb.MapAttemptID(testEventsJob, i, i%3), ShuffleAddress: fmt.Sprintf("h%d:50060", i%7)}
+				var segs packedSpill
+				if tc.segs {
+					segs = spill
+				}
+				log.append(testEventsJob, ev, segs)
+				evs = append(evs, ev)
+			}
+			to := min(tc.events, MaxMapEventsPerCall)
+			var raws [][]byte
+			for reduce := range 2 {
+				resp := encodedCompactMapEvents(log.slice(0, to), reduce)
+				raws = append(raws, resp.ProtoReflect().GetUnknown())
+				b, err := proto.Marshal(resp)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got mrpb.MapEventsResponse
+				if err := proto.Unmarshal(b, &got); err != nil || got.Expand(testEventsJob) != nil || len(got.Events) != to {
+					t.Fatalf("reduce %d: %d events, %v", reduce, len(got.Events), err)
+				}
+				for i, ev := range got.Events {
+					if ev.AttemptId != evs[i].AttemptId || ev.ShuffleAddress != evs[i].ShuffleAddress || (ev.Segment != nil) != tc.segs {
+						t.Fatalf("reduce %d, event %d: %v, want %v", reduce, i, ev, evs[i])
+					}
+					if tc.segs && ev.Segment.Length != spill.At(reduce).Length {
+						t.Fatalf("reduce %d, event %d: segment %v", reduce, i, ev.Segment)
+					}
+				}
+			}
+			if shared := &raws[0][0] == &raws[1][0]; shared != tc.wantShared {
+				t.Errorf("the two replies share their bytes: %v, want %v", shared, tc.wantShared)
+			}
+		})
+	}
+}

@@ -52,7 +52,8 @@ type mapEventLog struct {
 // for every reduce, and the log never changes them, so that a thousand
 // reduces paging through a job of 100,000 maps announced by spills share
 // one encoding of each page instead of making one each. Kept until the job
-// retires: about as many bytes as the compact log and its addresses.
+// retires: some 23 bytes an event with 10,000 trackers (each page lists
+// the addresses it names), about twice the compact log.
 type compactPages struct {
 	mu     sync.Mutex
 	byFrom map[int][]byte

@@ -86,12 +86,7 @@ func (l *mapEventLog) Len() int { return len(l.ends) }
 func (l *mapEventLog) append(jobID string, ev *mrpb.MapEvent, segs packedSpill) {
 	b := l.wire
 	b = appendString(b, fieldEventKind, ev.Kind)
-	b = appendInt(b, fieldEventMapTask, int64(ev.MapTask))
-	b = appendInt(b, fieldEventSpill, int64(ev.Spill))
-	if ev.Final {
-		b = protowire.AppendTag(b, fieldEventFinal, protowire.VarintType)
-		b = protowire.AppendVarint(b, 1)
-	}
+	b = appendPlace(b, ev)
 	b = appendString(b, fieldEventAttemptID, ev.AttemptId)
 	b = appendString(b, fieldEventShuffleAddress, ev.ShuffleAddress)
 	l.wire = b
@@ -102,12 +97,7 @@ func (l *mapEventLog) append(jobID string, ev *mrpb.MapEvent, segs packedSpill) 
 	if ev.Kind != "SPILL_READY" {
 		c = appendString(c, fieldEventKind, ev.Kind)
 	}
-	c = appendInt(c, fieldEventMapTask, int64(ev.MapTask))
-	c = appendInt(c, fieldEventSpill, int64(ev.Spill))
-	if ev.Final {
-		c = protowire.AppendTag(c, fieldEventFinal, protowire.VarintType)
-		c = protowire.AppendVarint(c, 1)
-	}
+	c = appendPlace(c, ev)
 	if n, ok := attemptNumber(jobID, ev); ok {
 		c = appendInt(c, fieldEventAttempt, int64(n)+1)
 	} else {
@@ -131,6 +121,18 @@ func (l *mapEventLog) append(jobID string, ev *mrpb.MapEvent, segs packedSpill) 
 	if l.pages == nil {
 		l.pages = &compactPages{}
 	}
+}
+
+// appendPlace appends ev's map task, spill and final mark, as both of the
+// log's forms have them.
+func appendPlace(b []byte, ev *mrpb.MapEvent) []byte {
+	b = appendInt(b, fieldEventMapTask, int64(ev.MapTask))
+	b = appendInt(b, fieldEventSpill, int64(ev.Spill))
+	if ev.Final {
+		b = protowire.AppendTag(b, fieldEventFinal, protowire.VarintType)
+		b = protowire.AppendVarint(b, 1)
+	}
+	return b
 }
 
 // attemptNumber is the number of ev's map attempt, if its id is the one

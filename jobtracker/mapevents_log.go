@@ -3,6 +3,7 @@ package jobtracker
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,6 +42,10 @@ type mapEventLog struct {
 	addrs       []int32 // addrs[i] is event i's index in addrNames, -1 for none
 	addrNames   []string
 	addrIndex   map[string]int32
+	// addrTable numbers addrNames for the reduces that keep them between
+	// replies (mrpb.JobAddresses): nonzero, and another for every log, so
+	// that one built anew after a restart is not taken for this one.
+	addrTable uint64
 
 	// pages keeps the compact replies of full pages without segments.
 	pages *compactPages
@@ -52,29 +57,47 @@ type mapEventLog struct {
 // for every reduce, and the log never changes them, so that a thousand
 // reduces paging through a job of 100,000 maps announced by spills share
 // one encoding of each page instead of making one each. Kept until the job
-// retires: some 23 bytes an event with 10,000 trackers (each page lists
-// the addresses it names), about twice the compact log.
+// retires, in each of the two forms asked for: about 12 bytes an event
+// with the addresses numbered in the job's table, which the reply then
+// sends apart (mrpb.JobAddresses); some 23 bytes an event with 10,000
+// trackers in the form that lists in each page the addresses it names
+// (reduces from before job tables).
 type compactPages struct {
 	mu     sync.Mutex
-	byFrom map[int][]byte
+	byFrom map[pageKey]compactPage
 }
 
-// get returns the encoded page starting at from, if kept.
-func (p *compactPages) get(from int) ([]byte, bool) {
+// pageKey names a kept page: its first event and its form.
+type pageKey struct {
+	from int
+	job  bool // addresses numbered in the job's table
+}
+
+// compactPage is a kept page: its encoded events (and, in the form
+// without the job's table, its addresses), and in the job's form the
+// job's addresses up to the last its events name.
+type compactPage struct {
+	b     []byte
+	names int
+}
+
+// get returns the encoded page starting at from in the job's form or not,
+// if kept.
+func (p *compactPages) get(from int, job bool) (compactPage, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	b, ok := p.byFrom[from]
-	return b, ok
+	pg, ok := p.byFrom[pageKey{from, job}]
+	return pg, ok
 }
 
-// put keeps the encoded page starting at from.
-func (p *compactPages) put(from int, b []byte) {
+// put keeps the encoded page starting at from in the job's form or not.
+func (p *compactPages) put(from int, job bool, pg compactPage) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.byFrom == nil {
-		p.byFrom = map[int][]byte{}
+		p.byFrom = map[pageKey]compactPage{}
 	}
-	p.byFrom[from] = b
+	p.byFrom[pageKey{from, job}] = pg
 }
 
 // Len is the number of events.
@@ -120,6 +143,7 @@ func (l *mapEventLog) append(jobID string, ev *mrpb.MapEvent, segs packedSpill) 
 	l.addrs = append(l.addrs, a)
 	if l.pages == nil {
 		l.pages = &compactPages{}
+		l.addrTable = rand.Uint64() | 1
 	}
 }
 
@@ -155,7 +179,7 @@ func attemptNumber(jobID string, ev *mrpb.MapEvent) (int, bool) {
 // later events are appended, so that a reply is built from it off the
 // JobTracker's lock.
 func (l *mapEventLog) slice(from, to int) mapEventSlice {
-	s := mapEventSlice{from: from, pages: l.pages, ends: l.ends[from:to:to], segs: l.segs[from:to:to],
+	s := mapEventSlice{from: from, pages: l.pages, addrTable: l.addrTable, ends: l.ends[from:to:to], segs: l.segs[from:to:to],
 		compactEnds: l.compactEnds[from:to:to], addrs: l.addrs[from:to:to], addrNames: l.addrNames[:len(l.addrNames):len(l.addrNames)]}
 	if from > 0 {
 		s.start = l.ends[from-1]
@@ -183,6 +207,7 @@ type mapEventSlice struct {
 	compactEnds  []int
 	addrs        []int32
 	addrNames    []string // the job's addresses when the run was taken
+	addrTable    uint64   // the log's
 }
 
 // Len is the number of events.

@@ -34,7 +34,7 @@ func (s wireServer) GetMapEvents(ctx context.Context, req *mrpb.MapEventsRequest
 		return nil, err
 	}
 	if req.Compact {
-		return encodedCompactMapEvents(evs, int(req.Reduce)), nil
+		return encodedCompactMapEvents(evs, int(req.Reduce), askedAddresses(req)), nil
 	}
 	return encodedMapEvents(evs, int(req.Reduce)), nil
 }
@@ -96,13 +96,28 @@ func encodedMapEvents(evs mapEventSlice, reduce int) *mrpb.MapEventsResponse {
 	return resp
 }
 
+// addressAsk is what a compact request says of the job's shuffle
+// addresses it holds (MapEventsRequest.job_addresses).
+type addressAsk struct {
+	job   bool   // number addresses in the job's table
+	table uint64 // the table the asker holds part of
+	known int    // how many of its addresses
+}
+
+// askedAddresses is req's addressAsk.
+func askedAddresses(req *mrpb.MapEventsRequest) addressAsk {
+	return addressAsk{job: req.JobAddresses, table: req.AddressTable, known: max(int(req.KnownAddresses), 0)}
+}
+
 // encodedCompactMapEvents is encodedMapEvents in the compact form
 // (MapEventsRequest.compact, mapEventLog): each event's compact fields,
-// its shuffle address as an index (plus one) into the reply's addresses,
-// which list each address the reply's events name once, and reduce's
-// segment of its spill. MapEventsResponse.Expand of it gives
-// mapEventsReply's events.
-func encodedCompactMapEvents(evs mapEventSlice, reduce int) *mrpb.MapEventsResponse {
+// its shuffle address as an index plus one, and reduce's segment of its
+// spill. The index is into the reply's addresses, which list each address
+// the reply's events name once; or, when the asker keeps the job's
+// addresses (ask.job), into the job's table, of which the reply sends
+// those the asker lacks (mrpb.JobAddresses). MapEventsResponse.Expand, or
+// JobAddresses.Expand, of it gives mapEventsReply's events.
+func encodedCompactMapEvents(evs mapEventSlice, reduce int, ask addressAsk) *mrpb.MapEventsResponse {
 	resp := &mrpb.MapEventsResponse{}
 	n := evs.Len()
 	if n == 0 {
@@ -113,25 +128,36 @@ func encodedCompactMapEvents(evs mapEventSlice, reduce int) *mrpb.MapEventsRespo
 	// nothing changes.
 	shared := evs.pages != nil && n == MaxMapEventsPerCall && !slices.ContainsFunc(evs.segs, func(p mrpb.PackedSegments) bool { return p != (mrpb.PackedSegments{}) })
 	if shared {
-		if b, ok := evs.pages.get(evs.from); ok {
-			resp.ProtoReflect().SetUnknown(protoreflect.RawFields(b))
+		if pg, ok := evs.pages.get(evs.from, ask.job); ok {
+			resp.ProtoReflect().SetUnknown(protoreflect.RawFields(pg.b))
+			addJobAddresses(resp, evs, ask, pg.names)
 			return resp
 		}
 	}
 	// local[a] is the job's address a's index in the reply's table, plus
 	// one (0: not in it yet).
-	local := make([]int32, len(evs.addrNames))
+	var local []int32
+	if !ask.job {
+		local = make([]int32, len(evs.addrNames))
+	}
 	var names []int32
+	named := 0 // with ask.job: the job's addresses up to the last one named
 	b := make([]byte, 0, len(evs.compact)-evs.compactStart+n*24)
 	for i := range n {
 		fields := evs.compactFields(i)
 		var addr int32
 		if a := evs.addrs[i]; a >= 0 {
-			if local[a] == 0 {
+			switch {
+			case ask.job:
+				addr = a + 1
+				named = max(named, int(addr))
+			case local[a] == 0:
 				names = append(names, a)
 				local[a] = int32(len(names))
+				addr = local[a]
+			default:
+				addr = local[a]
 			}
-			addr = local[a]
 		}
 		size := len(fields) + intSize(fieldEventAddress, int64(addr))
 		var seg spillSegment
@@ -155,10 +181,31 @@ func encodedCompactMapEvents(evs mapEventSlice, reduce int) *mrpb.MapEventsRespo
 	}
 	if shared {
 		b = b[:len(b):len(b)]
-		evs.pages.put(evs.from, b)
+		evs.pages.put(evs.from, ask.job, compactPage{b: b, names: named})
 	}
 	resp.ProtoReflect().SetUnknown(protoreflect.RawFields(b))
+	if ask.job {
+		addJobAddresses(resp, evs, ask, named)
+	}
 	return resp
+}
+
+// addJobAddresses adds to resp, a reply numbering addresses in the job's
+// table whose events name its first named addresses, the table's number
+// and those of them the asker lacks (the log's own strings).
+func addJobAddresses(resp *mrpb.MapEventsResponse, evs mapEventSlice, ask addressAsk, named int) {
+	if !ask.job {
+		return
+	}
+	known := ask.known
+	if ask.table != evs.addrTable {
+		known = 0
+	}
+	known = min(known, len(evs.addrNames))
+	resp.AddressTable, resp.FirstAddress = evs.addrTable, int32(known)
+	if named > known {
+		resp.Addresses = evs.addrNames[known:named:named]
+	}
 }
 
 // appendSegment appends seg as an event's segment field, of size its

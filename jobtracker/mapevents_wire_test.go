@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"unicode/utf8"
@@ -150,7 +151,8 @@ func checkEncodedMapEvents(t *testing.T, evs []*mrpb.MapEvent, segs []packedSpil
 			if slices.ContainsFunc(evs[from:to], func(ev *mrpb.MapEvent) bool { return ev.Kind == "" }) {
 				continue
 			}
-			compactBytes, err := proto.Marshal(encodedCompactMapEvents(log.slice(from, to), reduce))
+			checkJobAddresses(t, &log, from, to, reduce, want)
+			compactBytes, err := proto.Marshal(encodedCompactMapEvents(log.slice(from, to), reduce, addressAsk{}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -166,6 +168,63 @@ func checkEncodedMapEvents(t *testing.T, evs []*mrpb.MapEvent, segs []packedSpil
 			}
 			if to > from && len(compactBytes) >= len(wantBytes) && !slices.ContainsFunc(evs[from:to], func(ev *mrpb.MapEvent) bool { return ev.AttemptId == "" || ev.Kind != "SPILL_READY" }) {
 				t.Errorf("events %d to %d: %d bytes compact, %d whole", from, to, len(compactBytes), len(wantBytes))
+			}
+		}
+	}
+}
+
+// checkJobAddresses fails t unless the compact reply of events [from, to)
+// of log numbering addresses in the job's table decodes to want once
+// expanded by a reduce's mrpb.JobAddresses holding none of the table,
+// the table's addresses the events before from named (it read them), or
+// some of another table (the log's from before a restart); and unless
+// the addresses the reduce then holds are the first of the log's, among
+// them every one the run names.
+func checkJobAddresses(t *testing.T, log *mapEventLog, from, to, reduce int, want *mrpb.MapEventsResponse) {
+	t.Helper()
+	if slices.ContainsFunc(want.Events, func(ev *mrpb.MapEvent) bool { return ev.Kind == "" }) {
+		return
+	}
+	read := func(ja *mrpb.JobAddresses, from, to int) *mrpb.MapEventsResponse {
+		t.Helper()
+		req := &mrpb.MapEventsRequest{}
+		ja.Ask(req)
+		if !req.Compact || !req.JobAddresses || req.AddressTable != ja.Table || int(req.KnownAddresses) != len(ja.Names) {
+			t.Fatalf("JobAddresses.Ask: %v", req)
+		}
+		b, err := proto.Marshal(encodedCompactMapEvents(log.slice(from, to), reduce, askedAddresses(req)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got mrpb.MapEventsResponse
+		if err := proto.Unmarshal(b, &got); err != nil {
+			t.Fatal(err)
+		}
+		if err := ja.Expand(&got, testEventsJob); err != nil {
+			t.Fatalf("events %d to %d: %v", from, to, err)
+		}
+		return &got
+	}
+	for _, held := range []string{"none", "the earlier events'", "another table's"} {
+		var ja mrpb.JobAddresses
+		switch held {
+		case "the earlier events'":
+			read(&ja, 0, from)
+		case "another table's":
+			ja = mrpb.JobAddresses{Table: log.addrTable + 2, Names: []string{"stale:1", "stale:2"}}
+		}
+		if got := read(&ja, from, to); !proto.Equal(got, want) {
+			t.Fatalf("events %d to %d, holding %s addresses: %v, want %v", from, to, held, got, want)
+		}
+		if to == from {
+			continue // an empty reply leaves what the reduce holds as it was
+		}
+		if ja.Table != log.addrTable || len(ja.Names) > len(log.addrNames) || !slices.Equal(ja.Names, log.addrNames[:len(ja.Names)]) {
+			t.Fatalf("events %d to %d, holding %s addresses: holds table %d %q, want %d and a prefix of %q", from, to, held, ja.Table, ja.Names, log.addrTable, log.addrNames)
+		}
+		for _, ev := range want.Events {
+			if ev.ShuffleAddress != "" && !slices.Contains(ja.Names, ev.ShuffleAddress) {
+				t.Fatalf("events %d to %d, holding %s addresses: %q not held (%q)", from, to, held, ev.ShuffleAddress, ja.Names)
 			}
 		}
 	}
@@ -215,7 +274,10 @@ func BenchmarkMapEventsReply(b *testing.B) {
 	}{
 		{"messages", func() *mrpb.MapEventsResponse { return mapEventsReply(evs, 500) }},
 		{"encoded", func() *mrpb.MapEventsResponse { return encodedMapEvents(evs, 500) }},
-		{"compact", func() *mrpb.MapEventsResponse { return encodedCompactMapEvents(evs, 500) }},
+		{"compact", func() *mrpb.MapEventsResponse { return encodedCompactMapEvents(evs, 500, addressAsk{}) }},
+		{"compact, the job's addresses held", func() *mrpb.MapEventsResponse {
+			return encodedCompactMapEvents(evs, 500, addressAsk{job: true, table: evs.addrTable, known: len(evs.addrNames)})
+		}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
@@ -228,6 +290,49 @@ func BenchmarkMapEventsReply(b *testing.B) {
 				n = len(out)
 			}
 			b.ReportMetric(float64(n)/MaxMapEventsPerCall, "bytes/event")
+		})
+	}
+}
+
+// BenchmarkMapEventsPaging: a reduce reading the events of a job of
+// 100,000 maps announced by spills (no segments) from 10,000 trackers, page
+// by page, with the addresses listed in each page or kept from the job's
+// table (mrpb.JobAddresses); the pages are the log's shared ones, as a
+// thousand reduces get them. The bytes a reduce is sent for all of them.
+func BenchmarkMapEventsPaging(b *testing.B) {
+	const maps, trackers = 100_000, 10_000
+	var log mapEventLog
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range maps {
+		log.append(testEventsJob, &mrpb.MapEvent{Kind: "SPILL_READY", MapTask: int32(i), Final: true,
+			AttemptId: mrpb.MapAttemptID(testEventsJob, i, 0), ShuffleAddress: fmt.Sprintf("lg-host-%05d:50060", rng.IntN(trackers))}, packedSpill{})
+	}
+	for _, job := range []bool{false, true} {
+		b.Run(fmt.Sprintf("job_table=%v", job), func(b *testing.B) {
+			b.ReportAllocs()
+			var n int
+			for b.Loop() {
+				n = 0
+				var ja mrpb.JobAddresses
+				for from := 0; from < maps; from += MaxMapEventsPerCall {
+					req := &mrpb.MapEventsRequest{Compact: true}
+					if job {
+						ja.Ask(req)
+					}
+					resp := encodedCompactMapEvents(log.slice(from, min(from+MaxMapEventsPerCall, maps)), 0, askedAddresses(req))
+					out, err := proto.Marshal(resp)
+					if err != nil {
+						b.Fatal(err)
+					}
+					n += len(out)
+					if job {
+						// What the reduce holds afterwards, without decoding
+						// the reply: the addresses up to its last.
+						ja.Table, ja.Names = resp.AddressTable, log.addrNames[:max(len(ja.Names), int(resp.FirstAddress)+len(resp.Addresses))]
+					}
+				}
+			}
+			b.ReportMetric(float64(n), "bytes/reduce")
 		})
 	}
 }
@@ -278,29 +383,43 @@ func TestCompactPagesShared(t *testing.T) {
 				evs = append(evs, ev)
 			}
 			to := min(tc.events, MaxMapEventsPerCall)
-			var raws [][]byte
-			for reduce := range 2 {
-				resp := encodedCompactMapEvents(log.slice(0, to), reduce)
-				raws = append(raws, resp.ProtoReflect().GetUnknown())
-				b, err := proto.Marshal(resp)
-				if err != nil {
-					t.Fatal(err)
-				}
-				var got mrpb.MapEventsResponse
-				if err := proto.Unmarshal(b, &got); err != nil || got.Expand(testEventsJob) != nil || len(got.Events) != to {
-					t.Fatalf("reduce %d: %d events, %v", reduce, len(got.Events), err)
-				}
-				for i, ev := range got.Events {
-					if ev.AttemptId != evs[i].AttemptId || ev.ShuffleAddress != evs[i].ShuffleAddress || (ev.Segment != nil) != tc.segs {
-						t.Fatalf("reduce %d, event %d: %v, want %v", reduce, i, ev, evs[i])
+			for _, job := range []bool{false, true} {
+				var raws [][]byte
+				// Two reduces, and the second asks again holding the job's
+				// addresses: all share the page, each with the addresses it
+				// lacks (in the job's form).
+				jas := []*mrpb.JobAddresses{{}, {}, {}}
+				for k, reduce := range []int{0, 1, 1} {
+					req := &mrpb.MapEventsRequest{Compact: true}
+					if job {
+						jas[k] = jas[reduce]
+						jas[k].Ask(req)
 					}
-					if tc.segs && ev.Segment.Length != spill.At(reduce).Length {
-						t.Fatalf("reduce %d, event %d: segment %v", reduce, i, ev.Segment)
+					resp := encodedCompactMapEvents(log.slice(0, to), reduce, askedAddresses(req))
+					raws = append(raws, resp.ProtoReflect().GetUnknown())
+					if job && k == 2 && len(resp.Addresses) != 0 {
+						t.Errorf("a reduce holding the job's addresses was sent %d again", len(resp.Addresses))
+					}
+					b, err := proto.Marshal(resp)
+					if err != nil {
+						t.Fatal(err)
+					}
+					var got mrpb.MapEventsResponse
+					if err := proto.Unmarshal(b, &got); err != nil || jas[k].Expand(&got, testEventsJob) != nil || len(got.Events) != to {
+						t.Fatalf("reduce %d: %d events, %v", reduce, len(got.Events), err)
+					}
+					for i, ev := range got.Events {
+						if ev.AttemptId != evs[i].AttemptId || ev.ShuffleAddress != evs[i].ShuffleAddress || (ev.Segment != nil) != tc.segs {
+							t.Fatalf("reduce %d, event %d: %v, want %v", reduce, i, ev, evs[i])
+						}
+						if tc.segs && ev.Segment.Length != spill.At(reduce).Length {
+							t.Fatalf("reduce %d, event %d: segment %v", reduce, i, ev.Segment)
+						}
 					}
 				}
-			}
-			if shared := &raws[0][0] == &raws[1][0]; shared != tc.wantShared {
-				t.Errorf("the two replies share their bytes: %v, want %v", shared, tc.wantShared)
+				if shared := &raws[0][0] == &raws[1][0] && &raws[1][0] == &raws[2][0]; shared != tc.wantShared {
+					t.Errorf("job's addresses %v: the replies share their bytes: %v, want %v", job, shared, tc.wantShared)
+				}
 			}
 		})
 	}

@@ -480,6 +480,47 @@ type jobState struct {
 	launched    [2]map[int]bool
 	done        [2]map[int]bool
 	allMapsDone time.Time
+
+	addresses sharedAddresses
+}
+
+// sharedAddresses is the job's shuffle addresses as its simulated reduces
+// were sent them (mrpb.JobAddresses), kept once for all of them: a real
+// reduce keeps its own, some 36 bytes an address in its own process,
+// which for the thousand reduces of a generator would be hundreds of
+// megabytes of its heap. Each reduce asks as if it held those it was sent
+// itself (heldAddresses), so the JobTracker sends each reduce what it
+// would send a real one.
+type sharedAddresses struct {
+	mu sync.Mutex
+	a  mrpb.JobAddresses
+}
+
+// heldAddresses is what one simulated reduce was sent of its job's
+// addresses: the table's number and how many of them.
+type heldAddresses struct {
+	table uint64
+	known int32
+}
+
+// expand expands resp, a reply to a reduce that held h, by the job's
+// addresses, adding those it sends, and sets h to what the reduce then
+// holds.
+func (s *sharedAddresses) expand(resp *mrpb.MapEventsResponse, jobID string, h *heldAddresses) error {
+	table, sent := resp.AddressTable, resp.FirstAddress+int32(len(resp.Addresses))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.a.Expand(resp, jobID); err != nil {
+		return err
+	}
+	switch {
+	case table == 0: // a JobTracker that numbers addresses in each reply
+	case table != h.table:
+		*h = heldAddresses{table: table, known: sent}
+	default:
+		h.known = max(h.known, sent)
+	}
+	return nil
 }
 
 func newJobState(id string, spec *Job) *jobState {
@@ -545,20 +586,30 @@ func (a *attempt) String() string { return fmt.Sprintf("%s (%s)", a.id, a.job) }
 // ones) until its job's maps are all done or the attempt ends.
 func (g *generator) pollMapEvents(ctx context.Context, client mrpb.JobTrackerClient, a *attempt) {
 	from := int32(0)
+	var held heldAddresses
+	var own sharedAddresses // for a job the generator did not submit
 	for ctx.Err() == nil {
-		if js := g.job(a.job); js != nil && !js.mapsDoneAt().IsZero() {
+		js := g.job(a.job)
+		if js != nil && !js.mapsDoneAt().IsZero() {
 			return
 		}
 		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		sent := time.Now()
 		// Compact and expanded, as a reduce's child asks for them and reads
-		// them.
-		resp, err := client.GetMapEvents(cctx, &mrpb.MapEventsRequest{JobId: a.job, Reduce: int32(a.index), From: from, WaitMs: 1000, AttemptId: a.id, Compact: true})
+		// them: each reduce is sent the job's addresses it lacks.
+		req := &mrpb.MapEventsRequest{JobId: a.job, Reduce: int32(a.index), From: from, WaitMs: 1000, AttemptId: a.id,
+			Compact: true, JobAddresses: true, AddressTable: held.table, KnownAddresses: held.known}
+		resp, err := client.GetMapEvents(cctx, req)
 		cancel()
 		if err == nil {
-			err = resp.Expand(a.job)
+			store := &own
+			if js != nil {
+				store = &js.addresses
+			}
+			err = store.expand(resp, a.job, &held)
 		}
 		if err != nil {
+			held = heldAddresses{}
 			if ctx.Err() != nil {
 				return
 			}

@@ -2,6 +2,7 @@ package mrpb
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -76,8 +77,79 @@ func TestExpand(t *testing.T) {
 	}
 	for _, addr := range []int32{3, -1} {
 		bad := &MapEventsResponse{Addresses: []string{"h1:1", "h2:2"}, Events: []*MapEvent{{}, {Address: addr}}}
-		if err := bad.Expand(job); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("map event 1: address %d of a reply of 2 addresses", addr)) {
+		if err := bad.Expand(job); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("map event 1: address %d of a table of 2 addresses", addr)) {
 			t.Errorf("address %d: error %v", addr, err)
+		}
+	}
+}
+
+// TestJobAddresses: a reduce keeping its job's addresses between replies
+// adds those each reply sends that it lacks and expands events by them; a reply of
+// another table (a restarted JobTracker's) starts over; a reply from
+// before job tables is expanded as such and leaves what is held; a reply
+// whose addresses do not follow those held, or an address past them, is
+// refused by name and leaves what is held as it was.
+func TestJobAddresses(t *testing.T) {
+	const job = "job_202611271200_0001"
+	spill := func(task, addr int32) *MapEvent { return &MapEvent{MapTask: task, Attempt: 1, Address: addr} }
+	var a JobAddresses
+	req := &MapEventsRequest{}
+	a.Ask(req)
+	if !req.Compact || !req.JobAddresses || req.AddressTable != 0 || req.KnownAddresses != 0 {
+		t.Fatalf("first ask: %v", req)
+	}
+	steps := []struct {
+		name      string
+		reply     *MapEventsResponse
+		wantAddrs []string // the events' addresses once expanded
+		wantErr   string
+		wantTable uint64
+		wantNames []string
+	}{
+		{"first", &MapEventsResponse{AddressTable: 7, Addresses: []string{"h1:1", "h2:1"}, Events: []*MapEvent{spill(0, 2), spill(1, 1)}},
+			[]string{"h2:1", "h1:1"}, "", 7, []string{"h1:1", "h2:1"}},
+		{"one more", &MapEventsResponse{AddressTable: 7, FirstAddress: 2, Addresses: []string{"h3:1"}, Events: []*MapEvent{spill(2, 3), spill(3, 1)}},
+			[]string{"h3:1", "h1:1"}, "", 7, []string{"h1:1", "h2:1", "h3:1"}},
+		{"none new", &MapEventsResponse{AddressTable: 7, FirstAddress: 3, Events: []*MapEvent{spill(4, 2)}},
+			[]string{"h2:1"}, "", 7, []string{"h1:1", "h2:1", "h3:1"}},
+		{"a gap", &MapEventsResponse{AddressTable: 7, FirstAddress: 4, Addresses: []string{"h5:1"}, Events: []*MapEvent{spill(5, 5)}},
+			nil, "addresses from 4 of table 7, holding 3 of table 7", 7, []string{"h1:1", "h2:1", "h3:1"}},
+		{"an address past the table", &MapEventsResponse{AddressTable: 7, FirstAddress: 3, Addresses: []string{"h4:1"}, Events: []*MapEvent{spill(5, 4), spill(6, 5)}},
+			nil, "map event 1: address 5 of a table of 4 addresses", 7, []string{"h1:1", "h2:1", "h3:1"}},
+		{"a reply numbering in its own list", &MapEventsResponse{Addresses: []string{"x:1"}, Events: []*MapEvent{spill(6, 1)}},
+			[]string{"x:1"}, "", 7, []string{"h1:1", "h2:1", "h3:1"}},
+		{"some held ones again (another reduce's reply)", &MapEventsResponse{AddressTable: 7, FirstAddress: 1, Addresses: []string{"h2:1", "h3:1", "h4:1"}, Events: []*MapEvent{spill(6, 4), spill(7, 2)}},
+			[]string{"h4:1", "h2:1"}, "", 7, []string{"h1:1", "h2:1", "h3:1", "h4:1"}},
+		{"another table past its start", &MapEventsResponse{AddressTable: 9, FirstAddress: 1, Addresses: []string{"h2:1"}, Events: []*MapEvent{spill(7, 2)}},
+			nil, "addresses from 1 of table 9, holding 4 of table 7", 7, []string{"h1:1", "h2:1", "h3:1", "h4:1"}},
+		{"another table", &MapEventsResponse{AddressTable: 9, Addresses: []string{"h3:1"}, Events: []*MapEvent{spill(7, 1)}},
+			[]string{"h3:1"}, "", 9, []string{"h3:1"}},
+	}
+	for _, st := range steps {
+		err := a.Expand(st.reply, job)
+		if st.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), st.wantErr) {
+				t.Fatalf("%s: error %v, want one containing %q", st.name, err, st.wantErr)
+			}
+		} else {
+			if err != nil {
+				t.Fatalf("%s: %v", st.name, err)
+			}
+			for i, ev := range st.reply.Events {
+				if ev.ShuffleAddress != st.wantAddrs[i] || ev.Kind != "SPILL_READY" || ev.AttemptId != MapAttemptID(job, int(ev.MapTask), 0) || ev.Address != 0 {
+					t.Fatalf("%s: event %d expanded to %v, want address %q", st.name, i, ev, st.wantAddrs[i])
+				}
+			}
+			if st.reply.Addresses != nil || st.reply.AddressTable != 0 || st.reply.FirstAddress != 0 {
+				t.Fatalf("%s: the expanded reply keeps its tables: %v", st.name, st.reply)
+			}
+		}
+		if a.Table != st.wantTable || !slices.Equal(a.Names, st.wantNames) {
+			t.Fatalf("%s: holding table %d %q, want %d %q", st.name, a.Table, a.Names, st.wantTable, st.wantNames)
+		}
+		a.Ask(req)
+		if req.AddressTable != a.Table || int(req.KnownAddresses) != len(a.Names) {
+			t.Fatalf("%s: then asks %v", st.name, req)
 		}
 	}
 }

@@ -3829,7 +3829,8 @@ type MapEvent struct {
 	// gives the whole events back): an empty kind is SPILL_READY; an empty
 	// attempt_id with attempt set is the map's attempt number attempt-1
 	// (mrpb.MapAttemptID); an empty shuffle_address with address set is the
-	// reply's addresses[address-1].
+	// reply's addresses[address-1], or, in a reply with address_table set,
+	// the job's address address-1 (MapEventsResponse.first_address).
 	Attempt       int32 `protobuf:"varint,8,opt,name=attempt,proto3" json:"attempt,omitempty"`
 	Address       int32 `protobuf:"varint,9,opt,name=address,proto3" json:"address,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -3940,9 +3941,17 @@ type MapEventsRequest struct {
 	AttemptId string `protobuf:"bytes,5,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"`
 	// The reply may be compact (MapEvent.attempt, address): a JobTracker
 	// from before compact replies ignores it and sends them whole.
-	Compact       bool `protobuf:"varint,6,opt,name=compact,proto3" json:"compact,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Compact bool `protobuf:"varint,6,opt,name=compact,proto3" json:"compact,omitempty"`
+	// With compact: the asker keeps the job's shuffle addresses between
+	// replies (mrpb.JobAddresses), and holds the first known_addresses of
+	// the table address_table (0: none). A reply then numbers addresses in
+	// the job's table and sends only those the asker lacks; a JobTracker
+	// from before ignores it and numbers them in the reply's own list.
+	JobAddresses   bool   `protobuf:"varint,7,opt,name=job_addresses,json=jobAddresses,proto3" json:"job_addresses,omitempty"`
+	AddressTable   uint64 `protobuf:"varint,8,opt,name=address_table,json=addressTable,proto3" json:"address_table,omitempty"`
+	KnownAddresses int32  `protobuf:"varint,9,opt,name=known_addresses,json=knownAddresses,proto3" json:"known_addresses,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *MapEventsRequest) Reset() {
@@ -4017,11 +4026,40 @@ func (x *MapEventsRequest) GetCompact() bool {
 	return false
 }
 
+func (x *MapEventsRequest) GetJobAddresses() bool {
+	if x != nil {
+		return x.JobAddresses
+	}
+	return false
+}
+
+func (x *MapEventsRequest) GetAddressTable() uint64 {
+	if x != nil {
+		return x.AddressTable
+	}
+	return 0
+}
+
+func (x *MapEventsRequest) GetKnownAddresses() int32 {
+	if x != nil {
+		return x.KnownAddresses
+	}
+	return 0
+}
+
 type MapEventsResponse struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Events []*MapEvent            `protobuf:"bytes,1,rep,name=events,proto3" json:"events,omitempty"`
-	// A compact reply's shuffle addresses (MapEvent.address).
-	Addresses     []string `protobuf:"bytes,2,rep,name=addresses,proto3" json:"addresses,omitempty"`
+	// A compact reply's shuffle addresses (MapEvent.address): the reply's
+	// own list, or, with address_table set, the job's addresses from
+	// first_address on.
+	Addresses []string `protobuf:"bytes,2,rep,name=addresses,proto3" json:"addresses,omitempty"`
+	// The job's address table (MapEventsRequest.job_addresses), named by a
+	// number that changes when the JobTracker builds the table anew (after a
+	// restart): an asker holding another table starts over from this reply,
+	// whose first_address is then 0.
+	AddressTable  uint64 `protobuf:"varint,3,opt,name=address_table,json=addressTable,proto3" json:"address_table,omitempty"`
+	FirstAddress  int32  `protobuf:"varint,4,opt,name=first_address,json=firstAddress,proto3" json:"first_address,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4068,6 +4106,20 @@ func (x *MapEventsResponse) GetAddresses() []string {
 		return x.Addresses
 	}
 	return nil
+}
+
+func (x *MapEventsResponse) GetAddressTable() uint64 {
+	if x != nil {
+		return x.AddressTable
+	}
+	return 0
+}
+
+func (x *MapEventsResponse) GetFirstAddress() int32 {
+	if x != nil {
+		return x.FirstAddress
+	}
+	return 0
 }
 
 type FetchFailureRequest struct {
@@ -5052,7 +5104,7 @@ const file_mr_proto_rawDesc = "" +
 	"\x0fshuffle_address\x18\x06 \x01(\tR\x0eshuffleAddress\x12'\n" +
 	"\asegment\x18\a \x01(\v2\r.gomr.SegmentR\asegment\x12\x18\n" +
 	"\aattempt\x18\b \x01(\x05R\aattempt\x12\x18\n" +
-	"\aaddress\x18\t \x01(\x05R\aaddress\"\xa7\x01\n" +
+	"\aaddress\x18\t \x01(\x05R\aaddress\"\x9a\x02\n" +
 	"\x10MapEventsRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x16\n" +
 	"\x06reduce\x18\x02 \x01(\x05R\x06reduce\x12\x12\n" +
@@ -5060,10 +5112,15 @@ const file_mr_proto_rawDesc = "" +
 	"\await_ms\x18\x04 \x01(\x05R\x06waitMs\x12\x1d\n" +
 	"\n" +
 	"attempt_id\x18\x05 \x01(\tR\tattemptId\x12\x18\n" +
-	"\acompact\x18\x06 \x01(\bR\acompact\"Y\n" +
+	"\acompact\x18\x06 \x01(\bR\acompact\x12#\n" +
+	"\rjob_addresses\x18\a \x01(\bR\fjobAddresses\x12#\n" +
+	"\raddress_table\x18\b \x01(\x04R\faddressTable\x12'\n" +
+	"\x0fknown_addresses\x18\t \x01(\x05R\x0eknownAddresses\"\xa3\x01\n" +
 	"\x11MapEventsResponse\x12&\n" +
 	"\x06events\x18\x01 \x03(\v2\x0e.gomr.MapEventR\x06events\x12\x1c\n" +
-	"\taddresses\x18\x02 \x03(\tR\taddresses\"\xc5\x01\n" +
+	"\taddresses\x18\x02 \x03(\tR\taddresses\x12#\n" +
+	"\raddress_table\x18\x03 \x01(\x04R\faddressTable\x12#\n" +
+	"\rfirst_address\x18\x04 \x01(\x05R\ffirstAddress\"\xc5\x01\n" +
 	"\x13FetchFailureRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12*\n" +
 	"\x11reduce_attempt_id\x18\x02 \x01(\tR\x0freduceAttemptId\x12$\n" +

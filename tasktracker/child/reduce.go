@@ -297,19 +297,23 @@ func (identityReducer) Reduce(_ mr.TaskContext, key []byte, values mr.ValueItera
 type eventSource struct {
 	t         *task
 	partition int // the map-output partition the reduce reduces
+	// addrs is the job's shuffle addresses as the replies gave them: each
+	// reply sends only those it lacks. MapEvents is called by one poller
+	// at a time (shuffle.EventSource).
+	addrs mrpb.JobAddresses
 }
 
 func (e *eventSource) MapEvents(ctx context.Context, from int) ([]shuffle.Event, error) {
 	l := e.t.launch
 	// Compact: the events without what the reduce can work out (their
-	// kind, attempt ids and addresses given once), expanded here.
-	resp, err := e.t.umb.GetMapEvents(ctx, &mrpb.MapEventsRequest{
-		JobId: l.JobId, Reduce: int32(e.partition), From: int32(from), WaitMs: 1000, AttemptId: l.AttemptId, Compact: true,
-	})
+	// kind, attempt ids, and addresses it was sent before), expanded here.
+	req := &mrpb.MapEventsRequest{JobId: l.JobId, Reduce: int32(e.partition), From: int32(from), WaitMs: 1000, AttemptId: l.AttemptId}
+	e.addrs.Ask(req)
+	resp, err := e.t.umb.GetMapEvents(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	if err := resp.Expand(l.JobId); err != nil {
+	if err := e.addrs.Expand(resp, l.JobId); err != nil {
 		return nil, err
 	}
 	out := make([]shuffle.Event, 0, len(resp.Events))

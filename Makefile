@@ -20,7 +20,7 @@ GOMR_REQUIRE_CRIU ?= 1
 endif
 export GOMR_CRIU GOMR_REQUIRE_CRIU
 
-.PHONY: all build test test-stream-plain test-stream-race unit race e2e lint fuzz bench bench-speculation bench-preemption bench-shuffle bench-scale proto clean criu chaos workloads chromium iproute2 sim-check
+.PHONY: all build test test-stream-plain test-stream-race unit race e2e lint fuzz bench bench-targets bench-speculation bench-preemption bench-shuffle bench-scale proto clean criu chaos workloads chromium iproute2 sim-check
 
 all: build
 
@@ -165,6 +165,18 @@ chromium:
 
 bench: build
 	$(GO) run ./cmd/mrbench -size $(SIZE) -bin $(BIN)
+
+# Issue 17's data-path targets (docs/performance.md, "one slot of each kind
+# a core"): TeraSort and WordCount under the defaults and on trackers of
+# one map and one reduce slot each (the two trackers' map slots are the
+# machine's two cores), reduces starting when the maps are done, with a
+# memory budget of 160 and of 192 MiB a tracker; against GNU sort and the
+# hand-written count, each tree's peak memory against its baseline's.
+BENCH_TARGET_SLOTS = mapreduce.tasktracker.map.tasks.maximum=1,mapreduce.tasktracker.reduce.tasks.maximum=1,mapreduce.job.reduce.slowstart.completedmaps=1
+bench-targets: build
+	$(GO) run ./cmd/mrbench -size $(SIZE) -bin $(BIN) -only terasort,wordcount -variant d: \
+	  -variant cores160:mapreduce.tasktracker.memory.mb=160,$(BENCH_TARGET_SLOTS) \
+	  -variant cores192:mapreduce.tasktracker.memory.mb=192,$(BENCH_TARGET_SLOTS)
 
 # Speculation: no speculation, fresh attempts only, fresh or CRIU clone,
 # under injected stragglers of shapes 1, 2 and 10 (needs root and

@@ -53,12 +53,12 @@ func (a *JobAddresses) Ask(req *MapEventsRequest) {
 
 // Expand is MapEventsResponse.Expand for a reply to a request a asked
 // for (Ask), or to any request of a reduce of the same job whose table a
-// follows: the reply's addresses are added to a first, those a lacks,
-// and its events' addresses are a's. A reply of a JobTracker that numbers them in the
-// reply (one from before job tables) is expanded as such and leaves a as
-// it is. A reply whose addresses do not follow those a holds, or that
-// starts another table past its first address, is an error that names
-// it, and leaves a as it is.
+// follows: the reply's addresses are added to a first, those a lacks, and
+// its events' addresses are a's. A reply of a JobTracker that numbers
+// them in the reply (one from before job tables) is expanded as such and
+// leaves a as it is. A reply whose addresses do not follow those a holds,
+// or that starts another table past its first address, is an error that
+// names it, and leaves a as it is.
 func (a *JobAddresses) Expand(r *MapEventsResponse, jobID string) error {
 	if r.AddressTable == 0 {
 		return r.Expand(jobID)
